@@ -1,0 +1,1 @@
+//! brisk-sim: the deterministic discrete-event simulator.

@@ -1,0 +1,178 @@
+//! Congestion control behind one trait, shaped like Linux's `tcp_congestion_ops` so that
+//! controllers read side by side with `net/ipv4/tcp_cubic.c` and friends.
+//!
+//! Like Linux, the window is counted in **segments** (`CcState::cwnd`), with
+//! `cwnd_cnt` for fractional growth. The connection owns a [`CcState`], refreshes its
+//! read-only fields before each call, and hands `&mut` to the controller, which moves
+//! `cwnd`/`ssthresh`. Loss *detection* (RACK-TLP, RTO) and PRR live in `recovery/`;
+//! controllers only see the resulting events, which keeps TLP-restart, RTO-restart and
+//! RDB free to change detection without touching any controller.
+//!
+//! Controllers are `Box<dyn CongestionControl>` because wrappers (delay-correlation,
+//! new-CWV, ABE) must wrap any base controller; one indirect call per ACK is noise next
+//! to the rest of ACK processing.
+
+pub mod cubic;
+pub mod reno;
+
+use brisk_time::{Duration, Instant};
+use std::fmt;
+
+/// TCP variables a controller reads and (for `cwnd`, `ssthresh`, `cwnd_cnt`) writes.
+#[derive(Clone, Debug, Default)]
+pub struct CcState {
+    /// Congestion window, segments.
+    pub cwnd: u32,
+    /// Slow-start threshold, segments (`u32::MAX` = infinite, as Linux's initial 0x7fffffff).
+    pub ssthresh: u32,
+    /// Linux `snd_cwnd_cnt`: ACKed segments counted towards the next +1 of cwnd.
+    pub cwnd_cnt: u32,
+    /// Upper bound on cwnd (Linux `snd_cwnd_clamp`), segments.
+    pub cwnd_clamp: u32,
+    /// Sender MSS in bytes (payload per full segment).
+    pub mss: u32,
+    /// Segments in flight right now (RFC 6675 pipe / Linux `tcp_packets_in_flight`).
+    pub in_flight: u32,
+    /// Smoothed RTT; zero before the first sample.
+    pub srtt: Duration,
+    /// Minimum RTT seen over the connection (or a windowed filter); zero before the first sample.
+    pub min_rtt: Duration,
+    /// Total segments delivered (cumulatively or selectively ACKed) so far.
+    pub delivered: u64,
+    /// Whether the last send attempt was limited by cwnd (Linux `is_cwnd_limited`).
+    pub cwnd_limited: bool,
+    /// True while the sender has less data than cwnd allows (RFC 7661 / Linux app_limited).
+    pub app_limited: bool,
+}
+
+impl CcState {
+    pub fn new(initial_cwnd: u32, mss: u32) -> Self {
+        CcState {
+            cwnd: initial_cwnd,
+            ssthresh: u32::MAX,
+            cwnd_cnt: 0,
+            cwnd_clamp: 1 << 20,
+            mss,
+            ..Default::default()
+        }
+    }
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+    pub fn cwnd_bytes(&self) -> u64 {
+        u64::from(self.cwnd) * u64::from(self.mss)
+    }
+}
+
+/// Per-packet state captured when a segment was (last) sent; handed back on ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SentInfo {
+    pub sent_at: Instant,
+    /// Payload bytes of the segment.
+    pub bytes: u32,
+    /// Segments in flight when this one left, including itself.
+    pub in_flight_at_send: u32,
+    /// `CcState::delivered` when this one left (for delivery-rate samples).
+    pub delivered_at_send: u64,
+    /// Whether the sender was application-limited when this left.
+    pub app_limited: bool,
+    /// Whether this transmission was a retransmission.
+    pub retransmit: bool,
+}
+
+/// What one ACK told the sender.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckSample {
+    pub now: Instant,
+    /// Segments newly ACKed cumulatively or selectively by this ACK.
+    pub acked_segs: u32,
+    /// Bytes newly ACKed cumulatively by this ACK.
+    pub acked_bytes: u64,
+    /// RTT sample from this ACK, if Karn's rule allows one (RFC 6298 §3 / RFC 7323 §4).
+    pub rtt: Option<Duration>,
+    /// Send-time state of the most recently sent segment this ACK covers, if any.
+    pub newest_acked: Option<SentInfo>,
+    /// Segments in flight before this ACK was processed.
+    pub prior_in_flight: u32,
+    /// The ACK carried ECE (RFC 3168 §6.1.2).
+    pub ece: bool,
+}
+
+/// Events other than ACKs, after Linux's `cwnd_event` and state changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CcEvent {
+    /// Fast recovery starts (loss detected by SACK/RACK). `ssthresh()` was just called.
+    EnterRecovery,
+    /// Fast recovery ends (snd_una passed the recovery point).
+    ExitRecovery,
+    /// ECE received outside recovery: RFC 3168 window reduction starts (`ssthresh()` was called).
+    EnterCwr,
+    /// Retransmission timeout: `ssthresh()` was called; the connection sets cwnd to 1 (RFC 5681).
+    Rto,
+    /// An RTO or recovery was found spurious and undone.
+    Undo,
+    /// Transmission restarts after an idle period (RFC 5681 §4.1 / Linux CA_EVENT_TX_START).
+    TxStart { idle: Duration },
+    /// The sender became application-limited.
+    AppLimited,
+}
+
+/// A congestion controller. Only `name`, `ssthresh` and `cong_avoid` are required.
+pub trait CongestionControl: fmt::Debug + Send {
+    /// Short name used in stats and output, e.g. "cubic".
+    fn name(&self) -> &'static str;
+
+    /// Called once when the connection is established (Linux `init`).
+    fn init(&mut self, _cc: &mut CcState, _now: Instant) {}
+
+    /// Every ACK that acknowledges new data, before `cong_avoid` (Linux `pkts_acked`).
+    fn on_ack(&mut self, _cc: &mut CcState, _ack: &AckSample) {}
+
+    /// Window growth outside recovery (Linux `cong_avoid`). Not called while in recovery,
+    /// CWR or after an RTO until snd_una advances past the recovery point.
+    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample);
+
+    /// The new slow-start threshold on a congestion signal (Linux `ssthresh`), segments.
+    fn ssthresh(&mut self, cc: &mut CcState, now: Instant) -> u32;
+
+    /// State changes and other events (Linux `cwnd_event` and `set_state`).
+    fn on_event(&mut self, _cc: &mut CcState, _now: Instant, _ev: CcEvent) {}
+
+    /// A segment has just been sent (or retransmitted).
+    fn on_sent(&mut self, _cc: &mut CcState, _info: &SentInfo) {}
+
+    /// The cwnd to restore on an undo (Linux `undo_cwnd`); default: the larger of cwnd and
+    /// `prior_cwnd`.
+    fn undo_cwnd(&mut self, cc: &CcState, prior_cwnd: u32) -> u32 {
+        cc.cwnd.max(prior_cwnd)
+    }
+
+    /// Pacing rate in bytes per second, when the controller wants pacing.
+    fn pacing_rate(&self, _cc: &CcState) -> Option<u64> {
+        None
+    }
+}
+
+/// Which controller to build. Parsed from config / scenario files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcAlgorithm {
+    Reno,
+    #[default]
+    Cubic,
+}
+
+impl CcAlgorithm {
+    pub fn build(self) -> Box<dyn CongestionControl> {
+        match self {
+            CcAlgorithm::Reno => Box::new(reno::Reno::default()),
+            CcAlgorithm::Cubic => Box::new(cubic::Cubic::default()),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            CcAlgorithm::Reno => "reno",
+            CcAlgorithm::Cubic => "cubic",
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! What a connection reports to the application (events) and to tracing (trace events).
+
+use brisk_time::{Duration, Instant};
+use thiserror::Error;
+
+/// Why a connection ended other than by a clean close.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+pub enum ConnError {
+    #[error("connection reset by peer")]
+    Reset,
+    #[error("connection refused")]
+    Refused,
+    #[error("timed out after {retries} retransmissions")]
+    TimedOut { retries: u32 },
+    #[error("user timeout expired")]
+    UserTimeout,
+    #[error("keepalive probes unanswered")]
+    KeepaliveTimeout,
+    #[error("aborted locally")]
+    Aborted,
+}
+
+/// Application-facing events, polled with `Endpoint::poll_event`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// An active open completed.
+    Connected,
+    /// A listener has a new established connection ready for `accept`.
+    Incoming { port: u16 },
+    /// New data can be read.
+    Readable,
+    /// Send-buffer space became available.
+    Writable,
+    /// The peer sent FIN: no more data will arrive (after what is buffered).
+    PeerClosed,
+    /// The connection is gone: `Ok(())` after a clean close, else the error.
+    Closed(Result<(), ConnError>),
+}
+
+/// Tracing events, recorded only when tracing is on (`Connection::set_trace`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TraceEvent {
+    /// One RTT sample (the sender's measurement).
+    RttSample { at: Instant, rtt: Duration },
+    /// cwnd/ssthresh after a change, segments.
+    Cwnd {
+        at: Instant,
+        cwnd: u32,
+        ssthresh: u32,
+    },
+    /// A segment was retransmitted (`seq` relative to ISN).
+    Retransmit {
+        at: Instant,
+        seq: u64,
+        len: u32,
+        kind: RetransmitKind,
+    },
+    /// Fast recovery started / ended.
+    Recovery { at: Instant, enter: bool },
+    /// RTO fired.
+    Rto { at: Instant, backoff: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetransmitKind {
+    Fast,
+    Rto,
+    Tlp,
+}

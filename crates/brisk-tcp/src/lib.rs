@@ -1,0 +1,26 @@
+//! brisk-tcp: the TCP machine. No sockets, clock, threads or global RNG: the same
+//! segments, `now` values and seed give the same bytes out.
+//!
+//! Read in this order: RFC 9293 (state machine), RFC 6298 (RTO), RFC 7323 (timestamps,
+//! window scale), RFC 2018/2883 (SACK, D-SACK), RFC 6675 (scoreboard), RFC 8985
+//! (RACK-TLP), RFC 6937 (PRR), RFC 5681/6582 (Reno/NewReno), RFC 9438 (CUBIC),
+//! RFC 5961 (blind-attack hardening), RFC 6528 (ISNs).
+//!
+//! Shape (after quinn-proto): input via `handle_*`, output via `poll_*`, application
+//! calls in between. After any input, poll `poll_transmit` until `None`, then
+//! `poll_event`, then re-read `poll_timeout`.
+
+pub mod cc;
+pub mod config;
+pub mod conn;
+pub mod endpoint;
+pub mod event;
+pub mod recovery;
+pub mod stats;
+
+pub use brisk_time::{Duration, Instant};
+pub use config::Config;
+pub use conn::{Connection, State};
+pub use endpoint::{ConnHandle, Endpoint, EndpointConfig, Transmit};
+pub use event::{ConnError, Event, TraceEvent};
+pub use stats::{EndpointStats, TcpInfo};

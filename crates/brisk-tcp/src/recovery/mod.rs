@@ -1,0 +1,1 @@
+//! Loss detection and recovery, kept apart from congestion control.

@@ -1,0 +1,52 @@
+//! Counters: per connection (like Linux `TCP_INFO`) and per endpoint (drops by reason).
+
+use brisk_time::Duration;
+
+/// A snapshot like Linux's `struct tcp_info`.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct TcpInfo {
+    pub state: &'static str,
+    pub cc: &'static str,
+    /// Segments.
+    pub cwnd: u32,
+    /// Segments (`u32::MAX` while infinite).
+    pub ssthresh: u32,
+    pub mss: u32,
+    pub srtt: Duration,
+    pub rttvar: Duration,
+    pub min_rtt: Duration,
+    pub rto: Duration,
+    pub in_flight: u32,
+    pub retransmits: u64,
+    pub retransmitted_bytes: u64,
+    pub lost: u64,
+    pub sacked: u32,
+    pub delivered: u64,
+    pub bytes_sent: u64,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    pub segs_out: u64,
+    pub segs_in: u64,
+    pub dsack_received: u64,
+    pub rto_count: u64,
+    pub tlp_count: u64,
+    pub app_limited: bool,
+    pub snd_wnd: u32,
+    pub rcv_wnd: u32,
+}
+
+/// Endpoint-wide counters; every dropped packet is counted under one reason.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EndpointStats {
+    pub packets_in: u64,
+    pub packets_out: u64,
+    pub drop_parse: u64,
+    pub drop_checksum: u64,
+    pub drop_no_socket: u64,
+    pub drop_backlog_full: u64,
+    pub drop_table_full: u64,
+    pub drop_out_of_window: u64,
+    pub drop_paws: u64,
+    pub challenge_acks: u64,
+    pub rst_sent: u64,
+}

@@ -1,0 +1,1 @@
+//! pcap writer, LINKTYPE_RAW (101): each record is a bare IP packet.

@@ -1,0 +1,2 @@
+//! `brisk`: the command-line front end.
+fn main() {}
