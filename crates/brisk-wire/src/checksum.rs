@@ -1,1 +1,226 @@
 //! Internet checksum (RFC 1071), with incremental update (RFC 1624).
+//!
+//! The sum is accumulated 32 bits at a time in a `u64` and folded at the end: the
+//! ones'-complement sum is associative and byte-order independent (RFC 1071 §2), so
+//! summing wider words and folding the carries back in gives the same 16-bit result.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+/// A running ones'-complement sum. Chunks of any length may be added in order; a chunk
+/// that starts at an odd offset of the overall stream is handled by byte-swapping its
+/// partial sum (RFC 1071 §2(B)).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Accumulator {
+    sum: u64,
+    /// The bytes added so far have odd length: the next byte is a low-order byte.
+    odd: bool,
+}
+
+impl Accumulator {
+    pub const fn new() -> Self {
+        Accumulator { sum: 0, odd: false }
+    }
+
+    /// Adds `data` as the next bytes of the checksummed stream.
+    pub fn add_bytes(&mut self, data: &[u8]) {
+        let part = fold(sum_words(data));
+        let part = if self.odd { part.swap_bytes() } else { part };
+        self.sum += u64::from(part);
+        self.odd ^= data.len() % 2 == 1;
+    }
+
+    /// Adds one big-endian 16-bit word. Must be at an even offset of the stream.
+    pub fn add_u16(&mut self, word: u16) {
+        debug_assert!(!self.odd, "word added at odd offset");
+        self.sum += u64::from(word);
+    }
+
+    /// Adds one big-endian 32-bit word (two 16-bit words). Must be at an even offset.
+    pub fn add_u32(&mut self, word: u32) {
+        debug_assert!(!self.odd, "word added at odd offset");
+        self.sum += u64::from(word);
+    }
+
+    /// The folded ones'-complement sum (not complemented). A correct packet, checksum
+    /// field included, sums to `0xffff`.
+    pub fn sum(self) -> u16 {
+        fold(self.sum)
+    }
+
+    /// The value to put into a checksum field: the complement of the sum.
+    pub fn checksum(self) -> u16 {
+        !self.sum()
+    }
+
+    /// True when the data summed (including its checksum field) verifies.
+    pub fn verifies(self) -> bool {
+        self.sum() == 0xffff
+    }
+}
+
+/// RFC 1071 checksum of `data`: what goes into a zeroed checksum field.
+pub fn checksum(data: &[u8]) -> u16 {
+    let mut acc = Accumulator::new();
+    acc.add_bytes(data);
+    acc.checksum()
+}
+
+/// The IPv4 pseudo-header (RFC 9293 §3.1): addresses, zero, protocol, upper-layer length.
+pub fn pseudo_header_v4(src: Ipv4Addr, dst: Ipv4Addr, protocol: u8, len: u16) -> Accumulator {
+    let mut acc = Accumulator::new();
+    acc.add_u32(u32::from(src));
+    acc.add_u32(u32::from(dst));
+    acc.add_u16(u16::from(protocol));
+    acc.add_u16(len);
+    acc
+}
+
+/// The IPv6 pseudo-header (RFC 8200 §8.1): addresses, 32-bit length, zeros, next header.
+pub fn pseudo_header_v6(src: Ipv6Addr, dst: Ipv6Addr, next_header: u8, len: u32) -> Accumulator {
+    let mut acc = Accumulator::new();
+    acc.add_bytes(&src.octets());
+    acc.add_bytes(&dst.octets());
+    acc.add_u32(len);
+    acc.add_u16(u16::from(next_header));
+    acc
+}
+
+/// RFC 1624 eqn. 3: the checksum after one 16-bit word of the covered data changes
+/// from `old` to `new`, `HC' = ~(~HC + ~m + m')`, which avoids producing -0.
+pub fn update_u16(check: u16, old: u16, new: u16) -> u16 {
+    let sum = u64::from(!check) + u64::from(!old) + u64::from(new);
+    !fold(sum)
+}
+
+/// Folds a wide accumulator to 16 bits with end-around carry.
+fn fold(mut sum: u64) -> u16 {
+    sum = (sum & 0xffff_ffff) + (sum >> 32);
+    sum = (sum & 0xffff_ffff) + (sum >> 32);
+    let mut s = sum as u32;
+    s = (s & 0xffff) + (s >> 16);
+    s = (s & 0xffff) + (s >> 16);
+    s as u16
+}
+
+/// Unfolded sum of `data` as big-endian 16-bit words, a trailing odd byte padded with
+/// zero. 32-bit words into a u64 cannot overflow for any slice that fits in memory
+/// below 2^34 bytes, far beyond an IP packet.
+fn sum_words(data: &[u8]) -> u64 {
+    let mut acc: u64 = 0;
+    let mut wide = data.chunks_exact(16);
+    for c in &mut wide {
+        // Four independent adds per iteration give the CPU some parallelism.
+        acc += u64::from(u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+            + u64::from(u32::from_be_bytes([c[4], c[5], c[6], c[7]]))
+            + u64::from(u32::from_be_bytes([c[8], c[9], c[10], c[11]]))
+            + u64::from(u32::from_be_bytes([c[12], c[13], c[14], c[15]]));
+    }
+    let mut words = wide.remainder().chunks_exact(2);
+    for w in &mut words {
+        acc += u64::from(u16::from_be_bytes([w[0], w[1]]));
+    }
+    if let [last] = words.remainder() {
+        acc += u64::from(*last) << 8;
+    }
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Straightforward 16-bit reference implementation to compare the fast path against.
+    fn reference(data: &[u8]) -> u16 {
+        let mut s: u32 = 0;
+        for pair in data.chunks(2) {
+            let w = u16::from_be_bytes([pair[0], *pair.get(1).unwrap_or(&0)]);
+            s += u32::from(w);
+            s = (s & 0xffff) + (s >> 16);
+        }
+        s as u16
+    }
+
+    #[test]
+    fn rfc1071_example_sums_to_ddf2() {
+        // RFC 1071 §3: bytes 00 01 f2 03 f4 f5 f6 f7 sum to ddf2.
+        let data = [0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7];
+        let mut acc = Accumulator::new();
+        acc.add_bytes(&data);
+        assert_eq!(acc.sum(), 0xddf2);
+        assert_eq!(checksum(&data), 0x220d);
+    }
+
+    #[test]
+    fn known_ipv4_header_verifies() {
+        // A widely used example header (checksum b861).
+        let hdr = [
+            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xb8, 0x61, 0xc0, 0xa8,
+            0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
+        ];
+        let mut acc = Accumulator::new();
+        acc.add_bytes(&hdr);
+        assert!(acc.verifies());
+        let mut zeroed = hdr;
+        zeroed[10] = 0;
+        zeroed[11] = 0;
+        assert_eq!(checksum(&zeroed), 0xb861);
+    }
+
+    #[test]
+    fn fast_sum_matches_reference_for_all_lengths() {
+        let data: Vec<u8> = (0..200u32).map(|i| (i * 37 + 11) as u8 | 0x80).collect();
+        for len in 0..data.len() {
+            let mut acc = Accumulator::new();
+            acc.add_bytes(&data[..len]);
+            assert_eq!(acc.sum(), reference(&data[..len]), "len {len}");
+        }
+    }
+
+    #[test]
+    fn chunks_at_odd_offsets_sum_like_one_slice() {
+        let data: Vec<u8> = (0..61u8)
+            .map(|i| i.wrapping_mul(97).wrapping_add(3))
+            .collect();
+        for split1 in 0..data.len() {
+            let split2 = (split1 + 7).min(data.len());
+            let mut acc = Accumulator::new();
+            acc.add_bytes(&data[..split1]);
+            acc.add_bytes(&data[split1..split2]);
+            acc.add_bytes(&data[split2..]);
+            assert_eq!(acc.sum(), reference(&data), "split {split1}");
+        }
+    }
+
+    #[test]
+    fn incremental_update_matches_recompute() {
+        let mut hdr = [
+            0x45u8, 0x02, 0x00, 0x73, 0x12, 0x34, 0x40, 0x00, 0x40, 0x06, 0x00, 0x00, 0x0a, 0x00,
+            0x00, 0x01, 0x0a, 0x00, 0x00, 0x02,
+        ];
+        let c = checksum(&hdr);
+        hdr[10..12].copy_from_slice(&c.to_be_bytes());
+        let old = u16::from_be_bytes([hdr[0], hdr[1]]);
+        hdr[1] |= 0x03;
+        let new = u16::from_be_bytes([hdr[0], hdr[1]]);
+        let updated = update_u16(c, old, new);
+        hdr[10..12].copy_from_slice(&updated.to_be_bytes());
+        let mut acc = Accumulator::new();
+        acc.add_bytes(&hdr);
+        assert!(acc.verifies());
+        hdr[10] = 0;
+        hdr[11] = 0;
+        assert_eq!(updated, checksum(&hdr));
+    }
+
+    #[test]
+    fn pseudo_header_v6_equals_byte_layout() {
+        let src: Ipv6Addr = "2001:db8::1".parse().unwrap();
+        let dst: Ipv6Addr = "2001:db8::2".parse().unwrap();
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&src.octets());
+        bytes.extend_from_slice(&dst.octets());
+        bytes.extend_from_slice(&1234u32.to_be_bytes());
+        bytes.extend_from_slice(&[0, 0, 0, 6]);
+        assert_eq!(pseudo_header_v6(src, dst, 6, 1234).sum(), reference(&bytes));
+    }
+}

@@ -1,9 +1,13 @@
 //! brisk-wire: packet formats. Parse and emit IPv4 (and IPv6) and TCP with every
 //! flag and the options Linux uses (RFC 9293, RFC 7323, RFC 2018, RFC 3168).
 //!
-//! Two promises, after smoltcp's `wire`:
-//! - parsing never panics: truncated or inconsistent input is a typed `ParseError`;
-//! - emitting never panics on a buffer of at least `buffer_len()` bytes.
+//! Promises, after smoltcp's `wire`:
+//! - parsing never panics and never allocates: truncated or inconsistent input is a
+//!   typed `ParseError`, one variant per drop reason;
+//! - emitting appends to a `Vec<u8>`, so there is no buffer to overflow; it writes
+//!   exactly `header_len()` header bytes (TCP options in Linux's order and padding,
+//!   never more than 40 bytes: SACK blocks that do not fit are left out);
+//! - `parse(emit(x)) == x` for every representable `x`.
 
 pub mod checksum;
 pub mod error;
@@ -14,7 +18,10 @@ pub mod seq;
 pub mod tcp;
 
 pub use error::ParseError;
-pub use ip::{Ecn, IpRepr, Ipv4Repr, IPPROTO_TCP};
+pub use ip::{Ecn, IpRepr, Ipv4Repr, Ipv6Repr, IPPROTO_TCP};
 pub use packet::{emit_tcp_packet, mark_ce, parse_tcp_packet, peek_dscp, peek_ecn};
+pub use pcap::PcapWriter;
 pub use seq::SeqNum;
-pub use tcp::{Flags, SackBlock, SackBlocks, TcpRepr, Timestamps};
+pub use tcp::{
+    Flags, SackBlock, SackBlocks, TcpRepr, Timestamps, MAX_OPTIONS_LEN, MAX_WINDOW_SCALE,
+};

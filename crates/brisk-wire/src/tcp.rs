@@ -1,7 +1,28 @@
 //! TCP header and options (RFC 9293 §3.1, RFC 7323, RFC 2018, RFC 3168).
+//!
+//! Options live in the `options` submodule; this module owns the fixed header and the
+//! checksum.
 
+mod options;
+
+pub use options::{MAX_OPTIONS_LEN, MAX_WINDOW_SCALE};
+
+use crate::checksum::Accumulator;
 use crate::error::ParseError;
+use crate::ip::{IpRepr, IPPROTO_TCP};
 use crate::seq::SeqNum;
+
+/// Fixed-header field offsets (RFC 9293 §3.1).
+mod field {
+    pub const SRC_PORT: usize = 0;
+    pub const DST_PORT: usize = 2;
+    pub const SEQ: usize = 4;
+    pub const ACK: usize = 8;
+    pub const OFFSET_FLAGS: usize = 12;
+    pub const WINDOW: usize = 14;
+    pub const CHECKSUM: usize = 16;
+    pub const URGENT: usize = 18;
+}
 
 /// TCP flags, as the 12-bit field after the data offset (NS is bit 8, RFC 3540, historic).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -18,6 +39,8 @@ impl Flags {
     pub const CWR: Flags = Flags(0x080);
     pub const NS: Flags = Flags(0x100);
     pub const NONE: Flags = Flags(0);
+    /// The bits the header can carry; others are dropped on emit.
+    pub const ALL: Flags = Flags(0x1ff);
 
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
@@ -86,7 +109,8 @@ pub struct SackBlock {
 }
 
 /// Up to four SACK blocks (three fit beside timestamps), without allocation.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]
+/// Equality, hashing and `Debug` look only at the blocks present.
+#[derive(Clone, Copy, Default)]
 pub struct SackBlocks {
     blocks: [SackBlock; 4],
     len: u8,
@@ -123,7 +147,43 @@ impl SackBlocks {
         self.len == 0
     }
     pub fn truncate(&mut self, n: usize) {
-        self.len = self.len.min(n as u8);
+        self.len = self.len.min(n.min(Self::MAX) as u8);
+    }
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+    pub fn iter(&self) -> std::slice::Iter<'_, SackBlock> {
+        self.as_slice().iter()
+    }
+    /// The first four blocks of `blocks`.
+    pub fn from_slice(blocks: &[SackBlock]) -> Self {
+        let mut s = SackBlocks::new();
+        for b in blocks.iter().take(Self::MAX) {
+            s.push(*b);
+        }
+        s
+    }
+}
+
+impl PartialEq for SackBlocks {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for SackBlocks {}
+
+impl std::hash::Hash for SackBlocks {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+impl std::fmt::Debug for SackBlocks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(|b| b.left.0..b.right.0))
+            .finish()
     }
 }
 
@@ -182,30 +242,342 @@ impl<'a> TcpRepr<'a> {
         self.payload.len() as u32 + u32::from(self.flags.syn()) + u32::from(self.flags.fin())
     }
 
-    /// Bytes of options as emitted (padded to a multiple of 4).
+    /// Length of the fixed header, without options.
+    pub const MIN_HEADER_LEN: usize = 20;
+
+    /// Bytes of options as emitted (padded to a multiple of 4, at most
+    /// [`MAX_OPTIONS_LEN`]).
     pub fn options_len(&self) -> usize {
-        todo!("brisk-wire helper")
+        options::len(self)
+    }
+
+    /// How many SACK blocks `emit` writes: all of `sack` unless the 40-byte option
+    /// space runs out (three fit beside timestamps), in which case the first ones.
+    pub fn sack_blocks_emitted(&self) -> usize {
+        options::sack_blocks_emitted(self)
     }
 
     /// TCP header length (20 + options).
     pub fn header_len(&self) -> usize {
-        20 + self.options_len()
+        Self::MIN_HEADER_LEN + self.options_len()
     }
 
     /// Parses a TCP segment; `checksum` is verified against the pseudo-header of `ip`
-    /// unless `pseudo` is None.
-    pub fn parse(
-        buf: &'a [u8],
-        pseudo: Option<&crate::ip::IpRepr>,
-    ) -> Result<TcpRepr<'a>, ParseError> {
-        let _ = (buf, pseudo);
-        todo!("brisk-wire helper")
+    /// unless `pseudo` is None. `buf` must be exactly the segment (the IP layer has
+    /// removed any link padding). Never allocates.
+    pub fn parse(buf: &'a [u8], pseudo: Option<&IpRepr>) -> Result<TcpRepr<'a>, ParseError> {
+        if buf.len() < Self::MIN_HEADER_LEN {
+            return Err(ParseError::Truncated);
+        }
+        // Verify first, so any corruption (including of the data offset) is counted as
+        // a checksum failure.
+        if let Some(ip) = pseudo {
+            let mut acc = ip.pseudo_header(IPPROTO_TCP, buf.len());
+            acc.add_bytes(buf);
+            if !acc.verifies() {
+                return Err(ParseError::BadChecksum);
+            }
+        }
+        let offset_flags = be16(buf, field::OFFSET_FLAGS);
+        let header_len = usize::from(offset_flags >> 12) * 4;
+        if header_len < Self::MIN_HEADER_LEN || header_len > buf.len() {
+            return Err(ParseError::BadDataOffset);
+        }
+        let mut repr = TcpRepr {
+            src_port: be16(buf, field::SRC_PORT),
+            dst_port: be16(buf, field::DST_PORT),
+            seq: SeqNum(be32(buf, field::SEQ)),
+            ack: SeqNum(be32(buf, field::ACK)),
+            flags: Flags(offset_flags & Flags::ALL.0),
+            window: be16(buf, field::WINDOW),
+            urgent: be16(buf, field::URGENT),
+            payload: &buf[header_len..],
+            ..TcpRepr::default()
+        };
+        options::parse(&buf[Self::MIN_HEADER_LEN..header_len], &mut repr)?;
+        Ok(repr)
     }
 
     /// Appends header, options (Linux order and padding) and payload to `out`,
     /// computing the checksum over `ip`'s pseudo-header.
-    pub fn emit(&self, ip: &crate::ip::IpRepr, out: &mut Vec<u8>) {
-        let _ = (ip, out);
-        todo!("brisk-wire helper")
+    pub fn emit(&self, ip: &IpRepr, out: &mut Vec<u8>) {
+        let start = out.len();
+        let header_len = self.header_len();
+        debug_assert!(header_len <= Self::MIN_HEADER_LEN + MAX_OPTIONS_LEN);
+        out.reserve(header_len + self.payload.len());
+        let offset_flags = ((header_len / 4) as u16) << 12 | (self.flags.0 & Flags::ALL.0);
+        out.extend_from_slice(&self.src_port.to_be_bytes());
+        out.extend_from_slice(&self.dst_port.to_be_bytes());
+        out.extend_from_slice(&self.seq.0.to_be_bytes());
+        out.extend_from_slice(&self.ack.0.to_be_bytes());
+        out.extend_from_slice(&offset_flags.to_be_bytes());
+        out.extend_from_slice(&self.window.to_be_bytes());
+        out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(&self.urgent.to_be_bytes());
+        options::emit(self, out);
+        debug_assert_eq!(
+            out.len() - start,
+            header_len,
+            "options_len disagrees with emit"
+        );
+        out.extend_from_slice(self.payload);
+        let segment = &out[start..];
+        let mut acc: Accumulator = ip.pseudo_header(IPPROTO_TCP, segment.len());
+        acc.add_bytes(segment);
+        let at = start + field::CHECKSUM;
+        out[at..at + 2].copy_from_slice(&acc.checksum().to_be_bytes());
+    }
+}
+
+/// Big-endian u16 at `at`; callers have checked the length.
+fn be16(buf: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([buf[at], buf[at + 1]])
+}
+
+/// Big-endian u32 at `at`; callers have checked the length.
+fn be32(buf: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ip::{Ecn, Ipv4Repr};
+    use std::net::Ipv4Addr;
+
+    fn ip(src: [u8; 4], dst: [u8; 4]) -> IpRepr {
+        IpRepr::V4(Ipv4Repr {
+            src: Ipv4Addr::from(src),
+            dst: Ipv4Addr::from(dst),
+            protocol: IPPROTO_TCP,
+            dscp: 0,
+            ecn: Ecn::NotEct,
+            ttl: 64,
+            ident: 0,
+            dont_frag: true,
+            payload_len: 0,
+        })
+    }
+
+    /// An ECN-setup SYN as Linux sends it: "mss 1460,sackOK,TS val 287454020 ecr 0,nop,wscale 7".
+    const SYN_BYTES: [u8; 40] = [
+        0x9c, 0x40, 0x14, 0x51, // ports 40000 -> 5201
+        0x01, 0x02, 0x03, 0x04, // seq
+        0x00, 0x00, 0x00, 0x00, // ack
+        0xa0, 0xc2, // data offset 10, CWR ECE SYN
+        0xfa, 0xf0, // window 64240
+        0x3f, 0x4f, // checksum
+        0x00, 0x00, // urgent
+        0x02, 0x04, 0x05, 0xb4, // MSS 1460
+        0x04, 0x02, 0x08, 0x0a, // SACK_PERM, TS kind/len
+        0x11, 0x22, 0x33, 0x44, 0x00, 0x00, 0x00, 0x00, // tsval, tsecr
+        0x01, 0x03, 0x03, 0x07, // NOP, WS 7
+    ];
+
+    fn syn_repr() -> TcpRepr<'static> {
+        TcpRepr {
+            src_port: 40000,
+            dst_port: 5201,
+            seq: SeqNum(0x0102_0304),
+            ack: SeqNum(0),
+            flags: Flags::SYN | Flags::ECE | Flags::CWR,
+            window: 64240,
+            urgent: 0,
+            mss: Some(1460),
+            window_scale: Some(7),
+            sack_permitted: true,
+            sack: SackBlocks::new(),
+            timestamps: Some(Timestamps {
+                tsval: 0x1122_3344,
+                tsecr: 0,
+            }),
+            payload: &[],
+        }
+    }
+
+    /// A pure ACK with ECE, timestamps and three SACK blocks: exactly 40 option bytes.
+    const ACK_BYTES: [u8; 60] = [
+        0x14, 0x51, 0x9c, 0x40, // ports 5201 -> 40000
+        0x0a, 0x0b, 0x0c, 0x0d, // seq
+        0x01, 0x02, 0x03, 0x05, // ack
+        0xf0, 0x50, // data offset 15, ECE ACK
+        0x01, 0xf5, // window 501
+        0x16, 0x89, // checksum
+        0x00, 0x00, // urgent
+        0x01, 0x01, 0x08, 0x0a, // NOP NOP TS
+        0xde, 0xad, 0xbe, 0xef, 0x11, 0x22, 0x33, 0x44, // tsval, tsecr
+        0x01, 0x01, 0x05, 0x1a, // NOP NOP SACK len 26
+        0x00, 0x00, 0x03, 0xe8, 0x00, 0x00, 0x07, 0xd0, // 1000-2000
+        0x00, 0x00, 0x0b, 0xb8, 0x00, 0x00, 0x0f, 0xa0, // 3000-4000
+        0xff, 0xff, 0xff, 0xf0, 0x00, 0x00, 0x00, 0x10, // across the wrap
+    ];
+
+    fn ack_repr() -> TcpRepr<'static> {
+        let mut sack = SackBlocks::new();
+        for (l, r) in [(1000, 2000), (3000, 4000), (0xffff_fff0, 0x10)] {
+            sack.push(SackBlock {
+                left: SeqNum(l),
+                right: SeqNum(r),
+            });
+        }
+        TcpRepr {
+            src_port: 5201,
+            dst_port: 40000,
+            seq: SeqNum(0x0a0b_0c0d),
+            ack: SeqNum(0x0102_0305),
+            flags: Flags::ACK | Flags::ECE,
+            window: 501,
+            sack,
+            timestamps: Some(Timestamps {
+                tsval: 0xdead_beef,
+                tsecr: 0x1122_3344,
+            }),
+            ..TcpRepr::default()
+        }
+    }
+
+    const CLIENT: [u8; 4] = [10, 0, 0, 1];
+    const SERVER: [u8; 4] = [10, 0, 0, 2];
+
+    #[test]
+    fn syn_emits_linux_option_layout() {
+        let repr = syn_repr();
+        assert_eq!(repr.options_len(), 20);
+        let mut out = Vec::new();
+        repr.emit(&ip(CLIENT, SERVER), &mut out);
+        assert_eq!(out, SYN_BYTES);
+    }
+
+    #[test]
+    fn syn_bytes_parse_to_repr() {
+        let parsed = TcpRepr::parse(&SYN_BYTES, Some(&ip(CLIENT, SERVER))).unwrap();
+        assert_eq!(parsed, syn_repr());
+    }
+
+    #[test]
+    fn ack_with_three_sack_blocks_emits_forty_option_bytes() {
+        let repr = ack_repr();
+        assert_eq!(repr.options_len(), 40);
+        let mut out = Vec::new();
+        repr.emit(&ip(SERVER, CLIENT), &mut out);
+        assert_eq!(out, ACK_BYTES);
+    }
+
+    #[test]
+    fn ack_bytes_parse_to_repr() {
+        let parsed = TcpRepr::parse(&ACK_BYTES, Some(&ip(SERVER, CLIENT))).unwrap();
+        assert_eq!(parsed, ack_repr());
+    }
+
+    #[test]
+    fn syn_ack_layouts_without_timestamps_or_sack_follow_linux() {
+        let ts = Some(Timestamps { tsval: 5, tsecr: 6 });
+        let cases: [(bool, Option<Timestamps>, &[u8]); 3] = [
+            (
+                false,
+                ts,
+                &[
+                    2, 4, 5, 0xb4, 1, 1, 8, 10, 0, 0, 0, 5, 0, 0, 0, 6, 1, 3, 3, 7,
+                ],
+            ),
+            (true, None, &[2, 4, 5, 0xb4, 1, 1, 4, 2, 1, 3, 3, 7]),
+            (false, None, &[2, 4, 5, 0xb4, 1, 3, 3, 7]),
+        ];
+        for (sack_permitted, timestamps, expected) in cases {
+            let repr = TcpRepr {
+                flags: Flags::SYN | Flags::ACK,
+                sack_permitted,
+                timestamps,
+                ..syn_repr()
+            };
+            let mut out = Vec::new();
+            repr.emit(&ip(SERVER, CLIENT), &mut out);
+            assert_eq!(&out[20..], expected);
+            assert_eq!(repr.options_len(), expected.len());
+            assert_eq!(
+                TcpRepr::parse(&out, Some(&ip(SERVER, CLIENT))).unwrap(),
+                repr
+            );
+        }
+    }
+
+    #[test]
+    fn fourth_sack_block_is_dropped_beside_timestamps() {
+        let mut repr = ack_repr();
+        assert!(repr.sack.push(SackBlock {
+            left: SeqNum(5000),
+            right: SeqNum(6000),
+        }));
+        assert_eq!(repr.sack_blocks_emitted(), 3);
+        let mut out = Vec::new();
+        repr.emit(&ip(SERVER, CLIENT), &mut out);
+        assert_eq!(out, ACK_BYTES);
+    }
+
+    #[test]
+    fn all_nine_flags_round_trip() {
+        let repr = TcpRepr {
+            flags: Flags::ALL,
+            payload: b"data",
+            ..TcpRepr::default()
+        };
+        let mut out = Vec::new();
+        repr.emit(&ip(CLIENT, SERVER), &mut out);
+        assert_eq!(&out[12..14], &[0x51, 0xff]);
+        let parsed = TcpRepr::parse(&out, Some(&ip(CLIENT, SERVER))).unwrap();
+        assert_eq!(parsed.flags, Flags::ALL);
+        assert_eq!(parsed.payload, b"data");
+    }
+
+    #[test]
+    fn reserved_header_bits_are_ignored() {
+        let mut seg = SYN_BYTES;
+        seg[12] |= 0x0e;
+        let parsed = TcpRepr::parse(&seg, None).unwrap();
+        assert_eq!(parsed.flags, syn_repr().flags);
+    }
+
+    #[test]
+    fn bad_data_offset_is_rejected() {
+        for offset in [0u8, 4, 11, 15] {
+            let mut seg = SYN_BYTES;
+            seg[12] = offset << 4 | (seg[12] & 0x0f);
+            assert_eq!(
+                TcpRepr::parse(&seg, None),
+                Err(ParseError::BadDataOffset),
+                "{offset}"
+            );
+        }
+        assert_eq!(
+            TcpRepr::parse(&SYN_BYTES[..19], None),
+            Err(ParseError::Truncated)
+        );
+    }
+
+    #[test]
+    fn corrupted_segment_fails_checksum() {
+        let pseudo = ip(SERVER, CLIENT);
+        for byte in 0..ACK_BYTES.len() {
+            let mut seg = ACK_BYTES;
+            seg[byte] ^= 0x10;
+            assert_eq!(
+                TcpRepr::parse(&seg, Some(&pseudo)),
+                Err(ParseError::BadChecksum)
+            );
+        }
+        // The pseudo-header binds the addresses too.
+        assert_eq!(
+            TcpRepr::parse(&ACK_BYTES, Some(&ip(SERVER, [10, 0, 0, 3]))),
+            Err(ParseError::BadChecksum)
+        );
+    }
+
+    #[test]
+    fn sack_blocks_compare_by_contents_only() {
+        let mut a = ack_repr().sack;
+        let b = SackBlocks::from_slice(&a.as_slice()[..2]);
+        assert_ne!(a, b);
+        a.truncate(2);
+        assert_eq!(a, b);
     }
 }

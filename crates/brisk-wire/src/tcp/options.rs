@@ -1,0 +1,289 @@
+//! TCP options: MSS (RFC 9293 §3.2), window scale and timestamps (RFC 7323),
+//! SACK-permitted and SACK (RFC 2018).
+//!
+//! Emission follows Linux's `tcp_options_write` (net/ipv4/tcp_output.c) byte for byte:
+//! MSS; timestamps, prefixed by SACK-permitted when both are present (otherwise by two
+//! NOPs); SACK-permitted as `NOP NOP 4 2` when there are no timestamps; window scale as
+//! `NOP 3 3 ws`; SACK blocks as `NOP NOP 5 len` + blocks. Every item is 4-byte aligned,
+//! so no trailing padding is ever needed.
+//!
+//! The option space is 40 bytes. SACK blocks go last and are truncated to what fits
+//! (three beside timestamps, four without); the first blocks are kept, since RFC 2018
+//! §4 puts the most recently changed block first.
+
+use super::{SackBlock, SackBlocks, TcpRepr, Timestamps};
+use crate::error::ParseError;
+use crate::seq::SeqNum;
+
+const EOL: u8 = 0;
+const NOP: u8 = 1;
+const MSS: u8 = 2;
+const WINDOW_SCALE: u8 = 3;
+const SACK_PERMITTED: u8 = 4;
+const SACK: u8 = 5;
+const TIMESTAMPS: u8 = 8;
+
+const LEN_MSS: usize = 4;
+const LEN_WINDOW_SCALE: usize = 3;
+const LEN_SACK_PERMITTED: usize = 2;
+const LEN_TIMESTAMPS: usize = 10;
+const LEN_SACK_BASE: usize = 2;
+const LEN_SACK_PER_BLOCK: usize = 8;
+
+/// Maximum option bytes: a data offset of 15 words minus the 20-byte fixed header.
+pub const MAX_OPTIONS_LEN: usize = 40;
+
+/// Largest window shift RFC 7323 §2.3 allows; larger received values are clamped to it,
+/// as Linux does.
+pub const MAX_WINDOW_SCALE: u8 = 14;
+
+/// Aligned sizes of each emitted item.
+const ALIGNED_MSS: usize = 4;
+const ALIGNED_TIMESTAMPS: usize = 12;
+const ALIGNED_SACK_PERMITTED: usize = 4;
+const ALIGNED_WINDOW_SCALE: usize = 4;
+const ALIGNED_SACK_BASE: usize = 4;
+
+/// Bytes of every option except SACK blocks, as emitted.
+fn fixed_len(repr: &TcpRepr<'_>) -> usize {
+    let mut len = 0;
+    if repr.mss.is_some() {
+        len += ALIGNED_MSS;
+    }
+    if repr.timestamps.is_some() {
+        // SACK-permitted, if present, rides in the timestamps' padding.
+        len += ALIGNED_TIMESTAMPS;
+    } else if repr.sack_permitted {
+        len += ALIGNED_SACK_PERMITTED;
+    }
+    if repr.window_scale.is_some() {
+        len += ALIGNED_WINDOW_SCALE;
+    }
+    len
+}
+
+/// How many of `repr.sack`'s blocks `emit` writes.
+pub(super) fn sack_blocks_emitted(repr: &TcpRepr<'_>) -> usize {
+    let room = MAX_OPTIONS_LEN - fixed_len(repr);
+    let fit = room.saturating_sub(ALIGNED_SACK_BASE) / LEN_SACK_PER_BLOCK;
+    repr.sack.len().min(fit)
+}
+
+/// Bytes of options `emit` writes.
+pub(super) fn len(repr: &TcpRepr<'_>) -> usize {
+    let n = sack_blocks_emitted(repr);
+    let sack = if n > 0 {
+        ALIGNED_SACK_BASE + n * LEN_SACK_PER_BLOCK
+    } else {
+        0
+    };
+    fixed_len(repr) + sack
+}
+
+/// Appends the options in Linux's order; writes exactly `len(repr)` bytes.
+pub(super) fn emit(repr: &TcpRepr<'_>, out: &mut Vec<u8>) {
+    if let Some(mss) = repr.mss {
+        out.extend_from_slice(&[MSS, LEN_MSS as u8]);
+        out.extend_from_slice(&mss.to_be_bytes());
+    }
+    if let Some(ts) = repr.timestamps {
+        if repr.sack_permitted {
+            out.extend_from_slice(&[SACK_PERMITTED, LEN_SACK_PERMITTED as u8]);
+        } else {
+            out.extend_from_slice(&[NOP, NOP]);
+        }
+        out.extend_from_slice(&[TIMESTAMPS, LEN_TIMESTAMPS as u8]);
+        out.extend_from_slice(&ts.tsval.to_be_bytes());
+        out.extend_from_slice(&ts.tsecr.to_be_bytes());
+    } else if repr.sack_permitted {
+        out.extend_from_slice(&[NOP, NOP, SACK_PERMITTED, LEN_SACK_PERMITTED as u8]);
+    }
+    if let Some(ws) = repr.window_scale {
+        out.extend_from_slice(&[NOP, WINDOW_SCALE, LEN_WINDOW_SCALE as u8, ws]);
+    }
+    let n = sack_blocks_emitted(repr);
+    if n > 0 {
+        let opt_len = (LEN_SACK_BASE + n * LEN_SACK_PER_BLOCK) as u8;
+        out.extend_from_slice(&[NOP, NOP, SACK, opt_len]);
+        for b in &repr.sack.as_slice()[..n] {
+            out.extend_from_slice(&b.left.0.to_be_bytes());
+            out.extend_from_slice(&b.right.0.to_be_bytes());
+        }
+    }
+}
+
+/// Parses the option bytes into `repr`. Unknown kinds are skipped by their length; a
+/// later instance of an option replaces an earlier one.
+pub(super) fn parse(opts: &[u8], repr: &mut TcpRepr<'_>) -> Result<(), ParseError> {
+    let mut i = 0;
+    while i < opts.len() {
+        let kind = opts[i];
+        match kind {
+            EOL => break,
+            NOP => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let bad = ParseError::BadOption { kind };
+        let len = usize::from(*opts.get(i + 1).ok_or(bad)?);
+        if len < 2 || len > opts.len() - i {
+            return Err(bad);
+        }
+        let body = &opts[i + 2..i + len];
+        match kind {
+            MSS if len == LEN_MSS => repr.mss = Some(be16(body)),
+            WINDOW_SCALE if len == LEN_WINDOW_SCALE => {
+                repr.window_scale = Some(body[0].min(MAX_WINDOW_SCALE));
+            }
+            SACK_PERMITTED if len == LEN_SACK_PERMITTED => repr.sack_permitted = true,
+            TIMESTAMPS if len == LEN_TIMESTAMPS => {
+                repr.timestamps = Some(Timestamps {
+                    tsval: be32(&body[0..4]),
+                    tsecr: be32(&body[4..8]),
+                });
+            }
+            SACK if sack_len_ok(body.len()) => {
+                let mut sack = SackBlocks::new();
+                for b in body.chunks_exact(LEN_SACK_PER_BLOCK) {
+                    sack.push(SackBlock {
+                        left: SeqNum(be32(&b[0..4])),
+                        right: SeqNum(be32(&b[4..8])),
+                    });
+                }
+                repr.sack = sack;
+            }
+            MSS | WINDOW_SCALE | SACK_PERMITTED | TIMESTAMPS | SACK => return Err(bad),
+            _ => {}
+        }
+        i += len;
+    }
+    Ok(())
+}
+
+/// A SACK option body holds one to four whole blocks.
+fn sack_len_ok(body_len: usize) -> bool {
+    let blocks = body_len / LEN_SACK_PER_BLOCK;
+    blocks * LEN_SACK_PER_BLOCK == body_len && (1..=SackBlocks::MAX).contains(&blocks)
+}
+
+/// Callers pass exactly 2 bytes.
+fn be16(b: &[u8]) -> u16 {
+    u16::from_be_bytes([b[0], b[1]])
+}
+
+/// Callers pass exactly 4 bytes.
+fn be32(b: &[u8]) -> u32 {
+    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(opts: &[u8]) -> Result<TcpRepr<'static>, ParseError> {
+        let mut repr = TcpRepr::default();
+        parse(opts, &mut repr).map(|()| repr)
+    }
+
+    #[test]
+    fn unknown_options_are_skipped_by_length() {
+        // Kind 30 (MPTCP) of length 4, then MSS.
+        let r = parsed(&[30, 4, 0xaa, 0xbb, 2, 4, 0x05, 0xb4]).unwrap();
+        assert_eq!(r.mss, Some(1460));
+    }
+
+    #[test]
+    fn eol_stops_parsing() {
+        let r = parsed(&[0, 2, 4, 0x05, 0xb4]).unwrap();
+        assert_eq!(r.mss, None);
+    }
+
+    #[test]
+    fn known_option_with_wrong_length_is_rejected() {
+        for (opts, kind) in [
+            (&[2u8, 3, 0, 1, 1, 1][..], 2),
+            (&[3, 4, 7, 0][..], 3),
+            (&[4, 3, 0, 1][..], 4),
+            (&[8, 8, 0, 0, 0, 0, 0, 0][..], 8),
+            (&[5, 9, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1][..], 5),
+            (&[5, 2, 1, 1][..], 5),
+        ] {
+            assert_eq!(
+                parsed(opts),
+                Err(ParseError::BadOption { kind }),
+                "{opts:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn option_past_the_header_is_rejected() {
+        assert_eq!(
+            parsed(&[1, 1, 8, 10, 0, 0]),
+            Err(ParseError::BadOption { kind: 8 })
+        );
+        assert_eq!(
+            parsed(&[1, 1, 1, 30]),
+            Err(ParseError::BadOption { kind: 30 })
+        );
+        assert_eq!(
+            parsed(&[1, 1, 30, 1]),
+            Err(ParseError::BadOption { kind: 30 })
+        );
+    }
+
+    #[test]
+    fn window_scale_above_14_is_clamped() {
+        assert_eq!(parsed(&[3, 3, 200, 1]).unwrap().window_scale, Some(14));
+    }
+
+    #[test]
+    fn four_sack_blocks_parse_and_emit_without_timestamps() {
+        let mut repr = TcpRepr::default();
+        for i in 0..4u32 {
+            repr.sack.push(SackBlock {
+                left: SeqNum(i * 100),
+                right: SeqNum(i * 100 + 50),
+            });
+        }
+        assert_eq!(len(&repr), 36);
+        let mut out = Vec::new();
+        emit(&repr, &mut out);
+        assert_eq!(out.len(), 36);
+        assert_eq!(&out[..4], &[1, 1, 5, 34]);
+        assert_eq!(parsed(&out).unwrap().sack, repr.sack);
+    }
+
+    #[test]
+    fn sack_blocks_are_truncated_to_fit_forty_bytes() {
+        let mut repr = TcpRepr {
+            mss: Some(1460),
+            window_scale: Some(7),
+            sack_permitted: true,
+            timestamps: Some(Timestamps { tsval: 1, tsecr: 2 }),
+            ..TcpRepr::default()
+        };
+        for i in 0..4u32 {
+            repr.sack.push(SackBlock {
+                left: SeqNum(i),
+                right: SeqNum(i + 1),
+            });
+        }
+        // 4 + 12 + 4 = 20 bytes fixed, room for 2 blocks.
+        assert_eq!(sack_blocks_emitted(&repr), 2);
+        assert_eq!(len(&repr), 40);
+        repr.mss = None;
+        repr.window_scale = None;
+        assert_eq!(sack_blocks_emitted(&repr), 3);
+        assert_eq!(len(&repr), 40);
+        let mut out = Vec::new();
+        emit(&repr, &mut out);
+        assert_eq!(out.len(), 40);
+        assert_eq!(
+            parsed(&out).unwrap().sack.as_slice(),
+            &repr.sack.as_slice()[..3]
+        );
+    }
+}
