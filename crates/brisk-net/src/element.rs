@@ -38,3 +38,16 @@ pub trait Element {
     /// The earliest time at which `poll_packet` may return something; `None` when idle.
     fn poll_timeout(&self) -> Option<Instant>;
 }
+
+/// Lets a driver hold heterogeneous elements as `Box<dyn Element>`.
+impl<E: Element + ?Sized> Element for Box<E> {
+    fn handle_packet(&mut self, now: Instant, pkt: Packet) {
+        (**self).handle_packet(now, pkt)
+    }
+    fn poll_packet(&mut self, now: Instant) -> Option<Packet> {
+        (**self).poll_packet(now)
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        (**self).poll_timeout()
+    }
+}

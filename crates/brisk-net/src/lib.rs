@@ -4,6 +4,36 @@
 //!
 //! Nothing here reads a clock or a global RNG: `now` comes in as an argument, and every
 //! element that needs randomness owns a ChaCha stream seeded at construction.
+//!
+//! A path is built from two kinds of element: a [`Link`] (outage → loss → queue →
+//! serialiser → propagation delay) and, optionally after it, an [`Impairment`] (extra
+//! delay, jitter, duplication, corruption). Both keep [`Counters`] and an opt-in,
+//! bounded [`NetEvent`] log that the owner drains. [`Chain`] joins two elements into
+//! one. [`config`] holds the serde scenario structs and their `build(seed)`.
 
+pub mod chain;
+pub mod config;
 pub mod element;
+pub mod error;
+pub mod impair;
+pub mod link;
+pub mod loss;
+pub mod outage;
+pub mod queue;
+mod rate;
+pub mod stats;
+#[cfg(test)]
+mod testutil;
+pub mod trace;
+
+pub use chain::Chain;
+pub use config::{ImpairConfig, LinkConfig, LossConfig, OutageConfig, QueueConfig};
 pub use element::{Element, Packet};
+pub use error::NetError;
+pub use impair::{ImpairParams, Impairment};
+pub use link::{Link, LinkParams};
+pub use loss::{Loss, LossModel};
+pub use outage::Outage;
+pub use queue::{AnyQueue, Dequeued, DropTail, Queue, QueueDrop, QueueLimit};
+pub use stats::{Counters, DropReason, PktBytes};
+pub use trace::{EventLog, NetEvent};

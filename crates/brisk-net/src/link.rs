@@ -1,0 +1,268 @@
+//! A link: loss model → queue → serialiser at `rate_bps` → propagation delay line.
+//!
+//! On arrival a packet is dropped if the link is down (an outage), then offered to the
+//! loss model, then to the queue. The serialiser takes the queue's head whenever it is
+//! free: a packet of `b` bytes (plus `overhead_bytes` of framing) occupies it for
+//! exactly `(b + overhead) * 8 / rate_bps` (see `rate`), then arrives at the far end
+//! `delay` later. This is the bottleneck model of ns-2/ns-3 point-to-point links and of
+//! neqo's `TailDrop` (style.md §3.2).
+//!
+//! Work is done lazily: every entry point first catches the serialiser up to `now`,
+//! dequeuing each packet at the exact virtual instant the previous one finished, so a
+//! late poll changes nothing (AQMs see true dequeue times). `poll_timeout` therefore
+//! only needs to wake the driver for departures, or for the first dequeue when nothing
+//! is on the wire.
+
+use std::collections::VecDeque;
+
+use brisk_time::{dur_nanos, Duration, Instant};
+
+use crate::element::{Element, Packet};
+use crate::error::NetError;
+use crate::loss::Loss;
+use crate::outage::{Outage, OutageSchedule};
+use crate::queue::{AnyQueue, Queue};
+use crate::rate::Serializer;
+use crate::stats::{Counters, DropReason};
+use crate::trace::{EventLog, NetEvent};
+
+/// Default bound on packets in propagation: a 10 Gbit/s, 1 s delay line of 1500-byte
+/// packets holds 833k.
+pub const DEFAULT_DELAY_LINE_LIMIT: usize = 1 << 20;
+
+/// A link's fixed parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkParams {
+    /// Serialisation rate in bit/s; 0 means unlimited (no serialisation delay).
+    pub rate_bps: u64,
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// Framing bytes added to every packet's serialisation time (e.g. 38 for Ethernet's
+    /// header, FCS, preamble and gap); not added to the packet.
+    pub overhead_bytes: usize,
+    /// Intervals during which arriving packets are dropped.
+    pub outages: Vec<Outage>,
+    /// Most packets in propagation at once; beyond it packets drop as `Overflow`.
+    pub delay_line_limit: usize,
+}
+
+impl Default for LinkParams {
+    fn default() -> Self {
+        LinkParams {
+            rate_bps: 0,
+            delay: Duration::ZERO,
+            overhead_bytes: 0,
+            outages: Vec::new(),
+            delay_line_limit: DEFAULT_DELAY_LINE_LIMIT,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Link<Q = AnyQueue> {
+    queue: Q,
+    ser: Serializer,
+    delay_ns: u64,
+    overhead_bytes: usize,
+    loss: Loss,
+    outages: OutageSchedule,
+    /// When the serialiser finishes its current packet (or finished its last one).
+    busy_until: Instant,
+    /// Packets in propagation with their arrival time at the far end, which never
+    /// decreases along the line (FIFO serialiser, fixed delay).
+    line: VecDeque<(Instant, Packet)>,
+    line_limit: usize,
+    /// Latest time seen; earlier `now`s are treated as this (time never runs back).
+    last_now: Instant,
+    counters: Counters,
+    log: EventLog,
+}
+
+impl<Q: Queue> Link<Q> {
+    pub fn new(params: LinkParams, queue: Q, loss: Loss) -> Result<Self, NetError> {
+        if params.delay_line_limit == 0 {
+            return Err(NetError::invalid(
+                "delay_line_limit",
+                0,
+                "must be at least 1",
+            ));
+        }
+        Ok(Link {
+            queue,
+            ser: Serializer::new(params.rate_bps),
+            delay_ns: dur_nanos(params.delay),
+            overhead_bytes: params.overhead_bytes,
+            loss,
+            outages: OutageSchedule::new(params.outages)?,
+            busy_until: Instant::ZERO,
+            line: VecDeque::with_capacity(params.delay_line_limit.min(1024)),
+            line_limit: params.delay_line_limit,
+            last_now: Instant::ZERO,
+            counters: Counters::default(),
+            log: EventLog::default(),
+        })
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    pub fn queue(&self) -> &Q {
+        &self.queue
+    }
+
+    pub fn rate_bps(&self) -> u64 {
+        self.ser.rate_bps()
+    }
+
+    /// Packets in propagation.
+    pub fn in_flight_packets(&self) -> usize {
+        self.line.len()
+    }
+
+    /// Starts the per-packet event log, keeping at most `capacity` undrained events.
+    pub fn enable_event_log(&mut self, capacity: usize) {
+        self.log.enable(capacity);
+    }
+
+    /// Moves the logged events, oldest first, to the end of `out`.
+    pub fn drain_events(&mut self, out: &mut Vec<NetEvent>) {
+        self.log.drain_into(out);
+    }
+
+    /// Events not logged because the log was full.
+    pub fn events_lost(&self) -> u64 {
+        self.log.lost()
+    }
+
+    fn clamp(&mut self, now: Instant) -> Instant {
+        debug_assert!(now >= self.last_now, "time ran backwards");
+        self.last_now = self.last_now.max(now);
+        self.last_now
+    }
+
+    fn drop_pkt(&mut self, at: Instant, pkt: &Packet, reason: DropReason) {
+        self.counters.count_drop(reason, pkt.len());
+        self.log.push(|| NetEvent::Drop {
+            at,
+            id: pkt.id,
+            flow: pkt.flow,
+            bytes: pkt.len(),
+            reason,
+        });
+    }
+
+    /// Serves the queue for every instant up to `now` at which the serialiser was free.
+    fn catch_up(&mut self, now: Instant) {
+        while self.busy_until <= now && !self.queue.is_empty() {
+            if !self.start_next(self.busy_until, true) {
+                break;
+            }
+        }
+    }
+
+    /// Moves the queue's head onto the wire at `t`. Returns false if the queue gave
+    /// nothing.
+    fn start_next(&mut self, t: Instant, back_to_back: bool) -> bool {
+        let next = self.queue.dequeue(t);
+        while let Some(d) = self.queue.poll_drop() {
+            self.drop_pkt(t, &d.pkt, DropReason::Aqm);
+        }
+        let Some(d) = next else {
+            return false;
+        };
+        let sojourn = d.sojourn(t);
+        if d.ce_marked {
+            self.counters.ce_marked = self.counters.ce_marked.saturating_add(1);
+        }
+        let (qp, qb) = (self.queue.len_packets(), self.queue.len_bytes());
+        self.log.push(|| NetEvent::Dequeue {
+            at: t,
+            id: d.pkt.id,
+            flow: d.pkt.flow,
+            bytes: d.pkt.len(),
+            sojourn,
+            queue_packets: qp,
+            queue_bytes: qb,
+            ce_marked: d.ce_marked,
+        });
+        let wire_bytes = d.pkt.len().saturating_add(self.overhead_bytes);
+        let tx_ns = self.ser.tx_time_ns(wire_bytes, back_to_back);
+        self.counters.busy_ns = self.counters.busy_ns.saturating_add(tx_ns);
+        let finish = Instant::from_nanos(t.as_nanos().saturating_add(tx_ns));
+        self.busy_until = finish;
+        if self.line.len() >= self.line_limit {
+            self.drop_pkt(t, &d.pkt, DropReason::Overflow);
+        } else {
+            let arrive = Instant::from_nanos(finish.as_nanos().saturating_add(self.delay_ns));
+            self.line.push_back((arrive, d.pkt));
+        }
+        true
+    }
+}
+
+impl<Q: Queue> Element for Link<Q> {
+    fn handle_packet(&mut self, now: Instant, pkt: Packet) {
+        let now = self.clamp(now);
+        self.catch_up(now);
+        self.counters.input.add(pkt.len());
+        if self.outages.is_down(now) {
+            return self.drop_pkt(now, &pkt, DropReason::Outage);
+        }
+        if self.loss.should_drop() {
+            return self.drop_pkt(now, &pkt, DropReason::LossModel);
+        }
+        let (id, flow, bytes) = (pkt.id, pkt.flow, pkt.len());
+        if let Err(pkt) = self.queue.enqueue(now, pkt) {
+            return self.drop_pkt(now, &pkt, DropReason::QueueFull);
+        }
+        let (qp, qb) = (self.queue.len_packets(), self.queue.len_bytes());
+        self.counters.note_queue(qp, qb);
+        self.log.push(|| NetEvent::Enqueue {
+            at: now,
+            id,
+            flow,
+            bytes,
+            queue_packets: qp,
+            queue_bytes: qb,
+        });
+        // After catch_up a non-empty queue means a busy serialiser; if it is free, the
+        // queue holds just this packet and it starts now.
+        if self.busy_until <= now {
+            let back_to_back = self.busy_until == now;
+            self.start_next(now, back_to_back);
+        }
+    }
+
+    fn poll_packet(&mut self, now: Instant) -> Option<Packet> {
+        let now = self.clamp(now);
+        self.catch_up(now);
+        if self.line.front().is_some_and(|(at, _)| *at <= now) {
+            // NOTE(unwrap): just checked that the line has a front.
+            let (at, pkt) = self.line.pop_front().unwrap();
+            self.counters.output.add(pkt.len());
+            self.log.push(|| NetEvent::Depart {
+                at,
+                id: pkt.id,
+                flow: pkt.flow,
+                bytes: pkt.len(),
+            });
+            return Some(pkt);
+        }
+        None
+    }
+
+    /// The next departure; or, with nothing in propagation, the next dequeue (a poll
+    /// then may return `None` but moves a packet onto the wire).
+    fn poll_timeout(&self) -> Option<Instant> {
+        match self.line.front() {
+            Some((at, _)) => Some(*at),
+            None if !self.queue.is_empty() => Some(self.busy_until),
+            None => None,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "link_tests.rs"]
+mod tests;
