@@ -18,6 +18,15 @@ pub enum ConnError {
     KeepaliveTimeout,
     #[error("aborted locally")]
     Aborted,
+    /// `listen`/`connect`: the port or 4-tuple is taken.
+    #[error("address in use")]
+    AddrInUse,
+    /// The endpoint's connection table (or ephemeral port range) is full.
+    #[error("connection table full")]
+    TableFull,
+    /// An address family or configuration the endpoint does not support.
+    #[error("unsupported address")]
+    Unsupported,
 }
 
 /// Application-facing events, polled with `Endpoint::poll_event`.

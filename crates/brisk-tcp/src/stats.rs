@@ -42,6 +42,8 @@ pub struct EndpointStats {
     pub packets_out: u64,
     pub drop_parse: u64,
     pub drop_checksum: u64,
+    /// Packets addressed to another IP.
+    pub drop_not_local: u64,
     pub drop_no_socket: u64,
     pub drop_backlog_full: u64,
     pub drop_table_full: u64,

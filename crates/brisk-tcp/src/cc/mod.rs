@@ -13,6 +13,7 @@
 //! to the rest of ACK processing.
 
 pub mod cubic;
+pub mod delay_corr;
 pub mod reno;
 
 use brisk_time::{Duration, Instant};
@@ -165,7 +166,7 @@ pub enum CcAlgorithm {
 impl CcAlgorithm {
     pub fn build(self) -> Box<dyn CongestionControl> {
         match self {
-            CcAlgorithm::Reno => Box::new(reno::Reno::default()),
+            CcAlgorithm::Reno => Box::new(reno::Reno),
             CcAlgorithm::Cubic => Box::new(cubic::Cubic::default()),
         }
     }

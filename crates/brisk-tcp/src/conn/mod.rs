@@ -1,7 +1,46 @@
-//! One TCP connection: a dispatcher over `state`, `send`, `recv`, `timer` and `recovery`.
+//! One TCP connection: a dispatcher over
+//! - `state`: RFC 9293 §3.10.7 segment arrival (handshake, RST/SYN/ACK checks, RFC 5961),
+//! - `ack`: the sender's ACK processing (scoreboard, RTT, RACK-TLP, PRR, CC),
+//! - `output`: what to send next and building segments,
+//! - `send` / `recv`: the buffers,
+//! - `timer` / `timeout`: the timer table and what each timer does,
+//! - `isn`: RFC 6528 initial sequence numbers.
+//!
+//! Sequence numbers are kept as 64-bit offsets from the ISS (send side) and the IRS
+//! (receive side), so they never wrap inside the connection; they become `SeqNum`s
+//! only at the wire.
+//!
+//! Methods, quinn-style: getters; input `handle_segment`, `handle_timeout`; application
+//! calls `write`, `read`, `close`, ...; output `poll_transmit`, `poll_event`,
+//! `poll_timeout`. After any input or application call, poll `poll_transmit` until
+//! `None`, then `poll_event`, then re-read `poll_timeout`.
 
-use crate::event::TraceEvent;
+mod ack;
+pub mod isn;
+mod output;
+pub mod recv;
+pub mod send;
+mod state;
+mod timeout;
+pub mod timer;
+
+use crate::cc::{CcState, CongestionControl};
+use crate::config::Config;
+use crate::event::{ConnError, Event, RetransmitKind, TraceEvent};
+use crate::recovery::rack::Rack;
+use crate::recovery::scoreboard::Scoreboard;
+use crate::recovery::tlp::Tlp;
+use crate::recovery::{Prr, RttEstimator};
 use crate::stats::TcpInfo;
+use brisk_time::{Duration, Instant};
+use brisk_wire::{Ecn, Flags, SackBlocks, SeqNum, TcpRepr, Timestamps};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use recv::{AckState, RecvBuffer};
+use send::SendBuffer;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use timer::TimerTable;
 
 /// RFC 9293 §3.3.2 states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,50 +58,695 @@ pub enum State {
     TimeWait,
 }
 
+impl State {
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Closed => "CLOSED",
+            State::Listen => "LISTEN",
+            State::SynSent => "SYN_SENT",
+            State::SynReceived => "SYN_RECV",
+            State::Established => "ESTABLISHED",
+            State::FinWait1 => "FIN_WAIT1",
+            State::FinWait2 => "FIN_WAIT2",
+            State::CloseWait => "CLOSE_WAIT",
+            State::Closing => "CLOSING",
+            State::LastAck => "LAST_ACK",
+            State::TimeWait => "TIME_WAIT",
+        }
+    }
+    /// Synchronized states (RFC 9293 §3.5.2).
+    pub fn synchronized(self) -> bool {
+        !matches!(
+            self,
+            State::Closed | State::Listen | State::SynSent | State::SynReceived
+        )
+    }
+}
+
+/// Linux-style congestion-avoidance states (`icsk_ca_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    Open,
+    Disorder,
+    Cwr,
+    Recovery,
+    Loss,
+}
+
+/// What a segment from `poll_transmit` is, for the endpoint, tracing and later
+/// mechanisms (RC3 copies are `Redundant`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentKind {
+    /// SYN, SYN-ACK, FIN-only, RST.
+    Control,
+    /// A pure ACK (incl. window updates and challenge ACKs).
+    Ack,
+    /// First transmission of data.
+    NewData,
+    Retransmit(RetransmitKind),
+    /// Zero-window or keepalive probe.
+    Probe,
+    /// An untracked extra copy (hook for RC3): not in the scoreboard, not seen by CC.
+    Redundant,
+}
+
+/// An outgoing segment: an owned header description plus the payload as a range of
+/// the send buffer (`Connection::payload`). `to_repr` makes the wire `TcpRepr`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub seq: SeqNum,
+    pub ack: SeqNum,
+    pub flags: Flags,
+    pub window: u16,
+    pub mss: Option<u16>,
+    pub window_scale: Option<u8>,
+    pub sack_permitted: bool,
+    pub sack: SackBlocks,
+    pub timestamps: Option<Timestamps>,
+    /// Stream offset of the payload in the send buffer.
+    pub payload_offset: u64,
+    pub payload_len: u32,
+    /// IP metadata for this segment (RFC 3168: ECT only on new data of ECN flows).
+    pub ecn: Ecn,
+    pub dscp: u8,
+    /// Scheduling priority (0 = normal); for RC3-style low-priority copies.
+    pub priority: u8,
+    pub kind: SegmentKind,
+}
+
+impl Segment {
+    pub fn to_repr<'a>(&self, payload: &'a [u8]) -> TcpRepr<'a> {
+        TcpRepr {
+            src_port: self.src_port,
+            dst_port: self.dst_port,
+            seq: self.seq,
+            ack: self.ack,
+            flags: self.flags,
+            window: self.window,
+            urgent: 0,
+            mss: self.mss,
+            window_scale: self.window_scale,
+            sack_permitted: self.sack_permitted,
+            sack: self.sack,
+            timestamps: self.timestamps,
+            payload,
+        }
+    }
+}
+
+/// Per-connection drop and defence counters, aggregated by the endpoint.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnCounters {
+    pub paws_drops: u64,
+    pub out_of_window: u64,
+    pub challenge_acks: u64,
+    pub challenge_acks_suppressed: u64,
+    pub sack_blocks_ignored: u64,
+    pub ooo_dropped: u64,
+    pub bad_acks: u64,
+}
+
+/// Maximum recorded trace events; beyond it recording stops and drops are counted.
+pub const TRACE_LIMIT: usize = 1 << 20;
+/// Maximum queued application events (they coalesce; this is a safety bound).
+const EVENT_LIMIT: usize = 64;
+/// RFC 8985 §7.2 WCDelAckT / Linux adds `tcp_rto_min` (200 ms) with one segment out.
+const TLP_WC_DELACK: Duration = Duration::from_millis(200);
+/// Linux TCP_DELACK_MIN / TCP_ATO_MIN.
+const DELACK_MIN: Duration = Duration::from_millis(40);
+/// Linux tcp_synack_retries.
+const SYNACK_RETRIES: u32 = 5;
+
 pub struct Connection {
-    _todo: (),
+    pub(crate) config: Config,
+    state: State,
+    local: SocketAddr,
+    remote: SocketAddr,
+    passive: bool,
+
+    // --- options negotiated in the handshake ---
+    iss: u32,
+    irs: u32,
+    /// Payload bytes per full segment we send (peer MSS - option overhead).
+    mss: u32,
+    /// Payload bytes per full segment we expect (for delayed-ACK decisions).
+    rcv_mss: u32,
+    snd_wscale: u8,
+    rcv_wscale: u8,
+    ws_ok: bool,
+    sack_ok: bool,
+    ts_ok: bool,
+    ecn_ok: bool,
+    ts_offset: u32,
+    ts_recent: u32,
+    ts_recent_valid: bool,
+
+    // --- send sequence space (offsets from ISS) ---
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_wnd: u64,
+    max_snd_wnd: u64,
+    snd_wl1: i64,
+    snd_wl2: u64,
+    /// End of the last small segment sent (Minshall's Nagle variant).
+    snd_sml: u64,
+    sendbuf: SendBuffer,
+    fin_queued: bool,
+    fin_seq: Option<u64>,
+    syn_pending: bool,
+    syn_retries: u32,
+    syn_sent_at: Option<Instant>,
+    syn_retransmitted: bool,
+    writable_wanted: bool,
+
+    // --- receive sequence space (offsets from IRS) ---
+    recvbuf: RecvBuffer,
+    fin_received: bool,
+    /// Stream offset of the peer's FIN once seen (possibly ahead of a hole).
+    peer_fin: Option<u64>,
+    /// Right edge we advertised (RCV.NXT + RCV.WND), never moved left (RFC 7323 §2.4).
+    rcv_adv: u64,
+    last_ack_sent: u64,
+    ack: AckState,
+    sack_scratch: Vec<(u64, u64)>,
+
+    // --- loss recovery and congestion control ---
+    board: Scoreboard,
+    rtt: RttEstimator,
+    rack: Rack,
+    tlp: Tlp,
+    prr: Prr,
+    cc: Box<dyn CongestionControl>,
+    ccs: CcState,
+    ca_state: CaState,
+    /// Recovery point (RFC 6582 `recover`, Linux `high_seq`).
+    high_seq: u64,
+    backoff: u32,
+    dupacks: u32,
+    max_packets_out: u32,
+    is_cwnd_limited: bool,
+    round_end: u64,
+    ece_pending: bool,
+    cwr_pending: bool,
+    /// Data ACK progress time, for the user timeout.
+    last_progress: Instant,
+
+    // --- probes, keepalive ---
+    probe_pending: bool,
+    persist_backoff: u32,
+    persist_probes: u32,
+    keepalive_probes: u32,
+    last_recv: Instant,
+    last_send: Instant,
+
+    // --- output and reporting ---
+    pending_rst: Option<(SeqNum, Option<SeqNum>)>,
+    timers: TimerTable,
+    events: VecDeque<Event>,
+    closed_reported: bool,
+    counters: ConnCounters,
+    info: TcpInfo,
+    trace: Option<Vec<TraceEvent>>,
+    trace_dropped: u64,
+    challenge_window: (Instant, u32),
+    last_cwnd_traced: (u32, u32),
 }
 
 impl Connection {
+    fn new(
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        config: Config,
+        iss: u32,
+        seed: u64,
+        passive: bool,
+    ) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let ts_offset: u32 = rng.gen();
+        let cc = config.cc.build();
+        let base_mss = u32::from(config.mss).max(64);
+        let mut ccs = CcState::new(config.initial_cwnd.max(1), base_mss);
+        ccs.cwnd_clamp = ccs.cwnd_clamp.max(ccs.cwnd);
+        let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto);
+        let rcv_wscale = if config.window_scaling {
+            window_shift(config.recv_buffer)
+        } else {
+            0
+        };
+        Connection {
+            state: State::Closed,
+            local,
+            remote,
+            passive,
+            iss,
+            irs: 0,
+            mss: base_mss,
+            rcv_mss: base_mss,
+            snd_wscale: 0,
+            rcv_wscale,
+            ws_ok: false,
+            sack_ok: false,
+            ts_ok: false,
+            ecn_ok: false,
+            ts_offset,
+            ts_recent: 0,
+            ts_recent_valid: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_wnd: 0,
+            max_snd_wnd: 0,
+            snd_wl1: 0,
+            snd_wl2: 0,
+            snd_sml: 0,
+            sendbuf: SendBuffer::new(config.send_buffer),
+            fin_queued: false,
+            fin_seq: None,
+            syn_pending: false,
+            syn_retries: 0,
+            syn_sent_at: None,
+            syn_retransmitted: false,
+            writable_wanted: false,
+            recvbuf: RecvBuffer::new(config.recv_buffer, config.max_ooo_segments),
+            fin_received: false,
+            peer_fin: None,
+            rcv_adv: 0,
+            last_ack_sent: 0,
+            ack: AckState::default(),
+            sack_scratch: Vec::with_capacity(4),
+            board: Scoreboard::new(),
+            rtt,
+            rack: Rack::default(),
+            tlp: Tlp::default(),
+            prr: Prr::default(),
+            cc,
+            ccs,
+            ca_state: CaState::Open,
+            high_seq: 0,
+            backoff: 0,
+            dupacks: 0,
+            max_packets_out: 0,
+            is_cwnd_limited: false,
+            round_end: 0,
+            ece_pending: false,
+            cwr_pending: false,
+            last_progress: now,
+            probe_pending: false,
+            persist_backoff: 0,
+            persist_probes: 0,
+            keepalive_probes: 0,
+            last_recv: now,
+            last_send: now,
+            pending_rst: None,
+            timers: TimerTable::default(),
+            events: VecDeque::new(),
+            closed_reported: false,
+            counters: ConnCounters::default(),
+            info: TcpInfo::default(),
+            trace: None,
+            trace_dropped: 0,
+            challenge_window: (now, 0),
+            last_cwnd_traced: (0, 0),
+            config,
+        }
+    }
+
+    /// Active open: the connection starts in SYN-SENT with a SYN to send.
+    pub fn connect(
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        config: Config,
+        iss: u32,
+        seed: u64,
+    ) -> Self {
+        let mut c = Connection::new(now, local, remote, config, iss, seed, false);
+        c.state = State::SynSent;
+        c.syn_pending = true;
+        c.snd_nxt = 0;
+        c
+    }
+
+    /// Passive open from a listener's SYN: the connection starts in SYN-RECEIVED with a
+    /// SYN-ACK to send. `syn` must be a SYN without ACK/RST (the endpoint checks).
+    pub fn accept(
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        config: Config,
+        iss: u32,
+        seed: u64,
+        syn: &TcpRepr<'_>,
+    ) -> Self {
+        let mut c = Connection::new(now, local, remote, config, iss, seed, true);
+        c.state = State::SynReceived;
+        c.irs = syn.seq.0;
+        c.negotiate(syn, true);
+        c.syn_pending = true;
+        c.last_recv = now;
+        c
+    }
+
+    // ----- getters -----
+
     pub fn state(&self) -> State {
-        todo!()
+        self.state
     }
+    pub fn local(&self) -> SocketAddr {
+        self.local
+    }
+    pub fn remote(&self) -> SocketAddr {
+        self.remote
+    }
+    pub fn is_passive(&self) -> bool {
+        self.passive
+    }
+    /// Payload bytes per full-sized segment we send.
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+    pub fn counters(&self) -> &ConnCounters {
+        &self.counters
+    }
+    /// Whether the connection is fully closed (and its Closed event queued).
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+    /// Disjoint out-of-order ranges held for reassembly.
+    pub fn ooo_ranges(&self) -> usize {
+        self.recvbuf.ooo_ranges()
+    }
+    pub fn ca_state(&self) -> CaState {
+        self.ca_state
+    }
+
+    // ----- application calls -----
+
     /// Queues bytes for sending; returns how many fit in the send buffer.
-    pub fn write(&mut self, _data: &[u8]) -> usize {
-        todo!()
+    pub fn write(&mut self, data: &[u8]) -> usize {
+        self.write_with_priority(data, 0)
     }
+
+    /// `write` with a scheduling priority recorded on the write (hook for prioritised
+    /// sending; today all writes are sent in order).
+    pub fn write_with_priority(&mut self, data: &[u8], priority: u8) -> usize {
+        if self.fin_queued
+            || !matches!(
+                self.state,
+                State::SynSent | State::SynReceived | State::Established | State::CloseWait
+            )
+        {
+            return 0;
+        }
+        let n = self.sendbuf.write(data, priority);
+        if n < data.len() {
+            self.writable_wanted = true;
+        }
+        n
+    }
+
     /// Reads in-order bytes; returns how many were copied.
-    pub fn read(&mut self, _buf: &mut [u8]) -> usize {
-        todo!()
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        let before = self.rcv_window_now();
+        let n = self.recvbuf.read(buf);
+        if n > 0 && self.state.synchronized() && !self.fin_received {
+            // Window update (RFC 9293 §3.8.6.2.2, Linux `tcp_cleanup_rbuf`): ACK when
+            // the window we could offer is at least twice what the peer sees.
+            let new = self.window_to_offer();
+            if new >= 2 * before.max(1) && new - before >= u64::from(self.rcv_mss) {
+                self.ack.now = true;
+            }
+        }
+        n
     }
+
     /// Bytes ready to read.
     pub fn readable(&self) -> usize {
-        todo!()
+        self.recvbuf.readable()
     }
+
     /// Free space in the send buffer.
     pub fn send_capacity(&self) -> usize {
-        todo!()
+        if self.fin_queued {
+            0
+        } else {
+            self.sendbuf.capacity()
+        }
     }
+
+    /// Bytes written but not yet acknowledged.
+    pub fn send_buffered(&self) -> usize {
+        self.sendbuf.len()
+    }
+
+    /// Whether the peer's FIN has been received (after all data before it).
+    pub fn peer_closed(&self) -> bool {
+        self.fin_received
+    }
+
     /// Graceful close of both directions (FIN after queued data).
     pub fn close(&mut self) {
-        todo!()
+        match self.state {
+            State::SynSent => self.terminate(Ok(())),
+            _ => self.shutdown_write(),
+        }
     }
+
     /// Half-close: no more writes, FIN after queued data; reading continues.
     pub fn shutdown_write(&mut self) {
-        todo!()
+        if self.fin_queued {
+            return;
+        }
+        match self.state {
+            State::SynSent => self.terminate(Ok(())),
+            State::SynReceived => self.fin_queued = true,
+            State::Established => {
+                self.fin_queued = true;
+                self.state = State::FinWait1;
+            }
+            State::CloseWait => {
+                self.fin_queued = true;
+                self.state = State::LastAck;
+            }
+            _ => {}
+        }
     }
-    /// Abort: send RST, drop everything.
+
+    /// Abort: send RST (in synchronized states), drop everything (RFC 9293 §3.10.5).
     pub fn abort(&mut self) {
-        todo!()
+        if self.state == State::Closed {
+            return;
+        }
+        if self.state.synchronized() || self.state == State::SynReceived {
+            self.queue_rst_ack();
+        }
+        self.terminate(Err(ConnError::Aborted));
     }
+
     pub fn info(&self) -> TcpInfo {
-        todo!()
+        let mut i = self.info.clone();
+        i.state = self.state.name();
+        i.cc = self.cc.name();
+        i.cwnd = self.ccs.cwnd;
+        i.ssthresh = self.ccs.ssthresh;
+        i.mss = self.mss;
+        i.srtt = self.rtt.srtt().unwrap_or_default();
+        i.rttvar = self.rtt.rttvar();
+        i.min_rtt = self.rtt.min_rtt().unwrap_or_default();
+        i.rto = self.current_rto();
+        i.in_flight = self.board.in_flight();
+        i.sacked = self.board.sacked_out();
+        i.delivered = self.ccs.delivered;
+        i.app_limited = self.ccs.app_limited;
+        i.snd_wnd = self.snd_wnd.min(u64::from(u32::MAX)) as u32;
+        i.rcv_wnd = self
+            .rcv_adv
+            .saturating_sub(self.rcv_nxt())
+            .min(u64::from(u32::MAX)) as u32;
+        i
     }
+
     /// Turns recording of `TraceEvent`s on or off (bounded buffer, drained by `drain_trace`).
-    pub fn set_trace(&mut self, _on: bool) {
-        todo!()
+    pub fn set_trace(&mut self, on: bool) {
+        if on {
+            self.trace.get_or_insert_with(Vec::new);
+        } else {
+            self.trace = None;
+        }
     }
-    pub fn drain_trace(&mut self, _out: &mut Vec<TraceEvent>) {
-        todo!()
+
+    pub fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
+        if let Some(t) = self.trace.as_mut() {
+            out.append(t);
+        }
     }
+
+    /// Trace events not recorded because the buffer was full.
+    pub fn trace_dropped(&self) -> u64 {
+        self.trace_dropped
+    }
+
+    // ----- output: events and timers -----
+
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+
+    // ----- helpers shared by the submodules -----
+
+    fn rcv_nxt(&self) -> u64 {
+        1 + self.recvbuf.nxt() + u64::from(self.fin_received)
+    }
+
+    fn wire_snd(&self, s: u64) -> SeqNum {
+        SeqNum(self.iss.wrapping_add(s as u32))
+    }
+    fn wire_rcv(&self, s: u64) -> SeqNum {
+        SeqNum(self.irs.wrapping_add(s as u32))
+    }
+    /// An incoming sequence number as an offset from the IRS, relative to RCV.NXT.
+    fn unwrap_rcv(&self, seq: SeqNum) -> i64 {
+        let nxt = self.rcv_nxt();
+        nxt as i64 + i64::from(seq.diff(self.wire_rcv(nxt)))
+    }
+    /// An incoming ACK number as an offset from the ISS, relative to SND.UNA.
+    fn unwrap_ack(&self, ack: SeqNum) -> i64 {
+        self.snd_una as i64 + i64::from(ack.diff(self.wire_snd(self.snd_una)))
+    }
+
+    fn tsval(&self, now: Instant) -> u32 {
+        (now.as_millis() as u32).wrapping_add(self.ts_offset)
+    }
+
+    fn current_rto(&self) -> Duration {
+        crate::recovery::rto::backoff(self.rtt.rto(), self.backoff, self.config.max_rto)
+    }
+
+    fn push_event(&mut self, ev: Event) {
+        if self.events.contains(&ev) && !matches!(ev, Event::Closed(_)) {
+            return;
+        }
+        if self.events.len() < EVENT_LIMIT {
+            self.events.push_back(ev);
+        }
+    }
+
+    fn trace(&mut self, ev: TraceEvent) {
+        if let Some(t) = self.trace.as_mut() {
+            if t.len() < TRACE_LIMIT {
+                t.push(ev);
+            } else {
+                self.trace_dropped += 1;
+            }
+        }
+    }
+
+    fn trace_cwnd(&mut self, now: Instant) {
+        let cur = (self.ccs.cwnd, self.ccs.ssthresh);
+        if cur != self.last_cwnd_traced {
+            self.last_cwnd_traced = cur;
+            self.trace(TraceEvent::Cwnd {
+                at: now,
+                cwnd: cur.0,
+                ssthresh: cur.1,
+            });
+        }
+    }
+
+    fn queue_rst_ack(&mut self) {
+        let ack = if self.state == State::SynSent {
+            None
+        } else {
+            Some(self.wire_rcv(self.rcv_nxt()))
+        };
+        self.pending_rst = Some((self.wire_snd(self.snd_nxt), ack));
+    }
+
+    /// Ends the connection: timers stop, buffers are dropped, `Closed` is reported once.
+    fn terminate(&mut self, result: Result<(), ConnError>) {
+        self.state = State::Closed;
+        self.timers.stop_all();
+        self.board = Scoreboard::new();
+        self.sendbuf = SendBuffer::new(0);
+        self.probe_pending = false;
+        self.tlp.reset();
+        self.ack = AckState::default();
+        if !self.closed_reported {
+            self.closed_reported = true;
+            self.push_event(Event::Closed(result));
+        }
+    }
+
+    /// Options from the peer's SYN (or SYN-ACK): RFC 7323, RFC 2018, RFC 3168, MSS.
+    fn negotiate(&mut self, syn: &TcpRepr<'_>, passive: bool) {
+        let peer_mss = u32::from(syn.mss.unwrap_or(536)).max(64);
+        let ws_ok = self.config.window_scaling && syn.window_scale.is_some();
+        self.ws_ok = ws_ok;
+        self.snd_wscale = if ws_ok {
+            syn.window_scale.unwrap_or(0).min(14)
+        } else {
+            0
+        };
+        if !ws_ok {
+            self.rcv_wscale = 0;
+        }
+        self.sack_ok = self.config.sack && syn.sack_permitted;
+        self.ts_ok = self.config.timestamps && syn.timestamps.is_some();
+        if let Some(ts) = syn.timestamps.filter(|_| self.ts_ok) {
+            self.ts_recent = ts.tsval;
+            self.ts_recent_valid = true;
+        }
+        let ece = syn.flags.contains(Flags::ECE);
+        let cwr = syn.flags.contains(Flags::CWR);
+        self.ecn_ok = self.config.ecn && if passive { ece && cwr } else { ece && !cwr };
+        let opt = if self.ts_ok { 12 } else { 0 };
+        self.mss = peer_mss
+            .min(u32::from(self.config.mss))
+            .saturating_sub(opt)
+            .max(48);
+        self.rcv_mss = u32::from(self.config.mss).saturating_sub(opt).max(48);
+        self.ccs.mss = self.mss;
+        // The SYN's window is never scaled (RFC 7323 §2.2).
+        self.snd_wnd = u64::from(syn.window);
+        self.max_snd_wnd = self.snd_wnd;
+    }
+
+    /// The window we would advertise now, in bytes, before scaling.
+    fn window_to_offer(&self) -> u64 {
+        let free = self.recvbuf.free() as u64;
+        let max = 65_535u64 << self.rcv_wscale;
+        // Round down to the scale granularity so the right edge is exact.
+        (free.min(max) >> self.rcv_wscale) << self.rcv_wscale
+    }
+
+    /// What the peer currently sees as our window.
+    fn rcv_window_now(&self) -> u64 {
+        self.rcv_adv.saturating_sub(self.rcv_nxt())
+    }
+
+    fn record_tx(&mut self, now: Instant, seg: &Segment) {
+        self.info.segs_out += 1;
+        self.last_send = now;
+        if seg.payload_len > 0 {
+            self.info.bytes_sent += u64::from(seg.payload_len);
+        }
+    }
+}
+
+/// Linux `tcp_select_initial_window`: the smallest shift that lets the 16-bit window
+/// field cover the buffer, at most 14 (RFC 7323 §2.3).
+pub fn window_shift(buf: usize) -> u8 {
+    let mut shift = 0u8;
+    while shift < 14 && (buf >> shift) > 65_535 {
+        shift += 1;
+    }
+    shift
 }

@@ -1,0 +1,785 @@
+use super::*;
+use proptest::prelude::*;
+use rand::Rng;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+// ---------------------------------------------------------------------------
+// A trivial base controller: +1 segment per ACKed segment up to `cap`, halving on
+// `ssthresh`. Shared counters let tests see what the layer forwarded.
+
+#[derive(Debug, Default)]
+struct Calls {
+    on_ack: AtomicU64,
+    cong_avoid: AtomicU64,
+    ssthresh: AtomicU64,
+    events: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Probe {
+    cap: u32,
+    calls: Arc<Calls>,
+}
+
+impl CongestionControl for Probe {
+    fn name(&self) -> &'static str {
+        "probe"
+    }
+    fn on_ack(&mut self, _cc: &mut CcState, _ack: &AckSample) {
+        self.calls.on_ack.fetch_add(1, Ordering::Relaxed);
+    }
+    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample) {
+        self.calls.cong_avoid.fetch_add(1, Ordering::Relaxed);
+        cc.cwnd = cc.cwnd.saturating_add(ack.acked_segs).min(self.cap);
+    }
+    fn ssthresh(&mut self, cc: &mut CcState, _now: Instant) -> u32 {
+        self.calls.ssthresh.fetch_add(1, Ordering::Relaxed);
+        (cc.cwnd / 2).max(2)
+    }
+    fn on_event(&mut self, _cc: &mut CcState, _now: Instant, _ev: CcEvent) {
+        self.calls.events.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn layer(cap: u32, cfg: DelayCorrConfig) -> (DelayCorrelation, Arc<Calls>) {
+    let calls = Arc::new(Calls::default());
+    let base = Probe {
+        cap,
+        calls: calls.clone(),
+    };
+    (DelayCorrelation::new(Box::new(base), cfg), calls)
+}
+
+// ---------------------------------------------------------------------------
+// A scripted FIFO bottleneck: one packet served per `tau_us`, `base_us` round trip
+// with an empty queue, every segment ACKed on its own. A packet sent with x packets
+// in flight (itself included) sees rtt = base + max(0, x − BDP)·τ, BDP = base/τ.
+
+struct Fifo<C: CongestionControl> {
+    dc: C,
+    cc: CcState,
+    base_us: u64,
+    tau_us: u64,
+    last_depart_us: u64,
+    now_us: u64,
+    /// In flight, in send (= ACK) order: send state and ACK arrival time.
+    flight: VecDeque<(SentInfo, u64)>,
+    /// Extra per-packet delay uncorrelated with load, µs (0 = none).
+    jitter_us: u64,
+    rng: ChaCha8Rng,
+    /// (cwnd after the ACK, RTT µs of the ACKed segment) per ACK.
+    trace: Vec<(u32, u64)>,
+}
+
+impl<C: CongestionControl> Fifo<C> {
+    fn new(dc: C, initial_cwnd: u32, base_us: u64, tau_us: u64) -> Self {
+        let mut cc = CcState::new(initial_cwnd, 1448);
+        cc.cwnd_limited = true;
+        let mut f = Fifo {
+            dc,
+            cc,
+            base_us,
+            tau_us,
+            last_depart_us: 0,
+            now_us: 0,
+            flight: VecDeque::new(),
+            jitter_us: 0,
+            rng: ChaCha8Rng::seed_from_u64(99),
+            trace: Vec::new(),
+        };
+        f.dc.init(&mut f.cc, Instant::ZERO);
+        f.send_all();
+        f
+    }
+
+    fn now(&self) -> Instant {
+        Instant::from_micros(self.now_us)
+    }
+
+    fn send_all(&mut self) {
+        while (self.flight.len() as u32) < self.cc.cwnd {
+            let depart = self.last_depart_us.max(self.now_us) + self.tau_us;
+            self.last_depart_us = depart;
+            let jitter = if self.jitter_us > 0 {
+                self.rng.gen_range(0..self.jitter_us)
+            } else {
+                0
+            };
+            let ack_at = depart + self.base_us - self.tau_us + jitter;
+            let info = SentInfo {
+                sent_at: self.now(),
+                bytes: 1448,
+                in_flight_at_send: self.flight.len() as u32 + 1,
+                ..Default::default()
+            };
+            self.cc.in_flight = info.in_flight_at_send;
+            self.dc.on_sent(&mut self.cc, &info);
+            self.flight.push_back((info, ack_at));
+        }
+    }
+
+    /// Deliver the next ACK (jitter may reorder arrival times slightly; ACKs are
+    /// still processed in send order, as a FIFO path delivers them).
+    fn step(&mut self) {
+        let Some((info, ack_at)) = self.flight.pop_front() else {
+            return;
+        };
+        self.now_us = self.now_us.max(ack_at);
+        let ack = AckSample {
+            now: self.now(),
+            acked_segs: 1,
+            acked_bytes: 1448,
+            rtt: Some(self.now().saturating_duration_since(info.sent_at)),
+            newest_acked: Some(info),
+            prior_in_flight: self.flight.len() as u32 + 1,
+            ece: false,
+        };
+        self.cc.in_flight = self.flight.len() as u32;
+        self.dc.on_ack(&mut self.cc, &ack);
+        self.dc.cong_avoid(&mut self.cc, &ack);
+        self.trace
+            .push((self.cc.cwnd, self.now_us - info.sent_at.as_micros()));
+        self.send_all();
+    }
+
+    fn run(&mut self, acks: usize) {
+        for _ in 0..acks {
+            self.step();
+        }
+    }
+
+    fn mean_rtt_us(&self, last: usize) -> u64 {
+        let t = &self.trace[self.trace.len() - last..];
+        t.iter().map(|&(_, r)| r).sum::<u64>() / last as u64
+    }
+}
+
+const BASE_US: u64 = 20_000;
+const TAU_US: u64 = 1_000; // BDP = 20 packets
+
+// ---------------------------------------------------------------------------
+// Algorithm 3 and the thesis' worked example (claims DC-7, W-5).
+
+#[test]
+fn dither_matches_the_thesis_worked_example() {
+    let cfg = DelayCorrConfig::default();
+    // "a BDP of roughly 8 TCP packets, producing low and high rate estimates of 10 and 18"
+    assert_eq!(cfg.dither(8, 0, 32), 10);
+    assert_eq!(cfg.dither(8, 16, 32), 18);
+    // Large BDPs: 6.25 % once est >> 4 exceeds 10.
+    assert_eq!(cfg.dither(176, 0, 32), 178);
+    assert_eq!(cfg.dither(176, 31, 32), 187);
+    assert_eq!(cfg.dither(175, 31, 32), 185);
+}
+
+#[test]
+fn dither_phase_flips_at_half_the_window() {
+    let cfg = DelayCorrConfig::default();
+    assert_eq!(cfg.dither(100, 15, 32), 102);
+    assert_eq!(cfg.dither(100, 16, 32), 110);
+    assert_eq!(cfg.dither(100, 63, 128), 102);
+    assert_eq!(cfg.dither(100, 64, 128), 110);
+    let off = DelayCorrConfig {
+        dither: false,
+        ..DelayCorrConfig::default()
+    };
+    assert_eq!(off.dither(100, 20, 32), 100);
+}
+
+/// A window of points on rtt = base + (x − BDP)·τ.
+fn fifo_window(
+    w: usize,
+    bdp: u32,
+    base_us: u32,
+    tau_us: u32,
+    xs: impl Fn(usize) -> u32,
+) -> ObservationWindow {
+    let mut win = ObservationWindow::new(w);
+    for i in 0..w {
+        let x = xs(i);
+        win.push(x, base_us + (x - bdp) * tau_us);
+    }
+    win
+}
+
+#[test]
+fn fifo_line_gives_r_of_one_and_the_bdp_exactly() {
+    for (bdp, tau) in [(8u32, 6_000u32), (20, 1_000), (176, 57), (1000, 12)] {
+        let win = fifo_window(32, bdp, 50_000, tau, |i| bdp + 1 + (i as u32 * 7) % 40);
+        let m = win.moments();
+        assert!((m.r() - 1.0).abs() < 1e-12, "r = {}", m.r());
+        assert_eq!(m.x_at(50_000), Some(i128::from(bdp)));
+    }
+}
+
+#[test]
+fn worked_example_through_the_layer_sets_10_then_18() {
+    // Drive real ACKs whose observations lie on a BDP = 8 line; with sampling off the
+    // window index advances by one per ACK, so the dither phase is predictable.
+    let cfg = DelayCorrConfig {
+        sampling: false,
+        ..DelayCorrConfig::default()
+    };
+    let (mut dc, calls) = layer(1000, cfg);
+    let mut cc = CcState::new(40, 1448);
+    let base_us = 100_000u64;
+    let tau_us = 6_000u64;
+    let mut cwnds = Vec::new();
+    for i in 0..64u64 {
+        let x = 9 + (i % 30) as u32;
+        let rtt = base_us + u64::from(x - 8) * tau_us;
+        let now = Instant::from_micros(1_000_000 + i * 10_000);
+        let sent = ago(now, Duration::from_micros(rtt));
+        let ack = ack_for(now, sent, x);
+        if i == 0 {
+            // One sample at the path's minimum RTT (an uncongested packet).
+            let a0 = ack_for(now, ago(now, Duration::from_micros(base_us)), 8);
+            dc.on_ack(&mut cc, &a0);
+        }
+        dc.on_ack(&mut cc, &ack);
+        dc.cong_avoid(&mut cc, &ack);
+        cwnds.push((dc.window().index(), cc.cwnd));
+    }
+    let s = dc.snapshot();
+    assert_eq!(s.estimate, Some(8));
+    assert!(s.clamping);
+    for &(idx, cwnd) in &cwnds[40..] {
+        assert_eq!(cwnd, if idx < 16 { 10 } else { 18 }, "index {idx}");
+    }
+    // While clamping, the base's cong_avoid was not called.
+    assert!(calls.cong_avoid.load(Ordering::Relaxed) < 40);
+}
+
+fn ago(now: Instant, d: Duration) -> Instant {
+    now.checked_sub(d).expect("test times start late enough")
+}
+
+fn ack_for(now: Instant, sent_at: Instant, in_flight_at_send: u32) -> AckSample {
+    AckSample {
+        now,
+        acked_segs: 1,
+        acked_bytes: 1448,
+        rtt: Some(now.saturating_duration_since(sent_at)),
+        newest_acked: Some(SentInfo {
+            sent_at,
+            bytes: 1448,
+            in_flight_at_send,
+            ..Default::default()
+        }),
+        prior_in_flight: in_flight_at_send,
+        ece: false,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// State size (DC-8) and running sums (Algorithm 1).
+
+#[test]
+fn per_socket_state_is_8w_plus_40_bytes() {
+    assert_eq!(
+        std::mem::size_of::<Observation>(),
+        8,
+        "two 32-bit values per slot"
+    );
+    assert_eq!(std::mem::size_of::<Sums>(), 40, "five 64-bit sums");
+    assert_eq!(ObservationWindow::new(32).state_bytes(), 296);
+    assert_eq!(ObservationWindow::new(128).state_bytes(), 1064);
+}
+
+proptest! {
+    #[test]
+    fn running_sums_equal_recomputation(
+        w in 2usize..200,
+        obs in proptest::collection::vec((0u32..=u32::MAX, 0u32..=u32::MAX), 0..700),
+    ) {
+        let mut win = ObservationWindow::new(w);
+        for &(x, y) in &obs {
+            win.push(x, y);
+            prop_assert_eq!(win.sums(), win.recompute());
+        }
+        prop_assert_eq!(win.len(), obs.len().min(w));
+        // The window holds exactly the last min(n, W) observations (saturated).
+        let mut want: Vec<_> = obs.iter().rev().take(w)
+            .map(|&(x, y)| (x.min(MAX_VALUE), y.min(MAX_VALUE))).collect();
+        let mut got: Vec<_> = win.observations().iter().map(|o| (o.rate, o.rtt_us)).collect();
+        want.sort_unstable();
+        got.sort_unstable();
+        prop_assert_eq!(got, want);
+    }
+
+    #[test]
+    fn statistics_never_overflow_at_the_largest_window(
+        obs in proptest::collection::vec((0u32..=u32::MAX, 0u32..=u32::MAX), MAX_WINDOW..MAX_WINDOW + 50),
+        target in 0u32..=u32::MAX,
+    ) {
+        let mut win = ObservationWindow::new(MAX_WINDOW);
+        for &(x, y) in &obs {
+            win.push(x, y);
+        }
+        let m = win.moments();
+        let r = m.r();
+        prop_assert!((-1.0..=1.0).contains(&r));
+        let _ = m.x_at(target.min(MAX_VALUE));
+    }
+}
+
+#[test]
+fn extreme_values_fill_the_largest_window_without_overflow() {
+    let mut win = ObservationWindow::new(MAX_WINDOW);
+    for i in 0..MAX_WINDOW {
+        let v = if i % 2 == 0 { MAX_VALUE } else { 0 };
+        win.push(v, v);
+    }
+    assert_eq!(win.sums(), win.recompute());
+    let m = win.moments();
+    assert!((m.r() - 1.0).abs() < 1e-12);
+    assert_eq!(m.x_at(0), Some(0));
+    // All at the cap: no variance, no fit.
+    for _ in 0..MAX_WINDOW {
+        win.push(u32::MAX, u32::MAX);
+    }
+    assert_eq!(
+        win.sums().xx,
+        (MAX_WINDOW as u64) * u64::from(MAX_VALUE).pow(2)
+    );
+    assert_eq!(win.moments().r(), 0.0);
+}
+
+// ---------------------------------------------------------------------------
+// Degenerate fits (spec [AMB-8]).
+
+#[test]
+fn identical_observations_give_zero_correlation_and_no_action() {
+    let win = fifo_window(32, 0, 20_000, 0, |_| 10);
+    assert_eq!(win.moments().r(), 0.0);
+    assert_eq!(win.moments().x_at(20_000), None);
+
+    let cfg = DelayCorrConfig {
+        sampling: false,
+        ..DelayCorrConfig::default()
+    };
+    let (mut dc, calls) = layer(1000, cfg);
+    let mut cc = CcState::new(10, 1448);
+    for i in 0..100u64 {
+        let now = Instant::from_millis(100 + i);
+        let ack = ack_for(now, ago(now, Duration::from_millis(20)), 10);
+        dc.on_ack(&mut cc, &ack);
+        dc.cong_avoid(&mut cc, &ack);
+    }
+    let s = dc.snapshot();
+    assert_eq!(s.r, Some(0.0));
+    assert_eq!(s.clamps, 0);
+    assert_eq!(cc.cwnd, 110, "base grew +1 per ACK untouched");
+    assert_eq!(calls.cong_avoid.load(Ordering::Relaxed), 100);
+}
+
+#[test]
+fn negative_slope_never_clamps() {
+    let (mut dc, _) = layer(
+        1000,
+        DelayCorrConfig {
+            sampling: false,
+            ..Default::default()
+        },
+    );
+    let mut cc = CcState::new(10, 1448);
+    for i in 0..64u64 {
+        let now = Instant::from_millis(1000 + i);
+        let x = 10 + (i % 20) as u32;
+        // More in flight, *less* delay.
+        let rtt = Duration::from_micros(60_000 - u64::from(x) * 1000);
+        let ack = ack_for(now, ago(now, rtt), x);
+        dc.on_ack(&mut cc, &ack);
+        dc.cong_avoid(&mut cc, &ack);
+    }
+    let s = dc.snapshot();
+    assert!(s.r.unwrap() < -0.99);
+    assert_eq!(s.clamps, 0);
+}
+
+#[test]
+fn intercept_above_min_rtt_floors_the_estimate_at_zero_plus_dither() {
+    // Perfect correlation, but the line predicts 30 ms at zero in flight while the
+    // min RTT is 20 ms: the estimate is negative and cwnd falls to the dither.
+    let (mut dc, _) = layer(
+        1000,
+        DelayCorrConfig {
+            sampling: false,
+            ..Default::default()
+        },
+    );
+    let mut cc = CcState::new(50, 1448);
+    let t0 = Instant::from_secs(1);
+    dc.on_ack(&mut cc, &ack_for(t0, ago(t0, Duration::from_millis(20)), 1));
+    for i in 1..=32u64 {
+        let now = t0 + Duration::from_millis(i);
+        let x = 10 + i as u32;
+        let rtt = Duration::from_micros(30_000 + u64::from(x) * 100);
+        let ack = ack_for(now, ago(now, rtt), x);
+        dc.on_ack(&mut cc, &ack);
+        dc.cong_avoid(&mut cc, &ack);
+    }
+    let s = dc.snapshot();
+    assert!(s.clamping);
+    assert_eq!(s.estimate, Some(0));
+    // The window is full and index wrapped to 0 or 1: low dither, above the floor.
+    assert_eq!(cc.cwnd, 2);
+}
+
+#[test]
+fn clamped_cwnd_respects_floor_and_cwnd_clamp() {
+    let cfg = DelayCorrConfig {
+        dither: false,
+        min_cwnd: 4,
+        ..DelayCorrConfig::default()
+    };
+    let mut cc = CcState::new(100, 1448);
+    for (bdp, clamp, want) in [(1u32, 1000u32, 4u32), (500, 300, 300), (50, 1000, 50)] {
+        let (mut dc, _) = layer(
+            1000,
+            DelayCorrConfig {
+                sampling: false,
+                ..cfg.clone()
+            },
+        );
+        cc.cwnd_clamp = clamp;
+        let t0 = Instant::from_secs(1);
+        dc.on_ack(
+            &mut cc,
+            &ack_for(t0, ago(t0, Duration::from_millis(20)), bdp),
+        );
+        for i in 1..=32u64 {
+            let now = t0 + Duration::from_millis(i);
+            let x = bdp + i as u32;
+            let rtt = Duration::from_micros(20_000 + u64::from(x - bdp) * 100);
+            let ack = ack_for(now, ago(now, rtt), x);
+            dc.on_ack(&mut cc, &ack);
+            dc.cong_avoid(&mut cc, &ack);
+        }
+        assert_eq!(dc.snapshot().estimate, Some(bdp));
+        assert_eq!(cc.cwnd, want, "bdp {bdp} clamp {clamp}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Closed loop on the FIFO model.
+
+#[test]
+fn warm_up_defers_until_the_window_is_full() {
+    let (dc, calls) = layer(10_000, DelayCorrConfig::default());
+    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    let mut first_consult_at = None;
+    for i in 0..3000 {
+        f.step();
+        let s = f.dc.snapshot();
+        if s.consults > 0 && first_consult_at.is_none() {
+            first_consult_at = Some(i);
+            assert_eq!(s.window_len, 32);
+            assert_eq!(s.stored, 32, "consulted before the window was full");
+        }
+        if first_consult_at.is_none() {
+            assert!(!s.clamping);
+        }
+    }
+    assert!(first_consult_at.is_some());
+    // Before the first consult every ACK went to the base.
+    assert!(calls.cong_avoid.load(Ordering::Relaxed) as usize >= first_consult_at.unwrap());
+}
+
+#[test]
+fn bufferbloat_is_detected_and_cwnd_clamped_near_the_bdp() {
+    let (dc, _) = layer(10_000, DelayCorrConfig::default());
+    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    f.run(20_000);
+    let s = f.dc.snapshot();
+    assert!(s.clamping, "{s:?}");
+    assert!(s.r.unwrap() >= 0.98, "{s:?}");
+    let est = s.estimate.unwrap();
+    assert!((19..=21).contains(&est), "estimate {est}, BDP 20");
+    assert_eq!(s.min_rtt, Some(Duration::from_micros(BASE_US)));
+    // RTT stays within a small factor of the minimum (low dither +2, high +10 pkts).
+    let mean = f.mean_rtt_us(5_000);
+    assert!(mean <= BASE_US + 12 * TAU_US, "mean RTT {mean} µs");
+    assert!(mean >= BASE_US, "mean RTT {mean} µs");
+    // And the link stays busy: cwnd never below the BDP in steady state.
+    let min_cwnd = f.trace[15_000..].iter().map(|&(c, _)| c).min().unwrap();
+    assert!(min_cwnd >= 20, "cwnd fell to {min_cwnd}");
+    // Both dither levels are in use.
+    let max_cwnd = f.trace[15_000..].iter().map(|&(c, _)| c).max().unwrap();
+    assert!(max_cwnd >= 29, "no high dither seen (max cwnd {max_cwnd})");
+}
+
+#[test]
+fn without_the_layer_the_same_path_bloats() {
+    // Control for the test above: the base alone fills the queue without bound.
+    let base = Probe {
+        cap: 2_000,
+        calls: Arc::default(),
+    };
+    let mut f = Fifo::new(base, 10, BASE_US, TAU_US);
+    f.run(20_000);
+    assert!(f.mean_rtt_us(5_000) > 10 * BASE_US);
+}
+
+#[test]
+fn flat_rtt_below_the_bdp_defers_to_the_base() {
+    // The base never exceeds half the BDP, so there is no queue; jitter adds noise
+    // that is uncorrelated with the rate.
+    let (dc, calls) = layer(10, DelayCorrConfig::default());
+    let mut f = Fifo::new(dc, 4, BASE_US, TAU_US);
+    f.jitter_us = 2_000;
+    f.run(5_000);
+    let s = f.dc.snapshot();
+    assert!(s.consults > 1_000);
+    assert_eq!(s.clamps, 0);
+    assert!(!s.clamping);
+    assert!(s.r.unwrap().abs() < 0.3, "r = {:?}", s.r);
+    assert_eq!(f.cc.cwnd, 10);
+    assert_eq!(calls.cong_avoid.load(Ordering::Relaxed), 5_000);
+}
+
+#[test]
+fn control_returns_to_the_base_when_the_correlation_disappears() {
+    let (dc, calls) = layer(10_000, DelayCorrConfig::default());
+    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    f.run(10_000);
+    assert!(f.dc.is_clamping());
+    let before = f.dc.snapshot();
+    let ss_calls = calls.ssthresh.load(Ordering::Relaxed);
+    // The bottleneck gets 4× faster: BDP 80, far above the clamped window, so RTT
+    // goes flat and the correlation vanishes.
+    f.tau_us = 250;
+    let mut released_at = None;
+    for i in 0..20_000 {
+        f.step();
+        if released_at.is_none() && !f.dc.is_clamping() {
+            released_at = Some(i);
+            let s = f.dc.snapshot();
+            assert!(s.r.unwrap() < 0.9);
+            assert_eq!(s.releases, before.releases + 1);
+            // Re-anchored: the base's ssthresh hook ran once, ssthresh = cwnd.
+            assert_eq!(calls.ssthresh.load(Ordering::Relaxed), ss_calls + 1);
+            // (the base then grew this ACK by its usual +1).
+            assert_eq!(f.cc.ssthresh + 1, f.cc.cwnd);
+        }
+    }
+    assert!(released_at.is_some(), "never released");
+    // The base grew the window past the old clamp, bloated the new queue, and the
+    // layer found the new BDP.
+    let s = f.dc.snapshot();
+    assert!(s.clamping, "{s:?}");
+    let est = s.estimate.unwrap();
+    assert!((78..=82).contains(&est), "estimate {est}, new BDP 80");
+}
+
+#[test]
+fn keep_policy_leaves_the_base_state_alone_on_release() {
+    let cfg = DelayCorrConfig {
+        release: ReleasePolicy::Keep,
+        ..DelayCorrConfig::default()
+    };
+    let (dc, calls) = layer(10_000, cfg);
+    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    f.run(10_000);
+    assert!(f.dc.is_clamping());
+    f.tau_us = 250;
+    while f.dc.is_clamping() {
+        f.step();
+    }
+    assert_eq!(calls.ssthresh.load(Ordering::Relaxed), 0);
+    assert_eq!(f.dc.snapshot().releases, 1);
+}
+
+#[test]
+fn recovery_interrupts_the_clamp_and_observations_continue() {
+    let (dc, calls) = layer(10_000, DelayCorrConfig::default());
+    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    f.run(10_000);
+    assert!(f.dc.is_clamping());
+    let now = f.now();
+    f.dc.on_event(&mut f.cc, now, CcEvent::EnterRecovery);
+    assert!(!f.dc.is_clamping());
+    assert_eq!(calls.events.load(Ordering::Relaxed), 1, "event forwarded");
+    // In recovery the connection calls on_ack but not cong_avoid: the layer keeps
+    // observing and leaves cwnd to PRR.
+    f.cc.cwnd = 7;
+    let (stored, consults) = (f.dc.snapshot().stored, f.dc.snapshot().consults);
+    for i in 0..50u64 {
+        let t = now + Duration::from_millis(i);
+        let ack = ack_for(t, ago(t, Duration::from_millis(25)), 25);
+        f.dc.on_ack(&mut f.cc, &ack);
+    }
+    assert!(f.dc.snapshot().stored > stored);
+    assert_eq!(f.dc.snapshot().consults, consults);
+    assert_eq!(f.cc.cwnd, 7);
+    // After recovery the next ACK re-consults, and the bloated history clamps again.
+    let t = now + Duration::from_millis(60);
+    f.dc.on_event(&mut f.cc, t, CcEvent::ExitRecovery);
+    let ack = ack_for(t, ago(t, Duration::from_millis(25)), 25);
+    f.dc.on_ack(&mut f.cc, &ack);
+    f.dc.cong_avoid(&mut f.cc, &ack);
+    assert_eq!(f.dc.snapshot().consults, consults + 1);
+}
+
+#[test]
+fn after_an_rto_consults_wait_for_a_segment_sent_after_it() {
+    let (dc, _) = layer(10_000, DelayCorrConfig::default());
+    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    f.run(10_000);
+    let rto_at = f.now() + Duration::from_millis(300);
+    f.dc.on_event(&mut f.cc, rto_at, CcEvent::Rto);
+    f.cc.cwnd = 1;
+    let consults = f.dc.snapshot().consults;
+    // ACKs for segments sent before the RTO: observed, but no consult.
+    let t = rto_at + Duration::from_millis(5);
+    let old = ack_for(t, ago(rto_at, Duration::from_millis(10)), 30);
+    f.dc.on_ack(&mut f.cc, &old);
+    f.dc.cong_avoid(&mut f.cc, &old);
+    assert_eq!(f.dc.snapshot().consults, consults);
+    assert_eq!(f.cc.cwnd, 2, "the base (slow start) owned cwnd");
+    // A segment first sent after the RTO ends the deferral.
+    let t2 = rto_at + Duration::from_millis(40);
+    let new = ack_for(t2, rto_at + Duration::from_millis(15), 2);
+    f.dc.on_ack(&mut f.cc, &new);
+    f.dc.cong_avoid(&mut f.cc, &new);
+    assert_eq!(f.dc.snapshot().consults, consults + 1);
+}
+
+#[test]
+fn retransmitted_segments_give_no_observation() {
+    let (mut dc, _) = layer(
+        1000,
+        DelayCorrConfig {
+            sampling: false,
+            ..Default::default()
+        },
+    );
+    let mut cc = CcState::new(10, 1448);
+    let now = Instant::from_secs(1);
+    let mut ack = ack_for(now, ago(now, Duration::from_millis(5)), 10);
+    ack.newest_acked.as_mut().unwrap().retransmit = true;
+    dc.on_ack(&mut cc, &ack);
+    assert_eq!(dc.snapshot().stored, 0);
+    assert_eq!(
+        dc.snapshot().min_rtt,
+        None,
+        "ambiguous RTT must not lower min RTT"
+    );
+    ack.newest_acked = None;
+    dc.on_ack(&mut cc, &ack);
+    assert_eq!(dc.snapshot().stored, 0);
+    let ack = ack_for(now, ago(now, Duration::from_millis(5)), 10);
+    dc.on_ack(&mut cc, &ack);
+    assert_eq!(dc.snapshot().stored, 1);
+}
+
+#[test]
+fn sampling_keeps_about_w_per_two_cwnd_rounds() {
+    let (mut dc, _) = layer(1000, DelayCorrConfig::default());
+    let mut cc = CcState::new(320, 1448);
+    let n = 20_000u64;
+    for i in 0..n {
+        let now = Instant::from_millis(1000 + i);
+        dc.on_ack(
+            &mut cc,
+            &ack_for(now, ago(now, Duration::from_millis(20)), 300),
+        );
+    }
+    // p = 32 / 640 = 1/20 → 1000 expected; binomial σ ≈ 31.
+    let stored = dc.snapshot().stored;
+    assert!((850..=1150).contains(&stored), "stored {stored}");
+    // With the window larger than 2·cwnd every observation is kept.
+    cc.cwnd = 16;
+    for i in 0..100 {
+        let now = Instant::from_millis(100_000 + i);
+        dc.on_ack(
+            &mut cc,
+            &ack_for(now, ago(now, Duration::from_millis(20)), 16),
+        );
+    }
+    assert_eq!(dc.snapshot().stored, stored + 100);
+}
+
+#[test]
+fn same_seed_same_trace_and_seed_changes_sampling() {
+    let trace = |seed: u64| {
+        let cfg = DelayCorrConfig {
+            seed,
+            ..DelayCorrConfig::default()
+        };
+        let (dc, _) = layer(10_000, cfg);
+        let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+        f.run(8_000);
+        (f.trace, f.dc.snapshot())
+    };
+    let (a, sa) = trace(7);
+    let (b, sb) = trace(7);
+    assert_eq!(a, b);
+    assert_eq!(sa, sb);
+    let (c, _) = trace(8);
+    assert_ne!(a, c, "the seed has no effect on sampling");
+}
+
+#[test]
+fn config_validation_rejects_out_of_range_values() {
+    let ok = DelayCorrConfig::default();
+    assert_eq!(ok.validate(), Ok(()));
+    let bad = |f: fn(&mut DelayCorrConfig)| {
+        let mut c = DelayCorrConfig::default();
+        f(&mut c);
+        c.validate()
+    };
+    assert_eq!(bad(|c| c.window = 1), Err(DelayCorrConfigError::Window(1)));
+    assert_eq!(
+        bad(|c| c.window = MAX_WINDOW + 1),
+        Err(DelayCorrConfigError::Window(MAX_WINDOW + 1))
+    );
+    assert!(matches!(
+        bad(|c| c.threshold = f64::NAN),
+        Err(DelayCorrConfigError::Threshold(_))
+    ));
+    assert!(matches!(
+        bad(|c| c.threshold = 0.0),
+        Err(DelayCorrConfigError::Threshold(_))
+    ));
+    assert!(matches!(
+        bad(|c| c.threshold = 1.5),
+        Err(DelayCorrConfigError::Threshold(_))
+    ));
+    assert_eq!(
+        bad(|c| c.dither_high_shift = 40),
+        Err(DelayCorrConfigError::DitherShift(40))
+    );
+    assert_eq!(bad(|c| c.min_cwnd = 0), Err(DelayCorrConfigError::MinCwnd));
+    // `new` sanitizes instead of panicking.
+    let wild = DelayCorrConfig {
+        window: 0,
+        threshold: f64::NAN,
+        dither_high_shift: 99,
+        min_cwnd: 0,
+        ..DelayCorrConfig::default()
+    };
+    let (dc, _) = layer(10, wild);
+    assert_eq!(dc.config().validate(), Ok(()));
+    assert_eq!(dc.window().capacity(), 2);
+}
+
+#[test]
+fn delegates_name_independent_hooks_to_the_base() {
+    let (mut dc, calls) = layer(10, DelayCorrConfig::default());
+    let mut cc = CcState::new(10, 1448);
+    assert_eq!(dc.name(), "delay_correlation");
+    assert_eq!(dc.base().name(), "probe");
+    assert_eq!(dc.ssthresh(&mut cc, Instant::ZERO), 5);
+    assert_eq!(dc.undo_cwnd(&cc, 20), 20);
+    assert_eq!(dc.pacing_rate(&cc), None);
+    let now = Instant::from_secs(1);
+    dc.on_ack(
+        &mut cc,
+        &ack_for(now, ago(now, Duration::from_millis(3)), 1),
+    );
+    assert_eq!(calls.on_ack.load(Ordering::Relaxed), 1);
+    assert_eq!(calls.ssthresh.load(Ordering::Relaxed), 1);
+}

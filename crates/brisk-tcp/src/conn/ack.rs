@@ -1,0 +1,395 @@
+//! The sender's side of an arriving ACK (Linux `tcp_ack`): window update, SACK and
+//! cumulative ACK on the scoreboard, RTT sampling (Karn's rule, RFC 6298 §3; RFC 7323
+//! §4 for timestamps), RACK loss detection, the recovery state machine (RFC 6582
+//! recovery point, RFC 6937 PRR), ECN reaction (RFC 3168 §6.1.2), TLP episode ends,
+//! and the congestion controller callbacks at Linux's points.
+
+use super::{CaState, Connection};
+use crate::cc::{AckSample, CcEvent, SentInfo};
+use crate::conn::timer::Timer;
+use crate::event::{Event, TraceEvent};
+use crate::recovery::rack::DUPTHRESH;
+use crate::recovery::tlp::{self, TlpOutcome};
+use brisk_time::{Duration, Instant};
+use brisk_wire::{Flags, TcpRepr};
+
+impl Connection {
+    pub(super) fn process_ack(&mut self, now: Instant, seg: &TcpRepr<'_>, ack: i64, seq: i64) {
+        if ack < self.snd_una as i64 {
+            // An old ACK: nothing to learn (its window is stale too).
+            return;
+        }
+        let ack = ack as u64;
+        let prior_una = self.snd_una;
+        let prior_in_flight = self.board.in_flight();
+        let prior_highest_sacked = self.board.highest_sacked();
+        // Any acceptable ACK shows the peer is alive (Linux resets `icsk_probes_out`).
+        self.persist_probes = 0;
+
+        // Window update (RFC 9293 §3.10.7.4).
+        let wnd = u64::from(seg.window) << self.snd_wscale;
+        let window_changed = wnd != self.snd_wnd;
+        if self.snd_wl1 < seq || (self.snd_wl1 == seq && self.snd_wl2 <= ack) {
+            self.snd_wnd = wnd;
+            self.snd_wl1 = seq;
+            self.snd_wl2 = ack;
+            self.max_snd_wnd = self.max_snd_wnd.max(wnd);
+        }
+
+        // SACK blocks (RFC 2018), D-SACK (RFC 2883 §4).
+        let mut blocks = [(0u64, 0u64); 4];
+        let mut nblocks = 0;
+        let mut dsack: Option<(u64, u64)> = None;
+        if self.sack_ok {
+            let raw = seg.sack.as_slice();
+            for (i, b) in raw.iter().enumerate() {
+                let l = self.unwrap_ack(b.left);
+                let r = self.unwrap_ack(b.right);
+                if l >= r || l < 0 {
+                    self.counters.sack_blocks_ignored += 1;
+                    continue;
+                }
+                let (l, r) = (l as u64, r as u64);
+                if i == 0 {
+                    let below_ack = r <= ack;
+                    let inside_second = raw.get(1).is_some_and(|b2| {
+                        let l2 = self.unwrap_ack(b2.left);
+                        let r2 = self.unwrap_ack(b2.right);
+                        l as i64 >= l2 && r as i64 <= r2
+                    });
+                    if below_ack || inside_second {
+                        dsack = Some((l, r));
+                        continue;
+                    }
+                }
+                if l < ack || r > self.snd_nxt {
+                    self.counters.sack_blocks_ignored += 1;
+                    continue;
+                }
+                blocks[nblocks] = (l, r);
+                nblocks += 1;
+            }
+        }
+
+        // Scoreboard: newly SACKed, then cumulatively ACKed segments.
+        let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
+        let mut delivered = 0u32;
+        let mut reordering = false;
+        let mut oldest_clean: Option<Instant> = None;
+        let mut sack_clean: Option<Instant> = None;
+        let mut newest: Option<SentInfo> = None;
+        let rack = &mut self.rack;
+        let mut on_delivered = |s: &crate::recovery::scoreboard::SentSegment, by_sack: bool| {
+            delivered += 1;
+            if !s.ever_retrans {
+                let slot = if by_sack {
+                    &mut sack_clean
+                } else {
+                    &mut oldest_clean
+                };
+                *slot = Some(slot.map_or(s.xmit_ts, |t| t.min(s.xmit_ts)));
+                if s.end < prior_highest_sacked {
+                    reordering = true;
+                }
+            }
+            if !matches!(newest, Some(n) if s.info.sent_at < n.sent_at) {
+                newest = Some(s.info);
+            }
+            rack.on_delivered(now, s.xmit_ts, s.end, s.ever_retrans, min_rtt);
+        };
+        self.board
+            .sack(&blocks[..nblocks], |s| on_delivered(s, true));
+        let mut acked_bytes = 0u64;
+        if ack > prior_una {
+            self.board.ack_cumulative(ack, |s| on_delivered(s, false));
+            self.snd_una = ack;
+            let fin_end = self.fin_seq.map_or(u64::MAX, |f| f);
+            let data_acked = ack.min(fin_end).saturating_sub(1);
+            let prev_data = prior_una.min(fin_end).saturating_sub(1);
+            acked_bytes = data_acked.saturating_sub(prev_data);
+            self.sendbuf.ack_to(data_acked);
+            self.info.bytes_acked += acked_bytes;
+            self.backoff = 0;
+            self.last_progress = now;
+            self.dupacks = 0;
+            if self.writable_wanted && self.sendbuf.capacity() > 0 && !self.fin_queued {
+                self.writable_wanted = false;
+                self.push_event(Event::Writable);
+            }
+        }
+        if reordering {
+            self.rack.on_reordering();
+        }
+        if let Some(_d) = dsack {
+            self.info.dsack_received += 1;
+            self.rack.on_dsack(self.snd_una, self.snd_nxt);
+        }
+
+        // RTT sample (Karn-safe): oldest never-retransmitted segment cumulatively
+        // ACKed, else SACKed, else the timestamp echo (Linux `tcp_ack_update_rtt`).
+        let mut sample = oldest_clean.or(sack_clean).map(|t| now - t);
+        if sample.is_none() && ack > prior_una && self.ts_ok {
+            if let Some(ts) = seg.timestamps.filter(|t| t.tsecr != 0) {
+                let ms = self.tsval(now).wrapping_sub(ts.tsecr);
+                if (ms as i32) >= 0 {
+                    sample = Some(Duration::from_millis(u64::from(ms)));
+                }
+            }
+        }
+        if let Some(rtt) = sample {
+            self.rtt_sample(now, rtt);
+        }
+
+        let ece = self.ecn_ok && seg.flags.contains(Flags::ECE);
+        let is_dupack = ack == prior_una
+            && seg.payload.is_empty()
+            && !window_changed
+            && !seg.flags.fin()
+            && !self.board.is_empty();
+        self.ccs.delivered += u64::from(delivered);
+        self.refresh_cc_state();
+        let ack_sample = AckSample {
+            now,
+            acked_segs: delivered,
+            acked_bytes,
+            rtt: sample,
+            newest_acked: newest,
+            prior_in_flight,
+            ece,
+        };
+        if delivered > 0 || acked_bytes > 0 {
+            self.cc.on_ack(&mut self.ccs, &ack_sample);
+        }
+
+        // Loss detection.
+        if self.config.rack && (delivered > 0 || dsack.is_some()) {
+            self.rack_detect(now);
+        } else if !self.config.rack && self.sack_ok && delivered > 0 {
+            self.dupthresh_detect();
+        }
+        if !self.sack_ok {
+            self.newreno_detect(ack, prior_una, is_dupack);
+        }
+
+        // Recovery state machine (Linux `tcp_fastretrans_alert`).
+        if self.snd_una >= self.high_seq {
+            match self.ca_state {
+                CaState::Recovery | CaState::Cwr => self.exit_recovery(now),
+                CaState::Loss => {
+                    self.ca_state = CaState::Open;
+                    self.rack.on_recovery_exit();
+                }
+                _ => {}
+            }
+        }
+        if self.board.lost_out() > 0 && self.ca_state < CaState::Recovery {
+            self.enter_recovery(now, prior_in_flight);
+        } else if ece && self.ca_state < CaState::Cwr {
+            self.enter_cwr(now, prior_in_flight);
+        }
+        if self.ca_state == CaState::Open && self.board.sacked_out() > 0 {
+            self.ca_state = CaState::Disorder;
+        } else if self.ca_state == CaState::Disorder && self.board.sacked_out() == 0 {
+            self.ca_state = CaState::Open;
+        }
+
+        // TLP episode end (RFC 8985 §7.4).
+        let dsack_for_probe = match (dsack, self.tlp.high_seq) {
+            (Some((_, r)), Some(h)) => r <= h,
+            _ => false,
+        };
+        if self.tlp.on_ack(ack, dsack_for_probe, is_dupack) == TlpOutcome::Loss {
+            self.tlp_loss_response(now);
+        }
+
+        // Window (Linux `tcp_cong_control`): PRR while reducing, else growth.
+        if matches!(self.ca_state, CaState::Recovery | CaState::Cwr) {
+            if delivered > 0 {
+                self.ccs.cwnd = self.prr.on_ack(delivered, self.board.in_flight()).max(1);
+            }
+        } else if delivered > 0 {
+            self.refresh_cc_state();
+            self.cc.cong_avoid(&mut self.ccs, &ack_sample);
+        }
+        self.ccs.cwnd = self.ccs.cwnd.clamp(1, self.ccs.cwnd_clamp.max(1));
+        self.trace_cwnd(now);
+
+        // New round for cwnd-limited tracking.
+        if self.snd_una >= self.round_end {
+            self.round_end = self.snd_nxt;
+            self.max_packets_out = self.board.packets_out();
+            self.is_cwnd_limited = false;
+        }
+
+        // Timers (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`).
+        if self.board.is_empty() {
+            self.timers.stop(Timer::Rto);
+            self.timers.stop(Timer::Tlp);
+            self.timers.stop(Timer::RackReorder);
+            self.timers.stop(Timer::UserTimeout);
+        } else if ack > prior_una {
+            let rto = self.current_rto();
+            self.timers.set(Timer::Rto, now + rto);
+            if let Some(uto) = self.config.user_timeout {
+                self.timers.set(Timer::UserTimeout, now + uto);
+            }
+        }
+        if ack > prior_una || delivered > 0 {
+            self.schedule_tlp(now);
+        }
+        if self.snd_wnd > 0 && self.timers.is_set(Timer::Persist) {
+            self.timers.stop(Timer::Persist);
+            self.persist_backoff = 0;
+        }
+    }
+
+    /// One RTT sample into the estimator, CC state and trace.
+    pub(super) fn rtt_sample(&mut self, now: Instant, rtt: Duration) {
+        self.rtt.on_sample(now, rtt);
+        self.refresh_cc_state();
+        self.trace(TraceEvent::RttSample { at: now, rtt });
+    }
+
+    pub(super) fn refresh_cc_state(&mut self) {
+        self.ccs.in_flight = self.board.in_flight();
+        self.ccs.srtt = self.rtt.srtt().unwrap_or(Duration::ZERO);
+        self.ccs.min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
+        self.ccs.cwnd_limited = if self.ccs.in_slow_start() {
+            self.ccs.cwnd < 2 * self.max_packets_out
+        } else {
+            self.is_cwnd_limited
+        };
+    }
+
+    /// RACK (RFC 8985 §6.2 step 5) plus the reorder timer (§6.3).
+    pub(super) fn rack_detect(&mut self, now: Instant) {
+        let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
+        let srtt = self.rtt.srtt().unwrap_or(Duration::ZERO);
+        let reo = self.rack.reo_wnd(
+            min_rtt,
+            srtt,
+            self.ca_state >= CaState::Recovery,
+            self.board.sacked_out(),
+        );
+        let (lost, timeout) = self.rack.detect_loss(&mut self.board, now, reo);
+        self.info.lost += u64::from(lost);
+        match timeout {
+            Some(t) => self.timers.set(Timer::RackReorder, now + t),
+            None => self.timers.stop(Timer::RackReorder),
+        }
+    }
+
+    /// RFC 6675 `IsLost` without RACK: a segment with DupThresh SACKed segments above
+    /// it is lost. O(outstanding); only used when RACK is disabled.
+    fn dupthresh_detect(&mut self) {
+        let mut above = 0u32;
+        let mut lost_ids = Vec::new();
+        for s in self.board.iter().collect::<Vec<_>>().into_iter().rev() {
+            if s.sacked {
+                above += 1;
+            } else if above >= DUPTHRESH && !s.lost && !s.retrans {
+                lost_ids.push(s.id);
+            }
+        }
+        for id in lost_ids {
+            if self.board.mark_lost(id) {
+                self.info.lost += 1;
+            }
+        }
+    }
+
+    /// Peers without SACK: RFC 6582 NewReno duplicate-ACK counting.
+    fn newreno_detect(&mut self, ack: u64, prior_una: u64, is_dupack: bool) {
+        let head = self.board.first().map(|s| s.id);
+        if is_dupack {
+            self.dupacks += 1;
+            if self.dupacks == DUPTHRESH && self.ca_state < CaState::Recovery {
+                if let Some(id) = head {
+                    self.info.lost += u64::from(self.board.mark_lost(id));
+                }
+            }
+        } else if ack > prior_una && ack < self.high_seq && self.ca_state == CaState::Recovery {
+            // Partial ACK: the next hole is lost too.
+            if let Some(id) = head {
+                self.info.lost += u64::from(self.board.mark_lost(id));
+            }
+        }
+    }
+
+    pub(super) fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32) {
+        self.refresh_cc_state();
+        let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
+        self.ccs.ssthresh = ss;
+        self.cc.on_event(&mut self.ccs, now, CcEvent::EnterRecovery);
+        self.prr.enter(ss, prior_in_flight.max(1));
+        self.high_seq = self.snd_nxt;
+        self.ca_state = CaState::Recovery;
+        self.timers.stop(Timer::Tlp);
+        self.trace(TraceEvent::Recovery {
+            at: now,
+            enter: true,
+        });
+    }
+
+    fn enter_cwr(&mut self, now: Instant, prior_in_flight: u32) {
+        self.refresh_cc_state();
+        let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
+        self.ccs.ssthresh = ss;
+        self.cc.on_event(&mut self.ccs, now, CcEvent::EnterCwr);
+        self.prr.enter(ss, prior_in_flight.max(1));
+        self.high_seq = self.snd_nxt;
+        self.ca_state = CaState::Cwr;
+        self.cwr_pending = true;
+    }
+
+    fn exit_recovery(&mut self, now: Instant) {
+        let was_recovery = self.ca_state == CaState::Recovery;
+        if self.ccs.ssthresh < u32::MAX {
+            self.ccs.cwnd = self.ccs.ssthresh.max(1);
+        }
+        self.ca_state = CaState::Open;
+        self.cc.on_event(&mut self.ccs, now, CcEvent::ExitRecovery);
+        if was_recovery {
+            self.rack.on_recovery_exit();
+            self.trace(TraceEvent::Recovery {
+                at: now,
+                enter: false,
+            });
+        }
+    }
+
+    /// RFC 8985 §7.4.2: the probe repaired a loss; reduce as for a loss, at once
+    /// (Linux `tcp_process_tlp_ack`).
+    fn tlp_loss_response(&mut self, now: Instant) {
+        if self.ca_state >= CaState::Cwr {
+            return;
+        }
+        self.refresh_cc_state();
+        let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
+        self.ccs.ssthresh = ss;
+        self.cc.on_event(&mut self.ccs, now, CcEvent::EnterCwr);
+        self.ccs.cwnd = ss;
+    }
+
+    /// Arms the probe timer after new data is sent or new data is ACKed
+    /// (RFC 8985 §7.2, Linux `tcp_schedule_loss_probe`).
+    pub(super) fn schedule_tlp(&mut self, now: Instant) {
+        let allowed = self.config.tlp
+            && self.sack_ok
+            && !self.board.is_empty()
+            && self.tlp.high_seq.is_none()
+            && self.ca_state <= CaState::Cwr;
+        let Some(srtt) = self.rtt.srtt().filter(|_| allowed) else {
+            self.timers.stop(Timer::Tlp);
+            return;
+        };
+        let rto_left = self.timers.get(Timer::Rto).map(|t| t - now);
+        let pto = tlp::pto(
+            srtt,
+            self.board.packets_out(),
+            super::TLP_WC_DELACK,
+            rto_left,
+        );
+        self.timers.set(Timer::Tlp, now + pto);
+    }
+}

@@ -1,0 +1,443 @@
+//! What to send next and how a segment is built (RFC 9293 §3.8.6, RFC 5681/6675
+//! transmission rules, RFC 896 Nagle with Minshall's refinement as Linux does).
+//!
+//! Order per call: pending RST; SYN / SYN-ACK; probe (zero-window or keepalive); TLP
+//! probe; retransmission of the lowest lost segment; new data (and FIN); a pure ACK.
+//! Each `poll_transmit` returns at most one segment.
+
+use super::{CaState, Connection, Segment, SegmentKind, State};
+use crate::cc::SentInfo;
+use crate::conn::timer::Timer;
+use crate::event::{RetransmitKind, TraceEvent};
+use crate::recovery::rto;
+use brisk_time::Instant;
+use brisk_wire::{Ecn, Flags, SackBlock, SackBlocks, SeqNum, Timestamps};
+
+impl Connection {
+    /// The next segment to send, if any.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        if let Some((seq, ack)) = self.pending_rst.take() {
+            return Some(self.rst_segment(now, seq, ack));
+        }
+        match self.state {
+            State::Closed | State::Listen => return None,
+            State::SynSent => {
+                return if self.syn_pending {
+                    Some(self.syn_segment(now))
+                } else {
+                    None
+                };
+            }
+            State::SynReceived => {
+                if self.syn_pending {
+                    return Some(self.syn_segment(now));
+                }
+                if self.ack.now {
+                    let s = self.header(now, self.snd_nxt, Flags::ACK, SegmentKind::Ack);
+                    return Some(self.finish(now, s));
+                }
+                return None;
+            }
+            _ => {}
+        }
+        if self.probe_pending {
+            self.probe_pending = false;
+            let seq = self.snd_una.saturating_sub(1);
+            let mut s = self.header(now, seq, Flags::ACK, SegmentKind::Probe);
+            s.payload_len = 0;
+            return Some(self.finish(now, s));
+        }
+        if self.tlp.pending {
+            if let Some(s) = self.send_tlp_probe(now) {
+                return Some(s);
+            }
+        }
+        if let Some(s) = self.send_retransmit(now) {
+            return Some(s);
+        }
+        if let Some(s) = self.send_new_data(now, false) {
+            return Some(s);
+        }
+        if self.ack.now || self.ece_pending && self.ack.pending {
+            let s = self.header(now, self.snd_nxt, Flags::ACK, SegmentKind::Ack);
+            return Some(self.finish(now, s));
+        }
+        None
+    }
+
+    /// The payload bytes of a segment returned by `poll_transmit`.
+    pub fn payload(&self, seg: &Segment) -> &[u8] {
+        if seg.payload_len == 0 {
+            return &[];
+        }
+        self.sendbuf
+            .slice(seg.payload_offset, seg.payload_len as usize)
+    }
+
+    fn rst_segment(&mut self, now: Instant, seq: SeqNum, ack: Option<SeqNum>) -> Segment {
+        let mut flags = Flags::RST;
+        if ack.is_some() {
+            flags.insert(Flags::ACK);
+        }
+        let s = Segment {
+            src_port: self.local.port(),
+            dst_port: self.remote.port(),
+            seq,
+            ack: ack.unwrap_or(SeqNum(0)),
+            flags,
+            window: 0,
+            mss: None,
+            window_scale: None,
+            sack_permitted: false,
+            sack: SackBlocks::new(),
+            timestamps: None,
+            payload_offset: 0,
+            payload_len: 0,
+            ecn: Ecn::NotEct,
+            dscp: self.config.dscp,
+            priority: 0,
+            kind: SegmentKind::Control,
+        };
+        self.record_tx(now, &s);
+        s
+    }
+
+    fn syn_segment(&mut self, now: Instant) -> Segment {
+        self.syn_pending = false;
+        let active = self.state == State::SynSent;
+        let mut flags = Flags::SYN;
+        if !active {
+            flags.insert(Flags::ACK);
+        }
+        if active && self.config.ecn {
+            flags.insert(Flags::ECE);
+            flags.insert(Flags::CWR);
+        } else if !active && self.ecn_ok {
+            flags.insert(Flags::ECE);
+        }
+        let window = self.recvbuf.free().min(65_535) as u16;
+        let (ws, sack, ts) = if active {
+            (
+                self.config.window_scaling,
+                self.config.sack,
+                self.config.timestamps,
+            )
+        } else {
+            (self.ws_ok, self.sack_ok, self.ts_ok)
+        };
+        let tsecr = if active { 0 } else { self.ts_recent };
+        let s = Segment {
+            src_port: self.local.port(),
+            dst_port: self.remote.port(),
+            seq: self.wire_snd(0),
+            ack: if active { SeqNum(0) } else { self.wire_rcv(1) },
+            flags,
+            window,
+            mss: Some(self.config.mss),
+            window_scale: ws.then_some(self.rcv_wscale),
+            sack_permitted: sack,
+            sack: SackBlocks::new(),
+            timestamps: ts.then(|| Timestamps {
+                tsval: self.tsval(now),
+                tsecr,
+            }),
+            payload_offset: 0,
+            payload_len: 0,
+            ecn: Ecn::NotEct,
+            dscp: self.config.dscp,
+            priority: 0,
+            kind: SegmentKind::Control,
+        };
+        self.snd_nxt = self.snd_nxt.max(1);
+        if self.syn_sent_at.is_none() {
+            self.syn_sent_at = Some(now);
+        }
+        if !active {
+            self.rcv_adv = self.rcv_nxt() + u64::from(window);
+            self.last_ack_sent = self.rcv_nxt();
+        }
+        if !self.timers.is_set(Timer::Rto) {
+            let t = rto::backoff(
+                self.config.initial_rto,
+                self.syn_retries,
+                self.config.max_rto,
+            );
+            self.timers.set(Timer::Rto, now + t);
+        }
+        self.record_tx(now, &s);
+        s
+    }
+
+    /// A segment header at `seq` carrying the current ACK, window, timestamps, SACK
+    /// blocks and ECE; sending it satisfies any pending ACK.
+    fn header(&mut self, now: Instant, seq: u64, mut flags: Flags, kind: SegmentKind) -> Segment {
+        let rcv_nxt = self.rcv_nxt();
+        let window = self.advertise_window();
+        if self.ece_pending {
+            flags.insert(Flags::ECE);
+        }
+        let mut sack = SackBlocks::new();
+        if self.sack_ok {
+            let max = if self.ts_ok { 3 } else { 4 };
+            let mut v = std::mem::take(&mut self.sack_scratch);
+            self.recvbuf.sack_blocks(max, &mut v);
+            for &(l, r) in &v {
+                sack.push(SackBlock {
+                    left: self.wire_rcv(l + 1),
+                    right: self.wire_rcv(r + 1),
+                });
+            }
+            self.sack_scratch = v;
+        }
+        Segment {
+            src_port: self.local.port(),
+            dst_port: self.remote.port(),
+            seq: self.wire_snd(seq),
+            ack: self.wire_rcv(rcv_nxt),
+            flags,
+            window,
+            mss: None,
+            window_scale: None,
+            sack_permitted: false,
+            sack,
+            timestamps: self.ts_ok.then(|| Timestamps {
+                tsval: self.tsval(now),
+                tsecr: self.ts_recent,
+            }),
+            payload_offset: 0,
+            payload_len: 0,
+            ecn: Ecn::NotEct,
+            dscp: self.config.dscp,
+            priority: 0,
+            kind,
+        }
+    }
+
+    /// Bookkeeping common to every ACK-bearing segment.
+    fn finish(&mut self, now: Instant, s: Segment) -> Segment {
+        self.last_ack_sent = self.rcv_nxt();
+        self.ack.on_ack_sent();
+        self.timers.stop(Timer::DelayedAck);
+        self.record_tx(now, &s);
+        s
+    }
+
+    /// The 16-bit window field: free space, never shrinking the right edge (RFC 7323
+    /// §2.4) and growing it only in steps of min(buffer/2, MSS) (receiver SWS
+    /// avoidance, RFC 9293 §3.8.6.2.2).
+    fn advertise_window(&mut self) -> u16 {
+        let nxt = self.rcv_nxt();
+        let cur = self.rcv_adv.saturating_sub(nxt);
+        let offer = self.window_to_offer();
+        let step = (self.recvbuf.capacity() as u64 / 2).min(u64::from(self.rcv_mss));
+        let wnd = if offer <= cur || offer - cur < step {
+            cur
+        } else {
+            offer
+        };
+        let ws = self.rcv_wscale;
+        let field = wnd.div_ceil(1u64 << ws).min(65_535);
+        self.rcv_adv = self.rcv_adv.max(nxt + (field << ws));
+        field as u16
+    }
+
+    /// Builds a data segment over `[start, start + len)` of sequence space (plus FIN).
+    /// Taking an explicit range is what lets RDB bundle old bytes later.
+    fn build_data_segment(
+        &mut self,
+        now: Instant,
+        start: u64,
+        len: u32,
+        fin: bool,
+        kind: SegmentKind,
+    ) -> Segment {
+        let mut flags = Flags::ACK;
+        if fin {
+            flags.insert(Flags::FIN);
+        }
+        let data_end = start + u64::from(len);
+        if len > 0 && data_end - 1 == self.sendbuf.end() {
+            flags.insert(Flags::PSH);
+        }
+        let mut ecn = Ecn::NotEct;
+        if self.ecn_ok && len > 0 && kind == SegmentKind::NewData {
+            // RFC 3168 §6.1.5: ECT on new data only, never on retransmissions.
+            ecn = Ecn::Ect0;
+            if self.cwr_pending {
+                flags.insert(Flags::CWR);
+                self.cwr_pending = false;
+            }
+        }
+        let mut s = self.header(now, start, flags, kind);
+        s.payload_offset = start.saturating_sub(1);
+        s.payload_len = len;
+        s.ecn = ecn;
+        self.finish(now, s)
+    }
+
+    fn sent_info(&self, now: Instant, bytes: u32, retransmit: bool) -> SentInfo {
+        SentInfo {
+            sent_at: now,
+            bytes,
+            in_flight_at_send: self.board.in_flight() + 1,
+            delivered_at_send: self.ccs.delivered,
+            app_limited: self.ccs.app_limited,
+            retransmit,
+        }
+    }
+
+    fn arm_rto_if_idle(&mut self, now: Instant) {
+        if !self.timers.is_set(Timer::Rto) {
+            let t = self.current_rto();
+            self.timers.set(Timer::Rto, now + t);
+        }
+        if let Some(uto) = self.config.user_timeout {
+            if !self.timers.is_set(Timer::UserTimeout) {
+                self.timers.set(Timer::UserTimeout, now + uto);
+            }
+        }
+    }
+
+    fn in_reduction(&self) -> bool {
+        matches!(self.ca_state, CaState::Recovery | CaState::Cwr)
+    }
+
+    /// Retransmits the lowest segment marked lost, if cwnd allows (RFC 6675 §5 NextSeg
+    /// rule 1; Linux `tcp_xmit_retransmit_queue`).
+    fn send_retransmit(&mut self, now: Instant) -> Option<Segment> {
+        let lost = self.board.next_lost()?;
+        if self.board.in_flight() >= self.ccs.cwnd {
+            self.is_cwnd_limited = true;
+            return None;
+        }
+        let rk = if self.ca_state == CaState::Loss {
+            RetransmitKind::Rto
+        } else {
+            RetransmitKind::Fast
+        };
+        Some(self.retransmit(now, lost.id, rk))
+    }
+
+    fn retransmit(&mut self, now: Instant, id: u64, rk: RetransmitKind) -> Segment {
+        // NOTE(unwrap): callers pass an id just read from the scoreboard.
+        let seg = *self.board.get(id).unwrap();
+        let len = seg.payload_len();
+        let s = self.build_data_segment(now, seg.start, len, seg.fin, SegmentKind::Retransmit(rk));
+        let info = self.sent_info(now, len, true);
+        self.board.on_retransmit(id, info);
+        self.cc.on_sent(&mut self.ccs, &info);
+        if self.in_reduction() {
+            self.prr.on_sent(1);
+        }
+        self.info.retransmits += 1;
+        self.info.retransmitted_bytes += u64::from(len);
+        self.trace(TraceEvent::Retransmit {
+            at: now,
+            seq: seg.start,
+            len,
+            kind: rk,
+        });
+        self.arm_rto_if_idle(now);
+        s
+    }
+
+    /// New data (and FIN) within cwnd and the peer's window. `probe` (a TLP) ignores
+    /// cwnd and Nagle.
+    fn send_new_data(&mut self, now: Instant, probe: bool) -> Option<Segment> {
+        if self.fin_seq.is_some()
+            || !matches!(
+                self.state,
+                State::Established | State::CloseWait | State::FinWait1 | State::LastAck
+            )
+        {
+            return None;
+        }
+        let next = self.snd_nxt - 1; // stream offset of the next new byte
+        let end = self.sendbuf.end();
+        let avail = end - next;
+        if avail == 0 && !self.fin_queued {
+            // Out of data with room to send more: application-limited (RFC 7661).
+            if self.board.in_flight() < self.ccs.cwnd {
+                self.ccs.app_limited = true;
+            }
+            return None;
+        }
+        let in_flight = self.board.in_flight();
+        if !probe && in_flight >= self.ccs.cwnd {
+            self.is_cwnd_limited = true;
+            self.ccs.app_limited = false;
+            return None;
+        }
+        let wnd_left = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
+        let len = avail.min(u64::from(self.mss)).min(wnd_left) as u32;
+        if len == 0 && avail > 0 {
+            // Zero window (or too small for one byte): persist (RFC 9293 §3.8.6.1).
+            if self.board.is_empty() && !self.timers.is_set(Timer::Persist) {
+                let t = rto::backoff(self.rtt.rto(), self.persist_backoff, self.config.max_rto);
+                self.timers.set(Timer::Persist, now + t);
+            }
+            return None;
+        }
+        let fin = self.fin_queued && next + u64::from(len) == end;
+        if !probe && u64::from(len) < u64::from(self.mss) && !fin {
+            let window_limited = u64::from(len) < avail;
+            // Nagle (RFC 896, Minshall): hold a small segment while an earlier small
+            // one is unacknowledged.
+            if self.config.nagle && !window_limited && self.snd_sml > self.snd_una {
+                return None;
+            }
+            // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): a window-limited small segment
+            // waits unless it is at least half the largest window seen.
+            if window_limited && !self.board.is_empty() && u64::from(len) < self.max_snd_wnd / 2 {
+                return None;
+            }
+        }
+        let start = self.snd_nxt;
+        let s = self.build_data_segment(now, start, len, fin, SegmentKind::NewData);
+        let seq_len = u64::from(len) + u64::from(fin);
+        let info = self.sent_info(now, len, false);
+        self.board.push(start, start + seq_len, fin, info);
+        self.snd_nxt += seq_len;
+        if fin {
+            self.fin_seq = Some(self.snd_nxt - 1);
+        }
+        self.sendbuf.mark_sent(next + u64::from(len));
+        if len < self.mss {
+            self.snd_sml = self.snd_nxt;
+        }
+        self.max_packets_out = self.max_packets_out.max(self.board.packets_out());
+        self.cc.on_sent(&mut self.ccs, &info);
+        if self.in_reduction() {
+            self.prr.on_sent(1);
+        }
+        self.timers.stop(Timer::Persist);
+        self.arm_rto_if_idle(now);
+        if !probe {
+            self.schedule_tlp(now);
+        }
+        Some(s)
+    }
+
+    /// RFC 8985 §7.3: new data if the window allows, else the highest segment again.
+    fn send_tlp_probe(&mut self, now: Instant) -> Option<Segment> {
+        self.tlp.pending = false;
+        let s = match self.send_new_data(now, true) {
+            Some(s) => {
+                self.tlp.on_probe_sent(self.snd_nxt, false);
+                s
+            }
+            None => {
+                let last = self.board.last().copied().filter(|l| !l.sacked)?;
+                let s = self.retransmit(now, last.id, RetransmitKind::Tlp);
+                self.tlp.on_probe_sent(self.snd_nxt, true);
+                s
+            }
+        };
+        self.info.tlp_count += 1;
+        // Linux re-arms a full RTO after the probe.
+        let t = self.current_rto();
+        self.timers.set(Timer::Rto, now + t);
+        Some(s)
+    }
+}

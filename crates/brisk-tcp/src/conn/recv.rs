@@ -1,0 +1,358 @@
+//! The receive side: in-order buffer, bounded out-of-order reassembly, SACK and D-SACK
+//! block generation (RFC 2018 §4, RFC 2883 §4), and the delayed-ACK policy.
+//!
+//! Everything here works in stream offsets (data byte 0 = IRS + 1). The connection
+//! converts to sequence numbers at the wire.
+//!
+//! Out-of-order data is kept per stream offset in a `BTreeMap` of disjoint, non-adjacent
+//! ranges, bounded by the advertised window (bytes) and `max_ooo_segments` (ranges);
+//! anything beyond is dropped and counted. Hook (unordered receive, Minion): a later
+//! `read_unordered()` hands out OOO ranges with their offsets as they arrive by keeping
+//! a per-range "handed out up to" mark beside the data. ACK, SACK and window are
+//! computed from this store alone, never from what the application has looked at, so
+//! they stay exactly standard.
+
+use std::collections::{BTreeMap, VecDeque};
+
+/// What happened to an arriving payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// In order: `advanced` new bytes became readable; `filled_hole` if queued
+    /// out-of-order data was joined.
+    InOrder {
+        advanced: u64,
+        filled_hole: bool,
+    },
+    OutOfOrder,
+    /// Entirely old or already held.
+    Duplicate,
+    /// Out-of-order but dropped (range limit).
+    Dropped,
+}
+
+#[derive(Debug)]
+pub struct RecvBuffer {
+    ready: VecDeque<u8>,
+    /// Offset of `ready[0]`.
+    read_off: u64,
+    ooo: BTreeMap<u64, Vec<u8>>,
+    ooo_bytes: usize,
+    capacity: usize,
+    max_ranges: usize,
+    /// SACK blocks in report order (most recent first), RFC 2018 §4.
+    sack_recent: Vec<(u64, u64)>,
+    /// A duplicate range to report once as the first block (RFC 2883).
+    dsack: Option<(u64, u64)>,
+    pub ooo_dropped: u64,
+}
+
+impl RecvBuffer {
+    pub fn new(capacity: usize, max_ranges: usize) -> Self {
+        RecvBuffer {
+            ready: VecDeque::new(),
+            read_off: 0,
+            ooo: BTreeMap::new(),
+            ooo_bytes: 0,
+            capacity,
+            max_ranges: max_ranges.max(1),
+            sack_recent: Vec::with_capacity(4),
+            dsack: None,
+            ooo_dropped: 0,
+        }
+    }
+
+    /// Next expected offset (RCV.NXT in stream offsets).
+    pub fn nxt(&self) -> u64 {
+        self.read_off + self.ready.len() as u64
+    }
+    pub fn readable(&self) -> usize {
+        self.ready.len()
+    }
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+    /// Free space after RCV.NXT (out-of-order data sits inside this space).
+    pub fn free(&self) -> usize {
+        self.capacity.saturating_sub(self.ready.len())
+    }
+    pub fn ooo_ranges(&self) -> usize {
+        self.ooo.len()
+    }
+    pub fn ooo_bytes(&self) -> usize {
+        self.ooo_bytes
+    }
+    pub fn has_ooo(&self) -> bool {
+        !self.ooo.is_empty()
+    }
+
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        let n = buf.len().min(self.ready.len());
+        let (a, b) = self.ready.as_slices();
+        let na = n.min(a.len());
+        buf[..na].copy_from_slice(&a[..na]);
+        buf[na..n].copy_from_slice(&b[..n - na]);
+        self.ready.drain(..n);
+        self.read_off += n as u64;
+        n
+    }
+
+    /// Accepts `data` at stream offset `off`; bytes at or beyond `limit` (the advertised
+    /// right edge) must already have been trimmed by the caller.
+    pub fn insert(&mut self, off: u64, data: &[u8]) -> Arrival {
+        let nxt = self.nxt();
+        let end = off + data.len() as u64;
+        if data.is_empty() {
+            return Arrival::Duplicate;
+        }
+        if end <= nxt {
+            self.dsack = Some((off, end));
+            return Arrival::Duplicate;
+        }
+        if off <= nxt {
+            if off < nxt {
+                self.dsack = Some((off, nxt));
+            }
+            let skip = (nxt - off) as usize;
+            self.ready.extend(&data[skip..]);
+            let mut filled = false;
+            // Pull in queued ranges that now connect.
+            while let Some(entry) = self.ooo.first_entry() {
+                let start = *entry.key();
+                let cur = self.read_off + self.ready.len() as u64;
+                if start > cur {
+                    break;
+                }
+                let bytes = entry.remove();
+                self.ooo_bytes -= bytes.len();
+                let rend = start + bytes.len() as u64;
+                if rend > cur {
+                    self.ready.extend(&bytes[(cur - start) as usize..]);
+                }
+                filled = true;
+            }
+            let cur = self.nxt();
+            self.sack_recent.retain(|b| b.0 > cur);
+            return Arrival::InOrder {
+                advanced: cur - nxt,
+                filled_hole: filled,
+            };
+        }
+        self.insert_ooo(off, data)
+    }
+
+    fn insert_ooo(&mut self, off: u64, data: &[u8]) -> Arrival {
+        let end = off + data.len() as u64;
+        // Range starting at or before `off` that touches it.
+        let prev = self
+            .ooo
+            .range(..=off)
+            .next_back()
+            .map(|(&s, v)| (s, s + v.len() as u64))
+            .filter(|&(_, e)| e >= off);
+        if let Some((ps, pe)) = prev {
+            if pe >= end {
+                self.dsack = Some((off, end));
+                self.report_first(ps, pe);
+                return Arrival::Duplicate;
+            }
+        }
+        // Ranges fully or partly covered by / adjacent to [off, end].
+        let later: Vec<u64> = self
+            .ooo
+            .range(off..=end)
+            .map(|(&s, _)| s)
+            .filter(|&s| Some(s) != prev.map(|p| p.0))
+            .collect();
+        let merged_away = later.len() + usize::from(prev.is_some());
+        if merged_away == 0 && self.ooo.len() >= self.max_ranges {
+            self.ooo_dropped += 1;
+            return Arrival::Dropped;
+        }
+        let (start, mut buf) = match prev {
+            Some((ps, _)) => {
+                // NOTE(unwrap): `prev` was found in the map just above.
+                let v = self.ooo.remove(&ps).unwrap();
+                self.ooo_bytes -= v.len();
+                (ps, v)
+            }
+            None => (off, Vec::with_capacity(data.len())),
+        };
+        let have = start + buf.len() as u64;
+        if have < end {
+            buf.extend_from_slice(&data[(have.max(off) - off) as usize..]);
+        }
+        let mut dup: Option<(u64, u64)> = None;
+        for s in later {
+            // NOTE(unwrap): keys collected from the map just above.
+            let v = self.ooo.remove(&s).unwrap();
+            self.ooo_bytes -= v.len();
+            let e = s + v.len() as u64;
+            let cur = start + buf.len() as u64;
+            let ov_end = e.min(end);
+            if ov_end > s {
+                dup.get_or_insert((s, ov_end));
+            }
+            if e > cur {
+                buf.extend_from_slice(&v[(cur - s) as usize..]);
+            }
+        }
+        if dup.is_some() {
+            self.dsack = dup;
+        }
+        let rend = start + buf.len() as u64;
+        self.ooo_bytes += buf.len();
+        self.ooo.insert(start, buf);
+        self.report_first(start, rend);
+        Arrival::OutOfOrder
+    }
+
+    /// RFC 2018 §4: the block holding the latest segment goes first; other blocks keep
+    /// their recency order; blocks it absorbed disappear.
+    fn report_first(&mut self, s: u64, e: u64) {
+        self.sack_recent.retain(|b| b.1 < s || b.0 > e);
+        self.sack_recent.insert(0, (s, e));
+        self.sack_recent.truncate(4);
+    }
+
+    /// Up to `max` blocks for the next ACK: the D-SACK block first (RFC 2883), then
+    /// current out-of-order ranges, most recent first. Consumes the D-SACK.
+    pub fn sack_blocks(&mut self, max: usize, out: &mut Vec<(u64, u64)>) {
+        out.clear();
+        if let Some(d) = self.dsack.take() {
+            out.push(d);
+        }
+        let ooo = &self.ooo;
+        self.sack_recent
+            .retain(|&(s, e)| ooo.get(&s).is_some_and(|v| s + v.len() as u64 == e));
+        for &b in &self.sack_recent {
+            if out.len() >= max {
+                break;
+            }
+            out.push(b);
+        }
+        // Ranges not yet reported (e.g. after more than four were created).
+        if out.len() < max && self.sack_recent.len() < self.ooo.len() {
+            for (&s, v) in self.ooo.iter().rev() {
+                if out.len() >= max {
+                    break;
+                }
+                let b = (s, s + v.len() as u64);
+                if !out.contains(&b) {
+                    out.push(b);
+                }
+            }
+        }
+    }
+
+    pub fn has_dsack(&self) -> bool {
+        self.dsack.is_some()
+    }
+}
+
+/// Delayed-ACK state, after Linux's `icsk_ack` (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
+#[derive(Clone, Debug)]
+pub struct AckState {
+    /// An ACK must go out with the next transmission opportunity.
+    pub now: bool,
+    /// Data arrived that is not yet ACKed (the delayed-ACK timer is pending).
+    pub pending: bool,
+    /// Quick-ACK credits: ACK every segment while positive (Linux TCP_MAX_QUICKACKS).
+    pub quick: u32,
+    /// Bytes received since the last ACK we sent.
+    pub unacked_bytes: u64,
+}
+
+/// Linux `TCP_MAX_QUICKACKS`.
+pub const MAX_QUICKACKS: u32 = 16;
+
+impl Default for AckState {
+    fn default() -> Self {
+        AckState {
+            now: false,
+            pending: false,
+            quick: MAX_QUICKACKS,
+            unacked_bytes: 0,
+        }
+    }
+}
+
+impl AckState {
+    /// An ACK was sent: everything is acknowledged.
+    pub fn on_ack_sent(&mut self) {
+        if self.pending || self.now {
+            self.quick = self.quick.saturating_sub(1);
+        }
+        self.now = false;
+        self.pending = false;
+        self.unacked_bytes = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(r: &mut RecvBuffer) -> Vec<(u64, u64)> {
+        let mut v = vec![];
+        r.sack_blocks(4, &mut v);
+        v
+    }
+
+    #[test]
+    fn reassembles_and_reports_hole_filled() {
+        let mut r = RecvBuffer::new(1000, 8);
+        assert_eq!(r.insert(10, b"bbbbb"), Arrival::OutOfOrder);
+        assert_eq!(
+            r.insert(0, b"aaaaaaaaaa"),
+            Arrival::InOrder {
+                advanced: 15,
+                filled_hole: true
+            }
+        );
+        let mut buf = [0u8; 32];
+        assert_eq!(r.read(&mut buf), 15);
+        assert_eq!(&buf[..15], b"aaaaaaaaaabbbbb");
+        assert!(blocks(&mut r).is_empty());
+    }
+
+    #[test]
+    fn sack_blocks_most_recent_first() {
+        let mut r = RecvBuffer::new(10_000, 8);
+        r.insert(100, &[1; 10]);
+        r.insert(300, &[1; 10]);
+        r.insert(200, &[1; 10]);
+        assert_eq!(blocks(&mut r), vec![(200, 210), (300, 310), (100, 110)]);
+        // Extending the oldest block moves it to the front.
+        r.insert(110, &[1; 10]);
+        assert_eq!(blocks(&mut r), vec![(100, 120), (200, 210), (300, 310)]);
+        // Merging two blocks reports the union once.
+        r.insert(210, &[1; 90]);
+        assert_eq!(blocks(&mut r), vec![(200, 310), (100, 120)]);
+    }
+
+    #[test]
+    fn duplicate_segment_is_reported_as_dsack_first() {
+        let mut r = RecvBuffer::new(10_000, 8);
+        r.insert(0, &[1; 100]);
+        r.insert(200, &[1; 100]);
+        assert_eq!(r.insert(0, &[1; 50]), Arrival::Duplicate);
+        assert_eq!(blocks(&mut r), vec![(0, 50), (200, 300)]);
+        // Reported once only.
+        assert_eq!(blocks(&mut r), vec![(200, 300)]);
+        // Duplicate of out-of-order data: D-SACK, then the containing block.
+        assert_eq!(r.insert(220, &[1; 10]), Arrival::Duplicate);
+        assert_eq!(blocks(&mut r), vec![(220, 230), (200, 300)]);
+    }
+
+    #[test]
+    fn out_of_order_ranges_are_bounded() {
+        let mut r = RecvBuffer::new(1 << 20, 4);
+        for i in 0..100u64 {
+            r.insert(10 + i * 10, &[0; 2]);
+        }
+        assert_eq!(r.ooo_ranges(), 4);
+        assert_eq!(r.ooo_dropped, 96);
+        // Data that merges with an existing range is still accepted.
+        assert_eq!(r.insert(12, &[0; 2]), Arrival::OutOfOrder);
+    }
+}

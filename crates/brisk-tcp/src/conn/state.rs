@@ -1,0 +1,381 @@
+//! Segment arrival, RFC 9293 §3.10.7, with RFC 5961 blind-attack checks (§3 RST, §4 SYN,
+//! §5 ACK), RFC 7323 PAWS and timestamp echo, and data/FIN acceptance.
+
+use super::{Connection, State};
+use crate::conn::recv::Arrival;
+use crate::conn::timer::Timer;
+use crate::event::{ConnError, Event};
+use brisk_time::{Duration, Instant};
+use brisk_wire::{Ecn, TcpRepr};
+
+impl Connection {
+    /// One segment for this connection (the endpoint has demultiplexed and checksummed
+    /// it). `ecn` is the ECN field of the carrying IP packet.
+    pub fn handle_segment(&mut self, now: Instant, ecn: Ecn, seg: &TcpRepr<'_>) {
+        self.info.segs_in += 1;
+        match self.state {
+            State::Closed | State::Listen => {}
+            State::SynSent => self.on_segment_syn_sent(now, seg),
+            State::TimeWait => self.on_segment_time_wait(now, seg),
+            _ => self.on_segment_synchronized(now, ecn, seg),
+        }
+    }
+
+    /// RFC 9293 §3.10.7.3.
+    fn on_segment_syn_sent(&mut self, now: Instant, seg: &TcpRepr<'_>) {
+        let f = seg.flags;
+        if f.ack() {
+            let ack = self.unwrap_ack(seg.ack);
+            if ack <= 0 || ack > self.snd_nxt as i64 {
+                if !f.rst() {
+                    self.pending_rst = Some((seg.ack, None));
+                }
+                self.counters.bad_acks += 1;
+                return;
+            }
+        }
+        if f.rst() {
+            // RFC 5961 §3.2: only an RST acknowledging our SYN is believed.
+            if f.ack() {
+                self.terminate(Err(ConnError::Refused));
+            }
+            return;
+        }
+        if !f.syn() {
+            return;
+        }
+        self.irs = seg.seq.0;
+        self.negotiate(seg, false);
+        self.last_recv = now;
+        if f.ack() {
+            self.snd_una = 1;
+            self.snd_wl1 = 0;
+            self.snd_wl2 = 1;
+            if !self.syn_retransmitted {
+                if let Some(t) = self.syn_sent_at {
+                    self.rtt_sample(now, now - t);
+                }
+            }
+            self.established(now);
+            self.push_event(Event::Connected);
+            // ACK the SYN-ACK at once (Linux does, unless it can piggyback on data).
+            self.ack.now = true;
+        } else {
+            // Simultaneous open (RFC 9293 §3.5, figure 8): SYN-ACK with our ISS again.
+            self.state = State::SynReceived;
+            self.syn_pending = true;
+        }
+    }
+
+    /// TIME-WAIT (RFC 9293 §3.10.7.4, Linux `tcp_timewait_state_process`): ACK a
+    /// retransmitted FIN and restart 2·MSL; an in-window RST ends it early.
+    fn on_segment_time_wait(&mut self, now: Instant, seg: &TcpRepr<'_>) {
+        if seg.flags.rst() {
+            if self.unwrap_rcv(seg.seq) == self.rcv_nxt() as i64 {
+                self.terminate(Ok(()));
+            }
+            return;
+        }
+        if seg.flags.fin() || seg.flags.syn() || !seg.payload.is_empty() {
+            self.ack.now = true;
+            if seg.flags.fin() {
+                self.timers
+                    .set(Timer::TimeWait, now + self.config.time_wait);
+            }
+        }
+    }
+
+    fn on_segment_synchronized(&mut self, now: Instant, ecn: Ecn, seg: &TcpRepr<'_>) {
+        let f = seg.flags;
+        let seq = self.unwrap_rcv(seg.seq);
+        let rcv_nxt = self.rcv_nxt() as i64;
+
+        // A retransmitted SYN while in SYN-RECEIVED: our SYN-ACK was lost, resend it
+        // (Linux `tcp_check_req`), before the window check would only ACK it.
+        if self.state == State::SynReceived && f.syn() && !f.ack() && !f.rst() && seq == 0 {
+            self.syn_pending = true;
+            return;
+        }
+
+        // Simultaneous open: the peer's SYN-ACK in SYN-RECEIVED, exactly matching,
+        // completes the handshake (Linux `tcp_validate_incoming`).
+        let simopen_synack = self.state == State::SynReceived
+            && f.syn()
+            && f.ack()
+            && !f.rst()
+            && seq == 0
+            && seg.seg_len() == 1
+            && self.unwrap_ack(seg.ack) == self.snd_nxt as i64;
+
+        // PAWS (RFC 7323 §5.3): an old TSval marks a stale duplicate; ACK and drop.
+        if self.ts_ok && !f.rst() {
+            if let Some(ts) = seg.timestamps {
+                if self.ts_recent_valid && (ts.tsval.wrapping_sub(self.ts_recent) as i32) < 0 {
+                    self.counters.paws_drops += 1;
+                    self.ack.now = true;
+                    return;
+                }
+            }
+        }
+
+        // Acceptability (RFC 9293 §3.10.7.4, first check).
+        let len = i64::from(seg.seg_len());
+        let wnd = self.rcv_window_now() as i64;
+        let in_wnd = |s: i64| s >= rcv_nxt && s < rcv_nxt + wnd;
+        let acceptable = match (len, wnd) {
+            (0, 0) => seq == rcv_nxt,
+            (0, _) => in_wnd(seq),
+            (_, 0) => false,
+            _ => in_wnd(seq) || in_wnd(seq + len - 1),
+        } || (seq == rcv_nxt && !f.syn())
+            || simopen_synack;
+        if !acceptable {
+            if !f.rst() {
+                // A retransmission of data we already have: D-SACK it (RFC 2883).
+                if !seg.payload.is_empty() && seq + len <= rcv_nxt && seq >= 1 {
+                    let _ = self.recvbuf.insert((seq - 1) as u64, seg.payload);
+                }
+                self.ack.now = true;
+            }
+            self.counters.out_of_window += 1;
+            return;
+        }
+
+        // RST (RFC 5961 §3.2): exact match resets, otherwise challenge.
+        if f.rst() {
+            if seq == rcv_nxt {
+                self.terminate(Err(ConnError::Reset));
+            } else {
+                self.challenge_ack(now);
+            }
+            return;
+        }
+
+        // SYN in a synchronized state (RFC 5961 §4): challenge ACK. In SYN-RECEIVED a
+        // retransmitted SYN means our SYN-ACK was lost: send it again.
+        if f.syn() && !simopen_synack {
+            if self.state == State::SynReceived && seq == 0 {
+                self.syn_pending = true;
+            } else {
+                self.challenge_ack(now);
+            }
+            return;
+        }
+        if !f.ack() {
+            return;
+        }
+
+        // RFC 7323 §4.3: remember TSval for echoing.
+        if self.ts_ok {
+            if let Some(ts) = seg.timestamps {
+                if seq <= self.last_ack_sent as i64
+                    && (!self.ts_recent_valid || ts.tsval.wrapping_sub(self.ts_recent) as i32 >= 0)
+                {
+                    self.ts_recent = ts.tsval;
+                    self.ts_recent_valid = true;
+                }
+            }
+        }
+        self.last_recv = now;
+        self.keepalive_probes = 0;
+
+        let ack = self.unwrap_ack(seg.ack);
+        if self.state == State::SynReceived {
+            if ack > 0 && ack <= self.snd_nxt as i64 {
+                self.snd_una = 1;
+                self.snd_wnd = u64::from(seg.window) << self.snd_wscale;
+                self.max_snd_wnd = self.snd_wnd;
+                self.snd_wl1 = seq;
+                self.snd_wl2 = 1;
+                if !self.syn_retransmitted {
+                    if let Some(t) = self.syn_sent_at {
+                        self.rtt_sample(now, now - t);
+                    }
+                }
+                self.established(now);
+                self.push_event(Event::Connected);
+            } else {
+                self.pending_rst = Some((seg.ack, None));
+                return;
+            }
+        }
+
+        // RFC 5961 §5.2: ACKs for unsent data or older than the largest window we saw.
+        if ack > self.snd_nxt as i64 {
+            self.counters.bad_acks += 1;
+            self.challenge_ack(now);
+            return;
+        }
+        if ack < self.snd_una as i64 - self.max_snd_wnd as i64 {
+            self.counters.bad_acks += 1;
+            self.challenge_ack(now);
+            return;
+        }
+        self.process_ack(now, seg, ack, seq);
+        if self.state == State::Closed {
+            return;
+        }
+
+        // Our FIN acknowledged?
+        let fin_acked = self.fin_seq.is_some_and(|fs| self.snd_una > fs);
+        match self.state {
+            State::FinWait1 if fin_acked => self.state = State::FinWait2,
+            State::Closing if fin_acked => {
+                self.enter_time_wait(now);
+                return;
+            }
+            State::LastAck if fin_acked => {
+                self.terminate(Ok(()));
+                return;
+            }
+            _ => {}
+        }
+
+        if matches!(
+            self.state,
+            State::Established | State::FinWait1 | State::FinWait2
+        ) && (!seg.payload.is_empty() || f.fin())
+        {
+            self.process_data(now, ecn, seq, seg);
+        }
+        if f.contains(brisk_wire::Flags::CWR) {
+            // RFC 3168 §6.1.3: the sender reacted; stop echoing ECE.
+            self.ece_pending = false;
+        }
+    }
+
+    /// Payload and FIN (RFC 9293 §3.10.7.4, seventh and eighth steps).
+    fn process_data(&mut self, now: Instant, ecn: Ecn, seq: i64, seg: &TcpRepr<'_>) {
+        let mut data = seg.payload;
+        let mut fin = seg.flags.fin();
+        let mut seq = seq;
+        if seq < 1 {
+            // Cannot happen for a well-formed peer (data before IRS+1); trim it.
+            let cut = ((1 - seq) as usize).min(data.len());
+            data = &data[cut..];
+            seq = 1;
+        }
+        // Trim to the advertised window (never beyond the right edge).
+        let right = self.rcv_adv.max(self.rcv_nxt()) as i64;
+        if seq + data.len() as i64 > right {
+            let keep = (right - seq).max(0) as usize;
+            data = &data[..keep.min(data.len())];
+            fin = false;
+        }
+        let off = (seq - 1) as u64;
+        if ecn == Ecn::Ce && self.ecn_ok && !seg.payload.is_empty() {
+            self.ece_pending = true;
+            self.ack.now = true;
+        }
+        if !data.is_empty() {
+            let ooo_before = self.recvbuf.ooo_dropped;
+            match self.recvbuf.insert(off, data) {
+                Arrival::InOrder {
+                    advanced,
+                    filled_hole,
+                } => {
+                    self.info.bytes_received += advanced;
+                    self.push_event(Event::Readable);
+                    self.ack.unacked_bytes += advanced;
+                    if filled_hole || self.recvbuf.has_ooo() || self.recvbuf.has_dsack() {
+                        self.ack.now = true;
+                    } else {
+                        self.schedule_ack(now);
+                    }
+                }
+                Arrival::OutOfOrder | Arrival::Duplicate | Arrival::Dropped => {
+                    self.ack.now = true;
+                }
+            }
+            self.counters.ooo_dropped += self.recvbuf.ooo_dropped - ooo_before;
+        }
+        if fin {
+            self.peer_fin = Some(off + data.len() as u64);
+        }
+        if !self.fin_received && self.peer_fin == Some(self.recvbuf.nxt()) {
+            self.on_peer_fin(now);
+        }
+    }
+
+    /// Delayed-ACK policy for in-order data (Linux `__tcp_ack_snd_check`).
+    fn schedule_ack(&mut self, now: Instant) {
+        if !self.config.delayed_ack || self.ack.quick > 0 {
+            self.ack.now = true;
+        } else if self.ack.unacked_bytes > u64::from(self.rcv_mss) {
+            // More than one full segment unacknowledged: ACK every second segment.
+            self.ack.now = true;
+        } else {
+            self.ack.pending = true;
+            if !self.timers.is_set(Timer::DelayedAck) {
+                let ato = super::DELACK_MIN.min(self.config.max_ack_delay);
+                self.timers.set(Timer::DelayedAck, now + ato);
+            }
+        }
+    }
+
+    fn on_peer_fin(&mut self, now: Instant) {
+        self.fin_received = true;
+        self.ack.now = true;
+        self.push_event(Event::PeerClosed);
+        match self.state {
+            State::SynReceived | State::Established => self.state = State::CloseWait,
+            State::FinWait1 => {
+                if self.fin_seq.is_some_and(|fs| self.snd_una > fs) {
+                    self.enter_time_wait(now);
+                } else {
+                    self.state = State::Closing;
+                }
+            }
+            State::FinWait2 => self.enter_time_wait(now),
+            _ => {}
+        }
+    }
+
+    pub(super) fn enter_time_wait(&mut self, now: Instant) {
+        self.state = State::TimeWait;
+        self.timers.stop_all();
+        self.tlp.reset();
+        self.probe_pending = false;
+        self.timers
+            .set(Timer::TimeWait, now + self.config.time_wait);
+    }
+
+    /// Handshake complete: start CC, keepalive and the established-state bookkeeping.
+    pub(super) fn established(&mut self, now: Instant) {
+        self.state = if self.fin_queued {
+            State::FinWait1
+        } else {
+            State::Established
+        };
+        self.syn_pending = false;
+        self.timers.stop(Timer::Rto);
+        self.backoff = 0;
+        self.syn_retries = 0;
+        self.ccs.cwnd = self.config.initial_cwnd.max(1);
+        self.cc.init(&mut self.ccs, now);
+        self.trace_cwnd(now);
+        self.last_progress = now;
+        self.round_end = self.snd_nxt;
+        if let Some(idle) = self.config.keepalive {
+            self.timers.set(Timer::Keepalive, now + idle);
+        }
+    }
+
+    /// RFC 5961 §7 rate-limited challenge ACK.
+    pub(super) fn challenge_ack(&mut self, now: Instant) {
+        let (start, count) = self.challenge_window;
+        let (start, count) = if now - start >= Duration::from_secs(1) {
+            (now, 0)
+        } else {
+            (start, count)
+        };
+        if count < self.config.challenge_ack_limit {
+            self.challenge_window = (start, count + 1);
+            self.counters.challenge_acks += 1;
+            self.ack.now = true;
+        } else {
+            self.challenge_window = (start, count);
+            self.counters.challenge_acks_suppressed += 1;
+        }
+    }
+}

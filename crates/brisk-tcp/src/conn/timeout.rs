@@ -1,0 +1,195 @@
+//! What each timer does when it expires (timers are handled in `Timer::ALL` order).
+
+use super::{CaState, Connection, State};
+use crate::cc::CcEvent;
+use crate::conn::timer::Timer;
+use crate::event::{ConnError, TraceEvent};
+use crate::recovery::rto;
+use brisk_time::Instant;
+
+impl Connection {
+    /// Expires every timer due at `now`, in a fixed order.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        for t in Timer::ALL {
+            if self.state == State::Closed {
+                return;
+            }
+            if !self.timers.expire(t, now) {
+                continue;
+            }
+            match t {
+                Timer::Rto => self.on_rto(now),
+                Timer::Tlp => self.on_tlp_timer(now),
+                Timer::RackReorder => self.on_reorder_timer(now),
+                Timer::DelayedAck => {
+                    if self.ack.pending {
+                        self.ack.now = true;
+                    }
+                }
+                Timer::Persist => self.on_persist(now),
+                Timer::Keepalive => self.on_keepalive(now),
+                Timer::TimeWait => self.terminate(Ok(())),
+                Timer::UserTimeout => self.on_user_timeout(now),
+            }
+        }
+    }
+
+    /// RFC 6298 §5.4-5.7 and RFC 5681 §3.1: back off, collapse cwnd, retransmit from
+    /// SND.UNA (everything outstanding is marked lost, Linux `tcp_enter_loss`).
+    fn on_rto(&mut self, now: Instant) {
+        if matches!(self.state, State::SynSent | State::SynReceived) {
+            let limit = if self.state == State::SynSent {
+                self.config.syn_retries
+            } else {
+                super::SYNACK_RETRIES
+            };
+            if self.syn_retries >= limit {
+                self.terminate(Err(ConnError::TimedOut {
+                    retries: self.syn_retries,
+                }));
+                return;
+            }
+            self.syn_retries += 1;
+            self.syn_pending = true;
+            self.syn_retransmitted = true;
+            let t = rto::backoff(
+                self.config.initial_rto,
+                self.syn_retries,
+                self.config.max_rto,
+            );
+            self.timers.set(Timer::Rto, now + t);
+            return;
+        }
+        if self.board.is_empty() {
+            return;
+        }
+        if self.backoff >= self.config.max_retries {
+            self.terminate(Err(ConnError::TimedOut {
+                retries: self.backoff,
+            }));
+            return;
+        }
+        self.backoff += 1;
+        self.info.rto_count += 1;
+        self.trace(TraceEvent::Rto {
+            at: now,
+            backoff: self.backoff,
+        });
+        self.enter_loss(now);
+        let t = self.current_rto();
+        self.timers.set(Timer::Rto, now + t);
+    }
+
+    fn enter_loss(&mut self, now: Instant) {
+        self.refresh_cc_state();
+        if self.ca_state <= CaState::Disorder || self.high_seq <= self.snd_una {
+            let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
+            self.ccs.ssthresh = ss;
+        }
+        if self.ca_state == CaState::Recovery {
+            self.trace(TraceEvent::Recovery {
+                at: now,
+                enter: false,
+            });
+        }
+        self.ccs.cwnd = 1;
+        self.ccs.cwnd_cnt = 0;
+        self.cc.on_event(&mut self.ccs, now, CcEvent::Rto);
+        let lost = self.board.mark_all_lost();
+        self.info.lost += u64::from(lost);
+        self.high_seq = self.snd_nxt;
+        self.ca_state = CaState::Loss;
+        self.tlp.reset();
+        self.timers.stop(Timer::Tlp);
+        self.timers.stop(Timer::RackReorder);
+        self.trace_cwnd(now);
+    }
+
+    fn on_tlp_timer(&mut self, now: Instant) {
+        if !self.board.is_empty() && self.ca_state <= CaState::Cwr && self.tlp.high_seq.is_none() {
+            self.tlp.pending = true;
+            let t = self.current_rto();
+            self.timers.set(Timer::Rto, now + t);
+        }
+    }
+
+    /// RFC 8985 §6.3: re-run RACK; newly lost segments may start recovery.
+    fn on_reorder_timer(&mut self, now: Instant) {
+        let prior_in_flight = self.board.in_flight();
+        self.rack_detect(now);
+        if self.board.lost_out() > 0 && self.ca_state < CaState::Recovery {
+            self.enter_recovery(now, prior_in_flight);
+        }
+    }
+
+    /// Zero-window probe (RFC 9293 §3.8.6.1; Linux `tcp_probe_timer`): answered probes
+    /// keep the connection alive indefinitely, unanswered ones count towards
+    /// `max_retries`.
+    fn on_persist(&mut self, now: Instant) {
+        let unsent = self.sendbuf.end() + 1 > self.snd_nxt;
+        if !self.state.synchronized() || !self.board.is_empty() || !unsent {
+            self.persist_backoff = 0;
+            return;
+        }
+        if self.persist_probes >= self.config.max_retries {
+            self.terminate(Err(ConnError::TimedOut {
+                retries: self.persist_probes,
+            }));
+            return;
+        }
+        self.persist_probes += 1;
+        self.persist_backoff = self.persist_backoff.saturating_add(1);
+        self.probe_pending = true;
+        let t = rto::backoff(self.rtt.rto(), self.persist_backoff, self.config.max_rto);
+        self.timers.set(Timer::Persist, now + t);
+    }
+
+    /// RFC 1122 §4.2.3.6 keepalive, Linux `tcp_keepalive_timer`.
+    fn on_keepalive(&mut self, now: Instant) {
+        let Some(idle) = self.config.keepalive else {
+            return;
+        };
+        if !matches!(
+            self.state,
+            State::Established | State::CloseWait | State::FinWait2
+        ) {
+            return;
+        }
+        let busy = !self.board.is_empty() || self.sendbuf.end() + 1 > self.snd_nxt;
+        let elapsed = now - self.last_recv;
+        if busy {
+            self.timers.set(Timer::Keepalive, now + idle);
+            return;
+        }
+        if elapsed < idle && self.keepalive_probes == 0 {
+            self.timers.set(Timer::Keepalive, self.last_recv + idle);
+            return;
+        }
+        if self.keepalive_probes >= self.config.keepalive_probes {
+            self.queue_rst_ack();
+            self.terminate(Err(ConnError::KeepaliveTimeout));
+            return;
+        }
+        self.keepalive_probes += 1;
+        self.probe_pending = true;
+        self.timers
+            .set(Timer::Keepalive, now + self.config.keepalive_interval);
+    }
+
+    /// RFC 5482 / RFC 9293 §3.8.3: data unacknowledged for the user timeout aborts.
+    fn on_user_timeout(&mut self, now: Instant) {
+        let Some(uto) = self.config.user_timeout else {
+            return;
+        };
+        if self.board.is_empty() {
+            return;
+        }
+        if now - self.last_progress < uto {
+            self.timers
+                .set(Timer::UserTimeout, self.last_progress + uto);
+            return;
+        }
+        self.queue_rst_ack();
+        self.terminate(Err(ConnError::UserTimeout));
+    }
+}

@@ -1,0 +1,447 @@
+//! The sender's record of outstanding segments: an RFC 6675 SACK scoreboard with
+//! Linux's per-segment marks (`TCPCB_SACKED_ACKED`, `TCPCB_LOST`, `TCPCB_SACKED_RETRANS`).
+//!
+//! Segments sit in a `VecDeque` in sequence order. Each gets a unique, increasing `id`
+//! at first transmission, so ids are also in sequence order and survive head trimming;
+//! lookups are binary searches. Beside it:
+//! - `time_order`: (id, generation) in transmission order, for RACK's walk from the
+//!   oldest transmission (RFC 8985 §6.2, Linux `tsorted_sent_queue`). Retransmissions
+//!   append a new entry and bump the generation, invalidating the old one lazily.
+//! - `lost_pending`: ids marked lost and not yet retransmitted, in sequence order, so the
+//!   next retransmission is found in O(log n).
+//! - `sack_cache`: the blocks processed on the previous ACK; repeated blocks only cost
+//!   their new edges (Linux `recv_sack_cache`).
+//!
+//! The counters give RFC 6675's pipe as Linux computes it:
+//! `in_flight = packets_out - sacked_out - lost_out + retrans_out`.
+//! Bounded: one entry per sent segment, and segments are bounded by the send buffer.
+
+use crate::cc::SentInfo;
+use brisk_time::Instant;
+use std::collections::{BTreeSet, VecDeque};
+
+/// One transmitted segment, `[start, end)` in the connection's 64-bit sequence space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SentSegment {
+    pub id: u64,
+    pub start: u64,
+    pub end: u64,
+    /// The segment carries FIN (its last sequence number).
+    pub fin: bool,
+    /// Time of the latest (re)transmission.
+    pub xmit_ts: Instant,
+    /// Send-time state of the latest transmission, for CC and delivery-rate sampling.
+    pub info: SentInfo,
+    pub sacked: bool,
+    pub lost: bool,
+    /// A retransmission is in flight (Linux `TCPCB_SACKED_RETRANS`).
+    pub retrans: bool,
+    /// Retransmitted at least once (Karn's rule, RACK's spurious-ACK filter).
+    pub ever_retrans: bool,
+    /// Transmission count minus one; validates `time_order` entries.
+    pub gen: u32,
+}
+
+impl SentSegment {
+    /// Payload bytes (sequence length minus the FIN).
+    pub fn payload_len(&self) -> u32 {
+        ((self.end - self.start) as u32).saturating_sub(u32::from(self.fin))
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Scoreboard {
+    segs: VecDeque<SentSegment>,
+    time_order: VecDeque<(u64, u32)>,
+    lost_pending: BTreeSet<u64>,
+    next_id: u64,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    highest_sacked: u64,
+    sack_cache: Vec<(u64, u64)>,
+}
+
+impl Scoreboard {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+    /// Linux `packets_out`: segments sent and not cumulatively acknowledged.
+    pub fn packets_out(&self) -> u32 {
+        self.segs.len() as u32
+    }
+    pub fn sacked_out(&self) -> u32 {
+        self.sacked_out
+    }
+    pub fn lost_out(&self) -> u32 {
+        self.lost_out
+    }
+    pub fn retrans_out(&self) -> u32 {
+        self.retrans_out
+    }
+    /// RFC 6675 pipe, Linux `tcp_packets_in_flight`.
+    pub fn in_flight(&self) -> u32 {
+        (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+    /// End of the highest SACKed segment, 0 if none.
+    pub fn highest_sacked(&self) -> u64 {
+        self.highest_sacked
+    }
+    pub fn first(&self) -> Option<&SentSegment> {
+        self.segs.front()
+    }
+    pub fn last(&self) -> Option<&SentSegment> {
+        self.segs.back()
+    }
+    pub fn get(&self, id: u64) -> Option<&SentSegment> {
+        self.index_of(id).map(|i| &self.segs[i])
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &SentSegment> {
+        self.segs.iter()
+    }
+
+    fn index_of(&self, id: u64) -> Option<usize> {
+        self.segs.binary_search_by_key(&id, |s| s.id).ok()
+    }
+
+    /// Records a first transmission `[start, end)`; returns its id.
+    pub fn push(&mut self, start: u64, end: u64, fin: bool, info: SentInfo) -> u64 {
+        debug_assert!(!matches!(self.segs.back(), Some(s) if s.end > start));
+        debug_assert!(end > start);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.segs.push_back(SentSegment {
+            id,
+            start,
+            end,
+            fin,
+            xmit_ts: info.sent_at,
+            info,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            ever_retrans: false,
+            gen: 0,
+        });
+        self.time_order.push_back((id, 0));
+        self.compact_time_order();
+        id
+    }
+
+    /// Records a retransmission of segment `id`.
+    pub fn on_retransmit(&mut self, id: u64, info: SentInfo) {
+        let Some(i) = self.index_of(id) else {
+            debug_assert!(false, "retransmit of unknown segment");
+            return;
+        };
+        let s = &mut self.segs[i];
+        if !s.retrans {
+            s.retrans = true;
+            self.retrans_out += 1;
+        }
+        s.ever_retrans = true;
+        s.gen = s.gen.wrapping_add(1);
+        s.xmit_ts = info.sent_at;
+        s.info = info;
+        let (id, gen) = (s.id, s.gen);
+        self.lost_pending.remove(&id);
+        self.time_order.push_back((id, gen));
+        self.compact_time_order();
+    }
+
+    /// Marks a segment lost (RACK, dupthresh or RTO). Returns true if newly marked: a
+    /// lost segment whose retransmission is in flight can be marked lost again.
+    pub fn mark_lost(&mut self, id: u64) -> bool {
+        let Some(i) = self.index_of(id) else {
+            return false;
+        };
+        let s = &mut self.segs[i];
+        if s.sacked || (s.lost && !s.retrans) {
+            return false;
+        }
+        if s.retrans {
+            s.retrans = false;
+            self.retrans_out -= 1;
+        }
+        if !s.lost {
+            s.lost = true;
+            self.lost_out += 1;
+        }
+        self.lost_pending.insert(id);
+        true
+    }
+
+    /// RTO (RFC 6298 §5.4, Linux `tcp_enter_loss`): everything not SACKed is lost.
+    /// Returns the number newly marked.
+    pub fn mark_all_lost(&mut self) -> u32 {
+        let ids: Vec<u64> = self
+            .segs
+            .iter()
+            .filter(|s| !s.sacked)
+            .map(|s| s.id)
+            .collect();
+        let mut n = 0;
+        for id in ids {
+            // A retransmission in flight is presumed lost too.
+            if let Some(i) = self.index_of(id) {
+                if self.segs[i].lost && !self.segs[i].retrans {
+                    continue;
+                }
+            }
+            n += u32::from(self.mark_lost(id));
+        }
+        n
+    }
+
+    /// The lowest segment waiting for retransmission.
+    pub fn next_lost(&mut self) -> Option<SentSegment> {
+        while let Some(&id) = self.lost_pending.first() {
+            match self.index_of(id).map(|i| self.segs[i]) {
+                Some(s) if s.lost && !s.retrans && !s.sacked => return Some(s),
+                _ => {
+                    self.lost_pending.remove(&id);
+                }
+            }
+        }
+        None
+    }
+    pub fn has_lost_pending(&mut self) -> bool {
+        self.next_lost().is_some()
+    }
+
+    /// Cumulative ACK up to `una` (exclusive sequence bound): removes covered segments,
+    /// trims a partially covered head, and calls `f` for each segment newly delivered
+    /// (not previously SACKed). Returns the number of segments removed.
+    pub fn ack_cumulative(&mut self, una: u64, mut f: impl FnMut(&SentSegment)) -> u32 {
+        let mut removed = 0;
+        while let Some(s) = self.segs.front() {
+            if s.end > una {
+                if s.start < una {
+                    // Partial ACK of the head segment (Linux `tcp_trim_head`).
+                    let s = &mut self.segs[0];
+                    s.start = una;
+                }
+                break;
+            }
+            // NOTE(unwrap): front() was Some just above.
+            let s = self.segs.pop_front().unwrap();
+            removed += 1;
+            if s.sacked {
+                self.sacked_out -= 1;
+            } else {
+                f(&s);
+            }
+            if s.lost {
+                self.lost_out -= 1;
+            }
+            if s.retrans {
+                self.retrans_out -= 1;
+            }
+        }
+        if self.segs.is_empty() {
+            self.highest_sacked = 0;
+            self.sack_cache.clear();
+            self.lost_pending.clear();
+            self.time_order.clear();
+        }
+        removed
+    }
+
+    /// Applies SACK blocks (already validated to lie within `[snd_una, snd_nxt]`).
+    /// Calls `f` for each newly SACKed segment; returns how many.
+    pub fn sack(&mut self, blocks: &[(u64, u64)], mut f: impl FnMut(&SentSegment)) -> u32 {
+        let mut newly = 0;
+        for &(l, r) in blocks {
+            let mut pos = l;
+            'outer: while pos < r {
+                if let Some(&(_, cr)) = self.sack_cache.iter().find(|c| c.0 <= pos && pos < c.1) {
+                    pos = cr;
+                    continue;
+                }
+                let mut i = self.segs.partition_point(|s| s.end <= pos);
+                while i < self.segs.len() {
+                    let s = self.segs[i];
+                    if s.end > r {
+                        break 'outer;
+                    }
+                    if s.start >= l && !s.sacked {
+                        let seg = &mut self.segs[i];
+                        seg.sacked = true;
+                        self.sacked_out += 1;
+                        if seg.lost {
+                            seg.lost = false;
+                            self.lost_out -= 1;
+                        }
+                        if seg.retrans {
+                            seg.retrans = false;
+                            self.retrans_out -= 1;
+                        }
+                        self.highest_sacked = self.highest_sacked.max(seg.end);
+                        newly += 1;
+                        f(&self.segs[i]);
+                    }
+                    pos = s.end;
+                    i += 1;
+                    if self.sack_cache.iter().any(|c| c.0 <= pos && pos < c.1) {
+                        continue 'outer;
+                    }
+                }
+                break;
+            }
+        }
+        self.sack_cache.clear();
+        self.sack_cache.extend_from_slice(blocks);
+        newly
+    }
+
+    /// Calls `f` on outstanding segments in transmission order (oldest first), skipping
+    /// stale entries, until `f` returns false. `f` may ask to mark the segment lost by
+    /// returning `Walk::MarkLost`.
+    pub fn walk_time_order(&mut self, mut f: impl FnMut(&SentSegment) -> Walk) -> u32 {
+        // Drop stale entries at the front first: keeps the walk short.
+        while let Some(&(id, gen)) = self.time_order.front() {
+            if self.is_current(id, gen) {
+                break;
+            }
+            self.time_order.pop_front();
+        }
+        let mut marked = 0;
+        let mut k = 0;
+        while k < self.time_order.len() {
+            let (id, gen) = self.time_order[k];
+            k += 1;
+            let Some(i) = self.index_of(id) else { continue };
+            let s = self.segs[i];
+            if s.gen != gen || s.sacked {
+                continue;
+            }
+            match f(&s) {
+                Walk::Skip => {}
+                Walk::MarkLost => marked += u32::from(self.mark_lost(id)),
+                Walk::Stop => break,
+            }
+        }
+        marked
+    }
+
+    fn is_current(&self, id: u64, gen: u32) -> bool {
+        self.index_of(id)
+            .is_some_and(|i| self.segs[i].gen == gen && !self.segs[i].sacked)
+    }
+
+    fn compact_time_order(&mut self) {
+        if self.time_order.len() > 2 * self.segs.len() + 64 {
+            let segs = &self.segs;
+            self.time_order.retain(|&(id, gen)| {
+                segs.binary_search_by_key(&id, |s| s.id)
+                    .is_ok_and(|i| segs[i].gen == gen && !segs[i].sacked)
+            });
+        }
+    }
+}
+
+/// What a time-ordered walk does with a segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walk {
+    Skip,
+    MarkLost,
+    Stop,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(ms: u64) -> SentInfo {
+        SentInfo {
+            sent_at: Instant::from_millis(ms),
+            bytes: 100,
+            ..Default::default()
+        }
+    }
+
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::new();
+        for i in 0..n {
+            b.push(1 + i * 100, 101 + i * 100, false, info(i));
+        }
+        b
+    }
+
+    #[test]
+    fn sack_marks_only_fully_covered_segments_and_updates_pipe() {
+        let mut b = board(5);
+        let mut seen = vec![];
+        let n = b.sack(&[(150, 401)], |s| seen.push(s.start));
+        assert_eq!(n, 2);
+        assert_eq!(seen, vec![201, 301]);
+        assert_eq!(b.sacked_out(), 2);
+        assert_eq!(b.in_flight(), 3);
+        assert_eq!(b.highest_sacked(), 401);
+    }
+
+    #[test]
+    fn repeated_sack_blocks_do_not_report_segments_twice() {
+        let mut b = board(6);
+        assert_eq!(b.sack(&[(201, 401)], |_| {}), 2);
+        let mut seen = vec![];
+        assert_eq!(b.sack(&[(201, 501)], |s| seen.push(s.start)), 1);
+        assert_eq!(seen, vec![401]);
+    }
+
+    #[test]
+    fn cumulative_ack_removes_and_trims_head() {
+        let mut b = board(3);
+        b.sack(&[(101, 201)], |_| {});
+        let mut delivered = vec![];
+        let removed = b.ack_cumulative(250, |s| delivered.push(s.start));
+        assert_eq!(removed, 2);
+        // The SACKed one was already delivered.
+        assert_eq!(delivered, vec![1]);
+        assert_eq!(b.first().map(|s| (s.start, s.end)), Some((250, 301)));
+        assert_eq!(b.sacked_out(), 0);
+    }
+
+    #[test]
+    fn lost_segments_leave_pipe_until_retransmitted() {
+        let mut b = board(4);
+        let id = b.first().map(|s| s.id).unwrap();
+        assert!(b.mark_lost(id));
+        assert!(!b.mark_lost(id));
+        assert_eq!(b.in_flight(), 3);
+        assert_eq!(b.next_lost().map(|s| s.id), Some(id));
+        b.on_retransmit(id, info(10));
+        assert_eq!(b.in_flight(), 4);
+        assert!(b.next_lost().is_none());
+        // RACK may declare the retransmission lost as well.
+        assert!(b.mark_lost(id));
+        assert_eq!(b.in_flight(), 3);
+    }
+
+    #[test]
+    fn time_order_walk_follows_retransmissions() {
+        let mut b = board(3);
+        let first = b.first().unwrap().id;
+        b.mark_lost(first);
+        b.on_retransmit(first, info(50));
+        let mut order = vec![];
+        b.walk_time_order(|s| {
+            order.push(s.start);
+            Walk::Skip
+        });
+        assert_eq!(order, vec![101, 201, 1]);
+    }
+
+    #[test]
+    fn rto_marks_everything_unsacked_lost() {
+        let mut b = board(4);
+        b.sack(&[(201, 301)], |_| {});
+        assert_eq!(b.mark_all_lost(), 3);
+        assert_eq!(b.in_flight(), 0);
+        assert_eq!(b.next_lost().map(|s| s.start), Some(1));
+    }
+}

@@ -1,0 +1,8 @@
+//! Connection and endpoint behaviour, driven through real packets in a `Pair`.
+
+mod close;
+mod handshake;
+mod harness;
+mod loss;
+mod timers;
+mod transfer;
