@@ -1,2 +1,216 @@
 //! `brisk`: the command-line front end.
-fn main() {}
+//!
+//! - `brisk run SCENARIO.toml [--seed N] [--out DIR] [--pcap] [--json]`
+//! - `brisk bench sim [--duration 20s]`
+//!
+//! Errors go to stderr with exit code 2. Wall-clock time is read here (for the
+//! benchmark) and never in the library crates.
+
+use brisk_sim::units::parse_duration;
+use brisk_sim::{RunOptions, Scenario};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// The standard benchmark scenario, shipped with the binary.
+const BENCH_SCENARIO: &str = include_str!("../scenarios/bench-1g.toml");
+/// The equivalent ns-3 script, relative to the working directory.
+const NS3_SCRIPT: &str = "bench/ns3/bufferbloat.py";
+
+#[derive(Parser)]
+#[command(
+    name = "brisk",
+    version,
+    about = "brisk: userspace TCP, simulator and reproduction suite"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario in the deterministic simulator.
+    Run {
+        /// Scenario file (TOML).
+        scenario: PathBuf,
+        /// Seed (default: the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Write summary.json and CSV time series into this directory.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Also write one pcap per host into the --out directory.
+        #[arg(long)]
+        pcap: bool,
+        /// Print the summary as one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        what: BenchCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCmd {
+    /// Simulator speed: one CUBIC bulk flow, 1 Gbit/s, 10 ms RTT, 1000-packet queue.
+    Sim {
+        /// Simulated duration.
+        #[arg(long, default_value = "20s")]
+        duration: String,
+    },
+}
+
+fn main() -> ExitCode {
+    // A bug must not spill a backtrace over the user; say what happened in one line.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("brisk: internal error: {info}");
+    }));
+    let cli = Cli::parse();
+    let res = match cli.cmd {
+        Cmd::Run {
+            scenario,
+            seed,
+            out,
+            pcap,
+            json,
+        } => cmd_run(&scenario, seed, out, pcap, json),
+        Cmd::Bench {
+            what: BenchCmd::Sim { duration },
+        } => cmd_bench_sim(&duration),
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("brisk: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn cmd_run(
+    path: &Path,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    pcap: bool,
+    json: bool,
+) -> anyhow::Result<()> {
+    let sc = Scenario::load(path)?;
+    if pcap && out.is_none() {
+        anyhow::bail!("--pcap needs --out DIR (pcaps are written there)");
+    }
+    let seed = seed.unwrap_or(sc.seed);
+    let opts = RunOptions {
+        pcap_dir: if pcap { out.clone() } else { None },
+        ..RunOptions::default()
+    };
+    let res = brisk_sim::run_with(&sc, seed, &opts)?;
+    if let Some(dir) = &out {
+        res.write_dir(dir)?;
+    }
+    if json {
+        emit(&format!("{}\n", serde_json::to_string(&res.to_json())?))?;
+    } else {
+        let mut text = res.table();
+        if let Some(dir) = &out {
+            text.push_str(&format!("wrote {}\n", dir.display()));
+        }
+        emit(&text)?;
+    }
+    Ok(())
+}
+
+/// Writes to stdout; a closed pipe (`brisk run ... | head`) is not an error.
+fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+fn cmd_bench_sim(duration: &str) -> anyhow::Result<()> {
+    let d = parse_duration(duration).ok_or_else(|| {
+        anyhow::anyhow!("--duration: expected a duration like \"20s\", got {duration:?}")
+    })?;
+    let mut sc = Scenario::from_toml_str_named(BENCH_SCENARIO, "bench-1g.toml")?;
+    sc.duration = brisk_sim::units::Dur(d);
+    let t0 = std::time::Instant::now();
+    // Stream digests are app-level work ns-3 does not do; the per-byte check stays.
+    let opts = RunOptions {
+        skip_stream_hashes: true,
+        ..RunOptions::default()
+    };
+    let res = brisk_sim::run_with(&sc, sc.seed, &opts)?;
+    let wall = t0.elapsed().as_secs_f64().max(1e-9);
+    let sim_s = d.as_secs_f64();
+    let f = res.flows.first();
+    let goodput = f.map_or(0.0, |f| f.goodput_bps);
+    let rtt = f.and_then(|f| f.rtt).map_or(f64::NAN, |r| r.mean / 1e6);
+    println!(
+        "brisk sim benchmark: 1 CUBIC bulk flow, 1 Gbit/s, 10 ms RTT, 1000-pkt drop-tail, {sim_s}s"
+    );
+    println!("  wall time        {wall:.3} s");
+    println!("  events/s         {:.0}", res.engine.events as f64 / wall);
+    println!("  packets/s        {:.0}", res.engine.packets as f64 / wall);
+    println!("  sim s / wall s   {:.3}", sim_s / wall);
+    println!("  goodput          {:.1} Mbit/s", goodput / 1e6);
+    println!("  mean RTT         {rtt:.2} ms");
+    match run_ns3(sim_s) {
+        Some(Ok((ns3_wall, ns3_goodput, ns3_rtt))) => {
+            println!("ns-3 ({NS3_SCRIPT}):");
+            println!(
+                "  wall time        {ns3_wall:.3} s  (brisk is {:.2}x faster)",
+                ns3_wall / wall
+            );
+            println!(
+                "  goodput          {:.1} Mbit/s  (brisk {:.1})",
+                ns3_goodput / 1e6,
+                goodput / 1e6
+            );
+            println!("  mean RTT         {ns3_rtt:.2} ms  (brisk {rtt:.2})");
+        }
+        Some(Err(e)) => println!("ns-3 run failed, skipped: {e}"),
+        None => println!("ns-3 not found, skipped"),
+    }
+    Ok(())
+}
+
+/// Runs the ns-3 twin (`bench/ns3/bufferbloat.py`, which needs the `ns3` Python
+/// wheel) if ns-3 is importable. The script prints one JSON object with `goodput_bps`,
+/// `rtt_ms_mean` and `wall_s` (its simulation time only, without the slow import).
+/// Returns None if ns-3 or the script is absent.
+fn run_ns3(sim_s: f64) -> Option<anyhow::Result<(f64, f64, f64)>> {
+    let have_ns3 = Command::new("python3")
+        .args(["-c", "from ns import ns"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_ns3 || !Path::new(NS3_SCRIPT).exists() {
+        return None;
+    }
+    let out = Command::new("python3")
+        .args([NS3_SCRIPT, "--duration", &sim_s.to_string()])
+        .output();
+    Some((|| {
+        let out = out?;
+        if !out.status.success() {
+            anyhow::bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().rev().find(|l| l.trim_start().starts_with('{'));
+        let v: serde_json::Value = serde_json::from_str(line.unwrap_or("{}"))?;
+        let field = |k: &str| {
+            v[k].as_f64()
+                .ok_or_else(|| anyhow::anyhow!("ns-3 output lacks {k}: {text}"))
+        };
+        Ok((
+            field("wall_s")?,
+            field("goodput_bps")?,
+            field("rtt_ms_mean")?,
+        ))
+    })())
+}

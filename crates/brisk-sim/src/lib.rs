@@ -1,1 +1,20 @@
 //! brisk-sim: the deterministic discrete-event simulator.
+//!
+//! A scenario (TOML, `scenario`) becomes a dumbbell topology (`topology`) of hosts
+//! running brisk's TCP `Endpoint` with applications (`app`) and brisk-net elements,
+//! driven by the event engine (`engine`) in integer-nanosecond virtual time. Same
+//! scenario and seed give byte-identical outputs (`output`).
+
+pub mod app;
+pub mod engine;
+pub mod host;
+pub mod metrics;
+pub mod node;
+pub mod output;
+pub mod run;
+pub mod scenario;
+pub mod topology;
+pub mod units;
+
+pub use run::{run, run_with, RunOptions, RunResult, SimError};
+pub use scenario::{Scenario, ScenarioError};

@@ -1,0 +1,880 @@
+//! Applications that drive one connection each: `bulk`, `records` and
+//! `request_response`, as a client (the flow's sender, which opens the connection) and a
+//! server (the receiver).
+//!
+//! Every payload byte at stream offset `o` is `pattern[o % PATTERN_LEN]` from a per-flow
+//! seeded table, except record headers. The reading side checks every byte as it reads
+//! it and both sides SHA-256 the whole stream, so integrity is verified exactly even for
+//! transfers cut off by the end of the run (prefix consistency).
+//!
+//! Record framing (`records`): each record is `size` bytes, starting with a 24-byte
+//! header `magic "BRK1" | index u64 | send time ns u64 | length u32` (big-endian). The
+//! receiver parses records from the byte stream and counts one delivered when its last
+//! byte has been read, with latency `read time - send time`.
+//!
+//! Apps talk to the connection through [`Pipe`] so they can be tested without TCP.
+
+use brisk_time::{dur_nanos, Duration, Instant};
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use sha2::{Digest, Sha256};
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use crate::metrics::Samples;
+use crate::scenario::AppSpec;
+
+/// Length of a record header.
+pub const RECORD_HEADER_LEN: usize = 24;
+const RECORD_MAGIC: [u8; 4] = *b"BRK1";
+/// Pattern period: a prime, so it never lines up with segment or record sizes.
+pub const PATTERN_LEN: usize = 65_521;
+/// Records generated but not yet accepted by TCP; beyond this, records are skipped.
+pub const MAX_PENDING_RECORDS: usize = 1 << 20;
+/// Most bytes one `read`/`write` call moves.
+const CHUNK: usize = 64 * 1024;
+
+/// What an app needs from a connection (implemented by `brisk_tcp::Connection`).
+pub trait Pipe {
+    fn write(&mut self, data: &[u8]) -> usize;
+    fn read(&mut self, buf: &mut [u8]) -> usize;
+    fn send_capacity(&self) -> usize;
+    fn shutdown_write(&mut self);
+}
+
+impl Pipe for brisk_tcp::Connection {
+    fn write(&mut self, data: &[u8]) -> usize {
+        brisk_tcp::Connection::write(self, data)
+    }
+    fn read(&mut self, buf: &mut [u8]) -> usize {
+        brisk_tcp::Connection::read(self, buf)
+    }
+    fn send_capacity(&self) -> usize {
+        brisk_tcp::Connection::send_capacity(self)
+    }
+    fn shutdown_write(&mut self) {
+        brisk_tcp::Connection::shutdown_write(self)
+    }
+}
+
+/// The per-flow payload table, doubled so any `PATTERN_LEN` window is contiguous.
+#[derive(Debug)]
+pub struct Pattern {
+    table: Vec<u8>,
+    /// Whether streams using this pattern also keep SHA-256 digests (the per-byte
+    /// pattern check is always on; the digests cost ~half the run time at 1 Gbit/s).
+    hash: bool,
+}
+
+impl Pattern {
+    pub fn new(seed: u64) -> Rc<Pattern> {
+        Self::with_hashing(seed, true)
+    }
+    /// A pattern whose streams keep SHA-256 digests only if `hash`.
+    pub fn with_hashing(seed: u64, hash: bool) -> Rc<Pattern> {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut table = vec![0u8; PATTERN_LEN * 2];
+        rng.fill_bytes(&mut table[..PATTERN_LEN]);
+        table.copy_within(..PATTERN_LEN, PATTERN_LEN);
+        Rc::new(Pattern { table, hash })
+    }
+    /// `n <= PATTERN_LEN` pattern bytes starting at stream offset `off`.
+    fn at(&self, off: u64, n: usize) -> &[u8] {
+        let start = (off % PATTERN_LEN as u64) as usize;
+        &self.table[start..start + n.min(PATTERN_LEN)]
+    }
+}
+
+/// The writing half of a stream: offset and running hash of what TCP accepted.
+#[derive(Debug)]
+pub struct TxStream {
+    pat: Rc<Pattern>,
+    pub bytes: u64,
+    hash: Option<Sha256>,
+}
+
+impl TxStream {
+    pub fn new(pat: Rc<Pattern>) -> Self {
+        TxStream {
+            hash: pat.hash.then(Sha256::new),
+            pat,
+            bytes: 0,
+        }
+    }
+    /// Writes up to `max` pattern bytes; returns how many TCP took.
+    fn write_pattern(&mut self, p: &mut dyn Pipe, max: u64) -> u64 {
+        let mut total = 0u64;
+        while total < max {
+            // Offer a chunk even when the buffer looks full: a short write is what
+            // tells TCP to report `Writable` once space frees up.
+            let want = (max - total).min(CHUNK as u64) as usize;
+            let chunk = self.pat.at(self.bytes, want);
+            let n = p.write(chunk).min(chunk.len());
+            if let Some(h) = &mut self.hash {
+                h.update(&chunk[..n]);
+            }
+            self.bytes += n as u64;
+            total += n as u64;
+            if n < chunk.len() {
+                break;
+            }
+        }
+        total
+    }
+    /// Writes raw bytes (record headers); returns how many TCP took.
+    fn write_raw(&mut self, p: &mut dyn Pipe, data: &[u8]) -> usize {
+        let n = p.write(data).min(data.len());
+        if let Some(h) = &mut self.hash {
+            h.update(&data[..n]);
+        }
+        self.bytes += n as u64;
+        n
+    }
+    /// The digest so far (None when hashing is off).
+    pub fn sha256(&self) -> Option<[u8; 32]> {
+        self.hash.as_ref().map(|h| h.clone().finalize().into())
+    }
+}
+
+/// The reading half: offset, running hash and a count of bytes that broke the pattern.
+#[derive(Debug)]
+pub struct RxStream {
+    pat: Rc<Pattern>,
+    pub bytes: u64,
+    hash: Option<Sha256>,
+    pub bad_bytes: u64,
+}
+
+impl RxStream {
+    pub fn new(pat: Rc<Pattern>) -> Self {
+        RxStream {
+            hash: pat.hash.then(Sha256::new),
+            pat,
+            bytes: 0,
+            bad_bytes: 0,
+        }
+    }
+    /// Checks `data`, read at the current offset, against the pattern.
+    fn check_pattern(&mut self, off: u64, data: &[u8]) {
+        let mut done = 0;
+        while done < data.len() {
+            let n = (data.len() - done).min(PATTERN_LEN);
+            let want = self.pat.at(off + done as u64, n);
+            let got = &data[done..done + n];
+            if want != got {
+                self.bad_bytes += want.iter().zip(got).filter(|(a, b)| a != b).count() as u64;
+            }
+            done += n;
+        }
+    }
+    fn account(&mut self, data: &[u8]) {
+        if let Some(h) = &mut self.hash {
+            h.update(data);
+        }
+        self.bytes += data.len() as u64;
+    }
+    /// The digest so far (None when hashing is off).
+    pub fn sha256(&self) -> Option<[u8; 32]> {
+        self.hash.as_ref().map(|h| h.clone().finalize().into())
+    }
+}
+
+/// Parses records out of the byte stream (receiver side of `records`).
+#[derive(Debug)]
+struct RecordParser {
+    size: u64,
+    header: [u8; RECORD_HEADER_LEN],
+    have: usize,
+    body_left: u64,
+    expect_index: u64,
+    sent_at: u64,
+    bad_headers: u64,
+}
+
+impl RecordParser {
+    fn new(size: u64) -> Self {
+        RecordParser {
+            size,
+            header: [0; RECORD_HEADER_LEN],
+            have: 0,
+            body_left: 0,
+            expect_index: 0,
+            sent_at: 0,
+            bad_headers: 0,
+        }
+    }
+
+    /// Consumes `data` (at stream offset `off`); pattern-checks body bytes; calls
+    /// `done(sent_at_ns)` per completed record.
+    fn feed(&mut self, rx: &mut RxStream, off: u64, data: &[u8], mut done: impl FnMut(u64)) {
+        let mut i = 0;
+        while i < data.len() {
+            if self.have < RECORD_HEADER_LEN {
+                let n = (RECORD_HEADER_LEN - self.have).min(data.len() - i);
+                self.header[self.have..self.have + n].copy_from_slice(&data[i..i + n]);
+                self.have += n;
+                i += n;
+                if self.have == RECORD_HEADER_LEN {
+                    self.parse_header();
+                    if self.body_left == 0 {
+                        self.finish(&mut done);
+                    }
+                }
+            } else {
+                let n = (self.body_left.min((data.len() - i) as u64)) as usize;
+                rx.check_pattern(off + i as u64, &data[i..i + n]);
+                i += n;
+                self.body_left -= n as u64;
+                if self.body_left == 0 {
+                    self.finish(&mut done);
+                }
+            }
+        }
+    }
+
+    fn parse_header(&mut self) {
+        let h = &self.header;
+        let field =
+            |r: std::ops::Range<usize>| h[r].iter().fold(0u64, |a, &b| a << 8 | u64::from(b));
+        let ok = h[0..4] == RECORD_MAGIC
+            && field(4..12) == self.expect_index
+            && field(20..24) == self.size;
+        if !ok {
+            self.bad_headers += 1;
+        }
+        self.sent_at = field(12..20);
+        self.body_left = self.size - RECORD_HEADER_LEN as u64;
+    }
+
+    fn finish(&mut self, done: &mut impl FnMut(u64)) {
+        done(self.sent_at);
+        self.expect_index += 1;
+        self.have = 0;
+    }
+}
+
+fn record_header(index: u64, sent_at: Instant, size: u64) -> [u8; RECORD_HEADER_LEN] {
+    let mut h = [0u8; RECORD_HEADER_LEN];
+    h[0..4].copy_from_slice(&RECORD_MAGIC);
+    h[4..12].copy_from_slice(&index.to_be_bytes());
+    h[12..20].copy_from_slice(&sent_at.as_nanos().to_be_bytes());
+    // NOTE: size is validated to be <= 64 MiB, so it fits.
+    h[20..24].copy_from_slice(&(size as u32).to_be_bytes());
+    h
+}
+
+#[derive(Debug)]
+struct PendingRecord {
+    header: [u8; RECORD_HEADER_LEN],
+    header_sent: usize,
+    body_left: u64,
+}
+
+/// Application-level results of one side.
+#[derive(Debug, Default)]
+pub struct AppStats {
+    /// When the last byte of a sized transfer (or the last response) was read.
+    pub completed_at: Option<Instant>,
+    /// Per-record (or per-exchange) delivery latencies, ns.
+    pub latencies: Samples,
+    /// Records not generated because the pending queue was full.
+    pub records_skipped: u64,
+    /// Record headers that did not parse or were out of sequence.
+    pub bad_headers: u64,
+}
+
+#[derive(Debug)]
+enum ClientKind {
+    Bulk {
+        total: Option<u64>,
+    },
+    Records {
+        size: u64,
+        interval: Duration,
+        jitter: Duration,
+        count: Option<u64>,
+        generated: u64,
+        next_base: Instant,
+        next_at: Option<Instant>,
+        pending: VecDeque<PendingRecord>,
+    },
+    Rr {
+        request: u64,
+        response: u64,
+        count: Option<u64>,
+        think: Duration,
+        done: u64,
+        /// Request bytes still to write for the current exchange.
+        req_left: u64,
+        /// Response bytes still to read.
+        resp_left: u64,
+        started_at: Instant,
+        next_at: Option<Instant>,
+    },
+}
+
+/// The flow's sender side: opens the connection and produces the forward stream.
+#[derive(Debug)]
+pub struct ClientApp {
+    kind: ClientKind,
+    pub tx: TxStream,
+    pub rx: RxStream,
+    pub stats: AppStats,
+    rng: ChaCha8Rng,
+    connected: bool,
+    closed: bool,
+}
+
+impl ClientApp {
+    pub fn new(spec: &AppSpec, fwd: Rc<Pattern>, rev: Rc<Pattern>, seed: u64) -> Self {
+        let kind = match *spec {
+            AppSpec::Bulk { bytes } => ClientKind::Bulk {
+                total: bytes.map(|b| b.0),
+            },
+            AppSpec::Records {
+                size,
+                interval,
+                jitter,
+                count,
+            } => ClientKind::Records {
+                size: size.0,
+                interval: interval.0,
+                jitter: jitter.map(|j| j.0).unwrap_or_default(),
+                count,
+                generated: 0,
+                next_base: Instant::ZERO,
+                next_at: None,
+                pending: VecDeque::new(),
+            },
+            AppSpec::RequestResponse {
+                request,
+                response,
+                count,
+                think,
+            } => ClientKind::Rr {
+                request: request.0,
+                response: response.0,
+                count,
+                think: think.map(|t| t.0).unwrap_or_default(),
+                done: 0,
+                req_left: 0,
+                resp_left: 0,
+                started_at: Instant::ZERO,
+                next_at: None,
+            },
+        };
+        ClientApp {
+            kind,
+            tx: TxStream::new(fwd),
+            rx: RxStream::new(rev),
+            stats: AppStats::default(),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            connected: false,
+            closed: false,
+        }
+    }
+
+    /// The connection is established: start producing.
+    pub fn on_connected(&mut self, now: Instant, p: &mut dyn Pipe) {
+        self.connected = true;
+        match &mut self.kind {
+            ClientKind::Records {
+                next_base, next_at, ..
+            } => {
+                *next_base = now;
+                *next_at = Some(now);
+            }
+            ClientKind::Rr { next_at, .. } => *next_at = Some(now),
+            ClientKind::Bulk { .. } => {}
+        }
+        self.handle_timeout(now, p);
+    }
+
+    /// App timer (record generation, think time).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match &self.kind {
+            ClientKind::Records { next_at, .. } | ClientKind::Rr { next_at, .. } => *next_at,
+            ClientKind::Bulk { .. } => None,
+        }
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant, p: &mut dyn Pipe) {
+        match &mut self.kind {
+            ClientKind::Records {
+                size,
+                interval,
+                jitter,
+                count,
+                generated,
+                next_base,
+                next_at,
+                pending,
+            } => {
+                while let Some(t) = *next_at {
+                    if t > now {
+                        break;
+                    }
+                    if pending.len() < MAX_PENDING_RECORDS {
+                        pending.push_back(PendingRecord {
+                            header: record_header(*generated, t, *size),
+                            header_sent: 0,
+                            body_left: *size - RECORD_HEADER_LEN as u64,
+                        });
+                    } else {
+                        self.stats.records_skipped += 1;
+                    }
+                    *generated += 1;
+                    if count.is_some_and(|c| *generated >= c) {
+                        *next_at = None;
+                        break;
+                    }
+                    *next_base += *interval;
+                    let j = if jitter.is_zero() {
+                        0
+                    } else {
+                        self.rng.gen_range(0..=dur_nanos(*jitter))
+                    };
+                    // Keep generation times monotonic even when jitter exceeds the interval.
+                    *next_at = Some((*next_base + Duration::from_nanos(j)).max(t));
+                }
+            }
+            ClientKind::Rr {
+                request,
+                response,
+                req_left,
+                resp_left,
+                started_at,
+                next_at,
+                ..
+            } => {
+                if next_at.is_some_and(|t| t <= now) {
+                    *next_at = None;
+                    *req_left = *request;
+                    *resp_left = *response;
+                    *started_at = now;
+                }
+            }
+            ClientKind::Bulk { .. } => {}
+        }
+        self.on_writable(now, p);
+    }
+
+    /// Writes whatever is due, as far as the send buffer allows.
+    pub fn on_writable(&mut self, _now: Instant, p: &mut dyn Pipe) {
+        if !self.connected || self.closed {
+            return;
+        }
+        match &mut self.kind {
+            ClientKind::Bulk { total } => {
+                let max = total.map_or(u64::MAX, |t| t - self.tx.bytes);
+                self.tx.write_pattern(p, max);
+                if total.is_some_and(|t| self.tx.bytes >= t) {
+                    p.shutdown_write();
+                    self.closed = true;
+                }
+            }
+            ClientKind::Records {
+                pending,
+                count,
+                generated,
+                next_at,
+                ..
+            } => {
+                while let Some(r) = pending.front_mut() {
+                    if r.header_sent < RECORD_HEADER_LEN {
+                        r.header_sent += self.tx.write_raw(p, &r.header[r.header_sent..]);
+                        if r.header_sent < RECORD_HEADER_LEN {
+                            break;
+                        }
+                    }
+                    r.body_left -= self.tx.write_pattern(p, r.body_left);
+                    if r.body_left > 0 {
+                        break;
+                    }
+                    pending.pop_front();
+                }
+                if pending.is_empty() && next_at.is_none() && count.is_some_and(|c| *generated >= c)
+                {
+                    p.shutdown_write();
+                    self.closed = true;
+                }
+            }
+            ClientKind::Rr { req_left, .. } => {
+                if *req_left > 0 {
+                    *req_left -= self.tx.write_pattern(p, *req_left);
+                }
+            }
+        }
+    }
+
+    /// Reads everything available (responses, for request/response).
+    pub fn on_readable(&mut self, now: Instant, p: &mut dyn Pipe, scratch: &mut [u8]) {
+        loop {
+            let n = p.read(scratch);
+            if n == 0 {
+                break;
+            }
+            let data = &scratch[..n];
+            self.rx.check_pattern(self.rx.bytes, data);
+            self.rx.account(data);
+            if let ClientKind::Rr {
+                resp_left,
+                done,
+                count,
+                think,
+                started_at,
+                next_at,
+                req_left,
+                ..
+            } = &mut self.kind
+            {
+                let mut left = n as u64;
+                // Responses never overlap: the next request waits for this response.
+                if *resp_left > 0 && *req_left == 0 {
+                    let used = left.min(*resp_left);
+                    *resp_left -= used;
+                    left -= used;
+                    if *resp_left == 0 {
+                        *done += 1;
+                        self.stats.latencies.push(dur_nanos(now - *started_at));
+                        if count.is_some_and(|c| *done >= c) {
+                            self.stats.completed_at = Some(now);
+                            p.shutdown_write();
+                            self.closed = true;
+                        } else {
+                            *next_at = Some(now + *think);
+                        }
+                    }
+                }
+                // Bytes beyond what was asked for break the protocol.
+                self.rx.bad_bytes += left;
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+enum ServerKind {
+    Bulk {
+        total: Option<u64>,
+    },
+    Records {
+        parser: RecordParser,
+        count: Option<u64>,
+        delivered: u64,
+    },
+    Rr {
+        request: u64,
+        response: u64,
+        req_have: u64,
+        resp_left: u64,
+    },
+}
+
+/// The flow's receiver side: accepts the connection and consumes the forward stream.
+#[derive(Debug)]
+pub struct ServerApp {
+    kind: ServerKind,
+    pub tx: TxStream,
+    pub rx: RxStream,
+    pub stats: AppStats,
+    /// Bytes read since the last goodput sample.
+    pub interval_bytes: u64,
+}
+
+impl ServerApp {
+    pub fn new(spec: &AppSpec, fwd: Rc<Pattern>, rev: Rc<Pattern>) -> Self {
+        let kind = match *spec {
+            AppSpec::Bulk { bytes } => ServerKind::Bulk {
+                total: bytes.map(|b| b.0),
+            },
+            AppSpec::Records { size, count, .. } => ServerKind::Records {
+                parser: RecordParser::new(size.0),
+                count,
+                delivered: 0,
+            },
+            AppSpec::RequestResponse {
+                request, response, ..
+            } => ServerKind::Rr {
+                request: request.0,
+                response: response.0,
+                req_have: 0,
+                resp_left: 0,
+            },
+        };
+        ServerApp {
+            kind,
+            tx: TxStream::new(rev),
+            rx: RxStream::new(fwd),
+            stats: AppStats::default(),
+            interval_bytes: 0,
+        }
+    }
+
+    pub fn on_readable(&mut self, now: Instant, p: &mut dyn Pipe, scratch: &mut [u8]) {
+        loop {
+            let n = p.read(scratch);
+            if n == 0 {
+                break;
+            }
+            let data = &scratch[..n];
+            let off = self.rx.bytes;
+            self.interval_bytes += n as u64;
+            match &mut self.kind {
+                ServerKind::Bulk { total } => {
+                    self.rx.check_pattern(off, data);
+                    self.rx.account(data);
+                    if let Some(t) = *total {
+                        if self.rx.bytes >= t && self.stats.completed_at.is_none() {
+                            self.stats.completed_at = Some(now);
+                        }
+                        self.rx.bad_bytes += self.rx.bytes.saturating_sub(t).min(n as u64);
+                    }
+                }
+                ServerKind::Records {
+                    parser,
+                    count,
+                    delivered,
+                } => {
+                    let lat = &mut self.stats.latencies;
+                    let mut finished = 0u64;
+                    parser.feed(&mut self.rx, off, data, |sent| {
+                        lat.push(now.as_nanos().saturating_sub(sent));
+                        finished += 1;
+                    });
+                    self.rx.account(data);
+                    *delivered += finished;
+                    self.stats.bad_headers = parser.bad_headers;
+                    if count.is_some_and(|c| *delivered >= c) && self.stats.completed_at.is_none() {
+                        self.stats.completed_at = Some(now);
+                    }
+                }
+                ServerKind::Rr {
+                    request,
+                    response,
+                    req_have,
+                    resp_left,
+                } => {
+                    self.rx.check_pattern(off, data);
+                    self.rx.account(data);
+                    *req_have += n as u64;
+                    while *req_have >= *request {
+                        *req_have -= *request;
+                        *resp_left += *response;
+                    }
+                }
+            }
+        }
+        self.on_writable(now, p);
+    }
+
+    pub fn on_writable(&mut self, _now: Instant, p: &mut dyn Pipe) {
+        if let ServerKind::Rr { resp_left, .. } = &mut self.kind {
+            if *resp_left > 0 {
+                *resp_left -= self.tx.write_pattern(p, *resp_left);
+            }
+        }
+    }
+
+    /// The client finished sending: close our side too.
+    pub fn on_peer_closed(&mut self, p: &mut dyn Pipe) {
+        p.shutdown_write();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::{Dur, Size};
+
+    /// An in-memory pipe with a bounded send buffer; "the network" moves bytes from a
+    /// pipe's `sent` to the peer's `inbox` on `deliver`.
+    #[derive(Default)]
+    struct Mem {
+        sent: Vec<u8>,
+        inbox: VecDeque<u8>,
+        cap: usize,
+        shut: bool,
+    }
+    impl Pipe for Mem {
+        fn write(&mut self, data: &[u8]) -> usize {
+            let n = data.len().min(self.cap.saturating_sub(self.sent.len()));
+            self.sent.extend_from_slice(&data[..n]);
+            n
+        }
+        fn read(&mut self, buf: &mut [u8]) -> usize {
+            let n = buf.len().min(self.inbox.len());
+            for b in buf.iter_mut().take(n) {
+                *b = self.inbox.pop_front().unwrap_or(0);
+            }
+            n
+        }
+        fn send_capacity(&self) -> usize {
+            self.cap.saturating_sub(self.sent.len())
+        }
+        fn shutdown_write(&mut self) {
+            self.shut = true;
+        }
+    }
+    fn deliver(from: &mut Mem, to: &mut Mem, max: usize) {
+        let n = max.min(from.sent.len());
+        to.inbox.extend(from.sent.drain(..n));
+    }
+    fn mem(cap: usize) -> Mem {
+        Mem {
+            cap,
+            ..Default::default()
+        }
+    }
+    fn pats() -> (Rc<Pattern>, Rc<Pattern>) {
+        (Pattern::new(1), Pattern::new(2))
+    }
+
+    #[test]
+    fn sized_bulk_transfer_arrives_intact_and_completes() {
+        let spec = AppSpec::Bulk {
+            bytes: Some(Size(300_000)),
+        };
+        let (f, r) = pats();
+        let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 7);
+        let mut s = ServerApp::new(&spec, f, r);
+        let (mut cp, mut sp) = (mem(10_000), mem(10_000));
+        let mut scratch = vec![0u8; 4096];
+        c.on_connected(Instant::ZERO, &mut cp);
+        for step in 0..1000u64 {
+            deliver(&mut cp, &mut sp, 1448);
+            s.on_readable(Instant::from_millis(step), &mut sp, &mut scratch);
+            c.on_writable(Instant::from_millis(step), &mut cp);
+        }
+        assert_eq!(c.tx.bytes, 300_000);
+        assert!(cp.shut);
+        assert_eq!(s.rx.bytes, 300_000);
+        assert_eq!(s.rx.bad_bytes, 0);
+        assert_eq!(s.rx.sha256(), c.tx.sha256());
+        assert!(s.stats.completed_at.is_some());
+    }
+
+    #[test]
+    fn a_flipped_byte_is_detected() {
+        let spec = AppSpec::Bulk { bytes: None };
+        let (f, r) = pats();
+        let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 7);
+        let mut s = ServerApp::new(&spec, f, r);
+        let (mut cp, mut sp) = (mem(5000), mem(0));
+        c.on_connected(Instant::ZERO, &mut cp);
+        cp.sent[1234] ^= 0x10;
+        deliver(&mut cp, &mut sp, 5000);
+        s.on_readable(Instant::ZERO, &mut sp, &mut [0u8; 512]);
+        assert_eq!(s.rx.bad_bytes, 1);
+        assert_ne!(s.rx.sha256(), c.tx.sha256());
+    }
+
+    #[test]
+    fn records_are_parsed_across_arbitrary_read_boundaries_with_exact_latency() {
+        let spec = AppSpec::Records {
+            size: Size(1000),
+            interval: Dur(Duration::from_millis(10)),
+            jitter: None,
+            count: Some(5),
+        };
+        let (f, r) = pats();
+        let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 3);
+        let mut s = ServerApp::new(&spec, f, r);
+        let (mut cp, mut sp) = (mem(1 << 20), mem(0));
+        c.on_connected(Instant::ZERO, &mut cp);
+        let mut t = Instant::ZERO;
+        while let Some(w) = c.poll_timeout() {
+            t = w;
+            c.handle_timeout(t, &mut cp);
+        }
+        assert_eq!(cp.sent.len(), 5000);
+        assert!(cp.shut, "closes after the last record");
+        // Deliver in awkward 7-byte pieces, 3 ms after the last record was sent.
+        let read_at = t + Duration::from_millis(3);
+        while !cp.sent.is_empty() {
+            deliver(&mut cp, &mut sp, 7);
+            s.on_readable(read_at, &mut sp, &mut [0u8; 5]);
+        }
+        let mut lat = s.stats.latencies.sorted();
+        lat.dedup();
+        // Records sent at 0, 10, ..., 40 ms, all read at 43 ms.
+        assert_eq!(
+            lat,
+            vec![3_000_000, 13_000_000, 23_000_000, 33_000_000, 43_000_000]
+        );
+        assert_eq!(s.stats.bad_headers, 0);
+        assert_eq!(s.rx.bad_bytes, 0);
+        assert_eq!(s.stats.completed_at, Some(read_at));
+        assert_eq!(s.rx.sha256(), c.tx.sha256());
+    }
+
+    #[test]
+    fn records_with_jitter_stay_in_order_and_within_bounds() {
+        let spec = AppSpec::Records {
+            size: Size(100),
+            interval: Dur(Duration::from_millis(10)),
+            jitter: Some(Dur(Duration::from_millis(4))),
+            count: Some(50),
+        };
+        let (f, r) = pats();
+        let mut c = ClientApp::new(&spec, f, r, 11);
+        let mut cp = mem(1 << 20);
+        c.on_connected(Instant::ZERO, &mut cp);
+        // The first record goes out on connect, at time zero.
+        let mut times = vec![Instant::ZERO];
+        while let Some(w) = c.poll_timeout() {
+            times.push(w);
+            c.handle_timeout(w, &mut cp);
+        }
+        assert_eq!(times.len(), 50);
+        for (k, w) in times.iter().enumerate().skip(1) {
+            let base = Instant::from_millis(10 * k as u64);
+            assert!(
+                *w >= base && *w <= base + Duration::from_millis(4),
+                "{k}: {w}"
+            );
+        }
+        assert!(times
+            .windows(2)
+            .any(|w| w[1] - w[0] != Duration::from_millis(10)));
+    }
+
+    #[test]
+    fn request_response_measures_each_exchange() {
+        let spec = AppSpec::RequestResponse {
+            request: Size(100),
+            response: Size(3000),
+            count: Some(3),
+            think: Some(Dur(Duration::from_millis(5))),
+        };
+        let (f, r) = pats();
+        let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 1);
+        let mut s = ServerApp::new(&spec, f, r);
+        let (mut cp, mut sp) = (mem(1 << 20), mem(1 << 20));
+        let mut now = Instant::ZERO;
+        c.on_connected(now, &mut cp);
+        let mut scratch = [0u8; 1024];
+        for _ in 0..100 {
+            now += Duration::from_millis(1);
+            if c.poll_timeout().is_some_and(|t| t <= now) {
+                c.handle_timeout(now, &mut cp);
+            }
+            deliver(&mut cp, &mut sp, usize::MAX);
+            s.on_readable(now, &mut sp, &mut scratch);
+            now += Duration::from_millis(1);
+            deliver(&mut sp, &mut cp, usize::MAX);
+            c.on_readable(now, &mut cp, &mut scratch);
+        }
+        assert_eq!(c.stats.latencies.len(), 3);
+        // The first request is written at 0 and reaches the server at the 1 ms step; later
+        // ones start on the step the server reads them, so they take one step less.
+        assert_eq!(
+            c.stats.latencies.sorted(),
+            vec![1_000_000, 1_000_000, 2_000_000]
+        );
+        assert!(c.stats.completed_at.is_some());
+        assert_eq!((c.rx.bad_bytes, s.rx.bad_bytes), (0, 0));
+        assert_eq!(s.tx.bytes, 9000);
+        assert_eq!(c.rx.sha256(), s.tx.sha256());
+    }
+}

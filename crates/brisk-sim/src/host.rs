@@ -1,0 +1,413 @@
+//! A simulated host: one brisk TCP `Endpoint` and the applications on it.
+//!
+//! Input (a packet or a due timer) goes to the endpoint, then events are dispatched to
+//! the apps, which read and write; output is pulled with `poll_transmit` (brisk-tcp's
+//! order: transmit until `None`, then events, then `poll_timeout`). The host also
+//! samples its flows every sampling interval (cwnd, goodput) and keeps the sender's RTT
+//! samples from the connection's trace.
+
+use brisk_net::Packet;
+use brisk_tcp::{ConnError, ConnHandle, Endpoint, Event, TcpInfo, TraceEvent};
+use brisk_time::{dur_nanos, Duration, Instant};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+
+use crate::app::{ClientApp, ServerApp};
+use crate::engine::Ctx;
+use crate::metrics::{Samples, Series};
+
+/// Port receivers listen on (plus the flow's index on the host).
+pub const BASE_PORT: u16 = 5001;
+/// Read buffer per host.
+const SCRATCH: usize = 64 * 1024;
+
+/// One cwnd sample row.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CwndRow {
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    pub srtt_ns: u64,
+    pub in_flight: u32,
+}
+
+/// RTT samples of one interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RttRow {
+    pub count: u64,
+    pub min_ns: u64,
+    pub mean_ns: u64,
+    pub max_ns: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct RttAgg {
+    count: u64,
+    sum: u128,
+    min: u64,
+    max: u64,
+}
+
+impl RttAgg {
+    fn push(&mut self, v: u64) {
+        self.min = if self.count == 0 { v } else { self.min.min(v) };
+        self.max = self.max.max(v);
+        self.count += 1;
+        self.sum += u128::from(v);
+    }
+    fn take(&mut self) -> Option<RttRow> {
+        let a = std::mem::take(self);
+        (a.count > 0).then(|| RttRow {
+            count: a.count,
+            min_ns: a.min,
+            mean_ns: (a.sum / u128::from(a.count)) as u64,
+            max_ns: a.max,
+        })
+    }
+}
+
+/// The sender side of one flow.
+pub struct ClientSide {
+    pub app: ClientApp,
+    pub remote: SocketAddr,
+    pub start: Instant,
+    pub config: brisk_tcp::Config,
+    pub conn: Option<ConnHandle>,
+    pub connect_at: Option<Instant>,
+    pub connected_at: Option<Instant>,
+    pub rtt: Samples,
+    /// Per-interval RTT aggregates (intervals without samples have no row).
+    pub rtt_series: Series<RttRow>,
+    rtt_agg: RttAgg,
+    pub cwnd: Series<CwndRow>,
+    /// The latest `TcpInfo` seen (refreshed at samples, close and the end of the run).
+    pub info: Option<TcpInfo>,
+    pub error: Option<ConnError>,
+    pub connect_error: Option<ConnError>,
+}
+
+/// The receiver side of one flow.
+pub struct ServerSide {
+    pub app: ServerApp,
+    pub port: u16,
+    pub config: brisk_tcp::Config,
+    pub conn: Option<ConnHandle>,
+    /// Bytes read per sampling interval.
+    pub goodput: Series<u64>,
+    pub error: Option<ConnError>,
+}
+
+pub enum Role {
+    Client(Box<ClientSide>),
+    Server(Box<ServerSide>),
+}
+
+/// One flow's application on this host.
+pub struct HostFlow {
+    pub flow: u32,
+    pub role: Role,
+}
+
+pub struct Host {
+    pub ip: IpAddr,
+    pub ep: Endpoint,
+    pub flows: Vec<HostFlow>,
+    by_conn: HashMap<ConnHandle, usize>,
+    scratch: Vec<u8>,
+    trace: Vec<TraceEvent>,
+    interval: Duration,
+    next_sample: Instant,
+}
+
+impl ClientSide {
+    /// A sender that opens its connection to `remote` at `start`.
+    pub fn new(
+        app: ClientApp,
+        remote: SocketAddr,
+        start: Instant,
+        config: brisk_tcp::Config,
+        rows: usize,
+    ) -> Self {
+        ClientSide {
+            app,
+            remote,
+            start,
+            config,
+            conn: None,
+            connect_at: None,
+            connected_at: None,
+            rtt: Samples::default(),
+            rtt_series: Series::with_cap(rows),
+            rtt_agg: RttAgg::default(),
+            cwnd: Series::with_cap(rows),
+            info: None,
+            error: None,
+            connect_error: None,
+        }
+    }
+}
+
+impl Host {
+    pub fn new(ip: IpAddr, ep: Endpoint, interval: Duration) -> Self {
+        Host {
+            ip,
+            ep,
+            flows: Vec::new(),
+            by_conn: HashMap::new(),
+            scratch: vec![0; SCRATCH],
+            trace: Vec::new(),
+            interval,
+            next_sample: Instant::ZERO + interval,
+        }
+    }
+
+    /// Adds a flow; a server starts listening at once.
+    pub fn add_flow(&mut self, flow: u32, role: Role) -> Result<(), ConnError> {
+        if let Role::Server(s) = &role {
+            self.ep.listen(s.port, 128, s.config.clone())?;
+        }
+        self.flows.push(HostFlow { flow, role });
+        Ok(())
+    }
+
+    fn flow_for_conn(&self, h: ConnHandle) -> Option<usize> {
+        self.by_conn.get(&h).copied()
+    }
+
+    /// Dispatches endpoint events to apps. Returns whether anything happened.
+    fn process(&mut self, now: Instant) -> bool {
+        let mut any = false;
+        while let Some((h, ev)) = self.ep.poll_event() {
+            any = true;
+            if let Event::Incoming { port } = ev {
+                while let Some(c) = self.ep.accept(port) {
+                    let Some(i) = self.flows.iter().position(|f| {
+                        matches!(&f.role, Role::Server(s) if s.port == port && s.conn.is_none())
+                    }) else {
+                        // A second connection to a one-connection app: refuse it.
+                        if let Some(conn) = self.ep.conn_mut(c) {
+                            conn.abort();
+                        }
+                        continue;
+                    };
+                    self.by_conn.insert(c, i);
+                    if let Role::Server(s) = &mut self.flows[i].role {
+                        s.conn = Some(c);
+                        if let Some(conn) = self.ep.conn_mut(c) {
+                            s.app.on_readable(now, conn, &mut self.scratch);
+                        }
+                    }
+                }
+                continue;
+            }
+            let Some(i) = self.flow_for_conn(h) else {
+                continue;
+            };
+            let scratch = &mut self.scratch;
+            let ep = &mut self.ep;
+            match &mut self.flows[i].role {
+                Role::Client(c) => match ev {
+                    Event::Connected => {
+                        c.connected_at = Some(now);
+                        if let Some(conn) = ep.conn_mut(h) {
+                            c.app.on_connected(now, conn);
+                        }
+                    }
+                    Event::Readable | Event::PeerClosed => {
+                        if let Some(conn) = ep.conn_mut(h) {
+                            c.app.on_readable(now, conn, scratch);
+                        }
+                    }
+                    Event::Writable => {
+                        if let Some(conn) = ep.conn_mut(h) {
+                            c.app.on_writable(now, conn);
+                        }
+                    }
+                    Event::Closed(r) => {
+                        if let Some(conn) = ep.conn(h) {
+                            c.info = Some(conn.info());
+                        }
+                        c.error = r.err();
+                    }
+                    Event::Incoming { .. } => {}
+                },
+                Role::Server(s) => match ev {
+                    Event::Readable => {
+                        if let Some(conn) = ep.conn_mut(h) {
+                            s.app.on_readable(now, conn, scratch);
+                        }
+                    }
+                    Event::PeerClosed => {
+                        if let Some(conn) = ep.conn_mut(h) {
+                            s.app.on_readable(now, conn, scratch);
+                            s.app.on_peer_closed(conn);
+                        }
+                    }
+                    Event::Writable => {
+                        if let Some(conn) = ep.conn_mut(h) {
+                            s.app.on_writable(now, conn);
+                        }
+                    }
+                    Event::Closed(r) => s.error = r.err(),
+                    Event::Connected | Event::Incoming { .. } => {}
+                },
+            }
+        }
+        self.drain_traces();
+        any
+    }
+
+    /// Moves RTT samples from the senders' connection traces into their sample sets.
+    fn drain_traces(&mut self) {
+        for f in &mut self.flows {
+            let Role::Client(c) = &mut f.role else {
+                continue;
+            };
+            let Some(conn) = c.conn.and_then(|h| self.ep.conn_mut(h)) else {
+                continue;
+            };
+            conn.drain_trace(&mut self.trace);
+            for ev in self.trace.drain(..) {
+                if let TraceEvent::RttSample { rtt, .. } = ev {
+                    c.rtt.push(dur_nanos(rtt));
+                    c.rtt_agg.push(dur_nanos(rtt));
+                }
+            }
+        }
+    }
+
+    /// Opens due connections and fires due app timers.
+    fn run_apps(&mut self, now: Instant) {
+        for i in 0..self.flows.len() {
+            let Role::Client(c) = &mut self.flows[i].role else {
+                continue;
+            };
+            if c.connect_at.is_none() && c.connect_error.is_none() && c.start <= now {
+                c.connect_at = Some(now);
+                match self.ep.connect(now, 0, c.remote, c.config.clone()) {
+                    Ok(h) => {
+                        c.conn = Some(h);
+                        self.by_conn.insert(h, i);
+                        if let Some(conn) = self.ep.conn_mut(h) {
+                            conn.set_trace(true);
+                        }
+                    }
+                    Err(e) => c.connect_error = Some(e),
+                }
+            }
+            if c.app.poll_timeout().is_some_and(|t| t <= now) {
+                if let Some(conn) = c.conn.and_then(|h| self.ep.conn_mut(h)) {
+                    c.app.handle_timeout(now, conn);
+                }
+            }
+        }
+    }
+
+    /// Records one sample row per flow.
+    fn sample(&mut self, now: Instant) {
+        let t = now.as_nanos();
+        for f in &mut self.flows {
+            match &mut f.role {
+                Role::Client(c) => {
+                    if let Some(row) = c.rtt_agg.take() {
+                        c.rtt_series.push(t, row);
+                    }
+                    if let Some(conn) = c.conn.and_then(|h| self.ep.conn(h)) {
+                        let info = conn.info();
+                        c.cwnd.push(
+                            t,
+                            CwndRow {
+                                cwnd: info.cwnd,
+                                ssthresh: info.ssthresh,
+                                srtt_ns: dur_nanos(info.srtt),
+                                in_flight: info.in_flight,
+                            },
+                        );
+                        c.info = Some(info);
+                    }
+                }
+                Role::Server(s) => {
+                    s.goodput.push(t, s.app.interval_bytes);
+                    s.app.interval_bytes = 0;
+                }
+            }
+        }
+    }
+
+    /// End of run: final trace drain and `TcpInfo` snapshot.
+    pub fn finish(&mut self) {
+        self.drain_traces();
+        for f in &mut self.flows {
+            if let Role::Client(c) = &mut f.role {
+                if let Some(conn) = c.conn.and_then(|h| self.ep.conn(h)) {
+                    c.info = Some(conn.info());
+                }
+            }
+        }
+    }
+
+    fn app_timeout(&self) -> Option<Instant> {
+        self.flows
+            .iter()
+            .filter_map(|f| match &f.role {
+                Role::Client(c) => {
+                    let start =
+                        (c.connect_at.is_none() && c.connect_error.is_none()).then_some(c.start);
+                    let app = c.conn.and(c.app.poll_timeout());
+                    start.into_iter().chain(app).min()
+                }
+                Role::Server(_) => None,
+            })
+            .min()
+    }
+
+    pub fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
+        self.ep.handle_packet(now, &pkt.data);
+        ctx.pool.give(pkt.data);
+    }
+
+    pub fn poll_packet(&mut self, now: Instant, ctx: &mut Ctx) -> Option<Packet> {
+        let mut buf = ctx.pool.take();
+        loop {
+            if let Some(tx) = self.ep.poll_transmit(now, &mut buf) {
+                debug_assert_eq!(tx.len, buf.len());
+                let flow = tx
+                    .conn
+                    .and_then(|h| self.flow_for_conn(h))
+                    .or(if self.flows.is_empty() { None } else { Some(0) })
+                    .map_or(u32::MAX, |i| self.flows[i].flow);
+                return Some(Packet {
+                    data: buf,
+                    id: ctx.next_packet_id(),
+                    flow,
+                    sent_at: now,
+                });
+            }
+            if !self.process(now) {
+                ctx.pool.give(buf);
+                return None;
+            }
+        }
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant, _ctx: &mut Ctx) {
+        if self.ep.poll_timeout().is_some_and(|t| t <= now) {
+            self.ep.handle_timeout(now);
+        }
+        self.run_apps(now);
+        if self.next_sample <= now {
+            self.sample(now);
+            self.next_sample += self.interval;
+        }
+    }
+
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        [
+            self.ep.poll_timeout(),
+            self.app_timeout(),
+            Some(self.next_sample),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+}

@@ -1,0 +1,192 @@
+//! Measurement containers: bounded sample sets with exact percentiles, and per-interval
+//! time series.
+//!
+//! `Samples` stores every value up to `MAX_SAMPLES`; past that it keeps a uniform
+//! reservoir (Vitter's algorithm R) drawn from a fixed-seed ChaCha stream, so results
+//! stay deterministic. Count, sum, min and max are always exact; percentiles are exact
+//! until the cap is reached and estimates after (the output notes which).
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Cap on stored samples per set (~80 MB of `u64` at most per set).
+pub const MAX_SAMPLES: usize = 10_000_000;
+
+/// A bounded multiset of `u64` samples (nanoseconds, typically).
+#[derive(Debug, Clone)]
+pub struct Samples {
+    vals: Vec<u64>,
+    cap: usize,
+    seen: u64,
+    sum: u128,
+    min: u64,
+    max: u64,
+    rng: Option<ChaCha8Rng>,
+}
+
+impl Default for Samples {
+    fn default() -> Self {
+        Self::with_cap(MAX_SAMPLES)
+    }
+}
+
+/// Summary statistics of a sample set.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Summary {
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub max: u64,
+    /// False once the reservoir cap was hit (percentiles are then estimates).
+    pub exact: bool,
+}
+
+impl Samples {
+    pub fn with_cap(cap: usize) -> Self {
+        Samples {
+            vals: Vec::new(),
+            cap: cap.max(1),
+            seen: 0,
+            sum: 0,
+            min: u64::MAX,
+            max: 0,
+            rng: None,
+        }
+    }
+
+    pub fn push(&mut self, v: u64) {
+        self.seen += 1;
+        self.sum += u128::from(v);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        if self.vals.len() < self.cap {
+            self.vals.push(v);
+        } else {
+            let rng = self
+                .rng
+                .get_or_insert_with(|| ChaCha8Rng::seed_from_u64(RESERVOIR_SEED));
+            let j = rng.gen_range(0..self.seen);
+            if let Ok(j) = usize::try_from(j) {
+                if j < self.cap {
+                    self.vals[j] = v;
+                }
+            }
+        }
+    }
+
+    /// Samples seen (not only stored).
+    pub fn len(&self) -> u64 {
+        self.seen
+    }
+    pub fn is_empty(&self) -> bool {
+        self.seen == 0
+    }
+
+    /// The stored samples, sorted.
+    pub fn sorted(&self) -> Vec<u64> {
+        let mut v = self.vals.clone();
+        v.sort_unstable();
+        v
+    }
+
+    /// Nearest-rank percentile of sorted values (`q` in [0, 100]).
+    fn rank(sorted: &[u64], q: f64) -> u64 {
+        if sorted.is_empty() {
+            return 0;
+        }
+        let n = sorted.len();
+        let r = ((q / 100.0) * n as f64).ceil() as usize;
+        sorted[r.clamp(1, n) - 1]
+    }
+
+    pub fn summary(&self) -> Option<Summary> {
+        if self.seen == 0 {
+            return None;
+        }
+        let mut v = self.vals.clone();
+        v.sort_unstable();
+        Some(Summary {
+            count: self.seen,
+            min: self.min,
+            mean: self.sum as f64 / self.seen as f64,
+            p50: Self::rank(&v, 50.0),
+            p95: Self::rank(&v, 95.0),
+            p99: Self::rank(&v, 99.0),
+            max: self.max,
+            exact: self.seen as usize <= self.cap,
+        })
+    }
+}
+
+/// The reservoir's fixed seed (any constant works).
+const RESERVOIR_SEED: u64 = 0x5eed_5a3f;
+
+/// One row per sampling interval: a fixed-capacity vector indexed by interval number.
+#[derive(Debug, Clone, Default)]
+pub struct Series<T> {
+    pub rows: Vec<(u64, T)>,
+    cap: usize,
+}
+
+impl<T> Series<T> {
+    pub fn with_cap(cap: usize) -> Self {
+        Series {
+            rows: Vec::with_capacity(cap.min(1 << 16)),
+            cap,
+        }
+    }
+    /// Appends a row at time `t_ns`; ignored beyond the cap (which the scenario bounds).
+    pub fn push(&mut self, t_ns: u64, v: T) {
+        if self.rows.len() < self.cap {
+            self.rows.push((t_ns, v));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_exact_nearest_rank() {
+        let mut s = Samples::default();
+        for v in (1..=100).rev() {
+            s.push(v);
+        }
+        let m = s.summary().unwrap();
+        assert_eq!((m.min, m.p50, m.p95, m.p99, m.max), (1, 50, 95, 99, 100));
+        assert!((m.mean - 50.5).abs() < 1e-9);
+        assert!(m.exact);
+    }
+
+    #[test]
+    fn reservoir_keeps_memory_bounded_and_stats_exact() {
+        let mut s = Samples::with_cap(1000);
+        for v in 0..100_000u64 {
+            s.push(v);
+        }
+        assert_eq!(s.sorted().len(), 1000);
+        let m = s.summary().unwrap();
+        assert_eq!((m.count, m.min, m.max), (100_000, 0, 99_999));
+        assert!(!m.exact);
+        // A uniform reservoir's median is near the true one.
+        assert!((40_000..60_000).contains(&m.p50), "{}", m.p50);
+    }
+
+    #[test]
+    fn empty_set_has_no_summary() {
+        assert!(Samples::default().summary().is_none());
+    }
+
+    #[test]
+    fn series_stop_growing_at_their_cap() {
+        let mut s = Series::with_cap(3);
+        for i in 0..10 {
+            s.push(i, i);
+        }
+        assert_eq!(s.rows.len(), 3);
+    }
+}

@@ -1,0 +1,286 @@
+//! Presenting a `RunResult`: the `--json` object (also `summary.json`), CSV time series
+//! (`goodput.csv`, `rtt.csv`, `cwnd.csv`, `queue.csv`, `drops.csv`) and the human table.
+//!
+//! Times are seconds, rates bit/s, delays milliseconds, unless a column name says
+//! otherwise. Output is a pure function of the result, so equal runs give equal bytes.
+
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::Path;
+
+use crate::metrics::Summary;
+use crate::run::{RunResult, SimError};
+use brisk_time::Instant;
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+fn ms_f(ns: f64) -> f64 {
+    ns / 1e6
+}
+fn secs(t: Instant) -> f64 {
+    t.as_secs_f64()
+}
+/// Finite floats only: JSON has no NaN or infinity.
+fn num(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+fn rtt_json(s: &Option<Summary>) -> Value {
+    match s {
+        Some(s) => json!({
+            "min": num(ms(s.min)), "mean": num(ms_f(s.mean)), "p50": num(ms(s.p50)),
+            "p95": num(ms(s.p95)), "p99": num(ms(s.p99)), "max": num(ms(s.max)),
+            "samples": s.count, "exact": s.exact,
+        }),
+        None => Value::Null,
+    }
+}
+
+fn latency_json(s: &Option<Summary>) -> Value {
+    match s {
+        Some(s) => json!({
+            "mean": num(ms_f(s.mean)), "p50": num(ms(s.p50)), "p95": num(ms(s.p95)),
+            "p99": num(ms(s.p99)), "max": num(ms(s.max)), "count": s.count, "exact": s.exact,
+        }),
+        None => Value::Null,
+    }
+}
+
+impl RunResult {
+    /// The summary object printed by `brisk run --json` and written as `summary.json`.
+    pub fn to_json(&self) -> Value {
+        let flows: Vec<Value> = self
+            .flows
+            .iter()
+            .map(|f| {
+                json!({
+                    "id": f.id,
+                    "cc": f.cc,
+                    "app": f.app,
+                    "start_s": num(secs(f.start)),
+                    "goodput_bps": num(f.goodput_bps),
+                    "bytes_delivered": f.bytes_delivered,
+                    "bytes_sent": f.bytes_sent,
+                    "retransmitted_packets": f.retransmitted_packets,
+                    "fct_s": f.fct.map_or(Value::Null, |d| num(d.as_secs_f64())),
+                    "rtt_ms": rtt_json(&f.rtt),
+                    "record_latency_ms": latency_json(&f.record_latency),
+                    "stream_ok": f.stream_ok,
+                    "first_drop_s": f.first_drop.map_or(Value::Null, |t| num(secs(t))),
+                    "records_skipped": f.records_skipped,
+                    "error": f.error,
+                })
+            })
+            .collect();
+        let b = &self.bottleneck;
+        let mut out = json!({
+            "scenario": self.scenario,
+            "seed": self.seed,
+            "duration_s": num(self.duration.as_secs_f64()),
+            "flows": flows,
+            "bottleneck": {
+                "utilization": num(b.utilization),
+                "drops": b.drops,
+                "first_drop_s": b.first_drop.map_or(Value::Null, |t| num(secs(t))),
+                "max_queue_packets": b.max_queue_packets,
+                "queue_delay_ms": match &b.queue_delay {
+                    Some(s) => json!({"mean": num(ms_f(s.mean)), "p50": num(ms(s.p50)),
+                        "p99": num(ms(s.p99)), "max": num(ms(s.max))}),
+                    None => Value::Null,
+                },
+            },
+            "sim": {
+                "events": self.engine.events,
+                "packets": self.engine.packets,
+                "unroutable": self.engine.unroutable,
+            },
+        });
+        if let Some(h) = &self.trace_sha256 {
+            out["trace_sha256"] = json!(h);
+        }
+        out
+    }
+
+    /// Writes `summary.json` and the CSV time series into `dir` (created if missing).
+    pub fn write_dir(&self, dir: &Path) -> Result<(), SimError> {
+        let ioe = |name: &str| {
+            let path = dir.join(name).display().to_string();
+            move |source| SimError::Io { path, source }
+        };
+        std::fs::create_dir_all(dir).map_err(ioe(""))?;
+        let mut files: Vec<(&str, String)> = Vec::new();
+        let mut json = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        json.push('\n');
+        files.push(("summary.json", json));
+
+        let mut s = String::from("time_s,flow,bytes,goodput_bps\n");
+        let interval = self.sample_interval_s();
+        for f in &self.flows {
+            for &(t, bytes) in &f.goodput_series {
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{}",
+                    t as f64 / 1e9,
+                    f.id,
+                    bytes,
+                    bytes as f64 * 8.0 / interval
+                );
+            }
+        }
+        files.push(("goodput.csv", s));
+
+        let mut s = String::from("time_s,flow,samples,min_ms,mean_ms,max_ms\n");
+        for f in &self.flows {
+            for (t, r) in &f.rtt_series {
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{},{},{}",
+                    *t as f64 / 1e9,
+                    f.id,
+                    r.count,
+                    ms(r.min_ns),
+                    ms(r.mean_ns),
+                    ms(r.max_ns)
+                );
+            }
+        }
+        files.push(("rtt.csv", s));
+
+        let mut s = String::from(
+            "time_s,flow,cwnd_segments,ssthresh_segments,srtt_ms,in_flight_segments\n",
+        );
+        for f in &self.flows {
+            for (t, r) in &f.cwnd_series {
+                let ss = if r.ssthresh == u32::MAX {
+                    String::new()
+                } else {
+                    r.ssthresh.to_string()
+                };
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{},{},{}",
+                    *t as f64 / 1e9,
+                    f.id,
+                    r.cwnd,
+                    ss,
+                    ms(r.srtt_ns),
+                    r.in_flight
+                );
+            }
+        }
+        files.push(("cwnd.csv", s));
+
+        let mut s = String::from(
+            "time_s,queue_packets,queue_bytes,max_queue_packets,mean_delay_ms,max_delay_ms,drops\n",
+        );
+        for (t, r) in &self.bottleneck.queue_series {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{}",
+                *t as f64 / 1e9,
+                r.packets,
+                r.bytes,
+                r.max_packets,
+                ms(r.mean_delay_ns),
+                ms(r.max_delay_ns),
+                r.drops
+            );
+        }
+        files.push(("queue.csv", s));
+
+        let mut s = String::from("time_s,flow,reason\n");
+        for d in &self.bottleneck.drop_records {
+            let _ = writeln!(s, "{},{},{}", secs(d.at), d.flow, d.reason.name());
+        }
+        files.push(("drops.csv", s));
+
+        for (name, text) in files {
+            let path = dir.join(name);
+            let mut f = io::BufWriter::new(std::fs::File::create(&path).map_err(ioe(name))?);
+            f.write_all(text.as_bytes()).map_err(ioe(name))?;
+            f.flush().map_err(ioe(name))?;
+        }
+        Ok(())
+    }
+
+    /// The sampling interval, recovered from the series (for rate columns).
+    fn sample_interval_s(&self) -> f64 {
+        self.flows
+            .iter()
+            .find_map(|f| f.goodput_series.first().map(|&(t, _)| t as f64 / 1e9))
+            .filter(|s| *s > 0.0)
+            .unwrap_or(0.1)
+    }
+
+    /// The human-readable summary table.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "scenario {}  seed {}  duration {:.3}s",
+            self.scenario,
+            self.seed,
+            self.duration.as_secs_f64()
+        );
+        let _ = writeln!(
+            s,
+            "{:>4} {:<6} {:<8} {:>11} {:>10} {:>10} {:>8} {:>9} {:>7}",
+            "flow", "cc", "app", "goodput", "rtt mean", "rtt p99", "retrans", "fct", "stream"
+        );
+        for f in &self.flows {
+            let (mean, p99) = f.rtt.map_or(("-".into(), "-".into()), |r| {
+                (
+                    format!("{:.2}ms", ms_f(r.mean)),
+                    format!("{:.2}ms", ms(r.p99)),
+                )
+            });
+            let fct = f
+                .fct
+                .map_or("-".into(), |d| format!("{:.3}s", d.as_secs_f64()));
+            let _ = writeln!(
+                s,
+                "{:>4} {:<6} {:<8} {:>6.2}Mbit/s {:>10} {:>10} {:>8} {:>9} {:>7}",
+                f.id,
+                f.cc,
+                &f.app[..f.app.len().min(8)],
+                f.goodput_bps / 1e6,
+                mean,
+                p99,
+                f.retransmitted_packets,
+                fct,
+                if f.stream_ok { "ok" } else { "BAD" }
+            );
+            if let Some(l) = &f.record_latency {
+                let _ = writeln!(
+                    s,
+                    "     latency over {} records: mean {:.2}ms p99 {:.2}ms max {:.2}ms",
+                    l.count,
+                    ms_f(l.mean),
+                    ms(l.p99),
+                    ms(l.max)
+                );
+            }
+            if let Some(e) = &f.error {
+                let _ = writeln!(s, "     error: {e}");
+            }
+        }
+        let b = &self.bottleneck;
+        let _ = writeln!(
+            s,
+            "bottleneck: utilisation {:.1}%  drops {}  first drop {}  queue delay mean {} p99 {}  max queue {} pkts",
+            b.utilization * 100.0,
+            b.drops,
+            b.first_drop.map_or("-".into(), |t| format!("{:.3}s", secs(t))),
+            b.queue_delay.map_or("-".into(), |q| format!("{:.2}ms", ms_f(q.mean))),
+            b.queue_delay.map_or("-".into(), |q| format!("{:.2}ms", ms(q.p99))),
+            b.max_queue_packets,
+        );
+        s
+    }
+}

@@ -1,0 +1,490 @@
+//! Scenario files (TOML): what to simulate. Parsing is strict (`deny_unknown_fields`, so
+//! typos are errors) and every error names the file, the field path and what was expected,
+//! e.g. `scenarios/x.toml: flow[0].rtt: expected a duration like "10ms" ..., got "ten"`.
+//!
+//! See `units` for the accepted duration, rate and size spellings, and `scenarios/*.toml`
+//! for examples.
+
+use crate::units::{Dur, Rate, Size};
+use brisk_tcp::cc::CcAlgorithm;
+use brisk_time::Duration;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use thiserror::Error;
+
+/// A scenario problem: which file, which field, what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{file}: {field}: {message}")]
+pub struct ScenarioError {
+    /// The file name (or `<string>` for in-memory scenarios).
+    pub file: String,
+    /// Dotted path of the offending key, e.g. `flow[0].rtt`; `(file)` for syntax errors.
+    pub field: String,
+    pub message: String,
+}
+
+/// Upper bounds that keep a scenario's memory use bounded.
+pub const MAX_FLOWS: u32 = 10_000;
+/// Most time-series rows (duration / sample_interval).
+pub const MAX_SAMPLE_ROWS: u128 = 1_000_000;
+/// Longest simulated time accepted.
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
+
+/// A whole scenario.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    /// Default seed (the CLI's `--seed` overrides it).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated time.
+    pub duration: Dur,
+    /// Time-series sampling interval (goodput, cwnd, queue); default 100 ms.
+    #[serde(default)]
+    pub sample_interval: Option<Dur>,
+    /// The shared forward (sender → receiver) bottleneck.
+    pub bottleneck: LinkSpec,
+    /// Optional reverse (receiver → sender) bottleneck; default: unlimited, lossless.
+    #[serde(default)]
+    pub reverse: Option<LinkSpec>,
+    #[serde(rename = "flow")]
+    pub flows: Vec<FlowSpec>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// A link: rate, propagation delay, queue, loss and impairments.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Serialisation rate; absent means unlimited.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// One-way propagation delay added by this link (default 0).
+    #[serde(default)]
+    pub delay: Option<Dur>,
+    #[serde(default)]
+    pub queue: Option<QueueSpec>,
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+    /// Random extra delay per packet.
+    #[serde(default)]
+    pub jitter: Option<JitterSpec>,
+    /// Probability that a packet is duplicated.
+    #[serde(default)]
+    pub duplicate: Option<f64>,
+    /// Probability that one bit of a packet is flipped.
+    #[serde(default)]
+    pub corrupt: Option<f64>,
+    /// Periods during which the link drops everything.
+    #[serde(default)]
+    pub outages: Vec<OutageSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueSpec {
+    /// Drop-tail FIFO bounded in packets and/or bytes (default 1000 packets).
+    Droptail {
+        #[serde(default)]
+        packets: Option<u64>,
+        #[serde(default)]
+        bytes: Option<Size>,
+    },
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossSpec {
+    None,
+    /// Independent loss with probability `p`.
+    Bernoulli {
+        p: f64,
+    },
+    /// Two-state Gilbert-Elliott: transition probabilities and loss in each state.
+    GilbertElliott {
+        p_good_bad: f64,
+        p_bad_good: f64,
+        #[serde(default)]
+        loss_good: f64,
+        #[serde(default = "one")]
+        loss_bad: f64,
+    },
+    /// Drop exactly these packets (0-based index among the packets offered to the link).
+    List {
+        packets: Vec<u64>,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct JitterSpec {
+    /// Maximum extra delay; each packet gets a uniform draw in `[0, max]`.
+    pub max: Dur,
+    /// Whether jitter may reorder packets (default false: FIFO is kept).
+    #[serde(default)]
+    pub reorder: bool,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutageSpec {
+    pub start: Dur,
+    pub duration: Dur,
+}
+
+/// One flow (or `count` identical flows).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Base round-trip propagation delay of this flow's path (split rtt/2 each way).
+    pub rtt: Dur,
+    #[serde(default)]
+    pub cc: CcAlgorithm,
+    #[serde(default)]
+    pub start: Dur,
+    /// Replicate this flow `count` times (default 1).
+    #[serde(default = "one_u32")]
+    pub count: u32,
+    pub app: AppSpec,
+    #[serde(default)]
+    pub tcp: TcpKnobs,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+
+/// What the application on a flow does.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AppSpec {
+    /// Send as fast as TCP allows; with `bytes`, send that many then close.
+    Bulk {
+        #[serde(default)]
+        bytes: Option<Size>,
+    },
+    /// Fixed-size records every `interval` (plus uniform `jitter`), each stamped with its
+    /// index and send time so the receiver measures per-record delivery latency.
+    Records {
+        size: Size,
+        interval: Dur,
+        #[serde(default)]
+        jitter: Option<Dur>,
+        /// Stop (and close) after this many records.
+        #[serde(default)]
+        count: Option<u64>,
+    },
+    /// `request` bytes up, `response` bytes down, then `think` time; `count` exchanges
+    /// (or until the end).
+    RequestResponse {
+        request: Size,
+        response: Size,
+        #[serde(default)]
+        count: Option<u64>,
+        #[serde(default)]
+        think: Option<Dur>,
+    },
+}
+
+/// Per-flow TCP knobs; each maps onto the `brisk_tcp::Config` field of the same name.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpKnobs {
+    pub mss: Option<u16>,
+    pub initial_cwnd: Option<u32>,
+    pub nagle: Option<bool>,
+    pub sack: Option<bool>,
+    pub timestamps: Option<bool>,
+    pub window_scaling: Option<bool>,
+    pub delayed_ack: Option<bool>,
+    pub max_ack_delay: Option<Dur>,
+    pub recv_buffer: Option<Size>,
+    pub send_buffer: Option<Size>,
+    pub min_rto: Option<Dur>,
+    pub initial_rto: Option<Dur>,
+    pub ecn: Option<bool>,
+    pub rack: Option<bool>,
+    pub tlp: Option<bool>,
+}
+
+impl TcpKnobs {
+    /// The TCP configuration for this flow: Linux defaults overridden by the knobs.
+    pub fn to_config(&self, cc: CcAlgorithm) -> brisk_tcp::Config {
+        let mut c = brisk_tcp::Config {
+            cc,
+            ..Default::default()
+        };
+        macro_rules! set {
+            ($($f:ident),*) => { $( if let Some(v) = self.$f { c.$f = v; } )* };
+        }
+        set!(
+            mss,
+            initial_cwnd,
+            nagle,
+            sack,
+            timestamps,
+            window_scaling,
+            delayed_ack,
+            ecn,
+            rack,
+            tlp
+        );
+        if let Some(v) = self.max_ack_delay {
+            c.max_ack_delay = v.0;
+        }
+        if let Some(v) = self.min_rto {
+            c.min_rto = v.0;
+        }
+        if let Some(v) = self.initial_rto {
+            c.initial_rto = v.0;
+        }
+        if let Some(v) = self.recv_buffer {
+            c.recv_buffer = usize::try_from(v.0).unwrap_or(usize::MAX);
+        }
+        if let Some(v) = self.send_buffer {
+            c.send_buffer = usize::try_from(v.0).unwrap_or(usize::MAX);
+        }
+        c
+    }
+}
+
+impl Scenario {
+    /// Parses and validates a scenario; `file` only labels errors.
+    pub fn from_toml_str_named(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        let de = toml::Deserializer::new(text);
+        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let mut message = inner.message().to_string();
+            if let Some(span) = inner.span() {
+                let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                message.push_str(&format!(" (line {line})"));
+            }
+            let field = if path.is_empty() || path == "." {
+                "(file)".to_string()
+            } else {
+                path
+            };
+            ScenarioError {
+                file: file.to_string(),
+                field,
+                message,
+            }
+        })?;
+        sc.validate().map_err(|(field, message)| ScenarioError {
+            file: file.to_string(),
+            field,
+            message,
+        })?;
+        Ok(sc)
+    }
+
+    /// Parses and validates an in-memory scenario.
+    pub fn from_toml_str(text: &str) -> Result<Scenario, ScenarioError> {
+        Self::from_toml_str_named(text, "<string>")
+    }
+
+    /// Reads, parses and validates a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: file.clone(),
+            field: "(file)".into(),
+            message: format!("cannot read: {e}"),
+        })?;
+        Self::from_toml_str_named(&text, &file)
+    }
+
+    /// The sampling interval for time series.
+    pub fn sample_interval(&self) -> Duration {
+        self.sample_interval
+            .map(|d| d.0)
+            .unwrap_or(Duration::from_millis(100))
+    }
+
+    /// Total number of flows after `count` replication.
+    pub fn total_flows(&self) -> u32 {
+        self.flows
+            .iter()
+            .fold(0u32, |a, f| a.saturating_add(f.count))
+    }
+
+    /// Range checks serde cannot express. Returns (field, message).
+    fn validate(&self) -> Result<(), (String, String)> {
+        let err = |f: &str, m: &str| Err((f.to_string(), m.to_string()));
+        if self.duration.0.is_zero() || self.duration.0 > MAX_DURATION {
+            return err("duration", "must be > 0 and at most 24h");
+        }
+        let si = self.sample_interval();
+        if si < Duration::from_micros(100) {
+            return err("sample_interval", "must be at least 100us");
+        }
+        if self.duration.0.as_nanos() / si.as_nanos() > MAX_SAMPLE_ROWS {
+            return Err((
+                "sample_interval".into(),
+                format!("duration / sample_interval must be at most {MAX_SAMPLE_ROWS} rows"),
+            ));
+        }
+        validate_link(&self.bottleneck, "bottleneck")?;
+        if let Some(r) = &self.reverse {
+            validate_link(r, "reverse")?;
+        }
+        if self.flows.is_empty() {
+            return err("flow", "at least one [[flow]] is required");
+        }
+        let total: u64 = self.flows.iter().map(|f| u64::from(f.count)).sum();
+        if total > u64::from(MAX_FLOWS) {
+            return Err((
+                "flow".into(),
+                format!("{total} flows in total; at most {MAX_FLOWS} are supported"),
+            ));
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            let p = |k: &str| format!("flow[{i}].{k}");
+            if f.count == 0 {
+                return Err((p("count"), "must be at least 1".into()));
+            }
+            if f.rtt.0 > Duration::from_secs(60) {
+                return Err((p("rtt"), "must be at most 60s".into()));
+            }
+            if f.start.0 >= self.duration.0 {
+                return Err((p("start"), "must be before the end of the scenario".into()));
+            }
+            match &f.app {
+                AppSpec::Bulk { bytes } => {
+                    if bytes.is_some_and(|b| b.0 == 0) {
+                        return Err((p("app.bytes"), "must be > 0".into()));
+                    }
+                }
+                AppSpec::Records {
+                    size,
+                    interval,
+                    count,
+                    ..
+                } => {
+                    if size.0 < crate::app::RECORD_HEADER_LEN as u64 || size.0 > 64 << 20 {
+                        return Err((
+                            p("app.size"),
+                            format!(
+                                "must be between {} (the record header) and 64MiB",
+                                crate::app::RECORD_HEADER_LEN
+                            ),
+                        ));
+                    }
+                    if interval.0.is_zero() {
+                        return Err((p("app.interval"), "must be > 0".into()));
+                    }
+                    if *count == Some(0) {
+                        return Err((p("app.count"), "must be > 0".into()));
+                    }
+                }
+                AppSpec::RequestResponse {
+                    request,
+                    response,
+                    count,
+                    ..
+                } => {
+                    if request.0 == 0 || request.0 > 64 << 20 {
+                        return Err((p("app.request"), "must be between 1 and 64MiB".into()));
+                    }
+                    if response.0 == 0 || response.0 > 64 << 20 {
+                        return Err((p("app.response"), "must be between 1 and 64MiB".into()));
+                    }
+                    if *count == Some(0) {
+                        return Err((p("app.count"), "must be > 0".into()));
+                    }
+                }
+            }
+            let t = &f.tcp;
+            if t.mss.is_some_and(|m| !(88..=9000).contains(&m)) {
+                return Err((p("tcp.mss"), "must be between 88 and 9000".into()));
+            }
+            if t.initial_cwnd.is_some_and(|c| c == 0 || c > 1000) {
+                return Err((p("tcp.initial_cwnd"), "must be between 1 and 1000".into()));
+            }
+            for (k, v) in [
+                ("recv_buffer", t.recv_buffer),
+                ("send_buffer", t.send_buffer),
+            ] {
+                if v.is_some_and(|s| s.0 < 1024 || s.0 > 1 << 30) {
+                    return Err((
+                        p(&format!("tcp.{k}")),
+                        "must be between 1KiB and 1GiB".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn validate_link(l: &LinkSpec, name: &str) -> Result<(), (String, String)> {
+    let f = |k: &str| format!("{name}.{k}");
+    let prob = |k: &str, p: f64| -> Result<(), (String, String)> {
+        if p.is_finite() && (0.0..=1.0).contains(&p) {
+            Ok(())
+        } else {
+            Err((f(k), format!("must be a probability in [0, 1], got {p}")))
+        }
+    };
+    if l.rate.is_some_and(|r| r.0 == 0) {
+        return Err((
+            f("rate"),
+            "must be > 0 (omit it for an unlimited link)".into(),
+        ));
+    }
+    if l.delay.is_some_and(|d| d.0 > Duration::from_secs(60)) {
+        return Err((f("delay"), "must be at most 60s".into()));
+    }
+    if let Some(QueueSpec::Droptail { packets, bytes }) = &l.queue {
+        if *packets == Some(0) || packets.is_some_and(|p| p > 10_000_000) {
+            return Err((f("queue.packets"), "must be between 1 and 10000000".into()));
+        }
+        if bytes.is_some_and(|b| b.0 == 0 || b.0 > 1 << 32) {
+            return Err((f("queue.bytes"), "must be between 1 and 4GiB".into()));
+        }
+    }
+    match &l.loss {
+        Some(LossSpec::Bernoulli { p }) => prob("loss.p", *p)?,
+        Some(LossSpec::GilbertElliott {
+            p_good_bad,
+            p_bad_good,
+            loss_good,
+            loss_bad,
+        }) => {
+            prob("loss.p_good_bad", *p_good_bad)?;
+            prob("loss.p_bad_good", *p_bad_good)?;
+            prob("loss.loss_good", *loss_good)?;
+            prob("loss.loss_bad", *loss_bad)?;
+        }
+        Some(LossSpec::List { packets }) => {
+            if packets.len() > 1_000_000 {
+                return Err((f("loss.packets"), "at most 1000000 entries".into()));
+            }
+        }
+        Some(LossSpec::None) | None => {}
+    }
+    if let Some(j) = &l.jitter {
+        if j.max.0 > Duration::from_secs(10) {
+            return Err((f("jitter.max"), "must be at most 10s".into()));
+        }
+    }
+    if let Some(p) = l.duplicate {
+        prob("duplicate", p)?;
+    }
+    if let Some(p) = l.corrupt {
+        prob("corrupt", p)?;
+    }
+    if l.outages.len() > 10_000 {
+        return Err((f("outages"), "at most 10000 outages".into()));
+    }
+    Ok(())
+}

@@ -1,0 +1,335 @@
+//! Building the network a scenario describes: a dumbbell.
+//!
+//! ```text
+//!  S_i ─ access_i (rtt/2) ─┐                         ┌─ R_i
+//!                          ├─ bottleneck ─[impair]───┤
+//!  S_j ─ access_j (rtt/2) ─┘  (rate, queue, loss,    └─ R_j
+//!                              delay, outages)
+//!  R_i ─ [reverse bottleneck] ─ back_i (rtt/2) ─ S_i
+//! ```
+//!
+//! Each flow's base RTT is split as rtt/2 one-way on its own access links, one per
+//! direction (unlimited rate, no loss); the bottleneck adds `bottleneck.delay` (default
+//! 0) plus serialisation and queuing. The reverse path has an optional shared
+//! bottleneck (default: none, so ACKs are never lost or queued). Sender `S_i` is
+//! 198.18.x.y and receiver `R_i` 198.19.x.y with `x.y` = `i + 1` (RFC 2544's
+//! benchmarking range 198.18.0.0/15). Routing is per node by destination address, so a
+//! generic multi-hop `[[link]]` description can reuse the same engine later.
+//!
+//! Every random stream (endpoint ISNs and ports, loss, impairments, app jitter) is
+//! seeded from `(scenario seed, stable name)` through SipHash-1-3, so adding a flow
+//! never changes another component's randomness.
+
+use brisk_net::{
+    DropTail, ImpairParams, Impairment, Link, LinkParams, Loss, LossModel, NetError, Outage,
+    QueueLimit,
+};
+use brisk_tcp::{Endpoint, EndpointConfig};
+use brisk_time::{Duration, Instant};
+use siphasher::sip::SipHasher13;
+use std::hash::Hasher;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+use crate::app::{ClientApp, Pattern, ServerApp};
+use crate::engine::{Engine, NodeId};
+use crate::host::{ClientSide, Host, Role, ServerSide, BASE_PORT};
+use crate::metrics::Series;
+use crate::node::{LinkMeter, LinkNode, SimNode};
+use crate::scenario::{AppSpec, LinkSpec, LossSpec, QueueSpec, Scenario};
+
+/// Queue limit of links whose spec gives none (and of unlimited-rate links, whose queue
+/// never holds more than the packet being forwarded).
+const DEFAULT_QUEUE_PACKETS: usize = 1000;
+const UNLIMITED_QUEUE_PACKETS: usize = 1 << 20;
+
+/// A derived 64-bit seed for the component called `name` (index `idx`).
+pub fn derive_seed(seed: u64, name: &str, idx: u64) -> u64 {
+    let mut h = SipHasher13::new_with_keys(seed, 0x6272_6973_6b2d_7369); // "brisk-si"
+    h.write(name.as_bytes());
+    h.write_u8(0);
+    h.write_u64(idx);
+    h.finish()
+}
+
+pub fn sender_ip(i: u32) -> IpAddr {
+    let [_, _, x, y] = (i + 1).to_be_bytes();
+    IpAddr::V4(Ipv4Addr::new(198, 18, x, y))
+}
+
+pub fn receiver_ip(i: u32) -> IpAddr {
+    let [_, _, x, y] = (i + 1).to_be_bytes();
+    IpAddr::V4(Ipv4Addr::new(198, 19, x, y))
+}
+
+/// One flow's place in the built network.
+#[derive(Clone, Debug)]
+pub struct FlowInfo {
+    pub id: u32,
+    /// Index of the `[[flow]]` entry it came from.
+    pub spec: usize,
+    pub cc: &'static str,
+    pub start: Instant,
+    pub app: AppSpec,
+    pub sender: NodeId,
+    pub receiver: NodeId,
+}
+
+/// A built network, ready to run.
+pub struct Network {
+    pub engine: Engine<SimNode>,
+    pub flows: Vec<FlowInfo>,
+    pub bottleneck: NodeId,
+    pub reverse: Option<NodeId>,
+}
+
+/// Errors while building the network from a (validated) scenario.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("{field}: {source}")]
+    Net {
+        field: String,
+        #[source]
+        source: NetError,
+    },
+    #[error("flow {flow}: cannot listen: {source}")]
+    Listen {
+        flow: u32,
+        #[source]
+        source: brisk_tcp::ConnError,
+    },
+}
+
+fn net_err(field: &str) -> impl FnOnce(NetError) -> BuildError + '_ {
+    move |source| BuildError::Net {
+        field: field.to_string(),
+        source,
+    }
+}
+
+/// A link (plus an impairment stage if the spec asks for one). Returns the entry node
+/// and the exit node (they are the same without impairments).
+fn add_link(
+    e: &mut Engine<SimNode>,
+    spec: &LinkSpec,
+    name: &str,
+    seed: u64,
+    meter: Option<LinkMeter>,
+) -> Result<(NodeId, NodeId), BuildError> {
+    let params = LinkParams {
+        rate_bps: spec.rate.map_or(0, |r| r.0),
+        delay: spec.delay.map_or(Duration::ZERO, |d| d.0),
+        outages: spec
+            .outages
+            .iter()
+            .map(|o| Outage {
+                start: Instant::ZERO + o.start.0,
+                end: Instant::ZERO + o.start.0 + o.duration.0,
+            })
+            .collect(),
+        ..LinkParams::default()
+    };
+    let limit = match &spec.queue {
+        Some(QueueSpec::Droptail {
+            packets: Some(p),
+            bytes: None,
+        }) => QueueLimit::Packets(usize::try_from(*p).unwrap_or(usize::MAX)),
+        Some(QueueSpec::Droptail { bytes: Some(b), .. }) => {
+            QueueLimit::Bytes(usize::try_from(b.0).unwrap_or(usize::MAX))
+        }
+        _ if spec.rate.is_none() => QueueLimit::Packets(UNLIMITED_QUEUE_PACKETS),
+        _ => QueueLimit::Packets(DEFAULT_QUEUE_PACKETS),
+    };
+    let queue = DropTail::new(limit).map_err(net_err(&format!("{name}.queue")))?;
+    let model = match &spec.loss {
+        None | Some(LossSpec::None) => LossModel::None,
+        Some(LossSpec::Bernoulli { p }) => LossModel::Bernoulli { p: *p },
+        Some(LossSpec::GilbertElliott {
+            p_good_bad,
+            p_bad_good,
+            loss_good,
+            loss_bad,
+        }) => LossModel::GilbertElliott {
+            p_gb: *p_good_bad,
+            p_bg: *p_bad_good,
+            loss_good: *loss_good,
+            loss_bad: *loss_bad,
+        },
+        Some(LossSpec::List { packets }) => LossModel::List(packets.clone()),
+    };
+    let loss =
+        Loss::new(model, derive_seed(seed, name, 1)).map_err(net_err(&format!("{name}.loss")))?;
+    let link = Link::new(params, queue.into(), loss).map_err(net_err(name))?;
+    let node = match meter {
+        Some(m) => LinkNode::metered(link, m),
+        None => LinkNode::new(link),
+    };
+    let entry = e.add_node(SimNode::Link(Box::new(node)));
+    let needs_impair = spec.jitter.is_some()
+        || spec.duplicate.is_some_and(|p| p > 0.0)
+        || spec.corrupt.is_some_and(|p| p > 0.0);
+    if !needs_impair {
+        return Ok((entry, entry));
+    }
+    let ip = ImpairParams {
+        jitter: spec.jitter.as_ref().map_or(Duration::ZERO, |j| j.max.0),
+        reorder: spec.jitter.as_ref().is_some_and(|j| j.reorder),
+        duplicate_p: spec.duplicate.unwrap_or(0.0),
+        corrupt_p: spec.corrupt.unwrap_or(0.0),
+        ..ImpairParams::default()
+    };
+    let imp = Impairment::new(ip, derive_seed(seed, name, 2)).map_err(net_err(name))?;
+    let exit = e.add_node(SimNode::Impair(Box::new(imp)));
+    e.routes_mut(entry).set_default(exit);
+    Ok((entry, exit))
+}
+
+/// A pure delay line (unlimited rate, no loss).
+fn add_delay(e: &mut Engine<SimNode>, delay: Duration) -> Result<NodeId, BuildError> {
+    let spec = LinkSpec {
+        delay: Some(crate::units::Dur(delay)),
+        ..LinkSpec::default()
+    };
+    add_link(e, &spec, "access", 0, None).map(|(entry, _)| entry)
+}
+
+/// Builds the dumbbell for `sc` with `seed`; the streams keep SHA-256 digests.
+pub fn build(sc: &Scenario, seed: u64) -> Result<Network, BuildError> {
+    build_with(sc, seed, true)
+}
+
+/// Builds the dumbbell; `hash_streams = false` leaves only the per-byte pattern check.
+pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Network, BuildError> {
+    let mut e: Engine<SimNode> = Engine::new();
+    let interval = sc.sample_interval();
+    let rows =
+        (brisk_time::dur_nanos(sc.duration.0) / brisk_time::dur_nanos(interval)) as usize + 2;
+    let nflows = sc.total_flows() as usize;
+
+    let meter = LinkMeter::new(brisk_time::dur_nanos(interval), rows, nflows);
+    let (b_in, b_out) = add_link(&mut e, &sc.bottleneck, "bottleneck", seed, Some(meter))?;
+    let reverse = match &sc.reverse {
+        Some(r) => Some(add_link(&mut e, r, "reverse", seed, None)?),
+        None => None,
+    };
+
+    let mut flows = Vec::with_capacity(nflows);
+    let mut id = 0u32;
+    for (si, f) in sc.flows.iter().enumerate() {
+        for _ in 0..f.count {
+            let (s_ip, r_ip) = (sender_ip(id), receiver_ip(id));
+            let config = f.tcp.to_config(f.cc);
+            let fwd = Pattern::with_hashing(
+                derive_seed(seed, "pattern-fwd", u64::from(id)),
+                hash_streams,
+            );
+            let rev = Pattern::with_hashing(
+                derive_seed(seed, "pattern-rev", u64::from(id)),
+                hash_streams,
+            );
+            let ep_cfg = |role: &str| {
+                let mut isn_secret = [0u8; 16];
+                isn_secret[..8]
+                    .copy_from_slice(&derive_seed(seed, role, u64::from(id) * 2).to_le_bytes());
+                isn_secret[8..]
+                    .copy_from_slice(&derive_seed(seed, role, u64::from(id) * 2 + 1).to_le_bytes());
+                EndpointConfig {
+                    isn_secret,
+                    rng_seed: derive_seed(seed, role, u64::from(id)),
+                    default_config: config.clone(),
+                    ..EndpointConfig::default()
+                }
+            };
+
+            let mut sender = Host::new(s_ip, Endpoint::new(s_ip, ep_cfg("sender")), interval);
+            let port = BASE_PORT;
+            sender
+                .add_flow(
+                    id,
+                    Role::Client(Box::new(ClientSide::new(
+                        ClientApp::new(
+                            &f.app,
+                            fwd.clone(),
+                            rev.clone(),
+                            derive_seed(seed, "app", u64::from(id)),
+                        ),
+                        SocketAddr::new(r_ip, port),
+                        Instant::ZERO + f.start.0,
+                        config.clone(),
+                        rows,
+                    ))),
+                )
+                .map_err(|source| BuildError::Listen { flow: id, source })?;
+            let mut receiver = Host::new(r_ip, Endpoint::new(r_ip, ep_cfg("receiver")), interval);
+            receiver
+                .add_flow(
+                    id,
+                    Role::Server(Box::new(ServerSide {
+                        app: ServerApp::new(&f.app, fwd, rev),
+                        port,
+                        config: config.clone(),
+                        conn: None,
+                        goodput: Series::with_cap(rows),
+                        error: None,
+                    })),
+                )
+                .map_err(|source| BuildError::Listen { flow: id, source })?;
+
+            let s = e.add_node(SimNode::Host(Box::new(sender)));
+            let r = e.add_node(SimNode::Host(Box::new(receiver)));
+            let half = f.rtt.0 / 2;
+            let fwd_access = add_delay(&mut e, half)?;
+            // Rounding: an odd-nanosecond RTT puts the extra nanosecond on the way back.
+            let back_access = add_delay(&mut e, f.rtt.0 - half)?;
+
+            e.routes_mut(s).set_default(fwd_access);
+            e.routes_mut(fwd_access).set_default(b_in);
+            e.routes_mut(b_out).add(r_ip, r);
+            match reverse {
+                Some((rv_in, rv_out)) => {
+                    e.routes_mut(r).set_default(rv_in);
+                    e.routes_mut(rv_out).add(s_ip, back_access);
+                }
+                None => e.routes_mut(r).set_default(back_access),
+            }
+            e.routes_mut(back_access).set_default(s);
+
+            flows.push(FlowInfo {
+                id,
+                spec: si,
+                cc: f.cc.name(),
+                start: Instant::ZERO + f.start.0,
+                app: f.app.clone(),
+                sender: s,
+                receiver: r,
+            });
+            id += 1;
+        }
+    }
+    Ok(Network {
+        engine: e,
+        flows,
+        bottleneck: b_in,
+        reverse: reverse.map(|r| r.0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_seeds_differ_by_name_index_and_seed() {
+        let a = derive_seed(1, "loss", 0);
+        assert_eq!(a, derive_seed(1, "loss", 0));
+        assert_ne!(a, derive_seed(2, "loss", 0));
+        assert_ne!(a, derive_seed(1, "loss", 1));
+        assert_ne!(a, derive_seed(1, "los", 0));
+    }
+
+    #[test]
+    fn addresses_are_unique_and_in_the_benchmark_range() {
+        assert_eq!(sender_ip(0), IpAddr::V4(Ipv4Addr::new(198, 18, 0, 1)));
+        assert_eq!(receiver_ip(0), IpAddr::V4(Ipv4Addr::new(198, 19, 0, 1)));
+        assert_eq!(sender_ip(255), IpAddr::V4(Ipv4Addr::new(198, 18, 1, 0)));
+    }
+}

@@ -1,0 +1,134 @@
+//! Scenario files: errors name the file and the field, and every shipped scenario parses.
+
+use brisk_sim::Scenario;
+
+const GOOD: &str = r#"
+name = "t"
+duration = "1s"
+[bottleneck]
+rate = "10Mbit"
+queue = { kind = "droptail", packets = 100 }
+[[flow]]
+rtt = "10ms"
+app = { kind = "bulk" }
+"#;
+
+fn err(text: &str) -> brisk_sim::ScenarioError {
+    match Scenario::from_toml_str_named(text, "scenarios/x.toml") {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn a_minimal_scenario_parses_with_defaults() {
+    let sc = Scenario::from_toml_str(GOOD).unwrap();
+    assert_eq!(sc.seed, 1);
+    assert_eq!(sc.flows.len(), 1);
+    assert_eq!(sc.total_flows(), 1);
+    assert_eq!(sc.bottleneck.rate.unwrap().0, 10_000_000);
+    assert_eq!(sc.flows[0].rtt.0, std::time::Duration::from_millis(10));
+}
+
+#[test]
+fn bad_duration_names_the_field_and_the_expected_form() {
+    let e = err(&GOOD.replace(r#"rtt = "10ms""#, r#"rtt = "ten""#));
+    assert_eq!(e.file, "scenarios/x.toml");
+    assert_eq!(e.field, "flow[0].rtt");
+    assert!(
+        e.message.contains(r#"expected a duration like "10ms""#),
+        "{e}"
+    );
+    assert!(e.message.contains(r#"got "ten""#), "{e}");
+    assert!(
+        e.to_string().starts_with("scenarios/x.toml: flow[0].rtt: "),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_key_is_rejected_with_its_location() {
+    let e = err(&GOOD.replace("rate = ", "rtae = \"1s\"\nrate = "));
+    assert_eq!(e.field, "bottleneck.rtae", "{e}");
+    assert!(e.message.contains("unknown field `rtae`"), "{e}");
+
+    let e = err(&GOOD.replace("[[flow]]", "[[flow]]\ncc = \"cubic\"\nccc = 1"));
+    assert_eq!(e.field, "flow[0].ccc", "{e}");
+    assert!(e.message.contains("ccc"), "{e}");
+}
+
+#[test]
+fn probability_above_one_is_rejected() {
+    let e = err(&GOOD.replace(
+        "queue =",
+        "loss = { kind = \"bernoulli\", p = 1.5 }\nqueue =",
+    ));
+    assert_eq!(e.field, "bottleneck.loss.p", "{e}");
+    assert!(e.message.contains("[0, 1]"), "{e}");
+}
+
+#[test]
+fn zero_rate_and_bad_rate_unit_are_rejected() {
+    let e = err(&GOOD.replace(r#""10Mbit""#, r#""0Mbit""#));
+    assert_eq!(e.field, "bottleneck.rate", "{e}");
+    let e = err(&GOOD.replace(r#""10Mbit""#, r#""10 furlongs""#));
+    assert_eq!(e.field, "bottleneck.rate", "{e}");
+    assert!(e.message.contains("expected a rate"), "{e}");
+}
+
+#[test]
+fn unknown_cc_and_app_kind_are_rejected() {
+    let e = err(&GOOD.replace("[[flow]]", "[[flow]]\ncc = \"vegas\""));
+    assert_eq!(e.field, "flow[0].cc", "{e}");
+    assert!(e.message.contains("vegas"), "{e}");
+    let e = err(&GOOD.replace(r#"kind = "bulk""#, r#"kind = "torrent""#));
+    assert!(e.field.starts_with("flow[0]"), "{e}");
+    assert!(e.message.contains("torrent"), "{e}");
+}
+
+#[test]
+fn missing_required_keys_and_syntax_errors_are_reported() {
+    let e = err(&GOOD.replace("duration = \"1s\"\n", ""));
+    assert!(e.message.contains("duration"), "{e}");
+    let e = err("name = \"t\"\nduration = ");
+    assert_eq!(e.field, "(file)", "{e}");
+    assert!(e.message.contains("line"), "{e}");
+}
+
+#[test]
+fn range_checks_name_the_field() {
+    let e = err(&GOOD.replace(
+        r#"kind = "bulk""#,
+        r#"kind = "records", size = 10, interval = "1ms""#,
+    ));
+    assert_eq!(e.field, "flow[0].app.size", "{e}");
+    let e = err(&GOOD.replace("[[flow]]", "[[flow]]\ncount = 0"));
+    assert_eq!(e.field, "flow[0].count", "{e}");
+    let e = err(&GOOD.replace("[[flow]]", "[[flow]]\nstart = \"5s\""));
+    assert_eq!(e.field, "flow[0].start", "{e}");
+    let e = err(&format!("{GOOD}[flow.tcp]\nmss = 10\n"));
+    assert_eq!(e.field, "flow[0].tcp.mss", "{e}");
+    let e = err(&GOOD.replace("packets = 100", "packets = 0"));
+    assert_eq!(e.field, "bottleneck.queue.packets", "{e}");
+}
+
+#[test]
+fn a_missing_file_is_an_error_not_a_panic() {
+    let e = Scenario::load("no/such/file.toml".as_ref()).unwrap_err();
+    assert_eq!(e.file, "no/such/file.toml");
+    assert!(e.message.contains("cannot read"), "{e}");
+}
+
+#[test]
+fn every_shipped_scenario_parses() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            n += 1;
+        }
+    }
+    assert!(n >= 8, "only {n} scenarios in {}", dir.display());
+}
