@@ -83,6 +83,8 @@ pub struct ClientSide {
     pub info: Option<TcpInfo>,
     pub error: Option<ConnError>,
     pub connect_error: Option<ConnError>,
+    /// The connection reported `Closed` (cleanly or with `error`).
+    pub closed: bool,
 }
 
 /// The receiver side of one flow.
@@ -94,6 +96,8 @@ pub struct ServerSide {
     /// Bytes read per sampling interval.
     pub goodput: Series<u64>,
     pub error: Option<ConnError>,
+    /// The connection reported `Closed` (cleanly or with `error`).
+    pub closed: bool,
 }
 
 pub enum Role {
@@ -142,6 +146,7 @@ impl ClientSide {
             info: None,
             error: None,
             connect_error: None,
+            closed: false,
         }
     }
 }
@@ -227,6 +232,7 @@ impl Host {
                             c.info = Some(conn.info());
                         }
                         c.error = r.err();
+                        c.closed = true;
                     }
                     Event::Incoming { .. } => {}
                 },
@@ -247,7 +253,10 @@ impl Host {
                             s.app.on_writable(now, conn);
                         }
                     }
-                    Event::Closed(r) => s.error = r.err(),
+                    Event::Closed(r) => {
+                        s.error = r.err();
+                        s.closed = true;
+                    }
                     Event::Connected | Event::Incoming { .. } => {}
                 },
             }

@@ -64,6 +64,9 @@ pub struct FlowResult {
     pub stream_ok: bool,
     pub first_drop: Option<Instant>,
     pub error: Option<String>,
+    /// Whether each side's connection reported `Closed` by the end of the run:
+    /// `[sender, receiver]`.
+    pub closed: [bool; 2],
     pub records_skipped: u64,
     pub goodput_series: Vec<(u64, u64)>,
     pub rtt_series: Vec<(u64, RttRow)>,
@@ -267,6 +270,7 @@ pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult
             stream_ok,
             first_drop: first_drops.get(fi.id as usize).copied().flatten(),
             error,
+            closed: [c.closed, v.closed],
             records_skipped: c.app.stats.records_skipped,
             goodput_series: v.goodput.rows.clone(),
             rtt_series: c.rtt_series.rows.clone(),

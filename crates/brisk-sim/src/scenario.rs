@@ -213,6 +213,10 @@ pub struct TcpKnobs {
     pub ecn: Option<bool>,
     pub rack: Option<bool>,
     pub tlp: Option<bool>,
+    pub time_wait: Option<Dur>,
+    pub user_timeout: Option<Dur>,
+    pub max_retries: Option<u32>,
+    pub keepalive: Option<Dur>,
 }
 
 impl TcpKnobs {
@@ -246,6 +250,14 @@ impl TcpKnobs {
         if let Some(v) = self.initial_rto {
             c.initial_rto = v.0;
         }
+        if let Some(v) = self.time_wait {
+            c.time_wait = v.0;
+        }
+        if let Some(v) = self.max_retries {
+            c.max_retries = v;
+        }
+        c.user_timeout = self.user_timeout.map(|d| d.0);
+        c.keepalive = self.keepalive.map(|d| d.0);
         if let Some(v) = self.recv_buffer {
             c.recv_buffer = usize::try_from(v.0).unwrap_or(usize::MAX);
         }

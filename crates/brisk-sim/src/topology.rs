@@ -270,6 +270,7 @@ pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Networ
                         conn: None,
                         goodput: Series::with_cap(rows),
                         error: None,
+                        closed: false,
                     })),
                 )
                 .map_err(|source| BuildError::Listen { flow: id, source })?;

@@ -338,7 +338,16 @@ impl Connection {
             len,
             kind: rk,
         });
-        self.arm_rto_if_idle(now);
+        if seg.start == self.snd_una && rk == RetransmitKind::Fast {
+            // Linux `tcp_xmit_retransmit_queue`: retransmitting the head re-arms the RTO.
+            // Otherwise a lost fast retransmission, found lost by RACK one RTT later and
+            // resent, still has the RTO armed from the last cumulative ACK, and on a
+            // bloated path (RTT ~ RTO) that RTO fires spuriously.
+            let t = self.current_rto();
+            self.timers.set(Timer::Rto, now + t);
+        } else {
+            self.arm_rto_if_idle(now);
+        }
         s
     }
 

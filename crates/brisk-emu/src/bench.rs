@@ -1,0 +1,109 @@
+//! Kernel↔emulator↔kernel runs: [`baseline`] sets up the two-host lab, runs the
+//! emulator on its own thread and a kernel TCP bulk transfer through it, and tears
+//! everything down; [`bench_capacity`] is the emulator's throughput benchmark (a
+//! 10 Gbit/s zero-delay path for ~5 s) that `brisk` will expose on the CLI.
+
+use brisk_time::Duration;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::bulk::{run_bulk, Amount, BulkConfig, BulkReport};
+use crate::emulator::{EmuReport, Emulator, EmulatorOptions};
+use crate::error::Result;
+use crate::lab::{TwoHosts, ADDR_B};
+use crate::path::EmuConfig;
+
+/// A baseline run's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct BaselineReport {
+    pub transfer: BulkReport,
+    pub emulator: EmuReport,
+}
+
+impl BaselineReport {
+    /// A summary shaped like the simulator's `summary.json` (one flow).
+    pub fn to_json(&self, scenario: &str) -> Value {
+        let t = &self.transfer;
+        let f = &self.emulator.forward;
+        json!({
+            "scenario": scenario,
+            "mode": "kernel-emulated",
+            "duration_s": self.emulator.elapsed_s,
+            "flows": [{
+                "id": 0,
+                "cc": t.cc,
+                "goodput_bps": t.goodput_bps,
+                "bytes_delivered": t.bytes_received,
+                "bytes_sent": t.bytes_sent,
+                "retransmitted_packets": t.sender.total_retrans,
+                "fct_s": t.seconds,
+                "rtt_ms": {
+                    "srtt": f64::from(t.sender.srtt_us) / 1e3,
+                    "min": f64::from(t.sender.min_rtt_us) / 1e3,
+                    "rttvar": f64::from(t.sender.rttvar_us) / 1e3,
+                },
+                "stream_ok": t.intact,
+            }],
+            "bottleneck": {
+                "drops": f.dropped_queue_full + f.dropped_loss + f.dropped_outage + f.dropped_overflow,
+                "max_queue_packets": f.max_queue_packets,
+            },
+            "emulator": {
+                "iterations": self.emulator.iterations,
+                "forward": &self.emulator.forward,
+                "reverse": &self.emulator.reverse,
+            },
+        })
+    }
+}
+
+/// Builds the lab, runs `bulk` from A to B through a path `path`, tears down.
+pub fn baseline(
+    path: &EmuConfig,
+    bulk: &BulkConfig,
+    opts: EmulatorOptions,
+) -> Result<BaselineReport> {
+    let (hosts, tun_a, tun_b) = TwoHosts::with_default_mtu()?;
+    let emu = Emulator::new(tun_a, tun_b, path, opts)?;
+    // Bounded even if the transfer hangs: the loop stops by itself after this.
+    let handle = emu.spawn(Some(bulk.timeout.saturating_add(Duration::from_secs(5))))?;
+    let transfer = run_bulk(hosts.ns_a(), hosts.ns_b(), ADDR_B, bulk);
+    let emulator = handle.stop()?;
+    hosts.teardown()?;
+    Ok(BaselineReport {
+        transfer: transfer?,
+        emulator,
+    })
+}
+
+/// Capacity benchmark: kernel cubic through an emulated `rate_bps`, zero-delay path
+/// for `seconds`, printing goodput and delivery-time error percentiles.
+pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineReport> {
+    let path = EmuConfig::bottleneck(rate_bps, Duration::ZERO);
+    let bulk = BulkConfig {
+        amount: Amount::Time(seconds),
+        cc: "cubic".into(),
+        timeout: seconds.saturating_add(Duration::from_secs(20)),
+        ..BulkConfig::default()
+    };
+    let r = baseline(&path, &bulk, EmulatorOptions::default())?;
+    let e = &r.emulator.forward.delivery_error;
+    println!(
+        "capacity: {:.2} Gbit/s goodput over {:.1} s ({} MB, intact: {}); emulator delivery error p50 {:.1} us, p99 {:.1} us, max {:.1} us over {} packets; {} iterations",
+        r.transfer.goodput_bps / 1e9,
+        r.transfer.seconds,
+        r.transfer.bytes_received / 1_000_000,
+        r.transfer.intact,
+        e.p50_ns as f64 / 1e3,
+        e.p99_ns as f64 / 1e3,
+        e.max_ns as f64 / 1e3,
+        e.count,
+        r.emulator.iterations,
+    );
+    Ok(r)
+}
+
+/// The standard capacity benchmark: 10 Gbit/s, zero delay, 5 s.
+pub fn bench_capacity() -> Result<BaselineReport> {
+    bench_capacity_with(10_000_000_000, Duration::from_secs(5))
+}

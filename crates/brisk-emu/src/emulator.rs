@@ -1,0 +1,575 @@
+//! The real-time driver: brisk-net's sans-IO elements, unchanged, clocked by
+//! CLOCK_MONOTONIC instead of the simulator's event queue.
+//!
+//! ```text
+//!   side A ──read──▶ forward PathChain (Link [→ Impairment]) ──write──▶ side B
+//!   side A ◀─write── reverse PathChain                      ◀──read─── side B
+//! ```
+//! One thread runs a loop over an epoll set holding both sides' fds and a timerfd.
+//! Each iteration reads the clock (`now`, ns since start) and
+//! 1. releases every packet whose departure time is `<= now` from both chains, polling
+//!    each chain at that packet's own departure time (`poll_timeout()`), so the model
+//!    sees exact times however late the loop runs, and writes it to the far side;
+//! 2. reads up to `batch` packets from each ready side into pooled buffers, hands
+//!    each to its chain at its own read time (one more clock read per packet, so a
+//!    long batch does not delay the packets in it) and releases what is already due;
+//! 3. arms the timerfd (absolute, ns) at the earliest `poll_timeout()` minus `spin`,
+//!    and waits; within `spin` of a deadline it busy-polls instead, which is what
+//!    keeps wake-up jitter in the microseconds.
+//!
+//! Delivery-time error = clock at the write − the departure time the model gave the
+//! packet; it is what the emulator adds on top of the model, recorded per direction in
+//! a [`Histogram`] (the write's own duration, which for a TUN includes the receiving
+//! kernel's processing, is kept apart as `write_cost`). Buffers are recycled through a bounded pool, so the steady state
+//! allocates nothing per packet (only duplicates and dropped packets' buffers cost one).
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use brisk_net::{DropReason, Element, NetEvent, Packet};
+use brisk_time::{Duration, Instant};
+use brisk_wire::pcap::PcapWriter;
+use serde::Serialize;
+
+use crate::clock::{Clock, TimerFd};
+use crate::error::{panic_message, EmuError, Result};
+use crate::hist::{Histogram, LatencySummary};
+use crate::path::{EmuConfig, PathChain};
+use crate::poll::Epoll;
+use crate::side::Side;
+
+const TOKEN_A: u64 = 0;
+const TOKEN_B: u64 = 1;
+const TOKEN_TIMER: u64 = 2;
+/// Longest blocking wait, so the stop flag is seen promptly.
+const MAX_WAIT_MS: i32 = 10;
+
+/// Knobs of the loop itself (the path is an [`EmuConfig`]).
+#[derive(Clone, Debug)]
+pub struct EmulatorOptions {
+    /// Per-element event-log capacity (enqueue/dequeue/drop/departure); 0: off.
+    pub event_log: usize,
+    /// Per-direction [`Delivery`] records kept; 0: off.
+    pub delivery_log: usize,
+    /// pcap of everything read from and written to side A / side B.
+    pub pcap_a: Option<PathBuf>,
+    pub pcap_b: Option<PathBuf>,
+    /// Busy-poll instead of sleeping when the next deadline is this close (floor of
+    /// the adaptive margin: the loop learns how late timer wake-ups come and starts
+    /// spinning that much earlier, up to `max_spin`).
+    pub spin: Duration,
+    pub max_spin: Duration,
+    /// Most packets read from one side per iteration.
+    pub batch: usize,
+    /// Most idle buffers kept for reuse.
+    pub pool: usize,
+    /// Capacity of each packet buffer (largest packet read).
+    pub buf_size: usize,
+}
+
+impl Default for EmulatorOptions {
+    fn default() -> Self {
+        EmulatorOptions {
+            event_log: 0,
+            delivery_log: 0,
+            pcap_a: None,
+            pcap_b: None,
+            spin: Duration::from_micros(10),
+            max_spin: Duration::from_micros(200),
+            batch: 64,
+            pool: 8192,
+            buf_size: 2048,
+        }
+    }
+}
+
+/// One packet's passage, for timing analysis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    pub id: u64,
+    pub bytes: usize,
+    /// When it was read from the source side.
+    pub read_at: Instant,
+    /// When the model let it leave.
+    pub scheduled: Instant,
+    /// When the write to the destination side started.
+    pub written: Instant,
+}
+
+/// Per-direction results.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DirReport {
+    pub read_packets: u64,
+    pub read_bytes: u64,
+    pub delivered_packets: u64,
+    pub delivered_bytes: u64,
+    pub dropped_queue_full: u64,
+    pub dropped_loss: u64,
+    pub dropped_outage: u64,
+    pub dropped_overflow: u64,
+    pub duplicated: u64,
+    pub corrupted: u64,
+    pub max_queue_packets: usize,
+    pub read_errors: u64,
+    pub write_errors: u64,
+    /// Writes the destination refused (would block).
+    pub write_refused: u64,
+    /// Start of the write to the destination − the model's departure time.
+    pub delivery_error: LatencySummary,
+    /// How long the write itself took (for a TUN: the receiving kernel's work).
+    pub write_cost: LatencySummary,
+    pub events_lost: u64,
+    /// The elements' event logs, time-ordered (with `event_log` on).
+    #[serde(skip)]
+    pub events: Vec<NetEvent>,
+    #[serde(skip)]
+    pub deliveries: Vec<Delivery>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EmuReport {
+    pub elapsed_s: f64,
+    pub iterations: u64,
+    pub timer_wakeups: u64,
+    /// A → B.
+    pub forward: DirReport,
+    /// B → A.
+    pub reverse: DirReport,
+}
+
+type Pcap = PcapWriter<BufWriter<File>>;
+
+struct Dir {
+    path: PathChain,
+    flow: u32,
+    hist: Histogram,
+    write_hist: Histogram,
+    report: DirReport,
+    delivery_cap: usize,
+}
+
+impl Dir {
+    fn new(path: PathChain, flow: u32, delivery_cap: usize) -> Dir {
+        Dir {
+            path,
+            flow,
+            hist: Histogram::default(),
+            write_hist: Histogram::default(),
+            report: DirReport::default(),
+            delivery_cap,
+        }
+    }
+
+    fn finish(&mut self) -> DirReport {
+        let mut r = std::mem::take(&mut self.report);
+        let c = self.path.link().counters();
+        r.dropped_queue_full = c.dropped(DropReason::QueueFull).packets;
+        r.dropped_loss = c.dropped(DropReason::LossModel).packets;
+        r.dropped_outage = c.dropped(DropReason::Outage).packets;
+        r.dropped_overflow = c.dropped(DropReason::Overflow).packets;
+        r.max_queue_packets = c.max_queue_packets;
+        if let Some(i) = self.path.impairment() {
+            let ic = i.counters();
+            r.dropped_overflow += ic.dropped(DropReason::Overflow).packets;
+            r.duplicated = ic.duplicated;
+            r.corrupted = ic.corrupted;
+        }
+        r.delivery_error = self.hist.summary();
+        r.write_cost = self.write_hist.summary();
+        r.events_lost = self.path.events_lost();
+        self.path.drain_events(&mut r.events);
+        r
+    }
+}
+
+/// Shared state the per-packet helpers need besides one direction.
+struct Io {
+    clock: Clock,
+    pool: Vec<Vec<u8>>,
+    pool_cap: usize,
+    buf_size: usize,
+    batch: usize,
+    next_id: u64,
+}
+
+impl Io {
+    fn buffer(&mut self) -> Vec<u8> {
+        self.pool
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(self.buf_size))
+    }
+
+    fn recycle(&mut self, buf: Vec<u8>) {
+        if self.pool.len() < self.pool_cap && buf.capacity() >= self.buf_size {
+            self.pool.push(buf);
+        }
+    }
+}
+
+/// Sends every packet of `dir` due by `now` to `dst`. Returns how many were written.
+fn release<D: Side>(
+    dir: &mut Dir,
+    dst: &mut D,
+    now: Instant,
+    io: &mut Io,
+    mut pcap: Option<&mut Pcap>,
+) -> u64 {
+    let mut sent = 0;
+    while let Some(t) = dir.path.poll_timeout().filter(|t| *t <= now) {
+        // Polling at `t`, not `now`: the packet that comes out departs exactly at `t`
+        // (the chain's earliest deadline), and later packets keep their own times.
+        let Some(pkt) = dir.path.poll_packet(t) else {
+            if dir.path.poll_timeout() == Some(t) {
+                debug_assert!(false, "path asked to be polled at {t} but made no progress");
+                break;
+            }
+            continue; // a dequeue without departure moved the deadline on
+        };
+        let written = io.clock.now();
+        let ok = dst.send(t, &pkt.data);
+        let done = io.clock.now();
+        match ok {
+            Ok(true) => {
+                sent += 1;
+                let r = &mut dir.report;
+                r.delivered_packets += 1;
+                r.delivered_bytes += pkt.data.len() as u64;
+                dir.hist.record((written - t).as_nanos() as u64);
+                dir.write_hist.record((done - written).as_nanos() as u64);
+                if r.deliveries.len() < dir.delivery_cap {
+                    r.deliveries.push(Delivery {
+                        id: pkt.id,
+                        bytes: pkt.data.len(),
+                        read_at: pkt.sent_at,
+                        scheduled: t,
+                        written,
+                    });
+                }
+                if let Some(p) = pcap.as_deref_mut() {
+                    // A failing capture must not stop the emulation; the writer is
+                    // flushed (and its error reported) at the end.
+                    let _ = p.write_packet(written.as_nanos(), &pkt.data);
+                }
+            }
+            Ok(false) => dir.report.write_refused += 1,
+            Err(_) => dir.report.write_errors += 1,
+        }
+        io.recycle(pkt.data);
+    }
+    sent
+}
+
+/// Reads up to `batch` packets from `src` into `dir`, releasing what is due at once
+/// to `dst`. Returns (whether the batch limit was hit, packets written to `dst`).
+#[allow(clippy::too_many_arguments)]
+fn ingest<S: Side, D: Side>(
+    src: &mut S,
+    dir: &mut Dir,
+    dst: &mut D,
+    now: Instant,
+    io: &mut Io,
+    mut pcap_src: Option<&mut Pcap>,
+    mut pcap_dst: Option<&mut Pcap>,
+) -> (bool, u64) {
+    let mut sent = 0;
+    let mut now = now;
+    for _ in 0..io.batch {
+        let mut buf = io.buffer();
+        match src.recv(now, &mut buf) {
+            Ok(true) => {
+                // Stamp each packet with its own read time: reading a batch takes
+                // tens of µs, which would otherwise delay every packet's release.
+                now = io.clock.now().max(now);
+                // Departures due before this arrival leave first, at their own times,
+                // so the chain never sees time run backwards.
+                sent += release(dir, dst, now, io, pcap_dst.as_deref_mut());
+                dir.report.read_packets += 1;
+                dir.report.read_bytes += buf.len() as u64;
+                if let Some(p) = pcap_src.as_deref_mut() {
+                    let _ = p.write_packet(now.as_nanos(), &buf);
+                }
+                let id = io.next_id;
+                io.next_id += 1;
+                let pkt = Packet {
+                    data: buf,
+                    id,
+                    flow: dir.flow,
+                    sent_at: now,
+                };
+                dir.path.handle_packet(now, pkt);
+                sent += release(dir, dst, now, io, pcap_dst.as_deref_mut());
+            }
+            Ok(false) => {
+                io.recycle(buf);
+                return (false, sent);
+            }
+            Err(_) => {
+                dir.report.read_errors += 1;
+                io.recycle(buf);
+                return (false, sent);
+            }
+        }
+    }
+    (true, sent)
+}
+
+fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+fn open_pcap(path: &Option<PathBuf>) -> Result<Option<Pcap>> {
+    let Some(p) = path else { return Ok(None) };
+    let f = File::create(p).map_err(|e| EmuError::io(format!("creating {}", p.display()), e))?;
+    PcapWriter::new(BufWriter::with_capacity(1 << 20, f))
+        .map(Some)
+        .map_err(|e| EmuError::io(format!("writing {}", p.display()), e))
+}
+
+/// A two-sided link emulator. Build with [`Emulator::new`], then [`Emulator::run`]
+/// on the current thread or [`Emulator::spawn`] on its own.
+pub struct Emulator<A: Side, B: Side> {
+    a: A,
+    b: B,
+    fwd: Dir,
+    rev: Dir,
+    opts: EmulatorOptions,
+}
+
+impl<A: Side, B: Side> Emulator<A, B> {
+    pub fn new(a: A, b: B, cfg: &EmuConfig, opts: EmulatorOptions) -> Result<Self> {
+        let (fwd, rev) = cfg.build()?;
+        Self::with_paths(a, b, fwd, rev, opts)
+    }
+
+    /// With hand-built element chains.
+    pub fn with_paths(
+        a: A,
+        b: B,
+        mut fwd: PathChain,
+        mut rev: PathChain,
+        opts: EmulatorOptions,
+    ) -> Result<Self> {
+        if opts.batch == 0 || opts.buf_size < 68 {
+            return Err(EmuError::Config(
+                "batch must be >= 1 and buf_size >= 68 (minimum IPv4 MTU)".into(),
+            ));
+        }
+        if opts.event_log > 0 {
+            fwd.enable_event_log(opts.event_log);
+            rev.enable_event_log(opts.event_log);
+        }
+        Ok(Emulator {
+            a,
+            b,
+            fwd: Dir::new(fwd, 0, opts.delivery_log),
+            rev: Dir::new(rev, 1, opts.delivery_log),
+            opts,
+        })
+    }
+
+    /// Runs until `stop` is set or `limit` has passed; returns the report. Time zero
+    /// (for outages and logs) is the start of this call.
+    pub fn run(&mut self, stop: &AtomicBool, limit: Option<Duration>) -> Result<EmuReport> {
+        // Ask for exact timer expiry on this thread (default slack is 50 µs).
+        // SAFETY: prctl with an integer argument; failure only costs precision.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        let mut pcap_a = open_pcap(&self.opts.pcap_a)?;
+        let mut pcap_b = open_pcap(&self.opts.pcap_b)?;
+        let clock = Clock::start();
+        let mut timer = TimerFd::new(clock)?;
+        let mut ep = Epoll::new()?;
+        ep.add(std::os::fd::AsRawFd::as_raw_fd(&timer), TOKEN_TIMER)?;
+        if let Some(fd) = self.a.poll_fd() {
+            ep.add(fd, TOKEN_A)?;
+        }
+        if let Some(fd) = self.b.poll_fd() {
+            ep.add(fd, TOKEN_B)?;
+        }
+        let mut io = Io {
+            clock,
+            pool: Vec::with_capacity(self.opts.pool.min(1 << 16)),
+            pool_cap: self.opts.pool,
+            buf_size: self.opts.buf_size,
+            batch: self.opts.batch,
+            next_id: 0,
+        };
+        let end = limit.map_or(Instant::MAX, |d| Instant::ZERO + d);
+        let (spin_floor, spin_max) = (self.opts.spin, self.opts.max_spin.max(self.opts.spin));
+        let mut spin = spin_floor;
+        // EWMA (1/8) of how late the timer wakes us, in ns.
+        let mut wake_late_ns = 0u64;
+        let mut armed_for: Option<Instant> = None;
+        let (a_polled, b_polled) = (self.a.poll_fd().is_none(), self.b.poll_fd().is_none());
+        let (mut iterations, mut wakeups) = (0u64, 0u64);
+        let mut ready = (1 << TOKEN_A) | (1 << TOKEN_B);
+        loop {
+            let now = clock.now();
+            if now >= end || stop.load(Ordering::Relaxed) {
+                break;
+            }
+            iterations += 1;
+            if ready & (1 << TOKEN_TIMER) != 0 {
+                timer.ack();
+                wakeups += 1;
+                if let Some(at) = armed_for.take() {
+                    let late = (now - at).as_nanos() as u64;
+                    wake_late_ns = wake_late_ns - wake_late_ns / 8 + late / 8;
+                    spin = Duration::from_nanos(wake_late_ns.saturating_mul(2))
+                        .clamp(spin_floor, spin_max);
+                }
+            }
+            let (a, b) = (&mut self.a, &mut self.b);
+            let mut to_a = release(&mut self.rev, a, now, &mut io, pcap_a.as_mut());
+            let mut to_b = release(&mut self.fwd, b, now, &mut io, pcap_b.as_mut());
+            let due = |t: Option<Instant>| t.is_some_and(|t| t <= now);
+            let mut more = false;
+            if ready & (1 << TOKEN_A) != 0 || a_polled || due(a.poll_timeout()) {
+                let (m, s) = ingest(
+                    a,
+                    &mut self.fwd,
+                    b,
+                    now,
+                    &mut io,
+                    pcap_a.as_mut(),
+                    pcap_b.as_mut(),
+                );
+                more |= m;
+                to_b += s;
+            }
+            if ready & (1 << TOKEN_B) != 0 || b_polled || due(b.poll_timeout()) {
+                let (m, s) = ingest(
+                    b,
+                    &mut self.rev,
+                    a,
+                    now,
+                    &mut io,
+                    pcap_b.as_mut(),
+                    pcap_a.as_mut(),
+                );
+                more |= m;
+                to_a += s;
+            }
+            // A pure sans-IO side may answer what it was just handed: look again now.
+            more |= (a_polled && to_a > 0) || (b_polled && to_b > 0);
+            if more {
+                ready = ep.wait(0)? | (1 << TOKEN_A) | (1 << TOKEN_B);
+                continue;
+            }
+            let next = [
+                self.fwd.path.poll_timeout(),
+                self.rev.path.poll_timeout(),
+                a.poll_timeout(),
+                b.poll_timeout(),
+            ]
+            .into_iter()
+            .fold(Some(end), min_opt);
+            let t = clock.now();
+            match next {
+                Some(n) if n <= t.saturating_add(spin) => {
+                    // Close to a deadline: busy-poll rather than trust a wake-up.
+                    ready = ep.wait(0)?;
+                }
+                Some(n) => {
+                    let at = n.checked_sub(spin).unwrap_or(n);
+                    timer
+                        .arm_at(at)
+                        .map_err(|e| EmuError::io("timerfd_settime", e))?;
+                    armed_for = Some(at);
+                    ready = ep.wait(MAX_WAIT_MS)?;
+                }
+                None => {
+                    timer
+                        .disarm()
+                        .map_err(|e| EmuError::io("timerfd_settime", e))?;
+                    ready = ep.wait(MAX_WAIT_MS)?;
+                }
+            }
+        }
+        let elapsed = clock.now();
+        for (p, name) in [(pcap_a, "side A"), (pcap_b, "side B")] {
+            if let Some(mut p) = p {
+                p.flush()
+                    .map_err(|e| EmuError::io(format!("flushing the {name} pcap"), e))?;
+            }
+        }
+        Ok(EmuReport {
+            elapsed_s: elapsed.as_secs_f64(),
+            iterations,
+            timer_wakeups: wakeups,
+            forward: self.fwd.finish(),
+            reverse: self.rev.finish(),
+        })
+    }
+
+    pub fn sides(&self) -> (&A, &B) {
+        (&self.a, &self.b)
+    }
+}
+
+impl<A: Side + Send + 'static, B: Side + Send + 'static> Emulator<A, B> {
+    /// Runs the loop on its own thread until [`EmulatorHandle::stop`] or `limit`.
+    pub fn spawn(mut self, limit: Option<Duration>) -> Result<EmulatorHandle> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let join = std::thread::Builder::new()
+            .name("brisk-emu".into())
+            .spawn(move || self.run(&flag, limit))
+            .map_err(|e| EmuError::io("spawning the emulator thread", e))?;
+        Ok(EmulatorHandle {
+            stop,
+            join: Some(join),
+        })
+    }
+}
+
+/// A running emulator thread; stopped and joined on drop. Its sides (e.g. TUN
+/// devices) close when the thread ends.
+pub struct EmulatorHandle {
+    stop: Arc<AtomicBool>,
+    join: Option<JoinHandle<Result<EmuReport>>>,
+}
+
+impl EmulatorHandle {
+    /// Stops the loop and returns its report.
+    pub fn stop(mut self) -> Result<EmuReport> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.join_inner()
+    }
+
+    /// Waits for the loop to end by itself (its time limit).
+    pub fn wait(mut self) -> Result<EmuReport> {
+        self.join_inner()
+    }
+
+    pub fn is_finished(&self) -> bool {
+        match &self.join {
+            Some(j) => j.is_finished(),
+            None => true,
+        }
+    }
+
+    fn join_inner(&mut self) -> Result<EmuReport> {
+        match self.join.take() {
+            Some(j) => j
+                .join()
+                .map_err(|p| EmuError::Panicked(panic_message(&*p)))?,
+            None => Err(EmuError::Config("emulator already joined".into())),
+        }
+    }
+}
+
+impl Drop for EmulatorHandle {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(j) = self.join.take() {
+            let _ = j.join();
+        }
+    }
+}

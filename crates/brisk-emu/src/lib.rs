@@ -1,0 +1,36 @@
+//! brisk-emu: the real-packet lab. Network namespaces with TUN devices ([`netns`],
+//! [`tun`]), and a real-time link emulator ([`Emulator`]) that drives brisk-net's
+//! sans-IO elements — the very `Link`/`Impairment` code the simulator runs — from
+//! CLOCK_MONOTONIC, between two [`Side`]s. On top: a kernel↔emulator↔kernel baseline
+//! ([`lab`], [`bulk`]) and the capacity benchmark ([`bench`]).
+//!
+//! Everything the lab creates is named `brisk-<pid>-<n>-...`, lives only in namespaces
+//! it made itself, uses addresses in 198.18.0.0/15 only, and is removed by RAII guards
+//! (also while a panic unwinds) or, on SIGINT/SIGTERM/SIGHUP, by [`cleanup`].
+//! See docs/emulator.md.
+
+pub mod bench;
+pub mod bulk;
+pub mod cleanup;
+pub mod clock;
+pub mod emulator;
+pub mod error;
+pub mod hist;
+pub mod lab;
+pub mod netns;
+pub mod path;
+pub mod poll;
+pub mod side;
+pub mod tun;
+
+pub use bench::{baseline, bench_capacity, bench_capacity_with, BaselineReport};
+pub use bulk::{run_bulk, Amount, BulkConfig, BulkReport};
+pub use clock::{Clock, TimerFd};
+pub use emulator::{Delivery, DirReport, EmuReport, Emulator, EmulatorHandle, EmulatorOptions};
+pub use error::{EmuError, Result};
+pub use hist::{Histogram, LatencySummary};
+pub use lab::TwoHosts;
+pub use netns::{clean_leftovers, Lab, Netns};
+pub use path::{EmuConfig, PathChain, PathSpec};
+pub use side::Side;
+pub use tun::Tun;

@@ -1,0 +1,60 @@
+//! The two ends of the emulated path. The loop only needs to take packets out of an
+//! end, put packets into it, and know when to look again, so a TUN device (packets
+//! from a kernel) and, later, a brisk sans-IO TCP `Endpoint` (`poll_transmit` /
+//! `handle_packet` / `poll_timeout`) are driven by the same [`Emulator`](crate::Emulator).
+
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+
+use brisk_time::Instant;
+
+use crate::tun::Tun;
+
+/// One end of the path.
+pub trait Side {
+    /// An fd that turns readable when [`Side::recv`] may yield a packet; `None` for an
+    /// end that only produces packets when polled (a sans-IO endpoint).
+    fn poll_fd(&self) -> Option<RawFd>;
+
+    /// Takes the next packet this end emits by `now` into `buf` (cleared first; its
+    /// capacity is the largest packet taken). `Ok(false)` when there is none now.
+    fn recv(&mut self, now: Instant, buf: &mut Vec<u8>) -> io::Result<bool>;
+
+    /// Hands this end a packet at `now`. `Ok(false)` if it could not take it (dropped).
+    fn send(&mut self, now: Instant, pkt: &[u8]) -> io::Result<bool>;
+
+    /// When this end wants [`Side::recv`] called even without fd readiness (its
+    /// timers); `None` when only the fd matters.
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+}
+
+impl Side for Tun {
+    fn poll_fd(&self) -> Option<RawFd> {
+        Some(self.as_raw_fd())
+    }
+
+    fn recv(&mut self, _now: Instant, buf: &mut Vec<u8>) -> io::Result<bool> {
+        Tun::recv(self, buf)
+    }
+
+    fn send(&mut self, _now: Instant, pkt: &[u8]) -> io::Result<bool> {
+        Tun::send(self, pkt)
+    }
+}
+
+impl<S: Side + ?Sized> Side for Box<S> {
+    fn poll_fd(&self) -> Option<RawFd> {
+        (**self).poll_fd()
+    }
+    fn recv(&mut self, now: Instant, buf: &mut Vec<u8>) -> io::Result<bool> {
+        (**self).recv(now, buf)
+    }
+    fn send(&mut self, now: Instant, pkt: &[u8]) -> io::Result<bool> {
+        (**self).send(now, pkt)
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        (**self).poll_timeout()
+    }
+}

@@ -1,0 +1,162 @@
+//! TUN devices (Linux `Documentation/networking/tuntap.rst`): `IFF_TUN | IFF_NO_PI`, so
+//! every read or write is exactly one raw IP packet, no packet-info header and no
+//! offloads (no `IFF_VNET_HDR`), so packets are never larger than the MTU.
+//!
+//! A TUN device is created in the namespace of the thread that opens `/dev/net/tun`,
+//! so [`Tun::open`] opens it on a thread inside the target namespace
+//! ([`Netns::run_in`]); the fd then works from any thread. The device lives as long as
+//! the fd (it is not made persistent), so dropping the `Tun` or deleting its namespace
+//! removes it. Addresses are confined to the lab range 198.18.0.0/15 (RFC 2544).
+
+use std::ffi::CString;
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use crate::error::{cvt, cvt_size, EmuError, Result};
+use crate::netns::Netns;
+
+/// The MTU the lab sets on its devices.
+pub const DEFAULT_MTU: u32 = 1500;
+/// Longest interface name (IFNAMSIZ minus the NUL).
+const MAX_IFNAME: usize = 15;
+
+/// `struct ifreq` as TUNSETIFF reads it: name, then the flags union member; 40 bytes.
+#[repr(C)]
+struct IfReq {
+    name: [u8; 16],
+    flags: libc::c_short,
+    _pad: [u8; 22],
+}
+
+/// Whether `ip` is in 198.18.0.0/15, the only range the lab may use.
+pub fn in_lab_range(ip: Ipv4Addr) -> bool {
+    let [a, b, _, _] = ip.octets();
+    a == 198 && (b & 0xfe) == 18
+}
+
+/// An open TUN device.
+#[derive(Debug)]
+pub struct Tun {
+    fd: OwnedFd,
+    name: String,
+    netns: String,
+}
+
+impl Tun {
+    /// Creates TUN device `name` inside `ns`, nonblocking and close-on-exec.
+    pub fn open(ns: &Netns, name: &str) -> Result<Tun> {
+        if name.is_empty()
+            || name.len() > MAX_IFNAME
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(EmuError::Config(format!(
+                "interface name {name:?}: 1..={MAX_IFNAME} of [A-Za-z0-9_-]"
+            )));
+        }
+        let fd = ns.run_in(|| open_tun(name))??;
+        Ok(Tun {
+            fd,
+            name: name.to_string(),
+            netns: ns.name().to_string(),
+        })
+    }
+
+    /// Sets MTU, brings the device up, gives it `local/32` and a `/32` route to `peer`
+    /// through it. Both addresses must be in the lab range.
+    pub fn configure(&self, ns: &Netns, local: Ipv4Addr, peer: Ipv4Addr, mtu: u32) -> Result<()> {
+        for ip in [local, peer] {
+            if !in_lab_range(ip) {
+                return Err(EmuError::Config(format!(
+                    "address {ip} is outside the lab range 198.18.0.0/15"
+                )));
+            }
+        }
+        if ns.name() != self.netns {
+            return Err(EmuError::Config(format!(
+                "{} lives in {}, not {}",
+                self.name,
+                self.netns,
+                ns.name()
+            )));
+        }
+        let mtu = mtu.to_string();
+        ns.ip(&["link", "set", "dev", &self.name, "mtu", &mtu, "up"])?;
+        ns.ip(&["addr", "add", &format!("{local}/32"), "dev", &self.name])?;
+        ns.ip(&["route", "add", &format!("{peer}/32"), "dev", &self.name])?;
+        Ok(())
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The namespace the device lives in.
+    pub fn netns(&self) -> &str {
+        &self.netns
+    }
+
+    /// Reads one packet into `buf` (cleared; its capacity is the most read, at least
+    /// 2048 is reserved). `Ok(false)` when no packet is waiting.
+    pub fn recv(&self, buf: &mut Vec<u8>) -> io::Result<bool> {
+        buf.clear();
+        if buf.capacity() < 2048 {
+            buf.reserve(2048);
+        }
+        // SAFETY: reads at most `capacity` bytes into the Vec's own allocation; the
+        // length is set to what the kernel wrote.
+        let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.capacity()) };
+        match cvt_size(n) {
+            Ok(n) => {
+                // SAFETY: the kernel initialised the first `n <= capacity` bytes.
+                unsafe { buf.set_len(n) };
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes one packet. `Ok(false)` if the device would block (the packet is not sent).
+    pub fn send(&self, pkt: &[u8]) -> io::Result<bool> {
+        // SAFETY: writes `pkt.len()` bytes from a live slice.
+        let n = unsafe { libc::write(self.fd.as_raw_fd(), pkt.as_ptr().cast(), pkt.len()) };
+        match cvt_size(n) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl AsRawFd for Tun {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+fn open_tun(name: &str) -> Result<OwnedFd> {
+    let path = CString::new("/dev/net/tun").map_err(|e| EmuError::Config(e.to_string()))?;
+    // SAFETY: `path` is a valid C string.
+    let raw = cvt(unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    })
+    .map_err(|e| EmuError::io("opening /dev/net/tun", e))?;
+    // SAFETY: `raw` was just returned by open and is owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    let mut req = IfReq {
+        name: [0; 16],
+        flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+        _pad: [0; 22],
+    };
+    req.name[..name.len()].copy_from_slice(name.as_bytes());
+    // SAFETY: TUNSETIFF reads and writes a `struct ifreq`, which `IfReq` lays out.
+    cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF as _, &mut req) })
+        .map_err(|e| EmuError::io(format!("TUNSETIFF {name}"), e))?;
+    Ok(fd)
+}
