@@ -12,6 +12,13 @@
 //! receiver parses records from the byte stream and counts one delivered when its last
 //! byte has been read, with latency `read time - send time`.
 //!
+//! Unordered receive (`[flow.tcp] unordered = true`, uTCP): the receiver reads with
+//! `read_unordered`. Goodput and `bytes_delivered` then count each byte at its *first*
+//! delivery (out of order or in order, never twice), and a record counts as delivered
+//! (latency measured) once all its bytes have reached the app in any order
+//! (`crate::unordered`). Integrity checks (pattern, headers, SHA-256) still run on the
+//! in-order stream, which uTCP delivers in full.
+//!
 //! Apps talk to the connection through [`Pipe`] so they can be tested without TCP.
 
 use brisk_time::{dur_nanos, Duration, Instant};
@@ -23,6 +30,8 @@ use std::rc::Rc;
 
 use crate::metrics::Samples;
 use crate::scenario::AppSpec;
+use crate::unordered::{FirstDelivery, RecordAssembly, UnorderedRx};
+use brisk_tcp::UnorderedRead;
 
 /// Length of a record header.
 pub const RECORD_HEADER_LEN: usize = 24;
@@ -40,6 +49,14 @@ pub trait Pipe {
     fn read(&mut self, buf: &mut [u8]) -> usize;
     fn send_capacity(&self) -> usize;
     fn shutdown_write(&mut self);
+    /// Whether unordered receive is on (then the receiver uses `read_unordered`).
+    fn unordered(&self) -> bool {
+        false
+    }
+    /// `brisk_tcp::Connection::read_unordered`.
+    fn read_unordered(&mut self, _buf: &mut [u8]) -> Option<UnorderedRead> {
+        None
+    }
 }
 
 impl Pipe for brisk_tcp::Connection {
@@ -54,6 +71,12 @@ impl Pipe for brisk_tcp::Connection {
     }
     fn shutdown_write(&mut self) {
         brisk_tcp::Connection::shutdown_write(self)
+    }
+    fn unordered(&self) -> bool {
+        brisk_tcp::Connection::unordered(self)
+    }
+    fn read_unordered(&mut self, buf: &mut [u8]) -> Option<UnorderedRead> {
+        brisk_tcp::Connection::read_unordered(self, buf)
     }
 }
 
@@ -578,8 +601,10 @@ pub struct ServerApp {
     pub tx: TxStream,
     pub rx: RxStream,
     pub stats: AppStats,
-    /// Bytes read since the last goodput sample.
+    /// Bytes read since the last goodput sample (first deliveries when unordered).
     pub interval_bytes: u64,
+    /// Unordered-receive accounting, once the connection reads unordered.
+    pub unordered: Option<Box<UnorderedRx>>,
 }
 
 impl ServerApp {
@@ -608,24 +633,99 @@ impl ServerApp {
             rx: RxStream::new(fwd),
             stats: AppStats::default(),
             interval_bytes: 0,
+            unordered: None,
         }
     }
 
+    /// Bytes delivered to the app: each byte once, at its first delivery.
+    pub fn delivered_bytes(&self) -> u64 {
+        self.unordered
+            .as_ref()
+            .map_or(self.rx.bytes, |u| u.first.bytes)
+    }
+
     pub fn on_readable(&mut self, now: Instant, p: &mut dyn Pipe, scratch: &mut [u8]) {
+        if p.unordered() || self.unordered.is_some() {
+            self.read_unordered(now, p, scratch);
+            self.on_writable(now, p);
+            return;
+        }
         loop {
             let n = p.read(scratch);
             if n == 0 {
                 break;
             }
-            let data = &scratch[..n];
-            let off = self.rx.bytes;
             self.interval_bytes += n as u64;
+            self.consume_in_order(now, &scratch[..n], true);
+        }
+        self.on_writable(now, p);
+    }
+
+    /// Greedy unordered reads: first-delivery accounting for every piece, the usual
+    /// in-order processing (integrity checks) for in-order pieces.
+    fn read_unordered(&mut self, now: Instant, p: &mut dyn Pipe, scratch: &mut [u8]) {
+        let kind = &self.kind;
+        let mut u = self.unordered.take().unwrap_or_else(|| {
+            Box::new(UnorderedRx {
+                first: FirstDelivery::default(),
+                records: match kind {
+                    ServerKind::Records { parser, .. } => Some(RecordAssembly::new(parser.size)),
+                    _ => None,
+                },
+            })
+        });
+        while let Some(r) = p.read_unordered(scratch) {
+            let data = &scratch[..r.len.min(scratch.len())];
+            let before = u.first.bytes;
+            let lat = &mut self.stats.latencies;
+            let mut records = u.records.as_mut();
+            let mut add = |off: u64, piece: &[u8]| {
+                if let Some(a) = records.as_deref_mut() {
+                    a.add(off, piece, |sent| {
+                        lat.push(now.as_nanos().saturating_sub(sent))
+                    });
+                }
+            };
+            if r.in_order {
+                debug_assert_eq!(r.offset, self.rx.bytes, "in-order reads are contiguous");
+                u.first.on_in_order(r.offset, data.len() as u64, |s, e| {
+                    add(s, &data[(s - r.offset) as usize..(e - r.offset) as usize]);
+                });
+            } else if u.first.on_ooo(r.offset, data.len() as u64) {
+                add(r.offset, data);
+            }
+            self.interval_bytes += u.first.bytes - before;
+            if r.in_order {
+                self.consume_in_order(now, data, false);
+            }
+        }
+        // Completion: every byte (or record) delivered at least once.
+        let done = match &self.kind {
+            ServerKind::Bulk { total } => total.is_some_and(|t| u.first.bytes >= t),
+            ServerKind::Records { count, .. } => {
+                count.is_some_and(|c| u.records.as_ref().is_some_and(|a| a.completed >= c))
+            }
+            ServerKind::Rr { .. } => false,
+        };
+        if done && self.stats.completed_at.is_none() {
+            self.stats.completed_at = Some(now);
+        }
+        self.unordered = Some(u);
+    }
+
+    /// In-order bytes at offset `rx.bytes`: integrity checks, record parsing and the
+    /// app's protocol. `ordered`: record latency and completion are measured here (not
+    /// by the unordered accounting).
+    fn consume_in_order(&mut self, now: Instant, data: &[u8], ordered: bool) {
+        let n = data.len();
+        let off = self.rx.bytes;
+        {
             match &mut self.kind {
                 ServerKind::Bulk { total } => {
                     self.rx.check_pattern(off, data);
                     self.rx.account(data);
                     if let Some(t) = *total {
-                        if self.rx.bytes >= t && self.stats.completed_at.is_none() {
+                        if ordered && self.rx.bytes >= t && self.stats.completed_at.is_none() {
                             self.stats.completed_at = Some(now);
                         }
                         self.rx.bad_bytes += self.rx.bytes.saturating_sub(t).min(n as u64);
@@ -639,13 +739,18 @@ impl ServerApp {
                     let lat = &mut self.stats.latencies;
                     let mut finished = 0u64;
                     parser.feed(&mut self.rx, off, data, |sent| {
-                        lat.push(now.as_nanos().saturating_sub(sent));
+                        if ordered {
+                            lat.push(now.as_nanos().saturating_sub(sent));
+                        }
                         finished += 1;
                     });
                     self.rx.account(data);
                     *delivered += finished;
                     self.stats.bad_headers = parser.bad_headers;
-                    if count.is_some_and(|c| *delivered >= c) && self.stats.completed_at.is_none() {
+                    if ordered
+                        && count.is_some_and(|c| *delivered >= c)
+                        && self.stats.completed_at.is_none()
+                    {
                         self.stats.completed_at = Some(now);
                     }
                 }
@@ -665,7 +770,6 @@ impl ServerApp {
                 }
             }
         }
-        self.on_writable(now, p);
     }
 
     pub fn on_writable(&mut self, _now: Instant, p: &mut dyn Pipe) {
@@ -805,6 +909,90 @@ mod tests {
         assert_eq!(s.stats.bad_headers, 0);
         assert_eq!(s.rx.bad_bytes, 0);
         assert_eq!(s.stats.completed_at, Some(read_at));
+        assert_eq!(s.rx.sha256(), c.tx.sha256());
+    }
+
+    /// A receiver-side pipe that replays scripted `read_unordered` results.
+    struct Script {
+        reads: VecDeque<(u64, Vec<u8>, bool)>,
+    }
+    impl Pipe for Script {
+        fn write(&mut self, data: &[u8]) -> usize {
+            data.len()
+        }
+        fn read(&mut self, _buf: &mut [u8]) -> usize {
+            0
+        }
+        fn send_capacity(&self) -> usize {
+            0
+        }
+        fn shutdown_write(&mut self) {}
+        fn unordered(&self) -> bool {
+            true
+        }
+        fn read_unordered(&mut self, buf: &mut [u8]) -> Option<UnorderedRead> {
+            let (offset, data, in_order) = self.reads.pop_front()?;
+            buf[..data.len()].copy_from_slice(&data);
+            Some(UnorderedRead {
+                offset,
+                len: data.len(),
+                in_order,
+            })
+        }
+    }
+
+    #[test]
+    fn unordered_records_count_at_first_complete_delivery_and_bytes_once() {
+        let spec = AppSpec::Records {
+            size: Size(1000),
+            interval: Dur(Duration::from_millis(10)),
+            jitter: None,
+            count: Some(3),
+        };
+        let (f, r) = pats();
+        let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 3);
+        let mut s = ServerApp::new(&spec, f, r);
+        let mut cp = mem(1 << 20);
+        c.on_connected(Instant::ZERO, &mut cp);
+        while let Some(w) = c.poll_timeout() {
+            c.handle_timeout(w, &mut cp);
+        }
+        let st = cp.sent.clone();
+        let piece = |a: usize, b: usize, in_order| (a as u64, st[a..b].to_vec(), in_order);
+        let mut scratch = [0u8; 4096];
+        let mut at = |ms: u64, reads: Vec<(u64, Vec<u8>, bool)>, s: &mut ServerApp| {
+            let mut p = Script {
+                reads: reads.into(),
+            };
+            s.on_readable(Instant::from_millis(ms), &mut p, &mut scratch);
+        };
+        // Records sent at 0, 10, 20 ms. Record 0 arrives in order at 15 ms; record 2
+        // out of order in two pieces at 25 ms; record 1 fills the hole at 40 ms, and
+        // record 2 is read again in order.
+        at(15, vec![piece(0, 1000, true)], &mut s);
+        at(
+            25,
+            vec![piece(2000, 2010, false), piece(2010, 3000, false)],
+            &mut s,
+        );
+        assert_eq!(s.delivered_bytes(), 2000);
+        assert_eq!(s.rx.bytes, 1000);
+        assert!(s.stats.completed_at.is_none());
+        at(40, vec![piece(1000, 3000, true)], &mut s);
+        assert_eq!(
+            s.stats.latencies.sorted(),
+            vec![5_000_000, 15_000_000, 30_000_000]
+        );
+        assert_eq!(s.delivered_bytes(), 3000);
+        assert_eq!(
+            s.interval_bytes, 3000,
+            "goodput counts first deliveries only"
+        );
+        assert_eq!(s.stats.completed_at, Some(Instant::from_millis(40)));
+        assert_eq!(
+            (s.rx.bytes, s.rx.bad_bytes, s.stats.bad_headers),
+            (3000, 0, 0)
+        );
         assert_eq!(s.rx.sha256(), c.tx.sha256());
     }
 

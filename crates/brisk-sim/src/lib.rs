@@ -15,6 +15,7 @@ pub mod run;
 pub mod scenario;
 pub mod topology;
 pub mod units;
+pub mod unordered;
 
 pub use run::{run, run_with, RunOptions, RunResult, SimError};
 pub use scenario::{Scenario, ScenarioError};

@@ -102,6 +102,19 @@ impl Samples {
         sorted[r.clamp(1, n) - 1]
     }
 
+    /// `points` evenly spaced nearest-rank quantiles from 0 to 100 % of the stored
+    /// samples (an empirical CDF for plots and threshold fractions); empty when there
+    /// are no samples or `points < 2`.
+    pub fn quantiles(&self, points: usize) -> Vec<u64> {
+        if self.vals.is_empty() || points < 2 {
+            return Vec::new();
+        }
+        let v = self.sorted();
+        (0..points)
+            .map(|i| Self::rank(&v, 100.0 * i as f64 / (points - 1) as f64))
+            .collect()
+    }
+
     pub fn summary(&self) -> Option<Summary> {
         if self.seen == 0 {
             return None;

@@ -61,6 +61,11 @@ pub struct FlowResult {
     pub fct: Option<Duration>,
     pub rtt: Option<Summary>,
     pub record_latency: Option<Summary>,
+    /// RTT empirical CDF: [`QUANTILE_POINTS`] nearest-rank quantiles, 0 to 100 %, ns
+    /// (empty without samples).
+    pub rtt_quantiles: Vec<u64>,
+    /// Record (or request) latency quantiles, as `rtt_quantiles`.
+    pub record_latency_quantiles: Vec<u64>,
     pub stream_ok: bool,
     pub first_drop: Option<Instant>,
     pub error: Option<String>,
@@ -72,6 +77,9 @@ pub struct FlowResult {
     pub rtt_series: Vec<(u64, RttRow)>,
     pub cwnd_series: Vec<(u64, CwndRow)>,
 }
+
+/// Points in the quantile vectors of [`FlowResult`] (every 0.1 %).
+pub const QUANTILE_POINTS: usize = 1001;
 
 /// The shared bottleneck's results.
 #[derive(Clone, Debug)]
@@ -236,11 +244,16 @@ pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult
         };
         let active_end = completed.unwrap_or(end);
         let active = dur_nanos(active_end - fi.start).max(1);
-        let delivered = v.app.rx.bytes;
+        let delivered = v.app.delivered_bytes();
         let latencies = match fi.app {
             AppSpec::Records { .. } => v.app.stats.latencies.summary(),
             AppSpec::RequestResponse { .. } => c.app.stats.latencies.summary(),
             AppSpec::Bulk { .. } => None,
+        };
+        let latency_quantiles = match fi.app {
+            AppSpec::Records { .. } => v.app.stats.latencies.quantiles(QUANTILE_POINTS),
+            AppSpec::RequestResponse { .. } => c.app.stats.latencies.quantiles(QUANTILE_POINTS),
+            AppSpec::Bulk { .. } => Vec::new(),
         };
         let dir_ok = |tx: &crate::app::TxStream, rx: &crate::app::RxStream| {
             rx.bad_bytes == 0
@@ -267,6 +280,8 @@ pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult
             fct,
             rtt: c.rtt.summary(),
             record_latency: latencies,
+            rtt_quantiles: c.rtt.quantiles(QUANTILE_POINTS),
+            record_latency_quantiles: latency_quantiles,
             stream_ok,
             first_drop: first_drops.get(fi.id as usize).copied().flatten(),
             error,

@@ -217,9 +217,33 @@ pub struct TcpKnobs {
     pub user_timeout: Option<Dur>,
     pub max_retries: Option<u32>,
     pub keepalive: Option<Dur>,
+    /// Unordered receive (uTCP): the receiving app reads with `read_unordered` and
+    /// counts bytes at first delivery (docs/mechanisms/utcp.md).
+    pub unordered: Option<bool>,
+    /// Wrap `cc` in the delay-correlation bufferbloat limiter (thesis ch. 3).
+    pub delay_correlation: Option<bool>,
+    /// Delay-correlation observation window W (default 32); needs `delay_correlation`.
+    pub dc_window: Option<usize>,
+    /// Delay-correlation threshold on Pearson r (default 0.90); needs `delay_correlation`.
+    pub dc_threshold: Option<f64>,
 }
 
 impl TcpKnobs {
+    /// The delay-correlation configuration these knobs ask for, if it is on.
+    pub fn delay_correlation_config(&self) -> Option<brisk_tcp::cc::delay_corr::DelayCorrConfig> {
+        if self.delay_correlation != Some(true) {
+            return None;
+        }
+        let mut dc = brisk_tcp::cc::delay_corr::DelayCorrConfig::default();
+        if let Some(w) = self.dc_window {
+            dc.window = w;
+        }
+        if let Some(t) = self.dc_threshold {
+            dc.threshold = t;
+        }
+        Some(dc)
+    }
+
     /// The TCP configuration for this flow: Linux defaults overridden by the knobs.
     pub fn to_config(&self, cc: CcAlgorithm) -> brisk_tcp::Config {
         let mut c = brisk_tcp::Config {
@@ -239,7 +263,8 @@ impl TcpKnobs {
             delayed_ack,
             ecn,
             rack,
-            tlp
+            tlp,
+            unordered
         );
         if let Some(v) = self.max_ack_delay {
             c.max_ack_delay = v.0;
@@ -264,6 +289,7 @@ impl TcpKnobs {
         if let Some(v) = self.send_buffer {
             c.send_buffer = usize::try_from(v.0).unwrap_or(usize::MAX);
         }
+        c.delay_correlation = self.delay_correlation_config();
         c
     }
 }
@@ -421,6 +447,24 @@ impl Scenario {
             }
             if t.initial_cwnd.is_some_and(|c| c == 0 || c > 1000) {
                 return Err((p("tcp.initial_cwnd"), "must be between 1 and 1000".into()));
+            }
+            if t.delay_correlation != Some(true)
+                && (t.dc_window.is_some() || t.dc_threshold.is_some())
+            {
+                return Err((
+                    p("tcp.delay_correlation"),
+                    "dc_window and dc_threshold need delay_correlation = true".into(),
+                ));
+            }
+            if let Some(Err(e)) = t.delay_correlation_config().map(|c| c.validate()) {
+                let k = match e {
+                    brisk_tcp::cc::delay_corr::DelayCorrConfigError::Window(_) => "tcp.dc_window",
+                    brisk_tcp::cc::delay_corr::DelayCorrConfigError::Threshold(_) => {
+                        "tcp.dc_threshold"
+                    }
+                    _ => "tcp.delay_correlation",
+                };
+                return Err((p(k), e.to_string()));
             }
             for (k, v) in [
                 ("recv_buffer", t.recv_buffer),

@@ -297,7 +297,7 @@ pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Networ
             flows.push(FlowInfo {
                 id,
                 spec: si,
-                cc: f.cc.name(),
+                cc: config.cc_name(),
                 start: Instant::ZERO + f.start.0,
                 app: f.app.clone(),
                 sender: s,

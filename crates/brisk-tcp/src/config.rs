@@ -1,6 +1,7 @@
 //! Per-connection configuration, with Linux 6.x defaults.
 
-use crate::cc::CcAlgorithm;
+use crate::cc::delay_corr::{DelayCorrConfig, DelayCorrelation};
+use crate::cc::{CcAlgorithm, CongestionControl};
 use brisk_time::Duration;
 
 /// Per-connection knobs. `Default` matches a stock Linux 6.x host: IW10, MSS 1448 with
@@ -16,6 +17,9 @@ pub struct Config {
     pub timestamps: bool,
     pub nagle: bool,
     pub cc: CcAlgorithm,
+    /// Wrap `cc` in the delay-correlation bufferbloat limiter (Nowlan 2014 ch. 3);
+    /// `None` (the default) runs `cc` alone.
+    pub delay_correlation: Option<DelayCorrConfig>,
     /// Send buffer limit, bytes (writes beyond it are refused: `write` returns fewer bytes).
     pub send_buffer: usize,
     /// Receive buffer, bytes: bounds the advertised window and the out-of-order store.
@@ -48,6 +52,12 @@ pub struct Config {
     pub max_ooo_segments: usize,
     /// Challenge ACK rate limit per second (RFC 5961 §7; Linux tcp_challenge_ack_limit).
     pub challenge_ack_limit: u32,
+    /// RFC 5681 §4.1 / Linux `tcp_slow_start_after_idle` (default on): after an idle
+    /// period longer than the RTO, restart from at most the initial window.
+    pub slow_start_after_idle: bool,
+    /// Unordered receive (uTCP `SO_UNORDERED`, Minion §4.1): `read_unordered` also hands
+    /// out out-of-order data. Local API only: nothing on the wire depends on it.
+    pub unordered: bool,
 }
 
 impl Default for Config {
@@ -60,6 +70,7 @@ impl Default for Config {
             timestamps: true,
             nagle: true,
             cc: CcAlgorithm::Cubic,
+            delay_correlation: None,
             send_buffer: 4 << 20,
             recv_buffer: 6 << 20,
             min_rto: Duration::from_millis(200),
@@ -80,6 +91,34 @@ impl Default for Config {
             dscp: 0,
             max_ooo_segments: 4096,
             challenge_ack_limit: 1000,
+            slow_start_after_idle: true,
+            unordered: false,
+        }
+    }
+}
+
+impl Config {
+    /// The congestion controller this configuration asks for: `cc`, wrapped in the
+    /// delay-correlation layer when `delay_correlation` is set. `seed` (the
+    /// connection's) is mixed into the layer's sampling seed so that flows sharing one
+    /// configuration still draw independent samples.
+    pub fn build_cc(&self, seed: u64) -> Box<dyn CongestionControl> {
+        let base = self.cc.build();
+        match &self.delay_correlation {
+            Some(dc) => {
+                let mut dc = dc.clone();
+                dc.seed ^= seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                Box::new(DelayCorrelation::new(base, dc))
+            }
+            None => base,
+        }
+    }
+
+    /// The name `build_cc` reports, e.g. "cubic" or "cubic+dc".
+    pub fn cc_name(&self) -> &'static str {
+        match (self.cc, self.delay_correlation.is_some()) {
+            (c, false) => c.name(),
+            (c, true) => crate::cc::delay_corr::wrapped_name(c.name()),
         }
     }
 }

@@ -20,7 +20,7 @@ pub mod stats;
 
 pub use brisk_time::{Duration, Instant};
 pub use config::Config;
-pub use conn::{CaState, Connection, Segment, SegmentKind, State};
+pub use conn::{CaState, Connection, Segment, SegmentKind, State, UnorderedRead};
 pub use endpoint::{ConnHandle, Endpoint, EndpointConfig, Transmit};
 pub use event::{ConnError, Event, TraceEvent};
 pub use stats::{EndpointStats, TcpInfo};

@@ -206,6 +206,16 @@ pub struct DelayCorrelation {
     snap: DelayCorrSnapshot,
 }
 
+/// The reported name of the layer over a base controller called `base`: "cubic+dc",
+/// "reno+dc", or "delay_correlation" over a base it does not know.
+pub fn wrapped_name(base: &str) -> &'static str {
+    match base {
+        "cubic" => "cubic+dc",
+        "reno" => "reno+dc",
+        _ => "delay_correlation",
+    }
+}
+
 fn micros_u32(d: Duration) -> u32 {
     u32::try_from(d.as_micros()).unwrap_or(u32::MAX)
 }
@@ -334,8 +344,9 @@ impl DelayCorrelation {
 }
 
 impl CongestionControl for DelayCorrelation {
+    /// "<base>+dc" (e.g. "cubic+dc") so outputs name both layers.
     fn name(&self) -> &'static str {
-        "delay_correlation"
+        wrapped_name(self.base.name())
     }
 
     fn init(&mut self, cc: &mut CcState, now: Instant) {

@@ -36,6 +36,7 @@ use brisk_time::{Duration, Instant};
 use brisk_wire::{Ecn, Flags, SackBlocks, SeqNum, TcpRepr, Timestamps};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+pub use recv::unordered::UnorderedRead;
 use recv::{AckState, RecvBuffer};
 use send::SendBuffer;
 use std::collections::VecDeque;
@@ -246,6 +247,8 @@ pub struct Connection {
     backoff: u32,
     dupacks: u32,
     max_packets_out: u32,
+    /// When data was last sent (Linux `lsndtime`): idle periods are measured from it.
+    last_data_sent: Option<Instant>,
     is_cwnd_limited: bool,
     round_end: u64,
     ece_pending: bool,
@@ -286,7 +289,7 @@ impl Connection {
     ) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let ts_offset: u32 = rng.gen();
-        let cc = config.cc.build();
+        let cc = config.build_cc(seed);
         let base_mss = u32::from(config.mss).max(64);
         let mut ccs = CcState::new(config.initial_cwnd.max(1), base_mss);
         ccs.cwnd_clamp = ccs.cwnd_clamp.max(ccs.cwnd);
@@ -348,6 +351,7 @@ impl Connection {
             backoff: 0,
             dupacks: 0,
             max_packets_out: 0,
+            last_data_sent: None,
             is_cwnd_limited: false,
             round_end: 0,
             ece_pending: false,
@@ -480,6 +484,55 @@ impl Connection {
             }
         }
         n
+    }
+
+    /// Unordered receive on or off (uTCP `SO_UNORDERED`; `docs/mechanisms/utcp.md`).
+    /// May be switched at any time; already-handed-out bytes stay handed out.
+    pub fn set_unordered(&mut self, on: bool) {
+        self.config.unordered = on;
+        if on && self.recvbuf.has_undelivered_ooo() {
+            self.push_event(Event::Readable);
+        }
+    }
+
+    pub fn unordered(&self) -> bool {
+        self.config.unordered
+    }
+
+    /// Reads one contiguous run with its 0-based stream offset: in-order data first
+    /// (exactly as `read`, including window updates); otherwise, with unordered receive
+    /// on, the lowest-offset out-of-order run not yet handed out. Each byte is handed
+    /// out of order at most once and always again in order once the hole before it
+    /// fills (at-least-once). Out-of-order reads free no buffer space, so ACKs, SACKs
+    /// and the window do not depend on them. `None`: nothing to read (or empty `buf`).
+    pub fn read_unordered(&mut self, buf: &mut [u8]) -> Option<UnorderedRead> {
+        if buf.is_empty() {
+            return None;
+        }
+        if self.recvbuf.readable() > 0 {
+            let offset = self.recvbuf.read_offset();
+            let len = self.read(buf);
+            return Some(UnorderedRead {
+                offset,
+                len,
+                in_order: true,
+            });
+        }
+        if !self.config.unordered {
+            return None;
+        }
+        let (offset, len) = self.recvbuf.read_ooo(buf)?;
+        Some(UnorderedRead {
+            offset,
+            len,
+            in_order: false,
+        })
+    }
+
+    /// Out-of-order reads declined because the handed-out bookkeeping was at its cap
+    /// (a hostile peer's doing; the bytes still arrive in order).
+    pub fn unordered_declined(&self) -> u64 {
+        self.recvbuf.unordered_declined()
     }
 
     /// Bytes ready to read.

@@ -6,7 +6,7 @@
 //! Each `poll_transmit` returns at most one segment.
 
 use super::{CaState, Connection, Segment, SegmentKind, State};
-use crate::cc::SentInfo;
+use crate::cc::{CcEvent, SentInfo};
 use crate::conn::timer::Timer;
 use crate::event::{RetransmitKind, TraceEvent};
 use crate::recovery::rto;
@@ -276,6 +276,37 @@ impl Connection {
         self.finish(now, s)
     }
 
+    /// Transmission restarts with nothing in flight (Linux `tcp_event_data_sent` raising
+    /// CA_EVENT_TX_START, and `tcp_slow_start_after_idle_check`). CUBIC shifts its epoch
+    /// by the idle time; after idling longer than the RTO, cwnd decays towards the
+    /// initial window, halving once per RTO of idleness (RFC 5681 §4.1, RFC 2861 as Linux
+    /// `tcp_cwnd_restart` implements it).
+    fn on_tx_start(&mut self, now: Instant) {
+        let Some(last) = self.last_data_sent else {
+            return;
+        };
+        let idle = now - last;
+        self.cc
+            .on_event(&mut self.ccs, now, CcEvent::TxStart { idle });
+        let rto = self.current_rto();
+        if !self.config.slow_start_after_idle || idle <= rto || self.in_reduction() {
+            return;
+        }
+        let cwnd = self.ccs.cwnd;
+        // Linux `tcp_current_ssthresh`: remember 3/4 of the window we are leaving.
+        self.ccs.ssthresh = self.ccs.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+        let restart = self.config.initial_cwnd.min(cwnd).max(1);
+        let mut w = cwnd;
+        let mut left = idle;
+        while left > rto && w > restart {
+            left -= rto;
+            w >>= 1;
+        }
+        self.ccs.cwnd = w.max(restart);
+        self.ccs.cwnd_cnt = 0;
+        self.trace_cwnd(now);
+    }
+
     fn sent_info(&self, now: Instant, bytes: u32, retransmit: bool) -> SentInfo {
         SentInfo {
             sent_at: now,
@@ -367,8 +398,9 @@ impl Connection {
         let avail = end - next;
         if avail == 0 && !self.fin_queued {
             // Out of data with room to send more: application-limited (RFC 7661).
-            if self.board.in_flight() < self.ccs.cwnd {
+            if self.board.in_flight() < self.ccs.cwnd && !self.ccs.app_limited {
                 self.ccs.app_limited = true;
+                self.cc.on_event(&mut self.ccs, now, CcEvent::AppLimited);
             }
             return None;
         }
@@ -402,6 +434,9 @@ impl Connection {
                 return None;
             }
         }
+        if self.board.is_empty() {
+            self.on_tx_start(now);
+        }
         let start = self.snd_nxt;
         let s = self.build_data_segment(now, start, len, fin, SegmentKind::NewData);
         let seq_len = u64::from(len) + u64::from(fin);
@@ -416,6 +451,7 @@ impl Connection {
             self.snd_sml = self.snd_nxt;
         }
         self.max_packets_out = self.max_packets_out.max(self.board.packets_out());
+        self.last_data_sent = Some(now);
         self.cc.on_sent(&mut self.ccs, &info);
         if self.in_reduction() {
             self.prr.on_sent(1);

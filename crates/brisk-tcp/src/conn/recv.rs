@@ -6,11 +6,12 @@
 //!
 //! Out-of-order data is kept per stream offset in a `BTreeMap` of disjoint, non-adjacent
 //! ranges, bounded by the advertised window (bytes) and `max_ooo_segments` (ranges);
-//! anything beyond is dropped and counted. Hook (unordered receive, Minion): a later
-//! `read_unordered()` hands out OOO ranges with their offsets as they arrive by keeping
-//! a per-range "handed out up to" mark beside the data. ACK, SACK and window are
-//! computed from this store alone, never from what the application has looked at, so
-//! they stay exactly standard.
+//! anything beyond is dropped and counted. Unordered receive (uTCP, `unordered`) hands
+//! out OOO ranges with their offsets as they arrive, tracking what it handed out beside
+//! the store. ACK, SACK and window are computed from this store alone, never from what
+//! the application has looked at, so they stay exactly standard.
+
+pub mod unordered;
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -44,6 +45,8 @@ pub struct RecvBuffer {
     /// A duplicate range to report once as the first block (RFC 2883).
     dsack: Option<(u64, u64)>,
     pub ooo_dropped: u64,
+    /// What unordered reads have handed out (never consulted for ACK/SACK/window).
+    delivered: unordered::Delivered,
 }
 
 impl RecvBuffer {
@@ -58,6 +61,7 @@ impl RecvBuffer {
             sack_recent: Vec::with_capacity(4),
             dsack: None,
             ooo_dropped: 0,
+            delivered: unordered::Delivered::new(max_ranges.max(1).saturating_mul(2)),
         }
     }
 
@@ -132,6 +136,7 @@ impl RecvBuffer {
             }
             let cur = self.nxt();
             self.sack_recent.retain(|b| b.0 > cur);
+            self.delivered.on_advance(cur);
             return Arrival::InOrder {
                 advanced: cur - nxt,
                 filled_hole: filled,
@@ -202,6 +207,7 @@ impl RecvBuffer {
         let rend = start + buf.len() as u64;
         self.ooo_bytes += buf.len();
         self.ooo.insert(start, buf);
+        self.delivered.on_insert(off);
         self.report_first(start, rend);
         Arrival::OutOfOrder
     }

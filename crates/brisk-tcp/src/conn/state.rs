@@ -283,7 +283,14 @@ impl Connection {
                         self.schedule_ack(now);
                     }
                 }
-                Arrival::OutOfOrder | Arrival::Duplicate | Arrival::Dropped => {
+                Arrival::OutOfOrder => {
+                    if self.config.unordered {
+                        // uTCP: out-of-order data is readable on arrival.
+                        self.push_event(Event::Readable);
+                    }
+                    self.ack.now = true;
+                }
+                Arrival::Duplicate | Arrival::Dropped => {
                     self.ack.now = true;
                 }
             }

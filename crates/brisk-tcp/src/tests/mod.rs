@@ -3,6 +3,8 @@
 mod close;
 mod handshake;
 mod harness;
+mod idle;
 mod loss;
 mod timers;
 mod transfer;
+mod unordered;
