@@ -2,9 +2,16 @@
 //!
 //! - `brisk run SCENARIO.toml [--seed N] [--out DIR] [--pcap] [--json]`
 //! - `brisk bench sim [--duration 20s]`
+//! - `brisk repro [ID ...|all] [--quick] [--json] [--out DIR]` (see `repro_cmd`)
+//! - `brisk run --real SCENARIO.toml`, `brisk bench emu|real` (see `real_cmd`)
+//! - `brisk lab up|send|clean` (see `lab_cmd`)
 //!
 //! Errors go to stderr with exit code 2. Wall-clock time is read here (for the
 //! benchmark) and never in the library crates.
+
+mod lab_cmd;
+mod real_cmd;
+mod repro_cmd;
 
 use brisk_sim::units::parse_duration;
 use brisk_sim::{RunOptions, Scenario};
@@ -46,7 +53,15 @@ enum Cmd {
         /// Print the summary as one JSON object instead of a table.
         #[arg(long)]
         json: bool,
+        /// Run over real packets: brisk or Linux TCP (per flow `stack`) through the
+        /// real-time emulator in network namespaces (needs root, TUN, iproute2).
+        #[arg(long)]
+        real: bool,
     },
+    /// The real-packet lab: brisk and Linux joined by the emulator.
+    Lab(lab_cmd::LabArgs),
+    /// Run the reproduction suite: experiments, claims, report.
+    Repro(repro_cmd::ReproArgs),
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -60,6 +75,18 @@ enum BenchCmd {
     Sim {
         /// Simulated duration.
         #[arg(long, default_value = "20s")]
+        duration: String,
+    },
+    /// Emulator capacity: kernel CUBIC through an emulated zero-delay path.
+    Emu {
+        #[arg(long, default_value = "10Gbit")]
+        rate: String,
+        #[arg(long, default_value = "5s")]
+        duration: String,
+    },
+    /// brisk vs Linux: goodput and CPU on an emulated 1 Gbit/s, 10 ms path.
+    Real {
+        #[arg(long, default_value = "10s")]
         duration: String,
     },
 }
@@ -77,10 +104,25 @@ fn main() -> ExitCode {
             out,
             pcap,
             json,
-        } => cmd_run(&scenario, seed, out, pcap, json),
+            real,
+        } => {
+            if real {
+                real_cmd::cmd_run_real(&scenario, seed, out, pcap, json)
+            } else {
+                cmd_run(&scenario, seed, out, pcap, json)
+            }
+        }
+        Cmd::Lab(args) => lab_cmd::cmd_lab(args),
+        Cmd::Bench {
+            what: BenchCmd::Emu { rate, duration },
+        } => real_cmd::cmd_bench_emu(&rate, &duration),
+        Cmd::Bench {
+            what: BenchCmd::Real { duration },
+        } => real_cmd::cmd_bench_real(&duration),
         Cmd::Bench {
             what: BenchCmd::Sim { duration },
         } => cmd_bench_sim(&duration),
+        Cmd::Repro(args) => repro_cmd::cmd_repro(args),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

@@ -69,6 +69,10 @@ pub struct EmulatorOptions {
     pub pool: usize,
     /// Capacity of each packet buffer (largest packet read).
     pub buf_size: usize,
+    /// The time base; `None` starts a fresh one when the loop starts. A side with its
+    /// own notion of time (a brisk stack, whose application threads read the clock
+    /// too) passes its clock here so both agree on every `Instant`.
+    pub clock: Option<Clock>,
 }
 
 impl Default for EmulatorOptions {
@@ -83,6 +87,7 @@ impl Default for EmulatorOptions {
             batch: 64,
             pool: 8192,
             buf_size: 2048,
+            clock: None,
         }
     }
 }
@@ -375,14 +380,15 @@ impl<A: Side, B: Side> Emulator<A, B> {
     }
 
     /// Runs until `stop` is set or `limit` has passed; returns the report. Time zero
-    /// (for outages and logs) is the start of this call.
+    /// (for outages and logs) is the start of this call, or the origin of
+    /// `EmulatorOptions::clock` when one is given.
     pub fn run(&mut self, stop: &AtomicBool, limit: Option<Duration>) -> Result<EmuReport> {
         // Ask for exact timer expiry on this thread (default slack is 50 µs).
         // SAFETY: prctl with an integer argument; failure only costs precision.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         let mut pcap_a = open_pcap(&self.opts.pcap_a)?;
         let mut pcap_b = open_pcap(&self.opts.pcap_b)?;
-        let clock = Clock::start();
+        let clock = self.opts.clock.unwrap_or_else(Clock::start);
         let mut timer = TimerFd::new(clock)?;
         let mut ep = Epoll::new()?;
         ep.add(std::os::fd::AsRawFd::as_raw_fd(&timer), TOKEN_TIMER)?;
@@ -400,7 +406,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
             batch: self.opts.batch,
             next_id: 0,
         };
-        let end = limit.map_or(Instant::MAX, |d| Instant::ZERO + d);
+        let end = limit.map_or(Instant::MAX, |d| clock.now().saturating_add(d));
         let (spin_floor, spin_max) = (self.opts.spin, self.opts.max_spin.max(self.opts.spin));
         let mut spin = spin_floor;
         // EWMA (1/8) of how late the timer wakes us, in ns.

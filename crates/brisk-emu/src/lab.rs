@@ -63,7 +63,7 @@ impl TwoHosts {
     }
 }
 
-fn host(ns: &Netns, local: Ipv4Addr, peer: Ipv4Addr, mtu: u32) -> Result<Tun> {
+pub(crate) fn host(ns: &Netns, local: Ipv4Addr, peer: Ipv4Addr, mtu: u32) -> Result<Tun> {
     // Kernels without IPv6 have no such sysctl; that is as good as disabled.
     let _ = ns.sysctl("net.ipv6.conf.all.disable_ipv6", "1");
     let _ = ns.sysctl("net.ipv6.conf.default.disable_ipv6", "1");

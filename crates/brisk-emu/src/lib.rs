@@ -2,7 +2,9 @@
 //! [`tun`]), and a real-time link emulator ([`Emulator`]) that drives brisk-net's
 //! sans-IO elements — the very `Link`/`Impairment` code the simulator runs — from
 //! CLOCK_MONOTONIC, between two [`Side`]s. On top: a kernel↔emulator↔kernel baseline
-//! ([`lab`], [`bulk`]) and the capacity benchmark ([`bench`]).
+//! ([`lab`], [`bulk`]) and the capacity benchmark ([`bench`]); brisk as a real
+//! endpoint ([`stack`]: the sans-IO endpoint as an emulator side, [`socket`]: a
+//! blocking `std::net`-like API) in a brisk↔emulator↔kernel lab ([`brisklab`]).
 //!
 //! Everything the lab creates is named `brisk-<pid>-<n>-...`, lives only in namespaces
 //! it made itself, uses addresses in 198.18.0.0/15 only, and is removed by RAII guards
@@ -10,20 +12,32 @@
 //! See docs/emulator.md.
 
 pub mod bench;
+pub mod brisklab;
+pub mod bufferbloat;
 pub mod bulk;
 pub mod cleanup;
 pub mod clock;
 pub mod emulator;
 pub mod error;
 pub mod hist;
+pub mod http;
+pub mod inject;
 pub mod lab;
 pub mod netns;
 pub mod path;
+pub mod pcapread;
 pub mod poll;
+pub mod realrun;
 pub mod side;
+pub mod socket;
+pub mod stack;
+pub mod tools;
 pub mod tun;
+pub mod wake;
 
 pub use bench::{baseline, bench_capacity, bench_capacity_with, BaselineReport};
+pub use brisklab::{BriskLab, BRISK_ADDR, KERNEL_ADDR};
+pub use bufferbloat::{real_bufferbloat, BloatReport};
 pub use bulk::{run_bulk, Amount, BulkConfig, BulkReport};
 pub use clock::{Clock, TimerFd};
 pub use emulator::{Delivery, DirReport, EmuReport, Emulator, EmulatorHandle, EmulatorOptions};
@@ -33,4 +47,6 @@ pub use lab::TwoHosts;
 pub use netns::{clean_leftovers, Lab, Netns};
 pub use path::{EmuConfig, PathChain, PathSpec};
 pub use side::Side;
+pub use socket::{TcpListener, TcpStream};
+pub use stack::{BriskStack, StackConfig, StackSide};
 pub use tun::Tun;

@@ -43,6 +43,9 @@ pub enum SimError {
         #[source]
         source: std::io::Error,
     },
+    /// The scenario asks for something only real-packet runs can do.
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// One flow's results.
@@ -153,6 +156,15 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, SimError> {
 
 /// Runs `sc` with `seed` and the given extra outputs.
 pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult, SimError> {
+    if let Some(i) = sc
+        .flows
+        .iter()
+        .position(|f| f.stack == crate::scenario::Stack::Linux)
+    {
+        return Err(SimError::Unsupported(format!(
+            "flow[{i}].stack = \"linux\": the simulator runs only brisk's TCP; run this scenario over real packets with `brisk run --real`"
+        )));
+    }
     let mut net = topology::build_with(sc, seed, !opts.skip_stream_hashes)?;
     let mut obs = RunObserver {
         hash: opts.trace_hash.then(Sha256::new),

@@ -156,6 +156,20 @@ pub struct FlowSpec {
     pub app: AppSpec,
     #[serde(default)]
     pub tcp: TcpKnobs,
+    /// Which TCP sends this flow: brisk (default) or, in `brisk run --real` only,
+    /// the Linux kernel's (then `cc` names a kernel module: cubic, reno, bbr).
+    #[serde(default)]
+    pub stack: Stack,
+}
+
+/// The TCP implementation of a flow's sender.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Stack {
+    #[default]
+    Brisk,
+    /// The Linux kernel's TCP; only over real packets (`brisk run --real`).
+    Linux,
 }
 
 fn one_u32() -> u32 {

@@ -26,3 +26,85 @@ pub fn ip_netns_list() -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use brisk_emu::{BriskLab, Netns, KERNEL_ADDR};
+
+/// A kernel listener in `ns` on `KERNEL_ADDR:port`.
+pub fn kernel_listen(ns: &Netns, port: u16) -> std::net::TcpListener {
+    let addr = SocketAddr::from((KERNEL_ADDR, port));
+    let l = ns
+        .run_in(move || std::net::TcpListener::bind(addr))
+        .expect("namespace thread")
+        .expect("bind in the kernel namespace");
+    l.set_nonblocking(true).unwrap();
+    l
+}
+
+/// Accepts one connection within `timeout` (blocking stream, with IO timeouts).
+pub fn kernel_accept(l: &std::net::TcpListener, timeout: Duration) -> std::net::TcpStream {
+    let end = Instant::now() + timeout;
+    loop {
+        match l.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false).unwrap();
+                s.set_read_timeout(Some(timeout)).unwrap();
+                s.set_write_timeout(Some(timeout)).unwrap();
+                return s;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                assert!(Instant::now() < end, "kernel accept timed out");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(e) => panic!("kernel accept: {e}"),
+        }
+    }
+}
+
+/// A kernel connection from `ns` to brisk at `addr:port`.
+pub fn kernel_connect(
+    ns: &Netns,
+    addr: Ipv4Addr,
+    port: u16,
+    timeout: Duration,
+) -> std::net::TcpStream {
+    let to = SocketAddr::from((addr, port));
+    let s = ns
+        .run_in(move || std::net::TcpStream::connect_timeout(&to, Duration::from_secs(5)))
+        .expect("namespace thread")
+        .expect("kernel connect to brisk");
+    s.set_read_timeout(Some(timeout)).unwrap();
+    s.set_write_timeout(Some(timeout)).unwrap();
+    s
+}
+
+/// A brisk stream with IO timeouts.
+pub fn brisk_timeouts(s: &mut brisk_emu::TcpStream, timeout: Duration) {
+    s.set_read_timeout(Some(timeout)).unwrap();
+    s.set_write_timeout(Some(timeout)).unwrap();
+}
+
+/// Whether long (100 MB) variants should run: `BRISK_LONG_TESTS=1`.
+pub fn long_tests() -> bool {
+    std::env::var("BRISK_LONG_TESTS").is_ok_and(|v| v == "1")
+}
+
+pub fn lab_with(
+    path: &brisk_emu::EmuConfig,
+    pcaps: Option<(&std::path::Path, &std::path::Path)>,
+) -> BriskLab {
+    let opts = brisk_emu::EmulatorOptions {
+        pcap_a: pcaps.map(|p| p.0.to_path_buf()),
+        pcap_b: pcaps.map(|p| p.1.to_path_buf()),
+        ..brisk_emu::EmulatorOptions::default()
+    };
+    BriskLab::new(
+        path,
+        brisk_emu::StackConfig::new(brisk_emu::BRISK_ADDR),
+        opts,
+        Some(Duration::from_secs(120)),
+    )
+    .expect("brisk lab")
+}

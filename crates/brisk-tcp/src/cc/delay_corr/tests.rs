@@ -783,3 +783,18 @@ fn delegates_name_independent_hooks_to_the_base() {
     assert_eq!(calls.on_ack.load(Ordering::Relaxed), 1);
     assert_eq!(calls.ssthresh.load(Ordering::Relaxed), 1);
 }
+
+#[test]
+fn config_wraps_the_base_controller_only_when_asked() {
+    use crate::cc::CcAlgorithm;
+    let mut cfg = crate::Config::default();
+    assert_eq!(cfg.build_cc(7).name(), "cubic");
+    assert_eq!(cfg.cc_name(), "cubic");
+    cfg.delay_correlation = Some(DelayCorrConfig::default());
+    assert_eq!(cfg.build_cc(7).name(), "cubic+dc");
+    assert_eq!(cfg.cc_name(), "cubic+dc");
+    cfg.cc = CcAlgorithm::Reno;
+    assert_eq!(cfg.build_cc(7).name(), "reno+dc");
+    assert_eq!(cfg.cc_name(), "reno+dc");
+    assert_eq!(super::wrapped_name("probe"), "delay_correlation");
+}

@@ -1,0 +1,496 @@
+//! A blocking, `std::net`-shaped socket API over a [`BriskStack`], for programs that
+//! want brisk where they would use `std::net::{TcpListener, TcpStream}`:
+//!
+//! ```no_run
+//! # fn demo(stack: &brisk_emu::BriskStack) -> std::io::Result<()> {
+//! use std::io::{Read, Write};
+//! let listener = brisk_emu::TcpListener::bind(stack, 8080)?;
+//! let (mut conn, peer) = listener.accept()?;
+//! let mut buf = [0u8; 1024];
+//! let n = conn.read(&mut buf)?;
+//! conn.write_all(&buf[..n])?;
+//! conn.shutdown(std::net::Shutdown::Write)?;
+//! # let _ = peer; Ok(()) }
+//! ```
+//! Semantics follow `std::net` and Linux: `read` blocks until data, returns `Ok(0)` at
+//! the peer's FIN and `ConnectionReset` after an RST; `write` blocks until at least one
+//! byte fits in the send buffer and returns how many did (`write_all` loops);
+//! `shutdown(Write)` sends FIN after queued data; dropping a stream closes it
+//! gracefully, or with RST if received data was left unread (like Linux `close`).
+//! Timeouts: `set_read_timeout`/`set_write_timeout` (`WouldBlock`-free: expiry gives
+//! `TimedOut`), `connect_timeout`, `accept_timeout`. Every call is safe from any
+//! thread; the streams are `Send + Sync` and `&TcpStream` implements `Read`/`Write`.
+
+use std::io::{self, ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddr, SocketAddrV4};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration as StdDuration;
+
+use brisk_tcp::{ConnError, TcpInfo, TraceEvent};
+
+use crate::stack::{BriskStack, Core, Shared};
+
+fn conn_error(e: ConnError) -> io::Error {
+    let kind = match e {
+        ConnError::Reset => ErrorKind::ConnectionReset,
+        ConnError::Refused => ErrorKind::ConnectionRefused,
+        ConnError::TimedOut { .. } | ConnError::UserTimeout | ConnError::KeepaliveTimeout => {
+            ErrorKind::TimedOut
+        }
+        ConnError::Aborted => ErrorKind::ConnectionAborted,
+        ConnError::AddrInUse => ErrorKind::AddrInUse,
+        ConnError::TableFull => ErrorKind::OutOfMemory,
+        ConnError::Unsupported => ErrorKind::Unsupported,
+    };
+    io::Error::new(kind, e)
+}
+
+fn stopped() -> io::Error {
+    io::Error::new(
+        ErrorKind::NotConnected,
+        "the brisk stack's packet loop has stopped",
+    )
+}
+
+/// Blocks on the stack's condvar until `f` gives an answer or `timeout` passes.
+fn wait_for<T>(
+    shared: &Shared,
+    timeout: Option<StdDuration>,
+    mut f: impl FnMut(&mut Core) -> Option<io::Result<T>>,
+) -> io::Result<T> {
+    let deadline = timeout.map(|t| std::time::Instant::now() + t);
+    let mut core = shared.lock();
+    loop {
+        if let Some(r) = f(&mut core) {
+            return r;
+        }
+        if core.stopped {
+            return Err(stopped());
+        }
+        core.waiters += 1;
+        core = match deadline {
+            None => shared.cond.wait(core).unwrap_or_else(|e| e.into_inner()),
+            Some(d) => {
+                let left = d.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    core.waiters -= 1;
+                    return Err(io::Error::new(ErrorKind::TimedOut, "timed out"));
+                }
+                shared
+                    .cond
+                    .wait_timeout(core, left)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+        };
+        core.waiters -= 1;
+    }
+}
+
+/// A brisk TCP connection; see the module docs.
+pub struct TcpStream {
+    shared: Arc<Shared>,
+    id: u64,
+    local: SocketAddr,
+    peer: SocketAddr,
+    read_timeout: Option<StdDuration>,
+    write_timeout: Option<StdDuration>,
+    read_shut: AtomicBool,
+}
+
+impl std::fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpStream")
+            .field("local", &self.local)
+            .field("peer", &self.peer)
+            .finish()
+    }
+}
+
+impl TcpStream {
+    /// Active open to `addr`, blocking until established (or refused / timed out after
+    /// the SYN retries, as Linux: about two minutes with the defaults).
+    pub fn connect(stack: &BriskStack, addr: SocketAddr) -> io::Result<TcpStream> {
+        Self::connect_opt(stack, addr, None)
+    }
+
+    /// As [`TcpStream::connect`], giving up after `timeout` (the attempt is aborted).
+    pub fn connect_timeout(
+        stack: &BriskStack,
+        addr: SocketAddr,
+        timeout: StdDuration,
+    ) -> io::Result<TcpStream> {
+        Self::connect_opt(stack, addr, Some(timeout))
+    }
+
+    /// As [`TcpStream::connect_timeout`] with this connection's own TCP settings
+    /// (congestion control, buffers, ...) instead of the stack's.
+    pub fn connect_with(
+        stack: &BriskStack,
+        addr: SocketAddr,
+        cfg: brisk_tcp::Config,
+        timeout: Option<StdDuration>,
+    ) -> io::Result<TcpStream> {
+        Self::connect_cfg(stack, addr, Some(cfg), timeout)
+    }
+
+    fn connect_opt(
+        stack: &BriskStack,
+        addr: SocketAddr,
+        timeout: Option<StdDuration>,
+    ) -> io::Result<TcpStream> {
+        Self::connect_cfg(stack, addr, None, timeout)
+    }
+
+    fn connect_cfg(
+        stack: &BriskStack,
+        addr: SocketAddr,
+        cfg: Option<brisk_tcp::Config>,
+        timeout: Option<StdDuration>,
+    ) -> io::Result<TcpStream> {
+        let shared = &stack.shared;
+        let (id, local) = {
+            let mut core = shared.lock();
+            if core.stopped {
+                return Err(stopped());
+            }
+            let now = core.advance(shared.clock.now());
+            let cfg = cfg.unwrap_or_else(|| core.tcp.clone());
+            let h = core.ep.connect(now, 0, addr, cfg).map_err(conn_error)?;
+            let local = core.ep.conn(h).map(|c| c.local()).unwrap_or(addr);
+            core.mark_dirty();
+            (core.add_sock(h, false), local)
+        };
+        shared.waker.wake();
+        let stream = TcpStream {
+            shared: Arc::clone(shared),
+            id,
+            local,
+            peer: addr,
+            read_timeout: None,
+            write_timeout: None,
+            read_shut: AtomicBool::new(false),
+        };
+        wait_for(shared, timeout, |core| {
+            let s = core.socks.get(&id)?;
+            if s.connected {
+                Some(Ok(()))
+            } else if s.closed {
+                Some(Err(conn_error(s.error.unwrap_or(ConnError::Refused))))
+            } else {
+                None
+            }
+        })?;
+        // On error `stream` drops here, which aborts the attempt.
+        Ok(stream)
+    }
+
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.peer)
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.local)
+    }
+
+    pub fn set_read_timeout(&mut self, t: Option<StdDuration>) -> io::Result<()> {
+        self.read_timeout = t;
+        Ok(())
+    }
+
+    pub fn set_write_timeout(&mut self, t: Option<StdDuration>) -> io::Result<()> {
+        self.write_timeout = t;
+        Ok(())
+    }
+
+    /// `Write`: FIN after queued data (half-close); `Read`: later reads return 0;
+    /// `Both`: both.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        if matches!(how, Shutdown::Read | Shutdown::Both) {
+            self.read_shut.store(true, Ordering::Relaxed);
+        }
+        if matches!(how, Shutdown::Write | Shutdown::Both) {
+            self.with_conn(|c| c.shutdown_write())?;
+        }
+        Ok(())
+    }
+
+    /// Resets the connection (RST now, buffers dropped), like `SO_LINGER` 0 + close.
+    pub fn abort(&self) -> io::Result<()> {
+        self.with_conn(|c| c.abort())
+    }
+
+    /// A `TCP_INFO`-like snapshot; `None` once the connection is gone.
+    pub fn info(&self) -> Option<TcpInfo> {
+        let core = self.shared.lock();
+        let h = core.socks.get(&self.id)?.handle?;
+        core.ep.conn(h).map(|c| c.info())
+    }
+
+    /// Records RTT samples, cwnd changes and retransmissions (bounded) for
+    /// [`TcpStream::drain_trace`].
+    pub fn set_trace(&self, on: bool) -> io::Result<()> {
+        self.with_conn(|c| c.set_trace(on))
+    }
+
+    pub fn drain_trace(&self, out: &mut Vec<TraceEvent>) {
+        let mut core = self.shared.lock();
+        if let Some(h) = core.socks.get(&self.id).and_then(|s| s.handle) {
+            if let Some(c) = core.ep.conn_mut(h) {
+                c.drain_trace(out);
+            }
+        }
+    }
+
+    /// Bytes written but not yet acknowledged by the peer.
+    pub fn unacked(&self) -> usize {
+        let core = self.shared.lock();
+        core.socks
+            .get(&self.id)
+            .and_then(|s| s.handle)
+            .and_then(|h| core.ep.conn(h))
+            .map_or(0, |c| c.send_buffered())
+    }
+
+    /// Blocks until everything written has been acknowledged (or the connection ends),
+    /// up to `timeout`.
+    pub fn wait_acked(&self, timeout: StdDuration) -> io::Result<()> {
+        // Acknowledgements carry no event; poll at a short interval.
+        let end = std::time::Instant::now() + timeout;
+        loop {
+            {
+                let core = self.shared.lock();
+                let s = core.socks.get(&self.id);
+                let live = s.and_then(|s| s.handle).and_then(|h| core.ep.conn(h));
+                match live {
+                    Some(c) if c.send_buffered() > 0 => {}
+                    Some(_) => return Ok(()),
+                    None => {
+                        return match s.and_then(|s| s.error) {
+                            Some(e) => Err(conn_error(e)),
+                            None => Ok(()),
+                        }
+                    }
+                }
+            }
+            if std::time::Instant::now() >= end {
+                return Err(io::Error::new(
+                    ErrorKind::TimedOut,
+                    "data still unacknowledged",
+                ));
+            }
+            std::thread::sleep(StdDuration::from_millis(1));
+        }
+    }
+
+    /// Blocks until the connection has fully closed (e.g. after `shutdown(Both)` and
+    /// the peer's FIN, through TIME-WAIT), up to `timeout`. Returns how it ended.
+    pub fn wait_closed(&self, timeout: StdDuration) -> io::Result<()> {
+        let id = self.id;
+        wait_for(&self.shared, Some(timeout), |core| {
+            let s = core.socks.get(&id)?;
+            s.closed
+                .then(|| s.error.map_or(Ok(()), |e| Err(conn_error(e))))
+        })
+    }
+
+    fn with_conn<T>(&self, f: impl FnOnce(&mut brisk_tcp::Connection) -> T) -> io::Result<T> {
+        let mut core = self.shared.lock();
+        let s = core.socks.get(&self.id).ok_or_else(stopped)?;
+        let Some(h) = s.handle else {
+            return Err(match s.error {
+                Some(e) => conn_error(e),
+                None => io::Error::new(ErrorKind::NotConnected, "connection closed"),
+            });
+        };
+        let Some(c) = core.ep.conn_mut(h) else {
+            return Err(io::Error::new(ErrorKind::NotConnected, "connection closed"));
+        };
+        let r = f(c);
+        core.mark_dirty();
+        drop(core);
+        self.shared.waker.wake();
+        Ok(r)
+    }
+
+    fn do_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() || self.read_shut.load(Ordering::Relaxed) {
+            return Ok(0);
+        }
+        let id = self.id;
+        let waker = &self.shared.waker;
+        wait_for(&self.shared, self.read_timeout, |core| {
+            let s = core.socks.get(&id)?;
+            let (handle, peer_closed, error) = (s.handle, s.peer_closed, s.error);
+            let Some(h) = handle else {
+                return Some(error.map_or(Ok(0), |e| Err(conn_error(e))));
+            };
+            let c = core.ep.conn_mut(h)?;
+            let n = c.read(buf);
+            if n > 0 {
+                // Reading may open the window: let the loop send the update.
+                core.mark_dirty();
+                waker.wake();
+                return Some(Ok(n));
+            }
+            if peer_closed || c.peer_closed() {
+                return Some(Ok(0));
+            }
+            None
+        })
+    }
+
+    fn do_write(&self, buf: &[u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let id = self.id;
+        let waker = &self.shared.waker;
+        wait_for(&self.shared, self.write_timeout, |core| {
+            let s = core.socks.get(&id)?;
+            let (handle, error) = (s.handle, s.error);
+            let Some(h) = handle else {
+                return Some(Err(error.map_or_else(
+                    || io::Error::new(ErrorKind::BrokenPipe, "connection closed"),
+                    conn_error,
+                )));
+            };
+            let c = core.ep.conn_mut(h)?;
+            let n = c.write(buf);
+            if n > 0 {
+                core.mark_dirty();
+                waker.wake();
+                return Some(Ok(n));
+            }
+            use brisk_tcp::State;
+            if !matches!(
+                c.state(),
+                State::SynSent | State::SynReceived | State::Established | State::CloseWait
+            ) {
+                return Some(Err(io::Error::new(
+                    ErrorKind::BrokenPipe,
+                    "connection is shut down for writing",
+                )));
+            }
+            None
+        })
+    }
+}
+
+impl Read for TcpStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.do_read(buf)
+    }
+}
+
+impl Read for &TcpStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.do_read(buf)
+    }
+}
+
+impl Write for TcpStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.do_write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Write for &TcpStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.do_write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for TcpStream {
+    fn drop(&mut self) {
+        let mut core = self.shared.lock();
+        if let Some(h) = core.socks.get(&self.id).and_then(|s| s.handle) {
+            if let Some(c) = core.ep.conn_mut(h) {
+                // Linux: closing with unread data resets the connection (RFC 2525 §2.17).
+                if c.readable() > 0 || !c.state().synchronized() {
+                    c.abort();
+                } else {
+                    c.close();
+                }
+            }
+            core.mark_dirty();
+        }
+        core.remove_sock(self.id);
+        drop(core);
+        self.shared.waker.wake();
+    }
+}
+
+/// A brisk listening socket on the stack's address.
+pub struct TcpListener {
+    shared: Arc<Shared>,
+    port: u16,
+    accept_timeout: Option<StdDuration>,
+}
+
+impl std::fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpListener")
+            .field("port", &self.port)
+            .finish()
+    }
+}
+
+impl TcpListener {
+    /// Listens on `port` (non-zero) with the stack's backlog and TCP config. The
+    /// endpoint keeps listening on the port for the stack's life.
+    pub fn bind(stack: &BriskStack, port: u16) -> io::Result<TcpListener> {
+        let mut core = stack.shared.lock();
+        let (backlog, cfg) = (core.backlog, core.tcp.clone());
+        core.ep.listen(port, backlog, cfg).map_err(conn_error)?;
+        Ok(TcpListener {
+            shared: Arc::clone(&stack.shared),
+            port,
+            accept_timeout: None,
+        })
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(SocketAddr::V4(SocketAddrV4::new(
+            self.shared.local,
+            self.port,
+        )))
+    }
+
+    /// Bounds later `accept` calls (`TimedOut` on expiry); `None` blocks.
+    pub fn set_accept_timeout(&mut self, t: Option<StdDuration>) {
+        self.accept_timeout = t;
+    }
+
+    /// The next established connection and its peer's address.
+    pub fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        let port = self.port;
+        let local = self.local_addr()?;
+        let (id, peer) = wait_for(&self.shared, self.accept_timeout, |core| {
+            let h = core.ep.accept(port)?;
+            let peer = core.ep.conn(h).map(|c| c.remote())?;
+            core.mark_dirty();
+            Some(Ok((core.add_sock(h, true), peer)))
+        })?;
+        self.shared.waker.wake();
+        Ok((
+            TcpStream {
+                shared: Arc::clone(&self.shared),
+                id,
+                local,
+                peer,
+                read_timeout: None,
+                write_timeout: None,
+                read_shut: AtomicBool::new(false),
+            },
+            peer,
+        ))
+    }
+}

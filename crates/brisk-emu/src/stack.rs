@@ -1,0 +1,337 @@
+//! brisk as a real endpoint: the sans-IO [`Endpoint`] behind a mutex, shared between
+//! the packet loop and application threads.
+//!
+//! ```text
+//!  app threads ──TcpStream/TcpListener──▶ Mutex<Core{Endpoint, sockets}> ◀── StackSide ◀── emulator loop ◀── TUN / path
+//!        ▲  Condvar (events: readable, writable, connected, closed)  │  eventfd (output pending) ──▶ loop
+//! ```
+//! [`StackSide`] is an emulator [`Side`]: the loop hands it packets (`send` →
+//! `handle_packet`), takes its packets (`recv` → `handle_timeout` if due, then
+//! `poll_transmit`), and sleeps until its `poll_timeout` or until an application call
+//! makes output (the [`Waker`] eventfd, which is the side's `poll_fd`). So "brisk on a
+//! TUN device" is the emulator with brisk as one side and the device as the other —
+//! with an empty path for a plain endpoint, or any path for experiments — and one
+//! thread runs both the network model and brisk's timers (docs/emulator.md).
+//!
+//! Time: one [`Clock`] (CLOCK_MONOTONIC, ns since the stack was made) for the loop and
+//! the application threads; the core never lets `now` run backwards between them. The
+//! sans-IO core is used unchanged.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use brisk_tcp::{Config, ConnError, ConnHandle, Endpoint, EndpointConfig, EndpointStats, Event};
+use brisk_time::Instant;
+
+use crate::clock::{monotonic_ns, Clock};
+use crate::error::Result;
+use crate::side::Side;
+use crate::socket::{TcpListener, TcpStream};
+use crate::wake::Waker;
+
+/// How a stack is set up.
+#[derive(Clone, Debug)]
+pub struct StackConfig {
+    /// brisk's own address: one the kernel on the other side does not own.
+    pub local: Ipv4Addr,
+    /// Endpoint-wide settings (ISN secret, RNG seed, table size).
+    pub endpoint: EndpointConfig,
+    /// Per-connection settings for `connect` and for listeners.
+    pub tcp: Config,
+    /// Accept backlog of listeners.
+    pub backlog: usize,
+}
+
+impl StackConfig {
+    pub fn new(local: Ipv4Addr) -> StackConfig {
+        StackConfig {
+            local,
+            endpoint: EndpointConfig::default(),
+            tcp: Config::default(),
+            backlog: 128,
+        }
+    }
+}
+
+/// Application-side state of one socket.
+#[derive(Debug, Default)]
+pub(crate) struct Sock {
+    pub handle: Option<ConnHandle>,
+    pub connected: bool,
+    pub peer_closed: bool,
+    pub closed: bool,
+    pub error: Option<ConnError>,
+}
+
+/// Everything behind the lock.
+pub(crate) struct Core {
+    pub ep: Endpoint,
+    pub tcp: Config,
+    pub backlog: usize,
+    /// The latest `now` handed to the endpoint (time never runs back).
+    last: Instant,
+    /// Output may be pending: the loop should poll at once.
+    dirty: bool,
+    /// Application threads blocked on the condvar (skip the futex call when none).
+    pub waiters: usize,
+    /// The loop is gone: blocking calls fail instead of waiting for ever.
+    pub stopped: bool,
+    pub socks: HashMap<u64, Sock>,
+    /// Wall time the packet loop spent inside the endpoint (for CPU accounting: the
+    /// loop thread is busy throughout).
+    busy_ns: u64,
+    by_handle: HashMap<ConnHandle, u64>,
+    next_id: u64,
+}
+
+impl Core {
+    /// `now` for the endpoint: `t`, or the last time used if that is later.
+    pub fn advance(&mut self, t: Instant) -> Instant {
+        self.last = self.last.max(t);
+        self.last
+    }
+
+    /// Registers an application socket for `h`.
+    pub fn add_sock(&mut self, h: ConnHandle, connected: bool) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.socks.insert(
+            id,
+            Sock {
+                handle: Some(h),
+                connected,
+                ..Sock::default()
+            },
+        );
+        self.by_handle.insert(h, id);
+        id
+    }
+
+    pub fn remove_sock(&mut self, id: u64) {
+        if let Some(s) = self.socks.remove(&id) {
+            if let Some(h) = s.handle {
+                self.by_handle.remove(&h);
+            }
+        }
+    }
+
+    /// Marks that the loop has output to collect.
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Applies the endpoint's events to the sockets; true if any arrived.
+    fn process_events(&mut self) -> bool {
+        let mut any = false;
+        while let Some((h, ev)) = self.ep.poll_event() {
+            any = true;
+            let Some(&id) = self.by_handle.get(&h) else {
+                continue; // a listener's Incoming, or a socket already dropped
+            };
+            let Some(s) = self.socks.get_mut(&id) else {
+                continue;
+            };
+            match ev {
+                Event::Connected => s.connected = true,
+                Event::PeerClosed => s.peer_closed = true,
+                Event::Closed(r) => {
+                    s.closed = true;
+                    s.error = r.err();
+                    // The endpoint reaps the slot and may reuse the handle.
+                    s.handle = None;
+                    self.by_handle.remove(&h);
+                }
+                Event::Readable | Event::Writable | Event::Incoming { .. } => {}
+            }
+        }
+        any
+    }
+}
+
+pub(crate) struct Shared {
+    pub core: Mutex<Core>,
+    pub cond: Condvar,
+    pub waker: Waker,
+    pub clock: Clock,
+    pub local: Ipv4Addr,
+}
+
+impl Shared {
+    pub fn lock(&self) -> MutexGuard<'_, Core> {
+        // A panicking application thread cannot leave the endpoint half-updated in a
+        // way the loop could not continue from; keep serving the other sockets.
+        self.core.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wakes blocked application threads if there are any.
+    fn notify(&self, core: &Core) {
+        if core.waiters > 0 {
+            self.cond.notify_all();
+        }
+    }
+}
+
+/// A handle to a running brisk stack; cheap to clone. Sockets are made from it.
+#[derive(Clone)]
+pub struct BriskStack {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for BriskStack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BriskStack")
+            .field("local", &self.shared.local)
+            .finish()
+    }
+}
+
+impl BriskStack {
+    /// A stack and the [`StackSide`] through which a packet loop (an
+    /// [`Emulator`](crate::Emulator)) drives it. Give the loop the stack's
+    /// [`clock`](BriskStack::clock) via `EmulatorOptions::clock`.
+    pub fn new(cfg: StackConfig) -> Result<(BriskStack, StackSide)> {
+        let clock = Clock::start();
+        let core = Core {
+            ep: Endpoint::new(cfg.local.into(), cfg.endpoint),
+            tcp: cfg.tcp,
+            backlog: cfg.backlog.max(1),
+            last: Instant::ZERO,
+            dirty: false,
+            waiters: 0,
+            stopped: false,
+            socks: HashMap::new(),
+            busy_ns: 0,
+            by_handle: HashMap::new(),
+            next_id: 0,
+        };
+        let shared = Arc::new(Shared {
+            core: Mutex::new(core),
+            cond: Condvar::new(),
+            waker: Waker::new()?,
+            clock,
+            local: cfg.local,
+        });
+        Ok((
+            BriskStack {
+                shared: Arc::clone(&shared),
+            },
+            StackSide { shared },
+        ))
+    }
+
+    pub fn clock(&self) -> Clock {
+        self.shared.clock
+    }
+
+    pub fn local_addr(&self) -> Ipv4Addr {
+        self.shared.local
+    }
+
+    /// The endpoint's counters (packets in/out, drops by reason, RSTs, challenge ACKs).
+    pub fn stats(&self) -> EndpointStats {
+        self.shared.lock().ep.stats().clone()
+    }
+
+    /// Live connections in the endpoint's table.
+    pub fn connection_count(&self) -> usize {
+        self.shared.lock().ep.connection_count()
+    }
+
+    /// Seconds the packet loop has spent inside brisk's endpoint so far.
+    pub fn busy_seconds(&self) -> f64 {
+        self.shared.lock().busy_ns as f64 / 1e9
+    }
+
+    /// Whether the packet loop still drives the stack.
+    pub fn is_running(&self) -> bool {
+        !self.shared.lock().stopped
+    }
+
+    /// Opens a connection (blocking until established); see [`TcpStream::connect`].
+    pub fn connect(&self, addr: SocketAddr) -> io::Result<TcpStream> {
+        TcpStream::connect(self, addr)
+    }
+
+    /// Listens on `port`; see [`TcpListener::bind`].
+    pub fn listen(&self, port: u16) -> io::Result<TcpListener> {
+        TcpListener::bind(self, port)
+    }
+
+    /// Runs `f` on the endpoint under the lock, then lets the loop collect any output
+    /// (for tests and tools that need the raw sans-IO API).
+    pub fn with_endpoint<T>(&self, f: impl FnOnce(&mut Endpoint) -> T) -> T {
+        let mut core = self.shared.lock();
+        let r = f(&mut core.ep);
+        core.mark_dirty();
+        drop(core);
+        self.shared.waker.wake();
+        r
+    }
+}
+
+/// The packet-loop end of a [`BriskStack`]: an emulator [`Side`]. Dropping it (when
+/// the loop ends) stops the stack: blocked socket calls return errors.
+pub struct StackSide {
+    shared: Arc<Shared>,
+}
+
+impl Side for StackSide {
+    fn poll_fd(&self) -> Option<RawFd> {
+        Some(self.shared.waker.as_raw_fd())
+    }
+
+    fn recv(&mut self, now: Instant, buf: &mut Vec<u8>) -> io::Result<bool> {
+        // Drain first: a wake-up after this point is seen on the next wait.
+        self.shared.waker.drain();
+        let t0 = monotonic_ns();
+        let mut core = self.shared.lock();
+        let now = core.advance(now);
+        if core.ep.poll_timeout().is_some_and(|t| t <= now) {
+            core.ep.handle_timeout(now);
+        }
+        let got = core.ep.poll_transmit(now, buf).is_some();
+        if !got {
+            core.dirty = false;
+        }
+        if core.process_events() {
+            self.shared.notify(&core);
+        }
+        core.busy_ns += monotonic_ns().saturating_sub(t0);
+        Ok(got)
+    }
+
+    fn send(&mut self, now: Instant, pkt: &[u8]) -> io::Result<bool> {
+        let t0 = monotonic_ns();
+        let mut core = self.shared.lock();
+        let now = core.advance(now);
+        core.ep.handle_packet(now, pkt);
+        core.dirty = true;
+        if core.process_events() {
+            self.shared.notify(&core);
+        }
+        core.busy_ns += monotonic_ns().saturating_sub(t0);
+        Ok(true)
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        let core = self.shared.lock();
+        if core.dirty {
+            // Due now: the loop polls `recv` again before it sleeps.
+            Some(Instant::ZERO)
+        } else {
+            core.ep.poll_timeout()
+        }
+    }
+}
+
+impl Drop for StackSide {
+    fn drop(&mut self) {
+        let mut core = self.shared.lock();
+        core.stopped = true;
+        drop(core);
+        self.shared.cond.notify_all();
+    }
+}

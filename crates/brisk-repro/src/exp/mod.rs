@@ -1,0 +1,47 @@
+//! The experiments and small helpers they share.
+
+pub mod dc_compete;
+pub mod dc_micro;
+pub mod dc_sweep;
+pub mod dc_video;
+pub mod ut;
+
+use brisk_sim::run::FlowResult;
+
+/// Nanoseconds to milliseconds.
+pub fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// Mean RTT of a flow's sender samples, ms (`NaN` without samples).
+pub fn rtt_mean_ms(f: &FlowResult) -> f64 {
+    f.rtt.map_or(f64::NAN, |s| s.mean / 1e6)
+}
+
+/// Per-interval mean RTT as (seconds, ms) points.
+pub fn rtt_over_time(f: &FlowResult) -> Vec<(f64, f64)> {
+    f.rtt_series
+        .iter()
+        .map(|(t, r)| (*t as f64 / 1e9, ms(r.mean_ns)))
+        .collect()
+}
+
+/// An empirical CDF as (value in ms, cumulative fraction) points.
+pub fn cdf_ms(quantiles: &[u64]) -> Vec<(f64, f64)> {
+    let n = quantiles.len().saturating_sub(1).max(1) as f64;
+    quantiles
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (ms(*v), i as f64 / n))
+        .collect()
+}
+
+/// Mean of `f` over results.
+pub fn avg<T>(xs: &[T], f: impl Fn(&T) -> f64) -> f64 {
+    crate::stats::mean(&xs.iter().map(f).collect::<Vec<_>>())
+}
+
+/// `a` within ±`tol` (relative) of `b`.
+pub fn within(a: f64, b: f64, tol: f64) -> bool {
+    a.is_finite() && (a - b).abs() <= tol * b.abs()
+}

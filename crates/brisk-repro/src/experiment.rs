@@ -1,0 +1,115 @@
+//! Experiments: a plan (the scenario runs it needs) plus an analysis that turns the
+//! runs' results into claim rows and plots.
+//!
+//! Planning and analysis are separate so that the suite can pool every run of every
+//! selected experiment on one thread pool (`runner`), and so that the result of an
+//! experiment depends only on its runs, never on scheduling.
+
+use crate::claim::Claim;
+use brisk_sim::{RunResult, Scenario};
+
+/// One simulation run: a scenario and a seed.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub label: String,
+    pub scenario: Scenario,
+    pub seed: u64,
+}
+
+impl Job {
+    pub fn new(label: impl Into<String>, scenario: Scenario, seed: u64) -> Self {
+        Job {
+            label: label.into(),
+            scenario,
+            seed,
+        }
+    }
+
+    /// A rough cost (bottleneck bits over the run) used only to start long runs first.
+    pub fn cost(&self) -> f64 {
+        let rate = self.scenario.bottleneck.rate.map_or(1e9, |r| r.0 as f64);
+        rate * self.scenario.duration.0.as_secs_f64()
+    }
+}
+
+/// A figure for the report: an inline `<svg>` and its two-part caption.
+#[derive(Clone, Debug)]
+pub struct Plot {
+    pub svg: String,
+    /// What the paper's figure showed.
+    pub paper: String,
+    /// What our run shows.
+    pub ours: String,
+}
+
+/// What one experiment produced.
+#[derive(Clone, Debug)]
+pub struct ExperimentResult {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub claims: Vec<Claim>,
+    pub plots: Vec<Plot>,
+    /// Set-up facts (population, assumed parameters) and findings, for the report.
+    pub notes: Vec<String>,
+    /// An extra HTML fragment (e.g. a result grid); already escaped.
+    pub html: String,
+}
+
+impl ExperimentResult {
+    pub fn new(id: &'static str, title: &'static str) -> Self {
+        ExperimentResult {
+            id,
+            title,
+            claims: Vec::new(),
+            plots: Vec::new(),
+            notes: Vec::new(),
+            html: String::new(),
+        }
+    }
+}
+
+/// The analysis step: the runs' results, in the order of `Plan::jobs`.
+pub type Analyse = Box<dyn FnOnce(&[RunResult]) -> ExperimentResult + Send>;
+
+/// The runs an experiment needs and what to do with their results.
+pub struct Plan {
+    pub jobs: Vec<Job>,
+    pub analyse: Analyse,
+}
+
+/// A registered experiment.
+#[derive(Clone, Copy, Debug)]
+pub struct Experiment {
+    pub id: &'static str,
+    pub title: &'static str,
+    /// Claim IDs it reports (for `--help`-style listings and docs).
+    pub claims: &'static [&'static str],
+    /// Builds the plan; `quick` selects fewer seeds and shorter runs.
+    pub plan: fn(quick: bool) -> Result<Plan, String>,
+}
+
+impl Experiment {
+    /// Runs this experiment alone (on the shared pool machinery).
+    pub fn run(&self, quick: bool, progress: &crate::runner::Progress) -> ExperimentResult {
+        crate::runner::run_experiments(&[*self], quick, progress)
+            .pop()
+            // NOTE(unwrap): run_experiments returns one result per experiment given.
+            .expect("one experiment in, one result out")
+    }
+}
+
+/// The result for an experiment whose plan or runs failed: one failing row per
+/// declared claim, carrying the error.
+pub fn failed(exp: &Experiment, error: &str) -> ExperimentResult {
+    let mut r = ExperimentResult::new(exp.id, exp.title);
+    for id in exp.claims {
+        r.claims.push(
+            Claim::new(id, "experiment did not run")
+                .ours_text("error")
+                .check(false)
+                .note(error.to_string()),
+        );
+    }
+    r.notes.push(format!("error: {error}"));
+    r
+}

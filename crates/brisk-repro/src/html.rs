@@ -1,0 +1,159 @@
+//! The report: one self-contained `index.html` (inline CSS and SVG, no scripts, no
+//! external resources) with every claim row and every figure, each captioned with what
+//! the paper showed and what we got.
+
+use crate::claim::{show, Verdict};
+use crate::experiment::ExperimentResult;
+use std::fmt::Write;
+use std::path::Path;
+
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const CSS: &str = "body{font-family:Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}td,th{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f3f3f3}.pass{background:#d9f2d9}.fail{background:#f7d4d4}.na{background:#eee}
+figure{display:inline-block;margin:.5em 1em 1.5em 0;max-width:660px;vertical-align:top}figcaption{font-size:13px;line-height:1.4}
+.note{font-size:13px;color:#444}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}";
+
+fn class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "fail",
+        Verdict::NotApplicable => "na",
+    }
+}
+
+/// The whole page. `accepted` marks failures that are known and explained.
+pub fn page(
+    results: &[ExperimentResult],
+    quick: bool,
+    accepted: &crate::accepted::Accepted,
+) -> String {
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>brisk repro</title><style>{CSS}</style></head><body>"
+    );
+    let _ = write!(
+        o,
+        "<h1>brisk repro: reproduction report</h1><p class=\"note\">Mode: {}. Every number below comes from brisk's deterministic simulator (same seeds, same numbers). Claim IDs refer to <code>shared/claims.md</code>; a letter suffix names one part of a row; <code>DC-SWEEP-*</code> rows are ours. Failing claims listed in <code>repro/accepted-failures.toml</code> are marked “accepted” with the reason.</p>",
+        if quick { "--quick (fewer seeds, shorter runs)" } else { "full" }
+    );
+    o.push_str("<h2>Summary</h2><table><tr><th>experiment</th><th>claim</th><th>description</th><th>paper</th><th>ours</th><th>unit</th><th>tolerance</th><th>verdict</th></tr>");
+    for r in results {
+        for c in &r.claims {
+            let acc = if c.verdict == Verdict::Fail && accepted.contains_key(&c.id) {
+                " (accepted)"
+            } else {
+                ""
+            };
+            let _ = write!(
+                o,
+                "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}{}</td></tr>",
+                r.id,
+                r.id,
+                esc(&c.id),
+                esc(&c.description),
+                esc(&show(&c.paper)),
+                esc(&show(&c.ours)),
+                esc(&c.unit),
+                esc(&c.tolerance),
+                class(c.verdict),
+                c.verdict,
+                acc
+            );
+        }
+    }
+    o.push_str("</table>");
+    for r in results {
+        let _ = write!(o, "<h2 id=\"{}\">{}: {}</h2>", r.id, r.id, esc(r.title));
+        if !r.notes.is_empty() {
+            o.push_str("<ul class=\"note\">");
+            for n in &r.notes {
+                let _ = write!(o, "<li>{}</li>", esc(n));
+            }
+            o.push_str("</ul>");
+        }
+        o.push_str("<table><tr><th>claim</th><th>description</th><th>paper</th><th>ours</th><th>unit</th><th>tolerance</th><th>verdict</th><th>note</th></tr>");
+        for c in &r.claims {
+            let mut note = c.note.clone();
+            if c.verdict == Verdict::Fail {
+                if let Some(reason) = accepted.get(&c.id) {
+                    if !note.is_empty() {
+                        note.push(' ');
+                    }
+                    note.push_str("Accepted failure: ");
+                    note.push_str(reason);
+                }
+            }
+            let _ = write!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>",
+                esc(&c.id),
+                esc(&c.description),
+                esc(&show(&c.paper)),
+                esc(&show(&c.ours)),
+                esc(&c.unit),
+                esc(&c.tolerance),
+                class(c.verdict),
+                c.verdict,
+                esc(&note)
+            );
+        }
+        o.push_str("</table>");
+        for p in &r.plots {
+            let _ = write!(
+                o,
+                "<figure>{}<figcaption><b>Paper:</b> {}<br><b>Ours:</b> {}</figcaption></figure>",
+                p.svg,
+                esc(&p.paper),
+                esc(&p.ours)
+            );
+        }
+        o.push_str(&r.html);
+    }
+    o.push_str("</body></html>\n");
+    o
+}
+
+/// Writes `dir/index.html`, creating `dir`.
+pub fn write(
+    dir: &Path,
+    results: &[ExperimentResult],
+    quick: bool,
+    accepted: &crate::accepted::Accepted,
+) -> std::io::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join("index.html");
+    std::fs::write(&path, page(results, quick, accepted))?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::Claim;
+    use crate::experiment::Plot;
+
+    #[test]
+    fn page_is_self_contained_and_captions_every_plot() {
+        let mut r = ExperimentResult::new("dc-micro", "t");
+        r.claims.push(Claim::new("DC-1a", "<rtt>").check(false));
+        r.plots.push(Plot {
+            svg: "<svg></svg>".into(),
+            paper: "P".into(),
+            ours: "O".into(),
+        });
+        let acc = crate::accepted::parse("\"DC-1a\" = \"why\"").unwrap();
+        let p = page(&[r], true, &acc);
+        assert!(p.contains("<b>Paper:</b> P<br><b>Ours:</b> O"));
+        assert!(p.contains("&lt;rtt&gt;"));
+        assert!(p.contains("Accepted failure: why"));
+        assert!(!p.contains("<script") && !p.contains("src=") && !p.contains("<link"));
+    }
+}

@@ -1,0 +1,120 @@
+//! brisk-repro: the reproduction suite behind `brisk repro`.
+//!
+//! Each [`Experiment`] is a set of simulator scenarios plus the claims of a paper it
+//! checks (IDs from `shared/claims.md`). [`run_suite`] plans every selected
+//! experiment, runs all their scenario runs on one thread pool ([`runner`]), and
+//! analyses each experiment into claim rows ([`Claim`]: paper value, ours, tolerance,
+//! verdict) and plots. [`report`] prints the table and the JSON document, [`html`]
+//! writes the self-contained `index.html`, and [`accepted`] holds the claims known to
+//! fail, with reasons, against which CI checks the quick suite.
+//!
+//! Adding an experiment: write a module under `exp/` with `ID`, `TITLE`, `CLAIMS` and
+//! `plan(quick) -> Plan` (jobs plus an analysis closure), and list it in [`REGISTRY`].
+
+pub mod accepted;
+pub mod claim;
+pub mod exp;
+pub mod experiment;
+pub mod html;
+pub mod report;
+pub mod runner;
+pub mod scen;
+pub mod stats;
+pub mod svg;
+
+pub use claim::{Claim, Verdict};
+pub use experiment::{Experiment, ExperimentResult, Job, Plan, Plot};
+pub use runner::Progress;
+
+/// Every experiment, in report order.
+pub const REGISTRY: &[Experiment] = &[
+    Experiment {
+        id: exp::dc_micro::ID,
+        title: exp::dc_micro::TITLE,
+        claims: exp::dc_micro::CLAIMS,
+        plan: exp::dc_micro::plan,
+    },
+    Experiment {
+        id: exp::dc_sweep::ID,
+        title: exp::dc_sweep::TITLE,
+        claims: exp::dc_sweep::CLAIMS,
+        plan: exp::dc_sweep::plan,
+    },
+    Experiment {
+        id: exp::dc_compete::ID,
+        title: exp::dc_compete::TITLE,
+        claims: exp::dc_compete::CLAIMS,
+        plan: exp::dc_compete::plan,
+    },
+    Experiment {
+        id: exp::dc_video::ID,
+        title: exp::dc_video::TITLE,
+        claims: exp::dc_video::CLAIMS,
+        plan: exp::dc_video::plan,
+    },
+    Experiment {
+        id: exp::ut::BULK_ID,
+        title: exp::ut::BULK_TITLE,
+        claims: exp::ut::BULK_CLAIMS,
+        plan: exp::ut::plan_bulk,
+    },
+    Experiment {
+        id: exp::ut::RECORDS_ID,
+        title: exp::ut::RECORDS_TITLE,
+        claims: exp::ut::RECORDS_CLAIMS,
+        plan: exp::ut::plan_records,
+    },
+];
+
+/// Looks up experiments by ID; `all` (or no IDs) selects every one.
+pub fn select(ids: &[String]) -> Result<Vec<Experiment>, String> {
+    if ids.is_empty() || ids.iter().any(|i| i == "all") {
+        return Ok(REGISTRY.to_vec());
+    }
+    let mut out = Vec::new();
+    for id in ids {
+        let e = REGISTRY.iter().find(|e| e.id == id).ok_or_else(|| {
+            let known: Vec<&str> = REGISTRY.iter().map(|e| e.id).collect();
+            format!(
+                "unknown experiment '{id}'; known: {}, all",
+                known.join(", ")
+            )
+        })?;
+        if !out.iter().any(|x: &Experiment| x.id == e.id) {
+            out.push(*e);
+        }
+    }
+    Ok(out)
+}
+
+/// Runs the selected experiments (pooled) and returns their results in order.
+pub fn run_suite(exps: &[Experiment], quick: bool, progress: &Progress) -> Vec<ExperimentResult> {
+    runner::run_experiments(exps, quick, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_selectable() {
+        let all = select(&[]).unwrap();
+        assert_eq!(all.len(), REGISTRY.len());
+        let mut ids: Vec<&str> = REGISTRY.iter().map(|e| e.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), REGISTRY.len());
+        assert_eq!(select(&["dc-micro".into()]).unwrap()[0].id, "dc-micro");
+        assert!(select(&["nope".into()]).is_err());
+    }
+
+    #[test]
+    fn every_plan_builds_valid_scenarios_in_both_modes() {
+        for e in REGISTRY {
+            for quick in [true, false] {
+                let p = (e.plan)(quick).unwrap_or_else(|m| panic!("{}: {m}", e.id));
+                assert!(!p.jobs.is_empty(), "{}", e.id);
+            }
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! `brisk lab`: the real-packet testbed by hand.
+//!
+//! - `brisk lab up [--rtt 10ms] [--rate 100Mbit] [--loss P] [--serve DIR | --echo | --sink]
+//!   [--port N] [--for 10m] [--pcap DIR]`: builds a namespace with a Linux host
+//!   (198.18.0.2) and brisk (198.18.0.1, this process) joined by the emulator, runs a
+//!   brisk server (HTTP file server, echo or sink) and prints how to reach it; tears
+//!   everything down on Ctrl-C or after `--for`.
+//! - `brisk lab send [--bytes 100MB] [--cc cubic] [...path flags]`: brisk sends to a
+//!   Linux sink through the path and prints goodput and whether the data arrived intact.
+//! - `brisk lab bufferbloat [--duration 20s] [--out DIR]`: experiment real-bufferbloat.
+//! - `brisk lab clean`: removes `brisk-*` namespaces left by dead processes.
+
+use std::io::Write as _;
+use std::net::{Shutdown, SocketAddr};
+use std::path::PathBuf;
+
+use brisk_emu::path::{Dur, LossSpec, PathSpec, Rate};
+use brisk_emu::{
+    tools, BriskLab, EmuConfig, EmulatorOptions, StackConfig, BRISK_ADDR, KERNEL_ADDR,
+};
+use brisk_time::Duration;
+
+#[derive(clap::Args)]
+pub struct LabArgs {
+    #[command(subcommand)]
+    cmd: LabCmd,
+}
+
+#[derive(clap::Args, Clone)]
+struct PathArgs {
+    /// Base round-trip time of the emulated path.
+    #[arg(long, default_value = "10ms")]
+    rtt: String,
+    /// Bottleneck rate brisk → Linux (default: unlimited).
+    #[arg(long)]
+    rate: Option<String>,
+    /// Bernoulli loss probability in each direction.
+    #[arg(long)]
+    loss: Option<f64>,
+    /// Write brisk.pcap and kernel.pcap (what the emulator saw at each end) here.
+    #[arg(long)]
+    pcap: Option<PathBuf>,
+}
+
+#[derive(clap::Subcommand)]
+enum LabCmd {
+    /// Build the lab and serve from brisk until Ctrl-C.
+    Up {
+        #[command(flatten)]
+        path: PathArgs,
+        /// Serve files from this directory over HTTP/1.1.
+        #[arg(long, conflicts_with_all = ["echo", "sink"])]
+        serve: Option<PathBuf>,
+        /// Echo every connection's bytes back.
+        #[arg(long)]
+        echo: bool,
+        /// Read and discard, printing each connection's byte count and SHA-256.
+        #[arg(long)]
+        sink: bool,
+        /// Port brisk listens on (default 80 for --serve, else 7).
+        #[arg(long)]
+        port: Option<u16>,
+        /// Tear down after this long.
+        #[arg(long = "for", default_value = "1h")]
+        for_: String,
+    },
+    /// brisk sends to a Linux sink through the path.
+    Send {
+        #[command(flatten)]
+        path: PathArgs,
+        /// Bytes to send.
+        #[arg(long, default_value_t = 100_000_000)]
+        bytes: u64,
+        /// brisk's congestion control (reno, cubic).
+        #[arg(long, default_value = "cubic")]
+        cc: String,
+    },
+    /// Experiment real-bufferbloat: Linux CUBIC/BBR and brisk CUBIC (+ delay
+    /// correlation) on 10 Mbit/s, 10 ms, 1000-packet drop-tail, next to the simulator.
+    Bufferbloat {
+        #[arg(long, default_value = "20s")]
+        duration: String,
+        /// Write table.md, summary.json, rtt.svg, rtt.csv here.
+        #[arg(long, default_value = "target/real-bufferbloat")]
+        out: PathBuf,
+    },
+    /// Remove namespaces left behind by brisk processes that are gone.
+    Clean,
+}
+
+fn emu_config(p: &PathArgs) -> anyhow::Result<EmuConfig> {
+    let rtt = brisk_sim::units::parse_duration(&p.rtt)
+        .ok_or_else(|| anyhow::anyhow!("--rtt: expected a duration like \"10ms\""))?;
+    let rate = match &p.rate {
+        Some(r) => Some(Rate(brisk_emu::path::parse_rate(r).ok_or_else(|| {
+            anyhow::anyhow!("--rate: expected a rate like \"100Mbit\", got {r:?}")
+        })?)),
+        None => None,
+    };
+    if let Some(l) = p.loss {
+        anyhow::ensure!((0.0..=1.0).contains(&l), "--loss: a probability in [0, 1]");
+    }
+    let loss = p.loss.map(|p| LossSpec::Bernoulli { p });
+    Ok(EmuConfig {
+        rtt: Some(Dur(rtt)),
+        bottleneck: PathSpec {
+            rate,
+            loss: loss.clone(),
+            ..PathSpec::default()
+        },
+        reverse: Some(PathSpec {
+            loss,
+            ..PathSpec::default()
+        }),
+        seed: 1,
+    })
+}
+
+fn build(p: &PathArgs, stack: StackConfig, limit: Option<Duration>) -> anyhow::Result<BriskLab> {
+    let cfg = emu_config(p)?;
+    if let Some(d) = &p.pcap {
+        std::fs::create_dir_all(d)?;
+    }
+    let opts = EmulatorOptions {
+        pcap_a: p.pcap.as_ref().map(|d| d.join("brisk.pcap")),
+        pcap_b: p.pcap.as_ref().map(|d| d.join("kernel.pcap")),
+        ..EmulatorOptions::default()
+    };
+    Ok(BriskLab::new(&cfg, stack, opts, limit)?)
+}
+
+/// A random ISN secret and seed per run (the library takes them as inputs).
+fn stack_config() -> StackConfig {
+    let mut cfg = StackConfig::new(BRISK_ADDR);
+    let mut secret = [0u8; 16];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut secret))
+        .is_ok()
+    {
+        cfg.endpoint.isn_secret = secret;
+        cfg.endpoint.rng_seed = u64::from_le_bytes([
+            secret[0], secret[3], secret[5], secret[7], secret[9], secret[11], secret[13],
+            secret[15],
+        ]);
+    }
+    cfg
+}
+
+pub fn cmd_lab(args: LabArgs) -> anyhow::Result<()> {
+    match args.cmd {
+        LabCmd::Clean => {
+            let removed = brisk_emu::clean_leftovers()?;
+            if removed.is_empty() {
+                println!("no leftover brisk namespaces");
+            }
+            for n in removed {
+                println!("removed namespace {n}");
+            }
+            Ok(())
+        }
+        LabCmd::Send { path, bytes, cc } => send(&path, bytes, &cc),
+        LabCmd::Bufferbloat { duration, out } => {
+            let d = brisk_sim::units::parse_duration(&duration)
+                .ok_or_else(|| anyhow::anyhow!("--duration: expected a duration like \"20s\""))?;
+            let r = brisk_emu::real_bufferbloat(d)?;
+            r.write_dir(&out)?;
+            print!("{}", r.table());
+            println!("wrote {}", out.display());
+            Ok(())
+        }
+        LabCmd::Up {
+            path,
+            serve,
+            echo,
+            sink,
+            port,
+            for_,
+        } => up(&path, serve, echo, sink, port, &for_),
+    }
+}
+
+fn send(p: &PathArgs, bytes: u64, cc: &str) -> anyhow::Result<()> {
+    let cc = match cc {
+        "cubic" => brisk_tcp::cc::CcAlgorithm::Cubic,
+        "reno" => brisk_tcp::cc::CcAlgorithm::Reno,
+        other => anyhow::bail!("--cc: brisk has reno and cubic, not {other:?}"),
+    };
+    let lab = build(p, stack_config(), Some(Duration::from_secs(3600)))?;
+    let addr = SocketAddr::from((KERNEL_ADDR, 5001));
+    let l = lab
+        .kernel()
+        .run_in(move || std::net::TcpListener::bind(addr))??;
+    let rx = std::thread::spawn(move || -> std::io::Result<tools::TransferReport> {
+        let (mut s, _) = l.accept()?;
+        tools::timed_sink(&mut s, u64::MAX)
+    });
+    let tcp = brisk_tcp::Config {
+        cc,
+        ..brisk_tcp::Config::default()
+    };
+    let mut c = brisk_emu::TcpStream::connect_with(
+        lab.stack(),
+        addr,
+        tcp,
+        Some(std::time::Duration::from_secs(5)),
+    )?;
+    let sent = tools::source(&mut c, bytes, 1)?;
+    let info = c.info();
+    c.shutdown(Shutdown::Write)?;
+    let got = rx
+        .join()
+        .map_err(|_| anyhow::anyhow!("receiver panicked"))??;
+    println!(
+        "brisk -> Linux: {} bytes in {:.2} s = {:.1} Mbit/s; intact: {}; brisk srtt {:.2} ms, retransmits {}",
+        got.digest.bytes,
+        got.seconds,
+        got.goodput_bps / 1e6,
+        got.digest == sent,
+        info.as_ref().map_or(f64::NAN, |i| i.srtt.as_secs_f64() * 1e3),
+        info.as_ref().map_or(0, |i| i.retransmits),
+    );
+    drop(c);
+    lab.stop()?;
+    anyhow::ensure!(
+        got.digest == sent,
+        "received data differs from the sent data"
+    );
+    Ok(())
+}
+
+fn up(
+    p: &PathArgs,
+    serve: Option<PathBuf>,
+    echo: bool,
+    sink: bool,
+    port: Option<u16>,
+    for_: &str,
+) -> anyhow::Result<()> {
+    let life = brisk_sim::units::parse_duration(for_)
+        .ok_or_else(|| anyhow::anyhow!("--for: expected a duration like \"10m\""))?;
+    let port = port.unwrap_or(if serve.is_some() { 80 } else { 7 });
+    // The loop outlives the accept loop, which stops at `--for`.
+    let lab = build(
+        p,
+        stack_config(),
+        Some(life.saturating_add(Duration::from_secs(10))),
+    )?;
+    let listener = lab.stack().listen(port)?;
+    let ns = lab.kernel().name().to_string();
+    let mode = match (&serve, echo, sink) {
+        (Some(d), _, _) => format!("HTTP files from {}", d.display()),
+        (None, _, true) => "sink".to_string(),
+        _ => "echo".to_string(),
+    };
+    println!("brisk lab up: brisk {BRISK_ADDR}:{port} ({mode}) <-> emulator <-> Linux {KERNEL_ADDR} in netns {ns}");
+    println!("try:  ip netns exec {ns} curl -o /dev/null http://{BRISK_ADDR}:{port}/FILE");
+    println!("      ip netns exec {ns} nc {BRISK_ADDR} {port}");
+    println!("Ctrl-C (or --for {for_}) tears everything down.");
+    let _ = std::io::stdout().flush();
+    let deadline =
+        std::time::Instant::now() + std::time::Duration::from_nanos(life.as_nanos() as u64);
+    let mut listener = listener;
+    listener.set_accept_timeout(Some(std::time::Duration::from_millis(500)));
+    while std::time::Instant::now() < deadline {
+        let (mut s, peer) = match listener.accept() {
+            Ok(x) => x,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
+            Err(e) => return Err(e.into()),
+        };
+        let serve = serve.clone();
+        std::thread::spawn(move || {
+            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(60)));
+            let _ = s.set_write_timeout(Some(std::time::Duration::from_secs(60)));
+            let r = match (&serve, sink) {
+                (Some(dir), _) => brisk_emu::http::serve_one(&mut s, dir)
+                    .map(|x| format!("{} {} ({} bytes)", x.status, x.path, x.body_bytes)),
+                (None, true) => tools::sink(&mut s, u64::MAX)
+                    .map(|d| format!("sink: {} bytes, sha256 {}", d.bytes, d.sha256)),
+                (None, false) => tools::echo(&mut s, u64::MAX).map(|n| format!("echoed {n} bytes")),
+            };
+            let _ = s.shutdown(Shutdown::Write);
+            match r {
+                Ok(m) => println!("{peer}: {m}"),
+                Err(e) => println!("{peer}: error: {e}"),
+            }
+        });
+    }
+    lab.stop()?;
+    Ok(())
+}

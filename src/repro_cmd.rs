@@ -1,0 +1,56 @@
+//! `brisk repro [ID ...|all] [--quick] [--json] [--out DIR]`: runs the reproduction
+//! suite (crate `brisk-repro`), prints one row per claim (or the JSON document), and
+//! writes the HTML report. Fails (exit 2) when a claim fails that is not listed in
+//! `repro/accepted-failures.toml`.
+
+use brisk_repro::{accepted, html, report, run_suite, select, Progress};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct ReproArgs {
+    /// Experiments to run: dc-micro, dc-sweep, dc-compete, dc-video, ut-bulk,
+    /// ut-records, or all (the default).
+    ids: Vec<String>,
+    /// Fewer seeds and shorter runs (a few minutes on 2 cores).
+    #[arg(long)]
+    quick: bool,
+    /// Print {"experiments": [...]} as JSON instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Directory for the report (index.html).
+    #[arg(long, default_value = "target/repro")]
+    out: PathBuf,
+}
+
+pub fn cmd_repro(args: ReproArgs) -> anyhow::Result<()> {
+    let exps = select(&args.ids).map_err(anyhow::Error::msg)?;
+    let acc = accepted::embedded().map_err(anyhow::Error::msg)?;
+    let progress = Progress::stderr(!args.json && std::io::stderr().is_terminal());
+    let results = run_suite(&exps, args.quick, &progress);
+    let path = html::write(&args.out, &results, args.quick, &acc)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.out.display()))?;
+    let mut stdout = std::io::stdout().lock();
+    let printed = if args.json {
+        writeln!(stdout, "{:#}", report::to_json(&results))
+    } else {
+        write!(stdout, "{}", report::table(&results))
+            .and_then(|()| writeln!(stdout, "report: {}", path.display()))
+    };
+    match printed {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+        _ => {}
+    }
+    let reg = accepted::check(&results, &acc);
+    for id in &reg.now_passing {
+        eprintln!("brisk repro: note: accepted failure {id} now passes; remove it from repro/accepted-failures.toml");
+    }
+    if !reg.unexpected.is_empty() {
+        anyhow::bail!(
+            "{} claim(s) failed that are not in repro/accepted-failures.toml: {}",
+            reg.unexpected.len(),
+            reg.unexpected.join(", ")
+        );
+    }
+    Ok(())
+}
