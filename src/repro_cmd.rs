@@ -10,9 +10,11 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct ReproArgs {
     /// Experiments to run: dc-micro, dc-sweep, dc-compete, dc-video, ut-bulk,
-    /// ut-records, or all (the default).
+    /// ut-records, real-bufferbloat (real packets; needs root and TUN, else n/a), or
+    /// all (the default).
     ids: Vec<String>,
-    /// Fewer seeds and shorter runs (a few minutes on 2 cores).
+    /// Fewer seeds and shorter runs (about 15 s of simulation on 2 cores, plus ~50 s
+    /// of real-time runs for real-bufferbloat).
     #[arg(long)]
     quick: bool,
     /// Print {"experiments": [...]} as JSON instead of the table.

@@ -87,14 +87,20 @@ fn path() -> EmuConfig {
     }
 }
 
-/// The simulator's (goodput bit/s, mean RTT ms) for brisk CUBIC, with or without
-/// delay correlation.
-fn simulate(duration: Duration, dc: bool) -> Result<(f64, f64)> {
+/// The experiment's simulator scenario (TOML): brisk CUBIC, with or without delay
+/// correlation, for `duration`. `brisk repro` runs exactly this text on its pool.
+pub fn scenario_toml(duration: Duration, dc: bool) -> String {
     let mut text = SCENARIO.replace("DURATION", &format!("{}ms", duration.as_millis()));
     if dc {
         text.push_str("[flow.tcp]\ndelay_correlation = true\n");
     }
-    let sc = brisk_sim::Scenario::from_toml_str(&text)
+    text
+}
+
+/// The simulator's (goodput bit/s, mean RTT ms) for brisk CUBIC, with or without
+/// delay correlation.
+fn simulate(duration: Duration, dc: bool) -> Result<(f64, f64)> {
+    let sc = brisk_sim::Scenario::from_toml_str(&scenario_toml(duration, dc))
         .map_err(|e| EmuError::Config(format!("bufferbloat scenario: {e}")))?;
     let r = brisk_sim::run(&sc, sc.seed).map_err(|e| EmuError::Config(e.to_string()))?;
     let f = r
@@ -135,52 +141,88 @@ fn within(a: f64, b: f64, tol: f64) -> bool {
     a.is_finite() && b.is_finite() && (a - b).abs() <= tol * b.abs()
 }
 
+/// One variant of the experiment: who sends, with which congestion control.
+#[derive(Clone, Copy, Debug)]
+pub struct Variant {
+    pub label: &'static str,
+    pub stack: FlowStack,
+    pub cc: &'static str,
+    /// brisk's delay-correlation layer on top of `cc`.
+    pub dc: bool,
+}
+
+/// The four variants, in report order.
+pub const VARIANTS: [Variant; 4] = [
+    Variant {
+        label: "Linux CUBIC",
+        stack: FlowStack::Linux,
+        cc: "cubic",
+        dc: false,
+    },
+    Variant {
+        label: "Linux BBR",
+        stack: FlowStack::Linux,
+        cc: "bbr",
+        dc: false,
+    },
+    Variant {
+        label: "brisk CUBIC",
+        stack: FlowStack::Brisk,
+        cc: "cubic",
+        dc: false,
+    },
+    Variant {
+        label: "brisk CUBIC + delay correlation",
+        stack: FlowStack::Brisk,
+        cc: "cubic",
+        dc: true,
+    },
+];
+
+/// Runs one variant over real packets (about `duration` plus the drain of the queue);
+/// `sim` is left empty. Needs root and TUN, and the kernel module for Linux variants.
+pub fn measure(duration: Duration, v: &Variant) -> Result<BloatRow> {
+    let r = real(duration, v.stack, v.cc, v.dc)?;
+    let f = r
+        .flows
+        .first()
+        .ok_or_else(|| EmuError::Config("real run produced no flow".into()))?;
+    Ok(BloatRow {
+        label: v.label,
+        stack: v.stack,
+        goodput_bps: f.goodput_bps,
+        rtt_mean_ms: f.rtt.map_or(f64::NAN, |s| s.mean / 1e6),
+        rtt_p99_ms: f.rtt.map_or(f64::NAN, |s| s.p99 as f64 / 1e6),
+        srtt_mean_ms: f.srtt.map_or(f64::NAN, |s| s.mean / 1e6),
+        retransmits: f.retransmitted_packets,
+        stream_ok: f.stream_ok,
+        sim: None,
+        series: f
+            .srtt_series
+            .iter()
+            .map(|(t, v)| (*t as f64 / 1e9, *v as f64 / 1e6))
+            .collect(),
+    })
+}
+
 /// Runs the experiment (about 4 × `duration` of wall time). Needs root and TUN.
 pub fn real_bufferbloat(duration: Duration) -> Result<BloatReport> {
     crate::netns::check_supported()?;
-    let variants: [(&'static str, FlowStack, &str, bool); 4] = [
-        ("Linux CUBIC", FlowStack::Linux, "cubic", false),
-        ("Linux BBR", FlowStack::Linux, "bbr", false),
-        ("brisk CUBIC", FlowStack::Brisk, "cubic", false),
-        (
-            "brisk CUBIC + delay correlation",
-            FlowStack::Brisk,
-            "cubic",
-            true,
-        ),
-    ];
     let have = crate::bulk::available_congestion_controls();
     let mut rows = Vec::new();
-    for (label, stack, cc, dc) in variants {
-        if stack == FlowStack::Linux && !have.iter().any(|c| c == cc) {
-            eprintln!("real-bufferbloat: kernel lacks {cc}; skipping {label}");
+    for v in &VARIANTS {
+        if v.stack == FlowStack::Linux && !have.iter().any(|c| c == v.cc) {
+            eprintln!(
+                "real-bufferbloat: kernel lacks {}; skipping {}",
+                v.cc, v.label
+            );
             continue;
         }
-        let r = real(duration, stack, cc, dc)?;
-        let f = r
-            .flows
-            .first()
-            .ok_or_else(|| EmuError::Config("real run produced no flow".into()))?;
-        let sim = match stack {
-            FlowStack::Brisk => Some(simulate(duration, dc)?),
-            FlowStack::Linux => None,
-        };
-        rows.push(BloatRow {
-            label,
-            stack,
-            goodput_bps: f.goodput_bps,
-            rtt_mean_ms: f.rtt.map_or(f64::NAN, |s| s.mean / 1e6),
-            rtt_p99_ms: f.rtt.map_or(f64::NAN, |s| s.p99 as f64 / 1e6),
-            srtt_mean_ms: f.srtt.map_or(f64::NAN, |s| s.mean / 1e6),
-            retransmits: f.retransmitted_packets,
-            stream_ok: f.stream_ok,
-            sim,
-            series: f
-                .srtt_series
-                .iter()
-                .map(|(t, v)| (*t as f64 / 1e9, *v as f64 / 1e6))
-                .collect(),
-        });
+        let mut row = measure(duration, v)?;
+        if v.stack == FlowStack::Brisk {
+            row.sim = Some(simulate(duration, v.dc)?);
+        }
+        rows.push(row);
     }
     let find = |l: &str| rows.iter().find(|r| r.label == l);
     let mut claims = Vec::new();

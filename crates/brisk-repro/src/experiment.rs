@@ -4,6 +4,11 @@
 //! Planning and analysis are separate so that the suite can pool every run of every
 //! selected experiment on one thread pool (`runner`), and so that the result of an
 //! experiment depends only on its runs, never on scheduling.
+//!
+//! A [`Kind::RealTime`] experiment also runs over real packets (brisk-emu): its
+//! analysis performs those runs, so the runner calls it only after the simulator pool
+//! has finished, one such experiment at a time with nothing else running (real-time
+//! fidelity), and skips it with `n/a` rows where the host cannot run it.
 
 use crate::claim::Claim;
 use brisk_sim::{RunResult, Scenario};
@@ -77,11 +82,24 @@ pub struct Plan {
     pub analyse: Analyse,
 }
 
+/// How an experiment runs.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// Simulator runs only.
+    Simulated,
+    /// Simulator runs on the pool, then real-time runs inside `analyse`, alone.
+    RealTime {
+        /// Why this host cannot run it (e.g. not root, no `/dev/net/tun`), if so.
+        unsupported: fn() -> Option<String>,
+    },
+}
+
 /// A registered experiment.
 #[derive(Clone, Copy, Debug)]
 pub struct Experiment {
     pub id: &'static str,
     pub title: &'static str,
+    pub kind: Kind,
     /// Claim IDs it reports (for `--help`-style listings and docs).
     pub claims: &'static [&'static str],
     /// Builds the plan; `quick` selects fewer seeds and shorter runs.
@@ -111,5 +129,20 @@ pub fn failed(exp: &Experiment, error: &str) -> ExperimentResult {
         );
     }
     r.notes.push(format!("error: {error}"));
+    r
+}
+
+/// The result for an experiment this host cannot run: one `n/a` row per declared
+/// claim, carrying the reason.
+pub fn skipped(exp: &Experiment, reason: &str) -> ExperimentResult {
+    let mut r = ExperimentResult::new(exp.id, exp.title);
+    for id in exp.claims {
+        r.claims.push(
+            Claim::new(id, "experiment skipped on this host")
+                .ours_text("not run")
+                .not_applicable(format!("Skipped: {reason}.")),
+        );
+    }
+    r.notes.push(format!("skipped: {reason}"));
     r
 }

@@ -9,7 +9,9 @@
 //! fail, with reasons, against which CI checks the quick suite.
 //!
 //! Adding an experiment: write a module under `exp/` with `ID`, `TITLE`, `CLAIMS` and
-//! `plan(quick) -> Plan` (jobs plus an analysis closure), and list it in [`REGISTRY`].
+//! `plan(quick) -> Plan` (jobs plus an analysis closure), and list it in [`REGISTRY`]
+//! with its [`Kind`]. `real-bufferbloat` is the one [`Kind::RealTime`] experiment: it
+//! runs real packets (brisk-emu) after the pool, alone, or is `n/a` where it cannot.
 
 pub mod accepted;
 pub mod claim;
@@ -23,7 +25,7 @@ pub mod stats;
 pub mod svg;
 
 pub use claim::{Claim, Verdict};
-pub use experiment::{Experiment, ExperimentResult, Job, Plan, Plot};
+pub use experiment::{Experiment, ExperimentResult, Job, Kind, Plan, Plot};
 pub use runner::Progress;
 
 /// Every experiment, in report order.
@@ -31,38 +33,53 @@ pub const REGISTRY: &[Experiment] = &[
     Experiment {
         id: exp::dc_micro::ID,
         title: exp::dc_micro::TITLE,
+        kind: Kind::Simulated,
         claims: exp::dc_micro::CLAIMS,
         plan: exp::dc_micro::plan,
     },
     Experiment {
         id: exp::dc_sweep::ID,
         title: exp::dc_sweep::TITLE,
+        kind: Kind::Simulated,
         claims: exp::dc_sweep::CLAIMS,
         plan: exp::dc_sweep::plan,
     },
     Experiment {
         id: exp::dc_compete::ID,
         title: exp::dc_compete::TITLE,
+        kind: Kind::Simulated,
         claims: exp::dc_compete::CLAIMS,
         plan: exp::dc_compete::plan,
     },
     Experiment {
         id: exp::dc_video::ID,
         title: exp::dc_video::TITLE,
+        kind: Kind::Simulated,
         claims: exp::dc_video::CLAIMS,
         plan: exp::dc_video::plan,
     },
     Experiment {
         id: exp::ut::BULK_ID,
         title: exp::ut::BULK_TITLE,
+        kind: Kind::Simulated,
         claims: exp::ut::BULK_CLAIMS,
         plan: exp::ut::plan_bulk,
     },
     Experiment {
         id: exp::ut::RECORDS_ID,
         title: exp::ut::RECORDS_TITLE,
+        kind: Kind::Simulated,
         claims: exp::ut::RECORDS_CLAIMS,
         plan: exp::ut::plan_records,
+    },
+    Experiment {
+        id: exp::real_bloat::ID,
+        title: exp::real_bloat::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_bloat::unsupported,
+        },
+        claims: exp::real_bloat::CLAIMS,
+        plan: exp::real_bloat::plan,
     },
 ];
 

@@ -2,8 +2,14 @@
 //! `available_parallelism` threads, long jobs first, with a progress bar. Each job is
 //! an independent, deterministic simulation whose result is stored at its own index,
 //! so results never depend on scheduling.
+//!
+//! Real-time experiments ([`Kind::RealTime`]) run afterwards: their simulator jobs go
+//! on the same pool, but their analyses (which drive real packets in real time) run
+//! only once the pool has finished, one at a time, after every simulated experiment's
+//! analysis, so no other work competes with them for the CPU. A host that cannot run
+//! them gets `n/a` rows and a message on stderr, never a failure.
 
-use crate::experiment::{failed, Experiment, ExperimentResult, Job};
+use crate::experiment::{failed, skipped, Experiment, ExperimentResult, Job, Kind};
 use brisk_sim::RunResult;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -49,6 +55,13 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.set_message(label.to_string());
             b.inc(1);
+        }
+    }
+
+    /// Shows what is running outside the pool.
+    fn message(&self, msg: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(msg.to_string());
         }
     }
 
@@ -99,6 +112,14 @@ pub fn run_jobs(
         .collect()
 }
 
+/// An experiment's plan as the runner holds it.
+enum Planned {
+    /// Its jobs' range in the pooled job list, and its analysis.
+    Ready(std::ops::Range<usize>, crate::experiment::Analyse),
+    Failed(String),
+    Skipped(String),
+}
+
 /// Plans, runs (pooled) and analyses `exps`; one result per experiment, in order.
 pub fn run_experiments(
     exps: &[Experiment],
@@ -108,33 +129,147 @@ pub fn run_experiments(
     let mut plans = Vec::new();
     let mut jobs = Vec::new();
     for e in exps {
+        if let Kind::RealTime { unsupported } = e.kind {
+            if let Some(reason) = unsupported() {
+                eprintln!("brisk repro: skipping {} (n/a): {reason}", e.id);
+                plans.push(Planned::Skipped(reason));
+                continue;
+            }
+        }
         match (e.plan)(quick) {
             Ok(p) => {
                 let range = jobs.len()..jobs.len() + p.jobs.len();
                 jobs.extend(p.jobs);
-                plans.push(Ok((range, p.analyse)));
+                plans.push(Planned::Ready(range, p.analyse));
             }
-            Err(msg) => plans.push(Err(msg)),
+            Err(msg) => plans.push(Planned::Failed(msg)),
         }
     }
     progress.start(jobs.len());
     let mut results = run_jobs(&jobs, threads(), progress);
-    progress.finish();
-    let mut out = Vec::new();
-    for (e, plan) in exps.iter().zip(plans) {
-        match plan {
-            Err(msg) => out.push(failed(e, &msg)),
-            Ok((range, analyse)) => {
-                let mine: Result<Vec<RunResult>, String> = results[range.clone()]
+    let mut out: Vec<Option<ExperimentResult>> = exps.iter().map(|_| None).collect();
+    let mut realtime = Vec::new();
+    for (i, (e, plan)) in exps.iter().zip(plans).enumerate() {
+        let r = match plan {
+            Planned::Failed(msg) => failed(e, &msg),
+            Planned::Skipped(reason) => skipped(e, &reason),
+            Planned::Ready(range, analyse) => {
+                let mine: Result<Vec<RunResult>, String> = results[range]
                     .iter_mut()
                     .map(|r| std::mem::replace(r, Err(String::new())))
                     .collect();
                 match mine {
-                    Ok(runs) => out.push(analyse(&runs)),
-                    Err(msg) => out.push(failed(e, &msg)),
+                    Err(msg) => failed(e, &msg),
+                    Ok(runs) if matches!(e.kind, Kind::RealTime { .. }) => {
+                        realtime.push((i, runs, analyse));
+                        continue;
+                    }
+                    Ok(runs) => analyse(&runs),
                 }
             }
+        };
+        out[i] = Some(r);
+    }
+    // The pool is done and every other analysis has run: real time, one at a time.
+    for (i, runs, analyse) in realtime {
+        progress.message(&format!("{} (real time)", exps[i].id));
+        out[i] = Some(analyse(&runs));
+    }
+    progress.finish();
+    exps.iter()
+        .zip(out)
+        .map(|(e, r)| r.unwrap_or_else(|| failed(e, "not analysed")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::{Claim, Verdict};
+    use crate::experiment::Plan;
+    use std::sync::Mutex;
+
+    /// The order analyses ran in (tests in this module share it under `ORDER_LOCK`).
+    static ORDER: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    static ORDER_LOCK: Mutex<()> = Mutex::new(());
+
+    fn plan_logging(id: &'static str) -> Result<Plan, String> {
+        Ok(Plan {
+            jobs: Vec::new(),
+            analyse: Box::new(move |_| {
+                if let Ok(mut o) = ORDER.lock() {
+                    o.push(id);
+                }
+                let mut r = ExperimentResult::new(id, "t");
+                r.claims.push(Claim::new("X-1", "x").check(true));
+                r
+            }),
+        })
+    }
+
+    fn plan_real(_: bool) -> Result<Plan, String> {
+        plan_logging("real")
+    }
+    fn plan_sim(_: bool) -> Result<Plan, String> {
+        plan_logging("sim")
+    }
+    fn supported() -> Option<String> {
+        None
+    }
+    fn no_tun() -> Option<String> {
+        Some("/dev/net/tun is missing".into())
+    }
+
+    fn exp(id: &'static str, kind: Kind, plan: fn(bool) -> Result<Plan, String>) -> Experiment {
+        Experiment {
+            id,
+            title: "t",
+            kind,
+            claims: &["X-1", "X-2"],
+            plan,
         }
     }
-    out
+
+    #[test]
+    fn real_time_analyses_run_after_simulated_ones_and_results_keep_order() {
+        let _g = ORDER_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        ORDER.lock().unwrap().clear();
+        let exps = [
+            exp(
+                "real",
+                Kind::RealTime {
+                    unsupported: supported,
+                },
+                plan_real,
+            ),
+            exp("sim", Kind::Simulated, plan_sim),
+        ];
+        let out = run_experiments(&exps, true, &Progress::hidden());
+        assert_eq!(*ORDER.lock().unwrap(), vec!["sim", "real"]);
+        assert_eq!(out[0].id, "real");
+        assert_eq!(out[1].id, "sim");
+    }
+
+    #[test]
+    fn unsupported_real_time_experiments_are_not_applicable_not_failed() {
+        let _g = ORDER_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        ORDER.lock().unwrap().clear();
+        let exps = [exp(
+            "real",
+            Kind::RealTime {
+                unsupported: no_tun,
+            },
+            plan_real,
+        )];
+        let out = run_experiments(&exps, true, &Progress::hidden());
+        assert!(
+            ORDER.lock().unwrap().is_empty(),
+            "must not be planned or run"
+        );
+        assert_eq!(out[0].claims.len(), 2);
+        for c in &out[0].claims {
+            assert_eq!(c.verdict, Verdict::NotApplicable);
+            assert!(c.note.contains("/dev/net/tun is missing"), "{}", c.note);
+        }
+    }
 }

@@ -4,12 +4,20 @@
 //!
 //! Ignored in unoptimised builds (minutes instead of seconds); CI runs
 //! `cargo test --workspace --release`.
+//!
+//! The suite includes `real-bufferbloat`, which runs real packets in real time where
+//! the host allows (root, TUN, iproute2; CI does) and is `n/a` elsewhere. The tests
+//! here take `SERIAL` so no simulation of another test competes with it for the CPU.
 
 use brisk_repro::{accepted, report, run_suite, select, Progress, Verdict};
+use std::sync::Mutex;
+
+static SERIAL: Mutex<()> = Mutex::new(());
 
 #[test]
 #[cfg_attr(debug_assertions, ignore = "runs the quick suite; use --release")]
 fn quick_suite_fails_no_claim_outside_the_accepted_list() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let exps = select(&[]).expect("all experiments");
     let results = run_suite(&exps, true, &Progress::hidden());
     eprintln!("{}", report::table(&results));
@@ -44,6 +52,7 @@ fn quick_suite_fails_no_claim_outside_the_accepted_list() {
 #[test]
 #[cfg_attr(debug_assertions, ignore = "runs simulations; use --release")]
 fn suite_results_do_not_depend_on_scheduling() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let exps = select(&["dc-compete".to_string()]).unwrap();
     let plan = (exps[0].plan)(true).unwrap();
     let one = brisk_repro::runner::run_jobs(&plan.jobs, 1, &Progress::hidden());

@@ -4,6 +4,7 @@ pub mod dc_compete;
 pub mod dc_micro;
 pub mod dc_sweep;
 pub mod dc_video;
+pub mod real_bloat;
 pub mod ut;
 
 use brisk_sim::run::FlowResult;
