@@ -89,7 +89,7 @@ fn scenario_for(seed: u64) -> String {
         ),
         2 => format!(
             "{{ kind = \"records\", size = {}, interval = \"{}ms\", count = {} }}",
-            r.gen_range(16..3000),
+            r.gen_range(24..3000),
             r.gen_range(1..50),
             r.gen_range(1..60)
         ),
@@ -120,7 +120,7 @@ fn scenario_for(seed: u64) -> String {
     }
     format!(
         r#"name = "fault-{seed}"
-duration = "120s"
+duration = "900s"
 [bottleneck]
 {link}
 {reverse}

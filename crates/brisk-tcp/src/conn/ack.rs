@@ -15,8 +15,11 @@ use brisk_wire::{Flags, TcpRepr};
 
 impl Connection {
     pub(super) fn process_ack(&mut self, now: Instant, seg: &TcpRepr<'_>, ack: i64, seq: i64) {
-        if ack < self.snd_una as i64 {
-            // An old ACK: nothing to learn (its window is stale too).
+        // An old ACK (reordered behind a newer one): its cumulative ACK, window and
+        // timing are stale, but its SACK blocks may be news. Like Linux `tcp_ack`'s
+        // `old_ack` path, only SACK tagging and loss detection run for it.
+        let old = ack < self.snd_una as i64;
+        if ack < 0 || (old && (!self.sack_ok || seg.sack.is_empty())) {
             return;
         }
         let ack = ack as u64;
@@ -26,13 +29,18 @@ impl Connection {
         // Any acceptable ACK shows the peer is alive (Linux resets `icsk_probes_out`).
         self.persist_probes = 0;
 
-        // Window update (RFC 9293 §3.10.7.4).
+        // Window update (RFC 9293 §3.10.7.4, as Linux `tcp_may_update_window`): a
+        // duplicate ACK from the same sequence point may only open the window, so a
+        // reordered older one (see `paws`) never restores a stale, smaller window.
         let wnd = u64::from(seg.window) << self.snd_wscale;
         let window_changed = wnd != self.snd_wnd;
-        if self.snd_wl1 < seq || (self.snd_wl1 == seq && self.snd_wl2 <= ack) {
+        if !old
+            && (ack > prior_una
+                || seq > self.snd_wl1
+                || (seq == self.snd_wl1 && wnd > self.snd_wnd))
+        {
             self.snd_wnd = wnd;
             self.snd_wl1 = seq;
-            self.snd_wl2 = ack;
             self.max_snd_wnd = self.max_snd_wnd.max(wnd);
         }
 
@@ -61,6 +69,10 @@ impl Connection {
                         dsack = Some((l, r));
                         continue;
                     }
+                }
+                if old && r <= prior_una {
+                    // Reported before SND.UNA passed it: nothing left to tag.
+                    continue;
                 }
                 if l < ack || r > self.snd_nxt {
                     self.counters.sack_blocks_ignored += 1;
@@ -135,6 +147,24 @@ impl Connection {
                     sample = Some(Duration::from_millis(u64::from(ms)));
                 }
             }
+        }
+        if old {
+            // Linux `old_ack`: delivery and loss detection only; no RTT sample (the
+            // ACK was held back), no window growth, no TLP or timer changes.
+            self.ccs.delivered += u64::from(delivered);
+            self.refresh_cc_state();
+            if self.config.rack && (delivered > 0 || dsack.is_some()) {
+                self.rack_detect(now);
+            } else if !self.config.rack && delivered > 0 {
+                self.dupthresh_detect();
+            }
+            if self.board.lost_out() > 0 && self.ca_state < CaState::Recovery {
+                self.enter_recovery(now, prior_in_flight);
+            } else if self.ca_state == CaState::Open && self.board.sacked_out() > 0 {
+                self.ca_state = CaState::Disorder;
+            }
+            self.trace_cwnd(now);
+            return;
         }
         if let Some(rtt) = sample {
             self.rtt_sample(now, rtt);

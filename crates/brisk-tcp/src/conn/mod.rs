@@ -1,5 +1,6 @@
 //! One TCP connection: a dispatcher over
 //! - `state`: RFC 9293 §3.10.7 segment arrival (handshake, RST/SYN/ACK checks, RFC 5961),
+//! - `paws`: RFC 7323 PAWS with Linux's reordered-dup-ACK exemption,
 //! - `ack`: the sender's ACK processing (scoreboard, RTT, RACK-TLP, PRR, CC),
 //! - `output`: what to send next and building segments,
 //! - `send` / `recv`: the buffers,
@@ -18,6 +19,7 @@
 mod ack;
 pub mod isn;
 mod output;
+mod paws;
 pub mod recv;
 pub mod send;
 mod state;
@@ -179,6 +181,9 @@ const TLP_WC_DELACK: Duration = Duration::from_millis(200);
 const DELACK_MIN: Duration = Duration::from_millis(40);
 /// Linux tcp_synack_retries.
 const SYNACK_RETRIES: u32 = 5;
+/// Most ACKs kept owed between two `poll_transmit` drains (one per arriving segment
+/// of a receive batch; beyond it, later arrivals share the last ACK).
+const MAX_OWED_ACKS: usize = 64;
 
 pub struct Connection {
     pub(crate) config: Config,
@@ -209,8 +214,9 @@ pub struct Connection {
     snd_nxt: u64,
     snd_wnd: u64,
     max_snd_wnd: u64,
+    /// Sequence number of the segment that last updated the window (SND.WL1); the
+    /// window update rule is Linux's, which needs no SND.WL2.
     snd_wl1: i64,
-    snd_wl2: u64,
     /// End of the last small segment sent (Minshall's Nagle variant).
     snd_sml: u64,
     sendbuf: SendBuffer,
@@ -232,6 +238,9 @@ pub struct Connection {
     last_ack_sent: u64,
     ack: AckState,
     sack_scratch: Vec<(u64, u64)>,
+    /// ACKs built when a segment arrived while an immediate ACK was still owed (the
+    /// caller handed over several segments before polling); sent first, in order.
+    owed_acks: VecDeque<Segment>,
 
     // --- loss recovery and congestion control ---
     board: Scoreboard,
@@ -322,7 +331,6 @@ impl Connection {
             snd_wnd: 0,
             max_snd_wnd: 0,
             snd_wl1: 0,
-            snd_wl2: 0,
             snd_sml: 0,
             sendbuf: SendBuffer::new(config.send_buffer),
             fin_queued: false,
@@ -339,6 +347,7 @@ impl Connection {
             last_ack_sent: 0,
             ack: AckState::default(),
             sack_scratch: Vec::with_capacity(4),
+            owed_acks: VecDeque::new(),
             board: Scoreboard::new(),
             rtt,
             rack: Rack::default(),
@@ -732,6 +741,7 @@ impl Connection {
         self.probe_pending = false;
         self.tlp.reset();
         self.ack = AckState::default();
+        self.owed_acks.clear();
         if !self.closed_reported {
             self.closed_reported = true;
             self.push_event(Event::Closed(result));

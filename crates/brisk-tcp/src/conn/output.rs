@@ -20,6 +20,9 @@ impl Connection {
         if let Some((seq, ack)) = self.pending_rst.take() {
             return Some(self.rst_segment(now, seq, ack));
         }
+        if let Some(s) = self.owed_acks.pop_front() {
+            return Some(s);
+        }
         match self.state {
             State::Closed | State::Listen => return None,
             State::SynSent => {
@@ -189,6 +192,9 @@ impl Connection {
                 });
             }
             self.sack_scratch = v;
+        } else {
+            // Without SACK a D-SACK cannot be sent; forget it so it forces no ACKs.
+            self.recvbuf.clear_dsack();
         }
         Segment {
             src_port: self.local.port(),
@@ -212,6 +218,39 @@ impl Connection {
             priority: 0,
             kind,
         }
+    }
+
+    /// Data `[off, end)` (stream offsets) is arriving while an immediate ACK for
+    /// earlier segments is still owed — the caller handed over several segments
+    /// before polling, as a receive batch does. Linux ACKs each out-of-order or
+    /// duplicate segment as it processes it (RFC 5681 §4.2, RFC 2018 §4, RFC 2883);
+    /// merged into one ACK per batch, the SACK blocks pushed out of the three or four
+    /// option slots and all D-SACKs but the last never reach the sender, which then
+    /// marks received data lost and retransmits it. So the owed ACK is built now, as
+    /// it stands, whenever this arrival would hide something it reports:
+    /// - it carries a D-SACK (a later duplicate would replace it);
+    /// - the arrival is out of order and does not extend the most recent SACK block,
+    ///   so it reorders the blocks and may push the last reported one out;
+    /// - without SACK, every out-of-order arrival is a duplicate ACK the sender counts.
+    ///
+    /// In-order data only moves the cumulative ACK (blocks it reaches are then covered
+    /// by it) and growing the most recent block only extends what the owed ACK says,
+    /// so those arrivals share one ACK, as a plain cumulative ACK is subsumed by the
+    /// next one. That keeps the owed ACKs to one per SACK-relevant event of a batch.
+    pub(super) fn owe_ack_before_arrival(&mut self, now: Instant, off: u64, end: u64) {
+        let dsack = self.sack_ok && self.recvbuf.has_dsack();
+        if !self.ack.now || !(self.recvbuf.has_ooo() || dsack) {
+            return;
+        }
+        let out_of_order = off > self.recvbuf.nxt();
+        let hides = dsack
+            || (out_of_order && (!self.sack_ok || !self.recvbuf.extends_latest_block(off, end)));
+        if !hides || self.owed_acks.len() >= super::MAX_OWED_ACKS {
+            return;
+        }
+        let s = self.header(now, self.snd_nxt, Flags::ACK, SegmentKind::Ack);
+        let s = self.finish(now, s);
+        self.owed_acks.push_back(s);
     }
 
     /// Bookkeeping common to every ACK-bearing segment.

@@ -253,6 +253,18 @@ impl RecvBuffer {
     pub fn has_dsack(&self) -> bool {
         self.dsack.is_some()
     }
+
+    /// Whether `[off, end)` touches the block reported first (the most recent one),
+    /// so that inserting it only grows that block.
+    pub fn extends_latest_block(&self, off: u64, end: u64) -> bool {
+        self.sack_recent
+            .first()
+            .is_some_and(|&(s, e)| off <= e && end >= s)
+    }
+
+    pub fn clear_dsack(&mut self) {
+        self.dsack = None;
+    }
 }
 
 /// Delayed-ACK state, after Linux's `icsk_ack` (RFC 1122 §4.2.3.2, RFC 5681 §4.2).

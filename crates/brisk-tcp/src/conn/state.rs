@@ -50,7 +50,6 @@ impl Connection {
         if f.ack() {
             self.snd_una = 1;
             self.snd_wl1 = 0;
-            self.snd_wl2 = 1;
             if !self.syn_retransmitted {
                 if let Some(t) = self.syn_sent_at {
                     self.rtt_sample(now, now - t);
@@ -107,15 +106,12 @@ impl Connection {
             && seg.seg_len() == 1
             && self.unwrap_ack(seg.ack) == self.snd_nxt as i64;
 
-        // PAWS (RFC 7323 §5.3): an old TSval marks a stale duplicate; ACK and drop.
-        if self.ts_ok && !f.rst() {
-            if let Some(ts) = seg.timestamps {
-                if self.ts_recent_valid && (ts.tsval.wrapping_sub(self.ts_recent) as i32) < 0 {
-                    self.counters.paws_drops += 1;
-                    self.ack.now = true;
-                    return;
-                }
-            }
+        // PAWS (RFC 7323 §5.3, `paws`): an old TSval marks a stale duplicate; ACK and
+        // drop — except a reordered duplicate ACK, as Linux.
+        if self.paws_rejects(seg, seq) {
+            self.counters.paws_drops += 1;
+            self.ack.now = true;
+            return;
         }
 
         // Acceptability (RFC 9293 §3.10.7.4, first check).
@@ -133,7 +129,9 @@ impl Connection {
             if !f.rst() {
                 // A retransmission of data we already have: D-SACK it (RFC 2883).
                 if !seg.payload.is_empty() && seq + len <= rcv_nxt && seq >= 1 {
-                    let _ = self.recvbuf.insert((seq - 1) as u64, seg.payload);
+                    let off = (seq - 1) as u64;
+                    self.owe_ack_before_arrival(now, off, off + seg.payload.len() as u64);
+                    let _ = self.recvbuf.insert(off, seg.payload);
                 }
                 self.ack.now = true;
             }
@@ -165,6 +163,11 @@ impl Connection {
             return;
         }
 
+        // An ACK still owed for earlier segments echoes their TSval, not this one's.
+        if !seg.payload.is_empty() {
+            let off = (seq - 1).max(0) as u64;
+            self.owe_ack_before_arrival(now, off, off + seg.payload.len() as u64);
+        }
         // RFC 7323 §4.3: remember TSval for echoing.
         if self.ts_ok {
             if let Some(ts) = seg.timestamps {
@@ -186,7 +189,6 @@ impl Connection {
                 self.snd_wnd = u64::from(seg.window) << self.snd_wscale;
                 self.max_snd_wnd = self.snd_wnd;
                 self.snd_wl1 = seq;
-                self.snd_wl2 = 1;
                 if !self.syn_retransmitted {
                     if let Some(t) = self.syn_sent_at {
                         self.rtt_sample(now, now - t);

@@ -1,5 +1,6 @@
 //! Connection and endpoint behaviour, driven through real packets in a `Pair`.
 
+mod acks;
 mod close;
 mod handshake;
 mod harness;
