@@ -153,16 +153,25 @@ fn cmd_run(
     if let Some(dir) = &out {
         res.write_dir(dir)?;
     }
+    print_run(json, out.as_deref(), || res.to_json(), || res.table())
+}
+
+/// Prints a finished run (simulated or real): its `--json` object on one line, or its
+/// table and where its files went.
+fn print_run(
+    json: bool,
+    out: Option<&Path>,
+    to_json: impl FnOnce() -> serde_json::Value,
+    table: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
     if json {
-        emit(&format!("{}\n", serde_json::to_string(&res.to_json())?))?;
-    } else {
-        let mut text = res.table();
-        if let Some(dir) = &out {
-            text.push_str(&format!("wrote {}\n", dir.display()));
-        }
-        emit(&text)?;
+        return emit(&format!("{}\n", serde_json::to_string(&to_json())?));
     }
-    Ok(())
+    let mut text = table();
+    if let Some(dir) = out {
+        text.push_str(&format!("wrote {}\n", dir.display()));
+    }
+    emit(&text)
 }
 
 /// Writes to stdout; a closed pipe (`brisk run ... | head`) is not an error.

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use brisk_emu::path::{Dur, PathSpec};
+use brisk_emu::path::{Dur, QueueSpec};
 use brisk_emu::realrun::{run_real, FlowStack, RealFlow, RealResult, RealRun};
 use brisk_emu::EmuConfig;
 use brisk_sim::scenario::{AppSpec, Stack};
@@ -42,18 +42,6 @@ fn split_linux_cc(text: &str, file: &str) -> anyhow::Result<(String, Vec<Option<
     Ok((toml::to_string(&doc)?, names))
 }
 
-/// A [bottleneck]/[reverse] table of the scenario as the emulator's path spec.
-fn path_spec(doc: &toml::Value, key: &str, file: &str) -> anyhow::Result<Option<PathSpec>> {
-    match doc.get(key) {
-        None => Ok(None),
-        Some(v) => v
-            .clone()
-            .try_into::<PathSpec>()
-            .map(Some)
-            .map_err(|e| anyhow::anyhow!("{file}: {key}: {e}")),
-    }
-}
-
 /// Parses a scenario for a real run.
 pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
     let file = path.display().to_string();
@@ -61,7 +49,6 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
         std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
     let (clean, linux_cc) = split_linux_cc(&text, &file)?;
     let sc = Scenario::from_toml_str_named(&clean, &file)?;
-    let doc: toml::Value = toml::from_str(&clean)?;
     let rtt = sc
         .flows
         .first()
@@ -103,8 +90,8 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
         duration: sc.duration.0,
         path: EmuConfig {
             rtt: Some(Dur(rtt)),
-            bottleneck: path_spec(&doc, "bottleneck", &file)?.unwrap_or_default(),
-            reverse: path_spec(&doc, "reverse", &file)?,
+            bottleneck: sc.bottleneck.clone(),
+            reverse: sc.reverse.clone(),
             seed: seed.unwrap_or(sc.seed),
         },
         flows,
@@ -133,15 +120,7 @@ pub fn cmd_run_real(
     if let Some(dir) = &out {
         res.write_dir(dir)?;
     }
-    if json {
-        println!("{}", serde_json::to_string(&res.to_json())?);
-    } else {
-        print!("{}", res.table());
-        if let Some(dir) = &out {
-            println!("wrote {}", dir.display());
-        }
-    }
-    Ok(())
+    crate::print_run(json, out.as_deref(), || res.to_json(), || res.table())
 }
 
 /// `brisk bench emu`: the emulator's capacity benchmark.
@@ -157,28 +136,15 @@ pub fn cmd_bench_emu(rate: &str, secs: &str) -> anyhow::Result<()> {
 fn bench_run(stack: FlowStack, secs: Duration) -> anyhow::Result<RealResult> {
     let mut path = EmuConfig::bottleneck(1_000_000_000, Duration::from_millis(10));
     // A BDP-sized queue (10 ms at 1 Gbit/s is ~830 packets).
-    path.bottleneck.queue = Some(brisk_net::QueueConfig::Droptail {
-        packets: Some(1000),
-        bytes: None,
-        ecn_threshold_packets: None,
-        ecn_threshold_bytes: None,
-    });
-    Ok(run_real(&RealRun {
-        name: format!("bench-real-{}", stack.name()),
-        seed: 1,
-        duration: secs,
+    path.bottleneck.queue = Some(QueueSpec::droptail_packets(1000));
+    Ok(run_real(&RealRun::one_bulk_flow(
+        format!("bench-real-{}", stack.name()),
+        secs,
         path,
-        flows: vec![RealFlow {
-            stack,
-            cc: "cubic".into(),
-            tcp: brisk_tcp::Config::default(),
-            start: Duration::ZERO,
-            bytes: None,
-        }],
-        sample_interval: Duration::from_millis(100),
-        delivery_log: 0,
-        pcap_dir: None,
-    })?)
+        stack,
+        "cubic",
+        brisk_tcp::Config::default(),
+    ))?)
 }
 
 /// `brisk bench real`: brisk vs Linux CUBIC, one bulk flow each over the same

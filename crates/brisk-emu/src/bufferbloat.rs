@@ -12,13 +12,12 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use brisk_net::QueueConfig;
 use brisk_time::Duration;
 use serde_json::{json, Value};
 
 use crate::error::{EmuError, Result};
-use crate::path::{Dur, EmuConfig, PathSpec, Rate};
-use crate::realrun::{run_real, FlowStack, RealFlow, RealResult, RealRun};
+use crate::path::{Dur, EmuConfig, PathSpec, QueueSpec, Rate};
+use crate::realrun::{run_real, FlowStack, RealResult, RealRun};
 
 /// One variant's numbers.
 #[derive(Clone, Debug)]
@@ -74,12 +73,7 @@ fn path() -> EmuConfig {
         rtt: Some(Dur(Duration::from_millis(10))),
         bottleneck: PathSpec {
             rate: Some(Rate(10_000_000)),
-            queue: Some(QueueConfig::Droptail {
-                packets: Some(1000),
-                bytes: None,
-                ecn_threshold_packets: None,
-                ecn_threshold_bytes: None,
-            }),
+            queue: Some(QueueSpec::droptail_packets(1000)),
             ..PathSpec::default()
         },
         reverse: None,
@@ -115,26 +109,19 @@ fn real(duration: Duration, stack: FlowStack, cc: &str, dc: bool) -> Result<Real
     if dc {
         tcp.delay_correlation = Some(brisk_tcp::cc::delay_corr::DelayCorrConfig::default());
     }
-    run_real(&RealRun {
-        name: format!(
-            "real-bufferbloat {} {cc}{}",
-            stack.name(),
-            if dc { "+dc" } else { "" }
-        ),
-        seed: 1,
+    let name = format!(
+        "real-bufferbloat {} {cc}{}",
+        stack.name(),
+        if dc { "+dc" } else { "" }
+    );
+    run_real(&RealRun::one_bulk_flow(
+        name,
         duration,
-        path: path(),
-        flows: vec![RealFlow {
-            stack,
-            cc: cc.to_string(),
-            tcp,
-            start: Duration::ZERO,
-            bytes: None,
-        }],
-        sample_interval: Duration::from_millis(100),
-        delivery_log: 0,
-        pcap_dir: None,
-    })
+        path(),
+        stack,
+        cc,
+        tcp,
+    ))
 }
 
 fn within(a: f64, b: f64, tol: f64) -> bool {

@@ -29,13 +29,14 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::brisklab::{BriskLab, KERNEL_ADDR};
-use crate::bulk::tcp_stats;
+use crate::bulk::{set_cc, tcp_stats};
 use crate::emulator::{EmuReport, Emulator, EmulatorOptions};
 use crate::error::{EmuError, Result};
 use crate::lab::{TwoHosts, ADDR_B};
 use crate::path::EmuConfig;
 use crate::stack::StackConfig;
 use crate::tools::hex;
+use brisk_sim::output::{queue_delay_json, rtt_json};
 
 /// Which TCP sends a flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,48 +82,39 @@ pub struct RealRun {
     pub pcap_dir: Option<std::path::PathBuf>,
 }
 
-/// Summary statistics of a sample set, in ns (the simulator's `Summary` shape).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Stats {
-    pub count: u64,
-    pub min: u64,
-    pub mean: f64,
-    pub p50: u64,
-    pub p95: u64,
-    pub p99: u64,
-    pub max: u64,
-}
-
-impl Stats {
-    pub fn of(samples: &[u64]) -> Option<Stats> {
-        if samples.is_empty() {
-            return None;
-        }
-        let mut v = samples.to_vec();
-        v.sort_unstable();
-        let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
-        Some(Stats {
-            count: v.len() as u64,
-            min: v[0],
-            mean: v.iter().map(|&x| x as f64).sum::<f64>() / v.len() as f64,
-            p50: q(0.5),
-            p95: q(0.95),
-            p99: q(0.99),
-            max: v[v.len() - 1],
-        })
-    }
-
-    fn json_ms(s: &Option<Stats>) -> Value {
-        match s {
-            Some(s) => json!({
-                "min": s.min as f64 / 1e6, "mean": s.mean / 1e6, "p50": s.p50 as f64 / 1e6,
-                "p95": s.p95 as f64 / 1e6, "p99": s.p99 as f64 / 1e6, "max": s.max as f64 / 1e6,
-                "samples": s.count, "exact": true,
-            }),
-            None => Value::Null,
+impl RealRun {
+    /// One bulk flow from time zero (seed 1, 100 ms samples, no delivery log, no pcaps):
+    /// the shape of the benchmarks and of the bufferbloat experiment.
+    pub fn one_bulk_flow(
+        name: String,
+        duration: Duration,
+        path: EmuConfig,
+        stack: FlowStack,
+        cc: &str,
+        tcp: brisk_tcp::Config,
+    ) -> RealRun {
+        RealRun {
+            name,
+            seed: 1,
+            duration,
+            path,
+            flows: vec![RealFlow {
+                stack,
+                cc: cc.to_string(),
+                tcp,
+                start: Duration::ZERO,
+                bytes: None,
+            }],
+            sample_interval: Duration::from_millis(100),
+            delivery_log: 0,
+            pcap_dir: None,
         }
     }
 }
+
+/// Summary statistics of a sample set, in ns: the simulator's, so real and simulated
+/// runs report the same statistic.
+pub type Stats = brisk_sim::metrics::Summary;
 
 /// Most samples kept per flow and series.
 const MAX_SAMPLES: usize = 2_000_000;
@@ -451,15 +443,8 @@ fn run_linux(
 ) -> Result<Vec<RealFlowResult>> {
     let t0 = WallInstant::now();
     let interval = std_dur(run.sample_interval);
-    let mut listeners = Vec::new();
-    for i in 0..run.flows.len() {
-        let addr = SocketAddr::from((ADDR_B, 5201 + i as u16));
-        let l = hosts
-            .ns_b()
-            .run_in(move || std::net::TcpListener::bind(addr))?;
-        listeners.push(l.map_err(|e| EmuError::io(format!("bind {addr}"), e))?);
-    }
-    let results = std::thread::scope(|s| {
+    let listeners = bind_listeners(hosts.ns_b(), ADDR_B, run.flows.len())?;
+    std::thread::scope(|s| {
         let mut joins = Vec::new();
         for (i, (f, l)) in run.flows.iter().zip(listeners).enumerate() {
             let seed = flow_seed(run, i);
@@ -505,12 +490,8 @@ fn run_linux(
                 Ok(flow_result(i as u32, f, tx, rx?, sampled, end))
             }));
         }
-        joins
-            .into_iter()
-            .map(|j| j.join().map_err(|_| EmuError::Panicked("flow".into()))?)
-            .collect::<Result<Vec<_>>>()
-    });
-    results
+        join_flows(joins)
+    })
 }
 
 fn run_brisk(
@@ -521,14 +502,7 @@ fn run_brisk(
 ) -> Result<Vec<RealFlowResult>> {
     let t0 = WallInstant::now();
     let interval = std_dur(run.sample_interval);
-    let mut listeners = Vec::new();
-    for i in 0..run.flows.len() {
-        let addr = SocketAddr::from((KERNEL_ADDR, 5201 + i as u16));
-        let l = lab
-            .kernel()
-            .run_in(move || std::net::TcpListener::bind(addr))?;
-        listeners.push(l.map_err(|e| EmuError::io(format!("bind {addr}"), e))?);
-    }
+    let listeners = bind_listeners(lab.kernel(), KERNEL_ADDR, run.flows.len())?;
     std::thread::scope(|s| {
         let mut joins = Vec::new();
         for (i, (f, l)) in run.flows.iter().zip(listeners).enumerate() {
@@ -595,32 +569,33 @@ fn run_brisk(
                 Ok(flow_result(i as u32, f, tx, rx?, sampled, end))
             }));
         }
-        joins
-            .into_iter()
-            .map(|j| j.join().map_err(|_| EmuError::Panicked("flow".into()))?)
-            .collect::<Result<Vec<_>>>()
+        join_flows(joins)
     })
 }
 
-fn set_cc(s: &std::net::TcpStream, cc: &str) -> Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: setsockopt reads `cc.len()` bytes from a live str.
-    let r = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            cc.as_ptr().cast(),
-            cc.len() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(EmuError::io(
-            format!("TCP_CONGESTION {cc}"),
-            std::io::Error::last_os_error(),
-        ));
-    }
-    Ok(())
+/// One receiving listener per flow in `ns`, on `addr` port 5201 + flow index.
+fn bind_listeners(
+    ns: &crate::netns::Netns,
+    addr: std::net::Ipv4Addr,
+    n: usize,
+) -> Result<Vec<std::net::TcpListener>> {
+    (0..n)
+        .map(|i| {
+            let addr = SocketAddr::from((addr, 5201 + i as u16));
+            ns.run_in(move || std::net::TcpListener::bind(addr))?
+                .map_err(|e| EmuError::io(format!("bind {addr}"), e))
+        })
+        .collect()
+}
+
+/// Waits for every flow thread; the first error (or panic) wins.
+fn join_flows(
+    joins: Vec<std::thread::ScopedJoinHandle<'_, Result<RealFlowResult>>>,
+) -> Result<Vec<RealFlowResult>> {
+    joins
+        .into_iter()
+        .map(|j| j.join().map_err(|_| EmuError::Panicked("flow".into()))?)
+        .collect()
 }
 
 impl RealResult {
@@ -642,8 +617,8 @@ impl RealResult {
                     "bytes_sent": f.bytes_sent,
                     "retransmitted_packets": f.retransmitted_packets,
                     "fct_s": f.fct.map(|d| d.as_secs_f64()),
-                    "rtt_ms": Stats::json_ms(&f.rtt),
-                    "srtt_ms": Stats::json_ms(&f.srtt),
+                    "rtt_ms": rtt_json(&f.rtt),
+                    "srtt_ms": rtt_json(&f.srtt),
                     "record_latency_ms": Value::Null,
                     "stream_ok": f.stream_ok,
                     "first_drop_s": Value::Null,
@@ -663,11 +638,7 @@ impl RealResult {
                 "drops": fwd.dropped_queue_full + fwd.dropped_loss + fwd.dropped_outage + fwd.dropped_overflow,
                 "first_drop_s": Value::Null,
                 "max_queue_packets": fwd.max_queue_packets,
-                "queue_delay_ms": match &self.queue_delay {
-                    Some(s) => json!({"mean": s.mean / 1e6, "p50": s.p50 as f64 / 1e6,
-                        "p99": s.p99 as f64 / 1e6, "max": s.max as f64 / 1e6}),
-                    None => Value::Null,
-                },
+                "queue_delay_ms": queue_delay_json(&self.queue_delay),
             },
             "real": {
                 "cpu_s": self.cpu_s,

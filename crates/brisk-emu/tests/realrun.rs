@@ -5,37 +5,31 @@
 mod common;
 
 use brisk_emu::path::{Dur, PathSpec, Rate};
-use brisk_emu::realrun::{run_real, FlowStack, RealFlow, RealRun};
+use brisk_emu::realrun::{run_real, FlowStack, RealRun};
 use brisk_emu::EmuConfig;
 use brisk_time::Duration;
 use common::lab_available;
 
 fn run(stack: FlowStack) -> brisk_emu::realrun::RealResult {
-    run_real(&RealRun {
-        name: "real-test".into(),
-        seed: 1,
-        duration: Duration::from_secs(3),
-        path: EmuConfig {
-            rtt: Some(Dur(Duration::from_millis(10))),
-            bottleneck: PathSpec {
-                rate: Some(Rate(20_000_000)),
-                ..PathSpec::default()
-            },
-            reverse: None,
-            seed: 1,
+    let path = EmuConfig {
+        rtt: Some(Dur(Duration::from_millis(10))),
+        bottleneck: PathSpec {
+            rate: Some(Rate(20_000_000)),
+            ..PathSpec::default()
         },
-        flows: vec![RealFlow {
-            stack,
-            cc: "cubic".into(),
-            tcp: brisk_tcp::Config::default(),
-            start: Duration::ZERO,
-            bytes: None,
-        }],
-        sample_interval: Duration::from_millis(100),
-        delivery_log: 100_000,
-        pcap_dir: None,
-    })
-    .expect("real run")
+        reverse: None,
+        seed: 1,
+    };
+    let mut run = RealRun::one_bulk_flow(
+        "real-test".into(),
+        Duration::from_secs(3),
+        path,
+        stack,
+        "cubic",
+        brisk_tcp::Config::default(),
+    );
+    run.delivery_log = 100_000;
+    run_real(&run).expect("real run")
 }
 
 fn keys(v: &serde_json::Value) -> Vec<String> {

@@ -8,21 +8,16 @@ mod common;
 use std::time::Duration;
 
 use brisk_emu::bulk::{Amount, BulkConfig};
-use brisk_emu::path::{LossSpec, Rate};
+use brisk_emu::path::{LossSpec, QueueSpec, Rate};
 use brisk_emu::{baseline, EmuConfig, EmulatorOptions};
-use brisk_net::QueueConfig;
+
 use common::lab_available;
 
 const MB: u64 = 1_000_000;
 
 fn path(loss: Option<LossSpec>) -> EmuConfig {
     let mut cfg = EmuConfig::bottleneck(100_000_000, Duration::from_millis(10));
-    cfg.bottleneck.queue = Some(QueueConfig::Droptail {
-        packets: Some(200),
-        bytes: None,
-        ecn_threshold_packets: None,
-        ecn_threshold_bytes: None,
-    });
+    cfg.bottleneck.queue = Some(QueueSpec::droptail_packets(200));
     cfg.bottleneck.loss = loss;
     cfg.seed = 42;
     cfg

@@ -9,10 +9,11 @@
 //! serialiser → propagation delay) and, optionally after it, an [`Impairment`] (extra
 //! delay, jitter, duplication, corruption). Both keep [`Counters`] and an opt-in,
 //! bounded [`NetEvent`] log that the owner drains. [`Chain`] joins two elements into
-//! one. [`config`] holds the serde scenario structs and their `build(seed)`.
+//! one. [`spec`] is the scenario vocabulary of a link (in the [`units`] quantities),
+//! its range checks, and the one function that builds its elements, shared by the
+//! simulator and the emulator.
 
 pub mod chain;
-pub mod config;
 pub mod element;
 pub mod error;
 pub mod impair;
@@ -21,13 +22,14 @@ pub mod loss;
 pub mod outage;
 pub mod queue;
 mod rate;
+pub mod spec;
 pub mod stats;
 #[cfg(test)]
 mod testutil;
 pub mod trace;
+pub mod units;
 
 pub use chain::Chain;
-pub use config::{ImpairConfig, LinkConfig, LossConfig, OutageConfig, QueueConfig};
 pub use element::{Element, Packet};
 pub use error::NetError;
 pub use impair::{ImpairParams, Impairment};
@@ -35,5 +37,9 @@ pub use link::{Link, LinkParams};
 pub use loss::{Loss, LossModel};
 pub use outage::Outage;
 pub use queue::{AnyQueue, Dequeued, DropTail, Queue, QueueDrop, QueueLimit};
+pub use spec::{
+    JitterSpec, LinkBuildError, LinkElements, LinkSeeds, LinkSpec, LossSpec, OutageSpec, QueueSpec,
+    SpecError,
+};
 pub use stats::{Counters, DropReason, PktBytes};
 pub use trace::{EventLog, NetEvent};

@@ -14,8 +14,11 @@ pub mod output;
 pub mod run;
 pub mod scenario;
 pub mod topology;
-pub mod units;
 pub mod unordered;
+
+/// Scenario quantities (`Dur`, `Rate`, `Size`); defined in brisk-net next to the link
+/// description that uses them, and re-exported here so `brisk_sim::units` paths hold.
+pub use brisk_net::units;
 
 pub use run::{run, run_with, RunOptions, RunResult, SimError};
 pub use scenario::{Scenario, ScenarioError};

@@ -44,6 +44,27 @@ pub struct Summary {
     pub exact: bool,
 }
 
+impl Summary {
+    /// The exact summary of all of `samples` (nearest-rank percentiles, as
+    /// [`Samples::summary`]); `None` when there are none.
+    pub fn of(samples: &[u64]) -> Option<Summary> {
+        let mut v = samples.to_vec();
+        v.sort_unstable();
+        let (&min, &max) = (v.first()?, v.last()?);
+        let sum: u128 = v.iter().map(|&x| u128::from(x)).sum();
+        Some(Summary {
+            count: v.len() as u64,
+            min,
+            mean: sum as f64 / v.len() as f64,
+            p50: Samples::rank(&v, 50.0),
+            p95: Samples::rank(&v, 95.0),
+            p99: Samples::rank(&v, 99.0),
+            max,
+            exact: true,
+        })
+    }
+}
+
 impl Samples {
     pub fn with_cap(cap: usize) -> Self {
         Samples {

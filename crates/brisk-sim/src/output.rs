@@ -31,13 +31,23 @@ fn num(x: f64) -> Value {
     }
 }
 
-fn rtt_json(s: &Option<Summary>) -> Value {
+/// An RTT-like summary in milliseconds (`rtt_ms`, also the real runs' `srtt_ms`).
+pub fn rtt_json(s: &Option<Summary>) -> Value {
     match s {
         Some(s) => json!({
             "min": num(ms(s.min)), "mean": num(ms_f(s.mean)), "p50": num(ms(s.p50)),
             "p95": num(ms(s.p95)), "p99": num(ms(s.p99)), "max": num(ms(s.max)),
             "samples": s.count, "exact": s.exact,
         }),
+        None => Value::Null,
+    }
+}
+
+/// The bottleneck's queueing-delay summary in milliseconds.
+pub fn queue_delay_json(s: &Option<Summary>) -> Value {
+    match s {
+        Some(s) => json!({"mean": num(ms_f(s.mean)), "p50": num(ms(s.p50)),
+            "p99": num(ms(s.p99)), "max": num(ms(s.max))}),
         None => Value::Null,
     }
 }
@@ -89,11 +99,7 @@ impl RunResult {
                 "drops": b.drops,
                 "first_drop_s": b.first_drop.map_or(Value::Null, |t| num(secs(t))),
                 "max_queue_packets": b.max_queue_packets,
-                "queue_delay_ms": match &b.queue_delay {
-                    Some(s) => json!({"mean": num(ms_f(s.mean)), "p50": num(ms(s.p50)),
-                        "p99": num(ms(s.p99)), "max": num(ms(s.max))}),
-                    None => Value::Null,
-                },
+                "queue_delay_ms": queue_delay_json(&b.queue_delay),
             },
             "sim": {
                 "events": self.engine.events,

@@ -5,7 +5,9 @@
 //! See `units` for the accepted duration, rate and size spellings, and `scenarios/*.toml`
 //! for examples.
 
-use crate::units::{Dur, Rate, Size};
+use crate::units::{Dur, Size};
+/// The link description is brisk-net's, shared with the emulator's path.
+pub use brisk_net::spec::{JitterSpec, LinkSpec, LossSpec, OutageSpec, QueueSpec};
 use brisk_tcp::cc::CcAlgorithm;
 use brisk_time::Duration;
 use serde::{Deserialize, Serialize};
@@ -54,90 +56,6 @@ pub struct Scenario {
 
 fn default_seed() -> u64 {
     1
-}
-
-/// A link: rate, propagation delay, queue, loss and impairments.
-#[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkSpec {
-    /// Serialisation rate; absent means unlimited.
-    #[serde(default)]
-    pub rate: Option<Rate>,
-    /// One-way propagation delay added by this link (default 0).
-    #[serde(default)]
-    pub delay: Option<Dur>,
-    #[serde(default)]
-    pub queue: Option<QueueSpec>,
-    #[serde(default)]
-    pub loss: Option<LossSpec>,
-    /// Random extra delay per packet.
-    #[serde(default)]
-    pub jitter: Option<JitterSpec>,
-    /// Probability that a packet is duplicated.
-    #[serde(default)]
-    pub duplicate: Option<f64>,
-    /// Probability that one bit of a packet is flipped.
-    #[serde(default)]
-    pub corrupt: Option<f64>,
-    /// Periods during which the link drops everything.
-    #[serde(default)]
-    pub outages: Vec<OutageSpec>,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum QueueSpec {
-    /// Drop-tail FIFO bounded in packets and/or bytes (default 1000 packets).
-    Droptail {
-        #[serde(default)]
-        packets: Option<u64>,
-        #[serde(default)]
-        bytes: Option<Size>,
-    },
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum LossSpec {
-    None,
-    /// Independent loss with probability `p`.
-    Bernoulli {
-        p: f64,
-    },
-    /// Two-state Gilbert-Elliott: transition probabilities and loss in each state.
-    GilbertElliott {
-        p_good_bad: f64,
-        p_bad_good: f64,
-        #[serde(default)]
-        loss_good: f64,
-        #[serde(default = "one")]
-        loss_bad: f64,
-    },
-    /// Drop exactly these packets (0-based index among the packets offered to the link).
-    List {
-        packets: Vec<u64>,
-    },
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct JitterSpec {
-    /// Maximum extra delay; each packet gets a uniform draw in `[0, max]`.
-    pub max: Dur,
-    /// Whether jitter may reorder packets (default false: FIFO is kept).
-    #[serde(default)]
-    pub reorder: bool,
-}
-
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct OutageSpec {
-    pub start: Dur,
-    pub duration: Dur,
 }
 
 /// One flow (or `count` identical flows).
@@ -497,64 +415,5 @@ impl Scenario {
 }
 
 fn validate_link(l: &LinkSpec, name: &str) -> Result<(), (String, String)> {
-    let f = |k: &str| format!("{name}.{k}");
-    let prob = |k: &str, p: f64| -> Result<(), (String, String)> {
-        if p.is_finite() && (0.0..=1.0).contains(&p) {
-            Ok(())
-        } else {
-            Err((f(k), format!("must be a probability in [0, 1], got {p}")))
-        }
-    };
-    if l.rate.is_some_and(|r| r.0 == 0) {
-        return Err((
-            f("rate"),
-            "must be > 0 (omit it for an unlimited link)".into(),
-        ));
-    }
-    if l.delay.is_some_and(|d| d.0 > Duration::from_secs(60)) {
-        return Err((f("delay"), "must be at most 60s".into()));
-    }
-    if let Some(QueueSpec::Droptail { packets, bytes }) = &l.queue {
-        if *packets == Some(0) || packets.is_some_and(|p| p > 10_000_000) {
-            return Err((f("queue.packets"), "must be between 1 and 10000000".into()));
-        }
-        if bytes.is_some_and(|b| b.0 == 0 || b.0 > 1 << 32) {
-            return Err((f("queue.bytes"), "must be between 1 and 4GiB".into()));
-        }
-    }
-    match &l.loss {
-        Some(LossSpec::Bernoulli { p }) => prob("loss.p", *p)?,
-        Some(LossSpec::GilbertElliott {
-            p_good_bad,
-            p_bad_good,
-            loss_good,
-            loss_bad,
-        }) => {
-            prob("loss.p_good_bad", *p_good_bad)?;
-            prob("loss.p_bad_good", *p_bad_good)?;
-            prob("loss.loss_good", *loss_good)?;
-            prob("loss.loss_bad", *loss_bad)?;
-        }
-        Some(LossSpec::List { packets }) => {
-            if packets.len() > 1_000_000 {
-                return Err((f("loss.packets"), "at most 1000000 entries".into()));
-            }
-        }
-        Some(LossSpec::None) | None => {}
-    }
-    if let Some(j) = &l.jitter {
-        if j.max.0 > Duration::from_secs(10) {
-            return Err((f("jitter.max"), "must be at most 10s".into()));
-        }
-    }
-    if let Some(p) = l.duplicate {
-        prob("duplicate", p)?;
-    }
-    if let Some(p) = l.corrupt {
-        prob("corrupt", p)?;
-    }
-    if l.outages.len() > 10_000 {
-        return Err((f("outages"), "at most 10000 outages".into()));
-    }
-    Ok(())
+    l.validate(name).map_err(|e| (e.field, e.message))
 }

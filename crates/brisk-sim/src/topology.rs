@@ -20,10 +20,7 @@
 //! seeded from `(scenario seed, stable name)` through SipHash-1-3, so adding a flow
 //! never changes another component's randomness.
 
-use brisk_net::{
-    DropTail, ImpairParams, Impairment, Link, LinkParams, Loss, LossModel, NetError, Outage,
-    QueueLimit,
-};
+use brisk_net::{LinkBuildError, LinkElements, LinkSeeds, NetError};
 use brisk_tcp::{Endpoint, EndpointConfig};
 use brisk_time::{Duration, Instant};
 use siphasher::sip::SipHasher13;
@@ -35,12 +32,7 @@ use crate::engine::{Engine, NodeId};
 use crate::host::{ClientSide, Host, Role, ServerSide, BASE_PORT};
 use crate::metrics::Series;
 use crate::node::{LinkMeter, LinkNode, SimNode};
-use crate::scenario::{AppSpec, LinkSpec, LossSpec, QueueSpec, Scenario};
-
-/// Queue limit of links whose spec gives none (and of unlimited-rate links, whose queue
-/// never holds more than the packet being forwarded).
-const DEFAULT_QUEUE_PACKETS: usize = 1000;
-const UNLIMITED_QUEUE_PACKETS: usize = 1 << 20;
+use crate::scenario::{AppSpec, LinkSpec, Scenario};
 
 /// A derived 64-bit seed for the component called `name` (index `idx`).
 pub fn derive_seed(seed: u64, name: &str, idx: u64) -> u64 {
@@ -99,10 +91,12 @@ pub enum BuildError {
     },
 }
 
-fn net_err(field: &str) -> impl FnOnce(NetError) -> BuildError + '_ {
-    move |source| BuildError::Net {
-        field: field.to_string(),
-        source,
+impl From<LinkBuildError> for BuildError {
+    fn from(e: LinkBuildError) -> Self {
+        BuildError::Net {
+            field: e.field,
+            source: e.source,
+        }
     }
 }
 
@@ -115,69 +109,19 @@ fn add_link(
     seed: u64,
     meter: Option<LinkMeter>,
 ) -> Result<(NodeId, NodeId), BuildError> {
-    let params = LinkParams {
-        rate_bps: spec.rate.map_or(0, |r| r.0),
-        delay: spec.delay.map_or(Duration::ZERO, |d| d.0),
-        outages: spec
-            .outages
-            .iter()
-            .map(|o| Outage {
-                start: Instant::ZERO + o.start.0,
-                end: Instant::ZERO + o.start.0 + o.duration.0,
-            })
-            .collect(),
-        ..LinkParams::default()
+    let seeds = LinkSeeds {
+        loss: derive_seed(seed, name, 1),
+        impair: derive_seed(seed, name, 2),
     };
-    let limit = match &spec.queue {
-        Some(QueueSpec::Droptail {
-            packets: Some(p),
-            bytes: None,
-        }) => QueueLimit::Packets(usize::try_from(*p).unwrap_or(usize::MAX)),
-        Some(QueueSpec::Droptail { bytes: Some(b), .. }) => {
-            QueueLimit::Bytes(usize::try_from(b.0).unwrap_or(usize::MAX))
-        }
-        _ if spec.rate.is_none() => QueueLimit::Packets(UNLIMITED_QUEUE_PACKETS),
-        _ => QueueLimit::Packets(DEFAULT_QUEUE_PACKETS),
-    };
-    let queue = DropTail::new(limit).map_err(net_err(&format!("{name}.queue")))?;
-    let model = match &spec.loss {
-        None | Some(LossSpec::None) => LossModel::None,
-        Some(LossSpec::Bernoulli { p }) => LossModel::Bernoulli { p: *p },
-        Some(LossSpec::GilbertElliott {
-            p_good_bad,
-            p_bad_good,
-            loss_good,
-            loss_bad,
-        }) => LossModel::GilbertElliott {
-            p_gb: *p_good_bad,
-            p_bg: *p_bad_good,
-            loss_good: *loss_good,
-            loss_bad: *loss_bad,
-        },
-        Some(LossSpec::List { packets }) => LossModel::List(packets.clone()),
-    };
-    let loss =
-        Loss::new(model, derive_seed(seed, name, 1)).map_err(net_err(&format!("{name}.loss")))?;
-    let link = Link::new(params, queue.into(), loss).map_err(net_err(name))?;
+    let LinkElements { link, impairment } = spec.build(name, Duration::ZERO, seeds)?;
     let node = match meter {
         Some(m) => LinkNode::metered(link, m),
         None => LinkNode::new(link),
     };
     let entry = e.add_node(SimNode::Link(Box::new(node)));
-    let needs_impair = spec.jitter.is_some()
-        || spec.duplicate.is_some_and(|p| p > 0.0)
-        || spec.corrupt.is_some_and(|p| p > 0.0);
-    if !needs_impair {
+    let Some(imp) = impairment else {
         return Ok((entry, entry));
-    }
-    let ip = ImpairParams {
-        jitter: spec.jitter.as_ref().map_or(Duration::ZERO, |j| j.max.0),
-        reorder: spec.jitter.as_ref().is_some_and(|j| j.reorder),
-        duplicate_p: spec.duplicate.unwrap_or(0.0),
-        corrupt_p: spec.corrupt.unwrap_or(0.0),
-        ..ImpairParams::default()
     };
-    let imp = Impairment::new(ip, derive_seed(seed, name, 2)).map_err(net_err(name))?;
     let exit = e.add_node(SimNode::Impair(Box::new(imp)));
     e.routes_mut(entry).set_default(exit);
     Ok((entry, exit))

@@ -10,6 +10,10 @@
 //!   `tc`, `Mbps` here is megabits, as in most papers);
 //! - sizes: a bare integer (bytes) or `B`, `KB`/`kB` (1000), `KiB` (1024), `MB`, `MiB`,
 //!   `GB`, `GiB` — e.g. `"64KiB"`, `"1MB"`.
+//!
+//! They live here, below both the simulator and the emulator, because a link
+//! description ([`crate::spec`]) is written in them; `brisk_sim::units` re-exports this
+//! module, so scenario code keeps its paths.
 
 use brisk_time::Duration;
 use serde::de::{self, Deserializer, Visitor};
@@ -278,6 +282,10 @@ mod tests {
         assert_eq!(parse_rate("10Mbps"), Some(10_000_000));
         assert_eq!(parse_rate("2.5Mbit/s"), Some(2_500_000));
         assert_eq!(parse_rate("100bit"), Some(100));
+        assert_eq!(parse_rate("1.5Gbit/s"), Some(1_500_000_000));
+        assert_eq!(parse_rate("64kbps"), Some(64_000));
+        assert_eq!(parse_rate("10 mbit"), Some(10_000_000));
+        assert_eq!(parse_rate("99999999999999Gbit"), None);
         assert_eq!(parse_rate("10"), None);
         assert_eq!(parse_rate("fast"), None);
     }

@@ -1,0 +1,380 @@
+//! The scenario vocabulary of one link (`[bottleneck]`, `[reverse]` in a scenario file,
+//! a direction of the emulator's path), its range checks, and the one function that
+//! turns it into brisk-net elements: a [`Link`] (outage → loss → queue → serialiser →
+//! delay), followed by an [`Impairment`] only when jitter, duplication or corruption is
+//! asked for. See docs/scenarios.md for the keys.
+//!
+//! ```toml
+//! rate = "10Mbit"
+//! delay = "5ms"
+//! queue = { kind = "droptail", packets = 100 }   # and/or bytes = "150KB"
+//! loss = { kind = "gilbert_elliott", p_good_bad = 0.01, p_bad_good = 0.3 }
+//! jitter = { max = "1ms", reorder = false }
+//! outages = [{ start = "2s", duration = "1.5s" }]
+//! ```
+//! Unknown keys are errors, so a typo never silently means "default". The simulator
+//! and the emulator both build their links here, so the same description means the
+//! same elements in virtual and in real time.
+
+use brisk_time::{Duration, Instant};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::error::NetError;
+use crate::impair::{ImpairParams, Impairment};
+use crate::link::{Link, LinkParams};
+use crate::loss::{Loss, LossModel};
+use crate::outage::Outage;
+use crate::queue::{DropTail, QueueLimit};
+use crate::units::{Dur, Rate, Size};
+
+/// Queue limit of a rate-limited link whose description gives none (Linux's default
+/// `txqueuelen`).
+pub const DEFAULT_QUEUE_PACKETS: usize = 1000;
+/// Queue limit of an unlimited-rate link, whose queue never holds more than the packet
+/// being forwarded.
+pub const UNLIMITED_QUEUE_PACKETS: usize = 1 << 20;
+
+/// A link: rate, propagation delay, queue, loss and impairments.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Serialisation rate; absent means unlimited.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// One-way propagation delay added by this link (default 0).
+    #[serde(default)]
+    pub delay: Option<Dur>,
+    #[serde(default)]
+    pub queue: Option<QueueSpec>,
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+    /// Random extra delay per packet.
+    #[serde(default)]
+    pub jitter: Option<JitterSpec>,
+    /// Probability that a packet is duplicated.
+    #[serde(default)]
+    pub duplicate: Option<f64>,
+    /// Probability that one bit of a packet is flipped.
+    #[serde(default)]
+    pub corrupt: Option<f64>,
+    /// Periods during which the link drops everything.
+    #[serde(default)]
+    pub outages: Vec<OutageSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueSpec {
+    /// Drop-tail FIFO bounded in packets or bytes (`bytes` wins when both are given;
+    /// default 1000 packets), with optional step ECN marking above a threshold
+    /// (in packets or in bytes, not both).
+    Droptail {
+        #[serde(default)]
+        packets: Option<u64>,
+        #[serde(default)]
+        bytes: Option<Size>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ecn_threshold_packets: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ecn_threshold_bytes: Option<Size>,
+    },
+}
+
+impl QueueSpec {
+    /// A drop-tail queue of `n` packets without ECN marking.
+    pub fn droptail_packets(n: u64) -> QueueSpec {
+        QueueSpec::Droptail {
+            packets: Some(n),
+            bytes: None,
+            ecn_threshold_packets: None,
+            ecn_threshold_bytes: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossSpec {
+    None,
+    /// Independent loss with probability `p`.
+    Bernoulli {
+        p: f64,
+    },
+    /// Two-state Gilbert-Elliott: transition probabilities and loss in each state.
+    GilbertElliott {
+        p_good_bad: f64,
+        p_bad_good: f64,
+        #[serde(default)]
+        loss_good: f64,
+        #[serde(default = "one")]
+        loss_bad: f64,
+    },
+    /// Drop exactly these packets (0-based index among the packets offered to the link).
+    List {
+        packets: Vec<u64>,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct JitterSpec {
+    /// Maximum extra delay; each packet gets a uniform draw in `[0, max]`.
+    pub max: Dur,
+    /// Whether jitter may reorder packets (default false: FIFO is kept).
+    #[serde(default)]
+    pub reorder: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutageSpec {
+    /// Counted from time zero (the simulation's or the emulator's start).
+    pub start: Dur,
+    pub duration: Dur,
+}
+
+/// A description outside its accepted range: the dotted key and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{field}: {message}")]
+pub struct SpecError {
+    /// E.g. `bottleneck.loss.p`.
+    pub field: String,
+    pub message: String,
+}
+
+/// An element refused its parameters while a link was built.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{field}: {source}")]
+pub struct LinkBuildError {
+    /// `<name>.queue`, `<name>.loss`, or `<name>` for the link or impairment itself.
+    pub field: String,
+    #[source]
+    pub source: NetError,
+}
+
+/// Seeds of a link's two random streams, chosen by the owner so that each keeps its
+/// own derivation scheme (and thus its runs' randomness).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkSeeds {
+    pub loss: u64,
+    pub impair: u64,
+}
+
+/// What one link description becomes.
+#[derive(Clone, Debug)]
+pub struct LinkElements {
+    pub link: Link,
+    /// Present only when jitter, duplication or corruption is asked for.
+    pub impairment: Option<Impairment>,
+}
+
+impl LinkSpec {
+    /// Range checks serde cannot express; `name` prefixes the field in errors.
+    pub fn validate(&self, name: &str) -> Result<(), SpecError> {
+        let err = |k: &str, message: String| SpecError {
+            field: format!("{name}.{k}"),
+            message,
+        };
+        let prob = |k: &str, p: f64| {
+            if p.is_finite() && (0.0..=1.0).contains(&p) {
+                Ok(())
+            } else {
+                Err(err(k, format!("must be a probability in [0, 1], got {p}")))
+            }
+        };
+        if self.rate.is_some_and(|r| r.0 == 0) {
+            return Err(err(
+                "rate",
+                "must be > 0 (omit it for an unlimited link)".into(),
+            ));
+        }
+        if self.delay.is_some_and(|d| d.0 > Duration::from_secs(60)) {
+            return Err(err("delay", "must be at most 60s".into()));
+        }
+        if let Some(QueueSpec::Droptail {
+            packets,
+            bytes,
+            ecn_threshold_packets,
+            ecn_threshold_bytes,
+        }) = &self.queue
+        {
+            for (k, p) in [
+                ("queue.packets", packets),
+                ("queue.ecn_threshold_packets", ecn_threshold_packets),
+            ] {
+                if *p == Some(0) || p.is_some_and(|p| p > 10_000_000) {
+                    return Err(err(k, "must be between 1 and 10000000".into()));
+                }
+            }
+            for (k, b) in [
+                ("queue.bytes", bytes),
+                ("queue.ecn_threshold_bytes", ecn_threshold_bytes),
+            ] {
+                if b.is_some_and(|b| b.0 == 0 || b.0 > 1 << 32) {
+                    return Err(err(k, "must be between 1 and 4GiB".into()));
+                }
+            }
+            if ecn_threshold_packets.is_some() && ecn_threshold_bytes.is_some() {
+                return Err(err(
+                    "queue.ecn_threshold_bytes",
+                    "give the ECN threshold in packets or in bytes, not both".into(),
+                ));
+            }
+        }
+        match &self.loss {
+            Some(LossSpec::Bernoulli { p }) => prob("loss.p", *p)?,
+            Some(LossSpec::GilbertElliott {
+                p_good_bad,
+                p_bad_good,
+                loss_good,
+                loss_bad,
+            }) => {
+                prob("loss.p_good_bad", *p_good_bad)?;
+                prob("loss.p_bad_good", *p_bad_good)?;
+                prob("loss.loss_good", *loss_good)?;
+                prob("loss.loss_bad", *loss_bad)?;
+            }
+            Some(LossSpec::List { packets }) => {
+                if packets.len() > 1_000_000 {
+                    return Err(err("loss.packets", "at most 1000000 entries".into()));
+                }
+            }
+            Some(LossSpec::None) | None => {}
+        }
+        if let Some(j) = &self.jitter {
+            if j.max.0 > Duration::from_secs(10) {
+                return Err(err("jitter.max", "must be at most 10s".into()));
+            }
+        }
+        if let Some(p) = self.duplicate {
+            prob("duplicate", p)?;
+        }
+        if let Some(p) = self.corrupt {
+            prob("corrupt", p)?;
+        }
+        if self.outages.len() > 10_000 {
+            return Err(err("outages", "at most 10000 outages".into()));
+        }
+        Ok(())
+    }
+
+    /// Whether this link needs an impairment stage after it.
+    pub fn is_impaired(&self) -> bool {
+        self.jitter.is_some()
+            || self.duplicate.is_some_and(|p| p > 0.0)
+            || self.corrupt.is_some_and(|p| p > 0.0)
+    }
+
+    /// Builds the elements, with `extra_delay` added to the link's own delay (the
+    /// emulator folds each direction's share of the base RTT in here). `name` labels
+    /// errors. Call [`validate`](Self::validate) first for errors that name the key;
+    /// the elements' own checks still catch anything it lets through.
+    pub fn build(
+        &self,
+        name: &str,
+        extra_delay: Duration,
+        seeds: LinkSeeds,
+    ) -> Result<LinkElements, LinkBuildError> {
+        let err = |part: &str| {
+            let field = if part.is_empty() {
+                name.to_string()
+            } else {
+                format!("{name}.{part}")
+            };
+            move |source| LinkBuildError { field, source }
+        };
+        let params = LinkParams {
+            rate_bps: self.rate.map_or(0, |r| r.0),
+            delay: extra_delay.saturating_add(self.delay.map_or(Duration::ZERO, |d| d.0)),
+            outages: self
+                .outages
+                .iter()
+                .map(|o| Outage {
+                    start: Instant::ZERO + o.start.0,
+                    end: Instant::ZERO + o.start.0 + o.duration.0,
+                })
+                .collect(),
+            ..LinkParams::default()
+        };
+        let queue = self.queue_limits();
+        let mut droptail = DropTail::new(queue.0).map_err(err("queue"))?;
+        if let Some(k) = queue.1 {
+            droptail = droptail.with_ecn_threshold(k);
+        }
+        let loss = Loss::new(self.loss_model(), seeds.loss).map_err(err("loss"))?;
+        let link = Link::new(params, droptail.into(), loss).map_err(err(""))?;
+        if !self.is_impaired() {
+            return Ok(LinkElements {
+                link,
+                impairment: None,
+            });
+        }
+        let params = ImpairParams {
+            jitter: self.jitter.as_ref().map_or(Duration::ZERO, |j| j.max.0),
+            reorder: self.jitter.as_ref().is_some_and(|j| j.reorder),
+            duplicate_p: self.duplicate.unwrap_or(0.0),
+            corrupt_p: self.corrupt.unwrap_or(0.0),
+            ..ImpairParams::default()
+        };
+        let impairment = Impairment::new(params, seeds.impair).map_err(err(""))?;
+        Ok(LinkElements {
+            link,
+            impairment: Some(impairment),
+        })
+    }
+
+    /// The queue limit and the optional ECN marking threshold.
+    fn queue_limits(&self) -> (QueueLimit, Option<QueueLimit>) {
+        let packets = |p: u64| QueueLimit::Packets(usize::try_from(p).unwrap_or(usize::MAX));
+        let bytes = |b: Size| QueueLimit::Bytes(usize::try_from(b.0).unwrap_or(usize::MAX));
+        let default = if self.rate.is_none() {
+            QueueLimit::Packets(UNLIMITED_QUEUE_PACKETS)
+        } else {
+            QueueLimit::Packets(DEFAULT_QUEUE_PACKETS)
+        };
+        match &self.queue {
+            None => (default, None),
+            Some(QueueSpec::Droptail {
+                packets: p,
+                bytes: b,
+                ecn_threshold_packets: kp,
+                ecn_threshold_bytes: kb,
+            }) => {
+                let limit = match (b, p) {
+                    (Some(b), _) => bytes(*b),
+                    (None, Some(p)) => packets(*p),
+                    (None, None) => default,
+                };
+                (limit, kb.map(bytes).or(kp.map(packets)))
+            }
+        }
+    }
+
+    fn loss_model(&self) -> LossModel {
+        match &self.loss {
+            None | Some(LossSpec::None) => LossModel::None,
+            Some(LossSpec::Bernoulli { p }) => LossModel::Bernoulli { p: *p },
+            Some(LossSpec::GilbertElliott {
+                p_good_bad,
+                p_bad_good,
+                loss_good,
+                loss_bad,
+            }) => LossModel::GilbertElliott {
+                p_gb: *p_good_bad,
+                p_bg: *p_bad_good,
+                loss_good: *loss_good,
+                loss_bad: *loss_bad,
+            },
+            Some(LossSpec::List { packets }) => LossModel::List(packets.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "spec_tests.rs"]
+mod tests;
