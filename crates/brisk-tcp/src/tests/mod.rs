@@ -4,6 +4,7 @@ mod acks;
 mod close;
 mod handshake;
 mod harness;
+mod hostile;
 mod idle;
 mod loss;
 mod timers;
