@@ -1,15 +1,16 @@
 //! `brisk run --real SCENARIO.toml`: the scenario format over real packets (crate
-//! `brisk-emu`). Each flow's sender is `stack = "brisk"` (default) or `"linux"`; for
-//! Linux flows `cc` names a kernel module (cubic, reno, bbr). The receiver is always
-//! a Linux kernel behind the emulated path. Output mirrors `brisk run`'s JSON fields.
+//! `brisk-emu`). Each flow's sender is `stack = "brisk"` (default) or `"linux"`, mixed
+//! freely in one run; for Linux flows `cc` names a kernel module (cubic, reno, bbr).
+//! All flows share the one emulated bottleneck, each behind its own `rtt`; receivers
+//! are Linux kernels. Apps: `bulk` and `records`. Output mirrors `brisk run`'s JSON.
 //!
 //! Also `brisk bench emu` (emulator capacity) and `brisk bench real` (brisk vs Linux
 //! goodput and CPU on an emulated 1 Gbit/s, 10 ms path).
 
 use std::path::{Path, PathBuf};
 
-use brisk_emu::path::{Dur, QueueSpec};
-use brisk_emu::realrun::{run_real, FlowStack, RealFlow, RealResult, RealRun};
+use brisk_emu::path::QueueSpec;
+use brisk_emu::realrun::{run_real, FlowStack, RealApp, RealFlow, RealResult, RealRun};
 use brisk_emu::EmuConfig;
 use brisk_sim::scenario::{AppSpec, Stack};
 use brisk_sim::Scenario;
@@ -42,29 +43,33 @@ fn split_linux_cc(text: &str, file: &str) -> anyhow::Result<(String, Vec<Option<
     Ok((toml::to_string(&doc)?, names))
 }
 
-/// Parses a scenario for a real run.
+/// Parses a scenario for a real run: per-flow stack, rtt, start and app; the
+/// scenario's `[bottleneck]`/`[reverse]` become the one shared emulated bottleneck.
 pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
     let file = path.display().to_string();
     let text =
         std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
     let (clean, linux_cc) = split_linux_cc(&text, &file)?;
     let sc = Scenario::from_toml_str_named(&clean, &file)?;
-    let rtt = sc
-        .flows
-        .first()
-        .map(|f| f.rtt.0)
-        .ok_or_else(|| anyhow::anyhow!("{file}: flow: at least one [[flow]] is required"))?;
     let mut flows = Vec::new();
     for (i, f) in sc.flows.iter().enumerate() {
-        if f.rtt.0 != rtt {
-            anyhow::bail!(
-                "{file}: flow[{i}].rtt: real runs share one path; every flow needs the same rtt"
-            );
-        }
-        let bytes = match &f.app {
-            AppSpec::Bulk { bytes } => bytes.map(|b| b.0),
-            _ => anyhow::bail!(
-                "{file}: flow[{i}].app: real runs support only {{ kind = \"bulk\" }} so far"
+        let app = match &f.app {
+            AppSpec::Bulk { bytes } => RealApp::Bulk {
+                bytes: bytes.map(|b| b.0),
+            },
+            AppSpec::Records {
+                size,
+                interval,
+                jitter,
+                count,
+            } => RealApp::Records {
+                size: size.0,
+                interval: interval.0,
+                jitter: jitter.map_or(Duration::ZERO, |j| j.0),
+                count: *count,
+            },
+            AppSpec::RequestResponse { .. } => anyhow::bail!(
+                "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"request_response\" (yet)"
             ),
         };
         let (stack, cc) = match f.stack {
@@ -80,23 +85,30 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
                 cc: cc.clone(),
                 tcp: f.tcp.to_config(f.cc),
                 start: f.start.0,
-                bytes,
+                rtt: f.rtt.0,
+                app: app.clone(),
             });
         }
+    }
+    if flows.len() > brisk_emu::dumbbell::MAX_FLOWS {
+        anyhow::bail!(
+            "{file}: flow: real runs take at most {} flows (counting `count`), not {}",
+            brisk_emu::dumbbell::MAX_FLOWS,
+            flows.len()
+        );
     }
     Ok(RealRun {
         name: sc.name.clone(),
         seed: seed.unwrap_or(sc.seed),
         duration: sc.duration.0,
         path: EmuConfig {
-            rtt: Some(Dur(rtt)),
+            rtt: None,
             bottleneck: sc.bottleneck.clone(),
             reverse: sc.reverse.clone(),
             seed: seed.unwrap_or(sc.seed),
         },
         flows,
         sample_interval: sc.sample_interval(),
-        delivery_log: 1 << 20,
         pcap_dir: None,
     })
 }

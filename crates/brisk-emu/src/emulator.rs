@@ -40,6 +40,7 @@ use crate::error::{panic_message, EmuError, Result};
 use crate::hist::{Histogram, LatencySummary};
 use crate::path::{EmuConfig, PathChain};
 use crate::poll::Epoll;
+use crate::route::{MeterReport, Route};
 use crate::side::Side;
 
 const TOKEN_A: u64 = 0;
@@ -133,6 +134,9 @@ pub struct DirReport {
     pub events: Vec<NetEvent>,
     #[serde(skip)]
     pub deliveries: Vec<Delivery>,
+    /// The metered shared link's measurements (routes built `with_meter`).
+    #[serde(skip)]
+    pub meter: Option<MeterReport>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -149,7 +153,7 @@ pub struct EmuReport {
 type Pcap = PcapWriter<BufWriter<File>>;
 
 struct Dir {
-    path: PathChain,
+    path: Route,
     flow: u32,
     hist: Histogram,
     write_hist: Histogram,
@@ -158,7 +162,7 @@ struct Dir {
 }
 
 impl Dir {
-    fn new(path: PathChain, flow: u32, delivery_cap: usize) -> Dir {
+    fn new(path: Route, flow: u32, delivery_cap: usize) -> Dir {
         Dir {
             path,
             flow,
@@ -169,15 +173,18 @@ impl Dir {
         }
     }
 
-    fn finish(&mut self) -> DirReport {
+    fn finish(&mut self, end: Instant) -> DirReport {
         let mut r = std::mem::take(&mut self.report);
-        let c = self.path.link().counters();
+        r.meter = self.path.finish_meter(end);
+        let chain = self.path.chain();
+        let c = chain.link().counters();
         r.dropped_queue_full = c.dropped(DropReason::QueueFull).packets;
         r.dropped_loss = c.dropped(DropReason::LossModel).packets;
         r.dropped_outage = c.dropped(DropReason::Outage).packets;
         r.dropped_overflow = c.dropped(DropReason::Overflow).packets;
         r.max_queue_packets = c.max_queue_packets;
-        if let Some(i) = self.path.impairment() {
+        r.dropped_overflow += self.path.access_overflow();
+        if let Some(i) = chain.impairment() {
             let ic = i.counters();
             r.dropped_overflow += ic.dropped(DropReason::Overflow).packets;
             r.duplicated = ic.duplicated;
@@ -185,7 +192,7 @@ impl Dir {
         }
         r.delivery_error = self.hist.summary();
         r.write_cost = self.write_hist.summary();
-        r.events_lost = self.path.events_lost();
+        r.events_lost = chain.events_lost();
         self.path.drain_events(&mut r.events);
         r
     }
@@ -357,8 +364,19 @@ impl<A: Side, B: Side> Emulator<A, B> {
     pub fn with_paths(
         a: A,
         b: B,
-        mut fwd: PathChain,
-        mut rev: PathChain,
+        fwd: PathChain,
+        rev: PathChain,
+        opts: EmulatorOptions,
+    ) -> Result<Self> {
+        Self::with_routes(a, b, Route::plain(fwd), Route::plain(rev), opts)
+    }
+
+    /// With per-flow routes (the dumbbell of [`crate::dumbbell`]).
+    pub fn with_routes(
+        a: A,
+        b: B,
+        mut fwd: Route,
+        mut rev: Route,
         opts: EmulatorOptions,
     ) -> Result<Self> {
         if opts.batch == 0 || opts.buf_size < 68 {
@@ -367,8 +385,8 @@ impl<A: Side, B: Side> Emulator<A, B> {
             ));
         }
         if opts.event_log > 0 {
-            fwd.enable_event_log(opts.event_log);
-            rev.enable_event_log(opts.event_log);
+            fwd.chain_mut().enable_event_log(opts.event_log);
+            rev.chain_mut().enable_event_log(opts.event_log);
         }
         Ok(Emulator {
             a,
@@ -509,8 +527,8 @@ impl<A: Side, B: Side> Emulator<A, B> {
             elapsed_s: elapsed.as_secs_f64(),
             iterations,
             timer_wakeups: wakeups,
-            forward: self.fwd.finish(),
-            reverse: self.rev.finish(),
+            forward: self.fwd.finish(elapsed),
+            reverse: self.rev.finish(elapsed),
         })
     }
 

@@ -4,7 +4,10 @@
 //! CLOCK_MONOTONIC, between two [`Side`]s. On top: a kernel↔emulator↔kernel baseline
 //! ([`lab`], [`bulk`]) and the capacity benchmark ([`bench`]); brisk as a real
 //! endpoint ([`stack`]: the sans-IO endpoint as an emulator side, [`socket`]: a
-//! blocking `std::net`-like API) in a brisk↔emulator↔kernel lab ([`brisklab`]).
+//! blocking `std::net`-like API) in a brisk↔emulator↔kernel lab ([`brisklab`]); and
+//! the simulator's dumbbell over real packets ([`dumbbell`]: per-flow access delays and
+//! one shared bottleneck, [`route`]; brisk and Linux senders behind one side, [`mux`])
+//! running scenarios with per-flow stacks ([`realrun`], `brisk run --real`).
 //!
 //! Everything the lab creates is named `brisk-<pid>-<n>-...`, lives only in namespaces
 //! it made itself, uses addresses in 198.18.0.0/15 only, and is removed by RAII guards
@@ -17,17 +20,20 @@ pub mod bufferbloat;
 pub mod bulk;
 pub mod cleanup;
 pub mod clock;
+pub mod dumbbell;
 pub mod emulator;
 pub mod error;
 pub mod hist;
 pub mod http;
 pub mod inject;
 pub mod lab;
+pub mod mux;
 pub mod netns;
 pub mod path;
 pub mod pcapread;
 pub mod poll;
 pub mod realrun;
+pub mod route;
 pub mod side;
 pub mod socket;
 pub mod stack;
@@ -40,6 +46,7 @@ pub use brisklab::{BriskLab, BRISK_ADDR, KERNEL_ADDR};
 pub use bufferbloat::{real_bufferbloat, BloatReport};
 pub use bulk::{run_bulk, Amount, BulkConfig, BulkReport};
 pub use clock::{Clock, TimerFd};
+pub use dumbbell::{Dumbbell, DumbbellConfig};
 pub use emulator::{Delivery, DirReport, EmuReport, Emulator, EmulatorHandle, EmulatorOptions};
 pub use error::{EmuError, Result};
 pub use hist::{Histogram, LatencySummary};

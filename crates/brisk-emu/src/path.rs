@@ -159,6 +159,13 @@ impl PathChain {
         }
     }
 
+    pub fn link_mut(&mut self) -> &mut Link {
+        match self {
+            PathChain::Plain(l) => l,
+            PathChain::Impaired(c) => &mut c.first,
+        }
+    }
+
     pub fn impairment(&self) -> Option<&Impairment> {
         match self {
             PathChain::Plain(_) => None,

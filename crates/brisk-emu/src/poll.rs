@@ -66,3 +66,11 @@ impl Epoll {
         Ok(ready)
     }
 }
+
+/// An epoll set is itself pollable: readable while any fd in it is ready. That lets a
+/// side made of several fds ([`crate::mux::MuxSide`]) give the loop one fd.
+impl AsRawFd for Epoll {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}

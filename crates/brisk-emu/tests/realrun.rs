@@ -1,76 +1,216 @@
-//! `brisk run --real` runs: each stack sends through the emulated bottleneck, the data
-//! arrives intact, goodput fills the link, and the JSON has every field the
-//! simulator's summary has, so the two compare field by field.
+//! `brisk run --real` runs: brisk and Linux flows mixed on one emulated bottleneck,
+//! each behind its own RTT; data arrives intact, the link is shared, and the JSON has
+//! every field the simulator's summary has, so the two compare field by field.
+//! Root-only (namespaces, TUN); skipped otherwise.
 
 mod common;
 
-use brisk_emu::path::{Dur, PathSpec, Rate};
-use brisk_emu::realrun::{run_real, FlowStack, RealRun};
+use brisk_emu::path::{Dur, PathSpec, QueueSpec, Rate};
+use brisk_emu::realrun::{run_real, FlowStack, RealApp, RealFlow, RealResult, RealRun};
 use brisk_emu::EmuConfig;
 use brisk_time::Duration;
 use common::lab_available;
 
-fn run(stack: FlowStack) -> brisk_emu::realrun::RealResult {
-    let path = EmuConfig {
-        rtt: Some(Dur(Duration::from_millis(10))),
-        bottleneck: PathSpec {
-            rate: Some(Rate(20_000_000)),
-            ..PathSpec::default()
-        },
-        reverse: None,
-        seed: 1,
-    };
-    let mut run = RealRun::one_bulk_flow(
-        "real-test".into(),
-        Duration::from_secs(3),
-        path,
+fn flow(stack: FlowStack, rtt_ms: u64, app: RealApp) -> RealFlow {
+    RealFlow {
         stack,
-        "cubic",
-        brisk_tcp::Config::default(),
-    );
-    run.delivery_log = 100_000;
-    run_real(&run).expect("real run")
+        cc: "cubic".into(),
+        tcp: brisk_tcp::Config::default(),
+        start: Duration::ZERO,
+        rtt: Duration::from_millis(rtt_ms),
+        app,
+    }
+}
+
+fn run(name: &str, secs: u64, rate: u64, queue: Option<u64>, flows: Vec<RealFlow>) -> RealResult {
+    let run = RealRun {
+        name: name.into(),
+        seed: 1,
+        duration: Duration::from_secs(secs),
+        path: EmuConfig {
+            rtt: None,
+            bottleneck: PathSpec {
+                rate: Some(Rate(rate)),
+                queue: queue.map(QueueSpec::droptail_packets),
+                ..PathSpec::default()
+            },
+            reverse: None,
+            seed: 1,
+        },
+        flows,
+        sample_interval: Duration::from_millis(100),
+        pcap_dir: None,
+    };
+    let r = run_real(&run).expect("real run");
+    eprintln!("{}", r.table());
+    r
 }
 
 fn keys(v: &serde_json::Value) -> Vec<String> {
     v.as_object().unwrap().keys().cloned().collect()
 }
 
+const BULK: RealApp = RealApp::Bulk { bytes: None };
+
 #[test]
-fn both_stacks_fill_the_link_intact_and_report_the_simulators_fields() {
+fn brisk_and_linux_cubic_share_one_bottleneck_fairly_with_the_simulators_fields() {
     if !lab_available("real runs") {
         return;
     }
     let sc = brisk_sim::Scenario::from_toml_str(
-        "name = \"x\"\nduration = \"1s\"\n[bottleneck]\nrate = \"20Mbit\"\n[[flow]]\nrtt = \"10ms\"\napp = { kind = \"bulk\" }\n",
+        "name = \"x\"\nduration = \"1s\"\n[bottleneck]\nrate = \"20Mbit\"\n[[flow]]\nrtt = \"20ms\"\napp = { kind = \"bulk\" }\n",
     )
     .unwrap();
     let sim = brisk_sim::run(&sc, 1).unwrap().to_json();
-    for stack in [FlowStack::Brisk, FlowStack::Linux] {
-        let r = run(stack);
-        let f = &r.flows[0];
-        eprintln!("{}", r.table());
-        assert!(f.stream_ok, "{stack:?}: stream intact");
-        assert!(f.goodput_bps > 15e6, "{stack:?}: goodput {}", f.goodput_bps);
-        let srtt = f.srtt.expect("srtt samples");
-        assert!(srtt.mean > 10e6, "{stack:?}: srtt at least the base RTT");
-        let j = r.to_json();
-        for k in keys(&sim) {
-            if k != "sim" {
-                assert!(j.get(&k).is_some(), "{stack:?}: top-level key {k}");
-            }
-        }
-        for k in keys(&sim["flows"][0]) {
-            assert!(j["flows"][0].get(&k).is_some(), "{stack:?}: flow key {k}");
-        }
-        for k in keys(&sim["bottleneck"]) {
-            assert!(
-                j["bottleneck"].get(&k).is_some(),
-                "{stack:?}: bottleneck key {k}"
-            );
-        }
-        assert_eq!(j["flows"][0]["stack"], stack.name());
+    let r = run(
+        "mixed",
+        10,
+        20_000_000,
+        Some(100),
+        vec![
+            flow(FlowStack::Brisk, 20, BULK),
+            flow(FlowStack::Linux, 20, BULK),
+        ],
+    );
+    let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
+    assert!(total > 16e6, "the flows fill the link: {total}");
+    for f in &r.flows {
+        assert!(
+            f.stream_ok,
+            "flow {} ({}) intact: {:?}",
+            f.id, f.stack, f.error
+        );
+        assert!(
+            f.goodput_bps >= 0.2 * total,
+            "flow {} ({}) gets at least 20 %: {} of {total}",
+            f.id,
+            f.stack,
+            f.goodput_bps
+        );
     }
+    let jain = r.jain_fairness();
+    assert!(jain > 0.7 && jain <= 1.0, "Jain's index {jain}");
+    assert!(
+        r.bottleneck.utilization > 0.8,
+        "{}",
+        r.bottleneck.utilization
+    );
+    let j = r.to_json();
+    assert_eq!(j["real"]["jain_fairness"].as_f64(), Some(jain));
+    for k in keys(&sim) {
+        if k != "sim" {
+            assert!(j.get(&k).is_some(), "top-level key {k}");
+        }
+    }
+    for (i, stack) in ["brisk", "linux"].iter().enumerate() {
+        for k in keys(&sim["flows"][0]) {
+            assert!(j["flows"][i].get(&k).is_some(), "flow key {k}");
+        }
+        assert_eq!(j["flows"][i]["stack"], *stack);
+    }
+    for k in keys(&sim["bottleneck"]) {
+        assert!(j["bottleneck"].get(&k).is_some(), "bottleneck key {k}");
+    }
+    assert!(j["bottleneck"]["queue_delay_ms"]["mean"].as_f64().is_some());
+}
+
+#[test]
+fn shorter_rtt_flow_sees_the_smaller_rtt_on_a_shared_link() {
+    if !lab_available("real runs") {
+        return;
+    }
+    // brisk at 10 ms and Linux at 50 ms, and the other way round: the ordering
+    // follows the RTT, not the stack. A short queue keeps queueing delay small
+    // against the 40 ms difference.
+    for (short, long) in [
+        (FlowStack::Brisk, FlowStack::Linux),
+        (FlowStack::Linux, FlowStack::Brisk),
+    ] {
+        let r = run(
+            "two-rtt",
+            4,
+            20_000_000,
+            Some(50),
+            vec![flow(short, 10, BULK), flow(long, 50, BULK)],
+        );
+        let srtt = |i: usize| r.flows[i].srtt.expect("srtt samples").mean / 1e6;
+        assert!(r.flows.iter().all(|f| f.stream_ok));
+        assert!(
+            srtt(0) >= 10.0 && srtt(1) >= 50.0,
+            "base RTTs: {} {}",
+            srtt(0),
+            srtt(1)
+        );
+        assert!(
+            srtt(0) + 20.0 < srtt(1),
+            "{short:?} 10 ms {} vs {long:?} 50 ms {}",
+            srtt(0),
+            srtt(1)
+        );
+        let rtt0 = r.flows[0].rtt.unwrap().mean;
+        let rtt1 = r.flows[1].rtt.unwrap().mean;
+        assert!(rtt0 < rtt1, "mean RTT {rtt0} < {rtt1}");
+    }
+}
+
+#[test]
+fn buffer_overflow_reports_drops_and_their_first_time() {
+    if !lab_available("real runs") {
+        return;
+    }
+    // 10 Mbit/s with a 20-packet queue, two bulk flows (one per stack) and a late
+    // records flow: slow start overflows the queue within the first second. Records
+    // are 1000 bytes every 20 ms (+ up to 2 ms), 25 of them.
+    let records = RealApp::Records {
+        size: 1000,
+        interval: Duration::from_millis(20),
+        jitter: Duration::from_millis(2),
+        count: Some(25),
+    };
+    let mut late = flow(FlowStack::Brisk, 20, records);
+    late.start = Duration::from_millis(500);
+    let r = run(
+        "overflow",
+        4,
+        10_000_000,
+        Some(20),
+        vec![
+            flow(FlowStack::Brisk, 20, BULK),
+            flow(FlowStack::Linux, 20, BULK),
+            late,
+        ],
+    );
+    let b = &r.bottleneck;
+    assert!(b.drops > 0, "drops");
+    let first = b.first_drop.expect("first_drop_s is set").as_secs_f64();
+    assert!(first > 0.0 && first < 4.0, "first drop at {first}");
+    assert!(b.max_queue_packets <= 20 && b.max_queue_packets >= 19);
+    let per_flow: Vec<f64> = r
+        .flows
+        .iter()
+        .filter_map(|f| f.first_drop.map(|t| t.as_secs_f64()))
+        .collect();
+    assert!(!per_flow.is_empty());
+    assert!(per_flow.iter().all(|t| *t >= first));
+    let j = r.to_json();
+    assert_eq!(j["bottleneck"]["first_drop_s"].as_f64(), Some(first));
+    assert_eq!(j["bottleneck"]["drops"].as_u64(), Some(b.drops));
+    let rec = &r.flows[2];
+    assert_eq!(rec.app, "records");
+    assert!(rec.stream_ok, "records intact: {:?}", rec.error);
+    assert_eq!(rec.bytes_sent, 25_000);
+    let lat = rec.record_latency.expect("record latencies");
+    // Every record is measured if the flow completed by the end (a dropped SYN costs
+    // it a second or more), and at least one otherwise.
+    match rec.fct {
+        Some(_) => assert_eq!(lat.count, 25),
+        None => assert!(lat.count >= 1),
+    }
+    // At least the one-way base delay (10 ms), plus the queue.
+    assert!(lat.min >= 10_000_000, "min latency {}", lat.min);
+    assert!(j["flows"][2]["record_latency_ms"]["mean"]
+        .as_f64()
+        .is_some());
 }
 
 #[test]
@@ -82,4 +222,34 @@ fn simulator_rejects_linux_flows_with_a_clear_error() {
     assert_eq!(sc.flows[0].stack, brisk_sim::scenario::Stack::Linux);
     let e = brisk_sim::run(&sc, 1).expect_err("the simulator cannot run Linux TCP");
     assert!(e.to_string().contains("--real"), "{e}");
+}
+
+#[test]
+fn real_runs_reject_a_path_rtt_and_bad_records() {
+    let mut run = RealRun::one_bulk_flow(
+        "x".into(),
+        Duration::from_secs(1),
+        EmuConfig::bottleneck(10_000_000, Duration::from_millis(10)),
+        FlowStack::Brisk,
+        "cubic",
+        brisk_tcp::Config::default(),
+    );
+    assert_eq!(
+        run.flows[0].rtt,
+        Duration::from_millis(10),
+        "rtt moves to the flow"
+    );
+    assert!(run.path.rtt.is_none());
+    run.path.rtt = Some(Dur(Duration::from_millis(10)));
+    let e = run_real(&run).expect_err("path rtt");
+    assert!(e.to_string().contains("per flow"), "{e}");
+    run.path.rtt = None;
+    run.flows[0].app = RealApp::Records {
+        size: 10,
+        interval: Duration::from_millis(1),
+        jitter: Duration::ZERO,
+        count: None,
+    };
+    let e = run_real(&run).expect_err("record smaller than its header");
+    assert!(e.to_string().contains("flow[0].app"), "{e}");
 }

@@ -19,6 +19,9 @@ pub struct Job {
     pub label: String,
     pub scenario: Scenario,
     pub seed: u64,
+    /// Keep the flows' per-consult controller diagnostics (`FlowResult::cc_series`,
+    /// up to ~19 MB per flow); otherwise the runner drops them after the run.
+    pub keep_cc_series: bool,
 }
 
 impl Job {
@@ -27,7 +30,14 @@ impl Job {
             label: label.into(),
             scenario,
             seed,
+            keep_cc_series: false,
         }
+    }
+
+    /// Keep the per-consult diagnostics for the analysis (see `keep_cc_series`).
+    pub fn with_cc_series(mut self) -> Self {
+        self.keep_cc_series = true;
+        self
     }
 
     /// A rough cost (bottleneck bits over the run) used only to start long runs first.

@@ -95,8 +95,14 @@ pub fn run_jobs(
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&i) = order.get(k) else { break };
                 let job = &jobs[i];
-                let r = brisk_sim::run(&job.scenario, job.seed)
+                let mut r = brisk_sim::run(&job.scenario, job.seed)
                     .map_err(|e| format!("{}: {e}", job.label));
+                if let (Ok(res), false) = (&mut r, job.keep_cc_series) {
+                    // All results are held until analysis; most never read these rows.
+                    for f in &mut res.flows {
+                        f.cc_series = Vec::new();
+                    }
+                }
                 if let Ok(mut g) = slots.lock() {
                     g[i] = Some(r);
                 }

@@ -76,6 +76,19 @@ impl Flow {
 
 /// The scenario text.
 pub fn toml(name: &str, duration_ms: u64, sample_ms: u64, link: &Link, flows: &[Flow]) -> String {
+    toml_jittered(name, duration_ms, sample_ms, link, 0, flows)
+}
+
+/// [`toml`] with `jitter_us` of uniform extra delay per packet on the bottleneck
+/// (order kept), so that RTTs are not exactly equal on an idle path.
+pub fn toml_jittered(
+    name: &str,
+    duration_ms: u64,
+    sample_ms: u64,
+    link: &Link,
+    jitter_us: u64,
+    flows: &[Flow],
+) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "name = \"{name}\"\nduration = \"{duration_ms}ms\"");
     let _ = writeln!(s, "sample_interval = \"{sample_ms}ms\"");
@@ -87,6 +100,9 @@ pub fn toml(name: &str, duration_ms: u64, sample_ms: u64, link: &Link, flows: &[
     );
     if link.loss > 0.0 {
         let _ = writeln!(s, "loss = {{ kind = \"bernoulli\", p = {} }}", link.loss);
+    }
+    if jitter_us > 0 {
+        let _ = writeln!(s, "jitter = {{ max = \"{jitter_us}us\", reorder = false }}");
     }
     for f in flows {
         let _ = writeln!(
@@ -113,6 +129,19 @@ pub fn build(
     flows: &[Flow],
 ) -> Result<Scenario, String> {
     let text = toml(name, duration_ms, sample_ms, link, flows);
+    Scenario::from_toml_str_named(&text, name).map_err(|e| e.to_string())
+}
+
+/// [`build`] with bottleneck jitter (see [`toml_jittered`]).
+pub fn build_jittered(
+    name: &str,
+    duration_ms: u64,
+    sample_ms: u64,
+    link: &Link,
+    jitter_us: u64,
+    flows: &[Flow],
+) -> Result<Scenario, String> {
+    let text = toml_jittered(name, duration_ms, sample_ms, link, jitter_us, flows);
     Scenario::from_toml_str_named(&text, name).map_err(|e| e.to_string())
 }
 
@@ -143,5 +172,24 @@ mod tests {
         assert_eq!(sc.flows[0].tcp.dc_window, Some(64));
         let cfg = sc.flows[0].tcp.to_config(sc.flows[0].cc);
         assert_eq!(cfg.cc_name(), "cubic+dc");
+    }
+
+    #[test]
+    fn jittered_scenarios_carry_the_jitter_and_passive_knob() {
+        let link = Link {
+            rate_bps: 10_000_000,
+            queue_packets: 1000,
+            loss: 0.0,
+        };
+        let flows = [Flow::bulk(10).dc(None, None).knob("dc_passive = true")];
+        let sc = build_jittered("t", 1000, 10, &link, 1000, &flows).unwrap();
+        assert!(sc.bottleneck.jitter.is_some());
+        assert!(build("t", 1000, 10, &link, &flows)
+            .unwrap()
+            .bottleneck
+            .jitter
+            .is_none());
+        let dc = sc.flows[0].tcp.delay_correlation_config().unwrap();
+        assert!(dc.passive);
     }
 }

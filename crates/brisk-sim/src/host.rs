@@ -7,6 +7,7 @@
 //! samples from the connection's trace.
 
 use brisk_net::Packet;
+use brisk_tcp::cc::CcDiagnostics;
 use brisk_tcp::{ConnError, ConnHandle, Endpoint, Event, TcpInfo, TraceEvent};
 use brisk_time::{dur_nanos, Duration, Instant};
 use std::collections::HashMap;
@@ -28,6 +29,21 @@ pub struct CwndRow {
     pub ssthresh: u32,
     pub srtt_ns: u64,
     pub in_flight: u32,
+}
+
+/// Cap on controller-diagnostics rows per flow (one per delay-correlation consult,
+/// about one per ACK): ~15 MB; later rows are counted in `ClientSide::cc_dropped`.
+pub const MAX_CC_ROWS: usize = 1 << 18;
+
+/// The sender's controller diagnostics after one change (for delay correlation:
+/// one consult), with the sender's latest RTT sample and cwnd at that moment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CcRow {
+    pub diag: CcDiagnostics,
+    /// The latest RTT sample before this row (0 before the first).
+    pub rtt_ns: u64,
+    /// cwnd after the ACK that produced this row, segments.
+    pub cwnd: u32,
 }
 
 /// RTT samples of one interval.
@@ -79,6 +95,12 @@ pub struct ClientSide {
     pub rtt_series: Series<RttRow>,
     rtt_agg: RttAgg,
     pub cwnd: Series<CwndRow>,
+    /// Controller diagnostics, one row per change (bounded by [`MAX_CC_ROWS`]).
+    pub cc: Series<CcRow>,
+    /// Diagnostics rows beyond the cap, not stored.
+    pub cc_dropped: u64,
+    last_rtt_ns: u64,
+    last_cwnd: u32,
     /// The latest `TcpInfo` seen (refreshed at samples, close and the end of the run).
     pub info: Option<TcpInfo>,
     pub error: Option<ConnError>,
@@ -143,6 +165,10 @@ impl ClientSide {
             rtt_series: Series::with_cap(rows),
             rtt_agg: RttAgg::default(),
             cwnd: Series::with_cap(rows),
+            cc: Series::with_cap(MAX_CC_ROWS),
+            cc_dropped: 0,
+            last_rtt_ns: 0,
+            last_cwnd: 0,
             info: None,
             error: None,
             connect_error: None,
@@ -265,7 +291,8 @@ impl Host {
         any
     }
 
-    /// Moves RTT samples from the senders' connection traces into their sample sets.
+    /// Moves RTT samples and controller diagnostics from the senders' connection
+    /// traces into their sample sets and series.
     fn drain_traces(&mut self) {
         for f in &mut self.flows {
             let Role::Client(c) = &mut f.role else {
@@ -276,9 +303,26 @@ impl Host {
             };
             conn.drain_trace(&mut self.trace);
             for ev in self.trace.drain(..) {
-                if let TraceEvent::RttSample { rtt, .. } = ev {
-                    c.rtt.push(dur_nanos(rtt));
-                    c.rtt_agg.push(dur_nanos(rtt));
+                match ev {
+                    TraceEvent::RttSample { rtt, .. } => {
+                        c.last_rtt_ns = dur_nanos(rtt);
+                        c.rtt.push(c.last_rtt_ns);
+                        c.rtt_agg.push(c.last_rtt_ns);
+                    }
+                    TraceEvent::Cwnd { cwnd, .. } => c.last_cwnd = cwnd,
+                    TraceEvent::CcState { at, diag } => {
+                        if c.cc.rows.len() < MAX_CC_ROWS {
+                            let row = CcRow {
+                                diag,
+                                rtt_ns: c.last_rtt_ns,
+                                cwnd: c.last_cwnd,
+                            };
+                            c.cc.push(at.as_nanos(), row);
+                        } else {
+                            c.cc_dropped += 1;
+                        }
+                    }
+                    _ => {}
                 }
             }
         }

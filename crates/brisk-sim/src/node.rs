@@ -97,7 +97,9 @@ impl LinkMeter {
         }
     }
 
-    fn absorb(&mut self, link: &mut Link) {
+    /// Turns the events `link` logged since the last call into measurements (the
+    /// simulator calls it after every element call; so does the real-time emulator).
+    pub fn absorb(&mut self, link: &mut Link) {
         link.drain_events(&mut self.buf);
         let mut buf = std::mem::take(&mut self.buf);
         for ev in buf.drain(..) {

@@ -1,5 +1,6 @@
 //! Presenting a `RunResult`: the `--json` object (also `summary.json`), CSV time series
-//! (`goodput.csv`, `rtt.csv`, `cwnd.csv`, `queue.csv`, `drops.csv`) and the human table.
+//! (`goodput.csv`, `rtt.csv`, `cwnd.csv`, `queue.csv`, `drops.csv`, and `dc.csv` when a
+//! flow runs delay correlation) and the human table.
 //!
 //! Times are seconds, rates bit/s, delays milliseconds, unless a column name says
 //! otherwise. Output is a pure function of the result, so equal runs give equal bytes.
@@ -11,6 +12,7 @@ use std::path::Path;
 
 use crate::metrics::Summary;
 use crate::run::{RunResult, SimError};
+use brisk_tcp::cc::CcDiagnostics;
 use brisk_time::Instant;
 
 fn ms(ns: u64) -> f64 {
@@ -52,7 +54,8 @@ pub fn queue_delay_json(s: &Option<Summary>) -> Value {
     }
 }
 
-fn latency_json(s: &Option<Summary>) -> Value {
+/// A latency summary in milliseconds (`record_latency_ms`, also the real runs').
+pub fn latency_json(s: &Option<Summary>) -> Value {
     match s {
         Some(s) => json!({
             "mean": num(ms_f(s.mean)), "p50": num(ms(s.p50)), "p95": num(ms(s.p95)),
@@ -60,6 +63,44 @@ fn latency_json(s: &Option<Summary>) -> Value {
         }),
         None => Value::Null,
     }
+}
+
+/// A controller's final diagnostics, e.g. `{"kind": "delay_correlation", "r": …}`.
+fn cc_diag_json(d: &Option<CcDiagnostics>) -> Value {
+    d.as_ref()
+        .and_then(|d| serde_json::to_value(d).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// `dc.csv`: one row per delay-correlation consult (or clamp/release) of every flow;
+/// `None` when no flow has any.
+fn dc_csv(r: &RunResult) -> Option<String> {
+    let mut s = String::from(
+        "time_s,flow,r,estimate_segments,clamping,consults,clamps,rtt_ms,cwnd_segments\n",
+    );
+    let mut any = false;
+    for f in &r.flows {
+        for (t, row) in &f.cc_series {
+            let CcDiagnostics::DelayCorrelation(d) = row.diag else {
+                continue;
+            };
+            any = true;
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{}",
+                *t as f64 / 1e9,
+                f.id,
+                d.r.map_or(String::new(), |r| r.to_string()),
+                d.estimate.map_or(String::new(), |e| e.to_string()),
+                u8::from(d.clamping),
+                d.consults,
+                d.clamps,
+                ms(row.rtt_ns),
+                row.cwnd
+            );
+        }
+    }
+    any.then_some(s)
 }
 
 impl RunResult {
@@ -84,6 +125,7 @@ impl RunResult {
                     "stream_ok": f.stream_ok,
                     "first_drop_s": f.first_drop.map_or(Value::Null, |t| num(secs(t))),
                     "records_skipped": f.records_skipped,
+                    "cc_diag": cc_diag_json(&f.cc_diag),
                     "error": f.error,
                 })
             })
@@ -205,6 +247,9 @@ impl RunResult {
             let _ = writeln!(s, "{},{},{}", secs(d.at), d.flow, d.reason.name());
         }
         files.push(("drops.csv", s));
+        if let Some(s) = dc_csv(self) {
+            files.push(("dc.csv", s));
+        }
 
         for (name, text) in files {
             let path = dir.join(name);

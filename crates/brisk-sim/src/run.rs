@@ -14,12 +14,13 @@ use std::io::BufWriter;
 use std::path::PathBuf;
 
 use crate::engine::{EngineStats, NodeId, Observer};
-use crate::host::{CwndRow, Role, RttRow};
+use crate::host::{CcRow, CwndRow, Role, RttRow};
 use crate::metrics::Summary;
 use crate::node::{DropRecord, QueueRow};
 use crate::scenario::{AppSpec, Scenario};
 use crate::topology::{self, BuildError};
 use brisk_net::Packet;
+use brisk_tcp::cc::CcDiagnostics;
 
 /// Extra outputs of a run.
 #[derive(Clone, Debug, Default)]
@@ -79,6 +80,13 @@ pub struct FlowResult {
     pub goodput_series: Vec<(u64, u64)>,
     pub rtt_series: Vec<(u64, RttRow)>,
     pub cwnd_series: Vec<(u64, CwndRow)>,
+    /// The sender's controller diagnostics at the end of the run (`TcpInfo::cc_diag`).
+    pub cc_diag: Option<CcDiagnostics>,
+    /// One row per diagnostics change (for delay correlation: per consult), time in
+    /// ns; at most [`crate::host::MAX_CC_ROWS`].
+    pub cc_series: Vec<(u64, CcRow)>,
+    /// Diagnostics rows not stored because of the cap.
+    pub cc_rows_dropped: u64,
 }
 
 /// Points in the quantile vectors of [`FlowResult`] (every 0.1 %).
@@ -302,6 +310,9 @@ pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult
             goodput_series: v.goodput.rows.clone(),
             rtt_series: c.rtt_series.rows.clone(),
             cwnd_series: c.cwnd.rows.clone(),
+            cc_diag: c.info.as_ref().and_then(|i| i.cc_diag),
+            cc_series: c.cc.rows.clone(),
+            cc_rows_dropped: c.cc_dropped,
         });
     }
 

@@ -158,6 +158,9 @@ pub struct TcpKnobs {
     pub dc_window: Option<usize>,
     /// Delay-correlation threshold on Pearson r (default 0.90); needs `delay_correlation`.
     pub dc_threshold: Option<f64>,
+    /// Delay correlation observes and reports r but never sets cwnd (CUBIC runs as
+    /// without it); needs `delay_correlation`.
+    pub dc_passive: Option<bool>,
 }
 
 impl TcpKnobs {
@@ -173,6 +176,7 @@ impl TcpKnobs {
         if let Some(t) = self.dc_threshold {
             dc.threshold = t;
         }
+        dc.passive = self.dc_passive == Some(true);
         Some(dc)
     }
 
@@ -381,11 +385,11 @@ impl Scenario {
                 return Err((p("tcp.initial_cwnd"), "must be between 1 and 1000".into()));
             }
             if t.delay_correlation != Some(true)
-                && (t.dc_window.is_some() || t.dc_threshold.is_some())
+                && (t.dc_window.is_some() || t.dc_threshold.is_some() || t.dc_passive.is_some())
             {
                 return Err((
                     p("tcp.delay_correlation"),
-                    "dc_window and dc_threshold need delay_correlation = true".into(),
+                    "dc_window, dc_threshold and dc_passive need delay_correlation = true".into(),
                 ));
             }
             if let Some(Err(e)) = t.delay_correlation_config().map(|c| c.validate()) {

@@ -1,5 +1,6 @@
 //! What a connection reports to the application (events) and to tracing (trace events).
 
+use crate::cc::CcDiagnostics;
 use brisk_time::{Duration, Instant};
 use thiserror::Error;
 
@@ -68,6 +69,9 @@ pub enum TraceEvent {
     Recovery { at: Instant, enter: bool },
     /// RTO fired.
     Rto { at: Instant, backoff: u32 },
+    /// The controller's diagnostics after a change (for delay correlation: after
+    /// every consult and every clamp/release), from `CongestionControl::diagnostics`.
+    CcState { at: Instant, diag: CcDiagnostics },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,5 +1,6 @@
 //! Counters: per connection (like Linux `TCP_INFO`) and per endpoint (drops by reason).
 
+use crate::cc::CcDiagnostics;
 use brisk_time::Duration;
 
 /// A snapshot like Linux's `struct tcp_info`.
@@ -33,6 +34,8 @@ pub struct TcpInfo {
     pub app_limited: bool,
     pub snd_wnd: u32,
     pub rcv_wnd: u32,
+    /// The controller's decision state (`CongestionControl::diagnostics`), if it has any.
+    pub cc_diag: Option<CcDiagnostics>,
 }
 
 /// Endpoint-wide counters; every dropped packet is counted under one reason.

@@ -2,6 +2,7 @@
 
 pub mod dc_compete;
 pub mod dc_micro;
+pub mod dc_r;
 pub mod dc_sweep;
 pub mod dc_video;
 pub mod real_bloat;

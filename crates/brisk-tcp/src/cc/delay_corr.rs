@@ -23,7 +23,7 @@ mod tests;
 
 pub use window::{Moments, Observation, ObservationWindow, Sums, MAX_VALUE, MAX_WINDOW};
 
-use super::{AckSample, CcEvent, CcState, CongestionControl, SentInfo};
+use super::{AckSample, CcDiagnostics, CcEvent, CcState, CongestionControl, SentInfo};
 use crate::recovery::minmax::WindowedMin;
 use brisk_time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
@@ -82,6 +82,10 @@ pub struct DelayCorrConfig {
     pub release: ReleasePolicy,
     /// Seed of the sampling PRNG; the same seed and inputs give the same windows.
     pub seed: u64,
+    /// Observe only: observe and consult as usual (r and the estimate are reported
+    /// through `CongestionControl::diagnostics`) but never set cwnd, so the base runs
+    /// exactly as without the layer. For measuring r on a path the base bloats (DC-3).
+    pub passive: bool,
 }
 
 impl Default for DelayCorrConfig {
@@ -99,6 +103,7 @@ impl Default for DelayCorrConfig {
             min_cwnd: 2,
             release: ReleasePolicy::Reanchor,
             seed: 0,
+            passive: false,
         }
     }
 }
@@ -189,6 +194,36 @@ pub struct DelayCorrSnapshot {
     pub window_len: usize,
     /// The windowed minimum RTT the estimate aims at.
     pub min_rtt: Option<Duration>,
+}
+
+impl DelayCorrSnapshot {
+    /// The part reported through the connection ([`CcDiagnostics::DelayCorrelation`]).
+    pub fn diagnostics(&self) -> DelayCorrDiagnostics {
+        DelayCorrDiagnostics {
+            r: self.r,
+            estimate: self.estimate,
+            clamping: self.clamping,
+            consults: self.consults,
+            clamps: self.clamps,
+        }
+    }
+}
+
+/// What the layer reports through the connection (`TraceEvent::CcState`,
+/// `TcpInfo::cc_diag`): enough to follow every consult (claim DC-3) in 48 bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct DelayCorrDiagnostics {
+    /// The statistic at the last consult (r, or signed r² under `Statistic::RSquared`);
+    /// `None` before the window first fills.
+    pub r: Option<f64>,
+    /// The last undithered estimate (packets) of a consult that clamped.
+    pub estimate: Option<u32>,
+    /// Whether the layer owns cwnd right now.
+    pub clamping: bool,
+    /// Consults run so far; a change means a new consult (and a new `r`).
+    pub consults: u64,
+    /// Consults that set cwnd.
+    pub clamps: u64,
 }
 
 /// The delay-correlation layer around a base controller.
@@ -364,7 +399,7 @@ impl CongestionControl for DelayCorrelation {
     /// the layer may act (PRR owns cwnd inside them).
     fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample) {
         match self.consult(cc) {
-            Some(cwnd) => {
+            Some(cwnd) if !self.cfg.passive => {
                 if !self.clamping {
                     // Entering a bufferbloat episode: whatever happens next, the base
                     // must not resume slow start beyond the window just found.
@@ -375,7 +410,7 @@ impl CongestionControl for DelayCorrelation {
                 cc.cwnd = cwnd;
                 cc.cwnd_cnt = 0;
             }
-            None => {
+            _ => {
                 if self.clamping {
                     self.release(cc, ack.now);
                 }
@@ -412,5 +447,13 @@ impl CongestionControl for DelayCorrelation {
 
     fn pacing_rate(&self, cc: &CcState) -> Option<u64> {
         self.base.pacing_rate(cc)
+    }
+
+    /// The layer's own state; a base's diagnostics are shadowed (none report any yet).
+    fn diagnostics(&self) -> Option<CcDiagnostics> {
+        Some(CcDiagnostics::DelayCorrelation(DelayCorrDiagnostics {
+            clamping: self.clamping,
+            ..self.snap.diagnostics()
+        }))
     }
 }

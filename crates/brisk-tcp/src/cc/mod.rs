@@ -152,6 +152,24 @@ pub trait CongestionControl: fmt::Debug + Send {
     fn pacing_rate(&self, _cc: &CcState) -> Option<u64> {
         None
     }
+
+    /// The controller's internal decision state, for traces and `TcpInfo`; `None` for
+    /// controllers with nothing beyond cwnd/ssthresh to report. Must be cheap: the
+    /// connection calls it after every ACK while tracing is on.
+    fn diagnostics(&self) -> Option<CcDiagnostics> {
+        None
+    }
+}
+
+/// A controller's decision state, one variant per controller that reports any. Small
+/// and `Copy`, so reading it neither allocates nor needs a downcast of the boxed
+/// controller. Serialised as `{"kind": "delay_correlation", ...}`.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CcDiagnostics {
+    /// The delay-correlation layer ([`delay_corr`]).
+    DelayCorrelation(delay_corr::DelayCorrDiagnostics),
 }
 
 /// Which controller to build. Parsed from config / scenario files.

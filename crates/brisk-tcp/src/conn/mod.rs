@@ -26,7 +26,7 @@ mod state;
 mod timeout;
 pub mod timer;
 
-use crate::cc::{CcState, CongestionControl};
+use crate::cc::{CcDiagnostics, CcState, CongestionControl};
 use crate::config::Config;
 use crate::event::{ConnError, Event, RetransmitKind, TraceEvent};
 use crate::recovery::rack::Rack;
@@ -284,6 +284,7 @@ pub struct Connection {
     trace_dropped: u64,
     challenge_window: (Instant, u32),
     last_cwnd_traced: (u32, u32),
+    last_cc_traced: Option<CcDiagnostics>,
 }
 
 impl Connection {
@@ -382,6 +383,7 @@ impl Connection {
             trace_dropped: 0,
             challenge_window: (now, 0),
             last_cwnd_traced: (0, 0),
+            last_cc_traced: None,
             config,
         }
     }
@@ -627,6 +629,7 @@ impl Connection {
             .rcv_adv
             .saturating_sub(self.rcv_nxt())
             .min(u64::from(u32::MAX)) as u32;
+        i.cc_diag = self.cc.diagnostics();
         i
     }
 
@@ -711,6 +714,7 @@ impl Connection {
         }
     }
 
+    /// Traces cwnd/ssthresh and then the controller's diagnostics, each if changed.
     fn trace_cwnd(&mut self, now: Instant) {
         let cur = (self.ccs.cwnd, self.ccs.ssthresh);
         if cur != self.last_cwnd_traced {
@@ -720,6 +724,16 @@ impl Connection {
                 cwnd: cur.0,
                 ssthresh: cur.1,
             });
+        }
+        if self.trace.is_none() {
+            return;
+        }
+        // Compared by value: a copy of a few words, no allocation.
+        if let Some(diag) = self.cc.diagnostics() {
+            if self.last_cc_traced != Some(diag) {
+                self.last_cc_traced = Some(diag);
+                self.trace(TraceEvent::CcState { at: now, diag });
+            }
         }
     }
 

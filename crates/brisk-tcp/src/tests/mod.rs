@@ -1,6 +1,7 @@
 //! Connection and endpoint behaviour, driven through real packets in a `Pair`.
 
 mod acks;
+mod cc_diag;
 mod close;
 mod handshake;
 mod harness;

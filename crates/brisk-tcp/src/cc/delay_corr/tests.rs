@@ -524,6 +524,50 @@ fn without_the_layer_the_same_path_bloats() {
 }
 
 #[test]
+fn passive_layer_measures_the_correlation_but_leaves_cwnd_to_the_base() {
+    let cfg = DelayCorrConfig {
+        passive: true,
+        ..DelayCorrConfig::default()
+    };
+    let (dc, calls) = layer(2_000, cfg);
+    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    // While the base grows the queue, consults see the FIFO line (the first ones
+    // still hold pre-queue points: the knee of the hockey stick lowers r).
+    let mut rs = Vec::new();
+    let mut last = 0;
+    for _ in 0..1_500 {
+        f.step();
+        let s = f.dc.snapshot();
+        if s.consults != last {
+            last = s.consults;
+            rs.push(s.r.unwrap());
+        }
+    }
+    assert!(rs.len() > 100, "{} consults", rs.len());
+    let high = rs.iter().filter(|&&r| r >= 0.98).count();
+    assert!(
+        high * 10 >= rs.len() * 9,
+        "{high} of {} consults had r ≥ 0.98",
+        rs.len()
+    );
+    assert!(rs.last().is_some_and(|&r| r >= 0.999));
+    let s = f.dc.snapshot();
+    assert!(s.estimate.is_some_and(|e| (19..=21).contains(&e)), "{s:?}");
+    assert_eq!((s.clamps, s.clamping), (0, false));
+    // The base saw every ACK and the path bloats exactly as without the layer.
+    assert_eq!(calls.cong_avoid.load(Ordering::Relaxed), 1_500);
+    assert!(f.mean_rtt_us(100) > 10 * BASE_US);
+    let Some(CcDiagnostics::DelayCorrelation(d)) = f.dc.diagnostics() else {
+        panic!("no diagnostics");
+    };
+    assert_eq!(d, s.diagnostics());
+    // Once the base's window stops moving, every segment leaves with the same number
+    // in flight: the rate has no variance and r is 0 although the queue is full.
+    f.run(20_000);
+    assert_eq!(f.dc.snapshot().r, Some(0.0));
+}
+
+#[test]
 fn flat_rtt_below_the_bdp_defers_to_the_base() {
     // The base never exceeds half the BDP, so there is no queue; jitter adds noise
     // that is uncorrelated with the rate.

@@ -1,0 +1,364 @@
+//! The byte streams of a real run's flows: a bulk or records sender writing a ChaCha8
+//! stream (records framed as the simulator's: 24-byte header `BRK1 | index | send time
+//! ns | length`, big-endian), and a receiver that hashes what it reads, bins goodput
+//! and, for records, parses the framing and measures each record's latency. Times are
+//! on the run's shared [`Clock`].
+
+use std::io::{Read, Write};
+use std::time::Duration as StdDuration;
+
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use sha2::{Digest, Sha256};
+
+use super::{since, std_dur, RealApp, MAX_SAMPLES, RECORD_HEADER_LEN};
+use crate::clock::Clock;
+use crate::tools::hex;
+
+const RECORD_MAGIC: [u8; 4] = *b"BRK1";
+
+/// Parses the simulator's record framing from a byte stream, measuring each record's
+/// latency when its last byte is read.
+#[derive(Debug)]
+pub(super) struct RecordRx {
+    size: u64,
+    /// Bytes of the current record read so far.
+    pos: u64,
+    header: [u8; RECORD_HEADER_LEN],
+    sent_ns: u64,
+    next_index: u64,
+    pub(super) latencies: Vec<u64>,
+    pub(super) bad_headers: u64,
+}
+
+impl RecordRx {
+    pub(super) fn new(size: u64) -> RecordRx {
+        RecordRx {
+            size,
+            pos: 0,
+            header: [0; RECORD_HEADER_LEN],
+            sent_ns: 0,
+            next_index: 0,
+            latencies: Vec::new(),
+            bad_headers: 0,
+        }
+    }
+
+    /// `data` was read at `at_ns`; latencies count only if `measure` (by the end).
+    fn feed(&mut self, mut data: &[u8], at_ns: u64, measure: bool) {
+        let h = RECORD_HEADER_LEN as u64;
+        while !data.is_empty() {
+            if self.pos < h {
+                let k = ((h - self.pos) as usize).min(data.len());
+                let p = self.pos as usize;
+                self.header[p..p + k].copy_from_slice(&data[..k]);
+                self.pos += k as u64;
+                data = &data[k..];
+                if self.pos == h {
+                    let hd = &self.header;
+                    let be64 = |r: std::ops::Range<usize>| {
+                        let mut b = [0u8; 8];
+                        b.copy_from_slice(&hd[r]);
+                        u64::from_be_bytes(b)
+                    };
+                    let len = u32::from_be_bytes([hd[20], hd[21], hd[22], hd[23]]);
+                    if hd[..4] != RECORD_MAGIC
+                        || be64(4..12) != self.next_index
+                        || u64::from(len) != self.size
+                    {
+                        self.bad_headers += 1;
+                    }
+                    self.sent_ns = be64(12..20);
+                }
+            } else {
+                let k = (self.size - self.pos).min(data.len() as u64);
+                self.pos += k;
+                data = &data[k as usize..];
+            }
+            if self.pos == self.size {
+                if measure && self.latencies.len() < MAX_SAMPLES {
+                    self.latencies.push(at_ns.saturating_sub(self.sent_ns));
+                }
+                self.next_index += 1;
+                self.pos = 0;
+            }
+        }
+    }
+}
+
+/// The receiving side of one flow.
+pub(super) struct RxOut {
+    pub(super) delivered_by_end: u64,
+    pub(super) total: u64,
+    pub(super) sha256: String,
+    pub(super) series: Vec<(u64, u64)>,
+    pub(super) done_at: Option<StdDuration>,
+    pub(super) records: Option<RecordRx>,
+    pub(super) error: Option<String>,
+}
+
+pub(super) fn receive<R: Read>(
+    mut s: R,
+    clock: Clock,
+    end: StdDuration,
+    interval: StdDuration,
+    grace: StdDuration,
+    mut records: Option<RecordRx>,
+) -> RxOut {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut hash = Sha256::new();
+    let (mut total, mut by_end, mut bin, mut bin_end) = (0u64, 0u64, 0u64, interval);
+    let mut series = Vec::new();
+    let mut error = None;
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                let at = since(clock);
+                hash.update(&buf[..n]);
+                total += n as u64;
+                if let Some(r) = &mut records {
+                    r.feed(&buf[..n], at.as_nanos() as u64, at <= end);
+                }
+                while at > bin_end && bin_end <= end && series.len() < MAX_SAMPLES {
+                    series.push((bin_end.as_nanos() as u64, bin));
+                    bin = 0;
+                    bin_end += interval;
+                }
+                if at <= end {
+                    by_end += n as u64;
+                    bin += n as u64;
+                }
+                if at > end + grace {
+                    error = Some("stream not drained within the grace period".into());
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                error = Some(format!("receiver: {e}"));
+                break;
+            }
+        }
+    }
+    let done = since(clock);
+    while bin_end <= end && series.len() < MAX_SAMPLES {
+        series.push((bin_end.as_nanos() as u64, bin));
+        bin = 0;
+        bin_end += interval;
+    }
+    RxOut {
+        delivered_by_end: by_end,
+        total,
+        sha256: hex(&hash.finalize()),
+        series,
+        done_at: (done <= end).then_some(done),
+        records,
+        error,
+    }
+}
+
+/// The sending side's result.
+pub(super) struct TxOut {
+    pub(super) sent: u64,
+    pub(super) sha256: String,
+    pub(super) error: Option<String>,
+}
+
+/// Tracks what a sender wrote.
+struct Tx {
+    hash: Sha256,
+    sent: u64,
+    error: Option<String>,
+}
+
+impl Tx {
+    fn new() -> Tx {
+        Tx {
+            hash: Sha256::new(),
+            sent: 0,
+            error: None,
+        }
+    }
+
+    /// Writes all of `data`; false (with the error kept) if that failed.
+    fn write<W: Write>(&mut self, w: &mut W, data: &[u8]) -> bool {
+        if let Err(e) = w.write_all(data) {
+            self.error = Some(if e.kind() == std::io::ErrorKind::TimedOut {
+                // The write timeout reaches just past the end: a partial write may
+                // have happened, so the stream's hash is unknowable.
+                "sender: write timed out at the end".into()
+            } else {
+                format!("sender: {e}")
+            });
+            return false;
+        }
+        self.hash.update(data);
+        self.sent += data.len() as u64;
+        true
+    }
+
+    fn done(self) -> TxOut {
+        TxOut {
+            sent: self.sent,
+            sha256: hex(&self.hash.finalize()),
+            error: self.error,
+        }
+    }
+}
+
+/// Writes a bulk stream until `end` (or `bytes`).
+pub(super) fn send_bulk<W: Write>(
+    mut w: W,
+    clock: Clock,
+    end: StdDuration,
+    bytes: Option<u64>,
+    seed: u64,
+) -> TxOut {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut tx = Tx::new();
+    while since(clock) < end {
+        let n = match bytes {
+            Some(b) if tx.sent >= b => break,
+            Some(b) => (b - tx.sent).min(buf.len() as u64) as usize,
+            None => buf.len(),
+        };
+        rng.fill_bytes(&mut buf[..n]);
+        if !tx.write(&mut w, &buf[..n]) {
+            break;
+        }
+    }
+    tx.done()
+}
+
+/// Writes records on their schedule (the simulator's: first at once, then every
+/// `interval` plus uniform jitter, never earlier than the previous) until `end` or
+/// `count`. Each is stamped with its scheduled time, so time a record waits behind a
+/// blocked write counts in its latency, as the simulator's pending records do.
+pub(super) fn send_records<W: Write>(
+    mut w: W,
+    clock: Clock,
+    end: StdDuration,
+    app: &RealApp,
+    seed: u64,
+) -> TxOut {
+    let RealApp::Records {
+        size,
+        interval,
+        jitter,
+        count,
+    } = *app
+    else {
+        return Tx::new().done();
+    };
+    let mut payload = ChaCha8Rng::seed_from_u64(seed);
+    let mut jit = ChaCha8Rng::seed_from_u64(seed ^ 0x6a69_7474_6572);
+    // `size` is bounded by MAX_RECORD (checked by run_real).
+    let mut buf = vec![0u8; size as usize];
+    let mut tx = Tx::new();
+    let mut base = since(clock);
+    let mut at = base;
+    let mut index = 0u64;
+    while at < end {
+        let now = since(clock);
+        if at > now {
+            std::thread::sleep(at - now);
+        }
+        buf[..4].copy_from_slice(&RECORD_MAGIC);
+        buf[4..12].copy_from_slice(&index.to_be_bytes());
+        buf[12..20].copy_from_slice(&(at.as_nanos() as u64).to_be_bytes());
+        buf[20..24].copy_from_slice(&(size as u32).to_be_bytes());
+        payload.fill_bytes(&mut buf[RECORD_HEADER_LEN..]);
+        if !tx.write(&mut w, &buf) {
+            break;
+        }
+        index += 1;
+        if count.is_some_and(|c| index >= c) {
+            break;
+        }
+        base += std_dur(interval);
+        let j = if jitter.is_zero() {
+            0
+        } else {
+            jit.gen_range(0..=jitter.as_nanos() as u64)
+        };
+        at = (base + StdDuration::from_nanos(j)).max(at);
+    }
+    tx.done()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(index: u64, sent_ns: u64, size: usize) -> Vec<u8> {
+        let mut r = vec![7u8; size];
+        r[..4].copy_from_slice(&RECORD_MAGIC);
+        r[4..12].copy_from_slice(&index.to_be_bytes());
+        r[12..20].copy_from_slice(&sent_ns.to_be_bytes());
+        r[20..24].copy_from_slice(&(size as u32).to_be_bytes());
+        r
+    }
+
+    #[test]
+    fn records_split_across_reads_give_one_latency_each() {
+        let mut stream = Vec::new();
+        for i in 0..5 {
+            stream.extend(record(i, 1000 * i, 100));
+        }
+        let mut rx = RecordRx::new(100);
+        // Odd-sized reads split headers and bodies alike.
+        for (k, chunk) in stream.chunks(37).enumerate() {
+            rx.feed(chunk, 10_000 + k as u64, true);
+        }
+        assert_eq!(rx.bad_headers, 0);
+        assert_eq!(rx.latencies.len(), 5);
+        // Record 0 ends in read 2 (bytes 74..111), at 10_002, sent at 0.
+        assert_eq!(rx.latencies[0], 10_002);
+        assert!(
+            rx.latencies.windows(2).all(|w| w[0] > w[1]),
+            "{:?}",
+            rx.latencies
+        );
+    }
+
+    #[test]
+    fn wrong_index_or_magic_counts_as_a_bad_header() {
+        let mut rx = RecordRx::new(30);
+        rx.feed(&record(0, 0, 30), 1, true);
+        rx.feed(&record(5, 0, 30), 2, true);
+        let mut bad = record(2, 0, 30);
+        bad[0] = b'X';
+        rx.feed(&bad, 3, false);
+        assert_eq!(rx.bad_headers, 2);
+        assert_eq!(
+            rx.latencies.len(),
+            2,
+            "records after the end are not measured"
+        );
+    }
+
+    #[test]
+    fn record_sender_output_parses_back() {
+        let app = RealApp::Records {
+            size: 64,
+            interval: brisk_time::Duration::from_micros(1),
+            jitter: brisk_time::Duration::from_micros(1),
+            count: Some(20),
+        };
+        let mut out = Vec::new();
+        let tx = send_records(
+            &mut out,
+            Clock::start(),
+            StdDuration::from_secs(10),
+            &app,
+            3,
+        );
+        assert_eq!((tx.sent, out.len()), (20 * 64, 20 * 64));
+        assert!(tx.error.is_none());
+        let mut rx = RecordRx::new(64);
+        rx.feed(&out, u64::MAX / 2, true);
+        assert_eq!((rx.latencies.len(), rx.bad_headers), (20, 0));
+    }
+}
