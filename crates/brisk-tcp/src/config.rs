@@ -33,6 +33,9 @@ pub struct Config {
     /// RACK-TLP (RFC 8985); off means RFC 6675 dupthresh only.
     pub rack: bool,
     pub tlp: bool,
+    /// F-RTO (RFC 5682) detection of spurious RTOs (Linux `tcp_frto`, default on).
+    /// Timestamp (Eifel) and D-SACK undo are always on, as in Linux.
+    pub frto: bool,
     /// Give up after this many consecutive RTOs (Linux tcp_retries2 = 15).
     pub max_retries: u32,
     /// SYN retries (Linux tcp_syn_retries = 6).
@@ -80,6 +83,7 @@ impl Default for Config {
             max_ack_delay: Duration::from_millis(40),
             rack: true,
             tlp: true,
+            frto: true,
             max_retries: 15,
             syn_retries: 6,
             user_timeout: None,

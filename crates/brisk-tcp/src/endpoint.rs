@@ -2,6 +2,13 @@
 //! It parses incoming packets, drops and counts bad ones, demultiplexes by 4-tuple,
 //! answers segments for no socket with RST (RFC 9293 §3.10.7.1), and emits wire bytes.
 //!
+//! Limits (RFC 4987 §3.1; tested in `tests/listener.rs`): a listener holds at most
+//! `backlog` half-open connections and `backlog` unaccepted ones; further SYNs are
+//! dropped unanswered (`drop_backlog_full`), as is the ACK that would complete a
+//! handshake while the accept queue is full (Linux `listen_overflow`: the connection
+//! retransmits its SYN-ACK until there is room or its 5 retries, about 63 s, run out).
+//! The table holds at most `max_connections`, TIME-WAIT included (`drop_table_full`).
+//!
 //! Cost per operation does not grow with the number of connections: connections with
 //! possible output sit in a FIFO ready queue (round-robin), and deadlines sit in a
 //! min-heap with lazy invalidation — each connection has at most one live heap entry,
@@ -9,7 +16,7 @@
 //! re-registers the connection's current deadline.
 
 use crate::config::Config;
-use crate::conn::{isn, Connection};
+use crate::conn::{isn, Connection, State};
 use crate::event::{ConnError, Event};
 use crate::stats::EndpointStats;
 use brisk_time::Instant;
@@ -242,6 +249,10 @@ impl Endpoint {
     }
 
     fn deliver(&mut self, now: Instant, h: ConnHandle, ecn: Ecn, tcp: &TcpRepr<'_>) {
+        if self.accept_overflow(h, tcp) {
+            self.stats.drop_backlog_full += 1;
+            return;
+        }
         let Some(slot) = self.slot_mut(h) else { return };
         let before = *slot.conn.counters();
         slot.conn.handle_segment(now, ecn, tcp);
@@ -250,6 +261,25 @@ impl Endpoint {
         self.stats.drop_out_of_window += after.out_of_window - before.out_of_window;
         self.stats.challenge_acks += after.challenge_acks - before.challenge_acks;
         self.touch(h);
+    }
+
+    /// Linux `tcp_check_req` on a full accept queue (`listen_overflow`): the ACK that
+    /// would complete a passive handshake is dropped, so the connection stays in
+    /// SYN-RECEIVED and retransmits its SYN-ACK until the application makes room or
+    /// the SYN-ACK retries run out. Keeps the accept queue within the backlog.
+    fn accept_overflow(&self, h: ConnHandle, tcp: &TcpRepr<'_>) -> bool {
+        let Some(slot) = self.slots.get(h.0 as usize).and_then(|s| s.as_ref()) else {
+            return false;
+        };
+        let f = tcp.flags;
+        let completes = f.ack() && !f.rst() && !f.syn();
+        completes
+            && !slot.queued
+            && slot.conn.state() == State::SynReceived
+            && slot
+                .listener
+                .and_then(|port| self.listeners.get(&port))
+                .is_some_and(|l| l.accept.len() >= l.backlog)
     }
 
     /// RFC 9293 §3.10.7.2: a SYN to a listener creates a connection in SYN-RECEIVED,
@@ -433,6 +463,19 @@ impl Endpoint {
     /// Live connections in the table.
     pub fn connection_count(&self) -> usize {
         self.live
+    }
+
+    /// Sizes of the endpoint's containers (slots, 4-tuple table, timer heap, events,
+    /// queued RSTs), for tests that check memory stays bounded under load.
+    #[cfg(test)]
+    pub(crate) fn footprint(&self) -> [usize; 5] {
+        [
+            self.slots.len(),
+            self.table.len(),
+            self.timers.len(),
+            self.events.len(),
+            self.replies.len(),
+        ]
     }
 
     // ----- internals -----

@@ -69,6 +69,13 @@ pub enum TraceEvent {
     Recovery { at: Instant, enter: bool },
     /// RTO fired.
     Rto { at: Instant, backoff: u32 },
+    /// A congestion response was found spurious and undone; cwnd/ssthresh after it.
+    Undo {
+        at: Instant,
+        kind: UndoKind,
+        cwnd: u32,
+        ssthresh: u32,
+    },
     /// The controller's diagnostics after a change (for delay correlation: after
     /// every consult and every clamp/release), from `CongestionControl::diagnostics`.
     CcState { at: Instant, diag: CcDiagnostics },
@@ -79,4 +86,21 @@ pub enum RetransmitKind {
     Fast,
     Rto,
     Tlp,
+}
+
+/// What an undo undid and what proved it spurious (Linux's undo MIB counters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UndoKind {
+    /// Fast recovery ended and the ACK echoed a timestamp from before the first
+    /// retransmission, or nothing was retransmitted (Linux `TCPFullUndo`, Eifel).
+    Recovery,
+    /// A partial ACK during recovery was for an original transmission (Linux
+    /// `TCPPartialUndo`).
+    Partial,
+    /// Every retransmission of the episode was D-SACKed (Linux `TCPDSACKUndo`).
+    Dsack,
+    /// An RTO, by timestamps or D-SACK (Linux `TCPLossUndo`).
+    Loss,
+    /// An RTO, by F-RTO (Linux `TCPSpuriousRTOs`).
+    Frto,
 }

@@ -3,7 +3,8 @@
 //!
 //! Read in this order: RFC 9293 (state machine), RFC 6298 (RTO), RFC 7323 (timestamps,
 //! window scale), RFC 2018/2883 (SACK, D-SACK), RFC 6675 (scoreboard), RFC 8985
-//! (RACK-TLP), RFC 6937 (PRR), RFC 5681/6582 (Reno/NewReno), RFC 9438 (CUBIC),
+//! (RACK-TLP), RFC 6937 (PRR), RFC 3522/5682 (Eifel, F-RTO), RFC 5681/6582
+//! (Reno/NewReno), RFC 9438 (CUBIC),
 //! RFC 5961 (blind-attack hardening), RFC 6528 (ISNs).
 //!
 //! Shape (after quinn-proto): input via `handle_*`, output via `poll_*`, application
@@ -22,7 +23,7 @@ pub use brisk_time::{Duration, Instant};
 pub use config::Config;
 pub use conn::{CaState, Connection, Segment, SegmentKind, State, UnorderedRead};
 pub use endpoint::{ConnHandle, Endpoint, EndpointConfig, Transmit};
-pub use event::{ConnError, Event, TraceEvent};
+pub use event::{ConnError, Event, TraceEvent, UndoKind};
 pub use stats::{EndpointStats, TcpInfo};
 
 #[cfg(test)]

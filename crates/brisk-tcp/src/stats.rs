@@ -31,6 +31,13 @@ pub struct TcpInfo {
     pub dsack_received: u64,
     pub rto_count: u64,
     pub tlp_count: u64,
+    /// Congestion responses undone as spurious (Linux TCPFullUndo + TCPPartialUndo +
+    /// TCPDSACKUndo + TCPLossUndo).
+    pub undo_count: u64,
+    /// Of those, undone because every retransmission was D-SACKed.
+    pub dsack_undo: u64,
+    /// RTOs found spurious and undone (by timestamps, D-SACK or F-RTO).
+    pub spurious_rto: u64,
     pub app_limited: bool,
     pub snd_wnd: u32,
     pub rcv_wnd: u32,

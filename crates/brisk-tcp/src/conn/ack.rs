@@ -4,6 +4,7 @@
 //! recovery point, RFC 6937 PRR), ECN reaction (RFC 3168 §6.1.2), TLP episode ends,
 //! and the congestion controller callbacks at Linux's points.
 
+use super::undo::AckFlags;
 use super::{CaState, Connection};
 use crate::cc::{AckSample, CcEvent, SentInfo};
 use crate::conn::timer::Timer;
@@ -83,9 +84,17 @@ impl Connection {
             }
         }
 
+        // D-SACK accounting for undo, before the scoreboard forgets what it covers; a
+        // dubious D-SACK is ignored from here on (Linux `tcp_check_dsack`).
+        let dsack_plausible = dsack.is_some_and(|(l, r)| self.account_dsack(l, r, prior_una));
+
         // Scoreboard: newly SACKed, then cumulatively ACKed segments.
         let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
+        let high_seq = self.high_seq;
         let mut delivered = 0u32;
+        let mut sacked_now = 0u32;
+        let mut orig_acked = false;
+        let mut retrans_acked = false;
         let mut reordering = false;
         let mut oldest_clean: Option<Instant> = None;
         let mut sack_clean: Option<Instant> = None;
@@ -93,7 +102,11 @@ impl Connection {
         let rack = &mut self.rack;
         let mut on_delivered = |s: &crate::recovery::scoreboard::SentSegment, by_sack: bool| {
             delivered += 1;
+            sacked_now += u32::from(by_sack);
+            retrans_acked |= !by_sack && s.ever_retrans;
             if !s.ever_retrans {
+                // Linux `FLAG_ORIG_SACK_ACKED`, F-RTO's evidence (RFC 5682 §3.1 step 3b).
+                orig_acked |= s.end <= high_seq;
                 let slot = if by_sack {
                     &mut sack_clean
                 } else {
@@ -132,13 +145,31 @@ impl Connection {
         if reordering {
             self.rack.on_reordering();
         }
-        if let Some(_d) = dsack {
+        if dsack.is_some() {
             self.info.dsack_received += 1;
+        }
+        let dsack = dsack.filter(|_| dsack_plausible);
+        if dsack.is_some() {
             self.rack.on_dsack(self.snd_una, self.snd_nxt);
         }
+        let mut flags = AckFlags {
+            una_advanced: ack > prior_una,
+            data_sacked: sacked_now > 0,
+            orig_acked,
+            dupack: false,
+            ece: false,
+            tsecr: seg
+                .timestamps
+                .filter(|t| self.ts_ok && t.tsecr != 0)
+                .map(|t| t.tsecr),
+        };
 
         // RTT sample (Karn-safe): oldest never-retransmitted segment cumulatively
         // ACKed, else SACKed, else the timestamp echo (Linux `tcp_ack_update_rtt`).
+        // A cumulative ACK that also covers retransmitted data gives no sequence
+        // sample (Linux `FLAG_RETRANS_DATA_ACKED`): the originals behind the hole
+        // waited for the retransmission, so their "RTT" would include that wait.
+        let oldest_clean = oldest_clean.filter(|_| !retrans_acked);
         let mut sample = oldest_clean.or(sack_clean).map(|t| now - t);
         if sample.is_none() && ack > prior_una && self.ts_ok {
             if let Some(ts) = seg.timestamps.filter(|t| t.tsecr != 0) {
@@ -158,8 +189,13 @@ impl Connection {
             } else if !self.config.rack && delivered > 0 {
                 self.dupthresh_detect();
             }
+            // Linux runs `tcp_fastretrans_alert` for old ACKs with SACK blocks too: a
+            // D-SACK on one may undo.
+            if self.undo_and_exit(now, &flags) && self.config.rack {
+                self.rack_detect(now);
+            }
             if self.board.lost_out() > 0 && self.ca_state < CaState::Recovery {
-                self.enter_recovery(now, prior_in_flight);
+                self.enter_recovery(now, prior_in_flight, false);
             } else if self.ca_state == CaState::Open && self.board.sacked_out() > 0 {
                 self.ca_state = CaState::Disorder;
             }
@@ -201,19 +237,16 @@ impl Connection {
             self.newreno_detect(ack, prior_una, is_dupack);
         }
 
-        // Recovery state machine (Linux `tcp_fastretrans_alert`).
-        if self.snd_una >= self.high_seq {
-            match self.ca_state {
-                CaState::Recovery | CaState::Cwr => self.exit_recovery(now),
-                CaState::Loss => {
-                    self.ca_state = CaState::Open;
-                    self.rack.on_recovery_exit();
-                }
-                _ => {}
-            }
+        // Recovery state machine (Linux `tcp_fastretrans_alert`): exits and undo,
+        // then entries. An undo that cleared lost marks lets RACK look again, so a
+        // real loss among them starts a new recovery at once.
+        flags.dupack = is_dupack && dsack.is_none();
+        flags.ece = ece;
+        if self.undo_and_exit(now, &flags) && self.config.rack {
+            self.rack_detect(now);
         }
         if self.board.lost_out() > 0 && self.ca_state < CaState::Recovery {
-            self.enter_recovery(now, prior_in_flight);
+            self.enter_recovery(now, prior_in_flight, ece);
         } else if ece && self.ca_state < CaState::Cwr {
             self.enter_cwr(now, prior_in_flight);
         }
@@ -346,13 +379,26 @@ impl Connection {
         }
     }
 
-    pub(super) fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32) {
+    /// Linux `tcp_enter_recovery`: a new undo episode; the window is reduced unless a
+    /// CWR reduction is already under way, which simply continues. The window before
+    /// it is saved for an undo unless ECE came with the loss (`ece`).
+    pub(super) fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32, ece: bool) {
         self.refresh_cc_state();
-        let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
-        self.ccs.ssthresh = ss;
-        self.cc.on_event(&mut self.ccs, now, CcEvent::EnterRecovery);
-        self.prr.enter(ss, prior_in_flight.max(1));
-        self.high_seq = self.snd_nxt;
+        self.undo.forbid_restore();
+        self.undo.start(self.snd_una, self.board.retrans_out());
+        if self.ca_state != CaState::Cwr {
+            let (cwnd, ssthresh) = (self.ccs.cwnd, self.ccs.ssthresh);
+            self.undo.set_prior_cwnd(cwnd);
+            if !ece {
+                let prior = crate::recovery::undo::current_ssthresh(cwnd, ssthresh, false);
+                self.undo.save(cwnd, Some(prior));
+            }
+            let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
+            self.ccs.ssthresh = ss;
+            self.cc.on_event(&mut self.ccs, now, CcEvent::EnterRecovery);
+            self.prr.enter(ss, prior_in_flight.max(1));
+            self.high_seq = self.snd_nxt;
+        }
         self.ca_state = CaState::Recovery;
         self.timers.stop(Timer::Tlp);
         self.trace(TraceEvent::Recovery {
@@ -361,8 +407,12 @@ impl Connection {
         });
     }
 
+    /// Linux `tcp_enter_cwr`: an ECN reduction is never undone.
     fn enter_cwr(&mut self, now: Instant, prior_in_flight: u32) {
         self.refresh_cc_state();
+        self.undo.forbid_restore();
+        self.undo.cancel();
+        self.undo.set_prior_cwnd(self.ccs.cwnd);
         let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
         self.ccs.ssthresh = ss;
         self.cc.on_event(&mut self.ccs, now, CcEvent::EnterCwr);
@@ -372,7 +422,7 @@ impl Connection {
         self.cwr_pending = true;
     }
 
-    fn exit_recovery(&mut self, now: Instant) {
+    pub(super) fn exit_recovery(&mut self, now: Instant) {
         let was_recovery = self.ca_state == CaState::Recovery;
         if self.ccs.ssthresh < u32::MAX {
             self.ccs.cwnd = self.ccs.ssthresh.max(1);
@@ -380,7 +430,6 @@ impl Connection {
         self.ca_state = CaState::Open;
         self.cc.on_event(&mut self.ccs, now, CcEvent::ExitRecovery);
         if was_recovery {
-            self.rack.on_recovery_exit();
             self.trace(TraceEvent::Recovery {
                 at: now,
                 enter: false,
@@ -395,6 +444,8 @@ impl Connection {
             return;
         }
         self.refresh_cc_state();
+        // Linux `tcp_init_cwnd_reduction` records the window it reduces.
+        self.undo.set_prior_cwnd(self.ccs.cwnd);
         let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
         self.ccs.ssthresh = ss;
         self.cc.on_event(&mut self.ccs, now, CcEvent::EnterCwr);

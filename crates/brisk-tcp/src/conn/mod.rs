@@ -2,6 +2,7 @@
 //! - `state`: RFC 9293 §3.10.7 segment arrival (handshake, RST/SYN/ACK checks, RFC 5961),
 //! - `paws`: RFC 7323 PAWS with Linux's reordered-dup-ACK exemption,
 //! - `ack`: the sender's ACK processing (scoreboard, RTT, RACK-TLP, PRR, CC),
+//! - `undo`: undo of spurious recoveries and RTOs (D-SACK, Eifel, F-RTO),
 //! - `output`: what to send next and building segments,
 //! - `send` / `recv`: the buffers,
 //! - `timer` / `timeout`: the timer table and what each timer does,
@@ -25,13 +26,16 @@ pub mod send;
 mod state;
 mod timeout;
 pub mod timer;
+mod undo;
 
 use crate::cc::{CcDiagnostics, CcState, CongestionControl};
 use crate::config::Config;
 use crate::event::{ConnError, Event, RetransmitKind, TraceEvent};
+use crate::recovery::frto::Frto;
 use crate::recovery::rack::Rack;
 use crate::recovery::scoreboard::Scoreboard;
 use crate::recovery::tlp::Tlp;
+use crate::recovery::undo::Undo;
 use crate::recovery::{Prr, RttEstimator};
 use crate::stats::TcpInfo;
 use brisk_time::{Duration, Instant};
@@ -248,6 +252,9 @@ pub struct Connection {
     rack: Rack,
     tlp: Tlp,
     prr: Prr,
+    /// Saved window and evidence for undoing a spurious reduction.
+    undo: Undo,
+    frto: Frto,
     cc: Box<dyn CongestionControl>,
     ccs: CcState,
     ca_state: CaState,
@@ -354,6 +361,8 @@ impl Connection {
             rack: Rack::default(),
             tlp: Tlp::default(),
             prr: Prr::default(),
+            undo: Undo::default(),
+            frto: Frto::default(),
             cc,
             ccs,
             ca_state: CaState::Open,

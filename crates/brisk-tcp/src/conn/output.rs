@@ -56,8 +56,23 @@ impl Connection {
                 return Some(s);
             }
         }
-        if let Some(s) = self.send_retransmit(now) {
-            return Some(s);
+        // F-RTO step 2b (RFC 5682 §3.1; Linux `tcp_xmit_recovery` with REXMIT_NEW):
+        // new data instead of retransmissions; if none can go, recover as usual.
+        let mut retransmit = true;
+        if self.frto.new_data_first() {
+            if let Some(s) = self.send_new_data(now, false) {
+                return Some(s);
+            }
+            if self.snd_nxt > self.high_seq {
+                retransmit = false;
+            } else {
+                self.frto.stop();
+            }
+        }
+        if retransmit {
+            if let Some(s) = self.send_retransmit(now) {
+                return Some(s);
+            }
         }
         if let Some(s) = self.send_new_data(now, false) {
             return Some(s);
@@ -396,6 +411,7 @@ impl Connection {
         let s = self.build_data_segment(now, seg.start, len, seg.fin, SegmentKind::Retransmit(rk));
         let info = self.sent_info(now, len, true);
         self.board.on_retransmit(id, info);
+        self.undo.on_retransmit(self.tsval(now));
         self.cc.on_sent(&mut self.ccs, &info);
         if self.in_reduction() {
             self.prr.on_sent(1);

@@ -110,6 +110,16 @@ impl Connection {
         // drop — except a reordered duplicate ACK, as Linux.
         if self.paws_rejects(seg, seq) {
             self.counters.paws_drops += 1;
+            // Linux `tcp_send_dupack`: old data below RCV.NXT is D-SACKed (RFC 2883),
+            // so a sender whose originals were only delayed learns it and can undo.
+            // Nothing at or above RCV.NXT is taken from a segment PAWS rejected.
+            let nxt = self.recvbuf.nxt();
+            if !seg.payload.is_empty() && seq >= 1 && ((seq - 1) as u64) < nxt {
+                let off = (seq - 1) as u64;
+                let keep = (nxt - off).min(seg.payload.len() as u64) as usize;
+                self.owe_ack_before_arrival(now, off, off + keep as u64);
+                let _ = self.recvbuf.insert(off, &seg.payload[..keep]);
+            }
             self.ack.now = true;
             return;
         }

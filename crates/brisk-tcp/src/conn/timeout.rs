@@ -80,9 +80,19 @@ impl Connection {
         self.timers.set(Timer::Rto, now + t);
     }
 
+    /// Linux `tcp_enter_loss`. A timeout outside a recovery (or after its recovery
+    /// point, or the first after an undone one) starts a new episode: ssthresh is
+    /// reduced once and the window before it saved for an undo. F-RTO (RFC 5682) runs
+    /// unless a recovery was under way, except for repeated timeouts (§3.2).
     fn enter_loss(&mut self, now: Instant) {
         self.refresh_cc_state();
-        if self.ca_state <= CaState::Disorder || self.high_seq <= self.snd_una {
+        let new_recovery = self.ca_state < CaState::Recovery;
+        let new_episode = self.ca_state <= CaState::Disorder
+            || self.high_seq <= self.snd_una
+            || (self.ca_state == CaState::Loss && self.backoff == 1);
+        let (prior_cwnd, prior_ssthresh) = (self.ccs.cwnd, self.ccs.ssthresh);
+        let in_reduction = matches!(self.ca_state, CaState::Cwr | CaState::Recovery);
+        if new_episode {
             let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
             self.ccs.ssthresh = ss;
         }
@@ -97,6 +107,14 @@ impl Connection {
         self.cc.on_event(&mut self.ccs, now, CcEvent::Rto);
         let lost = self.board.mark_all_lost();
         self.info.lost += u64::from(lost);
+        if new_episode {
+            let ss =
+                crate::recovery::undo::current_ssthresh(prior_cwnd, prior_ssthresh, in_reduction);
+            self.undo.save(prior_cwnd, Some(ss));
+            self.undo.start(self.snd_una, self.board.retrans_out());
+        }
+        self.frto
+            .on_rto(self.config.frto, new_recovery, self.backoff > 1);
         self.high_seq = self.snd_nxt;
         self.ca_state = CaState::Loss;
         self.tlp.reset();
@@ -118,7 +136,7 @@ impl Connection {
         let prior_in_flight = self.board.in_flight();
         self.rack_detect(now);
         if self.board.lost_out() > 0 && self.ca_state < CaState::Recovery {
-            self.enter_recovery(now, prior_in_flight);
+            self.enter_recovery(now, prior_in_flight, false);
         }
     }
 

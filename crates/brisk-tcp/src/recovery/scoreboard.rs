@@ -197,6 +197,29 @@ impl Scoreboard {
         n
     }
 
+    /// Clears every lost mark (Linux `tcp_undo_cwnd_reduction` with `unmark_loss`): a
+    /// loss proved spurious, so the segments count as in flight again. O(outstanding),
+    /// but only on an undo, which is rare.
+    pub fn unmark_all_lost(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.lost = false;
+        }
+        self.lost_out = 0;
+        self.lost_pending.clear();
+    }
+
+    /// How many of the segments overlapping `[start, end)` were ever retransmitted,
+    /// looking at no more than `max` segments (a D-SACK block covers at most that many).
+    pub fn count_retransmitted(&self, start: u64, end: u64, max: u32) -> u32 {
+        let first = self.segs.partition_point(|s| s.end <= start);
+        self.segs
+            .range(first..)
+            .take(max as usize)
+            .take_while(|s| s.start < end)
+            .filter(|s| s.ever_retrans)
+            .count() as u32
+    }
+
     /// The lowest segment waiting for retransmission.
     pub fn next_lost(&mut self) -> Option<SentSegment> {
         while let Some(&id) = self.lost_pending.first() {
@@ -434,6 +457,33 @@ mod tests {
             Walk::Skip
         });
         assert_eq!(order, vec![101, 201, 1]);
+    }
+
+    #[test]
+    fn unmarking_losses_puts_segments_back_in_flight() {
+        let mut b = board(4);
+        assert_eq!(b.mark_all_lost(), 4);
+        let first = b.first().unwrap().id;
+        b.on_retransmit(first, info(50));
+        assert_eq!(b.in_flight(), 1);
+        b.unmark_all_lost();
+        assert_eq!(b.lost_out(), 0);
+        // The original and the retransmission of the head are both in flight.
+        assert_eq!(b.in_flight(), 5);
+        assert!(b.next_lost().is_none());
+    }
+
+    #[test]
+    fn retransmitted_segments_in_a_range_are_counted() {
+        let mut b = board(5);
+        for id in [1, 3] {
+            b.mark_lost(id);
+            b.on_retransmit(id, info(60));
+        }
+        assert_eq!(b.count_retransmitted(101, 501, 10), 2);
+        assert_eq!(b.count_retransmitted(101, 201, 10), 1);
+        assert_eq!(b.count_retransmitted(201, 301, 10), 0);
+        assert_eq!(b.count_retransmitted(1, 501, 2), 1, "bounded by max");
     }
 
     #[test]
