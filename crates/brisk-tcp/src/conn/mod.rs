@@ -701,7 +701,7 @@ impl Connection {
     }
 
     fn current_rto(&self) -> Duration {
-        crate::recovery::rto::backoff(self.rtt.rto(), self.backoff, self.config.max_rto)
+        self.rtt.rto_backoff(self.backoff)
     }
 
     fn push_event(&mut self, ev: Event) {

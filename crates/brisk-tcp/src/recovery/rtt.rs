@@ -80,10 +80,7 @@ impl RttEstimator {
     /// The RTO after `backoffs` consecutive timeouts (RFC 6298 §5.5: doubling), capped
     /// at `max_rto`.
     pub fn rto_backoff(&self, backoffs: u32) -> Duration {
-        let base = u128::from(dur_nanos(self.rto()));
-        let backed = base << backoffs.min(64);
-        let cap = self.max_rto.max(self.rto());
-        Duration::from_nanos(u64::try_from(backed).unwrap_or(u64::MAX)).min(cap)
+        super::rto::backoff(self.rto(), backoffs, self.max_rto)
     }
 
     /// Smoothed RTT; `None` before the first sample.
