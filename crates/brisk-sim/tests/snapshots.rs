@@ -1,0 +1,113 @@
+//! Behaviour snapshots: every scenario in `scenarios/` and a handful of fault-campaign
+//! seeds, each run once, recorded as its full JSON summary plus a SHA-256 of every
+//! packet hand-over (`trace_sha256`) and of each host's pcap.
+//!
+//! A change to any snapshot is a change of behaviour: make it in its own commit and
+//! say why in the message. Structural work (refactors) must leave them untouched.
+//! Review a change with `cargo insta review`, or accept it with
+//! `INSTA_UPDATE=always cargo test --release -p brisk-sim --test snapshots`.
+
+mod common;
+
+use brisk_sim::{run_with, RunOptions, Scenario};
+use sha2::{Digest, Sha256};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Fault-campaign seeds recorded (a mix of loss models, impairments and apps).
+const FAULT_SEEDS: [u64; 8] = [0, 1, 2, 3, 5, 8, 13, 21];
+
+/// Scenarios whose pcaps would be too large to write in a test (the 1 Gbit/s
+/// benchmark writes ~5 GB); `trace_sha256` covers every one of their packets anyway.
+const NO_PCAP: [&str; 1] = ["bench-1g"];
+
+fn scenarios_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
+}
+
+/// A scratch directory unique to this process and `tag`, removed on drop.
+struct Scratch(PathBuf);
+impl Scratch {
+    fn new(tag: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("brisk-snap-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        Scratch(p)
+    }
+}
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The snapshot text of one run: pretty JSON summary, then one line per pcap.
+fn record(sc: &Scenario, seed: u64, tag: &str, pcaps: bool) -> String {
+    let scratch = Scratch::new(tag);
+    let opts = RunOptions {
+        trace_hash: true,
+        pcap_dir: pcaps.then(|| scratch.0.clone()),
+        ..Default::default()
+    };
+    let res = run_with(sc, seed, &opts).unwrap_or_else(|e| panic!("{tag}: {e}"));
+    let mut out = serde_json::to_string_pretty(&res.to_json()).expect("json");
+    out.push('\n');
+    if pcaps {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&scratch.0)
+            .expect("pcap dir")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        files.sort();
+        for f in files {
+            let bytes = std::fs::read(&f).expect("pcap");
+            let name = f.file_name().expect("name").to_string_lossy().into_owned();
+            let hash = Sha256::digest(&bytes);
+            let mut hex = String::new();
+            for b in hash {
+                write!(hex, "{b:02x}").unwrap();
+            }
+            writeln!(out, "pcap {name}: {} bytes, sha256 {hex}", bytes.len()).unwrap();
+        }
+    }
+    out
+}
+
+fn settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_prepend_module_to_snapshot(false);
+    s.set_omit_expression(true);
+    s
+}
+
+#[test]
+fn scenarios_are_unchanged() {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(scenarios_dir())
+        .expect("scenarios/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    names.sort();
+    assert!(
+        names.len() >= 8,
+        "expected the shipped scenarios, found {names:?}"
+    );
+    for path in names {
+        let stem = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let sc = Scenario::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text = record(&sc, sc.seed, &stem, !NO_PCAP.contains(&stem.as_str()));
+        settings().bind(|| insta::assert_snapshot!(format!("scenario-{stem}"), text));
+    }
+}
+
+#[test]
+fn fault_seeds_are_unchanged() {
+    for seed in FAULT_SEEDS {
+        let toml = common::fault::scenario_for(seed);
+        let sc = Scenario::from_toml_str(&toml).expect("fault scenario");
+        let text = record(&sc, seed, &format!("fault-{seed}"), true);
+        settings().bind(|| insta::assert_snapshot!(format!("fault-seed-{seed}"), text));
+    }
+}
