@@ -195,7 +195,7 @@ fn send(p: &PathArgs, bytes: u64, cc: &str) -> anyhow::Result<()> {
         tools::timed_sink(&mut s, u64::MAX)
     });
     let tcp = brisk_tcp::Config {
-        cc,
+        congestion: cc.into(),
         ..brisk_tcp::Config::default()
     };
     let mut c = brisk_emu::TcpStream::connect_with(

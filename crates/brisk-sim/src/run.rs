@@ -53,7 +53,7 @@ pub enum SimError {
 #[derive(Clone, Debug)]
 pub struct FlowResult {
     pub id: u32,
-    pub cc: &'static str,
+    pub cc: String,
     pub app: &'static str,
     pub start: Instant,
     /// Bytes read by the receiving application.
@@ -290,7 +290,7 @@ pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult
             .map(|e| e.to_string());
         flows.push(FlowResult {
             id: fi.id,
-            cc: fi.cc,
+            cc: fi.cc.clone(),
             app,
             start: fi.start,
             bytes_delivered: delivered,

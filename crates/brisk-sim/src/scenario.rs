@@ -183,7 +183,7 @@ impl TcpKnobs {
     /// The TCP configuration for this flow: Linux defaults overridden by the knobs.
     pub fn to_config(&self, cc: CcAlgorithm) -> brisk_tcp::Config {
         let mut c = brisk_tcp::Config {
-            cc,
+            congestion: cc.into(),
             ..Default::default()
         };
         macro_rules! set {
@@ -225,7 +225,11 @@ impl TcpKnobs {
         if let Some(v) = self.send_buffer {
             c.send_buffer = usize::try_from(v.0).unwrap_or(usize::MAX);
         }
-        c.delay_correlation = self.delay_correlation_config();
+        if let Some(dc) = self.delay_correlation_config() {
+            c.congestion = c
+                .congestion
+                .with_layer(brisk_tcp::cc::LayerSpec::DelayCorrelation(dc));
+        }
         c
     }
 }

@@ -59,7 +59,7 @@ pub struct FlowInfo {
     pub id: u32,
     /// Index of the `[[flow]]` entry it came from.
     pub spec: usize,
-    pub cc: &'static str,
+    pub cc: String,
     pub start: Instant,
     pub app: AppSpec,
     pub sender: NodeId,

@@ -1,7 +1,7 @@
 //! Per-connection configuration, with Linux 6.x defaults.
 
-use crate::cc::delay_corr::{DelayCorrConfig, DelayCorrelation};
-use crate::cc::{CcAlgorithm, CongestionControl};
+use crate::cc::spec::{CcContext, CcFactory, HostCc, StandardCcFactory};
+use crate::cc::{CcSpec, CongestionControl};
 use brisk_time::Duration;
 
 /// Per-connection knobs. `Default` matches a stock Linux 6.x host: IW10, MSS 1448 with
@@ -16,10 +16,9 @@ pub struct Config {
     pub window_scaling: bool,
     pub timestamps: bool,
     pub nagle: bool,
-    pub cc: CcAlgorithm,
-    /// Wrap `cc` in the delay-correlation bufferbloat limiter (Nowlan 2014 ch. 3);
-    /// `None` (the default) runs `cc` alone.
-    pub delay_correlation: Option<DelayCorrConfig>,
+    /// The congestion controller: a base algorithm plus layers (e.g. CUBIC wrapped in
+    /// the delay-correlation limiter, Nowlan 2014 ch. 3). Default: CUBIC alone.
+    pub congestion: CcSpec,
     /// Send buffer limit, bytes (writes beyond it are refused: `write` returns fewer bytes).
     pub send_buffer: usize,
     /// Receive buffer, bytes: bounds the advertised window and the out-of-order store.
@@ -72,8 +71,7 @@ impl Default for Config {
             window_scaling: true,
             timestamps: true,
             nagle: true,
-            cc: CcAlgorithm::Cubic,
-            delay_correlation: None,
+            congestion: CcSpec::default(),
             send_buffer: 4 << 20,
             recv_buffer: 6 << 20,
             min_rto: Duration::from_millis(200),
@@ -102,27 +100,16 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The congestion controller this configuration asks for: `cc`, wrapped in the
-    /// delay-correlation layer when `delay_correlation` is set. `seed` (the
-    /// connection's) is mixed into the layer's sampling seed so that flows sharing one
-    /// configuration still draw independent samples.
+    /// The controller this configuration asks for, built by brisk's standard factory
+    /// for a connection with `seed` on a host of its own. Endpoints build through
+    /// their `EndpointConfig::cc_factory` and share one `HostCc` instead.
     pub fn build_cc(&self, seed: u64) -> Box<dyn CongestionControl> {
-        let base = self.cc.build();
-        match &self.delay_correlation {
-            Some(dc) => {
-                let mut dc = dc.clone();
-                dc.seed ^= seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                Box::new(DelayCorrelation::new(base, dc))
-            }
-            None => base,
-        }
+        let host = HostCc::default();
+        StandardCcFactory.build(&self.congestion, CcContext { seed, host: &host })
     }
 
-    /// The name `build_cc` reports, e.g. "cubic" or "cubic+dc".
-    pub fn cc_name(&self) -> &'static str {
-        match (self.cc, self.delay_correlation.is_some()) {
-            (c, false) => c.name(),
-            (c, true) => crate::cc::delay_corr::wrapped_name(c.name()),
-        }
+    /// The label the built controller reports, e.g. "cubic" or "cubic+dc".
+    pub fn cc_name(&self) -> String {
+        self.congestion.name()
     }
 }

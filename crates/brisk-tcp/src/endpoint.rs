@@ -15,8 +15,10 @@
 //! registered at its earliest known deadline; an entry that surfaces early simply
 //! re-registers the connection's current deadline.
 
+use crate::cc::spec::{CcContext, CcFactory, HostCc, StandardCcFactory};
+use crate::cc::CongestionControl;
 use crate::config::Config;
-use crate::conn::{isn, Connection, State};
+use crate::conn::{isn, Connection, Setup, State};
 use crate::event::{ConnError, Event};
 use crate::stats::EndpointStats;
 use brisk_time::Instant;
@@ -29,6 +31,7 @@ use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
 /// Endpoint-wide settings.
 #[derive(Clone, Debug)]
@@ -41,6 +44,9 @@ pub struct EndpointConfig {
     pub max_connections: usize,
     /// Defaults for connections accepted by listeners.
     pub default_config: Config,
+    /// Builds each connection's congestion controller from its `Config::congestion`
+    /// spec, with the connection's seed and the host's shared `HostCc`.
+    pub cc_factory: Arc<dyn CcFactory>,
 }
 
 impl Default for EndpointConfig {
@@ -50,6 +56,7 @@ impl Default for EndpointConfig {
             rng_seed: 0,
             max_connections: 65_536,
             default_config: Config::default(),
+            cc_factory: Arc::new(StandardCcFactory),
         }
     }
 }
@@ -122,6 +129,7 @@ pub struct Endpoint {
     stats: EndpointStats,
     ip_ident: u16,
     next_seed: u64,
+    host_cc: HostCc,
 }
 
 impl Endpoint {
@@ -144,6 +152,7 @@ impl Endpoint {
             stats: EndpointStats::default(),
             ip_ident: 0,
             next_seed,
+            host_cc: HostCc::default(),
         }
     }
 
@@ -197,7 +206,16 @@ impl Endpoint {
         let local = SocketAddr::new(self.local, port);
         let iss = isn::initial_seq(now, local, remote, &self.config.isn_secret);
         let seed = self.seed();
-        let conn = Connection::connect(now, local, remote, config, iss, seed);
+        let cc = self.build_cc(&config, seed);
+        let setup = Setup {
+            local,
+            remote,
+            config,
+            iss,
+            seed,
+            cc,
+        };
+        let conn = Connection::connect(now, setup);
         let h = self.insert(conn, None);
         self.touch(h);
         Ok(h)
@@ -305,7 +323,16 @@ impl Endpoint {
         let local = SocketAddr::new(self.local, port);
         let iss = isn::initial_seq(now, local, remote, &self.config.isn_secret);
         let seed = self.seed();
-        let conn = Connection::accept(now, local, remote, config, iss, seed, tcp);
+        let cc = self.build_cc(&config, seed);
+        let setup = Setup {
+            local,
+            remote,
+            config,
+            iss,
+            seed,
+            cc,
+        };
+        let conn = Connection::accept(now, setup, tcp);
         if let Some(l) = self.listeners.get_mut(&port) {
             l.syn_queue += 1;
         }
@@ -479,6 +506,19 @@ impl Endpoint {
     }
 
     // ----- internals -----
+
+    fn build_cc(&self, config: &Config, seed: u64) -> Box<dyn CongestionControl> {
+        let ctx = CcContext {
+            seed,
+            host: &self.host_cc,
+        };
+        self.config.cc_factory.build(&config.congestion, ctx)
+    }
+
+    /// The state shared by this host's congestion controllers.
+    pub fn host_cc(&self) -> &HostCc {
+        &self.host_cc
+    }
 
     fn seed(&mut self) -> u64 {
         let s = self.next_seed;

@@ -7,7 +7,7 @@ use brisk_time::Duration;
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct TcpInfo {
     pub state: &'static str,
-    pub cc: &'static str,
+    pub cc: std::sync::Arc<str>,
     /// Segments.
     pub cwnd: u32,
     /// Segments (`u32::MAX` while infinite).

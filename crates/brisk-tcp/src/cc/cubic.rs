@@ -19,7 +19,7 @@
 mod tests;
 
 use super::reno::{cong_avoid_ai, slow_start};
-use super::{AckSample, CcEvent, CcState, CongestionControl};
+use super::{AckSample, CcEvent, CcState, CongestionCause, CongestionControl};
 use brisk_time::{Duration, Instant};
 
 /// Fixed-point scale of β (Linux `BICTCP_BETA_SCALE`).
@@ -463,7 +463,7 @@ impl CongestionControl for Cubic {
 
     /// Linux `cubictcp_recalc_ssthresh`: end the epoch, remember W_max (lowered further
     /// by fast convergence if the last one was not regained), and cut to β·cwnd.
-    fn ssthresh(&mut self, cc: &mut CcState, _now: Instant) -> u32 {
+    fn ssthresh(&mut self, cc: &mut CcState, _now: Instant, _cause: CongestionCause) -> u32 {
         self.epoch_start = None;
         let cwnd = u64::from(cc.cwnd);
         let beta = u64::from(self.cfg.beta);

@@ -23,7 +23,7 @@ mod tests;
 
 pub use window::{Moments, Observation, ObservationWindow, Sums, MAX_VALUE, MAX_WINDOW};
 
-use super::{AckSample, CcDiagnostics, CcEvent, CcState, CongestionControl, SentInfo};
+use super::{AckSample, CcDiagnostics, CcEvent, CcState, CongestionCause, CongestionControl};
 use crate::recovery::minmax::WindowedMin;
 use brisk_time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
@@ -241,15 +241,8 @@ pub struct DelayCorrelation {
     snap: DelayCorrSnapshot,
 }
 
-/// The reported name of the layer over a base controller called `base`: "cubic+dc",
-/// "reno+dc", or "delay_correlation" over a base it does not know.
-pub fn wrapped_name(base: &str) -> &'static str {
-    match base {
-        "cubic" => "cubic+dc",
-        "reno" => "reno+dc",
-        _ => "delay_correlation",
-    }
-}
+/// The layer's tag in labels: "cubic+dc".
+pub const TAG: &str = "dc";
 
 fn micros_u32(d: Duration) -> u32 {
     u32::try_from(d.as_micros()).unwrap_or(u32::MAX)
@@ -371,21 +364,26 @@ impl DelayCorrelation {
         self.clamping = false;
         self.snap.releases += 1;
         if self.cfg.release == ReleasePolicy::Reanchor {
-            let _ = self.base.ssthresh(cc, now);
+            let _ = self.base.ssthresh(cc, now, CongestionCause::Delay);
             cc.ssthresh = cc.cwnd.max(2);
             cc.cwnd_cnt = 0;
         }
     }
 }
 
-impl CongestionControl for DelayCorrelation {
-    /// "<base>+dc" (e.g. "cubic+dc") so outputs name both layers.
-    fn name(&self) -> &'static str {
-        wrapped_name(self.base.name())
+/// Overrides what the thesis's layer changes; `init`, `ssthresh`, `on_sent`,
+/// `undo_cwnd` and `pacing_rate` are the base's (the trait's forwarding defaults).
+impl super::layer::CcLayer for DelayCorrelation {
+    fn tag(&self) -> &'static str {
+        TAG
     }
 
-    fn init(&mut self, cc: &mut CcState, now: Instant) {
-        self.base.init(cc, now);
+    fn inner(&self) -> &dyn CongestionControl {
+        self.base.as_ref()
+    }
+
+    fn inner_mut(&mut self) -> &mut dyn CongestionControl {
+        self.base.as_mut()
     }
 
     /// Observations are collected on every ACK, in recovery too (only retransmitted
@@ -419,10 +417,6 @@ impl CongestionControl for DelayCorrelation {
         }
     }
 
-    fn ssthresh(&mut self, cc: &mut CcState, now: Instant) -> u32 {
-        self.base.ssthresh(cc, now)
-    }
-
     fn on_event(&mut self, cc: &mut CcState, now: Instant, ev: CcEvent) {
         match ev {
             // Loss or ECN: the base has just computed ssthresh from the clamped cwnd
@@ -435,18 +429,6 @@ impl CongestionControl for DelayCorrelation {
             _ => {}
         }
         self.base.on_event(cc, now, ev);
-    }
-
-    fn on_sent(&mut self, cc: &mut CcState, info: &SentInfo) {
-        self.base.on_sent(cc, info);
-    }
-
-    fn undo_cwnd(&mut self, cc: &CcState, prior_cwnd: u32) -> u32 {
-        self.base.undo_cwnd(cc, prior_cwnd)
-    }
-
-    fn pacing_rate(&self, cc: &CcState) -> Option<u64> {
-        self.base.pacing_rate(cc)
     }
 
     /// The layer's own state; a base's diagnostics are shadowed (none report any yet).

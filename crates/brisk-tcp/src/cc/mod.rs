@@ -14,7 +14,13 @@
 
 pub mod cubic;
 pub mod delay_corr;
+pub mod layer;
 pub mod reno;
+pub mod spec;
+
+pub use crate::sent::SentInfo;
+pub use layer::CcLayer;
+pub use spec::{CcFactory, CcSpec, HostCc, LayerSpec, StandardCcFactory};
 
 use brisk_time::{Duration, Instant};
 use std::fmt;
@@ -65,22 +71,6 @@ impl CcState {
     }
 }
 
-/// Per-packet state captured when a segment was (last) sent; handed back on ACK.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SentInfo {
-    pub sent_at: Instant,
-    /// Payload bytes of the segment.
-    pub bytes: u32,
-    /// Segments in flight when this one left, including itself.
-    pub in_flight_at_send: u32,
-    /// `CcState::delivered` when this one left (for delivery-rate samples).
-    pub delivered_at_send: u64,
-    /// Whether the sender was application-limited when this left.
-    pub app_limited: bool,
-    /// Whether this transmission was a retransmission.
-    pub retransmit: bool,
-}
-
 /// What one ACK told the sender.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AckSample {
@@ -97,6 +87,25 @@ pub struct AckSample {
     pub prior_in_flight: u32,
     /// The ACK carried ECE (RFC 3168 §6.1.2).
     pub ece: bool,
+}
+
+/// Why the window is being reduced: passed to [`CongestionControl::ssthresh`], as
+/// neqo's `CongestionTrigger` and quinn's `is_ecn` do, so a controller can answer
+/// each signal differently (ABE's β_ecn ≠ β_loss, RFC 8511; RDB's inferred losses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CongestionCause {
+    /// Loss found by SACK/RACK or duplicate ACKs: fast recovery starts.
+    Loss,
+    /// A tail-loss probe repaired a loss (RFC 8985 §7.4.2): reduce as for a loss.
+    ProbeLoss,
+    /// The peer echoed a CE mark (ECE, RFC 3168 §6.1.2).
+    Ecn,
+    /// A retransmission timeout.
+    Rto,
+    /// A delay signal from a layer: delay correlation hands the window back to its
+    /// base and re-anchors the base's reference point (CDG's backoff will use it too).
+    Delay,
 }
 
 /// Events other than ACKs, after Linux's `cwnd_event` and state changes.
@@ -119,9 +128,20 @@ pub enum CcEvent {
 }
 
 /// A congestion controller. Only `name`, `ssthresh` and `cong_avoid` are required.
+///
+/// Who writes cwnd: a controller moves `cc.cwnd` only inside `cong_avoid` (growth
+/// outside reductions, as Linux's `cong_avoid` does) and returns values from
+/// `ssthresh`/`undo_cwnd`; every other change of cwnd (PRR, RTO, undo, idle restart,
+/// the clamp) is made by the connection's congestion part (`conn/congestion.rs`).
 pub trait CongestionControl: fmt::Debug + Send {
-    /// Short name used in stats and output, e.g. "cubic".
+    /// Short name of this controller alone, e.g. "cubic" (a layer: its tag, "dc").
     fn name(&self) -> &'static str;
+
+    /// The full name used in stats and output: a base's `name`, and for layers the
+    /// inner label plus "+tag" ("cubic+dc"). Computed once per connection.
+    fn label(&self) -> String {
+        self.name().to_string()
+    }
 
     /// Called once when the connection is established (Linux `init`).
     fn init(&mut self, _cc: &mut CcState, _now: Instant) {}
@@ -134,7 +154,9 @@ pub trait CongestionControl: fmt::Debug + Send {
     fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample);
 
     /// The new slow-start threshold on a congestion signal (Linux `ssthresh`), segments.
-    fn ssthresh(&mut self, cc: &mut CcState, now: Instant) -> u32;
+    /// `cause` says which signal; the connection applies the result (and never lets it
+    /// below 2) through its one reduction path.
+    fn ssthresh(&mut self, cc: &mut CcState, now: Instant, cause: CongestionCause) -> u32;
 
     /// State changes and other events (Linux `cwnd_event` and `set_state`).
     fn on_event(&mut self, _cc: &mut CcState, _now: Instant, _ev: CcEvent) {}

@@ -14,7 +14,7 @@
 //! - On a congestion signal, ssthresh = max(cwnd/2, 2) (RFC 5681 eq. 4 with
 //!   FlightSize replaced by cwnd, as Linux does).
 
-use super::{AckSample, CcState, CongestionControl};
+use super::{AckSample, CcState, CongestionCause, CongestionControl};
 use brisk_time::Instant;
 
 /// Linux `tcp_slow_start`: grow cwnd by `acked` segments up to ssthresh (and the
@@ -75,7 +75,7 @@ impl CongestionControl for Reno {
         cong_avoid_ai(cc, w, acked);
     }
 
-    fn ssthresh(&mut self, cc: &mut CcState, _now: Instant) -> u32 {
+    fn ssthresh(&mut self, cc: &mut CcState, _now: Instant, _cause: CongestionCause) -> u32 {
         reno_ssthresh(cc.cwnd)
     }
 }
@@ -179,7 +179,11 @@ mod tests {
         let mut r = Reno;
         for (cwnd, expect) in [(100, 50), (21, 10), (5, 2), (3, 2), (1, 2), (0, 2)] {
             let mut cc = limited(cwnd, u32::MAX);
-            assert_eq!(r.ssthresh(&mut cc, Instant::ZERO), expect, "cwnd {cwnd}");
+            assert_eq!(
+                r.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss),
+                expect,
+                "cwnd {cwnd}"
+            );
         }
     }
 
@@ -187,7 +191,7 @@ mod tests {
     fn aimd_sawtooth_halves_then_climbs_linearly() {
         let mut r = Reno;
         let mut cc = limited(64, 64);
-        cc.ssthresh = r.ssthresh(&mut cc, Instant::ZERO);
+        cc.ssthresh = r.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss);
         cc.cwnd = cc.ssthresh;
         assert_eq!(cc.cwnd, 32);
         for _ in 0..32 {

@@ -6,7 +6,7 @@
 
 use super::undo::AckFlags;
 use super::{CaState, Connection};
-use crate::cc::{AckSample, CcEvent, SentInfo};
+use crate::cc::{AckSample, SentInfo};
 use crate::conn::timer::Timer;
 use crate::event::{Event, TraceEvent};
 use crate::recovery::rack::DUPTHRESH;
@@ -19,37 +19,37 @@ impl Connection {
         // An old ACK (reordered behind a newer one): its cumulative ACK, window and
         // timing are stale, but its SACK blocks may be news. Like Linux `tcp_ack`'s
         // `old_ack` path, only SACK tagging and loss detection run for it.
-        let old = ack < self.snd_una as i64;
-        if ack < 0 || (old && (!self.sack_ok || seg.sack.is_empty())) {
+        let old = ack < self.snd.snd_una as i64;
+        if ack < 0 || (old && (!self.opts.sack_ok || seg.sack.is_empty())) {
             return;
         }
         let ack = ack as u64;
-        let prior_una = self.snd_una;
-        let prior_in_flight = self.board.in_flight();
-        let prior_highest_sacked = self.board.highest_sacked();
+        let prior_una = self.snd.snd_una;
+        let prior_in_flight = self.loss.board.in_flight();
+        let prior_highest_sacked = self.loss.board.highest_sacked();
         // Any acceptable ACK shows the peer is alive (Linux resets `icsk_probes_out`).
-        self.persist_probes = 0;
+        self.probes.persist_probes = 0;
 
         // Window update (RFC 9293 §3.10.7.4, as Linux `tcp_may_update_window`): a
         // duplicate ACK from the same sequence point may only open the window, so a
         // reordered older one (see `paws`) never restores a stale, smaller window.
-        let wnd = u64::from(seg.window) << self.snd_wscale;
-        let window_changed = wnd != self.snd_wnd;
+        let wnd = u64::from(seg.window) << self.opts.snd_wscale;
+        let window_changed = wnd != self.snd.snd_wnd;
         if !old
             && (ack > prior_una
-                || seq > self.snd_wl1
-                || (seq == self.snd_wl1 && wnd > self.snd_wnd))
+                || seq > self.snd.snd_wl1
+                || (seq == self.snd.snd_wl1 && wnd > self.snd.snd_wnd))
         {
-            self.snd_wnd = wnd;
-            self.snd_wl1 = seq;
-            self.max_snd_wnd = self.max_snd_wnd.max(wnd);
+            self.snd.snd_wnd = wnd;
+            self.snd.snd_wl1 = seq;
+            self.snd.max_snd_wnd = self.snd.max_snd_wnd.max(wnd);
         }
 
         // SACK blocks (RFC 2018), D-SACK (RFC 2883 §4).
         let mut blocks = [(0u64, 0u64); 4];
         let mut nblocks = 0;
         let mut dsack: Option<(u64, u64)> = None;
-        if self.sack_ok {
+        if self.opts.sack_ok {
             let raw = seg.sack.as_slice();
             for (i, b) in raw.iter().enumerate() {
                 let l = self.unwrap_ack(b.left);
@@ -75,7 +75,7 @@ impl Connection {
                     // Reported before SND.UNA passed it: nothing left to tag.
                     continue;
                 }
-                if l < ack || r > self.snd_nxt {
+                if l < ack || r > self.snd.snd_nxt {
                     self.counters.sack_blocks_ignored += 1;
                     continue;
                 }
@@ -89,8 +89,8 @@ impl Connection {
         let dsack_plausible = dsack.is_some_and(|(l, r)| self.account_dsack(l, r, prior_una));
 
         // Scoreboard: newly SACKed, then cumulatively ACKed segments.
-        let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
-        let high_seq = self.high_seq;
+        let min_rtt = self.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
+        let high_seq = self.loss.high_seq;
         let mut delivered = 0u32;
         let mut sacked_now = 0u32;
         let mut orig_acked = false;
@@ -99,7 +99,7 @@ impl Connection {
         let mut oldest_clean: Option<Instant> = None;
         let mut sack_clean: Option<Instant> = None;
         let mut newest: Option<SentInfo> = None;
-        let rack = &mut self.rack;
+        let rack = &mut self.loss.rack;
         let mut on_delivered = |s: &crate::recovery::scoreboard::SentSegment, by_sack: bool| {
             delivered += 1;
             sacked_now += u32::from(by_sack);
@@ -122,35 +122,38 @@ impl Connection {
             }
             rack.on_delivered(now, s.xmit_ts, s.end, s.ever_retrans, min_rtt);
         };
-        self.board
+        self.loss
+            .board
             .sack(&blocks[..nblocks], |s| on_delivered(s, true));
         let mut acked_bytes = 0u64;
         if ack > prior_una {
-            self.board.ack_cumulative(ack, |s| on_delivered(s, false));
-            self.snd_una = ack;
-            let fin_end = self.fin_seq.map_or(u64::MAX, |f| f);
+            self.loss
+                .board
+                .ack_cumulative(ack, |s| on_delivered(s, false));
+            self.snd.snd_una = ack;
+            let fin_end = self.snd.fin_seq.map_or(u64::MAX, |f| f);
             let data_acked = ack.min(fin_end).saturating_sub(1);
             let prev_data = prior_una.min(fin_end).saturating_sub(1);
             acked_bytes = data_acked.saturating_sub(prev_data);
-            self.sendbuf.ack_to(data_acked);
+            self.snd.sendbuf.ack_to(data_acked);
             self.info.bytes_acked += acked_bytes;
-            self.backoff = 0;
-            self.last_progress = now;
-            self.dupacks = 0;
-            if self.writable_wanted && self.sendbuf.capacity() > 0 && !self.fin_queued {
-                self.writable_wanted = false;
+            self.loss.backoff = 0;
+            self.loss.last_progress = now;
+            self.loss.dupacks = 0;
+            if self.snd.writable_wanted && self.snd.sendbuf.capacity() > 0 && !self.snd.fin_queued {
+                self.snd.writable_wanted = false;
                 self.push_event(Event::Writable);
             }
         }
         if reordering {
-            self.rack.on_reordering();
+            self.loss.rack.on_reordering();
         }
         if dsack.is_some() {
             self.info.dsack_received += 1;
         }
         let dsack = dsack.filter(|_| dsack_plausible);
         if dsack.is_some() {
-            self.rack.on_dsack(self.snd_una, self.snd_nxt);
+            self.loss.rack.on_dsack(self.snd.snd_una, self.snd.snd_nxt);
         }
         let mut flags = AckFlags {
             una_advanced: ack > prior_una,
@@ -160,7 +163,7 @@ impl Connection {
             ece: false,
             tsecr: seg
                 .timestamps
-                .filter(|t| self.ts_ok && t.tsecr != 0)
+                .filter(|t| self.opts.ts_ok && t.tsecr != 0)
                 .map(|t| t.tsecr),
         };
 
@@ -171,7 +174,7 @@ impl Connection {
         // waited for the retransmission, so their "RTT" would include that wait.
         let oldest_clean = oldest_clean.filter(|_| !retrans_acked);
         let mut sample = oldest_clean.or(sack_clean).map(|t| now - t);
-        if sample.is_none() && ack > prior_una && self.ts_ok {
+        if sample.is_none() && ack > prior_una && self.opts.ts_ok {
             if let Some(ts) = seg.timestamps.filter(|t| t.tsecr != 0) {
                 let ms = self.tsval(now).wrapping_sub(ts.tsecr);
                 if (ms as i32) >= 0 {
@@ -182,7 +185,7 @@ impl Connection {
         if old {
             // Linux `old_ack`: delivery and loss detection only; no RTT sample (the
             // ACK was held back), no window growth, no TLP or timer changes.
-            self.ccs.delivered += u64::from(delivered);
+            self.cong.vars.delivered += u64::from(delivered);
             self.refresh_cc_state();
             if self.config.rack && (delivered > 0 || dsack.is_some()) {
                 self.rack_detect(now);
@@ -194,10 +197,10 @@ impl Connection {
             if self.undo_and_exit(now, &flags) && self.config.rack {
                 self.rack_detect(now);
             }
-            if self.board.lost_out() > 0 && self.ca_state < CaState::Recovery {
+            if self.loss.board.lost_out() > 0 && self.cong.ca_state < CaState::Recovery {
                 self.enter_recovery(now, prior_in_flight, false);
-            } else if self.ca_state == CaState::Open && self.board.sacked_out() > 0 {
-                self.ca_state = CaState::Disorder;
+            } else if self.cong.ca_state == CaState::Open && self.loss.board.sacked_out() > 0 {
+                self.cong.ca_state = CaState::Disorder;
             }
             self.trace_cwnd(now);
             return;
@@ -206,13 +209,13 @@ impl Connection {
             self.rtt_sample(now, rtt);
         }
 
-        let ece = self.ecn_ok && seg.flags.contains(Flags::ECE);
+        let ece = self.opts.ecn_ok && seg.flags.contains(Flags::ECE);
         let is_dupack = ack == prior_una
             && seg.payload.is_empty()
             && !window_changed
             && !seg.flags.fin()
-            && !self.board.is_empty();
-        self.ccs.delivered += u64::from(delivered);
+            && !self.loss.board.is_empty();
+        self.cong.vars.delivered += u64::from(delivered);
         self.refresh_cc_state();
         let ack_sample = AckSample {
             now,
@@ -224,16 +227,16 @@ impl Connection {
             ece,
         };
         if delivered > 0 || acked_bytes > 0 {
-            self.cc.on_ack(&mut self.ccs, &ack_sample);
+            self.cong.ctrl.on_ack(&mut self.cong.vars, &ack_sample);
         }
 
         // Loss detection.
         if self.config.rack && (delivered > 0 || dsack.is_some()) {
             self.rack_detect(now);
-        } else if !self.config.rack && self.sack_ok && delivered > 0 {
+        } else if !self.config.rack && self.opts.sack_ok && delivered > 0 {
             self.dupthresh_detect();
         }
-        if !self.sack_ok {
+        if !self.opts.sack_ok {
             self.newreno_detect(ack, prior_una, is_dupack);
         }
 
@@ -245,47 +248,48 @@ impl Connection {
         if self.undo_and_exit(now, &flags) && self.config.rack {
             self.rack_detect(now);
         }
-        if self.board.lost_out() > 0 && self.ca_state < CaState::Recovery {
+        if self.loss.board.lost_out() > 0 && self.cong.ca_state < CaState::Recovery {
             self.enter_recovery(now, prior_in_flight, ece);
-        } else if ece && self.ca_state < CaState::Cwr {
+        } else if ece && self.cong.ca_state < CaState::Cwr {
             self.enter_cwr(now, prior_in_flight);
         }
-        if self.ca_state == CaState::Open && self.board.sacked_out() > 0 {
-            self.ca_state = CaState::Disorder;
-        } else if self.ca_state == CaState::Disorder && self.board.sacked_out() == 0 {
-            self.ca_state = CaState::Open;
+        if self.cong.ca_state == CaState::Open && self.loss.board.sacked_out() > 0 {
+            self.cong.ca_state = CaState::Disorder;
+        } else if self.cong.ca_state == CaState::Disorder && self.loss.board.sacked_out() == 0 {
+            self.cong.ca_state = CaState::Open;
         }
 
         // TLP episode end (RFC 8985 §7.4).
-        let dsack_for_probe = match (dsack, self.tlp.high_seq) {
+        let dsack_for_probe = match (dsack, self.loss.tlp.high_seq) {
             (Some((_, r)), Some(h)) => r <= h,
             _ => false,
         };
-        if self.tlp.on_ack(ack, dsack_for_probe, is_dupack) == TlpOutcome::Loss {
+        if self.loss.tlp.on_ack(ack, dsack_for_probe, is_dupack) == TlpOutcome::Loss {
             self.tlp_loss_response(now);
         }
 
         // Window (Linux `tcp_cong_control`): PRR while reducing, else growth.
-        if matches!(self.ca_state, CaState::Recovery | CaState::Cwr) {
+        if matches!(self.cong.ca_state, CaState::Recovery | CaState::Cwr) {
             if delivered > 0 {
-                self.ccs.cwnd = self.prr.on_ack(delivered, self.board.in_flight()).max(1);
+                let cwnd = self.loss.prr.on_ack(delivered, self.loss.board.in_flight());
+                self.set_cwnd(cwnd.max(1));
             }
         } else if delivered > 0 {
             self.refresh_cc_state();
-            self.cc.cong_avoid(&mut self.ccs, &ack_sample);
+            self.cong.ctrl.cong_avoid(&mut self.cong.vars, &ack_sample);
         }
-        self.ccs.cwnd = self.ccs.cwnd.clamp(1, self.ccs.cwnd_clamp.max(1));
+        self.set_cwnd(self.cong.vars.cwnd);
         self.trace_cwnd(now);
 
         // New round for cwnd-limited tracking.
-        if self.snd_una >= self.round_end {
-            self.round_end = self.snd_nxt;
-            self.max_packets_out = self.board.packets_out();
-            self.is_cwnd_limited = false;
+        if self.snd.snd_una >= self.cong.round_end {
+            self.cong.round_end = self.snd.snd_nxt;
+            self.cong.max_packets_out = self.loss.board.packets_out();
+            self.cong.is_cwnd_limited = false;
         }
 
         // Timers (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`).
-        if self.board.is_empty() {
+        if self.loss.board.is_empty() {
             self.timers.stop(Timer::Rto);
             self.timers.stop(Timer::Tlp);
             self.timers.stop(Timer::RackReorder);
@@ -300,41 +304,30 @@ impl Connection {
         if ack > prior_una || delivered > 0 {
             self.schedule_tlp(now);
         }
-        if self.snd_wnd > 0 && self.timers.is_set(Timer::Persist) {
+        if self.snd.snd_wnd > 0 && self.timers.is_set(Timer::Persist) {
             self.timers.stop(Timer::Persist);
-            self.persist_backoff = 0;
+            self.probes.persist_backoff = 0;
         }
     }
 
     /// One RTT sample into the estimator, CC state and trace.
     pub(super) fn rtt_sample(&mut self, now: Instant, rtt: Duration) {
-        self.rtt.on_sample(now, rtt);
+        self.loss.rtt.on_sample(now, rtt);
         self.refresh_cc_state();
         self.trace(TraceEvent::RttSample { at: now, rtt });
     }
 
-    pub(super) fn refresh_cc_state(&mut self) {
-        self.ccs.in_flight = self.board.in_flight();
-        self.ccs.srtt = self.rtt.srtt().unwrap_or(Duration::ZERO);
-        self.ccs.min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
-        self.ccs.cwnd_limited = if self.ccs.in_slow_start() {
-            self.ccs.cwnd < 2 * self.max_packets_out
-        } else {
-            self.is_cwnd_limited
-        };
-    }
-
     /// RACK (RFC 8985 §6.2 step 5) plus the reorder timer (§6.3).
     pub(super) fn rack_detect(&mut self, now: Instant) {
-        let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
-        let srtt = self.rtt.srtt().unwrap_or(Duration::ZERO);
-        let reo = self.rack.reo_wnd(
+        let min_rtt = self.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
+        let srtt = self.loss.rtt.srtt().unwrap_or(Duration::ZERO);
+        let reo = self.loss.rack.reo_wnd(
             min_rtt,
             srtt,
-            self.ca_state >= CaState::Recovery,
-            self.board.sacked_out(),
+            self.cong.ca_state >= CaState::Recovery,
+            self.loss.board.sacked_out(),
         );
-        let (lost, timeout) = self.rack.detect_loss(&mut self.board, now, reo);
+        let (lost, timeout) = self.loss.rack.detect_loss(&mut self.loss.board, now, reo);
         self.info.lost += u64::from(lost);
         match timeout {
             Some(t) => self.timers.set(Timer::RackReorder, now + t),
@@ -347,7 +340,7 @@ impl Connection {
     fn dupthresh_detect(&mut self) {
         let mut above = 0u32;
         let mut lost_ids = Vec::new();
-        for s in self.board.iter().collect::<Vec<_>>().into_iter().rev() {
+        for s in self.loss.board.iter().collect::<Vec<_>>().into_iter().rev() {
             if s.sacked {
                 above += 1;
             } else if above >= DUPTHRESH && !s.lost && !s.retrans {
@@ -355,7 +348,7 @@ impl Connection {
             }
         }
         for id in lost_ids {
-            if self.board.mark_lost(id) {
+            if self.loss.board.mark_lost(id) {
                 self.info.lost += 1;
             }
         }
@@ -363,111 +356,41 @@ impl Connection {
 
     /// Peers without SACK: RFC 6582 NewReno duplicate-ACK counting.
     fn newreno_detect(&mut self, ack: u64, prior_una: u64, is_dupack: bool) {
-        let head = self.board.first().map(|s| s.id);
+        let head = self.loss.board.first().map(|s| s.id);
         if is_dupack {
-            self.dupacks += 1;
-            if self.dupacks == DUPTHRESH && self.ca_state < CaState::Recovery {
+            self.loss.dupacks += 1;
+            if self.loss.dupacks == DUPTHRESH && self.cong.ca_state < CaState::Recovery {
                 if let Some(id) = head {
-                    self.info.lost += u64::from(self.board.mark_lost(id));
+                    self.info.lost += u64::from(self.loss.board.mark_lost(id));
                 }
             }
-        } else if ack > prior_una && ack < self.high_seq && self.ca_state == CaState::Recovery {
+        } else if ack > prior_una
+            && ack < self.loss.high_seq
+            && self.cong.ca_state == CaState::Recovery
+        {
             // Partial ACK: the next hole is lost too.
             if let Some(id) = head {
-                self.info.lost += u64::from(self.board.mark_lost(id));
+                self.info.lost += u64::from(self.loss.board.mark_lost(id));
             }
         }
-    }
-
-    /// Linux `tcp_enter_recovery`: a new undo episode; the window is reduced unless a
-    /// CWR reduction is already under way, which simply continues. The window before
-    /// it is saved for an undo unless ECE came with the loss (`ece`).
-    pub(super) fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32, ece: bool) {
-        self.refresh_cc_state();
-        self.undo.forbid_restore();
-        self.undo.start(self.snd_una, self.board.retrans_out());
-        if self.ca_state != CaState::Cwr {
-            let (cwnd, ssthresh) = (self.ccs.cwnd, self.ccs.ssthresh);
-            self.undo.set_prior_cwnd(cwnd);
-            if !ece {
-                let prior = crate::recovery::undo::current_ssthresh(cwnd, ssthresh, false);
-                self.undo.save(cwnd, Some(prior));
-            }
-            let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
-            self.ccs.ssthresh = ss;
-            self.cc.on_event(&mut self.ccs, now, CcEvent::EnterRecovery);
-            self.prr.enter(ss, prior_in_flight.max(1));
-            self.high_seq = self.snd_nxt;
-        }
-        self.ca_state = CaState::Recovery;
-        self.timers.stop(Timer::Tlp);
-        self.trace(TraceEvent::Recovery {
-            at: now,
-            enter: true,
-        });
-    }
-
-    /// Linux `tcp_enter_cwr`: an ECN reduction is never undone.
-    fn enter_cwr(&mut self, now: Instant, prior_in_flight: u32) {
-        self.refresh_cc_state();
-        self.undo.forbid_restore();
-        self.undo.cancel();
-        self.undo.set_prior_cwnd(self.ccs.cwnd);
-        let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
-        self.ccs.ssthresh = ss;
-        self.cc.on_event(&mut self.ccs, now, CcEvent::EnterCwr);
-        self.prr.enter(ss, prior_in_flight.max(1));
-        self.high_seq = self.snd_nxt;
-        self.ca_state = CaState::Cwr;
-        self.cwr_pending = true;
-    }
-
-    pub(super) fn exit_recovery(&mut self, now: Instant) {
-        let was_recovery = self.ca_state == CaState::Recovery;
-        if self.ccs.ssthresh < u32::MAX {
-            self.ccs.cwnd = self.ccs.ssthresh.max(1);
-        }
-        self.ca_state = CaState::Open;
-        self.cc.on_event(&mut self.ccs, now, CcEvent::ExitRecovery);
-        if was_recovery {
-            self.trace(TraceEvent::Recovery {
-                at: now,
-                enter: false,
-            });
-        }
-    }
-
-    /// RFC 8985 §7.4.2: the probe repaired a loss; reduce as for a loss, at once
-    /// (Linux `tcp_process_tlp_ack`).
-    fn tlp_loss_response(&mut self, now: Instant) {
-        if self.ca_state >= CaState::Cwr {
-            return;
-        }
-        self.refresh_cc_state();
-        // Linux `tcp_init_cwnd_reduction` records the window it reduces.
-        self.undo.set_prior_cwnd(self.ccs.cwnd);
-        let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
-        self.ccs.ssthresh = ss;
-        self.cc.on_event(&mut self.ccs, now, CcEvent::EnterCwr);
-        self.ccs.cwnd = ss;
     }
 
     /// Arms the probe timer after new data is sent or new data is ACKed
     /// (RFC 8985 §7.2, Linux `tcp_schedule_loss_probe`).
     pub(super) fn schedule_tlp(&mut self, now: Instant) {
         let allowed = self.config.tlp
-            && self.sack_ok
-            && !self.board.is_empty()
-            && self.tlp.high_seq.is_none()
-            && self.ca_state <= CaState::Cwr;
-        let Some(srtt) = self.rtt.srtt().filter(|_| allowed) else {
+            && self.opts.sack_ok
+            && !self.loss.board.is_empty()
+            && self.loss.tlp.high_seq.is_none()
+            && self.cong.ca_state <= CaState::Cwr;
+        let Some(srtt) = self.loss.rtt.srtt().filter(|_| allowed) else {
             self.timers.stop(Timer::Tlp);
             return;
         };
         let rto_left = self.timers.get(Timer::Rto).map(|t| t - now);
         let pto = tlp::pto(
             srtt,
-            self.board.packets_out(),
+            self.loss.board.packets_out(),
             super::TLP_WC_DELACK,
             rto_left,
         );

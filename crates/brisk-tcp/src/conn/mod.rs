@@ -18,8 +18,10 @@
 //! `None`, then `poll_event`, then re-read `poll_timeout`.
 
 mod ack;
+mod congestion;
 pub mod isn;
 mod output;
+mod parts;
 mod paws;
 pub mod recv;
 pub mod send;
@@ -28,7 +30,7 @@ mod timeout;
 pub mod timer;
 mod undo;
 
-use crate::cc::{CcDiagnostics, CcState, CongestionControl};
+use crate::cc::{CcState, CongestionControl};
 use crate::config::Config;
 use crate::event::{ConnError, Event, RetransmitKind, TraceEvent};
 use crate::recovery::frto::Frto;
@@ -40,6 +42,7 @@ use crate::recovery::{Prr, RttEstimator};
 use crate::stats::TcpInfo;
 use brisk_time::{Duration, Instant};
 use brisk_wire::{Ecn, Flags, SackBlocks, SeqNum, TcpRepr, Timestamps};
+use parts::{Congestion, Handshake, LossRecovery, Negotiated, Probes, RecvSide, SendSpace, Tracer};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 pub use recv::unordered::UnorderedRead;
@@ -47,6 +50,7 @@ use recv::{AckState, RecvBuffer};
 use send::SendBuffer;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use timer::TimerTable;
 
 /// RFC 9293 §3.3.2 states.
@@ -196,89 +200,13 @@ pub struct Connection {
     remote: SocketAddr,
     passive: bool,
 
-    // --- options negotiated in the handshake ---
-    iss: u32,
-    irs: u32,
-    /// Payload bytes per full segment we send (peer MSS - option overhead).
-    mss: u32,
-    /// Payload bytes per full segment we expect (for delayed-ACK decisions).
-    rcv_mss: u32,
-    snd_wscale: u8,
-    rcv_wscale: u8,
-    ws_ok: bool,
-    sack_ok: bool,
-    ts_ok: bool,
-    ecn_ok: bool,
-    ts_offset: u32,
-    ts_recent: u32,
-    ts_recent_valid: bool,
-
-    // --- send sequence space (offsets from ISS) ---
-    snd_una: u64,
-    snd_nxt: u64,
-    snd_wnd: u64,
-    max_snd_wnd: u64,
-    /// Sequence number of the segment that last updated the window (SND.WL1); the
-    /// window update rule is Linux's, which needs no SND.WL2.
-    snd_wl1: i64,
-    /// End of the last small segment sent (Minshall's Nagle variant).
-    snd_sml: u64,
-    sendbuf: SendBuffer,
-    fin_queued: bool,
-    fin_seq: Option<u64>,
-    syn_pending: bool,
-    syn_retries: u32,
-    syn_sent_at: Option<Instant>,
-    syn_retransmitted: bool,
-    writable_wanted: bool,
-
-    // --- receive sequence space (offsets from IRS) ---
-    recvbuf: RecvBuffer,
-    fin_received: bool,
-    /// Stream offset of the peer's FIN once seen (possibly ahead of a hole).
-    peer_fin: Option<u64>,
-    /// Right edge we advertised (RCV.NXT + RCV.WND), never moved left (RFC 7323 §2.4).
-    rcv_adv: u64,
-    last_ack_sent: u64,
-    ack: AckState,
-    sack_scratch: Vec<(u64, u64)>,
-    /// ACKs built when a segment arrived while an immediate ACK was still owed (the
-    /// caller handed over several segments before polling); sent first, in order.
-    owed_acks: VecDeque<Segment>,
-
-    // --- loss recovery and congestion control ---
-    board: Scoreboard,
-    rtt: RttEstimator,
-    rack: Rack,
-    tlp: Tlp,
-    prr: Prr,
-    /// Saved window and evidence for undoing a spurious reduction.
-    undo: Undo,
-    frto: Frto,
-    cc: Box<dyn CongestionControl>,
-    ccs: CcState,
-    ca_state: CaState,
-    /// Recovery point (RFC 6582 `recover`, Linux `high_seq`).
-    high_seq: u64,
-    backoff: u32,
-    dupacks: u32,
-    max_packets_out: u32,
-    /// When data was last sent (Linux `lsndtime`): idle periods are measured from it.
-    last_data_sent: Option<Instant>,
-    is_cwnd_limited: bool,
-    round_end: u64,
-    ece_pending: bool,
-    cwr_pending: bool,
-    /// Data ACK progress time, for the user timeout.
-    last_progress: Instant,
-
-    // --- probes, keepalive ---
-    probe_pending: bool,
-    persist_backoff: u32,
-    persist_probes: u32,
-    keepalive_probes: u32,
-    last_recv: Instant,
-    last_send: Instant,
+    opts: Negotiated,
+    snd: SendSpace,
+    hs: Handshake,
+    rcv: RecvSide,
+    loss: LossRecovery,
+    cong: Congestion,
+    probes: Probes,
 
     // --- output and reporting ---
     pending_rst: Option<(SeqNum, Option<SeqNum>)>,
@@ -287,149 +215,150 @@ pub struct Connection {
     closed_reported: bool,
     counters: ConnCounters,
     info: TcpInfo,
-    trace: Option<Vec<TraceEvent>>,
-    trace_dropped: u64,
+    tracer: Tracer,
     challenge_window: (Instant, u32),
-    last_cwnd_traced: (u32, u32),
-    last_cc_traced: Option<CcDiagnostics>,
+}
+
+/// What a new connection is made of: its addresses, configuration, initial sequence
+/// number, seed (for the timestamp offset) and the controller the endpoint's factory
+/// built for it.
+pub struct Setup {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    pub config: Config,
+    pub iss: u32,
+    pub seed: u64,
+    pub cc: Box<dyn CongestionControl>,
 }
 
 impl Connection {
-    fn new(
-        now: Instant,
-        local: SocketAddr,
-        remote: SocketAddr,
-        config: Config,
-        iss: u32,
-        seed: u64,
-        passive: bool,
-    ) -> Self {
+    fn from_setup(now: Instant, setup: Setup, passive: bool) -> Self {
+        let Setup {
+            local,
+            remote,
+            config,
+            iss,
+            seed,
+            cc,
+        } = setup;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let ts_offset: u32 = rng.gen();
-        let cc = config.build_cc(seed);
         let base_mss = u32::from(config.mss).max(64);
-        let mut ccs = CcState::new(config.initial_cwnd.max(1), base_mss);
-        ccs.cwnd_clamp = ccs.cwnd_clamp.max(ccs.cwnd);
+        let mut vars = CcState::new(config.initial_cwnd.max(1), base_mss);
+        vars.cwnd_clamp = vars.cwnd_clamp.max(vars.cwnd);
         let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto);
         let rcv_wscale = if config.window_scaling {
             window_shift(config.recv_buffer)
         } else {
             0
         };
+        let label: Arc<str> = cc.label().into();
         Connection {
             state: State::Closed,
             local,
             remote,
             passive,
-            iss,
-            irs: 0,
-            mss: base_mss,
-            rcv_mss: base_mss,
-            snd_wscale: 0,
-            rcv_wscale,
-            ws_ok: false,
-            sack_ok: false,
-            ts_ok: false,
-            ecn_ok: false,
-            ts_offset,
-            ts_recent: 0,
-            ts_recent_valid: false,
-            snd_una: 0,
-            snd_nxt: 0,
-            snd_wnd: 0,
-            max_snd_wnd: 0,
-            snd_wl1: 0,
-            snd_sml: 0,
-            sendbuf: SendBuffer::new(config.send_buffer),
-            fin_queued: false,
-            fin_seq: None,
-            syn_pending: false,
-            syn_retries: 0,
-            syn_sent_at: None,
-            syn_retransmitted: false,
-            writable_wanted: false,
-            recvbuf: RecvBuffer::new(config.recv_buffer, config.max_ooo_segments),
-            fin_received: false,
-            peer_fin: None,
-            rcv_adv: 0,
-            last_ack_sent: 0,
-            ack: AckState::default(),
-            sack_scratch: Vec::with_capacity(4),
-            owed_acks: VecDeque::new(),
-            board: Scoreboard::new(),
-            rtt,
-            rack: Rack::default(),
-            tlp: Tlp::default(),
-            prr: Prr::default(),
-            undo: Undo::default(),
-            frto: Frto::default(),
-            cc,
-            ccs,
-            ca_state: CaState::Open,
-            high_seq: 0,
-            backoff: 0,
-            dupacks: 0,
-            max_packets_out: 0,
-            last_data_sent: None,
-            is_cwnd_limited: false,
-            round_end: 0,
-            ece_pending: false,
-            cwr_pending: false,
-            last_progress: now,
-            probe_pending: false,
-            persist_backoff: 0,
-            persist_probes: 0,
-            keepalive_probes: 0,
-            last_recv: now,
-            last_send: now,
+            opts: Negotiated {
+                iss,
+                irs: 0,
+                mss: base_mss,
+                rcv_mss: base_mss,
+                snd_wscale: 0,
+                rcv_wscale,
+                ws_ok: false,
+                sack_ok: false,
+                ts_ok: false,
+                ecn_ok: false,
+                ts_offset,
+                ts_recent: 0,
+                ts_recent_valid: false,
+            },
+            snd: SendSpace {
+                snd_una: 0,
+                snd_nxt: 0,
+                snd_wnd: 0,
+                max_snd_wnd: 0,
+                snd_wl1: 0,
+                snd_sml: 0,
+                sendbuf: SendBuffer::new(config.send_buffer),
+                fin_queued: false,
+                fin_seq: None,
+                writable_wanted: false,
+            },
+            hs: Handshake::default(),
+            rcv: RecvSide {
+                recvbuf: RecvBuffer::new(config.recv_buffer, config.max_ooo_segments),
+                fin_received: false,
+                peer_fin: None,
+                rcv_adv: 0,
+                last_ack_sent: 0,
+                ack: AckState::default(),
+                sack_scratch: Vec::with_capacity(4),
+                owed_acks: VecDeque::new(),
+                ece_pending: false,
+            },
+            loss: LossRecovery {
+                board: Scoreboard::new(),
+                rtt,
+                rack: Rack::default(),
+                tlp: Tlp::default(),
+                prr: Prr::default(),
+                undo: Undo::default(),
+                frto: Frto::default(),
+                high_seq: 0,
+                backoff: 0,
+                dupacks: 0,
+                last_progress: now,
+            },
+            cong: Congestion {
+                ctrl: cc,
+                vars,
+                label,
+                ca_state: CaState::Open,
+                max_packets_out: 0,
+                last_data_sent: None,
+                is_cwnd_limited: false,
+                round_end: 0,
+                cwr_pending: false,
+            },
+            probes: Probes {
+                probe_pending: false,
+                persist_backoff: 0,
+                persist_probes: 0,
+                keepalive_probes: 0,
+                last_recv: now,
+                last_send: now,
+            },
             pending_rst: None,
             timers: TimerTable::default(),
             events: VecDeque::new(),
             closed_reported: false,
             counters: ConnCounters::default(),
             info: TcpInfo::default(),
-            trace: None,
-            trace_dropped: 0,
+            tracer: Tracer::default(),
             challenge_window: (now, 0),
-            last_cwnd_traced: (0, 0),
-            last_cc_traced: None,
             config,
         }
     }
 
     /// Active open: the connection starts in SYN-SENT with a SYN to send.
-    pub fn connect(
-        now: Instant,
-        local: SocketAddr,
-        remote: SocketAddr,
-        config: Config,
-        iss: u32,
-        seed: u64,
-    ) -> Self {
-        let mut c = Connection::new(now, local, remote, config, iss, seed, false);
+    pub fn connect(now: Instant, setup: Setup) -> Self {
+        let mut c = Connection::from_setup(now, setup, false);
         c.state = State::SynSent;
-        c.syn_pending = true;
-        c.snd_nxt = 0;
+        c.hs.syn_pending = true;
+        c.snd.snd_nxt = 0;
         c
     }
 
     /// Passive open from a listener's SYN: the connection starts in SYN-RECEIVED with a
     /// SYN-ACK to send. `syn` must be a SYN without ACK/RST (the endpoint checks).
-    pub fn accept(
-        now: Instant,
-        local: SocketAddr,
-        remote: SocketAddr,
-        config: Config,
-        iss: u32,
-        seed: u64,
-        syn: &TcpRepr<'_>,
-    ) -> Self {
-        let mut c = Connection::new(now, local, remote, config, iss, seed, true);
+    pub fn accept(now: Instant, setup: Setup, syn: &TcpRepr<'_>) -> Self {
+        let mut c = Connection::from_setup(now, setup, true);
         c.state = State::SynReceived;
-        c.irs = syn.seq.0;
+        c.opts.irs = syn.seq.0;
         c.negotiate(syn, true);
-        c.syn_pending = true;
-        c.last_recv = now;
+        c.hs.syn_pending = true;
+        c.probes.last_recv = now;
         c
     }
 
@@ -449,7 +378,7 @@ impl Connection {
     }
     /// Payload bytes per full-sized segment we send.
     pub fn mss(&self) -> u32 {
-        self.mss
+        self.opts.mss
     }
     pub fn counters(&self) -> &ConnCounters {
         &self.counters
@@ -460,10 +389,10 @@ impl Connection {
     }
     /// Disjoint out-of-order ranges held for reassembly.
     pub fn ooo_ranges(&self) -> usize {
-        self.recvbuf.ooo_ranges()
+        self.rcv.recvbuf.ooo_ranges()
     }
     pub fn ca_state(&self) -> CaState {
-        self.ca_state
+        self.cong.ca_state
     }
 
     // ----- application calls -----
@@ -476,7 +405,7 @@ impl Connection {
     /// `write` with a scheduling priority recorded on the write (hook for prioritised
     /// sending; today all writes are sent in order).
     pub fn write_with_priority(&mut self, data: &[u8], priority: u8) -> usize {
-        if self.fin_queued
+        if self.snd.fin_queued
             || !matches!(
                 self.state,
                 State::SynSent | State::SynReceived | State::Established | State::CloseWait
@@ -484,9 +413,9 @@ impl Connection {
         {
             return 0;
         }
-        let n = self.sendbuf.write(data, priority);
+        let n = self.snd.sendbuf.write(data, priority);
         if n < data.len() {
-            self.writable_wanted = true;
+            self.snd.writable_wanted = true;
         }
         n
     }
@@ -494,13 +423,13 @@ impl Connection {
     /// Reads in-order bytes; returns how many were copied.
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
         let before = self.rcv_window_now();
-        let n = self.recvbuf.read(buf);
-        if n > 0 && self.state.synchronized() && !self.fin_received {
+        let n = self.rcv.recvbuf.read(buf);
+        if n > 0 && self.state.synchronized() && !self.rcv.fin_received {
             // Window update (RFC 9293 §3.8.6.2.2, Linux `tcp_cleanup_rbuf`): ACK when
             // the window we could offer is at least twice what the peer sees.
             let new = self.window_to_offer();
-            if new >= 2 * before.max(1) && new - before >= u64::from(self.rcv_mss) {
-                self.ack.now = true;
+            if new >= 2 * before.max(1) && new - before >= u64::from(self.opts.rcv_mss) {
+                self.rcv.ack.immediate = true;
             }
         }
         n
@@ -510,7 +439,7 @@ impl Connection {
     /// May be switched at any time; already-handed-out bytes stay handed out.
     pub fn set_unordered(&mut self, on: bool) {
         self.config.unordered = on;
-        if on && self.recvbuf.has_undelivered_ooo() {
+        if on && self.rcv.recvbuf.has_undelivered_ooo() {
             self.push_event(Event::Readable);
         }
     }
@@ -529,8 +458,8 @@ impl Connection {
         if buf.is_empty() {
             return None;
         }
-        if self.recvbuf.readable() > 0 {
-            let offset = self.recvbuf.read_offset();
+        if self.rcv.recvbuf.readable() > 0 {
+            let offset = self.rcv.recvbuf.read_offset();
             let len = self.read(buf);
             return Some(UnorderedRead {
                 offset,
@@ -541,7 +470,7 @@ impl Connection {
         if !self.config.unordered {
             return None;
         }
-        let (offset, len) = self.recvbuf.read_ooo(buf)?;
+        let (offset, len) = self.rcv.recvbuf.read_ooo(buf)?;
         Some(UnorderedRead {
             offset,
             len,
@@ -552,31 +481,31 @@ impl Connection {
     /// Out-of-order reads declined because the handed-out bookkeeping was at its cap
     /// (a hostile peer's doing; the bytes still arrive in order).
     pub fn unordered_declined(&self) -> u64 {
-        self.recvbuf.unordered_declined()
+        self.rcv.recvbuf.unordered_declined()
     }
 
     /// Bytes ready to read.
     pub fn readable(&self) -> usize {
-        self.recvbuf.readable()
+        self.rcv.recvbuf.readable()
     }
 
     /// Free space in the send buffer.
     pub fn send_capacity(&self) -> usize {
-        if self.fin_queued {
+        if self.snd.fin_queued {
             0
         } else {
-            self.sendbuf.capacity()
+            self.snd.sendbuf.capacity()
         }
     }
 
     /// Bytes written but not yet acknowledged.
     pub fn send_buffered(&self) -> usize {
-        self.sendbuf.len()
+        self.snd.sendbuf.len()
     }
 
     /// Whether the peer's FIN has been received (after all data before it).
     pub fn peer_closed(&self) -> bool {
-        self.fin_received
+        self.rcv.fin_received
     }
 
     /// Graceful close of both directions (FIN after queued data).
@@ -589,18 +518,18 @@ impl Connection {
 
     /// Half-close: no more writes, FIN after queued data; reading continues.
     pub fn shutdown_write(&mut self) {
-        if self.fin_queued {
+        if self.snd.fin_queued {
             return;
         }
         match self.state {
             State::SynSent => self.terminate(Ok(())),
-            State::SynReceived => self.fin_queued = true,
+            State::SynReceived => self.snd.fin_queued = true,
             State::Established => {
-                self.fin_queued = true;
+                self.snd.fin_queued = true;
                 self.state = State::FinWait1;
             }
             State::CloseWait => {
-                self.fin_queued = true;
+                self.snd.fin_queued = true;
                 self.state = State::LastAck;
             }
             _ => {}
@@ -621,45 +550,46 @@ impl Connection {
     pub fn info(&self) -> TcpInfo {
         let mut i = self.info.clone();
         i.state = self.state.name();
-        i.cc = self.cc.name();
-        i.cwnd = self.ccs.cwnd;
-        i.ssthresh = self.ccs.ssthresh;
-        i.mss = self.mss;
-        i.srtt = self.rtt.srtt().unwrap_or_default();
-        i.rttvar = self.rtt.rttvar();
-        i.min_rtt = self.rtt.min_rtt().unwrap_or_default();
+        i.cc = self.cong.label.clone();
+        i.cwnd = self.cong.vars.cwnd;
+        i.ssthresh = self.cong.vars.ssthresh;
+        i.mss = self.opts.mss;
+        i.srtt = self.loss.rtt.srtt().unwrap_or_default();
+        i.rttvar = self.loss.rtt.rttvar();
+        i.min_rtt = self.loss.rtt.min_rtt().unwrap_or_default();
         i.rto = self.current_rto();
-        i.in_flight = self.board.in_flight();
-        i.sacked = self.board.sacked_out();
-        i.delivered = self.ccs.delivered;
-        i.app_limited = self.ccs.app_limited;
-        i.snd_wnd = self.snd_wnd.min(u64::from(u32::MAX)) as u32;
+        i.in_flight = self.loss.board.in_flight();
+        i.sacked = self.loss.board.sacked_out();
+        i.delivered = self.cong.vars.delivered;
+        i.app_limited = self.cong.vars.app_limited;
+        i.snd_wnd = self.snd.snd_wnd.min(u64::from(u32::MAX)) as u32;
         i.rcv_wnd = self
+            .rcv
             .rcv_adv
             .saturating_sub(self.rcv_nxt())
             .min(u64::from(u32::MAX)) as u32;
-        i.cc_diag = self.cc.diagnostics();
+        i.cc_diag = self.cong.ctrl.diagnostics();
         i
     }
 
     /// Turns recording of `TraceEvent`s on or off (bounded buffer, drained by `drain_trace`).
     pub fn set_trace(&mut self, on: bool) {
         if on {
-            self.trace.get_or_insert_with(Vec::new);
+            self.tracer.buf.get_or_insert_with(Vec::new);
         } else {
-            self.trace = None;
+            self.tracer.buf = None;
         }
     }
 
     pub fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
-        if let Some(t) = self.trace.as_mut() {
+        if let Some(t) = self.tracer.buf.as_mut() {
             out.append(t);
         }
     }
 
     /// Trace events not recorded because the buffer was full.
     pub fn trace_dropped(&self) -> u64 {
-        self.trace_dropped
+        self.tracer.dropped
     }
 
     // ----- output: events and timers -----
@@ -677,14 +607,14 @@ impl Connection {
     // ----- helpers shared by the submodules -----
 
     fn rcv_nxt(&self) -> u64 {
-        1 + self.recvbuf.nxt() + u64::from(self.fin_received)
+        1 + self.rcv.recvbuf.nxt() + u64::from(self.rcv.fin_received)
     }
 
     fn wire_snd(&self, s: u64) -> SeqNum {
-        SeqNum(self.iss.wrapping_add(s as u32))
+        SeqNum(self.opts.iss.wrapping_add(s as u32))
     }
     fn wire_rcv(&self, s: u64) -> SeqNum {
-        SeqNum(self.irs.wrapping_add(s as u32))
+        SeqNum(self.opts.irs.wrapping_add(s as u32))
     }
     /// An incoming sequence number as an offset from the IRS, relative to RCV.NXT.
     fn unwrap_rcv(&self, seq: SeqNum) -> i64 {
@@ -693,15 +623,15 @@ impl Connection {
     }
     /// An incoming ACK number as an offset from the ISS, relative to SND.UNA.
     fn unwrap_ack(&self, ack: SeqNum) -> i64 {
-        self.snd_una as i64 + i64::from(ack.diff(self.wire_snd(self.snd_una)))
+        self.snd.snd_una as i64 + i64::from(ack.diff(self.wire_snd(self.snd.snd_una)))
     }
 
     fn tsval(&self, now: Instant) -> u32 {
-        (now.as_millis() as u32).wrapping_add(self.ts_offset)
+        (now.as_millis() as u32).wrapping_add(self.opts.ts_offset)
     }
 
     fn current_rto(&self) -> Duration {
-        self.rtt.rto_backoff(self.backoff)
+        self.loss.rtt.rto_backoff(self.loss.backoff)
     }
 
     fn push_event(&mut self, ev: Event) {
@@ -714,33 +644,33 @@ impl Connection {
     }
 
     fn trace(&mut self, ev: TraceEvent) {
-        if let Some(t) = self.trace.as_mut() {
+        if let Some(t) = self.tracer.buf.as_mut() {
             if t.len() < TRACE_LIMIT {
                 t.push(ev);
             } else {
-                self.trace_dropped += 1;
+                self.tracer.dropped += 1;
             }
         }
     }
 
     /// Traces cwnd/ssthresh and then the controller's diagnostics, each if changed.
     fn trace_cwnd(&mut self, now: Instant) {
-        let cur = (self.ccs.cwnd, self.ccs.ssthresh);
-        if cur != self.last_cwnd_traced {
-            self.last_cwnd_traced = cur;
+        let cur = (self.cong.vars.cwnd, self.cong.vars.ssthresh);
+        if cur != self.tracer.last_cwnd {
+            self.tracer.last_cwnd = cur;
             self.trace(TraceEvent::Cwnd {
                 at: now,
                 cwnd: cur.0,
                 ssthresh: cur.1,
             });
         }
-        if self.trace.is_none() {
+        if self.tracer.buf.is_none() {
             return;
         }
         // Compared by value: a copy of a few words, no allocation.
-        if let Some(diag) = self.cc.diagnostics() {
-            if self.last_cc_traced != Some(diag) {
-                self.last_cc_traced = Some(diag);
+        if let Some(diag) = self.cong.ctrl.diagnostics() {
+            if self.tracer.last_diag != Some(diag) {
+                self.tracer.last_diag = Some(diag);
                 self.trace(TraceEvent::CcState { at: now, diag });
             }
         }
@@ -752,19 +682,19 @@ impl Connection {
         } else {
             Some(self.wire_rcv(self.rcv_nxt()))
         };
-        self.pending_rst = Some((self.wire_snd(self.snd_nxt), ack));
+        self.pending_rst = Some((self.wire_snd(self.snd.snd_nxt), ack));
     }
 
     /// Ends the connection: timers stop, buffers are dropped, `Closed` is reported once.
     fn terminate(&mut self, result: Result<(), ConnError>) {
         self.state = State::Closed;
         self.timers.stop_all();
-        self.board = Scoreboard::new();
-        self.sendbuf = SendBuffer::new(0);
-        self.probe_pending = false;
-        self.tlp.reset();
-        self.ack = AckState::default();
-        self.owed_acks.clear();
+        self.loss.board = Scoreboard::new();
+        self.snd.sendbuf = SendBuffer::new(0);
+        self.probes.probe_pending = false;
+        self.loss.tlp.reset();
+        self.rcv.ack = AckState::default();
+        self.rcv.owed_acks.clear();
         if !self.closed_reported {
             self.closed_reported = true;
             self.push_event(Event::Closed(result));
@@ -775,52 +705,52 @@ impl Connection {
     fn negotiate(&mut self, syn: &TcpRepr<'_>, passive: bool) {
         let peer_mss = u32::from(syn.mss.unwrap_or(536)).max(64);
         let ws_ok = self.config.window_scaling && syn.window_scale.is_some();
-        self.ws_ok = ws_ok;
-        self.snd_wscale = if ws_ok {
+        self.opts.ws_ok = ws_ok;
+        self.opts.snd_wscale = if ws_ok {
             syn.window_scale.unwrap_or(0).min(14)
         } else {
             0
         };
         if !ws_ok {
-            self.rcv_wscale = 0;
+            self.opts.rcv_wscale = 0;
         }
-        self.sack_ok = self.config.sack && syn.sack_permitted;
-        self.ts_ok = self.config.timestamps && syn.timestamps.is_some();
-        if let Some(ts) = syn.timestamps.filter(|_| self.ts_ok) {
-            self.ts_recent = ts.tsval;
-            self.ts_recent_valid = true;
+        self.opts.sack_ok = self.config.sack && syn.sack_permitted;
+        self.opts.ts_ok = self.config.timestamps && syn.timestamps.is_some();
+        if let Some(ts) = syn.timestamps.filter(|_| self.opts.ts_ok) {
+            self.opts.ts_recent = ts.tsval;
+            self.opts.ts_recent_valid = true;
         }
         let ece = syn.flags.contains(Flags::ECE);
         let cwr = syn.flags.contains(Flags::CWR);
-        self.ecn_ok = self.config.ecn && if passive { ece && cwr } else { ece && !cwr };
-        let opt = if self.ts_ok { 12 } else { 0 };
-        self.mss = peer_mss
+        self.opts.ecn_ok = self.config.ecn && if passive { ece && cwr } else { ece && !cwr };
+        let opt = if self.opts.ts_ok { 12 } else { 0 };
+        self.opts.mss = peer_mss
             .min(u32::from(self.config.mss))
             .saturating_sub(opt)
             .max(48);
-        self.rcv_mss = u32::from(self.config.mss).saturating_sub(opt).max(48);
-        self.ccs.mss = self.mss;
+        self.opts.rcv_mss = u32::from(self.config.mss).saturating_sub(opt).max(48);
+        self.cong.vars.mss = self.opts.mss;
         // The SYN's window is never scaled (RFC 7323 §2.2).
-        self.snd_wnd = u64::from(syn.window);
-        self.max_snd_wnd = self.snd_wnd;
+        self.snd.snd_wnd = u64::from(syn.window);
+        self.snd.max_snd_wnd = self.snd.snd_wnd;
     }
 
     /// The window we would advertise now, in bytes, before scaling.
     fn window_to_offer(&self) -> u64 {
-        let free = self.recvbuf.free() as u64;
-        let max = 65_535u64 << self.rcv_wscale;
+        let free = self.rcv.recvbuf.free() as u64;
+        let max = 65_535u64 << self.opts.rcv_wscale;
         // Round down to the scale granularity so the right edge is exact.
-        (free.min(max) >> self.rcv_wscale) << self.rcv_wscale
+        (free.min(max) >> self.opts.rcv_wscale) << self.opts.rcv_wscale
     }
 
     /// What the peer currently sees as our window.
     fn rcv_window_now(&self) -> u64 {
-        self.rcv_adv.saturating_sub(self.rcv_nxt())
+        self.rcv.rcv_adv.saturating_sub(self.rcv_nxt())
     }
 
     fn record_tx(&mut self, now: Instant, seg: &Segment) {
         self.info.segs_out += 1;
-        self.last_send = now;
+        self.probes.last_send = now;
         if seg.payload_len > 0 {
             self.info.bytes_sent += u64::from(seg.payload_len);
         }

@@ -20,38 +20,38 @@ impl Connection {
         if let Some((seq, ack)) = self.pending_rst.take() {
             return Some(self.rst_segment(now, seq, ack));
         }
-        if let Some(s) = self.owed_acks.pop_front() {
+        if let Some(s) = self.rcv.owed_acks.pop_front() {
             return Some(s);
         }
         match self.state {
             State::Closed | State::Listen => return None,
             State::SynSent => {
-                return if self.syn_pending {
+                return if self.hs.syn_pending {
                     Some(self.syn_segment(now))
                 } else {
                     None
                 };
             }
             State::SynReceived => {
-                if self.syn_pending {
+                if self.hs.syn_pending {
                     return Some(self.syn_segment(now));
                 }
-                if self.ack.now {
-                    let s = self.header(now, self.snd_nxt, Flags::ACK, SegmentKind::Ack);
+                if self.rcv.ack.immediate {
+                    let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
                     return Some(self.finish(now, s));
                 }
                 return None;
             }
             _ => {}
         }
-        if self.probe_pending {
-            self.probe_pending = false;
-            let seq = self.snd_una.saturating_sub(1);
+        if self.probes.probe_pending {
+            self.probes.probe_pending = false;
+            let seq = self.snd.snd_una.saturating_sub(1);
             let mut s = self.header(now, seq, Flags::ACK, SegmentKind::Probe);
             s.payload_len = 0;
             return Some(self.finish(now, s));
         }
-        if self.tlp.pending {
+        if self.loss.tlp.pending {
             if let Some(s) = self.send_tlp_probe(now) {
                 return Some(s);
             }
@@ -59,14 +59,14 @@ impl Connection {
         // F-RTO step 2b (RFC 5682 §3.1; Linux `tcp_xmit_recovery` with REXMIT_NEW):
         // new data instead of retransmissions; if none can go, recover as usual.
         let mut retransmit = true;
-        if self.frto.new_data_first() {
+        if self.loss.frto.new_data_first() {
             if let Some(s) = self.send_new_data(now, false) {
                 return Some(s);
             }
-            if self.snd_nxt > self.high_seq {
+            if self.snd.snd_nxt > self.loss.high_seq {
                 retransmit = false;
             } else {
-                self.frto.stop();
+                self.loss.frto.stop();
             }
         }
         if retransmit {
@@ -77,8 +77,8 @@ impl Connection {
         if let Some(s) = self.send_new_data(now, false) {
             return Some(s);
         }
-        if self.ack.now || self.ece_pending && self.ack.pending {
-            let s = self.header(now, self.snd_nxt, Flags::ACK, SegmentKind::Ack);
+        if self.rcv.ack.immediate || self.rcv.ece_pending && self.rcv.ack.pending {
+            let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
             return Some(self.finish(now, s));
         }
         None
@@ -89,7 +89,8 @@ impl Connection {
         if seg.payload_len == 0 {
             return &[];
         }
-        self.sendbuf
+        self.snd
+            .sendbuf
             .slice(seg.payload_offset, seg.payload_len as usize)
     }
 
@@ -122,7 +123,7 @@ impl Connection {
     }
 
     fn syn_segment(&mut self, now: Instant) -> Segment {
-        self.syn_pending = false;
+        self.hs.syn_pending = false;
         let active = self.state == State::SynSent;
         let mut flags = Flags::SYN;
         if !active {
@@ -131,10 +132,10 @@ impl Connection {
         if active && self.config.ecn {
             flags.insert(Flags::ECE);
             flags.insert(Flags::CWR);
-        } else if !active && self.ecn_ok {
+        } else if !active && self.opts.ecn_ok {
             flags.insert(Flags::ECE);
         }
-        let window = self.recvbuf.free().min(65_535) as u16;
+        let window = self.rcv.recvbuf.free().min(65_535) as u16;
         let (ws, sack, ts) = if active {
             (
                 self.config.window_scaling,
@@ -142,9 +143,9 @@ impl Connection {
                 self.config.timestamps,
             )
         } else {
-            (self.ws_ok, self.sack_ok, self.ts_ok)
+            (self.opts.ws_ok, self.opts.sack_ok, self.opts.ts_ok)
         };
-        let tsecr = if active { 0 } else { self.ts_recent };
+        let tsecr = if active { 0 } else { self.opts.ts_recent };
         let s = Segment {
             src_port: self.local.port(),
             dst_port: self.remote.port(),
@@ -153,7 +154,7 @@ impl Connection {
             flags,
             window,
             mss: Some(self.config.mss),
-            window_scale: ws.then_some(self.rcv_wscale),
+            window_scale: ws.then_some(self.opts.rcv_wscale),
             sack_permitted: sack,
             sack: SackBlocks::new(),
             timestamps: ts.then(|| Timestamps {
@@ -167,18 +168,18 @@ impl Connection {
             priority: 0,
             kind: SegmentKind::Control,
         };
-        self.snd_nxt = self.snd_nxt.max(1);
-        if self.syn_sent_at.is_none() {
-            self.syn_sent_at = Some(now);
+        self.snd.snd_nxt = self.snd.snd_nxt.max(1);
+        if self.hs.syn_sent_at.is_none() {
+            self.hs.syn_sent_at = Some(now);
         }
         if !active {
-            self.rcv_adv = self.rcv_nxt() + u64::from(window);
-            self.last_ack_sent = self.rcv_nxt();
+            self.rcv.rcv_adv = self.rcv_nxt() + u64::from(window);
+            self.rcv.last_ack_sent = self.rcv_nxt();
         }
         if !self.timers.is_set(Timer::Rto) {
             let t = rto::backoff(
                 self.config.initial_rto,
-                self.syn_retries,
+                self.hs.syn_retries,
                 self.config.max_rto,
             );
             self.timers.set(Timer::Rto, now + t);
@@ -192,24 +193,24 @@ impl Connection {
     fn header(&mut self, now: Instant, seq: u64, mut flags: Flags, kind: SegmentKind) -> Segment {
         let rcv_nxt = self.rcv_nxt();
         let window = self.advertise_window();
-        if self.ece_pending {
+        if self.rcv.ece_pending {
             flags.insert(Flags::ECE);
         }
         let mut sack = SackBlocks::new();
-        if self.sack_ok {
-            let max = if self.ts_ok { 3 } else { 4 };
-            let mut v = std::mem::take(&mut self.sack_scratch);
-            self.recvbuf.sack_blocks(max, &mut v);
+        if self.opts.sack_ok {
+            let max = if self.opts.ts_ok { 3 } else { 4 };
+            let mut v = std::mem::take(&mut self.rcv.sack_scratch);
+            self.rcv.recvbuf.sack_blocks(max, &mut v);
             for &(l, r) in &v {
                 sack.push(SackBlock {
                     left: self.wire_rcv(l + 1),
                     right: self.wire_rcv(r + 1),
                 });
             }
-            self.sack_scratch = v;
+            self.rcv.sack_scratch = v;
         } else {
             // Without SACK a D-SACK cannot be sent; forget it so it forces no ACKs.
-            self.recvbuf.clear_dsack();
+            self.rcv.recvbuf.clear_dsack();
         }
         Segment {
             src_port: self.local.port(),
@@ -222,9 +223,9 @@ impl Connection {
             window_scale: None,
             sack_permitted: false,
             sack,
-            timestamps: self.ts_ok.then(|| Timestamps {
+            timestamps: self.opts.ts_ok.then(|| Timestamps {
                 tsval: self.tsval(now),
-                tsecr: self.ts_recent,
+                tsecr: self.opts.ts_recent,
             }),
             payload_offset: 0,
             payload_len: 0,
@@ -253,25 +254,26 @@ impl Connection {
     /// so those arrivals share one ACK, as a plain cumulative ACK is subsumed by the
     /// next one. That keeps the owed ACKs to one per SACK-relevant event of a batch.
     pub(super) fn owe_ack_before_arrival(&mut self, now: Instant, off: u64, end: u64) {
-        let dsack = self.sack_ok && self.recvbuf.has_dsack();
-        if !self.ack.now || !(self.recvbuf.has_ooo() || dsack) {
+        let dsack = self.opts.sack_ok && self.rcv.recvbuf.has_dsack();
+        if !self.rcv.ack.immediate || !(self.rcv.recvbuf.has_ooo() || dsack) {
             return;
         }
-        let out_of_order = off > self.recvbuf.nxt();
+        let out_of_order = off > self.rcv.recvbuf.nxt();
         let hides = dsack
-            || (out_of_order && (!self.sack_ok || !self.recvbuf.extends_latest_block(off, end)));
-        if !hides || self.owed_acks.len() >= super::MAX_OWED_ACKS {
+            || (out_of_order
+                && (!self.opts.sack_ok || !self.rcv.recvbuf.extends_latest_block(off, end)));
+        if !hides || self.rcv.owed_acks.len() >= super::MAX_OWED_ACKS {
             return;
         }
-        let s = self.header(now, self.snd_nxt, Flags::ACK, SegmentKind::Ack);
+        let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
         let s = self.finish(now, s);
-        self.owed_acks.push_back(s);
+        self.rcv.owed_acks.push_back(s);
     }
 
     /// Bookkeeping common to every ACK-bearing segment.
     fn finish(&mut self, now: Instant, s: Segment) -> Segment {
-        self.last_ack_sent = self.rcv_nxt();
-        self.ack.on_ack_sent();
+        self.rcv.last_ack_sent = self.rcv_nxt();
+        self.rcv.ack.on_ack_sent();
         self.timers.stop(Timer::DelayedAck);
         self.record_tx(now, &s);
         s
@@ -282,17 +284,17 @@ impl Connection {
     /// avoidance, RFC 9293 §3.8.6.2.2).
     fn advertise_window(&mut self) -> u16 {
         let nxt = self.rcv_nxt();
-        let cur = self.rcv_adv.saturating_sub(nxt);
+        let cur = self.rcv.rcv_adv.saturating_sub(nxt);
         let offer = self.window_to_offer();
-        let step = (self.recvbuf.capacity() as u64 / 2).min(u64::from(self.rcv_mss));
+        let step = (self.rcv.recvbuf.capacity() as u64 / 2).min(u64::from(self.opts.rcv_mss));
         let wnd = if offer <= cur || offer - cur < step {
             cur
         } else {
             offer
         };
-        let ws = self.rcv_wscale;
+        let ws = self.opts.rcv_wscale;
         let field = wnd.div_ceil(1u64 << ws).min(65_535);
-        self.rcv_adv = self.rcv_adv.max(nxt + (field << ws));
+        self.rcv.rcv_adv = self.rcv.rcv_adv.max(nxt + (field << ws));
         field as u16
     }
 
@@ -311,16 +313,16 @@ impl Connection {
             flags.insert(Flags::FIN);
         }
         let data_end = start + u64::from(len);
-        if len > 0 && data_end - 1 == self.sendbuf.end() {
+        if len > 0 && data_end - 1 == self.snd.sendbuf.end() {
             flags.insert(Flags::PSH);
         }
         let mut ecn = Ecn::NotEct;
-        if self.ecn_ok && len > 0 && kind == SegmentKind::NewData {
+        if self.opts.ecn_ok && len > 0 && kind == SegmentKind::NewData {
             // RFC 3168 §6.1.5: ECT on new data only, never on retransmissions.
             ecn = Ecn::Ect0;
-            if self.cwr_pending {
+            if self.cong.cwr_pending {
                 flags.insert(Flags::CWR);
-                self.cwr_pending = false;
+                self.cong.cwr_pending = false;
             }
         }
         let mut s = self.header(now, start, flags, kind);
@@ -330,44 +332,13 @@ impl Connection {
         self.finish(now, s)
     }
 
-    /// Transmission restarts with nothing in flight (Linux `tcp_event_data_sent` raising
-    /// CA_EVENT_TX_START, and `tcp_slow_start_after_idle_check`). CUBIC shifts its epoch
-    /// by the idle time; after idling longer than the RTO, cwnd decays towards the
-    /// initial window, halving once per RTO of idleness (RFC 5681 §4.1, RFC 2861 as Linux
-    /// `tcp_cwnd_restart` implements it).
-    fn on_tx_start(&mut self, now: Instant) {
-        let Some(last) = self.last_data_sent else {
-            return;
-        };
-        let idle = now - last;
-        self.cc
-            .on_event(&mut self.ccs, now, CcEvent::TxStart { idle });
-        let rto = self.current_rto();
-        if !self.config.slow_start_after_idle || idle <= rto || self.in_reduction() {
-            return;
-        }
-        let cwnd = self.ccs.cwnd;
-        // Linux `tcp_current_ssthresh`: remember 3/4 of the window we are leaving.
-        self.ccs.ssthresh = self.ccs.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
-        let restart = self.config.initial_cwnd.min(cwnd).max(1);
-        let mut w = cwnd;
-        let mut left = idle;
-        while left > rto && w > restart {
-            left -= rto;
-            w >>= 1;
-        }
-        self.ccs.cwnd = w.max(restart);
-        self.ccs.cwnd_cnt = 0;
-        self.trace_cwnd(now);
-    }
-
     fn sent_info(&self, now: Instant, bytes: u32, retransmit: bool) -> SentInfo {
         SentInfo {
             sent_at: now,
             bytes,
-            in_flight_at_send: self.board.in_flight() + 1,
-            delivered_at_send: self.ccs.delivered,
-            app_limited: self.ccs.app_limited,
+            in_flight_at_send: self.loss.board.in_flight() + 1,
+            delivered_at_send: self.cong.vars.delivered,
+            app_limited: self.cong.vars.app_limited,
             retransmit,
         }
     }
@@ -384,19 +355,15 @@ impl Connection {
         }
     }
 
-    fn in_reduction(&self) -> bool {
-        matches!(self.ca_state, CaState::Recovery | CaState::Cwr)
-    }
-
     /// Retransmits the lowest segment marked lost, if cwnd allows (RFC 6675 §5 NextSeg
     /// rule 1; Linux `tcp_xmit_retransmit_queue`).
     fn send_retransmit(&mut self, now: Instant) -> Option<Segment> {
-        let lost = self.board.next_lost()?;
-        if self.board.in_flight() >= self.ccs.cwnd {
-            self.is_cwnd_limited = true;
+        let lost = self.loss.board.next_lost()?;
+        if self.loss.board.in_flight() >= self.cong.vars.cwnd {
+            self.cong.is_cwnd_limited = true;
             return None;
         }
-        let rk = if self.ca_state == CaState::Loss {
+        let rk = if self.cong.ca_state == CaState::Loss {
             RetransmitKind::Rto
         } else {
             RetransmitKind::Fast
@@ -406,15 +373,15 @@ impl Connection {
 
     fn retransmit(&mut self, now: Instant, id: u64, rk: RetransmitKind) -> Segment {
         // NOTE(unwrap): callers pass an id just read from the scoreboard.
-        let seg = *self.board.get(id).unwrap();
+        let seg = *self.loss.board.get(id).unwrap();
         let len = seg.payload_len();
         let s = self.build_data_segment(now, seg.start, len, seg.fin, SegmentKind::Retransmit(rk));
         let info = self.sent_info(now, len, true);
-        self.board.on_retransmit(id, info);
-        self.undo.on_retransmit(self.tsval(now));
-        self.cc.on_sent(&mut self.ccs, &info);
+        self.loss.board.on_retransmit(id, info);
+        self.loss.undo.on_retransmit(self.tsval(now));
+        self.cong.ctrl.on_sent(&mut self.cong.vars, &info);
         if self.in_reduction() {
-            self.prr.on_sent(1);
+            self.loss.prr.on_sent(1);
         }
         self.info.retransmits += 1;
         self.info.retransmitted_bytes += u64::from(len);
@@ -424,7 +391,7 @@ impl Connection {
             len,
             kind: rk,
         });
-        if seg.start == self.snd_una && rk == RetransmitKind::Fast {
+        if seg.start == self.snd.snd_una && rk == RetransmitKind::Fast {
             // Linux `tcp_xmit_retransmit_queue`: retransmitting the head re-arms the RTO.
             // Otherwise a lost fast retransmission, found lost by RACK one RTT later and
             // resent, still has the RTO armed from the last cumulative ACK, and on a
@@ -440,7 +407,7 @@ impl Connection {
     /// New data (and FIN) within cwnd and the peer's window. `probe` (a TLP) ignores
     /// cwnd and Nagle.
     fn send_new_data(&mut self, now: Instant, probe: bool) -> Option<Segment> {
-        if self.fin_seq.is_some()
+        if self.snd.fin_seq.is_some()
             || !matches!(
                 self.state,
                 State::Established | State::CloseWait | State::FinWait1 | State::LastAck
@@ -448,68 +415,77 @@ impl Connection {
         {
             return None;
         }
-        let next = self.snd_nxt - 1; // stream offset of the next new byte
-        let end = self.sendbuf.end();
+        let next = self.snd.snd_nxt - 1; // stream offset of the next new byte
+        let end = self.snd.sendbuf.end();
         let avail = end - next;
-        if avail == 0 && !self.fin_queued {
+        if avail == 0 && !self.snd.fin_queued {
             // Out of data with room to send more: application-limited (RFC 7661).
-            if self.board.in_flight() < self.ccs.cwnd && !self.ccs.app_limited {
-                self.ccs.app_limited = true;
-                self.cc.on_event(&mut self.ccs, now, CcEvent::AppLimited);
+            if self.loss.board.in_flight() < self.cong.vars.cwnd && !self.cong.vars.app_limited {
+                self.cong.vars.app_limited = true;
+                self.cong
+                    .ctrl
+                    .on_event(&mut self.cong.vars, now, CcEvent::AppLimited);
             }
             return None;
         }
-        let in_flight = self.board.in_flight();
-        if !probe && in_flight >= self.ccs.cwnd {
-            self.is_cwnd_limited = true;
-            self.ccs.app_limited = false;
+        let in_flight = self.loss.board.in_flight();
+        if !probe && in_flight >= self.cong.vars.cwnd {
+            self.cong.is_cwnd_limited = true;
+            self.cong.vars.app_limited = false;
             return None;
         }
-        let wnd_left = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
-        let len = avail.min(u64::from(self.mss)).min(wnd_left) as u32;
+        let wnd_left = (self.snd.snd_una + self.snd.snd_wnd).saturating_sub(self.snd.snd_nxt);
+        let len = avail.min(u64::from(self.opts.mss)).min(wnd_left) as u32;
         if len == 0 && avail > 0 {
             // Zero window (or too small for one byte): persist (RFC 9293 §3.8.6.1).
-            if self.board.is_empty() && !self.timers.is_set(Timer::Persist) {
-                let t = rto::backoff(self.rtt.rto(), self.persist_backoff, self.config.max_rto);
+            if self.loss.board.is_empty() && !self.timers.is_set(Timer::Persist) {
+                let t = rto::backoff(
+                    self.loss.rtt.rto(),
+                    self.probes.persist_backoff,
+                    self.config.max_rto,
+                );
                 self.timers.set(Timer::Persist, now + t);
             }
             return None;
         }
-        let fin = self.fin_queued && next + u64::from(len) == end;
-        if !probe && u64::from(len) < u64::from(self.mss) && !fin {
+        let fin = self.snd.fin_queued && next + u64::from(len) == end;
+        if !probe && u64::from(len) < u64::from(self.opts.mss) && !fin {
             let window_limited = u64::from(len) < avail;
             // Nagle (RFC 896, Minshall): hold a small segment while an earlier small
             // one is unacknowledged.
-            if self.config.nagle && !window_limited && self.snd_sml > self.snd_una {
+            if self.config.nagle && !window_limited && self.snd.snd_sml > self.snd.snd_una {
                 return None;
             }
             // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): a window-limited small segment
             // waits unless it is at least half the largest window seen.
-            if window_limited && !self.board.is_empty() && u64::from(len) < self.max_snd_wnd / 2 {
+            if window_limited
+                && !self.loss.board.is_empty()
+                && u64::from(len) < self.snd.max_snd_wnd / 2
+            {
                 return None;
             }
         }
-        if self.board.is_empty() {
+        if self.loss.board.is_empty() {
             self.on_tx_start(now);
         }
-        let start = self.snd_nxt;
+        let start = self.snd.snd_nxt;
         let s = self.build_data_segment(now, start, len, fin, SegmentKind::NewData);
         let seq_len = u64::from(len) + u64::from(fin);
         let info = self.sent_info(now, len, false);
-        self.board.push(start, start + seq_len, fin, info);
-        self.snd_nxt += seq_len;
+        self.loss.board.push(start, start + seq_len, fin, info);
+        self.snd.snd_nxt += seq_len;
         if fin {
-            self.fin_seq = Some(self.snd_nxt - 1);
+            self.snd.fin_seq = Some(self.snd.snd_nxt - 1);
         }
-        self.sendbuf.mark_sent(next + u64::from(len));
-        if len < self.mss {
-            self.snd_sml = self.snd_nxt;
+        self.snd.sendbuf.mark_sent(next + u64::from(len));
+        if len < self.opts.mss {
+            self.snd.snd_sml = self.snd.snd_nxt;
         }
-        self.max_packets_out = self.max_packets_out.max(self.board.packets_out());
-        self.last_data_sent = Some(now);
-        self.cc.on_sent(&mut self.ccs, &info);
+        self.cong.max_packets_out = self.cong.max_packets_out.max(self.loss.board.packets_out());
+        self.cong.last_data_sent = Some(now);
+        self.cong.ctrl.on_sent(&mut self.cong.vars, &info);
         if self.in_reduction() {
-            self.prr.on_sent(1);
+            self.loss.prr.on_sent(1);
         }
         self.timers.stop(Timer::Persist);
         self.arm_rto_if_idle(now);
@@ -521,16 +497,16 @@ impl Connection {
 
     /// RFC 8985 §7.3: new data if the window allows, else the highest segment again.
     fn send_tlp_probe(&mut self, now: Instant) -> Option<Segment> {
-        self.tlp.pending = false;
+        self.loss.tlp.pending = false;
         let s = match self.send_new_data(now, true) {
             Some(s) => {
-                self.tlp.on_probe_sent(self.snd_nxt, false);
+                self.loss.tlp.on_probe_sent(self.snd.snd_nxt, false);
                 s
             }
             None => {
-                let last = self.board.last().copied().filter(|l| !l.sacked)?;
+                let last = self.loss.board.last().copied().filter(|l| !l.sacked)?;
                 let s = self.retransmit(now, last.id, RetransmitKind::Tlp);
-                self.tlp.on_probe_sent(self.snd_nxt, true);
+                self.loss.tlp.on_probe_sent(self.snd.snd_nxt, true);
                 s
             }
         };

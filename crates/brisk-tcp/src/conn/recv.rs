@@ -271,7 +271,7 @@ impl RecvBuffer {
 #[derive(Clone, Debug)]
 pub struct AckState {
     /// An ACK must go out with the next transmission opportunity.
-    pub now: bool,
+    pub immediate: bool,
     /// Data arrived that is not yet ACKed (the delayed-ACK timer is pending).
     pub pending: bool,
     /// Quick-ACK credits: ACK every segment while positive (Linux TCP_MAX_QUICKACKS).
@@ -286,7 +286,7 @@ pub const MAX_QUICKACKS: u32 = 16;
 impl Default for AckState {
     fn default() -> Self {
         AckState {
-            now: false,
+            immediate: false,
             pending: false,
             quick: MAX_QUICKACKS,
             unacked_bytes: 0,
@@ -297,10 +297,10 @@ impl Default for AckState {
 impl AckState {
     /// An ACK was sent: everything is acknowledged.
     pub fn on_ack_sent(&mut self) {
-        if self.pending || self.now {
+        if self.pending || self.immediate {
             self.quick = self.quick.saturating_sub(1);
         }
-        self.now = false;
+        self.immediate = false;
         self.pending = false;
         self.unacked_bytes = 0;
     }

@@ -26,7 +26,7 @@ impl Connection {
         let f = seg.flags;
         if f.ack() {
             let ack = self.unwrap_ack(seg.ack);
-            if ack <= 0 || ack > self.snd_nxt as i64 {
+            if ack <= 0 || ack > self.snd.snd_nxt as i64 {
                 if !f.rst() {
                     self.pending_rst = Some((seg.ack, None));
                 }
@@ -44,25 +44,25 @@ impl Connection {
         if !f.syn() {
             return;
         }
-        self.irs = seg.seq.0;
+        self.opts.irs = seg.seq.0;
         self.negotiate(seg, false);
-        self.last_recv = now;
+        self.probes.last_recv = now;
         if f.ack() {
-            self.snd_una = 1;
-            self.snd_wl1 = 0;
-            if !self.syn_retransmitted {
-                if let Some(t) = self.syn_sent_at {
+            self.snd.snd_una = 1;
+            self.snd.snd_wl1 = 0;
+            if !self.hs.syn_retransmitted {
+                if let Some(t) = self.hs.syn_sent_at {
                     self.rtt_sample(now, now - t);
                 }
             }
             self.established(now);
             self.push_event(Event::Connected);
             // ACK the SYN-ACK at once (Linux does, unless it can piggyback on data).
-            self.ack.now = true;
+            self.rcv.ack.immediate = true;
         } else {
             // Simultaneous open (RFC 9293 §3.5, figure 8): SYN-ACK with our ISS again.
             self.state = State::SynReceived;
-            self.syn_pending = true;
+            self.hs.syn_pending = true;
         }
     }
 
@@ -76,7 +76,7 @@ impl Connection {
             return;
         }
         if seg.flags.fin() || seg.flags.syn() || !seg.payload.is_empty() {
-            self.ack.now = true;
+            self.rcv.ack.immediate = true;
             if seg.flags.fin() {
                 self.timers
                     .set(Timer::TimeWait, now + self.config.time_wait);
@@ -92,7 +92,7 @@ impl Connection {
         // A retransmitted SYN while in SYN-RECEIVED: our SYN-ACK was lost, resend it
         // (Linux `tcp_check_req`), before the window check would only ACK it.
         if self.state == State::SynReceived && f.syn() && !f.ack() && !f.rst() && seq == 0 {
-            self.syn_pending = true;
+            self.hs.syn_pending = true;
             return;
         }
 
@@ -104,7 +104,7 @@ impl Connection {
             && !f.rst()
             && seq == 0
             && seg.seg_len() == 1
-            && self.unwrap_ack(seg.ack) == self.snd_nxt as i64;
+            && self.unwrap_ack(seg.ack) == self.snd.snd_nxt as i64;
 
         // PAWS (RFC 7323 §5.3, `paws`): an old TSval marks a stale duplicate; ACK and
         // drop — except a reordered duplicate ACK, as Linux.
@@ -113,14 +113,14 @@ impl Connection {
             // Linux `tcp_send_dupack`: old data below RCV.NXT is D-SACKed (RFC 2883),
             // so a sender whose originals were only delayed learns it and can undo.
             // Nothing at or above RCV.NXT is taken from a segment PAWS rejected.
-            let nxt = self.recvbuf.nxt();
+            let nxt = self.rcv.recvbuf.nxt();
             if !seg.payload.is_empty() && seq >= 1 && ((seq - 1) as u64) < nxt {
                 let off = (seq - 1) as u64;
                 let keep = (nxt - off).min(seg.payload.len() as u64) as usize;
                 self.owe_ack_before_arrival(now, off, off + keep as u64);
-                let _ = self.recvbuf.insert(off, &seg.payload[..keep]);
+                let _ = self.rcv.recvbuf.insert(off, &seg.payload[..keep]);
             }
-            self.ack.now = true;
+            self.rcv.ack.immediate = true;
             return;
         }
 
@@ -141,9 +141,9 @@ impl Connection {
                 if !seg.payload.is_empty() && seq + len <= rcv_nxt && seq >= 1 {
                     let off = (seq - 1) as u64;
                     self.owe_ack_before_arrival(now, off, off + seg.payload.len() as u64);
-                    let _ = self.recvbuf.insert(off, seg.payload);
+                    let _ = self.rcv.recvbuf.insert(off, seg.payload);
                 }
-                self.ack.now = true;
+                self.rcv.ack.immediate = true;
             }
             self.counters.out_of_window += 1;
             return;
@@ -163,7 +163,7 @@ impl Connection {
         // retransmitted SYN means our SYN-ACK was lost: send it again.
         if f.syn() && !simopen_synack {
             if self.state == State::SynReceived && seq == 0 {
-                self.syn_pending = true;
+                self.hs.syn_pending = true;
             } else {
                 self.challenge_ack(now);
             }
@@ -179,28 +179,29 @@ impl Connection {
             self.owe_ack_before_arrival(now, off, off + seg.payload.len() as u64);
         }
         // RFC 7323 §4.3: remember TSval for echoing.
-        if self.ts_ok {
+        if self.opts.ts_ok {
             if let Some(ts) = seg.timestamps {
-                if seq <= self.last_ack_sent as i64
-                    && (!self.ts_recent_valid || ts.tsval.wrapping_sub(self.ts_recent) as i32 >= 0)
+                if seq <= self.rcv.last_ack_sent as i64
+                    && (!self.opts.ts_recent_valid
+                        || ts.tsval.wrapping_sub(self.opts.ts_recent) as i32 >= 0)
                 {
-                    self.ts_recent = ts.tsval;
-                    self.ts_recent_valid = true;
+                    self.opts.ts_recent = ts.tsval;
+                    self.opts.ts_recent_valid = true;
                 }
             }
         }
-        self.last_recv = now;
-        self.keepalive_probes = 0;
+        self.probes.last_recv = now;
+        self.probes.keepalive_probes = 0;
 
         let ack = self.unwrap_ack(seg.ack);
         if self.state == State::SynReceived {
-            if ack > 0 && ack <= self.snd_nxt as i64 {
-                self.snd_una = 1;
-                self.snd_wnd = u64::from(seg.window) << self.snd_wscale;
-                self.max_snd_wnd = self.snd_wnd;
-                self.snd_wl1 = seq;
-                if !self.syn_retransmitted {
-                    if let Some(t) = self.syn_sent_at {
+            if ack > 0 && ack <= self.snd.snd_nxt as i64 {
+                self.snd.snd_una = 1;
+                self.snd.snd_wnd = u64::from(seg.window) << self.opts.snd_wscale;
+                self.snd.max_snd_wnd = self.snd.snd_wnd;
+                self.snd.snd_wl1 = seq;
+                if !self.hs.syn_retransmitted {
+                    if let Some(t) = self.hs.syn_sent_at {
                         self.rtt_sample(now, now - t);
                     }
                 }
@@ -213,12 +214,12 @@ impl Connection {
         }
 
         // RFC 5961 §5.2: ACKs for unsent data or older than the largest window we saw.
-        if ack > self.snd_nxt as i64 {
+        if ack > self.snd.snd_nxt as i64 {
             self.counters.bad_acks += 1;
             self.challenge_ack(now);
             return;
         }
-        if ack < self.snd_una as i64 - self.max_snd_wnd as i64 {
+        if ack < self.snd.snd_una as i64 - self.snd.max_snd_wnd as i64 {
             self.counters.bad_acks += 1;
             self.challenge_ack(now);
             return;
@@ -229,7 +230,7 @@ impl Connection {
         }
 
         // Our FIN acknowledged?
-        let fin_acked = self.fin_seq.is_some_and(|fs| self.snd_una > fs);
+        let fin_acked = self.snd.fin_seq.is_some_and(|fs| self.snd.snd_una > fs);
         match self.state {
             State::FinWait1 if fin_acked => self.state = State::FinWait2,
             State::Closing if fin_acked => {
@@ -252,7 +253,7 @@ impl Connection {
         }
         if f.contains(brisk_wire::Flags::CWR) {
             // RFC 3168 §6.1.3: the sender reacted; stop echoing ECE.
-            self.ece_pending = false;
+            self.rcv.ece_pending = false;
         }
     }
 
@@ -268,29 +269,29 @@ impl Connection {
             seq = 1;
         }
         // Trim to the advertised window (never beyond the right edge).
-        let right = self.rcv_adv.max(self.rcv_nxt()) as i64;
+        let right = self.rcv.rcv_adv.max(self.rcv_nxt()) as i64;
         if seq + data.len() as i64 > right {
             let keep = (right - seq).max(0) as usize;
             data = &data[..keep.min(data.len())];
             fin = false;
         }
         let off = (seq - 1) as u64;
-        if ecn == Ecn::Ce && self.ecn_ok && !seg.payload.is_empty() {
-            self.ece_pending = true;
-            self.ack.now = true;
+        if ecn == Ecn::Ce && self.opts.ecn_ok && !seg.payload.is_empty() {
+            self.rcv.ece_pending = true;
+            self.rcv.ack.immediate = true;
         }
         if !data.is_empty() {
-            let ooo_before = self.recvbuf.ooo_dropped;
-            match self.recvbuf.insert(off, data) {
+            let ooo_before = self.rcv.recvbuf.ooo_dropped;
+            match self.rcv.recvbuf.insert(off, data) {
                 Arrival::InOrder {
                     advanced,
                     filled_hole,
                 } => {
                     self.info.bytes_received += advanced;
                     self.push_event(Event::Readable);
-                    self.ack.unacked_bytes += advanced;
-                    if filled_hole || self.recvbuf.has_ooo() || self.recvbuf.has_dsack() {
-                        self.ack.now = true;
+                    self.rcv.ack.unacked_bytes += advanced;
+                    if filled_hole || self.rcv.recvbuf.has_ooo() || self.rcv.recvbuf.has_dsack() {
+                        self.rcv.ack.immediate = true;
                     } else {
                         self.schedule_ack(now);
                     }
@@ -300,31 +301,31 @@ impl Connection {
                         // uTCP: out-of-order data is readable on arrival.
                         self.push_event(Event::Readable);
                     }
-                    self.ack.now = true;
+                    self.rcv.ack.immediate = true;
                 }
                 Arrival::Duplicate | Arrival::Dropped => {
-                    self.ack.now = true;
+                    self.rcv.ack.immediate = true;
                 }
             }
-            self.counters.ooo_dropped += self.recvbuf.ooo_dropped - ooo_before;
+            self.counters.ooo_dropped += self.rcv.recvbuf.ooo_dropped - ooo_before;
         }
         if fin {
-            self.peer_fin = Some(off + data.len() as u64);
+            self.rcv.peer_fin = Some(off + data.len() as u64);
         }
-        if !self.fin_received && self.peer_fin == Some(self.recvbuf.nxt()) {
+        if !self.rcv.fin_received && self.rcv.peer_fin == Some(self.rcv.recvbuf.nxt()) {
             self.on_peer_fin(now);
         }
     }
 
     /// Delayed-ACK policy for in-order data (Linux `__tcp_ack_snd_check`).
     fn schedule_ack(&mut self, now: Instant) {
-        if !self.config.delayed_ack || self.ack.quick > 0 {
-            self.ack.now = true;
-        } else if self.ack.unacked_bytes > u64::from(self.rcv_mss) {
+        if !self.config.delayed_ack || self.rcv.ack.quick > 0 {
+            self.rcv.ack.immediate = true;
+        } else if self.rcv.ack.unacked_bytes > u64::from(self.opts.rcv_mss) {
             // More than one full segment unacknowledged: ACK every second segment.
-            self.ack.now = true;
+            self.rcv.ack.immediate = true;
         } else {
-            self.ack.pending = true;
+            self.rcv.ack.pending = true;
             if !self.timers.is_set(Timer::DelayedAck) {
                 let ato = super::DELACK_MIN.min(self.config.max_ack_delay);
                 self.timers.set(Timer::DelayedAck, now + ato);
@@ -333,13 +334,13 @@ impl Connection {
     }
 
     fn on_peer_fin(&mut self, now: Instant) {
-        self.fin_received = true;
-        self.ack.now = true;
+        self.rcv.fin_received = true;
+        self.rcv.ack.immediate = true;
         self.push_event(Event::PeerClosed);
         match self.state {
             State::SynReceived | State::Established => self.state = State::CloseWait,
             State::FinWait1 => {
-                if self.fin_seq.is_some_and(|fs| self.snd_una > fs) {
+                if self.snd.fin_seq.is_some_and(|fs| self.snd.snd_una > fs) {
                     self.enter_time_wait(now);
                 } else {
                     self.state = State::Closing;
@@ -353,28 +354,28 @@ impl Connection {
     pub(super) fn enter_time_wait(&mut self, now: Instant) {
         self.state = State::TimeWait;
         self.timers.stop_all();
-        self.tlp.reset();
-        self.probe_pending = false;
+        self.loss.tlp.reset();
+        self.probes.probe_pending = false;
         self.timers
             .set(Timer::TimeWait, now + self.config.time_wait);
     }
 
     /// Handshake complete: start CC, keepalive and the established-state bookkeeping.
     pub(super) fn established(&mut self, now: Instant) {
-        self.state = if self.fin_queued {
+        self.state = if self.snd.fin_queued {
             State::FinWait1
         } else {
             State::Established
         };
-        self.syn_pending = false;
+        self.hs.syn_pending = false;
         self.timers.stop(Timer::Rto);
-        self.backoff = 0;
-        self.syn_retries = 0;
-        self.ccs.cwnd = self.config.initial_cwnd.max(1);
-        self.cc.init(&mut self.ccs, now);
+        self.loss.backoff = 0;
+        self.hs.syn_retries = 0;
+        self.set_cwnd(self.config.initial_cwnd.max(1));
+        self.cong.ctrl.init(&mut self.cong.vars, now);
         self.trace_cwnd(now);
-        self.last_progress = now;
-        self.round_end = self.snd_nxt;
+        self.loss.last_progress = now;
+        self.cong.round_end = self.snd.snd_nxt;
         if let Some(idle) = self.config.keepalive {
             self.timers.set(Timer::Keepalive, now + idle);
         }
@@ -391,7 +392,7 @@ impl Connection {
         if count < self.config.challenge_ack_limit {
             self.challenge_window = (start, count + 1);
             self.counters.challenge_acks += 1;
-            self.ack.now = true;
+            self.rcv.ack.immediate = true;
         } else {
             self.challenge_window = (start, count);
             self.counters.challenge_acks_suppressed += 1;

@@ -1,7 +1,7 @@
 //! What each timer does when it expires (timers are handled in `Timer::ALL` order).
 
 use super::{CaState, Connection, State};
-use crate::cc::CcEvent;
+use crate::cc::CongestionCause;
 use crate::conn::timer::Timer;
 use crate::event::{ConnError, TraceEvent};
 use crate::recovery::rto;
@@ -22,8 +22,8 @@ impl Connection {
                 Timer::Tlp => self.on_tlp_timer(now),
                 Timer::RackReorder => self.on_reorder_timer(now),
                 Timer::DelayedAck => {
-                    if self.ack.pending {
-                        self.ack.now = true;
+                    if self.rcv.ack.pending {
+                        self.rcv.ack.immediate = true;
                     }
                 }
                 Timer::Persist => self.on_persist(now),
@@ -43,37 +43,37 @@ impl Connection {
             } else {
                 super::SYNACK_RETRIES
             };
-            if self.syn_retries >= limit {
+            if self.hs.syn_retries >= limit {
                 self.terminate(Err(ConnError::TimedOut {
-                    retries: self.syn_retries,
+                    retries: self.hs.syn_retries,
                 }));
                 return;
             }
-            self.syn_retries += 1;
-            self.syn_pending = true;
-            self.syn_retransmitted = true;
+            self.hs.syn_retries += 1;
+            self.hs.syn_pending = true;
+            self.hs.syn_retransmitted = true;
             let t = rto::backoff(
                 self.config.initial_rto,
-                self.syn_retries,
+                self.hs.syn_retries,
                 self.config.max_rto,
             );
             self.timers.set(Timer::Rto, now + t);
             return;
         }
-        if self.board.is_empty() {
+        if self.loss.board.is_empty() {
             return;
         }
-        if self.backoff >= self.config.max_retries {
+        if self.loss.backoff >= self.config.max_retries {
             self.terminate(Err(ConnError::TimedOut {
-                retries: self.backoff,
+                retries: self.loss.backoff,
             }));
             return;
         }
-        self.backoff += 1;
+        self.loss.backoff += 1;
         self.info.rto_count += 1;
         self.trace(TraceEvent::Rto {
             at: now,
-            backoff: self.backoff,
+            backoff: self.loss.backoff,
         });
         self.enter_loss(now);
         let t = self.current_rto();
@@ -86,46 +86,46 @@ impl Connection {
     /// unless a recovery was under way, except for repeated timeouts (§3.2).
     fn enter_loss(&mut self, now: Instant) {
         self.refresh_cc_state();
-        let new_recovery = self.ca_state < CaState::Recovery;
-        let new_episode = self.ca_state <= CaState::Disorder
-            || self.high_seq <= self.snd_una
-            || (self.ca_state == CaState::Loss && self.backoff == 1);
-        let (prior_cwnd, prior_ssthresh) = (self.ccs.cwnd, self.ccs.ssthresh);
-        let in_reduction = matches!(self.ca_state, CaState::Cwr | CaState::Recovery);
-        if new_episode {
-            let ss = self.cc.ssthresh(&mut self.ccs, now).max(2);
-            self.ccs.ssthresh = ss;
-        }
-        if self.ca_state == CaState::Recovery {
+        let new_recovery = self.cong.ca_state < CaState::Recovery;
+        let new_episode = self.cong.ca_state <= CaState::Disorder
+            || self.loss.high_seq <= self.snd.snd_una
+            || (self.cong.ca_state == CaState::Loss && self.loss.backoff == 1);
+        let (prior_cwnd, prior_ssthresh) = (self.cong.vars.cwnd, self.cong.vars.ssthresh);
+        let in_reduction = matches!(self.cong.ca_state, CaState::Cwr | CaState::Recovery);
+        if self.cong.ca_state == CaState::Recovery {
             self.trace(TraceEvent::Recovery {
                 at: now,
                 enter: false,
             });
         }
-        self.ccs.cwnd = 1;
-        self.ccs.cwnd_cnt = 0;
-        self.cc.on_event(&mut self.ccs, now, CcEvent::Rto);
-        let lost = self.board.mark_all_lost();
+        self.congestion_response(now, CongestionCause::Rto, new_episode);
+        let lost = self.loss.board.mark_all_lost();
         self.info.lost += u64::from(lost);
         if new_episode {
             let ss =
                 crate::recovery::undo::current_ssthresh(prior_cwnd, prior_ssthresh, in_reduction);
-            self.undo.save(prior_cwnd, Some(ss));
-            self.undo.start(self.snd_una, self.board.retrans_out());
+            self.loss.undo.save(prior_cwnd, Some(ss));
+            self.loss
+                .undo
+                .start(self.snd.snd_una, self.loss.board.retrans_out());
         }
-        self.frto
-            .on_rto(self.config.frto, new_recovery, self.backoff > 1);
-        self.high_seq = self.snd_nxt;
-        self.ca_state = CaState::Loss;
-        self.tlp.reset();
+        self.loss
+            .frto
+            .on_rto(self.config.frto, new_recovery, self.loss.backoff > 1);
+        self.loss.high_seq = self.snd.snd_nxt;
+        self.cong.ca_state = CaState::Loss;
+        self.loss.tlp.reset();
         self.timers.stop(Timer::Tlp);
         self.timers.stop(Timer::RackReorder);
         self.trace_cwnd(now);
     }
 
     fn on_tlp_timer(&mut self, now: Instant) {
-        if !self.board.is_empty() && self.ca_state <= CaState::Cwr && self.tlp.high_seq.is_none() {
-            self.tlp.pending = true;
+        if !self.loss.board.is_empty()
+            && self.cong.ca_state <= CaState::Cwr
+            && self.loss.tlp.high_seq.is_none()
+        {
+            self.loss.tlp.pending = true;
             let t = self.current_rto();
             self.timers.set(Timer::Rto, now + t);
         }
@@ -133,9 +133,9 @@ impl Connection {
 
     /// RFC 8985 §6.3: re-run RACK; newly lost segments may start recovery.
     fn on_reorder_timer(&mut self, now: Instant) {
-        let prior_in_flight = self.board.in_flight();
+        let prior_in_flight = self.loss.board.in_flight();
         self.rack_detect(now);
-        if self.board.lost_out() > 0 && self.ca_state < CaState::Recovery {
+        if self.loss.board.lost_out() > 0 && self.cong.ca_state < CaState::Recovery {
             self.enter_recovery(now, prior_in_flight, false);
         }
     }
@@ -144,21 +144,25 @@ impl Connection {
     /// keep the connection alive indefinitely, unanswered ones count towards
     /// `max_retries`.
     fn on_persist(&mut self, now: Instant) {
-        let unsent = self.sendbuf.end() + 1 > self.snd_nxt;
-        if !self.state.synchronized() || !self.board.is_empty() || !unsent {
-            self.persist_backoff = 0;
+        let unsent = self.snd.sendbuf.end() + 1 > self.snd.snd_nxt;
+        if !self.state.synchronized() || !self.loss.board.is_empty() || !unsent {
+            self.probes.persist_backoff = 0;
             return;
         }
-        if self.persist_probes >= self.config.max_retries {
+        if self.probes.persist_probes >= self.config.max_retries {
             self.terminate(Err(ConnError::TimedOut {
-                retries: self.persist_probes,
+                retries: self.probes.persist_probes,
             }));
             return;
         }
-        self.persist_probes += 1;
-        self.persist_backoff = self.persist_backoff.saturating_add(1);
-        self.probe_pending = true;
-        let t = rto::backoff(self.rtt.rto(), self.persist_backoff, self.config.max_rto);
+        self.probes.persist_probes += 1;
+        self.probes.persist_backoff = self.probes.persist_backoff.saturating_add(1);
+        self.probes.probe_pending = true;
+        let t = rto::backoff(
+            self.loss.rtt.rto(),
+            self.probes.persist_backoff,
+            self.config.max_rto,
+        );
         self.timers.set(Timer::Persist, now + t);
     }
 
@@ -173,23 +177,24 @@ impl Connection {
         ) {
             return;
         }
-        let busy = !self.board.is_empty() || self.sendbuf.end() + 1 > self.snd_nxt;
-        let elapsed = now - self.last_recv;
+        let busy = !self.loss.board.is_empty() || self.snd.sendbuf.end() + 1 > self.snd.snd_nxt;
+        let elapsed = now - self.probes.last_recv;
         if busy {
             self.timers.set(Timer::Keepalive, now + idle);
             return;
         }
-        if elapsed < idle && self.keepalive_probes == 0 {
-            self.timers.set(Timer::Keepalive, self.last_recv + idle);
+        if elapsed < idle && self.probes.keepalive_probes == 0 {
+            self.timers
+                .set(Timer::Keepalive, self.probes.last_recv + idle);
             return;
         }
-        if self.keepalive_probes >= self.config.keepalive_probes {
+        if self.probes.keepalive_probes >= self.config.keepalive_probes {
             self.queue_rst_ack();
             self.terminate(Err(ConnError::KeepaliveTimeout));
             return;
         }
-        self.keepalive_probes += 1;
-        self.probe_pending = true;
+        self.probes.keepalive_probes += 1;
+        self.probes.probe_pending = true;
         self.timers
             .set(Timer::Keepalive, now + self.config.keepalive_interval);
     }
@@ -199,12 +204,12 @@ impl Connection {
         let Some(uto) = self.config.user_timeout else {
             return;
         };
-        if self.board.is_empty() {
+        if self.loss.board.is_empty() {
             return;
         }
-        if now - self.last_progress < uto {
+        if now - self.loss.last_progress < uto {
             self.timers
-                .set(Timer::UserTimeout, self.last_progress + uto);
+                .set(Timer::UserTimeout, self.loss.last_progress + uto);
             return;
         }
         self.queue_rst_ack();

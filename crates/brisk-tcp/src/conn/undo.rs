@@ -32,13 +32,13 @@ pub(super) struct AckFlags {
 impl Connection {
     /// Linux `tcp_any_retrans_done`.
     pub(super) fn any_retrans_done(&self) -> bool {
-        self.board.retrans_out() > 0 || self.board.first().is_some_and(|s| s.ever_retrans)
+        self.loss.board.retrans_out() > 0 || self.loss.board.first().is_some_and(|s| s.ever_retrans)
     }
 
     /// Linux `tcp_packet_delayed`'s non-SACK exception: once SND.UNA reached the
     /// recovery point, a missing retransmission stamp proves nothing.
     fn no_stamp_unreliable(&self) -> bool {
-        !self.sack_ok && self.snd_una >= self.high_seq
+        !self.opts.sack_ok && self.snd.snd_una >= self.loss.high_seq
     }
 
     /// A D-SACK for `[l, r)` arrived on an ACK that found SND.UNA at `prior_una`; called
@@ -49,21 +49,21 @@ impl Connection {
     /// network duplicated the packet).
     pub(super) fn account_dsack(&mut self, l: u64, r: u64, prior_una: u64) -> bool {
         let len = r - l;
-        if len > self.max_snd_wnd.max(u64::from(self.mss)) {
+        if len > self.snd.max_snd_wnd.max(u64::from(self.opts.mss)) {
             return false;
         }
-        let mss = u64::from(self.mss.max(1));
+        let mss = u64::from(self.opts.mss.max(1));
         let segs = len.div_ceil(mss).clamp(1, u64::from(u32::MAX)) as u32;
-        if !self.undo.dsack_plausible(segs, self.info.retransmits) {
+        if !self.loss.undo.dsack_plausible(segs, self.info.retransmits) {
             return false;
         }
         // Data below SND.UNA is forgotten: count it by size ("dumb counting").
         let dup = if r <= prior_una {
             segs
         } else {
-            self.board.count_retransmitted(l, r, segs)
+            self.loss.board.count_retransmitted(l, r, segs)
         };
-        self.undo.on_dsack(r, dup);
+        self.loss.undo.on_dsack(r, dup);
         true
     }
 
@@ -73,11 +73,11 @@ impl Connection {
     pub(super) fn undo_and_exit(&mut self, now: Instant, f: &AckFlags) -> bool {
         if f.ece {
             // A. ECN proves congestion: the reduction must stand.
-            self.undo.forbid_restore();
+            self.loss.undo.forbid_restore();
         }
         // D. Exits at the recovery point.
-        if self.snd_una >= self.high_seq {
-            match self.ca_state {
+        if self.snd.snd_una >= self.loss.high_seq {
+            match self.cong.ca_state {
                 CaState::Cwr => self.exit_recovery(now),
                 CaState::Recovery => {
                     if self.try_undo_recovery(now, f.tsecr) {
@@ -91,12 +91,12 @@ impl Connection {
         }
         // E. Per-state checks.
         let mut unmarked = false;
-        match self.ca_state {
+        match self.cong.ca_state {
             CaState::Recovery => {
                 if f.una_advanced {
                     unmarked = self.try_undo_partial(now, f.tsecr);
                 }
-                if self.ca_state == CaState::Recovery && self.try_undo_dsack(now) {
+                if self.cong.ca_state == CaState::Recovery && self.try_undo_dsack(now) {
                     self.try_keep_open(now);
                 }
             }
@@ -108,8 +108,8 @@ impl Connection {
             }
             CaState::Cwr => {}
         }
-        if self.ca_state <= CaState::Disorder && !self.any_retrans_done() {
-            self.undo.clear_stamp();
+        if self.cong.ca_state <= CaState::Disorder && !self.any_retrans_done() {
+            self.loss.undo.clear_stamp();
         }
         unmarked
     }
@@ -118,18 +118,20 @@ impl Connection {
     /// unless ECN forbade it, optionally clearing lost marks; counts and traces.
     fn undo_cwnd_reduction(&mut self, now: Instant, unmark_loss: bool, kind: UndoKind) {
         if unmark_loss {
-            self.board.unmark_all_lost();
+            self.loss.board.unmark_all_lost();
         }
-        if let Some(prior) = self.undo.take() {
+        if let Some(prior) = self.loss.undo.take() {
             self.refresh_cc_state();
-            let cwnd = self.cc.undo_cwnd(&self.ccs, prior.cwnd);
-            self.ccs.cwnd = cwnd.clamp(1, self.ccs.cwnd_clamp.max(1));
-            if prior.ssthresh > self.ccs.ssthresh {
-                self.ccs.ssthresh = prior.ssthresh;
+            let cwnd = self.cong.ctrl.undo_cwnd(&self.cong.vars, prior.cwnd);
+            self.set_cwnd(cwnd);
+            if prior.ssthresh > self.cong.vars.ssthresh {
+                self.cong.vars.ssthresh = prior.ssthresh;
                 // Linux `tcp_ecn_withdraw_cwr`: no CWR for a reduction taken back.
-                self.cwr_pending = false;
+                self.cong.cwr_pending = false;
             }
-            self.cc.on_event(&mut self.ccs, now, CcEvent::Undo);
+            self.cong
+                .ctrl
+                .on_event(&mut self.cong.vars, now, CcEvent::Undo);
         }
         self.info.undo_count += 1;
         match kind {
@@ -140,8 +142,8 @@ impl Connection {
         self.trace(TraceEvent::Undo {
             at: now,
             kind,
-            cwnd: self.ccs.cwnd,
-            ssthresh: self.ccs.ssthresh,
+            cwnd: self.cong.vars.cwnd,
+            ssthresh: self.cong.vars.ssthresh,
         });
         self.trace_cwnd(now);
     }
@@ -151,8 +153,8 @@ impl Connection {
     /// was D-SACKed, or the ACK echoes a timestamp from before the first
     /// retransmission. The caller changes the state.
     fn try_undo_recovery(&mut self, now: Instant, tsecr: Option<u32>) -> bool {
-        if self.undo.may_undo(tsecr, self.no_stamp_unreliable()) {
-            let kind = if self.ca_state == CaState::Loss {
+        if self.loss.undo.may_undo(tsecr, self.no_stamp_unreliable()) {
+            let kind = if self.cong.ca_state == CaState::Loss {
                 UndoKind::Loss
             } else {
                 UndoKind::Recovery
@@ -160,7 +162,7 @@ impl Connection {
             self.undo_cwnd_reduction(now, false, kind);
             true
         } else {
-            self.rack.on_recovery_exit();
+            self.loss.rack.on_recovery_exit();
             false
         }
     }
@@ -168,8 +170,10 @@ impl Connection {
     /// Recovery ends with its reduction undone: cwnd stays as restored (Linux
     /// `tcp_end_cwnd_reduction` skips the reset without `undo_marker`).
     fn leave_recovery_undone(&mut self, now: Instant) {
-        self.ca_state = CaState::Open;
-        self.cc.on_event(&mut self.ccs, now, CcEvent::ExitRecovery);
+        self.cong.ca_state = CaState::Open;
+        self.cong
+            .ctrl
+            .on_event(&mut self.cong.vars, now, CcEvent::ExitRecovery);
         self.trace(TraceEvent::Recovery {
             at: now,
             enter: false,
@@ -180,16 +184,21 @@ impl Connection {
     /// transmission (per timestamps) shows reordering, not loss. Undone once no
     /// retransmission is in flight. Returns whether lost marks were cleared.
     fn try_undo_partial(&mut self, now: Instant, tsecr: Option<u32>) -> bool {
-        if !self.undo.is_pending() || !self.undo.packet_delayed(tsecr, self.no_stamp_unreliable()) {
+        if !self.loss.undo.is_pending()
+            || !self
+                .loss
+                .undo
+                .packet_delayed(tsecr, self.no_stamp_unreliable())
+        {
             return false;
         }
         // Linux `tcp_check_sack_reordering`: the hole was filled by a delayed original.
-        self.rack.on_reordering();
-        if self.board.retrans_out() > 0 {
+        self.loss.rack.on_reordering();
+        if self.loss.board.retrans_out() > 0 {
             return false;
         }
         if !self.any_retrans_done() {
-            self.undo.clear_stamp();
+            self.loss.undo.clear_stamp();
         }
         self.undo_cwnd_reduction(now, true, UndoKind::Partial);
         self.try_keep_open(now);
@@ -198,7 +207,7 @@ impl Connection {
 
     /// Linux `tcp_try_undo_dsack`: every retransmission of the episode was D-SACKed.
     fn try_undo_dsack(&mut self, now: Instant) -> bool {
-        if !self.undo.all_retrans_dsacked() {
+        if !self.loss.undo.all_retrans_dsacked() {
             return false;
         }
         self.undo_cwnd_reduction(now, false, UndoKind::Dsack);
@@ -208,18 +217,18 @@ impl Connection {
     /// Linux `tcp_try_keep_open`: back to Open, or Disorder while SACKed, lost or
     /// retransmitted segments remain; a new recovery point if the state changed.
     fn try_keep_open(&mut self, now: Instant) {
-        let left_out = self.board.sacked_out() + self.board.lost_out() > 0;
+        let left_out = self.loss.board.sacked_out() + self.loss.board.lost_out() > 0;
         let state = if left_out || self.any_retrans_done() {
             CaState::Disorder
         } else {
             CaState::Open
         };
-        if self.ca_state != state {
-            if self.ca_state == CaState::Recovery {
+        if self.cong.ca_state != state {
+            if self.cong.ca_state == CaState::Recovery {
                 self.leave_recovery_undone(now);
             }
-            self.ca_state = state;
-            self.high_seq = self.snd_nxt;
+            self.cong.ca_state = state;
+            self.loss.high_seq = self.snd.snd_nxt;
         }
     }
 
@@ -228,15 +237,15 @@ impl Connection {
     /// and the connection leaves Loss (a non-SACK peer stays in Loss unless F-RTO
     /// decided, as in Linux: its duplicate ACKs cannot tell reordering from loss).
     fn try_undo_loss(&mut self, now: Instant, frto: bool, tsecr: Option<u32>) -> bool {
-        if !frto && !self.undo.may_undo(tsecr, self.no_stamp_unreliable()) {
+        if !frto && !self.loss.undo.may_undo(tsecr, self.no_stamp_unreliable()) {
             return false;
         }
         let kind = if frto { UndoKind::Frto } else { UndoKind::Loss };
         self.undo_cwnd_reduction(now, true, kind);
-        self.backoff = 0;
-        if frto || self.sack_ok {
-            self.ca_state = CaState::Open;
-            self.frto.stop();
+        self.loss.backoff = 0;
+        if frto || self.opts.sack_ok {
+            self.cong.ca_state = CaState::Open;
+            self.loss.frto.stop();
         }
         true
     }
@@ -245,36 +254,36 @@ impl Connection {
     /// when SND.UNA advances; F-RTO (RFC 5682 §3.1); the end of the episode at the
     /// recovery point. Returns whether lost marks were cleared.
     fn process_loss(&mut self, now: Instant, f: &AckFlags) -> bool {
-        let recovered = self.snd_una >= self.high_seq;
+        let recovered = self.snd.snd_una >= self.loss.high_seq;
         if f.una_advanced && self.try_undo_loss(now, false, f.tsecr) {
             return true;
         }
-        let unsent =
-            self.sendbuf.end() + 1 > self.snd_nxt || (self.fin_queued && self.fin_seq.is_none());
+        let unsent = self.snd.sendbuf.end() + 1 > self.snd.snd_nxt
+            || (self.snd.fin_queued && self.snd.fin_seq.is_none());
         let a = FrtoAck {
             una_advanced: f.una_advanced,
             orig_acked: f.orig_acked,
             data_sacked: f.data_sacked,
             dupack: f.dupack,
             recovered,
-            new_data_sent: self.snd_nxt > self.high_seq,
-            can_send_new: unsent && self.snd_una + self.snd_wnd > self.snd_nxt,
+            new_data_sent: self.snd.snd_nxt > self.loss.high_seq,
+            can_send_new: unsent && self.snd.snd_una + self.snd.snd_wnd > self.snd.snd_nxt,
         };
-        match self.frto.on_ack(&a) {
+        match self.loss.frto.on_ack(&a) {
             FrtoVerdict::Spurious => return self.try_undo_loss(now, true, f.tsecr),
             FrtoVerdict::SendNewData => {
-                self.high_seq = self.snd_nxt;
+                self.loss.high_seq = self.snd.snd_nxt;
                 return false;
             }
-            FrtoVerdict::FallBack => self.high_seq = self.snd_nxt,
+            FrtoVerdict::FallBack => self.loss.high_seq = self.snd.snd_nxt,
             FrtoVerdict::Continue => {}
         }
         if recovered {
             // RFC 5682 step 2a: all was lost indeed, or the retransmissions were
             // delivered as late originals; the usual end-of-recovery undo check.
             self.try_undo_recovery(now, f.tsecr);
-            self.ca_state = CaState::Open;
-            self.frto.stop();
+            self.cong.ca_state = CaState::Open;
+            self.loss.frto.stop();
         }
         false
     }

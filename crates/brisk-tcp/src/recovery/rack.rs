@@ -186,7 +186,7 @@ impl Rack {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::SentInfo;
+    use crate::sent::SentInfo;
 
     fn ms(v: u64) -> Instant {
         Instant::from_millis(v)

@@ -16,7 +16,7 @@
 //! `in_flight = packets_out - sacked_out - lost_out + retrans_out`.
 //! Bounded: one entry per sent segment, and segments are bounded by the send buffer.
 
-use crate::cc::SentInfo;
+use crate::sent::SentInfo;
 use brisk_time::Instant;
 use std::collections::{BTreeSet, VecDeque};
 

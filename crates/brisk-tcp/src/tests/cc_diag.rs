@@ -29,7 +29,9 @@ fn bloated_pair(client: Config, tx: Duration) -> Pair {
 
 fn dc_config() -> Config {
     Config {
-        delay_correlation: Some(DelayCorrConfig::default()),
+        congestion: crate::cc::CcSpec::default().with_layer(
+            crate::cc::LayerSpec::DelayCorrelation(DelayCorrConfig::default()),
+        ),
         ..Config::default()
     }
 }

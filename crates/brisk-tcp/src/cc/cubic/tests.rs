@@ -106,7 +106,9 @@ impl Sim {
     /// A congestion event handled as Linux does by the end of recovery: ssthresh from
     /// the controller, cwnd = ssthresh, cwnd_cnt cleared.
     fn loss(&mut self) -> u32 {
-        let ss = self.cubic.ssthresh(&mut self.cc, self.now);
+        let ss = self
+            .cubic
+            .ssthresh(&mut self.cc, self.now, CongestionCause::Loss);
         self.cc.ssthresh = ss;
         self.cc.cwnd = ss;
         self.cc.cwnd_cnt = 0;
@@ -188,7 +190,10 @@ fn ssthresh_cuts_to_beta_and_records_w_max() {
 fn ssthresh_never_below_two() {
     for cwnd in [0, 1, 2, 3] {
         let mut cc = CcState::new(cwnd, 1448);
-        assert_eq!(Cubic::default().ssthresh(&mut cc, Instant::ZERO), 2);
+        assert_eq!(
+            Cubic::default().ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss),
+            2
+        );
     }
 }
 
@@ -289,9 +294,9 @@ fn fast_convergence_lowers_w_max_when_it_was_not_regained() {
         ..CubicConfig::default()
     });
     let mut cc = CcState::new(100, 1448);
-    slow.ssthresh(&mut cc, Instant::ZERO);
+    slow.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss);
     cc.cwnd = 80;
-    slow.ssthresh(&mut cc, Instant::ZERO);
+    slow.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss);
     assert_eq!(slow.last_max_cwnd(), 80);
 }
 
@@ -538,7 +543,10 @@ fn bad_beta_in_config_falls_back_instead_of_panicking() {
             ..CubicConfig::default()
         });
         let mut cc = CcState::new(100, 1448);
-        assert_eq!(c.ssthresh(&mut cc, Instant::ZERO), 70);
+        assert_eq!(
+            c.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss),
+            70
+        );
     }
 }
 

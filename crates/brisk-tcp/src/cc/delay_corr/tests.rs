@@ -1,4 +1,5 @@
 use super::*;
+use crate::sent::SentInfo;
 use proptest::prelude::*;
 use rand::Rng;
 use std::collections::VecDeque;
@@ -34,7 +35,7 @@ impl CongestionControl for Probe {
         self.calls.cong_avoid.fetch_add(1, Ordering::Relaxed);
         cc.cwnd = cc.cwnd.saturating_add(ack.acked_segs).min(self.cap);
     }
-    fn ssthresh(&mut self, cc: &mut CcState, _now: Instant) -> u32 {
+    fn ssthresh(&mut self, cc: &mut CcState, _now: Instant, _cause: CongestionCause) -> u32 {
         self.calls.ssthresh.fetch_add(1, Ordering::Relaxed);
         (cc.cwnd / 2).max(2)
     }
@@ -814,9 +815,17 @@ fn config_validation_rejects_out_of_range_values() {
 fn delegates_name_independent_hooks_to_the_base() {
     let (mut dc, calls) = layer(10, DelayCorrConfig::default());
     let mut cc = CcState::new(10, 1448);
-    assert_eq!(dc.name(), "delay_correlation");
+    assert_eq!(dc.name(), "dc");
+    assert_eq!(
+        dc.label(),
+        "probe+dc",
+        "any base composes, not just the known ones"
+    );
     assert_eq!(dc.base().name(), "probe");
-    assert_eq!(dc.ssthresh(&mut cc, Instant::ZERO), 5);
+    assert_eq!(
+        dc.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss),
+        5
+    );
     assert_eq!(dc.undo_cwnd(&cc, 20), 20);
     assert_eq!(dc.pacing_rate(&cc), None);
     let now = Instant::from_secs(1);
@@ -832,13 +841,13 @@ fn delegates_name_independent_hooks_to_the_base() {
 fn config_wraps_the_base_controller_only_when_asked() {
     use crate::cc::CcAlgorithm;
     let mut cfg = crate::Config::default();
-    assert_eq!(cfg.build_cc(7).name(), "cubic");
+    assert_eq!(cfg.build_cc(7).label(), "cubic");
     assert_eq!(cfg.cc_name(), "cubic");
-    cfg.delay_correlation = Some(DelayCorrConfig::default());
-    assert_eq!(cfg.build_cc(7).name(), "cubic+dc");
+    let dc = crate::cc::LayerSpec::DelayCorrelation(DelayCorrConfig::default());
+    cfg.congestion = cfg.congestion.with_layer(dc.clone());
+    assert_eq!(cfg.build_cc(7).label(), "cubic+dc");
     assert_eq!(cfg.cc_name(), "cubic+dc");
-    cfg.cc = CcAlgorithm::Reno;
-    assert_eq!(cfg.build_cc(7).name(), "reno+dc");
+    cfg.congestion = crate::cc::CcSpec::from(CcAlgorithm::Reno).with_layer(dc);
+    assert_eq!(cfg.build_cc(7).label(), "reno+dc");
     assert_eq!(cfg.cc_name(), "reno+dc");
-    assert_eq!(super::wrapped_name("probe"), "delay_correlation");
 }

@@ -1,0 +1,192 @@
+//! The connection's congestion part: the one path by which congestion signals reach
+//! the controller and the one place where the connection writes cwnd.
+//!
+//! - [`Connection::congestion_response`] is the funnel for every window reduction
+//!   (loss, tail-loss probe, ECN, RTO): ssthresh from the controller with its cause,
+//!   then the window, then the controller's event. Linux spreads this over
+//!   `tcp_enter_recovery`, `tcp_enter_cwr`, `tcp_process_tlp_ack` and `tcp_enter_loss`.
+//! - [`Connection::set_cwnd`] is the only connection-side writer of cwnd (PRR, exits,
+//!   undo, idle restart, the clamp); controllers write it only in `cong_avoid`.
+//! - The CA-state transitions (Linux `tcp_set_ca_state`): recovery, CWR, their exit,
+//!   and restart after idle (`tcp_cwnd_restart`).
+
+use super::{CaState, Connection};
+use crate::cc::{CcEvent, CongestionCause};
+use crate::conn::timer::Timer;
+use crate::event::TraceEvent;
+use brisk_time::{Duration, Instant};
+
+impl Connection {
+    /// The window's response to a congestion signal. With `cut`, the controller is
+    /// asked for the new ssthresh (never below 2) with `cause`; then the window moves
+    /// as the cause demands and the controller hears the matching event:
+    /// - `Loss`: fast recovery starts; PRR (the caller) will own cwnd.
+    /// - `Ecn`: CWR starts (RFC 3168 §6.1.2); PRR owns cwnd.
+    /// - `ProbeLoss`: RFC 8985 §7.4.2, reduce at once to ssthresh.
+    /// - `Rto`: cwnd collapses to one segment (RFC 5681 §3.1).
+    ///
+    /// A repeated RTO within one episode calls this with `cut == false`: the window
+    /// still collapses and the controller still hears `Rto`. Returns ssthresh.
+    pub(super) fn congestion_response(
+        &mut self,
+        now: Instant,
+        cause: CongestionCause,
+        cut: bool,
+    ) -> u32 {
+        self.refresh_cc_state();
+        if cut {
+            let ss = self
+                .cong
+                .ctrl
+                .ssthresh(&mut self.cong.vars, now, cause)
+                .max(2);
+            self.cong.vars.ssthresh = ss;
+        }
+        let ss = self.cong.vars.ssthresh;
+        match cause {
+            CongestionCause::Loss => self.cc_event(now, CcEvent::EnterRecovery),
+            CongestionCause::Ecn => self.cc_event(now, CcEvent::EnterCwr),
+            CongestionCause::ProbeLoss => {
+                self.cc_event(now, CcEvent::EnterCwr);
+                self.set_cwnd(ss);
+            }
+            CongestionCause::Rto => {
+                self.set_cwnd(1);
+                self.cong.vars.cwnd_cnt = 0;
+                self.cc_event(now, CcEvent::Rto);
+            }
+            // A layer's own signal: it reaches the base inside the layer, never here.
+            CongestionCause::Delay => {}
+        }
+        ss
+    }
+
+    /// The connection's only write of cwnd: clamped to [1, cwnd_clamp].
+    pub(super) fn set_cwnd(&mut self, cwnd: u32) {
+        self.cong.vars.cwnd = cwnd.clamp(1, self.cong.vars.cwnd_clamp.max(1));
+    }
+
+    /// An event for the controller (Linux `cwnd_event` / `set_state`).
+    pub(super) fn cc_event(&mut self, now: Instant, ev: CcEvent) {
+        self.cong.ctrl.on_event(&mut self.cong.vars, now, ev);
+    }
+
+    /// Refreshes the read-only variables the controller sees.
+    pub(super) fn refresh_cc_state(&mut self) {
+        self.cong.vars.in_flight = self.loss.board.in_flight();
+        self.cong.vars.srtt = self.loss.rtt.srtt().unwrap_or(Duration::ZERO);
+        self.cong.vars.min_rtt = self.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
+        self.cong.vars.cwnd_limited = if self.cong.vars.in_slow_start() {
+            self.cong.vars.cwnd < 2 * self.cong.max_packets_out
+        } else {
+            self.cong.is_cwnd_limited
+        };
+    }
+
+    /// Linux `tcp_enter_recovery`: a new undo episode; the window is reduced unless a
+    /// CWR reduction is already under way, which simply continues. The window before
+    /// it is saved for an undo unless ECE came with the loss (`ece`).
+    pub(super) fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32, ece: bool) {
+        self.refresh_cc_state();
+        self.loss.undo.forbid_restore();
+        self.loss
+            .undo
+            .start(self.snd.snd_una, self.loss.board.retrans_out());
+        if self.cong.ca_state != CaState::Cwr {
+            let (cwnd, ssthresh) = (self.cong.vars.cwnd, self.cong.vars.ssthresh);
+            self.loss.undo.set_prior_cwnd(cwnd);
+            if !ece {
+                let prior = crate::recovery::undo::current_ssthresh(cwnd, ssthresh, false);
+                self.loss.undo.save(cwnd, Some(prior));
+            }
+            let ss = self.congestion_response(now, CongestionCause::Loss, true);
+            self.loss.prr.enter(ss, prior_in_flight.max(1));
+            self.loss.high_seq = self.snd.snd_nxt;
+        }
+        self.cong.ca_state = CaState::Recovery;
+        self.timers.stop(Timer::Tlp);
+        self.trace(TraceEvent::Recovery {
+            at: now,
+            enter: true,
+        });
+    }
+
+    /// Linux `tcp_enter_cwr`: an ECN reduction is never undone.
+    pub(super) fn enter_cwr(&mut self, now: Instant, prior_in_flight: u32) {
+        self.refresh_cc_state();
+        self.loss.undo.forbid_restore();
+        self.loss.undo.cancel();
+        self.loss.undo.set_prior_cwnd(self.cong.vars.cwnd);
+        let ss = self.congestion_response(now, CongestionCause::Ecn, true);
+        self.loss.prr.enter(ss, prior_in_flight.max(1));
+        self.loss.high_seq = self.snd.snd_nxt;
+        self.cong.ca_state = CaState::Cwr;
+        self.cong.cwr_pending = true;
+    }
+
+    pub(super) fn exit_recovery(&mut self, now: Instant) {
+        let was_recovery = self.cong.ca_state == CaState::Recovery;
+        if self.cong.vars.ssthresh < u32::MAX {
+            self.set_cwnd(self.cong.vars.ssthresh.max(1));
+        }
+        self.cong.ca_state = CaState::Open;
+        self.cong
+            .ctrl
+            .on_event(&mut self.cong.vars, now, CcEvent::ExitRecovery);
+        if was_recovery {
+            self.trace(TraceEvent::Recovery {
+                at: now,
+                enter: false,
+            });
+        }
+    }
+
+    /// RFC 8985 §7.4.2: the probe repaired a loss; reduce as for a loss, at once
+    /// (Linux `tcp_process_tlp_ack`).
+    pub(super) fn tlp_loss_response(&mut self, now: Instant) {
+        if self.cong.ca_state >= CaState::Cwr {
+            return;
+        }
+        self.refresh_cc_state();
+        // Linux `tcp_init_cwnd_reduction` records the window it reduces.
+        self.loss.undo.set_prior_cwnd(self.cong.vars.cwnd);
+        self.congestion_response(now, CongestionCause::ProbeLoss, true);
+    }
+
+    /// Transmission restarts with nothing in flight (Linux `tcp_event_data_sent` raising
+    /// CA_EVENT_TX_START, and `tcp_slow_start_after_idle_check`). CUBIC shifts its epoch
+    /// by the idle time; after idling longer than the RTO, cwnd decays towards the
+    /// initial window, halving once per RTO of idleness (RFC 5681 §4.1, RFC 2861 as Linux
+    /// `tcp_cwnd_restart` implements it).
+    pub(super) fn on_tx_start(&mut self, now: Instant) {
+        let Some(last) = self.cong.last_data_sent else {
+            return;
+        };
+        let idle = now - last;
+        self.cong
+            .ctrl
+            .on_event(&mut self.cong.vars, now, CcEvent::TxStart { idle });
+        let rto = self.current_rto();
+        if !self.config.slow_start_after_idle || idle <= rto || self.in_reduction() {
+            return;
+        }
+        let cwnd = self.cong.vars.cwnd;
+        // Linux `tcp_current_ssthresh`: remember 3/4 of the window we are leaving.
+        self.cong.vars.ssthresh = self.cong.vars.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+        let restart = self.config.initial_cwnd.min(cwnd).max(1);
+        let mut w = cwnd;
+        let mut left = idle;
+        while left > rto && w > restart {
+            left -= rto;
+            w >>= 1;
+        }
+        self.set_cwnd(w.max(restart));
+        self.cong.vars.cwnd_cnt = 0;
+        self.trace_cwnd(now);
+    }
+
+    /// In fast recovery or CWR, where PRR owns cwnd.
+    pub(super) fn in_reduction(&self) -> bool {
+        matches!(self.cong.ca_state, CaState::Recovery | CaState::Cwr)
+    }
+}

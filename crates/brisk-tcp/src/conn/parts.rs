@@ -1,0 +1,148 @@
+//! The connection's state in parts with one job each (quinn's `PathData` is the
+//! model): what the handshake negotiated, the send and receive sequence spaces, the
+//! handshake's own progress, loss recovery, congestion control, probes and tracing.
+//! An MPTCP subflow will be exactly a send space, a recovery and a congestion part.
+
+use super::recv::{AckState, RecvBuffer};
+use super::send::SendBuffer;
+use super::{CaState, Segment};
+use crate::cc::{CcDiagnostics, CcState, CongestionControl};
+use crate::event::TraceEvent;
+use crate::recovery::frto::Frto;
+use crate::recovery::rack::Rack;
+use crate::recovery::scoreboard::Scoreboard;
+use crate::recovery::tlp::Tlp;
+use crate::recovery::undo::Undo;
+use crate::recovery::{Prr, RttEstimator};
+use brisk_time::Instant;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Options negotiated in the handshake (RFC 7323, RFC 2018, RFC 3168, MSS).
+#[derive(Debug)]
+pub(super) struct Negotiated {
+    pub iss: u32,
+    pub irs: u32,
+    /// Payload bytes per full segment we send (peer MSS - option overhead).
+    pub mss: u32,
+    /// Payload bytes per full segment we expect (for delayed-ACK decisions).
+    pub rcv_mss: u32,
+    pub snd_wscale: u8,
+    pub rcv_wscale: u8,
+    pub ws_ok: bool,
+    pub sack_ok: bool,
+    pub ts_ok: bool,
+    pub ecn_ok: bool,
+    pub ts_offset: u32,
+    pub ts_recent: u32,
+    pub ts_recent_valid: bool,
+}
+
+/// The send sequence space (offsets from the ISS) and the send buffer.
+#[derive(Debug)]
+pub(super) struct SendSpace {
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub snd_wnd: u64,
+    pub max_snd_wnd: u64,
+    /// Sequence number of the segment that last updated the window (SND.WL1); the
+    /// window update rule is Linux's, which needs no SND.WL2.
+    pub snd_wl1: i64,
+    /// End of the last small segment sent (Minshall's Nagle variant).
+    pub snd_sml: u64,
+    pub sendbuf: SendBuffer,
+    pub fin_queued: bool,
+    pub fin_seq: Option<u64>,
+    /// A write was refused for lack of space: report `Writable` when space frees.
+    pub writable_wanted: bool,
+}
+
+/// The handshake's progress (SYN / SYN-ACK retransmission and its RTT sample).
+#[derive(Debug, Default)]
+pub(super) struct Handshake {
+    pub syn_pending: bool,
+    pub syn_retries: u32,
+    pub syn_sent_at: Option<Instant>,
+    pub syn_retransmitted: bool,
+}
+
+/// The receive sequence space (offsets from the IRS), reassembly and the ACK policy.
+#[derive(Debug)]
+pub(super) struct RecvSide {
+    pub recvbuf: RecvBuffer,
+    pub fin_received: bool,
+    /// Stream offset of the peer's FIN once seen (possibly ahead of a hole).
+    pub peer_fin: Option<u64>,
+    /// Right edge we advertised (RCV.NXT + RCV.WND), never moved left (RFC 7323 §2.4).
+    pub rcv_adv: u64,
+    pub last_ack_sent: u64,
+    /// When to ACK (see `ack_policy`).
+    pub ack: AckState,
+    pub sack_scratch: Vec<(u64, u64)>,
+    /// ACKs built when a segment arrived while an immediate ACK was still owed (the
+    /// caller handed over several segments before polling); sent first, in order.
+    pub owed_acks: VecDeque<Segment>,
+    /// A CE mark arrived: echo ECE until the peer sends CWR (RFC 3168 §6.1.3).
+    pub ece_pending: bool,
+}
+
+/// Loss detection and recovery state (RFC 6675 scoreboard, RFC 6298 RTO, RACK-TLP,
+/// PRR, undo).
+#[derive(Debug)]
+pub(super) struct LossRecovery {
+    pub board: Scoreboard,
+    pub rtt: RttEstimator,
+    pub rack: Rack,
+    pub tlp: Tlp,
+    pub prr: Prr,
+    /// Saved window and evidence for undoing a spurious reduction.
+    pub undo: Undo,
+    pub frto: Frto,
+    /// Recovery point (RFC 6582 `recover`, Linux `high_seq`).
+    pub high_seq: u64,
+    /// RTO backoff exponent.
+    pub backoff: u32,
+    pub dupacks: u32,
+    /// Data ACK progress time, for the user timeout.
+    pub last_progress: Instant,
+}
+
+/// Congestion control: the controller, the variables it reads and writes, the
+/// Linux-style CA state and cwnd-limited tracking.
+#[derive(Debug)]
+pub(super) struct Congestion {
+    /// The controller (base plus layers).
+    pub ctrl: Box<dyn CongestionControl>,
+    /// The variables the controller sees (cwnd, ssthresh, ...).
+    pub vars: CcState,
+    /// The controller's label ("cubic+dc"), computed once.
+    pub label: Arc<str>,
+    pub ca_state: CaState,
+    pub max_packets_out: u32,
+    /// When data was last sent (Linux `lsndtime`): idle periods are measured from it.
+    pub last_data_sent: Option<Instant>,
+    pub is_cwnd_limited: bool,
+    pub round_end: u64,
+    /// Set CWR on the next new data segment (RFC 3168 §6.1.2).
+    pub cwr_pending: bool,
+}
+
+/// Zero-window and keepalive probing, and liveness times.
+#[derive(Debug)]
+pub(super) struct Probes {
+    pub probe_pending: bool,
+    pub persist_backoff: u32,
+    pub persist_probes: u32,
+    pub keepalive_probes: u32,
+    pub last_recv: Instant,
+    pub last_send: Instant,
+}
+
+/// The bounded trace and what was last traced (to trace changes only).
+#[derive(Debug, Default)]
+pub(super) struct Tracer {
+    pub buf: Option<Vec<TraceEvent>>,
+    pub dropped: u64,
+    pub last_cwnd: (u32, u32),
+    pub last_diag: Option<CcDiagnostics>,
+}
