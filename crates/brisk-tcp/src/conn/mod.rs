@@ -19,11 +19,14 @@
 
 mod ack;
 mod congestion;
+mod detect;
 pub mod isn;
 mod output;
 mod parts;
 mod paws;
 pub mod recv;
+mod rto_timer;
+mod sack_classify;
 pub mod send;
 mod state;
 mod timeout;
@@ -605,6 +608,14 @@ impl Connection {
     }
 
     // ----- helpers shared by the submodules -----
+
+    /// The highest sequence ever sent: the frontier for ACK and SACK acceptability.
+    /// Retransmissions come from the scoreboard and never move SND.NXT back (no
+    /// go-back-N), so it is SND.NXT; copies sent from the tail of the buffer (RC3)
+    /// stay below it and so are acknowledged without challenge ACKs.
+    fn snd_max(&self) -> u64 {
+        self.snd.snd_nxt
+    }
 
     fn rcv_nxt(&self) -> u64 {
         1 + self.rcv.recvbuf.nxt() + u64::from(self.rcv.fin_received)

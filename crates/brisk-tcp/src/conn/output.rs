@@ -5,6 +5,7 @@
 //! probe; retransmission of the lowest lost segment; new data (and FIN); a pure ACK.
 //! Each `poll_transmit` returns at most one segment.
 
+use super::rto_timer::RtoArm;
 use super::{CaState, Connection, Segment, SegmentKind, State};
 use crate::cc::{CcEvent, SentInfo};
 use crate::conn::timer::Timer;
@@ -176,14 +177,7 @@ impl Connection {
             self.rcv.rcv_adv = self.rcv_nxt() + u64::from(window);
             self.rcv.last_ack_sent = self.rcv_nxt();
         }
-        if !self.timers.is_set(Timer::Rto) {
-            let t = rto::backoff(
-                self.config.initial_rto,
-                self.hs.syn_retries,
-                self.config.max_rto,
-            );
-            self.timers.set(Timer::Rto, now + t);
-        }
+        self.arm_rto(now, RtoArm::Handshake);
         self.record_tx(now, &s);
         s
     }
@@ -343,18 +337,6 @@ impl Connection {
         }
     }
 
-    fn arm_rto_if_idle(&mut self, now: Instant) {
-        if !self.timers.is_set(Timer::Rto) {
-            let t = self.current_rto();
-            self.timers.set(Timer::Rto, now + t);
-        }
-        if let Some(uto) = self.config.user_timeout {
-            if !self.timers.is_set(Timer::UserTimeout) {
-                self.timers.set(Timer::UserTimeout, now + uto);
-            }
-        }
-    }
-
     /// Retransmits the lowest segment marked lost, if cwnd allows (RFC 6675 §5 NextSeg
     /// rule 1; Linux `tcp_xmit_retransmit_queue`).
     fn send_retransmit(&mut self, now: Instant) -> Option<Segment> {
@@ -392,14 +374,9 @@ impl Connection {
             kind: rk,
         });
         if seg.start == self.snd.snd_una && rk == RetransmitKind::Fast {
-            // Linux `tcp_xmit_retransmit_queue`: retransmitting the head re-arms the RTO.
-            // Otherwise a lost fast retransmission, found lost by RACK one RTT later and
-            // resent, still has the RTO armed from the last cumulative ACK, and on a
-            // bloated path (RTT ~ RTO) that RTO fires spuriously.
-            let t = self.current_rto();
-            self.timers.set(Timer::Rto, now + t);
+            self.arm_rto(now, RtoArm::HeadRetransmit);
         } else {
-            self.arm_rto_if_idle(now);
+            self.arm_rto(now, RtoArm::DataSent);
         }
         s
     }
@@ -488,7 +465,7 @@ impl Connection {
             self.loss.prr.on_sent(1);
         }
         self.timers.stop(Timer::Persist);
-        self.arm_rto_if_idle(now);
+        self.arm_rto(now, RtoArm::DataSent);
         if !probe {
             self.schedule_tlp(now);
         }
@@ -511,9 +488,7 @@ impl Connection {
             }
         };
         self.info.tlp_count += 1;
-        // Linux re-arms a full RTO after the probe.
-        let t = self.current_rto();
-        self.timers.set(Timer::Rto, now + t);
+        self.arm_rto(now, RtoArm::Probe);
         Some(s)
     }
 }

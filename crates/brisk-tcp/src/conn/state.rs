@@ -214,7 +214,7 @@ impl Connection {
         }
 
         // RFC 5961 §5.2: ACKs for unsent data or older than the largest window we saw.
-        if ack > self.snd.snd_nxt as i64 {
+        if ack > self.snd_max() as i64 {
             self.counters.bad_acks += 1;
             self.challenge_ack(now);
             return;

@@ -1,5 +1,6 @@
 //! What each timer does when it expires (timers are handled in `Timer::ALL` order).
 
+use super::rto_timer::RtoArm;
 use super::{CaState, Connection, State};
 use crate::cc::CongestionCause;
 use crate::conn::timer::Timer;
@@ -52,12 +53,7 @@ impl Connection {
             self.hs.syn_retries += 1;
             self.hs.syn_pending = true;
             self.hs.syn_retransmitted = true;
-            let t = rto::backoff(
-                self.config.initial_rto,
-                self.hs.syn_retries,
-                self.config.max_rto,
-            );
-            self.timers.set(Timer::Rto, now + t);
+            self.arm_rto(now, RtoArm::HandshakeRetry);
             return;
         }
         if self.loss.board.is_empty() {
@@ -76,8 +72,7 @@ impl Connection {
             backoff: self.loss.backoff,
         });
         self.enter_loss(now);
-        let t = self.current_rto();
-        self.timers.set(Timer::Rto, now + t);
+        self.arm_rto(now, RtoArm::Backoff);
     }
 
     /// Linux `tcp_enter_loss`. A timeout outside a recovery (or after its recovery
@@ -126,8 +121,7 @@ impl Connection {
             && self.loss.tlp.high_seq.is_none()
         {
             self.loss.tlp.pending = true;
-            let t = self.current_rto();
-            self.timers.set(Timer::Rto, now + t);
+            self.arm_rto(now, RtoArm::Probe);
         }
     }
 

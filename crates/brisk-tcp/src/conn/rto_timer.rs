@@ -1,0 +1,82 @@
+//! The one place the retransmission timer is armed, with the reason (RFC 6298 §5,
+//! Linux `tcp_rearm_rto` / `inet_csk_reset_xmit_timer` callers). RTO-restart
+//! (RFC 7765: arm for the earliest outstanding segment's send time rather than now,
+//! when few segments are outstanding) belongs here, in the `Progress` and `DataSent`
+//! arms, and nowhere else.
+
+use super::Connection;
+use crate::conn::timer::Timer;
+use crate::recovery::rto;
+use brisk_time::Instant;
+
+/// Why the RTO is (re-)armed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RtoArm {
+    /// A SYN or SYN-ACK left: arm with the handshake's backoff, if not armed.
+    Handshake,
+    /// The handshake timer fired and a SYN goes again: the next backoff step.
+    HandshakeRetry,
+    /// Data (new or retransmitted) left: arm if not armed (RFC 6298 §5.1), and the
+    /// user timeout likewise.
+    DataSent,
+    /// An ACK acknowledged new data with data still outstanding: restart (§5.3), and
+    /// the user timeout.
+    Progress,
+    /// The head of the queue was fast-retransmitted: restart (Linux
+    /// `tcp_xmit_retransmit_queue`). Otherwise a lost fast retransmission, found lost
+    /// by RACK one RTT later and resent, still has the RTO armed from the last
+    /// cumulative ACK, and on a bloated path (RTT ~ RTO) that RTO fires spuriously.
+    HeadRetransmit,
+    /// A tail-loss probe was sent or is due: Linux re-arms a full RTO behind it.
+    Probe,
+    /// The RTO fired and was backed off (§5.5-5.6): restart with the new value.
+    Backoff,
+}
+
+impl Connection {
+    pub(super) fn arm_rto(&mut self, now: Instant, why: RtoArm) {
+        match why {
+            RtoArm::Handshake | RtoArm::HandshakeRetry => {
+                if why == RtoArm::Handshake && self.timers.is_set(Timer::Rto) {
+                    return;
+                }
+                let t = rto::backoff(
+                    self.config.initial_rto,
+                    self.hs.syn_retries,
+                    self.config.max_rto,
+                );
+                self.timers.set(Timer::Rto, now + t);
+            }
+            RtoArm::DataSent => {
+                if !self.timers.is_set(Timer::Rto) {
+                    let t = self.current_rto();
+                    self.timers.set(Timer::Rto, now + t);
+                }
+                if let Some(uto) = self.config.user_timeout {
+                    if !self.timers.is_set(Timer::UserTimeout) {
+                        self.timers.set(Timer::UserTimeout, now + uto);
+                    }
+                }
+            }
+            RtoArm::Progress => {
+                let t = self.current_rto();
+                self.timers.set(Timer::Rto, now + t);
+                if let Some(uto) = self.config.user_timeout {
+                    self.timers.set(Timer::UserTimeout, now + uto);
+                }
+            }
+            RtoArm::HeadRetransmit | RtoArm::Probe | RtoArm::Backoff => {
+                let t = self.current_rto();
+                self.timers.set(Timer::Rto, now + t);
+            }
+        }
+    }
+
+    /// Nothing is outstanding: no retransmission, probe, reorder or user timer.
+    pub(super) fn disarm_rto(&mut self) {
+        self.timers.stop(Timer::Rto);
+        self.timers.stop(Timer::Tlp);
+        self.timers.stop(Timer::RackReorder);
+        self.timers.stop(Timer::UserTimeout);
+    }
+}
