@@ -18,6 +18,7 @@
 //! `None`, then `poll_event`, then re-read `poll_timeout`.
 
 mod ack;
+mod ack_policy;
 mod congestion;
 mod detect;
 pub mod isn;
@@ -43,13 +44,14 @@ use crate::recovery::tlp::Tlp;
 use crate::recovery::undo::Undo;
 use crate::recovery::{Prr, RttEstimator};
 use crate::stats::TcpInfo;
+use ack_policy::AckState;
 use brisk_time::{Duration, Instant};
 use brisk_wire::{Ecn, Flags, SackBlocks, SeqNum, TcpRepr, Timestamps};
 use parts::{Congestion, Handshake, LossRecovery, Negotiated, Probes, RecvSide, SendSpace, Tracer};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 pub use recv::unordered::UnorderedRead;
-use recv::{AckState, RecvBuffer};
+use recv::RecvBuffer;
 use send::SendBuffer;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -427,13 +429,8 @@ impl Connection {
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
         let before = self.rcv_window_now();
         let n = self.rcv.recvbuf.read(buf);
-        if n > 0 && self.state.synchronized() && !self.rcv.fin_received {
-            // Window update (RFC 9293 §3.8.6.2.2, Linux `tcp_cleanup_rbuf`): ACK when
-            // the window we could offer is at least twice what the peer sees.
-            let new = self.window_to_offer();
-            if new >= 2 * before.max(1) && new - before >= u64::from(self.opts.rcv_mss) {
-                self.rcv.ack.immediate = true;
-            }
+        if n > 0 {
+            self.window_update_after_read(before);
         }
         n
     }
@@ -744,19 +741,6 @@ impl Connection {
         // The SYN's window is never scaled (RFC 7323 §2.2).
         self.snd.snd_wnd = u64::from(syn.window);
         self.snd.max_snd_wnd = self.snd.snd_wnd;
-    }
-
-    /// The window we would advertise now, in bytes, before scaling.
-    fn window_to_offer(&self) -> u64 {
-        let free = self.rcv.recvbuf.free() as u64;
-        let max = 65_535u64 << self.opts.rcv_wscale;
-        // Round down to the scale granularity so the right edge is exact.
-        (free.min(max) >> self.opts.rcv_wscale) << self.opts.rcv_wscale
-    }
-
-    /// What the peer currently sees as our window.
-    fn rcv_window_now(&self) -> u64 {
-        self.rcv.rcv_adv.saturating_sub(self.rcv_nxt())
     }
 
     fn record_tx(&mut self, now: Instant, seg: &Segment) {

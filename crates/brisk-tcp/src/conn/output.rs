@@ -78,7 +78,7 @@ impl Connection {
         if let Some(s) = self.send_new_data(now, false) {
             return Some(s);
         }
-        if self.rcv.ack.immediate || self.rcv.ece_pending && self.rcv.ack.pending {
+        if self.ack_due() {
             let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
             return Some(self.finish(now, s));
         }
@@ -184,7 +184,13 @@ impl Connection {
 
     /// A segment header at `seq` carrying the current ACK, window, timestamps, SACK
     /// blocks and ECE; sending it satisfies any pending ACK.
-    fn header(&mut self, now: Instant, seq: u64, mut flags: Flags, kind: SegmentKind) -> Segment {
+    pub(super) fn header(
+        &mut self,
+        now: Instant,
+        seq: u64,
+        mut flags: Flags,
+        kind: SegmentKind,
+    ) -> Segment {
         let rcv_nxt = self.rcv_nxt();
         let window = self.advertise_window();
         if self.rcv.ece_pending {
@@ -230,66 +236,13 @@ impl Connection {
         }
     }
 
-    /// Data `[off, end)` (stream offsets) is arriving while an immediate ACK for
-    /// earlier segments is still owed — the caller handed over several segments
-    /// before polling, as a receive batch does. Linux ACKs each out-of-order or
-    /// duplicate segment as it processes it (RFC 5681 §4.2, RFC 2018 §4, RFC 2883);
-    /// merged into one ACK per batch, the SACK blocks pushed out of the three or four
-    /// option slots and all D-SACKs but the last never reach the sender, which then
-    /// marks received data lost and retransmits it. So the owed ACK is built now, as
-    /// it stands, whenever this arrival would hide something it reports:
-    /// - it carries a D-SACK (a later duplicate would replace it);
-    /// - the arrival is out of order and does not extend the most recent SACK block,
-    ///   so it reorders the blocks and may push the last reported one out;
-    /// - without SACK, every out-of-order arrival is a duplicate ACK the sender counts.
-    ///
-    /// In-order data only moves the cumulative ACK (blocks it reaches are then covered
-    /// by it) and growing the most recent block only extends what the owed ACK says,
-    /// so those arrivals share one ACK, as a plain cumulative ACK is subsumed by the
-    /// next one. That keeps the owed ACKs to one per SACK-relevant event of a batch.
-    pub(super) fn owe_ack_before_arrival(&mut self, now: Instant, off: u64, end: u64) {
-        let dsack = self.opts.sack_ok && self.rcv.recvbuf.has_dsack();
-        if !self.rcv.ack.immediate || !(self.rcv.recvbuf.has_ooo() || dsack) {
-            return;
-        }
-        let out_of_order = off > self.rcv.recvbuf.nxt();
-        let hides = dsack
-            || (out_of_order
-                && (!self.opts.sack_ok || !self.rcv.recvbuf.extends_latest_block(off, end)));
-        if !hides || self.rcv.owed_acks.len() >= super::MAX_OWED_ACKS {
-            return;
-        }
-        let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
-        let s = self.finish(now, s);
-        self.rcv.owed_acks.push_back(s);
-    }
-
     /// Bookkeeping common to every ACK-bearing segment.
-    fn finish(&mut self, now: Instant, s: Segment) -> Segment {
+    pub(super) fn finish(&mut self, now: Instant, s: Segment) -> Segment {
         self.rcv.last_ack_sent = self.rcv_nxt();
         self.rcv.ack.on_ack_sent();
         self.timers.stop(Timer::DelayedAck);
         self.record_tx(now, &s);
         s
-    }
-
-    /// The 16-bit window field: free space, never shrinking the right edge (RFC 7323
-    /// §2.4) and growing it only in steps of min(buffer/2, MSS) (receiver SWS
-    /// avoidance, RFC 9293 §3.8.6.2.2).
-    fn advertise_window(&mut self) -> u16 {
-        let nxt = self.rcv_nxt();
-        let cur = self.rcv.rcv_adv.saturating_sub(nxt);
-        let offer = self.window_to_offer();
-        let step = (self.rcv.recvbuf.capacity() as u64 / 2).min(u64::from(self.opts.rcv_mss));
-        let wnd = if offer <= cur || offer - cur < step {
-            cur
-        } else {
-            offer
-        };
-        let ws = self.opts.rcv_wscale;
-        let field = wnd.div_ceil(1u64 << ws).min(65_535);
-        self.rcv.rcv_adv = self.rcv.rcv_adv.max(nxt + (field << ws));
-        field as u16
     }
 
     /// Builds a data segment over `[start, start + len)` of sequence space (plus FIN).

@@ -3,7 +3,8 @@
 //! handshake's own progress, loss recovery, congestion control, probes and tracing.
 //! An MPTCP subflow will be exactly a send space, a recovery and a congestion part.
 
-use super::recv::{AckState, RecvBuffer};
+use super::ack_policy::AckState;
+use super::recv::RecvBuffer;
 use super::send::SendBuffer;
 use super::{CaState, Segment};
 use crate::cc::{CcDiagnostics, CcState, CongestionControl};

@@ -267,45 +267,6 @@ impl RecvBuffer {
     }
 }
 
-/// Delayed-ACK state, after Linux's `icsk_ack` (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
-#[derive(Clone, Debug)]
-pub struct AckState {
-    /// An ACK must go out with the next transmission opportunity.
-    pub immediate: bool,
-    /// Data arrived that is not yet ACKed (the delayed-ACK timer is pending).
-    pub pending: bool,
-    /// Quick-ACK credits: ACK every segment while positive (Linux TCP_MAX_QUICKACKS).
-    pub quick: u32,
-    /// Bytes received since the last ACK we sent.
-    pub unacked_bytes: u64,
-}
-
-/// Linux `TCP_MAX_QUICKACKS`.
-pub const MAX_QUICKACKS: u32 = 16;
-
-impl Default for AckState {
-    fn default() -> Self {
-        AckState {
-            immediate: false,
-            pending: false,
-            quick: MAX_QUICKACKS,
-            unacked_bytes: 0,
-        }
-    }
-}
-
-impl AckState {
-    /// An ACK was sent: everything is acknowledged.
-    pub fn on_ack_sent(&mut self) {
-        if self.pending || self.immediate {
-            self.quick = self.quick.saturating_sub(1);
-        }
-        self.immediate = false;
-        self.pending = false;
-        self.unacked_bytes = 0;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,7 +58,7 @@ impl Connection {
             self.established(now);
             self.push_event(Event::Connected);
             // ACK the SYN-ACK at once (Linux does, unless it can piggyback on data).
-            self.rcv.ack.immediate = true;
+            self.ack_now();
         } else {
             // Simultaneous open (RFC 9293 §3.5, figure 8): SYN-ACK with our ISS again.
             self.state = State::SynReceived;
@@ -76,7 +76,7 @@ impl Connection {
             return;
         }
         if seg.flags.fin() || seg.flags.syn() || !seg.payload.is_empty() {
-            self.rcv.ack.immediate = true;
+            self.ack_now();
             if seg.flags.fin() {
                 self.timers
                     .set(Timer::TimeWait, now + self.config.time_wait);
@@ -120,7 +120,7 @@ impl Connection {
                 self.owe_ack_before_arrival(now, off, off + keep as u64);
                 let _ = self.rcv.recvbuf.insert(off, &seg.payload[..keep]);
             }
-            self.rcv.ack.immediate = true;
+            self.ack_now();
             return;
         }
 
@@ -143,7 +143,7 @@ impl Connection {
                     self.owe_ack_before_arrival(now, off, off + seg.payload.len() as u64);
                     let _ = self.rcv.recvbuf.insert(off, seg.payload);
                 }
-                self.rcv.ack.immediate = true;
+                self.ack_now();
             }
             self.counters.out_of_window += 1;
             return;
@@ -278,7 +278,7 @@ impl Connection {
         let off = (seq - 1) as u64;
         if ecn == Ecn::Ce && self.opts.ecn_ok && !seg.payload.is_empty() {
             self.rcv.ece_pending = true;
-            self.rcv.ack.immediate = true;
+            self.ack_now();
         }
         if !data.is_empty() {
             let ooo_before = self.rcv.recvbuf.ooo_dropped;
@@ -291,7 +291,7 @@ impl Connection {
                     self.push_event(Event::Readable);
                     self.rcv.ack.unacked_bytes += advanced;
                     if filled_hole || self.rcv.recvbuf.has_ooo() || self.rcv.recvbuf.has_dsack() {
-                        self.rcv.ack.immediate = true;
+                        self.ack_now();
                     } else {
                         self.schedule_ack(now);
                     }
@@ -301,10 +301,10 @@ impl Connection {
                         // uTCP: out-of-order data is readable on arrival.
                         self.push_event(Event::Readable);
                     }
-                    self.rcv.ack.immediate = true;
+                    self.ack_now();
                 }
                 Arrival::Duplicate | Arrival::Dropped => {
-                    self.rcv.ack.immediate = true;
+                    self.ack_now();
                 }
             }
             self.counters.ooo_dropped += self.rcv.recvbuf.ooo_dropped - ooo_before;
@@ -317,25 +317,9 @@ impl Connection {
         }
     }
 
-    /// Delayed-ACK policy for in-order data (Linux `__tcp_ack_snd_check`).
-    fn schedule_ack(&mut self, now: Instant) {
-        if !self.config.delayed_ack || self.rcv.ack.quick > 0 {
-            self.rcv.ack.immediate = true;
-        } else if self.rcv.ack.unacked_bytes > u64::from(self.opts.rcv_mss) {
-            // More than one full segment unacknowledged: ACK every second segment.
-            self.rcv.ack.immediate = true;
-        } else {
-            self.rcv.ack.pending = true;
-            if !self.timers.is_set(Timer::DelayedAck) {
-                let ato = super::DELACK_MIN.min(self.config.max_ack_delay);
-                self.timers.set(Timer::DelayedAck, now + ato);
-            }
-        }
-    }
-
     fn on_peer_fin(&mut self, now: Instant) {
         self.rcv.fin_received = true;
-        self.rcv.ack.immediate = true;
+        self.ack_now();
         self.push_event(Event::PeerClosed);
         match self.state {
             State::SynReceived | State::Established => self.state = State::CloseWait,
@@ -392,7 +376,7 @@ impl Connection {
         if count < self.config.challenge_ack_limit {
             self.challenge_window = (start, count + 1);
             self.counters.challenge_acks += 1;
-            self.rcv.ack.immediate = true;
+            self.ack_now();
         } else {
             self.challenge_window = (start, count);
             self.counters.challenge_acks_suppressed += 1;

@@ -22,11 +22,7 @@ impl Connection {
                 Timer::Rto => self.on_rto(now),
                 Timer::Tlp => self.on_tlp_timer(now),
                 Timer::RackReorder => self.on_reorder_timer(now),
-                Timer::DelayedAck => {
-                    if self.rcv.ack.pending {
-                        self.rcv.ack.immediate = true;
-                    }
-                }
+                Timer::DelayedAck => self.on_delayed_ack_timer(),
                 Timer::Persist => self.on_persist(now),
                 Timer::Keepalive => self.on_keepalive(now),
                 Timer::TimeWait => self.terminate(Ok(())),
