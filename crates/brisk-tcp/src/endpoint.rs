@@ -406,13 +406,13 @@ impl Endpoint {
             let remote = slot.conn.remote().ip();
             let payload = slot.conn.payload(&seg);
             let tcp = seg.to_repr(payload);
-            let dscp = seg.dscp;
-            let ecn = seg.ecn;
+            let dscp = seg.meta.dscp;
+            let ecn = seg.meta.ecn;
             let Some(ip) = ip_repr(self.local, remote, ecn, dscp, self.ip_ident) else {
                 continue;
             };
             emit_tcp_packet(&ip, &tcp, out);
-            if seg.flags.rst() {
+            if seg.header.flags.rst() {
                 self.stats.rst_sent += 1;
             }
             self.ip_ident = self.ip_ident.wrapping_add(1);

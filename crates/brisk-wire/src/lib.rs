@@ -23,5 +23,6 @@ pub use packet::{emit_tcp_packet, mark_ce, parse_tcp_packet, peek_dscp, peek_ecn
 pub use pcap::PcapWriter;
 pub use seq::SeqNum;
 pub use tcp::{
-    Flags, SackBlock, SackBlocks, TcpRepr, Timestamps, MAX_OPTIONS_LEN, MAX_WINDOW_SCALE,
+    ExtraOptionError, ExtraOptions, Flags, SackBlock, SackBlocks, TcpRepr, Timestamps,
+    MAX_OPTIONS_LEN, MAX_WINDOW_SCALE,
 };

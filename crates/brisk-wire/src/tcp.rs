@@ -3,8 +3,10 @@
 //! Options live in the `options` submodule; this module owns the fixed header and the
 //! checksum.
 
+mod extra;
 mod options;
 
+pub use extra::{ExtraOptionError, ExtraOptions};
 pub use options::{MAX_OPTIONS_LEN, MAX_WINDOW_SCALE};
 
 use crate::checksum::Accumulator;
@@ -213,6 +215,9 @@ pub struct TcpRepr<'a> {
     pub sack_permitted: bool,
     pub sack: SackBlocks,
     pub timestamps: Option<Timestamps>,
+    /// Further options: Fast Open, MPTCP, experimental ones, and whatever a peer sent
+    /// that is not interpreted above ([`ExtraOptions`]).
+    pub extra: ExtraOptions,
     pub payload: &'a [u8],
 }
 
@@ -231,6 +236,7 @@ impl Default for TcpRepr<'_> {
             sack_permitted: false,
             sack: SackBlocks::new(),
             timestamps: None,
+            extra: ExtraOptions::new(),
             payload: &[],
         }
     }
@@ -391,6 +397,7 @@ mod tests {
                 tsval: 0x1122_3344,
                 tsecr: 0,
             }),
+            extra: ExtraOptions::new(),
             payload: &[],
         }
     }

@@ -101,6 +101,7 @@ impl TcpFields {
             timestamps: self
                 .timestamps
                 .map(|(tsval, tsecr)| Timestamps { tsval, tsecr }),
+            extra: brisk_wire::ExtraOptions::new(),
             payload,
         }
     }

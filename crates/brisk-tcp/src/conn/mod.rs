@@ -21,17 +21,20 @@ mod ack;
 mod ack_policy;
 mod congestion;
 mod detect;
+mod handshake;
 pub mod isn;
-mod output;
 mod parts;
 mod paws;
 pub mod recv;
 mod rto_timer;
 mod sack_classify;
+mod segment;
+mod select;
 pub mod send;
 mod state;
 mod timeout;
 pub mod timer;
+mod transmit;
 mod undo;
 
 use crate::cc::{CcState, CongestionControl};
@@ -46,7 +49,7 @@ use crate::recovery::{Prr, RttEstimator};
 use crate::stats::TcpInfo;
 use ack_policy::AckState;
 use brisk_time::{Duration, Instant};
-use brisk_wire::{Ecn, Flags, SackBlocks, SeqNum, TcpRepr, Timestamps};
+use brisk_wire::{Ecn, SeqNum, TcpRepr};
 use parts::{Congestion, Handshake, LossRecovery, Negotiated, Probes, RecvSide, SendSpace, Tracer};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -126,25 +129,11 @@ pub enum SegmentKind {
     Redundant,
 }
 
-/// An outgoing segment: an owned header description plus the payload as a range of
-/// the send buffer (`Connection::payload`). `to_repr` makes the wire `TcpRepr`.
+/// Transmit metadata of an outgoing segment: what the IP layer, schedulers and
+/// tracing need beside the TCP header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Segment {
-    pub src_port: u16,
-    pub dst_port: u16,
-    pub seq: SeqNum,
-    pub ack: SeqNum,
-    pub flags: Flags,
-    pub window: u16,
-    pub mss: Option<u16>,
-    pub window_scale: Option<u8>,
-    pub sack_permitted: bool,
-    pub sack: SackBlocks,
-    pub timestamps: Option<Timestamps>,
-    /// Stream offset of the payload in the send buffer.
-    pub payload_offset: u64,
-    pub payload_len: u32,
-    /// IP metadata for this segment (RFC 3168: ECT only on new data of ECN flows).
+pub struct TxMeta {
+    /// IP ECN field (RFC 3168: ECT only on new data of ECN flows).
     pub ecn: Ecn,
     pub dscp: u8,
     /// Scheduling priority (0 = normal); for RC3-style low-priority copies.
@@ -152,22 +141,23 @@ pub struct Segment {
     pub kind: SegmentKind,
 }
 
+/// An outgoing segment: the TCP header as brisk-wire's [`TcpRepr`] (its payload left
+/// empty), the payload as a range of the send buffer (`Connection::payload`), and
+/// transmit metadata. `to_repr` joins header and payload for the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub header: TcpRepr<'static>,
+    /// Stream offset of the payload in the send buffer.
+    pub payload_offset: u64,
+    pub payload_len: u32,
+    pub meta: TxMeta,
+}
+
 impl Segment {
     pub fn to_repr<'a>(&self, payload: &'a [u8]) -> TcpRepr<'a> {
         TcpRepr {
-            src_port: self.src_port,
-            dst_port: self.dst_port,
-            seq: self.seq,
-            ack: self.ack,
-            flags: self.flags,
-            window: self.window,
-            urgent: 0,
-            mss: self.mss,
-            window_scale: self.window_scale,
-            sack_permitted: self.sack_permitted,
-            sack: self.sack,
-            timestamps: self.timestamps,
             payload,
+            ..self.header
         }
     }
 }
@@ -706,48 +696,6 @@ impl Connection {
         if !self.closed_reported {
             self.closed_reported = true;
             self.push_event(Event::Closed(result));
-        }
-    }
-
-    /// Options from the peer's SYN (or SYN-ACK): RFC 7323, RFC 2018, RFC 3168, MSS.
-    fn negotiate(&mut self, syn: &TcpRepr<'_>, passive: bool) {
-        let peer_mss = u32::from(syn.mss.unwrap_or(536)).max(64);
-        let ws_ok = self.config.window_scaling && syn.window_scale.is_some();
-        self.opts.ws_ok = ws_ok;
-        self.opts.snd_wscale = if ws_ok {
-            syn.window_scale.unwrap_or(0).min(14)
-        } else {
-            0
-        };
-        if !ws_ok {
-            self.opts.rcv_wscale = 0;
-        }
-        self.opts.sack_ok = self.config.sack && syn.sack_permitted;
-        self.opts.ts_ok = self.config.timestamps && syn.timestamps.is_some();
-        if let Some(ts) = syn.timestamps.filter(|_| self.opts.ts_ok) {
-            self.opts.ts_recent = ts.tsval;
-            self.opts.ts_recent_valid = true;
-        }
-        let ece = syn.flags.contains(Flags::ECE);
-        let cwr = syn.flags.contains(Flags::CWR);
-        self.opts.ecn_ok = self.config.ecn && if passive { ece && cwr } else { ece && !cwr };
-        let opt = if self.opts.ts_ok { 12 } else { 0 };
-        self.opts.mss = peer_mss
-            .min(u32::from(self.config.mss))
-            .saturating_sub(opt)
-            .max(48);
-        self.opts.rcv_mss = u32::from(self.config.mss).saturating_sub(opt).max(48);
-        self.cong.vars.mss = self.opts.mss;
-        // The SYN's window is never scaled (RFC 7323 §2.2).
-        self.snd.snd_wnd = u64::from(syn.window);
-        self.snd.max_snd_wnd = self.snd.snd_wnd;
-    }
-
-    fn record_tx(&mut self, now: Instant, seg: &Segment) {
-        self.info.segs_out += 1;
-        self.probes.last_send = now;
-        if seg.payload_len > 0 {
-            self.info.bytes_sent += u64::from(seg.payload_len);
         }
     }
 }

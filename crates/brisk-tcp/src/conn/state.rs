@@ -21,51 +21,6 @@ impl Connection {
         }
     }
 
-    /// RFC 9293 §3.10.7.3.
-    fn on_segment_syn_sent(&mut self, now: Instant, seg: &TcpRepr<'_>) {
-        let f = seg.flags;
-        if f.ack() {
-            let ack = self.unwrap_ack(seg.ack);
-            if ack <= 0 || ack > self.snd.snd_nxt as i64 {
-                if !f.rst() {
-                    self.pending_rst = Some((seg.ack, None));
-                }
-                self.counters.bad_acks += 1;
-                return;
-            }
-        }
-        if f.rst() {
-            // RFC 5961 §3.2: only an RST acknowledging our SYN is believed.
-            if f.ack() {
-                self.terminate(Err(ConnError::Refused));
-            }
-            return;
-        }
-        if !f.syn() {
-            return;
-        }
-        self.opts.irs = seg.seq.0;
-        self.negotiate(seg, false);
-        self.probes.last_recv = now;
-        if f.ack() {
-            self.snd.snd_una = 1;
-            self.snd.snd_wl1 = 0;
-            if !self.hs.syn_retransmitted {
-                if let Some(t) = self.hs.syn_sent_at {
-                    self.rtt_sample(now, now - t);
-                }
-            }
-            self.established(now);
-            self.push_event(Event::Connected);
-            // ACK the SYN-ACK at once (Linux does, unless it can piggyback on data).
-            self.ack_now();
-        } else {
-            // Simultaneous open (RFC 9293 §3.5, figure 8): SYN-ACK with our ISS again.
-            self.state = State::SynReceived;
-            self.hs.syn_pending = true;
-        }
-    }
-
     /// TIME-WAIT (RFC 9293 §3.10.7.4, Linux `tcp_timewait_state_process`): ACK a
     /// retransmitted FIN and restart 2·MSL; an in-window RST ends it early.
     fn on_segment_time_wait(&mut self, now: Instant, seg: &TcpRepr<'_>) {
@@ -342,27 +297,6 @@ impl Connection {
         self.probes.probe_pending = false;
         self.timers
             .set(Timer::TimeWait, now + self.config.time_wait);
-    }
-
-    /// Handshake complete: start CC, keepalive and the established-state bookkeeping.
-    pub(super) fn established(&mut self, now: Instant) {
-        self.state = if self.snd.fin_queued {
-            State::FinWait1
-        } else {
-            State::Established
-        };
-        self.hs.syn_pending = false;
-        self.timers.stop(Timer::Rto);
-        self.loss.backoff = 0;
-        self.hs.syn_retries = 0;
-        self.set_cwnd(self.config.initial_cwnd.max(1));
-        self.cong.ctrl.init(&mut self.cong.vars, now);
-        self.trace_cwnd(now);
-        self.loss.last_progress = now;
-        self.cong.round_end = self.snd.snd_nxt;
-        if let Some(idle) = self.config.keepalive {
-            self.timers.set(Timer::Keepalive, now + idle);
-        }
     }
 
     /// RFC 5961 §7 rate-limited challenge ACK.

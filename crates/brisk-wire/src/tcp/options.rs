@@ -46,6 +46,11 @@ const ALIGNED_SACK_BASE: usize = 4;
 
 /// Bytes of every option except SACK blocks, as emitted.
 fn fixed_len(repr: &TcpRepr<'_>) -> usize {
+    standard_len(repr) + extra_len(repr)
+}
+
+/// Bytes of MSS, timestamps, SACK-permitted and window scale, as emitted.
+fn standard_len(repr: &TcpRepr<'_>) -> usize {
     let mut len = 0;
     if repr.mss.is_some() {
         len += ALIGNED_MSS;
@@ -60,6 +65,19 @@ fn fixed_len(repr: &TcpRepr<'_>) -> usize {
         len += ALIGNED_WINDOW_SCALE;
     }
     len
+}
+
+/// Bytes of the extra options as emitted: all of them if they fit beside the standard
+/// options (before SACK blocks), else none. The sender that adds extras sizes them;
+/// this only keeps `len` and `emit` honest for a repr that overflows.
+fn extra_len(repr: &TcpRepr<'_>) -> usize {
+    let n = repr.extra.aligned_len();
+    let base = standard_len(repr);
+    if base + n <= MAX_OPTIONS_LEN {
+        n
+    } else {
+        0
+    }
 }
 
 /// How many of `repr.sack`'s blocks `emit` writes.
@@ -110,10 +128,14 @@ pub(super) fn emit(repr: &TcpRepr<'_>, out: &mut Vec<u8>) {
             out.extend_from_slice(&b.right.0.to_be_bytes());
         }
     }
+    if extra_len(repr) > 0 {
+        repr.extra.emit(out);
+    }
 }
 
-/// Parses the option bytes into `repr`. Unknown kinds are skipped by their length; a
-/// later instance of an option replaces an earlier one.
+/// Parses the option bytes into `repr`. Kinds not interpreted here are kept in
+/// `repr.extra` while they fit (then skipped by their length); a later instance of an
+/// interpreted option replaces an earlier one.
 pub(super) fn parse(opts: &[u8], repr: &mut TcpRepr<'_>) -> Result<(), ParseError> {
     let mut i = 0;
     while i < opts.len() {
@@ -155,7 +177,10 @@ pub(super) fn parse(opts: &[u8], repr: &mut TcpRepr<'_>) -> Result<(), ParseErro
                 repr.sack = sack;
             }
             MSS | WINDOW_SCALE | SACK_PERMITTED | TIMESTAMPS | SACK => return Err(bad),
-            _ => {}
+            // Within 40 option bytes the extras always fit; `push` bounds it anyway.
+            _ => {
+                let _ = repr.extra.push(kind, body);
+            }
         }
         i += len;
     }
@@ -188,10 +213,52 @@ mod tests {
     }
 
     #[test]
-    fn unknown_options_are_skipped_by_length() {
+    fn unknown_options_are_skipped_by_length_and_kept_as_extras() {
         // Kind 30 (MPTCP) of length 4, then MSS.
         let r = parsed(&[30, 4, 0xaa, 0xbb, 2, 4, 0x05, 0xb4]).unwrap();
         assert_eq!(r.mss, Some(1460));
+        assert_eq!(r.extra.get(30), Some(&[0xaa, 0xbb][..]));
+    }
+
+    #[test]
+    fn extras_round_trip_after_the_standard_options_and_squeeze_sack_blocks() {
+        let mut r = TcpRepr {
+            timestamps: Some(Timestamps { tsval: 1, tsecr: 2 }),
+            ..TcpRepr::default()
+        };
+        for i in 0..4 {
+            r.sack.push(SackBlock {
+                left: SeqNum(100 * i),
+                right: SeqNum(100 * i + 50),
+            });
+        }
+        assert_eq!(sack_blocks_emitted(&r), 3);
+        r.extra.push(34, &[1, 2, 3, 4, 5, 6]).unwrap(); // Fast Open cookie, 8 bytes
+                                                        // 12 (timestamps) + 8 (cookie) leave 20 bytes: base 4 + two blocks.
+        assert_eq!(sack_blocks_emitted(&r), 2);
+        let mut out = Vec::new();
+        emit(&r, &mut out);
+        assert_eq!(out.len(), len(&r));
+        assert_eq!(out.len() % 4, 0);
+        let back = parsed(&out).unwrap();
+        assert_eq!(back.extra, r.extra);
+        assert_eq!(back.timestamps, r.timestamps);
+        assert_eq!(back.sack.len(), 2);
+    }
+
+    #[test]
+    fn extras_that_cannot_fit_beside_the_standard_options_are_left_out() {
+        let mut r = TcpRepr {
+            mss: Some(1460),
+            timestamps: Some(Timestamps::default()),
+            window_scale: Some(7),
+            ..TcpRepr::default()
+        };
+        r.extra.push(253, &[0; 20]).unwrap(); // 24 aligned bytes; only 20 are free
+        let mut out = Vec::new();
+        emit(&r, &mut out);
+        assert_eq!(out.len(), 20);
+        assert_eq!(len(&r), 20);
     }
 
     #[test]

@@ -1,0 +1,166 @@
+//! The three-way handshake (RFC 9293 §3.5, §3.10.7.3): the SYN / SYN-ACK we send,
+//! the options we negotiate from the peer's SYN (RFC 7323, RFC 2018, RFC 3168, MSS),
+//! a SYN-ACK arriving in SYN-SENT (including simultaneous open), and the move to
+//! ESTABLISHED. Linux: `tcp_connect`, `tcp_make_synack`, `tcp_rcv_synsent_state_process`,
+//! `tcp_finish_connect`. Fast Open (RFC 7413) will send data on the SYN from here.
+
+use super::rto_timer::RtoArm;
+use super::{Connection, Segment, SegmentKind, State};
+use crate::conn::timer::Timer;
+use crate::event::{ConnError, Event};
+use brisk_time::Instant;
+use brisk_wire::{Flags, SeqNum, TcpRepr, Timestamps};
+
+impl Connection {
+    pub(super) fn syn_segment(&mut self, now: Instant) -> Segment {
+        self.hs.syn_pending = false;
+        let active = self.state == State::SynSent;
+        let mut flags = Flags::SYN;
+        if !active {
+            flags.insert(Flags::ACK);
+        }
+        if active && self.config.ecn {
+            flags.insert(Flags::ECE);
+            flags.insert(Flags::CWR);
+        } else if !active && self.opts.ecn_ok {
+            flags.insert(Flags::ECE);
+        }
+        let window = self.rcv.recvbuf.free().min(65_535) as u16;
+        let (ws, sack, ts) = if active {
+            (
+                self.config.window_scaling,
+                self.config.sack,
+                self.config.timestamps,
+            )
+        } else {
+            (self.opts.ws_ok, self.opts.sack_ok, self.opts.ts_ok)
+        };
+        let tsecr = if active { 0 } else { self.opts.ts_recent };
+        let header = TcpRepr {
+            seq: self.wire_snd(0),
+            ack: if active { SeqNum(0) } else { self.wire_rcv(1) },
+            flags,
+            window,
+            mss: Some(self.config.mss),
+            window_scale: ws.then_some(self.opts.rcv_wscale),
+            sack_permitted: sack,
+            timestamps: ts.then(|| Timestamps {
+                tsval: self.tsval(now),
+                tsecr,
+            }),
+            ..self.bare_header()
+        };
+        let s = self.segment(header, SegmentKind::Control);
+        self.snd.snd_nxt = self.snd.snd_nxt.max(1);
+        if self.hs.syn_sent_at.is_none() {
+            self.hs.syn_sent_at = Some(now);
+        }
+        if !active {
+            self.rcv.rcv_adv = self.rcv_nxt() + u64::from(window);
+            self.rcv.last_ack_sent = self.rcv_nxt();
+        }
+        self.arm_rto(now, RtoArm::Handshake);
+        self.record_tx(now, &s);
+        s
+    }
+
+    /// Options from the peer's SYN (or SYN-ACK): RFC 7323, RFC 2018, RFC 3168, MSS.
+    pub(super) fn negotiate(&mut self, syn: &TcpRepr<'_>, passive: bool) {
+        let peer_mss = u32::from(syn.mss.unwrap_or(536)).max(64);
+        let ws_ok = self.config.window_scaling && syn.window_scale.is_some();
+        self.opts.ws_ok = ws_ok;
+        self.opts.snd_wscale = if ws_ok {
+            syn.window_scale.unwrap_or(0).min(14)
+        } else {
+            0
+        };
+        if !ws_ok {
+            self.opts.rcv_wscale = 0;
+        }
+        self.opts.sack_ok = self.config.sack && syn.sack_permitted;
+        self.opts.ts_ok = self.config.timestamps && syn.timestamps.is_some();
+        if let Some(ts) = syn.timestamps.filter(|_| self.opts.ts_ok) {
+            self.opts.ts_recent = ts.tsval;
+            self.opts.ts_recent_valid = true;
+        }
+        let ece = syn.flags.contains(Flags::ECE);
+        let cwr = syn.flags.contains(Flags::CWR);
+        self.opts.ecn_ok = self.config.ecn && if passive { ece && cwr } else { ece && !cwr };
+        let opt = if self.opts.ts_ok { 12 } else { 0 };
+        self.opts.mss = peer_mss
+            .min(u32::from(self.config.mss))
+            .saturating_sub(opt)
+            .max(48);
+        self.opts.rcv_mss = u32::from(self.config.mss).saturating_sub(opt).max(48);
+        self.cong.vars.mss = self.opts.mss;
+        // The SYN's window is never scaled (RFC 7323 §2.2).
+        self.snd.snd_wnd = u64::from(syn.window);
+        self.snd.max_snd_wnd = self.snd.snd_wnd;
+    }
+
+    /// RFC 9293 §3.10.7.3.
+    pub(super) fn on_segment_syn_sent(&mut self, now: Instant, seg: &TcpRepr<'_>) {
+        let f = seg.flags;
+        if f.ack() {
+            let ack = self.unwrap_ack(seg.ack);
+            if ack <= 0 || ack > self.snd.snd_nxt as i64 {
+                if !f.rst() {
+                    self.pending_rst = Some((seg.ack, None));
+                }
+                self.counters.bad_acks += 1;
+                return;
+            }
+        }
+        if f.rst() {
+            // RFC 5961 §3.2: only an RST acknowledging our SYN is believed.
+            if f.ack() {
+                self.terminate(Err(ConnError::Refused));
+            }
+            return;
+        }
+        if !f.syn() {
+            return;
+        }
+        self.opts.irs = seg.seq.0;
+        self.negotiate(seg, false);
+        self.probes.last_recv = now;
+        if f.ack() {
+            self.snd.snd_una = 1;
+            self.snd.snd_wl1 = 0;
+            if !self.hs.syn_retransmitted {
+                if let Some(t) = self.hs.syn_sent_at {
+                    self.rtt_sample(now, now - t);
+                }
+            }
+            self.established(now);
+            self.push_event(Event::Connected);
+            // ACK the SYN-ACK at once (Linux does, unless it can piggyback on data).
+            self.ack_now();
+        } else {
+            // Simultaneous open (RFC 9293 §3.5, figure 8): SYN-ACK with our ISS again.
+            self.state = State::SynReceived;
+            self.hs.syn_pending = true;
+        }
+    }
+
+    /// Handshake complete: start CC, keepalive and the established-state bookkeeping.
+    pub(super) fn established(&mut self, now: Instant) {
+        self.state = if self.snd.fin_queued {
+            State::FinWait1
+        } else {
+            State::Established
+        };
+        self.hs.syn_pending = false;
+        self.timers.stop(Timer::Rto);
+        self.loss.backoff = 0;
+        self.hs.syn_retries = 0;
+        self.set_cwnd(self.config.initial_cwnd.max(1));
+        self.cong.ctrl.init(&mut self.cong.vars, now);
+        self.trace_cwnd(now);
+        self.loss.last_progress = now;
+        self.cong.round_end = self.snd.snd_nxt;
+        if let Some(idle) = self.config.keepalive {
+            self.timers.set(Timer::Keepalive, now + idle);
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! The one segment builder (RFC 9293 §3.1 header fields, RFC 7323 timestamps, RFC
+//! 2018 SACK blocks, RFC 3168 ECT/ECE/CWR): every outgoing segment starts as
+//! [`Connection::bare_header`] and becomes a [`Segment`] through
+//! [`Connection::segment`]; ACK-bearing ones take the current ACK, window,
+//! timestamps and SACK blocks from [`Connection::header`] and are finished by
+//! [`Connection::finish`]. Linux's counterpart is `__tcp_transmit_skb`.
+
+use super::{Connection, Segment, SegmentKind, TxMeta};
+use crate::conn::timer::Timer;
+use brisk_time::Instant;
+use brisk_wire::Timestamps;
+use brisk_wire::{Ecn, Flags, SackBlock, SackBlocks, SeqNum, TcpRepr};
+
+impl Connection {
+    /// A header with this connection's ports and nothing else set.
+    pub(super) fn bare_header(&self) -> TcpRepr<'static> {
+        TcpRepr {
+            src_port: self.local.port(),
+            dst_port: self.remote.port(),
+            ..TcpRepr::default()
+        }
+    }
+
+    /// `header` as a segment of `kind` without payload, not ECN-capable, at the
+    /// configured DSCP and normal priority.
+    pub(super) fn segment(&self, header: TcpRepr<'static>, kind: SegmentKind) -> Segment {
+        Segment {
+            header,
+            payload_offset: 0,
+            payload_len: 0,
+            meta: TxMeta {
+                ecn: Ecn::NotEct,
+                dscp: self.config.dscp,
+                priority: 0,
+                kind,
+            },
+        }
+    }
+
+    pub(super) fn rst_segment(
+        &mut self,
+        now: Instant,
+        seq: SeqNum,
+        ack: Option<SeqNum>,
+    ) -> Segment {
+        let mut flags = Flags::RST;
+        if ack.is_some() {
+            flags.insert(Flags::ACK);
+        }
+        let header = TcpRepr {
+            seq,
+            ack: ack.unwrap_or(SeqNum(0)),
+            flags,
+            ..self.bare_header()
+        };
+        let s = self.segment(header, SegmentKind::Control);
+        self.record_tx(now, &s);
+        s
+    }
+
+    /// A segment header at `seq` carrying the current ACK, window, timestamps, SACK
+    /// blocks and ECE; sending it satisfies any pending ACK.
+    pub(super) fn header(
+        &mut self,
+        now: Instant,
+        seq: u64,
+        mut flags: Flags,
+        kind: SegmentKind,
+    ) -> Segment {
+        let rcv_nxt = self.rcv_nxt();
+        let window = self.advertise_window();
+        if self.rcv.ece_pending {
+            flags.insert(Flags::ECE);
+        }
+        let mut sack = SackBlocks::new();
+        if self.opts.sack_ok {
+            let max = if self.opts.ts_ok { 3 } else { 4 };
+            let mut v = std::mem::take(&mut self.rcv.sack_scratch);
+            self.rcv.recvbuf.sack_blocks(max, &mut v);
+            for &(l, r) in &v {
+                sack.push(SackBlock {
+                    left: self.wire_rcv(l + 1),
+                    right: self.wire_rcv(r + 1),
+                });
+            }
+            self.rcv.sack_scratch = v;
+        } else {
+            // Without SACK a D-SACK cannot be sent; forget it so it forces no ACKs.
+            self.rcv.recvbuf.clear_dsack();
+        }
+        let header = TcpRepr {
+            seq: self.wire_snd(seq),
+            ack: self.wire_rcv(rcv_nxt),
+            flags,
+            window,
+            sack,
+            timestamps: self.opts.ts_ok.then(|| Timestamps {
+                tsval: self.tsval(now),
+                tsecr: self.opts.ts_recent,
+            }),
+            ..self.bare_header()
+        };
+        self.segment(header, kind)
+    }
+
+    /// Bookkeeping common to every ACK-bearing segment.
+    pub(super) fn finish(&mut self, now: Instant, s: Segment) -> Segment {
+        self.rcv.last_ack_sent = self.rcv_nxt();
+        self.rcv.ack.on_ack_sent();
+        self.timers.stop(Timer::DelayedAck);
+        self.record_tx(now, &s);
+        s
+    }
+
+    /// Builds a data segment over `[start, start + len)` of sequence space (plus FIN).
+    /// Taking an explicit range is what lets RDB bundle old bytes later.
+    pub(super) fn build_data_segment(
+        &mut self,
+        now: Instant,
+        start: u64,
+        len: u32,
+        fin: bool,
+        kind: SegmentKind,
+    ) -> Segment {
+        let mut flags = Flags::ACK;
+        if fin {
+            flags.insert(Flags::FIN);
+        }
+        let data_end = start + u64::from(len);
+        if len > 0 && data_end - 1 == self.snd.sendbuf.end() {
+            flags.insert(Flags::PSH);
+        }
+        let mut ecn = Ecn::NotEct;
+        if self.opts.ecn_ok && len > 0 && kind == SegmentKind::NewData {
+            // RFC 3168 §6.1.5: ECT on new data only, never on retransmissions.
+            ecn = Ecn::Ect0;
+            if self.cong.cwr_pending {
+                flags.insert(Flags::CWR);
+                self.cong.cwr_pending = false;
+            }
+        }
+        let mut s = self.header(now, start, flags, kind);
+        s.payload_offset = start.saturating_sub(1);
+        s.payload_len = len;
+        s.meta.ecn = ecn;
+        self.finish(now, s)
+    }
+
+    pub(super) fn record_tx(&mut self, now: Instant, seg: &Segment) {
+        self.info.segs_out += 1;
+        self.probes.last_send = now;
+        if seg.payload_len > 0 {
+            self.info.bytes_sent += u64::from(seg.payload_len);
+        }
+    }
+}

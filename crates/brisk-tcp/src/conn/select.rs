@@ -1,0 +1,181 @@
+//! Which bytes go next: new data within cwnd and the peer's window (RFC 5681, RFC
+//! 896 Nagle with Minshall's refinement, sender SWS avoidance, zero-window persist),
+//! the lowest lost segment (RFC 6675 §5 NextSeg rule 1; Linux
+//! `tcp_xmit_retransmit_queue`), and the TLP probe (RFC 8985 §7.3). RDB's bundles,
+//! RC3's tail copies and prioritised order are further selections that go here.
+
+use super::rto_timer::RtoArm;
+use super::{CaState, Connection, Segment, SegmentKind, State};
+use crate::cc::{CcEvent, SentInfo};
+use crate::conn::timer::Timer;
+use crate::event::{RetransmitKind, TraceEvent};
+use crate::recovery::rto;
+use brisk_time::Instant;
+
+impl Connection {
+    fn sent_info(&self, now: Instant, bytes: u32, retransmit: bool) -> SentInfo {
+        SentInfo {
+            sent_at: now,
+            bytes,
+            in_flight_at_send: self.loss.board.in_flight() + 1,
+            delivered_at_send: self.cong.vars.delivered,
+            app_limited: self.cong.vars.app_limited,
+            retransmit,
+        }
+    }
+
+    /// Retransmits the lowest segment marked lost, if cwnd allows (RFC 6675 §5 NextSeg
+    /// rule 1; Linux `tcp_xmit_retransmit_queue`).
+    pub(super) fn send_retransmit(&mut self, now: Instant) -> Option<Segment> {
+        let lost = self.loss.board.next_lost()?;
+        if self.loss.board.in_flight() >= self.cong.vars.cwnd {
+            self.cong.is_cwnd_limited = true;
+            return None;
+        }
+        let rk = if self.cong.ca_state == CaState::Loss {
+            RetransmitKind::Rto
+        } else {
+            RetransmitKind::Fast
+        };
+        Some(self.retransmit(now, lost.id, rk))
+    }
+
+    fn retransmit(&mut self, now: Instant, id: u64, rk: RetransmitKind) -> Segment {
+        // NOTE(unwrap): callers pass an id just read from the scoreboard.
+        let seg = *self.loss.board.get(id).unwrap();
+        let len = seg.payload_len();
+        let s = self.build_data_segment(now, seg.start, len, seg.fin, SegmentKind::Retransmit(rk));
+        let info = self.sent_info(now, len, true);
+        self.loss.board.on_retransmit(id, info);
+        self.loss.undo.on_retransmit(self.tsval(now));
+        self.cong.ctrl.on_sent(&mut self.cong.vars, &info);
+        if self.in_reduction() {
+            self.loss.prr.on_sent(1);
+        }
+        self.info.retransmits += 1;
+        self.info.retransmitted_bytes += u64::from(len);
+        self.trace(TraceEvent::Retransmit {
+            at: now,
+            seq: seg.start,
+            len,
+            kind: rk,
+        });
+        if seg.start == self.snd.snd_una && rk == RetransmitKind::Fast {
+            self.arm_rto(now, RtoArm::HeadRetransmit);
+        } else {
+            self.arm_rto(now, RtoArm::DataSent);
+        }
+        s
+    }
+
+    /// New data (and FIN) within cwnd and the peer's window. `probe` (a TLP) ignores
+    /// cwnd and Nagle.
+    pub(super) fn send_new_data(&mut self, now: Instant, probe: bool) -> Option<Segment> {
+        if self.snd.fin_seq.is_some()
+            || !matches!(
+                self.state,
+                State::Established | State::CloseWait | State::FinWait1 | State::LastAck
+            )
+        {
+            return None;
+        }
+        let next = self.snd.snd_nxt - 1; // stream offset of the next new byte
+        let end = self.snd.sendbuf.end();
+        let avail = end - next;
+        if avail == 0 && !self.snd.fin_queued {
+            // Out of data with room to send more: application-limited (RFC 7661).
+            if self.loss.board.in_flight() < self.cong.vars.cwnd && !self.cong.vars.app_limited {
+                self.cong.vars.app_limited = true;
+                self.cong
+                    .ctrl
+                    .on_event(&mut self.cong.vars, now, CcEvent::AppLimited);
+            }
+            return None;
+        }
+        let in_flight = self.loss.board.in_flight();
+        if !probe && in_flight >= self.cong.vars.cwnd {
+            self.cong.is_cwnd_limited = true;
+            self.cong.vars.app_limited = false;
+            return None;
+        }
+        let wnd_left = (self.snd.snd_una + self.snd.snd_wnd).saturating_sub(self.snd.snd_nxt);
+        let len = avail.min(u64::from(self.opts.mss)).min(wnd_left) as u32;
+        if len == 0 && avail > 0 {
+            // Zero window (or too small for one byte): persist (RFC 9293 §3.8.6.1).
+            if self.loss.board.is_empty() && !self.timers.is_set(Timer::Persist) {
+                let t = rto::backoff(
+                    self.loss.rtt.rto(),
+                    self.probes.persist_backoff,
+                    self.config.max_rto,
+                );
+                self.timers.set(Timer::Persist, now + t);
+            }
+            return None;
+        }
+        let fin = self.snd.fin_queued && next + u64::from(len) == end;
+        if !probe && u64::from(len) < u64::from(self.opts.mss) && !fin {
+            let window_limited = u64::from(len) < avail;
+            // Nagle (RFC 896, Minshall): hold a small segment while an earlier small
+            // one is unacknowledged.
+            if self.config.nagle && !window_limited && self.snd.snd_sml > self.snd.snd_una {
+                return None;
+            }
+            // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): a window-limited small segment
+            // waits unless it is at least half the largest window seen.
+            if window_limited
+                && !self.loss.board.is_empty()
+                && u64::from(len) < self.snd.max_snd_wnd / 2
+            {
+                return None;
+            }
+        }
+        if self.loss.board.is_empty() {
+            self.on_tx_start(now);
+        }
+        let start = self.snd.snd_nxt;
+        let s = self.build_data_segment(now, start, len, fin, SegmentKind::NewData);
+        let seq_len = u64::from(len) + u64::from(fin);
+        let info = self.sent_info(now, len, false);
+        self.loss.board.push(start, start + seq_len, fin, info);
+        self.snd.snd_nxt += seq_len;
+        if fin {
+            self.snd.fin_seq = Some(self.snd.snd_nxt - 1);
+        }
+        self.snd.sendbuf.mark_sent(next + u64::from(len));
+        if len < self.opts.mss {
+            self.snd.snd_sml = self.snd.snd_nxt;
+        }
+        self.cong.max_packets_out = self.cong.max_packets_out.max(self.loss.board.packets_out());
+        self.cong.last_data_sent = Some(now);
+        self.cong.ctrl.on_sent(&mut self.cong.vars, &info);
+        if self.in_reduction() {
+            self.loss.prr.on_sent(1);
+        }
+        self.timers.stop(Timer::Persist);
+        self.arm_rto(now, RtoArm::DataSent);
+        if !probe {
+            self.schedule_tlp(now);
+        }
+        Some(s)
+    }
+
+    /// RFC 8985 §7.3: new data if the window allows, else the highest segment again.
+    pub(super) fn send_tlp_probe(&mut self, now: Instant) -> Option<Segment> {
+        self.loss.tlp.pending = false;
+        let s = match self.send_new_data(now, true) {
+            Some(s) => {
+                self.loss.tlp.on_probe_sent(self.snd.snd_nxt, false);
+                s
+            }
+            None => {
+                let last = self.loss.board.last().copied().filter(|l| !l.sacked)?;
+                let s = self.retransmit(now, last.id, RetransmitKind::Tlp);
+                self.loss.tlp.on_probe_sent(self.snd.snd_nxt, true);
+                s
+            }
+        };
+        self.info.tlp_count += 1;
+        self.arm_rto(now, RtoArm::Probe);
+        Some(s)
+    }
+}

@@ -1,0 +1,91 @@
+//! The transmit path's order (RFC 9293 §3.8.6, RFC 5681/6675 transmission rules).
+//! Each `poll_transmit` returns at most one segment, chosen in this order: pending
+//! RST; owed ACKs of a receive batch; SYN / SYN-ACK; probe (zero-window or
+//! keepalive); TLP probe; retransmission of the lowest lost segment (or, under F-RTO,
+//! new data first); new data (and FIN); a pure ACK. Which bytes go is decided in
+//! `select`, how the segment is built in `segment`.
+
+use super::{Connection, Segment, SegmentKind, State};
+use brisk_time::Instant;
+use brisk_wire::Flags;
+
+impl Connection {
+    /// The next segment to send, if any.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        if let Some((seq, ack)) = self.pending_rst.take() {
+            return Some(self.rst_segment(now, seq, ack));
+        }
+        if let Some(s) = self.rcv.owed_acks.pop_front() {
+            return Some(s);
+        }
+        match self.state {
+            State::Closed | State::Listen => return None,
+            State::SynSent => {
+                return if self.hs.syn_pending {
+                    Some(self.syn_segment(now))
+                } else {
+                    None
+                };
+            }
+            State::SynReceived => {
+                if self.hs.syn_pending {
+                    return Some(self.syn_segment(now));
+                }
+                if self.rcv.ack.immediate {
+                    let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
+                    return Some(self.finish(now, s));
+                }
+                return None;
+            }
+            _ => {}
+        }
+        if self.probes.probe_pending {
+            self.probes.probe_pending = false;
+            let seq = self.snd.snd_una.saturating_sub(1);
+            let s = self.header(now, seq, Flags::ACK, SegmentKind::Probe);
+            return Some(self.finish(now, s));
+        }
+        if self.loss.tlp.pending {
+            if let Some(s) = self.send_tlp_probe(now) {
+                return Some(s);
+            }
+        }
+        // F-RTO step 2b (RFC 5682 §3.1; Linux `tcp_xmit_recovery` with REXMIT_NEW):
+        // new data instead of retransmissions; if none can go, recover as usual.
+        let mut retransmit = true;
+        if self.loss.frto.new_data_first() {
+            if let Some(s) = self.send_new_data(now, false) {
+                return Some(s);
+            }
+            if self.snd.snd_nxt > self.loss.high_seq {
+                retransmit = false;
+            } else {
+                self.loss.frto.stop();
+            }
+        }
+        if retransmit {
+            if let Some(s) = self.send_retransmit(now) {
+                return Some(s);
+            }
+        }
+        if let Some(s) = self.send_new_data(now, false) {
+            return Some(s);
+        }
+        if self.ack_due() {
+            let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
+            return Some(self.finish(now, s));
+        }
+        None
+    }
+
+    /// The payload bytes of a segment returned by `poll_transmit`.
+    pub fn payload(&self, seg: &Segment) -> &[u8] {
+        if seg.payload_len == 0 {
+            return &[];
+        }
+        self.snd
+            .sendbuf
+            .slice(seg.payload_offset, seg.payload_len as usize)
+    }
+}
