@@ -40,12 +40,8 @@ mod undo;
 use crate::cc::{CcState, CongestionControl};
 use crate::config::Config;
 use crate::event::{ConnError, Event, RetransmitKind, TraceEvent};
-use crate::recovery::frto::Frto;
-use crate::recovery::rack::Rack;
 use crate::recovery::scoreboard::Scoreboard;
-use crate::recovery::tlp::Tlp;
-use crate::recovery::undo::Undo;
-use crate::recovery::{Prr, RttEstimator};
+use crate::recovery::RttEstimator;
 use crate::stats::TcpInfo;
 use ack_policy::AckState;
 use brisk_time::{Duration, Instant};
@@ -54,11 +50,9 @@ use parts::{Congestion, Handshake, LossRecovery, Negotiated, Probes, RecvSide, S
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 pub use recv::unordered::UnorderedRead;
-use recv::RecvBuffer;
 use send::SendBuffer;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use timer::TimerTable;
 
 /// RFC 9293 §3.3.2 states.
@@ -247,83 +241,18 @@ impl Connection {
         } else {
             0
         };
-        let label: Arc<str> = cc.label().into();
         Connection {
             state: State::Closed,
             local,
             remote,
             passive,
-            opts: Negotiated {
-                iss,
-                irs: 0,
-                mss: base_mss,
-                rcv_mss: base_mss,
-                snd_wscale: 0,
-                rcv_wscale,
-                ws_ok: false,
-                sack_ok: false,
-                ts_ok: false,
-                ecn_ok: false,
-                ts_offset,
-                ts_recent: 0,
-                ts_recent_valid: false,
-            },
-            snd: SendSpace {
-                snd_una: 0,
-                snd_nxt: 0,
-                snd_wnd: 0,
-                max_snd_wnd: 0,
-                snd_wl1: 0,
-                snd_sml: 0,
-                sendbuf: SendBuffer::new(config.send_buffer),
-                fin_queued: false,
-                fin_seq: None,
-                writable_wanted: false,
-            },
+            opts: Negotiated::new(iss, base_mss, rcv_wscale, ts_offset),
+            snd: SendSpace::new(config.send_buffer),
             hs: Handshake::default(),
-            rcv: RecvSide {
-                recvbuf: RecvBuffer::new(config.recv_buffer, config.max_ooo_segments),
-                fin_received: false,
-                peer_fin: None,
-                rcv_adv: 0,
-                last_ack_sent: 0,
-                ack: AckState::default(),
-                sack_scratch: Vec::with_capacity(4),
-                owed_acks: VecDeque::new(),
-                ece_pending: false,
-            },
-            loss: LossRecovery {
-                board: Scoreboard::new(),
-                rtt,
-                rack: Rack::default(),
-                tlp: Tlp::default(),
-                prr: Prr::default(),
-                undo: Undo::default(),
-                frto: Frto::default(),
-                high_seq: 0,
-                backoff: 0,
-                dupacks: 0,
-                last_progress: now,
-            },
-            cong: Congestion {
-                ctrl: cc,
-                vars,
-                label,
-                ca_state: CaState::Open,
-                max_packets_out: 0,
-                last_data_sent: None,
-                is_cwnd_limited: false,
-                round_end: 0,
-                cwr_pending: false,
-            },
-            probes: Probes {
-                probe_pending: false,
-                persist_backoff: 0,
-                persist_probes: 0,
-                keepalive_probes: 0,
-                last_recv: now,
-                last_send: now,
-            },
+            rcv: RecvSide::new(config.recv_buffer, config.max_ooo_segments),
+            loss: LossRecovery::new(rtt, now),
+            cong: Congestion::new(cc, vars),
+            probes: Probes::new(now),
             pending_rst: None,
             timers: TimerTable::default(),
             events: VecDeque::new(),

@@ -39,6 +39,26 @@ pub(super) struct Negotiated {
     pub ts_recent_valid: bool,
 }
 
+impl Negotiated {
+    pub fn new(iss: u32, mss: u32, rcv_wscale: u8, ts_offset: u32) -> Self {
+        Negotiated {
+            iss,
+            irs: 0,
+            mss,
+            rcv_mss: mss,
+            snd_wscale: 0,
+            rcv_wscale,
+            ws_ok: false,
+            sack_ok: false,
+            ts_ok: false,
+            ecn_ok: false,
+            ts_offset,
+            ts_recent: 0,
+            ts_recent_valid: false,
+        }
+    }
+}
+
 /// The send sequence space (offsets from the ISS) and the send buffer.
 #[derive(Debug)]
 pub(super) struct SendSpace {
@@ -56,6 +76,23 @@ pub(super) struct SendSpace {
     pub fin_seq: Option<u64>,
     /// A write was refused for lack of space: report `Writable` when space frees.
     pub writable_wanted: bool,
+}
+
+impl SendSpace {
+    pub fn new(send_buffer: usize) -> Self {
+        SendSpace {
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_wnd: 0,
+            max_snd_wnd: 0,
+            snd_wl1: 0,
+            snd_sml: 0,
+            sendbuf: SendBuffer::new(send_buffer),
+            fin_queued: false,
+            fin_seq: None,
+            writable_wanted: false,
+        }
+    }
 }
 
 /// The handshake's progress (SYN / SYN-ACK retransmission and its RTT sample).
@@ -87,6 +124,22 @@ pub(super) struct RecvSide {
     pub ece_pending: bool,
 }
 
+impl RecvSide {
+    pub fn new(recv_buffer: usize, max_ooo_segments: usize) -> Self {
+        RecvSide {
+            recvbuf: RecvBuffer::new(recv_buffer, max_ooo_segments),
+            fin_received: false,
+            peer_fin: None,
+            rcv_adv: 0,
+            last_ack_sent: 0,
+            ack: AckState::default(),
+            sack_scratch: Vec::with_capacity(4),
+            owed_acks: VecDeque::new(),
+            ece_pending: false,
+        }
+    }
+}
+
 /// Loss detection and recovery state (RFC 6675 scoreboard, RFC 6298 RTO, RACK-TLP,
 /// PRR, undo).
 #[derive(Debug)]
@@ -106,6 +159,24 @@ pub(super) struct LossRecovery {
     pub dupacks: u32,
     /// Data ACK progress time, for the user timeout.
     pub last_progress: Instant,
+}
+
+impl LossRecovery {
+    pub fn new(rtt: RttEstimator, now: Instant) -> Self {
+        LossRecovery {
+            board: Scoreboard::new(),
+            rtt,
+            rack: Rack::default(),
+            tlp: Tlp::default(),
+            prr: Prr::default(),
+            undo: Undo::default(),
+            frto: Frto::default(),
+            high_seq: 0,
+            backoff: 0,
+            dupacks: 0,
+            last_progress: now,
+        }
+    }
 }
 
 /// Congestion control: the controller, the variables it reads and writes, the
@@ -128,6 +199,23 @@ pub(super) struct Congestion {
     pub cwr_pending: bool,
 }
 
+impl Congestion {
+    pub fn new(ctrl: Box<dyn CongestionControl>, vars: CcState) -> Self {
+        let label: Arc<str> = ctrl.label().into();
+        Congestion {
+            ctrl,
+            vars,
+            label,
+            ca_state: CaState::Open,
+            max_packets_out: 0,
+            last_data_sent: None,
+            is_cwnd_limited: false,
+            round_end: 0,
+            cwr_pending: false,
+        }
+    }
+}
+
 /// Zero-window and keepalive probing, and liveness times.
 #[derive(Debug)]
 pub(super) struct Probes {
@@ -137,6 +225,19 @@ pub(super) struct Probes {
     pub keepalive_probes: u32,
     pub last_recv: Instant,
     pub last_send: Instant,
+}
+
+impl Probes {
+    pub fn new(now: Instant) -> Self {
+        Probes {
+            probe_pending: false,
+            persist_backoff: 0,
+            persist_probes: 0,
+            keepalive_probes: 0,
+            last_recv: now,
+            last_send: now,
+        }
+    }
 }
 
 /// The bounded trace and what was last traced (to trace changes only).

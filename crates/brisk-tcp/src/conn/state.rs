@@ -39,16 +39,28 @@ impl Connection {
         }
     }
 
+    /// RFC 9293 §3.10.7.4 for synchronized states (and SYN-RECEIVED), in three steps:
+    /// screening (PAWS, acceptability, RST and SYN checks), the ACK, then FIN
+    /// transitions and data.
     fn on_segment_synchronized(&mut self, now: Instant, ecn: Ecn, seg: &TcpRepr<'_>) {
-        let f = seg.flags;
         let seq = self.unwrap_rcv(seg.seq);
+        if !self.screen_segment(now, seg, seq) || !self.accept_ack(now, seg, seq) {
+            return;
+        }
+        self.after_ack(now, ecn, seg, seq);
+    }
+
+    /// The checks before the ACK field is looked at. Returns false when the segment
+    /// ends here (answered, dropped or handled as a handshake retransmission).
+    fn screen_segment(&mut self, now: Instant, seg: &TcpRepr<'_>, seq: i64) -> bool {
+        let f = seg.flags;
         let rcv_nxt = self.rcv_nxt() as i64;
 
         // A retransmitted SYN while in SYN-RECEIVED: our SYN-ACK was lost, resend it
         // (Linux `tcp_check_req`), before the window check would only ACK it.
         if self.state == State::SynReceived && f.syn() && !f.ack() && !f.rst() && seq == 0 {
             self.hs.syn_pending = true;
-            return;
+            return false;
         }
 
         // Simultaneous open: the peer's SYN-ACK in SYN-RECEIVED, exactly matching,
@@ -76,10 +88,47 @@ impl Connection {
                 let _ = self.rcv.recvbuf.insert(off, &seg.payload[..keep]);
             }
             self.ack_now();
-            return;
+            return false;
         }
 
-        // Acceptability (RFC 9293 §3.10.7.4, first check).
+        if !self.acceptable(now, seg, seq, rcv_nxt, simopen_synack) {
+            return false;
+        }
+
+        // RST (RFC 5961 §3.2): exact match resets, otherwise challenge.
+        if f.rst() {
+            if seq == rcv_nxt {
+                self.terminate(Err(ConnError::Reset));
+            } else {
+                self.challenge_ack(now);
+            }
+            return false;
+        }
+
+        // SYN in a synchronized state (RFC 5961 §4): challenge ACK. In SYN-RECEIVED a
+        // retransmitted SYN means our SYN-ACK was lost: send it again.
+        if f.syn() && !simopen_synack {
+            if self.state == State::SynReceived && seq == 0 {
+                self.hs.syn_pending = true;
+            } else {
+                self.challenge_ack(now);
+            }
+            return false;
+        }
+        f.ack()
+    }
+
+    /// RFC 9293 §3.10.7.4's first check: the segment overlaps the receive window. An
+    /// unacceptable one is ACKed (and old data D-SACKed) and counted.
+    fn acceptable(
+        &mut self,
+        now: Instant,
+        seg: &TcpRepr<'_>,
+        seq: i64,
+        rcv_nxt: i64,
+        simopen_synack: bool,
+    ) -> bool {
+        let f = seg.flags;
         let len = i64::from(seg.seg_len());
         let wnd = self.rcv_window_now() as i64;
         let in_wnd = |s: i64| s >= rcv_nxt && s < rcv_nxt + wnd;
@@ -101,33 +150,14 @@ impl Connection {
                 self.ack_now();
             }
             self.counters.out_of_window += 1;
-            return;
         }
+        acceptable
+    }
 
-        // RST (RFC 5961 §3.2): exact match resets, otherwise challenge.
-        if f.rst() {
-            if seq == rcv_nxt {
-                self.terminate(Err(ConnError::Reset));
-            } else {
-                self.challenge_ack(now);
-            }
-            return;
-        }
-
-        // SYN in a synchronized state (RFC 5961 §4): challenge ACK. In SYN-RECEIVED a
-        // retransmitted SYN means our SYN-ACK was lost: send it again.
-        if f.syn() && !simopen_synack {
-            if self.state == State::SynReceived && seq == 0 {
-                self.hs.syn_pending = true;
-            } else {
-                self.challenge_ack(now);
-            }
-            return;
-        }
-        if !f.ack() {
-            return;
-        }
-
+    /// The ACK field: timestamps to echo, liveness, the end of the handshake in
+    /// SYN-RECEIVED, RFC 5961 §5.2 checks, then the sender's ACK processing. Returns
+    /// false when the segment ends here.
+    fn accept_ack(&mut self, now: Instant, seg: &TcpRepr<'_>, seq: i64) -> bool {
         // An ACK still owed for earlier segments echoes their TSval, not this one's.
         if !seg.payload.is_empty() {
             let off = (seq - 1).max(0) as u64;
@@ -164,7 +194,7 @@ impl Connection {
                 self.push_event(Event::Connected);
             } else {
                 self.pending_rst = Some((seg.ack, None));
-                return;
+                return false;
             }
         }
 
@@ -172,18 +202,21 @@ impl Connection {
         if ack > self.snd_max() as i64 {
             self.counters.bad_acks += 1;
             self.challenge_ack(now);
-            return;
+            return false;
         }
         if ack < self.snd.snd_una as i64 - self.snd.max_snd_wnd as i64 {
             self.counters.bad_acks += 1;
             self.challenge_ack(now);
-            return;
+            return false;
         }
         self.process_ack(now, seg, ack, seq);
-        if self.state == State::Closed {
-            return;
-        }
+        self.state != State::Closed
+    }
 
+    /// After the ACK: our FIN's acknowledgement moves the state; then payload, FIN and
+    /// CWR.
+    fn after_ack(&mut self, now: Instant, ecn: Ecn, seg: &TcpRepr<'_>, seq: i64) {
+        let f = seg.flags;
         // Our FIN acknowledged?
         let fin_acked = self.snd.fin_seq.is_some_and(|fs| self.snd.snd_una > fs);
         match self.state {
