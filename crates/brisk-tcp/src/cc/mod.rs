@@ -17,6 +17,8 @@ pub mod delay_corr;
 pub mod layer;
 pub mod reno;
 pub mod spec;
+#[cfg(test)]
+pub(crate) mod testmodel;
 
 pub use crate::sent::SentInfo;
 pub use layer::CcLayer;

@@ -1,5 +1,5 @@
 //! `Pair`: two endpoints, one clock, a configurable one-way latency and a per-packet
-//! hook to drop, duplicate or delay packets. Packets go through `emit_tcp_packet` /
+//! hook to drop, duplicate, delay or CE-mark packets. Packets go through `emit_tcp_packet` /
 //! `parse_tcp_packet`, so the tests exercise the real wire format.
 
 use crate::config::Config;
@@ -22,6 +22,9 @@ pub enum Action {
     Duplicate,
     /// Deliver after this much extra delay (reordering).
     Delay(Duration),
+    /// Deliver with the IP ECN field set to CE (RFC 3168 §5), as an AQM would; a
+    /// not-ECT packet is delivered unmarked (an AQM would drop it instead).
+    MarkCe,
 }
 
 /// A parsed view of a packet for hooks and assertions (payload length only).
@@ -164,6 +167,11 @@ impl Pair {
                         self.schedule(self.latency, to_server, bytes);
                     }
                     Action::Delay(d) => self.schedule(self.latency + d, to_server, bytes),
+                    Action::MarkCe => {
+                        let mut bytes = bytes;
+                        brisk_wire::mark_ce(&mut bytes);
+                        self.schedule(self.latency, to_server, bytes);
+                    }
                 }
             }
         }

@@ -3,6 +3,7 @@
 mod acks;
 mod cc_diag;
 mod close;
+mod ecn;
 mod handshake;
 mod harness;
 mod hostile;

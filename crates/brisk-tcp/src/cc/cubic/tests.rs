@@ -1,25 +1,32 @@
 //! CUBIC against RFC 9438's formulas, driven by a small ACK-clocked sender model.
 
 use super::*;
-use crate::cc::SentInfo;
-use std::collections::VecDeque;
+use crate::cc::testmodel::PathSender;
 
-/// A cwnd-limited sender on a fixed path. Each round, the segments in flight are ACKed
-/// one by one, `gap` apart (default: spread evenly over the RTT, as a bottleneck at
-/// exactly the sending rate would clock them); each ACK frees room that is refilled at
-/// once. The round lasts at least one RTT.
+/// A cwnd-limited sender on an uncongested path (the shared [`PathSender`] with no
+/// bottleneck), clocked in rounds: each round, the segments in flight are ACKed one by
+/// one, `gap` apart (default: spread evenly over the RTT, as a bottleneck at exactly
+/// the sending rate would clock them); each ACK frees room that is refilled at once.
+/// The round lasts at least one RTT (`base`).
 struct Sim {
-    cubic: Cubic,
-    cc: CcState,
-    now: Instant,
-    rtt: Duration,
+    s: PathSender<Cubic>,
     /// Fixed ACK spacing instead of rtt / cwnd.
     gap: Option<Duration>,
-    /// Whether ACKs carry the send-time info of the segment they cover.
-    send_info: bool,
-    flight: VecDeque<SentInfo>,
     /// (end of round, cwnd then).
     trace: Vec<(Instant, u32)>,
+}
+
+impl std::ops::Deref for Sim {
+    type Target = PathSender<Cubic>;
+    fn deref(&self) -> &Self::Target {
+        &self.s
+    }
+}
+
+impl std::ops::DerefMut for Sim {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.s
+    }
 }
 
 impl Sim {
@@ -27,74 +34,37 @@ impl Sim {
         Sim::with(Cubic::default(), rtt, cwnd, ssthresh)
     }
 
-    fn with(mut cubic: Cubic, rtt: Duration, cwnd: u32, ssthresh: u32) -> Sim {
-        let mut cc = CcState::new(cwnd, 1448);
-        cc.ssthresh = ssthresh;
-        cc.cwnd_limited = true;
-        cubic.init(&mut cc, Instant::ZERO);
-        let mut sim = Sim {
-            cubic,
-            cc,
-            now: Instant::ZERO,
-            rtt,
+    fn with(cubic: Cubic, rtt: Duration, cwnd: u32, ssthresh: u32) -> Sim {
+        Sim {
+            s: PathSender::new(cubic, cwnd, ssthresh, rtt, Duration::ZERO),
             gap: None,
-            send_info: true,
-            flight: VecDeque::new(),
             trace: Vec::new(),
-        };
-        sim.fill();
-        sim
-    }
-
-    fn fill(&mut self) {
-        while self.flight.len() < self.cc.cwnd as usize {
-            self.flight.push_back(SentInfo {
-                sent_at: self.now,
-                bytes: 1448,
-                in_flight_at_send: self.flight.len() as u32 + 1,
-                delivered_at_send: self.cc.delivered,
-                app_limited: false,
-                retransmit: false,
-            });
         }
-        self.cc.in_flight = self.flight.len() as u32;
     }
 
     /// One ACK for the oldest segment, reporting `rtt`.
     fn ack(&mut self, rtt: Duration) {
-        let newest = self.flight.pop_front();
-        self.cc.delivered += 1;
-        self.cc.in_flight = self.flight.len() as u32;
-        self.cc.srtt = self.rtt;
-        let ack = AckSample {
-            now: self.now,
-            acked_segs: 1,
-            acked_bytes: 1448,
-            rtt: Some(rtt),
-            newest_acked: if self.send_info { newest } else { None },
-            prior_in_flight: self.cc.in_flight + 1,
-            ece: false,
-        };
-        self.cubic.on_ack(&mut self.cc, &ack);
-        self.cubic.cong_avoid(&mut self.cc, &ack);
-        self.fill();
+        self.s.ack_oldest(rtt);
     }
 
     /// One round trip of ACKs, each reporting `rtt` as its sample.
     fn round_with_rtt(&mut self, rtt: Duration) {
         let start = self.now;
         let n = self.flight.len().max(1) as u32;
-        let gap = self.gap.unwrap_or(self.rtt / n);
+        let gap = self.gap.unwrap_or(self.base / n);
         for _ in 0..n {
-            self.now += gap;
+            self.s.now += gap;
             self.ack(rtt);
         }
-        self.now = self.now.max(start + self.rtt);
-        self.trace.push((self.now, self.cc.cwnd));
+        self.s.now = self.now.max(start + self.base);
+        let at = self.now;
+        let cwnd = self.cc.cwnd;
+        self.trace.push((at, cwnd));
     }
 
     fn round(&mut self) {
-        self.round_with_rtt(self.rtt);
+        let rtt = self.base;
+        self.round_with_rtt(rtt);
     }
 
     fn run_until(&mut self, until: Instant) {
@@ -103,20 +73,9 @@ impl Sim {
         }
     }
 
-    /// A congestion event handled as Linux does by the end of recovery: ssthresh from
-    /// the controller, cwnd = ssthresh, cwnd_cnt cleared.
+    /// A loss, handled as Linux does by the end of recovery.
     fn loss(&mut self) -> u32 {
-        let ss = self
-            .cubic
-            .ssthresh(&mut self.cc, self.now, CongestionCause::Loss);
-        self.cc.ssthresh = ss;
-        self.cc.cwnd = ss;
-        self.cc.cwnd_cnt = 0;
-        while self.flight.len() > ss as usize {
-            self.flight.pop_back();
-        }
-        self.cc.in_flight = self.flight.len() as u32;
-        ss
+        self.s.loss(CongestionCause::Loss)
     }
 
     /// cwnd at the end of the last round that finished at or before `t`.
@@ -182,8 +141,8 @@ fn ssthresh_cuts_to_beta_and_records_w_max() {
     let mut sim = Sim::new(Duration::from_millis(10), 100, 100);
     // 100 · 717/1024 = 70.02
     assert_eq!(sim.loss(), 70);
-    assert_eq!(sim.cubic.last_max_cwnd(), 100);
-    assert_eq!(sim.cubic.epoch_start, None);
+    assert_eq!(sim.ctrl.last_max_cwnd(), 100);
+    assert_eq!(sim.ctrl.epoch_start, None);
 }
 
 #[test]
@@ -279,15 +238,15 @@ fn reno_friendly_region_dominates_at_short_rtt() {
 fn fast_convergence_lowers_w_max_when_it_was_not_regained() {
     let mut sim = Sim::new(Duration::from_millis(10), 100, 100);
     sim.loss();
-    assert_eq!(sim.cubic.last_max_cwnd(), 100);
+    assert_eq!(sim.ctrl.last_max_cwnd(), 100);
     // The next loss comes at 80 < W_max: W_max = 80·(1+β)/2 = 80·1741/2048 = 68.
     sim.cc.cwnd = 80;
     assert_eq!(sim.loss(), 56);
-    assert_eq!(sim.cubic.last_max_cwnd(), 68);
+    assert_eq!(sim.ctrl.last_max_cwnd(), 68);
     // A loss above W_max records cwnd itself.
     sim.cc.cwnd = 90;
     sim.loss();
-    assert_eq!(sim.cubic.last_max_cwnd(), 90);
+    assert_eq!(sim.ctrl.last_max_cwnd(), 90);
 
     let mut slow = Cubic::new(CubicConfig {
         fast_convergence: false,
@@ -304,8 +263,8 @@ fn fast_convergence_lowers_w_max_when_it_was_not_regained() {
 fn growth_is_at_most_one_and_a_half_per_round() {
     // Far below W_max the curve is steep; cnt ≥ 2 caps growth at 1.5× per RTT.
     let mut sim = Sim::new(Duration::from_millis(100), 100, 100);
-    sim.cubic.last_max_cwnd = 100_000;
-    sim.cubic.delay_min_us = 100_000;
+    sim.ctrl.last_max_cwnd = 100_000;
+    sim.ctrl.delay_min_us = 100_000;
     sim.round();
     assert!(sim.cc.cwnd > 100 && sim.cc.cwnd <= 150, "{}", sim.cc.cwnd);
 }
@@ -314,7 +273,7 @@ fn growth_is_at_most_one_and_a_half_per_round() {
 fn growth_before_any_loss_is_at_least_five_percent_per_round() {
     // No W_max yet (e.g. HyStart left slow start): Linux caps cnt at 20.
     let mut sim = Sim::new(Duration::from_millis(100), 200, 200);
-    sim.cubic.delay_min_us = 100_000;
+    sim.ctrl.delay_min_us = 100_000;
     for _ in 0..5 {
         let before = sim.cc.cwnd;
         sim.round();
@@ -351,8 +310,9 @@ fn idle_time_does_not_advance_the_curve() {
     unshifted.now += idle;
     let now = shifted.now;
     shifted
-        .cubic
-        .on_event(&mut shifted.cc, now, CcEvent::TxStart { idle });
+        .s
+        .ctrl
+        .on_event(&mut shifted.s.cc, now, CcEvent::TxStart { idle });
     for s in [&mut busy, &mut shifted, &mut unshifted] {
         let t = s.now + Duration::from_secs(1);
         s.run_until(t);
@@ -374,14 +334,14 @@ fn tx_start_never_moves_the_epoch_into_the_future() {
     let mut sim = after_loss_at(100, Duration::from_millis(100));
     sim.round();
     let now = sim.now;
-    sim.cubic.on_event(
-        &mut sim.cc,
+    sim.s.ctrl.on_event(
+        &mut sim.s.cc,
         now,
         CcEvent::TxStart {
             idle: Duration::from_secs(1000),
         },
     );
-    assert_eq!(sim.cubic.epoch_start, Some(jiffies(now)));
+    assert_eq!(sim.ctrl.epoch_start, Some(jiffies(now)));
 }
 
 /// Slow start from cwnd 10 with ACKs `gap` apart; round r reports RTT `rtt_of(r)`.
@@ -399,7 +359,7 @@ fn slow_start_run(
         if !sim.cc.in_slow_start() {
             break;
         }
-        sim.rtt = rtt_of(r);
+        sim.base = rtt_of(r);
         sim.round_with_rtt(rtt_of(r));
     }
     sim
@@ -417,7 +377,7 @@ fn hystart_exits_slow_start_on_delay_increase() {
             Duration::from_millis(if r < 2 { 50 } else { 60 })
         });
         assert_eq!(
-            sim.cubic.hystart_exit(),
+            sim.ctrl.hystart_exit(),
             Some(HystartExit::Delay),
             "send_info {send_info}"
         );
@@ -438,7 +398,7 @@ fn hystart_keeps_slow_start_when_rtt_is_flat_or_rises_below_threshold() {
             let sim = slow_start_run(send_info, Duration::from_micros(10), 7, |r| {
                 Duration::from_millis(if r < 2 { 50 } else { 50 + rise })
             });
-            assert_eq!(sim.cubic.hystart_exit(), None, "rise {rise} ms");
+            assert_eq!(sim.ctrl.hystart_exit(), None, "rise {rise} ms");
             assert_eq!(sim.cc.cwnd, 1280);
             assert!(sim.cc.in_slow_start());
         }
@@ -460,7 +420,7 @@ fn hystart_waits_for_the_low_window() {
         }
         sim.round_with_rtt(Duration::from_millis(if r < 2 { 50 } else { 60 }));
     }
-    assert_eq!(sim.cubic.hystart_exit(), Some(HystartExit::Delay));
+    assert_eq!(sim.ctrl.hystart_exit(), Some(HystartExit::Delay));
     assert!(sim.cc.ssthresh >= 200, "ssthresh {}", sim.cc.ssthresh);
 }
 
@@ -476,7 +436,7 @@ fn hystart_exits_on_a_long_ack_train() {
         let sim = slow_start_run(send_info, Duration::from_millis(1), 20, |_| {
             Duration::from_millis(40)
         });
-        assert_eq!(sim.cubic.hystart_exit(), Some(HystartExit::AckTrain));
+        assert_eq!(sim.ctrl.hystart_exit(), Some(HystartExit::AckTrain));
         assert!(
             (21..=160).contains(&sim.cc.ssthresh),
             "ssthresh {}",
@@ -491,28 +451,28 @@ fn rto_forgets_the_curve_and_rearms_hystart() {
     let mut sim = slow_start_run(true, Duration::from_micros(10), 20, |r| {
         Duration::from_millis(if r < 2 { 50 } else { 60 })
     });
-    assert!(sim.cubic.hystart_exit().is_some());
+    assert!(sim.ctrl.hystart_exit().is_some());
     sim.loss();
     let now = sim.now;
-    sim.cubic.on_event(&mut sim.cc, now, CcEvent::Rto);
-    assert_eq!(sim.cubic.last_max_cwnd(), 0);
-    assert_eq!(sim.cubic.delay_min(), None);
-    assert_eq!(sim.cubic.hystart_exit(), None);
-    assert_eq!(sim.cubic.epoch_start, None);
+    sim.s.ctrl.on_event(&mut sim.s.cc, now, CcEvent::Rto);
+    assert_eq!(sim.ctrl.last_max_cwnd(), 0);
+    assert_eq!(sim.ctrl.delay_min(), None);
+    assert_eq!(sim.ctrl.hystart_exit(), None);
+    assert_eq!(sim.ctrl.epoch_start, None);
 }
 
 #[test]
 fn rtt_samples_right_after_a_reduction_are_ignored() {
     let mut sim = after_loss_at(100, Duration::from_millis(100));
     sim.round(); // starts the epoch
-    let before = sim.cubic.delay_min();
+    let before = sim.ctrl.delay_min();
     sim.round_with_rtt(Duration::from_millis(10));
-    assert_eq!(sim.cubic.delay_min(), before);
+    assert_eq!(sim.ctrl.delay_min(), before);
     // A second into the epoch, samples count again.
     let t = sim.now + Duration::from_secs(1);
     sim.run_until(t);
     sim.round_with_rtt(Duration::from_millis(10));
-    assert_eq!(sim.cubic.delay_min(), Some(Duration::from_millis(10)));
+    assert_eq!(sim.ctrl.delay_min(), Some(Duration::from_millis(10)));
 }
 
 #[test]
@@ -579,5 +539,5 @@ fn absurdly_long_epochs_saturate_instead_of_overflowing() {
     sim.now += Duration::from_millis(50);
     sim.ack(Duration::from_millis(100));
     // The target is effectively infinite: growth is at the 1.5×/RTT cap (cnt = 2).
-    assert_eq!(sim.cubic.cnt, 2);
+    assert_eq!(sim.ctrl.cnt, 2);
 }

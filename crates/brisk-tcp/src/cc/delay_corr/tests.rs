@@ -1,8 +1,7 @@
 use super::*;
+use crate::cc::testmodel::PathSender;
 use crate::sent::SentInfo;
 use proptest::prelude::*;
-use rand::Rng;
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -54,107 +53,19 @@ fn layer(cap: u32, cfg: DelayCorrConfig) -> (DelayCorrelation, Arc<Calls>) {
 }
 
 // ---------------------------------------------------------------------------
-// A scripted FIFO bottleneck: one packet served per `tau_us`, `base_us` round trip
-// with an empty queue, every segment ACKed on its own. A packet sent with x packets
-// in flight (itself included) sees rtt = base + max(0, x − BDP)·τ, BDP = base/τ.
+// The shared FIFO bottleneck model (`cc::testmodel`): one packet served per τ,
+// `BASE_US` round trip with an empty queue, every segment ACKed on its own.
 
-struct Fifo<C: CongestionControl> {
-    dc: C,
-    cc: CcState,
-    base_us: u64,
-    tau_us: u64,
-    last_depart_us: u64,
-    now_us: u64,
-    /// In flight, in send (= ACK) order: send state and ACK arrival time.
-    flight: VecDeque<(SentInfo, u64)>,
-    /// Extra per-packet delay uncorrelated with load, µs (0 = none).
-    jitter_us: u64,
-    rng: ChaCha8Rng,
-    /// (cwnd after the ACK, RTT µs of the ACKed segment) per ACK.
-    trace: Vec<(u32, u64)>,
-}
+type Fifo<C> = PathSender<C>;
 
-impl<C: CongestionControl> Fifo<C> {
-    fn new(dc: C, initial_cwnd: u32, base_us: u64, tau_us: u64) -> Self {
-        let mut cc = CcState::new(initial_cwnd, 1448);
-        cc.cwnd_limited = true;
-        let mut f = Fifo {
-            dc,
-            cc,
-            base_us,
-            tau_us,
-            last_depart_us: 0,
-            now_us: 0,
-            flight: VecDeque::new(),
-            jitter_us: 0,
-            rng: ChaCha8Rng::seed_from_u64(99),
-            trace: Vec::new(),
-        };
-        f.dc.init(&mut f.cc, Instant::ZERO);
-        f.send_all();
-        f
-    }
-
-    fn now(&self) -> Instant {
-        Instant::from_micros(self.now_us)
-    }
-
-    fn send_all(&mut self) {
-        while (self.flight.len() as u32) < self.cc.cwnd {
-            let depart = self.last_depart_us.max(self.now_us) + self.tau_us;
-            self.last_depart_us = depart;
-            let jitter = if self.jitter_us > 0 {
-                self.rng.gen_range(0..self.jitter_us)
-            } else {
-                0
-            };
-            let ack_at = depart + self.base_us - self.tau_us + jitter;
-            let info = SentInfo {
-                sent_at: self.now(),
-                bytes: 1448,
-                in_flight_at_send: self.flight.len() as u32 + 1,
-                ..Default::default()
-            };
-            self.cc.in_flight = info.in_flight_at_send;
-            self.dc.on_sent(&mut self.cc, &info);
-            self.flight.push_back((info, ack_at));
-        }
-    }
-
-    /// Deliver the next ACK (jitter may reorder arrival times slightly; ACKs are
-    /// still processed in send order, as a FIFO path delivers them).
-    fn step(&mut self) {
-        let Some((info, ack_at)) = self.flight.pop_front() else {
-            return;
-        };
-        self.now_us = self.now_us.max(ack_at);
-        let ack = AckSample {
-            now: self.now(),
-            acked_segs: 1,
-            acked_bytes: 1448,
-            rtt: Some(self.now().saturating_duration_since(info.sent_at)),
-            newest_acked: Some(info),
-            prior_in_flight: self.flight.len() as u32 + 1,
-            ece: false,
-        };
-        self.cc.in_flight = self.flight.len() as u32;
-        self.dc.on_ack(&mut self.cc, &ack);
-        self.dc.cong_avoid(&mut self.cc, &ack);
-        self.trace
-            .push((self.cc.cwnd, self.now_us - info.sent_at.as_micros()));
-        self.send_all();
-    }
-
-    fn run(&mut self, acks: usize) {
-        for _ in 0..acks {
-            self.step();
-        }
-    }
-
-    fn mean_rtt_us(&self, last: usize) -> u64 {
-        let t = &self.trace[self.trace.len() - last..];
-        t.iter().map(|&(_, r)| r).sum::<u64>() / last as u64
-    }
+fn fifo<C: CongestionControl>(dc: C, initial_cwnd: u32, base_us: u64, tau_us: u64) -> Fifo<C> {
+    PathSender::new(
+        dc,
+        initial_cwnd,
+        u32::MAX,
+        Duration::from_micros(base_us),
+        Duration::from_micros(tau_us),
+    )
 }
 
 const BASE_US: u64 = 20_000;
@@ -470,11 +381,11 @@ fn clamped_cwnd_respects_floor_and_cwnd_clamp() {
 #[test]
 fn warm_up_defers_until_the_window_is_full() {
     let (dc, calls) = layer(10_000, DelayCorrConfig::default());
-    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    let mut f = fifo(dc, 10, BASE_US, TAU_US);
     let mut first_consult_at = None;
     for i in 0..3000 {
         f.step();
-        let s = f.dc.snapshot();
+        let s = f.ctrl.snapshot();
         if s.consults > 0 && first_consult_at.is_none() {
             first_consult_at = Some(i);
             assert_eq!(s.window_len, 32);
@@ -492,9 +403,9 @@ fn warm_up_defers_until_the_window_is_full() {
 #[test]
 fn bufferbloat_is_detected_and_cwnd_clamped_near_the_bdp() {
     let (dc, _) = layer(10_000, DelayCorrConfig::default());
-    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    let mut f = fifo(dc, 10, BASE_US, TAU_US);
     f.run(20_000);
-    let s = f.dc.snapshot();
+    let s = f.ctrl.snapshot();
     assert!(s.clamping, "{s:?}");
     assert!(s.r.unwrap() >= 0.98, "{s:?}");
     let est = s.estimate.unwrap();
@@ -519,7 +430,7 @@ fn without_the_layer_the_same_path_bloats() {
         cap: 2_000,
         calls: Arc::default(),
     };
-    let mut f = Fifo::new(base, 10, BASE_US, TAU_US);
+    let mut f = fifo(base, 10, BASE_US, TAU_US);
     f.run(20_000);
     assert!(f.mean_rtt_us(5_000) > 10 * BASE_US);
 }
@@ -531,14 +442,14 @@ fn passive_layer_measures_the_correlation_but_leaves_cwnd_to_the_base() {
         ..DelayCorrConfig::default()
     };
     let (dc, calls) = layer(2_000, cfg);
-    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    let mut f = fifo(dc, 10, BASE_US, TAU_US);
     // While the base grows the queue, consults see the FIFO line (the first ones
     // still hold pre-queue points: the knee of the hockey stick lowers r).
     let mut rs = Vec::new();
     let mut last = 0;
     for _ in 0..1_500 {
         f.step();
-        let s = f.dc.snapshot();
+        let s = f.ctrl.snapshot();
         if s.consults != last {
             last = s.consults;
             rs.push(s.r.unwrap());
@@ -552,20 +463,20 @@ fn passive_layer_measures_the_correlation_but_leaves_cwnd_to_the_base() {
         rs.len()
     );
     assert!(rs.last().is_some_and(|&r| r >= 0.999));
-    let s = f.dc.snapshot();
+    let s = f.ctrl.snapshot();
     assert!(s.estimate.is_some_and(|e| (19..=21).contains(&e)), "{s:?}");
     assert_eq!((s.clamps, s.clamping), (0, false));
     // The base saw every ACK and the path bloats exactly as without the layer.
     assert_eq!(calls.cong_avoid.load(Ordering::Relaxed), 1_500);
     assert!(f.mean_rtt_us(100) > 10 * BASE_US);
-    let Some(CcDiagnostics::DelayCorrelation(d)) = f.dc.diagnostics() else {
+    let Some(CcDiagnostics::DelayCorrelation(d)) = f.ctrl.diagnostics() else {
         panic!("no diagnostics");
     };
     assert_eq!(d, s.diagnostics());
     // Once the base's window stops moving, every segment leaves with the same number
     // in flight: the rate has no variance and r is 0 although the queue is full.
     f.run(20_000);
-    assert_eq!(f.dc.snapshot().r, Some(0.0));
+    assert_eq!(f.ctrl.snapshot().r, Some(0.0));
 }
 
 #[test]
@@ -573,10 +484,10 @@ fn flat_rtt_below_the_bdp_defers_to_the_base() {
     // The base never exceeds half the BDP, so there is no queue; jitter adds noise
     // that is uncorrelated with the rate.
     let (dc, calls) = layer(10, DelayCorrConfig::default());
-    let mut f = Fifo::new(dc, 4, BASE_US, TAU_US);
-    f.jitter_us = 2_000;
+    let mut f = fifo(dc, 4, BASE_US, TAU_US);
+    f.jitter = Duration::from_micros(2_000);
     f.run(5_000);
-    let s = f.dc.snapshot();
+    let s = f.ctrl.snapshot();
     assert!(s.consults > 1_000);
     assert_eq!(s.clamps, 0);
     assert!(!s.clamping);
@@ -588,20 +499,20 @@ fn flat_rtt_below_the_bdp_defers_to_the_base() {
 #[test]
 fn control_returns_to_the_base_when_the_correlation_disappears() {
     let (dc, calls) = layer(10_000, DelayCorrConfig::default());
-    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    let mut f = fifo(dc, 10, BASE_US, TAU_US);
     f.run(10_000);
-    assert!(f.dc.is_clamping());
-    let before = f.dc.snapshot();
+    assert!(f.ctrl.is_clamping());
+    let before = f.ctrl.snapshot();
     let ss_calls = calls.ssthresh.load(Ordering::Relaxed);
     // The bottleneck gets 4× faster: BDP 80, far above the clamped window, so RTT
     // goes flat and the correlation vanishes.
-    f.tau_us = 250;
+    f.tau = Duration::from_micros(250);
     let mut released_at = None;
     for i in 0..20_000 {
         f.step();
-        if released_at.is_none() && !f.dc.is_clamping() {
+        if released_at.is_none() && !f.ctrl.is_clamping() {
             released_at = Some(i);
-            let s = f.dc.snapshot();
+            let s = f.ctrl.snapshot();
             assert!(s.r.unwrap() < 0.9);
             assert_eq!(s.releases, before.releases + 1);
             // Re-anchored: the base's ssthresh hook ran once, ssthresh = cwnd.
@@ -613,7 +524,7 @@ fn control_returns_to_the_base_when_the_correlation_disappears() {
     assert!(released_at.is_some(), "never released");
     // The base grew the window past the old clamp, bloated the new queue, and the
     // layer found the new BDP.
-    let s = f.dc.snapshot();
+    let s = f.ctrl.snapshot();
     assert!(s.clamping, "{s:?}");
     let est = s.estimate.unwrap();
     assert!((78..=82).contains(&est), "estimate {est}, new BDP 80");
@@ -626,70 +537,70 @@ fn keep_policy_leaves_the_base_state_alone_on_release() {
         ..DelayCorrConfig::default()
     };
     let (dc, calls) = layer(10_000, cfg);
-    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    let mut f = fifo(dc, 10, BASE_US, TAU_US);
     f.run(10_000);
-    assert!(f.dc.is_clamping());
-    f.tau_us = 250;
-    while f.dc.is_clamping() {
+    assert!(f.ctrl.is_clamping());
+    f.tau = Duration::from_micros(250);
+    while f.ctrl.is_clamping() {
         f.step();
     }
     assert_eq!(calls.ssthresh.load(Ordering::Relaxed), 0);
-    assert_eq!(f.dc.snapshot().releases, 1);
+    assert_eq!(f.ctrl.snapshot().releases, 1);
 }
 
 #[test]
 fn recovery_interrupts_the_clamp_and_observations_continue() {
     let (dc, calls) = layer(10_000, DelayCorrConfig::default());
-    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    let mut f = fifo(dc, 10, BASE_US, TAU_US);
     f.run(10_000);
-    assert!(f.dc.is_clamping());
-    let now = f.now();
-    f.dc.on_event(&mut f.cc, now, CcEvent::EnterRecovery);
-    assert!(!f.dc.is_clamping());
+    assert!(f.ctrl.is_clamping());
+    let now = f.now;
+    f.ctrl.on_event(&mut f.cc, now, CcEvent::EnterRecovery);
+    assert!(!f.ctrl.is_clamping());
     assert_eq!(calls.events.load(Ordering::Relaxed), 1, "event forwarded");
     // In recovery the connection calls on_ack but not cong_avoid: the layer keeps
     // observing and leaves cwnd to PRR.
     f.cc.cwnd = 7;
-    let (stored, consults) = (f.dc.snapshot().stored, f.dc.snapshot().consults);
+    let (stored, consults) = (f.ctrl.snapshot().stored, f.ctrl.snapshot().consults);
     for i in 0..50u64 {
         let t = now + Duration::from_millis(i);
         let ack = ack_for(t, ago(t, Duration::from_millis(25)), 25);
-        f.dc.on_ack(&mut f.cc, &ack);
+        f.ctrl.on_ack(&mut f.cc, &ack);
     }
-    assert!(f.dc.snapshot().stored > stored);
-    assert_eq!(f.dc.snapshot().consults, consults);
+    assert!(f.ctrl.snapshot().stored > stored);
+    assert_eq!(f.ctrl.snapshot().consults, consults);
     assert_eq!(f.cc.cwnd, 7);
     // After recovery the next ACK re-consults, and the bloated history clamps again.
     let t = now + Duration::from_millis(60);
-    f.dc.on_event(&mut f.cc, t, CcEvent::ExitRecovery);
+    f.ctrl.on_event(&mut f.cc, t, CcEvent::ExitRecovery);
     let ack = ack_for(t, ago(t, Duration::from_millis(25)), 25);
-    f.dc.on_ack(&mut f.cc, &ack);
-    f.dc.cong_avoid(&mut f.cc, &ack);
-    assert_eq!(f.dc.snapshot().consults, consults + 1);
+    f.ctrl.on_ack(&mut f.cc, &ack);
+    f.ctrl.cong_avoid(&mut f.cc, &ack);
+    assert_eq!(f.ctrl.snapshot().consults, consults + 1);
 }
 
 #[test]
 fn after_an_rto_consults_wait_for_a_segment_sent_after_it() {
     let (dc, _) = layer(10_000, DelayCorrConfig::default());
-    let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+    let mut f = fifo(dc, 10, BASE_US, TAU_US);
     f.run(10_000);
-    let rto_at = f.now() + Duration::from_millis(300);
-    f.dc.on_event(&mut f.cc, rto_at, CcEvent::Rto);
+    let rto_at = f.now + Duration::from_millis(300);
+    f.ctrl.on_event(&mut f.cc, rto_at, CcEvent::Rto);
     f.cc.cwnd = 1;
-    let consults = f.dc.snapshot().consults;
+    let consults = f.ctrl.snapshot().consults;
     // ACKs for segments sent before the RTO: observed, but no consult.
     let t = rto_at + Duration::from_millis(5);
     let old = ack_for(t, ago(rto_at, Duration::from_millis(10)), 30);
-    f.dc.on_ack(&mut f.cc, &old);
-    f.dc.cong_avoid(&mut f.cc, &old);
-    assert_eq!(f.dc.snapshot().consults, consults);
+    f.ctrl.on_ack(&mut f.cc, &old);
+    f.ctrl.cong_avoid(&mut f.cc, &old);
+    assert_eq!(f.ctrl.snapshot().consults, consults);
     assert_eq!(f.cc.cwnd, 2, "the base (slow start) owned cwnd");
     // A segment first sent after the RTO ends the deferral.
     let t2 = rto_at + Duration::from_millis(40);
     let new = ack_for(t2, rto_at + Duration::from_millis(15), 2);
-    f.dc.on_ack(&mut f.cc, &new);
-    f.dc.cong_avoid(&mut f.cc, &new);
-    assert_eq!(f.dc.snapshot().consults, consults + 1);
+    f.ctrl.on_ack(&mut f.cc, &new);
+    f.ctrl.cong_avoid(&mut f.cc, &new);
+    assert_eq!(f.ctrl.snapshot().consults, consults + 1);
 }
 
 #[test]
@@ -755,9 +666,9 @@ fn same_seed_same_trace_and_seed_changes_sampling() {
             ..DelayCorrConfig::default()
         };
         let (dc, _) = layer(10_000, cfg);
-        let mut f = Fifo::new(dc, 10, BASE_US, TAU_US);
+        let mut f = fifo(dc, 10, BASE_US, TAU_US);
         f.run(8_000);
-        (f.trace, f.dc.snapshot())
+        (f.trace, f.ctrl.snapshot())
     };
     let (a, sa) = trace(7);
     let (b, sb) = trace(7);

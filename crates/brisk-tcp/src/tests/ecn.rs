@@ -1,0 +1,192 @@
+//! ECN end to end through the harness's CE marking (RFC 3168 §6.1): the receiver
+//! echoes ECE until CWR, the sender reduces once per window with cause `Ecn` and
+//! never undoes it, and nothing is retransmitted.
+
+use super::harness::{Action, Pair};
+use crate::conn::CaState;
+use crate::Config;
+use brisk_time::Duration;
+use brisk_wire::Flags;
+
+fn ecn_pair() -> Pair {
+    let cfg = Config {
+        ecn: true,
+        ..Config::default()
+    };
+    Pair::with_configs(Duration::from_millis(10), cfg.clone(), cfg)
+}
+
+#[test]
+fn one_ce_mark_gives_one_reduction_echoed_until_cwr() {
+    let mut p = ecn_pair();
+    let (c, s) = p.establish();
+    // Let cwnd grow, then mark one data segment.
+    let mut marked = false;
+    p.set_hook(move |x| {
+        if x.to_server && x.len > 0 && x.index == 40 && !marked {
+            marked = true;
+            Action::MarkCe
+        } else {
+            Action::Deliver
+        }
+    });
+    p.client.conn_mut(c).unwrap().write(&vec![7u8; 200_000]);
+    let mut got = Vec::new();
+    let done = p.run_until(Duration::from_secs(10), |p| {
+        Pair::read_all(&mut p.server, s, &mut got);
+        got.len() == 200_000
+    });
+    assert!(done, "transfer finished");
+    assert!(got.iter().all(|&b| b == 7));
+    let info = p.client.conn(c).unwrap().info();
+    assert_eq!(info.retransmits, 0, "ECN costs no retransmission");
+    assert!(
+        info.ssthresh < u32::MAX,
+        "the mark reduced the window: {info:?}"
+    );
+    // The receiver echoed ECE, the sender answered with exactly one CWR.
+    let ece = p
+        .seen(false)
+        .iter()
+        .filter(|x| x.flags.contains(Flags::ECE))
+        .count();
+    let cwr = p
+        .seen(true)
+        .iter()
+        .filter(|x| x.flags.contains(Flags::CWR))
+        .count();
+    assert!(ece >= 1, "ECE echoed");
+    assert_eq!(
+        cwr, 2,
+        "CWR on the SYN (negotiation) and once in reply to ECE"
+    );
+    // After CWR, no more ECE once the receiver has seen it.
+    let last_cwr = p
+        .seen(true)
+        .iter()
+        .filter(|x| x.flags.contains(Flags::CWR) && x.len > 0)
+        .map(|x| x.at)
+        .last()
+        .expect("a data segment carried CWR");
+    let late_ece = p
+        .seen(false)
+        .iter()
+        .filter(|x| x.at > last_cwr + Duration::from_millis(25) && x.flags.contains(Flags::ECE))
+        .count();
+    assert_eq!(late_ece, 0, "ECE stops after CWR arrives");
+    assert_eq!(p.client.conn(c).unwrap().ca_state(), CaState::Open);
+}
+
+#[test]
+fn ce_marks_without_ecn_negotiated_change_nothing() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (c, s) = p.establish();
+    p.set_hook(|x| {
+        if x.len > 0 {
+            Action::MarkCe
+        } else {
+            Action::Deliver
+        }
+    });
+    p.client.conn_mut(c).unwrap().write(&vec![1u8; 100_000]);
+    let mut got = Vec::new();
+    assert!(p.run_until(Duration::from_secs(10), |p| {
+        Pair::read_all(&mut p.server, s, &mut got);
+        got.len() == 100_000
+    }));
+    // Not-ECT packets cannot be marked; no ECE is ever echoed.
+    assert!(p.seen(false).iter().all(|x| !x.flags.contains(Flags::ECE)));
+    assert_eq!(p.client.conn(c).unwrap().info().ssthresh, u32::MAX);
+}
+
+/// A layer that records the causes its inner controller is asked to reduce for,
+/// built by a custom factory: the endpoint's factory hook and the layer trait in one.
+mod recording {
+    use crate::cc::spec::{CcContext, CcFactory, StandardCcFactory};
+    use crate::cc::{CcLayer, CcSpec, CcState, CongestionCause, CongestionControl};
+    use brisk_time::Instant;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Debug)]
+    pub struct Recorder {
+        pub inner: Box<dyn CongestionControl>,
+        pub causes: Arc<Mutex<Vec<CongestionCause>>>,
+    }
+    impl CcLayer for Recorder {
+        fn tag(&self) -> &'static str {
+            "rec"
+        }
+        fn inner(&self) -> &dyn CongestionControl {
+            self.inner.as_ref()
+        }
+        fn inner_mut(&mut self) -> &mut dyn CongestionControl {
+            self.inner.as_mut()
+        }
+        fn ssthresh(&mut self, cc: &mut CcState, now: Instant, cause: CongestionCause) -> u32 {
+            self.causes.lock().unwrap().push(cause);
+            self.inner.ssthresh(cc, now, cause)
+        }
+    }
+
+    #[derive(Debug, Default)]
+    pub struct RecordingFactory {
+        pub causes: Arc<Mutex<Vec<CongestionCause>>>,
+    }
+    impl CcFactory for RecordingFactory {
+        fn build(&self, spec: &CcSpec, ctx: CcContext<'_>) -> Box<dyn CongestionControl> {
+            Box::new(Recorder {
+                inner: StandardCcFactory.build(spec, ctx),
+                causes: self.causes.clone(),
+            })
+        }
+    }
+}
+
+#[test]
+fn reductions_reach_the_controller_with_their_cause() {
+    use crate::cc::CongestionCause;
+    use crate::endpoint::{Endpoint, EndpointConfig};
+    use std::sync::Arc;
+    let factory = Arc::new(recording::RecordingFactory::default());
+    let causes = factory.causes.clone();
+    let mut p = ecn_pair();
+    // Swap the client endpoint for one whose factory records.
+    p.client = Endpoint::new(
+        super::harness::CLIENT_IP,
+        EndpointConfig {
+            isn_secret: [1; 16],
+            rng_seed: 1,
+            cc_factory: factory,
+            ..EndpointConfig::default()
+        },
+    );
+    let (c, s) = p.establish();
+    assert_eq!(p.client.conn(c).unwrap().info().cc.as_ref(), "cubic+rec");
+    let mut n = 0;
+    p.set_hook(move |x| {
+        if !x.to_server || x.len == 0 {
+            return Action::Deliver;
+        }
+        n += 1;
+        match n {
+            30 => Action::MarkCe,
+            // Much later, a loss.
+            400 => Action::Drop,
+            _ => Action::Deliver,
+        }
+    });
+    p.client.conn_mut(c).unwrap().write(&vec![3u8; 1_000_000]);
+    let mut got = Vec::new();
+    assert!(p.run_until(Duration::from_secs(30), |p| {
+        Pair::read_all(&mut p.server, s, &mut got);
+        got.len() == 1_000_000
+    }));
+    let causes = causes.lock().unwrap().clone();
+    assert_eq!(causes.first(), Some(&CongestionCause::Ecn), "{causes:?}");
+    assert!(
+        causes[1..]
+            .iter()
+            .any(|c| matches!(c, CongestionCause::Loss | CongestionCause::ProbeLoss)),
+        "{causes:?}"
+    );
+}
