@@ -64,9 +64,9 @@ fn one_ce_mark_gives_one_reduction_echoed_until_cwr() {
     let last_cwr = p
         .seen(true)
         .iter()
-        .filter(|x| x.flags.contains(Flags::CWR) && x.len > 0)
+        .rev()
+        .find(|x| x.flags.contains(Flags::CWR) && x.len > 0)
         .map(|x| x.at)
-        .last()
         .expect("a data segment carried CWR");
     let late_ece = p
         .seen(false)
