@@ -194,10 +194,8 @@ fn send(p: &PathArgs, bytes: u64, cc: &str) -> anyhow::Result<()> {
         let (mut s, _) = l.accept()?;
         tools::timed_sink(&mut s, u64::MAX)
     });
-    let tcp = brisk_tcp::Config {
-        congestion: cc.into(),
-        ..brisk_tcp::Config::default()
-    };
+    let mut tcp = brisk_tcp::Config::default();
+    tcp.congestion.controller = cc.into();
     let mut c = brisk_emu::TcpStream::connect_with(
         lab.stack(),
         addr,

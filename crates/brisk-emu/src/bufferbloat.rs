@@ -107,11 +107,12 @@ fn simulate(duration: Duration, dc: bool) -> Result<(f64, f64)> {
 fn real(duration: Duration, stack: FlowStack, cc: &str, dc: bool) -> Result<RealResult> {
     let mut tcp = brisk_tcp::Config::default();
     if dc {
-        tcp.congestion = tcp
-            .congestion
-            .with_layer(brisk_tcp::cc::LayerSpec::DelayCorrelation(
-                brisk_tcp::cc::delay_corr::DelayCorrConfig::default(),
-            ));
+        tcp.congestion.controller =
+            tcp.congestion
+                .controller
+                .with_layer(brisk_tcp::cc::LayerSpec::DelayCorrelation(
+                    brisk_tcp::cc::delay_corr::DelayCorrConfig::default(),
+                ));
     }
     let name = format!(
         "real-bufferbloat {} {cc}{}",

@@ -340,8 +340,8 @@ fn keepalive_probes_are_answered_both_ways() {
     }
     let dir = tmp("keepalive");
     let mut cfg = StackConfig::new(BRISK_ADDR);
-    cfg.tcp.keepalive = Some(brisk_time::Duration::from_millis(500));
-    cfg.tcp.keepalive_interval = brisk_time::Duration::from_millis(500);
+    cfg.tcp.timeouts.keepalive = Some(brisk_time::Duration::from_millis(500));
+    cfg.tcp.timeouts.keepalive_interval = brisk_time::Duration::from_millis(500);
     let lab = lab_cfg(&rtt(2), cfg, Some(&dir));
     let l = kernel_listen(lab.kernel(), 6008);
     let mut b = lab

@@ -126,7 +126,11 @@ pub enum AppSpec {
     },
 }
 
-/// Per-flow TCP knobs; each maps onto the `brisk_tcp::Config` field of the same name.
+/// Per-flow TCP knobs. Each flat key maps onto the `brisk_tcp::Config` field of the
+/// same name (in its mechanism's group); the same knobs can also be written as tables
+/// named after those groups (`[flow.tcp.recovery]`, `[flow.tcp.ack]`, ...,
+/// `[flow.tcp.delay_correlation]`), which [`TcpKnobs::normalize`] folds onto the flat
+/// keys. A knob set both ways is an error naming both.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpKnobs {
@@ -142,7 +146,8 @@ pub struct TcpKnobs {
     pub send_buffer: Option<Size>,
     pub min_rto: Option<Dur>,
     pub initial_rto: Option<Dur>,
-    pub ecn: Option<bool>,
+    /// ECN negotiation: `ecn = true`, or a table `[flow.tcp.ecn]` with `enabled`.
+    pub ecn: Option<EcnKnob>,
     pub rack: Option<bool>,
     pub tlp: Option<bool>,
     pub time_wait: Option<Dur>,
@@ -152,8 +157,10 @@ pub struct TcpKnobs {
     /// Unordered receive (uTCP): the receiving app reads with `read_unordered` and
     /// counts bytes at first delivery (docs/mechanisms/utcp.md).
     pub unordered: Option<bool>,
-    /// Wrap `cc` in the delay-correlation bufferbloat limiter (thesis ch. 3).
-    pub delay_correlation: Option<bool>,
+    /// Wrap `cc` in the delay-correlation bufferbloat limiter (thesis ch. 3):
+    /// `delay_correlation = true`, or a table `[flow.tcp.delay_correlation]` with
+    /// `window`, `threshold` and `passive` (its presence switches the layer on).
+    pub delay_correlation: Option<DcKnob>,
     /// Delay-correlation observation window W (default 32); needs `delay_correlation`.
     pub dc_window: Option<usize>,
     /// Delay-correlation threshold on Pearson r (default 0.90); needs `delay_correlation`.
@@ -161,12 +168,252 @@ pub struct TcpKnobs {
     /// Delay correlation observes and reports r but never sets cwnd (CUBIC runs as
     /// without it); needs `delay_correlation`.
     pub dc_passive: Option<bool>,
+    /// `[flow.tcp.options]`: sack, timestamps, window_scaling.
+    pub options: Option<OptionsKnobs>,
+    /// `[flow.tcp.congestion]`: initial_cwnd.
+    pub congestion: Option<CongestionKnobs>,
+    /// `[flow.tcp.recovery]`: rack, tlp, min_rto, initial_rto, max_retries.
+    pub recovery: Option<RecoveryKnobs>,
+    /// `[flow.tcp.ack]`: delayed, max_delay.
+    pub ack: Option<AckKnobs>,
+    /// `[flow.tcp.timeouts]`: time_wait, user_timeout, keepalive.
+    pub timeouts: Option<TimeoutKnobs>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptionsKnobs {
+    pub sack: Option<bool>,
+    pub timestamps: Option<bool>,
+    pub window_scaling: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CongestionKnobs {
+    pub initial_cwnd: Option<u32>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecoveryKnobs {
+    pub rack: Option<bool>,
+    pub tlp: Option<bool>,
+    pub min_rto: Option<Dur>,
+    pub initial_rto: Option<Dur>,
+    pub max_retries: Option<u32>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AckKnobs {
+    pub delayed: Option<bool>,
+    pub max_delay: Option<Dur>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeoutKnobs {
+    pub time_wait: Option<Dur>,
+    pub user_timeout: Option<Dur>,
+    pub keepalive: Option<Dur>,
+}
+
+/// `[flow.tcp.delay_correlation]` as a table.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DcTable {
+    pub window: Option<usize>,
+    pub threshold: Option<f64>,
+    pub passive: Option<bool>,
+}
+
+/// `[flow.tcp.ecn]` as a table.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EcnTable {
+    pub enabled: Option<bool>,
+}
+
+/// A knob written either as a boolean switch or as a table of settings.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum SwitchOrTable<T> {
+    Switch(bool),
+    Table(T),
+}
+
+pub type DcKnob = SwitchOrTable<DcTable>;
+pub type EcnKnob = SwitchOrTable<EcnTable>;
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for SwitchOrTable<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = SwitchOrTable<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("true, false or a table of settings")
+            }
+            fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<Self::Value, E> {
+                Ok(SwitchOrTable::Switch(b))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                m: A,
+            ) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+                    .map(SwitchOrTable::Table)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// Folds `nested` onto `flat`; both set is an error naming both keys.
+fn fold<T>(
+    flat: &mut Option<T>,
+    nested: Option<T>,
+    flat_key: &str,
+    nested_key: &str,
+) -> Result<(), (String, String)> {
+    if nested.is_some() {
+        if flat.is_some() {
+            return Err((
+                format!("tcp.{nested_key}"),
+                format!("also set as tcp.{flat_key}; set it once"),
+            ));
+        }
+        *flat = nested;
+    }
+    Ok(())
 }
 
 impl TcpKnobs {
+    /// Folds the grouped tables onto the flat keys (and the delay-correlation and ECN
+    /// tables onto their switches), so validation and `to_config` see one form.
+    /// Errors are `(field, message)` relative to the flow.
+    pub fn normalize(&mut self) -> Result<(), (String, String)> {
+        if let Some(o) = self.options.take() {
+            fold(&mut self.sack, o.sack, "sack", "options.sack")?;
+            fold(
+                &mut self.timestamps,
+                o.timestamps,
+                "timestamps",
+                "options.timestamps",
+            )?;
+            fold(
+                &mut self.window_scaling,
+                o.window_scaling,
+                "window_scaling",
+                "options.window_scaling",
+            )?;
+        }
+        if let Some(c) = self.congestion.take() {
+            fold(
+                &mut self.initial_cwnd,
+                c.initial_cwnd,
+                "initial_cwnd",
+                "congestion.initial_cwnd",
+            )?;
+        }
+        if let Some(r) = self.recovery.take() {
+            fold(&mut self.rack, r.rack, "rack", "recovery.rack")?;
+            fold(&mut self.tlp, r.tlp, "tlp", "recovery.tlp")?;
+            fold(&mut self.min_rto, r.min_rto, "min_rto", "recovery.min_rto")?;
+            fold(
+                &mut self.initial_rto,
+                r.initial_rto,
+                "initial_rto",
+                "recovery.initial_rto",
+            )?;
+            fold(
+                &mut self.max_retries,
+                r.max_retries,
+                "max_retries",
+                "recovery.max_retries",
+            )?;
+        }
+        if let Some(a) = self.ack.take() {
+            fold(
+                &mut self.delayed_ack,
+                a.delayed,
+                "delayed_ack",
+                "ack.delayed",
+            )?;
+            fold(
+                &mut self.max_ack_delay,
+                a.max_delay,
+                "max_ack_delay",
+                "ack.max_delay",
+            )?;
+        }
+        if let Some(t) = self.timeouts.take() {
+            fold(
+                &mut self.time_wait,
+                t.time_wait,
+                "time_wait",
+                "timeouts.time_wait",
+            )?;
+            fold(
+                &mut self.user_timeout,
+                t.user_timeout,
+                "user_timeout",
+                "timeouts.user_timeout",
+            )?;
+            fold(
+                &mut self.keepalive,
+                t.keepalive,
+                "keepalive",
+                "timeouts.keepalive",
+            )?;
+        }
+        if let Some(SwitchOrTable::Table(t)) = self.ecn.clone() {
+            self.ecn = t
+                .enabled
+                .map(SwitchOrTable::Switch)
+                .or(Some(SwitchOrTable::Switch(true)));
+        }
+        if let Some(SwitchOrTable::Table(t)) = self.delay_correlation.clone() {
+            fold(
+                &mut self.dc_window,
+                t.window,
+                "dc_window",
+                "delay_correlation.window",
+            )?;
+            fold(
+                &mut self.dc_threshold,
+                t.threshold,
+                "dc_threshold",
+                "delay_correlation.threshold",
+            )?;
+            fold(
+                &mut self.dc_passive,
+                t.passive,
+                "dc_passive",
+                "delay_correlation.passive",
+            )?;
+            self.delay_correlation = Some(SwitchOrTable::Switch(true));
+        }
+        Ok(())
+    }
+
+    fn switch(k: &Option<SwitchOrTable<impl Sized>>) -> Option<bool> {
+        match k {
+            Some(SwitchOrTable::Switch(b)) => Some(*b),
+            // Normalised away; a table alone means "on".
+            Some(SwitchOrTable::Table(_)) => Some(true),
+            None => None,
+        }
+    }
+
+    /// Whether delay correlation is switched on.
+    pub fn delay_correlation_on(&self) -> bool {
+        Self::switch(&self.delay_correlation) == Some(true)
+    }
+
     /// The delay-correlation configuration these knobs ask for, if it is on.
     pub fn delay_correlation_config(&self) -> Option<brisk_tcp::cc::delay_corr::DelayCorrConfig> {
-        if self.delay_correlation != Some(true) {
+        if !self.delay_correlation_on() {
             return None;
         }
         let mut dc = brisk_tcp::cc::delay_corr::DelayCorrConfig::default();
@@ -180,45 +427,41 @@ impl TcpKnobs {
         Some(dc)
     }
 
-    /// The TCP configuration for this flow: Linux defaults overridden by the knobs.
+    /// The TCP configuration for this flow: Linux defaults overridden by the knobs
+    /// (call after [`TcpKnobs::normalize`], as scenario loading does).
     pub fn to_config(&self, cc: CcAlgorithm) -> brisk_tcp::Config {
-        let mut c = brisk_tcp::Config {
-            congestion: cc.into(),
-            ..Default::default()
-        };
+        let mut c = brisk_tcp::Config::default();
+        c.congestion.controller = cc.into();
         macro_rules! set {
-            ($($f:ident),*) => { $( if let Some(v) = self.$f { c.$f = v; } )* };
+            ($($k:ident => $($f:ident).+),* $(,)?) => { $( if let Some(v) = self.$k { c.$($f).+ = v; } )* };
+        }
+        macro_rules! set_dur {
+            ($($k:ident => $($f:ident).+),* $(,)?) => { $( if let Some(v) = self.$k { c.$($f).+ = v.0; } )* };
         }
         set!(
-            mss,
-            initial_cwnd,
-            nagle,
-            sack,
-            timestamps,
-            window_scaling,
-            delayed_ack,
-            ecn,
-            rack,
-            tlp,
-            unordered
+            mss => mss,
+            initial_cwnd => congestion.initial_cwnd,
+            nagle => nagle,
+            sack => options.sack,
+            timestamps => options.timestamps,
+            window_scaling => options.window_scaling,
+            delayed_ack => ack.delayed,
+            rack => recovery.rack,
+            tlp => recovery.tlp,
+            unordered => unordered,
+            max_retries => recovery.max_retries,
         );
-        if let Some(v) = self.max_ack_delay {
-            c.max_ack_delay = v.0;
+        set_dur!(
+            max_ack_delay => ack.max_delay,
+            min_rto => recovery.min_rto,
+            initial_rto => recovery.initial_rto,
+            time_wait => timeouts.time_wait,
+        );
+        if let Some(on) = Self::switch(&self.ecn) {
+            c.ecn.enabled = on;
         }
-        if let Some(v) = self.min_rto {
-            c.min_rto = v.0;
-        }
-        if let Some(v) = self.initial_rto {
-            c.initial_rto = v.0;
-        }
-        if let Some(v) = self.time_wait {
-            c.time_wait = v.0;
-        }
-        if let Some(v) = self.max_retries {
-            c.max_retries = v;
-        }
-        c.user_timeout = self.user_timeout.map(|d| d.0);
-        c.keepalive = self.keepalive.map(|d| d.0);
+        c.timeouts.user_timeout = self.user_timeout.map(|d| d.0);
+        c.timeouts.keepalive = self.keepalive.map(|d| d.0);
         if let Some(v) = self.recv_buffer {
             c.recv_buffer = usize::try_from(v.0).unwrap_or(usize::MAX);
         }
@@ -226,8 +469,9 @@ impl TcpKnobs {
             c.send_buffer = usize::try_from(v.0).unwrap_or(usize::MAX);
         }
         if let Some(dc) = self.delay_correlation_config() {
-            c.congestion = c
+            c.congestion.controller = c
                 .congestion
+                .controller
                 .with_layer(brisk_tcp::cc::LayerSpec::DelayCorrelation(dc));
         }
         c
@@ -257,6 +501,16 @@ impl Scenario {
                 message,
             }
         })?;
+        let mut sc = sc;
+        for (i, f) in sc.flows.iter_mut().enumerate() {
+            f.tcp
+                .normalize()
+                .map_err(|(field, message)| ScenarioError {
+                    file: file.to_string(),
+                    field: format!("flow[{i}].{field}"),
+                    message,
+                })?;
+        }
         sc.validate().map_err(|(field, message)| ScenarioError {
             file: file.to_string(),
             field,
@@ -388,7 +642,7 @@ impl Scenario {
             if t.initial_cwnd.is_some_and(|c| c == 0 || c > 1000) {
                 return Err((p("tcp.initial_cwnd"), "must be between 1 and 1000".into()));
             }
-            if t.delay_correlation != Some(true)
+            if !t.delay_correlation_on()
                 && (t.dc_window.is_some() || t.dc_threshold.is_some() || t.dc_passive.is_some())
             {
                 return Err((

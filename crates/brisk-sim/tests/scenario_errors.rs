@@ -132,3 +132,62 @@ fn every_shipped_scenario_parses() {
     }
     assert!(n >= 8, "only {n} scenarios in {}", dir.display());
 }
+
+/// The TCP knobs of `[flow.tcp]` written as `body`, as a brisk_tcp::Config (Debug).
+fn tcp_config(body: &str) -> String {
+    let sc = Scenario::from_toml_str(&format!("{GOOD}[flow.tcp]\n{body}")).unwrap();
+    format!("{:?}", sc.flows[0].tcp.to_config(sc.flows[0].cc))
+}
+
+#[test]
+fn grouped_tables_mean_the_same_as_flat_keys() {
+    let flat = tcp_config(
+        "rack = false\ntlp = false\nmin_rto = \"300ms\"\ndelayed_ack = false\nmax_ack_delay = \"10ms\"\n\
+         initial_cwnd = 4\nsack = false\ntime_wait = \"1s\"\necn = true\n\
+         delay_correlation = true\ndc_window = 64\ndc_threshold = 0.8\n",
+    );
+    let nested = tcp_config(
+        "[flow.tcp.recovery]\nrack = false\ntlp = false\nmin_rto = \"300ms\"\n\
+         [flow.tcp.ack]\ndelayed = false\nmax_delay = \"10ms\"\n\
+         [flow.tcp.congestion]\ninitial_cwnd = 4\n\
+         [flow.tcp.options]\nsack = false\n\
+         [flow.tcp.timeouts]\ntime_wait = \"1s\"\n\
+         [flow.tcp.ecn]\nenabled = true\n\
+         [flow.tcp.delay_correlation]\nwindow = 64\nthreshold = 0.8\n",
+    );
+    assert_eq!(flat, nested);
+    assert_ne!(flat, tcp_config(""));
+    // An empty delay-correlation table switches the layer on with its defaults.
+    assert_eq!(
+        tcp_config("[flow.tcp.delay_correlation]\n"),
+        tcp_config("delay_correlation = true\n")
+    );
+}
+
+#[test]
+fn a_knob_set_flat_and_grouped_is_an_error_naming_both() {
+    let e = err(&format!(
+        "{GOOD}[flow.tcp]\nrack = false\n[flow.tcp.recovery]\nrack = true\n"
+    ));
+    assert_eq!(e.field, "flow[0].tcp.recovery.rack");
+    assert!(e.message.contains("tcp.rack"), "{e}");
+    let e = err(&format!(
+        "{GOOD}[flow.tcp]\ndc_window = 16\n[flow.tcp.delay_correlation]\nwindow = 64\n"
+    ));
+    assert_eq!(e.field, "flow[0].tcp.delay_correlation.window");
+}
+
+#[test]
+fn grouped_tables_reject_unknown_keys_and_wrong_types_by_name() {
+    let e = err(&format!("{GOOD}[flow.tcp.recovery]\nrak = false\n"));
+    assert!(e.field.starts_with("flow[0].tcp.recovery"), "{e}");
+    assert!(e.message.contains("rak"), "{e}");
+    let e = err(&format!("{GOOD}[flow.tcp]\ndelay_correlation = 3\n"));
+    assert_eq!(e.field, "flow[0].tcp.delay_correlation");
+    assert!(e.message.contains("true, false or a table"), "{e}");
+    let e = err(&format!("{GOOD}[flow.tcp.delay_correlation]\nwindow = 1\n"));
+    assert!(
+        e.field.contains("dc_window") || e.field.contains("delay_correlation"),
+        "{e}"
+    );
+}

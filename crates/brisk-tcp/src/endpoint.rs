@@ -512,7 +512,9 @@ impl Endpoint {
             seed,
             host: &self.host_cc,
         };
-        self.config.cc_factory.build(&config.congestion, ctx)
+        self.config
+            .cc_factory
+            .build(&config.congestion.controller, ctx)
     }
 
     /// The state shared by this host's congestion controllers.

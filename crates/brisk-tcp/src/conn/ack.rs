@@ -302,9 +302,9 @@ impl Connection {
     /// Phase 5a: RACK, or RFC 6675 DupThresh when RACK is off. (Peers without SACK
     /// add NewReno's duplicate-ACK counting after it.)
     fn detect_losses(&mut self, now: Instant, delivered: u32, dsack: bool) {
-        if self.config.rack && (delivered > 0 || dsack) {
+        if self.config.recovery.rack && (delivered > 0 || dsack) {
             self.rack_detect(now);
-        } else if !self.config.rack && self.opts.sack_ok && delivered > 0 {
+        } else if !self.config.recovery.rack && self.opts.sack_ok && delivered > 0 {
             self.dupthresh_detect();
         }
     }
@@ -315,7 +315,7 @@ impl Connection {
     /// Open/Disorder. An old ACK never enters CWR and never reopens from Disorder
     /// (its SACK news can only add to what is SACKed).
     fn alert(&mut self, now: Instant, age: AckAge, flags: &AckFlags, prior: Prior) {
-        if self.undo_and_exit(now, flags) && self.config.rack {
+        if self.undo_and_exit(now, flags) && self.config.recovery.rack {
             self.rack_detect(now);
         }
         let ece = age == AckAge::Current { ece: true };

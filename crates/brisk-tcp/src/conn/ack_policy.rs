@@ -83,7 +83,7 @@ impl Connection {
 
     /// Delayed-ACK policy for in-order data (Linux `__tcp_ack_snd_check`).
     pub(super) fn schedule_ack(&mut self, now: Instant) {
-        if !self.config.delayed_ack || self.rcv.ack.quick > 0 {
+        if !self.config.ack.delayed || self.rcv.ack.quick > 0 {
             self.ack_now();
         } else if self.rcv.ack.unacked_bytes > u64::from(self.opts.rcv_mss) {
             // More than one full segment unacknowledged: ACK every second segment.
@@ -91,7 +91,7 @@ impl Connection {
         } else {
             self.rcv.ack.pending = true;
             if !self.timers.is_set(Timer::DelayedAck) {
-                let ato = super::DELACK_MIN.min(self.config.max_ack_delay);
+                let ato = super::DELACK_MIN.min(self.config.ack.max_delay);
                 self.timers.set(Timer::DelayedAck, now + ato);
             }
         }

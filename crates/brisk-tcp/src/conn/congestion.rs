@@ -167,13 +167,13 @@ impl Connection {
             .ctrl
             .on_event(&mut self.cong.vars, now, CcEvent::TxStart { idle });
         let rto = self.current_rto();
-        if !self.config.slow_start_after_idle || idle <= rto || self.in_reduction() {
+        if !self.config.congestion.slow_start_after_idle || idle <= rto || self.in_reduction() {
             return;
         }
         let cwnd = self.cong.vars.cwnd;
         // Linux `tcp_current_ssthresh`: remember 3/4 of the window we are leaving.
         self.cong.vars.ssthresh = self.cong.vars.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
-        let restart = self.config.initial_cwnd.min(cwnd).max(1);
+        let restart = self.config.congestion.initial_cwnd.min(cwnd).max(1);
         let mut w = cwnd;
         let mut left = idle;
         while left > rto && w > restart {

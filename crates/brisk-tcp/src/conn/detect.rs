@@ -71,7 +71,7 @@ impl Connection {
     /// Arms the probe timer after new data is sent or new data is ACKed
     /// (RFC 8985 §7.2, Linux `tcp_schedule_loss_probe`).
     pub(super) fn schedule_tlp(&mut self, now: Instant) {
-        let allowed = self.config.tlp
+        let allowed = self.config.recovery.tlp
             && self.opts.sack_ok
             && !self.loss.board.is_empty()
             && self.loss.tlp.high_seq.is_none()

@@ -19,7 +19,7 @@ impl Connection {
         if !active {
             flags.insert(Flags::ACK);
         }
-        if active && self.config.ecn {
+        if active && self.config.ecn.enabled {
             flags.insert(Flags::ECE);
             flags.insert(Flags::CWR);
         } else if !active && self.opts.ecn_ok {
@@ -28,9 +28,9 @@ impl Connection {
         let window = self.rcv.recvbuf.free().min(65_535) as u16;
         let (ws, sack, ts) = if active {
             (
-                self.config.window_scaling,
-                self.config.sack,
-                self.config.timestamps,
+                self.config.options.window_scaling,
+                self.config.options.sack,
+                self.config.options.timestamps,
             )
         } else {
             (self.opts.ws_ok, self.opts.sack_ok, self.opts.ts_ok)
@@ -67,7 +67,7 @@ impl Connection {
     /// Options from the peer's SYN (or SYN-ACK): RFC 7323, RFC 2018, RFC 3168, MSS.
     pub(super) fn negotiate(&mut self, syn: &TcpRepr<'_>, passive: bool) {
         let peer_mss = u32::from(syn.mss.unwrap_or(536)).max(64);
-        let ws_ok = self.config.window_scaling && syn.window_scale.is_some();
+        let ws_ok = self.config.options.window_scaling && syn.window_scale.is_some();
         self.opts.ws_ok = ws_ok;
         self.opts.snd_wscale = if ws_ok {
             syn.window_scale.unwrap_or(0).min(14)
@@ -77,15 +77,16 @@ impl Connection {
         if !ws_ok {
             self.opts.rcv_wscale = 0;
         }
-        self.opts.sack_ok = self.config.sack && syn.sack_permitted;
-        self.opts.ts_ok = self.config.timestamps && syn.timestamps.is_some();
+        self.opts.sack_ok = self.config.options.sack && syn.sack_permitted;
+        self.opts.ts_ok = self.config.options.timestamps && syn.timestamps.is_some();
         if let Some(ts) = syn.timestamps.filter(|_| self.opts.ts_ok) {
             self.opts.ts_recent = ts.tsval;
             self.opts.ts_recent_valid = true;
         }
         let ece = syn.flags.contains(Flags::ECE);
         let cwr = syn.flags.contains(Flags::CWR);
-        self.opts.ecn_ok = self.config.ecn && if passive { ece && cwr } else { ece && !cwr };
+        self.opts.ecn_ok =
+            self.config.ecn.enabled && if passive { ece && cwr } else { ece && !cwr };
         let opt = if self.opts.ts_ok { 12 } else { 0 };
         self.opts.mss = peer_mss
             .min(u32::from(self.config.mss))
@@ -154,12 +155,12 @@ impl Connection {
         self.timers.stop(Timer::Rto);
         self.loss.backoff = 0;
         self.hs.syn_retries = 0;
-        self.set_cwnd(self.config.initial_cwnd.max(1));
+        self.set_cwnd(self.config.congestion.initial_cwnd.max(1));
         self.cong.ctrl.init(&mut self.cong.vars, now);
         self.trace_cwnd(now);
         self.loss.last_progress = now;
         self.cong.round_end = self.snd.snd_nxt;
-        if let Some(idle) = self.config.keepalive {
+        if let Some(idle) = self.config.timeouts.keepalive {
             self.timers.set(Timer::Keepalive, now + idle);
         }
     }

@@ -233,10 +233,14 @@ impl Connection {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let ts_offset: u32 = rng.gen();
         let base_mss = u32::from(config.mss).max(64);
-        let mut vars = CcState::new(config.initial_cwnd.max(1), base_mss);
+        let mut vars = CcState::new(config.congestion.initial_cwnd.max(1), base_mss);
         vars.cwnd_clamp = vars.cwnd_clamp.max(vars.cwnd);
-        let rtt = RttEstimator::new(config.initial_rto, config.min_rto, config.max_rto);
-        let rcv_wscale = if config.window_scaling {
+        let rtt = RttEstimator::new(
+            config.recovery.initial_rto,
+            config.recovery.min_rto,
+            config.recovery.max_rto,
+        );
+        let rcv_wscale = if config.options.window_scaling {
             window_shift(config.recv_buffer)
         } else {
             0

@@ -41,9 +41,9 @@ impl Connection {
                     return;
                 }
                 let t = rto::backoff(
-                    self.config.initial_rto,
+                    self.config.recovery.initial_rto,
                     self.hs.syn_retries,
-                    self.config.max_rto,
+                    self.config.recovery.max_rto,
                 );
                 self.timers.set(Timer::Rto, now + t);
             }
@@ -52,7 +52,7 @@ impl Connection {
                     let t = self.current_rto();
                     self.timers.set(Timer::Rto, now + t);
                 }
-                if let Some(uto) = self.config.user_timeout {
+                if let Some(uto) = self.config.timeouts.user_timeout {
                     if !self.timers.is_set(Timer::UserTimeout) {
                         self.timers.set(Timer::UserTimeout, now + uto);
                     }
@@ -61,7 +61,7 @@ impl Connection {
             RtoArm::Progress => {
                 let t = self.current_rto();
                 self.timers.set(Timer::Rto, now + t);
-                if let Some(uto) = self.config.user_timeout {
+                if let Some(uto) = self.config.timeouts.user_timeout {
                     self.timers.set(Timer::UserTimeout, now + uto);
                 }
             }

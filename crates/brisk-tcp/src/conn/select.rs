@@ -106,7 +106,7 @@ impl Connection {
                 let t = rto::backoff(
                     self.loss.rtt.rto(),
                     self.probes.persist_backoff,
-                    self.config.max_rto,
+                    self.config.recovery.max_rto,
                 );
                 self.timers.set(Timer::Persist, now + t);
             }

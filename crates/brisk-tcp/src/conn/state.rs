@@ -34,7 +34,7 @@ impl Connection {
             self.ack_now();
             if seg.flags.fin() {
                 self.timers
-                    .set(Timer::TimeWait, now + self.config.time_wait);
+                    .set(Timer::TimeWait, now + self.config.timeouts.time_wait);
             }
         }
     }
@@ -329,7 +329,7 @@ impl Connection {
         self.loss.tlp.reset();
         self.probes.probe_pending = false;
         self.timers
-            .set(Timer::TimeWait, now + self.config.time_wait);
+            .set(Timer::TimeWait, now + self.config.timeouts.time_wait);
     }
 
     /// RFC 5961 §7 rate-limited challenge ACK.

@@ -36,7 +36,7 @@ impl Connection {
     fn on_rto(&mut self, now: Instant) {
         if matches!(self.state, State::SynSent | State::SynReceived) {
             let limit = if self.state == State::SynSent {
-                self.config.syn_retries
+                self.config.timeouts.syn_retries
             } else {
                 super::SYNACK_RETRIES
             };
@@ -55,7 +55,7 @@ impl Connection {
         if self.loss.board.is_empty() {
             return;
         }
-        if self.loss.backoff >= self.config.max_retries {
+        if self.loss.backoff >= self.config.recovery.max_retries {
             self.terminate(Err(ConnError::TimedOut {
                 retries: self.loss.backoff,
             }));
@@ -100,9 +100,11 @@ impl Connection {
                 .undo
                 .start(self.snd.snd_una, self.loss.board.retrans_out());
         }
-        self.loss
-            .frto
-            .on_rto(self.config.frto, new_recovery, self.loss.backoff > 1);
+        self.loss.frto.on_rto(
+            self.config.recovery.frto,
+            new_recovery,
+            self.loss.backoff > 1,
+        );
         self.loss.high_seq = self.snd.snd_nxt;
         self.cong.ca_state = CaState::Loss;
         self.loss.tlp.reset();
@@ -139,7 +141,7 @@ impl Connection {
             self.probes.persist_backoff = 0;
             return;
         }
-        if self.probes.persist_probes >= self.config.max_retries {
+        if self.probes.persist_probes >= self.config.recovery.max_retries {
             self.terminate(Err(ConnError::TimedOut {
                 retries: self.probes.persist_probes,
             }));
@@ -151,14 +153,14 @@ impl Connection {
         let t = rto::backoff(
             self.loss.rtt.rto(),
             self.probes.persist_backoff,
-            self.config.max_rto,
+            self.config.recovery.max_rto,
         );
         self.timers.set(Timer::Persist, now + t);
     }
 
     /// RFC 1122 §4.2.3.6 keepalive, Linux `tcp_keepalive_timer`.
     fn on_keepalive(&mut self, now: Instant) {
-        let Some(idle) = self.config.keepalive else {
+        let Some(idle) = self.config.timeouts.keepalive else {
             return;
         };
         if !matches!(
@@ -178,20 +180,22 @@ impl Connection {
                 .set(Timer::Keepalive, self.probes.last_recv + idle);
             return;
         }
-        if self.probes.keepalive_probes >= self.config.keepalive_probes {
+        if self.probes.keepalive_probes >= self.config.timeouts.keepalive_probes {
             self.queue_rst_ack();
             self.terminate(Err(ConnError::KeepaliveTimeout));
             return;
         }
         self.probes.keepalive_probes += 1;
         self.probes.probe_pending = true;
-        self.timers
-            .set(Timer::Keepalive, now + self.config.keepalive_interval);
+        self.timers.set(
+            Timer::Keepalive,
+            now + self.config.timeouts.keepalive_interval,
+        );
     }
 
     /// RFC 5482 / RFC 9293 §3.8.3: data unacknowledged for the user timeout aborts.
     fn on_user_timeout(&mut self, now: Instant) {
-        let Some(uto) = self.config.user_timeout else {
+        let Some(uto) = self.config.timeouts.user_timeout else {
             return;
         };
         if self.loss.board.is_empty() {

@@ -216,9 +216,10 @@ fn a_receive_batch_dsacks_every_duplicate() {
 
 #[test]
 fn without_sack_each_out_of_order_segment_of_a_batch_gets_a_duplicate_ack() {
-    let cfg = Config {
-        sack: false,
-        ..Config::default()
+    let cfg = {
+        let mut c = Config::default();
+        c.options.sack = false;
+        c
     };
     let (p, base) = one_batch(cfg, &[0]);
     let dupacks = batch_acks(&p).iter().filter(|a| a.ack == base).count();

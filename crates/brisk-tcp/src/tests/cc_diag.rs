@@ -28,12 +28,11 @@ fn bloated_pair(client: Config, tx: Duration) -> Pair {
 }
 
 fn dc_config() -> Config {
-    Config {
-        congestion: crate::cc::CcSpec::default().with_layer(
-            crate::cc::LayerSpec::DelayCorrelation(DelayCorrConfig::default()),
-        ),
-        ..Config::default()
-    }
+    let mut c = Config::default();
+    c.congestion.controller = crate::cc::CcSpec::default().with_layer(
+        crate::cc::LayerSpec::DelayCorrelation(DelayCorrConfig::default()),
+    );
+    c
 }
 
 fn cc_states(trace: &[TraceEvent]) -> Vec<(Instant, CcDiagnostics)> {

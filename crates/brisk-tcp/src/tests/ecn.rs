@@ -9,9 +9,10 @@ use brisk_time::Duration;
 use brisk_wire::Flags;
 
 fn ecn_pair() -> Pair {
-    let cfg = Config {
-        ecn: true,
-        ..Config::default()
+    let cfg = {
+        let mut c = Config::default();
+        c.ecn.enabled = true;
+        c
     };
     Pair::with_configs(Duration::from_millis(10), cfg.clone(), cfg)
 }

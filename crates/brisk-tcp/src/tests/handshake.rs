@@ -72,11 +72,12 @@ fn three_way_handshake_negotiates_mss_wscale_sack_and_timestamps() {
 
 #[test]
 fn handshake_without_options_falls_back() {
-    let cfg = Config {
-        sack: false,
-        timestamps: false,
-        window_scaling: false,
-        ..Config::default()
+    let cfg = {
+        let mut c = Config::default();
+        c.options.sack = false;
+        c.options.timestamps = false;
+        c.options.window_scaling = false;
+        c
     };
     let mut p = Pair::with_configs(Duration::from_millis(5), cfg, Config::default());
     let (c, s) = p.establish();

@@ -19,9 +19,10 @@ fn send_and_drain(p: &mut Pair, c: crate::ConnHandle, s: crate::ConnHandle, n: u
 }
 
 fn cwnd_after_idle(idle: Duration, slow_start_after_idle: bool) -> (u32, u32) {
-    let cfg = Config {
-        slow_start_after_idle,
-        ..Config::default()
+    let cfg = {
+        let mut c = Config::default();
+        c.congestion.slow_start_after_idle = slow_start_after_idle;
+        c
     };
     let mut p = Pair::with_configs(Duration::from_millis(20), cfg, Config::default());
     let (c, s) = p.establish();

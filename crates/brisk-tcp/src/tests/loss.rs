@@ -16,11 +16,12 @@ fn data_packets(p: &Pair, to_server: bool) -> Vec<Seen> {
 
 #[test]
 fn rto_backs_off_doubling_clamps_and_gives_up() {
-    let cfg = Config {
-        tlp: false,
-        max_retries: 5,
-        max_rto: Duration::from_millis(1600),
-        ..Config::default()
+    let cfg = {
+        let mut c = Config::default();
+        c.recovery.tlp = false;
+        c.recovery.max_retries = 5;
+        c.recovery.max_rto = Duration::from_millis(1600);
+        c
     };
     let mut p = Pair::with_configs(Duration::from_millis(50), cfg, Config::default());
     let (c, _s) = p.establish();
@@ -48,9 +49,10 @@ fn rto_backs_off_doubling_clamps_and_gives_up() {
 
 #[test]
 fn syn_retries_end_in_timeout() {
-    let cfg = Config {
-        syn_retries: 2,
-        ..Config::default()
+    let cfg = {
+        let mut c = Config::default();
+        c.timeouts.syn_retries = 2;
+        c
     };
     let mut p = Pair::with_configs(Duration::from_millis(5), cfg, Config::default());
     p.set_hook(|_| Action::Drop);

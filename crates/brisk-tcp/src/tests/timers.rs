@@ -44,11 +44,12 @@ fn zero_window_persist_probes_back_off_then_transfer_resumes() {
 
 #[test]
 fn keepalive_probes_answered_then_unanswered_time_out() {
-    let cfg = Config {
-        keepalive: Some(Duration::from_secs(10)),
-        keepalive_interval: Duration::from_secs(1),
-        keepalive_probes: 3,
-        ..Config::default()
+    let cfg = {
+        let mut c = Config::default();
+        c.timeouts.keepalive = Some(Duration::from_secs(10));
+        c.timeouts.keepalive_interval = Duration::from_secs(1);
+        c.timeouts.keepalive_probes = 3;
+        c
     };
     let mut p = Pair::with_configs(Duration::from_millis(10), cfg, Config::default());
     let (c, _s) = p.establish();
@@ -92,9 +93,10 @@ fn hostile_out_of_order_segments_cannot_exceed_the_store_limit() {
 
 #[test]
 fn user_timeout_aborts_when_data_stays_unacknowledged() {
-    let cfg = Config {
-        user_timeout: Some(Duration::from_secs(2)),
-        ..Config::default()
+    let cfg = {
+        let mut c = Config::default();
+        c.timeouts.user_timeout = Some(Duration::from_secs(2));
+        c
     };
     let mut p = Pair::with_configs(Duration::from_millis(10), cfg, Config::default());
     let (c, _s) = p.establish();
@@ -132,9 +134,10 @@ fn paws_drops_segments_with_old_timestamps() {
 
 #[test]
 fn ecn_negotiated_marks_new_data_ect0_but_not_acks_or_syns() {
-    let cfg = Config {
-        ecn: true,
-        ..Config::default()
+    let cfg = {
+        let mut c = Config::default();
+        c.ecn.enabled = true;
+        c
     };
     let mut p = Pair::with_configs(Duration::from_millis(5), cfg.clone(), cfg);
     let (c, _s) = p.establish();

@@ -11,10 +11,9 @@ use crate::stats::TcpInfo;
 use brisk_time::{Duration, Instant};
 
 fn config(timestamps: bool) -> Config {
-    Config {
-        timestamps,
-        ..Config::default()
-    }
+    let mut c = Config::default();
+    c.options.timestamps = timestamps;
+    c
 }
 
 fn pair(timestamps: bool) -> (Pair, ConnHandle, ConnHandle) {
@@ -45,7 +44,7 @@ fn window_before(trace: &[TraceEvent], pred: impl Fn(&TraceEvent) -> bool) -> (u
             TraceEvent::Cwnd { cwnd, ssthresh, .. } => Some((cwnd, ssthresh)),
             _ => None,
         })
-        .unwrap_or((Config::default().initial_cwnd, u32::MAX))
+        .unwrap_or((Config::default().congestion.initial_cwnd, u32::MAX))
 }
 
 fn undos(trace: &[TraceEvent]) -> Vec<(UndoKind, u32, u32)> {
@@ -261,9 +260,10 @@ fn rto_for_data_delayed_beyond_it_is_undone_when_the_originals_are_dsacked() {
     // D-SACKed (Linux `tcp_send_dupack`) and, all retransmissions D-SACKed, the
     // sender takes the reduction back.
     for timestamps in [true, false] {
-        let cfg = Config {
-            tlp: false,
-            ..config(timestamps)
+        let cfg = {
+            let mut c = config(timestamps);
+            c.recovery.tlp = false;
+            c
         };
         let mut p = Pair::with_configs(Duration::from_millis(50), cfg.clone(), cfg);
         let (c, s) = p.establish();

@@ -755,10 +755,10 @@ fn config_wraps_the_base_controller_only_when_asked() {
     assert_eq!(cfg.build_cc(7).label(), "cubic");
     assert_eq!(cfg.cc_name(), "cubic");
     let dc = crate::cc::LayerSpec::DelayCorrelation(DelayCorrConfig::default());
-    cfg.congestion = cfg.congestion.with_layer(dc.clone());
+    cfg.congestion.controller = cfg.congestion.controller.with_layer(dc.clone());
     assert_eq!(cfg.build_cc(7).label(), "cubic+dc");
     assert_eq!(cfg.cc_name(), "cubic+dc");
-    cfg.congestion = crate::cc::CcSpec::from(CcAlgorithm::Reno).with_layer(dc);
+    cfg.congestion.controller = crate::cc::CcSpec::from(CcAlgorithm::Reno).with_layer(dc);
     assert_eq!(cfg.build_cc(7).label(), "reno+dc");
     assert_eq!(cfg.cc_name(), "reno+dc");
 }
