@@ -28,6 +28,7 @@ use brisk_net::{Element, NetEvent, Packet};
 use brisk_sim::metrics::Summary;
 use brisk_sim::node::{DropRecord, LinkMeter, QueueRow};
 use brisk_time::{Duration, Instant};
+use brisk_wire::peek;
 
 use crate::path::PathChain;
 
@@ -57,21 +58,12 @@ pub fn receiver_flow(addr: [u8; 4]) -> Option<u32> {
     (a == 198 && b == 19 && n > 0).then(|| n - 1)
 }
 
-/// The IPv4 source or destination address of a raw packet.
-fn ipv4_addr(pkt: &[u8], dst: bool) -> Option<[u8; 4]> {
-    if pkt.len() < 20 || pkt[0] >> 4 != 4 {
-        return None;
-    }
-    let o = if dst { 16 } else { 12 };
-    pkt.get(o..o + 4)?.try_into().ok()
-}
-
 impl Classify {
     pub fn flow_of(self, pkt: &[u8]) -> Option<u32> {
         match self {
             Classify::None => Some(0),
-            Classify::ByDestination => ipv4_addr(pkt, true).and_then(receiver_flow),
-            Classify::BySource => ipv4_addr(pkt, false).and_then(receiver_flow),
+            Classify::ByDestination => peek::ipv4_dst(pkt).and_then(|a| receiver_flow(a.octets())),
+            Classify::BySource => peek::ipv4_src(pkt).and_then(|a| receiver_flow(a.octets())),
         }
     }
 }
