@@ -153,7 +153,7 @@ impl RealRun {
 
 /// Summary statistics of a sample set, in ns: the simulator's, so real and simulated
 /// runs report the same statistic.
-pub type Stats = brisk_sim::metrics::Summary;
+pub type Stats = brisk_net::metrics::Summary;
 
 /// Most samples kept per flow and series.
 const MAX_SAMPLES: usize = 2_000_000;

@@ -17,16 +17,16 @@
 //! stages are pure delays (unlimited rate, lossless, per-flow FIFO) like the
 //! simulator's access links, kept in one time-ordered heap ([`FlowDelays`]).
 //!
-//! A [`LinkMeter`] (the simulator's own) can watch the shared link: it drains the
+//! A [`LinkMeter`] (brisk-net's, the simulator's too) can watch the shared link: it drains the
 //! link's event log after every call and keeps drops, first drop per flow, sojourn
 //! (queueing delay) samples and the queue time series.
 
 use std::cmp::{Ordering as CmpOrdering, Reverse};
 use std::collections::BinaryHeap;
 
+use brisk_net::meter::{DropRecord, LinkMeter, QueueRow};
+use brisk_net::metrics::Summary;
 use brisk_net::{Element, NetEvent, Packet};
-use brisk_sim::metrics::Summary;
-use brisk_sim::node::{DropRecord, LinkMeter, QueueRow};
 use brisk_time::{Duration, Instant};
 use brisk_wire::peek;
 
