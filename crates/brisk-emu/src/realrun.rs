@@ -22,7 +22,7 @@ use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration as StdDuration;
 
-use brisk_sim::run::BottleneckResult;
+use brisk_report::BottleneckResult;
 use brisk_time::{Duration, Instant};
 use serde_json::Value;
 
