@@ -86,10 +86,10 @@ impl RealApp {
     }
 }
 
-/// Length of a record header (the simulator's).
-pub const RECORD_HEADER_LEN: usize = brisk_sim::app::RECORD_HEADER_LEN;
+/// Length of a record header (brisk-app's framing, the simulator's).
+pub const RECORD_HEADER_LEN: usize = brisk_app::records::HEADER_LEN;
 /// Largest record accepted (the simulator's bound).
-pub const MAX_RECORD: u64 = 64 << 20;
+pub const MAX_RECORD: u64 = brisk_app::records::MAX_RECORD;
 
 /// One flow of a real run.
 #[derive(Clone, Debug)]

@@ -31,11 +31,11 @@ use std::rc::Rc;
 use crate::metrics::Samples;
 use crate::scenario::AppSpec;
 use crate::unordered::{FirstDelivery, RecordAssembly, UnorderedRx};
+use brisk_app::records::{self, RecordHeader, RecordReader};
 use brisk_tcp::UnorderedRead;
 
-/// Length of a record header.
-pub const RECORD_HEADER_LEN: usize = 24;
-const RECORD_MAGIC: [u8; 4] = *b"BRK1";
+/// Length of a record header (brisk-app's framing, shared with real-packet runs).
+pub const RECORD_HEADER_LEN: usize = records::HEADER_LEN;
 /// Pattern period: a prime, so it never lines up with segment or record sizes.
 pub const PATTERN_LEN: usize = 65_521;
 /// Records generated but not yet accepted by TCP; beyond this, records are skipped.
@@ -202,88 +202,42 @@ impl RxStream {
     }
 }
 
-/// Parses records out of the byte stream (receiver side of `records`).
+/// Parses records out of the byte stream (receiver side of `records`): brisk-app's
+/// framing, with every body byte checked against the pattern.
 #[derive(Debug)]
 struct RecordParser {
     size: u64,
-    header: [u8; RECORD_HEADER_LEN],
-    have: usize,
-    body_left: u64,
-    expect_index: u64,
-    sent_at: u64,
-    bad_headers: u64,
+    reader: RecordReader,
 }
 
 impl RecordParser {
     fn new(size: u64) -> Self {
         RecordParser {
             size,
-            header: [0; RECORD_HEADER_LEN],
-            have: 0,
-            body_left: 0,
-            expect_index: 0,
-            sent_at: 0,
-            bad_headers: 0,
+            reader: RecordReader::new(size),
         }
     }
 
     /// Consumes `data` (at stream offset `off`); pattern-checks body bytes; calls
     /// `done(sent_at_ns)` per completed record.
-    fn feed(&mut self, rx: &mut RxStream, off: u64, data: &[u8], mut done: impl FnMut(u64)) {
-        let mut i = 0;
-        while i < data.len() {
-            if self.have < RECORD_HEADER_LEN {
-                let n = (RECORD_HEADER_LEN - self.have).min(data.len() - i);
-                self.header[self.have..self.have + n].copy_from_slice(&data[i..i + n]);
-                self.have += n;
-                i += n;
-                if self.have == RECORD_HEADER_LEN {
-                    self.parse_header();
-                    if self.body_left == 0 {
-                        self.finish(&mut done);
-                    }
-                }
-            } else {
-                let n = (self.body_left.min((data.len() - i) as u64)) as usize;
-                rx.check_pattern(off + i as u64, &data[i..i + n]);
-                i += n;
-                self.body_left -= n as u64;
-                if self.body_left == 0 {
-                    self.finish(&mut done);
-                }
-            }
-        }
+    fn feed(&mut self, rx: &mut RxStream, off: u64, data: &[u8], done: impl FnMut(u64)) {
+        self.reader
+            .feed(data, |i, body| rx.check_pattern(off + i as u64, body), done);
     }
 
-    fn parse_header(&mut self) {
-        let h = &self.header;
-        let field =
-            |r: std::ops::Range<usize>| h[r].iter().fold(0u64, |a, &b| a << 8 | u64::from(b));
-        let ok = h[0..4] == RECORD_MAGIC
-            && field(4..12) == self.expect_index
-            && field(20..24) == self.size;
-        if !ok {
-            self.bad_headers += 1;
-        }
-        self.sent_at = field(12..20);
-        self.body_left = self.size - RECORD_HEADER_LEN as u64;
-    }
-
-    fn finish(&mut self, done: &mut impl FnMut(u64)) {
-        done(self.sent_at);
-        self.expect_index += 1;
-        self.have = 0;
+    fn bad_headers(&self) -> u64 {
+        self.reader.bad_headers()
     }
 }
 
 fn record_header(index: u64, sent_at: Instant, size: u64) -> [u8; RECORD_HEADER_LEN] {
-    let mut h = [0u8; RECORD_HEADER_LEN];
-    h[0..4].copy_from_slice(&RECORD_MAGIC);
-    h[4..12].copy_from_slice(&index.to_be_bytes());
-    h[12..20].copy_from_slice(&sent_at.as_nanos().to_be_bytes());
-    // NOTE: size is validated to be <= 64 MiB, so it fits.
-    h[20..24].copy_from_slice(&(size as u32).to_be_bytes());
-    h
+    RecordHeader {
+        index,
+        sent_at_ns: sent_at.as_nanos(),
+        // NOTE: size is validated to be <= 64 MiB, so it fits.
+        len: size as u32,
+    }
+    .encode()
 }
 
 #[derive(Debug)]
@@ -746,7 +700,7 @@ impl ServerApp {
                     });
                     self.rx.account(data);
                     *delivered += finished;
-                    self.stats.bad_headers = parser.bad_headers;
+                    self.stats.bad_headers = parser.bad_headers();
                     if ordered
                         && count.is_some_and(|c| *delivered >= c)
                         && self.stats.completed_at.is_none()

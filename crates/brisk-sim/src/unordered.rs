@@ -16,6 +16,7 @@ use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 use crate::app::RECORD_HEADER_LEN;
+use brisk_app::records::RecordHeader;
 
 /// Most out-of-order intervals remembered above the in-order read point.
 pub const MAX_AHEAD_INTERVALS: usize = 1 << 16;
@@ -117,11 +118,12 @@ struct Partial {
     header: [u8; RECORD_HEADER_LEN],
 }
 
-/// A header's send time, ns.
+/// The send time, ns, of the record starting with `header` (at least a header long,
+/// as records are: their size is at least [`RECORD_HEADER_LEN`]).
 fn sent_at(header: &[u8]) -> u64 {
-    header[12..20]
-        .iter()
-        .fold(0u64, |a, &b| a << 8 | u64::from(b))
+    header
+        .first_chunk::<RECORD_HEADER_LEN>()
+        .map_or(0, |h| RecordHeader::decode(h).0.sent_at_ns)
 }
 
 impl RecordAssembly {

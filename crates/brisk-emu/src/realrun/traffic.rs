@@ -1,5 +1,5 @@
 //! The byte streams of a real run's flows: a bulk or records sender writing a ChaCha8
-//! stream (records framed as the simulator's: 24-byte header `BRK1 | index | send time
+//! stream (records framed by brisk-app as the simulator's: 24-byte header `BRK1 | index | send time
 //! ns | length`, big-endian), and a receiver that hashes what it reads, bins goodput
 //! and, for records, parses the framing and measures each record's latency. Times are
 //! on the run's shared [`Clock`].
@@ -14,19 +14,13 @@ use sha2::{Digest, Sha256};
 use super::{since, std_dur, RealApp, MAX_SAMPLES, RECORD_HEADER_LEN};
 use crate::clock::Clock;
 use crate::tools::hex;
+use brisk_app::records::{RecordHeader, RecordReader};
 
-const RECORD_MAGIC: [u8; 4] = *b"BRK1";
-
-/// Parses the simulator's record framing from a byte stream, measuring each record's
-/// latency when its last byte is read.
+/// Parses the records framing (brisk-app's, the simulator's) from a byte stream,
+/// measuring each record's latency when its last byte is read.
 #[derive(Debug)]
 pub(super) struct RecordRx {
-    size: u64,
-    /// Bytes of the current record read so far.
-    pos: u64,
-    header: [u8; RECORD_HEADER_LEN],
-    sent_ns: u64,
-    next_index: u64,
+    reader: RecordReader,
     pub(super) latencies: Vec<u64>,
     pub(super) bad_headers: u64,
 }
@@ -34,55 +28,26 @@ pub(super) struct RecordRx {
 impl RecordRx {
     pub(super) fn new(size: u64) -> RecordRx {
         RecordRx {
-            size,
-            pos: 0,
-            header: [0; RECORD_HEADER_LEN],
-            sent_ns: 0,
-            next_index: 0,
+            reader: RecordReader::new(size),
             latencies: Vec::new(),
             bad_headers: 0,
         }
     }
 
     /// `data` was read at `at_ns`; latencies count only if `measure` (by the end).
-    fn feed(&mut self, mut data: &[u8], at_ns: u64, measure: bool) {
-        let h = RECORD_HEADER_LEN as u64;
-        while !data.is_empty() {
-            if self.pos < h {
-                let k = ((h - self.pos) as usize).min(data.len());
-                let p = self.pos as usize;
-                self.header[p..p + k].copy_from_slice(&data[..k]);
-                self.pos += k as u64;
-                data = &data[k..];
-                if self.pos == h {
-                    let hd = &self.header;
-                    let be64 = |r: std::ops::Range<usize>| {
-                        let mut b = [0u8; 8];
-                        b.copy_from_slice(&hd[r]);
-                        u64::from_be_bytes(b)
-                    };
-                    let len = u32::from_be_bytes([hd[20], hd[21], hd[22], hd[23]]);
-                    if hd[..4] != RECORD_MAGIC
-                        || be64(4..12) != self.next_index
-                        || u64::from(len) != self.size
-                    {
-                        self.bad_headers += 1;
-                    }
-                    self.sent_ns = be64(12..20);
+    fn feed(&mut self, data: &[u8], at_ns: u64, measure: bool) {
+        let lat = &mut self.latencies;
+        self.reader.feed_at(
+            data,
+            at_ns,
+            |_, _| {},
+            |l| {
+                if measure && lat.len() < MAX_SAMPLES {
+                    lat.push(l);
                 }
-            } else {
-                let k = (self.size - self.pos).min(data.len() as u64);
-                self.pos += k;
-                data = &data[k as usize..];
-            }
-            if self.pos == self.size {
-                if measure && self.latencies.len() < MAX_SAMPLES {
-                    self.latencies.push(at_ns.saturating_sub(self.sent_ns));
-                }
-                self.next_index += 1;
-                self.pos = 0;
-            }
-        }
+            },
+        );
+        self.bad_headers = self.reader.bad_headers();
     }
 }
 
@@ -265,10 +230,12 @@ pub(super) fn send_records<W: Write>(
         if at > now {
             std::thread::sleep(at - now);
         }
-        buf[..4].copy_from_slice(&RECORD_MAGIC);
-        buf[4..12].copy_from_slice(&index.to_be_bytes());
-        buf[12..20].copy_from_slice(&(at.as_nanos() as u64).to_be_bytes());
-        buf[20..24].copy_from_slice(&(size as u32).to_be_bytes());
+        let header = RecordHeader {
+            index,
+            sent_at_ns: at.as_nanos() as u64,
+            len: size as u32,
+        };
+        buf[..RECORD_HEADER_LEN].copy_from_slice(&header.encode());
         payload.fill_bytes(&mut buf[RECORD_HEADER_LEN..]);
         if !tx.write(&mut w, &buf) {
             break;
@@ -294,10 +261,12 @@ mod tests {
 
     fn record(index: u64, sent_ns: u64, size: usize) -> Vec<u8> {
         let mut r = vec![7u8; size];
-        r[..4].copy_from_slice(&RECORD_MAGIC);
-        r[4..12].copy_from_slice(&index.to_be_bytes());
-        r[12..20].copy_from_slice(&sent_ns.to_be_bytes());
-        r[20..24].copy_from_slice(&(size as u32).to_be_bytes());
+        let h = RecordHeader {
+            index,
+            sent_at_ns: sent_ns,
+            len: size as u32,
+        };
+        r[..RECORD_HEADER_LEN].copy_from_slice(&h.encode());
         r
     }
 
