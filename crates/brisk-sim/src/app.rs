@@ -19,7 +19,9 @@
 //! (`crate::unordered`). Integrity checks (pattern, headers, SHA-256) still run on the
 //! in-order stream, which uTCP delivers in full.
 //!
-//! Apps talk to the connection through [`Pipe`] so they can be tested without TCP.
+//! Apps talk to the connection through brisk-tcp's [`ByteStream`] (alias [`Pipe`]) so
+//! they can be tested without TCP and the same code can run over other streams. The
+//! simulator's streams never fail, so an error is treated as "nothing moved".
 
 use brisk_time::{dur_nanos, Duration, Instant};
 use rand::{Rng, RngCore, SeedableRng};
@@ -32,6 +34,8 @@ use crate::metrics::Samples;
 use crate::scenario::AppSpec;
 use crate::unordered::{FirstDelivery, RecordAssembly, UnorderedRx};
 use brisk_app::records::{self, RecordHeader, RecordReader};
+use brisk_tcp::stream::ByteStream;
+#[cfg(test)]
 use brisk_tcp::UnorderedRead;
 
 /// Length of a record header (brisk-app's framing, shared with real-packet runs).
@@ -43,42 +47,10 @@ pub const MAX_PENDING_RECORDS: usize = 1 << 20;
 /// Most bytes one `read`/`write` call moves.
 const CHUNK: usize = 64 * 1024;
 
-/// What an app needs from a connection (implemented by `brisk_tcp::Connection`).
-pub trait Pipe {
-    fn write(&mut self, data: &[u8]) -> usize;
-    fn read(&mut self, buf: &mut [u8]) -> usize;
-    fn send_capacity(&self) -> usize;
-    fn shutdown_write(&mut self);
-    /// Whether unordered receive is on (then the receiver uses `read_unordered`).
-    fn unordered(&self) -> bool {
-        false
-    }
-    /// `brisk_tcp::Connection::read_unordered`.
-    fn read_unordered(&mut self, _buf: &mut [u8]) -> Option<UnorderedRead> {
-        None
-    }
-}
-
-impl Pipe for brisk_tcp::Connection {
-    fn write(&mut self, data: &[u8]) -> usize {
-        brisk_tcp::Connection::write(self, data)
-    }
-    fn read(&mut self, buf: &mut [u8]) -> usize {
-        brisk_tcp::Connection::read(self, buf)
-    }
-    fn send_capacity(&self) -> usize {
-        brisk_tcp::Connection::send_capacity(self)
-    }
-    fn shutdown_write(&mut self) {
-        brisk_tcp::Connection::shutdown_write(self)
-    }
-    fn unordered(&self) -> bool {
-        brisk_tcp::Connection::unordered(self)
-    }
-    fn read_unordered(&mut self, buf: &mut [u8]) -> Option<UnorderedRead> {
-        brisk_tcp::Connection::read_unordered(self, buf)
-    }
-}
+/// What an app needs from a connection: brisk-tcp's [`ByteStream`], which
+/// `brisk_tcp::Connection` (the simulator's app-side handle) implements, as do the
+/// real-packet lab's streams. The old name stays for existing users.
+pub use brisk_tcp::stream::ByteStream as Pipe;
 
 /// The per-flow payload table, doubled so any `PATTERN_LEN` window is contiguous.
 #[derive(Debug)]
@@ -125,14 +97,14 @@ impl TxStream {
         }
     }
     /// Writes up to `max` pattern bytes; returns how many TCP took.
-    fn write_pattern(&mut self, p: &mut dyn Pipe, max: u64) -> u64 {
+    fn write_pattern(&mut self, p: &mut dyn ByteStream, max: u64) -> u64 {
         let mut total = 0u64;
         while total < max {
             // Offer a chunk even when the buffer looks full: a short write is what
             // tells TCP to report `Writable` once space frees up.
             let want = (max - total).min(CHUNK as u64) as usize;
             let chunk = self.pat.at(self.bytes, want);
-            let n = p.write(chunk).min(chunk.len());
+            let n = p.write(chunk).unwrap_or(0).min(chunk.len());
             if let Some(h) = &mut self.hash {
                 h.update(&chunk[..n]);
             }
@@ -145,8 +117,8 @@ impl TxStream {
         total
     }
     /// Writes raw bytes (record headers); returns how many TCP took.
-    fn write_raw(&mut self, p: &mut dyn Pipe, data: &[u8]) -> usize {
-        let n = p.write(data).min(data.len());
+    fn write_raw(&mut self, p: &mut dyn ByteStream, data: &[u8]) -> usize {
+        let n = p.write(data).unwrap_or(0).min(data.len());
         if let Some(h) = &mut self.hash {
             h.update(&data[..n]);
         }
@@ -352,7 +324,7 @@ impl ClientApp {
     }
 
     /// The connection is established: start producing.
-    pub fn on_connected(&mut self, now: Instant, p: &mut dyn Pipe) {
+    pub fn on_connected(&mut self, now: Instant, p: &mut dyn ByteStream) {
         self.connected = true;
         match &mut self.kind {
             ClientKind::Records {
@@ -375,7 +347,7 @@ impl ClientApp {
         }
     }
 
-    pub fn handle_timeout(&mut self, now: Instant, p: &mut dyn Pipe) {
+    pub fn handle_timeout(&mut self, now: Instant, p: &mut dyn ByteStream) {
         match &mut self.kind {
             ClientKind::Records {
                 size,
@@ -437,7 +409,7 @@ impl ClientApp {
     }
 
     /// Writes whatever is due, as far as the send buffer allows.
-    pub fn on_writable(&mut self, _now: Instant, p: &mut dyn Pipe) {
+    pub fn on_writable(&mut self, _now: Instant, p: &mut dyn ByteStream) {
         if !self.connected || self.closed {
             return;
         }
@@ -446,7 +418,7 @@ impl ClientApp {
                 let max = total.map_or(u64::MAX, |t| t - self.tx.bytes);
                 self.tx.write_pattern(p, max);
                 if total.is_some_and(|t| self.tx.bytes >= t) {
-                    p.shutdown_write();
+                    let _ = p.shutdown_write();
                     self.closed = true;
                 }
             }
@@ -472,7 +444,7 @@ impl ClientApp {
                 }
                 if pending.is_empty() && next_at.is_none() && count.is_some_and(|c| *generated >= c)
                 {
-                    p.shutdown_write();
+                    let _ = p.shutdown_write();
                     self.closed = true;
                 }
             }
@@ -485,9 +457,9 @@ impl ClientApp {
     }
 
     /// Reads everything available (responses, for request/response).
-    pub fn on_readable(&mut self, now: Instant, p: &mut dyn Pipe, scratch: &mut [u8]) {
+    pub fn on_readable(&mut self, now: Instant, p: &mut dyn ByteStream, scratch: &mut [u8]) {
         loop {
-            let n = p.read(scratch);
+            let n = p.read(scratch).unwrap_or(0);
             if n == 0 {
                 break;
             }
@@ -516,7 +488,7 @@ impl ClientApp {
                         self.stats.latencies.push(dur_nanos(now - *started_at));
                         if count.is_some_and(|c| *done >= c) {
                             self.stats.completed_at = Some(now);
-                            p.shutdown_write();
+                            let _ = p.shutdown_write();
                             self.closed = true;
                         } else {
                             *next_at = Some(now + *think);
@@ -598,14 +570,14 @@ impl ServerApp {
             .map_or(self.rx.bytes, |u| u.first.bytes)
     }
 
-    pub fn on_readable(&mut self, now: Instant, p: &mut dyn Pipe, scratch: &mut [u8]) {
-        if p.unordered() || self.unordered.is_some() {
+    pub fn on_readable(&mut self, now: Instant, p: &mut dyn ByteStream, scratch: &mut [u8]) {
+        if p.supports_unordered() || self.unordered.is_some() {
             self.read_unordered(now, p, scratch);
             self.on_writable(now, p);
             return;
         }
         loop {
-            let n = p.read(scratch);
+            let n = p.read(scratch).unwrap_or(0);
             if n == 0 {
                 break;
             }
@@ -617,7 +589,7 @@ impl ServerApp {
 
     /// Greedy unordered reads: first-delivery accounting for every piece, the usual
     /// in-order processing (integrity checks) for in-order pieces.
-    fn read_unordered(&mut self, now: Instant, p: &mut dyn Pipe, scratch: &mut [u8]) {
+    fn read_unordered(&mut self, now: Instant, p: &mut dyn ByteStream, scratch: &mut [u8]) {
         let kind = &self.kind;
         let mut u = self.unordered.take().unwrap_or_else(|| {
             Box::new(UnorderedRx {
@@ -628,7 +600,7 @@ impl ServerApp {
                 },
             })
         });
-        while let Some(r) = p.read_unordered(scratch) {
+        while let Ok(Some(r)) = p.read_unordered(scratch) {
             let data = &scratch[..r.len.min(scratch.len())];
             let before = u.first.bytes;
             let lat = &mut self.stats.latencies;
@@ -726,7 +698,7 @@ impl ServerApp {
         }
     }
 
-    pub fn on_writable(&mut self, _now: Instant, p: &mut dyn Pipe) {
+    pub fn on_writable(&mut self, _now: Instant, p: &mut dyn ByteStream) {
         if let ServerKind::Rr { resp_left, .. } = &mut self.kind {
             if *resp_left > 0 {
                 *resp_left -= self.tx.write_pattern(p, *resp_left);
@@ -735,8 +707,8 @@ impl ServerApp {
     }
 
     /// The client finished sending: close our side too.
-    pub fn on_peer_closed(&mut self, p: &mut dyn Pipe) {
-        p.shutdown_write();
+    pub fn on_peer_closed(&mut self, p: &mut dyn ByteStream) {
+        let _ = p.shutdown_write();
     }
 }
 
@@ -744,6 +716,7 @@ impl ServerApp {
 mod tests {
     use super::*;
     use crate::units::{Dur, Size};
+    use std::io;
 
     /// An in-memory pipe with a bounded send buffer; "the network" moves bytes from a
     /// pipe's `sent` to the peer's `inbox` on `deliver`.
@@ -754,24 +727,25 @@ mod tests {
         cap: usize,
         shut: bool,
     }
-    impl Pipe for Mem {
-        fn write(&mut self, data: &[u8]) -> usize {
+    impl ByteStream for Mem {
+        fn write(&mut self, data: &[u8]) -> io::Result<usize> {
             let n = data.len().min(self.cap.saturating_sub(self.sent.len()));
             self.sent.extend_from_slice(&data[..n]);
-            n
+            Ok(n)
         }
-        fn read(&mut self, buf: &mut [u8]) -> usize {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             let n = buf.len().min(self.inbox.len());
             for b in buf.iter_mut().take(n) {
                 *b = self.inbox.pop_front().unwrap_or(0);
             }
-            n
+            Ok(n)
         }
-        fn send_capacity(&self) -> usize {
-            self.cap.saturating_sub(self.sent.len())
+        fn read_unordered(&mut self, _buf: &mut [u8]) -> io::Result<Option<UnorderedRead>> {
+            Ok(None)
         }
-        fn shutdown_write(&mut self) {
+        fn shutdown_write(&mut self) -> io::Result<()> {
             self.shut = true;
+            Ok(())
         }
     }
     fn deliver(from: &mut Mem, to: &mut Mem, max: usize) {
@@ -870,28 +844,29 @@ mod tests {
     struct Script {
         reads: VecDeque<(u64, Vec<u8>, bool)>,
     }
-    impl Pipe for Script {
-        fn write(&mut self, data: &[u8]) -> usize {
-            data.len()
+    impl ByteStream for Script {
+        fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+            Ok(data.len())
         }
-        fn read(&mut self, _buf: &mut [u8]) -> usize {
-            0
+        fn read(&mut self, _buf: &mut [u8]) -> io::Result<usize> {
+            Ok(0)
         }
-        fn send_capacity(&self) -> usize {
-            0
+        fn shutdown_write(&mut self) -> io::Result<()> {
+            Ok(())
         }
-        fn shutdown_write(&mut self) {}
-        fn unordered(&self) -> bool {
+        fn supports_unordered(&self) -> bool {
             true
         }
-        fn read_unordered(&mut self, buf: &mut [u8]) -> Option<UnorderedRead> {
-            let (offset, data, in_order) = self.reads.pop_front()?;
+        fn read_unordered(&mut self, buf: &mut [u8]) -> io::Result<Option<UnorderedRead>> {
+            let Some((offset, data, in_order)) = self.reads.pop_front() else {
+                return Ok(None);
+            };
             buf[..data.len()].copy_from_slice(&data);
-            Some(UnorderedRead {
+            Ok(Some(UnorderedRead {
                 offset,
                 len: data.len(),
                 in_order,
-            })
+            }))
         }
     }
 

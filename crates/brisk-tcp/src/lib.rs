@@ -18,6 +18,7 @@ pub mod endpoint;
 pub mod event;
 pub mod recovery;
 pub mod stats;
+pub mod stream;
 
 pub use brisk_time::{Duration, Instant};
 pub use config::Config;
