@@ -17,7 +17,6 @@
 //! scenario's end (drops, first drop per flow, queueing delay, queue series), and
 //! utilisation is the link's busy time over the scenario's duration.
 
-use std::io::Write;
 use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration as StdDuration;
@@ -31,8 +30,10 @@ use crate::clock::Clock;
 use crate::dumbbell::{receiver_addr, Dumbbell, DumbbellConfig, BRISK_SENDER, MAX_FLOWS};
 use crate::emulator::{EmuReport, EmulatorOptions};
 use crate::error::{EmuError, Result};
+use crate::kernel_stream::KernelStream;
 use crate::path::EmuConfig;
 use crate::stack::StackConfig;
+use brisk_tcp::stream::ByteStream;
 use traffic::{receive, send_bulk, send_records, RecordRx, RxOut, TxOut};
 
 mod output;
@@ -240,12 +241,17 @@ struct Sampled {
 
 /// A flow's sending socket: brisk's or the kernel's.
 trait Sender: Sync {
+    /// The socket as a byte stream, for the apps (written once against the trait).
+    fn stream(&self) -> impl ByteStream + '_;
     /// Records srtt/cwnd/retransmissions (and brisk's RTT samples) at `at` ns.
     fn sample(&self, out: &mut Sampled, at: u64);
     fn half_close(&self);
 }
 
 impl Sender for std::net::TcpStream {
+    fn stream(&self) -> impl ByteStream + '_ {
+        KernelStream::new(self)
+    }
     fn sample(&self, out: &mut Sampled, at: u64) {
         if let Ok(st) = tcp_stats(self) {
             if out.srtt.len() < MAX_SAMPLES && st.srtt_us > 0 {
@@ -261,6 +267,9 @@ impl Sender for std::net::TcpStream {
 }
 
 impl Sender for crate::socket::TcpStream {
+    fn stream(&self) -> impl ByteStream + '_ {
+        self
+    }
     fn sample(&self, out: &mut Sampled, at: u64) {
         if let Some(info) = self.info() {
             let srtt = info.srtt.as_nanos() as u64;
@@ -308,7 +317,6 @@ fn run_flow<S>(
 ) -> Result<RealFlowResult>
 where
     S: Sender,
-    for<'a> &'a S: Write,
 {
     let (r, _) = l.accept().map_err(|e| EmuError::io("accept", e))?;
     r.set_read_timeout(Some(cx.end + cx.grace))
@@ -319,7 +327,16 @@ where
         RealApp::Bulk { .. } => None,
     };
     let (tx, rx, sampled) = std::thread::scope(|s| {
-        let rx = s.spawn(|| receive(&r, cx.clock, cx.end, cx.interval, cx.grace, records));
+        let rx = s.spawn(|| {
+            receive(
+                KernelStream::new(&r),
+                cx.clock,
+                cx.end,
+                cx.interval,
+                cx.grace,
+                records,
+            )
+        });
         // Samples until the receiver is done or the scenario ends (the simulator
         // stops there), with one last sample then.
         let sampler = s.spawn(|| {
@@ -336,8 +353,8 @@ where
             out
         });
         let tx = match &f.app {
-            RealApp::Bulk { bytes } => send_bulk(c, cx.clock, cx.end, *bytes, seed),
-            app @ RealApp::Records { .. } => send_records(c, cx.clock, cx.end, app, seed),
+            RealApp::Bulk { bytes } => send_bulk(c.stream(), cx.clock, cx.end, *bytes, seed),
+            app @ RealApp::Records { .. } => send_records(c.stream(), cx.clock, cx.end, app, seed),
         };
         c.half_close();
         let rx = rx.join().map_err(|_| EmuError::Panicked("receiver".into()));

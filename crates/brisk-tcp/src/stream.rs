@@ -59,6 +59,29 @@ pub trait ByteStream {
     }
 }
 
+/// A borrowed stream is a stream (as for `std::io::Write`), so generic apps can be
+/// handed `&mut s` and the caller keeps `s`.
+impl<S: ByteStream + ?Sized> ByteStream for &mut S {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        (**self).write(data)
+    }
+    fn write_with_priority(&mut self, data: &[u8], priority: u8) -> io::Result<usize> {
+        (**self).write_with_priority(data, priority)
+    }
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        (**self).read(buf)
+    }
+    fn read_unordered(&mut self, buf: &mut [u8]) -> io::Result<Option<UnorderedRead>> {
+        (**self).read_unordered(buf)
+    }
+    fn supports_unordered(&self) -> bool {
+        (**self).supports_unordered()
+    }
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        (**self).shutdown_write()
+    }
+}
+
 /// The simulator's (and any sans-IO driver's) stream: non-blocking, never fails.
 impl ByteStream for Connection {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {

@@ -1,10 +1,11 @@
-//! The byte streams of a real run's flows: a bulk or records sender writing a ChaCha8
+//! The byte streams of a real run's flows, written against brisk-tcp's [`ByteStream`]
+//! so the same code drives brisk's sockets and the kernel's: a bulk or records sender writing a ChaCha8
 //! stream (records framed by brisk-app as the simulator's: 24-byte header `BRK1 | index | send time
 //! ns | length`, big-endian), and a receiver that hashes what it reads, bins goodput
 //! and, for records, parses the framing and measures each record's latency. Times are
 //! on the run's shared [`Clock`].
 
-use std::io::{Read, Write};
+use brisk_tcp::stream::ByteStream;
 use std::time::Duration as StdDuration;
 
 use rand::{Rng, RngCore, SeedableRng};
@@ -62,8 +63,8 @@ pub(super) struct RxOut {
     pub(super) error: Option<String>,
 }
 
-pub(super) fn receive<R: Read>(
-    mut s: R,
+pub(super) fn receive<S: ByteStream>(
+    mut s: S,
     clock: Clock,
     end: StdDuration,
     interval: StdDuration,
@@ -147,7 +148,7 @@ impl Tx {
     }
 
     /// Writes all of `data`; false (with the error kept) if that failed.
-    fn write<W: Write>(&mut self, w: &mut W, data: &[u8]) -> bool {
+    fn write<S: ByteStream>(&mut self, w: &mut S, data: &[u8]) -> bool {
         if let Err(e) = w.write_all(data) {
             self.error = Some(if e.kind() == std::io::ErrorKind::TimedOut {
                 // The write timeout reaches just past the end: a partial write may
@@ -173,8 +174,8 @@ impl Tx {
 }
 
 /// Writes a bulk stream until `end` (or `bytes`).
-pub(super) fn send_bulk<W: Write>(
-    mut w: W,
+pub(super) fn send_bulk<S: ByteStream>(
+    mut w: S,
     clock: Clock,
     end: StdDuration,
     bytes: Option<u64>,
@@ -201,8 +202,8 @@ pub(super) fn send_bulk<W: Write>(
 /// `interval` plus uniform jitter, never earlier than the previous) until `end` or
 /// `count`. Each is stamped with its scheduled time, so time a record waits behind a
 /// blocked write counts in its latency, as the simulator's pending records do.
-pub(super) fn send_records<W: Write>(
-    mut w: W,
+pub(super) fn send_records<S: ByteStream>(
+    mut w: S,
     clock: Clock,
     end: StdDuration,
     app: &RealApp,
@@ -258,6 +259,7 @@ pub(super) fn send_records<W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel_stream::KernelStream;
 
     fn record(index: u64, sent_ns: u64, size: usize) -> Vec<u8> {
         let mut r = vec![7u8; size];
@@ -308,26 +310,93 @@ mod tests {
         );
     }
 
-    #[test]
-    fn record_sender_output_parses_back() {
-        let app = RealApp::Records {
+    /// An in-memory stream: writes append to `out`, reads drain `inp`.
+    #[derive(Default)]
+    struct Mem {
+        out: Vec<u8>,
+        inp: std::collections::VecDeque<u8>,
+    }
+
+    impl ByteStream for Mem {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            self.out.extend_from_slice(data);
+            Ok(data.len())
+        }
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.inp.len());
+            for (b, x) in buf.iter_mut().zip(self.inp.drain(..n)) {
+                *b = x;
+            }
+            Ok(n)
+        }
+        fn read_unordered(
+            &mut self,
+            _buf: &mut [u8],
+        ) -> std::io::Result<Option<brisk_tcp::UnorderedRead>> {
+            Err(std::io::ErrorKind::Unsupported.into())
+        }
+        fn shutdown_write(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn twenty_records() -> RealApp {
+        RealApp::Records {
             size: 64,
             interval: brisk_time::Duration::from_micros(1),
             jitter: brisk_time::Duration::from_micros(1),
             count: Some(20),
-        };
-        let mut out = Vec::new();
+        }
+    }
+
+    #[test]
+    fn record_sender_output_parses_back() {
+        let mut out = Mem::default();
         let tx = send_records(
             &mut out,
             Clock::start(),
             StdDuration::from_secs(10),
-            &app,
+            &twenty_records(),
             3,
         );
-        assert_eq!((tx.sent, out.len()), (20 * 64, 20 * 64));
+        assert_eq!((tx.sent, out.out.len()), (20 * 64, 20 * 64));
         assert!(tx.error.is_none());
         let mut rx = RecordRx::new(64);
-        rx.feed(&out, u64::MAX / 2, true);
+        rx.feed(&out.out, u64::MAX / 2, true);
         assert_eq!((rx.latencies.len(), rx.bad_headers), (20, 0));
+    }
+
+    /// The same sender and receiver code runs over two `ByteStream`s: in memory and
+    /// the kernel's TCP on loopback (brisk's own socket is covered by tests/realrun.rs,
+    /// which needs root).
+    #[test]
+    fn records_app_runs_unchanged_over_memory_and_kernel_tcp() {
+        let clock = Clock::start();
+        let (end, tick) = (StdDuration::from_secs(10), StdDuration::from_millis(100));
+        let mut mem = Mem::default();
+        let tx_mem = send_records(&mut mem, clock, end, &twenty_records(), 5);
+        mem.inp = mem.out.drain(..).collect();
+        let rx_mem = receive(&mut mem, clock, end, tick, tick, Some(RecordRx::new(64)));
+
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let a = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (b, _) = l.accept().unwrap();
+        let (tx_tcp, rx_tcp) = std::thread::scope(|s| {
+            let rx = s.spawn(|| {
+                let records = Some(RecordRx::new(64));
+                receive(KernelStream::new(&b), clock, end, tick, tick, records)
+            });
+            let mut w = KernelStream::new(&a);
+            let tx = send_records(&mut w, clock, end, &twenty_records(), 5);
+            w.shutdown_write().unwrap();
+            (tx, rx.join().unwrap())
+        });
+        for (tx, rx) in [(&tx_mem, &rx_mem), (&tx_tcp, &rx_tcp)] {
+            assert!(tx.error.is_none() && rx.error.is_none());
+            assert_eq!((tx.sent, rx.total), (20 * 64, 20 * 64));
+            let r = rx.records.as_ref().unwrap();
+            assert_eq!((r.latencies.len(), r.bad_headers), (20, 0));
+            assert_eq!(tx.sha256, rx.sha256, "what was sent arrived");
+        }
     }
 }
