@@ -15,6 +15,8 @@
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
+use brisk_tcp::rangeset::RangeSet;
+
 use crate::app::RECORD_HEADER_LEN;
 use brisk_app::records::RecordHeader;
 
@@ -24,11 +26,11 @@ pub const MAX_AHEAD_INTERVALS: usize = 1 << 16;
 pub const MAX_PARTIAL_RECORDS: usize = 1 << 16;
 
 /// Bytes delivered for the first time.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct FirstDelivery {
-    /// Out-of-order-delivered intervals at or above the in-order read point
-    /// (start -> end), disjoint and merged when adjacent.
-    ahead: BTreeMap<u64, u64>,
+    /// Out-of-order-delivered intervals at or above the in-order read point, at most
+    /// [`MAX_AHEAD_INTERVALS`] of them.
+    ahead: RangeSet,
     /// Bytes delivered at least once.
     pub bytes: u64,
     /// Out-of-order pieces not remembered because `ahead` was full; their bytes are
@@ -36,36 +38,24 @@ pub struct FirstDelivery {
     pub untracked: u64,
 }
 
+impl Default for FirstDelivery {
+    fn default() -> Self {
+        FirstDelivery {
+            ahead: RangeSet::new(MAX_AHEAD_INTERVALS),
+            bytes: 0,
+            untracked: 0,
+        }
+    }
+}
+
 impl FirstDelivery {
     /// An out-of-order read of [off, off + len). Returns whether it is a first delivery
     /// (false only when it could not be tracked; it then counts when read in order).
+    /// brisk-tcp hands each byte out of order at most once, so pieces never overlap.
     pub fn on_ooo(&mut self, off: u64, len: u64) -> bool {
-        let end = off + len;
-        let left = self
-            .ahead
-            .range(..=off)
-            .next_back()
-            .filter(|&(_, &e)| e == off)
-            .map(|(&s, _)| s);
-        let right = self.ahead.get(&end).copied();
-        match (left, right) {
-            (Some(s), r) => {
-                if r.is_some() {
-                    self.ahead.remove(&end);
-                }
-                self.ahead.insert(s, r.unwrap_or(end));
-            }
-            (None, Some(r)) => {
-                self.ahead.remove(&end);
-                self.ahead.insert(off, r);
-            }
-            (None, None) => {
-                if self.ahead.len() >= MAX_AHEAD_INTERVALS {
-                    self.untracked += 1;
-                    return false;
-                }
-                self.ahead.insert(off, end);
-            }
+        if !self.ahead.insert(off..off + len) {
+            self.untracked += 1;
+            return false;
         }
         self.bytes += len;
         true
@@ -76,22 +66,16 @@ impl FirstDelivery {
     pub fn on_in_order(&mut self, off: u64, len: u64, mut first: impl FnMut(u64, u64)) {
         let end = off + len;
         let mut pos = off;
-        while let Some(entry) = self.ahead.first_entry() {
-            let (s, e) = (*entry.key(), *entry.get());
-            if s >= end {
-                break;
+        for r in self.ahead.iter().take_while(|r| r.start < end) {
+            if r.start > pos {
+                first(pos, r.start);
+                self.bytes += r.start - pos;
             }
-            entry.remove();
-            if s > pos {
-                first(pos, s);
-                self.bytes += s - pos;
-            }
-            if e > end {
-                // Not expected (in-order reads cover whole handed-out runs), but stay exact.
-                self.ahead.insert(end, e);
-            }
-            pos = pos.max(e.min(end));
+            pos = pos.max(r.end.min(end));
         }
+        // An interval reaching past `end` is not expected (in-order reads cover whole
+        // handed-out runs), but its remainder is kept so the count stays exact.
+        self.ahead.remove_below(end);
         if pos < end {
             first(pos, end);
             self.bytes += end - pos;

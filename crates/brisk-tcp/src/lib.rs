@@ -16,6 +16,7 @@ pub mod config;
 pub mod conn;
 pub mod endpoint;
 pub mod event;
+pub mod rangeset;
 pub mod recovery;
 pub mod stats;
 pub mod stream;
