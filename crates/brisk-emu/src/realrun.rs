@@ -1,5 +1,5 @@
 //! Scenarios over real packets (`brisk run --real`): the simulator's dumbbell
-//! ([`crate::dumbbell`]) with each flow's sender chosen per flow — brisk (in this
+//! ([`crate::emu::dumbbell`]) with each flow's sender chosen per flow — brisk (in this
 //! process) or the Linux kernel's TCP (a namespace) — all crossing **one** emulated
 //! bottleneck behind their own access delays (rtt/2 each way). Receivers are Linux
 //! kernels. Results use the simulator's JSON fields so the two compare field by field.
@@ -25,13 +25,13 @@ use brisk_report::BottleneckResult;
 use brisk_time::{Duration, Instant};
 use serde_json::Value;
 
-use crate::bulk::{set_cc, tcp_stats};
-use crate::clock::Clock;
-use crate::dumbbell::{receiver_addr, Dumbbell, DumbbellConfig, BRISK_SENDER, MAX_FLOWS};
-use crate::emulator::{EmuReport, EmulatorOptions};
+use crate::emu::dumbbell::{receiver_addr, Dumbbell, DumbbellConfig, BRISK_SENDER, MAX_FLOWS};
+use crate::emu::emulator::{EmuReport, EmulatorOptions};
+use crate::emu::path::EmuConfig;
 use crate::error::{EmuError, Result};
-use crate::kernel_stream::KernelStream;
-use crate::path::EmuConfig;
+use crate::os::clock::Clock;
+use crate::stack::bulk::{set_cc, tcp_stats};
+use crate::stack::kernel_stream::KernelStream;
 use crate::stack::StackConfig;
 use brisk_tcp::stream::ByteStream;
 use traffic::{receive, send_bulk, send_records, RecordRx, RxOut, TxOut};
@@ -266,7 +266,7 @@ impl Sender for std::net::TcpStream {
     }
 }
 
-impl Sender for crate::socket::TcpStream {
+impl Sender for crate::stack::socket::TcpStream {
     fn stream(&self) -> impl ByteStream + '_ {
         self
     }
@@ -435,7 +435,7 @@ fn check(run: &RealRun) -> Result<()> {
     if run.sample_interval.is_zero() {
         return Err(EmuError::Config("sample_interval must be > 0".into()));
     }
-    let have = crate::bulk::available_congestion_controls();
+    let have = crate::stack::bulk::available_congestion_controls();
     for (i, f) in run.flows.iter().enumerate() {
         if f.stack == FlowStack::Linux && !have.contains(&f.cc) {
             return Err(EmuError::Config(format!(
@@ -551,7 +551,7 @@ fn run_flows(run: &RealRun, lab: &Dumbbell, cx: Ctx) -> Result<Vec<RealFlowResul
                         let stack = lab
                             .stack()
                             .ok_or_else(|| EmuError::Config("no brisk stack".into()))?;
-                        let mut c = crate::socket::TcpStream::connect_with(
+                        let mut c = crate::stack::socket::TcpStream::connect_with(
                             stack,
                             addr,
                             f.tcp.clone(),

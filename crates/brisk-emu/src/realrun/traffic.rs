@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use sha2::{Digest, Sha256};
 
 use super::{since, std_dur, RealApp, MAX_SAMPLES, RECORD_HEADER_LEN};
-use crate::clock::Clock;
+use crate::os::clock::Clock;
 use crate::tools::hex;
 use brisk_app::records::{RecordHeader, RecordReader};
 
@@ -259,7 +259,7 @@ pub(super) fn send_records<S: ByteStream>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel_stream::KernelStream;
+    use crate::stack::kernel_stream::KernelStream;
 
     fn record(index: u64, sent_ns: u64, size: usize) -> Vec<u8> {
         let mut r = vec![7u8; size];

@@ -30,7 +30,7 @@ use brisk_net::{Element, NetEvent, Packet};
 use brisk_time::{Duration, Instant};
 use brisk_wire::peek;
 
-use crate::path::PathChain;
+use crate::emu::path::PathChain;
 
 /// Most packets the access stages of one direction hold at once (a 10 Gbit/s,
 /// 50 ms access delay holds ~42k 1500-byte packets); beyond it packets are dropped.
@@ -355,7 +355,7 @@ impl Element for Route {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::path::{EmuConfig, PathSpec, Rate};
+    use crate::emu::path::{EmuConfig, PathSpec, Rate};
 
     fn pkt(id: u64, src: [u8; 4], dst: [u8; 4]) -> Packet {
         let mut data = vec![0u8; 100];
@@ -447,7 +447,7 @@ mod tests {
         let cfg = EmuConfig {
             bottleneck: PathSpec {
                 rate: Some(Rate(1_000_000)),
-                queue: Some(crate::path::QueueSpec::droptail_packets(2)),
+                queue: Some(crate::emu::path::QueueSpec::droptail_packets(2)),
                 ..PathSpec::default()
             },
             ..EmuConfig::default()

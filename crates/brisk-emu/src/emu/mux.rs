@@ -16,9 +16,9 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use brisk_time::Instant;
 
+use crate::emu::side::Side;
 use crate::error::{EmuError, Result};
-use crate::poll::Epoll;
-use crate::side::Side;
+use crate::os::poll::Epoll;
 
 /// Most members (epoll tokens are bits of a u64).
 pub const MAX_MEMBERS: usize = 16;
