@@ -1,4 +1,4 @@
-//! brisk-app: applications written once against a byte stream, so the simulator
+//! brisk-app: what applications share across byte streams, so the simulator
 //! (brisk-sim) and real-packet runs (brisk-emu) speak the same bytes and measure the
 //! same way. Sans-IO: nothing here reads a clock; times come in as arguments.
 //!
