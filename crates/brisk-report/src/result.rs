@@ -175,6 +175,44 @@ mod tests {
         assert_eq!(real["rtt_base_ms"], json!(20.0));
     }
 
+    /// The flow fields of `brisk run --json` (and, plus three, `--real`): pinned, since
+    /// scripts and the repro suite read them.
+    #[test]
+    fn flow_json_has_exactly_the_documented_fields() {
+        let keys = |v: Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+        let sim = [
+            "app",
+            "bytes_delivered",
+            "bytes_sent",
+            "cc",
+            "cc_diag",
+            "error",
+            "fct_s",
+            "first_drop_s",
+            "goodput_bps",
+            "id",
+            "rtt_ms",
+            "record_latency_ms",
+            "records_skipped",
+            "retransmitted_packets",
+            "start_s",
+            "stream_ok",
+        ];
+        let mut sorted = sim.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(keys(flow().to_json()), sorted, "keys come out sorted");
+        let mut f = flow();
+        f.real = Some(RealFlowExtras {
+            stack: "brisk".into(),
+            srtt: None,
+            rtt_base: Duration::ZERO,
+        });
+        let mut real: Vec<&str> = sim.to_vec();
+        real.extend(["rtt_base_ms", "srtt_ms", "stack"]);
+        real.sort_unstable();
+        assert_eq!(keys(f.to_json()), real);
+    }
+
     #[test]
     fn jain_index_is_one_for_equal_shares() {
         assert_eq!(jain_fairness([2.0, 2.0]), 1.0);
