@@ -162,7 +162,7 @@ pub fn cmd_lab(args: LabArgs) -> anyhow::Result<()> {
         LabCmd::Bufferbloat { duration, out } => {
             let d = brisk_sim::units::parse_duration(&duration)
                 .ok_or_else(|| anyhow::anyhow!("--duration: expected a duration like \"20s\""))?;
-            let r = brisk_emu::real_bufferbloat(d)?;
+            let r = brisk_repro::bufferbloat::real_bufferbloat(d)?;
             r.write_dir(&out)?;
             print!("{}", r.table());
             println!("wrote {}", out.display());

@@ -36,7 +36,9 @@ pub enum EmuError {
 }
 
 impl EmuError {
-    pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {
+    /// An I/O error with what was being done (public for the experiments built on the
+    /// lab, e.g. brisk-repro's bufferbloat).
+    pub fn io(context: impl Into<String>, source: io::Error) -> Self {
         EmuError::Io {
             context: context.into(),
             source,

@@ -14,36 +14,22 @@
 //! (also while a panic unwinds) or, on SIGINT/SIGTERM/SIGHUP, by [`cleanup`].
 //! See docs/emulator.md.
 
-pub mod bench;
-pub mod brisklab;
-pub mod bufferbloat;
-pub mod bulk;
-pub mod cleanup;
-pub mod clock;
-pub mod dumbbell;
-pub mod emulator;
+pub mod emu;
 pub mod error;
-pub mod hist;
-pub mod http;
-pub mod inject;
-pub mod lab;
-pub mod mux;
-pub mod netns;
-pub mod path;
-pub mod pcapread;
-pub mod poll;
+pub mod os;
 pub mod realrun;
-pub mod route;
-pub mod side;
-pub mod socket;
 pub mod stack;
 pub mod tools;
-pub mod tun;
-pub mod wake;
+
+// The modules grouped by job above, at their old top-level paths too
+// (`brisk_emu::netns`, `brisk_emu::path`, ...), which other crates use.
+pub use emu::{dumbbell, emulator, inject, mux, path, route, side};
+pub use os::{cleanup, clock, netns, poll, tun, wake};
+pub use stack::{bulk, kernel_stream, socket};
+pub use tools::{bench, brisklab, hist, http, lab, pcapread};
 
 pub use bench::{baseline, bench_capacity, bench_capacity_with, BaselineReport};
 pub use brisklab::{BriskLab, BRISK_ADDR, KERNEL_ADDR};
-pub use bufferbloat::{real_bufferbloat, BloatReport};
 pub use bulk::{run_bulk, Amount, BulkConfig, BulkReport};
 pub use clock::{Clock, TimerFd};
 pub use dumbbell::{Dumbbell, DumbbellConfig};
@@ -55,5 +41,6 @@ pub use netns::{clean_leftovers, Lab, Netns};
 pub use path::{EmuConfig, PathChain, PathSpec};
 pub use side::Side;
 pub use socket::{TcpListener, TcpStream};
+pub use stack::kernel_stream::KernelStream;
 pub use stack::{BriskStack, StackConfig, StackSide};
 pub use tun::Tun;

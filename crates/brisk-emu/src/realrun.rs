@@ -1,5 +1,5 @@
 //! Scenarios over real packets (`brisk run --real`): the simulator's dumbbell
-//! ([`crate::dumbbell`]) with each flow's sender chosen per flow — brisk (in this
+//! ([`crate::emu::dumbbell`]) with each flow's sender chosen per flow — brisk (in this
 //! process) or the Linux kernel's TCP (a namespace) — all crossing **one** emulated
 //! bottleneck behind their own access delays (rtt/2 each way). Receivers are Linux
 //! kernels. Results use the simulator's JSON fields so the two compare field by field.
@@ -17,22 +17,23 @@
 //! scenario's end (drops, first drop per flow, queueing delay, queue series), and
 //! utilisation is the link's busy time over the scenario's duration.
 
-use std::io::Write;
 use std::net::{Shutdown, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration as StdDuration;
 
-use brisk_sim::run::BottleneckResult;
+use brisk_report::BottleneckResult;
 use brisk_time::{Duration, Instant};
 use serde_json::Value;
 
-use crate::bulk::{set_cc, tcp_stats};
-use crate::clock::Clock;
-use crate::dumbbell::{receiver_addr, Dumbbell, DumbbellConfig, BRISK_SENDER, MAX_FLOWS};
-use crate::emulator::{EmuReport, EmulatorOptions};
+use crate::emu::dumbbell::{receiver_addr, Dumbbell, DumbbellConfig, BRISK_SENDER, MAX_FLOWS};
+use crate::emu::emulator::{EmuReport, EmulatorOptions};
+use crate::emu::path::EmuConfig;
 use crate::error::{EmuError, Result};
-use crate::path::EmuConfig;
+use crate::os::clock::Clock;
+use crate::stack::bulk::{set_cc, tcp_stats};
+use crate::stack::kernel_stream::KernelStream;
 use crate::stack::StackConfig;
+use brisk_tcp::stream::ByteStream;
 use traffic::{receive, send_bulk, send_records, RecordRx, RxOut, TxOut};
 
 mod output;
@@ -86,10 +87,10 @@ impl RealApp {
     }
 }
 
-/// Length of a record header (the simulator's).
-pub const RECORD_HEADER_LEN: usize = brisk_sim::app::RECORD_HEADER_LEN;
+/// Length of a record header (brisk-app's framing, the simulator's).
+pub const RECORD_HEADER_LEN: usize = brisk_app::records::HEADER_LEN;
 /// Largest record accepted (the simulator's bound).
-pub const MAX_RECORD: u64 = 64 << 20;
+pub const MAX_RECORD: u64 = brisk_app::records::MAX_RECORD;
 
 /// One flow of a real run.
 #[derive(Clone, Debug)]
@@ -153,7 +154,7 @@ impl RealRun {
 
 /// Summary statistics of a sample set, in ns: the simulator's, so real and simulated
 /// runs report the same statistic.
-pub type Stats = brisk_sim::metrics::Summary;
+pub type Stats = brisk_net::metrics::Summary;
 
 /// Most samples kept per flow and series.
 const MAX_SAMPLES: usize = 2_000_000;
@@ -240,12 +241,17 @@ struct Sampled {
 
 /// A flow's sending socket: brisk's or the kernel's.
 trait Sender: Sync {
+    /// The socket as a byte stream, for the apps (written once against the trait).
+    fn stream(&self) -> impl ByteStream + '_;
     /// Records srtt/cwnd/retransmissions (and brisk's RTT samples) at `at` ns.
     fn sample(&self, out: &mut Sampled, at: u64);
     fn half_close(&self);
 }
 
 impl Sender for std::net::TcpStream {
+    fn stream(&self) -> impl ByteStream + '_ {
+        KernelStream::new(self)
+    }
     fn sample(&self, out: &mut Sampled, at: u64) {
         if let Ok(st) = tcp_stats(self) {
             if out.srtt.len() < MAX_SAMPLES && st.srtt_us > 0 {
@@ -260,7 +266,10 @@ impl Sender for std::net::TcpStream {
     }
 }
 
-impl Sender for crate::socket::TcpStream {
+impl Sender for crate::stack::socket::TcpStream {
+    fn stream(&self) -> impl ByteStream + '_ {
+        self
+    }
     fn sample(&self, out: &mut Sampled, at: u64) {
         if let Some(info) = self.info() {
             let srtt = info.srtt.as_nanos() as u64;
@@ -308,7 +317,6 @@ fn run_flow<S>(
 ) -> Result<RealFlowResult>
 where
     S: Sender,
-    for<'a> &'a S: Write,
 {
     let (r, _) = l.accept().map_err(|e| EmuError::io("accept", e))?;
     r.set_read_timeout(Some(cx.end + cx.grace))
@@ -319,7 +327,16 @@ where
         RealApp::Bulk { .. } => None,
     };
     let (tx, rx, sampled) = std::thread::scope(|s| {
-        let rx = s.spawn(|| receive(&r, cx.clock, cx.end, cx.interval, cx.grace, records));
+        let rx = s.spawn(|| {
+            receive(
+                KernelStream::new(&r),
+                cx.clock,
+                cx.end,
+                cx.interval,
+                cx.grace,
+                records,
+            )
+        });
         // Samples until the receiver is done or the scenario ends (the simulator
         // stops there), with one last sample then.
         let sampler = s.spawn(|| {
@@ -336,8 +353,8 @@ where
             out
         });
         let tx = match &f.app {
-            RealApp::Bulk { bytes } => send_bulk(c, cx.clock, cx.end, *bytes, seed),
-            app @ RealApp::Records { .. } => send_records(c, cx.clock, cx.end, app, seed),
+            RealApp::Bulk { bytes } => send_bulk(c.stream(), cx.clock, cx.end, *bytes, seed),
+            app @ RealApp::Records { .. } => send_records(c.stream(), cx.clock, cx.end, app, seed),
         };
         c.half_close();
         let rx = rx.join().map_err(|_| EmuError::Panicked("receiver".into()));
@@ -418,7 +435,7 @@ fn check(run: &RealRun) -> Result<()> {
     if run.sample_interval.is_zero() {
         return Err(EmuError::Config("sample_interval must be > 0".into()));
     }
-    let have = crate::bulk::available_congestion_controls();
+    let have = crate::stack::bulk::available_congestion_controls();
     for (i, f) in run.flows.iter().enumerate() {
         if f.stack == FlowStack::Linux && !have.contains(&f.cc) {
             return Err(EmuError::Config(format!(
@@ -534,7 +551,7 @@ fn run_flows(run: &RealRun, lab: &Dumbbell, cx: Ctx) -> Result<Vec<RealFlowResul
                         let stack = lab
                             .stack()
                             .ok_or_else(|| EmuError::Config("no brisk stack".into()))?;
-                        let mut c = crate::socket::TcpStream::connect_with(
+                        let mut c = crate::stack::socket::TcpStream::connect_with(
                             stack,
                             addr,
                             f.tcp.clone(),

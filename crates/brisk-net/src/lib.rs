@@ -9,7 +9,8 @@
 //! serialiser → propagation delay) and, optionally after it, an [`Impairment`] (extra
 //! delay, jitter, duplication, corruption). Both keep [`Counters`] and an opt-in,
 //! bounded [`NetEvent`] log that the owner drains. [`Chain`] joins two elements into
-//! one. [`spec`] is the scenario vocabulary of a link (in the [`units`] quantities),
+//! one. [`meter`] turns a link's event log into bottleneck measurements ([`metrics`]
+//! holds the bounded sample sets and series it fills). [`spec`] is the scenario vocabulary of a link (in the [`units`] quantities),
 //! its range checks, and the one function that builds its elements, shared by the
 //! simulator and the emulator.
 
@@ -19,6 +20,8 @@ pub mod error;
 pub mod impair;
 pub mod link;
 pub mod loss;
+pub mod meter;
+pub mod metrics;
 pub mod outage;
 pub mod queue;
 mod rate;

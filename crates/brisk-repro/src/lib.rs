@@ -14,6 +14,7 @@
 //! runs real packets (brisk-emu) after the pool, alone, or is `n/a` where it cannot.
 
 pub mod accepted;
+pub mod bufferbloat;
 pub mod claim;
 pub mod exp;
 pub mod experiment;

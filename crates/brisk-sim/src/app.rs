@@ -19,7 +19,9 @@
 //! (`crate::unordered`). Integrity checks (pattern, headers, SHA-256) still run on the
 //! in-order stream, which uTCP delivers in full.
 //!
-//! Apps talk to the connection through [`Pipe`] so they can be tested without TCP.
+//! Apps talk to the connection through brisk-tcp's [`ByteStream`] (alias [`Pipe`]) so
+//! they can be tested without TCP and the same code can run over other streams. The
+//! simulator's streams never fail, so an error is treated as "nothing moved".
 
 use brisk_time::{dur_nanos, Duration, Instant};
 use rand::{Rng, RngCore, SeedableRng};
@@ -31,11 +33,13 @@ use std::rc::Rc;
 use crate::metrics::Samples;
 use crate::scenario::AppSpec;
 use crate::unordered::{FirstDelivery, RecordAssembly, UnorderedRx};
+use brisk_app::records::{self, RecordHeader, RecordReader};
+use brisk_tcp::stream::ByteStream;
+#[cfg(test)]
 use brisk_tcp::UnorderedRead;
 
-/// Length of a record header.
-pub const RECORD_HEADER_LEN: usize = 24;
-const RECORD_MAGIC: [u8; 4] = *b"BRK1";
+/// Length of a record header (brisk-app's framing, shared with real-packet runs).
+pub const RECORD_HEADER_LEN: usize = records::HEADER_LEN;
 /// Pattern period: a prime, so it never lines up with segment or record sizes.
 pub const PATTERN_LEN: usize = 65_521;
 /// Records generated but not yet accepted by TCP; beyond this, records are skipped.
@@ -43,42 +47,10 @@ pub const MAX_PENDING_RECORDS: usize = 1 << 20;
 /// Most bytes one `read`/`write` call moves.
 const CHUNK: usize = 64 * 1024;
 
-/// What an app needs from a connection (implemented by `brisk_tcp::Connection`).
-pub trait Pipe {
-    fn write(&mut self, data: &[u8]) -> usize;
-    fn read(&mut self, buf: &mut [u8]) -> usize;
-    fn send_capacity(&self) -> usize;
-    fn shutdown_write(&mut self);
-    /// Whether unordered receive is on (then the receiver uses `read_unordered`).
-    fn unordered(&self) -> bool {
-        false
-    }
-    /// `brisk_tcp::Connection::read_unordered`.
-    fn read_unordered(&mut self, _buf: &mut [u8]) -> Option<UnorderedRead> {
-        None
-    }
-}
-
-impl Pipe for brisk_tcp::Connection {
-    fn write(&mut self, data: &[u8]) -> usize {
-        brisk_tcp::Connection::write(self, data)
-    }
-    fn read(&mut self, buf: &mut [u8]) -> usize {
-        brisk_tcp::Connection::read(self, buf)
-    }
-    fn send_capacity(&self) -> usize {
-        brisk_tcp::Connection::send_capacity(self)
-    }
-    fn shutdown_write(&mut self) {
-        brisk_tcp::Connection::shutdown_write(self)
-    }
-    fn unordered(&self) -> bool {
-        brisk_tcp::Connection::unordered(self)
-    }
-    fn read_unordered(&mut self, buf: &mut [u8]) -> Option<UnorderedRead> {
-        brisk_tcp::Connection::read_unordered(self, buf)
-    }
-}
+/// What an app needs from a connection: brisk-tcp's [`ByteStream`], which
+/// `brisk_tcp::Connection` (the simulator's app-side handle) implements, as do the
+/// real-packet lab's streams. The old name stays for existing users.
+pub use brisk_tcp::stream::ByteStream as Pipe;
 
 /// The per-flow payload table, doubled so any `PATTERN_LEN` window is contiguous.
 #[derive(Debug)]
@@ -125,14 +97,14 @@ impl TxStream {
         }
     }
     /// Writes up to `max` pattern bytes; returns how many TCP took.
-    fn write_pattern(&mut self, p: &mut dyn Pipe, max: u64) -> u64 {
+    fn write_pattern(&mut self, p: &mut dyn ByteStream, max: u64) -> u64 {
         let mut total = 0u64;
         while total < max {
             // Offer a chunk even when the buffer looks full: a short write is what
             // tells TCP to report `Writable` once space frees up.
             let want = (max - total).min(CHUNK as u64) as usize;
             let chunk = self.pat.at(self.bytes, want);
-            let n = p.write(chunk).min(chunk.len());
+            let n = p.write(chunk).unwrap_or(0).min(chunk.len());
             if let Some(h) = &mut self.hash {
                 h.update(&chunk[..n]);
             }
@@ -145,8 +117,8 @@ impl TxStream {
         total
     }
     /// Writes raw bytes (record headers); returns how many TCP took.
-    fn write_raw(&mut self, p: &mut dyn Pipe, data: &[u8]) -> usize {
-        let n = p.write(data).min(data.len());
+    fn write_raw(&mut self, p: &mut dyn ByteStream, data: &[u8]) -> usize {
+        let n = p.write(data).unwrap_or(0).min(data.len());
         if let Some(h) = &mut self.hash {
             h.update(&data[..n]);
         }
@@ -202,88 +174,42 @@ impl RxStream {
     }
 }
 
-/// Parses records out of the byte stream (receiver side of `records`).
+/// Parses records out of the byte stream (receiver side of `records`): brisk-app's
+/// framing, with every body byte checked against the pattern.
 #[derive(Debug)]
 struct RecordParser {
     size: u64,
-    header: [u8; RECORD_HEADER_LEN],
-    have: usize,
-    body_left: u64,
-    expect_index: u64,
-    sent_at: u64,
-    bad_headers: u64,
+    reader: RecordReader,
 }
 
 impl RecordParser {
     fn new(size: u64) -> Self {
         RecordParser {
             size,
-            header: [0; RECORD_HEADER_LEN],
-            have: 0,
-            body_left: 0,
-            expect_index: 0,
-            sent_at: 0,
-            bad_headers: 0,
+            reader: RecordReader::new(size),
         }
     }
 
     /// Consumes `data` (at stream offset `off`); pattern-checks body bytes; calls
     /// `done(sent_at_ns)` per completed record.
-    fn feed(&mut self, rx: &mut RxStream, off: u64, data: &[u8], mut done: impl FnMut(u64)) {
-        let mut i = 0;
-        while i < data.len() {
-            if self.have < RECORD_HEADER_LEN {
-                let n = (RECORD_HEADER_LEN - self.have).min(data.len() - i);
-                self.header[self.have..self.have + n].copy_from_slice(&data[i..i + n]);
-                self.have += n;
-                i += n;
-                if self.have == RECORD_HEADER_LEN {
-                    self.parse_header();
-                    if self.body_left == 0 {
-                        self.finish(&mut done);
-                    }
-                }
-            } else {
-                let n = (self.body_left.min((data.len() - i) as u64)) as usize;
-                rx.check_pattern(off + i as u64, &data[i..i + n]);
-                i += n;
-                self.body_left -= n as u64;
-                if self.body_left == 0 {
-                    self.finish(&mut done);
-                }
-            }
-        }
+    fn feed(&mut self, rx: &mut RxStream, off: u64, data: &[u8], done: impl FnMut(u64)) {
+        self.reader
+            .feed(data, |i, body| rx.check_pattern(off + i as u64, body), done);
     }
 
-    fn parse_header(&mut self) {
-        let h = &self.header;
-        let field =
-            |r: std::ops::Range<usize>| h[r].iter().fold(0u64, |a, &b| a << 8 | u64::from(b));
-        let ok = h[0..4] == RECORD_MAGIC
-            && field(4..12) == self.expect_index
-            && field(20..24) == self.size;
-        if !ok {
-            self.bad_headers += 1;
-        }
-        self.sent_at = field(12..20);
-        self.body_left = self.size - RECORD_HEADER_LEN as u64;
-    }
-
-    fn finish(&mut self, done: &mut impl FnMut(u64)) {
-        done(self.sent_at);
-        self.expect_index += 1;
-        self.have = 0;
+    fn bad_headers(&self) -> u64 {
+        self.reader.bad_headers()
     }
 }
 
 fn record_header(index: u64, sent_at: Instant, size: u64) -> [u8; RECORD_HEADER_LEN] {
-    let mut h = [0u8; RECORD_HEADER_LEN];
-    h[0..4].copy_from_slice(&RECORD_MAGIC);
-    h[4..12].copy_from_slice(&index.to_be_bytes());
-    h[12..20].copy_from_slice(&sent_at.as_nanos().to_be_bytes());
-    // NOTE: size is validated to be <= 64 MiB, so it fits.
-    h[20..24].copy_from_slice(&(size as u32).to_be_bytes());
-    h
+    RecordHeader {
+        index,
+        sent_at_ns: sent_at.as_nanos(),
+        // NOTE: size is validated to be <= 64 MiB, so it fits.
+        len: size as u32,
+    }
+    .encode()
 }
 
 #[derive(Debug)]
@@ -398,7 +324,7 @@ impl ClientApp {
     }
 
     /// The connection is established: start producing.
-    pub fn on_connected(&mut self, now: Instant, p: &mut dyn Pipe) {
+    pub fn on_connected(&mut self, now: Instant, p: &mut dyn ByteStream) {
         self.connected = true;
         match &mut self.kind {
             ClientKind::Records {
@@ -421,7 +347,7 @@ impl ClientApp {
         }
     }
 
-    pub fn handle_timeout(&mut self, now: Instant, p: &mut dyn Pipe) {
+    pub fn handle_timeout(&mut self, now: Instant, p: &mut dyn ByteStream) {
         match &mut self.kind {
             ClientKind::Records {
                 size,
@@ -483,7 +409,7 @@ impl ClientApp {
     }
 
     /// Writes whatever is due, as far as the send buffer allows.
-    pub fn on_writable(&mut self, _now: Instant, p: &mut dyn Pipe) {
+    pub fn on_writable(&mut self, _now: Instant, p: &mut dyn ByteStream) {
         if !self.connected || self.closed {
             return;
         }
@@ -492,7 +418,7 @@ impl ClientApp {
                 let max = total.map_or(u64::MAX, |t| t - self.tx.bytes);
                 self.tx.write_pattern(p, max);
                 if total.is_some_and(|t| self.tx.bytes >= t) {
-                    p.shutdown_write();
+                    let _ = p.shutdown_write();
                     self.closed = true;
                 }
             }
@@ -518,7 +444,7 @@ impl ClientApp {
                 }
                 if pending.is_empty() && next_at.is_none() && count.is_some_and(|c| *generated >= c)
                 {
-                    p.shutdown_write();
+                    let _ = p.shutdown_write();
                     self.closed = true;
                 }
             }
@@ -531,9 +457,9 @@ impl ClientApp {
     }
 
     /// Reads everything available (responses, for request/response).
-    pub fn on_readable(&mut self, now: Instant, p: &mut dyn Pipe, scratch: &mut [u8]) {
+    pub fn on_readable(&mut self, now: Instant, p: &mut dyn ByteStream, scratch: &mut [u8]) {
         loop {
-            let n = p.read(scratch);
+            let n = p.read(scratch).unwrap_or(0);
             if n == 0 {
                 break;
             }
@@ -562,7 +488,7 @@ impl ClientApp {
                         self.stats.latencies.push(dur_nanos(now - *started_at));
                         if count.is_some_and(|c| *done >= c) {
                             self.stats.completed_at = Some(now);
-                            p.shutdown_write();
+                            let _ = p.shutdown_write();
                             self.closed = true;
                         } else {
                             *next_at = Some(now + *think);
@@ -644,14 +570,14 @@ impl ServerApp {
             .map_or(self.rx.bytes, |u| u.first.bytes)
     }
 
-    pub fn on_readable(&mut self, now: Instant, p: &mut dyn Pipe, scratch: &mut [u8]) {
-        if p.unordered() || self.unordered.is_some() {
+    pub fn on_readable(&mut self, now: Instant, p: &mut dyn ByteStream, scratch: &mut [u8]) {
+        if p.supports_unordered() || self.unordered.is_some() {
             self.read_unordered(now, p, scratch);
             self.on_writable(now, p);
             return;
         }
         loop {
-            let n = p.read(scratch);
+            let n = p.read(scratch).unwrap_or(0);
             if n == 0 {
                 break;
             }
@@ -663,7 +589,7 @@ impl ServerApp {
 
     /// Greedy unordered reads: first-delivery accounting for every piece, the usual
     /// in-order processing (integrity checks) for in-order pieces.
-    fn read_unordered(&mut self, now: Instant, p: &mut dyn Pipe, scratch: &mut [u8]) {
+    fn read_unordered(&mut self, now: Instant, p: &mut dyn ByteStream, scratch: &mut [u8]) {
         let kind = &self.kind;
         let mut u = self.unordered.take().unwrap_or_else(|| {
             Box::new(UnorderedRx {
@@ -674,7 +600,7 @@ impl ServerApp {
                 },
             })
         });
-        while let Some(r) = p.read_unordered(scratch) {
+        while let Ok(Some(r)) = p.read_unordered(scratch) {
             let data = &scratch[..r.len.min(scratch.len())];
             let before = u.first.bytes;
             let lat = &mut self.stats.latencies;
@@ -746,7 +672,7 @@ impl ServerApp {
                     });
                     self.rx.account(data);
                     *delivered += finished;
-                    self.stats.bad_headers = parser.bad_headers;
+                    self.stats.bad_headers = parser.bad_headers();
                     if ordered
                         && count.is_some_and(|c| *delivered >= c)
                         && self.stats.completed_at.is_none()
@@ -772,7 +698,7 @@ impl ServerApp {
         }
     }
 
-    pub fn on_writable(&mut self, _now: Instant, p: &mut dyn Pipe) {
+    pub fn on_writable(&mut self, _now: Instant, p: &mut dyn ByteStream) {
         if let ServerKind::Rr { resp_left, .. } = &mut self.kind {
             if *resp_left > 0 {
                 *resp_left -= self.tx.write_pattern(p, *resp_left);
@@ -781,8 +707,8 @@ impl ServerApp {
     }
 
     /// The client finished sending: close our side too.
-    pub fn on_peer_closed(&mut self, p: &mut dyn Pipe) {
-        p.shutdown_write();
+    pub fn on_peer_closed(&mut self, p: &mut dyn ByteStream) {
+        let _ = p.shutdown_write();
     }
 }
 
@@ -790,6 +716,7 @@ impl ServerApp {
 mod tests {
     use super::*;
     use crate::units::{Dur, Size};
+    use std::io;
 
     /// An in-memory pipe with a bounded send buffer; "the network" moves bytes from a
     /// pipe's `sent` to the peer's `inbox` on `deliver`.
@@ -800,24 +727,25 @@ mod tests {
         cap: usize,
         shut: bool,
     }
-    impl Pipe for Mem {
-        fn write(&mut self, data: &[u8]) -> usize {
+    impl ByteStream for Mem {
+        fn write(&mut self, data: &[u8]) -> io::Result<usize> {
             let n = data.len().min(self.cap.saturating_sub(self.sent.len()));
             self.sent.extend_from_slice(&data[..n]);
-            n
+            Ok(n)
         }
-        fn read(&mut self, buf: &mut [u8]) -> usize {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             let n = buf.len().min(self.inbox.len());
             for b in buf.iter_mut().take(n) {
                 *b = self.inbox.pop_front().unwrap_or(0);
             }
-            n
+            Ok(n)
         }
-        fn send_capacity(&self) -> usize {
-            self.cap.saturating_sub(self.sent.len())
+        fn read_unordered(&mut self, _buf: &mut [u8]) -> io::Result<Option<UnorderedRead>> {
+            Ok(None)
         }
-        fn shutdown_write(&mut self) {
+        fn shutdown_write(&mut self) -> io::Result<()> {
             self.shut = true;
+            Ok(())
         }
     }
     fn deliver(from: &mut Mem, to: &mut Mem, max: usize) {
@@ -916,28 +844,29 @@ mod tests {
     struct Script {
         reads: VecDeque<(u64, Vec<u8>, bool)>,
     }
-    impl Pipe for Script {
-        fn write(&mut self, data: &[u8]) -> usize {
-            data.len()
+    impl ByteStream for Script {
+        fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+            Ok(data.len())
         }
-        fn read(&mut self, _buf: &mut [u8]) -> usize {
-            0
+        fn read(&mut self, _buf: &mut [u8]) -> io::Result<usize> {
+            Ok(0)
         }
-        fn send_capacity(&self) -> usize {
-            0
+        fn shutdown_write(&mut self) -> io::Result<()> {
+            Ok(())
         }
-        fn shutdown_write(&mut self) {}
-        fn unordered(&self) -> bool {
+        fn supports_unordered(&self) -> bool {
             true
         }
-        fn read_unordered(&mut self, buf: &mut [u8]) -> Option<UnorderedRead> {
-            let (offset, data, in_order) = self.reads.pop_front()?;
+        fn read_unordered(&mut self, buf: &mut [u8]) -> io::Result<Option<UnorderedRead>> {
+            let Some((offset, data, in_order)) = self.reads.pop_front() else {
+                return Ok(None);
+            };
             buf[..data.len()].copy_from_slice(&data);
-            Some(UnorderedRead {
+            Ok(Some(UnorderedRead {
                 offset,
                 len: data.len(),
                 in_order,
-            })
+            }))
         }
     }
 

@@ -15,7 +15,7 @@ use brisk_net::Packet;
 use brisk_time::Instant;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 
 /// Index of a node in the engine.
 pub type NodeId = usize;
@@ -101,21 +101,6 @@ impl RouteTable {
     pub fn lookup(&self, dst: Option<IpAddr>) -> Option<NodeId> {
         dst.and_then(|d| self.by_dst.get(&d).copied())
             .or(self.default)
-    }
-}
-
-/// The destination address of a raw IP packet, without a full parse.
-pub fn peek_dst(data: &[u8]) -> Option<IpAddr> {
-    match data.first()? >> 4 {
-        4 if data.len() >= 20 => Some(IpAddr::V4(Ipv4Addr::new(
-            data[16], data[17], data[18], data[19],
-        ))),
-        6 if data.len() >= 40 => {
-            let mut a = [0u8; 16];
-            a.copy_from_slice(&data[24..40]);
-            Some(IpAddr::from(a))
-        }
-        _ => None,
     }
 }
 
@@ -253,7 +238,7 @@ impl<N: Node> Engine<N> {
     /// Drains `node`'s output into the ready queue, then reschedules it.
     fn flush(&mut self, node: NodeId) {
         while let Some(pkt) = self.nodes[node].poll_packet(self.now, &mut self.ctx) {
-            match self.routes[node].lookup(peek_dst(&pkt.data)) {
+            match self.routes[node].lookup(brisk_wire::peek::dst_addr(&pkt.data)) {
                 Some(next) => self.ready.push_back((node, next, pkt)),
                 None => {
                     self.stats.unroutable += 1;
@@ -310,6 +295,7 @@ impl<N: Node> Engine<N> {
 mod tests {
     use super::*;
     use brisk_time::Duration;
+    use std::net::Ipv4Addr;
 
     fn v4(last: u8) -> IpAddr {
         IpAddr::V4(Ipv4Addr::new(10, 0, 0, last))

@@ -8,7 +8,6 @@
 pub mod app;
 pub mod engine;
 pub mod host;
-pub mod metrics;
 pub mod node;
 pub mod output;
 pub mod run;
@@ -19,6 +18,10 @@ pub mod unordered;
 /// Scenario quantities (`Dur`, `Rate`, `Size`); defined in brisk-net next to the link
 /// description that uses them, and re-exported here so `brisk_sim::units` paths hold.
 pub use brisk_net::units;
+
+/// Bounded sample sets and series; in brisk-net beside the link meter that fills them,
+/// re-exported so `brisk_sim::metrics` paths hold.
+pub use brisk_net::metrics;
 
 pub use run::{run, run_with, RunOptions, RunResult, SimError};
 pub use scenario::{Scenario, ScenarioError};

@@ -7,11 +7,14 @@
 
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-use std::io::{self, Write};
 use std::path::Path;
 
-use crate::metrics::Summary;
-use crate::run::{RunResult, SimError};
+// The JSON building blocks are brisk-report's (shared with real-packet runs); these
+// re-exports keep the `brisk_sim::output` paths working.
+pub use brisk_report::{latency_json, queue_delay_json, rtt_json};
+
+use crate::run::{FlowResult, RunResult, SimError};
+use brisk_report::{drops_csv, queue_csv, write_files, FlowSummary, RunSummary};
 use brisk_tcp::cc::CcDiagnostics;
 use brisk_time::Instant;
 
@@ -23,46 +26,6 @@ fn ms_f(ns: f64) -> f64 {
 }
 fn secs(t: Instant) -> f64 {
     t.as_secs_f64()
-}
-/// Finite floats only: JSON has no NaN or infinity.
-fn num(x: f64) -> Value {
-    if x.is_finite() {
-        json!(x)
-    } else {
-        Value::Null
-    }
-}
-
-/// An RTT-like summary in milliseconds (`rtt_ms`, also the real runs' `srtt_ms`).
-pub fn rtt_json(s: &Option<Summary>) -> Value {
-    match s {
-        Some(s) => json!({
-            "min": num(ms(s.min)), "mean": num(ms_f(s.mean)), "p50": num(ms(s.p50)),
-            "p95": num(ms(s.p95)), "p99": num(ms(s.p99)), "max": num(ms(s.max)),
-            "samples": s.count, "exact": s.exact,
-        }),
-        None => Value::Null,
-    }
-}
-
-/// The bottleneck's queueing-delay summary in milliseconds.
-pub fn queue_delay_json(s: &Option<Summary>) -> Value {
-    match s {
-        Some(s) => json!({"mean": num(ms_f(s.mean)), "p50": num(ms(s.p50)),
-            "p99": num(ms(s.p99)), "max": num(ms(s.max))}),
-        None => Value::Null,
-    }
-}
-
-/// A latency summary in milliseconds (`record_latency_ms`, also the real runs').
-pub fn latency_json(s: &Option<Summary>) -> Value {
-    match s {
-        Some(s) => json!({
-            "mean": num(ms_f(s.mean)), "p50": num(ms(s.p50)), "p95": num(ms(s.p95)),
-            "p99": num(ms(s.p99)), "max": num(ms(s.max)), "count": s.count, "exact": s.exact,
-        }),
-        None => Value::Null,
-    }
 }
 
 /// A controller's final diagnostics, e.g. `{"kind": "delay_correlation", "r": …}`.
@@ -103,51 +66,47 @@ fn dc_csv(r: &RunResult) -> Option<String> {
     any.then_some(s)
 }
 
+impl FlowResult {
+    /// The flow's summary in the form both kinds of run report.
+    pub fn summary(&self) -> FlowSummary {
+        FlowSummary {
+            id: self.id,
+            cc: self.cc.to_string(),
+            app: self.app.to_string(),
+            start_s: secs(self.start),
+            goodput_bps: self.goodput_bps,
+            bytes_delivered: self.bytes_delivered,
+            bytes_sent: self.bytes_sent,
+            retransmitted_packets: self.retransmitted_packets,
+            fct: self.fct,
+            rtt: self.rtt,
+            record_latency: self.record_latency,
+            stream_ok: self.stream_ok,
+            first_drop: self.first_drop,
+            records_skipped: self.records_skipped,
+            cc_diag: cc_diag_json(&self.cc_diag),
+            error: self.error.clone(),
+            real: None,
+        }
+    }
+}
+
 impl RunResult {
-    /// The summary object printed by `brisk run --json` and written as `summary.json`.
+    /// The summary object printed by `brisk run --json` and written as `summary.json`:
+    /// brisk-report's run summary plus the engine's counters (`sim`).
     pub fn to_json(&self) -> Value {
-        let flows: Vec<Value> = self
-            .flows
-            .iter()
-            .map(|f| {
-                json!({
-                    "id": f.id,
-                    "cc": f.cc,
-                    "app": f.app,
-                    "start_s": num(secs(f.start)),
-                    "goodput_bps": num(f.goodput_bps),
-                    "bytes_delivered": f.bytes_delivered,
-                    "bytes_sent": f.bytes_sent,
-                    "retransmitted_packets": f.retransmitted_packets,
-                    "fct_s": f.fct.map_or(Value::Null, |d| num(d.as_secs_f64())),
-                    "rtt_ms": rtt_json(&f.rtt),
-                    "record_latency_ms": latency_json(&f.record_latency),
-                    "stream_ok": f.stream_ok,
-                    "first_drop_s": f.first_drop.map_or(Value::Null, |t| num(secs(t))),
-                    "records_skipped": f.records_skipped,
-                    "cc_diag": cc_diag_json(&f.cc_diag),
-                    "error": f.error,
-                })
-            })
-            .collect();
-        let b = &self.bottleneck;
-        let mut out = json!({
-            "scenario": self.scenario,
-            "seed": self.seed,
-            "duration_s": num(self.duration.as_secs_f64()),
-            "flows": flows,
-            "bottleneck": {
-                "utilization": num(b.utilization),
-                "drops": b.drops,
-                "first_drop_s": b.first_drop.map_or(Value::Null, |t| num(secs(t))),
-                "max_queue_packets": b.max_queue_packets,
-                "queue_delay_ms": queue_delay_json(&b.queue_delay),
-            },
-            "sim": {
-                "events": self.engine.events,
-                "packets": self.engine.packets,
-                "unroutable": self.engine.unroutable,
-            },
+        let mut out = RunSummary {
+            scenario: &self.scenario,
+            seed: self.seed,
+            duration: self.duration,
+            flows: self.flows.iter().map(FlowResult::summary).collect(),
+            bottleneck: &self.bottleneck,
+        }
+        .to_json();
+        out["sim"] = json!({
+            "events": self.engine.events,
+            "packets": self.engine.packets,
+            "unroutable": self.engine.unroutable,
         });
         if let Some(h) = &self.trace_sha256 {
             out["trace_sha256"] = json!(h);
@@ -157,11 +116,6 @@ impl RunResult {
 
     /// Writes `summary.json` and the CSV time series into `dir` (created if missing).
     pub fn write_dir(&self, dir: &Path) -> Result<(), SimError> {
-        let ioe = |name: &str| {
-            let path = dir.join(name).display().to_string();
-            move |source| SimError::Io { path, source }
-        };
-        std::fs::create_dir_all(dir).map_err(ioe(""))?;
         let mut files: Vec<(&str, String)> = Vec::new();
         let mut json = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
         json.push('\n');
@@ -224,40 +178,23 @@ impl RunResult {
         }
         files.push(("cwnd.csv", s));
 
-        let mut s = String::from(
-            "time_s,queue_packets,queue_bytes,max_queue_packets,mean_delay_ms,max_delay_ms,drops\n",
-        );
-        for (t, r) in &self.bottleneck.queue_series {
-            let _ = writeln!(
-                s,
-                "{},{},{},{},{},{},{}",
-                *t as f64 / 1e9,
-                r.packets,
-                r.bytes,
-                r.max_packets,
-                ms(r.mean_delay_ns),
-                ms(r.max_delay_ns),
-                r.drops
-            );
-        }
-        files.push(("queue.csv", s));
-
-        let mut s = String::from("time_s,flow,reason\n");
-        for d in &self.bottleneck.drop_records {
-            let _ = writeln!(s, "{},{},{}", secs(d.at), d.flow, d.reason.name());
-        }
-        files.push(("drops.csv", s));
+        files.push(("queue.csv", queue_csv(&self.bottleneck)));
+        files.push(("drops.csv", drops_csv(&self.bottleneck)));
         if let Some(s) = dc_csv(self) {
             files.push(("dc.csv", s));
         }
 
-        for (name, text) in files {
-            let path = dir.join(name);
-            let mut f = io::BufWriter::new(std::fs::File::create(&path).map_err(ioe(name))?);
-            f.write_all(text.as_bytes()).map_err(ioe(name))?;
-            f.flush().map_err(ioe(name))?;
-        }
-        Ok(())
+        write_files(dir, &files).map_err(|e| SimError::Io {
+            // A directory that cannot be created is named with a trailing separator.
+            path: if e.creating_dir {
+                e.path.join("")
+            } else {
+                e.path
+            }
+            .display()
+            .to_string(),
+            source: e.source,
+        })
     }
 
     /// The sampling interval, recovered from the series (for rate columns).

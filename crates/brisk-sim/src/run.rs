@@ -16,7 +16,6 @@ use std::path::PathBuf;
 use crate::engine::{EngineStats, NodeId, Observer};
 use crate::host::{CcRow, CwndRow, Role, RttRow};
 use crate::metrics::Summary;
-use crate::node::{DropRecord, QueueRow};
 use crate::scenario::{AppSpec, Scenario};
 use crate::topology::{self, BuildError};
 use brisk_net::Packet;
@@ -92,17 +91,8 @@ pub struct FlowResult {
 /// Points in the quantile vectors of [`FlowResult`] (every 0.1 %).
 pub const QUANTILE_POINTS: usize = 1001;
 
-/// The shared bottleneck's results.
-#[derive(Clone, Debug)]
-pub struct BottleneckResult {
-    pub utilization: f64,
-    pub drops: u64,
-    pub first_drop: Option<Instant>,
-    pub queue_delay: Option<Summary>,
-    pub max_queue_packets: usize,
-    pub queue_series: Vec<(u64, QueueRow)>,
-    pub drop_records: Vec<DropRecord>,
-}
+/// The shared bottleneck's results: brisk-report's, shared with real-packet runs.
+pub use brisk_report::BottleneckResult;
 
 /// Everything a run produced.
 #[derive(Clone, Debug)]

@@ -602,7 +602,9 @@ impl Scenario {
                     count,
                     ..
                 } => {
-                    if size.0 < crate::app::RECORD_HEADER_LEN as u64 || size.0 > 64 << 20 {
+                    if size.0 < crate::app::RECORD_HEADER_LEN as u64
+                        || size.0 > brisk_app::records::MAX_RECORD
+                    {
                         return Err((
                             p("app.size"),
                             format!(

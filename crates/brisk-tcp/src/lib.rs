@@ -16,9 +16,11 @@ pub mod config;
 pub mod conn;
 pub mod endpoint;
 pub mod event;
+pub mod rangeset;
 pub mod recovery;
 pub mod sent;
 pub mod stats;
+pub mod stream;
 
 pub use brisk_time::{Duration, Instant};
 pub use config::Config;

@@ -14,6 +14,7 @@ pub mod error;
 pub mod ip;
 pub mod packet;
 pub mod pcap;
+pub mod peek;
 pub mod seq;
 pub mod tcp;
 
@@ -21,6 +22,7 @@ pub use error::ParseError;
 pub use ip::{Ecn, IpRepr, Ipv4Repr, Ipv6Repr, IPPROTO_TCP};
 pub use packet::{emit_tcp_packet, mark_ce, parse_tcp_packet, peek_dscp, peek_ecn};
 pub use pcap::PcapWriter;
+pub use peek::FlowKey;
 pub use seq::SeqNum;
 pub use tcp::{
     ExtraOptionError, ExtraOptions, Flags, SackBlock, SackBlocks, TcpRepr, Timestamps,

@@ -1,63 +1,64 @@
-//! Presenting a [`RealResult`]: the simulator's JSON fields (plus `stack`, `srtt_ms`,
+//! Presenting a [`RealResult`] through brisk-report: the simulator's JSON fields (plus `stack`, `srtt_ms`,
 //! `rtt_base_ms` per flow and a `real` section), a table, and the simulator's CSV files.
 
 use serde_json::{json, Value};
 
-use super::{RealResult, Stats};
+use super::{RealFlowResult, RealResult, Stats};
 use crate::error::{EmuError, Result};
-use brisk_sim::output::{latency_json, queue_delay_json, rtt_json};
+use brisk_report::{
+    drops_csv, jain_fairness, queue_csv, write_files, FlowSummary, RealFlowExtras, RunSummary,
+};
+
+impl RealFlowResult {
+    /// The flow's summary in the form both kinds of run report, with the real runs'
+    /// `stack`, `srtt_ms` and `rtt_base_ms`.
+    pub fn summary(&self) -> FlowSummary {
+        FlowSummary {
+            id: self.id,
+            cc: self.cc.clone(),
+            app: self.app.to_string(),
+            start_s: self.start.as_secs_f64(),
+            goodput_bps: self.goodput_bps,
+            bytes_delivered: self.bytes_delivered,
+            bytes_sent: self.bytes_sent,
+            retransmitted_packets: self.retransmitted_packets,
+            fct: self.fct,
+            rtt: self.rtt,
+            record_latency: self.record_latency,
+            stream_ok: self.stream_ok,
+            first_drop: self.first_drop,
+            records_skipped: 0,
+            cc_diag: self.cc_diag.clone().unwrap_or(Value::Null),
+            error: self.error.clone(),
+            real: Some(RealFlowExtras {
+                stack: self.stack.to_string(),
+                srtt: self.srtt,
+                rtt_base: self.rtt_base,
+            }),
+        }
+    }
+}
 
 impl RealResult {
-    /// The simulator's `--json` shape, plus `stack` and `srtt_ms` per flow and a
-    /// `real` section (emulator counters, CPU).
+    /// The simulator's `--json` shape (brisk-report's run summary), with `stack`,
+    /// `srtt_ms` and `rtt_base_ms` per flow and a `real` section (emulator counters,
+    /// CPU) in place of the simulator's `sim`.
     pub fn to_json(&self) -> Value {
-        let flows: Vec<Value> = self
-            .flows
-            .iter()
-            .map(|f| {
-                json!({
-                    "id": f.id,
-                    "stack": f.stack,
-                    "cc": f.cc,
-                    "app": f.app,
-                    "start_s": f.start.as_secs_f64(),
-                    "goodput_bps": f.goodput_bps,
-                    "bytes_delivered": f.bytes_delivered,
-                    "bytes_sent": f.bytes_sent,
-                    "retransmitted_packets": f.retransmitted_packets,
-                    "fct_s": f.fct.map(|d| d.as_secs_f64()),
-                    "rtt_ms": rtt_json(&f.rtt),
-                    "srtt_ms": rtt_json(&f.srtt),
-                    "record_latency_ms": latency_json(&f.record_latency),
-                    "stream_ok": f.stream_ok,
-                    "first_drop_s": f.first_drop.map(|t| t.as_secs_f64()),
-                    "records_skipped": 0,
-                    "cc_diag": f.cc_diag.clone().unwrap_or(Value::Null),
-                    "error": f.error,
-                    "rtt_base_ms": f.rtt_base.as_secs_f64() * 1e3,
-                })
-            })
-            .collect();
-        let b = &self.bottleneck;
-        json!({
-            "scenario": self.scenario,
-            "seed": self.seed,
-            "duration_s": self.duration.as_secs_f64(),
-            "flows": flows,
-            "bottleneck": {
-                "utilization": b.utilization,
-                "drops": b.drops,
-                "first_drop_s": b.first_drop.map(|t| t.as_secs_f64()),
-                "max_queue_packets": b.max_queue_packets,
-                "queue_delay_ms": queue_delay_json(&b.queue_delay),
-            },
-            "real": {
-                "jain_fairness": self.jain_fairness(),
-                "cpu_s": self.cpu_s,
-                "brisk_busy_s": self.brisk_busy_s,
-                "emulator": &self.emulator,
-            },
-        })
+        let mut out = RunSummary {
+            scenario: &self.scenario,
+            seed: self.seed,
+            duration: self.duration,
+            flows: self.flows.iter().map(RealFlowResult::summary).collect(),
+            bottleneck: &self.bottleneck,
+        }
+        .to_json();
+        out["real"] = json!({
+            "jain_fairness": self.jain_fairness(),
+            "cpu_s": self.cpu_s,
+            "brisk_busy_s": self.brisk_busy_s,
+            "emulator": &self.emulator,
+        });
+        out
     }
 
     /// A human-readable table.
@@ -132,30 +133,15 @@ impl RealResult {
 
     /// Jain's fairness index of the flows' goodputs: (Σx)² / (n·Σx²), 1 = equal shares.
     pub fn jain_fairness(&self) -> f64 {
-        let (sum, sq) = self.flows.iter().fold((0.0, 0.0), |(s, q), f| {
-            (s + f.goodput_bps, q + f.goodput_bps * f.goodput_bps)
-        });
-        if sq > 0.0 {
-            sum * sum / (self.flows.len() as f64 * sq)
-        } else {
-            0.0
-        }
+        jain_fairness(self.flows.iter().map(|f| f.goodput_bps))
     }
 
     /// Writes `summary.json`, `rtt.csv` (sampled srtt), `cwnd.csv`, `goodput.csv`, and
     /// the simulator's `queue.csv` and `drops.csv`.
     pub fn write_dir(&self, dir: &std::path::Path) -> Result<()> {
         use std::fmt::Write as _;
-        let w = |name: &str, text: String| {
-            let p = dir.join(name);
-            std::fs::write(&p, text)
-                .map_err(|e| EmuError::io(format!("writing {}", p.display()), e))
-        };
-        std::fs::create_dir_all(dir)
-            .map_err(|e| EmuError::io(format!("creating {}", dir.display()), e))?;
         let mut j = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
         j.push('\n');
-        w("summary.json", j)?;
         let (mut rtt, mut cwnd, mut gp) = (
             String::from("time_s,flow,srtt_ms\n"),
             String::from("time_s,flow,cwnd\n"),
@@ -178,30 +164,21 @@ impl RealResult {
                 let _ = writeln!(gp, "{:.6},{},{}", *t as f64 / 1e9, f.id, v);
             }
         }
-        let mut q = String::from(
-            "time_s,queue_packets,queue_bytes,max_queue_packets,mean_delay_ms,max_delay_ms,drops\n",
-        );
-        for (t, r) in &self.bottleneck.queue_series {
-            let _ = writeln!(
-                q,
-                "{},{},{},{},{},{},{}",
-                *t as f64 / 1e9,
-                r.packets,
-                r.bytes,
-                r.max_packets,
-                r.mean_delay_ns as f64 / 1e6,
-                r.max_delay_ns as f64 / 1e6,
-                r.drops
-            );
-        }
-        let mut d = String::from("time_s,flow,reason\n");
-        for r in &self.bottleneck.drop_records {
-            let _ = writeln!(d, "{},{},{}", r.at.as_secs_f64(), r.flow, r.reason.name());
-        }
-        w("rtt.csv", rtt)?;
-        w("cwnd.csv", cwnd)?;
-        w("goodput.csv", gp)?;
-        w("queue.csv", q)?;
-        w("drops.csv", d)
+        let files = [
+            ("summary.json", j),
+            ("rtt.csv", rtt),
+            ("cwnd.csv", cwnd),
+            ("goodput.csv", gp),
+            ("queue.csv", queue_csv(&self.bottleneck)),
+            ("drops.csv", drops_csv(&self.bottleneck)),
+        ];
+        write_files(dir, &files).map_err(|e| {
+            let what = if e.creating_dir {
+                "creating"
+            } else {
+                "writing"
+            };
+            EmuError::io(format!("{what} {}", e.path.display()), e.source)
+        })
     }
 }

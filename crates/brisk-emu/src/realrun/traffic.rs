@@ -1,10 +1,11 @@
-//! The byte streams of a real run's flows: a bulk or records sender writing a ChaCha8
-//! stream (records framed as the simulator's: 24-byte header `BRK1 | index | send time
+//! The byte streams of a real run's flows, written against brisk-tcp's [`ByteStream`]
+//! so the same code drives brisk's sockets and the kernel's: a bulk or records sender writing a ChaCha8
+//! stream (records framed by brisk-app as the simulator's: 24-byte header `BRK1 | index | send time
 //! ns | length`, big-endian), and a receiver that hashes what it reads, bins goodput
 //! and, for records, parses the framing and measures each record's latency. Times are
 //! on the run's shared [`Clock`].
 
-use std::io::{Read, Write};
+use brisk_tcp::stream::ByteStream;
 use std::time::Duration as StdDuration;
 
 use rand::{Rng, RngCore, SeedableRng};
@@ -12,21 +13,15 @@ use rand_chacha::ChaCha8Rng;
 use sha2::{Digest, Sha256};
 
 use super::{since, std_dur, RealApp, MAX_SAMPLES, RECORD_HEADER_LEN};
-use crate::clock::Clock;
+use crate::os::clock::Clock;
 use crate::tools::hex;
+use brisk_app::records::{RecordHeader, RecordReader};
 
-const RECORD_MAGIC: [u8; 4] = *b"BRK1";
-
-/// Parses the simulator's record framing from a byte stream, measuring each record's
-/// latency when its last byte is read.
+/// Parses the records framing (brisk-app's, the simulator's) from a byte stream,
+/// measuring each record's latency when its last byte is read.
 #[derive(Debug)]
 pub(super) struct RecordRx {
-    size: u64,
-    /// Bytes of the current record read so far.
-    pos: u64,
-    header: [u8; RECORD_HEADER_LEN],
-    sent_ns: u64,
-    next_index: u64,
+    reader: RecordReader,
     pub(super) latencies: Vec<u64>,
     pub(super) bad_headers: u64,
 }
@@ -34,55 +29,26 @@ pub(super) struct RecordRx {
 impl RecordRx {
     pub(super) fn new(size: u64) -> RecordRx {
         RecordRx {
-            size,
-            pos: 0,
-            header: [0; RECORD_HEADER_LEN],
-            sent_ns: 0,
-            next_index: 0,
+            reader: RecordReader::new(size),
             latencies: Vec::new(),
             bad_headers: 0,
         }
     }
 
     /// `data` was read at `at_ns`; latencies count only if `measure` (by the end).
-    fn feed(&mut self, mut data: &[u8], at_ns: u64, measure: bool) {
-        let h = RECORD_HEADER_LEN as u64;
-        while !data.is_empty() {
-            if self.pos < h {
-                let k = ((h - self.pos) as usize).min(data.len());
-                let p = self.pos as usize;
-                self.header[p..p + k].copy_from_slice(&data[..k]);
-                self.pos += k as u64;
-                data = &data[k..];
-                if self.pos == h {
-                    let hd = &self.header;
-                    let be64 = |r: std::ops::Range<usize>| {
-                        let mut b = [0u8; 8];
-                        b.copy_from_slice(&hd[r]);
-                        u64::from_be_bytes(b)
-                    };
-                    let len = u32::from_be_bytes([hd[20], hd[21], hd[22], hd[23]]);
-                    if hd[..4] != RECORD_MAGIC
-                        || be64(4..12) != self.next_index
-                        || u64::from(len) != self.size
-                    {
-                        self.bad_headers += 1;
-                    }
-                    self.sent_ns = be64(12..20);
+    fn feed(&mut self, data: &[u8], at_ns: u64, measure: bool) {
+        let lat = &mut self.latencies;
+        self.reader.feed_at(
+            data,
+            at_ns,
+            |_, _| {},
+            |l| {
+                if measure && lat.len() < MAX_SAMPLES {
+                    lat.push(l);
                 }
-            } else {
-                let k = (self.size - self.pos).min(data.len() as u64);
-                self.pos += k;
-                data = &data[k as usize..];
-            }
-            if self.pos == self.size {
-                if measure && self.latencies.len() < MAX_SAMPLES {
-                    self.latencies.push(at_ns.saturating_sub(self.sent_ns));
-                }
-                self.next_index += 1;
-                self.pos = 0;
-            }
-        }
+            },
+        );
+        self.bad_headers = self.reader.bad_headers();
     }
 }
 
@@ -97,8 +63,8 @@ pub(super) struct RxOut {
     pub(super) error: Option<String>,
 }
 
-pub(super) fn receive<R: Read>(
-    mut s: R,
+pub(super) fn receive<S: ByteStream>(
+    mut s: S,
     clock: Clock,
     end: StdDuration,
     interval: StdDuration,
@@ -182,7 +148,7 @@ impl Tx {
     }
 
     /// Writes all of `data`; false (with the error kept) if that failed.
-    fn write<W: Write>(&mut self, w: &mut W, data: &[u8]) -> bool {
+    fn write<S: ByteStream>(&mut self, w: &mut S, data: &[u8]) -> bool {
         if let Err(e) = w.write_all(data) {
             self.error = Some(if e.kind() == std::io::ErrorKind::TimedOut {
                 // The write timeout reaches just past the end: a partial write may
@@ -208,8 +174,8 @@ impl Tx {
 }
 
 /// Writes a bulk stream until `end` (or `bytes`).
-pub(super) fn send_bulk<W: Write>(
-    mut w: W,
+pub(super) fn send_bulk<S: ByteStream>(
+    mut w: S,
     clock: Clock,
     end: StdDuration,
     bytes: Option<u64>,
@@ -236,8 +202,8 @@ pub(super) fn send_bulk<W: Write>(
 /// `interval` plus uniform jitter, never earlier than the previous) until `end` or
 /// `count`. Each is stamped with its scheduled time, so time a record waits behind a
 /// blocked write counts in its latency, as the simulator's pending records do.
-pub(super) fn send_records<W: Write>(
-    mut w: W,
+pub(super) fn send_records<S: ByteStream>(
+    mut w: S,
     clock: Clock,
     end: StdDuration,
     app: &RealApp,
@@ -265,10 +231,12 @@ pub(super) fn send_records<W: Write>(
         if at > now {
             std::thread::sleep(at - now);
         }
-        buf[..4].copy_from_slice(&RECORD_MAGIC);
-        buf[4..12].copy_from_slice(&index.to_be_bytes());
-        buf[12..20].copy_from_slice(&(at.as_nanos() as u64).to_be_bytes());
-        buf[20..24].copy_from_slice(&(size as u32).to_be_bytes());
+        let header = RecordHeader {
+            index,
+            sent_at_ns: at.as_nanos() as u64,
+            len: size as u32,
+        };
+        buf[..RECORD_HEADER_LEN].copy_from_slice(&header.encode());
         payload.fill_bytes(&mut buf[RECORD_HEADER_LEN..]);
         if !tx.write(&mut w, &buf) {
             break;
@@ -291,13 +259,16 @@ pub(super) fn send_records<W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stack::kernel_stream::KernelStream;
 
     fn record(index: u64, sent_ns: u64, size: usize) -> Vec<u8> {
         let mut r = vec![7u8; size];
-        r[..4].copy_from_slice(&RECORD_MAGIC);
-        r[4..12].copy_from_slice(&index.to_be_bytes());
-        r[12..20].copy_from_slice(&sent_ns.to_be_bytes());
-        r[20..24].copy_from_slice(&(size as u32).to_be_bytes());
+        let h = RecordHeader {
+            index,
+            sent_at_ns: sent_ns,
+            len: size as u32,
+        };
+        r[..RECORD_HEADER_LEN].copy_from_slice(&h.encode());
         r
     }
 
@@ -339,26 +310,93 @@ mod tests {
         );
     }
 
-    #[test]
-    fn record_sender_output_parses_back() {
-        let app = RealApp::Records {
+    /// An in-memory stream: writes append to `out`, reads drain `inp`.
+    #[derive(Default)]
+    struct Mem {
+        out: Vec<u8>,
+        inp: std::collections::VecDeque<u8>,
+    }
+
+    impl ByteStream for Mem {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            self.out.extend_from_slice(data);
+            Ok(data.len())
+        }
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(self.inp.len());
+            for (b, x) in buf.iter_mut().zip(self.inp.drain(..n)) {
+                *b = x;
+            }
+            Ok(n)
+        }
+        fn read_unordered(
+            &mut self,
+            _buf: &mut [u8],
+        ) -> std::io::Result<Option<brisk_tcp::UnorderedRead>> {
+            Err(std::io::ErrorKind::Unsupported.into())
+        }
+        fn shutdown_write(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn twenty_records() -> RealApp {
+        RealApp::Records {
             size: 64,
             interval: brisk_time::Duration::from_micros(1),
             jitter: brisk_time::Duration::from_micros(1),
             count: Some(20),
-        };
-        let mut out = Vec::new();
+        }
+    }
+
+    #[test]
+    fn record_sender_output_parses_back() {
+        let mut out = Mem::default();
         let tx = send_records(
             &mut out,
             Clock::start(),
             StdDuration::from_secs(10),
-            &app,
+            &twenty_records(),
             3,
         );
-        assert_eq!((tx.sent, out.len()), (20 * 64, 20 * 64));
+        assert_eq!((tx.sent, out.out.len()), (20 * 64, 20 * 64));
         assert!(tx.error.is_none());
         let mut rx = RecordRx::new(64);
-        rx.feed(&out, u64::MAX / 2, true);
+        rx.feed(&out.out, u64::MAX / 2, true);
         assert_eq!((rx.latencies.len(), rx.bad_headers), (20, 0));
+    }
+
+    /// The same sender and receiver code runs over two `ByteStream`s: in memory and
+    /// the kernel's TCP on loopback (brisk's own socket is covered by tests/realrun.rs,
+    /// which needs root).
+    #[test]
+    fn records_app_runs_unchanged_over_memory_and_kernel_tcp() {
+        let clock = Clock::start();
+        let (end, tick) = (StdDuration::from_secs(10), StdDuration::from_millis(100));
+        let mut mem = Mem::default();
+        let tx_mem = send_records(&mut mem, clock, end, &twenty_records(), 5);
+        mem.inp = mem.out.drain(..).collect();
+        let rx_mem = receive(&mut mem, clock, end, tick, tick, Some(RecordRx::new(64)));
+
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let a = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (b, _) = l.accept().unwrap();
+        let (tx_tcp, rx_tcp) = std::thread::scope(|s| {
+            let rx = s.spawn(|| {
+                let records = Some(RecordRx::new(64));
+                receive(KernelStream::new(&b), clock, end, tick, tick, records)
+            });
+            let mut w = KernelStream::new(&a);
+            let tx = send_records(&mut w, clock, end, &twenty_records(), 5);
+            w.shutdown_write().unwrap();
+            (tx, rx.join().unwrap())
+        });
+        for (tx, rx) in [(&tx_mem, &rx_mem), (&tx_tcp, &rx_tcp)] {
+            assert!(tx.error.is_none() && rx.error.is_none());
+            assert_eq!((tx.sent, rx.total), (20 * 64, 20 * 64));
+            let r = rx.records.as_ref().unwrap();
+            assert_eq!((r.latencies.len(), r.bad_headers), (20, 0));
+            assert_eq!(tx.sha256, rx.sha256, "what was sent arrived");
+        }
     }
 }

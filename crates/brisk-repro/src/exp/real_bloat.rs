@@ -2,7 +2,7 @@
 //! RTT, 1000-packet drop-tail queue, one bulk flow) over real packets through
 //! brisk-emu's emulator, side by side with the Linux kernel and with the simulator.
 //! Variants, one flow at a time: Linux CUBIC, Linux BBR, brisk CUBIC, brisk CUBIC +
-//! delay correlation (`brisk_emu::bufferbloat`, also `brisk lab bufferbloat`).
+//! delay correlation (`crate::bufferbloat`, also `brisk lab bufferbloat`).
 //!
 //! The simulator runs of the same scenario text go on the suite's pool; the real runs
 //! happen in the analysis, which the runner calls alone after the pool (`Kind::RealTime`).
@@ -12,11 +12,11 @@
 //! and goodput. Linux BBR and brisk + delay correlation are informative rows.
 
 use super::{ms, rtt_over_time, within};
+use crate::bufferbloat::{measure, scenario_toml, BloatRow, Variant, VARIANTS};
 use crate::claim::{fmt_num, Claim};
 use crate::experiment::{ExperimentResult, Job, Plan, Plot};
 use crate::html::esc;
 use crate::svg::{chart, Chart, Series, Style, BLUE, GREEN, GREY, ORANGE, RED};
-use brisk_emu::bufferbloat::{measure, scenario_toml, BloatRow, Variant, VARIANTS};
 use brisk_emu::realrun::FlowStack;
 use brisk_emu::EmuError;
 use brisk_sim::RunResult;

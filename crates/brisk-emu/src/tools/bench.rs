@@ -7,11 +7,11 @@ use brisk_time::Duration;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::bulk::{run_bulk, Amount, BulkConfig, BulkReport};
-use crate::emulator::{EmuReport, Emulator, EmulatorOptions};
+use crate::emu::emulator::{EmuReport, Emulator, EmulatorOptions};
+use crate::emu::path::EmuConfig;
 use crate::error::Result;
-use crate::lab::{TwoHosts, ADDR_B};
-use crate::path::EmuConfig;
+use crate::stack::bulk::{run_bulk, Amount, BulkConfig, BulkReport};
+use crate::tools::lab::{TwoHosts, ADDR_B};
 
 /// A baseline run's results.
 #[derive(Clone, Debug, Serialize)]

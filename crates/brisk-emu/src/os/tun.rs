@@ -14,7 +14,7 @@ use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use crate::error::{cvt, cvt_size, EmuError, Result};
-use crate::netns::Netns;
+use crate::os::netns::Netns;
 
 /// The MTU the lab sets on its devices.
 pub const DEFAULT_MTU: u32 = 1500;

@@ -1,9 +1,9 @@
 //! Process-wide record of the namespaces this process created, so that an interrupt
 //! (Ctrl-C, SIGTERM, SIGHUP) can remove them before the process dies, and so that
-//! [`clean_leftovers`](crate::netns::clean_leftovers) can tell ours from a dead run's.
+//! [`clean_leftovers`](crate::os::netns::clean_leftovers) can tell ours from a dead run's.
 //!
 //! Normal teardown (including a panic unwinding through a test) is the RAII guards'
-//! job ([`Netns`](crate::netns::Netns)'s and [`Lab`](crate::netns::Lab)'s `Drop`); this
+//! job ([`Netns`](crate::os::netns::Netns)'s and [`Lab`](crate::os::netns::Lab)'s `Drop`); this
 //! registry only covers the paths on which no destructor runs. A signal handler may not
 //! take locks or spawn processes, so it writes the signal number to a pipe and a
 //! watcher thread does the cleanup, then re-raises the signal with its default action.
@@ -45,13 +45,13 @@ pub(crate) fn is_registered(name: &str) -> bool {
 }
 
 /// Deletes every namespace this process created and has not deleted yet; returns how
-/// many were removed. Meant for interrupt paths: live [`Netns`](crate::netns::Netns)
+/// many were removed. Meant for interrupt paths: live [`Netns`](crate::os::netns::Netns)
 /// guards of other threads lose their namespace.
 pub fn cleanup_registered() -> usize {
     let names: Vec<String> = std::mem::take(&mut *registry());
     names
         .iter()
-        .filter(|n| crate::netns::delete_netns(n).is_ok())
+        .filter(|n| crate::os::netns::delete_netns(n).is_ok())
         .count()
 }
 

@@ -27,7 +27,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
-use brisk_tcp::{ConnError, TcpInfo, TraceEvent};
+use brisk_tcp::stream::ByteStream;
+use brisk_tcp::{ConnError, TcpInfo, TraceEvent, UnorderedRead};
 
 use crate::stack::{BriskStack, Core, Shared};
 
@@ -315,33 +316,54 @@ impl TcpStream {
     }
 
     fn do_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_with(buf, 0, |c, buf| {
+            let n = c.read(buf);
+            (n > 0).then_some(n)
+        })
+    }
+
+    /// Blocks until `f` takes something from the connection (giving `Some`) or the
+    /// stream ends (giving `eof`); shared by in-order and unordered reads.
+    fn read_with<T>(
+        &self,
+        buf: &mut [u8],
+        eof: T,
+        mut f: impl FnMut(&mut brisk_tcp::Connection, &mut [u8]) -> Option<T>,
+    ) -> io::Result<T> {
         if buf.is_empty() || self.read_shut.load(Ordering::Relaxed) {
-            return Ok(0);
+            return Ok(eof);
         }
         let id = self.id;
         let waker = &self.shared.waker;
+        let mut eof = Some(eof);
         wait_for(&self.shared, self.read_timeout, |core| {
             let s = core.socks.get(&id)?;
             let (handle, peer_closed, error) = (s.handle, s.peer_closed, s.error);
             let Some(h) = handle else {
-                return Some(error.map_or(Ok(0), |e| Err(conn_error(e))));
+                return Some(match error {
+                    Some(e) => Err(conn_error(e)),
+                    None => Ok(eof.take()?),
+                });
             };
             let c = core.ep.conn_mut(h)?;
-            let n = c.read(buf);
-            if n > 0 {
+            if let Some(got) = f(c, buf) {
                 // Reading may open the window: let the loop send the update.
                 core.mark_dirty();
                 waker.wake();
-                return Some(Ok(n));
+                return Some(Ok(got));
             }
             if peer_closed || c.peer_closed() {
-                return Some(Ok(0));
+                return Some(Ok(eof.take()?));
             }
             None
         })
     }
 
     fn do_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.write_prio(buf, 0)
+    }
+
+    fn write_prio(&self, buf: &[u8], priority: u8) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
         }
@@ -357,7 +379,7 @@ impl TcpStream {
                 )));
             };
             let c = core.ep.conn_mut(h)?;
-            let n = c.write(buf);
+            let n = c.write_with_priority(buf, priority);
             if n > 0 {
                 core.mark_dirty();
                 waker.wake();
@@ -405,6 +427,51 @@ impl Write for &TcpStream {
     }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// brisk's real stream as brisk-tcp's [`ByteStream`], blocking as `Read`/`Write`
+/// are: `read_unordered` waits for data and returns out-of-order runs when the
+/// connection has unordered receive on (`brisk_tcp::Config::unordered`).
+impl ByteStream for &TcpStream {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.do_write(data)
+    }
+    fn write_with_priority(&mut self, data: &[u8], priority: u8) -> io::Result<usize> {
+        self.write_prio(data, priority)
+    }
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.do_read(buf)
+    }
+    fn read_unordered(&mut self, buf: &mut [u8]) -> io::Result<Option<UnorderedRead>> {
+        self.read_with(buf, None, |c, buf| c.read_unordered(buf).map(Some))
+    }
+    fn supports_unordered(&self) -> bool {
+        self.with_conn(|c| c.unordered()).unwrap_or(false)
+    }
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        self.shutdown(Shutdown::Write)
+    }
+}
+
+impl ByteStream for TcpStream {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        ByteStream::write(&mut &*self, data)
+    }
+    fn write_with_priority(&mut self, data: &[u8], priority: u8) -> io::Result<usize> {
+        (&*self).write_with_priority(data, priority)
+    }
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        ByteStream::read(&mut &*self, buf)
+    }
+    fn read_unordered(&mut self, buf: &mut [u8]) -> io::Result<Option<UnorderedRead>> {
+        (&*self).read_unordered(buf)
+    }
+    fn supports_unordered(&self) -> bool {
+        (&self).supports_unordered()
+    }
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        self.shutdown(Shutdown::Write)
     }
 }
 

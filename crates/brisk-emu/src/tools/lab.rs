@@ -12,8 +12,8 @@
 use std::net::Ipv4Addr;
 
 use crate::error::Result;
-use crate::netns::{Lab, Netns};
-use crate::tun::{Tun, DEFAULT_MTU};
+use crate::os::netns::{Lab, Netns};
+use crate::os::tun::{Tun, DEFAULT_MTU};
 
 /// Host A's address (the bulk sender in the baselines).
 pub const ADDR_A: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);

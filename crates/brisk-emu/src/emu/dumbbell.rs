@@ -1,6 +1,6 @@
 //! The simulator's dumbbell over real packets, with each flow's sender chosen per flow:
 //! brisk (this process) or the Linux kernel (a namespace). All flows cross **one**
-//! emulated bottleneck element, behind their own access delays ([`crate::route`]).
+//! emulated bottleneck element, behind their own access delays ([`crate::emu::route`]).
 //!
 //! ```text
 //!  brisk (198.18.0.1, in-process) ══ StackSide ─┐                                         netns r (receivers)
@@ -20,17 +20,17 @@ use std::net::Ipv4Addr;
 
 use brisk_time::{Duration, Instant};
 
-use crate::clock::Clock;
-use crate::emulator::{EmuReport, Emulator, EmulatorHandle, EmulatorOptions};
+use crate::emu::emulator::{EmuReport, Emulator, EmulatorHandle, EmulatorOptions};
+use crate::emu::mux::MuxSide;
+use crate::emu::path::EmuConfig;
+use crate::emu::route::Route;
+use crate::emu::side::Side;
 use crate::error::{EmuError, Result};
-use crate::lab::TUN_NAME;
-use crate::mux::MuxSide;
-use crate::netns::{Lab, Netns};
-use crate::path::EmuConfig;
-use crate::route::Route;
-use crate::side::Side;
+use crate::os::clock::Clock;
+use crate::os::netns::{Lab, Netns};
+use crate::os::tun::{in_lab_range, Tun, DEFAULT_MTU};
 use crate::stack::{BriskStack, StackConfig};
-use crate::tun::{in_lab_range, Tun, DEFAULT_MTU};
+use crate::tools::lab::TUN_NAME;
 
 /// brisk's sender address.
 pub const BRISK_SENDER: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);

@@ -35,13 +35,13 @@ use brisk_time::{Duration, Instant};
 use brisk_wire::pcap::PcapWriter;
 use serde::Serialize;
 
-use crate::clock::{Clock, TimerFd};
+use crate::emu::path::{EmuConfig, PathChain};
+use crate::emu::route::{MeterReport, Route};
+use crate::emu::side::Side;
 use crate::error::{panic_message, EmuError, Result};
-use crate::hist::{Histogram, LatencySummary};
-use crate::path::{EmuConfig, PathChain};
-use crate::poll::Epoll;
-use crate::route::{MeterReport, Route};
-use crate::side::Side;
+use crate::os::clock::{Clock, TimerFd};
+use crate::os::poll::Epoll;
+use crate::tools::hist::{Histogram, LatencySummary};
 
 const TOKEN_A: u64 = 0;
 const TOKEN_B: u64 = 1;
@@ -371,7 +371,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
         Self::with_routes(a, b, Route::plain(fwd), Route::plain(rev), opts)
     }
 
-    /// With per-flow routes (the dumbbell of [`crate::dumbbell`]).
+    /// With per-flow routes (the dumbbell of [`crate::emu::dumbbell`]).
     pub fn with_routes(
         a: A,
         b: B,

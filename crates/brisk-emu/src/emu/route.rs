@@ -17,19 +17,20 @@
 //! stages are pure delays (unlimited rate, lossless, per-flow FIFO) like the
 //! simulator's access links, kept in one time-ordered heap ([`FlowDelays`]).
 //!
-//! A [`LinkMeter`] (the simulator's own) can watch the shared link: it drains the
+//! A [`LinkMeter`] (brisk-net's, the simulator's too) can watch the shared link: it drains the
 //! link's event log after every call and keeps drops, first drop per flow, sojourn
 //! (queueing delay) samples and the queue time series.
 
 use std::cmp::{Ordering as CmpOrdering, Reverse};
 use std::collections::BinaryHeap;
 
+use brisk_net::meter::{DropRecord, LinkMeter, QueueRow};
+use brisk_net::metrics::Summary;
 use brisk_net::{Element, NetEvent, Packet};
-use brisk_sim::metrics::Summary;
-use brisk_sim::node::{DropRecord, LinkMeter, QueueRow};
 use brisk_time::{Duration, Instant};
+use brisk_wire::peek;
 
-use crate::path::PathChain;
+use crate::emu::path::PathChain;
 
 /// Most packets the access stages of one direction hold at once (a 10 Gbit/s,
 /// 50 ms access delay holds ~42k 1500-byte packets); beyond it packets are dropped.
@@ -57,21 +58,12 @@ pub fn receiver_flow(addr: [u8; 4]) -> Option<u32> {
     (a == 198 && b == 19 && n > 0).then(|| n - 1)
 }
 
-/// The IPv4 source or destination address of a raw packet.
-fn ipv4_addr(pkt: &[u8], dst: bool) -> Option<[u8; 4]> {
-    if pkt.len() < 20 || pkt[0] >> 4 != 4 {
-        return None;
-    }
-    let o = if dst { 16 } else { 12 };
-    pkt.get(o..o + 4)?.try_into().ok()
-}
-
 impl Classify {
     pub fn flow_of(self, pkt: &[u8]) -> Option<u32> {
         match self {
             Classify::None => Some(0),
-            Classify::ByDestination => ipv4_addr(pkt, true).and_then(receiver_flow),
-            Classify::BySource => ipv4_addr(pkt, false).and_then(receiver_flow),
+            Classify::ByDestination => peek::ipv4_dst(pkt).and_then(|a| receiver_flow(a.octets())),
+            Classify::BySource => peek::ipv4_src(pkt).and_then(|a| receiver_flow(a.octets())),
         }
     }
 }
@@ -363,7 +355,7 @@ impl Element for Route {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::path::{EmuConfig, PathSpec, Rate};
+    use crate::emu::path::{EmuConfig, PathSpec, Rate};
 
     fn pkt(id: u64, src: [u8; 4], dst: [u8; 4]) -> Packet {
         let mut data = vec![0u8; 100];
@@ -455,7 +447,7 @@ mod tests {
         let cfg = EmuConfig {
             bottleneck: PathSpec {
                 rate: Some(Rate(1_000_000)),
-                queue: Some(crate::path::QueueSpec::droptail_packets(2)),
+                queue: Some(crate::emu::path::QueueSpec::droptail_packets(2)),
                 ..PathSpec::default()
             },
             ..EmuConfig::default()

@@ -17,13 +17,13 @@ use std::path::PathBuf;
 
 use brisk_time::Duration;
 
-use crate::emulator::{EmuReport, Emulator, EmulatorHandle, EmulatorOptions};
+use crate::emu::emulator::{EmuReport, Emulator, EmulatorHandle, EmulatorOptions};
+use crate::emu::path::EmuConfig;
 use crate::error::Result;
-use crate::lab::{host, ADDR_A, ADDR_B, TUN_NAME};
-use crate::netns::{Lab, Netns};
-use crate::path::EmuConfig;
+use crate::os::netns::{Lab, Netns};
+use crate::os::tun::DEFAULT_MTU;
 use crate::stack::{BriskStack, StackConfig};
-use crate::tun::DEFAULT_MTU;
+use crate::tools::lab::{host, ADDR_A, ADDR_B, TUN_NAME};
 
 /// brisk's address in the lab.
 pub const BRISK_ADDR: Ipv4Addr = ADDR_A;

@@ -68,7 +68,7 @@ impl Epoll {
 }
 
 /// An epoll set is itself pollable: readable while any fd in it is ready. That lets a
-/// side made of several fds ([`crate::mux::MuxSide`]) give the loop one fd.
+/// side made of several fds ([`crate::emu::mux::MuxSide`]) give the loop one fd.
 impl AsRawFd for Epoll {
     fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()

@@ -20,7 +20,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::error::{cvt, EmuError, Result};
-use crate::netns::Netns;
+use crate::os::netns::Netns;
 
 const CHUNK: usize = 64 * 1024;
 

@@ -8,7 +8,7 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use brisk_time::Instant;
 
-use crate::tun::Tun;
+use crate::os::tun::Tun;
 
 /// One end of the path.
 pub trait Side {

@@ -16,9 +16,9 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use brisk_time::Instant;
 
+use crate::emu::side::Side;
 use crate::error::{EmuError, Result};
-use crate::poll::Epoll;
-use crate::side::Side;
+use crate::os::poll::Epoll;
 
 /// Most members (epoll tokens are bits of a u64).
 pub const MAX_MEMBERS: usize = 16;
@@ -72,14 +72,6 @@ impl MuxSide {
     }
 }
 
-fn ipv4_dst(pkt: &[u8]) -> Option<Ipv4Addr> {
-    if pkt.len() < 20 || pkt[0] >> 4 != 4 {
-        return None;
-    }
-    let b: [u8; 4] = pkt.get(16..20)?.try_into().ok()?;
-    Some(Ipv4Addr::from(b))
-}
-
 impl Side for MuxSide {
     fn poll_fd(&self) -> Option<RawFd> {
         match &self.epoll {
@@ -109,7 +101,7 @@ impl Side for MuxSide {
     }
 
     fn send(&mut self, now: Instant, pkt: &[u8]) -> io::Result<bool> {
-        let Some(dst) = ipv4_dst(pkt) else {
+        let Some(dst) = brisk_wire::peek::ipv4_dst(pkt) else {
             return Ok(false);
         };
         match self.members.iter_mut().find(|m| m.addrs.contains(&dst)) {

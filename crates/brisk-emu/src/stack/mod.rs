@@ -17,6 +17,10 @@
 //! the application threads; the core never lets `now` run backwards between them. The
 //! sans-IO core is used unchanged.
 
+pub mod bulk;
+pub mod kernel_stream;
+pub mod socket;
+
 use std::collections::HashMap;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -26,11 +30,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use brisk_tcp::{Config, ConnError, ConnHandle, Endpoint, EndpointConfig, EndpointStats, Event};
 use brisk_time::Instant;
 
-use crate::clock::{monotonic_ns, Clock};
+use crate::emu::side::Side;
 use crate::error::Result;
-use crate::side::Side;
-use crate::socket::{TcpListener, TcpStream};
-use crate::wake::Waker;
+use crate::os::clock::{monotonic_ns, Clock};
+use crate::os::wake::Waker;
+use crate::stack::socket::{TcpListener, TcpStream};
 
 /// How a stack is set up.
 #[derive(Clone, Debug)]

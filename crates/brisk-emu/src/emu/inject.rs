@@ -10,7 +10,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use crate::error::{cvt, cvt_size, EmuError, Result};
-use crate::netns::Netns;
+use crate::os::netns::Netns;
 
 const ETH_P_IP: u16 = 0x0800;
 /// Every protocol: only such sockets see a device's outgoing packets too.

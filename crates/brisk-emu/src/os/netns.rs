@@ -7,7 +7,7 @@
 //! Naming: `brisk-<pid>-<counter>-<tag>`, so parallel test processes never collide and
 //! [`clean_leftovers`] can find namespaces whose process is gone. Every [`Netns`]
 //! deletes its namespace on drop (also while a panic unwinds); [`Lab`] owns a set of
-//! them; [`crate::cleanup`] covers interrupts.
+//! them; [`crate::os::cleanup`] covers interrupts.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -16,8 +16,8 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
-use crate::cleanup;
 use crate::error::{cvt, panic_message, EmuError, Result};
+use crate::os::cleanup;
 
 /// Prefix of every namespace (and device) the lab creates.
 pub const PREFIX: &str = "brisk-";

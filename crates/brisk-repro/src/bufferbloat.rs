@@ -7,7 +7,11 @@
 //! Fidelity claims checked: brisk CUBIC real vs simulated within 15 % on mean RTT and
 //! goodput; brisk CUBIC vs Linux CUBIC within 20 %. brisk's "real" and simulated mean
 //! RTT are both per-ACK sender samples; brisk vs Linux compares sampled srtt, the one
-//! RTT measure the kernel exposes (see `realrun`).
+//! RTT measure the kernel exposes (see `brisk_emu::realrun`).
+//!
+//! It lives in brisk-repro, beside the experiment that grades it (`exp::real_bloat`),
+//! because it needs both the emulator and the simulator; brisk-emu stays free of
+//! brisk-sim.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -15,9 +19,9 @@ use std::path::Path;
 use brisk_time::Duration;
 use serde_json::{json, Value};
 
-use crate::error::{EmuError, Result};
-use crate::path::{Dur, EmuConfig, PathSpec, QueueSpec, Rate};
-use crate::realrun::{run_real, FlowStack, RealResult, RealRun};
+use brisk_emu::error::{EmuError, Result};
+use brisk_emu::path::{Dur, EmuConfig, PathSpec, QueueSpec, Rate};
+use brisk_emu::realrun::{run_real, FlowStack, RealResult, RealRun};
 
 /// One variant's numbers.
 #[derive(Clone, Debug)]
@@ -199,8 +203,8 @@ pub fn measure(duration: Duration, v: &Variant) -> Result<BloatRow> {
 
 /// Runs the experiment (about 4 × `duration` of wall time). Needs root and TUN.
 pub fn real_bufferbloat(duration: Duration) -> Result<BloatReport> {
-    crate::netns::check_supported()?;
-    let have = crate::bulk::available_congestion_controls();
+    brisk_emu::netns::check_supported()?;
+    let have = brisk_emu::bulk::available_congestion_controls();
     let mut rows = Vec::new();
     for v in &VARIANTS {
         if v.stack == FlowStack::Linux && !have.iter().any(|c| c == v.cc) {

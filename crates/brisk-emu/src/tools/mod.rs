@@ -5,6 +5,13 @@
 //!
 //! [`TcpStream`]: crate::TcpStream
 
+pub mod bench;
+pub mod brisklab;
+pub mod hist;
+pub mod http;
+pub mod lab;
+pub mod pcapread;
+
 use std::io::{self, ErrorKind, Read, Write};
 use std::time::Instant as WallInstant;
 

@@ -1,0 +1,11 @@
+//! The real-time link emulator: the loop ([`emulator`]) moving packets between two
+//! [`side`]s through brisk-net's elements ([`path`]), the dumbbell of real runs
+//! ([`dumbbell`], [`route`], [`mux`]), and crafted-packet injection ([`inject`]).
+
+pub mod dumbbell;
+pub mod emulator;
+pub mod inject;
+pub mod mux;
+pub mod path;
+pub mod route;
+pub mod side;

@@ -1,0 +1,172 @@
+//! A byte stream as an application sees it, whatever carries it: brisk's sans-IO
+//! [`Connection`] in the simulator, brisk's real-packet socket, or the kernel's TCP.
+//! Applications (the records app now, the Minion protocols later) are written once
+//! against [`ByteStream`] and run over all of them.
+//!
+//! Blocking and non-blocking implementations share the trait, so its results are read
+//! the same way by both: `Ok(0)` from [`ByteStream::write`] means "no room now"
+//! (non-blocking; a blocking stream waits instead), and `Ok(0)` from
+//! [`ByteStream::read`] means "nothing now" for a non-blocking stream and end of
+//! stream for a blocking one. Errors are `std::io::Error`s, the vocabulary every
+//! implementation already speaks; an operation a stream cannot do at all is
+//! `ErrorKind::Unsupported`.
+
+use std::io;
+
+use crate::conn::{Connection, UnorderedRead};
+
+/// Write, prioritised write, in-order and unordered read, and half-close.
+pub trait ByteStream {
+    /// Queues up to `data.len()` bytes; returns how many were taken.
+    fn write(&mut self, data: &[u8]) -> io::Result<usize>;
+
+    /// [`write`](Self::write) with a scheduling priority (higher is more urgent).
+    /// Streams without priorities ignore it, which is also the default.
+    fn write_with_priority(&mut self, data: &[u8], priority: u8) -> io::Result<usize> {
+        let _ = priority;
+        self.write(data)
+    }
+
+    /// Reads in-order bytes into `buf`; returns how many.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize>;
+
+    /// Reads one contiguous run with its 0-based stream offset, in order or (where the
+    /// stream supports it, see [`supports_unordered`](Self::supports_unordered)) ahead
+    /// of a hole. `Ok(None)`: nothing to read now (or end of stream).
+    fn read_unordered(&mut self, buf: &mut [u8]) -> io::Result<Option<UnorderedRead>>;
+
+    /// Whether [`read_unordered`](Self::read_unordered) may return out-of-order data
+    /// (otherwise it returns in-order data only).
+    fn supports_unordered(&self) -> bool {
+        false
+    }
+
+    /// Sends FIN after the queued data; reading goes on (half-close).
+    fn shutdown_write(&mut self) -> io::Result<()>;
+
+    /// Writes all of `data`, for blocking streams; a stream that takes nothing (a
+    /// non-blocking one that is full) gives `ErrorKind::WriteZero`.
+    fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            match self.write(data) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => data = &data[n.min(data.len())..],
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A borrowed stream is a stream (as for `std::io::Write`), so generic apps can be
+/// handed `&mut s` and the caller keeps `s`.
+impl<S: ByteStream + ?Sized> ByteStream for &mut S {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        (**self).write(data)
+    }
+    fn write_with_priority(&mut self, data: &[u8], priority: u8) -> io::Result<usize> {
+        (**self).write_with_priority(data, priority)
+    }
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        (**self).read(buf)
+    }
+    fn read_unordered(&mut self, buf: &mut [u8]) -> io::Result<Option<UnorderedRead>> {
+        (**self).read_unordered(buf)
+    }
+    fn supports_unordered(&self) -> bool {
+        (**self).supports_unordered()
+    }
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        (**self).shutdown_write()
+    }
+}
+
+/// The simulator's (and any sans-IO driver's) stream: non-blocking, never fails.
+impl ByteStream for Connection {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        Ok(Connection::write(self, data))
+    }
+
+    fn write_with_priority(&mut self, data: &[u8], priority: u8) -> io::Result<usize> {
+        Ok(Connection::write_with_priority(self, data, priority))
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Ok(Connection::read(self, buf))
+    }
+
+    fn read_unordered(&mut self, buf: &mut [u8]) -> io::Result<Option<UnorderedRead>> {
+        Ok(Connection::read_unordered(self, buf))
+    }
+
+    fn supports_unordered(&self) -> bool {
+        self.unordered()
+    }
+
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        Connection::shutdown_write(self);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream that takes at most `room` bytes per write, to exercise `write_all`.
+    struct Trickle {
+        room: usize,
+        got: Vec<u8>,
+        prio: Vec<u8>,
+    }
+
+    impl ByteStream for Trickle {
+        fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+            let n = data.len().min(self.room);
+            self.got.extend_from_slice(&data[..n]);
+            Ok(n)
+        }
+        fn read(&mut self, _buf: &mut [u8]) -> io::Result<usize> {
+            Ok(0)
+        }
+        fn read_unordered(&mut self, _buf: &mut [u8]) -> io::Result<Option<UnorderedRead>> {
+            Ok(None)
+        }
+        fn shutdown_write(&mut self) -> io::Result<()> {
+            self.prio.push(0xff);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn write_all_loops_over_short_writes() {
+        let mut t = Trickle {
+            room: 3,
+            got: Vec::new(),
+            prio: Vec::new(),
+        };
+        t.write_all(b"hello world").unwrap();
+        assert_eq!(t.got, b"hello world");
+        assert_eq!(
+            t.write_with_priority(b"ab", 7).unwrap(),
+            2,
+            "default ignores it"
+        );
+        assert!(!t.supports_unordered());
+        t.shutdown_write().unwrap();
+        assert_eq!(t.prio, [0xff]);
+    }
+
+    #[test]
+    fn write_all_reports_a_full_stream() {
+        let mut t = Trickle {
+            room: 0,
+            got: Vec::new(),
+            prio: Vec::new(),
+        };
+        let e = t.write_all(b"x").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WriteZero);
+        assert!(t.write_all(b"").is_ok());
+    }
+}
