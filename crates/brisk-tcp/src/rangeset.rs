@@ -42,9 +42,9 @@ impl RangeSet {
             .next_back()
             .filter(|&(_, &e)| e >= start)
             .map(|(&s, &e)| (s, e));
-        // Every interval starting inside [start, end] (touching counts).
-        let inside: Vec<(u64, u64)> = self.map.range(start..=end).map(|(&s, &e)| (s, e)).collect();
-        if left.is_none() && inside.is_empty() && self.map.len() >= self.cap {
+        // Intervals starting inside [start, end] (touching counts) are absorbed.
+        let absorbs = self.map.range(start..=end).next().is_some();
+        if left.is_none() && !absorbs && self.map.len() >= self.cap {
             return false;
         }
         if let Some((s, e)) = left {
@@ -52,7 +52,8 @@ impl RangeSet {
             start = s;
             end = end.max(e);
         }
-        for (s, e) in inside {
+        // One removal per absorbed interval, no allocation (this runs per packet).
+        while let Some((&s, &e)) = self.map.range(start..=end).next() {
             self.map.remove(&s);
             end = end.max(e);
         }
@@ -81,6 +82,23 @@ impl RangeSet {
             .range(..=x)
             .next_back()
             .is_some_and(|(_, &e)| x < e)
+    }
+
+    /// The end of the interval holding `x`, if any.
+    pub fn end_of(&self, x: u64) -> Option<u64> {
+        self.map
+            .range(..=x)
+            .next_back()
+            .map(|(_, &e)| e)
+            .filter(|&e| x < e)
+    }
+
+    /// The start of the first interval beginning after `x`.
+    pub fn next_start_after(&self, x: u64) -> Option<u64> {
+        self.map
+            .range(x.saturating_add(1)..)
+            .next()
+            .map(|(&s, _)| s)
     }
 
     /// The intervals, in increasing order.

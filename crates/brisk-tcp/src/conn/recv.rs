@@ -1,14 +1,15 @@
 //! The receive side: in-order buffer, bounded out-of-order reassembly, SACK and D-SACK
-//! block generation (RFC 2018 §4, RFC 2883 §4), and the delayed-ACK policy.
+//! block generation (RFC 2018 §4, RFC 2883 §4). When to ACK is `ack_policy`'s.
 //!
 //! Everything here works in stream offsets (data byte 0 = IRS + 1). The connection
 //! converts to sequence numbers at the wire.
 //!
 //! Out-of-order data is kept per stream offset in a `BTreeMap` of disjoint, non-adjacent
 //! ranges, bounded by the advertised window (bytes) and `max_ooo_segments` (ranges);
-//! anything beyond is dropped and counted. Unordered receive (uTCP, `unordered`) hands
-//! out OOO ranges with their offsets as they arrive, tracking what it handed out beside
-//! the store. ACK, SACK and window are computed from this store alone, never from what
+//! anything beyond is dropped and counted. (It maps each range to its bytes, so it is
+//! not a `RangeSet`, which holds intervals only; one beside it would only repeat its
+//! keys.) Unordered receive (uTCP, `unordered`) hands out OOO ranges with their offsets
+//! as they arrive, tracking what it handed out in a `RangeSet` beside the store. ACK, SACK and window are computed from this store alone, never from what
 //! the application has looked at, so they stay exactly standard.
 
 pub mod unordered;

@@ -18,7 +18,7 @@
 //! (counted), which costs only latency: the bytes still arrive in order.
 
 use super::RecvBuffer;
-use std::collections::BTreeMap;
+use crate::rangeset::RangeSet;
 
 /// One `Connection::read_unordered` result: `len` bytes at stream `offset`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,11 +35,10 @@ pub struct UnorderedRead {
 /// What has been handed out out of order (see the module docs).
 #[derive(Debug)]
 pub(super) struct Delivered {
-    /// start -> end of each handed-out interval; disjoint and non-adjacent.
-    ranges: BTreeMap<u64, u64>,
+    /// The handed-out intervals, at most `limit` of them.
+    ranges: RangeSet,
     /// Every stored out-of-order byte below this offset has been handed out.
     cursor: u64,
-    limit: usize,
     /// Out-of-order reads declined because `limit` intervals were tracked.
     pub(super) declined: u64,
 }
@@ -47,9 +46,8 @@ pub(super) struct Delivered {
 impl Delivered {
     pub(super) fn new(limit: usize) -> Self {
         Delivered {
-            ranges: BTreeMap::new(),
+            ranges: RangeSet::new(limit),
             cursor: 0,
-            limit: limit.max(1),
             declined: 0,
         }
     }
@@ -62,13 +60,13 @@ impl Delivered {
     /// RCV.NXT advanced to `nxt`: everything below it is in order now. Whole stored
     /// ranges move to the in-order queue, so no interval straddles `nxt`.
     pub(super) fn on_advance(&mut self, nxt: u64) {
-        while let Some(entry) = self.ranges.first_entry() {
-            if *entry.key() >= nxt {
-                break;
-            }
-            debug_assert!(*entry.get() <= nxt, "interval straddles RCV.NXT");
-            entry.remove();
-        }
+        debug_assert!(
+            self.ranges
+                .end_of(nxt.saturating_sub(1))
+                .is_none_or(|e| e <= nxt),
+            "interval straddles RCV.NXT"
+        );
+        self.ranges.remove_below(nxt);
         self.cursor = self.cursor.max(nxt);
     }
 
@@ -78,48 +76,18 @@ impl Delivered {
 
     /// End of the handed-out interval holding `pos`, if any.
     fn covering(&self, pos: u64) -> Option<u64> {
-        self.ranges
-            .range(..=pos)
-            .next_back()
-            .map(|(_, &e)| e)
-            .filter(|&e| e > pos)
+        self.ranges.end_of(pos)
     }
 
     /// Start of the first handed-out interval beginning after `pos`.
     fn next_start(&self, pos: u64) -> Option<u64> {
-        self.ranges.range(pos + 1..).next().map(|(&s, _)| s)
+        self.ranges.next_start_after(pos)
     }
 
     /// Records [s, e) as handed out, merging with neighbours. Returns false (and
     /// records nothing) if a new interval would exceed the limit.
     fn mark(&mut self, s: u64, e: u64) -> bool {
-        let left = self
-            .ranges
-            .range(..=s)
-            .next_back()
-            .filter(|&(_, &le)| le == s)
-            .map(|(&ls, _)| ls);
-        let right = self.ranges.get(&e).copied();
-        match (left, right) {
-            (Some(ls), Some(re)) => {
-                self.ranges.remove(&e);
-                self.ranges.insert(ls, re);
-            }
-            (Some(ls), None) => {
-                self.ranges.insert(ls, e);
-            }
-            (None, Some(re)) => {
-                self.ranges.remove(&e);
-                self.ranges.insert(s, re);
-            }
-            (None, None) => {
-                if self.ranges.len() >= self.limit {
-                    return false;
-                }
-                self.ranges.insert(s, e);
-            }
-        }
-        true
+        self.ranges.insert(s..e)
     }
 }
 
