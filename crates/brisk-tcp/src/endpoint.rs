@@ -204,17 +204,7 @@ impl Endpoint {
             local_port
         };
         let local = SocketAddr::new(self.local, port);
-        let iss = isn::initial_seq(now, local, remote, &self.config.isn_secret);
-        let seed = self.seed();
-        let cc = self.build_cc(&config, seed);
-        let setup = Setup {
-            local,
-            remote,
-            config,
-            iss,
-            seed,
-            cc,
-        };
+        let setup = self.setup(now, local, remote, config);
         let conn = Connection::connect(now, setup);
         let h = self.insert(conn, None);
         self.touch(h);
@@ -321,17 +311,7 @@ impl Endpoint {
         }
         let config = l.config.clone();
         let local = SocketAddr::new(self.local, port);
-        let iss = isn::initial_seq(now, local, remote, &self.config.isn_secret);
-        let seed = self.seed();
-        let cc = self.build_cc(&config, seed);
-        let setup = Setup {
-            local,
-            remote,
-            config,
-            iss,
-            seed,
-            cc,
-        };
+        let setup = self.setup(now, local, remote, config);
         let conn = Connection::accept(now, setup, tcp);
         if let Some(l) = self.listeners.get_mut(&port) {
             l.syn_queue += 1;
@@ -506,6 +486,28 @@ impl Endpoint {
     }
 
     // ----- internals -----
+
+    /// What a new connection is made of: an RFC 6528 ISN, the next seed from the
+    /// endpoint's RNG, and the controller the factory builds with that seed.
+    fn setup(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        config: Config,
+    ) -> Setup {
+        let iss = isn::initial_seq(now, local, remote, &self.config.isn_secret);
+        let seed = self.seed();
+        let cc = self.build_cc(&config, seed);
+        Setup {
+            local,
+            remote,
+            config,
+            iss,
+            seed,
+            cc,
+        }
+    }
 
     fn build_cc(&self, config: &Config, seed: u64) -> Box<dyn CongestionControl> {
         let ctx = CcContext {
