@@ -29,13 +29,13 @@ pub struct LabArgs {
 #[derive(clap::Args, Clone)]
 struct PathArgs {
     /// Base round-trip time of the emulated path.
-    #[arg(long, default_value = "10ms")]
-    rtt: String,
+    #[arg(long, default_value = "10ms", value_parser = crate::args::duration)]
+    rtt: Duration,
     /// Bottleneck rate brisk → Linux (default: unlimited).
-    #[arg(long)]
-    rate: Option<String>,
+    #[arg(long, value_parser = crate::args::rate)]
+    rate: Option<u64>,
     /// Bernoulli loss probability in each direction.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::probability)]
     loss: Option<f64>,
     /// Write brisk.pcap and kernel.pcap (what the emulator saw at each end) here.
     #[arg(long)]
@@ -61,8 +61,8 @@ enum LabCmd {
         #[arg(long)]
         port: Option<u16>,
         /// Tear down after this long.
-        #[arg(long = "for", default_value = "1h")]
-        for_: String,
+        #[arg(long = "for", default_value = "1h", value_parser = crate::args::positive_duration)]
+        for_: Duration,
     },
     /// brisk sends to a Linux sink through the path.
     Send {
@@ -78,8 +78,8 @@ enum LabCmd {
     /// Experiment real-bufferbloat: Linux CUBIC/BBR and brisk CUBIC (+ delay
     /// correlation) on 10 Mbit/s, 10 ms, 1000-packet drop-tail, next to the simulator.
     Bufferbloat {
-        #[arg(long, default_value = "20s")]
-        duration: String,
+        #[arg(long, default_value = "20s", value_parser = crate::args::positive_duration)]
+        duration: Duration,
         /// Write table.md, summary.json, rtt.svg, rtt.csv here.
         #[arg(long, default_value = "target/real-bufferbloat")]
         out: PathBuf,
@@ -89,17 +89,8 @@ enum LabCmd {
 }
 
 fn emu_config(p: &PathArgs) -> anyhow::Result<EmuConfig> {
-    let rtt = brisk_sim::units::parse_duration(&p.rtt)
-        .ok_or_else(|| anyhow::anyhow!("--rtt: expected a duration like \"10ms\""))?;
-    let rate = match &p.rate {
-        Some(r) => Some(Rate(brisk_emu::path::parse_rate(r).ok_or_else(|| {
-            anyhow::anyhow!("--rate: expected a rate like \"100Mbit\", got {r:?}")
-        })?)),
-        None => None,
-    };
-    if let Some(l) = p.loss {
-        anyhow::ensure!((0.0..=1.0).contains(&l), "--loss: a probability in [0, 1]");
-    }
+    let rtt = p.rtt;
+    let rate = p.rate.map(Rate);
     let loss = p.loss.map(|p| LossSpec::Bernoulli { p });
     Ok(EmuConfig {
         rtt: Some(Dur(rtt)),
@@ -160,9 +151,7 @@ pub fn cmd_lab(args: LabArgs) -> anyhow::Result<()> {
         }
         LabCmd::Send { path, bytes, cc } => send(&path, bytes, &cc),
         LabCmd::Bufferbloat { duration, out } => {
-            let d = brisk_sim::units::parse_duration(&duration)
-                .ok_or_else(|| anyhow::anyhow!("--duration: expected a duration like \"20s\""))?;
-            let r = brisk_repro::bufferbloat::real_bufferbloat(d)?;
+            let r = brisk_repro::bufferbloat::real_bufferbloat(duration)?;
             r.write_dir(&out)?;
             print!("{}", r.table());
             println!("wrote {}", out.display());
@@ -175,7 +164,7 @@ pub fn cmd_lab(args: LabArgs) -> anyhow::Result<()> {
             sink,
             port,
             for_,
-        } => up(&path, serve, echo, sink, port, &for_),
+        } => up(&path, serve, echo, sink, port, for_),
     }
 }
 
@@ -232,10 +221,9 @@ fn up(
     echo: bool,
     sink: bool,
     port: Option<u16>,
-    for_: &str,
+    for_: Duration,
 ) -> anyhow::Result<()> {
-    let life = brisk_sim::units::parse_duration(for_)
-        .ok_or_else(|| anyhow::anyhow!("--for: expected a duration like \"10m\""))?;
+    let life = for_;
     let port = port.unwrap_or(if serve.is_some() { 80 } else { 7 });
     // The loop outlives the accept loop, which stops at `--for`.
     let lab = build(
@@ -253,7 +241,10 @@ fn up(
     println!("brisk lab up: brisk {BRISK_ADDR}:{port} ({mode}) <-> emulator <-> Linux {KERNEL_ADDR} in netns {ns}");
     println!("try:  ip netns exec {ns} curl -o /dev/null http://{BRISK_ADDR}:{port}/FILE");
     println!("      ip netns exec {ns} nc {BRISK_ADDR} {port}");
-    println!("Ctrl-C (or --for {for_}) tears everything down.");
+    println!(
+        "Ctrl-C (or --for {}) tears everything down.",
+        brisk_sim::units::Dur(for_)
+    );
     let _ = std::io::stdout().flush();
     let deadline =
         std::time::Instant::now() + std::time::Duration::from_nanos(life.as_nanos() as u64);

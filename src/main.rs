@@ -9,12 +9,13 @@
 //! Errors go to stderr with exit code 2. Wall-clock time is read here (for the
 //! benchmark) and never in the library crates.
 
+mod args;
 mod lab_cmd;
 mod real_cmd;
 mod repro_cmd;
 
-use brisk_sim::units::parse_duration;
 use brisk_sim::{RunOptions, Scenario};
+use brisk_time::Duration;
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -74,20 +75,20 @@ enum BenchCmd {
     /// Simulator speed: one CUBIC bulk flow, 1 Gbit/s, 10 ms RTT, 1000-packet queue.
     Sim {
         /// Simulated duration.
-        #[arg(long, default_value = "20s")]
-        duration: String,
+        #[arg(long, default_value = "20s", value_parser = args::positive_duration)]
+        duration: Duration,
     },
     /// Emulator capacity: kernel CUBIC through an emulated zero-delay path.
     Emu {
-        #[arg(long, default_value = "10Gbit")]
-        rate: String,
-        #[arg(long, default_value = "5s")]
-        duration: String,
+        #[arg(long, default_value = "10Gbit", value_parser = args::rate)]
+        rate: u64,
+        #[arg(long, default_value = "5s", value_parser = args::positive_duration)]
+        duration: Duration,
     },
     /// brisk vs Linux: goodput and CPU on an emulated 1 Gbit/s, 10 ms path.
     Real {
-        #[arg(long, default_value = "10s")]
-        duration: String,
+        #[arg(long, default_value = "10s", value_parser = args::positive_duration)]
+        duration: Duration,
     },
 }
 
@@ -115,13 +116,13 @@ fn main() -> ExitCode {
         Cmd::Lab(args) => lab_cmd::cmd_lab(args),
         Cmd::Bench {
             what: BenchCmd::Emu { rate, duration },
-        } => real_cmd::cmd_bench_emu(&rate, &duration),
+        } => real_cmd::cmd_bench_emu(rate, duration),
         Cmd::Bench {
             what: BenchCmd::Real { duration },
-        } => real_cmd::cmd_bench_real(&duration),
+        } => real_cmd::cmd_bench_real(duration),
         Cmd::Bench {
             what: BenchCmd::Sim { duration },
-        } => cmd_bench_sim(&duration),
+        } => cmd_bench_sim(duration),
         Cmd::Repro(args) => repro_cmd::cmd_repro(args),
     };
     match res {
@@ -184,10 +185,7 @@ fn emit(text: &str) -> anyhow::Result<()> {
     }
 }
 
-fn cmd_bench_sim(duration: &str) -> anyhow::Result<()> {
-    let d = parse_duration(duration).ok_or_else(|| {
-        anyhow::anyhow!("--duration: expected a duration like \"20s\", got {duration:?}")
-    })?;
+fn cmd_bench_sim(d: Duration) -> anyhow::Result<()> {
     let mut sc = Scenario::from_toml_str_named(BENCH_SCENARIO, "bench-1g.toml")?;
     sc.duration = brisk_sim::units::Dur(d);
     let t0 = std::time::Instant::now();
@@ -201,7 +199,7 @@ fn cmd_bench_sim(duration: &str) -> anyhow::Result<()> {
     let sim_s = d.as_secs_f64();
     let f = res.flows.first();
     let goodput = f.map_or(0.0, |f| f.goodput_bps);
-    let rtt = f.and_then(|f| f.rtt).map_or(f64::NAN, |r| r.mean / 1e6);
+    let rtt = f.and_then(|f| f.rtt).map(|r| r.mean / 1e6);
     println!(
         "brisk sim benchmark: 1 CUBIC bulk flow, 1 Gbit/s, 10 ms RTT, 1000-pkt drop-tail, {sim_s}s"
     );
@@ -210,7 +208,10 @@ fn cmd_bench_sim(duration: &str) -> anyhow::Result<()> {
     println!("  packets/s        {:.0}", res.engine.packets as f64 / wall);
     println!("  sim s / wall s   {:.3}", sim_s / wall);
     println!("  goodput          {:.1} Mbit/s", goodput / 1e6);
-    println!("  mean RTT         {rtt:.2} ms");
+    match rtt {
+        Some(rtt) => println!("  mean RTT         {rtt:.2} ms"),
+        None => println!("  mean RTT         n/a (no RTT samples)"),
+    }
     match run_ns3(sim_s) {
         Some(Ok((ns3_wall, ns3_goodput, ns3_rtt))) => {
             println!("ns-3 ({NS3_SCRIPT}):");
@@ -223,7 +224,8 @@ fn cmd_bench_sim(duration: &str) -> anyhow::Result<()> {
                 ns3_goodput / 1e6,
                 goodput / 1e6
             );
-            println!("  mean RTT         {ns3_rtt:.2} ms  (brisk {rtt:.2})");
+            let ours = rtt.map_or("n/a".into(), |r| format!("{r:.2}"));
+            println!("  mean RTT         {ns3_rtt:.2} ms  (brisk {ours})");
         }
         Some(Err(e)) => println!("ns-3 run failed, skipped: {e}"),
         None => println!("ns-3 not found, skipped"),
@@ -243,6 +245,8 @@ fn run_ns3(sim_s: f64) -> Option<anyhow::Result<(f64, f64, f64)>> {
     if !have_ns3 || !Path::new(NS3_SCRIPT).exists() {
         return None;
     }
+    // ns-3 takes minutes for what brisk does in seconds: say so before the wait.
+    println!("ns-3: running {NS3_SCRIPT} on the same scenario (about 30x brisk's wall time)...");
     let out = Command::new("python3")
         .args([NS3_SCRIPT, "--duration", &sim_s.to_string()])
         .output();

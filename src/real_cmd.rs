@@ -136,11 +136,7 @@ pub fn cmd_run_real(
 }
 
 /// `brisk bench emu`: the emulator's capacity benchmark.
-pub fn cmd_bench_emu(rate: &str, secs: &str) -> anyhow::Result<()> {
-    let rate = brisk_emu::path::parse_rate(rate)
-        .ok_or_else(|| anyhow::anyhow!("--rate: expected a rate like \"10Gbit\", got {rate:?}"))?;
-    let d = brisk_sim::units::parse_duration(secs)
-        .ok_or_else(|| anyhow::anyhow!("--duration: expected a duration like \"5s\""))?;
+pub fn cmd_bench_emu(rate: u64, d: Duration) -> anyhow::Result<()> {
     brisk_emu::bench_capacity_with(rate, d)?;
     Ok(())
 }
@@ -161,9 +157,7 @@ fn bench_run(stack: FlowStack, secs: Duration) -> anyhow::Result<RealResult> {
 
 /// `brisk bench real`: brisk vs Linux CUBIC, one bulk flow each over the same
 /// emulated 1 Gbit/s, 10 ms path; goodput and process CPU seconds per GB delivered.
-pub fn cmd_bench_real(secs: &str) -> anyhow::Result<()> {
-    let d = brisk_sim::units::parse_duration(secs)
-        .ok_or_else(|| anyhow::anyhow!("--duration: expected a duration like \"10s\""))?;
+pub fn cmd_bench_real(d: Duration) -> anyhow::Result<()> {
     let linux = bench_run(FlowStack::Linux, d)?;
     let brisk = bench_run(FlowStack::Brisk, d)?;
     println!("brisk bench real: 1 bulk CUBIC flow, emulated 1 Gbit/s, 10 ms RTT, 1000-pkt queue, {:.0} s each", d.as_secs_f64());

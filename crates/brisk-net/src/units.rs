@@ -4,7 +4,10 @@
 //! `"1.5s"` is exactly 1 500 000 000 ns and `"2.5Mbit"` exactly 2 500 000 bit/s.
 //!
 //! Accepted units (case-sensitive for durations, case-insensitive for rates and sizes):
-//! - durations: `ns`, `us` (or `µs`), `ms`, `s`, `min` — e.g. `"20s"`, `"1.5s"`, `"250us"`;
+//! - durations: `ns`, `us` (or `µs`), `ms`, `s`, `m` or `min`, `h`, `d` — e.g. `"20s"`,
+//!   `"1.5s"`, `"250us"`, `"24h"` — and sums of them, `"1h30m"` or `"1m 30s"` (as
+//!   `humantime` writes them; that crate is not used because it has no fractions, and
+//!   scenarios write `"1.5s"`);
 //! - rates (always **bits** per second): `bit`, `kbit`, `Mbit`, `Gbit`, `Tbit`, optionally
 //!   followed by `/s` or `ps`; `bps`, `kbps`, `Mbps`, `Gbps` mean the same (note: unlike
 //!   `tc`, `Mbps` here is megabits, as in most papers);
@@ -65,7 +68,10 @@ const DURATION_UNITS: &[(&str, u64)] = &[
     ("µs", 1_000),
     ("ms", 1_000_000),
     ("min", 60_000_000_000),
+    ("m", 60_000_000_000),
     ("s", 1_000_000_000),
+    ("h", 3_600_000_000_000),
+    ("d", 86_400_000_000_000),
 ];
 
 const RATE_UNITS: &[(&str, u64)] = &[
@@ -100,9 +106,30 @@ const SIZE_UNITS: &[(&str, u64)] = &[
     ("gib", 1 << 30),
 ];
 
-/// Parses a duration such as `"10ms"` or `"1.5s"`.
+/// Parses a duration such as `"10ms"`, `"1.5s"`, `"24h"` or `"1h30m"` (a sum of
+/// terms, each a number with its unit; spaces between terms are allowed).
 pub fn parse_duration(s: &str) -> Option<Duration> {
-    parse_scaled(s, DURATION_UNITS, false).map(Duration::from_nanos)
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    let mut total: u64 = 0;
+    let mut rest = s;
+    while !rest.is_empty() {
+        // One term: digits and dots, then the unit up to the next digit or space.
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        // A space may stand between a number and its unit ("10 ms").
+        let unit_start = num_end + (rest[num_end..].len() - rest[num_end..].trim_start().len());
+        let unit_end = rest[unit_start..]
+            .find(|c: char| c.is_ascii_digit() || c == '.' || c == ' ')
+            .map_or(rest.len(), |i| unit_start + i);
+        let term = parse_scaled(&rest[..unit_end], DURATION_UNITS, false)?;
+        total = total.checked_add(term)?;
+        rest = rest[unit_end..].trim_start();
+    }
+    Some(Duration::from_nanos(total))
 }
 
 /// Parses a bit rate such as `"10Mbit"`; returns bits per second.
@@ -207,7 +234,7 @@ macro_rules! string_unit_de {
 
 string_unit_de!(
     Dur,
-    "a duration like \"10ms\" (units ns, us, ms, s, min)",
+    "a duration like \"10ms\" (units ns, us, ms, s, m, h, d)",
     |v: &str| parse_duration(v).map(Dur),
     |_v: u64| None::<Dur>
 );
@@ -254,6 +281,14 @@ mod tests {
         assert_eq!(parse_duration("2min"), Some(Duration::from_secs(120)));
         assert_eq!(parse_duration(".5ms"), Some(Duration::from_micros(500)));
         assert_eq!(parse_duration("0s"), Some(Duration::ZERO));
+        assert_eq!(parse_duration("1h"), Some(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("24h"), Some(Duration::from_secs(86_400)));
+        assert_eq!(parse_duration("1d"), Some(Duration::from_secs(86_400)));
+        assert_eq!(parse_duration("10m"), Some(Duration::from_secs(600)));
+        assert_eq!(parse_duration("1h30m"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("1m 30s"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_duration("10 ms"), Some(Duration::from_millis(10)));
+        assert_eq!(parse_duration("1.5h"), Some(Duration::from_secs(5400)));
     }
 
     #[test]
@@ -268,6 +303,10 @@ mod tests {
             "",
             "1e3ms",
             "10MS",
+            "1h30",
+            "10furlongs",
+            "1h-30m",
+            "99999999999d",
         ] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }

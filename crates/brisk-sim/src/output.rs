@@ -242,8 +242,16 @@ impl RunResult {
                 p99,
                 f.retransmitted_packets,
                 fct,
-                if f.stream_ok { "ok" } else { "BAD" }
+                match (f.stream_ok, f.bytes_delivered) {
+                    (false, _) => "BAD",
+                    // Nothing to compare: say so rather than "ok" (e.g. 100 % loss).
+                    (true, 0) => "none",
+                    (true, _) => "ok",
+                }
             );
+            if f.bytes_delivered == 0 && f.bytes_sent > 0 {
+                let _ = writeln!(s, "     no data delivered");
+            }
             if let Some(l) = &f.record_latency {
                 let _ = writeln!(
                     s,

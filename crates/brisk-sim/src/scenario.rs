@@ -478,6 +478,37 @@ impl TcpKnobs {
     }
 }
 
+/// serde names Rust types in its messages ("expected u16"); a user needs the range.
+fn humane_types(msg: &str) -> String {
+    const RANGES: &[(&str, &str)] = &[
+        ("expected u8", "expected an integer from 0 to 255"),
+        ("expected u16", "expected an integer from 0 to 65535"),
+        ("expected u32", "expected an integer from 0 to 4294967295"),
+        (
+            "expected u64",
+            "expected an integer from 0 to 18446744073709551615",
+        ),
+        (
+            "expected usize",
+            "expected an integer from 0 to 18446744073709551615",
+        ),
+        ("expected i64", "expected an integer"),
+        ("expected f64", "expected a number"),
+        ("expected a boolean", "expected true or false"),
+    ];
+    let mut out = msg.to_string();
+    for (rust, human) in RANGES {
+        if let Some(i) = out.find(rust) {
+            // Only whole words: "expected u16" but not "expected u160".
+            let end = i + rust.len();
+            if !out[end..].starts_with(|c: char| c.is_ascii_alphanumeric()) {
+                out.replace_range(i..end, human);
+            }
+        }
+    }
+    out
+}
+
 impl Scenario {
     /// Parses and validates a scenario; `file` only labels errors.
     pub fn from_toml_str_named(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
@@ -485,7 +516,7 @@ impl Scenario {
         let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
-            let mut message = inner.message().to_string();
+            let mut message = humane_types(inner.message());
             if let Some(span) = inner.span() {
                 let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
                 message.push_str(&format!(" (line {line})"));
@@ -584,8 +615,8 @@ impl Scenario {
             if f.count == 0 {
                 return Err((p("count"), "must be at least 1".into()));
             }
-            if f.rtt.0 > Duration::from_secs(60) {
-                return Err((p("rtt"), "must be at most 60s".into()));
+            if f.rtt.0.is_zero() || f.rtt.0 > Duration::from_secs(60) {
+                return Err((p("rtt"), "must be greater than 0 and at most 60s".into()));
             }
             if f.start.0 >= self.duration.0 {
                 return Err((p("start"), "must be before the end of the scenario".into()));

@@ -191,3 +191,35 @@ fn grouped_tables_reject_unknown_keys_and_wrong_types_by_name() {
         "{e}"
     );
 }
+
+#[test]
+fn out_of_range_integers_give_a_range_and_a_line_not_a_rust_type() {
+    let e = err(&GOOD.replace("packets = 100", "packets = -5"));
+    assert!(e.field.contains("queue"), "{e}");
+    assert!(
+        !e.message.contains("u64") && !e.message.contains("usize"),
+        "{e}"
+    );
+    assert!(e.message.contains("from 0 to"), "{e}");
+    assert!(e.message.contains("line"), "{e}");
+    let e = err(&format!("{GOOD}[flow.tcp]\nmss = 100000\n"));
+    assert_eq!(e.field, "flow[0].tcp.mss");
+    assert!(
+        e.message.contains("from 0 to 65535") && !e.message.contains("u16"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_zero_rtt_is_rejected() {
+    let e = err(&GOOD.replace(r#"rtt = "10ms""#, r#"rtt = "0ms""#));
+    assert_eq!(e.field, "flow[0].rtt");
+    assert!(e.message.contains("greater than 0"), "{e}");
+}
+
+#[test]
+fn durations_take_hours_and_days() {
+    let sc = Scenario::from_toml_str(&GOOD.replace(r#"duration = "1s""#, r#"duration = "24h""#))
+        .unwrap();
+    assert_eq!(sc.duration.0, std::time::Duration::from_secs(86_400));
+}

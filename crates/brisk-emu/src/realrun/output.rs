@@ -93,8 +93,15 @@ impl RealResult {
                 ms(&f.rtt, true),
                 ms(&f.srtt, false),
                 f.retransmitted_packets,
-                f.stream_ok
+                match (f.stream_ok, f.bytes_delivered) {
+                    (false, _) => "BAD",
+                    (true, 0) => "none",
+                    (true, _) => "ok",
+                }
             );
+            if f.bytes_delivered == 0 {
+                let _ = writeln!(t, "     no data delivered");
+            }
             if f.record_latency.is_some() {
                 let _ = writeln!(
                     t,
