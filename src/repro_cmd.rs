@@ -27,16 +27,16 @@ pub struct ReproArgs {
 
 pub fn cmd_repro(args: ReproArgs) -> anyhow::Result<()> {
     let exps = select(&args.ids).map_err(anyhow::Error::msg)?;
-    let acc = accepted::embedded().map_err(anyhow::Error::msg)?;
+    let acc = accepted::embedded(accepted::Mode::of(args.quick)).map_err(anyhow::Error::msg)?;
     let progress = Progress::stderr(!args.json && std::io::stderr().is_terminal());
     let results = run_suite(&exps, args.quick, &progress);
     let path = html::write(&args.out, &results, args.quick, &acc)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.out.display()))?;
     let mut stdout = std::io::stdout().lock();
     let printed = if args.json {
-        writeln!(stdout, "{:#}", report::to_json(&results))
+        writeln!(stdout, "{:#}", report::to_json(&results, &acc))
     } else {
-        write!(stdout, "{}", report::table(&results))
+        write!(stdout, "{}", report::table(&results, &acc))
             .and_then(|()| writeln!(stdout, "report: {}", path.display()))
     };
     match printed {

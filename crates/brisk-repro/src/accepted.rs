@@ -1,6 +1,8 @@
 //! Accepted failures: claims known to fail, each with the reason, kept in
-//! `repro/accepted-failures.toml` (`"CLAIM-ID" = "reason"`). The CI suite fails on any
-//! other failing claim and warns when an accepted failure starts passing.
+//! `repro/accepted-failures.toml`: `"CLAIM-ID" = "reason"` for a failure in every
+//! mode, or `"CLAIM-ID" = { reason = "...", modes = ["full"] }` for one that fails only
+//! in the full (or only in the `--quick`) suite. The CI suite fails on any other failing
+//! claim and warns when an accepted failure starts passing.
 
 use crate::claim::Verdict;
 use crate::experiment::ExperimentResult;
@@ -9,17 +11,51 @@ use std::collections::BTreeMap;
 /// The list shipped with the repository.
 pub const EMBEDDED: &str = include_str!("../../../repro/accepted-failures.toml");
 
-/// Claim ID → reason.
+/// Claim ID → reason: the failures accepted in the mode being run.
 pub type Accepted = BTreeMap<String, String>;
 
-/// Parses an accepted-failures file.
-pub fn parse(text: &str) -> Result<Accepted, String> {
-    toml::from_str::<Accepted>(text).map_err(|e| format!("accepted failures: {e}"))
+/// Which suite a run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Quick,
+    Full,
 }
 
-/// The embedded list (an unparsable file is an error, not an empty list).
-pub fn embedded() -> Result<Accepted, String> {
-    parse(EMBEDDED)
+impl Mode {
+    pub fn of(quick: bool) -> Mode {
+        if quick {
+            Mode::Quick
+        } else {
+            Mode::Full
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Entry {
+    Always(String),
+    Scoped { reason: String, modes: Vec<Mode> },
+}
+
+/// Parses an accepted-failures file and keeps the entries that apply in `mode`.
+pub fn parse(text: &str, mode: Mode) -> Result<Accepted, String> {
+    let all = toml::from_str::<BTreeMap<String, Entry>>(text).map_err(|e| {
+        format!("accepted failures: {e} (each entry is \"ID\" = \"reason\" or \"ID\" = {{ reason = \"...\", modes = [\"quick\" | \"full\"] }})")
+    })?;
+    Ok(all
+        .into_iter()
+        .filter_map(|(id, e)| match e {
+            Entry::Always(reason) => Some((id, reason)),
+            Entry::Scoped { reason, modes } => modes.contains(&mode).then_some((id, reason)),
+        })
+        .collect())
+}
+
+/// The embedded list for `mode` (an unparsable file is an error, not an empty list).
+pub fn embedded(mode: Mode) -> Result<Accepted, String> {
+    parse(EMBEDDED, mode)
 }
 
 /// What the suite's results mean against the accepted list.
@@ -50,12 +86,27 @@ mod tests {
 
     #[test]
     fn embedded_list_parses() {
-        embedded().unwrap();
+        embedded(Mode::Quick).unwrap();
+        embedded(Mode::Full).unwrap();
+    }
+
+    #[test]
+    fn scoped_entries_apply_only_in_their_modes() {
+        let text = "\"A\" = \"always\"\n\"B\" = { reason = \"full only\", modes = [\"full\"] }\n";
+        let q = parse(text, Mode::Quick).unwrap();
+        let f = parse(text, Mode::Full).unwrap();
+        assert_eq!(q.keys().collect::<Vec<_>>(), ["A"]);
+        assert_eq!(f.keys().collect::<Vec<_>>(), ["A", "B"]);
+        assert!(parse(
+            "\"A\" = { reason = \"x\", modes = [\"sometimes\"] }",
+            Mode::Full
+        )
+        .is_err());
     }
 
     #[test]
     fn only_unaccepted_failures_are_regressions() {
-        let acc = parse("\"A\" = \"known\"\n\"B\" = \"known\"").unwrap();
+        let acc = parse("\"A\" = \"known\"\n\"B\" = \"known\"", Mode::Full).unwrap();
         let mut e = ExperimentResult::new("x", "y");
         e.claims.push(Claim::new("A", "").check(false));
         e.claims.push(Claim::new("B", "").check(true));

@@ -62,6 +62,9 @@ pub struct Plot {
 pub struct ExperimentResult {
     pub id: &'static str,
     pub title: &'static str,
+    /// What the claims' reference column holds: "paper" for the papers' values; real-
+    /// packet experiments compare with the simulator or Linux instead.
+    pub reference: &'static str,
     pub claims: Vec<Claim>,
     pub plots: Vec<Plot>,
     /// Set-up facts (population, assumed parameters) and findings, for the report.
@@ -75,6 +78,7 @@ impl ExperimentResult {
         ExperimentResult {
             id,
             title,
+            reference: "paper",
             claims: Vec::new(),
             plots: Vec::new(),
             notes: Vec::new(),

@@ -153,7 +153,8 @@ mod tests {
             paper: "P".into(),
             ours: "O".into(),
         });
-        let acc = crate::accepted::parse("\"DC-1a\" = \"why\"").unwrap();
+        let acc =
+            crate::accepted::parse("\"DC-1a\" = \"why\"", crate::accepted::Mode::Full).unwrap();
         let p = page(&[r], true, &acc);
         assert!(p.contains("<b>Paper:</b> P<br><b>Ours:</b> O"));
         assert!(p.contains("&lt;rtt&gt;"));

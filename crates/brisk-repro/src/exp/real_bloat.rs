@@ -205,12 +205,13 @@ pub fn analyse(
     measured: &[(Variant, Outcome)],
 ) -> ExperimentResult {
     let mut r = ExperimentResult::new(ID, TITLE);
+    r.reference = "sim / Linux";
     let secs = d.as_secs_f64();
     r.notes.push(format!(
         "Set-up: 10 Mbit/s bottleneck, 10 ms base RTT, 1000-packet drop-tail queue (1.2 s when full), one bulk flow for {secs:.0} s{}, through brisk-emu's real-time emulator (the simulator's link and queue code on CLOCK_MONOTONIC) into a Linux receiver in a network namespace; the four variants run one after the other, after every simulation has finished, so nothing competes with them for the CPU. Simulator: the same scenario text (brisk run), seed 1.",
         if quick { " (--quick; the full run is 20 s)" } else { "" }
     ));
-    r.notes.push("Measures: brisk's mean RTT is the mean of every per-ACK RTT sample, as in the simulator (REAL-1, REAL-6a); the kernel exposes only its smoothed RTT, so brisk vs Linux compares srtt sampled every 100 ms for both stacks (REAL-3, REAL-5a). Per-ACK means weight the full-queue periods by ACK count, time-sampled srtt by time, so the two differ for CUBIC. Goodput: bytes the Linux receiver read by the end over the run. For REAL rows the paper column holds the reference: the simulator (REAL-1, -2, -6) or Linux CUBIC (REAL-3, -4, -5).".into());
+    r.notes.push("Measures: brisk's mean RTT is the mean of every per-ACK RTT sample, as in the simulator (REAL-1, REAL-6a); the kernel exposes only its smoothed RTT, so brisk vs Linux compares srtt sampled every 100 ms for both stacks (REAL-3, REAL-5a). Per-ACK means weight the full-queue periods by ACK count, time-sampled srtt by time, so the two differ for CUBIC. Goodput: bytes the Linux receiver read by the end over the run. The reference column (\"sim / Linux\") holds the simulator's value (REAL-1, -2, -6) or Linux CUBIC's (REAL-3, -4, -5).".into());
     let get = |label: &str, f: &dyn Fn(&BloatRow) -> f64| value(measured, label, f);
     let sim_val = |i: usize, f: &dyn Fn(&SimNums) -> f64| -> Val {
         sim[i]
