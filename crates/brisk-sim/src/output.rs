@@ -216,9 +216,17 @@ impl RunResult {
             self.seed,
             self.duration.as_secs_f64()
         );
+        // The cc column fits the longest label ("cubic+dc").
+        let ccw = self
+            .flows
+            .iter()
+            .map(|f| f.cc.len())
+            .max()
+            .unwrap_or(0)
+            .max(6);
         let _ = writeln!(
             s,
-            "{:>4} {:<6} {:<8} {:>11} {:>10} {:>10} {:>8} {:>9} {:>7}",
+            "{:>4} {:<ccw$} {:<8} {:>11} {:>10} {:>10} {:>8} {:>9} {:>7}",
             "flow", "cc", "app", "goodput", "rtt mean", "rtt p99", "retrans", "fct", "stream"
         );
         for f in &self.flows {
@@ -233,7 +241,7 @@ impl RunResult {
                 .map_or("-".into(), |d| format!("{:.3}s", d.as_secs_f64()));
             let _ = writeln!(
                 s,
-                "{:>4} {:<6} {:<8} {:>6.2}Mbit/s {:>10} {:>10} {:>8} {:>9} {:>7}",
+                "{:>4} {:<ccw$} {:<8} {:>6.2}Mbit/s {:>10} {:>10} {:>8} {:>9} {:>7}",
                 f.id,
                 f.cc,
                 &f.app[..f.app.len().min(8)],
