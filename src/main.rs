@@ -11,6 +11,7 @@
 
 mod args;
 mod lab_cmd;
+mod provenance;
 mod real_cmd;
 mod repro_cmd;
 
@@ -45,9 +46,13 @@ enum Cmd {
         /// Seed (default: the scenario's `seed`).
         #[arg(long)]
         seed: Option<u64>,
-        /// Write summary.json and CSV time series into this directory.
+        /// Write summary.json (with provenance), the scenario and CSV time series into
+        /// this directory; it must be empty or new.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// With --out: replace brisk's output files already in the directory.
+        #[arg(long, requires = "out")]
+        force: bool,
         /// Also write one pcap per host into the --out directory.
         #[arg(long)]
         pcap: bool,
@@ -103,16 +108,15 @@ fn main() -> ExitCode {
             scenario,
             seed,
             out,
+            force,
             pcap,
             json,
             real,
-        } => {
-            if real {
-                real_cmd::cmd_run_real(&scenario, seed, out, pcap, json)
-            } else {
-                cmd_run(&scenario, seed, out, pcap, json)
-            }
-        }
+        } => match out.as_deref().map(|d| provenance::prepare_out(d, force)) {
+            Some(Err(e)) => Err(e),
+            _ if real => real_cmd::cmd_run_real(&scenario, seed, out, pcap, json),
+            _ => cmd_run(&scenario, seed, out, pcap, json),
+        },
         Cmd::Lab(args) => lab_cmd::cmd_lab(args),
         Cmd::Bench {
             what: BenchCmd::Emu { rate, duration },
@@ -153,8 +157,16 @@ fn cmd_run(
     let res = brisk_sim::run_with(&sc, seed, &opts)?;
     if let Some(dir) = &out {
         res.write_dir(dir)?;
+        stamp_run(dir, path)?;
     }
     print_run(json, out.as_deref(), || res.to_json(), || res.table())
+}
+
+/// Provenance into `dir/summary.json` and a copy of the scenario file beside it.
+pub(crate) fn stamp_run(dir: &Path, scenario: &Path) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(scenario).ok();
+    let prov = provenance::provenance(Some(scenario), text.as_deref());
+    provenance::stamp(dir, prov, text.as_deref())
 }
 
 /// Prints a finished run (simulated or real): its `--json` object on one line, or its

@@ -131,6 +131,7 @@ pub fn cmd_run_real(
     let res = run_real(&run)?;
     if let Some(dir) = &out {
         res.write_dir(dir)?;
+        crate::stamp_run(dir, path)?;
     }
     crate::print_run(json, out.as_deref(), || res.to_json(), || res.table())
 }
