@@ -277,7 +277,7 @@ impl RunResult {
         let b = &self.bottleneck;
         let _ = writeln!(
             s,
-            "bottleneck: utilisation {:.1}%  drops {}  first drop {}  queue delay mean {} p99 {}  max queue {} pkts",
+            "bottleneck: utilization {:.1}%  drops {}  first drop {}  queue delay mean {} p99 {}  max queue {} pkts",
             b.utilization * 100.0,
             b.drops,
             b.first_drop.map_or("-".into(), |t| format!("{:.3}s", secs(t))),
