@@ -107,11 +107,17 @@ impl RunResult {
             "events": self.engine.events,
             "packets": self.engine.packets,
             "unroutable": self.engine.unroutable,
+            "jain_fairness": self.jain_fairness(),
         });
         if let Some(h) = &self.trace_sha256 {
             out["trace_sha256"] = json!(h);
         }
         out
+    }
+
+    /// Jain's fairness index over the flows' goodputs (as real runs report it).
+    pub fn jain_fairness(&self) -> f64 {
+        brisk_report::jain_fairness(self.flows.iter().map(|f| f.goodput_bps))
     }
 
     /// Writes `summary.json` and the CSV time series into `dir` (created if missing).
@@ -273,6 +279,13 @@ impl RunResult {
             if let Some(e) = &f.error {
                 let _ = writeln!(s, "     error: {e}");
             }
+        }
+        if self.flows.len() > 1 {
+            let _ = writeln!(
+                s,
+                "Jain's fairness index (goodput): {:.3}",
+                self.jain_fairness()
+            );
         }
         let b = &self.bottleneck;
         let _ = writeln!(
