@@ -4,7 +4,7 @@
 //! `repro/accepted-failures.toml`.
 
 use brisk_repro::{accepted, html, report, run_suite, select, Progress};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -28,7 +28,7 @@ pub struct ReproArgs {
 pub fn cmd_repro(args: ReproArgs) -> anyhow::Result<()> {
     let exps = select(&args.ids).map_err(anyhow::Error::msg)?;
     let acc = accepted::embedded(accepted::Mode::of(args.quick)).map_err(anyhow::Error::msg)?;
-    let progress = Progress::stderr(!args.json && std::io::stderr().is_terminal());
+    let progress = Progress::stderr(!args.json);
     let results = run_suite(&exps, args.quick, &progress);
     let path = html::write(&args.out, &results, args.quick, &acc)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.out.display()))?;

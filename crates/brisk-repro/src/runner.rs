@@ -15,33 +15,65 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// A progress bar on stderr, or nothing.
+/// Progress on stderr: a bar on a terminal, one line per finished experiment when
+/// stderr is a file or pipe (CI logs), or nothing.
 pub struct Progress {
     bar: Option<ProgressBar>,
+    lines: bool,
+    started: std::time::Instant,
 }
 
 impl Progress {
     /// No output.
     pub fn hidden() -> Self {
-        Progress { bar: None }
+        Progress {
+            bar: None,
+            lines: false,
+            started: std::time::Instant::now(),
+        }
     }
 
-    /// A bar on stderr when `visible` and stderr is a terminal.
-    pub fn stderr(visible: bool) -> Self {
-        if !visible {
-            return Self::hidden();
+    /// A bar on stderr when `bar` is wanted and stderr is a terminal; otherwise, when
+    /// stderr is not a terminal, plain lines.
+    pub fn stderr(bar: bool) -> Self {
+        let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        if b.is_hidden() {
+            return Progress {
+                lines: true,
+                ..Self::hidden()
+            };
         }
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        if bar.is_hidden() {
+        if !bar {
             return Self::hidden();
         }
         if let Ok(style) = ProgressStyle::with_template(
-            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} runs {msg}",
+            "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} runs, eta {eta} {msg}",
         ) {
-            bar.set_style(style);
+            b.set_style(style);
         }
-        bar.set_prefix("brisk repro");
-        Progress { bar: Some(bar) }
+        b.set_prefix("brisk repro");
+        // The clock keeps ticking while nothing finishes (the real-time phase).
+        b.enable_steady_tick(std::time::Duration::from_millis(250));
+        Progress {
+            bar: Some(b),
+            ..Self::hidden()
+        }
+    }
+
+    /// One experiment is analysed: a line in `lines` mode.
+    fn done(&self, r: &ExperimentResult) {
+        if !self.lines {
+            return;
+        }
+        let n = |v: crate::claim::Verdict| r.claims.iter().filter(|c| c.verdict == v).count();
+        eprintln!(
+            "brisk repro: {} done at {:.0} s: {} pass, {} fail, {} n/a",
+            r.id,
+            self.started.elapsed().as_secs_f64(),
+            n(crate::claim::Verdict::Pass),
+            n(crate::claim::Verdict::Fail),
+            n(crate::claim::Verdict::NotApplicable)
+        );
     }
 
     fn start(&self, total: usize) {
@@ -62,6 +94,12 @@ impl Progress {
     fn message(&self, msg: &str) {
         if let Some(b) = &self.bar {
             b.set_message(msg.to_string());
+        }
+        if self.lines {
+            eprintln!(
+                "brisk repro: {msg} running at {:.0} s",
+                self.started.elapsed().as_secs_f64()
+            );
         }
     }
 
@@ -174,12 +212,15 @@ pub fn run_experiments(
                 }
             }
         };
+        progress.done(&r);
         out[i] = Some(r);
     }
     // The pool is done and every other analysis has run: real time, one at a time.
     for (i, runs, analyse) in realtime {
         progress.message(&format!("{} (real time)", exps[i].id));
-        out[i] = Some(analyse(&runs));
+        let r = analyse(&runs);
+        progress.done(&r);
+        out[i] = Some(r);
     }
     progress.finish();
     exps.iter()
