@@ -53,9 +53,14 @@ enum Cmd {
         /// With --out: replace brisk's output files already in the directory.
         #[arg(long, requires = "out")]
         force: bool,
-        /// Also write one pcap per host into the --out directory.
+        /// Also write one pcap per host into the --out directory (simulated runs:
+        /// timestamps from the start of the run, shown as 1970-01-01 00:00:00 UTC).
         #[arg(long)]
         pcap: bool,
+        /// With --pcap: bytes kept of each packet (at least 100; 128 keeps headers
+        /// only, for runs whose full capture would be gigabytes). Simulated runs only.
+        #[arg(long, requires = "pcap", value_parser = clap::value_parser!(u32).range(100..=65535))]
+        snaplen: Option<u32>,
         /// Print the summary as one JSON object instead of a table.
         #[arg(long)]
         json: bool,
@@ -110,12 +115,16 @@ fn main() -> ExitCode {
             out,
             force,
             pcap,
+            snaplen,
             json,
             real,
         } => match out.as_deref().map(|d| provenance::prepare_out(d, force)) {
             Some(Err(e)) => Err(e),
+            _ if real && snaplen.is_some() => Err(anyhow::anyhow!(
+                "--snaplen applies to simulated runs; real runs capture whole packets"
+            )),
             _ if real => real_cmd::cmd_run_real(&scenario, seed, out, pcap, json),
-            _ => cmd_run(&scenario, seed, out, pcap, json),
+            _ => cmd_run(&scenario, seed, out, pcap, snaplen, json),
         },
         Cmd::Lab(args) => lab_cmd::cmd_lab(args),
         Cmd::Bench {
@@ -143,6 +152,7 @@ fn cmd_run(
     seed: Option<u64>,
     out: Option<PathBuf>,
     pcap: bool,
+    snaplen: Option<u32>,
     json: bool,
 ) -> anyhow::Result<()> {
     let sc = Scenario::load(path)?;
@@ -152,6 +162,7 @@ fn cmd_run(
     let seed = seed.unwrap_or(sc.seed);
     let opts = RunOptions {
         pcap_dir: if pcap { out.clone() } else { None },
+        snaplen,
         ..RunOptions::default()
     };
     let res = brisk_sim::run_with(&sc, seed, &opts)?;

@@ -24,8 +24,11 @@ use brisk_tcp::cc::CcDiagnostics;
 /// Extra outputs of a run.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
-    /// Write one pcap per host (`<dir>/<host-ip>.pcap`).
+    /// Write one pcap per host (`<dir>/<host-ip>.pcap`). Timestamps count from the
+    /// start of the simulation, which pcap readers show as 1970-01-01 00:00:00 UTC.
     pub pcap_dir: Option<PathBuf>,
+    /// Bytes kept of each packet in the pcaps (`None`: whole packets, up to 65535).
+    pub snaplen: Option<u32>,
     /// Hash every packet hand-over (time, hop, bytes) into `RunResult::trace_sha256`.
     pub trace_hash: bool,
     /// Skip the streams' SHA-256 digests (the exact per-byte pattern check stays on);
@@ -176,7 +179,11 @@ pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult
                 Some(h) => {
                     let path = dir.join(format!("{}.pcap", h.ip));
                     let f = File::create(&path).map_err(io_err(&path))?;
-                    let w = PcapWriter::new(BufWriter::new(f)).map_err(io_err(&path))?;
+                    let w = PcapWriter::with_snaplen(
+                        BufWriter::new(f),
+                        opts.snaplen.unwrap_or(brisk_wire::pcap::SNAPLEN),
+                    )
+                    .map_err(io_err(&path))?;
                     Some((path.display().to_string(), w))
                 }
                 None => None,

@@ -18,20 +18,33 @@ const NS_PER_S: u64 = 1_000_000_000;
 /// `BufWriter`).
 pub struct PcapWriter<W: Write> {
     w: W,
+    snaplen: u32,
 }
 
+/// Smallest snapshot length accepted: an IPv6 header plus a TCP header with the
+/// largest options (40 + 60), so a headers-only capture never cuts a header.
+pub const MIN_SNAPLEN: u32 = 100;
+
 impl<W: Write> PcapWriter<W> {
-    /// Writes the 24-byte global header.
-    pub fn new(mut w: W) -> io::Result<Self> {
+    /// Writes the 24-byte global header; records keep at most [`SNAPLEN`] bytes.
+    pub fn new(w: W) -> io::Result<Self> {
+        Self::with_snaplen(w, SNAPLEN)
+    }
+
+    /// As `new`, keeping at most `snaplen` bytes of each packet (clamped to
+    /// [`MIN_SNAPLEN`]..=[`SNAPLEN`]): `--snaplen 128` keeps headers only, for runs whose
+    /// full capture would be gigabytes.
+    pub fn with_snaplen(mut w: W, snaplen: u32) -> io::Result<Self> {
+        let snaplen = snaplen.clamp(MIN_SNAPLEN, SNAPLEN);
         let mut hdr = [0u8; 24];
         hdr[0..4].copy_from_slice(&MAGIC_NS.to_le_bytes());
         hdr[4..6].copy_from_slice(&2u16.to_le_bytes());
         hdr[6..8].copy_from_slice(&4u16.to_le_bytes());
         // thiszone and sigfigs stay zero.
-        hdr[16..20].copy_from_slice(&SNAPLEN.to_le_bytes());
+        hdr[16..20].copy_from_slice(&snaplen.to_le_bytes());
         hdr[20..24].copy_from_slice(&LINKTYPE_RAW.to_le_bytes());
         w.write_all(&hdr)?;
-        Ok(PcapWriter { w })
+        Ok(PcapWriter { w, snaplen })
     }
 
     /// Appends one record stamped `ts_ns` nanoseconds after the epoch (simulated time).
@@ -40,7 +53,7 @@ impl<W: Write> PcapWriter<W> {
         let secs = u32::try_from(ts_ns / NS_PER_S).unwrap_or(u32::MAX);
         let nanos = (ts_ns % NS_PER_S) as u32;
         let orig_len = u32::try_from(data.len()).unwrap_or(u32::MAX);
-        let incl_len = orig_len.min(SNAPLEN);
+        let incl_len = orig_len.min(self.snaplen);
         let mut rec = [0u8; 16];
         rec[0..4].copy_from_slice(&secs.to_le_bytes());
         rec[4..8].copy_from_slice(&nanos.to_le_bytes());
@@ -88,6 +101,21 @@ mod tests {
             &w[24..],
             &[3, 0, 0, 0, 123, 0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0, 0x45, 1, 2]
         );
+    }
+
+    #[test]
+    fn a_small_snaplen_keeps_headers_only() {
+        let mut w = PcapWriter::with_snaplen(Vec::new(), 128).unwrap();
+        w.write_packet(5, &[7u8; 1500]).unwrap();
+        let w = w.into_inner();
+        assert_eq!(&w[16..20], &128u32.to_le_bytes());
+        assert_eq!(&w[32..36], &128u32.to_le_bytes(), "incl_len");
+        assert_eq!(&w[36..40], &1500u32.to_le_bytes(), "orig_len");
+        assert_eq!(w.len(), 24 + 16 + 128);
+        let w = PcapWriter::with_snaplen(Vec::new(), 10)
+            .unwrap()
+            .into_inner();
+        assert_eq!(&w[16..20], &MIN_SNAPLEN.to_le_bytes(), "clamped");
     }
 
     #[test]
