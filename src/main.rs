@@ -14,6 +14,7 @@ mod lab_cmd;
 mod provenance;
 mod real_cmd;
 mod repro_cmd;
+mod seeds;
 
 use brisk_sim::{RunOptions, Scenario};
 use brisk_time::Duration;
@@ -44,8 +45,12 @@ enum Cmd {
         /// Scenario file (TOML).
         scenario: PathBuf,
         /// Seed (default: the scenario's `seed`).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "seeds")]
         seed: Option<u64>,
+        /// Run every seed of a range, e.g. 1..10, and report each metric's mean and
+        /// 95 % confidence interval across them (simulated runs; no --out).
+        #[arg(long, value_parser = seeds::parse_range, conflicts_with_all = ["out", "real"])]
+        seeds: Option<std::ops::RangeInclusive<u64>>,
         /// Write summary.json (with provenance), the scenario and CSV time series into
         /// this directory; it must be empty or new.
         #[arg(long)]
@@ -111,7 +116,14 @@ fn main() -> ExitCode {
     let res = match cli.cmd {
         Cmd::Run {
             scenario,
+            seeds: Some(range),
+            json,
+            ..
+        } => cmd_run_seeds(&scenario, range, json),
+        Cmd::Run {
+            scenario,
             seed,
+            seeds: None,
             out,
             force,
             pcap,
@@ -171,6 +183,23 @@ fn cmd_run(
         stamp_run(dir, path)?;
     }
     print_run(json, out.as_deref(), || res.to_json(), || res.table())
+}
+
+/// `brisk run --seeds A..B`: mean and 95 % CI of each metric across the seeds.
+fn cmd_run_seeds(
+    path: &Path,
+    range: std::ops::RangeInclusive<u64>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let sc = Scenario::load(path)?;
+    let list: Vec<u64> = range.clone().collect();
+    let runs = seeds::run_all(&sc, range)?;
+    print_run(
+        json,
+        None,
+        || seeds::to_json(&sc, &list, &runs),
+        || seeds::table(&sc, &list, &runs),
+    )
 }
 
 /// Provenance into `dir/summary.json` and a copy of the scenario file beside it.

@@ -1,0 +1,223 @@
+//! `brisk run --seeds A..B`: the same scenario under several seeds, each metric
+//! reported as mean and 95 % confidence interval (Student's t, two-sided) across seeds,
+//! per flow and for the bottleneck, in the table and the JSON.
+
+use brisk_sim::{RunResult, Scenario};
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// Parses `A..B` (inclusive) or `A..=B`; at most 1000 seeds.
+pub fn parse_range(s: &str) -> Result<std::ops::RangeInclusive<u64>, String> {
+    let err = || format!("expected a seed range like 1..10, got {s:?}");
+    let (a, b) = s.split_once("..").ok_or_else(err)?;
+    let b = b.strip_prefix('=').unwrap_or(b);
+    let (a, b): (u64, u64) = (
+        a.trim().parse().map_err(|_| err())?,
+        b.trim().parse().map_err(|_| err())?,
+    );
+    if b < a {
+        return Err(format!(
+            "{s}: the range is empty (the end is below the start)"
+        ));
+    }
+    if b - a >= 1000 {
+        return Err(format!("{s}: at most 1000 seeds"));
+    }
+    Ok(a..=b)
+}
+
+/// Two-sided 95 % Student-t quantile for `df` degrees of freedom.
+fn t95(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::NAN,
+        1..=30 => T[df - 1],
+        31..=60 => 2.000,
+        61..=120 => 1.980,
+        _ => 1.960,
+    }
+}
+
+/// Mean and 95 % CI half-width of the finite values (NaN when none; no CI from one).
+pub fn mean_ci(xs: &[f64]) -> (f64, f64, usize) {
+    let v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    let n = v.len();
+    if n == 0 {
+        return (f64::NAN, f64::NAN, 0);
+    }
+    let mean = v.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        return (mean, f64::NAN, 1);
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    (mean, t95(n - 1) * (var / n as f64).sqrt(), n)
+}
+
+fn stat(xs: &[f64]) -> Value {
+    let (m, ci, n) = mean_ci(xs);
+    let num = |x: f64| serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number);
+    json!({ "mean": num(m), "ci95": num(ci), "n": n })
+}
+
+type Metric = (
+    &'static str,
+    &'static str,
+    f64,
+    fn(&brisk_sim::FlowResult) -> Option<f64>,
+);
+
+/// Per-flow metrics: JSON key, table label, display scale, extractor.
+const FLOW_METRICS: &[Metric] = &[
+    ("goodput_bps", "goodput Mbit/s", 1e-6, |f| {
+        Some(f.goodput_bps)
+    }),
+    ("rtt_mean_ms", "rtt mean ms", 1.0, |f| {
+        f.rtt.map(|r| r.mean / 1e6)
+    }),
+    ("rtt_p99_ms", "rtt p99 ms", 1.0, |f| {
+        f.rtt.map(|r| r.p99 as f64 / 1e6)
+    }),
+    ("retransmitted_packets", "retrans", 1.0, |f| {
+        Some(f.retransmitted_packets as f64)
+    }),
+    ("fct_s", "fct s", 1.0, |f| f.fct.map(|d| d.as_secs_f64())),
+    ("record_latency_p99_ms", "record p99 ms", 1.0, |f| {
+        f.record_latency.map(|r| r.p99 as f64 / 1e6)
+    }),
+];
+
+/// Runs `sc` for every seed in `seeds`.
+pub fn run_all(
+    sc: &Scenario,
+    seeds: std::ops::RangeInclusive<u64>,
+) -> anyhow::Result<Vec<RunResult>> {
+    seeds
+        .map(|s| brisk_sim::run(sc, s).map_err(anyhow::Error::from))
+        .collect()
+}
+
+fn column(
+    runs: &[RunResult],
+    flow: usize,
+    f: fn(&brisk_sim::FlowResult) -> Option<f64>,
+) -> Vec<f64> {
+    runs.iter()
+        .map(|r| r.flows.get(flow).and_then(f).unwrap_or(f64::NAN))
+        .collect()
+}
+
+pub fn to_json(sc: &Scenario, seeds: &[u64], runs: &[RunResult]) -> Value {
+    let nflows = runs.first().map_or(0, |r| r.flows.len());
+    let flows: Vec<Value> = (0..nflows)
+        .map(|i| {
+            let mut o = json!({ "id": i, "cc": runs[0].flows[i].cc });
+            for (key, _, _, f) in FLOW_METRICS {
+                o[*key] = stat(&column(runs, i, *f));
+            }
+            o
+        })
+        .collect();
+    let b = |f: fn(&RunResult) -> f64| stat(&runs.iter().map(f).collect::<Vec<_>>());
+    json!({
+        "scenario": sc.name,
+        "seeds": seeds,
+        "flows": flows,
+        "bottleneck": {
+            "utilization": b(|r| r.bottleneck.utilization),
+            "drops": b(|r| r.bottleneck.drops as f64),
+            "queue_delay_mean_ms": b(|r| r.bottleneck.queue_delay.map_or(f64::NAN, |q| q.mean / 1e6)),
+        },
+        "jain_fairness": b(|r| r.jain_fairness()),
+    })
+}
+
+pub fn table(sc: &Scenario, seeds: &[u64], runs: &[RunResult]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "scenario {}  seeds {}..{} ({} runs)  mean ± 95 % CI (Student's t) across seeds",
+        sc.name,
+        seeds.first().copied().unwrap_or(0),
+        seeds.last().copied().unwrap_or(0),
+        runs.len()
+    );
+    let cell = |xs: &[f64], scale: f64| {
+        let (m, ci, n) = mean_ci(xs);
+        match n {
+            0 => "-".to_string(),
+            1 => format!("{:.3}", m * scale),
+            _ => format!("{:.3} ± {:.3}", m * scale, ci * scale),
+        }
+    };
+    let nflows = runs.first().map_or(0, |r| r.flows.len());
+    for i in 0..nflows {
+        let _ = writeln!(s, "flow {i} ({})", runs[0].flows[i].cc);
+        for (_, label, scale, f) in FLOW_METRICS {
+            let col = column(runs, i, *f);
+            if col.iter().any(|x| x.is_finite()) {
+                let _ = writeln!(s, "  {label:<16} {}", cell(&col, *scale));
+            }
+        }
+    }
+    let col = |f: fn(&RunResult) -> f64| runs.iter().map(f).collect::<Vec<_>>();
+    let _ = writeln!(s, "bottleneck");
+    let _ = writeln!(
+        s,
+        "  {:<16} {}",
+        "utilization %",
+        cell(&col(|r| r.bottleneck.utilization), 100.0)
+    );
+    let _ = writeln!(
+        s,
+        "  {:<16} {}",
+        "drops",
+        cell(&col(|r| r.bottleneck.drops as f64), 1.0)
+    );
+    let _ = writeln!(
+        s,
+        "  {:<16} {}",
+        "queue delay ms",
+        cell(
+            &col(|r| r.bottleneck.queue_delay.map_or(f64::NAN, |q| q.mean / 1e6)),
+            1.0
+        )
+    );
+    if nflows > 1 {
+        let _ = writeln!(
+            s,
+            "  {:<16} {}",
+            "Jain's index",
+            cell(&col(|r| r.jain_fairness()), 1.0)
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_parse_inclusively_and_bad_ones_say_why() {
+        assert_eq!(parse_range("1..10").unwrap(), 1..=10);
+        assert_eq!(parse_range("3..=3").unwrap(), 3..=3);
+        assert!(parse_range("5..1").unwrap_err().contains("empty"));
+        assert!(parse_range("1..5000").unwrap_err().contains("1000"));
+        assert!(parse_range("x").unwrap_err().contains("1..10"));
+    }
+
+    #[test]
+    fn mean_and_ci_match_a_hand_computation() {
+        // mean 2, sample sd 1, n 3: half-width t(2) * 1/sqrt(3) = 4.303 * 0.57735.
+        let (m, ci, n) = mean_ci(&[1.0, 2.0, 3.0]);
+        assert_eq!((m, n), (2.0, 3));
+        assert!((ci - 4.303 / 3f64.sqrt()).abs() < 1e-9);
+        let (m, ci, n) = mean_ci(&[5.0, f64::NAN]);
+        assert_eq!((m, n), (5.0, 1));
+        assert!(ci.is_nan());
+    }
+}
