@@ -78,6 +78,11 @@ enum Cmd {
     Lab(lab_cmd::LabArgs),
     /// Run the reproduction suite: experiments, claims, report.
     Repro(repro_cmd::ReproArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout,
+    /// e.g. `brisk completions bash > /etc/bash_completion.d/brisk`.
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff) to stdout, e.g. `brisk man > brisk.1; man ./brisk.1`.
+    Man,
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -139,6 +144,17 @@ fn main() -> ExitCode {
             _ => cmd_run(&scenario, seed, out, pcap, snaplen, json),
         },
         Cmd::Lab(args) => lab_cmd::cmd_lab(args),
+        Cmd::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "brisk", &mut std::io::stdout());
+            Ok(())
+        }
+        Cmd::Man => {
+            use clap::CommandFactory;
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut std::io::stdout())
+                .map_err(anyhow::Error::from)
+        }
         Cmd::Bench {
             what: BenchCmd::Emu { rate, duration },
         } => real_cmd::cmd_bench_emu(rate, duration),
