@@ -14,11 +14,14 @@
 //! runs real packets (brisk-emu) after the pool, alone, or is `n/a` where it cannot.
 
 pub mod accepted;
+pub mod bands;
 pub mod bufferbloat;
 pub mod claim;
 pub mod exp;
 pub mod experiment;
+pub mod figure;
 pub mod html;
+pub mod ledger;
 pub mod report;
 pub mod runner;
 pub mod scen;
