@@ -30,7 +30,23 @@ pub fn cmd_repro(args: ReproArgs) -> anyhow::Result<()> {
     let acc = accepted::embedded(accepted::Mode::of(args.quick)).map_err(anyhow::Error::msg)?;
     let progress = Progress::stderr(!args.json);
     let results = run_suite(&exps, args.quick, &progress);
-    let path = html::write(&args.out, &results, args.quick, &acc)
+    let prov = crate::provenance::provenance(None, None);
+    let prov = format!(
+        "brisk {} (commit {}), command `{}`, {} on host {}",
+        prov["brisk_version"].as_str().unwrap_or("?"),
+        prov["git_commit"].as_str().unwrap_or("?"),
+        prov["command"]
+            .as_array()
+            .map(|a| a
+                .iter()
+                .filter_map(|x| x.as_str())
+                .collect::<Vec<_>>()
+                .join(" "))
+            .unwrap_or_default(),
+        prov["date_utc"].as_str().unwrap_or("?"),
+        prov["host"].as_str().unwrap_or("?"),
+    );
+    let path = html::write(&args.out, &results, args.quick, &acc, Some(&prov))
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.out.display()))?;
     let mut stdout = std::io::stdout().lock();
     let printed = if args.json {

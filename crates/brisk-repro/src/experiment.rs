@@ -47,10 +47,10 @@ impl Job {
     }
 }
 
-/// A figure for the report: an inline `<svg>` and its two-part caption.
+/// A figure for the report and its two-part caption.
 #[derive(Clone, Debug)]
 pub struct Plot {
-    pub svg: String,
+    pub figure: crate::figure::Figure,
     /// What the paper's figure showed.
     pub paper: String,
     /// What our run shows.

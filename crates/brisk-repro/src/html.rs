@@ -1,6 +1,7 @@
 //! The report: one self-contained `index.html` (inline CSS and SVG, no scripts, no
 //! external resources) with every claim row and every figure, each captioned with what
-//! the paper showed and what we got.
+//! the paper showed and what we got; beside it each figure as `fig-<id>.svg` and its
+//! data as `fig-<id>.csv` (linked under the figure), and the claims ledger excerpt.
 
 use crate::claim::{show, Claim, Verdict};
 use crate::experiment::ExperimentResult;
@@ -14,11 +15,17 @@ pub fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-const CSS: &str = "body{font-family:Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+// Figures sit in a grid: two per row on wide screens, one on narrow ones; each SVG
+// scales to its column (they all have a viewBox).
+const CSS: &str = "body{font-family:Helvetica,Arial,sans-serif;max-width:1440px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:13px}td,th{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f3f3f3}.pass{background:#d9f2d9}.fail{background:#f7d4d4}.na{background:#eee}
-figure{display:inline-block;margin:.5em 1em 1.5em 0;max-width:660px;vertical-align:top}figcaption{font-size:13px;line-height:1.4}
-.note{font-size:13px;color:#444}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}";
+.figs{display:grid;grid-template-columns:minmax(0,1fr);gap:.5em 2.5em;margin:1em 0}
+@media (min-width:1150px){.figs{grid-template-columns:repeat(2,minmax(0,1fr))}}
+figure{margin:0 0 1.5em}figure svg{width:100%;height:auto;max-width:760px;display:block}
+figcaption{font-size:13px;line-height:1.4}.dl{font-size:12px;color:#555}
+.note{font-size:13px;color:#444}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
+details.ledger{font-size:13px;margin:.5em 0 1em}";
 
 fn class(v: Verdict) -> &'static str {
     match v {
@@ -48,6 +55,17 @@ pub fn page(
     quick: bool,
     accepted: &crate::accepted::Accepted,
 ) -> String {
+    page_with(results, quick, accepted, None)
+}
+
+/// The whole page, with a provenance line (version, commit, command, date, host) under
+/// the title when given.
+pub fn page_with(
+    results: &[ExperimentResult],
+    quick: bool,
+    accepted: &crate::accepted::Accepted,
+    provenance: Option<&str>,
+) -> String {
     let mut o = String::new();
     let _ = write!(
         o,
@@ -58,9 +76,16 @@ pub fn page(
         "<h1>brisk repro: reproduction report</h1><p class=\"note\">Mode: {}. Every number below comes from brisk's deterministic simulator (same seeds, same numbers), except those of <code>real-bufferbloat</code>, which runs real packets in real time against the Linux kernel (and is n/a on hosts without root or TUN). Claim IDs refer to <code>shared/claims.md</code>; a letter suffix names one part of a row; <code>DC-SWEEP-*</code> rows are ours. Failing claims listed in <code>repro/accepted-failures.toml</code> are marked “accepted” with the reason.</p>",
         if quick { "--quick (fewer seeds, shorter runs)" } else { "full" }
     );
-    o.push_str("<h2>Summary</h2><table><tr><th>experiment</th><th>claim</th><th>description</th><th>paper</th><th>ours</th><th>unit</th><th>tolerance</th><th>verdict</th></tr>");
+    if let Some(p) = provenance {
+        let _ = write!(o, "<p class=\"note\">Provenance: {}</p>", esc(p));
+    }
+    let _ = write!(
+        o,
+        "<p class=\"note\">What each claim says, its setting and the seed texts it comes from: <a href=\"#ledger\">claims ledger and seeds</a> (end of this page). Under each figure: its data as CSV and the figure as SVG (files beside this page).</p>"
+    );
+    o.push_str("<h2>Summary</h2><table><tr><th>experiment</th><th>claim</th><th>description</th><th>reference (paper, or sim / Linux for REAL rows)</th><th>ours</th><th>unit</th><th>tolerance</th><th>verdict</th></tr>");
     for r in results {
-        for c in &r.claims {
+        for c in sorted_claims(r) {
             let acc = if c.verdict == Verdict::Fail && accepted.contains_key(&c.id) {
                 " (accepted)"
             } else {
@@ -87,8 +112,8 @@ pub fn page(
             }
             o.push_str("</ul>");
         }
-        o.push_str("<table><tr><th>claim</th><th>description</th><th>paper</th><th>ours</th><th>unit</th><th>tolerance</th><th>verdict</th><th>note</th></tr>");
-        for c in &r.claims {
+        let _ = write!(o, "<table><tr><th>claim</th><th>description</th><th>{}</th><th>ours</th><th>unit</th><th>tolerance</th><th>verdict</th><th>note</th></tr>", esc(r.reference));
+        for c in sorted_claims(r) {
             let mut note = c.note.clone();
             if c.verdict == Verdict::Fail {
                 if let Some(reason) = accepted.get(&c.id) {
@@ -110,31 +135,66 @@ pub fn page(
             );
         }
         o.push_str("</table>");
-        for p in &r.plots {
-            let _ = write!(
-                o,
-                "<figure>{}<figcaption><b>Paper:</b> {}<br><b>Ours:</b> {}</figcaption></figure>",
-                p.svg,
-                esc(&p.paper),
-                esc(&p.ours)
-            );
+        let ids: Vec<&str> = r.claims.iter().map(|c| c.id.as_str()).collect();
+        o.push_str(&crate::ledger::rows_table(crate::ledger::EMBEDDED, &ids));
+        if !r.plots.is_empty() {
+            o.push_str("<div class=\"figs\">");
+            for (i, p) in r.plots.iter().enumerate() {
+                let id = figure_id(r.id, i);
+                let _ = write!(
+                    o,
+                    "<figure>{}<figcaption><b>Paper:</b> {}<br><b>Ours:</b> {}<br><span class=\"dl\">Download: <a href=\"fig-{id}.csv\">data (CSV)</a> · <a href=\"fig-{id}.svg\">figure (SVG)</a></span></figcaption></figure>",
+                    p.figure.svg(&id),
+                    esc(&p.paper),
+                    esc(&p.ours)
+                );
+            }
+            o.push_str("</div>");
         }
         o.push_str(&r.html);
     }
+    o.push_str(&crate::ledger::section(crate::ledger::EMBEDDED));
     o.push_str("</body></html>\n");
     o
 }
 
-/// Writes `dir/index.html`, creating `dir`.
+/// A figure's ID, unique in the report and stable across runs: experiment ID and the
+/// figure's position in it.
+pub fn figure_id(experiment: &str, index: usize) -> String {
+    format!("{experiment}-{}", index + 1)
+}
+
+/// An experiment's claims in natural order of their IDs (as the terminal table).
+fn sorted_claims(r: &ExperimentResult) -> Vec<&crate::claim::Claim> {
+    let mut v: Vec<_> = r.claims.iter().collect();
+    v.sort_by(|a, b| crate::report::natural_cmp(&a.id, &b.id));
+    v
+}
+
+/// Writes `dir/index.html`, each figure's `dir/fig-<id>.svg` and `dir/fig-<id>.csv`,
+/// and `dir/claims.md` (the ledger excerpt), creating `dir`.
 pub fn write(
     dir: &Path,
     results: &[ExperimentResult],
     quick: bool,
     accepted: &crate::accepted::Accepted,
+    provenance: Option<&str>,
 ) -> std::io::Result<std::path::PathBuf> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join("index.html");
-    std::fs::write(&path, page(results, quick, accepted))?;
+    std::fs::write(&path, page_with(results, quick, accepted, provenance))?;
+    for r in results {
+        for (i, p) in r.plots.iter().enumerate() {
+            let id = figure_id(r.id, i);
+            let svg = format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}\n",
+                p.figure.svg(&id)
+            );
+            std::fs::write(dir.join(format!("fig-{id}.svg")), svg)?;
+            std::fs::write(dir.join(format!("fig-{id}.csv")), p.figure.csv())?;
+        }
+    }
+    std::fs::write(dir.join("claims.md"), crate::ledger::EMBEDDED)?;
     Ok(path)
 }
 
@@ -149,14 +209,18 @@ mod tests {
         let mut r = ExperimentResult::new("dc-micro", "t");
         r.claims.push(Claim::new("DC-1a", "<rtt>").check(false));
         r.plots.push(Plot {
-            svg: "<svg></svg>".into(),
+            figure: crate::figure::Figure::Chart(crate::svg::Chart::default()),
             paper: "P".into(),
             ours: "O".into(),
         });
         let acc =
             crate::accepted::parse("\"DC-1a\" = \"why\"", crate::accepted::Mode::Full).unwrap();
         let p = page(&[r], true, &acc);
-        assert!(p.contains("<b>Paper:</b> P<br><b>Ours:</b> O"));
+        assert!(p.contains("<b>Paper:</b> P<br><b>Ours:</b> O<br>"));
+        assert!(
+            p.contains("href=\"fig-dc-micro-1.csv\"") && p.contains("href=\"fig-dc-micro-1.svg\"")
+        );
+        assert!(p.contains("id=\"ledger\"") && p.contains("DC-bench"));
         assert!(p.contains("&lt;rtt&gt;"));
         assert!(p.contains("Accepted failure: why"));
         assert!(!p.contains("<script") && !p.contains("src=") && !p.contains("<link"));

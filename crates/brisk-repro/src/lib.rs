@@ -4,8 +4,9 @@
 //! checks (IDs from `shared/claims.md`). [`run_suite`] plans every selected
 //! experiment, runs all their scenario runs on one thread pool ([`runner`]), and
 //! analyses each experiment into claim rows ([`Claim`]: paper value, ours, tolerance,
-//! verdict) and plots. [`report`] prints the table and the JSON document, [`html`]
-//! writes the self-contained `index.html`, and [`accepted`] holds the claims known to
+//! verdict) and figures ([`figure`], drawn by [`svg`]). [`report`] prints the table and
+//! the JSON document, [`html`] writes the self-contained `index.html` with each figure's
+//! SVG and CSV beside it and the claims ledger ([`ledger`]), and [`accepted`] holds the claims known to
 //! fail, with reasons, against which CI checks the quick suite.
 //!
 //! Adding an experiment: write a module under `exp/` with `ID`, `TITLE`, `CLAIMS` and
@@ -14,11 +15,14 @@
 //! runs real packets (brisk-emu) after the pool, alone, or is `n/a` where it cannot.
 
 pub mod accepted;
+pub mod bands;
 pub mod bufferbloat;
 pub mod claim;
 pub mod exp;
 pub mod experiment;
+pub mod figure;
 pub mod html;
+pub mod ledger;
 pub mod report;
 pub mod runner;
 pub mod scen;

@@ -9,7 +9,9 @@
 //! the host allows (root, TUN, iproute2; CI does) and is `n/a` elsewhere. The tests
 //! here take `SERIAL` so no simulation of another test competes with it for the CPU.
 
-use brisk_repro::{accepted, report, run_suite, select, Progress, Verdict};
+mod common;
+
+use brisk_repro::{accepted, html, report, run_suite, select, Progress, Verdict};
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -23,6 +25,15 @@ fn quick_suite_fails_no_claim_outside_the_accepted_list() {
     let acc =
         accepted::embedded(accepted::Mode::Quick).expect("repro/accepted-failures.toml parses");
     eprintln!("{}", report::table(&results, &acc));
+    // Every figure of the report passes the SVG checker.
+    for r in &results {
+        for (i, p) in r.plots.iter().enumerate() {
+            let id = html::figure_id(r.id, i);
+            if let Err(e) = common::check(&p.figure, &id) {
+                panic!("{e}");
+            }
+        }
+    }
     // Every accepted entry must name a claim the suite reports, so stale entries
     // cannot hide a renamed claim.
     let ids: Vec<&str> = results

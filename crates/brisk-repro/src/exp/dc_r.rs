@@ -10,8 +10,9 @@
 
 use crate::claim::Claim;
 use crate::experiment::{ExperimentResult, Plot};
+use crate::figure::Figure;
 use crate::stats::median;
-use crate::svg::{chart, Chart, Series, Style, BLUE, GREEN, ORANGE, RED};
+use crate::svg::{Chart, Series, Style, BLUE, GREEN, ORANGE, RED};
 use brisk_sim::run::FlowResult;
 use brisk_sim::RunResult;
 use brisk_tcp::cc::CcDiagnostics;
@@ -272,27 +273,28 @@ pub fn analyse(res: &mut ExperimentResult, runs: &Runs) {
             )),
     );
 
-    // r over time: DC-bench (active and observe-only), then flows below the BDP. The
-    // y range leaves room above r = 1 for the legend.
+    // r over time: DC-bench (active and observe-only), then flows below the BDP. A
+    // correlation lies in [−1, 1], and so does the axis; the legend finds a free
+    // corner or goes below the plot.
     let bin = 0.1;
     let pts = |f: Option<&FlowResult>| {
         f.map(|f| r_over_time(&consults(f), bin))
             .unwrap_or_default()
     };
     let r_chart = |title: &str, series: Vec<Series>| {
-        chart(&Chart {
+        Figure::Chart(Chart {
             title: title.into(),
             x_label: "time (s)".into(),
             y_label: "r (100-ms means of consults)".into(),
             x_range: Some((0.0, 20.0)),
-            y_range: Some((-1.0, 1.5)),
+            y_range: Some((-1.0, 1.0)),
             h_lines: vec![(0.98, "0.98".into()), (0.0, "0".into())],
             series,
             ..Chart::default()
         })
     };
     res.plots.push(Plot {
-        svg: r_chart(
+        figure: r_chart(
             "Correlation r over time, DC-bench",
             vec![
                 Series::new("observe-only over CUBIC", RED, Style::Line, pts(pf)),
@@ -312,7 +314,7 @@ pub fn analyse(res: &mut ExperimentResult, runs: &Runs) {
         ),
     });
     res.plots.push(Plot {
-        svg: r_chart(
+        figure: r_chart(
             "Correlation r over time, below the BDP",
             vec![
                 Series::new("smooth records (a)", GREEN, Style::Line, pts(flow(runs.records))),

@@ -7,9 +7,10 @@
 use super::rtt_mean_ms;
 use crate::claim::{fmt_num, Claim};
 use crate::experiment::{ExperimentResult, Job, Plan, Plot};
+use crate::figure::Figure;
 use crate::html::esc;
 use crate::scen::{build, packet_ms, Flow, Link};
-use crate::svg::{heat_map, Cell};
+use crate::svg::{Cell, HeatMap};
 use brisk_sim::RunResult;
 use std::fmt::Write;
 
@@ -208,11 +209,14 @@ fn analyse(runs: &[RunResult], g: &Grid) -> ExperimentResult {
             .note(format!("Failing cells: {}.", list(&|o| o.util_ok()))),
     );
 
-    // Heat maps, one per buffer size.
+    // Heat maps, one per buffer size; buffers whose maps would be identical share one
+    // (small BDPs make the buffer irrelevant once delay correlation clamps the queue).
     let cols: Vec<String> = g.rates_mbit.iter().map(|m| format!("{m} Mbit/s")).collect();
     let rows: Vec<String> = g.rtts_ms.iter().map(|t| format!("{t} ms")).collect();
+    type Grid = Vec<Vec<Option<Cell>>>;
+    let mut maps: Vec<(Vec<u64>, Grid)> = Vec::new();
     for &b in &g.buffers {
-        let grid: Vec<Vec<Option<Cell>>> = g
+        let grid: Grid = g
             .rtts_ms
             .iter()
             .map(|&rt| {
@@ -247,22 +251,46 @@ fn analyse(runs: &[RunResult], g: &Grid) -> ExperimentResult {
                     .collect()
             })
             .collect();
+        match maps.iter_mut().find(|(_, m)| *m == grid) {
+            Some((bufs, _)) => bufs.push(b),
+            None => maps.push((vec![b], grid)),
+        }
+    }
+    for (bufs, grid) in maps {
         let failing = cells
             .iter()
-            .filter(|o| o.buffer == b && o.cubic_fills && !both(o))
+            .filter(|o| bufs.contains(&o.buffer) && o.cubic_fills && !both(o))
             .count();
+        let names: Vec<String> = bufs.iter().map(|b| b.to_string()).collect();
+        let (title, merged) = if bufs.len() == 1 {
+            (
+                format!("Delay correlation, {}-packet buffer", names[0]),
+                String::new(),
+            )
+        } else {
+            (
+                format!("Delay correlation, {}-packet buffers", names.join(" / ")),
+                format!(
+                    " The maps for buffers of {} packets are identical (every cell the same to the precision shown), so one is drawn.",
+                    names.join(", ")
+                ),
+            )
+        };
         r.plots.push(Plot {
-            svg: heat_map(
-                &format!("Delay correlation, {b}-packet buffer"),
-                "bottleneck rate",
-                "base RTT",
-                &cols,
-                &rows,
-                &grid,
-            ),
+            figure: Figure::Heat(HeatMap {
+                title,
+                x_label: "bottleneck rate".into(),
+                y_label: "base RTT".into(),
+                cols: cols.clone(),
+                rows: rows.clone(),
+                cells: grid,
+                scale: "badness".into(),
+                scale_lo: "0: 1× base, full util.".into(),
+                scale_hi: "1: ≥ 3× base or ≤ 50 % util.".into(),
+            }),
             paper: "No such sweep in the thesis; it states the 10 Mbit/s case and says delay correlation works \"equally well\" at 1 Mbit/s and 1 Gbit/s. The claim tested is ours: mean RTT ≤ 1.5× base at ≥ 90 % utilisation wherever CUBIC fills the buffer.".into(),
             ours: format!(
-                "Each cell: delay correlation's mean RTT as a multiple of the base RTT · bottleneck utilisation. Colour: green (1× base, full utilisation) to red (≥ 3× base or ≤ 50 % utilisation). Black outline: a bloated cell that fails; parentheses: CUBIC did not fill the buffer (claim not applicable). {failing} failing cell(s) at this buffer size."
+                "Each cell: delay correlation's mean RTT as a multiple of the base RTT · bottleneck utilisation. Colour (viridis, colour-blind safe): dark purple = 1× base at full utilisation, yellow = ≥ 3× base or ≤ 50 % utilisation (the worse of the two). Dashed frame and ✗: a bloated cell that fails; parentheses: CUBIC did not fill the buffer (claim not applicable). {failing} failing cell(s) in this map.{merged}"
             ),
         });
     }

@@ -6,9 +6,10 @@
 
 use crate::claim::Claim;
 use crate::experiment::{ExperimentResult, Job, Plan, Plot};
+use crate::figure::Figure;
 use crate::scen::{build, Flow, Link};
 use crate::stats::{box_stats, BoxStats};
-use crate::svg::{box_plot, BLUE, RED};
+use crate::svg::{BoxPlot, BLUE, RED};
 use brisk_sim::RunResult;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -261,7 +262,7 @@ fn analyse(runs: &[RunResult], pop: &[Session]) -> ExperimentResult {
         ]
     };
     r.plots.push(Plot {
-        svg: box_plot("Latency (Fig. 6.3)", "per-session median RTT (s, log scale)", true, &groups(cl.clone(), dl.clone())),
+        figure: Figure::Boxes(BoxPlot { title: "Latency (Fig. 6.3)".into(), x_label: "congestion control (paired sessions)".into(), y_label: "per-session median RTT (s, log scale)".into(), y_log: true, groups: groups(cl.clone(), dl.clone()) }),
         paper: "Mean ≈2 s (CUBIC) vs 0.34 s; median 1.1 s vs 0.22 s; IQR 2 s vs 0.06 s; two CUBIC sessions at 13 s and 21 s; all delay-correlation medians below 3 s.".into(),
         ours: format!(
             "Mean {:.2} s vs {:.2} s; median {:.2} s vs {:.2} s; IQR {:.2} s vs {:.3} s; largest CUBIC median {:.1} s, largest delay-correlation median {:.2} s.",
@@ -271,7 +272,7 @@ fn analyse(runs: &[RunResult], pop: &[Session]) -> ExperimentResult {
         ),
     });
     r.plots.push(Plot {
-        svg: box_plot("Bandwidth efficiency (Fig. 6.4)", "goodput / 1 Mbit/s (%)", false, &groups(ce.clone(), de.clone())),
+        figure: Figure::Boxes(BoxPlot { title: "Bandwidth efficiency (Fig. 6.4)".into(), x_label: "congestion control (paired sessions)".into(), y_label: "goodput / 1 Mbit/s (%)".into(), y_log: false, groups: groups(ce.clone(), de.clone()) }),
         paper: "Delay correlation: mean = median = 95 %, IQR 4 %, never below ≈85 %. CUBIC: mean 80 %, median 87 %, IQR 30 %, range ≈30–100 %, an outlier at 20 %.".into(),
         ours: format!(
             "Delay correlation: median {:.1} %, IQR {:.1}, minimum {:.1} %. CUBIC: median {:.1} %, IQR {:.1}, minimum {:.1} %.",
@@ -280,7 +281,7 @@ fn analyse(runs: &[RunResult], pop: &[Session]) -> ExperimentResult {
         ),
     });
     r.plots.push(Plot {
-        svg: box_plot("Retransmissions (Fig. 6.5)", "retransmitted / sent packets (%)", false, &groups(cx.clone(), dx.clone())),
+        figure: Figure::Boxes(BoxPlot { title: "Retransmissions (Fig. 6.5)".into(), x_label: "congestion control (paired sessions)".into(), y_label: "retransmitted / sent packets (%)".into(), y_log: false, groups: groups(cx.clone(), dx.clone()) }),
         paper: "Delay correlation: median 0, mean 0.2 %, IQR 0.1 %. CUBIC: median 2.7 %, mean 13 %, IQR 22 %.".into(),
         ours: format!(
             "Delay correlation: median {:.2} %, mean {:.2} %, IQR {:.2}. CUBIC: median {:.2} %, mean {:.2} %, IQR {:.2}.",

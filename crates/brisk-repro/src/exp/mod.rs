@@ -8,6 +8,7 @@ pub mod dc_video;
 pub mod real_bloat;
 pub mod ut;
 
+use crate::svg::{Series, Style};
 use brisk_sim::run::FlowResult;
 
 /// Nanoseconds to milliseconds.
@@ -36,6 +37,36 @@ pub fn cdf_ms(quantiles: &[u64]) -> Vec<(f64, f64)> {
         .enumerate()
         .map(|(i, v)| (ms(*v), i as f64 / n))
         .collect()
+}
+
+/// One series per seed drawn as their mean with a min–max band (just the series for
+/// one seed).
+pub fn over_seeds(
+    name: &str,
+    color: &'static str,
+    style: Style,
+    runs: Vec<Vec<(f64, f64)>>,
+) -> Series {
+    if runs.len() == 1 {
+        let pts = runs.into_iter().next().unwrap_or_default();
+        return Series::new(name, color, style, pts);
+    }
+    let (mean, band) = crate::bands::across(&runs);
+    Series::new(name, color, style, mean).with_band(band)
+}
+
+/// Empirical CDFs (ms) from each seed's quantiles, as the mean CDF with a min–max band
+/// (just the CDF for one seed).
+pub fn cdf_over_seeds(name: &str, color: &'static str, quantiles: &[&[u64]]) -> Series {
+    if quantiles.len() == 1 {
+        return Series::new(name, color, Style::Step, cdf_ms(quantiles[0]));
+    }
+    let runs: Vec<Vec<f64>> = quantiles
+        .iter()
+        .map(|q| q.iter().map(|v| ms(*v)).collect())
+        .collect();
+    let (mean, band) = crate::bands::cdf_across(&runs);
+    Series::new(name, color, Style::Step, mean).with_band(band)
 }
 
 /// Mean of `f` over results.

@@ -15,8 +15,9 @@ use super::{ms, rtt_over_time, within};
 use crate::bufferbloat::{measure, scenario_toml, BloatRow, Variant, VARIANTS};
 use crate::claim::{fmt_num, Claim};
 use crate::experiment::{ExperimentResult, Job, Plan, Plot};
+use crate::figure::Figure;
 use crate::html::esc;
-use crate::svg::{chart, Chart, Series, Style, BLUE, GREEN, GREY, ORANGE, RED};
+use crate::svg::{Chart, Series, Style, BLUE, GREEN, GREY, ORANGE, RED};
 use brisk_emu::realrun::FlowStack;
 use brisk_emu::EmuError;
 use brisk_sim::RunResult;
@@ -403,7 +404,7 @@ fn rtt_plot(secs: f64, sim: &[Option<SimNums>; 2], measured: &[(Variant, Outcome
         ));
     }
     Plot {
-        svg: chart(&Chart {
+        figure: Figure::Chart(Chart {
             title: "RTT over time, real packets and simulator".into(),
             x_label: "time (s)".into(),
             y_label: "RTT (ms, log scale)".into(),

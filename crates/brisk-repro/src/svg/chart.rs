@@ -1,0 +1,444 @@
+//! Line, step and scatter charts with optional min–max bands, reference lines and a
+//! legend that avoids the data.
+//!
+//! Lines break where the data do: at non-finite samples (and non-positive ones on a
+//! log axis) and, for `Line` and `Dashed` series, where consecutive samples are more
+//! than `GAP` median sample intervals apart, so a missing stretch never reads as a
+//! straight ramp. Where an explicit range cuts data off, the figure says so under the
+//! x axis.
+
+use super::legend::{legend, Item};
+use super::{axes, esc, header, range, Axis, H, MB, ML, MR, MT, W};
+use crate::claim::fmt_num;
+use std::fmt::Write;
+
+/// A gap longer than this many median sample intervals breaks a line.
+const GAP: f64 = 3.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    Line,
+    /// Horizontal then vertical (for CDFs and cumulative counters).
+    Step,
+    Points,
+    Dashed,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub color: &'static str,
+    pub style: Style,
+    pub points: Vec<(f64, f64)>,
+    /// A shaded band (x, low, high) drawn under the line, e.g. min–max over seeds.
+    pub band: Vec<(f64, f64, f64)>,
+}
+
+impl Series {
+    pub fn new(name: &str, color: &'static str, style: Style, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            name: name.into(),
+            color,
+            style,
+            points,
+            band: Vec::new(),
+        }
+    }
+
+    pub fn with_band(mut self, band: Vec<(f64, f64, f64)>) -> Self {
+        self.band = band;
+        self
+    }
+}
+
+/// A chart with x and y axes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_log: bool,
+    pub y_log: bool,
+    pub x_range: Option<(f64, f64)>,
+    pub y_range: Option<(f64, f64)>,
+    pub series: Vec<Series>,
+    /// Horizontal reference lines (value, label).
+    pub h_lines: Vec<(f64, String)>,
+    /// Vertical reference lines (value, label), e.g. a loss event.
+    pub v_lines: Vec<(f64, String)>,
+}
+
+/// Median of the positive steps between consecutive x values; `None` for fewer than
+/// two distinct values.
+fn median_step(xs: &[f64]) -> Option<f64> {
+    let mut d: Vec<f64> = xs
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|d| d.is_finite() && *d > 0.0)
+        .collect();
+    if d.is_empty() {
+        return None;
+    }
+    d.sort_by(|a, b| a.total_cmp(b));
+    Some(d[d.len() / 2])
+}
+
+/// Splits samples into runs that may be joined by one line: a sample the axes cannot
+/// place ends a run, and so does (when `gaps`) a step in x above `GAP` times the
+/// median step.
+fn runs<T: Copy>(
+    pts: &[T],
+    xy: impl Fn(T) -> (f64, f64),
+    ok: impl Fn(T) -> bool,
+    gaps: bool,
+) -> Vec<Vec<T>> {
+    let xs: Vec<f64> = pts.iter().map(|p| xy(*p).0).collect();
+    let limit = if gaps {
+        median_step(&xs).map(|m| m * GAP)
+    } else {
+        None
+    };
+    let mut out: Vec<Vec<T>> = Vec::new();
+    let mut cur: Vec<T> = Vec::new();
+    let mut last_x = f64::NAN;
+    for &p in pts {
+        if !ok(p) {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        let x = xy(p).0;
+        if let Some(l) = limit {
+            if !cur.is_empty() && x - last_x > l {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+        cur.push(p);
+        last_x = x;
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Points sampled every few pixels along a polyline, for the legend's placement.
+fn trace(pix: &[(f64, f64)], into: &mut Vec<(f64, f64)>) {
+    into.extend_from_slice(pix);
+    for w in pix.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let n = ((b.0 - a.0).hypot(b.1 - a.1) / 4.0).ceil().min(400.0) as usize;
+        for k in 1..n {
+            let t = k as f64 / n as f64;
+            into.push((a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t));
+        }
+    }
+}
+
+/// What each series has beyond an explicit range, as notes for under the plot: for
+/// x, where the series goes on to and its y at the cut (a CDF's value there); for y,
+/// the share of points outside.
+fn cut_notes(c: &Chart) -> Vec<String> {
+    let mut notes = Vec::new();
+    let finite = |s: &Series| -> Vec<(f64, f64)> {
+        s.points
+            .iter()
+            .copied()
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+            .collect()
+    };
+    // Overshoots within 1 % of the span (a last sample just past a run's end) are not
+    // cuts worth a note.
+    if let Some((lo, hi)) = c.x_range {
+        let slack = (hi - lo).abs() * 0.01;
+        for s in &c.series {
+            let pts = finite(s);
+            let max_x = pts.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+            if max_x > hi + slack {
+                let at_cut = pts.iter().rev().find(|p| p.0 <= hi).map(|p| p.1);
+                notes.push(format!(
+                    "x axis cut at {}: {} continues to {}{}",
+                    fmt_num(hi),
+                    s.name,
+                    fmt_num(max_x),
+                    at_cut.map_or(String::new(), |y| format!(
+                        " (y = {} at the cut)",
+                        fmt_num(y)
+                    ))
+                ));
+            }
+            if pts.iter().any(|p| p.0 < lo - slack) {
+                notes.push(format!(
+                    "x axis cut at {}: {} starts below it",
+                    fmt_num(lo),
+                    s.name
+                ));
+            }
+        }
+    }
+    if let Some((lo, hi)) = c.y_range {
+        let slack = (hi - lo).abs() * 0.01;
+        for s in &c.series {
+            let pts = finite(s);
+            let out = pts
+                .iter()
+                .filter(|p| p.1 > hi + slack || p.1 < lo - slack)
+                .count();
+            if out > 0 {
+                notes.push(format!(
+                    "y axis {}–{}: {} has {:.1} % of its points outside",
+                    fmt_num(lo),
+                    fmt_num(hi),
+                    s.name,
+                    100.0 * out as f64 / pts.len() as f64
+                ));
+            }
+        }
+    }
+    notes
+}
+
+/// Renders a chart to an `<svg>` element; `id` must be unique in the page.
+pub fn chart(c: &Chart, id: &str) -> String {
+    let all = || c.series.iter().flat_map(|s| s.points.iter().copied());
+    let bands = || c.series.iter().flat_map(|s| s.band.iter().copied());
+    let (xl, xh) = c.x_range.unwrap_or_else(|| {
+        range(
+            all()
+                .map(|p| p.0)
+                .chain(bands().map(|b| b.0))
+                .chain(c.v_lines.iter().map(|v| v.0)),
+            c.x_log,
+        )
+    });
+    let (yl, yh) = c.y_range.unwrap_or_else(|| {
+        range(
+            all()
+                .map(|p| p.1)
+                .chain(bands().flat_map(|b| [b.1, b.2]))
+                .chain(c.h_lines.iter().map(|h| h.0)),
+            c.y_log,
+        )
+    });
+    let x = Axis {
+        lo: xl,
+        hi: xh,
+        log: c.x_log,
+        p0: ML,
+        p1: W - MR,
+    };
+    // An explicit y range is often the data's natural bound (a correlation's ±1, a
+    // share's 0 and 1); a small inset keeps lines at the bound off the frame.
+    let inset = if c.y_range.is_some() { 6.0 } else { 0.0 };
+    let y = Axis {
+        lo: yl,
+        hi: yh,
+        log: c.y_log,
+        p0: H - MB - inset,
+        p1: MT + inset,
+    };
+    let clip = format!("{id}-clip");
+    let mut body = String::new();
+    axes(&mut body, &x, &y, &c.x_label, &c.y_label);
+    let _ = write!(
+        body,
+        r#"<clipPath id="{}"><rect x="{ML}" y="{MT}" width="{}" height="{}"/></clipPath><g clip-path="url(#{})">"#,
+        esc(&clip),
+        W - ML - MR,
+        H - MT - MB,
+        esc(&clip)
+    );
+    let mut occupied: Vec<(f64, f64)> = Vec::new();
+    for (v, label) in &c.h_lines {
+        if !y.accepts(*v) {
+            continue;
+        }
+        let py = y.map(*v);
+        let _ = write!(
+            body,
+            r##"<line x1="{ML}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#555" stroke-dasharray="2 3"/><text x="{:.1}" y="{:.1}" fill="#555" font-size="10">{}</text>"##,
+            W - MR,
+            ML + 4.0,
+            py - 3.0,
+            esc(label)
+        );
+        trace(&[(ML, py), (W - MR, py)], &mut occupied);
+    }
+    for (v, label) in &c.v_lines {
+        if !x.accepts(*v) {
+            continue;
+        }
+        let px = x.map(*v);
+        let _ = write!(
+            body,
+            r##"<line x1="{px:.1}" y1="{MT}" x2="{px:.1}" y2="{:.1}" stroke="#555" stroke-dasharray="2 3"/><text x="{:.1}" y="{:.1}" fill="#555" font-size="10">{}</text>"##,
+            H - MB,
+            px + 3.0,
+            MT + 12.0,
+            esc(label)
+        );
+        trace(&[(px, MT), (px, H - MB)], &mut occupied);
+    }
+    let gaps = |s: &Series| matches!(s.style, Style::Line | Style::Dashed);
+    // Bands first, so every line is drawn over them.
+    for s in &c.series {
+        let ok = |b: (f64, f64, f64)| x.accepts(b.0) && y.accepts(b.1) && y.accepts(b.2);
+        for run in runs(&s.band, |b| (b.0, b.1), ok, gaps(s)) {
+            let upper: Vec<(f64, f64)> = run.iter().map(|b| (x.map(b.0), y.map(b.2))).collect();
+            let lower: Vec<(f64, f64)> =
+                run.iter().rev().map(|b| (x.map(b.0), y.map(b.1))).collect();
+            let mut d = String::new();
+            for (i, (px, py)) in upper.iter().chain(lower.iter()).enumerate() {
+                let _ = write!(d, "{}{px:.1} {py:.1}", if i == 0 { "M" } else { "L" });
+            }
+            let _ = write!(
+                body,
+                r#"<path d="{d}Z" fill="{}" fill-opacity="0.2" stroke="none"/>"#,
+                s.color
+            );
+            trace(&upper, &mut occupied);
+            trace(&lower, &mut occupied);
+        }
+    }
+    for s in &c.series {
+        let ok = |p: (f64, f64)| x.accepts(p.0) && y.accepts(p.1);
+        for run in runs(&s.points, |p| p, ok, gaps(s)) {
+            let pix: Vec<(f64, f64)> = run.iter().map(|&(a, b)| (x.map(a), y.map(b))).collect();
+            if s.style == Style::Points {
+                for (px, py) in &pix {
+                    let _ = write!(
+                        body,
+                        r#"<circle cx="{px:.1}" cy="{py:.1}" r="2" fill="{}"/>"#,
+                        s.color
+                    );
+                }
+                occupied.extend_from_slice(&pix);
+                continue;
+            }
+            let mut d = String::new();
+            let mut drawn = Vec::with_capacity(pix.len() * 2);
+            for (i, &(px, py)) in pix.iter().enumerate() {
+                if i == 0 {
+                    let _ = write!(d, "M{px:.1} {py:.1}");
+                } else if s.style == Style::Step {
+                    let qy = pix[i - 1].1;
+                    let _ = write!(d, "L{px:.1} {qy:.1}L{px:.1} {py:.1}");
+                    drawn.push((px, qy));
+                } else {
+                    let _ = write!(d, "L{px:.1} {py:.1}");
+                }
+                drawn.push((px, py));
+            }
+            let dash = if s.style == Style::Dashed {
+                r#" stroke-dasharray="6 4""#
+            } else {
+                ""
+            };
+            let _ = write!(
+                body,
+                r#"<path d="{d}" fill="none" stroke="{}" stroke-width="1.6"{dash}/>"#,
+                s.color
+            );
+            trace(&drawn, &mut occupied);
+        }
+    }
+    body.push_str("</g>");
+    // Below the x-axis label: the cut notes, then (if no corner is free) the legend.
+    let mut bottom = H;
+    for n in cut_notes(c) {
+        let _ = write!(
+            body,
+            r##"<text class="cut-note" x="{ML}" y="{:.1}" font-size="11" fill="#444">{}</text>"##,
+            bottom + 2.0,
+            esc(&n)
+        );
+        bottom += 15.0;
+    }
+    let items: Vec<Item> = c
+        .series
+        .iter()
+        .map(|s| Item {
+            name: &s.name,
+            color: s.color,
+            style: s.style,
+            band: !s.band.is_empty(),
+        })
+        .collect();
+    bottom += legend(
+        &mut body,
+        &items,
+        (ML, MT, W - MR, H - MB),
+        &occupied,
+        bottom,
+    );
+    let mut out = String::new();
+    header(&mut out, id, &c.title, W, bottom);
+    out.push_str(&body);
+    out.push_str("</svg>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::svg::RED;
+
+    fn paths(svg: &str) -> Vec<&str> {
+        svg.split("<path d=\"")
+            .skip(1)
+            .filter_map(|p| p.split('"').next())
+            .collect()
+    }
+
+    #[test]
+    fn charts_escape_text_and_close_their_svg() {
+        let c = Chart {
+            title: "a < b & c".into(),
+            series: vec![Series::new(
+                "s",
+                RED,
+                Style::Step,
+                vec![(0.0, 1.0), (1.0, 2.0)],
+            )],
+            ..Chart::default()
+        };
+        let s = chart(&c, "t");
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
+        assert!(s.contains("a &lt; b &amp; c"));
+    }
+
+    #[test]
+    fn lines_break_at_nan_and_at_time_gaps() {
+        let mut pts: Vec<(f64, f64)> = (0..20).map(|i| (i as f64 * 0.5, 1.0)).collect();
+        pts[5].1 = f64::NAN;
+        pts.retain(|p| !(6.0..8.0).contains(&p.0));
+        let c = Chart {
+            series: vec![Series::new("s", RED, Style::Line, pts)],
+            ..Chart::default()
+        };
+        let s = chart(&c, "t");
+        // Three runs: before the NaN, NaN to the gap, after the gap.
+        assert_eq!(paths(&s).len(), 3, "{s}");
+        assert!(!s.contains("NaN") && !s.contains("inf"));
+    }
+
+    #[test]
+    fn explicit_ranges_that_cut_data_say_so() {
+        let c = Chart {
+            x_range: Some((0.0, 10.0)),
+            series: vec![Series::new(
+                "tail",
+                RED,
+                Style::Step,
+                vec![(1.0, 0.5), (20.0, 1.0)],
+            )],
+            ..Chart::default()
+        };
+        let s = chart(&c, "t");
+        assert!(
+            s.contains("x axis cut at 10: tail continues to 20 (y = 0.5 at the cut)"),
+            "{s}"
+        );
+    }
+}
