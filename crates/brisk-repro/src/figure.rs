@@ -66,16 +66,12 @@ impl Figure {
                 }
             }
             Figure::Boxes(b) => {
-                let _ = writeln!(
-                    o,
-                    "group,n,whisker_low,q1,median,q3,whisker_high,mean_without_outliers,outliers ({})",
-                    field(&b.y_label)
-                );
+                o.push_str("group,n,whisker_low,q1,median,q3,whisker_high,mean_without_outliers,outliers,measure\n");
                 for (name, _, s) in &b.groups {
                     let outl: Vec<String> = s.outliers.iter().map(|v| num(*v)).collect();
                     let _ = writeln!(
                         o,
-                        "{},{},{},{},{},{},{},{},{}",
+                        "{},{},{},{},{},{},{},{},{},{}",
                         field(name),
                         s.n,
                         num(s.lo),
@@ -84,18 +80,19 @@ impl Figure {
                         num(s.q3),
                         num(s.hi),
                         num(s.mean_trimmed),
-                        field(&outl.join(" "))
+                        field(&outl.join(" ")),
+                        field(&b.y_label)
                     );
                 }
             }
             Figure::Heat(h) => {
+                let shade = format!("shade (0 = {}; 1 = {})", h.scale_lo, h.scale_hi);
                 let _ = writeln!(
                     o,
-                    "{},{},text,shade (0 {} … 1 {}),fails",
+                    "{},{},text,{},fails",
                     field(&h.y_label),
                     field(&h.x_label),
-                    field(&h.scale_lo),
-                    field(&h.scale_hi)
+                    field(&shade)
                 );
                 for (ri, r) in h.rows.iter().enumerate() {
                     for (ci, c) in h.cols.iter().enumerate() {

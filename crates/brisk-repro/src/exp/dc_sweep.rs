@@ -121,6 +121,17 @@ impl Outcome {
     }
 }
 
+/// One heat map's cells, rows × columns.
+type Cells = Vec<Vec<Option<Cell>>>;
+
+/// Adds `key`'s map to `maps`, under an existing entry when that map is identical.
+fn merge_into<K, G: PartialEq>(maps: &mut Vec<(Vec<K>, G)>, key: K, map: G) {
+    match maps.iter_mut().find(|(_, m)| *m == map) {
+        Some((keys, _)) => keys.push(key),
+        None => maps.push((vec![key], map)),
+    }
+}
+
 fn analyse(runs: &[RunResult], g: &Grid) -> ExperimentResult {
     let mut r = ExperimentResult::new(ID, TITLE);
     let mut cells = Vec::new();
@@ -213,10 +224,9 @@ fn analyse(runs: &[RunResult], g: &Grid) -> ExperimentResult {
     // (small BDPs make the buffer irrelevant once delay correlation clamps the queue).
     let cols: Vec<String> = g.rates_mbit.iter().map(|m| format!("{m} Mbit/s")).collect();
     let rows: Vec<String> = g.rtts_ms.iter().map(|t| format!("{t} ms")).collect();
-    type Grid = Vec<Vec<Option<Cell>>>;
-    let mut maps: Vec<(Vec<u64>, Grid)> = Vec::new();
+    let mut maps: Vec<(Vec<u64>, Cells)> = Vec::new();
     for &b in &g.buffers {
-        let grid: Grid = g
+        let grid: Cells = g
             .rtts_ms
             .iter()
             .map(|&rt| {
@@ -251,10 +261,7 @@ fn analyse(runs: &[RunResult], g: &Grid) -> ExperimentResult {
                     .collect()
             })
             .collect();
-        match maps.iter_mut().find(|(_, m)| *m == grid) {
-            Some((bufs, _)) => bufs.push(b),
-            None => maps.push((vec![b], grid)),
-        }
+        merge_into(&mut maps, b, grid);
     }
     for (bufs, grid) in maps {
         let failing = cells
@@ -324,4 +331,18 @@ fn analyse(runs: &[RunResult], g: &Grid) -> ExperimentResult {
     t.push_str("</table>");
     r.html = t;
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_maps_merge_and_others_stay_apart() {
+        let mut maps: Vec<(Vec<u64>, Vec<u8>)> = Vec::new();
+        merge_into(&mut maps, 100, vec![1]);
+        merge_into(&mut maps, 500, vec![2]);
+        merge_into(&mut maps, 2000, vec![1]);
+        assert_eq!(maps, vec![(vec![100, 2000], vec![1]), (vec![500], vec![2])]);
+    }
 }

@@ -415,7 +415,7 @@ fn rtt_plot(secs: f64, sim: &[Option<SimNums>; 2], measured: &[(Variant, Outcome
         }),
         paper: "No paper figure: the issue asks for brisk on real packets beside Linux and the simulator. Expected from thesis Fig. 6.1's set-up: the CUBIC flows climb towards the 1.2-s full queue; BBR and delay correlation stay within a small factor of the 10-ms base RTT.".into(),
         ours: format!(
-            "Real lines: srtt sampled every 100 ms; simulator line: 100-ms means of per-ACK samples. Highest srtt in the second half of the run: {}.",
+            "Real lines: srtt sampled every 100 ms; simulator line: 100-ms means of per-ACK samples. One run per variant (no band). Highest srtt in the second half of the run: {}.",
             peaks.join(", ")
         ),
     }

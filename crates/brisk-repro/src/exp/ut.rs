@@ -234,7 +234,7 @@ fn analyse_bulk(runs: &[RunResult]) -> ExperimentResult {
                 }),
                 paper: "Fig. 2.3: after a loss, the in-order counter stays flat for about one RTT until the retransmission arrives, then jumps; the unordered counter keeps rising.".into(),
                 ours: format!(
-                    "The first loss event after {a:.0} s in seed 1's in-order run that stalls its reader (the drop line is that run's; the unordered run has the same seed and loss process). {BIN_MS}-ms bins; RTT {BULK_RTT_MS} ms."
+                    "The first loss event after {a:.0} s in seed 1's in-order run that stalls its reader (the drop line is that run's; the unordered run uses the same seed). {BIN_MS}-ms bins; RTT {BULK_RTT_MS} ms."
                 ),
             });
         }

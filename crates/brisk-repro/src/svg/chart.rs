@@ -255,12 +255,14 @@ pub fn chart(c: &Chart, id: &str) -> String {
             continue;
         }
         let py = y.map(*v);
+        // The label sits above its line, or below it where the line runs close to the
+        // top of the plot.
+        let ly = if py - MT < 14.0 { py + 11.0 } else { py - 3.0 };
         let _ = write!(
             body,
-            r##"<line x1="{ML}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#555" stroke-dasharray="2 3"/><text x="{:.1}" y="{:.1}" fill="#555" font-size="10">{}</text>"##,
+            r##"<line x1="{ML}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#555" stroke-dasharray="2 3"/><text x="{:.1}" y="{ly:.1}" fill="#555" font-size="10">{}</text>"##,
             W - MR,
             ML + 4.0,
-            py - 3.0,
             esc(label)
         );
         trace(&[(ML, py), (W - MR, py)], &mut occupied);

@@ -151,9 +151,11 @@ fn range(vals: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     }
 }
 
-/// Grid, tick labels, frame and axis labels. `bottom` is the SVG's height.
+/// Grid, tick labels, frame and axis labels. The frame and grid span the whole plot
+/// area (`ML`, `MT` to `W - MR`, `H - MB`) even where an axis maps its range to an
+/// inset part of it.
 fn axes(out: &mut String, x: &Axis, y: &Axis, x_label: &str, y_label: &str) {
-    let (x0, x1, y0, y1) = (x.p0, x.p1, y.p0, y.p1);
+    let (x0, x1, y0, y1) = (ML, W - MR, H - MB, MT);
     for t in y.ticks() {
         let py = y.map(t);
         let _ = write!(

@@ -1,6 +1,7 @@
 //! Checks a rendered figure with a real XML parser: well-formed, a sane viewBox, a
 //! title and both axis labels, a legend naming every series where there are several,
-//! no NaN or infinity in any coordinate, and unique element IDs.
+//! no NaN or infinity in any coordinate, and unique element IDs; and its CSV: every
+//! row has as many fields as the header.
 
 use brisk_repro::figure::Figure;
 
@@ -22,7 +23,43 @@ const NUMERIC: &[&str] = &[
     "offset",
 ];
 
+/// Fields of one CSV line (RFC 4180 quoting; the figures' CSV has no line breaks
+/// inside fields); `None` for an unterminated quote.
+fn csv_fields(line: &str) -> Option<usize> {
+    let (mut n, mut quoted, mut chars) = (1, false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+            }
+            ('"', q) => quoted = !q,
+            (',', false) => n += 1,
+            _ => {}
+        }
+    }
+    (!quoted).then_some(n)
+}
+
+fn check_csv(fig: &Figure, id: &str) -> Result<(), String> {
+    let csv = fig.csv();
+    let mut lines = csv.lines();
+    let width = lines
+        .next()
+        .and_then(csv_fields)
+        .ok_or(format!("{id}: CSV header"))?;
+    for (i, l) in lines.enumerate() {
+        if csv_fields(l) != Some(width) {
+            return Err(format!(
+                "{id}: CSV row {} has not {width} fields: {l}",
+                i + 2
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn check(fig: &Figure, id: &str) -> Result<(), String> {
+    check_csv(fig, id)?;
     let svg = fig.svg(id);
     let doc = roxmltree::Document::parse(&svg).map_err(|e| format!("{id}: not XML: {e}"))?;
     let root = doc.root_element();
