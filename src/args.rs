@@ -32,6 +32,41 @@ pub fn rate(s: &str) -> Result<u64, String> {
     }
 }
 
+/// A drop-tail queue limit: `1000` or `1000packets` (packets), or a size with a unit
+/// such as `64KiB` or `1500000B` (bytes); at least 1 packet or 1500 bytes.
+pub fn queue(s: &str) -> Result<brisk_net::spec::QueueSpec, String> {
+    let t = s.trim();
+    let digits = t
+        .trim_end_matches("packets")
+        .trim_end_matches("pkts")
+        .trim();
+    if let Ok(n) = digits.parse::<u64>() {
+        if n == 0 || n > 1_000_000 {
+            return Err("must be from 1 to 1000000 packets".into());
+        }
+        return Ok(brisk_net::spec::QueueSpec::droptail_packets(n));
+    }
+    match brisk_sim::units::parse_size(t) {
+        Some(b) if (1500..=1 << 30).contains(&b) => Ok(brisk_net::spec::QueueSpec::Droptail {
+            packets: None,
+            bytes: Some(brisk_sim::units::Size(b)),
+            ecn_threshold_packets: None,
+            ecn_threshold_bytes: None,
+        }),
+        Some(_) => Err("a byte limit must be from 1500B to 1GiB".into()),
+        None => Err("expected packets like 1000 or a size like \"64KiB\"".into()),
+    }
+}
+
+/// A jitter bound: a duration up to 10 s.
+pub fn jitter(s: &str) -> Result<Duration, String> {
+    let d = duration(s)?;
+    if d > Duration::from_secs(10) {
+        return Err("must be at most 10s".into());
+    }
+    Ok(d)
+}
+
 /// A probability in [0, 1].
 pub fn probability(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
@@ -58,5 +93,20 @@ mod tests {
         assert_eq!(probability("0.01"), Ok(0.01));
         assert!(probability("2").unwrap_err().contains("0 to 1"));
         assert!(probability("x").is_err());
+        assert_eq!(
+            queue("1000"),
+            Ok(brisk_net::spec::QueueSpec::droptail_packets(1000))
+        );
+        assert_eq!(
+            queue("50packets"),
+            Ok(brisk_net::spec::QueueSpec::droptail_packets(50))
+        );
+        assert!(matches!(
+            queue("64KiB"),
+            Ok(brisk_net::spec::QueueSpec::Droptail { bytes: Some(_), .. })
+        ));
+        assert!(queue("0").unwrap_err().contains("from 1"));
+        assert!(queue("lots").is_err());
+        assert!(jitter("20s").unwrap_err().contains("10s"));
     }
 }

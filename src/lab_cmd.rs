@@ -37,6 +37,12 @@ struct PathArgs {
     /// Bernoulli loss probability in each direction.
     #[arg(long, value_parser = crate::args::probability)]
     loss: Option<f64>,
+    /// Bottleneck drop-tail queue: packets (`1000`) or bytes (`64KiB`); default 1000 packets.
+    #[arg(long, value_parser = crate::args::queue)]
+    queue: Option<brisk_net::spec::QueueSpec>,
+    /// Extra delay per packet, uniform in [0, JITTER], order kept, brisk → Linux.
+    #[arg(long, value_parser = crate::args::jitter)]
+    jitter: Option<Duration>,
     /// Write brisk.pcap and kernel.pcap (what the emulator saw at each end) here.
     #[arg(long)]
     pcap: Option<PathBuf>,
@@ -97,6 +103,11 @@ fn emu_config(p: &PathArgs) -> anyhow::Result<EmuConfig> {
         bottleneck: PathSpec {
             rate,
             loss: loss.clone(),
+            queue: p.queue.clone(),
+            jitter: p.jitter.map(|j| brisk_net::spec::JitterSpec {
+                max: Dur(j),
+                reorder: false,
+            }),
             ..PathSpec::default()
         },
         reverse: Some(PathSpec {
