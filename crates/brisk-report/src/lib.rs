@@ -15,5 +15,7 @@ pub mod result;
 pub mod write;
 
 pub use json::{latency_json, num, queue_delay_json, rtt_json};
-pub use result::{jain_fairness, BottleneckResult, FlowSummary, RealFlowExtras, RunSummary};
+pub use result::{
+    jain_fairness, stream_status, BottleneckResult, FlowSummary, RealFlowExtras, RunSummary,
+};
 pub use write::{drops_csv, queue_csv, write_files, WriteError};

@@ -122,6 +122,17 @@ impl RunSummary<'_> {
 }
 
 /// Jain's fairness index of `xs`: (Σx)² / (n·Σx²), 1 = equal shares, 0 if all are 0.
+/// The table's stream column: "BAD" when the delivered bytes differ from the sent
+/// ones, "none" when nothing was delivered (nothing to compare, e.g. 100 % loss,
+/// rather than a reassuring "ok"), else "ok".
+pub fn stream_status(stream_ok: bool, bytes_delivered: u64) -> &'static str {
+    match (stream_ok, bytes_delivered) {
+        (false, _) => "BAD",
+        (true, 0) => "none",
+        (true, _) => "ok",
+    }
+}
+
 pub fn jain_fairness(xs: impl IntoIterator<Item = f64>) -> f64 {
     let (n, sum, sq) = xs
         .into_iter()

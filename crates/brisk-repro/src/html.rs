@@ -85,7 +85,7 @@ pub fn page_with(
     );
     o.push_str("<h2>Summary</h2><table><tr><th>experiment</th><th>claim</th><th>description</th><th>reference (paper, or sim / Linux for REAL rows)</th><th>ours</th><th>unit</th><th>tolerance</th><th>verdict</th></tr>");
     for r in results {
-        for c in sorted_claims(r) {
+        for c in crate::report::sorted(r) {
             let acc = if c.verdict == Verdict::Fail && accepted.contains_key(&c.id) {
                 " (accepted)"
             } else {
@@ -113,7 +113,7 @@ pub fn page_with(
             o.push_str("</ul>");
         }
         let _ = write!(o, "<table><tr><th>claim</th><th>description</th><th>{}</th><th>ours</th><th>unit</th><th>tolerance</th><th>verdict</th><th>note</th></tr>", esc(r.reference));
-        for c in sorted_claims(r) {
+        for c in crate::report::sorted(r) {
             let mut note = c.note.clone();
             if c.verdict == Verdict::Fail {
                 if let Some(reason) = accepted.get(&c.id) {
@@ -162,13 +162,6 @@ pub fn page_with(
 /// figure's position in it.
 pub fn figure_id(experiment: &str, index: usize) -> String {
     format!("{experiment}-{}", index + 1)
-}
-
-/// An experiment's claims in natural order of their IDs (as the terminal table).
-fn sorted_claims(r: &ExperimentResult) -> Vec<&crate::claim::Claim> {
-    let mut v: Vec<_> = r.claims.iter().collect();
-    v.sort_by(|a, b| crate::report::natural_cmp(&a.id, &b.id));
-    v
 }
 
 /// Writes `dir/index.html`, each figure's `dir/fig-<id>.svg` and `dir/fig-<id>.csv`,

@@ -46,7 +46,7 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
 }
 
 /// An experiment's claims in natural order.
-fn sorted(r: &ExperimentResult) -> Vec<&Claim> {
+pub(crate) fn sorted(r: &ExperimentResult) -> Vec<&Claim> {
     let mut v: Vec<&Claim> = r.claims.iter().collect();
     v.sort_by(|a, b| natural_cmp(&a.id, &b.id));
     v

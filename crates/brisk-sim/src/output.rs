@@ -256,12 +256,7 @@ impl RunResult {
                 p99,
                 f.retransmitted_packets,
                 fct,
-                match (f.stream_ok, f.bytes_delivered) {
-                    (false, _) => "BAD",
-                    // Nothing to compare: say so rather than "ok" (e.g. 100 % loss).
-                    (true, 0) => "none",
-                    (true, _) => "ok",
-                }
+                brisk_report::stream_status(f.stream_ok, f.bytes_delivered)
             );
             if f.bytes_delivered == 0 && f.bytes_sent > 0 {
                 let _ = writeln!(s, "     no data delivered");

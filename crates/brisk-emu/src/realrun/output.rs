@@ -93,11 +93,7 @@ impl RealResult {
                 ms(&f.rtt, true),
                 ms(&f.srtt, false),
                 f.retransmitted_packets,
-                match (f.stream_ok, f.bytes_delivered) {
-                    (false, _) => "BAD",
-                    (true, 0) => "none",
-                    (true, _) => "ok",
-                }
+                brisk_report::stream_status(f.stream_ok, f.bytes_delivered)
             );
             if f.bytes_delivered == 0 {
                 let _ = writeln!(t, "     no data delivered");
