@@ -1,4 +1,5 @@
-//! A link: loss model → queue → serialiser at `rate_bps` → propagation delay line.
+//! A link: loss model → queue → serialiser at `rate_bps` (or a Mahimahi delivery
+//! trace, [`crate::mahimahi`]) → propagation delay line.
 //!
 //! On arrival a packet is dropped if the link is down (an outage), then offered to the
 //! loss model, then to the queue. The serialiser takes the queue's head whenever it is
@@ -14,12 +15,14 @@
 //! is on the wire.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use brisk_time::{dur_nanos, Duration, Instant};
 
 use crate::element::{Element, Packet};
 use crate::error::NetError;
 use crate::loss::Loss;
+use crate::mahimahi::{DeliveryTrace, TraceServer};
 use crate::outage::{Outage, OutageSchedule};
 use crate::queue::{AnyQueue, Queue};
 use crate::rate::Serializer;
@@ -44,6 +47,8 @@ pub struct LinkParams {
     pub outages: Vec<Outage>,
     /// Most packets in propagation at once; beyond it packets drop as `Overflow`.
     pub delay_line_limit: usize,
+    /// Serve by this delivery trace instead of at `rate_bps` (which must then be 0).
+    pub trace: Option<Arc<DeliveryTrace>>,
 }
 
 impl Default for LinkParams {
@@ -54,6 +59,27 @@ impl Default for LinkParams {
             overhead_bytes: 0,
             outages: Vec::new(),
             delay_line_limit: DEFAULT_DELAY_LINE_LIMIT,
+            trace: None,
+        }
+    }
+}
+
+/// How the head of the queue is carried: at a fixed rate, or by trace opportunities.
+#[derive(Clone, Debug)]
+enum Service {
+    Rate(Serializer),
+    Trace(TraceServer),
+}
+
+impl Service {
+    /// When a packet of `bytes` that starts service at `t` has been carried.
+    fn finish(&mut self, t: Instant, bytes: usize, back_to_back: bool) -> Instant {
+        match self {
+            Service::Rate(s) => {
+                let tx_ns = s.tx_time_ns(bytes, back_to_back);
+                Instant::from_nanos(t.as_nanos().saturating_add(tx_ns))
+            }
+            Service::Trace(s) => s.finish(t, bytes, back_to_back),
         }
     }
 }
@@ -61,7 +87,7 @@ impl Default for LinkParams {
 #[derive(Clone, Debug)]
 pub struct Link<Q = AnyQueue> {
     queue: Q,
-    ser: Serializer,
+    service: Service,
     delay_ns: u64,
     overhead_bytes: usize,
     loss: Loss,
@@ -87,9 +113,20 @@ impl<Q: Queue> Link<Q> {
                 "must be at least 1",
             ));
         }
+        let service = match params.trace {
+            Some(_) if params.rate_bps != 0 => {
+                return Err(NetError::invalid(
+                    "rate_bps",
+                    params.rate_bps,
+                    "must be 0 (unset) on a trace-driven link",
+                ))
+            }
+            Some(t) => Service::Trace(TraceServer::new(t)),
+            None => Service::Rate(Serializer::new(params.rate_bps)),
+        };
         Ok(Link {
             queue,
-            ser: Serializer::new(params.rate_bps),
+            service,
             delay_ns: dur_nanos(params.delay),
             overhead_bytes: params.overhead_bytes,
             loss,
@@ -111,8 +148,20 @@ impl<Q: Queue> Link<Q> {
         &self.queue
     }
 
+    /// The fixed rate; 0 for an unlimited or a trace-driven link.
     pub fn rate_bps(&self) -> u64 {
-        self.ser.rate_bps()
+        match &self.service {
+            Service::Rate(s) => s.rate_bps(),
+            Service::Trace(_) => 0,
+        }
+    }
+
+    /// The delivery trace of a trace-driven link.
+    pub fn trace(&self) -> Option<&DeliveryTrace> {
+        match &self.service {
+            Service::Rate(_) => None,
+            Service::Trace(s) => Some(s.trace()),
+        }
     }
 
     /// Packets in propagation.
@@ -187,9 +236,11 @@ impl<Q: Queue> Link<Q> {
             ce_marked: d.ce_marked,
         });
         let wire_bytes = d.pkt.len().saturating_add(self.overhead_bytes);
-        let tx_ns = self.ser.tx_time_ns(wire_bytes, back_to_back);
+        let finish = self.service.finish(t, wire_bytes, back_to_back);
+        // On a trace-driven link this is the time the packet waited for and used
+        // opportunities, so utilisation there means "backlogged".
+        let tx_ns = finish.as_nanos().saturating_sub(t.as_nanos());
         self.counters.busy_ns = self.counters.busy_ns.saturating_add(tx_ns);
-        let finish = Instant::from_nanos(t.as_nanos().saturating_add(tx_ns));
         self.busy_until = finish;
         if self.line.len() >= self.line_limit {
             self.drop_pkt(t, &d.pkt, DropReason::Overflow);

@@ -313,8 +313,23 @@ fn random_configs_and_traffic_conserve_packets() {
             QueueLimit::Bytes(rng.gen_range(1..60_000))
         };
         let start = rng.gen_range(0..50_000_000u64);
+        // A quarter of the links are trace-driven, with random opportunity bursts.
+        let trace = (round % 4 == 0).then(|| {
+            let mut ms = 0u64;
+            let text: String = (0..rng.gen_range(1..40))
+                .map(|_| {
+                    ms += rng.gen_range(0..5);
+                    format!("{}\n", ms.max(1))
+                })
+                .collect();
+            std::sync::Arc::new(crate::mahimahi::DeliveryTrace::parse(&text).unwrap())
+        });
         let params = LinkParams {
-            rate_bps: [0, 1, 3, 56_000, 10_000_000, u64::MAX][rng.gen_range(0..6)],
+            rate_bps: match trace {
+                Some(_) => 0,
+                None => [0, 1, 3, 56_000, 10_000_000, u64::MAX][rng.gen_range(0..6)],
+            },
+            trace,
             delay: Duration::from_nanos(rng.gen_range(0..20_000_000)),
             overhead_bytes: rng.gen_range(0..100),
             outages: vec![Outage {

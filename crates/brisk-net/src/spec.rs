@@ -11,10 +11,15 @@
 //! loss = { kind = "gilbert_elliott", p_good_bad = 0.01, p_bad_good = 0.3 }
 //! jitter = { max = "1ms", reorder = false }
 //! outages = [{ start = "2s", duration = "1.5s" }]
+//! # instead of `rate`: a Mahimahi delivery trace, relative to the scenario file
+//! # trace = "../traces/lte-like.down"
 //! ```
 //! Unknown keys are errors, so a typo never silently means "default". The simulator
 //! and the emulator both build their links here, so the same description means the
 //! same elements in virtual and in real time.
+
+use std::path::Path;
+use std::sync::Arc;
 
 use brisk_time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
@@ -24,6 +29,7 @@ use crate::error::NetError;
 use crate::impair::{ImpairParams, Impairment};
 use crate::link::{Link, LinkParams};
 use crate::loss::{Loss, LossModel};
+use crate::mahimahi::DeliveryTrace;
 use crate::outage::Outage;
 use crate::queue::{DropTail, QueueLimit};
 use crate::units::{Dur, Rate, Size};
@@ -61,6 +67,45 @@ pub struct LinkSpec {
     /// Periods during which the link drops everything.
     #[serde(default)]
     pub outages: Vec<OutageSpec>,
+    /// A Mahimahi delivery trace that replaces `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceFile>,
+}
+
+/// A Mahimahi trace file named in a link description. Serde reads only the path; the
+/// owner loads it ([`LinkSpec::load_trace`]) relative to the description's file.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(from = "String", into = "String")]
+pub struct TraceFile {
+    pub path: String,
+    loaded: Option<Arc<DeliveryTrace>>,
+}
+
+impl TraceFile {
+    /// An already-parsed trace (e.g. generated), labelled `path` in errors and logs.
+    pub fn loaded(path: impl Into<String>, trace: Arc<DeliveryTrace>) -> TraceFile {
+        TraceFile {
+            path: path.into(),
+            loaded: Some(trace),
+        }
+    }
+
+    /// The parsed trace, once loaded.
+    pub fn trace(&self) -> Option<&Arc<DeliveryTrace>> {
+        self.loaded.as_ref()
+    }
+}
+
+impl From<String> for TraceFile {
+    fn from(path: String) -> TraceFile {
+        TraceFile { path, loaded: None }
+    }
+}
+
+impl From<TraceFile> for String {
+    fn from(t: TraceFile) -> String {
+        t.path
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
@@ -187,6 +232,13 @@ impl LinkSpec {
                 Err(err(k, format!("must be a probability in [0, 1], got {p}")))
             }
         };
+        if self.rate.is_some() && self.trace.is_some() {
+            return Err(err(
+                "trace",
+                "a trace-driven link takes its capacity from the trace; give rate or trace, not both"
+                    .into(),
+            ));
+        }
         if self.rate.is_some_and(|r| r.0 == 0) {
             return Err(err(
                 "rate",
@@ -263,6 +315,35 @@ impl LinkSpec {
         Ok(())
     }
 
+    /// Reads and parses the `trace` file, if any and not yet loaded, resolving a
+    /// relative path against `base` (the scenario file's directory). `name` prefixes
+    /// the field in errors, which also name the file and line.
+    pub fn load_trace(&mut self, base: &Path, name: &str) -> Result<(), SpecError> {
+        let Some(tf) = &mut self.trace else {
+            return Ok(());
+        };
+        if tf.loaded.is_some() {
+            return Ok(());
+        }
+        let err = |message: String| SpecError {
+            field: format!("{name}.trace"),
+            message,
+        };
+        let path = base.join(&tf.path);
+        let meta = std::fs::metadata(&path)
+            .map_err(|e| err(format!("cannot read {}: {e}", path.display())))?;
+        // 5M lines of at most 9 digits each, plus slack for CRLF.
+        if meta.len() > 64 << 20 {
+            return Err(err(format!("{}: larger than 64MiB", path.display())));
+        }
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| err(format!("cannot read {}: {e}", path.display())))?;
+        let trace =
+            DeliveryTrace::parse(&text).map_err(|e| err(format!("{} {e}", path.display())))?;
+        tf.loaded = Some(Arc::new(trace));
+        Ok(())
+    }
+
     /// Whether this link needs an impairment stage after it.
     pub fn is_impaired(&self) -> bool {
         self.jitter.is_some()
@@ -299,6 +380,13 @@ impl LinkSpec {
                     end: Instant::ZERO + o.start.0 + o.duration.0,
                 })
                 .collect(),
+            trace: match &self.trace {
+                None => None,
+                Some(t) => Some(t.loaded.clone().ok_or_else(|| LinkBuildError {
+                    field: format!("{name}.trace"),
+                    source: NetError::invalid("trace", &t.path, "was not loaded"),
+                })?),
+            },
             ..LinkParams::default()
         };
         let queue = self.queue_limits();
@@ -332,7 +420,7 @@ impl LinkSpec {
     fn queue_limits(&self) -> (QueueLimit, Option<QueueLimit>) {
         let packets = |p: u64| QueueLimit::Packets(usize::try_from(p).unwrap_or(usize::MAX));
         let bytes = |b: Size| QueueLimit::Bytes(usize::try_from(b.0).unwrap_or(usize::MAX));
-        let default = if self.rate.is_none() {
+        let default = if self.rate.is_none() && self.trace.is_none() {
             QueueLimit::Packets(UNLIMITED_QUEUE_PACKETS)
         } else {
             QueueLimit::Packets(DEFAULT_QUEUE_PACKETS)
