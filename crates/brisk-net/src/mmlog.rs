@@ -203,9 +203,7 @@ mod tests {
         for i in 0..3 {
             link.handle_packet(Instant::ZERO, pkt(i, 1500));
         }
-        let mut t = Instant::ZERO;
-        while let Some(w) = link.poll_timeout() {
-            t = w;
+        while let Some(t) = link.poll_timeout() {
             while link.poll_packet(t).is_some() {}
         }
         link.drain_events(&mut evs);

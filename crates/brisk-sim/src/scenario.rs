@@ -510,7 +510,8 @@ fn humane_types(msg: &str) -> String {
 }
 
 impl Scenario {
-    /// Parses and validates a scenario; `file` only labels errors.
+    /// Parses and validates a scenario; `file` labels errors, and its directory is
+    /// where relative `trace` paths are resolved (the working directory for a bare name).
     pub fn from_toml_str_named(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
         let de = toml::Deserializer::new(text);
         let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
@@ -547,6 +548,18 @@ impl Scenario {
             field,
             message,
         })?;
+        let base = Path::new(file).parent().unwrap_or(Path::new(""));
+        let mut links = vec![(&mut sc.bottleneck, "bottleneck")];
+        if let Some(r) = &mut sc.reverse {
+            links.push((r, "reverse"));
+        }
+        for (link, name) in links {
+            link.load_trace(base, name).map_err(|e| ScenarioError {
+                file: file.to_string(),
+                field: e.field,
+                message: e.message,
+            })?;
+        }
         Ok(sc)
     }
 
