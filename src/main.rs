@@ -15,6 +15,7 @@ mod provenance;
 mod real_cmd;
 mod repro_cmd;
 mod seeds;
+mod trace_cmd;
 
 use brisk_sim::{RunOptions, Scenario};
 use brisk_time::Duration;
@@ -66,6 +67,11 @@ enum Cmd {
         /// only, for runs whose full capture would be gigabytes). Simulated runs only.
         #[arg(long, requires = "pcap", value_parser = clap::value_parser!(u32).range(100..=65535))]
         snaplen: Option<u32>,
+        /// Also write each dumbbell link's log in Mahimahi's mm-link format
+        /// (bottleneck.mm.log, reverse.mm.log) into the --out directory, for
+        /// mm-throughput-graph and mm-delay-graph. Simulated runs only.
+        #[arg(long, requires = "out")]
+        link_log: bool,
         /// Print the summary as one JSON object instead of a table.
         #[arg(long)]
         json: bool,
@@ -78,6 +84,10 @@ enum Cmd {
     Lab(lab_cmd::LabArgs),
     /// Run the reproduction suite: experiments, claims, report.
     Repro(repro_cmd::ReproArgs),
+    /// Write a Mahimahi delivery trace (constant, stepped, LTE-like) to stdout, or
+    /// describe one.
+    #[command(subcommand)]
+    Trace(trace_cmd::TraceCmd),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout,
     /// e.g. `brisk completions bash > /etc/bash_completion.d/brisk`.
     Completions { shell: clap_complete::Shell },
@@ -133,6 +143,7 @@ fn main() -> ExitCode {
             force,
             pcap,
             snaplen,
+            link_log,
             json,
             real,
         } => match out.as_deref().map(|d| provenance::prepare_out(d, force)) {
@@ -140,10 +151,14 @@ fn main() -> ExitCode {
             _ if real && snaplen.is_some() => Err(anyhow::anyhow!(
                 "--snaplen applies to simulated runs; real runs capture whole packets"
             )),
+            _ if real && link_log => Err(anyhow::anyhow!(
+                "--link-log applies to simulated runs; real runs have --pcap"
+            )),
             _ if real => real_cmd::cmd_run_real(&scenario, seed, out, pcap, json),
-            _ => cmd_run(&scenario, seed, out, pcap, snaplen, json),
+            _ => cmd_run(&scenario, seed, out, pcap, snaplen, link_log, json),
         },
         Cmd::Lab(args) => lab_cmd::cmd_lab(args),
+        Cmd::Trace(cmd) => trace_cmd::cmd_trace(cmd),
         Cmd::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "brisk", &mut std::io::stdout());
@@ -181,6 +196,7 @@ fn cmd_run(
     out: Option<PathBuf>,
     pcap: bool,
     snaplen: Option<u32>,
+    link_log: bool,
     json: bool,
 ) -> anyhow::Result<()> {
     let sc = Scenario::load(path)?;
@@ -191,12 +207,14 @@ fn cmd_run(
     let opts = RunOptions {
         pcap_dir: if pcap { out.clone() } else { None },
         snaplen,
+        link_log_dir: if link_log { out.clone() } else { None },
         ..RunOptions::default()
     };
     let res = brisk_sim::run_with(&sc, seed, &opts)?;
     if let Some(dir) = &out {
         res.write_dir(dir)?;
         stamp_run(dir, path)?;
+        copy_traces(dir, &sc)?;
     }
     print_run(json, out.as_deref(), || res.to_json(), || res.table())
 }
@@ -216,6 +234,23 @@ fn cmd_run_seeds(
         || seeds::to_json(&sc, &list, &runs),
         || seeds::table(&sc, &list, &runs),
     )
+}
+
+/// A copy of each link's delivery trace (`bottleneck.trace`, `reverse.trace`) beside
+/// the scenario, so the output directory describes the run on its own.
+fn copy_traces(dir: &Path, sc: &Scenario) -> anyhow::Result<()> {
+    let links = [
+        ("bottleneck", Some(&sc.bottleneck)),
+        ("reverse", sc.reverse.as_ref()),
+    ];
+    for (name, spec) in links {
+        if let Some(t) = spec.and_then(|s| s.trace.as_ref()).and_then(|t| t.trace()) {
+            let path = dir.join(format!("{name}.trace"));
+            std::fs::write(&path, t.to_text())
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Provenance into `dir/summary.json` and a copy of the scenario file beside it.
@@ -244,7 +279,7 @@ fn print_run(
 }
 
 /// Writes to stdout; a closed pipe (`brisk run ... | head`) is not an error.
-fn emit(text: &str) -> anyhow::Result<()> {
+pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

@@ -20,6 +20,8 @@ const OURS: &[&str] = &[
     ".pcapng",
     ".svg",
     ".md",
+    ".mm.log",
+    ".trace",
 ];
 
 fn is_ours(name: &str) -> bool {

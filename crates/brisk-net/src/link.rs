@@ -156,6 +156,20 @@ impl<Q: Queue> Link<Q> {
         }
     }
 
+    /// The propagation delay.
+    pub fn delay(&self) -> Duration {
+        Duration::from_nanos(self.delay_ns)
+    }
+
+    /// What carries the link's packets, for logs.
+    pub fn capacity(&self) -> crate::mmlog::Capacity {
+        match &self.service {
+            Service::Rate(s) if s.rate_bps() == 0 => crate::mmlog::Capacity::None,
+            Service::Rate(s) => crate::mmlog::Capacity::Rate(s.rate_bps()),
+            Service::Trace(s) => crate::mmlog::Capacity::Trace(s.trace_arc()),
+        }
+    }
+
     /// The delivery trace of a trace-driven link.
     pub fn trace(&self) -> Option<&DeliveryTrace> {
         match &self.service {

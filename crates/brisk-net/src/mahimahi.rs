@@ -199,6 +199,10 @@ impl TraceServer {
         &self.trace
     }
 
+    pub fn trace_arc(&self) -> Arc<DeliveryTrace> {
+        Arc::clone(&self.trace)
+    }
+
     /// When a packet of `bytes` that starts service at `start` has been carried.
     /// `back_to_back` says it was queued when the previous packet left, so it may use
     /// the rest of that packet's last opportunity.

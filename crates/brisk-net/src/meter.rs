@@ -101,7 +101,17 @@ impl LinkMeter {
     pub fn absorb(&mut self, link: &mut Link) {
         link.drain_events(&mut self.buf);
         let mut buf = std::mem::take(&mut self.buf);
-        for ev in buf.drain(..) {
+        self.absorb_events(&buf, link.events_lost());
+        buf.clear();
+        self.buf = buf;
+    }
+
+    /// [`absorb`](Self::absorb) for an owner that drains the link itself (to hand the
+    /// same events to a [`crate::mmlog::MahimahiLog`] too); `events_lost` is the
+    /// link's count.
+    pub fn absorb_events(&mut self, events: &[NetEvent], events_lost: u64) {
+        for ev in events {
+            let ev = ev.clone();
             self.roll(ev.at().as_nanos());
             match ev {
                 NetEvent::Enqueue {
@@ -143,8 +153,7 @@ impl LinkMeter {
                 }
             }
         }
-        self.buf = buf;
-        self.events_lost = link.events_lost();
+        self.events_lost = events_lost;
     }
 
     /// Closes the intervals up to the end of the run.

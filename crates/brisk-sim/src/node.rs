@@ -2,7 +2,11 @@
 //! per-packet path has no vtable. A link may carry a [`LinkMeter`] (brisk-net's) that
 //! drains the link's event log after every call and turns it into bottleneck metrics.
 
-use brisk_net::{Element, Impairment, Link, Packet};
+use std::fs::File;
+use std::io::BufWriter;
+
+use brisk_net::mmlog::MahimahiLog;
+use brisk_net::{Element, Impairment, Link, NetEvent, Packet};
 use brisk_time::Instant;
 
 use crate::engine::{Ctx, Node};
@@ -15,27 +19,50 @@ pub use brisk_net::meter::{DropRecord, LinkMeter, QueueRow, MAX_DROP_RECORDS};
 /// Event-log capacity between drains (drained after every call, so this is ample).
 const LOG_CAPACITY: usize = 1 << 16;
 
-/// A link with optional metering.
+/// A Mahimahi-format log of a link, written as the run goes.
+pub type LinkLog = MahimahiLog<BufWriter<File>>;
+
+/// A link with optional metering and an optional Mahimahi-format log.
 pub struct LinkNode {
     pub link: Link,
     pub meter: Option<LinkMeter>,
+    pub log: Option<LinkLog>,
+    events: Vec<NetEvent>,
 }
 
 impl LinkNode {
     pub fn new(link: Link) -> Self {
-        LinkNode { link, meter: None }
+        LinkNode {
+            link,
+            meter: None,
+            log: None,
+            events: Vec::new(),
+        }
     }
     pub fn metered(mut link: Link, meter: LinkMeter) -> Self {
         link.enable_event_log(LOG_CAPACITY);
         LinkNode {
-            link,
             meter: Some(meter),
+            ..LinkNode::new(link)
         }
     }
+    /// Also logs the link in Mahimahi's format.
+    pub fn set_log(&mut self, log: LinkLog) {
+        self.link.enable_event_log(LOG_CAPACITY);
+        self.log = Some(log);
+    }
     fn absorb(&mut self) {
-        if let Some(m) = &mut self.meter {
-            m.absorb(&mut self.link);
+        if self.meter.is_none() && self.log.is_none() {
+            return;
         }
+        self.link.drain_events(&mut self.events);
+        if let Some(m) = &mut self.meter {
+            m.absorb_events(&self.events, self.link.events_lost());
+        }
+        if let Some(l) = &mut self.log {
+            l.absorb(&self.events);
+        }
+        self.events.clear();
     }
 }
 

@@ -18,6 +18,7 @@ use crate::host::{CcRow, CwndRow, Role, RttRow};
 use crate::metrics::Summary;
 use crate::scenario::{AppSpec, Scenario};
 use crate::topology::{self, BuildError};
+use brisk_net::mmlog::MahimahiLog;
 use brisk_net::Packet;
 use brisk_tcp::cc::CcDiagnostics;
 
@@ -31,6 +32,9 @@ pub struct RunOptions {
     pub snaplen: Option<u32>,
     /// Hash every packet hand-over (time, hop, bytes) into `RunResult::trace_sha256`.
     pub trace_hash: bool,
+    /// Write each link of the dumbbell (`bottleneck`, and `reverse` if the scenario has
+    /// one) as `<dir>/<name>.mm.log`, in Mahimahi's `mm-link` log format.
+    pub link_log_dir: Option<PathBuf>,
     /// Skip the streams' SHA-256 digests (the exact per-byte pattern check stays on);
     /// used by the benchmark, where hashing 2.5 GB would dominate the run time.
     pub skip_stream_hashes: bool,
@@ -192,8 +196,54 @@ pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult
         }
     }
 
+    let links: Vec<(NodeId, &str, &crate::scenario::LinkSpec)> = [
+        Some((net.bottleneck, "bottleneck", &sc.bottleneck)),
+        net.reverse
+            .zip(sc.reverse.as_ref())
+            .map(|(n, s)| (n, "reverse", s)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if let Some(dir) = &opts.link_log_dir {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+        for &(node, name, spec) in &links {
+            let path = dir.join(format!("{name}.mm.log"));
+            let f = File::create(&path).map_err(io_err(&path))?;
+            let source = match &spec.trace {
+                Some(t) => t.path.clone(),
+                None => spec
+                    .rate
+                    .map_or("unlimited".into(), |r| format!("{} bit/s", r.0)),
+            };
+            if let Some(l) = net.engine.node_mut(node).as_link_mut() {
+                let log = MahimahiLog::new(
+                    BufWriter::new(f),
+                    name,
+                    &source,
+                    l.link.capacity(),
+                    dur_nanos(l.link.delay()),
+                );
+                l.set_log(log);
+            }
+        }
+    }
+
     let end = Instant::ZERO + sc.duration.0;
     net.engine.run_until(end, &mut obs);
+    if let Some(dir) = &opts.link_log_dir {
+        for &(node, name, _) in &links {
+            let path = dir.join(format!("{name}.mm.log"));
+            if let Some(log) = net
+                .engine
+                .node_mut(node)
+                .as_link_mut()
+                .and_then(|l| l.log.take())
+            {
+                log.finish(end).map_err(io_err(&path))?;
+            }
+        }
+    }
 
     if let Some(e) = obs.error.take() {
         return Err(e);
