@@ -31,9 +31,21 @@ struct PathArgs {
     /// Base round-trip time of the emulated path.
     #[arg(long, default_value = "10ms", value_parser = crate::args::duration)]
     rtt: Duration,
-    /// Bottleneck rate brisk → Linux (default: unlimited).
-    #[arg(long, value_parser = crate::args::rate)]
+    /// Bottleneck rate brisk → Linux (in `shell`: outside → inside, the downlink);
+    /// default: unlimited.
+    #[arg(long, value_parser = crate::args::rate, conflicts_with = "trace")]
     rate: Option<u64>,
+    /// Mahimahi delivery trace for the bottleneck direction instead of --rate (one ms
+    /// timestamp per line, each a 1500-byte opportunity; see `brisk trace`).
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Rate of the other direction (Linux → brisk; in `shell` the uplink); default:
+    /// unlimited.
+    #[arg(long, value_parser = crate::args::rate, conflicts_with = "uplink_trace")]
+    uplink_rate: Option<u64>,
+    /// Mahimahi delivery trace for the other direction instead of --uplink-rate.
+    #[arg(long)]
+    uplink_trace: Option<PathBuf>,
     /// Bernoulli loss probability in each direction.
     #[arg(long, value_parser = crate::args::probability)]
     loss: Option<f64>,
@@ -90,6 +102,26 @@ enum LabCmd {
         #[arg(long, default_value = "target/real-bufferbloat")]
         out: PathBuf,
     },
+    /// Two Linux namespaces joined by the emulator, like Mahimahi's mm-link: runs
+    /// --outside CMD (a server) at 198.18.0.1 and the command after `--` (default: an
+    /// interactive $SHELL) at 198.18.0.2; tears everything down when it exits. The
+    /// path flags shape outside → inside (the downlink); --uplink-* the other way.
+    /// Example: `brisk lab shell --rate 50Mbit --rtt 20ms --outside 'iperf3 -s' --
+    /// iperf3 -c 198.18.0.1 -R`.
+    Shell {
+        #[command(flatten)]
+        path: PathArgs,
+        /// Command line (run by `sh -c`) in the outside namespace, started first and
+        /// stopped at the end.
+        #[arg(long)]
+        outside: Option<String>,
+        /// The emulator stops after this long even if the command has not exited.
+        #[arg(long = "for", default_value = "24h", value_parser = crate::args::positive_duration)]
+        for_: Duration,
+        /// Program and arguments for the inside namespace.
+        #[arg(last = true)]
+        inside: Vec<String>,
+    },
     /// Remove namespaces left behind by brisk processes that are gone.
     Clean,
 }
@@ -98,22 +130,37 @@ fn emu_config(p: &PathArgs) -> anyhow::Result<EmuConfig> {
     let rtt = p.rtt;
     let rate = p.rate.map(Rate);
     let loss = p.loss.map(|p| LossSpec::Bernoulli { p });
+    let mut bottleneck = PathSpec {
+        rate,
+        loss: loss.clone(),
+        queue: p.queue.clone(),
+        jitter: p.jitter.map(|j| brisk_net::spec::JitterSpec {
+            max: Dur(j),
+            reorder: false,
+        }),
+        trace: p.trace.as_ref().map(|t| t.display().to_string().into()),
+        ..PathSpec::default()
+    };
+    let mut reverse = PathSpec {
+        rate: p.uplink_rate.map(Rate),
+        loss,
+        trace: p
+            .uplink_trace
+            .as_ref()
+            .map(|t| t.display().to_string().into()),
+        ..PathSpec::default()
+    };
+    for (spec, flag) in [
+        (&mut bottleneck, "--trace"),
+        (&mut reverse, "--uplink-trace"),
+    ] {
+        spec.load_trace(std::path::Path::new(""), flag)
+            .map_err(|e| anyhow::anyhow!("{flag}: {}", e.message))?;
+    }
     Ok(EmuConfig {
         rtt: Some(Dur(rtt)),
-        bottleneck: PathSpec {
-            rate,
-            loss: loss.clone(),
-            queue: p.queue.clone(),
-            jitter: p.jitter.map(|j| brisk_net::spec::JitterSpec {
-                max: Dur(j),
-                reorder: false,
-            }),
-            ..PathSpec::default()
-        },
-        reverse: Some(PathSpec {
-            loss,
-            ..PathSpec::default()
-        }),
+        bottleneck,
+        reverse: Some(reverse),
         seed: 1,
     })
 }
@@ -161,6 +208,12 @@ pub fn cmd_lab(args: LabArgs) -> anyhow::Result<()> {
             Ok(())
         }
         LabCmd::Send { path, bytes, cc } => send(&path, bytes, &cc),
+        LabCmd::Shell {
+            path,
+            outside,
+            for_,
+            inside,
+        } => shell(&path, outside, for_, inside),
         LabCmd::Bufferbloat { duration, out } => {
             let r = brisk_repro::bufferbloat::real_bufferbloat(duration)?;
             r.write_dir(&out)?;
@@ -176,6 +229,47 @@ pub fn cmd_lab(args: LabArgs) -> anyhow::Result<()> {
             port,
             for_,
         } => up(&path, serve, echo, sink, port, for_),
+    }
+}
+
+fn shell(
+    p: &PathArgs,
+    outside: Option<String>,
+    for_: Duration,
+    inside: Vec<String>,
+) -> anyhow::Result<()> {
+    let cfg = emu_config(p)?;
+    if let Some(d) = &p.pcap {
+        std::fs::create_dir_all(d)?;
+    }
+    let opts = EmulatorOptions {
+        pcap_a: p.pcap.as_ref().map(|d| d.join("outside.pcap")),
+        pcap_b: p.pcap.as_ref().map(|d| d.join("inside.pcap")),
+        ..EmulatorOptions::default()
+    };
+    eprintln!(
+        "brisk lab shell: outside 198.18.0.1 <-> emulator <-> inside 198.18.0.2 (MAHIMAHI_BASE=198.18.0.1); exit the inside command to tear down"
+    );
+    let shell = brisk_emu::tools::shell::ShellConfig {
+        outside,
+        outside_settle: std::time::Duration::from_millis(300),
+        inside,
+        limit: Some(for_),
+    };
+    let r = brisk_emu::tools::shell::run_shell(&cfg, &shell, opts)?;
+    let (f, b) = (&r.emulator.forward, &r.emulator.reverse);
+    eprintln!(
+        "brisk lab shell: {:.1} s; downlink {} packets delivered, {} dropped; uplink {} delivered, {} dropped",
+        r.emulator.elapsed_s,
+        f.delivered_packets,
+        f.dropped_queue_full + f.dropped_loss + f.dropped_outage + f.dropped_overflow,
+        b.delivered_packets,
+        b.dropped_queue_full + b.dropped_loss + b.dropped_outage + b.dropped_overflow,
+    );
+    match r.status.code() {
+        Some(0) => Ok(()),
+        Some(c) => anyhow::bail!("the inside command exited with status {c}"),
+        None => anyhow::bail!("the inside command was killed ({})", r.status),
     }
 }
 

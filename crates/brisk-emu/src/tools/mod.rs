@@ -11,6 +11,7 @@ pub mod hist;
 pub mod http;
 pub mod lab;
 pub mod pcapread;
+pub mod shell;
 
 use std::io::{self, ErrorKind, Read, Write};
 use std::time::Instant as WallInstant;

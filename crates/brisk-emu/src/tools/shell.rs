@@ -1,0 +1,176 @@
+//! `brisk lab shell`: brisk's emulator on its own, in the spirit of Mahimahi's `mm-link`
+//! and `mm-delay` shells. Two Linux namespaces, *outside* (198.18.0.1) and *inside*
+//! (198.18.0.2), joined only by the emulator ([`crate::tools::lab::TwoHosts`]); any
+//! command runs on each side: a server outside, and a client (or an interactive shell)
+//! inside.
+//!
+//! ```text
+//!  netns …-a "outside" 198.18.0.1 ══ emulator: downlink (bottleneck) ══▶ netns …-b "inside" 198.18.0.2
+//!                                 ◀══ uplink (reverse) ═════════════════
+//! ```
+//! As in Mahimahi, `MAHIMAHI_BASE` inside names the outside address; brisk also sets
+//! `BRISK_OUTSIDE` and `BRISK_INSIDE` on both sides.
+//!
+//! Job control: the inside command runs in its own process group and, when stdin is a
+//! terminal, becomes the terminal's foreground group, so Ctrl-C reaches it (and an
+//! interactive shell's jobs) and not brisk; brisk tears down when it exits. The
+//! outside command runs in its own process group too and is sent SIGTERM, then
+//! SIGKILL after a grace period, at the end. The namespaces go with the lab's RAII
+//! guards, or with the interrupt handler if brisk itself is killed.
+
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus};
+use std::time::{Duration as StdDuration, Instant as WallInstant};
+
+use brisk_time::Duration;
+
+use crate::emu::emulator::{EmuReport, Emulator, EmulatorOptions};
+use crate::emu::path::EmuConfig;
+use crate::error::{EmuError, Result};
+use crate::os::netns::{ip_binary, Netns};
+use crate::tools::lab::{TwoHosts, ADDR_A, ADDR_B};
+
+/// What to run where.
+#[derive(Clone, Debug, Default)]
+pub struct ShellConfig {
+    /// `sh -c` command line for the outside namespace, started first (a server).
+    pub outside: Option<String>,
+    /// Time the outside command gets before the inside one starts (a server binding).
+    pub outside_settle: StdDuration,
+    /// Program and arguments for the inside namespace; empty: an interactive `$SHELL`.
+    pub inside: Vec<String>,
+    /// The emulator stops by itself after this long (bounds a forgotten shell).
+    pub limit: Option<Duration>,
+}
+
+/// How it went.
+#[derive(Debug)]
+pub struct ShellReport {
+    /// The inside command's exit status.
+    pub status: ExitStatus,
+    pub emulator: EmuReport,
+}
+
+fn env_cmd(ns: &Netns, cmd: &mut Command) {
+    cmd.env("BRISK_OUTSIDE", ADDR_A.to_string())
+        .env("BRISK_INSIDE", ADDR_B.to_string())
+        .env("MAHIMAHI_BASE", ADDR_A.to_string())
+        .env("BRISK_NETNS", ns.name());
+}
+
+fn in_netns(ns: &Netns, argv: &[String]) -> Command {
+    let mut c = Command::new(ip_binary());
+    c.args(["netns", "exec", ns.name()]).args(argv);
+    env_cmd(ns, &mut c);
+    // Its own process group: signals for it (and from its terminal) stay off brisk.
+    c.process_group(0);
+    c
+}
+
+/// Makes `pgid` the terminal's foreground process group if stdin is a terminal;
+/// returns the group to give it back to.
+fn take_terminal(pgid: libc::pid_t) -> Option<libc::pid_t> {
+    // SAFETY: isatty/tcgetpgrp/tcsetpgrp/signal take plain integers. SIGTTOU is ignored
+    // around tcsetpgrp so that a background brisk may hand the terminal over.
+    unsafe {
+        if libc::isatty(0) != 1 {
+            return None;
+        }
+        let ours = libc::tcgetpgrp(0);
+        if ours < 0 {
+            return None;
+        }
+        let old = libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+        let ok = libc::tcsetpgrp(0, pgid) == 0;
+        libc::signal(libc::SIGTTOU, old);
+        ok.then_some(ours)
+    }
+}
+
+fn give_back_terminal(pgid: libc::pid_t) {
+    // SAFETY: as in take_terminal.
+    unsafe {
+        let old = libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+        libc::tcsetpgrp(0, pgid);
+        libc::signal(libc::SIGTTOU, old);
+    }
+}
+
+/// Waits up to `d` for `child` to exit by itself.
+fn exits_within(child: &mut Child, d: StdDuration) -> bool {
+    let until = WallInstant::now() + d;
+    loop {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return true;
+        }
+        if WallInstant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(StdDuration::from_millis(20));
+    }
+}
+
+/// Ends a process group: a moment to finish by itself (a one-shot server printing its
+/// summary), then SIGTERM, then SIGKILL after `grace`; reaps the leader.
+fn stop_group(child: &mut Child, grace: StdDuration) {
+    let pgid = child.id() as libc::pid_t;
+    if exits_within(child, StdDuration::from_millis(500)) {
+        return;
+    }
+    // SAFETY: kill(2) with a negative pid signals the group we created.
+    unsafe { libc::kill(-pgid, libc::SIGTERM) };
+    // Whether or not the leader went within the grace, stragglers of its group go now.
+    exits_within(child, grace);
+    // SAFETY: as above.
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let _ = child.wait();
+}
+
+/// Builds the two namespaces and the emulator with `path` (bottleneck = downlink,
+/// outside → inside; reverse = uplink), runs the commands, tears everything down.
+pub fn run_shell(
+    path: &EmuConfig,
+    cfg: &ShellConfig,
+    opts: EmulatorOptions,
+) -> Result<ShellReport> {
+    crate::os::cleanup::install_interrupt_cleanup()?;
+    let (hosts, tun_a, tun_b) = TwoHosts::with_default_mtu()?;
+    let emu = Emulator::new(tun_a, tun_b, path, opts)?;
+    let handle = emu.spawn(cfg.limit)?;
+    let mut server = match &cfg.outside {
+        Some(line) => {
+            let argv = ["sh".to_string(), "-c".to_string(), line.clone()];
+            let child = in_netns(hosts.ns_a(), &argv)
+                .spawn()
+                .map_err(|e| EmuError::io("starting the outside command", e))?;
+            std::thread::sleep(cfg.outside_settle);
+            Some(child)
+        }
+        None => None,
+    };
+    let argv = if cfg.inside.is_empty() {
+        vec![std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into())]
+    } else {
+        cfg.inside.clone()
+    };
+    let status = in_netns(hosts.ns_b(), &argv)
+        .spawn()
+        .map_err(|e| EmuError::io("starting the inside command", e))
+        .and_then(|mut child| {
+            let back = take_terminal(child.id() as libc::pid_t);
+            let st = child.wait();
+            if let Some(pg) = back {
+                give_back_terminal(pg);
+            }
+            st.map_err(|e| EmuError::io("waiting for the inside command", e))
+        });
+    if let Some(s) = server.as_mut() {
+        stop_group(s, StdDuration::from_secs(2));
+    }
+    let emulator = handle.stop();
+    hosts.teardown()?;
+    Ok(ShellReport {
+        status: status?,
+        emulator: emulator?,
+    })
+}
