@@ -65,11 +65,52 @@ fn commands(text: &str) -> Vec<Vec<String>> {
             .iter()
             .find_map(|p| t.strip_prefix(p));
             if let Some(rest) = rest {
-                out.push(rest.split_whitespace().map(String::from).collect());
+                out.push(shell_words(rest));
             }
         }
     }
     out
+}
+
+/// Splits a command line as sh does for the README's simple cases: whitespace outside
+/// quotes separates words; single and double quotes group (no escapes inside).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    words
+}
+
+#[test]
+fn shell_words_group_quotes() {
+    assert_eq!(
+        shell_words("lab shell --outside 'iperf3 -s -1' -- a \"b c\" ''"),
+        ["lab", "shell", "--outside", "iperf3 -s -1", "--", "a", "b c", ""]
+    );
 }
 
 fn needs_root(args: &[String]) -> bool {
