@@ -10,9 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use brisk_emu::path::QueueSpec;
-use brisk_emu::realrun::{run_real, FlowStack, RealApp, RealFlow, RealResult, RealRun};
+use brisk_emu::realrun::{run_real, FlowStack, LinuxKnobs, RealApp, RealFlow, RealResult, RealRun};
 use brisk_emu::EmuConfig;
-use brisk_sim::scenario::{AppSpec, Stack};
+use brisk_sim::scenario::{AppSpec, Stack, TcpKnobs};
 use brisk_sim::Scenario;
 use brisk_time::Duration;
 
@@ -41,6 +41,63 @@ fn split_linux_cc(text: &str, file: &str) -> anyhow::Result<(String, Vec<Option<
         }
     }
     Ok((toml::to_string(&doc)?, names))
+}
+
+/// The kernel settings a Linux flow's `[flow.tcp]` asks for (see brisk-emu's
+/// `linux_knobs` for where each goes); a knob Linux cannot take per flow is an error
+/// naming it, never silently ignored.
+fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs> {
+    let refuse = |knob: &str, why: &str| {
+        anyhow::anyhow!("{file}: flow[{i}].tcp.{knob}: not available for stack = \"linux\": {why}")
+    };
+    let no_knob = "Linux has no per-connection setting for it";
+    let brisk_only = "a brisk mechanism the kernel does not implement";
+    let checks: [(&str, bool, &str); 9] = [
+        ("delayed_ack", t.delayed_ack.is_some(), no_knob),
+        ("max_ack_delay", t.max_ack_delay.is_some(), no_knob),
+        (
+            "initial_rto",
+            t.initial_rto.is_some(),
+            "the kernel's initial RTO is fixed at 1 s",
+        ),
+        (
+            "time_wait",
+            t.time_wait.is_some(),
+            "the kernel's TIME-WAIT is fixed at 60 s",
+        ),
+        (
+            "keepalive",
+            t.keepalive.is_some(),
+            "keepalive does not act within a run",
+        ),
+        ("unordered", t.unordered == Some(true), brisk_only),
+        ("delay_correlation", t.delay_correlation_on(), brisk_only),
+        ("dc_window", t.dc_window.is_some(), brisk_only),
+        (
+            "dc_threshold",
+            t.dc_threshold.is_some() || t.dc_passive.is_some(),
+            brisk_only,
+        ),
+    ];
+    if let Some((knob, _, why)) = checks.iter().find(|c| c.1) {
+        return Err(refuse(knob, why));
+    }
+    Ok(LinuxKnobs {
+        ecn: t.ecn_switch(),
+        sack: t.sack,
+        timestamps: t.timestamps,
+        window_scaling: t.window_scaling,
+        rack: t.rack,
+        tlp: t.tlp,
+        max_retries: t.max_retries,
+        initial_cwnd: t.initial_cwnd,
+        min_rto: t.min_rto.map(|d| d.0),
+        mss: t.mss,
+        nagle: t.nagle,
+        send_buffer: t.send_buffer.map(|s| s.0),
+        recv_buffer: t.recv_buffer.map(|s| s.0),
+        user_timeout: t.user_timeout.map(|d| d.0),
+    })
 }
 
 /// Parses a scenario for a real run: per-flow stack, rtt, start and app; the
@@ -79,10 +136,15 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
                 linux_cc[i].clone().unwrap_or_else(|| "cubic".into()),
             ),
         };
+        let linux = match stack {
+            FlowStack::Linux => linux_knobs(&f.tcp, i, &file)?,
+            FlowStack::Brisk => LinuxKnobs::default(),
+        };
         for _ in 0..f.count {
             flows.push(RealFlow {
                 stack,
                 cc: cc.clone(),
+                linux: linux.clone(),
                 tcp: f.tcp.to_config(f.cc),
                 start: f.start.0,
                 rtt: f.rtt.0,
@@ -193,4 +255,39 @@ pub fn cmd_bench_real(d: Duration) -> anyhow::Result<()> {
         "  (process CPU includes the emulator and the receiving kernel, identical in both runs)"
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knobs(tcp: &str) -> anyhow::Result<LinuxKnobs> {
+        let text = format!(
+            "name = \"k\"\nduration = \"1s\"\n[bottleneck]\nrate = \"10Mbit\"\n[[flow]]\nstack = \"linux\"\nrtt = \"10ms\"\ncc = \"cubic\"\napp = {{ kind = \"bulk\" }}\n[flow.tcp]\n{tcp}\n"
+        );
+        let sc = Scenario::from_toml_str_named(&text, "k.toml")?;
+        linux_knobs(&sc.flows[0].tcp, 0, "k.toml")
+    }
+
+    #[test]
+    fn linux_flows_take_kernel_knobs_and_refuse_the_rest_by_name() {
+        let k = knobs("ecn = true\ninitial_cwnd = 4\nmss = 1200\n[flow.tcp.recovery]\nrack = false\nmin_rto = \"50ms\"").unwrap();
+        assert_eq!(k.ecn, Some(true));
+        assert_eq!(k.initial_cwnd, Some(4));
+        assert_eq!(k.mss, Some(1200));
+        assert_eq!(k.rack, Some(false));
+        assert_eq!(k.min_rto, Some(Duration::from_millis(50)));
+        for (knob, line) in [
+            ("delayed_ack", "delayed_ack = false"),
+            ("initial_rto", "initial_rto = \"200ms\""),
+            ("delay_correlation", "delay_correlation = true"),
+            ("unordered", "unordered = true"),
+        ] {
+            let e = knobs(line).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("flow[0].tcp.{knob}")) && e.contains("stack = \"linux\""),
+                "{e}"
+            );
+        }
+    }
 }

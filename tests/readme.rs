@@ -109,7 +109,16 @@ fn shell_words(line: &str) -> Vec<String> {
 fn shell_words_group_quotes() {
     assert_eq!(
         shell_words("lab shell --outside 'iperf3 -s -1' -- a \"b c\" ''"),
-        ["lab", "shell", "--outside", "iperf3 -s -1", "--", "a", "b c", ""]
+        [
+            "lab",
+            "shell",
+            "--outside",
+            "iperf3 -s -1",
+            "--",
+            "a",
+            "b c",
+            ""
+        ]
     );
 }
 

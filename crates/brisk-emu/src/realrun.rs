@@ -36,8 +36,11 @@ use crate::stack::StackConfig;
 use brisk_tcp::stream::ByteStream;
 use traffic::{receive, send_bulk, send_records, RecordRx, RxOut, TxOut};
 
+pub mod linux_knobs;
 mod output;
 mod traffic;
+
+pub use linux_knobs::LinuxKnobs;
 
 /// Which TCP sends a flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +103,8 @@ pub struct RealFlow {
     pub cc: String,
     /// brisk's per-connection settings (unused for Linux flows).
     pub tcp: brisk_tcp::Config,
+    /// The kernel's settings for a Linux flow (unused for brisk flows).
+    pub linux: LinuxKnobs,
     pub start: Duration,
     /// Base round-trip time, split rtt/2 per direction on the flow's own access path.
     pub rtt: Duration,
@@ -142,6 +147,7 @@ impl RealRun {
                 stack,
                 cc: cc.to_string(),
                 tcp,
+                linux: LinuxKnobs::default(),
                 start: Duration::ZERO,
                 rtt,
                 app: RealApp::Bulk { bytes: None },
@@ -435,6 +441,15 @@ fn check(run: &RealRun) -> Result<()> {
     if run.sample_interval.is_zero() {
         return Err(EmuError::Config("sample_interval must be > 0".into()));
     }
+    let linux_flows = run
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.stack == FlowStack::Linux)
+        .map(|(i, f)| (i, &f.linux));
+    if let Some(e) = LinuxKnobs::namespace_conflict(linux_flows) {
+        return Err(EmuError::Config(e));
+    }
     let have = crate::stack::bulk::available_congestion_controls();
     for (i, f) in run.flows.iter().enumerate() {
         if f.stack == FlowStack::Linux && !have.contains(&f.cc) {
@@ -484,6 +499,14 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         },
         limit: Some(run.duration.saturating_add(Duration::from_secs(25))),
     })?;
+    if let Some(ns) = lab.senders() {
+        for (i, f) in run.flows.iter().enumerate() {
+            if f.stack == FlowStack::Linux {
+                f.linux.apply_namespace(ns)?;
+                f.linux.apply_route(ns, receiver_addr(i))?;
+            }
+        }
+    }
     let cpu0 = process_cpu_s();
     let cx = Ctx {
         clock: lab.clock(),
@@ -532,9 +555,14 @@ fn run_flows(run: &RealRun, lab: &Dumbbell, cx: Ctx) -> Result<Vec<RealFlowResul
     let listeners: Vec<std::net::TcpListener> = (0..run.flows.len())
         .map(|i| {
             let addr = SocketAddr::from((receiver_addr(i), RECEIVER_PORT));
-            lab.receivers()
+            let l = lab
+                .receivers()
                 .run_in(move || std::net::TcpListener::bind(addr))?
-                .map_err(|e| EmuError::io(format!("bind {addr}"), e))
+                .map_err(|e| EmuError::io(format!("bind {addr}"), e))?;
+            if run.flows[i].stack == FlowStack::Linux {
+                run.flows[i].linux.apply_listener(&l)?;
+            }
+            Ok(l)
         })
         .collect::<Result<_>>()?;
     std::thread::scope(|s| {
@@ -568,7 +596,8 @@ fn run_flows(run: &RealRun, lab: &Dumbbell, cx: Ctx) -> Result<Vec<RealFlowResul
                             .senders()
                             .ok_or_else(|| EmuError::Config("no Linux senders".into()))?;
                         let cc = f.cc.clone();
-                        // TCP_CONGESTION before any data is written.
+                        let knobs = f.linux.clone();
+                        // TCP_CONGESTION and the socket knobs before any data is written.
                         let c = ns.run_in(move || -> Result<std::net::TcpStream> {
                             let sock = std::net::TcpStream::connect_timeout(
                                 &addr,
@@ -576,6 +605,7 @@ fn run_flows(run: &RealRun, lab: &Dumbbell, cx: Ctx) -> Result<Vec<RealFlowResul
                             )
                             .map_err(|e| EmuError::io(format!("connect {addr}"), e))?;
                             set_cc(&sock, &cc)?;
+                            knobs.apply_sender(&sock)?;
                             Ok(sock)
                         })??;
                         c.set_write_timeout(write_timeout)

@@ -16,6 +16,7 @@ fn flow(stack: FlowStack, rtt_ms: u64, app: RealApp) -> RealFlow {
         stack,
         cc: "cubic".into(),
         tcp: brisk_tcp::Config::default(),
+        linux: Default::default(),
         start: Duration::ZERO,
         rtt: Duration::from_millis(rtt_ms),
         app,
@@ -252,4 +253,83 @@ fn real_runs_reject_a_path_rtt_and_bad_records() {
     };
     let e = run_real(&run).expect_err("record smaller than its header");
     assert!(e.to_string().contains("flow[0].app"), "{e}");
+}
+
+/// `[flow.tcp]` knobs of a Linux flow reach the kernel: seen on the wire in the pcap
+/// (the SYN's ECN flags and MSS, the initial window's flight) and in the data.
+#[test]
+fn linux_knobs_are_applied_in_the_senders_namespace() {
+    if !lab_available("linux knobs") {
+        return;
+    }
+    use brisk_emu::realrun::LinuxKnobs;
+    use brisk_wire::tcp::Flags;
+    let dir = std::env::temp_dir().join(format!("brisk-linux-knobs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut f = flow(
+        FlowStack::Linux,
+        40,
+        RealApp::Bulk {
+            bytes: Some(2_000_000),
+        },
+    );
+    f.linux = LinuxKnobs {
+        ecn: Some(true),
+        mss: Some(1000),
+        initial_cwnd: Some(4),
+        nagle: Some(false),
+        recv_buffer: Some(4 << 20),
+        ..LinuxKnobs::default()
+    };
+    let run = RealRun {
+        name: "linux-knobs".into(),
+        seed: 1,
+        duration: Duration::from_secs(3),
+        path: EmuConfig {
+            rtt: None,
+            bottleneck: PathSpec {
+                rate: Some(Rate(50_000_000)),
+                ..PathSpec::default()
+            },
+            reverse: None,
+            seed: 1,
+        },
+        flows: vec![f],
+        sample_interval: Duration::from_millis(100),
+        pcap_dir: Some(dir.clone()),
+    };
+    let r = run_real(&run).expect("real run");
+    assert!(r.flows[0].stream_ok && r.flows[0].bytes_delivered == 2_000_000);
+    let pkts = brisk_emu::pcapread::read(&dir.join("sender.pcap")).unwrap();
+    let tcp: Vec<(u64, brisk_wire::tcp::TcpRepr)> = pkts
+        .iter()
+        .filter_map(|p| {
+            brisk_wire::packet::parse_tcp_packet(&p.data)
+                .ok()
+                .map(|(_, t)| (p.ts_ns, t))
+        })
+        .collect();
+    let syn = tcp
+        .iter()
+        .find(|(_, t)| t.flags.0 & Flags::SYN.0 != 0)
+        .expect("a SYN")
+        .1;
+    assert_eq!(syn.mss, Some(1000), "route mtu lock 1040 gives MSS 1000");
+    assert_eq!(
+        syn.flags.0 & (Flags::ECE.0 | Flags::CWR.0),
+        Flags::ECE.0 | Flags::CWR.0,
+        "an ECN-setup SYN"
+    );
+    // Initial window: the data segments sent before the first ACK of data can arrive
+    // (one RTT, 40 ms, after the first one) number initcwnd = 4, not Linux's 10.
+    let data: Vec<u64> = tcp
+        .iter()
+        .filter(|(_, t)| !t.payload.is_empty())
+        .map(|(ts, _)| *ts)
+        .collect();
+    let first = data[0];
+    let first_flight = data.iter().filter(|&&t| t < first + 30_000_000).count();
+    assert_eq!(first_flight, 4, "initcwnd 4");
+    let _ = std::fs::remove_dir_all(&dir);
 }

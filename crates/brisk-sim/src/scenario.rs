@@ -406,6 +406,14 @@ impl TcpKnobs {
         }
     }
 
+    /// The ECN switch, if set (`ecn = true` or a `[flow.tcp.ecn]` table).
+    pub fn ecn_switch(&self) -> Option<bool> {
+        match &self.ecn {
+            Some(SwitchOrTable::Table(t)) => Some(t.enabled.unwrap_or(true)),
+            other => Self::switch(other),
+        }
+    }
+
     /// Whether delay correlation is switched on.
     pub fn delay_correlation_on(&self) -> bool {
         Self::switch(&self.delay_correlation) == Some(true)
