@@ -175,6 +175,8 @@ pub struct RealFlowResult {
     pub start: Duration,
     pub rtt_base: Duration,
     pub bytes_sent: u64,
+    /// After the end, while the stream was drained (not in the other totals).
+    pub drain: brisk_report::Drain,
     /// Read by the receiver by the end of the scenario.
     pub bytes_delivered: u64,
     pub goodput_bps: f64,
@@ -368,7 +370,14 @@ where
         let sampled = sampler.join().unwrap_or_default();
         (tx, rx, sampled)
     });
-    Ok(flow_result(id, f, tx, rx?, sampled, cx.end))
+    // The sender's count once the stream is drained: the retransmissions of the drain
+    // are this minus the count at the end.
+    let mut last = Sampled::default();
+    c.sample(&mut last, since(cx.clock).as_nanos() as u64);
+    let drain_retrans = last.retrans.saturating_sub(sampled.retrans);
+    let mut res = flow_result(id, f, tx, rx?, sampled, cx.end);
+    res.drain.retransmitted_packets = drain_retrans;
+    Ok(res)
 }
 
 fn flow_result(
@@ -403,6 +412,11 @@ fn flow_result(
         start: f.start,
         rtt_base: f.rtt,
         bytes_sent: tx.sent,
+        drain: brisk_report::Drain {
+            bytes: rx.total.saturating_sub(rx.delivered_by_end),
+            retransmitted_packets: 0,
+            duration: Duration::from_nanos(rx.finished_at.saturating_sub(end).as_nanos() as u64),
+        },
         bytes_delivered: rx.delivered_by_end,
         goodput_bps: rx.delivered_by_end as f64 * 8.0 / active,
         retransmitted_packets: sampled.retrans,

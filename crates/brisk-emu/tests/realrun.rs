@@ -81,6 +81,14 @@ fn brisk_and_linux_cubic_share_one_bottleneck_fairly_with_the_simulators_fields(
             "flow {} ({}) intact: {:?}",
             f.id, f.stack, f.error
         );
+        // Every byte sent is counted once: by the end, or in the drain after it.
+        assert_eq!(
+            f.bytes_delivered + f.drain.bytes,
+            f.bytes_sent,
+            "flow {} ({})",
+            f.id,
+            f.stack
+        );
         assert!(
             f.goodput_bps >= 0.2 * total,
             "flow {} ({}) gets at least 20 %: {} of {total}",
@@ -108,6 +116,7 @@ fn brisk_and_linux_cubic_share_one_bottleneck_fairly_with_the_simulators_fields(
             assert!(j["flows"][i].get(&k).is_some(), "flow key {k}");
         }
         assert_eq!(j["flows"][i]["stack"], *stack);
+        assert!(j["flows"][i]["drain"]["retransmitted_packets"].is_u64());
     }
     for k in keys(&sim["bottleneck"]) {
         assert!(j["bottleneck"].get(&k).is_some(), "bottleneck key {k}");

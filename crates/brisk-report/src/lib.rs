@@ -16,6 +16,6 @@ pub mod write;
 
 pub use json::{latency_json, num, queue_delay_json, rtt_json};
 pub use result::{
-    jain_fairness, stream_status, BottleneckResult, FlowSummary, RealFlowExtras, RunSummary,
+    jain_fairness, stream_status, BottleneckResult, Drain, FlowSummary, RealFlowExtras, RunSummary,
 };
 pub use write::{drops_csv, queue_csv, write_files, WriteError};

@@ -41,6 +41,20 @@ pub struct RealFlowExtras {
     pub srtt: Option<Summary>,
     /// The flow's base round-trip time.
     pub rtt_base: Duration,
+    /// What happened after the scenario's end, while the stream was drained to check
+    /// its hash: not in the totals, which stop at the end as the simulator's do.
+    pub drain: Drain,
+}
+
+/// A real flow's traffic after the scenario's end (`drain` in the JSON).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Drain {
+    /// Bytes the receiver read after the end.
+    pub bytes: u64,
+    /// Retransmissions the sender counted after the end.
+    pub retransmitted_packets: u64,
+    /// From the end until the receiver read the last byte (0 if it was done by then).
+    pub duration: Duration,
 }
 
 /// One flow's summary: the fields of a flow in the `--json` output.
@@ -92,6 +106,11 @@ impl FlowSummary {
             v["stack"] = json!(r.stack);
             v["srtt_ms"] = rtt_json(&r.srtt);
             v["rtt_base_ms"] = num(r.rtt_base.as_secs_f64() * 1e3);
+            v["drain"] = json!({
+                "bytes": r.drain.bytes,
+                "retransmitted_packets": r.drain.retransmitted_packets,
+                "duration_s": num(r.drain.duration.as_secs_f64()),
+            });
         }
         v
     }

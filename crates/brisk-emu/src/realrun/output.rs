@@ -34,6 +34,7 @@ impl RealFlowResult {
                 stack: self.stack.to_string(),
                 srtt: self.srtt,
                 rtt_base: self.rtt_base,
+                drain: self.drain,
             }),
         }
     }
@@ -98,6 +99,15 @@ impl RealResult {
             if f.bytes_delivered == 0 {
                 let _ = writeln!(t, "     no data delivered");
             }
+            if f.drain.bytes > 0 || f.drain.retransmitted_packets > 0 {
+                let _ = writeln!(
+                    t,
+                    "     after the end: {} bytes and {} retransmissions while draining for {:.2} s (not in the totals)",
+                    f.drain.bytes,
+                    f.drain.retransmitted_packets,
+                    f.drain.duration.as_secs_f64()
+                );
+            }
             if f.record_latency.is_some() {
                 let _ = writeln!(
                     t,
@@ -134,7 +144,7 @@ impl RealResult {
         // Traffic does not stop at the end: each stream is drained to check its hash.
         let _ = writeln!(
             t,
-            "totals stop at the scenario's end ({:.1} s); each stream is then drained (at most 15 s) to check its SHA-256, and packets of that drain are in the pcaps but not in these totals",
+            "totals stop at the scenario's end ({:.1} s), as the simulator's do; each stream is then drained (at most 15 s) to check its SHA-256: that traffic is in the pcaps and counted apart (\"after the end\", JSON `drain`)",
             self.duration.as_secs_f64()
         );
         t

@@ -59,6 +59,8 @@ pub(super) struct RxOut {
     pub(super) sha256: String,
     pub(super) series: Vec<(u64, u64)>,
     pub(super) done_at: Option<StdDuration>,
+    /// When the last byte was read, also after the end.
+    pub(super) finished_at: StdDuration,
     pub(super) records: Option<RecordRx>,
     pub(super) error: Option<String>,
 }
@@ -119,6 +121,7 @@ pub(super) fn receive<S: ByteStream>(
         sha256: hex(&hash.finalize()),
         series,
         done_at: (done <= end).then_some(done),
+        finished_at: done,
         records,
         error,
     }
