@@ -10,6 +10,7 @@
 //! benchmark) and never in the library crates.
 
 mod args;
+mod interrupt;
 mod lab_cmd;
 mod provenance;
 mod real_cmd;
@@ -210,13 +211,70 @@ fn cmd_run(
         link_log_dir: if link_log { out.clone() } else { None },
         ..RunOptions::default()
     };
-    let res = brisk_sim::run_with(&sc, seed, &opts)?;
+    let res = run_with_progress(&sc, seed, &opts)?;
+    if res.stopped_early {
+        eprintln!(
+            "brisk: interrupted at {:.1} s of {:.1} s simulated; the results below cover that much",
+            res.duration.as_secs_f64(),
+            sc.duration.0.as_secs_f64()
+        );
+    }
     if let Some(dir) = &out {
         res.write_dir(dir)?;
         stamp_run(dir, path)?;
         copy_traces(dir, &sc)?;
     }
-    print_run(json, out.as_deref(), || res.to_json(), || res.table())
+    print_run(json, out.as_deref(), || res.to_json(), || res.table())?;
+    if res.stopped_early {
+        // The shell's convention for a run ended by SIGINT.
+        std::process::exit(130);
+    }
+    Ok(())
+}
+
+/// Runs a simulation with a progress bar on a terminal, in simulated seconds, once it
+/// has taken more than a second of wall time; Ctrl-C stops it at the next 100 ms step
+/// with what it has.
+fn run_with_progress(
+    sc: &Scenario,
+    seed: u64,
+    opts: &RunOptions,
+) -> anyhow::Result<brisk_sim::RunResult> {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    interrupt::install();
+    let total_ms = sc.duration.0.as_millis() as u64;
+    let started = std::time::Instant::now();
+    let mut bar: Option<ProgressBar> = None;
+    let mut control = |t: brisk_time::Instant| {
+        if interrupt::interrupted() {
+            return false;
+        }
+        if bar.is_none() && started.elapsed() > std::time::Duration::from_secs(1) {
+            let b = ProgressBar::with_draw_target(Some(total_ms), ProgressDrawTarget::stderr());
+            if let Ok(style) =
+                ProgressStyle::with_template("{prefix} {wide_bar} {msg} eta {eta}; Ctrl-C stops")
+            {
+                b.set_style(style);
+            }
+            b.set_prefix(format!("brisk run {}", sc.name));
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            let ms = t.as_nanos() / 1_000_000;
+            b.set_position(ms);
+            b.set_message(format!(
+                "{:.1}/{:.1} s simulated,",
+                ms as f64 / 1e3,
+                total_ms as f64 / 1e3
+            ));
+        }
+        true
+    };
+    let res = brisk_sim::run_controlled(sc, seed, opts, &mut control);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    Ok(res?)
 }
 
 /// `brisk run --seeds A..B`: mean and 95 % CI of each metric across the seeds.

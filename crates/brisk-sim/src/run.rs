@@ -112,7 +112,16 @@ pub struct RunResult {
     pub engine: EngineStats,
     /// SHA-256 over every packet hand-over, if `RunOptions::trace_hash`.
     pub trace_sha256: Option<String>,
+    /// The run was stopped by its controller before the scenario's end; `duration` is
+    /// then the simulated time it reached.
+    pub stopped_early: bool,
 }
+
+/// Simulated time between two calls of a run's controller ([`run_controlled`]). Fixed,
+/// so every run takes the same steps whether or not anyone watches (the steps cannot
+/// change results: the engine processes the same events in the same order either way,
+/// which the snapshot test's trace hashes check).
+pub const CONTROL_STEP: Duration = Duration::from_millis(100);
 
 /// Hashes hand-overs and writes per-host pcaps.
 struct RunObserver {
@@ -161,6 +170,18 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<RunResult, SimError> {
 
 /// Runs `sc` with `seed` and the given extra outputs.
 pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult, SimError> {
+    run_controlled(sc, seed, opts, &mut |_| true)
+}
+
+/// [`run_with`], calling `control` with the simulated time every [`CONTROL_STEP`]; when
+/// it returns false the run stops there and reports what it has (for progress displays
+/// and Ctrl-C; the simulator itself reads no clock and no signal).
+pub fn run_controlled(
+    sc: &Scenario,
+    seed: u64,
+    opts: &RunOptions,
+    control: &mut dyn FnMut(Instant) -> bool,
+) -> Result<RunResult, SimError> {
     if let Some(i) = sc
         .flows
         .iter()
@@ -229,8 +250,20 @@ pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult
         }
     }
 
-    let end = Instant::ZERO + sc.duration.0;
-    net.engine.run_until(end, &mut obs);
+    let mut end = Instant::ZERO + sc.duration.0;
+    let mut t = Instant::ZERO;
+    let mut stopped_early = false;
+    while t < end {
+        t = (t + CONTROL_STEP).min(end);
+        net.engine.run_until(t, &mut obs);
+        if obs.error.is_some() {
+            break;
+        }
+        if t < end && !control(t) {
+            end = t;
+            stopped_early = true;
+        }
+    }
     if let Some(dir) = &opts.link_log_dir {
         for &(node, name, _) in &links {
             let path = dir.join(format!("{name}.mm.log"));
@@ -271,7 +304,7 @@ pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult
     let max_queue_packets = bl.link.counters().max_queue_packets;
     let meter = bl.meter.as_mut().expect("bottleneck is metered"); // NOTE(unwrap): as above.
     meter.finish(end);
-    let elapsed = dur_nanos(sc.duration.0).max(1);
+    let elapsed = dur_nanos(end - Instant::ZERO).max(1);
     let bottleneck = BottleneckResult {
         utilization: (busy_ns as f64 / elapsed as f64).min(1.0),
         drops: meter.drop_count,
@@ -310,7 +343,7 @@ pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult
             _ => None,
         };
         let active_end = completed.unwrap_or(end);
-        let active = dur_nanos(active_end - fi.start).max(1);
+        let active = dur_nanos(active_end.saturating_duration_since(fi.start)).max(1);
         let delivered = v.app.delivered_bytes();
         let latencies = match fi.app {
             AppSpec::Records { .. } => v.app.stats.latencies.summary(),
@@ -366,11 +399,12 @@ pub fn run_with(sc: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunResult
     Ok(RunResult {
         scenario: sc.name.clone(),
         seed,
-        duration: sc.duration.0,
+        duration: end - Instant::ZERO,
         flows,
         bottleneck,
         engine: net.engine.stats().clone(),
         trace_sha256: obs.hash.map(|h| hex(&h.finalize())),
+        stopped_early,
     })
 }
 
