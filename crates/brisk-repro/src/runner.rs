@@ -21,6 +21,29 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     lines: bool,
     started: std::time::Instant,
+    /// Labels of the jobs the pool is running now, shown on the bar.
+    running: Mutex<Vec<String>>,
+}
+
+/// Where [`status`] goes: the bar of the [`Progress`] that is running experiments, and
+/// whether it prints lines instead.
+static STATUS: Mutex<Option<(Option<ProgressBar>, bool, std::time::Instant)>> = Mutex::new(None);
+
+/// Tells the user what an analysis is doing now (e.g. which real-time variant runs):
+/// the bar's message on a terminal, a line otherwise. A no-op outside a run.
+pub fn status(msg: &str) {
+    let g = STATUS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((bar, lines, started)) = g.as_ref() {
+        if let Some(b) = bar {
+            b.set_message(msg.to_string());
+        }
+        if *lines {
+            eprintln!(
+                "brisk repro: {msg} at {:.0} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
 }
 
 impl Progress {
@@ -30,6 +53,7 @@ impl Progress {
             bar: None,
             lines: false,
             started: std::time::Instant::now(),
+            running: Mutex::new(Vec::new()),
         }
     }
 
@@ -81,11 +105,34 @@ impl Progress {
             b.set_length(total as u64);
             b.set_position(0);
         }
+        *STATUS.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((self.bar.clone(), self.lines, self.started));
+    }
+
+    /// The bar names the job running longest (and how many others run beside it).
+    fn show_running(&self, running: &[String]) {
+        if let Some(b) = &self.bar {
+            let mut msg = running.first().cloned().unwrap_or_default();
+            if running.len() > 1 {
+                msg.push_str(&format!(" +{}", running.len() - 1));
+            }
+            b.set_message(msg);
+        }
+    }
+
+    fn begin_job(&self, label: &str) {
+        let mut r = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        r.push(label.to_string());
+        self.show_running(&r);
     }
 
     fn tick(&self, label: &str) {
+        let mut r = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = r.iter().position(|l| l == label) {
+            r.remove(i);
+        }
+        self.show_running(&r);
         if let Some(b) = &self.bar {
-            b.set_message(label.to_string());
             b.inc(1);
         }
     }
@@ -104,6 +151,7 @@ impl Progress {
     }
 
     fn finish(&self) {
+        *STATUS.lock().unwrap_or_else(|p| p.into_inner()) = None;
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
@@ -133,6 +181,7 @@ pub fn run_jobs(
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&i) = order.get(k) else { break };
                 let job = &jobs[i];
+                progress.begin_job(&job.label);
                 let mut r = brisk_sim::run(&job.scenario, job.seed)
                     .map_err(|e| format!("{}: {e}", job.label));
                 if let (Ok(res), false) = (&mut r, job.keep_cc_series) {

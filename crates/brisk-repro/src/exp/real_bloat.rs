@@ -125,6 +125,7 @@ fn run_real(d: Duration) -> Vec<(Variant, Outcome)> {
             eprintln!("brisk repro: {ID}: skipping {}: {why}", v.label);
             Outcome::NotRun(why)
         } else {
+            crate::runner::status(&format!("{ID} (real time): {}", v.label));
             match measure(d, &v) {
                 Ok(row) => Outcome::Measured(row),
                 Err(EmuError::Unsupported(why)) => {
