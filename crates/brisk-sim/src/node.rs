@@ -8,6 +8,7 @@ use std::io::BufWriter;
 use brisk_net::mmlog::MahimahiLog;
 use brisk_net::{Element, Impairment, Link, NetEvent, Packet};
 use brisk_time::Instant;
+use brisk_wire::pcapng::PcapNgWriter;
 
 use crate::engine::{Ctx, Node};
 use crate::host::Host;
@@ -22,11 +23,47 @@ const LOG_CAPACITY: usize = 1 << 16;
 /// A Mahimahi-format log of a link, written as the run goes.
 pub type LinkLog = MahimahiLog<BufWriter<File>>;
 
+/// A pcapng capture at a link: every packet as it leaves the link, and every dropped
+/// packet at its drop, with the reason as the packet's comment
+/// (`drop: queue_full`). A packet dropped after it was queued (an AQM or a full delay
+/// line) is recorded with its length but no bytes, since the link no longer holds them.
+pub struct LinkCapture {
+    pub writer: PcapNgWriter<BufWriter<File>>,
+    /// The arriving packet's first bytes, until the link decides on it.
+    head: Vec<u8>,
+    head_id: Option<u64>,
+    snaplen: usize,
+    pub error: Option<std::io::Error>,
+}
+
+impl LinkCapture {
+    pub fn new(writer: PcapNgWriter<BufWriter<File>>, snaplen: usize) -> Self {
+        LinkCapture {
+            writer,
+            head: Vec::new(),
+            head_id: None,
+            snaplen,
+            error: None,
+        }
+    }
+
+    fn record(&mut self, at: Instant, data: &[u8], len: usize, comment: Option<&str>) {
+        if self.error.is_some() {
+            return;
+        }
+        let ts = std::time::Duration::from_nanos(at.as_nanos());
+        if let Err(e) = self.writer.write(ts, data, len, comment) {
+            self.error = Some(e);
+        }
+    }
+}
+
 /// A link with optional metering and an optional Mahimahi-format log.
 pub struct LinkNode {
     pub link: Link,
     pub meter: Option<LinkMeter>,
     pub log: Option<LinkLog>,
+    pub capture: Option<LinkCapture>,
     events: Vec<NetEvent>,
 }
 
@@ -36,6 +73,7 @@ impl LinkNode {
             link,
             meter: None,
             log: None,
+            capture: None,
             events: Vec::new(),
         }
     }
@@ -51,8 +89,13 @@ impl LinkNode {
         self.link.enable_event_log(LOG_CAPACITY);
         self.log = Some(log);
     }
+    /// Also captures the link into a pcapng file.
+    pub fn set_capture(&mut self, capture: LinkCapture) {
+        self.link.enable_event_log(LOG_CAPACITY);
+        self.capture = Some(capture);
+    }
     fn absorb(&mut self) {
-        if self.meter.is_none() && self.log.is_none() {
+        if self.meter.is_none() && self.log.is_none() && self.capture.is_none() {
             return;
         }
         self.link.drain_events(&mut self.events);
@@ -62,7 +105,46 @@ impl LinkNode {
         if let Some(l) = &mut self.log {
             l.absorb(&self.events);
         }
+        if let Some(c) = &mut self.capture {
+            for ev in &self.events {
+                if let NetEvent::Drop {
+                    at,
+                    id,
+                    bytes,
+                    reason,
+                    ..
+                } = *ev
+                {
+                    let comment = format!("drop: {}", reason.name());
+                    let head = std::mem::take(&mut c.head);
+                    let data: &[u8] = if c.head_id == Some(id) { &head } else { &[] };
+                    c.record(at, data, bytes, Some(&comment));
+                    c.head = head;
+                }
+            }
+            c.head_id = None;
+        }
         self.events.clear();
+    }
+    fn handle(&mut self, now: Instant, pkt: Packet) {
+        if let Some(c) = &mut self.capture {
+            c.head.clear();
+            c.head
+                .extend_from_slice(&pkt.data[..pkt.data.len().min(c.snaplen)]);
+            c.head_id = Some(pkt.id);
+        }
+        self.link.handle_packet(now, pkt);
+        self.absorb();
+    }
+    fn poll(&mut self, now: Instant) -> Option<Packet> {
+        let p = self.link.poll_packet(now);
+        self.absorb();
+        if let (Some(c), Some(p)) = (&mut self.capture, &p) {
+            // As it leaves the link (after the link's own `delay`, 0 for the dumbbell's
+            // bottleneck), so the file stays in time order with the drops.
+            c.record(now, &p.data, p.len(), None);
+        }
+        p
     }
 }
 
@@ -109,10 +191,7 @@ impl Node for SimNode {
     fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
         match self {
             SimNode::Host(h) => h.handle_packet(now, pkt, ctx),
-            SimNode::Link(l) => {
-                l.link.handle_packet(now, pkt);
-                l.absorb();
-            }
+            SimNode::Link(l) => l.handle(now, pkt),
             SimNode::Impair(i) => i.handle_packet(now, pkt),
         }
     }
@@ -120,11 +199,7 @@ impl Node for SimNode {
     fn poll_packet(&mut self, now: Instant, ctx: &mut Ctx) -> Option<Packet> {
         match self {
             SimNode::Host(h) => h.poll_packet(now, ctx),
-            SimNode::Link(l) => {
-                let p = l.link.poll_packet(now);
-                l.absorb();
-                p
-            }
+            SimNode::Link(l) => l.poll(now),
             SimNode::Impair(i) => i.poll_packet(now),
         }
     }

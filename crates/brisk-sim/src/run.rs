@@ -16,11 +16,13 @@ use std::path::PathBuf;
 use crate::engine::{EngineStats, NodeId, Observer};
 use crate::host::{CcRow, CwndRow, Role, RttRow};
 use crate::metrics::Summary;
+use crate::node::LinkCapture;
 use crate::scenario::{AppSpec, Scenario};
 use crate::topology::{self, BuildError};
 use brisk_net::mmlog::MahimahiLog;
 use brisk_net::Packet;
 use brisk_tcp::cc::CcDiagnostics;
+use brisk_wire::pcapng::PcapNgWriter;
 
 /// Extra outputs of a run.
 #[derive(Clone, Debug, Default)]
@@ -226,6 +228,17 @@ pub fn run_controlled(
     .into_iter()
     .flatten()
     .collect();
+    if let Some(dir) = &opts.pcap_dir {
+        for &(node, name, _) in &links {
+            let path = dir.join(format!("{name}.pcapng"));
+            let f = File::create(&path).map_err(io_err(&path))?;
+            let snaplen = opts.snaplen.unwrap_or(brisk_wire::pcap::SNAPLEN);
+            let w = PcapNgWriter::new(BufWriter::new(f), name, snaplen).map_err(io_err(&path))?;
+            if let Some(l) = net.engine.node_mut(node).as_link_mut() {
+                l.set_capture(LinkCapture::new(w, snaplen as usize));
+            }
+        }
+    }
     if let Some(dir) = &opts.link_log_dir {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         for &(node, name, spec) in &links {
@@ -262,6 +275,22 @@ pub fn run_controlled(
         if t < end && !control(t) {
             end = t;
             stopped_early = true;
+        }
+    }
+    if let Some(dir) = &opts.pcap_dir {
+        for &(node, name, _) in &links {
+            let path = dir.join(format!("{name}.pcapng"));
+            if let Some(mut c) = net
+                .engine
+                .node_mut(node)
+                .as_link_mut()
+                .and_then(|l| l.capture.take())
+            {
+                if let Some(e) = c.error.take() {
+                    return Err(io_err(&path)(e));
+                }
+                c.writer.flush().map_err(io_err(&path))?;
+            }
         }
     }
     if let Some(dir) = &opts.link_log_dir {

@@ -14,6 +14,7 @@ pub mod error;
 pub mod ip;
 pub mod packet;
 pub mod pcap;
+pub mod pcapng;
 pub mod peek;
 pub mod seq;
 pub mod tcp;
