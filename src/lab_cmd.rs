@@ -92,6 +92,13 @@ enum LabCmd {
         /// brisk's congestion control (reno, cubic).
         #[arg(long, default_value = "cubic")]
         cc: String,
+        /// Print an iperf3-like JSON report (`start`, `intervals`, `end`) instead of
+        /// the one-line summary.
+        #[arg(long)]
+        json: bool,
+        /// Length of the report's intervals (as iperf3's -i).
+        #[arg(long, default_value = "1s", value_parser = crate::args::positive_duration)]
+        interval: Duration,
     },
     /// Experiment real-bufferbloat: Linux CUBIC/BBR and brisk CUBIC (+ delay
     /// correlation) on 10 Mbit/s, 10 ms, 1000-packet drop-tail, next to the simulator.
@@ -207,7 +214,13 @@ pub fn cmd_lab(args: LabArgs) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        LabCmd::Send { path, bytes, cc } => send(&path, bytes, &cc),
+        LabCmd::Send {
+            path,
+            bytes,
+            cc,
+            json,
+            interval,
+        } => send(&path, bytes, &cc, json, interval),
         LabCmd::Shell {
             path,
             outside,
@@ -230,6 +243,73 @@ pub fn cmd_lab(args: LabArgs) -> anyhow::Result<()> {
             for_,
         } => up(&path, serve, echo, sink, port, for_),
     }
+}
+
+/// What `lab send --json` reports.
+struct IperfRun<'a> {
+    local: Option<SocketAddr>,
+    remote: SocketAddr,
+    cc: &'a str,
+    bytes: u64,
+    interval: f64,
+    send_s: f64,
+    retransmits: u64,
+    got: &'a tools::TransferReport,
+    intervals: &'a [tools::Interval],
+    intact: bool,
+}
+
+/// iperf3's `-J` layout (`start`, `intervals[].sum`, `end.sum_sent`/`sum_received`),
+/// so scripts written for iperf3 read brisk's transfers; brisk adds `end.intact` and
+/// `end.sha256`. Per-interval retransmissions are not sampled (null).
+fn iperf_json(r: &IperfRun) -> serde_json::Value {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let bps = |b: u64, s: f64| if s > 0.0 { b as f64 * 8.0 / s } else { 0.0 };
+    let intervals: Vec<serde_json::Value> = r
+        .intervals
+        .iter()
+        .map(|i| {
+            let s = i.end - i.start;
+            serde_json::json!({"sum": {
+                "start": i.start, "end": i.end, "seconds": s, "bytes": i.bytes,
+                "bits_per_second": bps(i.bytes, s), "retransmits": null, "sender": false
+            }})
+        })
+        .collect();
+    serde_json::json!({
+        "start": {
+            "connected": [{
+                "local_host": r.local.map(|a| a.ip().to_string()),
+                "local_port": r.local.map(|a| a.port()),
+                "remote_host": r.remote.ip().to_string(),
+                "remote_port": r.remote.port(),
+            }],
+            "version": format!("brisk {}", env!("CARGO_PKG_VERSION")),
+            "timestamp": {"timesecs": secs},
+            "test_start": {
+                "protocol": "TCP", "num_streams": 1, "bytes": r.bytes,
+                "congestion": r.cc, "reverse": 0, "interval": r.interval,
+            },
+        },
+        "intervals": intervals,
+        "end": {
+            "sum_sent": {
+                "start": 0, "end": r.send_s, "seconds": r.send_s, "bytes": r.bytes,
+                "bits_per_second": bps(r.bytes, r.send_s), "retransmits": r.retransmits,
+                "sender": true,
+            },
+            "sum_received": {
+                "start": 0, "end": r.got.seconds, "seconds": r.got.seconds,
+                "bytes": r.got.digest.bytes, "bits_per_second": r.got.goodput_bps,
+                "sender": false,
+            },
+            "sender_tcp_congestion": r.cc,
+            "intact": r.intact,
+            "sha256": r.got.digest.sha256,
+        },
+    })
 }
 
 fn shell(
@@ -273,7 +353,7 @@ fn shell(
     }
 }
 
-fn send(p: &PathArgs, bytes: u64, cc: &str) -> anyhow::Result<()> {
+fn send(p: &PathArgs, bytes: u64, cc: &str, json: bool, interval: Duration) -> anyhow::Result<()> {
     let cc = match cc {
         "cubic" => brisk_tcp::cc::CcAlgorithm::Cubic,
         "reno" => brisk_tcp::cc::CcAlgorithm::Reno,
@@ -284,9 +364,11 @@ fn send(p: &PathArgs, bytes: u64, cc: &str) -> anyhow::Result<()> {
     let l = lab
         .kernel()
         .run_in(move || std::net::TcpListener::bind(addr))??;
-    let rx = std::thread::spawn(move || -> std::io::Result<tools::TransferReport> {
+    let every = std::time::Duration::from_nanos(interval.as_nanos() as u64);
+    type Rx = (tools::TransferReport, Vec<tools::Interval>);
+    let rx = std::thread::spawn(move || -> std::io::Result<Rx> {
         let (mut s, _) = l.accept()?;
-        tools::timed_sink(&mut s, u64::MAX)
+        tools::interval_sink(&mut s, u64::MAX, every)
     });
     let mut tcp = brisk_tcp::Config::default();
     tcp.congestion.controller = cc.into();
@@ -296,13 +378,31 @@ fn send(p: &PathArgs, bytes: u64, cc: &str) -> anyhow::Result<()> {
         tcp,
         Some(std::time::Duration::from_secs(5)),
     )?;
+    let local = c.local_addr();
+    let t0 = std::time::Instant::now();
     let sent = tools::source(&mut c, bytes, 1)?;
+    let send_s = t0.elapsed().as_secs_f64();
     let info = c.info();
     c.shutdown(Shutdown::Write)?;
-    let got = rx
+    let (got, intervals) = rx
         .join()
         .map_err(|_| anyhow::anyhow!("receiver panicked"))??;
-    println!(
+    if json {
+        let report = iperf_json(&IperfRun {
+            local: local.ok(),
+            remote: addr,
+            cc: cc.name(),
+            bytes,
+            interval: every.as_secs_f64(),
+            send_s,
+            retransmits: info.as_ref().map_or(0, |i| i.retransmits),
+            got: &got,
+            intervals: &intervals,
+            intact: got.digest == sent,
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
         "brisk -> Linux: {} bytes in {:.2} s = {:.1} Mbit/s; intact: {}; brisk srtt {:.2} ms, retransmits {}",
         got.digest.bytes,
         got.seconds,
@@ -311,6 +411,7 @@ fn send(p: &PathArgs, bytes: u64, cc: &str) -> anyhow::Result<()> {
         info.as_ref().map_or(f64::NAN, |i| i.srtt.as_secs_f64() * 1e3),
         info.as_ref().map_or(0, |i| i.retransmits),
     );
+    }
     drop(c);
     lab.stop()?;
     anyhow::ensure!(

@@ -121,3 +121,51 @@ fn the_inside_status_is_brisks_and_nothing_is_left_behind() {
     assert!(stderr.contains("status 3"), "{stderr}");
     assert_eq!(leftovers(pid), Vec::<String>::new());
 }
+
+#[test]
+fn lab_send_json_reads_like_iperf3() {
+    if let Some(why) = brisk_emu::netns::unsupported_reason() {
+        eprintln!("skip lab send --json test: {why}");
+        return;
+    }
+    let out = Command::new(BIN)
+        .args([
+            "lab",
+            "send",
+            "--rtt",
+            "10ms",
+            "--rate",
+            "40Mbit",
+            "--bytes",
+            "10000000",
+            "--json",
+            "--interval",
+            "250ms",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["start"]["test_start"]["protocol"], "TCP");
+    assert_eq!(v["start"]["connected"][0]["remote_host"], "198.18.0.2");
+    let intervals = v["intervals"].as_array().unwrap();
+    assert!(
+        intervals.len() >= 8,
+        "2 s of 250 ms intervals: {}",
+        intervals.len()
+    );
+    let sum: u64 = intervals
+        .iter()
+        .map(|i| i["sum"]["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, 10_000_000, "the intervals add up to the transfer");
+    let recv = &v["end"]["sum_received"];
+    assert_eq!(recv["bytes"].as_u64(), Some(10_000_000));
+    let bps = recv["bits_per_second"].as_f64().unwrap();
+    assert!(bps > 25e6 && bps < 40e6, "{bps}");
+    assert_eq!(v["end"]["intact"], true);
+}

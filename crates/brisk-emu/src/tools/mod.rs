@@ -113,6 +113,83 @@ pub fn timed_sink<R: Read>(r: &mut R, limit: u64) -> io::Result<TransferReport> 
     })
 }
 
+/// Most intervals [`interval_sink`] keeps (a day of 1-s intervals).
+pub const MAX_INTERVALS: usize = 86_400;
+
+/// One interval of a transfer as the receiver saw it (iperf3's `intervals[].sum`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Interval {
+    /// Seconds since the sink started.
+    pub start: f64,
+    pub end: f64,
+    pub bytes: u64,
+}
+
+/// [`timed_sink`], also counting the bytes read in each `interval` (from the call);
+/// the last interval ends at EOF. At most [`MAX_INTERVALS`] are kept; later bytes go
+/// into the last one.
+pub fn interval_sink<R: Read>(
+    r: &mut R,
+    limit: u64,
+    interval: std::time::Duration,
+) -> io::Result<(TransferReport, Vec<Interval>)> {
+    let t0 = WallInstant::now();
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; CHUNK];
+    let (mut total, mut bin) = (0u64, 0u64);
+    let mut next = interval;
+    let mut out = Vec::new();
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let at = t0.elapsed();
+        while at >= next && out.len() < MAX_INTERVALS - 1 {
+            out.push(Interval {
+                start: (next - interval).as_secs_f64(),
+                end: next.as_secs_f64(),
+                bytes: bin,
+            });
+            bin = 0;
+            next += interval;
+        }
+        h.update(&buf[..n]);
+        total += n as u64;
+        bin += n as u64;
+        if total > limit {
+            return Err(io::Error::new(
+                ErrorKind::InvalidData,
+                format!("more than {limit} bytes"),
+            ));
+        }
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    out.push(Interval {
+        start: (next - interval).as_secs_f64(),
+        end: seconds.max((next - interval).as_secs_f64()),
+        bytes: bin,
+    });
+    let digest = StreamDigest {
+        bytes: total,
+        sha256: hex(&h.finalize()),
+    };
+    Ok((
+        TransferReport {
+            goodput_bps: if seconds > 0.0 {
+                total as f64 * 8.0 / seconds
+            } else {
+                0.0
+            },
+            digest,
+            seconds,
+        },
+        out,
+    ))
+}
+
 /// Echoes everything read back to the writer until EOF; returns bytes echoed.
 pub fn echo<S: Read + Write>(s: &mut S, limit: u64) -> io::Result<u64> {
     let mut buf = vec![0u8; CHUNK];
