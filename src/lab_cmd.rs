@@ -58,6 +58,27 @@ struct PathArgs {
     /// Write brisk.pcap and kernel.pcap (what the emulator saw at each end) here.
     #[arg(long)]
     pcap: Option<PathBuf>,
+    /// Write each direction's link log in Mahimahi's mm-link format here
+    /// (downlink.mm.log for the bottleneck direction, uplink.mm.log), for
+    /// mm-throughput-graph and mm-delay-graph.
+    #[arg(long)]
+    link_log: Option<PathBuf>,
+}
+
+/// The emulator options of the path flags: pcaps named `a`/`b`, and link logs.
+fn emu_options(p: &PathArgs, a: &str, b: &str) -> anyhow::Result<EmulatorOptions> {
+    for d in [&p.pcap, &p.link_log].into_iter().flatten() {
+        std::fs::create_dir_all(d).map_err(|e| anyhow::anyhow!("creating {}: {e}", d.display()))?;
+    }
+    Ok(EmulatorOptions {
+        pcap_a: p.pcap.as_ref().map(|d| d.join(a)),
+        pcap_b: p.pcap.as_ref().map(|d| d.join(b)),
+        link_logs: [
+            p.link_log.as_ref().map(|d| d.join("downlink.mm.log")),
+            p.link_log.as_ref().map(|d| d.join("uplink.mm.log")),
+        ],
+        ..EmulatorOptions::default()
+    })
 }
 
 #[derive(clap::Subcommand)]
@@ -174,14 +195,7 @@ fn emu_config(p: &PathArgs) -> anyhow::Result<EmuConfig> {
 
 fn build(p: &PathArgs, stack: StackConfig, limit: Option<Duration>) -> anyhow::Result<BriskLab> {
     let cfg = emu_config(p)?;
-    if let Some(d) = &p.pcap {
-        std::fs::create_dir_all(d)?;
-    }
-    let opts = EmulatorOptions {
-        pcap_a: p.pcap.as_ref().map(|d| d.join("brisk.pcap")),
-        pcap_b: p.pcap.as_ref().map(|d| d.join("kernel.pcap")),
-        ..EmulatorOptions::default()
-    };
+    let opts = emu_options(p, "brisk.pcap", "kernel.pcap")?;
     Ok(BriskLab::new(&cfg, stack, opts, limit)?)
 }
 
@@ -319,14 +333,7 @@ fn shell(
     inside: Vec<String>,
 ) -> anyhow::Result<()> {
     let cfg = emu_config(p)?;
-    if let Some(d) = &p.pcap {
-        std::fs::create_dir_all(d)?;
-    }
-    let opts = EmulatorOptions {
-        pcap_a: p.pcap.as_ref().map(|d| d.join("outside.pcap")),
-        pcap_b: p.pcap.as_ref().map(|d| d.join("inside.pcap")),
-        ..EmulatorOptions::default()
-    };
+    let opts = emu_options(p, "outside.pcap", "inside.pcap")?;
     eprintln!(
         "brisk lab shell: outside 198.18.0.1 <-> emulator <-> inside 198.18.0.2 (MAHIMAHI_BASE=198.18.0.1); exit the inside command to tear down"
     );

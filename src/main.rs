@@ -70,7 +70,7 @@ enum Cmd {
         snaplen: Option<u32>,
         /// Also write each dumbbell link's log in Mahimahi's mm-link format
         /// (bottleneck.mm.log, reverse.mm.log) into the --out directory, for
-        /// mm-throughput-graph and mm-delay-graph. Simulated runs only.
+        /// mm-throughput-graph and mm-delay-graph.
         #[arg(long, requires = "out")]
         link_log: bool,
         /// Print the summary as one JSON object instead of a table.
@@ -152,10 +152,7 @@ fn main() -> ExitCode {
             _ if real && snaplen.is_some() => Err(anyhow::anyhow!(
                 "--snaplen applies to simulated runs; real runs capture whole packets"
             )),
-            _ if real && link_log => Err(anyhow::anyhow!(
-                "--link-log applies to simulated runs; real runs have --pcap"
-            )),
-            _ if real => real_cmd::cmd_run_real(&scenario, seed, out, pcap, json),
+            _ if real => real_cmd::cmd_run_real(&scenario, seed, out, pcap, link_log, json),
             _ => cmd_run(&scenario, seed, out, pcap, snaplen, link_log, json),
         },
         Cmd::Lab(args) => lab_cmd::cmd_lab(args),

@@ -172,6 +172,7 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
         flows,
         sample_interval: sc.sample_interval(),
         pcap_dir: None,
+        link_log_dir: None,
     })
 }
 
@@ -180,9 +181,14 @@ pub fn cmd_run_real(
     seed: Option<u64>,
     out: Option<PathBuf>,
     pcap: bool,
+    link_log: bool,
     json: bool,
 ) -> anyhow::Result<()> {
     let mut run = load_real(path, seed)?;
+    if link_log {
+        // clap requires --out with --link-log.
+        run.link_log_dir = out.clone();
+    }
     if pcap {
         let dir = out
             .clone()

@@ -124,6 +124,8 @@ pub struct RealRun {
     /// How often srtt/cwnd are sampled and goodput and the queue are binned.
     pub sample_interval: Duration,
     pub pcap_dir: Option<std::path::PathBuf>,
+    /// Write the bottleneck's and the reverse link's logs in Mahimahi's format here.
+    pub link_log_dir: Option<std::path::PathBuf>,
 }
 
 impl RealRun {
@@ -154,6 +156,7 @@ impl RealRun {
             }],
             sample_interval: Duration::from_millis(100),
             pcap_dir: None,
+            link_log_dir: None,
         }
     }
 }
@@ -509,6 +512,12 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         opts: EmulatorOptions {
             pcap_a: run.pcap_dir.as_ref().map(|d| d.join("sender.pcap")),
             pcap_b: run.pcap_dir.as_ref().map(|d| d.join("receiver.pcap")),
+            link_logs: [
+                run.link_log_dir
+                    .as_ref()
+                    .map(|d| d.join("bottleneck.mm.log")),
+                run.link_log_dir.as_ref().map(|d| d.join("reverse.mm.log")),
+            ],
             ..EmulatorOptions::default()
         },
         limit: Some(run.duration.saturating_add(Duration::from_secs(25))),

@@ -41,6 +41,7 @@ fn run(name: &str, secs: u64, rate: u64, queue: Option<u64>, flows: Vec<RealFlow
         flows,
         sample_interval: Duration::from_millis(100),
         pcap_dir: None,
+        link_log_dir: None,
     };
     let r = run_real(&run).expect("real run");
     eprintln!("{}", r.table());
@@ -307,6 +308,7 @@ fn linux_knobs_are_applied_in_the_senders_namespace() {
         flows: vec![f],
         sample_interval: Duration::from_millis(100),
         pcap_dir: Some(dir.clone()),
+        link_log_dir: Some(dir.clone()),
     };
     let r = run_real(&run).expect("real run");
     assert!(r.flows[0].stream_ok && r.flows[0].bytes_delivered == 2_000_000);
@@ -340,5 +342,23 @@ fn linux_knobs_are_applied_in_the_senders_namespace() {
     let first = data[0];
     let first_flight = data.iter().filter(|&&t| t < first + 30_000_000).count();
     assert_eq!(first_flight, 4, "initcwnd 4");
+    // The bottleneck's Mahimahi log: what left the link is the data plus headers.
+    let log = std::fs::read_to_string(dir.join("bottleneck.mm.log")).unwrap();
+    let departed: u64 = log
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(1) == Some(&"-")).then(|| f[2].parse::<u64>().unwrap())
+        })
+        .sum();
+    assert!(
+        departed > 2_000_000 && departed < 2_200_000,
+        "departed {departed}"
+    );
+    assert!(
+        log.lines().any(|l| l.ends_with(" # 1500")),
+        "capacity lines"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

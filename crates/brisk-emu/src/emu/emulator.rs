@@ -70,6 +70,8 @@ pub struct EmulatorOptions {
     pub pool: usize,
     /// Capacity of each packet buffer (largest packet read).
     pub buf_size: usize,
+    /// Mahimahi-format logs (`mm-link` format) of the forward and reverse links.
+    pub link_logs: [Option<PathBuf>; 2],
     /// The time base; `None` starts a fresh one when the loop starts. A side with its
     /// own notion of time (a brisk stack, whose application threads read the clock
     /// too) passes its clock here so both agree on every `Instant`.
@@ -88,6 +90,7 @@ impl Default for EmulatorOptions {
             batch: 64,
             pool: 8192,
             buf_size: 2048,
+            link_logs: [None, None],
             clock: None,
         }
     }
@@ -176,6 +179,10 @@ impl Dir {
     fn finish(&mut self, end: Instant) -> DirReport {
         let mut r = std::mem::take(&mut self.report);
         r.meter = self.path.finish_meter(end);
+        if let Err(e) = self.path.finish_log(end) {
+            r.write_errors += 1;
+            eprintln!("brisk-emu: link log: {e}");
+        }
         let chain = self.path.chain();
         let c = chain.link().counters();
         r.dropped_queue_full = c.dropped(DropReason::QueueFull).packets;
@@ -387,6 +394,16 @@ impl<A: Side, B: Side> Emulator<A, B> {
         if opts.event_log > 0 {
             fwd.chain_mut().enable_event_log(opts.event_log);
             rev.chain_mut().enable_event_log(opts.event_log);
+        }
+        if let Some(p) = &opts.link_logs[0] {
+            fwd = fwd
+                .with_link_log(p, "downlink")
+                .map_err(|e| EmuError::io(format!("creating {}", p.display()), e))?;
+        }
+        if let Some(p) = &opts.link_logs[1] {
+            rev = rev
+                .with_link_log(p, "uplink")
+                .map_err(|e| EmuError::io(format!("creating {}", p.display()), e))?;
         }
         Ok(Emulator {
             a,

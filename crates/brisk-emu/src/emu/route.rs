@@ -24,8 +24,12 @@
 use std::cmp::{Ordering as CmpOrdering, Reverse};
 use std::collections::BinaryHeap;
 
+use std::fs::File;
+use std::io::BufWriter;
+
 use brisk_net::meter::{DropRecord, LinkMeter, QueueRow};
 use brisk_net::metrics::Summary;
+use brisk_net::mmlog::MahimahiLog;
 use brisk_net::{Element, NetEvent, Packet};
 use brisk_time::{Duration, Instant};
 use brisk_wire::peek;
@@ -173,6 +177,9 @@ pub struct Route {
     /// The link's busy time as of the last event inside the metered window.
     busy_at_end: u64,
     discard: Vec<NetEvent>,
+    /// A Mahimahi-format log of the shared link (`brisk lab --link-log`), with the
+    /// path it is written to.
+    log: Option<(MahimahiLog<BufWriter<File>>, String)>,
 }
 
 impl Route {
@@ -187,6 +194,7 @@ impl Route {
             meter_end: Instant::MAX,
             busy_at_end: 0,
             discard: Vec::new(),
+            log: None,
         }
     }
 
@@ -201,6 +209,7 @@ impl Route {
             meter_end: Instant::MAX,
             busy_at_end: 0,
             discard: Vec::new(),
+            log: None,
         }
     }
 
@@ -215,6 +224,41 @@ impl Route {
             meter_end: Instant::MAX,
             busy_at_end: 0,
             discard: Vec::new(),
+            log: None,
+        }
+    }
+
+    /// Logs the shared link in Mahimahi's `mm-link` format into `path` (named `name`
+    /// in the log's header).
+    pub fn with_link_log(mut self, path: &std::path::Path, name: &str) -> std::io::Result<Route> {
+        let f = File::create(path)?;
+        let link = self.chain.link();
+        let source = match link.trace() {
+            Some(_) => "trace".to_string(),
+            None if link.rate_bps() > 0 => format!("{} bit/s", link.rate_bps()),
+            None => "unlimited".to_string(),
+        };
+        let log = MahimahiLog::new(
+            BufWriter::new(f),
+            name,
+            &source,
+            link.capacity(),
+            brisk_time::dur_nanos(link.delay()),
+        );
+        self.chain.link_mut().enable_event_log(METER_LOG);
+        self.log = Some((log, path.display().to_string()));
+        Ok(self)
+    }
+
+    /// Writes the log's capacity up to `end` and closes it.
+    pub fn finish_log(&mut self, end: Instant) -> std::io::Result<()> {
+        self.absorb(end);
+        match self.log.take() {
+            Some((log, path)) => log
+                .finish(end)
+                .map(drop)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{path}: {e}"))),
+            None => Ok(()),
         }
     }
 
@@ -271,14 +315,21 @@ impl Route {
     }
 
     fn absorb(&mut self, now: Instant) {
-        let Some(m) = &mut self.meter else { return };
+        if self.meter.is_none() && self.log.is_none() {
+            return;
+        }
         let link = self.chain.link_mut();
-        if now <= self.meter_end {
-            m.absorb(link);
-            self.busy_at_end = link.counters().busy_ns;
-        } else {
-            self.discard.clear();
-            link.drain_events(&mut self.discard);
+        self.discard.clear();
+        link.drain_events(&mut self.discard);
+        if let Some((log, _)) = &mut self.log {
+            log.absorb(&self.discard);
+        }
+        if let Some(m) = &mut self.meter {
+            // The meter stops at the scenario's end, as the simulator does.
+            if now <= self.meter_end {
+                m.absorb_events(&self.discard, link.events_lost());
+                self.busy_at_end = link.counters().busy_ns;
+            }
         }
     }
 
