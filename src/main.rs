@@ -82,7 +82,7 @@ enum Cmd {
         real: bool,
     },
     /// The real-packet lab: brisk and Linux joined by the emulator.
-    Lab(lab_cmd::LabArgs),
+    Lab(Box<lab_cmd::LabArgs>),
     /// Run the reproduction suite: experiments, claims, report.
     Repro(repro_cmd::ReproArgs),
     /// Write a Mahimahi delivery trace (constant, stepped, LTE-like) to stdout, or
@@ -155,7 +155,7 @@ fn main() -> ExitCode {
             _ if real => real_cmd::cmd_run_real(&scenario, seed, out, pcap, link_log, json),
             _ => cmd_run(&scenario, seed, out, pcap, snaplen, link_log, json),
         },
-        Cmd::Lab(args) => lab_cmd::cmd_lab(args),
+        Cmd::Lab(args) => lab_cmd::cmd_lab(*args),
         Cmd::Trace(cmd) => trace_cmd::cmd_trace(cmd),
         Cmd::Completions { shell } => {
             use clap::CommandFactory;
