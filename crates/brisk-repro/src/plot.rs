@@ -490,6 +490,25 @@ fn throughput_delay(runs: &[RunInfo]) -> Option<Panel> {
     } else {
         "Pantheon-style: each flow's mean throughput against its 95th-percentile one-way delay (sender host to receiver host). Delay increases to the left, so better is up and to the right.".into()
     };
+    // Padded on both sides: a point or ellipse at the data's edge must not sit on the
+    // frame, and delay and throughput are never below 0.
+    let all: Vec<(f64, f64)> = series
+        .iter()
+        .flat_map(|s| s.points.iter().chain(s.polygons.iter().flatten()))
+        .copied()
+        .collect();
+    let padded = |v: Vec<f64>| -> (f64, f64) {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let pad = if hi > lo {
+            (hi - lo) * 0.08
+        } else {
+            lo.abs() * 0.1 + 1.0
+        };
+        ((lo - pad).max(0.0), hi + pad)
+    };
+    let x_range = padded(all.iter().map(|p| p.0).collect());
+    let y_range = padded(all.iter().map(|p| p.1).collect());
     let mut caption = caption;
     if without > 0 {
         let _ = write!(
@@ -504,6 +523,8 @@ fn throughput_delay(runs: &[RunInfo]) -> Option<Panel> {
             x_label: TPUT_DELAY_X.into(),
             y_label: "mean throughput (Mbit/s)".into(),
             x_reversed: true,
+            x_range: Some(x_range),
+            y_range: Some(y_range),
             series,
             ..Chart::default()
         }),
