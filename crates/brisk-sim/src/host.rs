@@ -426,7 +426,7 @@ impl Host {
     /// from the sending host's hand-off (`sent_at`, which network elements carry
     /// through unchanged) to now. Hosts hold one flow side each, so the search is short.
     fn record_delay(&mut self, now: Instant, pkt: &Packet) {
-        if !brisk_wire::peek::tcp_payload_len(&pkt.data).is_some_and(|n| n > 0) {
+        if brisk_wire::peek::tcp_payload_len(&pkt.data).is_none_or(|n| n == 0) {
             return;
         }
         for f in &mut self.flows {
