@@ -266,6 +266,21 @@ fn per_flow_chart(
     }
 }
 
+/// Starts the y axis at 0 (rates, windows, queue lengths and counts are read against
+/// zero; the automatic range would start a narrow one at its minimum).
+fn from_zero(mut c: Chart) -> Chart {
+    let hi = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .filter(|v| v.is_finite())
+        .fold(f64::NEG_INFINITY, f64::max);
+    if hi > 0.0 {
+        c.y_range = Some((0.0, hi * 1.05));
+    }
+    c
+}
+
 /// The time-series panels of one run directory.
 fn time_series(
     dir: &Path,
@@ -317,7 +332,12 @@ fn time_series(
         };
         panels.push(Panel {
             name: "goodput".into(),
-            figure: Figure::Chart(per_flow_chart("Goodput", "goodput (Mbit/s)", flows, series)),
+            figure: Figure::Chart(from_zero(per_flow_chart(
+                "Goodput",
+                "goodput (Mbit/s)",
+                flows,
+                series,
+            ))),
             caption: format!(
                 "Bytes the receiving application read per sampling interval, per flow ({}).",
                 c.path.display()
@@ -345,12 +365,12 @@ fn time_series(
         let series = c.flow_series(|c, l, r| c.num(l, r, col))?;
         panels.push(Panel {
             name: "cwnd".into(),
-            figure: Figure::Chart(per_flow_chart(
+            figure: Figure::Chart(from_zero(per_flow_chart(
                 "Congestion window",
                 "cwnd (segments)",
                 flows,
                 series,
-            )),
+            ))),
             caption: "The sender's congestion window at each sample, per flow.".into(),
         });
     }
@@ -362,7 +382,7 @@ fn time_series(
         }
         panels.push(Panel {
             name: "queue".into(),
-            figure: Figure::Chart(Chart {
+            figure: Figure::Chart(from_zero(Chart {
                 title: "Bottleneck queue".into(),
                 x_label: "time (s)".into(),
                 y_label: "queue (packets)".into(),
@@ -373,7 +393,7 @@ fn time_series(
                     thin(pts),
                 )],
                 ..Chart::default()
-            }),
+            })),
             caption: "Packets in the bottleneck queue at each sample.".into(),
         });
     }
@@ -396,6 +416,7 @@ fn time_series(
                 s.style = Style::Step;
                 s.points = thin(std::mem::take(&mut s.points));
             }
+            let ch = from_zero(ch);
             panels.push(Panel {
                 name: "drops".into(),
                 figure: Figure::Chart(ch),
