@@ -33,6 +33,7 @@ fn err(msg: impl Into<String>) -> PlotError {
 }
 
 /// One CSV file: its header and its rows with their line numbers.
+#[derive(Debug)]
 struct Csv {
     path: PathBuf,
     header: Vec<String>,
