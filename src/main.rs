@@ -1,6 +1,7 @@
 //! `brisk`: the command-line front end.
 //!
-//! - `brisk run SCENARIO.toml [--seed N] [--out DIR] [--pcap] [--json]`
+//! - `brisk run SCENARIO.toml [--seed N | --seeds A..B] [--out DIR] [--pcap] [--json]`
+//! - `brisk plot DIR [--out FILE.html]`: time series and throughput-delay chart
 //! - `brisk bench sim [--duration 20s]`
 //! - `brisk repro [ID ...|all] [--quick] [--json] [--out DIR]` (see `repro_cmd`)
 //! - `brisk run --real SCENARIO.toml`, `brisk bench emu|real` (see `real_cmd`)
@@ -50,8 +51,9 @@ enum Cmd {
         #[arg(long, conflicts_with = "seeds")]
         seed: Option<u64>,
         /// Run every seed of a range, e.g. 1..10, and report each metric's mean and
-        /// 95 % confidence interval across them (simulated runs; no --out).
-        #[arg(long, value_parser = seeds::parse_range, conflicts_with_all = ["out", "real"])]
+        /// 95 % confidence interval across them (simulated runs). With --out, each
+        /// seed's files go into DIR/seed-<k>/ and the aggregate into DIR/summary.json.
+        #[arg(long, value_parser = seeds::parse_range, conflicts_with_all = ["real", "pcap"])]
         seeds: Option<std::ops::RangeInclusive<u64>>,
         /// Write summary.json (with provenance), the scenario and CSV time series into
         /// this directory; it must be empty or new.
@@ -80,6 +82,16 @@ enum Cmd {
         /// real-time emulator in network namespaces (needs root, TUN, iproute2).
         #[arg(long)]
         real: bool,
+    },
+    /// Plot a run's --out directory (simulated, real or --seeds) into one
+    /// self-contained HTML page: goodput, RTT, cwnd, queue and drops over time, one
+    /// line per flow, and throughput against one-way delay (Pantheon-style).
+    Plot {
+        /// The directory `brisk run --out` wrote.
+        dir: PathBuf,
+        /// The HTML file to write (default: DIR/plot.html).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// The real-packet lab: brisk and Linux joined by the emulator.
     Lab(Box<lab_cmd::LabArgs>),
@@ -134,8 +146,13 @@ fn main() -> ExitCode {
             scenario,
             seeds: Some(range),
             json,
+            out,
+            force,
             ..
-        } => cmd_run_seeds(&scenario, range, json),
+        } => cmd_run_seeds(&scenario, range, out, force, json),
+        Cmd::Plot { dir, out } => brisk_repro::plot::write(&dir, out.as_deref())
+            .map_err(anyhow::Error::from)
+            .and_then(|p| emit(&format!("wrote {}\n", p.display()))),
         Cmd::Run {
             scenario,
             seed,
@@ -274,18 +291,35 @@ fn run_with_progress(
     Ok(res?)
 }
 
-/// `brisk run --seeds A..B`: mean and 95 % CI of each metric across the seeds.
+/// `brisk run --seeds A..B`: mean and 95 % CI of each metric across the seeds; with
+/// `out`, each seed's files in `out/seed-<k>/` and the aggregate in `out/summary.json`.
 fn cmd_run_seeds(
     path: &Path,
     range: std::ops::RangeInclusive<u64>,
+    out: Option<PathBuf>,
+    force: bool,
     json: bool,
 ) -> anyhow::Result<()> {
     let sc = Scenario::load(path)?;
     let list: Vec<u64> = range.clone().collect();
+    if let Some(dir) = &out {
+        provenance::prepare_out(dir, force)?;
+    }
     let runs = seeds::run_all(&sc, range)?;
+    if let Some(dir) = &out {
+        for r in &runs {
+            let sub = dir.join(format!("seed-{}", r.seed));
+            r.write_dir(&sub)?;
+            stamp_run(&sub, path)?;
+        }
+        let mut agg = serde_json::to_string_pretty(&seeds::to_json(&sc, &list, &runs))?;
+        agg.push('\n');
+        std::fs::write(dir.join("summary.json"), agg)?;
+        stamp_run(dir, path)?;
+    }
     print_run(
         json,
-        None,
+        out.as_deref(),
         || seeds::to_json(&sc, &list, &runs),
         || seeds::table(&sc, &list, &runs),
     )

@@ -22,6 +22,7 @@ const OURS: &[&str] = &[
     ".md",
     ".mm.log",
     ".trace",
+    "plot.html",
 ];
 
 fn is_ours(name: &str) -> bool {
@@ -32,6 +33,23 @@ fn is_ours(name: &str) -> bool {
             name == *p
         }
     })
+}
+
+/// `seed-<k>`: the per-seed directories `brisk run --seeds --out` writes.
+fn is_seed_dir(name: &str) -> bool {
+    name.strip_prefix("seed-")
+        .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether `dir` holds nothing but brisk's output files.
+fn only_ours(dir: &Path) -> anyhow::Result<bool> {
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        if !(e.file_type()?.is_file() && is_ours(&e.file_name().to_string_lossy())) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Makes `dir` ready for a run's files: created if missing; refused if it holds files,
@@ -48,6 +66,9 @@ pub fn prepare_out(dir: &Path, force: bool) -> anyhow::Result<()> {
         let e = e?;
         let name = e.file_name().to_string_lossy().into_owned();
         if e.file_type()?.is_file() && is_ours(&name) {
+            ours.push(e.path());
+        } else if e.file_type()?.is_dir() && is_seed_dir(&name) && only_ours(&e.path())? {
+            // A `--seeds` run's per-seed output: brisk's, removed whole by --force.
             ours.push(e.path());
         } else {
             others.push(name);
@@ -69,7 +90,11 @@ pub fn prepare_out(dir: &Path, force: bool) -> anyhow::Result<()> {
         others
     );
     for p in ours {
-        std::fs::remove_file(p)?;
+        if p.is_dir() {
+            std::fs::remove_dir_all(p)?;
+        } else {
+            std::fs::remove_file(p)?;
+        }
     }
     Ok(())
 }

@@ -81,6 +81,12 @@ const FLOW_METRICS: &[Metric] = &[
     ("rtt_p99_ms", "rtt p99 ms", 1.0, |f| {
         f.rtt.map(|r| r.p99 as f64 / 1e6)
     }),
+    ("owd_p95_ms", "owd p95 ms", 1.0, |f| {
+        f.one_way_delay.map(|d| d.p95_ns as f64 / 1e6)
+    }),
+    ("jitter_ms", "jitter ms", 1.0, |f| {
+        f.one_way_delay.and_then(|d| d.jitter_ns).map(|j| j / 1e6)
+    }),
     ("retransmitted_packets", "retrans", 1.0, |f| {
         Some(f.retransmitted_packets as f64)
     }),

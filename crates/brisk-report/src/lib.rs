@@ -10,10 +10,12 @@
 //! It sits above brisk-net (whose meter produces what it reports) and below both
 //! brisk-sim and brisk-emu, so neither of those needs the other for its output.
 
+pub mod delay;
 pub mod json;
 pub mod result;
 pub mod write;
 
+pub use delay::{DelaySummary, OneWayDelay};
 pub use json::{latency_json, num, queue_delay_json, rtt_json};
 pub use result::{
     jain_fairness, stream_status, BottleneckResult, Drain, FlowSummary, RealFlowExtras, RunSummary,

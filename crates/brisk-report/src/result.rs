@@ -5,6 +5,7 @@ use brisk_net::metrics::Summary;
 use brisk_time::{Duration, Instant};
 use serde_json::{json, Value};
 
+use crate::delay::DelaySummary;
 use crate::json::{latency_json, num, queue_delay_json, rtt_json};
 
 /// The shared bottleneck's results, as a `LinkMeter` measured them.
@@ -72,6 +73,9 @@ pub struct FlowSummary {
     pub fct: Option<Duration>,
     pub rtt: Option<Summary>,
     pub record_latency: Option<Summary>,
+    /// One-way delay and jitter of the data packets that reached the receiver (`None`
+    /// when none did, or when the run cannot measure it).
+    pub one_way_delay: Option<DelaySummary>,
     pub stream_ok: bool,
     pub first_drop: Option<Instant>,
     pub records_skipped: u64,
@@ -96,6 +100,10 @@ impl FlowSummary {
             "fct_s": self.fct.map_or(Value::Null, |d| num(d.as_secs_f64())),
             "rtt_ms": rtt_json(&self.rtt),
             "record_latency_ms": latency_json(&self.record_latency),
+            "one_way_delay": self.one_way_delay.map_or(Value::Null, |d| d.to_json()),
+            "jitter_ms": self.one_way_delay
+                .and_then(|d| d.jitter_ns)
+                .map_or(Value::Null, |j| num(j / 1e6)),
             "stream_ok": self.stream_ok,
             "first_drop_s": self.first_drop.map_or(Value::Null, |t| num(t.as_secs_f64())),
             "records_skipped": self.records_skipped,
@@ -180,6 +188,7 @@ mod tests {
             fct: None,
             rtt: None,
             record_latency: None,
+            one_way_delay: None,
             stream_ok: true,
             first_drop: None,
             records_skipped: 0,
@@ -221,6 +230,8 @@ mod tests {
             "first_drop_s",
             "goodput_bps",
             "id",
+            "jitter_ms",
+            "one_way_delay",
             "rtt_ms",
             "record_latency_ms",
             "records_skipped",

@@ -48,7 +48,7 @@ impl Figure {
     }
 
     /// The data drawn, one row per point (charts: `series,kind,x,y` with kind `point`,
-    /// `band_low` or `band_high`), per group (box plots) or per cell (heat maps).
+    /// `band_low`, `band_high` or `outline`), per group (box plots) or per cell (heat maps).
     pub fn csv(&self) -> String {
         let mut o = String::new();
         match self {
@@ -62,6 +62,9 @@ impl Figure {
                     for (x, lo, hi) in &s.band {
                         let _ = writeln!(o, "{name},band_low,{},{}", num(*x), num(*lo));
                         let _ = writeln!(o, "{name},band_high,{},{}", num(*x), num(*hi));
+                    }
+                    for (x, y) in s.polygons.iter().flatten() {
+                        let _ = writeln!(o, "{name},outline,{},{}", num(*x), num(*y));
                     }
                 }
             }

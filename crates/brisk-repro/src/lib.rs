@@ -23,6 +23,7 @@ pub mod experiment;
 pub mod figure;
 pub mod html;
 pub mod ledger;
+pub mod plot;
 pub mod report;
 pub mod runner;
 pub mod scen;

@@ -16,6 +16,7 @@ use std::net::{IpAddr, SocketAddr};
 use crate::app::{ClientApp, ServerApp};
 use crate::engine::Ctx;
 use crate::metrics::{Samples, Series};
+use brisk_report::OneWayDelay;
 
 /// Port receivers listen on (plus the flow's index on the host).
 pub const BASE_PORT: u16 = 5001;
@@ -117,6 +118,8 @@ pub struct ServerSide {
     pub conn: Option<ConnHandle>,
     /// Bytes read per sampling interval.
     pub goodput: Series<u64>,
+    /// One-way delay and jitter of the flow's data packets arriving here (fixed size).
+    pub owd: OneWayDelay,
     pub error: Option<ConnError>,
     /// The connection reported `Closed` (cleanly or with `error`).
     pub closed: bool,
@@ -414,8 +417,25 @@ impl Host {
     }
 
     pub fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
+        self.record_delay(now, &pkt);
         self.ep.handle_packet(now, &pkt.data);
         ctx.pool.give(pkt.data);
+    }
+
+    /// A data packet (TCP payload) of a flow this host receives: its one-way delay,
+    /// from the sending host's hand-off (`sent_at`, which network elements carry
+    /// through unchanged) to now. Hosts hold one flow side each, so the search is short.
+    fn record_delay(&mut self, now: Instant, pkt: &Packet) {
+        if brisk_wire::peek::tcp_payload_len(&pkt.data).is_none_or(|n| n == 0) {
+            return;
+        }
+        for f in &mut self.flows {
+            if let (true, Role::Server(s)) = (f.flow == pkt.flow, &mut f.role) {
+                s.owd
+                    .record(dur_nanos(now.saturating_duration_since(pkt.sent_at)));
+                return;
+            }
+        }
     }
 
     pub fn poll_packet(&mut self, now: Instant, ctx: &mut Ctx) -> Option<Packet> {

@@ -81,6 +81,7 @@ impl FlowResult {
             fct: self.fct,
             rtt: self.rtt,
             record_latency: self.record_latency,
+            one_way_delay: self.one_way_delay,
             stream_ok: self.stream_ok,
             first_drop: self.first_drop,
             records_skipped: self.records_skipped,
@@ -232,8 +233,17 @@ impl RunResult {
             .max(6);
         let _ = writeln!(
             s,
-            "{:>4} {:<ccw$} {:<8} {:>11} {:>10} {:>10} {:>8} {:>9} {:>7}",
-            "flow", "cc", "app", "goodput", "rtt mean", "rtt p99", "retrans", "fct", "stream"
+            "{:>4} {:<ccw$} {:<8} {:>11} {:>10} {:>10} {:>10} {:>8} {:>9} {:>7}",
+            "flow",
+            "cc",
+            "app",
+            "goodput",
+            "rtt mean",
+            "rtt p99",
+            "owd p95",
+            "retrans",
+            "fct",
+            "stream"
         );
         for f in &self.flows {
             let (mean, p99) = f.rtt.map_or(("-".into(), "-".into()), |r| {
@@ -242,18 +252,22 @@ impl RunResult {
                     format!("{:.2}ms", ms(r.p99)),
                 )
             });
+            let owd = f
+                .one_way_delay
+                .map_or("-".into(), |d| format!("{:.2}ms", ms(d.p95_ns)));
             let fct = f
                 .fct
                 .map_or("-".into(), |d| format!("{:.3}s", d.as_secs_f64()));
             let _ = writeln!(
                 s,
-                "{:>4} {:<ccw$} {:<8} {:>6.2}Mbit/s {:>10} {:>10} {:>8} {:>9} {:>7}",
+                "{:>4} {:<ccw$} {:<8} {:>6.2}Mbit/s {:>10} {:>10} {:>10} {:>8} {:>9} {:>7}",
                 f.id,
                 f.cc,
                 &f.app[..f.app.len().min(8)],
                 f.goodput_bps / 1e6,
                 mean,
                 p99,
+                owd,
                 f.retransmitted_packets,
                 fct,
                 brisk_report::stream_status(f.stream_ok, f.bytes_delivered)

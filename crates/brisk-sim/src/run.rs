@@ -73,6 +73,9 @@ pub struct FlowResult {
     pub fct: Option<Duration>,
     pub rtt: Option<Summary>,
     pub record_latency: Option<Summary>,
+    /// One-way delay and jitter of the flow's data packets (sender host → receiver
+    /// host), as ns-3's FlowMonitor measures them.
+    pub one_way_delay: Option<brisk_report::DelaySummary>,
     /// RTT empirical CDF: [`QUANTILE_POINTS`] nearest-rank quantiles, 0 to 100 %, ns
     /// (empty without samples).
     pub rtt_quantiles: Vec<u64>,
@@ -409,6 +412,7 @@ pub fn run_controlled(
             fct,
             rtt: c.rtt.summary(),
             record_latency: latencies,
+            one_way_delay: v.owd.summary(),
             rtt_quantiles: c.rtt.quantiles(QUANTILE_POINTS),
             record_latency_quantiles: latency_quantiles,
             stream_ok,

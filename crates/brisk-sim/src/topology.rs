@@ -213,6 +213,7 @@ pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Networ
                         config: config.clone(),
                         conn: None,
                         goodput: Series::with_cap(rows),
+                        owd: Default::default(),
                         error: None,
                         closed: false,
                     })),

@@ -103,6 +103,35 @@ pub fn flow_key(buf: &[u8]) -> Option<FlowKey> {
     })
 }
 
+/// Bytes of TCP payload in a raw IPv4 or IPv6 packet: the IP total (or payload)
+/// length less the IP and TCP headers. `None` for a packet that is not TCP, an IPv4
+/// fragment other than the first, or one too short to hold the headers it declares.
+/// IPv6 extension headers are not walked (as in [`flow_key`]).
+pub fn tcp_payload_len(buf: &[u8]) -> Option<usize> {
+    let (protocol, transport, total) = match version(buf)? {
+        4 => {
+            let ihl = usize::from(buf[0] & 0x0f) * 4;
+            let frag = u16::from_be_bytes(array::<2>(buf, 6)?) & 0x1fff;
+            if ihl < V4_MIN_HEADER || frag != 0 {
+                return None;
+            }
+            let total = usize::from(u16::from_be_bytes(array::<2>(buf, 2)?));
+            (buf[V4_PROTOCOL], ihl, total)
+        }
+        _ => {
+            let payload = usize::from(u16::from_be_bytes(array::<2>(buf, 4)?));
+            (buf[V6_NEXT_HEADER], V6_HEADER, V6_HEADER + payload)
+        }
+    };
+    if protocol != 6 {
+        return None;
+    }
+    let data_offset = usize::from(buf.get(transport + 12)? >> 4) * 4;
+    total
+        .min(buf.len())
+        .checked_sub(transport.checked_add(data_offset)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,6 +179,50 @@ mod tests {
         let mut out = Vec::new();
         emit_tcp_packet(&ip, &tcp(5, 6), &mut out);
         out
+    }
+
+    #[test]
+    fn tcp_payload_length_of_both_families() {
+        let a = v4([10, 0, 0, 1], [10, 0, 0, 2]);
+        assert_eq!(tcp_payload_len(&a), Some(0));
+        let v6_pure_ack = v6([0xfd; 16], [0xfe; 16]);
+        assert_eq!(tcp_payload_len(&v6_pure_ack), Some(0));
+        let data = [7u8; 100];
+        let seg = TcpRepr {
+            payload: &data,
+            timestamps: Some(Default::default()),
+            ..tcp(1, 2)
+        };
+        let mut p = Vec::new();
+        for ip in [
+            IpRepr::V4(Ipv4Repr {
+                src: [1, 2, 3, 4].into(),
+                dst: [5, 6, 7, 8].into(),
+                protocol: IPPROTO_TCP,
+                dscp: 0,
+                ecn: Ecn::NotEct,
+                ttl: 64,
+                ident: 1,
+                dont_frag: true,
+                payload_len: 0,
+            }),
+            IpRepr::V6(Ipv6Repr {
+                src: [0xfd; 16].into(),
+                dst: [0xfe; 16].into(),
+                next_header: IPPROTO_TCP,
+                dscp: 0,
+                ecn: Ecn::NotEct,
+                flow_label: 0,
+                hop_limit: 64,
+                payload_len: 0,
+            }),
+        ] {
+            emit_tcp_packet(&ip, &seg, &mut p);
+            assert_eq!(tcp_payload_len(&p), Some(100));
+            // Cut short: only the bytes present count; a cut header is no packet.
+            assert_eq!(tcp_payload_len(&p[..p.len() - 10]), Some(90));
+            assert_eq!(tcp_payload_len(&p[..ip.header_len() + 10]), None);
+        }
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub enum Style {
     Step,
     Points,
     Dashed,
+    /// A large dot with a white rim: one summary point per series (throughput
+    /// against delay), readable over a shaded ellipse.
+    Marker,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +35,9 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// A shaded band (x, low, high) drawn under the line, e.g. min–max over seeds.
     pub band: Vec<(f64, f64, f64)>,
+    /// Closed outlines in data coordinates, shaded under the points, e.g. a
+    /// covariance ellipse across seeds.
+    pub polygons: Vec<Vec<(f64, f64)>>,
 }
 
 impl Series {
@@ -42,11 +48,17 @@ impl Series {
             style,
             points,
             band: Vec::new(),
+            polygons: Vec::new(),
         }
     }
 
     pub fn with_band(mut self, band: Vec<(f64, f64, f64)>) -> Self {
         self.band = band;
+        self
+    }
+
+    pub fn with_polygons(mut self, polygons: Vec<Vec<(f64, f64)>>) -> Self {
+        self.polygons = polygons;
         self
     }
 }
@@ -59,6 +71,8 @@ pub struct Chart {
     pub y_label: String,
     pub x_log: bool,
     pub y_log: bool,
+    /// Values increase to the left (Pantheon's delay axis, so that better is right).
+    pub x_reversed: bool,
     pub x_range: Option<(f64, f64)>,
     pub y_range: Option<(f64, f64)>,
     pub series: Vec<Series>,
@@ -203,11 +217,17 @@ fn cut_notes(c: &Chart) -> Vec<String> {
 pub fn chart(c: &Chart, id: &str) -> String {
     let all = || c.series.iter().flat_map(|s| s.points.iter().copied());
     let bands = || c.series.iter().flat_map(|s| s.band.iter().copied());
+    let outlines = || {
+        c.series
+            .iter()
+            .flat_map(|s| s.polygons.iter().flatten().copied())
+    };
     let (xl, xh) = c.x_range.unwrap_or_else(|| {
         range(
             all()
                 .map(|p| p.0)
                 .chain(bands().map(|b| b.0))
+                .chain(outlines().map(|p| p.0))
                 .chain(c.v_lines.iter().map(|v| v.0)),
             c.x_log,
         )
@@ -217,16 +237,22 @@ pub fn chart(c: &Chart, id: &str) -> String {
             all()
                 .map(|p| p.1)
                 .chain(bands().flat_map(|b| [b.1, b.2]))
+                .chain(outlines().map(|p| p.1))
                 .chain(c.h_lines.iter().map(|h| h.0)),
             c.y_log,
         )
     });
+    let (p0, p1) = if c.x_reversed {
+        (W - MR, ML)
+    } else {
+        (ML, W - MR)
+    };
     let x = Axis {
         lo: xl,
         hi: xh,
         log: c.x_log,
-        p0: ML,
-        p1: W - MR,
+        p0,
+        p1,
     };
     // An explicit y range is often the data's natural bound (a correlation's ±1, a
     // share's 0 and 1); a small inset keeps lines at the bound off the frame.
@@ -304,16 +330,51 @@ pub fn chart(c: &Chart, id: &str) -> String {
         }
     }
     for s in &c.series {
+        for poly in &s.polygons {
+            let pix: Vec<(f64, f64)> = poly
+                .iter()
+                .filter(|p| x.accepts(p.0) && y.accepts(p.1))
+                .map(|&(a, b)| (x.map(a), y.map(b)))
+                .collect();
+            if pix.len() < 3 {
+                continue;
+            }
+            let mut d = String::new();
+            for (i, (px, py)) in pix.iter().enumerate() {
+                let _ = write!(d, "{}{px:.1} {py:.1}", if i == 0 { "M" } else { "L" });
+            }
+            let _ = write!(
+                body,
+                r#"<path class="outline" d="{d}Z" fill="{}" fill-opacity="0.15" stroke="{}" stroke-width="1.2"/>"#,
+                s.color, s.color
+            );
+            let mut closed = pix.clone();
+            closed.push(pix[0]);
+            trace(&closed, &mut occupied);
+        }
+    }
+    for s in &c.series {
         let ok = |p: (f64, f64)| x.accepts(p.0) && y.accepts(p.1);
         for run in runs(&s.points, |p| p, ok, gaps(s)) {
             let pix: Vec<(f64, f64)> = run.iter().map(|&(a, b)| (x.map(a), y.map(b))).collect();
-            if s.style == Style::Points {
+            if matches!(s.style, Style::Points | Style::Marker) {
+                let r = if s.style == Style::Marker {
+                    r#"r="5" stroke="white" stroke-width="1.5""#
+                } else {
+                    r#"r="2""#
+                };
                 for (px, py) in &pix {
                     let _ = write!(
                         body,
-                        r#"<circle cx="{px:.1}" cy="{py:.1}" r="2" fill="{}"/>"#,
+                        r#"<circle cx="{px:.1}" cy="{py:.1}" {r} fill="{}"/>"#,
                         s.color
                     );
+                    if s.style == Style::Marker {
+                        // The dot's whole disc, so the legend keeps clear of it.
+                        for (dx, dy) in [(-5.0, 0.0), (5.0, 0.0), (0.0, -5.0), (0.0, 5.0)] {
+                            occupied.push((px + dx, py + dy));
+                        }
+                    }
                 }
                 occupied.extend_from_slice(&pix);
                 continue;
@@ -364,7 +425,7 @@ pub fn chart(c: &Chart, id: &str) -> String {
             name: &s.name,
             color: s.color,
             style: s.style,
-            band: !s.band.is_empty(),
+            band: !s.band.is_empty() || !s.polygons.is_empty(),
         })
         .collect();
     bottom += legend(

@@ -93,10 +93,11 @@ pub(super) fn legend(
             );
         }
         match it.style {
-            Style::Points => {
+            Style::Points | Style::Marker => {
+                let r = if it.style == Style::Marker { 4 } else { 3 };
                 let _ = write!(
                     out,
-                    r#"<circle cx="{:.1}" cy="{cy:.1}" r="3" fill="{color}"/>"#,
+                    r#"<circle cx="{:.1}" cy="{cy:.1}" r="{r}" fill="{color}"/>"#,
                     sx + 12.0
                 );
             }

@@ -34,6 +34,18 @@ pub const GREEN: &str = "#2e8b57";
 pub const GREY: &str = "#777777";
 pub const ORANGE: &str = "#d68910";
 
+/// Colours for series that have no role, e.g. one per flow (Tableau 10, which stays
+/// distinguishable for the common forms of colour blindness); cycles past ten.
+pub const CATEGORICAL: [&str; 10] = [
+    "#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#76b7b2", "#b07aa1", "#edc948", "#ff9da7",
+    "#9c755f", "#bab0ac",
+];
+
+/// The `i`-th categorical colour.
+pub fn categorical(i: usize) -> &'static str {
+    CATEGORICAL[i % CATEGORICAL.len()]
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
