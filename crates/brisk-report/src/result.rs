@@ -207,6 +207,7 @@ mod tests {
             stack: "linux".into(),
             srtt: None,
             rtt_base: Duration::from_millis(20),
+            drain: Drain::default(),
         });
         let real = f.to_json();
         assert_eq!(real["stack"], json!("linux"));
@@ -247,9 +248,10 @@ mod tests {
             stack: "brisk".into(),
             srtt: None,
             rtt_base: Duration::ZERO,
+            drain: Drain::default(),
         });
         let mut real: Vec<&str> = sim.to_vec();
-        real.extend(["rtt_base_ms", "srtt_ms", "stack"]);
+        real.extend(["drain", "rtt_base_ms", "srtt_ms", "stack"]);
         real.sort_unstable();
         assert_eq!(keys(f.to_json()), real);
     }
