@@ -99,6 +99,7 @@ impl Connection {
                 let prior = crate::recovery::undo::current_ssthresh(cwnd, ssthresh, false);
                 self.loss.undo.save(cwnd, Some(prior));
             }
+            self.init_cwnd_reduction();
             let ss = self.congestion_response(now, CongestionCause::Loss, true);
             self.loss.prr.enter(ss, prior_in_flight.max(1));
             self.loss.high_seq = self.snd.snd_nxt;
@@ -117,6 +118,7 @@ impl Connection {
         self.loss.undo.forbid_restore();
         self.loss.undo.cancel();
         self.loss.undo.set_prior_cwnd(self.cong.vars.cwnd);
+        self.init_cwnd_reduction();
         let ss = self.congestion_response(now, CongestionCause::Ecn, true);
         self.loss.prr.enter(ss, prior_in_flight.max(1));
         self.loss.high_seq = self.snd.snd_nxt;
@@ -150,7 +152,16 @@ impl Connection {
         self.refresh_cc_state();
         // Linux `tcp_init_cwnd_reduction` records the window it reduces.
         self.loss.undo.set_prior_cwnd(self.cong.vars.cwnd);
+        self.init_cwnd_reduction();
         self.congestion_response(now, CongestionCause::ProbeLoss, true);
+    }
+
+    /// What Linux `tcp_init_cwnd_reduction` resets when a reduction starts (recovery,
+    /// CWR, a TLP-detected loss): the additive-increase credit, so the credit earned at
+    /// the old window does not buy an early increment after the reduction (without it,
+    /// most recovery exits ended one segment above ssthresh).
+    fn init_cwnd_reduction(&mut self) {
+        self.cong.vars.cwnd_cnt = 0;
     }
 
     /// Transmission restarts with nothing in flight (Linux `tcp_event_data_sent` raising

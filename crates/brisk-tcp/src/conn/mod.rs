@@ -221,6 +221,17 @@ pub struct Setup {
 }
 
 impl Connection {
+    /// Congestion state for white-box tests: the phase, the controller's variables
+    /// and whether this window is cwnd-limited.
+    #[cfg(test)]
+    pub(crate) fn cc_probe(&self) -> (CaState, &crate::cc::CcState, bool) {
+        (
+            self.cong.ca_state,
+            &self.cong.vars,
+            self.cong.is_cwnd_limited,
+        )
+    }
+
     fn from_setup(now: Instant, setup: Setup, passive: bool) -> Self {
         let Setup {
             local,

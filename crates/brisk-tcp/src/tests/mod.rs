@@ -4,6 +4,7 @@ mod acks;
 mod cc_diag;
 mod close;
 mod ecn;
+mod fidelity;
 mod handshake;
 mod harness;
 mod hostile;
