@@ -146,6 +146,11 @@ impl Connection {
             self.snd.snd_sml = self.snd.snd_nxt;
         }
         self.cong.max_packets_out = self.cong.max_packets_out.max(self.loss.board.packets_out());
+        // Linux `tcp_write_xmit`: a send that fills cwnd marks the window cwnd-limited,
+        // not only a send that cwnd blocks (`is_cwnd_limited |= in_flight >= cwnd`).
+        if self.loss.board.in_flight() >= self.cong.vars.cwnd {
+            self.cong.is_cwnd_limited = true;
+        }
         self.cong.last_data_sent = Some(now);
         self.cong.ctrl.on_sent(&mut self.cong.vars, &info);
         if self.in_reduction() {

@@ -68,3 +68,20 @@ fn a_reduction_clears_the_additive_increase_credit() {
         "some recovery began with credit to clear"
     );
 }
+
+#[test]
+fn filling_cwnd_marks_the_window_cwnd_limited() {
+    // Exactly cwnd segments of data: the last send fills cwnd, and no send is blocked.
+    let mut p = Pair::new(Duration::from_millis(20));
+    let (c, _s) = p.establish();
+    let iw = crate::config::Config::default().congestion.initial_cwnd as usize;
+    let mss = 1448;
+    let n = p.client.conn_mut(c).unwrap().write(&pattern(iw * mss, 3));
+    assert_eq!(n, iw * mss);
+    // The segments leave at once; their ACKs are a round trip away.
+    let t = p.now + Duration::from_millis(1);
+    p.step_until(t);
+    let (_, vars, limited) = p.client.conn(c).unwrap().cc_probe();
+    assert_eq!(vars.cwnd as usize, iw);
+    assert!(limited, "a send that fills cwnd is cwnd-limited");
+}
