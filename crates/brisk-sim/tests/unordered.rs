@@ -50,7 +50,11 @@ fn on_and_off(app: &str, rtt: &str, loss: f64, tag: &str) -> (RunResult, RunResu
     let (off, off_pcaps) = run(&scenario(app, rtt, loss, false), &base.join("off"));
     let (on, on_pcaps) = run(&scenario(app, rtt, loss, true), &base.join("on"));
     let _ = std::fs::remove_dir_all(&base);
-    assert_eq!(off_pcaps.len(), 2, "one pcap per host");
+    assert_eq!(
+        off_pcaps.len(),
+        3,
+        "one pcap per host and the bottleneck's pcapng"
+    );
     for ((n1, b1), (n2, b2)) in off_pcaps.iter().zip(&on_pcaps) {
         assert_eq!(n1, n2);
         assert!(b1.len() > 10_000, "{n1}: the run sent packets");
