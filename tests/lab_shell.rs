@@ -108,7 +108,8 @@ fn the_inside_status_is_brisks_and_nothing_is_left_behind() {
             "--",
             "sh",
             "-c",
-            "curl -sf -m 5 http://$MAHIMAHI_BASE:8000/ >/dev/null && exit 3",
+            // The server may take a moment to bind on a busy machine: retry for 10 s.
+            "for i in $(seq 100); do curl -sf -m 5 http://$MAHIMAHI_BASE:8000/ >/dev/null && exit 3; sleep 0.1; done; exit 1",
         ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

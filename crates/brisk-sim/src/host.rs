@@ -9,7 +9,7 @@
 use brisk_net::Packet;
 use brisk_tcp::cc::CcDiagnostics;
 use brisk_tcp::{ConnError, ConnHandle, Endpoint, Event, TcpInfo, TraceEvent};
-use brisk_time::{dur_nanos, Duration, Instant};
+use brisk_time::{dur_nanos, Instant};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
@@ -143,8 +143,6 @@ pub struct Host {
     by_conn: HashMap<ConnHandle, usize>,
     scratch: Vec<u8>,
     trace: Vec<TraceEvent>,
-    interval: Duration,
-    next_sample: Instant,
 }
 
 impl ClientSide {
@@ -181,7 +179,7 @@ impl ClientSide {
 }
 
 impl Host {
-    pub fn new(ip: IpAddr, ep: Endpoint, interval: Duration) -> Self {
+    pub fn new(ip: IpAddr, ep: Endpoint) -> Self {
         Host {
             ip,
             ep,
@@ -189,8 +187,6 @@ impl Host {
             by_conn: HashMap::new(),
             scratch: vec![0; SCRATCH],
             trace: Vec::new(),
-            interval,
-            next_sample: Instant::ZERO + interval,
         }
     }
 
@@ -358,8 +354,11 @@ impl Host {
         }
     }
 
-    /// Records one sample row per flow.
-    fn sample(&mut self, now: Instant) {
+    /// Records one sample row per flow. The run calls it between engine steps, after
+    /// every event at `now` (never as a host timer, so sampling cannot reorder the
+    /// events it watches).
+    pub fn sample(&mut self, now: Instant) {
+        self.drain_traces();
         let t = now.as_nanos();
         for f in &mut self.flows {
             match &mut f.role {
@@ -467,20 +466,12 @@ impl Host {
             self.ep.handle_timeout(now);
         }
         self.run_apps(now);
-        if self.next_sample <= now {
-            self.sample(now);
-            self.next_sample += self.interval;
-        }
     }
 
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [
-            self.ep.poll_timeout(),
-            self.app_timeout(),
-            Some(self.next_sample),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        [self.ep.poll_timeout(), self.app_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 }

@@ -267,17 +267,34 @@ pub fn run_controlled(
     }
 
     let mut end = Instant::ZERO + sc.duration.0;
-    let mut t = Instant::ZERO;
+    let interval = sc.sample_interval();
+    let mut next_sample = Instant::ZERO + interval;
+    let mut next_control = Instant::ZERO + CONTROL_STEP;
     let mut stopped_early = false;
+    let mut t = Instant::ZERO;
     while t < end {
-        t = (t + CONTROL_STEP).min(end);
+        // Engine steps end at sample and control instants; stepping is observational
+        // (the engine processes the same events in the same order however its run is
+        // cut), so neither the sampling interval nor the control step moves a packet.
+        t = next_sample.min(next_control).min(end);
         net.engine.run_until(t, &mut obs);
         if obs.error.is_some() {
             break;
         }
-        if t < end && !control(t) {
-            end = t;
-            stopped_early = true;
+        while next_sample <= t {
+            for i in 0..net.engine.nodes().len() {
+                if let Some(h) = net.engine.node_mut(i).as_host_mut() {
+                    h.sample(next_sample);
+                }
+            }
+            next_sample += interval;
+        }
+        if t == next_control {
+            next_control += CONTROL_STEP;
+            if t < end && !control(t) {
+                end = t;
+                stopped_early = true;
+            }
         }
     }
     if let Some(dir) = &opts.pcap_dir {

@@ -184,7 +184,7 @@ pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Networ
                 }
             };
 
-            let mut sender = Host::new(s_ip, Endpoint::new(s_ip, ep_cfg("sender")), interval);
+            let mut sender = Host::new(s_ip, Endpoint::new(s_ip, ep_cfg("sender")));
             let port = BASE_PORT;
             sender
                 .add_flow(
@@ -203,7 +203,7 @@ pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Networ
                     ))),
                 )
                 .map_err(|source| BuildError::Listen { flow: id, source })?;
-            let mut receiver = Host::new(r_ip, Endpoint::new(r_ip, ep_cfg("receiver")), interval);
+            let mut receiver = Host::new(r_ip, Endpoint::new(r_ip, ep_cfg("receiver")));
             receiver
                 .add_flow(
                     id,
