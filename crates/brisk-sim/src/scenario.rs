@@ -168,9 +168,16 @@ pub struct TcpKnobs {
     /// Delay correlation observes and reports r but never sets cwnd (CUBIC runs as
     /// without it); needs `delay_correlation`.
     pub dc_passive: Option<bool>,
+    /// Wrap `cc` in new congestion window validation (RFC 7661; docs/mechanisms/new-cwv.md).
+    /// With it on, the RFC 5681 restart after idle is off (the NVP governs idle time).
+    pub new_cwv: Option<bool>,
+    /// new-CWV non-validated period (default 300s, > 0); needs `new_cwv`.
+    pub new_cwv_nvp: Option<Dur>,
+    /// RFC 5681 §4.1 restart after idle (Linux `tcp_slow_start_after_idle`, default true).
+    pub slow_start_after_idle: Option<bool>,
     /// `[flow.tcp.options]`: sack, timestamps, window_scaling.
     pub options: Option<OptionsKnobs>,
-    /// `[flow.tcp.congestion]`: initial_cwnd.
+    /// `[flow.tcp.congestion]`: initial_cwnd, slow_start_after_idle, new_cwv, new_cwv_nvp.
     pub congestion: Option<CongestionKnobs>,
     /// `[flow.tcp.recovery]`: rack, tlp, min_rto, initial_rto, max_retries.
     pub recovery: Option<RecoveryKnobs>,
@@ -192,6 +199,9 @@ pub struct OptionsKnobs {
 #[serde(deny_unknown_fields)]
 pub struct CongestionKnobs {
     pub initial_cwnd: Option<u32>,
+    pub slow_start_after_idle: Option<bool>,
+    pub new_cwv: Option<bool>,
+    pub new_cwv_nvp: Option<Dur>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -314,6 +324,24 @@ impl TcpKnobs {
                 c.initial_cwnd,
                 "initial_cwnd",
                 "congestion.initial_cwnd",
+            )?;
+            fold(
+                &mut self.slow_start_after_idle,
+                c.slow_start_after_idle,
+                "slow_start_after_idle",
+                "congestion.slow_start_after_idle",
+            )?;
+            fold(
+                &mut self.new_cwv,
+                c.new_cwv,
+                "new_cwv",
+                "congestion.new_cwv",
+            )?;
+            fold(
+                &mut self.new_cwv_nvp,
+                c.new_cwv_nvp,
+                "new_cwv_nvp",
+                "congestion.new_cwv_nvp",
             )?;
         }
         if let Some(r) = self.recovery.take() {
@@ -458,6 +486,7 @@ impl TcpKnobs {
             tlp => recovery.tlp,
             unordered => unordered,
             max_retries => recovery.max_retries,
+            slow_start_after_idle => congestion.slow_start_after_idle,
         );
         set_dur!(
             max_ack_delay => ack.max_delay,
@@ -482,7 +511,25 @@ impl TcpKnobs {
                 .controller
                 .with_layer(brisk_tcp::cc::LayerSpec::DelayCorrelation(dc));
         }
+        if let Some(cwv) = self.new_cwv_config() {
+            c.congestion.controller = c
+                .congestion
+                .controller
+                .with_layer(brisk_tcp::cc::LayerSpec::NewCwv(cwv));
+        }
         c
+    }
+
+    /// The new-CWV configuration these knobs ask for, if it is on.
+    pub fn new_cwv_config(&self) -> Option<brisk_tcp::cc::new_cwv::NewCwvConfig> {
+        if self.new_cwv != Some(true) {
+            return None;
+        }
+        let mut cfg = brisk_tcp::cc::new_cwv::NewCwvConfig::default();
+        if let Some(nvp) = self.new_cwv_nvp {
+            cfg.nvp = nvp.0;
+        }
+        Some(cfg)
     }
 }
 
@@ -713,6 +760,12 @@ impl Scenario {
                     _ => "tcp.delay_correlation",
                 };
                 return Err((p(k), e.to_string()));
+            }
+            if t.new_cwv != Some(true) && t.new_cwv_nvp.is_some() {
+                return Err((p("tcp.new_cwv_nvp"), "needs new_cwv = true".into()));
+            }
+            if t.new_cwv_nvp.is_some_and(|d| d.0.is_zero()) {
+                return Err((p("tcp.new_cwv_nvp"), "must be > 0".into()));
             }
             for (k, v) in [
                 ("recv_buffer", t.recv_buffer),

@@ -15,6 +15,7 @@
 pub mod cubic;
 pub mod delay_corr;
 pub mod layer;
+pub mod new_cwv;
 pub mod reno;
 pub mod spec;
 #[cfg(test)]
@@ -52,6 +53,10 @@ pub struct CcState {
     pub cwnd_limited: bool,
     /// True while the sender has less data than cwnd allows (RFC 7661 / Linux app_limited).
     pub app_limited: bool,
+    /// Whether, in this round, a send was held back because FlightSize ≥ cwnd (Linux
+    /// `tp->is_cwnd_limited`): `cwnd_limited` without slow start's 2× allowance, the
+    /// cwnd-limited detector RFC 7661 §4.5.3 asks for.
+    pub cwnd_blocked: bool,
 }
 
 impl CcState {
@@ -194,6 +199,8 @@ pub trait CongestionControl: fmt::Debug + Send {
 pub enum CcDiagnostics {
     /// The delay-correlation layer ([`delay_corr`]).
     DelayCorrelation(delay_corr::DelayCorrDiagnostics),
+    /// The new-CWV layer ([`new_cwv`], RFC 7661).
+    NewCwv(new_cwv::NewCwvDiagnostics),
 }
 
 /// Which controller to build. Parsed from config / scenario files.

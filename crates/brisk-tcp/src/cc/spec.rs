@@ -6,6 +6,7 @@
 //! detection, RFC 8382) reach state shared by the host's connections.
 
 use super::delay_corr::{DelayCorrConfig, DelayCorrelation};
+use super::new_cwv::{NewCwv, NewCwvConfig};
 use super::{CcAlgorithm, CongestionControl};
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -16,6 +17,8 @@ use std::sync::{Arc, Mutex};
 pub enum LayerSpec {
     /// The delay-correlation bufferbloat limiter (Nowlan 2014 ch. 3), tag "dc".
     DelayCorrelation(DelayCorrConfig),
+    /// New congestion window validation (RFC 7661), tag "cwv".
+    NewCwv(NewCwvConfig),
 }
 
 impl LayerSpec {
@@ -23,6 +26,7 @@ impl LayerSpec {
     pub fn tag(&self) -> &'static str {
         match self {
             LayerSpec::DelayCorrelation(_) => super::delay_corr::TAG,
+            LayerSpec::NewCwv(_) => super::new_cwv::TAG,
         }
     }
 }
@@ -62,12 +66,18 @@ impl CcSpec {
 
     /// The delay-correlation layer's settings, if the spec has that layer.
     pub fn delay_correlation(&self) -> Option<&DelayCorrConfig> {
-        self.layers
-            .iter()
-            .map(|l| match l {
-                LayerSpec::DelayCorrelation(c) => c,
-            })
-            .next()
+        self.layers.iter().find_map(|l| match l {
+            LayerSpec::DelayCorrelation(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    /// The new-CWV layer's settings, if the spec has that layer.
+    pub fn new_cwv(&self) -> Option<&NewCwvConfig> {
+        self.layers.iter().find_map(|l| match l {
+            LayerSpec::NewCwv(c) => Some(c),
+            _ => None,
+        })
     }
 }
 
@@ -128,6 +138,7 @@ impl CcFactory for StandardCcFactory {
                     dc.seed ^= ctx.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
                     Box::new(DelayCorrelation::new(cc, dc))
                 }
+                LayerSpec::NewCwv(cfg) => Box::new(NewCwv::new(cc, cfg.clone())),
             };
         }
         cc
@@ -153,7 +164,11 @@ mod tests {
             assert_eq!(dc.name(), format!("{}+dc", base.name()));
             assert_eq!(StandardCcFactory.build(&dc, ctx).label(), dc.name());
             assert!(dc.delay_correlation().is_some());
+            let cwv = dc.with_layer(LayerSpec::NewCwv(NewCwvConfig::default()));
+            assert_eq!(cwv.name(), format!("{}+dc+cwv", base.name()));
+            assert_eq!(StandardCcFactory.build(&cwv, ctx).label(), cwv.name());
+            assert!(cwv.new_cwv().is_some() && cwv.delay_correlation().is_some());
         }
-        assert_eq!(host.controllers_built(), 4);
+        assert_eq!(host.controllers_built(), 6);
     }
 }

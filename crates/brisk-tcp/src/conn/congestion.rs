@@ -81,6 +81,7 @@ impl Connection {
         } else {
             self.cong.is_cwnd_limited
         };
+        self.cong.vars.cwnd_blocked = self.cong.is_cwnd_limited;
     }
 
     /// Linux `tcp_enter_recovery`: a new undo episode; the window is reduced unless a
@@ -178,7 +179,13 @@ impl Connection {
             .ctrl
             .on_event(&mut self.cong.vars, now, CcEvent::TxStart { idle });
         let rto = self.current_rto();
-        if !self.config.congestion.slow_start_after_idle || idle <= rto || self.in_reduction() {
+        // With new-CWV, idle time is governed by its NVP instead (RFC 7661 §4.4; spec C10).
+        let new_cwv = self.config.congestion.controller.new_cwv().is_some();
+        if !self.config.congestion.slow_start_after_idle
+            || new_cwv
+            || idle <= rto
+            || self.in_reduction()
+        {
             return;
         }
         let cwnd = self.cong.vars.cwnd;

@@ -72,7 +72,10 @@ fn delay_correlation_traces_every_consult_and_detects_bloat() {
     // Every consult appears exactly once as a new consult count, in order, in time order.
     let mut seen = 0;
     let mut prev_at = Instant::ZERO;
-    for (at, CcDiagnostics::DelayCorrelation(d)) in &states {
+    for (at, diag) in &states {
+        let CcDiagnostics::DelayCorrelation(d) = diag else {
+            panic!("not delay correlation: {diag:?}");
+        };
         assert!(*at >= prev_at);
         prev_at = *at;
         assert!(
@@ -86,7 +89,10 @@ fn delay_correlation_traces_every_consult_and_detects_bloat() {
     // While clamping, the statistic met the threshold and an estimate exists.
     let clamped: Vec<_> = states
         .iter()
-        .map(|(_, CcDiagnostics::DelayCorrelation(d))| *d)
+        .filter_map(|(_, diag)| match diag {
+            CcDiagnostics::DelayCorrelation(d) => Some(*d),
+            _ => None,
+        })
         .filter(|d| d.clamping)
         .collect();
     assert!(!clamped.is_empty());
