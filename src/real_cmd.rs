@@ -52,7 +52,13 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
     };
     let no_knob = "Linux has no per-connection setting for it";
     let brisk_only = "a brisk mechanism the kernel does not implement";
-    let checks: [(&str, bool, &str); 9] = [
+    let checks: [(&str, bool, &str); 11] = [
+        (
+            "rto_restart",
+            t.rto_restart.is_some(),
+            "Linux has no RTO-restart (RFC 7765)",
+        ),
+        ("tlp_restart", t.tlp_restart == Some(true), brisk_only),
         ("delayed_ack", t.delayed_ack.is_some(), no_knob),
         ("max_ack_delay", t.max_ack_delay.is_some(), no_knob),
         (

@@ -153,6 +153,10 @@ pub struct TcpKnobs {
     pub time_wait: Option<Dur>,
     pub user_timeout: Option<Dur>,
     pub max_retries: Option<u32>,
+    /// RTO-restart (RFC 7765) with this rrthresh (e.g. 4); absent: off.
+    pub rto_restart: Option<u32>,
+    /// TLP-restart: the probe timer runs from the last transmission.
+    pub tlp_restart: Option<bool>,
     pub keepalive: Option<Dur>,
     /// Unordered receive (uTCP): the receiving app reads with `read_unordered` and
     /// counts bytes at first delivery (docs/mechanisms/utcp.md).
@@ -179,7 +183,8 @@ pub struct TcpKnobs {
     pub options: Option<OptionsKnobs>,
     /// `[flow.tcp.congestion]`: initial_cwnd, slow_start_after_idle, new_cwv, new_cwv_nvp.
     pub congestion: Option<CongestionKnobs>,
-    /// `[flow.tcp.recovery]`: rack, tlp, min_rto, initial_rto, max_retries.
+    /// `[flow.tcp.recovery]`: rack, tlp, min_rto, initial_rto, max_retries,
+    /// rto_restart, tlp_restart.
     pub recovery: Option<RecoveryKnobs>,
     /// `[flow.tcp.ack]`: delayed, max_delay.
     pub ack: Option<AckKnobs>,
@@ -212,6 +217,8 @@ pub struct RecoveryKnobs {
     pub min_rto: Option<Dur>,
     pub initial_rto: Option<Dur>,
     pub max_retries: Option<u32>,
+    pub rto_restart: Option<u32>,
+    pub tlp_restart: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -360,6 +367,18 @@ impl TcpKnobs {
                 "max_retries",
                 "recovery.max_retries",
             )?;
+            fold(
+                &mut self.rto_restart,
+                r.rto_restart,
+                "rto_restart",
+                "recovery.rto_restart",
+            )?;
+            fold(
+                &mut self.tlp_restart,
+                r.tlp_restart,
+                "tlp_restart",
+                "recovery.tlp_restart",
+            )?;
         }
         if let Some(a) = self.ack.take() {
             fold(
@@ -486,6 +505,7 @@ impl TcpKnobs {
             tlp => recovery.tlp,
             unordered => unordered,
             max_retries => recovery.max_retries,
+            tlp_restart => recovery.tlp_restart,
             slow_start_after_idle => congestion.slow_start_after_idle,
         );
         set_dur!(
@@ -494,6 +514,7 @@ impl TcpKnobs {
             initial_rto => recovery.initial_rto,
             time_wait => timeouts.time_wait,
         );
+        c.recovery.rto_restart = self.rto_restart;
         if let Some(on) = Self::switch(&self.ecn) {
             c.ecn.enabled = on;
         }
@@ -739,6 +760,12 @@ impl Scenario {
             let t = &f.tcp;
             if t.mss.is_some_and(|m| !(88..=9000).contains(&m)) {
                 return Err((p("tcp.mss"), "must be between 88 and 9000".into()));
+            }
+            if t.rto_restart.is_some_and(|n| n == 0 || n > 1000) {
+                return Err((
+                    p("tcp.rto_restart"),
+                    "rrthresh must be between 1 and 1000 segments (RFC 7765 uses 4)".into(),
+                ));
             }
             if t.initial_cwnd.is_some_and(|c| c == 0 || c > 1000) {
                 return Err((p("tcp.initial_cwnd"), "must be between 1 and 1000".into()));

@@ -223,3 +223,19 @@ fn durations_take_hours_and_days() {
         .unwrap();
     assert_eq!(sc.duration.0, std::time::Duration::from_secs(86_400));
 }
+
+#[test]
+fn restart_knobs_reach_the_config_and_reject_a_zero_threshold() {
+    assert_eq!(
+        tcp_config("rto_restart = 4\ntlp_restart = true\n"),
+        tcp_config("[flow.tcp.recovery]\nrto_restart = 4\ntlp_restart = true\n")
+    );
+    let cfg = tcp_config("rto_restart = 4\ntlp_restart = true\n");
+    assert!(
+        cfg.contains("rto_restart: Some(4)") && cfg.contains("tlp_restart: true"),
+        "{cfg}"
+    );
+    let e = err(&format!("{GOOD}[flow.tcp]\nrto_restart = 0\n"));
+    assert_eq!(e.field, "flow[0].tcp.rto_restart");
+    assert!(e.message.contains("between 1 and 1000"), "{e}");
+}

@@ -77,6 +77,13 @@ pub struct RecoveryConfig {
     pub initial_rto: Duration,
     /// Give up after this many consecutive RTOs (Linux tcp_retries2 = 15).
     pub max_retries: u32,
+    /// RTO-restart (RFC 7765) with this rrthresh: when fewer segments than this are
+    /// outstanding and no unsent data waits, an ACK re-arms the RTO for the earliest
+    /// outstanding segment's send time rather than now. None: off (the default).
+    pub rto_restart: Option<u32>,
+    /// TLP-restart (TLPR, RITE D1.3 App. A.1 §2.3): the probe timer runs from the
+    /// last transmission (PTO − T_last) rather than from the ACK. Off by default.
+    pub tlp_restart: bool,
 }
 
 /// The receiver's ACK policy.
@@ -138,6 +145,8 @@ impl Default for Config {
                 max_rto: Duration::from_secs(120),
                 initial_rto: Duration::from_secs(1),
                 max_retries: 15,
+                rto_restart: None,
+                tlp_restart: false,
             },
             ack: AckConfig {
                 delayed: true,

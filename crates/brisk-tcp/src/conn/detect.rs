@@ -87,6 +87,18 @@ impl Connection {
             super::TLP_WC_DELACK,
             rto_left,
         );
-        self.timers.set(Timer::Tlp, now + pto);
+        // TLP-restart: PTO − T_last, T_last the time since the most recent
+        // transmission of any outstanding segment (resolution B3); an overdue probe
+        // fires at once (B4).
+        let at = match self
+            .loss
+            .board
+            .last()
+            .filter(|_| self.config.recovery.tlp_restart)
+        {
+            Some(last) => (last.xmit_ts + pto).max(now),
+            None => now + pto,
+        };
+        self.timers.set(Timer::Tlp, at);
     }
 }

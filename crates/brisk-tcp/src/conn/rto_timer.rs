@@ -60,7 +60,11 @@ impl Connection {
             }
             RtoArm::Progress => {
                 let t = self.current_rto();
-                self.timers.set(Timer::Rto, now + t);
+                let at = self.rto_restart_base().map_or(now + t, |base| {
+                    // RFC 7765 §4 step 3: RTO − T_earliest if positive, else RTO.
+                    Some(base + t).filter(|at| *at > now).unwrap_or(now + t)
+                });
+                self.timers.set(Timer::Rto, at);
                 if let Some(uto) = self.config.timeouts.user_timeout {
                     self.timers.set(Timer::UserTimeout, now + uto);
                 }
@@ -70,6 +74,19 @@ impl Connection {
                 self.timers.set(Timer::Rto, now + t);
             }
         }
+    }
+
+    /// RTO-restart (RFC 7765 §4 steps 1-2): with fewer than rrthresh segments
+    /// outstanding and no unsent data ready, the earliest outstanding segment's last
+    /// (re)transmission time (Linux `skb->when`, spec resolution B3); else None and the
+    /// RTO restarts from now.
+    fn rto_restart_base(&self) -> Option<Instant> {
+        let rrthresh = self.config.recovery.rto_restart?;
+        let unsent = self.snd.sendbuf.end() + 1 > self.snd.snd_nxt;
+        if unsent || self.loss.board.packets_out() >= rrthresh {
+            return None;
+        }
+        self.loss.board.first().map(|s| s.xmit_ts)
     }
 
     /// Nothing is outstanding: no retransmission, probe, reorder or user timer.
