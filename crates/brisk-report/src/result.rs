@@ -73,6 +73,9 @@ pub struct FlowSummary {
     pub fct: Option<Duration>,
     pub rtt: Option<Summary>,
     pub record_latency: Option<Summary>,
+    /// Records: from the first transmission of the record's last byte to delivery
+    /// (simulator only; null in real runs).
+    pub record_latency_tx: Option<Summary>,
     /// One-way delay and jitter of the data packets that reached the receiver (`None`
     /// when none did, or when the run cannot measure it).
     pub one_way_delay: Option<DelaySummary>,
@@ -100,6 +103,7 @@ impl FlowSummary {
             "fct_s": self.fct.map_or(Value::Null, |d| num(d.as_secs_f64())),
             "rtt_ms": rtt_json(&self.rtt),
             "record_latency_ms": latency_json(&self.record_latency),
+            "record_latency_after_tx_ms": latency_json(&self.record_latency_tx),
             "one_way_delay": self.one_way_delay.map_or(Value::Null, |d| d.to_json()),
             "jitter_ms": self.one_way_delay
                 .and_then(|d| d.jitter_ns)
@@ -188,6 +192,7 @@ mod tests {
             fct: None,
             rtt: None,
             record_latency: None,
+            record_latency_tx: None,
             one_way_delay: None,
             stream_ok: true,
             first_drop: None,
@@ -234,6 +239,7 @@ mod tests {
             "jitter_ms",
             "one_way_delay",
             "rtt_ms",
+            "record_latency_after_tx_ms",
             "record_latency_ms",
             "records_skipped",
             "retransmitted_packets",

@@ -442,6 +442,7 @@ impl Host {
         loop {
             if let Some(tx) = self.ep.poll_transmit(now, &mut buf) {
                 debug_assert_eq!(tx.len, buf.len());
+                self.note_sent(tx.conn, now);
                 let flow = tx
                     .conn
                     .and_then(|h| self.flow_for_conn(h))
@@ -458,6 +459,21 @@ impl Host {
                 ctx.pool.give(buf);
                 return None;
             }
+        }
+    }
+
+    /// A client's records whose last byte has now been sent once (for the record
+    /// latency after first transmission).
+    fn note_sent(&mut self, conn: Option<ConnHandle>, now: Instant) {
+        let Some(h) = conn else { return };
+        let Some(i) = self.flow_for_conn(h) else {
+            return;
+        };
+        let Some(sent) = self.ep.conn(h).map(|c| c.sent_offset()) else {
+            return;
+        };
+        if let Role::Client(c) = &mut self.flows[i].role {
+            c.app.note_sent(sent, now);
         }
     }
 

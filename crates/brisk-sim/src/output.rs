@@ -81,6 +81,7 @@ impl FlowResult {
             fct: self.fct,
             rtt: self.rtt,
             record_latency: self.record_latency,
+            record_latency_tx: self.record_latency_tx,
             one_way_delay: self.one_way_delay,
             stream_ok: self.stream_ok,
             first_drop: self.first_drop,
@@ -280,6 +281,15 @@ impl RunResult {
                     s,
                     "     latency over {} records: mean {:.2}ms p99 {:.2}ms max {:.2}ms",
                     l.count,
+                    ms_f(l.mean),
+                    ms(l.p99),
+                    ms(l.max)
+                );
+            }
+            if let Some(l) = &f.record_latency_tx {
+                let _ = writeln!(
+                    s,
+                    "     after first transmission: mean {:.2}ms p99 {:.2}ms max {:.2}ms",
                     ms_f(l.mean),
                     ms(l.p99),
                     ms(l.max)

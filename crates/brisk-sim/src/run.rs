@@ -81,6 +81,11 @@ pub struct FlowResult {
     pub rtt_quantiles: Vec<u64>,
     /// Record (or request) latency quantiles, as `rtt_quantiles`.
     pub record_latency_quantiles: Vec<u64>,
+    /// Records: latency from the first transmission of the record's last byte to its
+    /// delivery (the thesis's wait in the receive queue, without the wait in the
+    /// sender's buffer), and its quantiles.
+    pub record_latency_tx: Option<Summary>,
+    pub record_latency_tx_quantiles: Vec<u64>,
     pub stream_ok: bool,
     pub first_drop: Option<Instant>,
     pub error: Option<String>,
@@ -394,6 +399,10 @@ pub fn run_controlled(
         let active_end = completed.unwrap_or(end);
         let active = dur_nanos(active_end.saturating_duration_since(fi.start)).max(1);
         let delivered = v.app.delivered_bytes();
+        let after_tx = match fi.app {
+            AppSpec::Records { .. } => latency_after_tx(&c.app.first_tx, &v.app.stats.deliveries),
+            _ => crate::metrics::Samples::default(),
+        };
         let latencies = match fi.app {
             AppSpec::Records { .. } => v.app.stats.latencies.summary(),
             AppSpec::RequestResponse { .. } => c.app.stats.latencies.summary(),
@@ -432,6 +441,8 @@ pub fn run_controlled(
             one_way_delay: v.owd.summary(),
             rtt_quantiles: c.rtt.quantiles(QUANTILE_POINTS),
             record_latency_quantiles: latency_quantiles,
+            record_latency_tx: after_tx.summary(),
+            record_latency_tx_quantiles: after_tx.quantiles(QUANTILE_POINTS),
             stream_ok,
             first_drop: first_drops.get(fi.id as usize).copied().flatten(),
             error,
@@ -456,6 +467,18 @@ pub fn run_controlled(
         trace_sha256: obs.hash.map(|h| hex(&h.finalize())),
         stopped_early,
     })
+}
+
+/// Per delivered record: delivery − first transmission of its last byte, matching
+/// the two sides by generation time (unique per record, increasing on the sender).
+fn latency_after_tx(first_tx: &[(u64, u64)], deliveries: &[(u64, u64)]) -> crate::metrics::Samples {
+    let mut out = crate::metrics::Samples::default();
+    for &(gen, delivered) in deliveries {
+        if let Ok(i) = first_tx.binary_search_by_key(&gen, |&(g, _)| g) {
+            out.push(delivered.saturating_sub(first_tx[i].1));
+        }
+    }
+    out
 }
 
 /// Lower-case hex.

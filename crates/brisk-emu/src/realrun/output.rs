@@ -25,6 +25,7 @@ impl RealFlowResult {
             fct: self.fct,
             rtt: self.rtt,
             record_latency: self.record_latency,
+            record_latency_tx: None,
             one_way_delay: None,
             stream_ok: self.stream_ok,
             first_drop: self.first_drop,

@@ -273,15 +273,29 @@ pub fn plan_records(quick: bool) -> Result<Plan, String> {
     })
 }
 
-/// Share of records whose latency exceeds the run's minimum by ≥ 1 RTT (100 ms).
-fn delayed_share(r: &RunResult) -> f64 {
-    let Some(q) = r.flows.first().map(|f| &f.record_latency_quantiles) else {
-        return f64::NAN;
-    };
+/// Share of records whose latency (quantiles `q`) exceeds the run's minimum by ≥ 1
+/// RTT (100 ms).
+fn delayed_share_of(q: &[u64]) -> f64 {
     let Some(&min) = q.first() else {
         return f64::NAN;
     };
     frac_at_least(q, min + 100_000_000)
+}
+
+/// [`delayed_share_of`] for the primary metric: latency after the record's first
+/// transmission (the thesis counts records "waiting in TCP's receive queue for a
+/// prior segment's retransmission", which excludes the wait in the sender's buffer).
+fn delayed_share(r: &RunResult) -> f64 {
+    r.flows.first().map_or(f64::NAN, |f| {
+        delayed_share_of(&f.record_latency_tx_quantiles)
+    })
+}
+
+/// The end-to-end share (generation → application), kept beside the primary metric.
+fn delayed_share_e2e(r: &RunResult) -> f64 {
+    r.flows
+        .first()
+        .map_or(f64::NAN, |f| delayed_share_of(&f.record_latency_quantiles))
 }
 
 fn analyse_records(runs: &[RunResult]) -> ExperimentResult {
@@ -293,26 +307,35 @@ fn analyse_records(runs: &[RunResult]) -> ExperimentResult {
         .filter_map(|x| x.flows.first()?.record_latency.map(|s| s.count))
         .sum();
     r.notes.push(format!(
-        "Set-up: 1448-byte records every 20 ms (579 kbit/s, one record per segment), 100 ms RTT, 2 % Bernoulli loss on the data direction, 10 Mbit/s (not a bottleneck). 2.6.34-like TCP (spec resolution): IW3, Nagle off, RTOmin 200 ms, SACK with classic 3-dupack recovery (RACK and TLP off). {} seeds, {records} records with in-order reads. A record is delayed when its latency (send → all its bytes at the application) exceeds the run's smallest record latency by ≥ 1 RTT.",
+        "Set-up: 1448-byte records every 20 ms (579 kbit/s, one record per segment), 100 ms RTT, 2 % Bernoulli loss on the data direction, 10 Mbit/s (not a bottleneck). 2.6.34-like TCP (spec resolution): IW3, Nagle off, RTOmin 200 ms, SACK with classic 3-dupack recovery (RACK and TLP off). {} seeds, {records} records with in-order reads. A record is delayed when its latency exceeds the run's smallest record latency by ≥ 1 RTT. Primary metric (UT-2a–c): latency from the first transmission of the record's last byte to its delivery to the application, the thesis's wait in TCP's receive queue. Beside it (next note, information only): the end-to-end latency from the record's generation, which adds the wait in the sender's buffer: at 2 % loss a ~6-packet window carries the 5.75 records per RTT with little room, so after each loss records queue at the sender for hundreds of ms, in both read modes (Linux's own CUBIC sender delays as many on this path).",
         tcp.len()
     ));
     let share = |xs: &[&RunResult]| mean(&xs.iter().map(|x| delayed_share(x)).collect::<Vec<_>>());
     let (st, su) = (share(&tcp) * 100.0, share(&utcp) * 100.0);
+    let share_e2e =
+        |xs: &[&RunResult]| mean(&xs.iter().map(|x| delayed_share_e2e(x)).collect::<Vec<_>>());
+    let (et, eu) = (share_e2e(&tcp) * 100.0, share_e2e(&utcp) * 100.0);
     r.claims.push(
-        Claim::new("UT-2a", "in-order reads: records delayed ≥ 1 RTT")
-            .paper_text("> 10")
-            .ours(st)
-            .unit("%")
-            .tolerance("8–20 %")
-            .check((8.0..=20.0).contains(&st)),
+        Claim::new(
+            "UT-2a",
+            "in-order reads: records delayed ≥ 1 RTT after first tx",
+        )
+        .paper_text("> 10")
+        .ours(st)
+        .unit("%")
+        .tolerance("8–20 %")
+        .check((8.0..=20.0).contains(&st)),
     );
     r.claims.push(
-        Claim::new("UT-2b", "unordered reads: records delayed ≥ 1 RTT")
-            .paper_text("< 3")
-            .ours(su)
-            .unit("%")
-            .tolerance("≤ 3 %")
-            .check(su <= 3.0),
+        Claim::new(
+            "UT-2b",
+            "unordered reads: records delayed ≥ 1 RTT after first tx",
+        )
+        .paper_text("< 3")
+        .ours(su)
+        .unit("%")
+        .tolerance("≤ 3 %")
+        .check(su <= 3.0),
     );
     r.claims.push(
         Claim::new("UT-2c", "unordered below in-order")
@@ -322,20 +345,23 @@ fn analyse_records(runs: &[RunResult]) -> ExperimentResult {
             .tolerance("strictly less")
             .check(su < st),
     );
+    r.notes.push(format!(
+        "End to end (from the record's generation, the metric before this revision): {et:.1} % of records delayed ≥ 1 RTT with in-order reads, {eu:.1} % with unordered reads. The difference to UT-2a/b is the wait in the sender's buffer."
+    ));
     if let (Some(t1), Some(_)) = (
         tcp.first().and_then(|x| x.flows.first()),
         utcp.first().and_then(|x| x.flows.first()),
     ) {
-        let min = t1.record_latency_quantiles.first().copied().unwrap_or(0);
+        let min = t1.record_latency_tx_quantiles.first().copied().unwrap_or(0);
         fn lat<'a>(xs: &[&'a RunResult]) -> Vec<&'a [u64]> {
             xs.iter()
-                .filter_map(|x| x.flows.first().map(|f| &f.record_latency_quantiles[..]))
+                .filter_map(|x| x.flows.first().map(|f| &f.record_latency_tx_quantiles[..]))
                 .collect()
         }
         r.plots.push(Plot {
             figure: Figure::Chart(Chart {
                 title: "Record delivery latency CDF (Fig. 2.4)".into(),
-                x_label: "latency, send → application (ms)".into(),
+                x_label: "latency, first transmission → application (ms)".into(),
                 y_label: "fraction of records".into(),
                 y_range: Some((0.0, 1.0)),
                 x_range: Some((0.0, 600.0)),

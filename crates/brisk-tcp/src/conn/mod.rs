@@ -433,6 +433,13 @@ impl Connection {
     }
 
     /// Bytes written but not yet acknowledged.
+    /// Stream bytes sent at least once (SND.NXT as a stream offset, without SYN and
+    /// FIN).
+    pub fn sent_offset(&self) -> u64 {
+        let n = self.snd.snd_nxt.saturating_sub(1);
+        n.saturating_sub(u64::from(self.snd.fin_seq.is_some()))
+    }
+
     pub fn send_buffered(&self) -> usize {
         self.snd.sendbuf.len()
     }
