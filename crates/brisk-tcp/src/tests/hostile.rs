@@ -133,9 +133,18 @@ fn forge(p: &Pair, e: &Evil) -> Option<Vec<u8>> {
 /// Returns (bytes written, bytes read by the server, segments the two connections
 /// rejected as out of window, by PAWS or with a challenge ACK).
 fn attack(evils: &[Evil]) -> (Vec<u8>, Vec<u8>, u64) {
+    attack_with(evils, crate::config::Config::default())
+}
+
+/// [`attack`] with the sender running `client` (e.g. with issue 9's mechanisms on).
+fn attack_with(evils: &[Evil], client: crate::config::Config) -> (Vec<u8>, Vec<u8>, u64) {
     assert_eq!(CLIENT_IP, IpAddr::V4(CLIENT));
     assert_eq!(SERVER_IP, IpAddr::V4(SERVER));
-    let mut p = Pair::new(Duration::from_millis(5));
+    let mut p = Pair::with_configs(
+        Duration::from_millis(5),
+        client,
+        crate::config::Config::default(),
+    );
     let (c, s) = p.establish();
     let data = pattern(200_000, 9);
     let mut off = p.client.conn_mut(c).unwrap().write(&data);
@@ -180,6 +189,23 @@ proptest! {
     #[test]
     fn arbitrary_segments_never_panic(evils in prop::collection::vec(evil(false), 1..40)) {
         let (data, got, _) = attack(&evils);
+        prop_assert!(got.len() <= data.len() + 40 * 1500);
+    }
+
+    /// The same with the sender's new-CWV layer, RTO-restart and TLP-restart on: ACKs in
+    /// odd patterns (forged, duplicated, far ahead or behind) neither panic nor grow
+    /// their state (new-CWV keeps five fixed bins; the restarts keep none).
+    #[test]
+    fn odd_acks_do_not_upset_new_cwv_or_the_restarts(
+        evils in prop::collection::vec(evil(false), 1..40)
+    ) {
+        let mut cfg = crate::config::Config::default();
+        cfg.congestion.controller = cfg.congestion.controller.clone().with_layer(
+            crate::cc::LayerSpec::NewCwv(crate::cc::new_cwv::NewCwvConfig::default()),
+        );
+        cfg.recovery.rto_restart = Some(4);
+        cfg.recovery.tlp_restart = true;
+        let (data, got, _) = attack_with(&evils, cfg);
         prop_assert!(got.len() <= data.len() + 40 * 1500);
     }
 
