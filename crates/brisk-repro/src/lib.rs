@@ -79,6 +79,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::ut::plan_records,
     },
     Experiment {
+        id: exp::tlp_tail::ID,
+        title: exp::tlp_tail::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::tlp_tail::CLAIMS,
+        plan: exp::tlp_tail::plan,
+    },
+    Experiment {
         id: exp::real_bloat::ID,
         title: exp::real_bloat::TITLE,
         kind: Kind::RealTime {

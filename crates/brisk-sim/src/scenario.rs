@@ -142,6 +142,10 @@ pub struct TcpKnobs {
     pub window_scaling: Option<bool>,
     pub delayed_ack: Option<bool>,
     pub max_ack_delay: Option<Dur>,
+    /// The delayed-ACK timer (default 40 ms, capped by `max_ack_delay`).
+    pub ack_timer: Option<Dur>,
+    /// Quick-ACK credits at connection start (default 16; 0: delay from the start).
+    pub quick_acks: Option<u32>,
     pub recv_buffer: Option<Size>,
     pub send_buffer: Option<Size>,
     pub min_rto: Option<Dur>,
@@ -186,7 +190,7 @@ pub struct TcpKnobs {
     /// `[flow.tcp.recovery]`: rack, tlp, min_rto, initial_rto, max_retries,
     /// rto_restart, tlp_restart.
     pub recovery: Option<RecoveryKnobs>,
-    /// `[flow.tcp.ack]`: delayed, max_delay.
+    /// `[flow.tcp.ack]`: delayed, max_delay, timer, quick_acks.
     pub ack: Option<AckKnobs>,
     /// `[flow.tcp.timeouts]`: time_wait, user_timeout, keepalive.
     pub timeouts: Option<TimeoutKnobs>,
@@ -226,6 +230,8 @@ pub struct RecoveryKnobs {
 pub struct AckKnobs {
     pub delayed: Option<bool>,
     pub max_delay: Option<Dur>,
+    pub timer: Option<Dur>,
+    pub quick_acks: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -393,6 +399,13 @@ impl TcpKnobs {
                 "max_ack_delay",
                 "ack.max_delay",
             )?;
+            fold(&mut self.ack_timer, a.timer, "ack_timer", "ack.timer")?;
+            fold(
+                &mut self.quick_acks,
+                a.quick_acks,
+                "quick_acks",
+                "ack.quick_acks",
+            )?;
         }
         if let Some(t) = self.timeouts.take() {
             fold(
@@ -501,6 +514,7 @@ impl TcpKnobs {
             timestamps => options.timestamps,
             window_scaling => options.window_scaling,
             delayed_ack => ack.delayed,
+            quick_acks => ack.quick_acks,
             rack => recovery.rack,
             tlp => recovery.tlp,
             unordered => unordered,
@@ -510,6 +524,7 @@ impl TcpKnobs {
         );
         set_dur!(
             max_ack_delay => ack.max_delay,
+            ack_timer => ack.ato,
             min_rto => recovery.min_rto,
             initial_rto => recovery.initial_rto,
             time_wait => timeouts.time_wait,

@@ -93,6 +93,13 @@ pub struct AckConfig {
     pub delayed: bool,
     /// Delayed-ACK ceiling (Linux TCP_DELACK_MAX 200 ms; the ATO settles at 40 ms).
     pub max_delay: Duration,
+    /// The delayed-ACK timer (Linux's ATO, TCP_ATO_MIN = 40 ms), capped by `max_delay`.
+    /// The tail-loss paper's delACK receiver uses 200 ms (RITE D1.3 App. A.1 §3).
+    pub ato: Duration,
+    /// Quick-ACK credits at connection start: the first this many ACKs go out at once
+    /// (Linux TCP_MAX_QUICKACKS = 16). 0 delays ACKs from the first segment on, as the
+    /// tail-loss paper's modified delACK receiver does in slow start.
+    pub quick_acks: u32,
 }
 
 /// Explicit congestion notification (RFC 3168).
@@ -151,6 +158,8 @@ impl Default for Config {
             ack: AckConfig {
                 delayed: true,
                 max_delay: Duration::from_millis(40),
+                ato: Duration::from_millis(40),
+                quick_acks: crate::conn::MAX_QUICKACKS,
             },
             ecn: EcnConfig { enabled: false },
             timeouts: TimeoutConfig {

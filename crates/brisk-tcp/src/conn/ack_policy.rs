@@ -28,16 +28,21 @@ pub const MAX_QUICKACKS: u32 = 16;
 
 impl Default for AckState {
     fn default() -> Self {
-        AckState {
-            immediate: false,
-            pending: false,
-            quick: MAX_QUICKACKS,
-            unacked_bytes: 0,
-        }
+        AckState::new(MAX_QUICKACKS)
     }
 }
 
 impl AckState {
+    /// No ACK owed, with `quick` quick-ACK credits (`AckConfig::quick_acks`).
+    pub fn new(quick: u32) -> Self {
+        AckState {
+            immediate: false,
+            pending: false,
+            quick,
+            unacked_bytes: 0,
+        }
+    }
+
     /// An ACK was sent: everything is acknowledged.
     pub fn on_ack_sent(&mut self) {
         if self.pending || self.immediate {
@@ -91,7 +96,7 @@ impl Connection {
         } else {
             self.rcv.ack.pending = true;
             if !self.timers.is_set(Timer::DelayedAck) {
-                let ato = super::DELACK_MIN.min(self.config.ack.max_delay);
+                let ato = self.config.ack.ato.min(self.config.ack.max_delay);
                 self.timers.set(Timer::DelayedAck, now + ato);
             }
         }

@@ -44,6 +44,7 @@ use crate::recovery::scoreboard::Scoreboard;
 use crate::recovery::RttEstimator;
 use crate::stats::TcpInfo;
 use ack_policy::AckState;
+pub(crate) use ack_policy::MAX_QUICKACKS;
 use brisk_time::{Duration, Instant};
 use brisk_wire::{Ecn, SeqNum, TcpRepr};
 use parts::{Congestion, Handshake, LossRecovery, Negotiated, Probes, RecvSide, SendSpace, Tracer};
@@ -174,8 +175,6 @@ pub const TRACE_LIMIT: usize = 1 << 20;
 const EVENT_LIMIT: usize = 64;
 /// RFC 8985 §7.2 WCDelAckT / Linux adds `tcp_rto_min` (200 ms) with one segment out.
 const TLP_WC_DELACK: Duration = Duration::from_millis(200);
-/// Linux TCP_DELACK_MIN / TCP_ATO_MIN.
-const DELACK_MIN: Duration = Duration::from_millis(40);
 /// Linux tcp_synack_retries.
 const SYNACK_RETRIES: u32 = 5;
 /// Most ACKs kept owed between two `poll_transmit` drains (one per arriving segment
@@ -264,7 +263,11 @@ impl Connection {
             opts: Negotiated::new(iss, base_mss, rcv_wscale, ts_offset),
             snd: SendSpace::new(config.send_buffer),
             hs: Handshake::default(),
-            rcv: RecvSide::new(config.recv_buffer, config.max_ooo_segments),
+            rcv: RecvSide::new(
+                config.recv_buffer,
+                config.max_ooo_segments,
+                config.ack.quick_acks,
+            ),
             loss: LossRecovery::new(rtt, now),
             cong: Congestion::new(cc, vars),
             probes: Probes::new(now),
@@ -642,7 +645,7 @@ impl Connection {
         self.snd.sendbuf = SendBuffer::new(0);
         self.probes.probe_pending = false;
         self.loss.tlp.reset();
-        self.rcv.ack = AckState::default();
+        self.rcv.ack = AckState::new(self.config.ack.quick_acks);
         self.rcv.owed_acks.clear();
         if !self.closed_reported {
             self.closed_reported = true;

@@ -125,14 +125,14 @@ pub(super) struct RecvSide {
 }
 
 impl RecvSide {
-    pub fn new(recv_buffer: usize, max_ooo_segments: usize) -> Self {
+    pub fn new(recv_buffer: usize, max_ooo_segments: usize, quick_acks: u32) -> Self {
         RecvSide {
             recvbuf: RecvBuffer::new(recv_buffer, max_ooo_segments),
             fin_received: false,
             peer_fin: None,
             rcv_adv: 0,
             last_ack_sent: 0,
-            ack: AckState::default(),
+            ack: AckState::new(quick_acks),
             sack_scratch: Vec::with_capacity(4),
             owed_acks: VecDeque::new(),
             ece_pending: false,
