@@ -52,7 +52,9 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
     };
     let no_knob = "Linux has no per-connection setting for it";
     let brisk_only = "a brisk mechanism the kernel does not implement";
-    let checks: [(&str, bool, &str); 11] = [
+    let checks: [(&str, bool, &str); 13] = [
+        ("ack_timer", t.ack_timer.is_some(), no_knob),
+        ("quick_acks", t.quick_acks.is_some(), no_knob),
         (
             "rto_restart",
             t.rto_restart.is_some(),
