@@ -77,7 +77,12 @@ impl Connection {
             let max = if self.opts.ts_ok { 3 } else { 4 };
             let mut v = std::mem::take(&mut self.rcv.sack_scratch);
             self.rcv.recvbuf.sack_blocks(max, &mut v);
+            // An out-of-order FIN is SACKed with its data, as Linux does (its
+            // `end_seq` includes the FIN): otherwise a sender whose segment carried
+            // the FIN never sees that segment SACKed, and RACK cannot use it.
+            let fin = self.rcv.peer_fin.filter(|_| !self.rcv.fin_received);
             for &(l, r) in &v {
+                let r = if Some(r) == fin { r + 1 } else { r };
                 sack.push(SackBlock {
                     left: self.wire_rcv(l + 1),
                     right: self.wire_rcv(r + 1),
