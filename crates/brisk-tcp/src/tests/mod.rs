@@ -11,6 +11,7 @@ mod hostile;
 mod idle;
 mod listener;
 mod loss;
+mod overlap;
 mod restart;
 mod timers;
 mod transfer;
