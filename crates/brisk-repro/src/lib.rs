@@ -86,6 +86,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::tlp_tail::plan,
     },
     Experiment {
+        id: exp::new_cwv::ID,
+        title: exp::new_cwv::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::new_cwv::CLAIMS,
+        plan: exp::new_cwv::plan,
+    },
+    Experiment {
         id: exp::real_bloat::ID,
         title: exp::real_bloat::TITLE,
         kind: Kind::RealTime {
