@@ -440,7 +440,9 @@ fn analyse(cells: &[Cell], rtts: &[u64], runs: &[RunResult]) -> ExperimentResult
                 ..Chart::default()
             }),
             paper: "Bars per RTT (10-640 ms), normalised to the baseline; delACK (top) and quickACK (bottom).".into(),
-            ours: format!("{an}: one line per arm."),
+            ours: format!(
+                "{an}: one line per arm. Equal arms draw on top of each other: with one segment lost, RACK-TLP equals TLP (RACK has nothing to work with), and with quickACK RTOR equals TLPR and TLP equals the baseline."
+            ),
         });
     }
     for (ai, (an, _)) in ACKS.iter().enumerate() {

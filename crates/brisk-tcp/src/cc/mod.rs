@@ -140,6 +140,9 @@ pub enum CcEvent {
 /// outside reductions, as Linux's `cong_avoid` does) and returns values from
 /// `ssthresh`/`undo_cwnd`; every other change of cwnd (PRR, RTO, undo, idle restart,
 /// the clamp) is made by the connection's congestion part (`conn/congestion.rs`).
+/// One exception: the new-CWV layer (`new_cwv.rs`) sets cwnd and ssthresh in its
+/// `on_event(ExitRecovery)`, after the connection's own exit value, because RFC 7661
+/// §4.4.1 prescribes the window at the end of recovery; the connection re-clamps it.
 pub trait CongestionControl: fmt::Debug + Send {
     /// Short name of this controller alone, e.g. "cubic" (a layer: its tag, "dc").
     fn name(&self) -> &'static str;
