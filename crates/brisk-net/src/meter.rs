@@ -111,9 +111,8 @@ impl LinkMeter {
     /// link's count.
     pub fn absorb_events(&mut self, events: &[NetEvent], events_lost: u64) {
         for ev in events {
-            let ev = ev.clone();
             self.roll(ev.at().as_nanos());
-            match ev {
+            match *ev {
                 NetEvent::Enqueue {
                     queue_packets,
                     queue_bytes,

@@ -442,10 +442,11 @@ impl Host {
         loop {
             if let Some(tx) = self.ep.poll_transmit(now, &mut buf) {
                 debug_assert_eq!(tx.len, buf.len());
-                self.note_sent(tx.conn, now);
-                let flow = tx
-                    .conn
-                    .and_then(|h| self.flow_for_conn(h))
+                let idx = tx.conn.and_then(|h| self.flow_for_conn(h));
+                if let (Some(h), Some(i)) = (tx.conn, idx) {
+                    self.note_sent(h, i, now);
+                }
+                let flow = idx
                     .or(if self.flows.is_empty() { None } else { Some(0) })
                     .map_or(u32::MAX, |i| self.flows[i].flow);
                 return Some(Packet {
@@ -462,17 +463,13 @@ impl Host {
         }
     }
 
-    /// A client's records whose last byte has now been sent once (for the record
-    /// latency after first transmission).
-    fn note_sent(&mut self, conn: Option<ConnHandle>, now: Instant) {
-        let Some(h) = conn else { return };
-        let Some(i) = self.flow_for_conn(h) else {
+    /// Flow `i`'s client has sent on `h`: its records whose last byte has now been
+    /// sent once (for the record latency after first transmission).
+    fn note_sent(&mut self, h: ConnHandle, i: usize, now: Instant) {
+        let Role::Client(c) = &mut self.flows[i].role else {
             return;
         };
-        let Some(sent) = self.ep.conn(h).map(|c| c.sent_offset()) else {
-            return;
-        };
-        if let Role::Client(c) = &mut self.flows[i].role {
+        if let Some(sent) = self.ep.conn(h).map(|k| k.sent_offset()) {
             c.app.note_sent(sent, now);
         }
     }
