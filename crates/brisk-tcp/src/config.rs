@@ -38,6 +38,8 @@ pub struct Config {
     pub ack: AckConfig,
     /// Explicit congestion notification.
     pub ecn: EcnConfig,
+    /// What goes into each packet beyond the next bytes in order (RDB).
+    pub transmit: TransmitConfig,
     /// Handshake retries, TIME-WAIT, keepalive and the user timeout.
     pub timeouts: TimeoutConfig,
 }
@@ -102,6 +104,13 @@ pub struct AckConfig {
     pub quick_acks: u32,
 }
 
+/// Transmit-path mechanisms that choose what a packet carries.
+#[derive(Clone, Debug, Default)]
+pub struct TransmitConfig {
+    /// Redundant data bundling for thin streams (`crate::rdb`); None: off (the default).
+    pub rdb: Option<crate::rdb::RdbConfig>,
+}
+
 /// Explicit congestion notification (RFC 3168).
 #[derive(Clone, Debug)]
 pub struct EcnConfig {
@@ -162,6 +171,7 @@ impl Default for Config {
                 quick_acks: crate::conn::MAX_QUICKACKS,
             },
             ecn: EcnConfig { enabled: false },
+            transmit: TransmitConfig::default(),
             timeouts: TimeoutConfig {
                 syn_retries: 6,
                 user_timeout: None,

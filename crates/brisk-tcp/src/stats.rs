@@ -20,6 +20,11 @@ pub struct TcpInfo {
     pub in_flight: u32,
     pub retransmits: u64,
     pub retransmitted_bytes: u64,
+    /// Packets that carried an RDB bundle, and the redundant (bundled) bytes in them.
+    pub rdb_packets: u64,
+    pub rdb_bytes: u64,
+    /// CWR reductions entered because an ACK revealed a loss a bundle hid.
+    pub rdb_loss_cwr: u64,
     pub lost: u64,
     pub sacked: u32,
     pub delivered: u64,

@@ -108,6 +108,10 @@ pub enum CongestionCause {
     ProbeLoss,
     /// The peer echoed a CE mark (ECE, RFC 3168 §6.1.2).
     Ecn,
+    /// RDB inferred a loss its bundles hid (an ACK covered a bundle while segments it
+    /// carried were unacknowledged): CWR, as for ECN, but a loss for controllers that
+    /// tell the two apart (`crate::rdb`).
+    BundleLoss,
     /// A retransmission timeout.
     Rto,
     /// A delay signal from a layer: delay correlation hands the window back to its

@@ -12,7 +12,7 @@ use super::rto_timer::RtoArm;
 use super::sack_classify::{self, SackClass, SackEdges};
 use super::undo::AckFlags;
 use super::{CaState, Connection};
-use crate::cc::{AckSample, SentInfo};
+use crate::cc::{AckSample, CongestionCause, SentInfo};
 use crate::conn::timer::Timer;
 use crate::event::{Event, TraceEvent};
 use crate::recovery::scoreboard::SentSegment;
@@ -83,6 +83,7 @@ impl Connection {
         let dsack_plausible = sack
             .dsack
             .is_some_and(|(l, r)| self.account_dsack(l, r, prior.una));
+        let bundle_loss = !old && self.rdb_hidden_loss(ack, prior.una);
         let d = self.mark_delivered(now, &sack, ack, prior);
         if sack.dsack.is_some() {
             self.info.dsack_received += 1;
@@ -144,6 +145,10 @@ impl Connection {
         flags.dupack = is_dupack && dsack.is_none();
         flags.ece = ece;
         self.alert(now, AckAge::Current { ece }, &flags, prior);
+        if bundle_loss && self.cong.ca_state < CaState::Cwr {
+            self.enter_cwr(now, prior.in_flight, CongestionCause::BundleLoss);
+            self.info.rdb_loss_cwr += 1;
+        }
 
         // TLP episode end (RFC 8985 §7.4).
         let dsack_for_probe = match (dsack, self.loss.tlp.high_seq) {
@@ -156,6 +161,15 @@ impl Connection {
         self.grow_window(now, d.segs, &ack_sample);
         self.end_round();
         self.rearm_after_ack(now, ack > prior.una, d.segs > 0);
+    }
+
+    /// RDB's fairness fix 1 (`crate::rdb`; RDB §III-A): an ACK that advances SND.UNA to
+    /// the end of a bundle while segments the bundle carried were still unacknowledged
+    /// reveals losses the bundle hid (no gap, so no dupACK, ever reached the sender).
+    /// Checked before the scoreboard forgets them; CWR follows at most once per window.
+    fn rdb_hidden_loss(&self, ack: u64, prior_una: u64) -> bool {
+        let on = self.config.transmit.rdb.is_some_and(|r| r.loss_inference);
+        on && ack > prior_una && self.loss.board.hidden_by_bundle(ack) > 0
     }
 
     /// Phase 1 (RFC 9293 §3.10.7.4, as Linux `tcp_may_update_window`): a duplicate ACK
@@ -322,7 +336,7 @@ impl Connection {
         if self.loss.board.lost_out() > 0 && self.cong.ca_state < CaState::Recovery {
             self.enter_recovery(now, prior.in_flight, ece);
         } else if ece && self.cong.ca_state < CaState::Cwr {
-            self.enter_cwr(now, prior.in_flight);
+            self.enter_cwr(now, prior.in_flight, CongestionCause::Ecn);
         }
         if self.cong.ca_state == CaState::Open && self.loss.board.sacked_out() > 0 {
             self.cong.ca_state = CaState::Disorder;

@@ -21,7 +21,8 @@ impl Connection {
     /// asked for the new ssthresh (never below 2) with `cause`; then the window moves
     /// as the cause demands and the controller hears the matching event:
     /// - `Loss`: fast recovery starts; PRR (the caller) will own cwnd.
-    /// - `Ecn`: CWR starts (RFC 3168 §6.1.2); PRR owns cwnd.
+    /// - `Ecn`, `BundleLoss`: CWR starts (RFC 3168 §6.1.2; the RDB patch's
+    ///   `tcp_enter_cwr`); PRR owns cwnd.
     /// - `ProbeLoss`: RFC 8985 §7.4.2, reduce at once to ssthresh.
     /// - `Rto`: cwnd collapses to one segment (RFC 5681 §3.1).
     ///
@@ -45,7 +46,9 @@ impl Connection {
         let ss = self.cong.vars.ssthresh;
         match cause {
             CongestionCause::Loss => self.cc_event(now, CcEvent::EnterRecovery),
-            CongestionCause::Ecn => self.cc_event(now, CcEvent::EnterCwr),
+            CongestionCause::Ecn | CongestionCause::BundleLoss => {
+                self.cc_event(now, CcEvent::EnterCwr)
+            }
             CongestionCause::ProbeLoss => {
                 self.cc_event(now, CcEvent::EnterCwr);
                 self.set_cwnd(ss);
@@ -113,18 +116,20 @@ impl Connection {
         });
     }
 
-    /// Linux `tcp_enter_cwr`: an ECN reduction is never undone.
-    pub(super) fn enter_cwr(&mut self, now: Instant, prior_in_flight: u32) {
+    /// Linux `tcp_enter_cwr`: a reduction over one window by PRR, never undone. The
+    /// cause is ECN (RFC 3168 §6.1.2) or a loss RDB's bundles hid (`crate::rdb`).
+    pub(super) fn enter_cwr(&mut self, now: Instant, prior_in_flight: u32, cause: CongestionCause) {
         self.refresh_cc_state();
         self.loss.undo.forbid_restore();
         self.loss.undo.cancel();
         self.loss.undo.set_prior_cwnd(self.cong.vars.cwnd);
         self.init_cwnd_reduction();
-        let ss = self.congestion_response(now, CongestionCause::Ecn, true);
+        let ss = self.congestion_response(now, cause, true);
         self.loss.prr.enter(ss, prior_in_flight.max(1));
         self.loss.high_seq = self.snd.snd_nxt;
         self.cong.ca_state = CaState::Cwr;
-        self.cong.cwr_pending = true;
+        // The CWR flag answers ECE (RFC 3168 §6.1.2) and nothing else.
+        self.cong.cwr_pending = cause == CongestionCause::Ecn;
     }
 
     pub(super) fn exit_recovery(&mut self, now: Instant) {

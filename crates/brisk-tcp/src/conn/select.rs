@@ -133,10 +133,17 @@ impl Connection {
             self.on_tx_start(now);
         }
         let start = self.snd.snd_nxt;
-        let s = self.build_data_segment(now, start, len, fin, SegmentKind::NewData);
+        let tx_start = self.rdb_bundle_start(start, len, fin, in_flight);
+        let tx_len = len + (start - tx_start) as u32;
+        let s = self.build_data_segment(now, tx_start, tx_len, fin, SegmentKind::NewData);
         let seq_len = u64::from(len) + u64::from(fin);
         let info = self.sent_info(now, len, false);
         self.loss.board.push(start, start + seq_len, fin, info);
+        if tx_start < start {
+            self.loss.board.set_last_tx_start(tx_start);
+            self.info.rdb_packets += 1;
+            self.info.rdb_bytes += start - tx_start;
+        }
         self.snd.snd_nxt += seq_len;
         if fin {
             self.snd.fin_seq = Some(self.snd.snd_nxt - 1);
@@ -162,6 +169,26 @@ impl Connection {
             self.schedule_tlp(now);
         }
         Some(s)
+    }
+
+    /// RDB (`crate::rdb`): where the packet carrying new bytes `[start, start + len)`
+    /// begins. Earlier unacknowledged segments go in front of the new data when the
+    /// stream is thin with `pif` packets in flight before this one; never on a FIN
+    /// (the patch leaves FIN segments alone) and never on an empty segment.
+    fn rdb_bundle_start(&self, start: u64, len: u32, fin: bool, pif: u32) -> u64 {
+        let Some(rdb) = self.config.transmit.rdb else {
+            return start;
+        };
+        if len == 0 || fin || self.loss.board.is_empty() {
+            return start;
+        }
+        if !rdb.thin.is_thin(pif, self.loss.rtt.min_rtt()) {
+            return start;
+        }
+        let cap = rdb
+            .max_bytes
+            .map_or(self.opts.mss, |m| m.min(self.opts.mss));
+        crate::rdb::bundle_start(&self.loss.board, start, len, cap, rdb.lim).0
     }
 
     /// RFC 8985 §7.3: new data if the window allows, else the highest segment again.

@@ -40,6 +40,9 @@ pub struct SentSegment {
     pub ever_retrans: bool,
     /// Transmission count minus one; validates `time_order` entries.
     pub gen: u32,
+    /// First sequence number the latest transmission carried: below `start` when RDB
+    /// bundled earlier segments in front of this one (the patch's `rdb_start_seq`).
+    pub tx_start: u64,
 }
 
 impl SentSegment {
@@ -103,6 +106,37 @@ impl Scoreboard {
     pub fn iter(&self) -> impl Iterator<Item = &SentSegment> {
         self.segs.iter()
     }
+    /// Newest first.
+    pub fn iter_rev(&self) -> impl Iterator<Item = &SentSegment> {
+        self.segs.iter().rev()
+    }
+
+    /// The newest segment was sent in a packet that began at `tx_start` (an RDB
+    /// bundle).
+    pub fn set_last_tx_start(&mut self, tx_start: u64) {
+        if let Some(s) = self.segs.back_mut() {
+            debug_assert!(tx_start <= s.start);
+            s.tx_start = tx_start;
+        }
+    }
+
+    /// RDB's loss inference (the patch's `rdb_check_rtx_queue_loss`), run before a
+    /// cumulative ACK up to `una` is applied: if the segment ending exactly at `una`
+    /// was last sent in a bundle, the earlier segments whose bytes that bundle carried
+    /// and that are still neither ACKed nor SACKed reached the receiver only through
+    /// it, so their own transmissions were presumably lost. Returns how many.
+    /// O(log n) to find the segment, then one step per bundled segment.
+    pub fn hidden_by_bundle(&self, una: u64) -> u32 {
+        let i = self.segs.partition_point(|s| s.end < una);
+        let Some(s) = self.segs.get(i).filter(|s| s.end == una) else {
+            return 0;
+        };
+        if i == 0 || s.tx_start >= s.start {
+            return 0;
+        }
+        let from = self.segs.partition_point(|p| p.start < s.tx_start);
+        self.segs.range(from..i).filter(|p| !p.sacked).count() as u32
+    }
 
     fn index_of(&self, id: u64) -> Option<usize> {
         self.segs.binary_search_by_key(&id, |s| s.id).ok()
@@ -126,6 +160,7 @@ impl Scoreboard {
             retrans: false,
             ever_retrans: false,
             gen: 0,
+            tx_start: start,
         });
         self.time_order.push_back((id, 0));
         self.compact_time_order();
@@ -144,6 +179,7 @@ impl Scoreboard {
             self.retrans_out += 1;
         }
         s.ever_retrans = true;
+        s.tx_start = s.start;
         s.gen = s.gen.wrapping_add(1);
         s.xmit_ts = info.sent_at;
         s.info = info;

@@ -12,6 +12,7 @@ mod idle;
 mod listener;
 mod loss;
 mod overlap;
+mod rdb;
 mod restart;
 mod timers;
 mod transfer;
