@@ -226,8 +226,10 @@ proptest! {
     /// the stream, nor grow state (the loss inference walks only the bundled segments).
     #[test]
     fn odd_acks_do_not_upset_rdb(evils in prop::collection::vec(evil(false), 1..40)) {
-        let mut cfg = crate::config::Config::default();
-        cfg.nagle = false;
+        let mut cfg = crate::config::Config {
+            nagle: false,
+            ..Default::default()
+        };
         cfg.transmit.rdb = Some(crate::rdb::RdbConfig {
             lim: None,
             thin: crate::rdb::ThinTest::Spifl(1000),

@@ -9,8 +9,11 @@ use crate::rdb::{RdbConfig, ThinTest};
 use brisk_time::Duration;
 
 fn rdb_client(lim: Option<u32>, thin: ThinTest) -> Config {
-    let mut c = Config::default();
-    c.nagle = false; // thin-stream applications set TCP_NODELAY (RDB footnote 1)
+    // Thin-stream applications set TCP_NODELAY (RDB footnote 1).
+    let mut c = Config {
+        nagle: false,
+        ..Config::default()
+    };
     c.transmit.rdb = Some(RdbConfig {
         lim,
         thin,
@@ -95,9 +98,10 @@ fn bundling_sends_the_same_packets_bigger() {
         let client = if rdb {
             rdb_client(Some(1), ThinTest::default())
         } else {
-            let mut c = Config::default();
-            c.nagle = false;
-            c
+            Config {
+                nagle: false,
+                ..Config::default()
+            }
         };
         let mut p = Pair::with_configs(Duration::from_millis(50), client, quick_server());
         let (c, s) = p.establish();
