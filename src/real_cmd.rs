@@ -52,7 +52,7 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
     };
     let no_knob = "Linux has no per-connection setting for it";
     let brisk_only = "a brisk mechanism the kernel does not implement";
-    let checks: [(&str, bool, &str); 13] = [
+    let checks: [(&str, bool, &str); 14] = [
         ("ack_timer", t.ack_timer.is_some(), no_knob),
         ("quick_acks", t.quick_acks.is_some(), no_knob),
         (
@@ -81,6 +81,11 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
         ("unordered", t.unordered == Some(true), brisk_only),
         ("delay_correlation", t.delay_correlation_on(), brisk_only),
         ("dc_window", t.dc_window.is_some(), brisk_only),
+        (
+            "rdb",
+            t.rdb_config().is_some(),
+            "mainline Linux has no RDB (it was an out-of-tree patch)",
+        ),
         (
             "dc_threshold",
             t.dc_threshold.is_some() || t.dc_passive.is_some(),
@@ -126,6 +131,7 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
                 size,
                 interval,
                 jitter,
+                jitter_sd: None,
                 count,
             } => RealApp::Records {
                 size: size.0,
@@ -133,6 +139,9 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
                 jitter: jitter.map_or(Duration::ZERO, |j| j.0),
                 count: *count,
             },
+            AppSpec::Records { .. } => anyhow::bail!(
+                "{file}: flow[{i}].app.jitter_sd: real runs support only uniform `jitter` (yet)"
+            ),
             AppSpec::RequestResponse { .. } => anyhow::bail!(
                 "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"request_response\" (yet)"
             ),

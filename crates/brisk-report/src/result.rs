@@ -76,6 +76,9 @@ pub struct FlowSummary {
     /// Records: from the first transmission of the record's last byte to delivery
     /// (simulator only; null in real runs).
     pub record_latency_tx: Option<Summary>,
+    /// Records: from the first transmission of the record's last byte to its
+    /// cumulative ACK (the RDB paper's ACK latency; simulator only, null in real runs).
+    pub ack_latency: Option<Summary>,
     /// One-way delay and jitter of the data packets that reached the receiver (`None`
     /// when none did, or when the run cannot measure it).
     pub one_way_delay: Option<DelaySummary>,
@@ -104,6 +107,7 @@ impl FlowSummary {
             "rtt_ms": rtt_json(&self.rtt),
             "record_latency_ms": latency_json(&self.record_latency),
             "record_latency_after_tx_ms": latency_json(&self.record_latency_tx),
+            "ack_latency_ms": latency_json(&self.ack_latency),
             "one_way_delay": self.one_way_delay.map_or(Value::Null, |d| d.to_json()),
             "jitter_ms": self.one_way_delay
                 .and_then(|d| d.jitter_ns)
@@ -193,6 +197,7 @@ mod tests {
             rtt: None,
             record_latency: None,
             record_latency_tx: None,
+            ack_latency: None,
             one_way_delay: None,
             stream_ok: true,
             first_drop: None,

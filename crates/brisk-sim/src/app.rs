@@ -225,6 +225,13 @@ struct PendingRecord {
 /// transmission (a 24 h run of 20 ms records has 4.3 M; beyond this, none are added).
 pub const MAX_RECORD_TIMES: usize = 1 << 22;
 
+/// A standard normal draw (Box–Muller), from the app's own seeded RNG.
+fn normal(rng: &mut ChaCha8Rng) -> f64 {
+    let u1: f64 = 1.0 - rng.gen::<f64>(); // (0, 1]: ln stays finite
+    let u2: f64 = rng.gen();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
 /// Application-level results of one side.
 #[derive(Debug, Default)]
 pub struct AppStats {
@@ -238,6 +245,9 @@ pub struct AppStats {
     pub bad_headers: u64,
     /// (generation ns, delivery ns) of each record whose latency was measured.
     pub deliveries: Vec<(u64, u64)>,
+    /// Per record (sender side): from the first transmission of its last byte to the
+    /// cumulative ACK that covers it (the RDB paper's "ACK latency", §IV-B), ns.
+    pub ack_latencies: Samples,
 }
 
 #[derive(Debug)]
@@ -249,6 +259,7 @@ enum ClientKind {
         size: u64,
         interval: Duration,
         jitter: Duration,
+        jitter_sd: Duration,
         count: Option<u64>,
         generated: u64,
         next_base: Instant,
@@ -283,6 +294,9 @@ pub struct ClientApp {
     /// (generation ns, when the record's last byte was first transmitted ns), in
     /// generation order.
     pub first_tx: Vec<(u64, u64)>,
+    /// Records sent whole at least once, not yet cumulatively ACKed: (stream offset
+    /// of their end, first transmission ns). Bounded like `written`.
+    unacked: VecDeque<(u64, u64)>,
     rng: ChaCha8Rng,
     connected: bool,
     closed: bool,
@@ -298,11 +312,13 @@ impl ClientApp {
                 size,
                 interval,
                 jitter,
+                jitter_sd,
                 count,
             } => ClientKind::Records {
                 size: size.0,
                 interval: interval.0,
                 jitter: jitter.map(|j| j.0).unwrap_or_default(),
+                jitter_sd: jitter_sd.map(|j| j.0).unwrap_or_default(),
                 count,
                 generated: 0,
                 next_base: Instant::ZERO,
@@ -329,6 +345,7 @@ impl ClientApp {
         ClientApp {
             written: VecDeque::new(),
             first_tx: Vec::new(),
+            unacked: VecDeque::new(),
             kind,
             tx: TxStream::new(fwd),
             rx: RxStream::new(rev),
@@ -369,6 +386,7 @@ impl ClientApp {
                 size,
                 interval,
                 jitter,
+                jitter_sd,
                 count,
                 generated,
                 next_base,
@@ -394,7 +412,13 @@ impl ClientApp {
                         *next_at = None;
                         break;
                     }
-                    *next_base += *interval;
+                    *next_base += if jitter_sd.is_zero() {
+                        *interval
+                    } else {
+                        let gap = dur_nanos(*interval) as f64
+                            + normal(&mut self.rng) * dur_nanos(*jitter_sd) as f64;
+                        Duration::from_nanos(gap.max(0.0) as u64)
+                    };
                     let j = if jitter.is_zero() {
                         0
                     } else {
@@ -430,10 +454,31 @@ impl ClientApp {
     pub fn note_sent(&mut self, sent: u64, now: Instant) {
         while self.written.front().is_some_and(|&(end, _)| end <= sent) {
             // NOTE(unwrap): just checked that there is a front.
-            let (_, gen_ns) = self.written.pop_front().unwrap();
+            let (end, gen_ns) = self.written.pop_front().unwrap();
             if self.first_tx.len() < MAX_RECORD_TIMES {
                 self.first_tx.push((gen_ns, now.as_nanos()));
             }
+            self.unacked.push_back((end, now.as_nanos()));
+        }
+    }
+
+    /// Whether records wait for their cumulative ACK (the host asks before reading
+    /// the connection's ACK point).
+    pub fn awaits_ack(&self) -> bool {
+        !self.unacked.is_empty()
+    }
+
+    /// The connection's first `acked` stream bytes are cumulatively ACKed by `now`:
+    /// the records within them have their ACK latency.
+    pub fn note_acked(&mut self, acked: u64, now: Instant) {
+        while let Some(&(end, tx_ns)) = self.unacked.front() {
+            if end > acked {
+                break;
+            }
+            self.unacked.pop_front();
+            self.stats
+                .ack_latencies
+                .push(now.as_nanos().saturating_sub(tx_ns));
         }
     }
 
@@ -846,6 +891,7 @@ mod tests {
             size: Size(1000),
             interval: Dur(Duration::from_millis(10)),
             jitter: None,
+            jitter_sd: None,
             count: Some(5),
         };
         let (f, r) = pats();
@@ -915,6 +961,7 @@ mod tests {
             size: Size(1000),
             interval: Dur(Duration::from_millis(10)),
             jitter: None,
+            jitter_sd: None,
             count: Some(3),
         };
         let (f, r) = pats();
@@ -970,6 +1017,7 @@ mod tests {
             size: Size(100),
             interval: Dur(Duration::from_millis(10)),
             jitter: Some(Dur(Duration::from_millis(4))),
+            jitter_sd: None,
             count: Some(50),
         };
         let (f, r) = pats();

@@ -418,6 +418,7 @@ impl Host {
     pub fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
         self.record_delay(now, &pkt);
         self.ep.handle_packet(now, &pkt.data);
+        self.note_acked(now);
         ctx.pool.give(pkt.data);
     }
 
@@ -471,6 +472,24 @@ impl Host {
         };
         if let Some(sent) = self.ep.conn(h).map(|k| k.sent_offset()) {
             c.app.note_sent(sent, now);
+        }
+    }
+
+    /// After an arriving packet: records of this host's senders that it ACKed.
+    fn note_acked(&mut self, now: Instant) {
+        for f in &mut self.flows {
+            if let Role::Client(c) = &mut f.role {
+                if !c.app.awaits_ack() {
+                    continue;
+                }
+                if let Some(acked) = c
+                    .conn
+                    .and_then(|h| self.ep.conn(h))
+                    .map(|k| k.acked_offset())
+                {
+                    c.app.note_acked(acked, now);
+                }
+            }
         }
     }
 

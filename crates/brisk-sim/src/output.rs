@@ -82,6 +82,7 @@ impl FlowResult {
             rtt: self.rtt,
             record_latency: self.record_latency,
             record_latency_tx: self.record_latency_tx,
+            ack_latency: self.ack_latency,
             one_way_delay: self.one_way_delay,
             stream_ok: self.stream_ok,
             first_drop: self.first_drop,
@@ -293,6 +294,22 @@ impl RunResult {
                     ms_f(l.mean),
                     ms(l.p99),
                     ms(l.max)
+                );
+            }
+            if let Some(l) = &f.ack_latency {
+                let _ = writeln!(
+                    s,
+                    "     ACK latency: mean {:.2}ms p99 {:.2}ms max {:.2}ms",
+                    ms_f(l.mean),
+                    ms(l.p99),
+                    ms(l.max)
+                );
+            }
+            if let Some(i) = f.sender_info.as_ref().filter(|i| i.rdb_packets > 0) {
+                let _ = writeln!(
+                    s,
+                    "     RDB: {} bundles, {} redundant bytes, {} CWR from hidden losses",
+                    i.rdb_packets, i.rdb_bytes, i.rdb_loss_cwr
                 );
             }
             if let Some(e) = &f.error {

@@ -86,6 +86,13 @@ pub struct FlowResult {
     /// sender's buffer), and its quantiles.
     pub record_latency_tx: Option<Summary>,
     pub record_latency_tx_quantiles: Vec<u64>,
+    /// Records: from the first transmission of the record's last byte to the
+    /// cumulative ACK covering it (the RDB paper's ACK latency), and its quantiles.
+    pub ack_latency: Option<Summary>,
+    pub ack_latency_quantiles: Vec<u64>,
+    /// The sender's `TcpInfo` at the end (segments, bytes sent with redundant and
+    /// retransmitted bytes, RDB bundles), if the connection was opened.
+    pub sender_info: Option<brisk_tcp::TcpInfo>,
     pub stream_ok: bool,
     pub first_drop: Option<Instant>,
     pub error: Option<String>,
@@ -443,6 +450,9 @@ pub fn run_controlled(
             record_latency_quantiles: latency_quantiles,
             record_latency_tx: after_tx.summary(),
             record_latency_tx_quantiles: after_tx.quantiles(QUANTILE_POINTS),
+            ack_latency: c.app.stats.ack_latencies.summary(),
+            ack_latency_quantiles: c.app.stats.ack_latencies.quantiles(QUANTILE_POINTS),
+            sender_info: c.info.clone(),
             stream_ok,
             first_drop: first_drops.get(fi.id as usize).copied().flatten(),
             error,

@@ -110,6 +110,10 @@ pub enum AppSpec {
         interval: Dur,
         #[serde(default)]
         jitter: Option<Dur>,
+        /// Normal jitter with this standard deviation added to each interval (the RDB
+        /// paper's per-stream ITT jitter, e.g. 3ms on 30ms); gaps never go below 0.
+        #[serde(default)]
+        jitter_sd: Option<Dur>,
         /// Stop (and close) after this many records.
         #[serde(default)]
         count: Option<u64>,
@@ -183,6 +187,21 @@ pub struct TcpKnobs {
     pub new_cwv_nvp: Option<Dur>,
     /// RFC 5681 §4.1 restart after idle (Linux `tcp_slow_start_after_idle`, default true).
     pub slow_start_after_idle: Option<bool>,
+    /// Redundant data bundling (RDB, docs/mechanisms/rdb.md): `rdb = true`, or a table
+    /// `[flow.tcp.rdb]` with `lim`, `spifl`, `itt_min`, `max_bytes`, `loss_inference`
+    /// (its presence switches RDB on).
+    pub rdb: Option<RdbKnob>,
+    /// Most earlier segments per bundle, 1 to 1024 or "unlimited" (default 1); needs `rdb`.
+    pub rdb_lim: Option<RdbLim>,
+    /// Static thin-stream test SPIFL_n: bundle only with fewer than n packets in
+    /// flight. Without it the dynamic test DPIFL applies; needs `rdb`.
+    pub rdb_spifl: Option<u32>,
+    /// DPIFL's ITT_min (default 10ms): bundle while PIF · ITT_min < min RTT; needs `rdb`.
+    pub rdb_itt_min: Option<Dur>,
+    /// A payload cap for bundles below the MSS, bytes; needs `rdb`.
+    pub rdb_max_bytes: Option<u32>,
+    /// Enter CWR when an ACK reveals a loss a bundle hid (default true); needs `rdb`.
+    pub rdb_loss_inference: Option<bool>,
     /// `[flow.tcp.options]`: sack, timestamps, window_scaling.
     pub options: Option<OptionsKnobs>,
     /// `[flow.tcp.congestion]`: initial_cwnd, slow_start_after_idle, new_cwv, new_cwv_nvp.
@@ -267,6 +286,61 @@ pub enum SwitchOrTable<T> {
 }
 
 pub type DcKnob = SwitchOrTable<DcTable>;
+pub type RdbKnob = SwitchOrTable<RdbTable>;
+
+/// `[flow.tcp.rdb]` as a table.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RdbTable {
+    pub lim: Option<RdbLim>,
+    pub spifl: Option<u32>,
+    pub itt_min: Option<Dur>,
+    pub max_bytes: Option<u32>,
+    pub loss_inference: Option<bool>,
+}
+
+/// RDB_lim: a count of earlier segments, or "unlimited" (the paper's ∞).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum RdbLim {
+    Count(u64),
+    #[serde(serialize_with = "unlimited")]
+    Unlimited,
+}
+
+fn unlimited<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("unlimited")
+}
+
+impl<'de> Deserialize<'de> for RdbLim {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = RdbLim;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a count from 1 to 1024 or \"unlimited\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<RdbLim, E> {
+                Ok(RdbLim::Count(n))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<RdbLim, E> {
+                Ok(RdbLim::Count(u64::try_from(n).map_err(|_| {
+                    E::custom("expected a count from 1 to 1024 or \"unlimited\"")
+                })?))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RdbLim, E> {
+                if v == "unlimited" {
+                    Ok(RdbLim::Unlimited)
+                } else {
+                    Err(E::custom(format!(
+                        "expected a count from 1 to 1024 or \"unlimited\", not \"{v}\""
+                    )))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 pub type EcnKnob = SwitchOrTable<EcnTable>;
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for SwitchOrTable<T> {
@@ -433,6 +507,29 @@ impl TcpKnobs {
                 .map(SwitchOrTable::Switch)
                 .or(Some(SwitchOrTable::Switch(true)));
         }
+        if let Some(SwitchOrTable::Table(t)) = self.rdb.clone() {
+            fold(&mut self.rdb_lim, t.lim, "rdb_lim", "rdb.lim")?;
+            fold(&mut self.rdb_spifl, t.spifl, "rdb_spifl", "rdb.spifl")?;
+            fold(
+                &mut self.rdb_itt_min,
+                t.itt_min,
+                "rdb_itt_min",
+                "rdb.itt_min",
+            )?;
+            fold(
+                &mut self.rdb_max_bytes,
+                t.max_bytes,
+                "rdb_max_bytes",
+                "rdb.max_bytes",
+            )?;
+            fold(
+                &mut self.rdb_loss_inference,
+                t.loss_inference,
+                "rdb_loss_inference",
+                "rdb.loss_inference",
+            )?;
+            self.rdb = Some(SwitchOrTable::Switch(true));
+        }
         if let Some(SwitchOrTable::Table(t)) = self.delay_correlation.clone() {
             fold(
                 &mut self.dc_window,
@@ -547,6 +644,7 @@ impl TcpKnobs {
                 .controller
                 .with_layer(brisk_tcp::cc::LayerSpec::DelayCorrelation(dc));
         }
+        c.transmit.rdb = self.rdb_config();
         if let Some(cwv) = self.new_cwv_config() {
             c.congestion.controller = c
                 .congestion
@@ -554,6 +652,30 @@ impl TcpKnobs {
                 .with_layer(brisk_tcp::cc::LayerSpec::NewCwv(cwv));
         }
         c
+    }
+
+    /// The RDB configuration these knobs ask for, if it is on (after validation, so
+    /// the limits are in range).
+    pub fn rdb_config(&self) -> Option<brisk_tcp::rdb::RdbConfig> {
+        if Self::switch(&self.rdb) != Some(true) {
+            return None;
+        }
+        let mut cfg = brisk_tcp::rdb::RdbConfig::default();
+        match self.rdb_lim {
+            Some(RdbLim::Count(n)) => cfg.lim = Some(n.min(1024) as u32),
+            Some(RdbLim::Unlimited) => cfg.lim = None,
+            None => {}
+        }
+        if let Some(n) = self.rdb_spifl {
+            cfg.thin = brisk_tcp::rdb::ThinTest::Spifl(n);
+        } else if let Some(d) = self.rdb_itt_min {
+            cfg.thin = brisk_tcp::rdb::ThinTest::Dpifl { itt_min: d.0 };
+        }
+        cfg.max_bytes = self.rdb_max_bytes;
+        if let Some(b) = self.rdb_loss_inference {
+            cfg.loss_inference = b;
+        }
+        Some(cfg)
     }
 
     /// The new-CWV configuration these knobs ask for, if it is on.
@@ -735,8 +857,12 @@ impl Scenario {
                     size,
                     interval,
                     count,
+                    jitter_sd,
                     ..
                 } => {
+                    if jitter_sd.is_some_and(|j| j.0 > interval.0 * 10) {
+                        return Err((p("app.jitter_sd"), "must be at most 10 intervals".into()));
+                    }
                     if size.0 < crate::app::RECORD_HEADER_LEN as u64
                         || size.0 > brisk_app::records::MAX_RECORD
                     {
@@ -803,6 +929,7 @@ impl Scenario {
                 };
                 return Err((p(k), e.to_string()));
             }
+            validate_rdb(t).map_err(|(k, m)| (p(&format!("tcp.{k}")), m))?;
             if t.new_cwv != Some(true) && t.new_cwv_nvp.is_some() {
                 return Err((p("tcp.new_cwv_nvp"), "needs new_cwv = true".into()));
             }
@@ -823,6 +950,56 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// RDB's knobs: each needs `rdb`, and each limit has a meaning (a zero never does).
+fn validate_rdb(t: &TcpKnobs) -> Result<(), (&'static str, String)> {
+    let on = TcpKnobs::switch(&t.rdb) == Some(true);
+    let knobs = [
+        ("rdb_lim", t.rdb_lim.is_some()),
+        ("rdb_spifl", t.rdb_spifl.is_some()),
+        ("rdb_itt_min", t.rdb_itt_min.is_some()),
+        ("rdb_max_bytes", t.rdb_max_bytes.is_some()),
+        ("rdb_loss_inference", t.rdb_loss_inference.is_some()),
+    ];
+    if let Some((k, _)) = knobs.iter().find(|(_, set)| *set && !on) {
+        return Err((k, "needs rdb = true".into()));
+    }
+    if let Some(RdbLim::Count(n)) = t.rdb_lim {
+        if n == 0 || u64::from(brisk_tcp::rdb::MAX_BUNDLED_SEGMENTS) < n {
+            return Err((
+                "rdb_lim",
+                format!(
+                    "must be between 1 and {} earlier segments, or \"unlimited\"",
+                    brisk_tcp::rdb::MAX_BUNDLED_SEGMENTS
+                ),
+            ));
+        }
+    }
+    if t.rdb_spifl.is_some_and(|n| n == 0 || n > 100_000) {
+        return Err((
+            "rdb_spifl",
+            "must be between 1 and 100000 packets in flight (the paper uses 3 and 7)".into(),
+        ));
+    }
+    if t.rdb_spifl.is_some() && t.rdb_itt_min.is_some() {
+        return Err((
+            "rdb_itt_min",
+            "is DPIFL's and rdb_spifl chooses SPIFL; set one of them".into(),
+        ));
+    }
+    if t.rdb_itt_min
+        .is_some_and(|d| d.0.is_zero() || d.0 > Duration::from_secs(10))
+    {
+        return Err((
+            "rdb_itt_min",
+            "must be greater than 0 and at most 10s (the paper uses 10ms and 20ms)".into(),
+        ));
+    }
+    if t.rdb_max_bytes.is_some_and(|n| n == 0 || n > 65_535) {
+        return Err(("rdb_max_bytes", "must be between 1 and 65535 bytes".into()));
+    }
+    Ok(())
 }
 
 fn validate_link(l: &LinkSpec, name: &str) -> Result<(), (String, String)> {

@@ -26,6 +26,7 @@ impl RealFlowResult {
             rtt: self.rtt,
             record_latency: self.record_latency,
             record_latency_tx: None,
+            ack_latency: None,
             one_way_delay: None,
             stream_ok: self.stream_ok,
             first_drop: self.first_drop,

@@ -443,6 +443,13 @@ impl Connection {
         n.saturating_sub(u64::from(self.snd.fin_seq.is_some()))
     }
 
+    /// Stream bytes cumulatively acknowledged (SND.UNA as a stream offset, without
+    /// SYN and FIN).
+    pub fn acked_offset(&self) -> u64 {
+        let fin_end = self.snd.fin_seq.unwrap_or(u64::MAX);
+        self.snd.snd_una.min(fin_end).saturating_sub(1)
+    }
+
     pub fn send_buffered(&self) -> usize {
         self.snd.sendbuf.len()
     }
