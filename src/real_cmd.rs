@@ -52,7 +52,7 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
     };
     let no_knob = "Linux has no per-connection setting for it";
     let brisk_only = "a brisk mechanism the kernel does not implement";
-    let checks: [(&str, bool, &str); 14] = [
+    let checks: [(&str, bool, &str); 15] = [
         ("ack_timer", t.ack_timer.is_some(), no_knob),
         ("quick_acks", t.quick_acks.is_some(), no_knob),
         (
@@ -81,6 +81,11 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
         ("unordered", t.unordered == Some(true), brisk_only),
         ("delay_correlation", t.delay_correlation_on(), brisk_only),
         ("dc_window", t.dc_window.is_some(), brisk_only),
+        (
+            "cwnd_limited_slack",
+            t.cwnd_limited_slack.is_some(),
+            "this kernel has the 3.16+ rule and no setting for it",
+        ),
         (
             "rdb",
             t.rdb_config().is_some(),

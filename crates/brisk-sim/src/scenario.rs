@@ -187,6 +187,9 @@ pub struct TcpKnobs {
     pub new_cwv_nvp: Option<Dur>,
     /// RFC 5681 §4.1 restart after idle (Linux `tcp_slow_start_after_idle`, default true).
     pub slow_start_after_idle: Option<bool>,
+    /// Linux before 3.16: cwnd may grow while in flight is within this many segments
+    /// of cwnd (Linux used 3; the RDB paper's senders). Absent: today's rule.
+    pub cwnd_limited_slack: Option<u32>,
     /// Redundant data bundling (RDB, docs/mechanisms/rdb.md): `rdb = true`, or a table
     /// `[flow.tcp.rdb]` with `lim`, `spifl`, `itt_min`, `max_bytes`, `loss_inference`
     /// (its presence switches RDB on).
@@ -200,11 +203,13 @@ pub struct TcpKnobs {
     pub rdb_itt_min: Option<Dur>,
     /// A payload cap for bundles below the MSS, bytes; needs `rdb`.
     pub rdb_max_bytes: Option<u32>,
-    /// Enter CWR when an ACK reveals a loss a bundle hid (default true); needs `rdb`.
-    pub rdb_loss_inference: Option<bool>,
+    /// How losses hidden by bundles are found: "ack" (the paper's rule, default),
+    /// "dsack" (its D-SACK refinement) or "off" ("old RDB"); needs `rdb`.
+    pub rdb_loss_inference: Option<RdbLossInference>,
     /// `[flow.tcp.options]`: sack, timestamps, window_scaling.
     pub options: Option<OptionsKnobs>,
-    /// `[flow.tcp.congestion]`: initial_cwnd, slow_start_after_idle, new_cwv, new_cwv_nvp.
+    /// `[flow.tcp.congestion]`: initial_cwnd, slow_start_after_idle, new_cwv, new_cwv_nvp,
+    /// cwnd_limited_slack.
     pub congestion: Option<CongestionKnobs>,
     /// `[flow.tcp.recovery]`: rack, tlp, min_rto, initial_rto, max_retries,
     /// rto_restart, tlp_restart.
@@ -230,6 +235,7 @@ pub struct CongestionKnobs {
     pub slow_start_after_idle: Option<bool>,
     pub new_cwv: Option<bool>,
     pub new_cwv_nvp: Option<Dur>,
+    pub cwnd_limited_slack: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -296,7 +302,16 @@ pub struct RdbTable {
     pub spifl: Option<u32>,
     pub itt_min: Option<Dur>,
     pub max_bytes: Option<u32>,
-    pub loss_inference: Option<bool>,
+    pub loss_inference: Option<RdbLossInference>,
+}
+
+/// `rdb_loss_inference`'s values.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RdbLossInference {
+    Ack,
+    Dsack,
+    Off,
 }
 
 /// RDB_lim: a count of earlier segments, or "unlimited" (the paper's ∞).
@@ -429,6 +444,12 @@ impl TcpKnobs {
                 c.new_cwv_nvp,
                 "new_cwv_nvp",
                 "congestion.new_cwv_nvp",
+            )?;
+            fold(
+                &mut self.cwnd_limited_slack,
+                c.cwnd_limited_slack,
+                "cwnd_limited_slack",
+                "congestion.cwnd_limited_slack",
             )?;
         }
         if let Some(r) = self.recovery.take() {
@@ -645,6 +666,7 @@ impl TcpKnobs {
                 .with_layer(brisk_tcp::cc::LayerSpec::DelayCorrelation(dc));
         }
         c.transmit.rdb = self.rdb_config();
+        c.congestion.cwnd_limited_slack = self.cwnd_limited_slack;
         if let Some(cwv) = self.new_cwv_config() {
             c.congestion.controller = c
                 .congestion
@@ -672,8 +694,12 @@ impl TcpKnobs {
             cfg.thin = brisk_tcp::rdb::ThinTest::Dpifl { itt_min: d.0 };
         }
         cfg.max_bytes = self.rdb_max_bytes;
-        if let Some(b) = self.rdb_loss_inference {
-            cfg.loss_inference = b;
+        if let Some(l) = self.rdb_loss_inference {
+            cfg.loss_inference = match l {
+                RdbLossInference::Ack => brisk_tcp::rdb::LossInference::Ack,
+                RdbLossInference::Dsack => brisk_tcp::rdb::LossInference::Dsack,
+                RdbLossInference::Off => brisk_tcp::rdb::LossInference::Off,
+            };
         }
         Some(cfg)
     }
@@ -930,6 +956,12 @@ impl Scenario {
                 return Err((p(k), e.to_string()));
             }
             validate_rdb(t).map_err(|(k, m)| (p(&format!("tcp.{k}")), m))?;
+            if t.cwnd_limited_slack.is_some_and(|n| n > 1000) {
+                return Err((
+                    p("tcp.cwnd_limited_slack"),
+                    "must be between 0 and 1000 segments (Linux before 3.16 used 3)".into(),
+                ));
+            }
             if t.new_cwv != Some(true) && t.new_cwv_nvp.is_some() {
                 return Err((p("tcp.new_cwv_nvp"), "needs new_cwv = true".into()));
             }

@@ -63,6 +63,11 @@ pub struct CongestionConfig {
     /// RFC 5681 §4.1 / Linux `tcp_slow_start_after_idle` (default on): after an idle
     /// period longer than the RTO, restart from at most the initial window.
     pub slow_start_after_idle: bool,
+    /// The cwnd-limited test of Linux before 3.16: an ACK may grow cwnd when the
+    /// packets in flight before it were within this many segments of cwnd (Linux used
+    /// 3, `tcp_max_tso_deferred_mss`). None: today's rule (cwnd-limited only when a
+    /// send filled or was blocked by cwnd; in slow start, cwnd < 2 · max in flight).
+    pub cwnd_limited_slack: Option<u32>,
 }
 
 /// Loss detection and the retransmission timer.
@@ -152,6 +157,7 @@ impl Default for Config {
                 controller: CcSpec::default(),
                 initial_cwnd: 10,
                 slow_start_after_idle: true,
+                cwnd_limited_slack: None,
             },
             recovery: RecoveryConfig {
                 rack: true,

@@ -63,11 +63,27 @@ pub struct RdbConfig {
     /// A cap on a bundled packet's payload below the MSS (the patch's
     /// `rdb_max_bytes`); `None`: the MSS alone.
     pub max_bytes: Option<u32>,
-    /// Treat an ACK that covers a bundle while earlier segments it carried were
-    /// unacknowledged as a loss, and enter CWR (§III-A, fairness fix 1). On by
-    /// default; off only to show the unfairness of "old RDB" (2008), which had no
-    /// such response.
-    pub loss_inference: bool,
+    /// How losses hidden by bundles are found (§III-A, fairness fix 1).
+    pub loss_inference: LossInference,
+}
+
+/// RDB's answer to the losses its bundles hide: without it a lost packet whose bytes
+/// the next bundle repaired leaves no gap, no dupACK and no congestion response.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LossInference {
+    /// No response ("old RDB", 2008): only to show its unfairness.
+    Off,
+    /// The paper's rule and the Linux patch's: an ACK that advances to the end of a
+    /// bundle while segments the bundle carried were unacknowledged is a loss; enter
+    /// CWR. A receiver that delayed the ACK of a segment and then ACKs the bundle
+    /// carrying it makes this a false positive ("only makes RDB more conservative").
+    #[default]
+    Ack,
+    /// The D-SACK refinement the paper describes: as `Ack`, but a carried segment
+    /// inside the ACK's D-SACK block reached the receiver on its own and is not lost.
+    /// Exact with a SACK peer that reports D-SACKs (Linux and brisk do); without
+    /// SACK it is `Ack`.
+    Dsack,
 }
 
 impl Default for RdbConfig {
@@ -76,7 +92,7 @@ impl Default for RdbConfig {
             lim: Some(1),
             thin: ThinTest::default(),
             max_bytes: None,
-            loss_inference: true,
+            loss_inference: LossInference::Ack,
         }
     }
 }

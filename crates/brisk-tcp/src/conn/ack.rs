@@ -83,7 +83,7 @@ impl Connection {
         let dsack_plausible = sack
             .dsack
             .is_some_and(|(l, r)| self.account_dsack(l, r, prior.una));
-        let bundle_loss = !old && self.rdb_hidden_loss(ack, prior.una);
+        let bundle_loss = !old && self.rdb_hidden_loss(ack, prior.una, sack.dsack);
         let d = self.mark_delivered(now, &sack, ack, prior);
         if sack.dsack.is_some() {
             self.info.dsack_received += 1;
@@ -167,9 +167,17 @@ impl Connection {
     /// the end of a bundle while segments the bundle carried were still unacknowledged
     /// reveals losses the bundle hid (no gap, so no dupACK, ever reached the sender).
     /// Checked before the scoreboard forgets them; CWR follows at most once per window.
-    fn rdb_hidden_loss(&self, ack: u64, prior_una: u64) -> bool {
-        let on = self.config.transmit.rdb.is_some_and(|r| r.loss_inference);
-        on && ack > prior_una && self.loss.board.hidden_by_bundle(ack) > 0
+    fn rdb_hidden_loss(&self, ack: u64, prior_una: u64, dsack: Option<(u64, u64)>) -> bool {
+        use crate::rdb::LossInference;
+        let Some(rdb) = self.config.transmit.rdb else {
+            return false;
+        };
+        let received = match rdb.loss_inference {
+            LossInference::Off => return false,
+            LossInference::Ack => None,
+            LossInference::Dsack => dsack,
+        };
+        ack > prior_una && self.loss.board.hidden_by_bundle(ack, received) > 0
     }
 
     /// Phase 1 (RFC 9293 §3.10.7.4, as Linux `tcp_may_update_window`): a duplicate ACK
@@ -358,6 +366,14 @@ impl Connection {
             }
         } else if delivered > 0 {
             self.refresh_cc_state();
+            if let Some(slack) = self.config.congestion.cwnd_limited_slack {
+                // Linux before 3.16 (`tcp_is_cwnd_limited(sk, prior_in_flight)`): also
+                // cwnd-limited when in flight came within `slack` segments of cwnd
+                // (`tcp_max_tso_deferred_mss` = 3), in slow start too. The RDB paper's
+                // thin-stream senders ran with this rule (RDB §IV-B).
+                let (cwnd, pif) = (self.cong.vars.cwnd, ack_sample.prior_in_flight);
+                self.cong.vars.cwnd_limited = pif >= cwnd || cwnd - pif <= slack;
+            }
             self.cong.ctrl.cong_avoid(&mut self.cong.vars, ack_sample);
         }
         self.set_cwnd(self.cong.vars.cwnd);

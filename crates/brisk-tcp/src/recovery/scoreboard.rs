@@ -125,8 +125,9 @@ impl Scoreboard {
     /// was last sent in a bundle, the earlier segments whose bytes that bundle carried
     /// and that are still neither ACKed nor SACKed reached the receiver only through
     /// it, so their own transmissions were presumably lost. Returns how many.
-    /// O(log n) to find the segment, then one step per bundled segment.
-    pub fn hidden_by_bundle(&self, una: u64) -> u32 {
+    /// A segment inside `received` (a D-SACK block: the receiver had it already) is
+    /// not counted. O(log n) to find the segment, then one step per bundled segment.
+    pub fn hidden_by_bundle(&self, una: u64, received: Option<(u64, u64)>) -> u32 {
         let i = self.segs.partition_point(|s| s.end < una);
         let Some(s) = self.segs.get(i).filter(|s| s.end == una) else {
             return 0;
@@ -135,7 +136,11 @@ impl Scoreboard {
             return 0;
         }
         let from = self.segs.partition_point(|p| p.start < s.tx_start);
-        self.segs.range(from..i).filter(|p| !p.sacked).count() as u32
+        self.segs
+            .range(from..i)
+            .filter(|p| !p.sacked)
+            .filter(|p| !received.is_some_and(|(l, r)| l <= p.start && p.end <= r))
+            .count() as u32
     }
 
     fn index_of(&self, id: u64) -> Option<usize> {

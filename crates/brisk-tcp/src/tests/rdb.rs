@@ -206,7 +206,7 @@ fn hidden_losses_reduce_the_window_once_per_window() {
 #[test]
 fn without_the_loss_inference_hidden_losses_go_unanswered() {
     let mut client = rdb_client(Some(1), ThinTest::default());
-    client.transmit.rdb.as_mut().unwrap().loss_inference = false;
+    client.transmit.rdb.as_mut().unwrap().loss_inference = crate::rdb::LossInference::Off;
     let mut p = Pair::with_configs(Duration::from_millis(50), client, quick_server());
     let (c, _) = p.establish();
     let mut n = 0;
@@ -259,4 +259,39 @@ fn the_stream_survives_heavy_loss_with_unlimited_bundling() {
     assert_eq!(got, pattern(n * 97, 9));
     let info = p.client.conn(c).unwrap().info();
     assert!(info.rdb_packets > 50 && info.rdb_loss_cwr > 0, "{info:?}");
+}
+
+/// A receiver that delays the ACK of a segment and then ACKs the bundle carrying it
+/// makes the paper's ACK rule see a loss that did not happen; the D-SACK refinement
+/// sees the receiver's D-SACK for the carried segment and does not.
+#[test]
+fn the_dsack_refinement_ignores_a_delayed_ack_covering_a_bundle() {
+    let run = |rule: crate::rdb::LossInference| {
+        let mut client = rdb_client(Some(1), ThinTest::Spifl(100));
+        client.transmit.rdb.as_mut().unwrap().loss_inference = rule;
+        let mut server = Config::default();
+        server.ack.quick_acks = 0; // delay ACKs from the first segment on
+        let mut p = Pair::with_configs(Duration::from_millis(20), client, server);
+        let (c, s) = p.establish();
+        let data = pattern(240, 9);
+        // Two writes back to back: A alone, then B with A bundled in front.
+        p.client.conn_mut(c).unwrap().write(&data[..120]);
+        p.advance(Duration::from_millis(1));
+        p.client.conn_mut(c).unwrap().write(&data[120..]);
+        p.advance(Duration::from_secs(1));
+        let mut got = Vec::new();
+        Pair::read_all(&mut p.server, s, &mut got);
+        assert_eq!(got, data);
+        assert_eq!(data_packets(&p), vec![(0, 120), (0, 240)]);
+        // The receiver ACKed both at once, on the bundle, with a D-SACK for A.
+        let acks: Vec<Seen> = p.seen(false).into_iter().filter(|x| x.len == 0).collect();
+        assert_eq!(acks.last().unwrap().ack.0.wrapping_sub(acks[0].ack.0), 240);
+        p.client.conn(c).unwrap().info().rdb_loss_cwr
+    };
+    assert_eq!(
+        run(crate::rdb::LossInference::Ack),
+        1,
+        "the paper's false positive"
+    );
+    assert_eq!(run(crate::rdb::LossInference::Dsack), 0);
 }
