@@ -21,6 +21,10 @@ pub struct AckState {
     pub quick: u32,
     /// Bytes received since the last ACK we sent.
     pub unacked_bytes: u64,
+    /// In-order data that arrived with PSH and less than a full segment waits for
+    /// its (delayed) ACK: Linux's `ICSK_ACK_PUSHED`, which makes the read that drains
+    /// the receive queue send the ACK at once (`tcp_cleanup_rbuf`).
+    pub pushed: bool,
 }
 
 /// Linux `TCP_MAX_QUICKACKS`.
@@ -40,6 +44,7 @@ impl AckState {
             pending: false,
             quick,
             unacked_bytes: 0,
+            pushed: false,
         }
     }
 
@@ -51,6 +56,7 @@ impl AckState {
         self.immediate = false;
         self.pending = false;
         self.unacked_bytes = 0;
+        self.pushed = false;
     }
 }
 
@@ -69,6 +75,29 @@ impl Connection {
     /// The delayed-ACK timer fired: send the ACK it held back.
     pub(super) fn on_delayed_ack_timer(&mut self) {
         if self.rcv.ack.pending {
+            self.ack_now();
+        }
+    }
+
+    /// A small pushed segment arrived in order (Linux `tcp_measure_rcv_mss` setting
+    /// `ICSK_ACK_PUSHED`): unless the connection is interactive (it sent data within
+    /// the delayed-ACK timeout, Linux's pingpong mode), the read that drains the receive
+    /// queue will ACK at once. This is why a Linux receiver ACKs every write of a thin
+    /// stream promptly instead of delaying it (seen on Linux 6.18 in the RDB real run).
+    pub(super) fn note_pushed(&mut self, now: Instant, len: usize, psh: bool) {
+        let small = (len as u64) < u64::from(self.opts.rcv_mss);
+        let ato = self.config.ack.ato.min(self.config.ack.max_delay);
+        let interactive = self.cong.last_data_sent.is_some_and(|t| now - t < ato);
+        if psh && small && !interactive {
+            self.rcv.ack.pushed = true;
+        }
+    }
+
+    /// After a read: a delayed ACK for pushed data goes out now that the application
+    /// has taken everything (Linux `tcp_cleanup_rbuf`: `ICSK_ACK_PUSHED`, not
+    /// pingpong, receive memory empty).
+    pub(super) fn ack_pushed_after_read(&mut self) {
+        if self.rcv.ack.pending && self.rcv.ack.pushed && self.rcv.recvbuf.readable() == 0 {
             self.ack_now();
         }
     }

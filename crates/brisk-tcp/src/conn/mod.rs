@@ -368,6 +368,7 @@ impl Connection {
         let n = self.rcv.recvbuf.read(buf);
         if n > 0 {
             self.window_update_after_read(before);
+            self.ack_pushed_after_read();
         }
         n
     }

@@ -6,7 +6,7 @@ use crate::conn::recv::Arrival;
 use crate::conn::timer::Timer;
 use crate::event::{ConnError, Event};
 use brisk_time::{Duration, Instant};
-use brisk_wire::{Ecn, TcpRepr};
+use brisk_wire::{Ecn, Flags, TcpRepr};
 
 impl Connection {
     /// One segment for this connection (the endpoint has demultiplexed and checksummed
@@ -281,6 +281,7 @@ impl Connection {
                     if filled_hole || self.rcv.recvbuf.has_ooo() || self.rcv.recvbuf.has_dsack() {
                         self.ack_now();
                     } else {
+                        self.note_pushed(now, data.len(), seg.flags.contains(Flags::PSH));
                         self.schedule_ack(now);
                     }
                 }

@@ -275,3 +275,43 @@ fn old_ack_one_tick_behind_still_contributes_its_sack_blocks_but_not_its_window(
     assert_eq!(conn.info().snd_wnd, info.snd_wnd, "but not its window");
     assert_eq!(conn.info().bytes_acked, info.bytes_acked);
 }
+
+/// Linux's `ICSK_ACK_PUSHED` (`tcp_measure_rcv_mss` → `tcp_cleanup_rbuf`): a small
+/// pushed segment's delayed ACK goes out as soon as the application has read
+/// everything, so a thin stream read promptly is ACKed per write (Linux 6.18 does this
+/// in the RDB real run); left unread, the ACK waits for the delayed-ACK timer.
+#[test]
+fn a_small_pushed_segment_is_acked_once_the_application_reads_it() {
+    let ack_delay = |read_promptly: bool| {
+        let client = Config {
+            nagle: false,
+            ..Config::default()
+        };
+        let mut server = Config::default();
+        server.ack.quick_acks = 0;
+        let mut p = Pair::with_configs(Duration::from_millis(10), client, server);
+        let (c, s) = p.establish();
+        p.advance(Duration::from_millis(100));
+        p.client.conn_mut(c).unwrap().write(&pattern(120, 3));
+        let mut got = Vec::new();
+        p.run_until(Duration::from_millis(500), |p| {
+            if read_promptly {
+                Pair::read_all(&mut p.server, s, &mut got);
+            }
+            false
+        });
+        let data = p.seen(true).into_iter().find(|x| x.len > 0).unwrap();
+        let ack = p.seen(false).into_iter().find(|x| x.at > data.at).unwrap();
+        ack.at - data.at
+    };
+    assert_eq!(
+        ack_delay(true),
+        Duration::from_millis(10),
+        "ACKed on arrival"
+    );
+    assert_eq!(
+        ack_delay(false),
+        Duration::from_millis(50),
+        "10 ms + the 40 ms timer"
+    );
+}
