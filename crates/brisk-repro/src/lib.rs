@@ -93,6 +93,27 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::new_cwv::plan,
     },
     Experiment {
+        id: exp::rdb::LOSS_ID,
+        title: exp::rdb::LOSS_TITLE,
+        kind: Kind::Simulated,
+        claims: exp::rdb::LOSS_CLAIMS,
+        plan: exp::rdb::plan_loss,
+    },
+    Experiment {
+        id: exp::rdb::RED_ID,
+        title: exp::rdb::RED_TITLE,
+        kind: Kind::Simulated,
+        claims: exp::rdb::RED_CLAIMS,
+        plan: exp::rdb::plan_redundancy,
+    },
+    Experiment {
+        id: exp::rdb::FAIR_ID,
+        title: exp::rdb::FAIR_TITLE,
+        kind: Kind::Simulated,
+        claims: exp::rdb::FAIR_CLAIMS,
+        plan: exp::rdb::plan_fairness,
+    },
+    Experiment {
         id: exp::real_bloat::ID,
         title: exp::real_bloat::TITLE,
         kind: Kind::RealTime {

@@ -239,3 +239,75 @@ fn restart_knobs_reach_the_config_and_reject_a_zero_threshold() {
     assert_eq!(e.field, "flow[0].tcp.rto_restart");
     assert!(e.message.contains("between 1 and 1000"), "{e}");
 }
+
+#[test]
+fn rdb_knobs_reach_the_config_both_ways() {
+    assert_eq!(
+        tcp_config("rdb = { lim = \"unlimited\", spifl = 7, loss_inference = \"dsack\" }\n"),
+        tcp_config(
+            "rdb = true\nrdb_lim = \"unlimited\"\nrdb_spifl = 7\nrdb_loss_inference = \"dsack\"\n"
+        )
+    );
+    let cfg = tcp_config("[flow.tcp.rdb]\nlim = 3\nitt_min = \"20ms\"\n");
+    assert!(
+        cfg.contains("lim: Some(3)") && cfg.contains("itt_min: 20ms"),
+        "{cfg}"
+    );
+    let off = tcp_config("rack = true\n");
+    assert!(off.contains("rdb: None"), "{off}");
+}
+
+#[test]
+fn rdb_knobs_without_meaning_are_rejected_naming_the_field() {
+    for (knob, field, words) in [
+        (
+            "rdb = { lim = 0 }",
+            "flow[0].tcp.rdb_lim",
+            "between 1 and 1024",
+        ),
+        ("rdb_lim = 2", "flow[0].tcp.rdb_lim", "needs rdb = true"),
+        (
+            "rdb = { spifl = 0 }",
+            "flow[0].tcp.rdb_spifl",
+            "between 1 and 100000",
+        ),
+        (
+            "rdb = { itt_min = \"0ms\" }",
+            "flow[0].tcp.rdb_itt_min",
+            "greater than 0",
+        ),
+        (
+            "rdb = { spifl = 3, itt_min = \"10ms\" }",
+            "flow[0].tcp.rdb_itt_min",
+            "set one of them",
+        ),
+        (
+            "rdb = { max_bytes = 0 }",
+            "flow[0].tcp.rdb_max_bytes",
+            "between 1 and 65535",
+        ),
+        (
+            "cwnd_limited_slack = 5000",
+            "flow[0].tcp.cwnd_limited_slack",
+            "0 and 1000",
+        ),
+    ] {
+        let e = err(&format!("{GOOD}[flow.tcp]\n{knob}\n"));
+        assert_eq!(e.field, field, "{knob}: {e}");
+        assert!(e.message.contains(words), "{knob}: {e}");
+    }
+    // Not a count or "unlimited", and a negative ITT_min: parse errors naming the field.
+    let e = err(&format!("{GOOD}[flow.tcp]\nrdb = {{ lim = \"lots\" }}\n"));
+    assert!(
+        e.to_string().contains("rdb.lim") && e.to_string().contains("\"unlimited\""),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{GOOD}[flow.tcp]\nrdb = {{ itt_min = \"-10ms\" }}\n"
+    ));
+    assert!(e.to_string().contains("itt_min"), "{e}");
+    let e = err(&format!(
+        "{GOOD}[flow.tcp]\nrdb = {{ loss_inference = \"maybe\" }}\n"
+    ));
+    assert!(e.to_string().contains("loss_inference"), "{e}");
+}

@@ -6,6 +6,7 @@ pub mod dc_r;
 pub mod dc_sweep;
 pub mod dc_video;
 pub mod new_cwv;
+pub mod rdb;
 pub mod real_bloat;
 pub mod tlp_tail;
 pub mod ut;
