@@ -122,6 +122,15 @@ pub const REGISTRY: &[Experiment] = &[
         claims: exp::real_bloat::CLAIMS,
         plan: exp::real_bloat::plan,
     },
+    Experiment {
+        id: exp::real_rdb::ID,
+        title: exp::real_rdb::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_rdb::unsupported,
+        },
+        claims: exp::real_rdb::CLAIMS,
+        plan: exp::real_rdb::plan,
+    },
 ];
 
 /// Looks up experiments by ID; `all` (or no IDs) selects every one.

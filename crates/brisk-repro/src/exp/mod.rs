@@ -8,6 +8,7 @@ pub mod dc_video;
 pub mod new_cwv;
 pub mod rdb;
 pub mod real_bloat;
+pub mod real_rdb;
 pub mod tlp_tail;
 pub mod ut;
 
