@@ -52,7 +52,7 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
     };
     let no_knob = "Linux has no per-connection setting for it";
     let brisk_only = "a brisk mechanism the kernel does not implement";
-    let checks: [(&str, bool, &str); 15] = [
+    let checks: [(&str, bool, &str); 19] = [
         ("ack_timer", t.ack_timer.is_some(), no_knob),
         ("quick_acks", t.quick_acks.is_some(), no_knob),
         (
@@ -81,6 +81,26 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
         ("unordered", t.unordered == Some(true), brisk_only),
         ("delay_correlation", t.delay_correlation_on(), brisk_only),
         ("dc_window", t.dc_window.is_some(), brisk_only),
+        (
+            "tlp_pto",
+            t.tlp_pto.is_some(),
+            "this kernel's PTO is fixed (RFC 8985's)",
+        ),
+        (
+            "early_retransmit",
+            t.early_retransmit.is_some(),
+            "Linux 4.15 removed early retransmit (RACK replaced it)",
+        ),
+        (
+            "fack",
+            t.fack.is_some(),
+            "Linux 4.15 removed FACK (RACK replaced it)",
+        ),
+        (
+            "linux_profile",
+            t.linux_profile.is_some(),
+            "a profile of brisk knobs; the kernel is what it is",
+        ),
         (
             "cwnd_limited_slack",
             t.cwnd_limited_slack.is_some(),

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct ReproArgs {
     /// Experiments to run: dc-micro, dc-sweep, dc-compete, dc-video, ut-bulk,
-    /// ut-records, tlp-tail, new-cwv, rdb-loss, rdb-redundancy, rdb-fairness, real-bufferbloat (real packets; needs root and TUN, else n/a), or
+    /// ut-records, tlp-tail, new-cwv, rdb-loss, rdb-redundancy, rdb-fairness, rdb-unordered, real-bufferbloat and real-rdb (real packets; need root and TUN, else n/a), or
     /// all (the default).
     ids: Vec<String>,
     /// Fewer seeds and shorter runs (about 15 s of simulation on 2 cores, plus ~50 s

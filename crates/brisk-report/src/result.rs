@@ -233,6 +233,7 @@ mod tests {
         let sim = [
             "app",
             "bytes_delivered",
+            "ack_latency_ms",
             "bytes_sent",
             "cc",
             "cc_diag",

@@ -114,6 +114,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::rdb::plan_fairness,
     },
     Experiment {
+        id: exp::rdb::UT_ID,
+        title: exp::rdb::UT_TITLE,
+        kind: Kind::Simulated,
+        claims: exp::rdb::UT_CLAIMS,
+        plan: exp::rdb::plan_unordered,
+    },
+    Experiment {
         id: exp::real_bloat::ID,
         title: exp::real_bloat::TITLE,
         kind: Kind::RealTime {

@@ -165,6 +165,18 @@ pub struct TcpKnobs {
     pub rto_restart: Option<u32>,
     /// TLP-restart: the probe timer runs from the last transmission.
     pub tlp_restart: Option<bool>,
+    /// The probe timeout's formula: "rfc8985" (default) or "draft01" (the 2013 draft
+    /// the tail-loss paper measured: max(2·SRTT, 10 ms); max(2·SRTT, 1.5·SRTT + 200 ms)).
+    pub tlp_pto: Option<TlpPtoKnob>,
+    /// RFC 5827 early retransmit without RACK: "off" (default), "on", "delayed"
+    /// (after max(SRTT/4, 2 ms), Linux's tcp_early_retrans = 2/3).
+    pub early_retransmit: Option<ErKnob>,
+    /// FACK loss marking without RACK (Linux 3.x `tcp_fack`); default false.
+    pub fack: Option<bool>,
+    /// A set of defaults for the other knobs: "3.17" is the Linux 3.17 sender the
+    /// tail-loss paper measured (rack = false, fack = true, early_retransmit =
+    /// "delayed", tlp_pto = "draft01"); knobs set explicitly win.
+    pub linux_profile: Option<LinuxProfile>,
     pub keepalive: Option<Dur>,
     /// Unordered receive (uTCP): the receiving app reads with `read_unordered` and
     /// counts bytes at first delivery (docs/mechanisms/utcp.md).
@@ -212,7 +224,7 @@ pub struct TcpKnobs {
     /// cwnd_limited_slack.
     pub congestion: Option<CongestionKnobs>,
     /// `[flow.tcp.recovery]`: rack, tlp, min_rto, initial_rto, max_retries,
-    /// rto_restart, tlp_restart.
+    /// rto_restart, tlp_restart, tlp_pto, early_retransmit, fack.
     pub recovery: Option<RecoveryKnobs>,
     /// `[flow.tcp.ack]`: delayed, max_delay, timer, quick_acks.
     pub ack: Option<AckKnobs>,
@@ -248,6 +260,33 @@ pub struct RecoveryKnobs {
     pub max_retries: Option<u32>,
     pub rto_restart: Option<u32>,
     pub tlp_restart: Option<bool>,
+    pub tlp_pto: Option<TlpPtoKnob>,
+    pub early_retransmit: Option<ErKnob>,
+    pub fack: Option<bool>,
+}
+
+/// `tlp_pto`'s values.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TlpPtoKnob {
+    Rfc8985,
+    Draft01,
+}
+
+/// `early_retransmit`'s values.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ErKnob {
+    Off,
+    On,
+    Delayed,
+}
+
+/// `linux_profile`'s values.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+pub enum LinuxProfile {
+    #[serde(rename = "3.17")]
+    Linux3_17,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -480,6 +519,14 @@ impl TcpKnobs {
                 "tlp_restart",
                 "recovery.tlp_restart",
             )?;
+            fold(&mut self.tlp_pto, r.tlp_pto, "tlp_pto", "recovery.tlp_pto")?;
+            fold(&mut self.fack, r.fack, "fack", "recovery.fack")?;
+            fold(
+                &mut self.early_retransmit,
+                r.early_retransmit,
+                "early_retransmit",
+                "recovery.early_retransmit",
+            )?;
         }
         if let Some(a) = self.ack.take() {
             fold(
@@ -618,6 +665,15 @@ impl TcpKnobs {
     pub fn to_config(&self, cc: CcAlgorithm) -> brisk_tcp::Config {
         let mut c = brisk_tcp::Config::default();
         c.congestion.controller = cc.into();
+        if self.linux_profile == Some(LinuxProfile::Linux3_17) {
+            // The tail-loss paper's sender (spec §1.0): no RACK (3.17 predates it),
+            // delayed early retransmit with TLP (tcp_early_retrans = 3), the 2013
+            // draft's PTO. Explicit knobs below override these.
+            c.recovery.rack = false;
+            c.recovery.early_retransmit = brisk_tcp::config::EarlyRetransmit::Delayed;
+            c.recovery.tlp_pto = brisk_tcp::recovery::tlp::PtoFormula::Draft01;
+            c.recovery.fack = true;
+        }
         macro_rules! set {
             ($($k:ident => $($f:ident).+),* $(,)?) => { $( if let Some(v) = self.$k { c.$($f).+ = v; } )* };
         }
@@ -638,6 +694,7 @@ impl TcpKnobs {
             unordered => unordered,
             max_retries => recovery.max_retries,
             tlp_restart => recovery.tlp_restart,
+            fack => recovery.fack,
             slow_start_after_idle => congestion.slow_start_after_idle,
         );
         set_dur!(
@@ -648,6 +705,19 @@ impl TcpKnobs {
             time_wait => timeouts.time_wait,
         );
         c.recovery.rto_restart = self.rto_restart;
+        if let Some(t) = self.tlp_pto {
+            c.recovery.tlp_pto = match t {
+                TlpPtoKnob::Rfc8985 => brisk_tcp::recovery::tlp::PtoFormula::Rfc8985,
+                TlpPtoKnob::Draft01 => brisk_tcp::recovery::tlp::PtoFormula::Draft01,
+            };
+        }
+        if let Some(e) = self.early_retransmit {
+            c.recovery.early_retransmit = match e {
+                ErKnob::Off => brisk_tcp::config::EarlyRetransmit::Off,
+                ErKnob::On => brisk_tcp::config::EarlyRetransmit::Immediate,
+                ErKnob::Delayed => brisk_tcp::config::EarlyRetransmit::Delayed,
+            };
+        }
         if let Some(on) = Self::switch(&self.ecn) {
             c.ecn.enabled = on;
         }
@@ -956,6 +1026,19 @@ impl Scenario {
                 return Err((p(k), e.to_string()));
             }
             validate_rdb(t).map_err(|(k, m)| (p(&format!("tcp.{k}")), m))?;
+            let rack_on = t.rack.unwrap_or(t.linux_profile.is_none());
+            if rack_on && t.fack == Some(true) {
+                return Err((
+                    p("tcp.fack"),
+                    "needs rack = false (RACK replaced FACK, Linux 4.15)".into(),
+                ));
+            }
+            if rack_on && t.early_retransmit.is_some_and(|e| e != ErKnob::Off) {
+                return Err((
+                    p("tcp.early_retransmit"),
+                    "needs rack = false (RACK subsumes early retransmit, RFC 8985 §9.3)".into(),
+                ));
+            }
             if t.cwnd_limited_slack.is_some_and(|n| n > 1000) {
                 return Err((
                     p("tcp.cwnd_limited_slack"),

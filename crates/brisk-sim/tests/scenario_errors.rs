@@ -311,3 +311,29 @@ fn rdb_knobs_without_meaning_are_rejected_naming_the_field() {
     ));
     assert!(e.to_string().contains("loss_inference"), "{e}");
 }
+
+#[test]
+fn the_linux_3_17_profile_sets_its_knobs_and_explicit_ones_win() {
+    let cfg = tcp_config("linux_profile = \"3.17\"\n");
+    for want in [
+        "rack: false",
+        "fack: true",
+        "early_retransmit: Delayed",
+        "tlp_pto: Draft01",
+    ] {
+        assert!(cfg.contains(want), "{want}: {cfg}");
+    }
+    let cfg = tcp_config("linux_profile = \"3.17\"\n[flow.tcp.recovery]\ntlp_pto = \"rfc8985\"\n");
+    assert!(
+        cfg.contains("tlp_pto: Rfc8985") && cfg.contains("fack: true"),
+        "{cfg}"
+    );
+    // Early retransmit and FACK need RACK off (RACK subsumes them).
+    let e = err(&format!("{GOOD}[flow.tcp]\nearly_retransmit = \"on\"\n"));
+    assert_eq!(e.field, "flow[0].tcp.early_retransmit");
+    assert!(e.message.contains("rack = false"), "{e}");
+    let e = err(&format!("{GOOD}[flow.tcp]\nfack = true\n"));
+    assert_eq!(e.field, "flow[0].tcp.fack");
+    let e = err(&format!("{GOOD}[flow.tcp]\nlinux_profile = \"2.6\"\n"));
+    assert!(e.to_string().contains("linux_profile"), "{e}");
+}

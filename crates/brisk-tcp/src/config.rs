@@ -91,6 +91,26 @@ pub struct RecoveryConfig {
     /// TLP-restart (TLPR, RITE D1.3 App. A.1 §2.3): the probe timer runs from the
     /// last transmission (PTO − T_last) rather than from the ACK. Off by default.
     pub tlp_restart: bool,
+    /// The probe timeout's formula: RFC 8985's (default) or the 2013 draft's.
+    pub tlp_pto: crate::recovery::tlp::PtoFormula,
+    /// RFC 5827 early retransmit as Linux 3.x ran it, for the RFC 6675 recovery
+    /// without RACK (RACK subsumes it). Off by default.
+    pub early_retransmit: EarlyRetransmit,
+    /// FACK loss marking as Linux 3.x ran it (`tcp_fack`, default on until 4.15), for
+    /// the recovery without RACK. Off by default.
+    pub fack: bool,
+}
+
+/// Linux's `tcp_early_retrans` modes 0-2 (3 and 4 add or keep TLP, `RecoveryConfig::tlp`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EarlyRetransmit {
+    #[default]
+    Off,
+    /// Retransmit at once (mode 1).
+    Immediate,
+    /// Wait max(SRTT/4, 2 ms) first (mode 2, and 3 with TLP: the tail-loss paper's
+    /// baseline), in case the ACKs were only reordered.
+    Delayed,
 }
 
 /// The receiver's ACK policy.
@@ -169,6 +189,9 @@ impl Default for Config {
                 max_retries: 15,
                 rto_restart: None,
                 tlp_restart: false,
+                tlp_pto: crate::recovery::tlp::PtoFormula::Rfc8985,
+                early_retransmit: EarlyRetransmit::Off,
+                fack: false,
             },
             ack: AckConfig {
                 delayed: true,

@@ -32,20 +32,25 @@ const MSS: u64 = 1448;
 const ARMS: &[(&str, &str, &str, Style)] = &[
     (
         "baseline",
-        "{ rack = false, tlp = false }",
+        r#"{ rack = false, tlp = false, early_retransmit = "delayed", fack = true }"#,
         GREY,
         Style::Dashed,
     ),
     (
         "RTOR",
-        "{ rack = false, tlp = false, rto_restart = 4 }",
+        r#"{ rack = false, tlp = false, early_retransmit = "delayed", fack = true, rto_restart = 4 }"#,
         BLUE,
         Style::Line,
     ),
-    ("TLP", "{ rack = false, tlp = true }", ORANGE, Style::Line),
+    (
+        "TLP",
+        r#"{ rack = false, tlp = true, tlp_pto = "draft01", early_retransmit = "delayed", fack = true }"#,
+        ORANGE,
+        Style::Line,
+    ),
     (
         "TLPR",
-        "{ rack = false, tlp = true, tlp_restart = true }",
+        r#"{ rack = false, tlp = true, tlp_pto = "draft01", early_retransmit = "delayed", fack = true, tlp_restart = true }"#,
         RED,
         Style::Line,
     ),
@@ -208,7 +213,7 @@ fn analyse(cells: &[Cell], rtts: &[u64], runs: &[RunResult]) -> ExperimentResult
     r.notes.push(format!(
         "Set-up (spec §2.2.1, §4 B8-B11): one flow, 10 Mbit/s bottleneck (100-packet drop-tail), RTT grid {rtts:?} ms, 10 × {MSS} B written right after the handshake (FIN on the 10th segment), the last n segments dropped on first transmission by the bottleneck's `list` loss model; n = 1 over the RTT grid (Fig. 1), n = 1-5 at {N_RTT_MS} ms (Fig. 2). FCT = connect() to the last byte at the receiving app; one deterministic run per cell. CUBIC, SACK, timestamps, min RTO 200 ms, receive buffer 64 KiB."
     ));
-    r.notes.push("Arms: baseline = rack = false, tlp = false: brisk's RFC 5681/6675 recovery without RACK, TLP or early retransmit. The paper's baseline is Linux 3.17 with early retransmit (RFC 5827, with its RTT/4 delay); brisk has no ER arm yet, so with n ≥ 2 lost the baseline and the TLP arms cannot recover from the probe's SACK by ER as Linux did. RTOR = baseline + rto_restart = 4 (RFC 7765). TLP = baseline + tlp = true: brisk's TLP is RFC 8985's (PTO = 2·SRTT, + 200 ms WCDelAckT with one segment out, capped by the RTO), not the 2013 draft's Eq. 1/2 (max(2·SRTT, 10 ms); max(2·SRTT, 1.5·SRTT + 200 ms)). TLPR = TLP + tlp_restart = true. RACK-TLP = brisk's default (rack = true, tlp = true).".into());
+    r.notes.push("Arms, as the paper's Linux 3.17 sender ran them (linux_profile = \"3.17\" spelled out): baseline = recovery without RACK, with FACK loss marking (tcp_fack = 1) and RFC 5827 early retransmit delayed by max(SRTT/4, 2 ms) (tcp_early_retrans = 2), no TLP. RTOR = baseline + rto_restart = 4 (RFC 7765). TLP = baseline + TLP with the 2013 draft's PTO (max(2·SRTT, 10 ms) with more than one segment out, max(2·SRTT, 1.5·SRTT + 200 ms) with one; tcp_early_retrans = 3). TLPR = TLP + tlp_restart = true. RACK-TLP = brisk's default, RFC 8985 as Linux 6.x runs it (the fifth arm). Not modelled: Linux 3.1x re-arming the fallback RTO from the head's transmission while a probe or ER timer is pending (resolution B7 semantics b);".into());
     r.notes.push("Receivers: quickACK = [flow.tcp.ack] delayed = false (an ACK per segment). delACK = delayed = true, timer = \"200ms\", max_delay = \"200ms\", quick_acks = 0 (no quick-ACK credits in slow start, as the paper's modified receiver; an ACK every second full segment, else the 200-ms timer). The knobs apply to both ends of the flow; only the receiver's matter here.".into());
     if !m.bad.is_empty() {
         r.notes.push(format!(
@@ -487,6 +492,14 @@ mod tests {
         let sc = Scenario::from_toml_str_named(&t, ID).unwrap();
         let cfg = sc.flows[0].tcp.to_config(sc.flows[0].cc);
         assert!(cfg.recovery.tlp_restart && cfg.recovery.tlp && !cfg.recovery.rack);
+        assert_eq!(
+            cfg.recovery.tlp_pto,
+            brisk_tcp::recovery::tlp::PtoFormula::Draft01
+        );
+        assert_eq!(
+            cfg.recovery.early_retransmit,
+            brisk_tcp::config::EarlyRetransmit::Delayed
+        );
         assert_eq!(cfg.ack.quick_acks, 0);
         assert_eq!(cfg.ack.ato, brisk_time::Duration::from_millis(200));
     }

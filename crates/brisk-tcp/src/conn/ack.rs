@@ -328,6 +328,7 @@ impl Connection {
             self.rack_detect(now);
         } else if !self.config.recovery.rack && self.opts.sack_ok && delivered > 0 {
             self.dupthresh_detect();
+            self.early_retransmit(now);
         }
     }
 

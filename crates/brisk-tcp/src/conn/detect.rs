@@ -45,6 +45,106 @@ impl Connection {
                 self.info.lost += 1;
             }
         }
+        if self.config.recovery.fack {
+            self.fack_detect();
+        }
+    }
+
+    /// FACK (Mathis and Mahdavi 1996) as Linux 3.x ran it (`tcp_update_scoreboard`
+    /// with `tcp_is_fack`; removed in 4.15, RACK replaced it): with `fackets` the
+    /// segments from SND.UNA up to the highest SACKed one, more than DupThresh of them
+    /// means the un-SACKed ones among the first `fackets − DupThresh` are lost. A
+    /// single probe SACK far above a hole is therefore enough, where RFC 6675 needs
+    /// DupThresh SACKed segments. Only without RACK.
+    fn fack_detect(&mut self) {
+        let high = self.loss.board.highest_sacked();
+        if high == 0 {
+            return;
+        }
+        let fackets = self.loss.board.iter().take_while(|s| s.end <= high).count() as u32;
+        if fackets <= DUPTHRESH {
+            return;
+        }
+        let head = (fackets - DUPTHRESH) as usize;
+        let ids: Vec<u64> = self
+            .loss
+            .board
+            .iter()
+            .take(head)
+            .filter(|s| !s.sacked && !s.lost && !s.retrans)
+            .map(|s| s.id)
+            .collect();
+        for id in ids {
+            if self.loss.board.mark_lost(id) {
+                self.info.lost += 1;
+            }
+        }
+    }
+
+    /// RFC 5827 early retransmit as Linux 3.x ran it (`tcp_time_to_recover`'s "trick
+    /// #6" and `tcp_pause_early_retransmit`), after DupThresh found nothing: with fewer
+    /// than 4 segments outstanding, none retransmitted, at least one SACKed and one not,
+    /// and no new data that could go instead, the un-SACKed segments below the highest
+    /// SACKed one are lost. Linux needs only one SACK here (RFC 5827 asks for
+    /// outstanding − 1). `Delayed` first waits max(SRTT/4, 2 ms) on the loss-detection
+    /// timer (the slot RACK's reorder timer uses; RACK is off here).
+    pub(super) fn early_retransmit(&mut self, now: Instant) {
+        use crate::config::EarlyRetransmit;
+        let mode = self.config.recovery.early_retransmit;
+        if mode == EarlyRetransmit::Off || self.config.recovery.rack || !self.er_applies() {
+            return;
+        }
+        if mode == EarlyRetransmit::Delayed {
+            if !self.timers.is_set(Timer::RackReorder) {
+                let srtt = self.loss.rtt.srtt().unwrap_or(Duration::ZERO);
+                let delay = (srtt / 4).max(Duration::from_millis(2));
+                self.timers.set(Timer::RackReorder, now + delay);
+            }
+            return;
+        }
+        self.er_mark_lost();
+    }
+
+    /// The delayed early retransmit's timer fired: mark the losses if the conditions
+    /// still hold (Linux `tcp_resume_early_retransmit`).
+    pub(super) fn early_retransmit_timer(&mut self) {
+        if self.er_applies() {
+            self.er_mark_lost();
+        }
+    }
+
+    fn er_applies(&self) -> bool {
+        let b = &self.loss.board;
+        self.cong.ca_state < CaState::Recovery
+            && b.retrans_out() == 0
+            && b.sacked_out() >= 1
+            && b.packets_out() < 4
+            && b.packets_out() > b.sacked_out()
+            && b.lost_out() == 0
+            && !self.may_send_new_data()
+    }
+
+    fn er_mark_lost(&mut self) {
+        let high = self.loss.board.highest_sacked();
+        let ids: Vec<u64> = self
+            .loss
+            .board
+            .iter()
+            .filter(|s| !s.sacked && !s.lost && s.end <= high)
+            .map(|s| s.id)
+            .collect();
+        for id in ids {
+            if self.loss.board.mark_lost(id) {
+                self.info.lost += 1;
+            }
+        }
+    }
+
+    /// Linux `tcp_may_send_now`: unsent data that cwnd and the peer's window let go.
+    fn may_send_new_data(&self) -> bool {
+        let unsent = self.snd.sendbuf.end() + 1 > self.snd.snd_nxt;
+        let wnd_left = (self.snd.snd_una + self.snd.snd_wnd).saturating_sub(self.snd.snd_nxt);
+        unsent && wnd_left > 0 && self.loss.board.in_flight() < self.cong.vars.cwnd
     }
 
     /// Peers without SACK: RFC 6582 NewReno duplicate-ACK counting.
@@ -81,7 +181,11 @@ impl Connection {
             return;
         };
         let rto_left = self.timers.get(Timer::Rto).map(|t| t - now);
-        let pto = tlp::pto(
+        let formula = match self.config.recovery.tlp_pto {
+            tlp::PtoFormula::Rfc8985 => tlp::pto,
+            tlp::PtoFormula::Draft01 => tlp::pto_draft01,
+        };
+        let pto = formula(
             srtt,
             self.loss.board.packets_out(),
             super::TLP_WC_DELACK,

@@ -124,9 +124,15 @@ impl Connection {
     }
 
     /// RFC 8985 §6.3: re-run RACK; newly lost segments may start recovery.
+    /// The loss-detection timer: RACK's reorder timer (RFC 8985 §6.3), or without RACK
+    /// the delayed early retransmit's (Linux `ICSK_TIME_EARLY_RETRANS`).
     fn on_reorder_timer(&mut self, now: Instant) {
         let prior_in_flight = self.loss.board.in_flight();
-        self.rack_detect(now);
+        if self.config.recovery.rack {
+            self.rack_detect(now);
+        } else {
+            self.early_retransmit_timer();
+        }
         if self.loss.board.lost_out() > 0 && self.cong.ca_state < CaState::Recovery {
             self.enter_recovery(now, prior_in_flight, false);
         }

@@ -26,6 +26,39 @@ pub fn pto(
     }
 }
 
+/// draft-dukkipati-tcpm-tcp-loss-probe-01 (2013), as the tail-loss paper ran it in
+/// Linux 3.10-3.17 (`tcp_schedule_loss_probe` before 4.13): `PTO = max(2·SRTT, 10 ms)`
+/// with more than one segment out (Eq. 1), `max(2·SRTT, 1.5·SRTT + WCDelAckT)` with one
+/// (Eq. 2), never later than the pending RTO.
+pub fn pto_draft01(
+    srtt: Duration,
+    packets_out: u32,
+    wc_delayed_ack: Duration,
+    rto_remaining: Option<Duration>,
+) -> Duration {
+    let two = srtt.saturating_mul(2);
+    let t = if packets_out > 1 {
+        two.max(Duration::from_millis(10))
+    } else {
+        let one_and_half = srtt.saturating_mul(3) / 2;
+        two.max(one_and_half.saturating_add(wc_delayed_ack))
+    };
+    match rto_remaining {
+        Some(r) => t.min(r),
+        None => t,
+    }
+}
+
+/// Which probe timeout TLP uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PtoFormula {
+    /// RFC 8985 / Linux 4.13+ ([`pto`]).
+    #[default]
+    Rfc8985,
+    /// The 2013 draft the tail-loss paper measured ([`pto_draft01`]).
+    Draft01,
+}
+
 /// Per-connection TLP episode state (RFC 8985 §7.3–7.4).
 #[derive(Clone, Debug, Default)]
 pub struct Tlp {

@@ -3,6 +3,7 @@
 mod acks;
 mod cc_diag;
 mod close;
+mod early_retransmit;
 mod ecn;
 mod fidelity;
 mod handshake;
