@@ -138,6 +138,15 @@ pub const REGISTRY: &[Experiment] = &[
         claims: exp::real_rdb::CLAIMS,
         plan: exp::real_rdb::plan,
     },
+    Experiment {
+        id: exp::real_tail::ID,
+        title: exp::real_tail::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_tail::unsupported,
+        },
+        claims: exp::real_tail::CLAIMS,
+        plan: exp::real_tail::plan,
+    },
 ];
 
 /// Looks up experiments by ID; `all` (or no IDs) selects every one.

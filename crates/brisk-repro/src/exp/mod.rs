@@ -9,6 +9,7 @@ pub mod new_cwv;
 pub mod rdb;
 pub mod real_bloat;
 pub mod real_rdb;
+pub mod real_tail;
 pub mod tlp_tail;
 pub mod ut;
 

@@ -29,7 +29,7 @@ const SEGMENTS: u64 = 10;
 const MSS: u64 = 1448;
 
 /// The arms: name, `[flow.tcp.recovery]` table, colour, line style.
-const ARMS: &[(&str, &str, &str, Style)] = &[
+pub(crate) const ARMS: &[(&str, &str, &str, Style)] = &[
     (
         "baseline",
         r#"{ rack = false, tlp = false, early_retransmit = "delayed", fack = true }"#,
@@ -76,7 +76,7 @@ const ACKS: &[(&str, &str)] = &[
         r#"{ delayed = true, max_delay = "200ms", timer = "200ms", quick_acks = 0 }"#,
     ),
 ];
-const QUICK: usize = 0;
+pub(crate) const QUICK: usize = 0;
 const DEL: usize = 1;
 
 fn rtts(quick: bool) -> Vec<u64> {
@@ -88,7 +88,7 @@ fn rtts(quick: bool) -> Vec<u64> {
 }
 
 /// The scenario text: one flow of 10 segments, the last `lost` dropped once.
-fn scenario_toml(rtt_ms: u64, arm: usize, ack: usize, lost: u64) -> String {
+pub(crate) fn scenario_toml(rtt_ms: u64, arm: usize, ack: usize, lost: u64) -> String {
     let drop: Vec<String> = (2 + SEGMENTS - lost..2 + SEGMENTS)
         .map(|i| i.to_string())
         .collect();
