@@ -170,6 +170,9 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
             AppSpec::RequestResponse { .. } => anyhow::bail!(
                 "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"request_response\" (yet)"
             ),
+            AppSpec::Web { .. } => anyhow::bail!(
+                "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"web\" (yet)"
+            ),
         };
         let (stack, cc) = match f.stack {
             Stack::Brisk => (FlowStack::Brisk, f.cc.name().to_string()),

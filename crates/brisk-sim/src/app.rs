@@ -33,6 +33,7 @@ use std::rc::Rc;
 use crate::metrics::Samples;
 use crate::scenario::AppSpec;
 use crate::unordered::{FirstDelivery, RecordAssembly, UnorderedRx};
+use crate::web::{Page, SharedPage, SizeQueue};
 use brisk_app::records::{self, RecordHeader, RecordReader};
 use brisk_tcp::stream::ByteStream;
 #[cfg(test)]
@@ -44,6 +45,8 @@ pub const RECORD_HEADER_LEN: usize = records::HEADER_LEN;
 pub const PATTERN_LEN: usize = 65_521;
 /// Records generated but not yet accepted by TCP; beyond this, records are skipped.
 pub const MAX_PENDING_RECORDS: usize = 1 << 20;
+/// A web request's size when the scenario gives none (a typical HTTP/1.1 GET).
+pub const DEFAULT_WEB_REQUEST: u64 = 300;
 /// Most bytes one `read`/`write` call moves.
 const CHUNK: usize = 64 * 1024;
 
@@ -279,6 +282,17 @@ enum ClientKind {
         started_at: Instant,
         next_at: Option<Instant>,
     },
+    /// One of a page's connections (`crate::web`).
+    Web {
+        page: SharedPage,
+        conn: u32,
+        request: u64,
+        /// The server's queue of object sizes on this connection.
+        sizes: SizeQueue,
+        req_left: u64,
+        /// The object being fetched and its bytes still to read.
+        cur: Option<(usize, u64)>,
+    },
 }
 
 /// The flow's sender side: opens the connection and produces the forward stream.
@@ -341,7 +355,50 @@ impl ClientApp {
                 started_at: Instant::ZERO,
                 next_at: None,
             },
+            // A page on one connection; `ClientApp::web` builds the shared page for
+            // several.
+            AppSpec::Web {
+                ref objects,
+                request,
+                ..
+            } => {
+                let sizes: Vec<u64> = objects.iter().map(|o| o.0).collect();
+                return Self::web(
+                    Page::new(&sizes, 1),
+                    0,
+                    request.map_or(DEFAULT_WEB_REQUEST, |r| r.0),
+                    SizeQueue::default(),
+                    fwd,
+                    rev,
+                    seed,
+                );
+            }
         };
+        Self::with_kind(kind, fwd, rev, seed)
+    }
+
+    /// Connection `conn` of a page download; `sizes` is shared with its server.
+    pub fn web(
+        page: SharedPage,
+        conn: u32,
+        request: u64,
+        sizes: SizeQueue,
+        fwd: Rc<Pattern>,
+        rev: Rc<Pattern>,
+        seed: u64,
+    ) -> Self {
+        let kind = ClientKind::Web {
+            page,
+            conn,
+            request,
+            sizes,
+            req_left: 0,
+            cur: None,
+        };
+        Self::with_kind(kind, fwd, rev, seed)
+    }
+
+    fn with_kind(kind: ClientKind, fwd: Rc<Pattern>, rev: Rc<Pattern>, seed: u64) -> Self {
         ClientApp {
             written: VecDeque::new(),
             first_tx: Vec::new(),
@@ -368,15 +425,61 @@ impl ClientApp {
             }
             ClientKind::Rr { next_at, .. } => *next_at = Some(now),
             ClientKind::Bulk { .. } => {}
+            ClientKind::Web { .. } => self.web_next(now, p),
         }
         self.handle_timeout(now, p);
+    }
+
+    /// Whether the connection may open now (a page's other connections wait for the
+    /// HTML).
+    pub fn may_connect(&self) -> bool {
+        match &self.kind {
+            ClientKind::Web { page, conn, .. } => page.borrow().may_connect(*conn),
+            _ => true,
+        }
+    }
+
+    /// The page this connection belongs to, if it is a web connection.
+    pub fn page(&self) -> Option<&SharedPage> {
+        match &self.kind {
+            ClientKind::Web { page, .. } => Some(page),
+            _ => None,
+        }
+    }
+
+    /// An idle web connection asks for the next object, or closes when none is left.
+    fn web_next(&mut self, now: Instant, p: &mut dyn ByteStream) {
+        let ClientKind::Web {
+            page,
+            conn,
+            request,
+            sizes,
+            req_left,
+            cur,
+        } = &mut self.kind
+        else {
+            return;
+        };
+        if cur.is_some() || self.closed {
+            return;
+        }
+        let mut pg = page.borrow_mut();
+        if let Some(k) = pg.take(*conn, now) {
+            let size = pg.objects[k].size;
+            sizes.borrow_mut().push_back(size);
+            *cur = Some((k, size));
+            *req_left = *request;
+        } else if pg.exhausted() {
+            let _ = p.shutdown_write();
+            self.closed = true;
+        }
     }
 
     /// App timer (record generation, think time).
     pub fn poll_timeout(&self) -> Option<Instant> {
         match &self.kind {
             ClientKind::Records { next_at, .. } | ClientKind::Rr { next_at, .. } => *next_at,
-            ClientKind::Bulk { .. } => None,
+            ClientKind::Bulk { .. } | ClientKind::Web { .. } => None,
         }
     }
 
@@ -444,7 +547,7 @@ impl ClientApp {
                     *started_at = now;
                 }
             }
-            ClientKind::Bulk { .. } => {}
+            ClientKind::Bulk { .. } | ClientKind::Web { .. } => {}
         }
         self.on_writable(now, p);
     }
@@ -524,7 +627,7 @@ impl ClientApp {
                     self.closed = true;
                 }
             }
-            ClientKind::Rr { req_left, .. } => {
+            ClientKind::Rr { req_left, .. } | ClientKind::Web { req_left, .. } => {
                 if *req_left > 0 {
                     *req_left -= self.tx.write_pattern(p, *req_left);
                 }
@@ -574,6 +677,25 @@ impl ClientApp {
                 // Bytes beyond what was asked for break the protocol.
                 self.rx.bad_bytes += left;
             }
+            if let ClientKind::Web { page, cur, .. } = &mut self.kind {
+                let mut left = n as u64;
+                if let Some((k, resp_left)) = cur {
+                    let used = left.min(*resp_left);
+                    *resp_left -= used;
+                    left -= used;
+                    if *resp_left == 0 {
+                        let mut pg = page.borrow_mut();
+                        pg.finish(*k, now);
+                        if pg.complete() {
+                            self.stats.completed_at = Some(now);
+                        }
+                        *cur = None;
+                    }
+                }
+                self.rx.bad_bytes += left;
+                self.web_next(now, p);
+                self.on_writable(now, p);
+            }
         }
     }
 }
@@ -591,6 +713,13 @@ enum ServerKind {
     Rr {
         request: u64,
         response: u64,
+        req_have: u64,
+        resp_left: u64,
+    },
+    /// A page's server: each complete request asks for the next size in `sizes`.
+    Web {
+        request: u64,
+        sizes: SizeQueue,
         req_have: u64,
         resp_left: u64,
     },
@@ -628,7 +757,33 @@ impl ServerApp {
                 req_have: 0,
                 resp_left: 0,
             },
+            AppSpec::Web { request, .. } => ServerKind::Web {
+                request: request.map_or(DEFAULT_WEB_REQUEST, |r| r.0),
+                sizes: SizeQueue::default(),
+                req_have: 0,
+                resp_left: 0,
+            },
         };
+        Self::with_kind(kind, fwd, rev)
+    }
+
+    /// The server of one of a page's connections; `sizes` is shared with its client.
+    pub fn web(request: u64, sizes: SizeQueue, fwd: Rc<Pattern>, rev: Rc<Pattern>) -> Self {
+        let kind = ServerKind::Web {
+            request,
+            sizes,
+            req_have: 0,
+            resp_left: 0,
+        };
+        Self::with_kind(kind, fwd, rev)
+    }
+
+    /// Whether this server belongs to a page download (its retransmissions are traced).
+    pub fn is_web(&self) -> bool {
+        matches!(self.kind, ServerKind::Web { .. })
+    }
+
+    fn with_kind(kind: ServerKind, fwd: Rc<Pattern>, rev: Rc<Pattern>) -> Self {
         ServerApp {
             kind,
             tx: TxStream::new(rev),
@@ -711,7 +866,7 @@ impl ServerApp {
             ServerKind::Records { count, .. } => {
                 count.is_some_and(|c| u.records.as_ref().is_some_and(|a| a.completed >= c))
             }
-            ServerKind::Rr { .. } => false,
+            ServerKind::Rr { .. } | ServerKind::Web { .. } => false,
         };
         if done && self.stats.completed_at.is_none() {
             self.stats.completed_at = Some(now);
@@ -778,12 +933,31 @@ impl ServerApp {
                         *resp_left += *response;
                     }
                 }
+                ServerKind::Web {
+                    request,
+                    sizes,
+                    req_have,
+                    resp_left,
+                } => {
+                    self.rx.check_pattern(off, data);
+                    self.rx.account(data);
+                    *req_have += n as u64;
+                    while *req_have >= *request {
+                        *req_have -= *request;
+                        match sizes.borrow_mut().pop_front() {
+                            Some(size) => *resp_left += size,
+                            // A request the browser did not announce breaks the protocol.
+                            None => self.rx.bad_bytes += *request,
+                        }
+                    }
+                }
             }
         }
     }
 
     pub fn on_writable(&mut self, _now: Instant, p: &mut dyn ByteStream) {
-        if let ServerKind::Rr { resp_left, .. } = &mut self.kind {
+        if let ServerKind::Rr { resp_left, .. } | ServerKind::Web { resp_left, .. } = &mut self.kind
+        {
             if *resp_left > 0 {
                 *resp_left -= self.tx.write_pattern(p, *resp_left);
             }

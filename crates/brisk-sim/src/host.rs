@@ -16,6 +16,7 @@ use std::net::{IpAddr, SocketAddr};
 use crate::app::{ClientApp, ServerApp};
 use crate::engine::Ctx;
 use crate::metrics::{Samples, Series};
+use crate::web::RetxLog;
 use brisk_report::OneWayDelay;
 
 /// Port receivers listen on (plus the flow's index on the host).
@@ -108,6 +109,8 @@ pub struct ClientSide {
     pub connect_error: Option<ConnError>,
     /// The connection reported `Closed` (cleanly or with `error`).
     pub closed: bool,
+    /// Stream bytes the connection retransmitted (from its trace).
+    pub retx: RetxLog,
 }
 
 /// The receiver side of one flow.
@@ -123,6 +126,28 @@ pub struct ServerSide {
     pub error: Option<ConnError>,
     /// The connection reported `Closed` (cleanly or with `error`).
     pub closed: bool,
+    /// Response bytes the connection retransmitted (traced for web servers only).
+    pub retx: RetxLog,
+    /// The connection's latest `TcpInfo` (web servers only: they are the data senders).
+    pub info: Option<TcpInfo>,
+}
+
+impl ServerSide {
+    /// A receiver listening on `port`.
+    pub fn new(app: ServerApp, port: u16, config: brisk_tcp::Config, rows: usize) -> Self {
+        ServerSide {
+            app,
+            port,
+            config,
+            conn: None,
+            goodput: Series::with_cap(rows),
+            owd: Default::default(),
+            error: None,
+            closed: false,
+            retx: RetxLog::default(),
+            info: None,
+        }
+    }
 }
 
 pub enum Role {
@@ -174,6 +199,7 @@ impl ClientSide {
             error: None,
             connect_error: None,
             closed: false,
+            retx: RetxLog::default(),
         }
     }
 }
@@ -223,6 +249,9 @@ impl Host {
                     if let Role::Server(s) = &mut self.flows[i].role {
                         s.conn = Some(c);
                         if let Some(conn) = self.ep.conn_mut(c) {
+                            // A page's servers send the data: trace their
+                            // retransmissions.
+                            conn.set_trace(s.app.is_web());
                             s.app.on_readable(now, conn, &mut self.scratch);
                         }
                     }
@@ -291,11 +320,28 @@ impl Host {
     }
 
     /// Moves RTT samples and controller diagnostics from the senders' connection
-    /// traces into their sample sets and series.
+    /// traces into their sample sets and series, and retransmitted ranges into their
+    /// logs.
     fn drain_traces(&mut self) {
         for f in &mut self.flows {
-            let Role::Client(c) = &mut f.role else {
-                continue;
+            let c = match &mut f.role {
+                Role::Client(c) => c,
+                Role::Server(s) => {
+                    if let Some(conn) = s.conn.and_then(|h| self.ep.conn_mut(h)) {
+                        conn.drain_trace(&mut self.trace);
+                        // The endpoint reaps a connection as it reports `Closed`, so
+                        // keep the data sender's counters current.
+                        if s.app.is_web() {
+                            s.info = Some(conn.info());
+                        }
+                    }
+                    for ev in self.trace.drain(..) {
+                        if let TraceEvent::Retransmit { seq, len, .. } = ev {
+                            add_retx(&mut s.retx, seq, len);
+                        }
+                    }
+                    continue;
+                }
             };
             let Some(conn) = c.conn.and_then(|h| self.ep.conn_mut(h)) else {
                 continue;
@@ -309,6 +355,7 @@ impl Host {
                         c.rtt_agg.push(c.last_rtt_ns);
                     }
                     TraceEvent::Cwnd { cwnd, .. } => c.last_cwnd = cwnd,
+                    TraceEvent::Retransmit { seq, len, .. } => add_retx(&mut c.retx, seq, len),
                     TraceEvent::CcState { at, diag } => {
                         if c.cc.rows.len() < MAX_CC_ROWS {
                             let row = CcRow {
@@ -333,7 +380,11 @@ impl Host {
             let Role::Client(c) = &mut self.flows[i].role else {
                 continue;
             };
-            if c.connect_at.is_none() && c.connect_error.is_none() && c.start <= now {
+            if c.connect_at.is_none()
+                && c.connect_error.is_none()
+                && c.start <= now
+                && c.app.may_connect()
+            {
                 c.connect_at = Some(now);
                 match self.ep.connect(now, 0, c.remote, c.config.clone()) {
                     Ok(h) => {
@@ -392,10 +443,18 @@ impl Host {
     pub fn finish(&mut self) {
         self.drain_traces();
         for f in &mut self.flows {
-            if let Role::Client(c) = &mut f.role {
-                if let Some(conn) = c.conn.and_then(|h| self.ep.conn(h)) {
-                    c.info = Some(conn.info());
+            match &mut f.role {
+                Role::Client(c) => {
+                    if let Some(conn) = c.conn.and_then(|h| self.ep.conn(h)) {
+                        c.info = Some(conn.info());
+                    }
                 }
+                Role::Server(s) if s.app.is_web() => {
+                    if let Some(conn) = s.conn.and_then(|h| self.ep.conn(h)) {
+                        s.info = Some(conn.info());
+                    }
+                }
+                Role::Server(_) => {}
             }
         }
     }
@@ -405,8 +464,10 @@ impl Host {
             .iter()
             .filter_map(|f| match &f.role {
                 Role::Client(c) => {
-                    let start =
-                        (c.connect_at.is_none() && c.connect_error.is_none()).then_some(c.start);
+                    let start = (c.connect_at.is_none()
+                        && c.connect_error.is_none()
+                        && c.app.may_connect())
+                    .then_some(c.start);
                     let app = c.conn.and(c.app.poll_timeout());
                     start.into_iter().chain(app).min()
                 }
@@ -506,4 +567,11 @@ impl Host {
             .flatten()
             .min()
     }
+}
+
+/// A traced retransmission of `len` bytes at `seq` (relative to the ISN: stream
+/// offset `seq − 1`; a bare FIN logs the byte after the data).
+fn add_retx(log: &mut RetxLog, seq: u64, len: u32) {
+    let start = seq.saturating_sub(1);
+    log.add(start, start + u64::from(len));
 }

@@ -14,6 +14,7 @@ pub mod run;
 pub mod scenario;
 pub mod topology;
 pub mod unordered;
+pub mod web;
 
 /// Scenario quantities (`Dur`, `Rate`, `Size`); defined in brisk-net next to the link
 /// description that uses them, and re-exported here so `brisk_sim::units` paths hold.

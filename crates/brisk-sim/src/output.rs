@@ -280,8 +280,9 @@ impl RunResult {
             if let Some(l) = &f.record_latency {
                 let _ = writeln!(
                     s,
-                    "     latency over {} records: mean {:.2}ms p99 {:.2}ms max {:.2}ms",
+                    "     latency over {} {}: mean {:.2}ms p99 {:.2}ms max {:.2}ms",
                     l.count,
+                    if f.app == "web" { "objects" } else { "records" },
                     ms_f(l.mean),
                     ms(l.p99),
                     ms(l.max)

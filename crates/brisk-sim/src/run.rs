@@ -110,6 +110,11 @@ pub struct FlowResult {
     pub cc_series: Vec<(u64, CcRow)>,
     /// Diagnostics rows not stored because of the cap.
     pub cc_rows_dropped: u64,
+    /// Stream byte ranges the sender retransmitted (merged, stream offsets; a bare
+    /// FIN is the byte after the data), for tail-loss analyses.
+    pub retransmitted_ranges: Vec<(u64, u64)>,
+    /// A page download's objects and counters (`app = "web"`).
+    pub web: Option<crate::web::WebResult>,
 }
 
 /// Points in the quantile vectors of [`FlowResult`] (every 0.1 %).
@@ -394,9 +399,19 @@ pub fn run_controlled(
             AppSpec::Bulk { bytes } => ("bulk", bytes.is_some()),
             AppSpec::Records { count, .. } => ("records", count.is_some()),
             AppSpec::RequestResponse { count, .. } => ("request_response", count.is_some()),
+            AppSpec::Web { .. } => ("web", true),
         };
+        let web = c
+            .app
+            .page()
+            .map(|page| web_result(&page.borrow(), c, &r.flows));
         let completed = match fi.app {
             AppSpec::RequestResponse { .. } => c.app.stats.completed_at,
+            AppSpec::Web { .. } => web
+                .as_ref()
+                .and_then(|w| w.load_time)
+                .zip(c.connect_at)
+                .map(|(d, t)| t + d),
             _ => v.app.stats.completed_at,
         };
         let fct = match (sized, completed, c.connect_at) {
@@ -405,7 +420,19 @@ pub fn run_controlled(
         };
         let active_end = completed.unwrap_or(end);
         let active = dur_nanos(active_end.saturating_duration_since(fi.start)).max(1);
-        let delivered = v.app.delivered_bytes();
+        // A page's data flows to the browser (the client) over all its connections.
+        let delivered = match fi.app {
+            AppSpec::Web { .. } => sum_clients(&s.flows, |c| c.app.rx.bytes),
+            _ => v.app.delivered_bytes(),
+        };
+        let oct = web.as_ref().map(|w| {
+            let mut x = crate::metrics::Samples::default();
+            w.objects
+                .iter()
+                .filter_map(|o| o.oct_ns())
+                .for_each(|v| x.push(v));
+            x
+        });
         let after_tx = match fi.app {
             AppSpec::Records { .. } => latency_after_tx(&c.app.first_tx, &v.app.stats.deliveries),
             _ => crate::metrics::Samples::default(),
@@ -413,11 +440,15 @@ pub fn run_controlled(
         let latencies = match fi.app {
             AppSpec::Records { .. } => v.app.stats.latencies.summary(),
             AppSpec::RequestResponse { .. } => c.app.stats.latencies.summary(),
+            AppSpec::Web { .. } => oct.as_ref().and_then(|x| x.summary()),
             AppSpec::Bulk { .. } => None,
         };
         let latency_quantiles = match fi.app {
             AppSpec::Records { .. } => v.app.stats.latencies.quantiles(QUANTILE_POINTS),
             AppSpec::RequestResponse { .. } => c.app.stats.latencies.quantiles(QUANTILE_POINTS),
+            AppSpec::Web { .. } => oct
+                .as_ref()
+                .map_or_else(Vec::new, |x| x.quantiles(QUANTILE_POINTS)),
             AppSpec::Bulk { .. } => Vec::new(),
         };
         let dir_ok = |tx: &crate::app::TxStream, rx: &crate::app::RxStream| {
@@ -425,9 +456,19 @@ pub fn run_controlled(
                 && rx.bytes <= tx.bytes
                 && (rx.bytes < tx.bytes || rx.sha256() == tx.sha256())
         };
-        let stream_ok = dir_ok(&c.app.tx, &v.app.rx)
-            && dir_ok(&v.app.tx, &c.app.rx)
-            && v.app.stats.bad_headers == 0;
+        // Every connection pair of the flow (a page has several).
+        let stream_ok = s
+            .flows
+            .iter()
+            .zip(&r.flows)
+            .all(|(a, b)| match (&a.role, &b.role) {
+                (Role::Client(c), Role::Server(v)) => {
+                    dir_ok(&c.app.tx, &v.app.rx)
+                        && dir_ok(&v.app.tx, &c.app.rx)
+                        && v.app.stats.bad_headers == 0
+                }
+                _ => false,
+            });
         let error = c
             .connect_error
             .or(c.error)
@@ -439,7 +480,10 @@ pub fn run_controlled(
             app,
             start: fi.start,
             bytes_delivered: delivered,
-            bytes_sent: c.app.tx.bytes,
+            bytes_sent: match fi.app {
+                AppSpec::Web { .. } => sum_servers(&r.flows, |v| v.app.tx.bytes),
+                _ => c.app.tx.bytes,
+            },
             goodput_bps: delivered as f64 * 8.0 * 1e9 / active as f64,
             retransmitted_packets: c.info.as_ref().map_or(0, |i| i.retransmits),
             fct,
@@ -464,6 +508,8 @@ pub fn run_controlled(
             cc_diag: c.info.as_ref().and_then(|i| i.cc_diag),
             cc_series: c.cc.rows.clone(),
             cc_rows_dropped: c.cc_dropped,
+            retransmitted_ranges: c.retx.ranges().to_vec(),
+            web,
         });
     }
 
@@ -481,6 +527,49 @@ pub fn run_controlled(
 
 /// Per delivered record: delivery − first transmission of its last byte, matching
 /// the two sides by generation time (unique per record, increasing on the sender).
+/// A page's results from its browser connection `c` (connection 0) and the servers
+/// on the receiving host (`servers`, in connection order).
+fn web_result(
+    page: &crate::web::Page,
+    c: &crate::host::ClientSide,
+    servers: &[crate::host::HostFlow],
+) -> crate::web::WebResult {
+    let logs: Vec<_> = servers
+        .iter()
+        .filter_map(|f| match &f.role {
+            Role::Server(v) => Some((&v.retx, v.info.as_ref())),
+            Role::Client(_) => None,
+        })
+        .collect();
+    crate::web::WebResult::collect(page, &logs, c.connect_at.map(|t| t.as_nanos()))
+}
+
+fn sum_clients(
+    flows: &[crate::host::HostFlow],
+    f: impl Fn(&crate::host::ClientSide) -> u64,
+) -> u64 {
+    flows
+        .iter()
+        .map(|h| match &h.role {
+            Role::Client(c) => f(c),
+            Role::Server(_) => 0,
+        })
+        .sum()
+}
+
+fn sum_servers(
+    flows: &[crate::host::HostFlow],
+    f: impl Fn(&crate::host::ServerSide) -> u64,
+) -> u64 {
+    flows
+        .iter()
+        .map(|h| match &h.role {
+            Role::Server(v) => f(v),
+            Role::Client(_) => 0,
+        })
+        .sum()
+}
+
 fn latency_after_tx(first_tx: &[(u64, u64)], deliveries: &[(u64, u64)]) -> crate::metrics::Samples {
     let mut out = crate::metrics::Samples::default();
     for &(gen, delivered) in deliveries {

@@ -128,6 +128,19 @@ pub enum AppSpec {
         #[serde(default)]
         think: Option<Dur>,
     },
+    /// A browser-like page download (`crate::web`): `objects` are the sizes, the first
+    /// being the HTML; the HTML comes over one connection, then the rest over up to
+    /// `connections` persistent connections (default 6), each asking for the next
+    /// object when idle. `request` is the size of each request (default 300 bytes).
+    /// The data flows from the receiver host to the flow's (browser) host: use a
+    /// `[reverse]` link to put a bottleneck on it.
+    Web {
+        objects: Vec<Size>,
+        #[serde(default)]
+        connections: Option<u32>,
+        #[serde(default)]
+        request: Option<Size>,
+    },
 }
 
 /// Per-flow TCP knobs. Each flat key maps onto the `brisk_tcp::Config` field of the
@@ -991,6 +1004,36 @@ impl Scenario {
                     }
                     if *count == Some(0) {
                         return Err((p("app.count"), "must be > 0".into()));
+                    }
+                }
+                AppSpec::Web {
+                    objects,
+                    connections,
+                    request,
+                } => {
+                    if objects.is_empty() || objects.len() > crate::web::MAX_OBJECTS {
+                        return Err((
+                            p("app.objects"),
+                            format!(
+                                "must list between 1 and {} object sizes (the first is the HTML)",
+                                crate::web::MAX_OBJECTS
+                            ),
+                        ));
+                    }
+                    if let Some(k) = objects.iter().position(|o| o.0 == 0 || o.0 > 64 << 20) {
+                        return Err((
+                            format!("flow[{i}].app.objects[{k}]"),
+                            "must be between 1 and 64MiB".into(),
+                        ));
+                    }
+                    if connections.is_some_and(|c| c == 0 || c > crate::web::MAX_CONNECTIONS) {
+                        return Err((
+                            p("app.connections"),
+                            format!("must be between 1 and {}", crate::web::MAX_CONNECTIONS),
+                        ));
+                    }
+                    if request.is_some_and(|r| r.0 == 0 || r.0 > 64 << 10) {
+                        return Err((p("app.request"), "must be between 1 and 64KiB".into()));
                     }
                 }
             }

@@ -30,9 +30,9 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use crate::app::{ClientApp, Pattern, ServerApp};
 use crate::engine::{Engine, NodeId};
 use crate::host::{ClientSide, Host, Role, ServerSide, BASE_PORT};
-use crate::metrics::Series;
 use crate::node::{LinkMeter, LinkNode, SimNode};
 use crate::scenario::{AppSpec, LinkSpec, Scenario};
+use crate::web::{Page, SizeQueue, DEFAULT_WEB_CONNECTIONS};
 
 /// A derived 64-bit seed for the component called `name` (index `idx`).
 pub fn derive_seed(seed: u64, name: &str, idx: u64) -> u64 {
@@ -185,40 +185,59 @@ pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Networ
             };
 
             let mut sender = Host::new(s_ip, Endpoint::new(s_ip, ep_cfg("sender")));
-            let port = BASE_PORT;
-            sender
-                .add_flow(
-                    id,
-                    Role::Client(Box::new(ClientSide::new(
-                        ClientApp::new(
-                            &f.app,
-                            fwd.clone(),
-                            rev.clone(),
-                            derive_seed(seed, "app", u64::from(id)),
-                        ),
-                        SocketAddr::new(r_ip, port),
-                        Instant::ZERO + f.start.0,
-                        config.clone(),
-                        rows,
-                    ))),
-                )
-                .map_err(|source| BuildError::Listen { flow: id, source })?;
             let mut receiver = Host::new(r_ip, Endpoint::new(r_ip, ep_cfg("receiver")));
-            receiver
-                .add_flow(
-                    id,
-                    Role::Server(Box::new(ServerSide {
-                        app: ServerApp::new(&f.app, fwd, rev),
-                        port,
-                        config: config.clone(),
-                        conn: None,
-                        goodput: Series::with_cap(rows),
-                        owd: Default::default(),
-                        error: None,
-                        closed: false,
-                    })),
-                )
-                .map_err(|source| BuildError::Listen { flow: id, source })?;
+            let app_seed = derive_seed(seed, "app", u64::from(id));
+            let start = Instant::ZERO + f.start.0;
+            let listen = |source| BuildError::Listen { flow: id, source };
+            if let AppSpec::Web {
+                objects,
+                connections,
+                request,
+            } = &f.app
+            {
+                // A page: its connections share the page state; each pairs with its
+                // own server (port BASE_PORT + k) through the queue of object sizes.
+                let conns = connections.unwrap_or(DEFAULT_WEB_CONNECTIONS);
+                let request = request.map_or(crate::app::DEFAULT_WEB_REQUEST, |r| r.0);
+                let sizes: Vec<u64> = objects.iter().map(|o| o.0).collect();
+                let page = Page::new(&sizes, conns);
+                for k in 0..conns {
+                    let port = BASE_PORT + k as u16;
+                    let queue = SizeQueue::default();
+                    let app = ClientApp::web(
+                        page.clone(),
+                        k,
+                        request,
+                        queue.clone(),
+                        fwd.clone(),
+                        rev.clone(),
+                        app_seed.wrapping_add(u64::from(k)),
+                    );
+                    let remote = SocketAddr::new(r_ip, port);
+                    let client = ClientSide::new(app, remote, start, config.clone(), rows);
+                    sender
+                        .add_flow(id, Role::Client(Box::new(client)))
+                        .map_err(listen)?;
+                    let server = ServerApp::web(request, queue, fwd.clone(), rev.clone());
+                    let side = ServerSide::new(server, port, config.clone(), rows);
+                    receiver
+                        .add_flow(id, Role::Server(Box::new(side)))
+                        .map_err(listen)?;
+                }
+            } else {
+                let port = BASE_PORT;
+                let app = ClientApp::new(&f.app, fwd.clone(), rev.clone(), app_seed);
+                let remote = SocketAddr::new(r_ip, port);
+                let client = ClientSide::new(app, remote, start, config.clone(), rows);
+                sender
+                    .add_flow(id, Role::Client(Box::new(client)))
+                    .map_err(listen)?;
+                let side =
+                    ServerSide::new(ServerApp::new(&f.app, fwd, rev), port, config.clone(), rows);
+                receiver
+                    .add_flow(id, Role::Server(Box::new(side)))
+                    .map_err(listen)?;
+            }
 
             let s = e.add_node(SimNode::Host(Box::new(sender)));
             let r = e.add_node(SimNode::Host(Box::new(receiver)));

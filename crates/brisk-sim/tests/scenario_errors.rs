@@ -337,3 +337,27 @@ fn the_linux_3_17_profile_sets_its_knobs_and_explicit_ones_win() {
     let e = err(&format!("{GOOD}[flow.tcp]\nlinux_profile = \"2.6\"\n"));
     assert!(e.to_string().contains("linux_profile"), "{e}");
 }
+
+#[test]
+fn web_page_errors_name_the_field() {
+    let web = |app: &str| GOOD.replace(r#"app = { kind = "bulk" }"#, app);
+    let e = err(&web(r#"app = { kind = "web", objects = [] }"#));
+    assert_eq!(e.field, "flow[0].app.objects", "{e}");
+    assert!(e.message.contains("the first is the HTML"), "{e}");
+    let e = err(&web(r#"app = { kind = "web", objects = [1000, 0] }"#));
+    assert_eq!(e.field, "flow[0].app.objects[1]", "{e}");
+    assert!(e.message.contains("between 1 and 64MiB"), "{e}");
+    let e = err(&web(
+        r#"app = { kind = "web", objects = [1000], connections = 17 }"#,
+    ));
+    assert_eq!(e.field, "flow[0].app.connections", "{e}");
+    assert!(e.message.contains("between 1 and 16"), "{e}");
+    let e = err(&web(
+        r#"app = { kind = "web", objects = [1000], request = 0 }"#,
+    ));
+    assert_eq!(e.field, "flow[0].app.request", "{e}");
+    assert!(Scenario::from_toml_str(&web(
+        r#"app = { kind = "web", objects = ["24KB", 1000], connections = 6 }"#
+    ))
+    .is_ok());
+}

@@ -32,6 +32,9 @@ pub struct TcpInfo {
     pub bytes_acked: u64,
     pub bytes_received: u64,
     pub segs_out: u64,
+    /// Segments sent with payload, retransmissions included (Linux
+    /// `tcpi_data_segs_out`).
+    pub data_segs_out: u64,
     pub segs_in: u64,
     pub dsack_received: u64,
     pub rto_count: u64,

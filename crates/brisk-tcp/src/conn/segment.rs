@@ -156,6 +156,7 @@ impl Connection {
         self.probes.last_send = now;
         if seg.payload_len > 0 {
             self.info.bytes_sent += u64::from(seg.payload_len);
+            self.info.data_segs_out += 1;
         }
     }
 }
