@@ -34,6 +34,28 @@ pub fn rtt_over_time(f: &FlowResult) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The `q` quantile (0–1) of a sorted sample in ns, as ms: the nearest rank, no
+/// interpolation (NaN when empty).
+pub fn pct(sorted: &[u64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    ms(sorted[((sorted.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize])
+}
+
+/// A sorted sample in ns as a CDF series in ms (thinned to about 1000 points).
+pub fn cdf_of_sorted(name: &str, color: &'static str, style: Style, sorted: &[u64]) -> Series {
+    let n = sorted.len().max(1);
+    let step = (n / 1000).max(1);
+    let pts = sorted
+        .iter()
+        .enumerate()
+        .step_by(step)
+        .map(|(i, x)| (ms(*x), i as f64 / (n - 1).max(1) as f64))
+        .collect();
+    Series::new(name, color, style, pts)
+}
+
 /// An empirical CDF as (value in ms, cumulative fraction) points.
 pub fn cdf_ms(quantiles: &[u64]) -> Vec<(f64, f64)> {
     let n = quantiles.len().saturating_sub(1).max(1) as f64;

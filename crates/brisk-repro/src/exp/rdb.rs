@@ -10,7 +10,7 @@
 //! minutes. The metric is the ACK latency of each write: from its first transmission
 //! to the cumulative ACK that covers it.
 
-use super::ms;
+use super::pct;
 use crate::claim::Claim;
 use crate::experiment::{ExperimentResult, Job, Plan, Plot};
 use crate::figure::Figure;
@@ -111,26 +111,9 @@ fn pooled(flows: &[&FlowResult]) -> Vec<u64> {
     v
 }
 
-/// The `q` quantile (0–1) of a pooled sample, ms (NaN when empty).
-fn pct(v: &[u64], q: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((v.len() - 1) as f64 * q).round() as usize;
-    ms(v[i])
-}
-
-/// A pooled sample as a CDF series (thinned to 1001 points).
+/// A pooled sample as a CDF series.
 fn cdf(name: &str, color: &'static str, style: Style, v: &[u64]) -> Series {
-    let n = v.len().max(1);
-    let step = (n / 1000).max(1);
-    let pts = v
-        .iter()
-        .enumerate()
-        .step_by(step)
-        .map(|(i, x)| (ms(*x), i as f64 / (n - 1).max(1) as f64))
-        .collect();
-    Series::new(name, color, style, pts)
+    super::cdf_of_sorted(name, color, style, v)
 }
 
 // ---------------------------------------------------------------------------------

@@ -15,7 +15,7 @@
 //! once with a D-SACK; RDB's p99 ACK latency below both brisk without RDB and Linux's
 //! sender; simulator and real run within 15 % on RDB's p50 and p99.
 
-use super::ms;
+use super::pct;
 use crate::claim::Claim;
 use crate::experiment::{ExperimentResult, Job, Plan};
 use brisk_emu::realrun::{run_real, FlowStack, LinuxKnobs, RealApp, RealFlow, RealRun};
@@ -312,19 +312,8 @@ fn measure(dir: &Path, flows: usize) -> Result<RealRdb, String> {
         }
     }
     delays.sort_unstable();
-    let q = |v: &[u64], x: f64| {
-        v.get(((v.len().max(1) - 1) as f64 * x) as usize)
-            .map_or(f64::NAN, |d| ms(*d))
-    };
-    m.overlap_ack_ms = (q(&delays, 0.5), q(&delays, 0.9));
+    m.overlap_ack_ms = (pct(&delays, 0.5), pct(&delays, 0.9));
     Ok(m)
-}
-
-fn pct(v: &[u64], q: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    ms(v[((v.len() - 1) as f64 * q).round() as usize])
 }
 
 fn analyse(sim: Option<&RunResult>, real: Result<RealRdb, String>) -> ExperimentResult {
