@@ -1,7 +1,8 @@
 //! Which bytes go next: new data within cwnd and the peer's window (RFC 5681, RFC
 //! 896 Nagle with Minshall's refinement, sender SWS avoidance, zero-window persist),
 //! the lowest lost segment (RFC 6675 §5 NextSeg rule 1; Linux
-//! `tcp_xmit_retransmit_queue`), and the TLP probe (RFC 8985 §7.3). RDB's bundles,
+//! `tcp_xmit_retransmit_queue`), a forward retransmission in recovery without RACK
+//! (NextSeg rule 3), and the TLP probe (RFC 8985 §7.3). RDB's bundles,
 //! RC3's tail copies and prioritised order are further selections that go here.
 
 use super::rto_timer::RtoArm;
@@ -38,6 +39,35 @@ impl Connection {
             RetransmitKind::Fast
         };
         Some(self.retransmit(now, lost.id, rk))
+    }
+
+    /// RFC 6675 §4 NextSeg rule 3, as Linux 3.x ran it (`tcp_xmit_retransmit_queue`
+    /// with `tcp_can_forward_retransmit`): in fast recovery, when nothing is marked
+    /// lost and no new data can go, retransmit the first segment below the highest
+    /// SACKed one that is neither SACKed nor retransmitted, if cwnd allows. Without it
+    /// a partial ACK that leaves fewer than DupThresh SACKed segments above a hole
+    /// (a whole flight lost, then a TLP probe SACKed) waits for the RTO. Linux dropped
+    /// forward retransmission with FACK in 4.15, once RACK marked such holes by time,
+    /// so it applies only with RACK off (`linux_profile = "3.17"`).
+    pub(super) fn send_forward_retransmit(&mut self, now: Instant) -> Option<Segment> {
+        if self.config.recovery.rack
+            || self.cong.ca_state != CaState::Recovery
+            || !self.opts.sack_ok
+            || self.loss.board.in_flight() >= self.cong.vars.cwnd
+        {
+            return None;
+        }
+        let high = self.loss.board.highest_sacked();
+        // Bounded by the segments below the highest SACK; only in recovery, with RACK
+        // off (the legacy profile's other scans are as long).
+        let id = self
+            .loss
+            .board
+            .iter()
+            .take_while(|s| s.end <= high)
+            .find(|s| !s.sacked && !s.retrans && !s.lost)
+            .map(|s| s.id)?;
+        Some(self.retransmit(now, id, RetransmitKind::Fast))
     }
 
     fn retransmit(&mut self, now: Instant, id: u64, rk: RetransmitKind) -> Segment {

@@ -72,6 +72,11 @@ impl Connection {
         if let Some(s) = self.send_new_data(now, false) {
             return Some(s);
         }
+        if retransmit {
+            if let Some(s) = self.send_forward_retransmit(now) {
+                return Some(s);
+            }
+        }
         if self.ack_due() {
             let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
             return Some(self.finish(now, s));

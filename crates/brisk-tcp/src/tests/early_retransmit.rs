@@ -91,3 +91,67 @@ fn draft_pto_follows_equations_1_and_2() {
     assert_eq!(pto(ms(3), 2, wc, None), ms(6));
     assert_eq!(pto(ms(80), 1, wc, None), ms(360));
 }
+
+/// A whole flight of four lost, then the TLP probe (the last segment) SACKed: FACK
+/// marks the head lost (4 SACKed-or-above > DupThresh), and after its ACK the other
+/// two holes sit below the highest SACK with too few SACKs above them. Linux 3.x sends
+/// them as forward retransmissions in recovery (RFC 6675 NextSeg rule 3); without
+/// that, the sender waited for the RTO. Returns the retransmission kinds and the RTO
+/// count.
+fn whole_flight_lost_then_probe() -> (Vec<RetransmitKind>, u64) {
+    let mut client = Config::default();
+    client.recovery.rack = false;
+    client.recovery.tlp = true;
+    client.recovery.tlp_pto = crate::recovery::tlp::PtoFormula::Draft01;
+    client.recovery.early_retransmit = EarlyRetransmit::Delayed;
+    client.recovery.fack = true;
+    let mut server = Config::default();
+    server.ack.delayed = false;
+    let mut p = Pair::with_configs(Duration::from_millis(40), client, server);
+    let (c, s) = p.establish();
+    p.client.conn_mut(c).unwrap().set_trace(true);
+    let mut n = 0;
+    p.set_hook(move |x| {
+        if x.to_server && x.len > 0 {
+            n += 1;
+            if n <= 4 {
+                return Action::Drop;
+            }
+        }
+        Action::Deliver
+    });
+    let data = pattern(4 * MSS, 9);
+    assert_eq!(p.client.conn_mut(c).unwrap().write(&data), data.len());
+    let mut got = Vec::new();
+    let end = p.now + Duration::from_secs(5);
+    while got.len() < data.len() && p.step_until(end) {
+        Pair::read_all(&mut p.server, s, &mut got);
+    }
+    assert!(got == data, "stream intact");
+    let mut t = Vec::new();
+    p.client.conn_mut(c).unwrap().drain_trace(&mut t);
+    let kinds = t
+        .iter()
+        .filter_map(|e| match *e {
+            TraceEvent::Retransmit { kind, .. } => Some(kind),
+            _ => None,
+        })
+        .collect();
+    (kinds, p.client.conn_mut(c).unwrap().info().rto_count)
+}
+
+#[test]
+fn forward_retransmission_repairs_a_whole_lost_flight_after_the_probe() {
+    let (kinds, rtos) = whole_flight_lost_then_probe();
+    assert_eq!(rtos, 0, "no timeout: {kinds:?}");
+    assert_eq!(
+        kinds,
+        vec![
+            RetransmitKind::Tlp,
+            RetransmitKind::Fast,
+            RetransmitKind::Fast,
+            RetransmitKind::Fast
+        ],
+        "the probe, the FACK-marked head, then the two holes below the SACK"
+    );
+}
