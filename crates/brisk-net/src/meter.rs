@@ -31,6 +31,8 @@ pub struct QueueRow {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DropRecord {
     pub at: Instant,
+    /// The dropped packet's id (`Packet::id`), to find what it carried.
+    pub id: u64,
     pub flow: u32,
     pub reason: DropReason,
 }
@@ -137,12 +139,21 @@ impl LinkMeter {
                     self.cur.bytes = queue_bytes;
                 }
                 NetEvent::Drop {
-                    at, flow, reason, ..
+                    at,
+                    id,
+                    flow,
+                    reason,
+                    ..
                 } => {
                     self.drop_count += 1;
                     self.cur.drops += 1;
                     if self.drops.len() < MAX_DROP_RECORDS {
-                        self.drops.push(DropRecord { at, flow, reason });
+                        self.drops.push(DropRecord {
+                            at,
+                            id,
+                            flow,
+                            reason,
+                        });
                     }
                     if let Some(slot) = self.first_drop.get_mut(flow as usize) {
                         slot.get_or_insert(at);

@@ -93,6 +93,7 @@ mod tests {
             )],
             drop_records: vec![DropRecord {
                 at: Instant::from_nanos(250_000_000),
+                id: 7,
                 flow: 1,
                 reason: DropReason::QueueFull,
             }],

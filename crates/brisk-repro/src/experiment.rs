@@ -22,6 +22,12 @@ pub struct Job {
     /// Keep the flows' per-consult controller diagnostics (`FlowResult::cc_series`,
     /// up to ~19 MB per flow); otherwise the runner drops them after the run.
     pub keep_cc_series: bool,
+    /// Keep only the flows' scalar results: drop their time series, quantile vectors
+    /// and the bottleneck's series and drop records after the run (runs with thousands
+    /// of flows, whose analysis reads FCTs and counters).
+    pub lean: bool,
+    /// Record each flow's bytes dropped at the bottleneck (`FlowResult::dropped_ranges`).
+    pub dropped_ranges: bool,
 }
 
 impl Job {
@@ -31,7 +37,21 @@ impl Job {
             scenario,
             seed,
             keep_cc_series: false,
+            lean: false,
+            dropped_ranges: false,
         }
+    }
+
+    /// Record each flow's dropped bytes (see `dropped_ranges`).
+    pub fn with_dropped_ranges(mut self) -> Self {
+        self.dropped_ranges = true;
+        self
+    }
+
+    /// Keep only scalar per-flow results (see `lean`).
+    pub fn lean(mut self) -> Self {
+        self.lean = true;
+        self
     }
 
     /// Keep the per-consult diagnostics for the analysis (see `keep_cc_series`).

@@ -86,6 +86,20 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::tlp_tail::plan,
     },
     Experiment {
+        id: exp::tlp_realistic::ID,
+        title: exp::tlp_realistic::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::tlp_realistic::CLAIMS,
+        plan: exp::tlp_realistic::plan,
+    },
+    Experiment {
+        id: exp::tlp_web::ID,
+        title: exp::tlp_web::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::tlp_web::CLAIMS,
+        plan: exp::tlp_web::plan,
+    },
+    Experiment {
         id: exp::new_cwv::ID,
         title: exp::new_cwv::TITLE,
         kind: Kind::Simulated,

@@ -16,7 +16,7 @@ use std::net::{IpAddr, SocketAddr};
 use crate::app::{ClientApp, ServerApp};
 use crate::engine::Ctx;
 use crate::metrics::{Samples, Series};
-use crate::web::RetxLog;
+use crate::web::ByteRanges;
 use brisk_report::OneWayDelay;
 
 /// Port receivers listen on (plus the flow's index on the host).
@@ -110,7 +110,7 @@ pub struct ClientSide {
     /// The connection reported `Closed` (cleanly or with `error`).
     pub closed: bool,
     /// Stream bytes the connection retransmitted (from its trace).
-    pub retx: RetxLog,
+    pub retx: ByteRanges,
 }
 
 /// The receiver side of one flow.
@@ -127,7 +127,7 @@ pub struct ServerSide {
     /// The connection reported `Closed` (cleanly or with `error`).
     pub closed: bool,
     /// Response bytes the connection retransmitted (traced for web servers only).
-    pub retx: RetxLog,
+    pub retx: ByteRanges,
     /// The connection's latest `TcpInfo` (web servers only: they are the data senders).
     pub info: Option<TcpInfo>,
 }
@@ -144,7 +144,7 @@ impl ServerSide {
             owd: Default::default(),
             error: None,
             closed: false,
-            retx: RetxLog::default(),
+            retx: ByteRanges::default(),
             info: None,
         }
     }
@@ -199,7 +199,7 @@ impl ClientSide {
             error: None,
             connect_error: None,
             closed: false,
-            retx: RetxLog::default(),
+            retx: ByteRanges::default(),
         }
     }
 }
@@ -571,7 +571,7 @@ impl Host {
 
 /// A traced retransmission of `len` bytes at `seq` (relative to the ISN: stream
 /// offset `seq − 1`; a bare FIN logs the byte after the data).
-fn add_retx(log: &mut RetxLog, seq: u64, len: u32) {
+fn add_retx(log: &mut ByteRanges, seq: u64, len: u32) {
     let start = seq.saturating_sub(1);
     log.add(start, start + u64::from(len));
 }

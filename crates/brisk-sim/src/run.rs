@@ -40,6 +40,9 @@ pub struct RunOptions {
     /// Skip the streams' SHA-256 digests (the exact per-byte pattern check stays on);
     /// used by the benchmark, where hashing 2.5 GB would dominate the run time.
     pub skip_stream_hashes: bool,
+    /// Record the stream bytes of each flow the bottleneck dropped
+    /// (`FlowResult::dropped_ranges`), for tail-loss analyses.
+    pub dropped_ranges: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -113,6 +116,9 @@ pub struct FlowResult {
     /// Stream byte ranges the sender retransmitted (merged, stream offsets; a bare
     /// FIN is the byte after the data), for tail-loss analyses.
     pub retransmitted_ranges: Vec<(u64, u64)>,
+    /// Stream byte ranges of the flow's data the bottleneck dropped (merged; a FIN is
+    /// the byte after the data), with `RunOptions::dropped_ranges` only.
+    pub dropped_ranges: Vec<(u64, u64)>,
     /// A page download's objects and counters (`app = "web"`).
     pub web: Option<crate::web::WebResult>,
 }
@@ -151,6 +157,9 @@ struct RunObserver {
     /// Indexed by node id; `Some` for hosts when pcaps are on.
     pcaps: Vec<Option<(String, PcapWriter<BufWriter<File>>)>>,
     error: Option<SimError>,
+    /// The bottleneck's entry and exit nodes and what is inside, when the run
+    /// records dropped ranges.
+    drops: Option<(NodeId, NodeId, crate::dropped::DropTracker)>,
 }
 
 impl Observer for RunObserver {
@@ -161,6 +170,13 @@ impl Observer for RunObserver {
             h.update((to as u64).to_le_bytes());
             h.update((pkt.data.len() as u64).to_le_bytes());
             h.update(&pkt.data);
+        }
+        if let Some((entry, exit, t)) = &mut self.drops {
+            if to == *entry {
+                t.on_enter(pkt);
+            } else if from == *exit {
+                t.on_exit(pkt);
+            }
         }
         if self.error.is_some() {
             return;
@@ -218,6 +234,13 @@ pub fn run_controlled(
         hash: opts.trace_hash.then(Sha256::new),
         pcaps: Vec::new(),
         error: None,
+        drops: opts.dropped_ranges.then(|| {
+            (
+                net.bottleneck,
+                net.bottleneck_exit,
+                crate::dropped::DropTracker::default(),
+            )
+        }),
     };
     if let Some(dir) = &opts.pcap_dir {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
@@ -381,6 +404,10 @@ pub fn run_controlled(
         drop_records: std::mem::take(&mut meter.drops),
     };
     let first_drops = meter.first_drop.clone();
+    let dropped: Vec<crate::web::ByteRanges> = match &obs.drops {
+        Some((_, _, t)) => t.ranges(&bottleneck.drop_records, net.flows.len()),
+        None => Vec::new(),
+    };
 
     let mut flows = Vec::with_capacity(net.flows.len());
     for fi in &net.flows {
@@ -509,6 +536,9 @@ pub fn run_controlled(
             cc_series: c.cc.rows.clone(),
             cc_rows_dropped: c.cc_dropped,
             retransmitted_ranges: c.retx.ranges().to_vec(),
+            dropped_ranges: dropped
+                .get(fi.id as usize)
+                .map_or_else(Vec::new, |r| r.ranges().to_vec()),
             web,
         });
     }

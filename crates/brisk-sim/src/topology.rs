@@ -72,6 +72,8 @@ pub struct Network {
     pub flows: Vec<FlowInfo>,
     pub bottleneck: NodeId,
     pub reverse: Option<NodeId>,
+    /// The node packets leave the bottleneck from (its impairment stage, if any).
+    pub bottleneck_exit: NodeId,
 }
 
 /// Errors while building the network from a (validated) scenario.
@@ -275,6 +277,7 @@ pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Networ
         flows,
         bottleneck: b_in,
         reverse: reverse.map(|r| r.0),
+        bottleneck_exit: b_out,
     })
 }
 

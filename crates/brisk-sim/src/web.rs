@@ -159,7 +159,7 @@ impl WebResult {
     /// first connection opened.
     pub fn collect(
         page: &Page,
-        servers: &[(&RetxLog, Option<&brisk_tcp::TcpInfo>)],
+        servers: &[(&ByteRanges, Option<&brisk_tcp::TcpInfo>)],
         connect_ns: Option<u64>,
     ) -> Self {
         let mut r = WebResult {
@@ -200,14 +200,14 @@ impl WebResult {
 pub const TAIL_SEGMENTS: u64 = 4;
 
 /// Merged byte ranges of a stream that were retransmitted, in stream offsets.
-/// Bounded: beyond [`RetxLog::CAP`] disjoint ranges, new ones are counted, not kept.
+/// Bounded: beyond [`ByteRanges::CAP`] disjoint ranges, new ones are counted, not kept.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RetxLog {
+pub struct ByteRanges {
     ranges: Vec<(u64, u64)>,
     pub overflow: u64,
 }
 
-impl RetxLog {
+impl ByteRanges {
     pub const CAP: usize = 4096;
 
     /// Records a retransmission of `[start, end)` (a bare FIN: one byte past the data).
@@ -278,7 +278,7 @@ mod tests {
 
     #[test]
     fn retransmitted_ranges_merge_and_answer_overlaps() {
-        let mut r = RetxLog::default();
+        let mut r = ByteRanges::default();
         r.add(100, 200);
         r.add(300, 400);
         r.add(200, 250); // adjacent: merges
@@ -294,13 +294,13 @@ mod tests {
 
     #[test]
     fn retransmitted_ranges_are_bounded() {
-        let mut r = RetxLog::default();
-        for i in 0..(RetxLog::CAP as u64 + 10) {
+        let mut r = ByteRanges::default();
+        for i in 0..(ByteRanges::CAP as u64 + 10) {
             r.add(i * 10, i * 10 + 5);
         }
-        assert_eq!(r.ranges().len(), RetxLog::CAP);
+        assert_eq!(r.ranges().len(), ByteRanges::CAP);
         assert_eq!(r.overflow, 10);
         r.add(0, 3); // merging still works at the cap
-        assert_eq!(r.ranges().len(), RetxLog::CAP);
+        assert_eq!(r.ranges().len(), ByteRanges::CAP);
     }
 }

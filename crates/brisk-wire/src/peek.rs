@@ -132,6 +132,29 @@ pub fn tcp_payload_len(buf: &[u8]) -> Option<usize> {
         .checked_sub(transport.checked_add(data_offset)?)
 }
 
+/// A TCP segment's sequence number and flags byte (CWR … FIN), from a raw IPv4 or
+/// IPv6 packet; `None` as for [`tcp_payload_len`].
+pub fn tcp_seq_flags(buf: &[u8]) -> Option<(u32, u8)> {
+    let transport = match version(buf)? {
+        4 => {
+            let ihl = usize::from(buf[0] & 0x0f) * 4;
+            let frag = u16::from_be_bytes(array::<2>(buf, 6)?) & 0x1fff;
+            if ihl < V4_MIN_HEADER || frag != 0 || buf[V4_PROTOCOL] != 6 {
+                return None;
+            }
+            ihl
+        }
+        _ => {
+            if buf[V6_NEXT_HEADER] != 6 {
+                return None;
+            }
+            V6_HEADER
+        }
+    };
+    let seq = u32::from_be_bytes(array::<4>(buf, transport + 4)?);
+    Some((seq, *buf.get(transport + 13)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +202,47 @@ mod tests {
         let mut out = Vec::new();
         emit_tcp_packet(&ip, &tcp(5, 6), &mut out);
         out
+    }
+
+    #[test]
+    fn sequence_number_and_flags_of_both_families() {
+        use crate::seq::SeqNum;
+        use crate::tcp::Flags;
+        let seg = TcpRepr {
+            seq: SeqNum(0xdead_beef),
+            flags: Flags::SYN | Flags::FIN,
+            ..tcp(1, 2)
+        };
+        for mut p in [v4([1, 2, 3, 4], [5, 6, 7, 8]), v6([0xfd; 16], [0xfe; 16])] {
+            let ip = if p[0] >> 4 == 4 {
+                IpRepr::V4(Ipv4Repr {
+                    src: [1, 2, 3, 4].into(),
+                    dst: [5, 6, 7, 8].into(),
+                    protocol: IPPROTO_TCP,
+                    dscp: 0,
+                    ecn: Ecn::NotEct,
+                    ttl: 64,
+                    ident: 1,
+                    dont_frag: true,
+                    payload_len: 0,
+                })
+            } else {
+                IpRepr::V6(Ipv6Repr {
+                    src: [0xfd; 16].into(),
+                    dst: [0xfe; 16].into(),
+                    next_header: IPPROTO_TCP,
+                    dscp: 0,
+                    ecn: Ecn::NotEct,
+                    flow_label: 0,
+                    hop_limit: 64,
+                    payload_len: 0,
+                })
+            };
+            p.clear();
+            emit_tcp_packet(&ip, &seg, &mut p);
+            assert_eq!(tcp_seq_flags(&p), Some((0xdead_beef, 0x03)));
+            assert_eq!(tcp_seq_flags(&p[..p.len() - 8]), None, "truncated header");
+        }
     }
 
     #[test]

@@ -10,7 +10,9 @@ pub mod rdb;
 pub mod real_bloat;
 pub mod real_rdb;
 pub mod real_tail;
+pub mod tlp_realistic;
 pub mod tlp_tail;
+pub mod tlp_web;
 pub mod ut;
 
 use crate::svg::{Series, Style};

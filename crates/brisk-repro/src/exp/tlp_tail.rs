@@ -69,7 +69,7 @@ const TLPR: usize = 3;
 /// The receivers: name, `[flow.tcp.ack]` table. delACK is the paper's modified
 /// receiver (spec §4 B9): no quick-ACK credits in slow start, an ACK every second
 /// full segment, otherwise a 200-ms timer.
-const ACKS: &[(&str, &str)] = &[
+pub(crate) const ACKS: &[(&str, &str)] = &[
     ("quickACK", "{ delayed = false }"),
     (
         "delACK",
