@@ -55,7 +55,7 @@ pub fn cdf_of_sorted(name: &str, color: &'static str, style: Style, sorted: &[u6
         .step_by(step)
         .map(|(i, x)| (ms(*x), i as f64 / (n - 1).max(1) as f64))
         .collect();
-    Series::new(name, color, style, pts)
+    Series::new(name, color, style, pts).as_steps()
 }
 
 /// An empirical CDF as (value in ms, cumulative fraction) points.

@@ -38,6 +38,10 @@ pub struct Series {
     /// Closed outlines in data coordinates, shaded under the points, e.g. a
     /// covariance ellipse across seeds.
     pub polygons: Vec<Vec<(f64, f64)>>,
+    /// The points are an empirical CDF: drawn as a step function (flat to each next
+    /// sample, then up), never broken at wide x steps, which in a CDF are sparse
+    /// samples, not missing ones.
+    pub steps: bool,
 }
 
 impl Series {
@@ -49,7 +53,14 @@ impl Series {
             points,
             band: Vec::new(),
             polygons: Vec::new(),
+            steps: false,
         }
+    }
+
+    /// Draw the points as an empirical CDF (see `steps`).
+    pub fn as_steps(mut self) -> Self {
+        self.steps = true;
+        self
     }
 
     pub fn with_band(mut self, band: Vec<(f64, f64, f64)>) -> Self {
@@ -95,6 +106,19 @@ fn median_step(xs: &[f64]) -> Option<f64> {
     }
     d.sort_by(|a, b| a.total_cmp(b));
     Some(d[d.len() / 2])
+}
+
+/// An empirical CDF's corners: each sample is reached by a flat segment at the
+/// previous level, then a rise.
+fn step_points(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(pts.len() * 2);
+    for (i, &(x, y)) in pts.iter().enumerate() {
+        if i > 0 {
+            out.push((x, pts[i - 1].1));
+        }
+        out.push((x, y));
+    }
+    out
 }
 
 /// Splits samples into runs that may be joined by one line: a sample the axes cannot
@@ -308,7 +332,7 @@ pub fn chart(c: &Chart, id: &str) -> String {
         );
         trace(&[(px, MT), (px, H - MB)], &mut occupied);
     }
-    let gaps = |s: &Series| matches!(s.style, Style::Line | Style::Dashed);
+    let gaps = |s: &Series| matches!(s.style, Style::Line | Style::Dashed) && !s.steps;
     // Bands first, so every line is drawn over them.
     for s in &c.series {
         let ok = |b: (f64, f64, f64)| x.accepts(b.0) && y.accepts(b.1) && y.accepts(b.2);
@@ -355,7 +379,14 @@ pub fn chart(c: &Chart, id: &str) -> String {
     }
     for s in &c.series {
         let ok = |p: (f64, f64)| x.accepts(p.0) && y.accepts(p.1);
-        for run in runs(&s.points, |p| p, ok, gaps(s)) {
+        let stepped;
+        let points = if s.steps {
+            stepped = step_points(&s.points);
+            &stepped
+        } else {
+            &s.points
+        };
+        for run in runs(points, |p| p, ok, gaps(s)) {
             let pix: Vec<(f64, f64)> = run.iter().map(|&(a, b)| (x.map(a), y.map(b))).collect();
             if matches!(s.style, Style::Points | Style::Marker) {
                 let r = if s.style == Style::Marker {
@@ -469,6 +500,38 @@ mod tests {
         let s = chart(&c, "t");
         assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
         assert!(s.contains("a &lt; b &amp; c"));
+    }
+
+    #[test]
+    fn cdf_steps_go_flat_then_up_and_never_break() {
+        assert_eq!(
+            step_points(&[(1.0, 0.0), (2.0, 0.5), (10.0, 1.0)]),
+            vec![(1.0, 0.0), (2.0, 0.0), (2.0, 0.5), (10.0, 0.5), (10.0, 1.0)]
+        );
+        // Sparse samples: a plain line breaks at the wide step, a CDF does not.
+        let pts = vec![
+            (1.0, 0.0),
+            (1.1, 0.25),
+            (1.2, 0.5),
+            (1.3, 0.75),
+            (50.0, 1.0),
+        ];
+        let line = chart(
+            &Chart {
+                series: vec![Series::new("s", RED, Style::Line, pts.clone())],
+                ..Chart::default()
+            },
+            "t",
+        );
+        assert_eq!(paths(&line).len(), 2, "{line}");
+        let cdf = chart(
+            &Chart {
+                series: vec![Series::new("s", RED, Style::Line, pts).as_steps()],
+                ..Chart::default()
+            },
+            "t",
+        );
+        assert_eq!(paths(&cdf).len(), 1, "{cdf}");
     }
 
     #[test]
