@@ -31,7 +31,7 @@ use crate::link::{Link, LinkParams};
 use crate::loss::{Loss, LossModel};
 use crate::mahimahi::DeliveryTrace;
 use crate::outage::Outage;
-use crate::queue::{DropTail, QueueLimit};
+use crate::queue::{AnyQueue, CoDel, CoDelParams, DropTail, QueueLimit};
 use crate::units::{Dur, Rate, Size};
 
 /// Queue limit of a rate-limited link whose description gives none (Linux's default
@@ -123,6 +123,19 @@ pub enum QueueSpec {
         ecn_threshold_packets: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ecn_threshold_bytes: Option<Size>,
+    },
+    /// CoDel (RFC 8289): `target` (default 5ms) and `interval` (100ms), a tail-drop
+    /// `packets` limit (1000) and `ecn` (mark ECN-capable packets instead of dropping
+    /// them; default off, as Linux's `codel` qdisc).
+    Codel {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<Dur>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        interval: Option<Dur>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        packets: Option<u64>,
+        #[serde(default)]
+        ecn: bool,
     },
 }
 
@@ -278,6 +291,30 @@ impl LinkSpec {
                 ));
             }
         }
+        if let Some(QueueSpec::Codel { packets, .. }) = &self.queue {
+            if *packets == Some(0) || packets.is_some_and(|p| p > 10_000_000) {
+                return Err(err(
+                    "queue.packets",
+                    "must be between 1 and 10000000".into(),
+                ));
+            }
+            let p = self.codel_params();
+            if p.interval.is_zero() || p.interval > Duration::from_secs(60) {
+                return Err(err(
+                    "queue.interval",
+                    "must be greater than 0 and at most 60s".into(),
+                ));
+            }
+            if p.target.is_zero() || p.target >= p.interval {
+                return Err(err(
+                    "queue.target",
+                    format!(
+                        "must be greater than 0 and below the interval ({:?})",
+                        p.interval
+                    ),
+                ));
+            }
+        }
         match &self.loss {
             Some(LossSpec::Bernoulli { p }) => prob("loss.p", *p)?,
             Some(LossSpec::GilbertElliott {
@@ -389,13 +426,21 @@ impl LinkSpec {
             },
             ..LinkParams::default()
         };
-        let queue = self.queue_limits();
-        let mut droptail = DropTail::new(queue.0).map_err(err("queue"))?;
-        if let Some(k) = queue.1 {
-            droptail = droptail.with_ecn_threshold(k);
-        }
+        let queue: AnyQueue = match &self.queue {
+            Some(QueueSpec::Codel { .. }) => CoDel::new(self.codel_params())
+                .map_err(err("queue"))?
+                .into(),
+            _ => {
+                let limits = self.queue_limits();
+                let mut droptail = DropTail::new(limits.0).map_err(err("queue"))?;
+                if let Some(k) = limits.1 {
+                    droptail = droptail.with_ecn_threshold(k);
+                }
+                droptail.into()
+            }
+        };
         let loss = Loss::new(self.loss_model(), seeds.loss).map_err(err("loss"))?;
-        let link = Link::new(params, droptail.into(), loss).map_err(err(""))?;
+        let link = Link::new(params, queue, loss).map_err(err(""))?;
         if !self.is_impaired() {
             return Ok(LinkElements {
                 link,
@@ -414,6 +459,28 @@ impl LinkSpec {
             link,
             impairment: Some(impairment),
         })
+    }
+
+    /// CoDel's parameters: the scenario's, else RFC 8289's defaults.
+    fn codel_params(&self) -> CoDelParams {
+        let d = CoDelParams::default();
+        match &self.queue {
+            Some(QueueSpec::Codel {
+                target,
+                interval,
+                packets,
+                ecn,
+            }) => CoDelParams {
+                target: target.map_or(d.target, |t| t.0),
+                interval: interval.map_or(d.interval, |t| t.0),
+                limit_packets: packets.map_or(d.limit_packets, |p| {
+                    usize::try_from(p).unwrap_or(usize::MAX)
+                }),
+                ecn: *ecn,
+                ..d
+            },
+            _ => d,
+        }
     }
 
     /// The queue limit and the optional ECN marking threshold.
@@ -439,6 +506,9 @@ impl LinkSpec {
                     (None, None) => default,
                 };
                 (limit, kb.map(bytes).or(kp.map(packets)))
+            }
+            Some(QueueSpec::Codel { packets: p, .. }) => {
+                (p.map_or(QueueLimit::Packets(1000), packets), None)
             }
         }
     }

@@ -361,3 +361,25 @@ fn web_page_errors_name_the_field() {
     ))
     .is_ok());
 }
+
+#[test]
+fn codel_parameters_out_of_range_name_the_field() {
+    let q = |spec: &str| GOOD.replace(r#"queue = { kind = "droptail", packets = 100 }"#, spec);
+    let e = err(&q(r#"queue = { kind = "codel", target = "200ms" }"#));
+    assert_eq!(e.field, "bottleneck.queue.target", "{e}");
+    assert!(e.message.contains("below the interval"), "{e}");
+    let e = err(&q(r#"queue = { kind = "codel", interval = "0ms" }"#));
+    assert_eq!(e.field, "bottleneck.queue.interval", "{e}");
+    let e = err(&q(r#"queue = { kind = "codel", packets = 0 }"#));
+    assert_eq!(e.field, "bottleneck.queue.packets", "{e}");
+    let e = err(&q(r#"queue = { kind = "codel", tagret = "5ms" }"#));
+    assert!(e.message.contains("tagret"), "{e}");
+    let sc = Scenario::from_toml_str(&q(
+        r#"queue = { kind = "codel", target = "5ms", interval = "100ms", packets = 1000, ecn = true }"#,
+    ))
+    .unwrap();
+    assert!(matches!(
+        sc.bottleneck.queue,
+        Some(brisk_net::spec::QueueSpec::Codel { ecn: true, .. })
+    ));
+}

@@ -3,28 +3,18 @@
 //! (DCTCP's switch marking, RFC 8257 §3.1, and the "K" of the RITE ABE experiments).
 //! Not-ECT packets are never dropped for the threshold; only the limit drops.
 
-use std::collections::VecDeque;
-
 use brisk_time::Instant;
-use brisk_wire::{mark_ce, peek_ecn, Ecn};
 
-use super::{Dequeued, Queue, QueueLimit};
+use super::fifo::Fifo;
+use super::{mark_if_ect, Dequeued, Queue, QueueLimit};
 use crate::element::Packet;
 use crate::error::NetError;
-
-#[derive(Clone, Debug)]
-struct Entry {
-    pkt: Packet,
-    enqueued_at: Instant,
-    ce_marked: bool,
-}
 
 #[derive(Clone, Debug)]
 pub struct DropTail {
     limit: QueueLimit,
     mark_above: Option<QueueLimit>,
-    q: VecDeque<Entry>,
-    bytes: usize,
+    q: Fifo,
 }
 
 impl DropTail {
@@ -37,8 +27,7 @@ impl DropTail {
         Ok(DropTail {
             limit,
             mark_above: None,
-            q: VecDeque::with_capacity(prealloc),
-            bytes: 0,
+            q: Fifo::with_capacity(prealloc),
         })
     }
 
@@ -55,34 +44,22 @@ impl DropTail {
 
 impl Queue for DropTail {
     fn enqueue(&mut self, now: Instant, mut pkt: Packet) -> Result<(), Packet> {
-        if !self.limit.fits(self.q.len(), self.bytes, pkt.len()) {
+        if !self.limit.fits(self.q.len(), self.q.bytes(), pkt.len()) {
             return Err(pkt);
         }
-        self.bytes = self.bytes.saturating_add(pkt.len());
         let ce_marked = match self.mark_above {
             // Only ECT packets count as marked here; CE ones already carry the signal.
-            Some(k) if k.exceeded_by(self.q.len() + 1, self.bytes) => {
-                matches!(peek_ecn(&pkt.data), Some(Ecn::Ect0 | Ecn::Ect1)) && mark_ce(&mut pkt.data)
+            Some(k) if k.exceeded_by(self.q.len() + 1, self.q.bytes() + pkt.len()) => {
+                mark_if_ect(&mut pkt)
             }
             _ => false,
         };
-        self.q.push_back(Entry {
-            pkt,
-            enqueued_at: now,
-            ce_marked,
-        });
+        self.q.push(pkt, now, ce_marked);
         Ok(())
     }
 
     fn dequeue(&mut self, _now: Instant) -> Option<Dequeued> {
-        let e = self.q.pop_front()?;
-        debug_assert!(self.bytes >= e.pkt.len());
-        self.bytes = self.bytes.saturating_sub(e.pkt.len());
-        Some(Dequeued {
-            pkt: e.pkt,
-            enqueued_at: e.enqueued_at,
-            ce_marked: e.ce_marked,
-        })
+        self.q.pop().map(Dequeued::from)
     }
 
     fn len_packets(&self) -> usize {
@@ -90,7 +67,7 @@ impl Queue for DropTail {
     }
 
     fn len_bytes(&self) -> usize {
-        self.bytes
+        self.q.bytes()
     }
 }
 
@@ -158,31 +135,8 @@ mod tests {
         assert!(e.to_string().contains("queue.limit"), "{e}");
     }
 
-    /// A 20-byte IPv4 header (no payload) with the given ECN bits and a valid checksum.
-    fn ipv4(id: u64, ecn: Ecn) -> Packet {
-        let mut h = vec![
-            0x45, ecn as u8, 0, 20, 0, 0, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
-        ];
-        let c = !fold(&h);
-        h[10..12].copy_from_slice(&c.to_be_bytes());
-        Packet {
-            data: h,
-            id,
-            flow: 0,
-            sent_at: Instant::ZERO,
-        }
-    }
-
-    fn fold(b: &[u8]) -> u16 {
-        let mut s: u32 = b
-            .chunks(2)
-            .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-            .sum();
-        while s > 0xffff {
-            s = (s & 0xffff) + (s >> 16);
-        }
-        s as u16
-    }
+    use crate::queue::test_packets::{fold, ipv4};
+    use brisk_wire::{peek_ecn, Ecn};
 
     #[test]
     fn ecn_threshold_marks_ect_packets_above_it_and_keeps_the_checksum_valid() {

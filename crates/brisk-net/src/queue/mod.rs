@@ -7,14 +7,25 @@
 //! counted and logged with their time and sojourn. Every queue stamps packets with their
 //! enqueue time so the sojourn is known at dequeue (CoDel's input).
 
+pub mod codel;
 pub mod droptail;
+mod fifo;
 
+pub use codel::{CoDel, CoDelParams};
 pub use droptail::DropTail;
 
 use brisk_time::{Duration, Instant};
 
 use crate::element::Packet;
 use crate::error::NetError;
+
+/// CE-marks an ECN-capable (ECT(0) or ECT(1)) packet in place; returns whether it did.
+/// Not-ECT packets are left alone (an AQM drops them instead) and CE ones already
+/// carry the signal.
+pub(crate) fn mark_if_ect(pkt: &mut Packet) -> bool {
+    use brisk_wire::{mark_ce, peek_ecn, Ecn};
+    matches!(peek_ecn(&pkt.data), Some(Ecn::Ect0 | Ecn::Ect1)) && mark_ce(&mut pkt.data)
+}
 
 /// A packet leaving a queue.
 #[derive(Clone, Debug)]
@@ -103,6 +114,7 @@ impl QueueLimit {
 #[derive(Clone, Debug)]
 pub enum AnyQueue {
     DropTail(DropTail),
+    CoDel(CoDel),
 }
 
 impl From<DropTail> for AnyQueue {
@@ -111,30 +123,78 @@ impl From<DropTail> for AnyQueue {
     }
 }
 
+impl From<CoDel> for AnyQueue {
+    fn from(q: CoDel) -> Self {
+        AnyQueue::CoDel(q)
+    }
+}
+
+/// Calls `$body` with `$q` bound to the concrete queue.
+macro_rules! each_queue {
+    ($self:expr, $q:ident => $body:expr) => {
+        match $self {
+            AnyQueue::DropTail($q) => $body,
+            AnyQueue::CoDel($q) => $body,
+        }
+    };
+}
+
 impl Queue for AnyQueue {
     fn enqueue(&mut self, now: Instant, pkt: Packet) -> Result<(), Packet> {
-        match self {
-            AnyQueue::DropTail(q) => q.enqueue(now, pkt),
-        }
+        each_queue!(self, q => q.enqueue(now, pkt))
     }
     fn dequeue(&mut self, now: Instant) -> Option<Dequeued> {
-        match self {
-            AnyQueue::DropTail(q) => q.dequeue(now),
-        }
+        each_queue!(self, q => q.dequeue(now))
     }
     fn poll_drop(&mut self) -> Option<QueueDrop> {
-        match self {
-            AnyQueue::DropTail(q) => q.poll_drop(),
-        }
+        each_queue!(self, q => q.poll_drop())
     }
     fn len_packets(&self) -> usize {
-        match self {
-            AnyQueue::DropTail(q) => q.len_packets(),
-        }
+        each_queue!(self, q => q.len_packets())
     }
     fn len_bytes(&self) -> usize {
-        match self {
-            AnyQueue::DropTail(q) => q.len_bytes(),
+        each_queue!(self, q => q.len_bytes())
+    }
+}
+
+/// IPv4 packets for the queues' tests.
+#[cfg(test)]
+pub(crate) mod test_packets {
+    use super::Packet;
+    use brisk_time::Instant;
+    use brisk_wire::Ecn;
+
+    /// A 20-byte IPv4 header with the given ECN bits and a valid checksum, padded to
+    /// `len` bytes.
+    pub fn ip(id: u64, len: usize, ecn: Ecn) -> Packet {
+        let mut h = vec![
+            0x45, ecn as u8, 0, 20, 0, 0, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ];
+        let c = !fold(&h);
+        h[10..12].copy_from_slice(&c.to_be_bytes());
+        h.resize(len.max(20), 0);
+        Packet {
+            data: h,
+            id,
+            flow: 0,
+            sent_at: Instant::ZERO,
         }
+    }
+
+    /// A bare header (20 bytes).
+    pub fn ipv4(id: u64, ecn: Ecn) -> Packet {
+        ip(id, 20, ecn)
+    }
+
+    /// The ones'-complement sum of the first 20 bytes (0xffff for a valid header).
+    pub fn fold(b: &[u8]) -> u16 {
+        let mut s: u32 = b[..20]
+            .chunks(2)
+            .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+            .sum();
+        while s > 0xffff {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        s as u16
     }
 }
