@@ -551,6 +551,7 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
     let bottleneck = BottleneckResult {
         utilization: (meter.busy_ns as f64 / elapsed).min(1.0),
         drops: meter.drops,
+        ce_marked: meter.ce_marked,
         first_drop: meter.drop_records.first().map(|d| d.at),
         queue_delay: meter.queue_delay,
         max_queue_packets: meter

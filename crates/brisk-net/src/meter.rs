@@ -51,6 +51,8 @@ pub struct LinkMeter {
     pub sojourn: Samples,
     pub drops: Vec<DropRecord>,
     pub drop_count: u64,
+    /// Packets the queue CE-marked (counted as they leave it).
+    pub ce_marked: u64,
     /// First drop per flow (indexed by flow id).
     pub first_drop: Vec<Option<Instant>>,
     /// Events the link could not log (should stay 0).
@@ -70,6 +72,7 @@ impl LinkMeter {
             sojourn: Samples::default(),
             drops: Vec::new(),
             drop_count: 0,
+            ce_marked: 0,
             first_drop: vec![None; flows],
             events_lost: 0,
             buf: Vec::new(),
@@ -128,8 +131,10 @@ impl LinkMeter {
                     sojourn,
                     queue_packets,
                     queue_bytes,
+                    ce_marked,
                     ..
                 } => {
+                    self.ce_marked += u64::from(ce_marked);
                     let d = dur_nanos(sojourn);
                     self.sojourn.push(d);
                     self.delay_sum += u128::from(d);

@@ -13,6 +13,8 @@ use crate::json::{latency_json, num, queue_delay_json, rtt_json};
 pub struct BottleneckResult {
     pub utilization: f64,
     pub drops: u64,
+    /// Packets the queue CE-marked instead of dropping.
+    pub ce_marked: u64,
     pub first_drop: Option<Instant>,
     pub queue_delay: Option<Summary>,
     pub max_queue_packets: usize,
@@ -26,6 +28,7 @@ impl BottleneckResult {
         json!({
             "utilization": num(self.utilization),
             "drops": self.drops,
+            "ce_marked": self.ce_marked,
             "first_drop_s": self.first_drop.map_or(Value::Null, |t| num(t.as_secs_f64())),
             "max_queue_packets": self.max_queue_packets,
             "queue_delay_ms": queue_delay_json(&self.queue_delay),

@@ -80,6 +80,7 @@ mod tests {
         let b = BottleneckResult {
             utilization: 0.5,
             drops: 1,
+            ce_marked: 0,
             first_drop: None,
             queue_delay: None,
             max_queue_packets: 3,

@@ -327,9 +327,15 @@ impl RunResult {
         let b = &self.bottleneck;
         let _ = writeln!(
             s,
-            "bottleneck: utilization {:.1}%  drops {}  first drop {}  queue delay mean {} p99 {}  max queue {} pkts",
+            "bottleneck: utilization {:.1}%  drops {}{}  first drop {}  queue delay mean {} p99 {}  max queue {} pkts",
             b.utilization * 100.0,
             b.drops,
+            // Marks only where a queue marks, so drop-tail summaries read as before.
+            if b.ce_marked > 0 {
+                format!("  CE-marked {}", b.ce_marked)
+            } else {
+                String::new()
+            },
             b.first_drop.map_or("-".into(), |t| format!("{:.3}s", secs(t))),
             b.queue_delay.map_or("-".into(), |q| format!("{:.2}ms", ms_f(q.mean))),
             b.queue_delay.map_or("-".into(), |q| format!("{:.2}ms", ms(q.p99))),

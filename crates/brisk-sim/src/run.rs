@@ -397,6 +397,7 @@ pub fn run_controlled(
     let bottleneck = BottleneckResult {
         utilization: (busy_ns as f64 / elapsed as f64).min(1.0),
         drops: meter.drop_count,
+        ce_marked: meter.ce_marked,
         first_drop: meter.drops.first().map(|d| d.at),
         queue_delay: meter.sojourn.summary(),
         max_queue_packets,

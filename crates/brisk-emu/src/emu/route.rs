@@ -152,6 +152,8 @@ impl FlowDelays {
 #[derive(Clone, Debug, Default)]
 pub struct MeterReport {
     pub drops: u64,
+    /// Packets the queue CE-marked.
+    pub ce_marked: u64,
     /// Every drop (bounded by the meter), time-ordered.
     pub drop_records: Vec<DropRecord>,
     /// First drop per flow id.
@@ -299,6 +301,7 @@ impl Route {
         m.finish(end);
         Some(MeterReport {
             drops: m.drop_count,
+            ce_marked: m.ce_marked,
             drop_records: std::mem::take(&mut m.drops),
             first_drop: m.first_drop.clone(),
             queue_delay: m.sojourn.summary(),

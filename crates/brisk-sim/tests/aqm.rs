@@ -1,0 +1,51 @@
+//! AQMs on the simulated bottleneck, end to end with brisk's TCP.
+
+use brisk_sim::{run, Scenario};
+
+fn codel(queue: &str, ecn: bool) -> Scenario {
+    Scenario::from_toml_str(&format!(
+        r#"
+name = "aqm"
+duration = "20s"
+[bottleneck]
+rate = "10Mbit"
+queue = {queue}
+[[flow]]
+rtt = "50ms"
+cc = "cubic"
+app = {{ kind = "bulk" }}
+[flow.tcp]
+ecn = {ecn}
+"#
+    ))
+    .unwrap()
+}
+
+#[test]
+fn codel_holds_the_queue_near_its_target_where_drop_tail_bloats() {
+    let dt = run(&codel(r#"{ kind = "droptail", packets = 1000 }"#, false), 1).unwrap();
+    let cd = run(&codel(r#"{ kind = "codel" }"#, false), 1).unwrap();
+    let q = |r: &brisk_sim::RunResult| r.bottleneck.queue_delay.unwrap().mean / 1e6;
+    assert!(q(&dt) > 200.0, "drop-tail mean queue {} ms", q(&dt));
+    assert!(q(&cd) < 10.0, "CoDel mean queue {} ms", q(&cd));
+    assert!(cd.bottleneck.drops > 0 && cd.bottleneck.ce_marked == 0);
+    assert!(
+        cd.bottleneck.utilization > 0.85,
+        "{}",
+        cd.bottleneck.utilization
+    );
+    assert!(cd.flows[0].stream_ok);
+}
+
+#[test]
+fn codel_with_ecn_marks_an_ecn_flow_instead_of_dropping() {
+    let r = run(&codel(r#"{ kind = "codel", ecn = true }"#, true), 1).unwrap();
+    assert_eq!(r.bottleneck.drops, 0);
+    assert!(r.bottleneck.ce_marked > 0);
+    assert_eq!(r.flows[0].retransmitted_packets, 0, "marks, not losses");
+    assert!(r.bottleneck.queue_delay.unwrap().mean / 1e6 < 10.0);
+    assert!(r.flows[0].stream_ok);
+    // A flow without ECN through the same queue is dropped, not marked.
+    let r = run(&codel(r#"{ kind = "codel", ecn = true }"#, false), 1).unwrap();
+    assert!(r.bottleneck.drops > 0 && r.bottleneck.ce_marked == 0);
+}
