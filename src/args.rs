@@ -50,6 +50,7 @@ pub fn queue(s: &str) -> Result<brisk_net::spec::QueueSpec, String> {
         Some(b) if (1500..=1 << 30).contains(&b) => Ok(brisk_net::spec::QueueSpec::Droptail {
             packets: None,
             bytes: Some(brisk_sim::units::Size(b)),
+            time: None,
             ecn_threshold_packets: None,
             ecn_threshold_bytes: None,
         }),

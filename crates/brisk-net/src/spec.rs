@@ -31,7 +31,7 @@ use crate::link::{Link, LinkParams};
 use crate::loss::{Loss, LossModel};
 use crate::mahimahi::DeliveryTrace;
 use crate::outage::Outage;
-use crate::queue::{AnyQueue, CoDel, CoDelParams, DropTail, QueueLimit};
+use crate::queue::{AnyQueue, CoDel, CoDelParams, DropTail, QueueLimit, Red, RedParams};
 use crate::units::{Dur, Rate, Size};
 
 /// Queue limit of a rate-limited link whose description gives none (Linux's default
@@ -119,6 +119,10 @@ pub enum QueueSpec {
         packets: Option<u64>,
         #[serde(default)]
         bytes: Option<Size>,
+        /// A limit in time at the link's rate: `time × rate` bytes (e.g. "300ms", the
+        /// CDG experiments' buffer). Needs `rate`; not with `bytes`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        time: Option<Dur>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ecn_threshold_packets: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -137,6 +141,31 @@ pub enum QueueSpec {
         #[serde(default)]
         ecn: bool,
     },
+    /// RED with gentle mode (Floyd and Jacobson 1993): thresholds `min_th` (default 5)
+    /// and `max_th` (15) in packets on the average queue, `max_p` (0.02), EWMA weight
+    /// `w_q` (0.002), `gentle` (on), `ecn` (mark instead of drop), `harddrop` (drop
+    /// even ECN-capable packets above the gentle band), `packets` limit (1000),
+    /// `mean_packet` bytes (1000) for the idle decay at the link's rate.
+    Red {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        min_th: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_th: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_p: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        w_q: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gentle: Option<bool>,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default)]
+        harddrop: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        packets: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mean_packet: Option<u64>,
+    },
 }
 
 impl QueueSpec {
@@ -145,6 +174,7 @@ impl QueueSpec {
         QueueSpec::Droptail {
             packets: Some(n),
             bytes: None,
+            time: None,
             ecn_threshold_packets: None,
             ecn_threshold_bytes: None,
         }
@@ -264,10 +294,35 @@ impl LinkSpec {
         if let Some(QueueSpec::Droptail {
             packets,
             bytes,
+            time,
             ecn_threshold_packets,
             ecn_threshold_bytes,
         }) = &self.queue
         {
+            if let Some(t) = time {
+                if bytes.is_some() {
+                    return Err(err(
+                        "queue.time",
+                        "give the limit in bytes or in time, not both".into(),
+                    ));
+                }
+                let Some(rate) = self.rate else {
+                    return Err(err(
+                        "queue.time",
+                        "a limit in time needs the link's rate (set rate, or give packets or bytes)"
+                            .into(),
+                    ));
+                };
+                let b = u128::from(rate.0) * t.0.as_nanos() / 8_000_000_000;
+                if t.0.is_zero() || !(1500..=1 << 32).contains(&b) {
+                    return Err(err(
+                        "queue.time",
+                        format!(
+                            "must give between 1500 bytes and 4GiB at the link's rate (gives {b} bytes)"
+                        ),
+                    ));
+                }
+            }
             for (k, p) in [
                 ("queue.packets", packets),
                 ("queue.ecn_threshold_packets", ecn_threshold_packets),
@@ -289,6 +344,41 @@ impl LinkSpec {
                     "queue.ecn_threshold_bytes",
                     "give the ECN threshold in packets or in bytes, not both".into(),
                 ));
+            }
+        }
+        if let Some(QueueSpec::Red {
+            packets,
+            mean_packet,
+            ..
+        }) = &self.queue
+        {
+            if *packets == Some(0) || packets.is_some_and(|p| p > 10_000_000) {
+                return Err(err(
+                    "queue.packets",
+                    "must be between 1 and 10000000".into(),
+                ));
+            }
+            if mean_packet.is_some_and(|m| !(20..=65_535).contains(&m)) {
+                return Err(err(
+                    "queue.mean_packet",
+                    "must be between 20 and 65535 bytes".into(),
+                ));
+            }
+            let p = self.red_params();
+            let bad = |k: &str, m: &str| Err(err(k, m.into()));
+            if !(p.min_th.is_finite() && (0.0..=1e7).contains(&p.min_th)) {
+                return bad("queue.min_th", "must be between 0 and 10000000 packets");
+            }
+            if !(p.max_th.is_finite() && p.max_th > p.min_th && p.max_th <= 1e7) {
+                return bad(
+                    "queue.max_th",
+                    "must be above min_th and at most 10000000 packets",
+                );
+            }
+            prob("queue.max_p", p.max_p)?;
+            prob("queue.w_q", p.w_q)?;
+            if p.w_q == 0.0 {
+                return bad("queue.w_q", "must be above 0 (the average must move)");
             }
         }
         if let Some(QueueSpec::Codel { packets, .. }) = &self.queue {
@@ -430,6 +520,10 @@ impl LinkSpec {
             Some(QueueSpec::Codel { .. }) => CoDel::new(self.codel_params())
                 .map_err(err("queue"))?
                 .into(),
+            // RED draws from the loss seed on a stream of its own.
+            Some(QueueSpec::Red { .. }) => Red::new(self.red_params(), seeds.loss)
+                .map_err(err("queue"))?
+                .into(),
             _ => {
                 let limits = self.queue_limits();
                 let mut droptail = DropTail::new(limits.0).map_err(err("queue"))?;
@@ -483,6 +577,42 @@ impl LinkSpec {
         }
     }
 
+    /// RED's parameters: the scenario's, else the defaults; the link rate for the
+    /// idle decay.
+    fn red_params(&self) -> RedParams {
+        let d = RedParams {
+            rate_bps: self.rate.map_or(0, |r| r.0),
+            ..RedParams::default()
+        };
+        match &self.queue {
+            Some(QueueSpec::Red {
+                min_th,
+                max_th,
+                max_p,
+                w_q,
+                gentle,
+                ecn,
+                harddrop,
+                packets,
+                mean_packet,
+            }) => RedParams {
+                min_th: min_th.unwrap_or(d.min_th),
+                max_th: max_th.unwrap_or(d.max_th),
+                max_p: max_p.unwrap_or(d.max_p),
+                w_q: w_q.unwrap_or(d.w_q),
+                gentle: gentle.unwrap_or(d.gentle),
+                ecn: *ecn,
+                harddrop: *harddrop,
+                limit_packets: packets.map_or(d.limit_packets, |p| {
+                    usize::try_from(p).unwrap_or(usize::MAX)
+                }),
+                mean_packet: mean_packet.map_or(d.mean_packet, |m| m as usize),
+                ..d
+            },
+            _ => d,
+        }
+    }
+
     /// The queue limit and the optional ECN marking threshold.
     fn queue_limits(&self) -> (QueueLimit, Option<QueueLimit>) {
         let packets = |p: u64| QueueLimit::Packets(usize::try_from(p).unwrap_or(usize::MAX));
@@ -497,17 +627,22 @@ impl LinkSpec {
             Some(QueueSpec::Droptail {
                 packets: p,
                 bytes: b,
+                time: t,
                 ecn_threshold_packets: kp,
                 ecn_threshold_bytes: kb,
             }) => {
-                let limit = match (b, p) {
-                    (Some(b), _) => bytes(*b),
+                // A time limit is that many bytes at the link's rate.
+                let in_time = t
+                    .zip(self.rate)
+                    .map(|(t, r)| Size((u128::from(r.0) * t.0.as_nanos() / 8_000_000_000) as u64));
+                let limit = match (b.or(in_time), p) {
+                    (Some(b), _) => bytes(b),
                     (None, Some(p)) => packets(*p),
                     (None, None) => default,
                 };
                 (limit, kb.map(bytes).or(kp.map(packets)))
             }
-            Some(QueueSpec::Codel { packets: p, .. }) => {
+            Some(QueueSpec::Codel { packets: p, .. } | QueueSpec::Red { packets: p, .. }) => {
                 (p.map_or(QueueLimit::Packets(1000), packets), None)
             }
         }

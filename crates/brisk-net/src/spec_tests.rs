@@ -111,7 +111,8 @@ fn list_loss_drops_exactly_the_listed_packets() {
 fn unknown_keys_and_kinds_are_rejected() {
     assert!(spec("rtae = \"1s\"").is_err());
     assert!(spec(r#"queue = { kind = "droptail", packet = 10 }"#).is_err());
-    assert!(spec(r#"queue = { kind = "red" }"#).is_err());
+    assert!(spec(r#"queue = { kind = "blue" }"#).is_err());
+    assert!(spec(r#"queue = { kind = "red", maxp = 0.1 }"#).is_err());
     assert!(spec(r#"loss = { kind = "bernoulli", p = 0.01, q = 1 }"#).is_err());
     assert!(spec(r#"outages = [{ start = "1s", end = "2s" }]"#).is_err());
     assert!(spec("rate = 10").is_err());

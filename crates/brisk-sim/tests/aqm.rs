@@ -49,3 +49,22 @@ fn codel_with_ecn_marks_an_ecn_flow_instead_of_dropping() {
     let r = run(&codel(r#"{ kind = "codel", ecn = true }"#, false), 1).unwrap();
     assert!(r.bottleneck.drops > 0 && r.bottleneck.ce_marked == 0);
 }
+
+#[test]
+fn red_keeps_the_queue_between_its_thresholds_and_marks_with_ecn() {
+    let red = r#"{ kind = "red", min_th = 5, max_th = 15, max_p = 0.1 }"#;
+    let r = run(&codel(red, false), 1).unwrap();
+    let mean_ms = r.bottleneck.queue_delay.unwrap().mean / 1e6;
+    // 15 packets at 10 Mbit/s ≈ 18 ms; RED keeps the average below about that.
+    assert!(mean_ms < 25.0, "RED mean queue {mean_ms} ms");
+    assert!(r.bottleneck.drops > 0 && r.bottleneck.ce_marked == 0);
+    assert!(r.flows[0].stream_ok);
+    let red_ecn = r#"{ kind = "red", min_th = 5, max_th = 15, max_p = 0.1, ecn = true }"#;
+    let r = run(&codel(red_ecn, true), 1).unwrap();
+    assert!(r.bottleneck.ce_marked > 0);
+    assert_eq!(r.flows[0].retransmitted_packets, 0, "marks, not losses");
+    // Same scenario, same seed: the same bytes (RED's draws are seeded).
+    let again = run(&codel(red_ecn, true), 1).unwrap();
+    assert_eq!(again.bottleneck.ce_marked, r.bottleneck.ce_marked);
+    assert_eq!(again.flows[0].bytes_delivered, r.flows[0].bytes_delivered);
+}

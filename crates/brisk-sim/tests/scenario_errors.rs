@@ -383,3 +383,43 @@ fn codel_parameters_out_of_range_name_the_field() {
         Some(brisk_net::spec::QueueSpec::Codel { ecn: true, .. })
     ));
 }
+
+#[test]
+fn red_and_time_limited_queues_parse_and_their_errors_name_the_field() {
+    let q = |spec: &str| GOOD.replace(r#"queue = { kind = "droptail", packets = 100 }"#, spec);
+    let e = err(&q(r#"queue = { kind = "red", min_th = 20, max_th = 10 }"#));
+    assert_eq!(e.field, "bottleneck.queue.max_th", "{e}");
+    let e = err(&q(r#"queue = { kind = "red", max_p = 1.5 }"#));
+    assert_eq!(e.field, "bottleneck.queue.max_p", "{e}");
+    assert!(e.message.contains("[0, 1]"), "{e}");
+    let e = err(&q(r#"queue = { kind = "red", w_q = 0.0 }"#));
+    assert_eq!(e.field, "bottleneck.queue.w_q", "{e}");
+    assert!(Scenario::from_toml_str(&q(
+        r#"queue = { kind = "red", min_th = 5, max_th = 15, max_p = 0.1, ecn = true }"#
+    ))
+    .is_ok());
+    // 300 ms at 10 Mbit/s = 375 000 bytes.
+    let sc =
+        Scenario::from_toml_str(&q(r#"queue = { kind = "droptail", time = "300ms" }"#)).unwrap();
+    let link = sc
+        .bottleneck
+        .build(
+            "bottleneck",
+            std::time::Duration::ZERO,
+            brisk_net::spec::LinkSeeds { loss: 1, impair: 2 },
+        )
+        .unwrap();
+    match link.link.queue() {
+        brisk_net::queue::AnyQueue::DropTail(d) => {
+            assert_eq!(d.limit(), brisk_net::queue::QueueLimit::Bytes(375_000))
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = err(&q(
+        r#"queue = { kind = "droptail", time = "300ms", bytes = 1000000 }"#,
+    ));
+    assert_eq!(e.field, "bottleneck.queue.time", "{e}");
+    let e = err(&q(r#"queue = { kind = "droptail", time = "1us" }"#));
+    assert_eq!(e.field, "bottleneck.queue.time", "{e}");
+    assert!(e.message.contains("1500 bytes"), "{e}");
+}

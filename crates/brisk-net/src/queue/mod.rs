@@ -10,9 +10,11 @@
 pub mod codel;
 pub mod droptail;
 mod fifo;
+pub mod red;
 
 pub use codel::{CoDel, CoDelParams};
 pub use droptail::DropTail;
+pub use red::{Red, RedParams};
 
 use brisk_time::{Duration, Instant};
 
@@ -115,6 +117,14 @@ impl QueueLimit {
 pub enum AnyQueue {
     DropTail(DropTail),
     CoDel(CoDel),
+    /// Boxed: its random stream makes it several times the others' size.
+    Red(Box<Red>),
+}
+
+impl From<Red> for AnyQueue {
+    fn from(q: Red) -> Self {
+        AnyQueue::Red(Box::new(q))
+    }
 }
 
 impl From<DropTail> for AnyQueue {
@@ -135,6 +145,7 @@ macro_rules! each_queue {
         match $self {
             AnyQueue::DropTail($q) => $body,
             AnyQueue::CoDel($q) => $body,
+            AnyQueue::Red($q) => $body,
         }
     };
 }
