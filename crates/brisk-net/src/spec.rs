@@ -31,7 +31,9 @@ use crate::link::{Link, LinkParams};
 use crate::loss::{Loss, LossModel};
 use crate::mahimahi::DeliveryTrace;
 use crate::outage::Outage;
-use crate::queue::{AnyQueue, CoDel, CoDelParams, DropTail, QueueLimit, Red, RedParams};
+use crate::queue::{
+    AnyQueue, CoDel, CoDelParams, DropTail, Pie, PieParams, QueueLimit, Red, RedParams,
+};
 use crate::units::{Dur, Rate, Size};
 
 /// Queue limit of a rate-limited link whose description gives none (Linux's default
@@ -165,6 +167,33 @@ pub enum QueueSpec {
         packets: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         mean_packet: Option<u64>,
+    },
+    /// PIE (RFC 8033) with Linux 3.17.4's constants: `target` (20ms), `tupdate`
+    /// (30ms), `alpha` (0.125), `beta` (1.25), `max_burst` (100ms), `packets` (1000),
+    /// `bytemode` (off), `ecn` (off), and the rule that drops ECN-capable packets once
+    /// the probability is above `ecn_drop_above` (0.1): `ecn_drop_rule = false` turns
+    /// it off, as the ABE paper did.
+    Pie {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<Dur>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tupdate: Option<Dur>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        alpha: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        beta: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_burst: Option<Dur>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        packets: Option<u64>,
+        #[serde(default)]
+        bytemode: bool,
+        #[serde(default)]
+        ecn: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ecn_drop_rule: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ecn_drop_above: Option<f64>,
     },
 }
 
@@ -381,6 +410,38 @@ impl LinkSpec {
                 return bad("queue.w_q", "must be above 0 (the average must move)");
             }
         }
+        if let Some(QueueSpec::Pie {
+            packets, max_burst, ..
+        }) = &self.queue
+        {
+            if *packets == Some(0) || packets.is_some_and(|p| p > 10_000_000) {
+                return Err(err(
+                    "queue.packets",
+                    "must be between 1 and 10000000".into(),
+                ));
+            }
+            if max_burst.is_some_and(|b| b.0 > Duration::from_secs(10)) {
+                return Err(err("queue.max_burst", "must be at most 10s".into()));
+            }
+            let p = self.pie_params();
+            if p.target.is_zero() || p.target > Duration::from_secs(10) {
+                return Err(err(
+                    "queue.target",
+                    "must be greater than 0 and at most 10s".into(),
+                ));
+            }
+            if p.tupdate < Duration::from_millis(1) || p.tupdate > Duration::from_secs(10) {
+                return Err(err("queue.tupdate", "must be between 1ms and 10s".into()));
+            }
+            for (k, v) in [("queue.alpha", p.alpha), ("queue.beta", p.beta)] {
+                if !(v.is_finite() && (0.0..=32.0).contains(&v)) {
+                    return Err(err(k, "must be between 0 and 32".into()));
+                }
+            }
+            if let Some(t) = p.ecn_drop_above {
+                prob("queue.ecn_drop_above", t)?;
+            }
+        }
         if let Some(QueueSpec::Codel { packets, .. }) = &self.queue {
             if *packets == Some(0) || packets.is_some_and(|p| p > 10_000_000) {
                 return Err(err(
@@ -520,8 +581,11 @@ impl LinkSpec {
             Some(QueueSpec::Codel { .. }) => CoDel::new(self.codel_params())
                 .map_err(err("queue"))?
                 .into(),
-            // RED draws from the loss seed on a stream of its own.
+            // RED and PIE draw from the loss seed on streams of their own.
             Some(QueueSpec::Red { .. }) => Red::new(self.red_params(), seeds.loss)
+                .map_err(err("queue"))?
+                .into(),
+            Some(QueueSpec::Pie { .. }) => Pie::new(self.pie_params(), seeds.loss)
                 .map_err(err("queue"))?
                 .into(),
             _ => {
@@ -613,6 +677,43 @@ impl LinkSpec {
         }
     }
 
+    /// PIE's parameters: the scenario's, else Linux 3.17.4's.
+    fn pie_params(&self) -> PieParams {
+        let d = PieParams::default();
+        match &self.queue {
+            Some(QueueSpec::Pie {
+                target,
+                tupdate,
+                alpha,
+                beta,
+                max_burst,
+                packets,
+                bytemode,
+                ecn,
+                ecn_drop_rule,
+                ecn_drop_above,
+            }) => PieParams {
+                target: target.map_or(d.target, |t| t.0),
+                tupdate: tupdate.map_or(d.tupdate, |t| t.0),
+                alpha: alpha.unwrap_or(d.alpha),
+                beta: beta.unwrap_or(d.beta),
+                max_burst: max_burst.map_or(d.max_burst, |t| t.0),
+                limit_packets: packets.map_or(d.limit_packets, |p| {
+                    usize::try_from(p).unwrap_or(usize::MAX)
+                }),
+                bytemode: *bytemode,
+                ecn: *ecn,
+                ecn_drop_above: if ecn_drop_rule.unwrap_or(true) {
+                    Some(ecn_drop_above.unwrap_or(0.1))
+                } else {
+                    None
+                },
+                ..d
+            },
+            _ => d,
+        }
+    }
+
     /// The queue limit and the optional ECN marking threshold.
     fn queue_limits(&self) -> (QueueLimit, Option<QueueLimit>) {
         let packets = |p: u64| QueueLimit::Packets(usize::try_from(p).unwrap_or(usize::MAX));
@@ -642,9 +743,11 @@ impl LinkSpec {
                 };
                 (limit, kb.map(bytes).or(kp.map(packets)))
             }
-            Some(QueueSpec::Codel { packets: p, .. } | QueueSpec::Red { packets: p, .. }) => {
-                (p.map_or(QueueLimit::Packets(1000), packets), None)
-            }
+            Some(
+                QueueSpec::Codel { packets: p, .. }
+                | QueueSpec::Red { packets: p, .. }
+                | QueueSpec::Pie { packets: p, .. },
+            ) => (p.map_or(QueueLimit::Packets(1000), packets), None),
         }
     }
 

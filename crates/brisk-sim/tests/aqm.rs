@@ -68,3 +68,27 @@ fn red_keeps_the_queue_between_its_thresholds_and_marks_with_ecn() {
     assert_eq!(again.bottleneck.ce_marked, r.bottleneck.ce_marked);
     assert_eq!(again.flows[0].bytes_delivered, r.flows[0].bytes_delivered);
 }
+
+#[test]
+fn pie_holds_the_queue_near_its_20_ms_target() {
+    let r = run(&codel(r#"{ kind = "pie" }"#, false), 1).unwrap();
+    let q = r.bottleneck.queue_delay.unwrap();
+    assert!(q.mean / 1e6 < 30.0, "PIE mean queue {} ms", q.mean / 1e6);
+    assert!(r.bottleneck.drops > 0);
+    assert!(
+        r.bottleneck.utilization > 0.85,
+        "{}",
+        r.bottleneck.utilization
+    );
+    assert!(r.flows[0].stream_ok);
+    let r = run(
+        &codel(
+            r#"{ kind = "pie", ecn = true, ecn_drop_rule = false }"#,
+            true,
+        ),
+        1,
+    )
+    .unwrap();
+    assert!(r.bottleneck.ce_marked > 0);
+    assert_eq!(r.bottleneck.drops, 0, "every early signal is a mark");
+}

@@ -423,3 +423,20 @@ fn red_and_time_limited_queues_parse_and_their_errors_name_the_field() {
     assert_eq!(e.field, "bottleneck.queue.time", "{e}");
     assert!(e.message.contains("1500 bytes"), "{e}");
 }
+
+#[test]
+fn pie_parameters_out_of_range_name_the_field() {
+    let q = |spec: &str| GOOD.replace(r#"queue = { kind = "droptail", packets = 100 }"#, spec);
+    let e = err(&q(r#"queue = { kind = "pie", tupdate = "0ms" }"#));
+    assert_eq!(e.field, "bottleneck.queue.tupdate", "{e}");
+    let e = err(&q(r#"queue = { kind = "pie", alpha = 40.0 }"#));
+    assert_eq!(e.field, "bottleneck.queue.alpha", "{e}");
+    let e = err(&q(
+        r#"queue = { kind = "pie", ecn = true, ecn_drop_above = 1.5 }"#,
+    ));
+    assert_eq!(e.field, "bottleneck.queue.ecn_drop_above", "{e}");
+    assert!(Scenario::from_toml_str(&q(
+        r#"queue = { kind = "pie", target = "20ms", tupdate = "30ms", alpha = 0.125, beta = 1.25, max_burst = "100ms", ecn = true, ecn_drop_rule = false }"#
+    ))
+    .is_ok());
+}

@@ -10,10 +10,12 @@
 pub mod codel;
 pub mod droptail;
 mod fifo;
+pub mod pie;
 pub mod red;
 
 pub use codel::{CoDel, CoDelParams};
 pub use droptail::DropTail;
+pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
 
 use brisk_time::{Duration, Instant};
@@ -119,6 +121,14 @@ pub enum AnyQueue {
     CoDel(CoDel),
     /// Boxed: its random stream makes it several times the others' size.
     Red(Box<Red>),
+    /// Boxed for the same reason.
+    Pie(Box<Pie>),
+}
+
+impl From<Pie> for AnyQueue {
+    fn from(q: Pie) -> Self {
+        AnyQueue::Pie(Box::new(q))
+    }
 }
 
 impl From<Red> for AnyQueue {
@@ -146,6 +156,7 @@ macro_rules! each_queue {
             AnyQueue::DropTail($q) => $body,
             AnyQueue::CoDel($q) => $body,
             AnyQueue::Red($q) => $body,
+            AnyQueue::Pie($q) => $body,
         }
     };
 }
