@@ -215,6 +215,18 @@ impl<Q: Queue> Link<Q> {
         });
     }
 
+    /// Counts and logs the packets the queue dropped on its own in the last call.
+    fn drain_queue_drops(&mut self, t: Instant) {
+        while let Some(d) = self.queue.poll_drop() {
+            let reason = if d.overflow {
+                DropReason::QueueFull
+            } else {
+                DropReason::Aqm
+            };
+            self.drop_pkt(t, &d.pkt, reason);
+        }
+    }
+
     /// Serves the queue for every instant up to `now` at which the serialiser was free.
     fn catch_up(&mut self, now: Instant) {
         while self.busy_until <= now && !self.queue.is_empty() {
@@ -228,9 +240,7 @@ impl<Q: Queue> Link<Q> {
     /// nothing.
     fn start_next(&mut self, t: Instant, back_to_back: bool) -> bool {
         let next = self.queue.dequeue(t);
-        while let Some(d) = self.queue.poll_drop() {
-            self.drop_pkt(t, &d.pkt, DropReason::Aqm);
-        }
+        self.drain_queue_drops(t);
         let Some(d) = next else {
             return false;
         };
@@ -281,6 +291,7 @@ impl<Q: Queue> Element for Link<Q> {
         if let Err(pkt) = self.queue.enqueue(now, pkt) {
             return self.drop_pkt(now, &pkt, DropReason::QueueFull);
         }
+        self.drain_queue_drops(now);
         let (qp, qb) = (self.queue.len_packets(), self.queue.len_bytes());
         self.counters.note_queue(qp, qb);
         self.log.push(|| NetEvent::Enqueue {

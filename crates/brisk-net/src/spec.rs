@@ -32,7 +32,8 @@ use crate::loss::{Loss, LossModel};
 use crate::mahimahi::DeliveryTrace;
 use crate::outage::Outage;
 use crate::queue::{
-    AnyQueue, CoDel, CoDelParams, DropTail, Pie, PieParams, QueueLimit, Red, RedParams,
+    AnyQueue, CoDel, CoDelParams, DropTail, FqCoDel, FqCoDelParams, Pie, PieParams, QueueLimit,
+    Red, RedParams,
 };
 use crate::units::{Dur, Rate, Size};
 
@@ -194,6 +195,28 @@ pub enum QueueSpec {
         ecn_drop_rule: Option<bool>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ecn_drop_above: Option<f64>,
+    },
+    /// FQ-CoDel (RFC 8290, Linux's defaults): `flows` buckets (1024) hashed with a
+    /// seeded key, `quantum` (1514 bytes), CoDel `target` (5ms) and `interval`
+    /// (100ms) per bucket, `packets` (10240) and `memory_limit` (32MiB) for the whole
+    /// queue, `drop_batch` (64), `ecn` (on by default, as Linux's fq_codel).
+    FqCodel {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<Dur>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        interval: Option<Dur>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        flows: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        quantum: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        packets: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        memory_limit: Option<Size>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        drop_batch: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ecn: Option<bool>,
     },
 }
 
@@ -442,6 +465,49 @@ impl LinkSpec {
                 prob("queue.ecn_drop_above", t)?;
             }
         }
+        if let Some(QueueSpec::FqCodel {
+            flows,
+            quantum,
+            packets,
+            memory_limit,
+            drop_batch,
+            ..
+        }) = &self.queue
+        {
+            let range = |k: &str, v: Option<u64>, lo: u64, hi: u64, what: &str| match v {
+                Some(v) if !(lo..=hi).contains(&v) => {
+                    Err(err(k, format!("must be between {lo} and {hi} {what}")))
+                }
+                _ => Ok(()),
+            };
+            range("queue.flows", *flows, 1, 65_536, "buckets")?;
+            range("queue.quantum", *quantum, 64, 1 << 20, "bytes")?;
+            range("queue.packets", *packets, 1, 10_000_000, "packets")?;
+            range(
+                "queue.memory_limit",
+                memory_limit.map(|m| m.0),
+                1514,
+                1 << 32,
+                "bytes",
+            )?;
+            range("queue.drop_batch", *drop_batch, 1, 65_536, "packets")?;
+            let p = self.fq_codel_params().codel;
+            if p.interval.is_zero() || p.interval > Duration::from_secs(60) {
+                return Err(err(
+                    "queue.interval",
+                    "must be greater than 0 and at most 60s".into(),
+                ));
+            }
+            if p.target.is_zero() || p.target >= p.interval {
+                return Err(err(
+                    "queue.target",
+                    format!(
+                        "must be greater than 0 and below the interval ({:?})",
+                        p.interval
+                    ),
+                ));
+            }
+        }
         if let Some(QueueSpec::Codel { packets, .. }) = &self.queue {
             if *packets == Some(0) || packets.is_some_and(|p| p > 10_000_000) {
                 return Err(err(
@@ -588,6 +654,10 @@ impl LinkSpec {
             Some(QueueSpec::Pie { .. }) => Pie::new(self.pie_params(), seeds.loss)
                 .map_err(err("queue"))?
                 .into(),
+            // The flow hash's key comes from the loss seed too (its own stream).
+            Some(QueueSpec::FqCodel { .. }) => FqCoDel::new(self.fq_codel_params(), seeds.loss)
+                .map_err(err("queue"))?
+                .into(),
             _ => {
                 let limits = self.queue_limits();
                 let mut droptail = DropTail::new(limits.0).map_err(err("queue"))?;
@@ -714,6 +784,37 @@ impl LinkSpec {
         }
     }
 
+    /// FQ-CoDel's parameters: the scenario's, else Linux's.
+    fn fq_codel_params(&self) -> FqCoDelParams {
+        let d = FqCoDelParams::default();
+        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        match &self.queue {
+            Some(QueueSpec::FqCodel {
+                target,
+                interval,
+                flows,
+                quantum,
+                packets,
+                memory_limit,
+                drop_batch,
+                ecn,
+            }) => FqCoDelParams {
+                codel: CoDelParams {
+                    target: target.map_or(d.codel.target, |t| t.0),
+                    interval: interval.map_or(d.codel.interval, |t| t.0),
+                    ecn: ecn.unwrap_or(d.codel.ecn),
+                    ..d.codel
+                },
+                flows: flows.map_or(d.flows, size),
+                quantum: quantum.map_or(d.quantum, size),
+                limit_packets: packets.map_or(d.limit_packets, size),
+                memory_limit: memory_limit.map_or(d.memory_limit, |m| size(m.0)),
+                drop_batch: drop_batch.map_or(d.drop_batch, size),
+            },
+            _ => d,
+        }
+    }
+
     /// The queue limit and the optional ECN marking threshold.
     fn queue_limits(&self) -> (QueueLimit, Option<QueueLimit>) {
         let packets = |p: u64| QueueLimit::Packets(usize::try_from(p).unwrap_or(usize::MAX));
@@ -746,7 +847,8 @@ impl LinkSpec {
             Some(
                 QueueSpec::Codel { packets: p, .. }
                 | QueueSpec::Red { packets: p, .. }
-                | QueueSpec::Pie { packets: p, .. },
+                | QueueSpec::Pie { packets: p, .. }
+                | QueueSpec::FqCodel { packets: p, .. },
             ) => (p.map_or(QueueLimit::Packets(1000), packets), None),
         }
     }

@@ -440,3 +440,19 @@ fn pie_parameters_out_of_range_name_the_field() {
     ))
     .is_ok());
 }
+
+#[test]
+fn fq_codel_parameters_out_of_range_name_the_field() {
+    let q = |spec: &str| GOOD.replace(r#"queue = { kind = "droptail", packets = 100 }"#, spec);
+    let e = err(&q(r#"queue = { kind = "fq_codel", flows = 0 }"#));
+    assert_eq!(e.field, "bottleneck.queue.flows", "{e}");
+    assert!(e.message.contains("between 1 and 65536"), "{e}");
+    let e = err(&q(r#"queue = { kind = "fq_codel", quantum = 10 }"#));
+    assert_eq!(e.field, "bottleneck.queue.quantum", "{e}");
+    let e = err(&q(r#"queue = { kind = "fq_codel", target = "1s" }"#));
+    assert_eq!(e.field, "bottleneck.queue.target", "{e}");
+    assert!(Scenario::from_toml_str(&q(
+        r#"queue = { kind = "fq_codel", flows = 1024, quantum = 1514, packets = 10240, memory_limit = "32MiB", ecn = false }"#
+    ))
+    .is_ok());
+}

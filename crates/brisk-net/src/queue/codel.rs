@@ -71,16 +71,132 @@ impl CoDelParams {
     }
 }
 
-#[derive(Clone, Debug)]
-pub struct CoDel {
-    p: CoDelParams,
-    q: Fifo,
+/// The CoDel state of one queue (FQ-CoDel keeps one per flow).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CoDelVars {
     /// When the sojourn first went above target in this episode (None: below).
     first_above: Option<Instant>,
     drop_next: Instant,
     count: u32,
     lastcount: u32,
     dropping: bool,
+}
+
+/// Where a CoDel dequeue takes its packets from and puts its drops.
+pub(crate) struct CoDelCtx<'a> {
+    pub p: &'a CoDelParams,
+    pub q: &'a mut Fifo,
+    /// Bytes queued elsewhere that count toward the MTU rule (FQ-CoDel's other flows:
+    /// Linux passes the qdisc's whole backlog).
+    pub other_backlog: usize,
+    pub dropped: &'a mut VecDeque<QueueDrop>,
+}
+
+impl CoDelVars {
+    /// `t + interval / √count` (RFC 8289 §5.5 `control_law`).
+    fn control_law(&self, p: &CoDelParams, t: Instant) -> Instant {
+        let n = f64::from(self.count.max(1));
+        t + Duration::from_nanos((p.interval.as_nanos() as f64 / n.sqrt()) as u64)
+    }
+
+    /// Takes the head and says whether CoDel would drop it (RFC 8289 `dodequeue`,
+    /// Linux `codel_should_drop`).
+    fn do_dequeue(&mut self, cx: &mut CoDelCtx, now: Instant) -> (Option<Entry>, bool) {
+        let Some(e) = cx.q.pop() else {
+            self.first_above = None;
+            return (None, false);
+        };
+        let sojourn = now.saturating_duration_since(e.enqueued_at);
+        if sojourn < cx.p.target || cx.q.bytes() + cx.other_backlog <= cx.p.mtu {
+            self.first_above = None;
+            return (Some(e), false);
+        }
+        match self.first_above {
+            None => {
+                self.first_above = Some(now + cx.p.interval);
+                (Some(e), false)
+            }
+            Some(t) => (Some(e), now >= t),
+        }
+    }
+
+    /// Drops `e` or, with ECN on and the packet ECN-capable, marks it. Returns the
+    /// packet back when it was marked (it is then delivered).
+    fn drop_or_mark(cx: &mut CoDelCtx, now: Instant, mut e: Entry) -> Option<Entry> {
+        if cx.p.ecn && mark_if_ect(&mut e.pkt) {
+            e.ce_marked = true;
+            return Some(e);
+        }
+        cx.dropped.push_back(QueueDrop {
+            pkt: e.pkt,
+            at: now,
+            enqueued_at: e.enqueued_at,
+            overflow: false,
+        });
+        None
+    }
+
+    /// RFC 8289 §5.7 `dequeue` (Linux `codel_dequeue`): the next packet to send, after
+    /// the drops due now.
+    pub(crate) fn dequeue(&mut self, cx: &mut CoDelCtx, now: Instant) -> Option<Entry> {
+        let (head, ok_to_drop) = self.do_dequeue(cx, now);
+        let Some(mut cur) = head else {
+            self.dropping = false;
+            return None;
+        };
+        if self.dropping {
+            if !ok_to_drop {
+                self.dropping = false;
+            }
+            // A large backlog can make the next drop due at once: hence the loop.
+            while self.dropping && now >= self.drop_next {
+                self.count = self.count.saturating_add(1);
+                if let Some(marked) = Self::drop_or_mark(cx, now, cur) {
+                    self.drop_next = self.control_law(cx.p, self.drop_next);
+                    return Some(marked);
+                }
+                let (next, ok) = self.do_dequeue(cx, now);
+                let Some(next) = next else {
+                    self.dropping = false;
+                    return None;
+                };
+                cur = next;
+                if ok {
+                    self.drop_next = self.control_law(cx.p, self.drop_next);
+                } else {
+                    self.dropping = false;
+                }
+            }
+            return Some(cur);
+        }
+        if !ok_to_drop {
+            return Some(cur);
+        }
+        let out = match Self::drop_or_mark(cx, now, cur) {
+            Some(marked) => Some(marked),
+            None => self.do_dequeue(cx, now).0,
+        };
+        self.enter_dropping(cx.p, now);
+        out
+    }
+
+    /// Enters the dropping state after the first drop (or mark) of an episode. If the
+    /// last episode ended recently, resume near its drop rate (RFC 8289 §5.6).
+    fn enter_dropping(&mut self, p: &CoDelParams, now: Instant) {
+        self.dropping = true;
+        let delta = self.count.saturating_sub(self.lastcount);
+        let recent = now.saturating_duration_since(self.drop_next) < p.interval * 16;
+        self.count = if delta > 1 && recent { delta } else { 1 };
+        self.lastcount = self.count;
+        self.drop_next = self.control_law(p, now);
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct CoDel {
+    p: CoDelParams,
+    q: Fifo,
+    vars: CoDelVars,
     /// Packets dropped by the last `dequeue` (drained by the owner).
     dropped: VecDeque<QueueDrop>,
 }
@@ -91,59 +207,13 @@ impl CoDel {
         Ok(CoDel {
             p,
             q: Fifo::with_capacity(p.limit_packets.min(64)),
-            first_above: None,
-            drop_next: Instant::ZERO,
-            count: 0,
-            lastcount: 0,
-            dropping: false,
+            vars: CoDelVars::default(),
             dropped: VecDeque::new(),
         })
     }
 
     pub fn params(&self) -> &CoDelParams {
         &self.p
-    }
-
-    /// `t + interval / √count` (RFC 8289 §5.5 `control_law`).
-    fn control_law(&self, t: Instant) -> Instant {
-        let n = f64::from(self.count.max(1));
-        t + Duration::from_nanos((self.p.interval.as_nanos() as f64 / n.sqrt()) as u64)
-    }
-
-    /// Takes the head and says whether CoDel would drop it (RFC 8289 `dodequeue`,
-    /// Linux `codel_should_drop`).
-    fn do_dequeue(&mut self, now: Instant) -> (Option<Entry>, bool) {
-        let Some(e) = self.q.pop() else {
-            self.first_above = None;
-            return (None, false);
-        };
-        let sojourn = now.saturating_duration_since(e.enqueued_at);
-        if sojourn < self.p.target || self.q.bytes() <= self.p.mtu {
-            self.first_above = None;
-            return (Some(e), false);
-        }
-        match self.first_above {
-            None => {
-                self.first_above = Some(now + self.p.interval);
-                (Some(e), false)
-            }
-            Some(t) => (Some(e), now >= t),
-        }
-    }
-
-    /// Drops `e` or, with ECN on and the packet ECN-capable, marks it. Returns the
-    /// packet back when it was marked (it is then delivered).
-    fn drop_or_mark(&mut self, now: Instant, mut e: Entry) -> Option<Entry> {
-        if self.p.ecn && mark_if_ect(&mut e.pkt) {
-            e.ce_marked = true;
-            return Some(e);
-        }
-        self.dropped.push_back(QueueDrop {
-            pkt: e.pkt,
-            at: now,
-            enqueued_at: e.enqueued_at,
-        });
-        None
     }
 }
 
@@ -158,45 +228,13 @@ impl Queue for CoDel {
 
     fn dequeue(&mut self, now: Instant) -> Option<Dequeued> {
         self.dropped.clear();
-        let (head, ok_to_drop) = self.do_dequeue(now);
-        let Some(mut cur) = head else {
-            self.dropping = false;
-            return None;
+        let mut cx = CoDelCtx {
+            p: &self.p,
+            q: &mut self.q,
+            other_backlog: 0,
+            dropped: &mut self.dropped,
         };
-        if self.dropping {
-            if !ok_to_drop {
-                self.dropping = false;
-            }
-            // A large backlog can make the next drop due at once: hence the loop.
-            while self.dropping && now >= self.drop_next {
-                self.count = self.count.saturating_add(1);
-                if let Some(marked) = self.drop_or_mark(now, cur) {
-                    self.drop_next = self.control_law(self.drop_next);
-                    return Some(marked.into());
-                }
-                let (next, ok) = self.do_dequeue(now);
-                let Some(next) = next else {
-                    self.dropping = false;
-                    return None;
-                };
-                cur = next;
-                if ok {
-                    self.drop_next = self.control_law(self.drop_next);
-                } else {
-                    self.dropping = false;
-                }
-            }
-            return Some(cur.into());
-        }
-        if !ok_to_drop {
-            return Some(cur.into());
-        }
-        let out = match self.drop_or_mark(now, cur) {
-            Some(marked) => Some(marked),
-            None => self.do_dequeue(now).0,
-        };
-        self.enter_dropping(now);
-        out.map(Dequeued::from)
+        self.vars.dequeue(&mut cx, now).map(Dequeued::from)
     }
 
     fn poll_drop(&mut self) -> Option<QueueDrop> {
@@ -210,19 +248,6 @@ impl Queue for CoDel {
 
     fn len_bytes(&self) -> usize {
         self.q.bytes()
-    }
-}
-
-impl CoDel {
-    /// Enters the dropping state after the first drop (or mark) of an episode. If the
-    /// last episode ended recently, resume near its drop rate (RFC 8289 §5.6).
-    fn enter_dropping(&mut self, now: Instant) {
-        self.dropping = true;
-        let delta = self.count.saturating_sub(self.lastcount);
-        let recent = now.saturating_duration_since(self.drop_next) < self.p.interval * 16;
-        self.count = if delta > 1 && recent { delta } else { 1 };
-        self.lastcount = self.count;
-        self.drop_next = self.control_law(now);
     }
 }
 

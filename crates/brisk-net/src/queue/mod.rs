@@ -10,11 +10,13 @@
 pub mod codel;
 pub mod droptail;
 mod fifo;
+pub mod fq_codel;
 pub mod pie;
 pub mod red;
 
 pub use codel::{CoDel, CoDelParams};
 pub use droptail::DropTail;
+pub use fq_codel::{FqCoDel, FqCoDelParams};
 pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
 
@@ -47,12 +49,14 @@ impl Dequeued {
     }
 }
 
-/// A packet a queue dropped on its own while dequeuing.
+/// A packet a queue dropped on its own: an AQM's drop while dequeuing, or (`overflow`)
+/// a packet pushed out to make room (FQ-CoDel drops from its fattest flow when full).
 #[derive(Clone, Debug)]
 pub struct QueueDrop {
     pub pkt: Packet,
     pub at: Instant,
     pub enqueued_at: Instant,
+    pub overflow: bool,
 }
 
 /// A packet queue. Times passed in never decrease.
@@ -65,8 +69,8 @@ pub trait Queue {
     /// are then available from [`Queue::poll_drop`].
     fn dequeue(&mut self, now: Instant) -> Option<Dequeued>;
 
-    /// Packets the last `dequeue` dropped, oldest first. Queues that never drop at
-    /// dequeue keep the default.
+    /// Packets the last `enqueue` or `dequeue` dropped, oldest first; the owner drains
+    /// them after each call. Queues that drop only the packet offered keep the default.
     fn poll_drop(&mut self) -> Option<QueueDrop> {
         None
     }
@@ -123,6 +127,13 @@ pub enum AnyQueue {
     Red(Box<Red>),
     /// Boxed for the same reason.
     Pie(Box<Pie>),
+    FqCoDel(Box<FqCoDel>),
+}
+
+impl From<FqCoDel> for AnyQueue {
+    fn from(q: FqCoDel) -> Self {
+        AnyQueue::FqCoDel(Box::new(q))
+    }
 }
 
 impl From<Pie> for AnyQueue {
@@ -157,6 +168,7 @@ macro_rules! each_queue {
             AnyQueue::CoDel($q) => $body,
             AnyQueue::Red($q) => $body,
             AnyQueue::Pie($q) => $body,
+            AnyQueue::FqCoDel($q) => $body,
         }
     };
 }
