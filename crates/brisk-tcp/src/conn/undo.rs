@@ -75,10 +75,15 @@ impl Connection {
             // A. ECN proves congestion: the reduction must stand.
             self.loss.undo.forbid_restore();
         }
-        // D. Exits at the recovery point.
+        // D. Exits at the recovery point. CWR holds until something *above* high_seq
+        // is ACKed (Linux `tcp_fastretrans_alert`): the CWR flag rides on the first
+        // segment at high_seq, and until the receiver has seen it, its ACKs keep ECE;
+        // leaving at high_seq itself would take that echo as new congestion and cut
+        // the window twice for one mark.
         if self.snd.snd_una >= self.loss.high_seq {
             match self.cong.ca_state {
-                CaState::Cwr => self.exit_recovery(now),
+                CaState::Cwr if self.snd.snd_una > self.loss.high_seq => self.exit_recovery(now),
+                CaState::Cwr => {}
                 CaState::Recovery => {
                     if self.try_undo_recovery(now, f.tsecr) {
                         self.leave_recovery_undone(now);

@@ -184,6 +184,13 @@ fn reductions_reach_the_controller_with_their_cause() {
     }));
     let causes = causes.lock().unwrap().clone();
     assert_eq!(causes.first(), Some(&CongestionCause::Ecn), "{causes:?}");
+    // One mark, one reduction: the ECE still echoed on the ACK of high_seq (the
+    // receiver has not yet seen CWR) must not start a second CWR episode.
+    let ecn = causes
+        .iter()
+        .filter(|c| **c == CongestionCause::Ecn)
+        .count();
+    assert_eq!(ecn, 1, "{causes:?}");
     assert!(
         causes[1..]
             .iter()
