@@ -52,7 +52,7 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
     };
     let no_knob = "Linux has no per-connection setting for it";
     let brisk_only = "a brisk mechanism the kernel does not implement";
-    let checks: [(&str, bool, &str); 19] = [
+    let checks: [(&str, bool, &str); 20] = [
         ("ack_timer", t.ack_timer.is_some(), no_knob),
         ("quick_acks", t.quick_acks.is_some(), no_knob),
         (
@@ -115,6 +115,11 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
             "dc_threshold",
             t.dc_threshold.is_some() || t.dc_passive.is_some(),
             brisk_only,
+        ),
+        (
+            "abe",
+            t.abe.is_some() || t.beta_ecn.is_some(),
+            "mainline Linux has no ABE (the paper's was a patched module)",
         ),
     ];
     if let Some((knob, _, why)) = checks.iter().find(|c| c.1) {

@@ -210,6 +210,12 @@ pub struct TcpKnobs {
     pub new_cwv: Option<bool>,
     /// new-CWV non-validated period (default 300s, > 0); needs `new_cwv`.
     pub new_cwv_nvp: Option<Dur>,
+    /// Wrap `cc` in ABE, Alternative Backoff with ECN (RFC 8511;
+    /// docs/mechanisms/abe.md): ECN marks reduce cwnd by `beta_ecn`, losses as before.
+    /// Needs `ecn = true`.
+    pub abe: Option<bool>,
+    /// ABE's β_ecn, in (0, 1] (default 0.8 for Reno, 0.85 for CUBIC); needs `abe`.
+    pub beta_ecn: Option<f64>,
     /// RFC 5681 §4.1 restart after idle (Linux `tcp_slow_start_after_idle`, default true).
     pub slow_start_after_idle: Option<bool>,
     /// Linux before 3.16: cwnd may grow while in flight is within this many segments
@@ -234,7 +240,7 @@ pub struct TcpKnobs {
     /// `[flow.tcp.options]`: sack, timestamps, window_scaling.
     pub options: Option<OptionsKnobs>,
     /// `[flow.tcp.congestion]`: initial_cwnd, slow_start_after_idle, new_cwv, new_cwv_nvp,
-    /// cwnd_limited_slack.
+    /// cwnd_limited_slack, abe, beta_ecn.
     pub congestion: Option<CongestionKnobs>,
     /// `[flow.tcp.recovery]`: rack, tlp, min_rto, initial_rto, max_retries,
     /// rto_restart, tlp_restart, tlp_pto, early_retransmit, fack.
@@ -261,6 +267,8 @@ pub struct CongestionKnobs {
     pub new_cwv: Option<bool>,
     pub new_cwv_nvp: Option<Dur>,
     pub cwnd_limited_slack: Option<u32>,
+    pub abe: Option<bool>,
+    pub beta_ecn: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -496,6 +504,13 @@ impl TcpKnobs {
                 c.new_cwv_nvp,
                 "new_cwv_nvp",
                 "congestion.new_cwv_nvp",
+            )?;
+            fold(&mut self.abe, c.abe, "abe", "congestion.abe")?;
+            fold(
+                &mut self.beta_ecn,
+                c.beta_ecn,
+                "beta_ecn",
+                "congestion.beta_ecn",
             )?;
             fold(
                 &mut self.cwnd_limited_slack,
@@ -755,6 +770,15 @@ impl TcpKnobs {
                 .congestion
                 .controller
                 .with_layer(brisk_tcp::cc::LayerSpec::NewCwv(cwv));
+        }
+        if self.abe == Some(true) {
+            let abe = brisk_tcp::cc::abe::AbeConfig {
+                beta_ecn: self.beta_ecn,
+            };
+            c.congestion.controller = c
+                .congestion
+                .controller
+                .with_layer(brisk_tcp::cc::LayerSpec::Abe(abe));
         }
         c
     }
@@ -1093,6 +1117,24 @@ impl Scenario {
             }
             if t.new_cwv_nvp.is_some_and(|d| d.0.is_zero()) {
                 return Err((p("tcp.new_cwv_nvp"), "must be > 0".into()));
+            }
+            if t.abe != Some(true) && t.beta_ecn.is_some() {
+                return Err((p("tcp.beta_ecn"), "needs abe = true".into()));
+            }
+            if t.beta_ecn
+                .is_some_and(|b| !(b.is_finite() && b > 0.0 && b <= 1.0))
+            {
+                return Err((
+                    p("tcp.beta_ecn"),
+                    "must be in (0, 1] (RFC 8511 recommends 0.8; the ABE paper 0.85 for CUBIC)"
+                        .into(),
+                ));
+            }
+            if t.abe == Some(true) && t.ecn_switch() != Some(true) {
+                return Err((
+                    p("tcp.abe"),
+                    "needs ecn = true: ABE only changes the response to ECN marks".into(),
+                ));
             }
             for (k, v) in [
                 ("recv_buffer", t.recv_buffer),

@@ -456,3 +456,31 @@ fn fq_codel_parameters_out_of_range_name_the_field() {
     ))
     .is_ok());
 }
+
+#[test]
+fn abe_knobs_name_the_field() {
+    let f = |tcp: &str| {
+        GOOD.replace(
+            r#"app = { kind = "bulk" }"#,
+            &format!("app = {{ kind = \"bulk\" }}\n[flow.tcp]\n{tcp}"),
+        )
+    };
+    let e = err(&f("abe = true"));
+    assert_eq!(e.field, "flow[0].tcp.abe", "{e}");
+    assert!(e.message.contains("needs ecn = true"), "{e}");
+    let e = err(&f("ecn = true\nbeta_ecn = 0.9"));
+    assert_eq!(e.field, "flow[0].tcp.beta_ecn", "{e}");
+    assert!(e.message.contains("needs abe = true"), "{e}");
+    let e = err(&f("ecn = true\nabe = true\nbeta_ecn = 1.5"));
+    assert_eq!(e.field, "flow[0].tcp.beta_ecn", "{e}");
+    assert!(e.message.contains("(0, 1]"), "{e}");
+    let sc = Scenario::from_toml_str(&f(
+        "ecn = true\n[flow.tcp.congestion]\nabe = true\nbeta_ecn = 0.9",
+    ))
+    .unwrap();
+    let cfg = sc.flows[0].tcp.to_config(sc.flows[0].cc);
+    assert_eq!(
+        cfg.congestion.controller.abe().and_then(|a| a.beta_ecn),
+        Some(0.9)
+    );
+}

@@ -12,6 +12,7 @@
 //! new-CWV, ABE) must wrap any base controller; one indirect call per ACK is noise next
 //! to the rest of ACK processing.
 
+pub mod abe;
 pub mod cubic;
 pub mod delay_corr;
 pub mod layer;

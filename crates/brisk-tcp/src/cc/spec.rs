@@ -5,6 +5,7 @@
 //! seed, and controllers which couple flows (FSE, RFC 8699; shared-bottleneck
 //! detection, RFC 8382) reach state shared by the host's connections.
 
+use super::abe::{Abe, AbeConfig};
 use super::delay_corr::{DelayCorrConfig, DelayCorrelation};
 use super::new_cwv::{NewCwv, NewCwvConfig};
 use super::{CcAlgorithm, CongestionControl};
@@ -19,6 +20,8 @@ pub enum LayerSpec {
     DelayCorrelation(DelayCorrConfig),
     /// New congestion window validation (RFC 7661), tag "cwv".
     NewCwv(NewCwvConfig),
+    /// Alternative Backoff with ECN (RFC 8511), tag "abe".
+    Abe(AbeConfig),
 }
 
 impl LayerSpec {
@@ -27,6 +30,7 @@ impl LayerSpec {
         match self {
             LayerSpec::DelayCorrelation(_) => super::delay_corr::TAG,
             LayerSpec::NewCwv(_) => super::new_cwv::TAG,
+            LayerSpec::Abe(_) => super::abe::TAG,
         }
     }
 }
@@ -68,6 +72,14 @@ impl CcSpec {
     pub fn delay_correlation(&self) -> Option<&DelayCorrConfig> {
         self.layers.iter().find_map(|l| match l {
             LayerSpec::DelayCorrelation(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    /// The ABE layer's settings, if the spec has that layer.
+    pub fn abe(&self) -> Option<&AbeConfig> {
+        self.layers.iter().find_map(|l| match l {
+            LayerSpec::Abe(c) => Some(c),
             _ => None,
         })
     }
@@ -139,6 +151,12 @@ impl CcFactory for StandardCcFactory {
                     Box::new(DelayCorrelation::new(cc, dc))
                 }
                 LayerSpec::NewCwv(cfg) => Box::new(NewCwv::new(cc, cfg.clone())),
+                LayerSpec::Abe(cfg) => {
+                    let beta = cfg
+                        .beta_ecn
+                        .unwrap_or_else(|| super::abe::default_beta_ecn(spec.base));
+                    Box::new(Abe::new(cc, beta))
+                }
             };
         }
         cc
