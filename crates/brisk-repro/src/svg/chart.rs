@@ -38,9 +38,9 @@ pub struct Series {
     /// Closed outlines in data coordinates, shaded under the points, e.g. a
     /// covariance ellipse across seeds.
     pub polygons: Vec<Vec<(f64, f64)>>,
-    /// The points are an empirical CDF: drawn as a step function (flat to each next
-    /// sample, then up), never broken at wide x steps, which in a CDF are sparse
-    /// samples, not missing ones.
+    /// Draw the line as steps (flat to each next sample, then up), as `Style::Step`
+    /// does, keeping the style's dashes, and never break it at wide x steps: for an
+    /// empirical CDF those are sparse samples, not missing ones.
     pub steps: bool,
 }
 
@@ -106,19 +106,6 @@ fn median_step(xs: &[f64]) -> Option<f64> {
     }
     d.sort_by(|a, b| a.total_cmp(b));
     Some(d[d.len() / 2])
-}
-
-/// An empirical CDF's corners: each sample is reached by a flat segment at the
-/// previous level, then a rise.
-fn step_points(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
-    let mut out = Vec::with_capacity(pts.len() * 2);
-    for (i, &(x, y)) in pts.iter().enumerate() {
-        if i > 0 {
-            out.push((x, pts[i - 1].1));
-        }
-        out.push((x, y));
-    }
-    out
 }
 
 /// Splits samples into runs that may be joined by one line: a sample the axes cannot
@@ -379,14 +366,7 @@ pub fn chart(c: &Chart, id: &str) -> String {
     }
     for s in &c.series {
         let ok = |p: (f64, f64)| x.accepts(p.0) && y.accepts(p.1);
-        let stepped;
-        let points = if s.steps {
-            stepped = step_points(&s.points);
-            &stepped
-        } else {
-            &s.points
-        };
-        for run in runs(points, |p| p, ok, gaps(s)) {
+        for run in runs(&s.points, |p| p, ok, gaps(s)) {
             let pix: Vec<(f64, f64)> = run.iter().map(|&(a, b)| (x.map(a), y.map(b))).collect();
             if matches!(s.style, Style::Points | Style::Marker) {
                 let r = if s.style == Style::Marker {
@@ -415,7 +395,7 @@ pub fn chart(c: &Chart, id: &str) -> String {
             for (i, &(px, py)) in pix.iter().enumerate() {
                 if i == 0 {
                     let _ = write!(d, "M{px:.1} {py:.1}");
-                } else if s.style == Style::Step {
+                } else if s.style == Style::Step || s.steps {
                     let qy = pix[i - 1].1;
                     let _ = write!(d, "L{px:.1} {qy:.1}L{px:.1} {py:.1}");
                     drawn.push((px, qy));
@@ -504,10 +484,6 @@ mod tests {
 
     #[test]
     fn cdf_steps_go_flat_then_up_and_never_break() {
-        assert_eq!(
-            step_points(&[(1.0, 0.0), (2.0, 0.5), (10.0, 1.0)]),
-            vec![(1.0, 0.0), (2.0, 0.0), (2.0, 0.5), (10.0, 0.5), (10.0, 1.0)]
-        );
         // Sparse samples: a plain line breaks at the wide step, a CDF does not.
         let pts = vec![
             (1.0, 0.0),
@@ -532,6 +508,9 @@ mod tests {
             "t",
         );
         assert_eq!(paths(&cdf).len(), 1, "{cdf}");
+        // Flat then up: each point after the first is reached by two segments.
+        let d = &paths(&cdf)[0];
+        assert_eq!(d.matches('L').count(), 2 * 4, "{d}");
     }
 
     #[test]
