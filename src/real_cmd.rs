@@ -118,7 +118,7 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
         ),
         (
             "abe",
-            t.abe.is_some() || t.beta_ecn.is_some(),
+            t.abe.is_some() || t.beta_ecn.is_some() || t.beta_loss.is_some(),
             "mainline Linux has no ABE (the paper's was a patched module)",
         ),
     ];

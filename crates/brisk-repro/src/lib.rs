@@ -93,6 +93,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::tlp_realistic::plan,
     },
     Experiment {
+        id: exp::abe_model::ID,
+        title: exp::abe_model::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::abe_model::CLAIMS,
+        plan: exp::abe_model::plan,
+    },
+    Experiment {
         id: exp::tlp_web::ID,
         title: exp::tlp_web::TITLE,
         kind: Kind::Simulated,

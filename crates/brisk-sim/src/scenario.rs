@@ -216,6 +216,9 @@ pub struct TcpKnobs {
     pub abe: Option<bool>,
     /// ABE's β_ecn, in (0, 1] (default 0.8 for Reno, 0.85 for CUBIC); needs `abe`.
     pub beta_ecn: Option<f64>,
+    /// The decrease for losses (and every other non-ECN reduction), in (0, 1], in place
+    /// of the controller's own: the ABE paper's second sysctl; needs `abe`.
+    pub beta_loss: Option<f64>,
     /// RFC 5681 §4.1 restart after idle (Linux `tcp_slow_start_after_idle`, default true).
     pub slow_start_after_idle: Option<bool>,
     /// Linux before 3.16: cwnd may grow while in flight is within this many segments
@@ -269,6 +272,7 @@ pub struct CongestionKnobs {
     pub cwnd_limited_slack: Option<u32>,
     pub abe: Option<bool>,
     pub beta_ecn: Option<f64>,
+    pub beta_loss: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -511,6 +515,12 @@ impl TcpKnobs {
                 c.beta_ecn,
                 "beta_ecn",
                 "congestion.beta_ecn",
+            )?;
+            fold(
+                &mut self.beta_loss,
+                c.beta_loss,
+                "beta_loss",
+                "congestion.beta_loss",
             )?;
             fold(
                 &mut self.cwnd_limited_slack,
@@ -774,6 +784,7 @@ impl TcpKnobs {
         if self.abe == Some(true) {
             let abe = brisk_tcp::cc::abe::AbeConfig {
                 beta_ecn: self.beta_ecn,
+                beta_loss: self.beta_loss,
             };
             c.congestion.controller = c
                 .congestion
@@ -1118,17 +1129,17 @@ impl Scenario {
             if t.new_cwv_nvp.is_some_and(|d| d.0.is_zero()) {
                 return Err((p("tcp.new_cwv_nvp"), "must be > 0".into()));
             }
-            if t.abe != Some(true) && t.beta_ecn.is_some() {
-                return Err((p("tcp.beta_ecn"), "needs abe = true".into()));
-            }
-            if t.beta_ecn
-                .is_some_and(|b| !(b.is_finite() && b > 0.0 && b <= 1.0))
-            {
-                return Err((
-                    p("tcp.beta_ecn"),
-                    "must be in (0, 1] (RFC 8511 recommends 0.8; the ABE paper 0.85 for CUBIC)"
-                        .into(),
-                ));
+            for (k, v) in [("beta_ecn", t.beta_ecn), ("beta_loss", t.beta_loss)] {
+                if t.abe != Some(true) && v.is_some() {
+                    return Err((p(&format!("tcp.{k}")), "needs abe = true".into()));
+                }
+                if v.is_some_and(|b| !(b.is_finite() && b > 0.0 && b <= 1.0)) {
+                    return Err((
+                        p(&format!("tcp.{k}")),
+                        "must be in (0, 1] (RFC 8511 recommends 0.8 for beta_ecn; the ABE paper 0.85 for CUBIC)"
+                            .into(),
+                    ));
+                }
             }
             if t.abe == Some(true) && t.ecn_switch() != Some(true) {
                 return Err((

@@ -474,6 +474,10 @@ fn abe_knobs_name_the_field() {
     let e = err(&f("ecn = true\nabe = true\nbeta_ecn = 1.5"));
     assert_eq!(e.field, "flow[0].tcp.beta_ecn", "{e}");
     assert!(e.message.contains("(0, 1]"), "{e}");
+    let e = err(&f("ecn = true\nbeta_loss = 0.7"));
+    assert_eq!(e.field, "flow[0].tcp.beta_loss", "{e}");
+    let e = err(&f("ecn = true\nabe = true\nbeta_loss = 0.0"));
+    assert_eq!(e.field, "flow[0].tcp.beta_loss", "{e}");
     let sc = Scenario::from_toml_str(&f(
         "ecn = true\n[flow.tcp.congestion]\nabe = true\nbeta_ecn = 0.9",
     ))

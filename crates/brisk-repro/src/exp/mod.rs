@@ -1,5 +1,6 @@
 //! The experiments and small helpers they share.
 
+pub mod abe_model;
 pub mod dc_compete;
 pub mod dc_micro;
 pub mod dc_r;

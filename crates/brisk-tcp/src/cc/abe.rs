@@ -9,7 +9,10 @@
 //!
 //! Defaults: β_ecn = 0.8 for Reno (RFC 8511 §3) and 0.85 for CUBIC (the paper's §6
 //! recommendation). There is no mainline Linux function: the paper's authors patched
-//! FreeBSD's NewReno and Linux's CUBIC with separate sysctls for β and β_ecn.
+//! FreeBSD's NewReno and Linux's CUBIC with separate sysctls for β and β_ecn, and
+//! `beta_loss` is the first of those: it replaces the base controller's β for every
+//! reduction other than ECN's (losses, probes, RTOs), for experiments such as the
+//! paper's model check (abe-model) that need an AIMD flow with another loss β.
 //!
 //! Where the paper is silent (spec [AMB-E-1]): the base controller still runs its own
 //! reduction bookkeeping (CUBIC resets its epoch and sets W_max, with fast convergence
@@ -27,6 +30,8 @@ pub const TAG: &str = "abe";
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct AbeConfig {
     pub beta_ecn: Option<f64>,
+    /// The decrease for every other cause; None keeps the base controller's.
+    pub beta_loss: Option<f64>,
 }
 
 /// RFC 8511's and the paper's recommended β_ecn for a base controller.
@@ -41,6 +46,7 @@ pub fn default_beta_ecn(base: CcAlgorithm) -> f64 {
 pub struct Abe {
     inner: Box<dyn CongestionControl>,
     beta_ecn: f64,
+    beta_loss: Option<f64>,
 }
 
 impl Abe {
@@ -49,7 +55,14 @@ impl Abe {
         Abe {
             inner,
             beta_ecn: beta_ecn.clamp(f64::MIN_POSITIVE, 1.0),
+            beta_loss: None,
         }
+    }
+
+    /// Replaces the base controller's β for every reduction other than ECN's.
+    pub fn with_beta_loss(mut self, beta_loss: Option<f64>) -> Self {
+        self.beta_loss = beta_loss.map(|b| b.clamp(f64::MIN_POSITIVE, 1.0));
+        self
     }
 
     pub fn beta_ecn(&self) -> f64 {
@@ -70,10 +83,15 @@ impl CcLayer for Abe {
     fn ssthresh(&mut self, cc: &mut CcState, now: Instant, cause: CongestionCause) -> u32 {
         // The base controller updates its own state for the reduction in any case.
         let base = self.inner.ssthresh(cc, now, cause);
-        if cause != CongestionCause::Ecn {
-            return base;
-        }
-        ((f64::from(cc.cwnd) * self.beta_ecn) as u32).max(2)
+        let beta = if cause == CongestionCause::Ecn {
+            self.beta_ecn
+        } else {
+            match self.beta_loss {
+                Some(b) => b,
+                None => return base,
+            }
+        };
+        ((f64::from(cc.cwnd) * beta) as u32).max(2)
     }
 }
 
@@ -115,6 +133,26 @@ mod tests {
             70
         );
         assert_eq!(CongestionControl::label(&cubic), "cubic+abe");
+    }
+
+    #[test]
+    fn a_loss_beta_replaces_the_base_one_for_every_other_cause() {
+        let mut a = Abe::new(Box::new(Reno), 0.8).with_beta_loss(Some(0.7));
+        let mut cc = state(100);
+        for cause in [
+            CongestionCause::Loss,
+            CongestionCause::ProbeLoss,
+            CongestionCause::Rto,
+        ] {
+            assert_eq!(
+                CongestionControl::ssthresh(&mut a, &mut cc, Instant::ZERO, cause),
+                70
+            );
+        }
+        assert_eq!(
+            CongestionControl::ssthresh(&mut a, &mut cc, Instant::ZERO, CongestionCause::Ecn),
+            80
+        );
     }
 
     #[test]

@@ -155,7 +155,7 @@ impl CcFactory for StandardCcFactory {
                     let beta = cfg
                         .beta_ecn
                         .unwrap_or_else(|| super::abe::default_beta_ecn(spec.base));
-                    Box::new(Abe::new(cc, beta))
+                    Box::new(Abe::new(cc, beta).with_beta_loss(cfg.beta_loss))
                 }
             };
         }
