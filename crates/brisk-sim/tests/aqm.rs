@@ -189,3 +189,30 @@ ecn = true
     // Loss still halves: the same flows through a drop-tail queue without ECN.
     assert_eq!(abe.flows[0].cc, "reno+abe");
 }
+
+/// A Reno flow whose slow start drove RED's average far above 2·max_th used to be
+/// starved: in RTO backoff, every lone retransmission met an empty queue whose
+/// average no longer decayed (the idle period ended at the first dropped arrival).
+#[test]
+fn red_does_not_starve_a_flow_after_a_slow_start_overshoot() {
+    let sc = Scenario::from_toml_str(
+        r#"
+name = "red-reno"
+duration = "30s"
+[bottleneck]
+rate = "10Mbit"
+queue = { kind = "red", min_th = 5, max_th = 15, max_p = 0.1 }
+[[flow]]
+rtt = "50ms"
+cc = "reno"
+app = { kind = "bulk" }
+"#,
+    )
+    .unwrap();
+    let r = run(&sc, 1).unwrap();
+    assert!(
+        r.bottleneck.utilization > 0.6,
+        "utilisation {}",
+        r.bottleneck.utilization
+    );
+}

@@ -199,6 +199,13 @@ impl Queue for Red {
             self.q.push(pkt, now, true);
             return Ok(());
         }
+        // A drop into an empty queue leaves it idle: the idle period goes on from now
+        // (Linux restarts it at the dequeue that finds the queue empty). Without this
+        // the average decayed only by w_q per arrival, and a flow in RTO backoff whose
+        // every retransmission met an empty queue above max_th was starved for good.
+        if self.q.len() == 0 {
+            self.idle_since = Some(now);
+        }
         Err(pkt)
     }
 
@@ -339,6 +346,35 @@ mod tests {
         q.enqueue(t0 + Duration::from_secs(1), ip(999, 100, Ecn::NotEct))
             .unwrap();
         assert!((q.avg() / before - 0.998f64.powi(1000)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn drops_into_an_empty_queue_keep_the_average_decaying() {
+        let mut q = red(RedParams {
+            rate_bps: 8_000_000, // 1 ms per mean packet
+            ..RedParams::default()
+        });
+        let t0 = Instant::from_millis(1);
+        // Drive the average far above 2·max_th, then empty the queue.
+        for i in 0..1000 {
+            let _ = q.enqueue(t0, ip(i, 100, Ecn::NotEct));
+        }
+        while q.dequeue(t0).is_some() {}
+        assert!(q.avg() > 30.0, "{}", q.avg());
+        // A lone packet every 100 ms (a sender in RTO backoff): the first ones may be
+        // dropped, but the idle decay continues across those drops and one gets in.
+        let accepted = (1..=50u64).find(|k| {
+            q.enqueue(
+                t0 + Duration::from_millis(100 * k),
+                ip(5000 + k, 100, Ecn::NotEct),
+            )
+            .is_ok()
+        });
+        assert!(
+            accepted.is_some_and(|k| k <= 10),
+            "{accepted:?}, avg {}",
+            q.avg()
+        );
     }
 
     #[test]
