@@ -100,6 +100,15 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::abe_model::plan,
     },
     Experiment {
+        id: exp::aqm_ns3::ID,
+        title: exp::aqm_ns3::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::aqm_ns3::unsupported,
+        },
+        claims: exp::aqm_ns3::CLAIMS,
+        plan: exp::aqm_ns3::plan,
+    },
+    Experiment {
         id: exp::tlp_web::ID,
         title: exp::tlp_web::TITLE,
         kind: Kind::Simulated,
