@@ -198,3 +198,47 @@ fn reductions_reach_the_controller_with_their_cause() {
         "{causes:?}"
     );
 }
+
+/// Every data segment CE-marked, so the receiver echoes ECE on every ACK for the whole
+/// transfer (as a hostile or broken receiver that never stops echoing would): the
+/// sender reduces at most once per window, never below two segments, and the
+/// transfer still completes.
+#[test]
+fn ece_on_every_ack_neither_stalls_nor_drives_cwnd_below_the_floor() {
+    let mut p = ecn_pair();
+    let (c, s) = p.establish();
+    p.set_hook(|x| {
+        if x.to_server && x.len > 0 {
+            Action::MarkCe
+        } else {
+            Action::Deliver
+        }
+    });
+    let data = vec![9u8; 300_000];
+    p.client.conn_mut(c).unwrap().write(&data);
+    let mut got = Vec::new();
+    let mut min_ssthresh = u32::MAX;
+    let done = p.run_until(Duration::from_secs(60), |p| {
+        Pair::read_all(&mut p.server, s, &mut got);
+        min_ssthresh = min_ssthresh.min(p.client.conn(c).unwrap().info().ssthresh);
+        got.len() == data.len()
+    });
+    assert!(done, "the transfer completes under permanent ECE");
+    assert!(got == data);
+    let info = p.client.conn(c).unwrap().info();
+    assert!(min_ssthresh >= 2, "floor: {min_ssthresh}");
+    assert_eq!(info.retransmits, 0, "marks are not losses");
+    // At most one reduction per window: CWR flags sent ≤ windows elapsed (each at
+    // least one RTT of 20 ms here).
+    let cwr = p
+        .seen(true)
+        .iter()
+        .filter(|x| x.len > 0 && x.flags.contains(Flags::CWR))
+        .count();
+    let elapsed_ms = p.now.as_nanos() / 1_000_000;
+    assert!(
+        cwr as u64 <= elapsed_ms / 20 + 1,
+        "{cwr} CWRs in {elapsed_ms} ms"
+    );
+    assert!(cwr >= 2, "reductions happened: {cwr}");
+}
