@@ -404,6 +404,49 @@ fn cmd_bench_sim(d: Duration) -> anyhow::Result<()> {
         Some(rtt) => println!("  mean RTT         {rtt:.2} ms"),
         None => println!("  mean RTT         n/a (no RTT samples)"),
     }
+    // The same flow through the AQMs: per-packet cost against drop-tail (an AQM
+    // allocates nothing per packet; FQ-CoDel hashes each one).
+    let aqms = [
+        (
+            "CoDel",
+            brisk_net::spec::QueueSpec::Codel {
+                target: None,
+                interval: None,
+                packets: None,
+                ecn: false,
+            },
+        ),
+        (
+            "FQ-CoDel",
+            brisk_net::spec::QueueSpec::FqCodel {
+                target: None,
+                interval: None,
+                flows: None,
+                quantum: None,
+                packets: None,
+                memory_limit: None,
+                drop_batch: None,
+                ecn: Some(false),
+            },
+        ),
+    ];
+    let base_eps = res.engine.events as f64 / wall;
+    for (name, q) in aqms {
+        let mut aqm = sc.clone();
+        aqm.bottleneck.queue = Some(q);
+        let t = std::time::Instant::now();
+        let r = brisk_sim::run_with(&aqm, aqm.seed, &opts)?;
+        let w = t.elapsed().as_secs_f64().max(1e-9);
+        let eps = r.engine.events as f64 / w;
+        println!(
+            "  through {name:<9} {eps:.0} events/s ({:.2}x drop-tail's), goodput {:.1} Mbit/s, mean queue {}",
+            eps / base_eps,
+            r.flows.first().map_or(0.0, |f| f.goodput_bps) / 1e6,
+            r.bottleneck
+                .queue_delay
+                .map_or("-".into(), |q| format!("{:.2} ms", q.mean / 1e6))
+        );
+    }
     match run_ns3(sim_s) {
         Some(Ok((ns3_wall, ns3_goodput, ns3_rtt))) => {
             println!("ns-3 ({NS3_SCRIPT}):");
