@@ -100,6 +100,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::abe_model::plan,
     },
     Experiment {
+        id: exp::abe_single::ID,
+        title: exp::abe_single::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::abe_single::CLAIMS,
+        plan: exp::abe_single::plan,
+    },
+    Experiment {
         id: exp::aqm_ns3::ID,
         title: exp::aqm_ns3::TITLE,
         kind: Kind::RealTime {

@@ -1,6 +1,7 @@
 //! The experiments and small helpers they share.
 
 pub mod abe_model;
+pub mod abe_single;
 pub mod aqm_ns3;
 pub mod dc_compete;
 pub mod dc_micro;
