@@ -107,6 +107,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::abe_single::plan,
     },
     Experiment {
+        id: exp::abe_mixed::ID,
+        title: exp::abe_mixed::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::abe_mixed::CLAIMS,
+        plan: exp::abe_mixed::plan,
+    },
+    Experiment {
         id: exp::aqm_ns3::ID,
         title: exp::aqm_ns3::TITLE,
         kind: Kind::RealTime {

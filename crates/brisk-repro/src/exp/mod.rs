@@ -1,5 +1,6 @@
 //! The experiments and small helpers they share.
 
+pub mod abe_mixed;
 pub mod abe_model;
 pub mod abe_single;
 pub mod aqm_ns3;
