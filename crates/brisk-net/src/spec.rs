@@ -398,100 +398,20 @@ impl LinkSpec {
                 ));
             }
         }
-        if let Some(QueueSpec::Red {
-            packets,
-            mean_packet,
-            ..
-        }) = &self.queue
-        {
-            if *packets == Some(0) || packets.is_some_and(|p| p > 10_000_000) {
-                return Err(err(
-                    "queue.packets",
-                    "must be between 1 and 10000000".into(),
-                ));
+        // The AQMs' keys. `range` leaves unset keys to their defaults.
+        let range = |k: &str, v: Option<u64>, lo: u64, hi: u64, what: &str| match v {
+            Some(v) if !(lo..=hi).contains(&v) => {
+                let unit = if what.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {what}")
+                };
+                Err(err(k, format!("must be between {lo} and {hi}{unit}")))
             }
-            if mean_packet.is_some_and(|m| !(20..=65_535).contains(&m)) {
-                return Err(err(
-                    "queue.mean_packet",
-                    "must be between 20 and 65535 bytes".into(),
-                ));
-            }
-            let p = self.red_params();
-            let bad = |k: &str, m: &str| Err(err(k, m.into()));
-            if !(p.min_th.is_finite() && (0.0..=1e7).contains(&p.min_th)) {
-                return bad("queue.min_th", "must be between 0 and 10000000 packets");
-            }
-            if !(p.max_th.is_finite() && p.max_th > p.min_th && p.max_th <= 1e7) {
-                return bad(
-                    "queue.max_th",
-                    "must be above min_th and at most 10000000 packets",
-                );
-            }
-            prob("queue.max_p", p.max_p)?;
-            prob("queue.w_q", p.w_q)?;
-            if p.w_q == 0.0 {
-                return bad("queue.w_q", "must be above 0 (the average must move)");
-            }
-        }
-        if let Some(QueueSpec::Pie {
-            packets, max_burst, ..
-        }) = &self.queue
-        {
-            if *packets == Some(0) || packets.is_some_and(|p| p > 10_000_000) {
-                return Err(err(
-                    "queue.packets",
-                    "must be between 1 and 10000000".into(),
-                ));
-            }
-            if max_burst.is_some_and(|b| b.0 > Duration::from_secs(10)) {
-                return Err(err("queue.max_burst", "must be at most 10s".into()));
-            }
-            let p = self.pie_params();
-            if p.target.is_zero() || p.target > Duration::from_secs(10) {
-                return Err(err(
-                    "queue.target",
-                    "must be greater than 0 and at most 10s".into(),
-                ));
-            }
-            if p.tupdate < Duration::from_millis(1) || p.tupdate > Duration::from_secs(10) {
-                return Err(err("queue.tupdate", "must be between 1ms and 10s".into()));
-            }
-            for (k, v) in [("queue.alpha", p.alpha), ("queue.beta", p.beta)] {
-                if !(v.is_finite() && (0.0..=32.0).contains(&v)) {
-                    return Err(err(k, "must be between 0 and 32".into()));
-                }
-            }
-            if let Some(t) = p.ecn_drop_above {
-                prob("queue.ecn_drop_above", t)?;
-            }
-        }
-        if let Some(QueueSpec::FqCodel {
-            flows,
-            quantum,
-            packets,
-            memory_limit,
-            drop_batch,
-            ..
-        }) = &self.queue
-        {
-            let range = |k: &str, v: Option<u64>, lo: u64, hi: u64, what: &str| match v {
-                Some(v) if !(lo..=hi).contains(&v) => {
-                    Err(err(k, format!("must be between {lo} and {hi} {what}")))
-                }
-                _ => Ok(()),
-            };
-            range("queue.flows", *flows, 1, 65_536, "buckets")?;
-            range("queue.quantum", *quantum, 64, 1 << 20, "bytes")?;
-            range("queue.packets", *packets, 1, 10_000_000, "packets")?;
-            range(
-                "queue.memory_limit",
-                memory_limit.map(|m| m.0),
-                1514,
-                1 << 32,
-                "bytes",
-            )?;
-            range("queue.drop_batch", *drop_batch, 1, 65_536, "packets")?;
-            let p = self.fq_codel_params().codel;
+            _ => Ok(()),
+        };
+        // CoDel's two times, alone or per FQ-CoDel bucket.
+        let codel_times = |p: CoDelParams| {
             if p.interval.is_zero() || p.interval > Duration::from_secs(60) {
                 return Err(err(
                     "queue.interval",
@@ -507,30 +427,85 @@ impl LinkSpec {
                     ),
                 ));
             }
-        }
-        if let Some(QueueSpec::Codel { packets, .. }) = &self.queue {
-            if *packets == Some(0) || packets.is_some_and(|p| p > 10_000_000) {
-                return Err(err(
-                    "queue.packets",
-                    "must be between 1 and 10000000".into(),
-                ));
+            Ok(())
+        };
+        match &self.queue {
+            Some(QueueSpec::Red {
+                packets,
+                mean_packet,
+                ..
+            }) => {
+                range("queue.packets", *packets, 1, 10_000_000, "")?;
+                range("queue.mean_packet", *mean_packet, 20, 65_535, "bytes")?;
+                let p = self.red_params();
+                let bad = |k: &str, m: &str| Err(err(k, m.into()));
+                if !(p.min_th.is_finite() && (0.0..=1e7).contains(&p.min_th)) {
+                    return bad("queue.min_th", "must be between 0 and 10000000 packets");
+                }
+                if !(p.max_th.is_finite() && p.max_th > p.min_th && p.max_th <= 1e7) {
+                    return bad(
+                        "queue.max_th",
+                        "must be above min_th and at most 10000000 packets",
+                    );
+                }
+                prob("queue.max_p", p.max_p)?;
+                prob("queue.w_q", p.w_q)?;
+                if p.w_q == 0.0 {
+                    return bad("queue.w_q", "must be above 0 (the average must move)");
+                }
             }
-            let p = self.codel_params();
-            if p.interval.is_zero() || p.interval > Duration::from_secs(60) {
-                return Err(err(
-                    "queue.interval",
-                    "must be greater than 0 and at most 60s".into(),
-                ));
+            Some(QueueSpec::Pie {
+                packets, max_burst, ..
+            }) => {
+                range("queue.packets", *packets, 1, 10_000_000, "")?;
+                if max_burst.is_some_and(|b| b.0 > Duration::from_secs(10)) {
+                    return Err(err("queue.max_burst", "must be at most 10s".into()));
+                }
+                let p = self.pie_params();
+                if p.target.is_zero() || p.target > Duration::from_secs(10) {
+                    return Err(err(
+                        "queue.target",
+                        "must be greater than 0 and at most 10s".into(),
+                    ));
+                }
+                if p.tupdate < Duration::from_millis(1) || p.tupdate > Duration::from_secs(10) {
+                    return Err(err("queue.tupdate", "must be between 1ms and 10s".into()));
+                }
+                for (k, v) in [("queue.alpha", p.alpha), ("queue.beta", p.beta)] {
+                    if !(v.is_finite() && (0.0..=32.0).contains(&v)) {
+                        return Err(err(k, "must be between 0 and 32".into()));
+                    }
+                }
+                if let Some(t) = p.ecn_drop_above {
+                    prob("queue.ecn_drop_above", t)?;
+                }
             }
-            if p.target.is_zero() || p.target >= p.interval {
-                return Err(err(
-                    "queue.target",
-                    format!(
-                        "must be greater than 0 and below the interval ({:?})",
-                        p.interval
-                    ),
-                ));
+            Some(QueueSpec::FqCodel {
+                flows,
+                quantum,
+                packets,
+                memory_limit,
+                drop_batch,
+                ..
+            }) => {
+                range("queue.flows", *flows, 1, 65_536, "buckets")?;
+                range("queue.quantum", *quantum, 64, 1 << 20, "bytes")?;
+                range("queue.packets", *packets, 1, 10_000_000, "packets")?;
+                range(
+                    "queue.memory_limit",
+                    memory_limit.map(|m| m.0),
+                    1514,
+                    1 << 32,
+                    "bytes",
+                )?;
+                range("queue.drop_batch", *drop_batch, 1, 65_536, "packets")?;
+                codel_times(self.fq_codel_params().codel)?;
             }
+            Some(QueueSpec::Codel { packets, .. }) => {
+                range("queue.packets", *packets, 1, 10_000_000, "")?;
+                codel_times(self.codel_params())?;
+            }
+            Some(QueueSpec::Droptail { .. }) | None => {}
         }
         match &self.loss {
             Some(LossSpec::Bernoulli { p }) => prob("loss.p", *p)?,
@@ -701,9 +676,7 @@ impl LinkSpec {
             }) => CoDelParams {
                 target: target.map_or(d.target, |t| t.0),
                 interval: interval.map_or(d.interval, |t| t.0),
-                limit_packets: packets.map_or(d.limit_packets, |p| {
-                    usize::try_from(p).unwrap_or(usize::MAX)
-                }),
+                limit_packets: packets.map_or(d.limit_packets, to_usize),
                 ecn: *ecn,
                 ..d
             },
@@ -737,10 +710,8 @@ impl LinkSpec {
                 gentle: gentle.unwrap_or(d.gentle),
                 ecn: *ecn,
                 harddrop: *harddrop,
-                limit_packets: packets.map_or(d.limit_packets, |p| {
-                    usize::try_from(p).unwrap_or(usize::MAX)
-                }),
-                mean_packet: mean_packet.map_or(d.mean_packet, |m| m as usize),
+                limit_packets: packets.map_or(d.limit_packets, to_usize),
+                mean_packet: mean_packet.map_or(d.mean_packet, to_usize),
                 ..d
             },
             _ => d,
@@ -768,9 +739,7 @@ impl LinkSpec {
                 alpha: alpha.unwrap_or(d.alpha),
                 beta: beta.unwrap_or(d.beta),
                 max_burst: max_burst.map_or(d.max_burst, |t| t.0),
-                limit_packets: packets.map_or(d.limit_packets, |p| {
-                    usize::try_from(p).unwrap_or(usize::MAX)
-                }),
+                limit_packets: packets.map_or(d.limit_packets, to_usize),
                 bytemode: *bytemode,
                 ecn: *ecn,
                 ecn_drop_above: if ecn_drop_rule.unwrap_or(true) {
@@ -787,7 +756,6 @@ impl LinkSpec {
     /// FQ-CoDel's parameters: the scenario's, else Linux's.
     fn fq_codel_params(&self) -> FqCoDelParams {
         let d = FqCoDelParams::default();
-        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
         match &self.queue {
             Some(QueueSpec::FqCodel {
                 target,
@@ -805,11 +773,11 @@ impl LinkSpec {
                     ecn: ecn.unwrap_or(d.codel.ecn),
                     ..d.codel
                 },
-                flows: flows.map_or(d.flows, size),
-                quantum: quantum.map_or(d.quantum, size),
-                limit_packets: packets.map_or(d.limit_packets, size),
-                memory_limit: memory_limit.map_or(d.memory_limit, |m| size(m.0)),
-                drop_batch: drop_batch.map_or(d.drop_batch, size),
+                flows: flows.map_or(d.flows, to_usize),
+                quantum: quantum.map_or(d.quantum, to_usize),
+                limit_packets: packets.map_or(d.limit_packets, to_usize),
+                memory_limit: memory_limit.map_or(d.memory_limit, |m| to_usize(m.0)),
+                drop_batch: drop_batch.map_or(d.drop_batch, to_usize),
             },
             _ => d,
         }
@@ -817,8 +785,8 @@ impl LinkSpec {
 
     /// The queue limit and the optional ECN marking threshold.
     fn queue_limits(&self) -> (QueueLimit, Option<QueueLimit>) {
-        let packets = |p: u64| QueueLimit::Packets(usize::try_from(p).unwrap_or(usize::MAX));
-        let bytes = |b: Size| QueueLimit::Bytes(usize::try_from(b.0).unwrap_or(usize::MAX));
+        let packets = |p: u64| QueueLimit::Packets(to_usize(p));
+        let bytes = |b: Size| QueueLimit::Bytes(to_usize(b.0));
         let default = if self.rate.is_none() && self.trace.is_none() {
             QueueLimit::Packets(UNLIMITED_QUEUE_PACKETS)
         } else {
@@ -871,6 +839,11 @@ impl LinkSpec {
             Some(LossSpec::List { packets }) => LossModel::List(packets.clone()),
         }
     }
+}
+
+/// A count from a scenario as a `usize`, saturating (the ranges are checked before).
+fn to_usize(v: u64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]

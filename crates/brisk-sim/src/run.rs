@@ -450,7 +450,10 @@ pub fn run_controlled(
         let active = dur_nanos(active_end.saturating_duration_since(fi.start)).max(1);
         // A page's data flows to the browser (the client) over all its connections.
         let delivered = match fi.app {
-            AppSpec::Web { .. } => sum_clients(&s.flows, |c| c.app.rx.bytes),
+            AppSpec::Web { .. } => sum_sides(&s.flows, |r| match r {
+                Role::Client(c) => Some(c.app.rx.bytes),
+                Role::Server(_) => None,
+            }),
             _ => v.app.delivered_bytes(),
         };
         let oct = web.as_ref().map(|w| {
@@ -509,7 +512,10 @@ pub fn run_controlled(
             start: fi.start,
             bytes_delivered: delivered,
             bytes_sent: match fi.app {
-                AppSpec::Web { .. } => sum_servers(&r.flows, |v| v.app.tx.bytes),
+                AppSpec::Web { .. } => sum_sides(&r.flows, |x| match x {
+                    Role::Server(v) => Some(v.app.tx.bytes),
+                    Role::Client(_) => None,
+                }),
                 _ => c.app.tx.bytes,
             },
             goodput_bps: delivered as f64 * 8.0 * 1e9 / active as f64,
@@ -575,30 +581,9 @@ fn web_result(
     crate::web::WebResult::collect(page, &logs, c.connect_at.map(|t| t.as_nanos()))
 }
 
-fn sum_clients(
-    flows: &[crate::host::HostFlow],
-    f: impl Fn(&crate::host::ClientSide) -> u64,
-) -> u64 {
-    flows
-        .iter()
-        .map(|h| match &h.role {
-            Role::Client(c) => f(c),
-            Role::Server(_) => 0,
-        })
-        .sum()
-}
-
-fn sum_servers(
-    flows: &[crate::host::HostFlow],
-    f: impl Fn(&crate::host::ServerSide) -> u64,
-) -> u64 {
-    flows
-        .iter()
-        .map(|h| match &h.role {
-            Role::Server(v) => f(v),
-            Role::Client(_) => 0,
-        })
-        .sum()
+/// A sum over a host's flow sides: `f` picks the value of the sides it counts.
+fn sum_sides(flows: &[crate::host::HostFlow], f: impl Fn(&Role) -> Option<u64>) -> u64 {
+    flows.iter().filter_map(|h| f(&h.role)).sum()
 }
 
 fn latency_after_tx(first_tx: &[(u64, u64)], deliveries: &[(u64, u64)]) -> crate::metrics::Samples {

@@ -211,10 +211,6 @@ impl CoDel {
             dropped: VecDeque::new(),
         })
     }
-
-    pub fn params(&self) -> &CoDelParams {
-        &self.p
-    }
 }
 
 impl Queue for CoDel {

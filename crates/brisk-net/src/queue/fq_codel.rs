@@ -166,6 +166,15 @@ impl FqCoDel {
         (h.finish() % self.p.flows as u64) as usize
     }
 
+    /// Takes the served bucket off the front of its list.
+    fn pop_list(&mut self, from_new: bool) {
+        if from_new {
+            self.new_flows.pop_front();
+        } else {
+            self.old_flows.pop_front();
+        }
+    }
+
     /// Linux `fq_codel_drop`: from the head of the bucket with the largest backlog, up
     /// to half its bytes and at most `drop_batch` packets.
     fn drop_from_fattest(&mut self, now: Instant) {
@@ -195,11 +204,6 @@ impl FqCoDel {
                 break;
             }
         }
-    }
-
-    /// The number of buckets holding packets.
-    pub fn active_buckets(&self) -> usize {
-        self.buckets.iter().filter(|b| b.q.len() > 0).count()
     }
 }
 
@@ -281,20 +285,6 @@ impl Queue for FqCoDel {
 
     fn len_bytes(&self) -> usize {
         self.bytes
-    }
-}
-
-impl FqCoDel {
-    fn pop_list(&mut self, from_new: bool) {
-        if from_new {
-            self.new_flows.pop_front();
-        } else {
-            self.old_flows.pop_front();
-        }
-    }
-
-    pub fn params(&self) -> &FqCoDelParams {
-        &self.p
     }
 }
 

@@ -149,11 +149,6 @@ impl Pie {
         self.prob
     }
 
-    /// The last queue-delay estimate.
-    pub fn qdelay(&self) -> Duration {
-        self.qdelay
-    }
-
     /// Linux `pie_vars_init`: a fresh measurement cycle and burst allowance.
     fn reset_vars(&mut self) {
         self.dq_count = None;

@@ -64,10 +64,6 @@ impl Abe {
         self.beta_loss = beta_loss.map(|b| b.clamp(f64::MIN_POSITIVE, 1.0));
         self
     }
-
-    pub fn beta_ecn(&self) -> f64 {
-        self.beta_ecn
-    }
 }
 
 impl CcLayer for Abe {
