@@ -219,6 +219,13 @@ pub struct TcpKnobs {
     /// The decrease for losses (and every other non-ECN reduction), in (0, 1], in place
     /// of the controller's own: the ABE paper's second sysctl; needs `abe`.
     pub beta_loss: Option<f64>,
+    /// `[flow.tcp.cdg]`: CDG's Linux module parameters (window, backoff_beta,
+    /// backoff_factor, hystart_detect, use_ineff, use_shadow, use_tolerance;
+    /// docs/mechanisms/cdg.md); needs `cc = "cdg"`.
+    pub cdg: Option<CdgTable>,
+    /// `[flow.tcp.dctcp]`: DCTCP's Linux module parameters (shift_g, alpha_on_init;
+    /// docs/mechanisms/dctcp.md); needs `cc = "dctcp"`.
+    pub dctcp: Option<DctcpTable>,
     /// RFC 5681 §4.1 restart after idle (Linux `tcp_slow_start_after_idle`, default true).
     pub slow_start_after_idle: Option<bool>,
     /// Linux before 3.16: cwnd may grow while in flight is within this many segments
@@ -338,6 +345,28 @@ pub struct DcTable {
     pub window: Option<usize>,
     pub threshold: Option<f64>,
     pub passive: Option<bool>,
+}
+
+/// `[flow.tcp.cdg]`: each key overrides Linux's default (`brisk_tcp::cc::cdg::CdgConfig`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CdgTable {
+    pub window: Option<u32>,
+    pub backoff_beta: Option<u32>,
+    pub backoff_factor: Option<u32>,
+    pub hystart_detect: Option<u32>,
+    pub use_ineff: Option<u32>,
+    pub use_shadow: Option<bool>,
+    pub use_tolerance: Option<bool>,
+}
+
+/// `[flow.tcp.dctcp]`: each key overrides Linux's default
+/// (`brisk_tcp::cc::dctcp::DctcpConfig`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DctcpTable {
+    pub shift_g: Option<u32>,
+    pub alpha_on_init: Option<u32>,
 }
 
 /// `[flow.tcp.ecn]` as a table.
@@ -698,11 +727,33 @@ impl TcpKnobs {
         Some(dc)
     }
 
+    /// CDG's and DCTCP's parameters: Linux's defaults overridden by the tables.
+    pub fn base_tuning(&self) -> brisk_tcp::cc::BaseTuning {
+        let mut b = brisk_tcp::cc::BaseTuning::default();
+        if let Some(t) = &self.cdg {
+            let c = &mut b.cdg;
+            c.window = t.window.unwrap_or(c.window);
+            c.backoff_beta = t.backoff_beta.unwrap_or(c.backoff_beta);
+            c.backoff_factor = t.backoff_factor.unwrap_or(c.backoff_factor);
+            c.hystart_detect = t.hystart_detect.unwrap_or(c.hystart_detect);
+            c.use_ineff = t.use_ineff.unwrap_or(c.use_ineff);
+            c.use_shadow = t.use_shadow.unwrap_or(c.use_shadow);
+            c.use_tolerance = t.use_tolerance.unwrap_or(c.use_tolerance);
+        }
+        if let Some(t) = &self.dctcp {
+            let d = &mut b.dctcp;
+            d.shift_g = t.shift_g.unwrap_or(d.shift_g);
+            d.alpha_on_init = t.alpha_on_init.unwrap_or(d.alpha_on_init);
+        }
+        b
+    }
+
     /// The TCP configuration for this flow: Linux defaults overridden by the knobs
     /// (call after [`TcpKnobs::normalize`], as scenario loading does).
     pub fn to_config(&self, cc: CcAlgorithm) -> brisk_tcp::Config {
         let mut c = brisk_tcp::Config::default();
         c.congestion.controller = cc.into();
+        c.congestion.controller.tuning = self.base_tuning();
         if self.linux_profile == Some(LinuxProfile::Linux3_17) {
             // The tail-loss paper's sender (spec §1.0): no RACK (3.17 predates it),
             // delayed early retransmit with TLP (tcp_early_retrans = 3), the 2013
@@ -1140,6 +1191,30 @@ impl Scenario {
                             .into(),
                     ));
                 }
+            }
+            for (key, base, set) in [
+                ("cdg", CcAlgorithm::Cdg, t.cdg.is_some()),
+                ("dctcp", CcAlgorithm::Dctcp, t.dctcp.is_some()),
+            ] {
+                if set && f.cc != base {
+                    return Err((p(&format!("tcp.{key}")), format!("needs cc = \"{key}\"")));
+                }
+            }
+            let tuning = t.base_tuning();
+            tuning
+                .cdg
+                .validate()
+                .map_err(|(k, m)| (p(&format!("tcp.cdg.{k}")), m))?;
+            tuning
+                .dctcp
+                .validate()
+                .map_err(|(k, m)| (p(&format!("tcp.dctcp.{k}")), m))?;
+            if f.cc == CcAlgorithm::Dctcp && t.ecn_switch() != Some(true) {
+                return Err((
+                    p("cc"),
+                    "dctcp needs tcp.ecn = true: DCTCP reacts to the fraction of CE marks (RFC 8257)"
+                        .into(),
+                ));
             }
             if t.abe == Some(true) && t.ecn_switch() != Some(true) {
                 return Err((

@@ -488,3 +488,37 @@ fn abe_knobs_name_the_field() {
         Some(0.9)
     );
 }
+
+#[test]
+fn cdg_and_dctcp_parameters_name_the_field() {
+    let f = |cc: &str, tcp: &str| {
+        GOOD.replace(
+            r#"app = { kind = "bulk" }"#,
+            &format!("cc = \"{cc}\"\napp = {{ kind = \"bulk\" }}\n[flow.tcp]\n{tcp}"),
+        )
+    };
+    let e = err(&f("cubic", "[flow.tcp.cdg]\nwindow = 8"));
+    assert_eq!(e.field, "flow[0].tcp.cdg", "{e}");
+    assert!(e.message.contains("needs cc = \"cdg\""), "{e}");
+    let e = err(&f("cdg", "[flow.tcp.cdg]\nwindow = 6"));
+    assert_eq!(e.field, "flow[0].tcp.cdg.window", "{e}");
+    assert!(e.message.contains("power of two from 1 to 256"), "{e}");
+    let e = err(&f("cdg", "[flow.tcp.cdg]\nbackoff_beta = 1025"));
+    assert_eq!(e.field, "flow[0].tcp.cdg.backoff_beta", "{e}");
+    let e = err(&f("cdg", "[flow.tcp.cdg]\nspeed = 1"));
+    assert!(e.to_string().contains("speed"), "{e}");
+    let e = err(&f("dctcp", ""));
+    assert_eq!(e.field, "flow[0].cc", "{e}");
+    assert!(e.message.contains("ecn = true"), "{e}");
+    let e = err(&f("dctcp", "ecn = true\n[flow.tcp.dctcp]\nshift_g = 11"));
+    assert_eq!(e.field, "flow[0].tcp.dctcp.shift_g", "{e}");
+    let sc = Scenario::from_toml_str(&f(
+        "cdg",
+        "[flow.tcp.cdg]\nbackoff_factor = 333\nuse_shadow = false",
+    ))
+    .unwrap();
+    let cfg = sc.flows[0].tcp.to_config(sc.flows[0].cc);
+    let t = &cfg.congestion.controller.tuning.cdg;
+    assert_eq!((t.backoff_factor, t.use_shadow, t.window), (333, false, 8));
+    assert!(Scenario::from_toml_str(&f("dctcp", "ecn = true")).is_ok());
+}

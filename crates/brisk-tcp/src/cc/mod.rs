@@ -13,7 +13,9 @@
 //! to the rest of ACK processing.
 
 pub mod abe;
+pub mod cdg;
 pub mod cubic;
+pub mod dctcp;
 pub mod delay_corr;
 pub mod layer;
 pub mod new_cwv;
@@ -24,7 +26,7 @@ pub(crate) mod testmodel;
 
 pub use crate::sent::SentInfo;
 pub use layer::CcLayer;
-pub use spec::{CcFactory, CcSpec, HostCc, LayerSpec, StandardCcFactory};
+pub use spec::{BaseTuning, CcFactory, CcSpec, HostCc, LayerSpec, StandardCcFactory};
 
 use brisk_time::{Duration, Instant};
 use std::fmt;
@@ -58,6 +60,18 @@ pub struct CcState {
     /// `tp->is_cwnd_limited`): `cwnd_limited` without slow start's 2× allowance, the
     /// cwnd-limited detector RFC 7661 §4.5.3 asks for.
     pub cwnd_blocked: bool,
+    /// SND.UNA and SND.NXT as absolute sequence offsets (never wrap), for controllers
+    /// that count rounds as Linux does with `after(ack, ca->rtt_seq)` (CDG, DCTCP).
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Segments SACKed and not yet cumulatively ACKed (Linux `tp->sacked_out`).
+    pub sacked_out: u32,
+    /// Set by a controller in `cong_avoid` to start a window reduction of its own
+    /// (Linux's controllers call `tcp_enter_cwr` there, as CDG's backoff does). The
+    /// connection clears it, enters CWR with [`CongestionCause::Delay`] unless a
+    /// reduction is already under way, and PRR then brings cwnd down to the new
+    /// ssthresh over one window.
+    pub request_cwr: bool,
 }
 
 impl CcState {
@@ -115,8 +129,9 @@ pub enum CongestionCause {
     BundleLoss,
     /// A retransmission timeout.
     Rto,
-    /// A delay signal from a layer: delay correlation hands the window back to its
-    /// base and re-anchors the base's reference point (CDG's backoff will use it too).
+    /// A delay signal: a layer's (delay correlation hands the window back to its base
+    /// and re-anchors the base's reference point), or a controller's own request for
+    /// CWR through [`CcState::request_cwr`] (CDG's delay-gradient backoff).
     Delay,
 }
 
@@ -137,6 +152,9 @@ pub enum CcEvent {
     TxStart { idle: Duration },
     /// The sender became application-limited.
     AppLimited,
+    /// cwnd was restarted after an idle period longer than the RTO (Linux
+    /// `CA_EVENT_CWND_RESTART` from `tcp_cwnd_restart`): delay history is stale.
+    CwndRestart,
 }
 
 /// A congestion controller. Only `name`, `ssthresh` and `cong_avoid` are required.
@@ -209,6 +227,10 @@ pub enum CcDiagnostics {
     DelayCorrelation(delay_corr::DelayCorrDiagnostics),
     /// The new-CWV layer ([`new_cwv`], RFC 7661).
     NewCwv(new_cwv::NewCwvDiagnostics),
+    /// CAIA delay-gradient control ([`cdg`]).
+    Cdg(cdg::CdgDiagnostics),
+    /// DCTCP ([`dctcp`], RFC 8257).
+    Dctcp(dctcp::DctcpDiagnostics),
 }
 
 /// Which controller to build. Parsed from config / scenario files.
@@ -218,19 +240,49 @@ pub enum CcAlgorithm {
     Reno,
     #[default]
     Cubic,
+    /// CAIA delay-gradient (Hayes and Armitage 2011), as Linux `tcp_cdg.c`.
+    Cdg,
+    /// Data Center TCP (RFC 8257), as Linux `tcp_dctcp.c`; needs ECN.
+    Dctcp,
 }
 
 impl CcAlgorithm {
+    /// Every base controller, in the order reports list them.
+    pub const ALL: [CcAlgorithm; 4] = [
+        CcAlgorithm::Reno,
+        CcAlgorithm::Cubic,
+        CcAlgorithm::Cdg,
+        CcAlgorithm::Dctcp,
+    ];
+
+    /// The controller with default tuning and seed 0; [`spec::StandardCcFactory`]
+    /// builds with the spec's tuning and the connection's seed.
     pub fn build(self) -> Box<dyn CongestionControl> {
+        self.build_with(&spec::BaseTuning::default(), 0)
+    }
+
+    /// The controller with `tuning` (CDG's and DCTCP's module parameters) and `seed`
+    /// (CDG's probabilistic backoff: the only randomness a base controller draws).
+    pub fn build_with(self, tuning: &spec::BaseTuning, seed: u64) -> Box<dyn CongestionControl> {
         match self {
             CcAlgorithm::Reno => Box::new(reno::Reno),
             CcAlgorithm::Cubic => Box::new(cubic::Cubic::default()),
+            CcAlgorithm::Cdg => Box::new(cdg::Cdg::new(tuning.cdg.clone(), seed)),
+            CcAlgorithm::Dctcp => Box::new(dctcp::Dctcp::new(tuning.dctcp.clone())),
         }
     }
     pub fn name(self) -> &'static str {
         match self {
             CcAlgorithm::Reno => "reno",
             CcAlgorithm::Cubic => "cubic",
+            CcAlgorithm::Cdg => "cdg",
+            CcAlgorithm::Dctcp => "dctcp",
         }
+    }
+    /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather
+    /// than latching ECE until CWR (RFC 3168 §6.1.3): Linux lets the receiver's
+    /// controller choose, and only DCTCP does.
+    pub fn accurate_ce_echo(self) -> bool {
+        self == CcAlgorithm::Dctcp
     }
 }

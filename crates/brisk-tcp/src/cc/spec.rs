@@ -6,6 +6,8 @@
 //! detection, RFC 8382) reach state shared by the host's connections.
 
 use super::abe::{Abe, AbeConfig};
+use super::cdg::CdgConfig;
+use super::dctcp::DctcpConfig;
 use super::delay_corr::{DelayCorrConfig, DelayCorrelation};
 use super::new_cwv::{NewCwv, NewCwvConfig};
 use super::{CcAlgorithm, CongestionControl};
@@ -40,6 +42,17 @@ impl LayerSpec {
 pub struct CcSpec {
     pub base: CcAlgorithm,
     pub layers: Vec<LayerSpec>,
+    /// Module parameters of the base controllers that have any (CDG, DCTCP); only the
+    /// base's own part is read.
+    pub tuning: BaseTuning,
+}
+
+/// Linux's module parameters of the base controllers that have them, with Linux's
+/// defaults.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct BaseTuning {
+    pub cdg: CdgConfig,
+    pub dctcp: DctcpConfig,
 }
 
 impl From<CcAlgorithm> for CcSpec {
@@ -47,6 +60,7 @@ impl From<CcAlgorithm> for CcSpec {
         CcSpec {
             base,
             layers: Vec::new(),
+            tuning: BaseTuning::default(),
         }
     }
 }
@@ -140,7 +154,7 @@ pub struct StandardCcFactory;
 impl CcFactory for StandardCcFactory {
     fn build(&self, spec: &CcSpec, ctx: CcContext<'_>) -> Box<dyn CongestionControl> {
         ctx.host.lock().built += 1;
-        let mut cc = spec.base.build();
+        let mut cc = spec.base.build_with(&spec.tuning, ctx.seed);
         for layer in &spec.layers {
             cc = match layer {
                 LayerSpec::DelayCorrelation(dc) => {

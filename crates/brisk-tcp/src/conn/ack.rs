@@ -376,6 +376,11 @@ impl Connection {
                 self.cong.vars.cwnd_limited = pif >= cwnd || cwnd - pif <= slack;
             }
             self.cong.ctrl.cong_avoid(&mut self.cong.vars, ack_sample);
+            if std::mem::take(&mut self.cong.vars.request_cwr) {
+                // The controller's own reduction (Linux: `tcp_enter_cwr` from its
+                // `cong_avoid`); growth and reduction never both happen on one ACK.
+                self.enter_cwr(now, ack_sample.prior_in_flight, CongestionCause::Delay);
+            }
         }
         self.set_cwnd(self.cong.vars.cwnd);
         self.trace_cwnd(now);

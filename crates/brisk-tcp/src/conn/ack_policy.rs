@@ -69,7 +69,45 @@ impl Connection {
     /// Whether a pure ACK is due now: one was asked for, or a CE mark must be echoed
     /// on data not yet acknowledged.
     pub(super) fn ack_due(&self) -> bool {
-        self.rcv.ack.immediate || self.rcv.ece_pending && self.rcv.ack.pending
+        self.rcv.ack.immediate
+            || self.rcv.ece_pending && self.rcv.ack.pending && !self.accurate_ce_echo()
+    }
+
+    /// Whether this receiver echoes each CE mark on the ACK of the marked segment
+    /// (RFC 8257 §3.2; Linux lets the receiver's controller decide, and DCTCP does)
+    /// instead of latching ECE until CWR (RFC 3168 §6.1.3).
+    pub(super) fn accurate_ce_echo(&self) -> bool {
+        self.config.congestion.controller.base.accurate_ce_echo()
+    }
+
+    /// The ECN field of an arriving data segment (ECN negotiated).
+    ///
+    /// - RFC 3168 §6.1.3: CE latches ECE until the peer's CWR, and is ACKed at once.
+    /// - RFC 8257 §3.2 (DCTCP's two-state receiver, Linux `dctcp_ece_ack_update`):
+    ///   ECE follows the CE state of the latest segment. When the state changes while
+    ///   an ACK is held back, that ACK goes out first with the old state, so each ACK's
+    ///   ECE describes exactly the segments it acknowledges.
+    pub(super) fn note_ecn(&mut self, now: Instant, ecn: brisk_wire::Ecn) {
+        let ce = ecn == brisk_wire::Ecn::Ce;
+        if !self.accurate_ce_echo() {
+            if ce {
+                self.rcv.ece_pending = true;
+                self.ack_now();
+            }
+            return;
+        }
+        if ce == self.rcv.ece_pending {
+            return;
+        }
+        // Data not yet acknowledged, whether its ACK is delayed or owed at once (in
+        // a receive batch the owed ACK has not gone out yet).
+        let unacked = self.rcv_nxt() > self.rcv.last_ack_sent;
+        if unacked && self.rcv.owed_acks.len() < super::MAX_OWED_ACKS {
+            let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
+            let s = self.finish(now, s);
+            self.rcv.owed_acks.push_back(s);
+        }
+        self.rcv.ece_pending = ce;
     }
 
     /// The delayed-ACK timer fired: send the ACK it held back.

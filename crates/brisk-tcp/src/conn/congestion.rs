@@ -21,8 +21,9 @@ impl Connection {
     /// asked for the new ssthresh (never below 2) with `cause`; then the window moves
     /// as the cause demands and the controller hears the matching event:
     /// - `Loss`: fast recovery starts; PRR (the caller) will own cwnd.
-    /// - `Ecn`, `BundleLoss`: CWR starts (RFC 3168 §6.1.2; the RDB patch's
-    ///   `tcp_enter_cwr`); PRR owns cwnd.
+    /// - `Ecn`, `BundleLoss`, `Delay`: CWR starts (RFC 3168 §6.1.2; the RDB patch's
+    ///   `tcp_enter_cwr`; a controller's own request, as CDG's backoff); PRR owns
+    ///   cwnd. (A layer's delay signal reaches its base inside the layer, not here.)
     /// - `ProbeLoss`: RFC 8985 §7.4.2, reduce at once to ssthresh.
     /// - `Rto`: cwnd collapses to one segment (RFC 5681 §3.1).
     ///
@@ -46,7 +47,7 @@ impl Connection {
         let ss = self.cong.vars.ssthresh;
         match cause {
             CongestionCause::Loss => self.cc_event(now, CcEvent::EnterRecovery),
-            CongestionCause::Ecn | CongestionCause::BundleLoss => {
+            CongestionCause::Ecn | CongestionCause::BundleLoss | CongestionCause::Delay => {
                 self.cc_event(now, CcEvent::EnterCwr)
             }
             CongestionCause::ProbeLoss => {
@@ -58,8 +59,6 @@ impl Connection {
                 self.cong.vars.cwnd_cnt = 0;
                 self.cc_event(now, CcEvent::Rto);
             }
-            // A layer's own signal: it reaches the base inside the layer, never here.
-            CongestionCause::Delay => {}
         }
         ss
     }
@@ -85,6 +84,9 @@ impl Connection {
             self.cong.is_cwnd_limited
         };
         self.cong.vars.cwnd_blocked = self.cong.is_cwnd_limited;
+        self.cong.vars.snd_una = self.snd.snd_una;
+        self.cong.vars.snd_nxt = self.snd.snd_nxt;
+        self.cong.vars.sacked_out = self.loss.board.sacked_out();
     }
 
     /// Linux `tcp_enter_recovery`: a new undo episode; the window is reduced unless a
@@ -205,6 +207,8 @@ impl Connection {
         }
         self.set_cwnd(w.max(restart));
         self.cong.vars.cwnd_cnt = 0;
+        self.refresh_cc_state();
+        self.cc_event(now, CcEvent::CwndRestart);
         self.trace_cwnd(now);
     }
 

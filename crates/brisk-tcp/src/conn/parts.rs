@@ -120,7 +120,8 @@ pub(super) struct RecvSide {
     /// ACKs built when a segment arrived while an immediate ACK was still owed (the
     /// caller handed over several segments before polling); sent first, in order.
     pub owed_acks: VecDeque<Segment>,
-    /// A CE mark arrived: echo ECE until the peer sends CWR (RFC 3168 §6.1.3).
+    /// A CE mark arrived: echo ECE until the peer sends CWR (RFC 3168 §6.1.3); with
+    /// DCTCP's accurate echo, the CE state of the latest data segment (RFC 8257 §3.2).
     pub ece_pending: bool,
 }
 

@@ -239,7 +239,7 @@ impl Connection {
         {
             self.process_data(now, ecn, seq, seg);
         }
-        if f.contains(brisk_wire::Flags::CWR) {
+        if f.contains(brisk_wire::Flags::CWR) && !self.accurate_ce_echo() {
             // RFC 3168 §6.1.3: the sender reacted; stop echoing ECE.
             self.rcv.ece_pending = false;
         }
@@ -264,9 +264,8 @@ impl Connection {
             fin = false;
         }
         let off = (seq - 1) as u64;
-        if ecn == Ecn::Ce && self.opts.ecn_ok && !seg.payload.is_empty() {
-            self.rcv.ece_pending = true;
-            self.ack_now();
+        if self.opts.ecn_ok && !seg.payload.is_empty() {
+            self.note_ecn(now, ecn);
         }
         if !data.is_empty() {
             let ooo_before = self.rcv.recvbuf.ooo_dropped;

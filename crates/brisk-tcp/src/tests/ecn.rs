@@ -242,3 +242,110 @@ fn ece_on_every_ack_neither_stalls_nor_drives_cwnd_below_the_floor() {
     );
     assert!(cwr >= 2, "reductions happened: {cwr}");
 }
+
+fn pair_with(base: crate::cc::CcAlgorithm) -> Pair {
+    let mut c = Config::default();
+    c.ecn.enabled = true;
+    c.congestion.controller = base.into();
+    Pair::with_configs(Duration::from_millis(10), c.clone(), c)
+}
+
+/// RFC 8257 §3.2: a DCTCP receiver's ECE says exactly whether the segments an ACK
+/// newly covers were CE-marked; a change of CE state flushes the held-back ACK first,
+/// so no ACK covers marked and unmarked segments together. CWR does not stop the echo.
+#[test]
+fn dctcp_receiver_echoes_each_ce_mark_on_its_own_acks() {
+    use std::collections::HashMap;
+    let mut p = pair_with(crate::cc::CcAlgorithm::Dctcp);
+    let (c, s) = p.establish();
+    // Mark data segments in runs of varying length (odd and even, so delayed ACKs
+    // straddle state changes).
+    let ce = |i: usize| i % 7 < 3 || (40..55).contains(&i);
+    p.set_hook(move |x| {
+        if x.to_server && x.len > 0 && ce(x.index) {
+            Action::MarkCe
+        } else {
+            Action::Deliver
+        }
+    });
+    p.client.conn_mut(c).unwrap().write(&vec![3u8; 150_000]);
+    let mut got = Vec::new();
+    assert!(p.run_until(Duration::from_secs(10), |p| {
+        Pair::read_all(&mut p.server, s, &mut got);
+        got.len() == 150_000
+    }));
+    assert!(got.iter().all(|&b| b == 3));
+    assert_eq!(p.client.conn(c).unwrap().info().retransmits, 0);
+    // Each data segment's end sequence number, and whether it was marked.
+    let marked: HashMap<u32, bool> = p
+        .seen(true)
+        .iter()
+        .filter(|x| x.len > 0)
+        .map(|x| ((x.seq + x.len as u32).0, ce(x.index)))
+        .collect();
+    let data: Vec<_> = p.seen(true).into_iter().filter(|x| x.len > 0).collect();
+    let mut prev_ack: Option<brisk_wire::SeqNum> = None;
+    let (mut checked, mut ece_acks) = (0, 0);
+    for a in p
+        .seen(false)
+        .iter()
+        .filter(|x| x.flags.contains(Flags::ACK))
+    {
+        let Some(&end_marked) = marked.get(&a.ack.0) else {
+            continue;
+        };
+        if let Some(prev) = prev_ack.filter(|&pr| a.ack > pr) {
+            // Every segment this ACK newly covers has the ACK's CE state.
+            for d in data.iter().filter(|d| d.seq >= prev && d.seq < a.ack) {
+                assert_eq!(
+                    ce(d.index),
+                    a.flags.contains(Flags::ECE),
+                    "ACK {:?} (prev {:?}) covers segment {:?} (#{}) with another CE state",
+                    a.ack,
+                    prev,
+                    d.seq,
+                    d.index
+                );
+            }
+            checked += 1;
+        }
+        assert_eq!(end_marked, a.flags.contains(Flags::ECE), "ACK {:?}", a.ack);
+        ece_acks += usize::from(end_marked);
+        prev_ack = Some(a.ack);
+    }
+    assert!(
+        checked > 30 && ece_acks > 5,
+        "{checked} ACKs checked, {ece_acks} ECE"
+    );
+}
+
+/// DCTCP's sender counts the segments its ACKs report marked, and α follows the
+/// marked fraction; marks cost no retransmission. (α averages F over windows, not
+/// segments, and cwnd is small here, so α sits above the 10 % of segments.)
+#[test]
+fn dctcp_sender_counts_marked_segments_and_alpha_follows_them() {
+    let mut p = pair_with(crate::cc::CcAlgorithm::Dctcp);
+    let (c, s) = p.establish();
+    // One data segment in ten is marked.
+    p.set_hook(|x| {
+        if x.to_server && x.len > 0 && x.index % 10 == 0 {
+            Action::MarkCe
+        } else {
+            Action::Deliver
+        }
+    });
+    p.client.conn_mut(c).unwrap().write(&vec![5u8; 2_000_000]);
+    let mut got = Vec::new();
+    assert!(p.run_until(Duration::from_secs(30), |p| {
+        Pair::read_all(&mut p.server, s, &mut got);
+        got.len() == 2_000_000
+    }));
+    let conn = p.client.conn(c).unwrap();
+    assert_eq!(conn.info().retransmits, 0);
+    let Some(crate::cc::CcDiagnostics::Dctcp(d)) = conn.info().cc_diag else {
+        panic!("DCTCP reports its state");
+    };
+    assert!(d.alpha > 0.02 && d.alpha < 0.35, "{d:?}");
+    assert!(d.windows > 50, "{d:?}");
+    assert!(d.delivered_ce * 12 > d.delivered && d.delivered_ce * 8 < d.delivered);
+}
