@@ -163,12 +163,18 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
                 jitter,
                 jitter_sd: None,
                 count,
+                layers: None,
             } => RealApp::Records {
                 size: size.0,
                 interval: interval.0,
                 jitter: jitter.map_or(Duration::ZERO, |j| j.0),
                 count: *count,
             },
+            AppSpec::Records {
+                layers: Some(_), ..
+            } => anyhow::bail!(
+                "{file}: flow[{i}].app.layers: real runs do not run the layered source (yet)"
+            ),
             AppSpec::Records { .. } => anyhow::bail!(
                 "{file}: flow[{i}].app.jitter_sd: real runs support only uniform `jitter` (yet)"
             ),

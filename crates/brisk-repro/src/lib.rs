@@ -114,6 +114,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::abe_mixed::plan,
     },
     Experiment {
+        id: exp::cdg::ID,
+        title: exp::cdg::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::cdg::CLAIMS,
+        plan: exp::cdg::plan,
+    },
+    Experiment {
         id: exp::aqm_ns3::ID,
         title: exp::aqm_ns3::TITLE,
         kind: Kind::RealTime {

@@ -235,6 +235,73 @@ fn normal(rng: &mut ChaCha8Rng) -> f64 {
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
+/// The layered source's rate control: the CDG paper's SCC video (Hayes et al.) is
+/// under-specified, so this is a labelled substitute, a delay-based layer controller
+/// in SCC's spirit. It watches the delay of each record from its generation to its
+/// cumulative ACK (sender backlog plus round trip) and keeps the least such delay as
+/// the base. Once per [`LAYER_HOLD`] it takes the least delay of that period (a
+/// minimum filter, so delayed ACKs and other one-off waits do not count) and:
+/// - drops a layer when it exceeds the base by more than [`LAYER_DOWN`];
+/// - adds a layer when it is within [`LAYER_UP`] of the base.
+///
+/// At least one layer always runs (the base layer of scalable video); it starts with
+/// that one and probes upwards.
+#[derive(Debug, Clone)]
+pub struct LayerControl {
+    max: u32,
+    pub active: u32,
+    base: Option<Duration>,
+    period_start: Instant,
+    period_min: Option<Duration>,
+    /// Layer-intervals sent, for the mean number of layers.
+    pub layer_ticks: u64,
+    pub ticks: u64,
+}
+
+/// Queueing above the base delay that makes the source drop a layer.
+pub const LAYER_DOWN: Duration = Duration::from_millis(100);
+/// Queueing below which the source adds a layer.
+pub const LAYER_UP: Duration = Duration::from_millis(25);
+/// The decision period.
+pub const LAYER_HOLD: Duration = Duration::from_secs(1);
+
+impl LayerControl {
+    pub fn new(max: u32, now: Instant) -> Self {
+        LayerControl {
+            max: max.clamp(1, 16),
+            active: 1,
+            base: None,
+            period_start: now,
+            period_min: None,
+            layer_ticks: 0,
+            ticks: 0,
+        }
+    }
+
+    fn note_tick(&mut self, sent: u32) {
+        self.layer_ticks += u64::from(sent);
+        self.ticks += 1;
+    }
+
+    fn on_record_acked(&mut self, now: Instant, delay: Duration) {
+        let base = self.base.map_or(delay, |b| b.min(delay));
+        self.base = Some(base);
+        let m = self.period_min.map_or(delay, |m| m.min(delay));
+        self.period_min = Some(m);
+        if now - self.period_start < LAYER_HOLD {
+            return;
+        }
+        let queued = m - base;
+        if queued > LAYER_DOWN {
+            self.active = self.active.saturating_sub(1).max(1);
+        } else if queued < LAYER_UP {
+            self.active = (self.active + 1).min(self.max);
+        }
+        self.period_start = now;
+        self.period_min = None;
+    }
+}
+
 /// Application-level results of one side.
 #[derive(Debug, Default)]
 pub struct AppStats {
@@ -268,12 +335,15 @@ enum ClientKind {
         next_base: Instant,
         next_at: Option<Instant>,
         pending: VecDeque<PendingRecord>,
+        /// A layered source: records per interval follow this controller.
+        layers: Option<LayerControl>,
     },
     Rr {
         request: u64,
         response: u64,
         count: Option<u64>,
         think: Duration,
+        think_exp: bool,
         done: u64,
         /// Request bytes still to write for the current exchange.
         req_left: u64,
@@ -309,8 +379,8 @@ pub struct ClientApp {
     /// generation order.
     pub first_tx: Vec<(u64, u64)>,
     /// Records sent whole at least once, not yet cumulatively ACKed: (stream offset
-    /// of their end, first transmission ns). Bounded like `written`.
-    unacked: VecDeque<(u64, u64)>,
+    /// of their end, first transmission ns, generation ns). Bounded like `written`.
+    unacked: VecDeque<(u64, u64, u64)>,
     rng: ChaCha8Rng,
     connected: bool,
     closed: bool,
@@ -328,7 +398,9 @@ impl ClientApp {
                 jitter,
                 jitter_sd,
                 count,
+                layers,
             } => ClientKind::Records {
+                layers: layers.map(|n| LayerControl::new(n, Instant::ZERO)),
                 size: size.0,
                 interval: interval.0,
                 jitter: jitter.map(|j| j.0).unwrap_or_default(),
@@ -344,11 +416,13 @@ impl ClientApp {
                 response,
                 count,
                 think,
+                think_exp,
             } => ClientKind::Rr {
                 request: request.0,
                 response: response.0,
                 count,
                 think: think.map(|t| t.0).unwrap_or_default(),
+                think_exp: think_exp == Some(true),
                 done: 0,
                 req_left: 0,
                 resp_left: 0,
@@ -495,22 +569,29 @@ impl ClientApp {
                 next_base,
                 next_at,
                 pending,
+                layers,
             } => {
                 while let Some(t) = *next_at {
                     if t > now {
                         break;
                     }
-                    if pending.len() < MAX_PENDING_RECORDS {
-                        pending.push_back(PendingRecord {
-                            header: record_header(*generated, t, *size),
-                            header_sent: 0,
-                            body_left: *size - RECORD_HEADER_LEN as u64,
-                            gen_ns: t.as_nanos(),
-                        });
-                    } else {
-                        self.stats.records_skipped += 1;
+                    let per_tick = layers.as_ref().map_or(1, |l| l.active);
+                    for _ in 0..per_tick {
+                        if pending.len() < MAX_PENDING_RECORDS {
+                            pending.push_back(PendingRecord {
+                                header: record_header(*generated, t, *size),
+                                header_sent: 0,
+                                body_left: *size - RECORD_HEADER_LEN as u64,
+                                gen_ns: t.as_nanos(),
+                            });
+                        } else {
+                            self.stats.records_skipped += 1;
+                        }
+                        *generated += 1;
                     }
-                    *generated += 1;
+                    if let Some(l) = layers.as_mut() {
+                        l.note_tick(per_tick);
+                    }
                     if count.is_some_and(|c| *generated >= c) {
                         *next_at = None;
                         break;
@@ -561,7 +642,7 @@ impl ClientApp {
             if self.first_tx.len() < MAX_RECORD_TIMES {
                 self.first_tx.push((gen_ns, now.as_nanos()));
             }
-            self.unacked.push_back((end, now.as_nanos()));
+            self.unacked.push_back((end, now.as_nanos(), gen_ns));
         }
     }
 
@@ -574,7 +655,7 @@ impl ClientApp {
     /// The connection's first `acked` stream bytes are cumulatively ACKed by `now`:
     /// the records within them have their ACK latency.
     pub fn note_acked(&mut self, acked: u64, now: Instant) {
-        while let Some(&(end, tx_ns)) = self.unacked.front() {
+        while let Some(&(end, tx_ns, gen_ns)) = self.unacked.front() {
             if end > acked {
                 break;
             }
@@ -582,6 +663,15 @@ impl ClientApp {
             self.stats
                 .ack_latencies
                 .push(now.as_nanos().saturating_sub(tx_ns));
+            if let ClientKind::Records {
+                layers: Some(l), ..
+            } = &mut self.kind
+            {
+                l.on_record_acked(
+                    now,
+                    Duration::from_nanos(now.as_nanos().saturating_sub(gen_ns)),
+                );
+            }
         }
     }
 
@@ -650,6 +740,7 @@ impl ClientApp {
                 done,
                 count,
                 think,
+                think_exp,
                 started_at,
                 next_at,
                 req_left,
@@ -669,6 +760,11 @@ impl ClientApp {
                             self.stats.completed_at = Some(now);
                             let _ = p.shutdown_write();
                             self.closed = true;
+                        } else if *think_exp {
+                            // Exponential with mean `think` (inverse transform).
+                            let u: f64 = self.rng.gen_range(f64::EPSILON..1.0);
+                            let gap = -u.ln() * dur_nanos(*think) as f64;
+                            *next_at = Some(now + Duration::from_nanos(gap as u64));
                         } else {
                             *next_at = Some(now + *think);
                         }
@@ -973,6 +1069,30 @@ impl ServerApp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn layers_follow_the_least_delay_of_each_second() {
+        let t = |ms: u64| Instant::from_millis(ms);
+        let mut l = LayerControl::new(4, t(0));
+        // Calm (delayed ACKs add up to 40 ms to single records, but the least delay
+        // of each second is the base): one more layer per second, up to the maximum.
+        for k in 0..100u64 {
+            let extra = if k % 2 == 0 { 40 } else { 0 };
+            l.on_record_acked(t(k * 50), Duration::from_millis(120 + extra));
+        }
+        assert_eq!(l.active, 4);
+        // Every record waits 150 ms beyond the base: one layer per second goes, never
+        // the base layer.
+        for k in 0..100u64 {
+            l.on_record_acked(t(5_000 + k * 50), Duration::from_millis(270));
+        }
+        assert_eq!(l.active, 1);
+        // Queueing between 25 and 100 ms holds the level.
+        for k in 0..100u64 {
+            l.on_record_acked(t(10_000 + k * 50), Duration::from_millis(170));
+        }
+        assert_eq!(l.active, 1);
+    }
     use crate::units::{Dur, Size};
     use std::io;
 
@@ -1062,6 +1182,7 @@ mod tests {
     #[test]
     fn records_are_parsed_across_arbitrary_read_boundaries_with_exact_latency() {
         let spec = AppSpec::Records {
+            layers: None,
             size: Size(1000),
             interval: Dur(Duration::from_millis(10)),
             jitter: None,
@@ -1132,6 +1253,7 @@ mod tests {
     #[test]
     fn unordered_records_count_at_first_complete_delivery_and_bytes_once() {
         let spec = AppSpec::Records {
+            layers: None,
             size: Size(1000),
             interval: Dur(Duration::from_millis(10)),
             jitter: None,
@@ -1188,6 +1310,7 @@ mod tests {
     #[test]
     fn records_with_jitter_stay_in_order_and_within_bounds() {
         let spec = AppSpec::Records {
+            layers: None,
             size: Size(100),
             interval: Dur(Duration::from_millis(10)),
             jitter: Some(Dur(Duration::from_millis(4))),
@@ -1220,6 +1343,7 @@ mod tests {
     #[test]
     fn request_response_measures_each_exchange() {
         let spec = AppSpec::RequestResponse {
+            think_exp: None,
             request: Size(100),
             response: Size(3000),
             count: Some(3),

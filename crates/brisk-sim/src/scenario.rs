@@ -117,6 +117,12 @@ pub enum AppSpec {
         /// Stop (and close) after this many records.
         #[serde(default)]
         count: Option<u64>,
+        /// A layered video source (1 to 16 layers): each interval emits one record
+        /// per active layer, and the number of active layers adapts to the delay the
+        /// sender measures from generation to ACK (`crate::app::LayerControl`; the
+        /// CDG paper's SCC substitute, docs/mechanisms/cdg.md).
+        #[serde(default)]
+        layers: Option<u32>,
     },
     /// `request` bytes up, `response` bytes down, then `think` time; `count` exchanges
     /// (or until the end).
@@ -127,6 +133,10 @@ pub enum AppSpec {
         count: Option<u64>,
         #[serde(default)]
         think: Option<Dur>,
+        /// Draw each think time from an exponential distribution with mean `think`
+        /// (the CDG paper's download gaps) instead of waiting exactly `think`.
+        #[serde(default)]
+        think_exp: Option<bool>,
     },
     /// A browser-like page download (`crate::web`): `objects` are the sizes, the first
     /// being the HTML; the HTML comes over one connection, then the rest over up to
@@ -1053,8 +1063,12 @@ impl Scenario {
                     interval,
                     count,
                     jitter_sd,
+                    layers,
                     ..
                 } => {
+                    if layers.is_some_and(|n| n == 0 || n > 16) {
+                        return Err((p("app.layers"), "must be between 1 and 16".into()));
+                    }
                     if jitter_sd.is_some_and(|j| j.0 > interval.0 * 10) {
                         return Err((p("app.jitter_sd"), "must be at most 10 intervals".into()));
                     }
@@ -1080,8 +1094,15 @@ impl Scenario {
                     request,
                     response,
                     count,
-                    ..
+                    think,
+                    think_exp,
                 } => {
+                    if *think_exp == Some(true) && think.is_none_or(|t| t.0.is_zero()) {
+                        return Err((
+                            p("app.think_exp"),
+                            "needs think > 0 (the mean of the exponential gaps)".into(),
+                        ));
+                    }
                     if request.0 == 0 || request.0 > 64 << 20 {
                         return Err((p("app.request"), "must be between 1 and 64MiB".into()));
                     }

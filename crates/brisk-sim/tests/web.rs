@@ -98,3 +98,39 @@ fn losses_select_objects_with_a_retransmitted_tail_and_the_data_stays_intact() {
         "some objects lose one of their last four segments"
     );
 }
+
+/// The layered records source (the CDG experiment's SCC substitute) sends fewer layers
+/// when a bulk CUBIC flow fills the queue than when it is alone, and the exponential
+/// think time of request/response gives gaps with the configured mean.
+#[test]
+fn layered_source_backs_off_under_a_full_queue_and_think_exp_gaps_average_think() {
+    let run = |with_cubic: bool| {
+        let mut text = String::from(
+            "name = \"layers\"\nduration = \"60s\"\n[bottleneck]\nrate = \"1Mbit\"\nqueue = { kind = \"droptail\", time = \"300ms\" }\n\
+             [[flow]]\nrtt = \"100ms\"\ncc = \"cdg\"\napp = { kind = \"records\", size = 1042, interval = \"33333us\", layers = 4 }\n",
+        );
+        if with_cubic {
+            text.push_str("[[flow]]\nrtt = \"100ms\"\ncc = \"cubic\"\nstart = \"10s\"\napp = { kind = \"bulk\" }\n");
+        }
+        let sc = brisk_sim::Scenario::from_toml_str(&text).unwrap();
+        let r = brisk_sim::run(&sc, 1).unwrap();
+        assert!(r.flows.iter().all(|f| f.stream_ok));
+        r.flows[0].bytes_delivered as f64
+    };
+    let alone = run(false);
+    let shared = run(true);
+    // Alone it reaches most of the 1 Mbit/s; beside CUBIC it drops layers.
+    assert!(alone > 0.4 * 60.0 * 1e6 / 8.0, "alone {alone}");
+    assert!(shared < 0.7 * alone, "shared {shared} alone {alone}");
+
+    let sc = brisk_sim::Scenario::from_toml_str(
+        "name = \"think\"\nduration = \"400s\"\n[bottleneck]\nrate = \"100Mbit\"\n\
+         [[flow]]\nrtt = \"10ms\"\napp = { kind = \"request_response\", request = 1000, response = 1000, think = \"2s\", think_exp = true }\n",
+    )
+    .unwrap();
+    let r = brisk_sim::run(&sc, 1).unwrap();
+    let n = r.flows[0].record_latency.map_or(0, |l| l.count);
+    // 400 s / (2 s mean gap + ~20 ms exchange) ≈ 198 exchanges; a fixed 2 s gives 198
+    // exactly, exponential gaps about that many ± 3σ (σ ≈ 14).
+    assert!((150..250).contains(&n), "{n} exchanges");
+}

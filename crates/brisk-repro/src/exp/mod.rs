@@ -4,6 +4,7 @@ pub mod abe_mixed;
 pub mod abe_model;
 pub mod abe_single;
 pub mod aqm_ns3;
+pub mod cdg;
 pub mod dc_compete;
 pub mod dc_micro;
 pub mod dc_r;
