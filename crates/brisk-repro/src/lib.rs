@@ -121,6 +121,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::cdg::plan,
     },
     Experiment {
+        id: exp::aqm_map::ID,
+        title: exp::aqm_map::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::aqm_map::CLAIMS,
+        plan: exp::aqm_map::plan,
+    },
+    Experiment {
         id: exp::aqm_ns3::ID,
         title: exp::aqm_ns3::TITLE,
         kind: Kind::RealTime {

@@ -3,6 +3,7 @@
 pub mod abe_mixed;
 pub mod abe_model;
 pub mod abe_single;
+pub mod aqm_map;
 pub mod aqm_ns3;
 pub mod cdg;
 pub mod dc_compete;
