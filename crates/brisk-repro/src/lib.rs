@@ -188,6 +188,15 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::real_bloat::plan,
     },
     Experiment {
+        id: exp::real_map::ID,
+        title: exp::real_map::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_map::unsupported,
+        },
+        claims: exp::real_map::CLAIMS,
+        plan: exp::real_map::plan,
+    },
+    Experiment {
         id: exp::real_rdb::ID,
         title: exp::real_rdb::TITLE,
         kind: Kind::RealTime {
