@@ -9,13 +9,14 @@
 //! the wire (`brisk_emu::ecn_audit`). The simulator runs the two brisk single-flow
 //! scenarios (same text) on the pool.
 //!
-//! Claims (ours): ECN on the wire for both senders (ECN-REAL-1); Linux vs brisk CUBIC
-//! + ECN goodput and mean queueing delay within 15 % (-2, -3); ABE-6 at RTT 100 ms
-//! behind CoDel repeated over real packets: brisk CUBIC (β 0.7, the ABE-6 baseline,
-//! which is CUBIC's own ECN response) and CUBIC + ABE 0.85, goodput and mean queueing
-//! delay real vs simulated within 15 % (-4a/b, -5a/b); the ABE gain real vs simulated
-//! and the shared run's throughput ratio are informative (-6, -7). This kernel has
-//! reno, cubic and bbr but neither CDG nor DCTCP, so those stay simulator-only.
+//! Claims (ours): ECN on the wire for both senders (ECN-REAL-1); goodput and steady
+//! queueing delay of Linux CUBIC with ECN against brisk CUBIC with ECN, within 15 %
+//! (-2, -3); ABE-6 at RTT 100 ms behind CoDel repeated over real packets: brisk CUBIC
+//! (β 0.7, the ABE-6 baseline, which is CUBIC's own ECN response) and CUBIC with ABE
+//! 0.85, goodput and steady queueing delay real vs simulated within 15 % (-4a/b,
+//! -5a/b); the ABE gain real vs simulated and the shared run's throughput ratio are
+//! informative (-6, -7). This kernel has reno, cubic and bbr but neither CDG nor DCTCP,
+//! so those stay simulator-only.
 
 use super::within;
 use crate::claim::{fmt_num, Claim};
@@ -155,7 +156,7 @@ pub struct ArmNums {
 /// What became of one arm's real run.
 #[derive(Clone, Debug)]
 pub enum Outcome {
-    Measured(ArmNums),
+    Measured(Box<ArmNums>),
     NotRun(String),
     Error(String),
 }
@@ -228,7 +229,7 @@ fn run_all(d: Duration) -> Vec<(Arm, Outcome)> {
         } else {
             crate::runner::status(&format!("{ID} (real time): {}", arm.label));
             match measure(d, arm) {
-                Ok(n) => Outcome::Measured(n),
+                Ok(n) => Outcome::Measured(Box::new(n)),
                 Err(EmuError::Unsupported(why)) => {
                     eprintln!("brisk repro: {ID}: skipping (n/a): {why}");
                     lab_missing = Some(why.clone());
@@ -657,7 +658,7 @@ mod tests {
                     drops: 0,
                     utilization: 0.95,
                 };
-                (*a, Outcome::Measured(n))
+                (*a, Outcome::Measured(Box::new(n)))
             })
             .collect()
     }
