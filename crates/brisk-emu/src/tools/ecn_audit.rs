@@ -19,6 +19,7 @@ use crate::tools::pcapread;
 pub struct Seg {
     pub ts_ns: u64,
     pub src: Ipv4Addr,
+    pub dst: Ipv4Addr,
     pub sport: u16,
     pub dport: u16,
     pub flags: Flags,
@@ -36,12 +37,13 @@ pub fn segments(path: &Path) -> std::io::Result<(Vec<Seg>, usize)> {
         .iter()
         .filter_map(|r| {
             let (ip, tcp) = parse_tcp_packet(&r.data).ok()?;
-            let IpAddr::V4(src) = ip.src() else {
+            let (IpAddr::V4(src), IpAddr::V4(dst)) = (ip.src(), ip.dst()) else {
                 return None;
             };
             Some(Seg {
                 ts_ns: r.ts_ns,
                 src,
+                dst,
                 sport: tcp.src_port,
                 dport: tcp.dst_port,
                 flags: tcp.flags,
@@ -81,12 +83,13 @@ pub struct EcnAudit {
 }
 
 impl EcnAudit {
-    /// The flow whose data goes from `sender` to port `rport`, from the capture on
+    /// The flow whose data goes from `sender` to port `rport` (one such flow per
+    /// sender address in the captures), from the capture on
     /// the sender's side (`at_sender`: what it sent, the ACKs it got) and on the
     /// receiver's side (`at_receiver`: what crossed the path, the receiver's ACKs).
     pub fn judge(at_sender: &[Seg], at_receiver: &[Seg], sender: Ipv4Addr, rport: u16) -> Self {
         let fwd = |s: &Seg| s.src == sender && s.dport == rport;
-        let rev = |s: &Seg| s.src != sender && s.sport == rport;
+        let rev = |s: &Seg| s.dst == sender && s.sport == rport;
         let mut d = EcnAudit {
             min_cwr_gap_ms: f64::INFINITY,
             ..EcnAudit::default()
@@ -192,5 +195,109 @@ impl EcnAudit {
             ),
         );
         p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
+    const R: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
+
+    fn seg(ms: u64, fwd: bool, flags: Flags, ecn: Ecn, seq: u32, len: u32) -> Seg {
+        let (src, dst, sport, dport) = if fwd {
+            (S, R, 40000, 80)
+        } else {
+            (R, S, 80, 40000)
+        };
+        Seg {
+            ts_ns: ms * 1_000_000,
+            src,
+            dst,
+            sport,
+            dport,
+            flags,
+            ecn,
+            seq,
+            len,
+        }
+    }
+
+    /// A handshake, data with a CE mark, ECE, CWR; then a retransmission and ACKs.
+    fn trace(cwr_gap_ms: u64, retrans_ecn: Ecn) -> (Vec<Seg>, Vec<Seg>) {
+        let a = Flags::ACK;
+        let mut at_s = vec![
+            seg(
+                0,
+                true,
+                Flags::SYN.union(Flags::ECE).union(Flags::CWR),
+                Ecn::NotEct,
+                100,
+                0,
+            ),
+            seg(
+                20,
+                false,
+                Flags::SYN.union(a).union(Flags::ECE),
+                Ecn::NotEct,
+                7,
+                0,
+            ),
+            seg(20, true, a, Ecn::Ect0, 101, 1000),
+            seg(40, false, a.union(Flags::ECE), Ecn::NotEct, 8, 0),
+            seg(40, true, a.union(Flags::CWR), Ecn::Ect0, 1101, 1000),
+            seg(
+                40 + cwr_gap_ms / 2,
+                false,
+                a.union(Flags::ECE),
+                Ecn::NotEct,
+                8,
+                0,
+            ),
+            seg(
+                40 + cwr_gap_ms,
+                true,
+                a.union(Flags::CWR),
+                Ecn::Ect0,
+                2101,
+                1000,
+            ),
+            seg(200, true, a, retrans_ecn, 1101, 1000),
+        ];
+        at_s.sort_by_key(|s| s.ts_ns);
+        let mut ce = at_s[2].clone();
+        ce.ecn = Ecn::Ce;
+        let at_r = vec![ce, seg(31, false, a, Ecn::NotEct, 8, 0)];
+        (at_s, at_r)
+    }
+
+    #[test]
+    fn a_clean_exchange_has_no_problems_and_faults_are_named() {
+        let (s, r) = trace(30, Ecn::NotEct);
+        let d = EcnAudit::judge(&s, &r, S, 80);
+        assert!(d.problems(20.0).is_empty(), "{:?} {d:?}", d.problems(20.0));
+        assert_eq!(
+            (d.new_data, d.retrans, d.cwr, d.ce_at_receiver),
+            (3, 1, 2, 1)
+        );
+        assert_eq!((d.ece_acks, d.pure_acks), (2, 1));
+
+        let (s, r) = trace(10, Ecn::Ect0);
+        let p = EcnAudit::judge(&s, &r, S, 80).problems(20.0);
+        assert!(p.iter().any(|x| x.contains("retransmissions ECT")), "{p:?}");
+        assert!(
+            p.iter().any(|x| x.contains("two CWRs 10.0 ms apart")),
+            "{p:?}"
+        );
+
+        // A CWR with no ECE before it.
+        let (mut s, r) = trace(30, Ecn::NotEct);
+        s.retain(|x| !(x.src == R && x.flags.contains(Flags::ECE) && !x.flags.syn()));
+        let p = EcnAudit::judge(&s, &r, S, 80).problems(20.0);
+        assert!(
+            p.iter().any(|x| x.contains("without a preceding ECE")),
+            "{p:?}"
+        );
     }
 }
