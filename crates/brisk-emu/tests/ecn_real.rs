@@ -7,8 +7,9 @@
 //! reach the receiver, which echoes ECE; the sender answers with CWR; CWRs (one per
 //! reduction) are at least about one RTT apart; the IPv4 checksums of every captured
 //! packet verify (CE marking rewrites the header). For brisk's sender also its own
-//! trace: every ssthresh reduction at least one min-RTT after the previous.
-//! Needs root and /dev/net/tun; `BRISK_PCAP_DIR=dir` keeps the pcaps there.
+//! trace: ssthresh changes only at its CWRs, to about 0.7 cwnd (CUBIC's β), at least
+//! one min-RTT apart. Needs root and /dev/net/tun (skips otherwise); the namespaces go
+//! with the lab, the pcaps with the test unless `BRISK_PCAP_DIR=dir` keeps them there.
 
 mod common;
 
@@ -43,6 +44,17 @@ fn codel_ecn() -> PathSpec {
     }
 }
 
+/// Removes the pcaps' directory when dropped (also on a panic), unless kept.
+struct PcapDir(std::path::PathBuf, bool);
+
+impl Drop for PcapDir {
+    fn drop(&mut self) {
+        if !self.1 {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
 fn segments(path: &std::path::Path) -> Vec<Seg> {
     let (segs, bad) = ecn_audit::segments(path).expect("pcap readable");
     assert!(!segs.is_empty(), "{} is empty", path.display());
@@ -63,7 +75,7 @@ fn check(name: &str, d: &EcnAudit) {
     assert!(p.is_empty(), "{name}: {}", p.join("; "));
 }
 
-/// Writes for `SEND_FOR`, then half-closes; returns bytes written.
+/// Writes for `SEND_FOR`, calling `between` after each chunk; returns bytes written.
 fn send_for(w: &mut impl Write, mut between: impl FnMut()) -> u64 {
     let buf = vec![0x5au8; 64 * 1024];
     let (t0, mut sent) = (Instant::now(), 0u64);
@@ -110,11 +122,14 @@ fn ecn_negotiated_marked_echoed_and_answered_both_ways() {
         return;
     }
     let keep = std::env::var_os("BRISK_PCAP_DIR").map(std::path::PathBuf::from);
-    let dir = keep.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("brisk-ecn-real-{}", std::process::id()))
-    });
-    std::fs::create_dir_all(&dir).unwrap();
-    let (pa, pb) = (dir.join("ecn-brisk.pcap"), dir.join("ecn-kernel.pcap"));
+    let dir = PcapDir(
+        keep.clone().unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("brisk-ecn-real-{}", std::process::id()))
+        }),
+        keep.is_some(),
+    );
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let (pa, pb) = (dir.0.join("ecn-brisk.pcap"), dir.0.join("ecn-kernel.pcap"));
     let path = EmuConfig {
         rtt: Some(Dur(Duration::from_millis(RTT_MS))),
         bottleneck: codel_ecn(),
@@ -260,7 +275,4 @@ fn ecn_negotiated_marked_echoed_and_answered_both_ways() {
         gaps.iter().all(|g| *g >= min_rtt_ms - 0.5),
         "brisk reduced twice within one RTT: {gaps:?}"
     );
-    if keep.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
 }
