@@ -352,4 +352,27 @@ mod tests {
             );
         }
     }
+
+    /// The real path carries ECN and ABE for brisk flows as the simulator does, and
+    /// ECN (only) for Linux flows (`brisk repro real-ecn` mixes the two).
+    #[test]
+    fn brisk_flows_take_abe_and_linux_flows_ecn() {
+        let text = "name = \"e\"\nduration = \"1s\"\n[bottleneck]\nrate = \"10Mbit\"\nqueue = { kind = \"codel\", ecn = true }\n\
+             [[flow]]\nrtt = \"100ms\"\ncc = \"cubic\"\napp = { kind = \"bulk\" }\n[flow.tcp]\necn = true\nabe = true\nbeta_ecn = 0.85\n\
+             [[flow]]\nstack = \"linux\"\nrtt = \"100ms\"\ncc = \"cubic\"\napp = { kind = \"bulk\" }\n[flow.tcp]\necn = true\n";
+        let path = std::env::temp_dir().join(format!("brisk-real-abe-{}.toml", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let run = load_real(&path, None);
+        let _ = std::fs::remove_file(&path);
+        let run = run.unwrap();
+        let b = &run.flows[0];
+        assert_eq!(b.stack, FlowStack::Brisk);
+        assert!(b.tcp.ecn.enabled);
+        assert_eq!(
+            b.tcp.congestion.controller.abe().and_then(|a| a.beta_ecn),
+            Some(0.85)
+        );
+        let l = &run.flows[1];
+        assert_eq!((l.stack, l.linux.ecn), (FlowStack::Linux, Some(true)));
+    }
 }

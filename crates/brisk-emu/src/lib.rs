@@ -26,7 +26,7 @@ pub mod tools;
 pub use emu::{dumbbell, emulator, inject, mux, path, route, side};
 pub use os::{cleanup, clock, netns, poll, tun, wake};
 pub use stack::{bulk, kernel_stream, socket};
-pub use tools::{bench, brisklab, hist, http, lab, pcapread};
+pub use tools::{bench, brisklab, ecn_audit, hist, http, lab, pcapread};
 
 pub use bench::{baseline, bench_capacity, bench_capacity_with, BaselineReport};
 pub use brisklab::{BriskLab, BRISK_ADDR, KERNEL_ADDR};

@@ -214,6 +214,15 @@ pub const REGISTRY: &[Experiment] = &[
         claims: exp::real_tail::CLAIMS,
         plan: exp::real_tail::plan,
     },
+    Experiment {
+        id: exp::real_ecn::ID,
+        title: exp::real_ecn::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_ecn::unsupported,
+        },
+        claims: exp::real_ecn::CLAIMS,
+        plan: exp::real_ecn::plan,
+    },
 ];
 
 /// Looks up experiments by ID; `all` (or no IDs) selects every one.

@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod brisklab;
+pub mod ecn_audit;
 pub mod hist;
 pub mod http;
 pub mod lab;

@@ -14,6 +14,7 @@ pub mod dc_video;
 pub mod new_cwv;
 pub mod rdb;
 pub mod real_bloat;
+pub mod real_ecn;
 pub mod real_map;
 pub mod real_rdb;
 pub mod real_tail;
