@@ -11,8 +11,9 @@
 //!
 //! Adding an experiment: write a module under `exp/` with `ID`, `TITLE`, `CLAIMS` and
 //! `plan(quick) -> Plan` (jobs plus an analysis closure), and list it in [`REGISTRY`]
-//! with its [`Kind`]. `real-bufferbloat` is the one [`Kind::RealTime`] experiment: it
-//! runs real packets (brisk-emu) after the pool, alone, or is `n/a` where it cannot.
+//! with its [`Kind`]. The `real-*` experiments and `aqm-vs-ns3` are
+//! [`Kind::RealTime`]: they run real packets (brisk-emu) or ns-3 after the pool, one at a
+//! time, or are `n/a` where they cannot.
 
 pub mod accepted;
 pub mod bands;

@@ -5,8 +5,8 @@
 //! Ignored in unoptimised builds (minutes instead of seconds); CI runs
 //! `cargo test --workspace --release`.
 //!
-//! The suite includes `real-bufferbloat`, which runs real packets in real time where
-//! the host allows (root, TUN, iproute2; CI does) and is `n/a` elsewhere. The tests
+//! The suite includes the `real-*` experiments, which run real packets in real time
+//! where the host allows (root, TUN, iproute2; CI does) and are `n/a` elsewhere. The tests
 //! here take `SERIAL` so no simulation of another test competes with it for the CPU.
 
 mod common;
