@@ -17,6 +17,7 @@ pub mod conn;
 pub mod endpoint;
 pub mod event;
 pub mod rangeset;
+pub mod rc3;
 pub mod rdb;
 pub mod recovery;
 pub mod sent;
