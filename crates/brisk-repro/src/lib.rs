@@ -100,11 +100,25 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::abe_model::plan,
     },
     Experiment {
+        id: exp::abe_motivation::ID,
+        title: exp::abe_motivation::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::abe_motivation::CLAIMS,
+        plan: exp::abe_motivation::plan,
+    },
+    Experiment {
         id: exp::abe_single::ID,
         title: exp::abe_single::TITLE,
         kind: Kind::Simulated,
         claims: exp::abe_single::CLAIMS,
         plan: exp::abe_single::plan,
+    },
+    Experiment {
+        id: exp::abe_short::ID,
+        title: exp::abe_short::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::abe_short::CLAIMS,
+        plan: exp::abe_short::plan,
     },
     Experiment {
         id: exp::abe_mixed::ID,

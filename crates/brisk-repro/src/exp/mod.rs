@@ -2,6 +2,8 @@
 
 pub mod abe_mixed;
 pub mod abe_model;
+pub mod abe_motivation;
+pub mod abe_short;
 pub mod abe_single;
 pub mod aqm_ns3;
 pub mod dc_compete;
