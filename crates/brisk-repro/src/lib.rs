@@ -121,11 +121,25 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::abe_short::plan,
     },
     Experiment {
+        id: exp::abe_convergence::ID,
+        title: exp::abe_convergence::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::abe_convergence::CLAIMS,
+        plan: exp::abe_convergence::plan,
+    },
+    Experiment {
         id: exp::abe_mixed::ID,
         title: exp::abe_mixed::TITLE,
         kind: Kind::Simulated,
         claims: exp::abe_mixed::CLAIMS,
         plan: exp::abe_mixed::plan,
+    },
+    Experiment {
+        id: exp::abe_pie_rule::ID,
+        title: exp::abe_pie_rule::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::abe_pie_rule::CLAIMS,
+        plan: exp::abe_pie_rule::plan,
     },
     Experiment {
         id: exp::aqm_ns3::ID,
