@@ -126,6 +126,10 @@ struct Out {
     p90_rate: f64,
     p50_ms: f64,
     p95_ms: f64,
+    /// 50th and 90th percentiles over the 100-ms intervals after slow start of the
+    /// interval's mean sojourn, ms.
+    steady_p50_ms: f64,
+    steady_p90_ms: f64,
     short_fct_s: f64,
 }
 
@@ -143,7 +147,16 @@ fn out(r: &RunResult) -> Out {
         .map(|x| x.1)
         .fold(0.0, f64::max);
     let q = r.bottleneck.queue_delay;
+    let steady: Vec<f64> = r
+        .bottleneck
+        .queue_series
+        .iter()
+        .filter(|(t, q)| *t as f64 / 1e9 > SLOW_START_S && q.dequeued > 0)
+        .map(|(_, q)| q.mean_delay_ns as f64 / 1e6)
+        .collect();
     Out {
+        steady_p50_ms: crate::stats::quantile(&steady, 0.5),
+        steady_p90_ms: crate::stats::quantile(&steady, 0.9),
         above,
         ss_max,
         p90_rate: crate::stats::quantile(&after, 0.9),
@@ -164,12 +177,12 @@ fn analyse(cells: &[Cell], duration_s: u64, runs: &[RunResult]) -> ExperimentRes
     ));
     let outs: Vec<(Cell, Out)> = cells.iter().zip(runs).map(|(c, run)| (*c, out(run))).collect();
     let mut table = String::from(
-        "rule, beta_ecn: share of intervals with rate > 10 % / p90 rate / largest rate in slow start / queue p50, p95 (ms) / short-flow FCT (s):",
+        "rule, beta_ecn: share of seconds with rate > 10 % / p90 rate / largest rate in slow start / sojourn p50, p95 over the run (ms) / p50, p90 of the 100-ms mean sojourn after slow start (ms) / short-flow FCT (s):",
     );
     for (c, o) in &outs {
         let _ = write!(
             table,
-            "\n{} {}: {:.0} % / {:.1} % / {:.1} % / {:.1}, {:.1} / {:.2}",
+            "\n{} {}: {:.0} % / {:.1} % / {:.1} % / {:.1}, {:.1} / {:.1}, {:.1} / {:.2}",
             if c.rule { "on" } else { "off" },
             c.beta,
             o.above * 100.0,
@@ -177,6 +190,8 @@ fn analyse(cells: &[Cell], duration_s: u64, runs: &[RunResult]) -> ExperimentRes
             o.ss_max * 100.0,
             o.p50_ms,
             o.p95_ms,
+            o.steady_p50_ms,
+            o.steady_p90_ms,
             o.short_fct_s
         );
     }
@@ -242,20 +257,27 @@ fn analyse(cells: &[Cell], duration_s: u64, runs: &[RunResult]) -> ExperimentRes
         .tolerance("≤ 10 %")
         .check(on_p90 <= THRESHOLD),
     );
-    // ABE-11d: rule on: delay grows with beta_ecn (p95 for the ledger's p90).
-    let (d5, d9) = (
-        get(true, 0.5).map_or(f64::NAN, |o| o.p95_ms),
-        get(true, 0.9).map_or(f64::NAN, |o| o.p95_ms),
-    );
+    // ABE-11d: rule on: delay grows with beta_ecn. brisk's per-packet summary covers
+    // the whole run (slow start included) and keeps p95, not p90; the p90 here is
+    // over the 100-ms intervals after slow start of each interval's mean sojourn.
+    let pick = |beta: f64, f: fn(&Out) -> f64| get(true, beta).map_or(f64::NAN, f);
+    let (d5, d9) = (pick(0.5, |o| o.steady_p90_ms), pick(0.9, |o| o.steady_p90_ms));
     r.claims.push(
         Claim::new(
             "ABE-11d",
-            "Rule on: queueing delay p95 at beta_ecn 0.9 vs 0.5",
+            "Rule on: p90 of the queueing delay after slow start (100-ms means) at beta_ecn 0.9 vs 0.5",
         )
         .paper_text("with the rule on, queueing delay rises with beta_ecn")
         .ours_text(&format!("{d9:.1} ms vs {d5:.1} ms"))
-        .tolerance("0.9 > 0.5 (the ledger's p90; brisk keeps p95)")
-        .check(d9 > d5),
+        .tolerance("0.9 > 0.5")
+        .check(d9 > d5)
+        .note(format!(
+            "Per-packet sojourn over the whole run: p50 {:.1} vs {:.1} ms, p95 {:.1} vs {:.1} ms.",
+            pick(0.9, |o| o.p50_ms),
+            pick(0.5, |o| o.p50_ms),
+            pick(0.9, |o| o.p95_ms),
+            pick(0.5, |o| o.p95_ms)
+        )),
     );
 
     // Figure: the rate over time (1-s means) for each beta, rule off and on.
