@@ -76,8 +76,8 @@ fn shape(quick: bool) -> Shape {
 
 fn cells(s: &Shape) -> Vec<Cell> {
     let mut out = Vec::new();
-    for cc in 0..CCS.len() {
-        for aqm in 0..AQMS.len() {
+    for (cc, _) in CCS.iter().enumerate() {
+        for (aqm, _) in AQMS.iter().enumerate() {
             for &rate_mbit in &s.rates {
                 for &rtt_ms in &s.rtts {
                     for &beta in &s.betas {
@@ -134,8 +134,7 @@ pub fn plan(quick: bool) -> Result<Plan, String> {
         jobs,
         analyse: Box::new(move |runs| {
             // Reduce each run to its convergence time at once (the series are not kept).
-            let conv: Vec<(Option<f64>, Option<f64>)> =
-                runs.iter().map(convergence_s).collect();
+            let conv: Vec<(Option<f64>, Option<f64>)> = runs.iter().map(convergence_s).collect();
             analyse(&s, &cells, &conv, quick)
         }),
     })
@@ -224,8 +223,8 @@ fn analyse(
     let mut table = String::from(
         "Convergence-time ratio to the default, median [fraction of cells faster / slower than the default]:",
     );
-    for cc in 0..CCS.len() {
-        for aqm in 0..AQMS.len() {
+    for (cc, _) in CCS.iter().enumerate() {
+        for (aqm, _) in AQMS.iter().enumerate() {
             let _ = write!(table, "\n{} {}:", CCS[cc].0, AQMS[aqm].0);
             for &b in &s.betas {
                 if (b - CCS[cc].1).abs() < 1e-9 {
@@ -245,8 +244,8 @@ fn analyse(
         }
     }
     let mut times = String::from("Median convergence time at the default beta (s):");
-    for cc in 0..CCS.len() {
-        for aqm in 0..AQMS.len() {
+    for (cc, _) in CCS.iter().enumerate() {
+        for (aqm, _) in AQMS.iter().enumerate() {
             let v: Vec<f64> = cells
                 .iter()
                 .filter(|c| c.cc == cc && c.aqm == aqm && (c.beta - CCS[cc].1).abs() < 1e-9)
@@ -260,13 +259,15 @@ fn analyse(
     let mut firsts = String::from(
         "First crossing of 0.95 instead (the literal 'time until'): median time at the default beta (s) by rate, then the median ratio per beta:",
     );
-    for cc in 0..CCS.len() {
+    for (cc, _) in CCS.iter().enumerate() {
         let _ = write!(firsts, "\n{}:", CCS[cc].0);
         for &rate in &s.rates {
             let v: Vec<f64> = cells
                 .iter()
                 .zip(&first)
-                .filter(|(c, _)| c.cc == cc && c.rate_mbit == rate && (c.beta - CCS[cc].1).abs() < 1e-9)
+                .filter(|(c, _)| {
+                    c.cc == cc && c.rate_mbit == rate && (c.beta - CCS[cc].1).abs() < 1e-9
+                })
                 .map(|(_, t)| t.unwrap_or(horizon))
                 .collect();
             let _ = write!(firsts, " {rate} Mbit/s {:.1};", median(&v));
@@ -283,7 +284,12 @@ fn analyse(
                     let base = cells
                         .iter()
                         .zip(&first)
-                        .find(|(x, _)| **x == Cell { beta: CCS[cc].1, ..*c })
+                        .find(|(x, _)| {
+                            **x == Cell {
+                                beta: CCS[cc].1,
+                                ..*c
+                            }
+                        })
                         .map_or(f64::NAN, |(_, t)| t.unwrap_or(horizon));
                     t.unwrap_or(horizon).max(0.1) / base.max(0.1)
                 })
@@ -297,8 +303,8 @@ fn analyse(
     // ABE-9a: median ratio ≤ 1.2 for every beta in [0.7, 0.9] other than the default.
     let mut worst = 0.0f64;
     let mut worst_at = String::new();
-    for cc in 0..CCS.len() {
-        for aqm in 0..AQMS.len() {
+    for (cc, _) in CCS.iter().enumerate() {
+        for (aqm, _) in AQMS.iter().enumerate() {
             for &b in s.betas.iter().filter(|&&b| (0.7..=0.9).contains(&b)) {
                 if (b - CCS[cc].1).abs() < 1e-9 {
                     continue;
@@ -324,7 +330,7 @@ fn analyse(
     let low: Vec<f64> = s.betas.iter().copied().filter(|&b| b <= 0.6).collect();
     let mut shown = Vec::new();
     let mut ok_b = !low.is_empty();
-    for aqm in 0..AQMS.len() {
+    for (aqm, _) in AQMS.iter().enumerate() {
         for &b in &low {
             let m = median(&ratios(1, aqm, b));
             ok_b &= m > 1.0;
@@ -363,13 +369,13 @@ fn analyse(
 
     // Figure: CDFs of the ratio per beta, one chart per controller (solid CoDel,
     // dashed PIE), as the paper's Figs. 12-13.
-    for cc in 0..CCS.len() {
+    for (cc, _) in CCS.iter().enumerate() {
         let mut series = Vec::new();
         for (i, &b) in s.betas.iter().enumerate() {
             if (b - CCS[cc].1).abs() < 1e-9 {
                 continue;
             }
-            for aqm in 0..AQMS.len() {
+            for (aqm, _) in AQMS.iter().enumerate() {
                 let mut v = ratios(cc, aqm, b);
                 v.sort_by(f64::total_cmp);
                 let n = v.len().max(1) as f64;

@@ -233,7 +233,10 @@ fn analyse(cells: &[Cell], duration_s: u64, runs: &[RunResult]) -> ExperimentRes
     }) && aqm_curves
         .iter()
         .all(|&q| util3(q, *rtts.last().unwrap_or(&320)) < util3(q, rtts[0]) - 0.05);
-    let dt_min = rtts.iter().map(|&rtt| util3(4, rtt)).fold(f64::INFINITY, f64::min);
+    let dt_min = rtts
+        .iter()
+        .map(|&rtt| util3(4, rtt))
+        .fold(f64::INFINITY, f64::min);
     r.claims.push(
         Claim::new(
             "ABE-2a",
@@ -292,13 +295,17 @@ fn analyse(cells: &[Cell], duration_s: u64, runs: &[RunResult]) -> ExperimentRes
     let (min_half, p50_half) = fig5(0.5).map_or((None, f64::NAN), |x| {
         (
             min_queue(x),
-            x.bottleneck.queue_delay.map_or(f64::NAN, |s| s.p50 as f64 / 1e6),
+            x.bottleneck
+                .queue_delay
+                .map_or(f64::NAN, |s| s.p50 as f64 / 1e6),
         )
     });
     let (min_full, p50_full) = fig5(1.0).map_or((None, f64::NAN), |x| {
         (
             min_queue(x),
-            x.bottleneck.queue_delay.map_or(f64::NAN, |s| s.p50 as f64 / 1e6),
+            x.bottleneck
+                .queue_delay
+                .map_or(f64::NAN, |s| s.p50 as f64 / 1e6),
         )
     });
     r.claims.push(
@@ -394,14 +401,13 @@ fn analyse(cells: &[Cell], duration_s: u64, runs: &[RunResult]) -> ExperimentRes
         .note(shown3.join("; ")),
     );
     r.claims.push(
-        Claim::new(
-            "ABE-3b",
-            "Same runs: utilisation at beta_ecn 0.9 vs 0.5",
-        )
-        .paper_text("0.5 under-uses the link (240 ms after the overshoot, 160 ms in CA); 0.9 does not")
-        .ours_text(&shown3b.join("; "))
-        .tolerance("0.9 > 0.5 at both RTTs")
-        .check(ok3b),
+        Claim::new("ABE-3b", "Same runs: utilisation at beta_ecn 0.9 vs 0.5")
+            .paper_text(
+                "0.5 under-uses the link (240 ms after the overshoot, 160 ms in CA); 0.9 does not",
+            )
+            .ours_text(&shown3b.join("; "))
+            .tolerance("0.9 > 0.5 at both RTTs")
+            .check(ok3b),
     );
 
     // Figures.
@@ -413,8 +419,14 @@ fn analyse(cells: &[Cell], duration_s: u64, runs: &[RunResult]) -> ExperimentRes
             Series::new(
                 name,
                 colors[q],
-                if FIG3[q].2 { Style::Dashed } else { Style::Line },
-                rtts.iter().map(|&rtt| (rtt as f64, util3(q, rtt) * 100.0)).collect(),
+                if FIG3[q].2 {
+                    Style::Dashed
+                } else {
+                    Style::Line
+                },
+                rtts.iter()
+                    .map(|&rtt| (rtt as f64, util3(q, rtt) * 100.0))
+                    .collect(),
             )
         })
         .collect();
@@ -446,7 +458,11 @@ fn analyse(cells: &[Cell], duration_s: u64, runs: &[RunResult]) -> ExperimentRes
             series.push(Series::new(
                 &format!("RTT {rtt} ms, beta_ecn {beta}"),
                 [BLUE, BLUE, RED, RED][i],
-                if beta > 0.6 { Style::Dashed } else { Style::Line },
+                if beta > 0.6 {
+                    Style::Dashed
+                } else {
+                    Style::Line
+                },
                 pts,
             ));
         }

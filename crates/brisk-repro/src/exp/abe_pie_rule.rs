@@ -60,7 +60,10 @@ fn scenario_toml(c: Cell, duration_s: u64) -> String {
          [bottleneck]\nrate = \"10Mbit\"\nqueue = {{ kind = \"pie\", ecn = true, ecn_drop_rule = {} }}\n",
         c.rule
     );
-    let tcp = format!("[flow.tcp]\necn = true\nabe = true\nbeta_ecn = {}\n", c.beta);
+    let tcp = format!(
+        "[flow.tcp]\necn = true\nabe = true\nbeta_ecn = {}\n",
+        c.beta
+    );
     for i in 0..N_LONG {
         let _ = write!(
             s,
@@ -89,7 +92,11 @@ pub fn plan(quick: bool) -> Result<Plan, String> {
         let sc = Scenario::from_toml_str_named(&scenario_toml(*c, duration_s), ID)
             .map_err(|e| e.to_string())?;
         jobs.push(Job::new(
-            format!("{ID} rule {} beta {}", if c.rule { "on" } else { "off" }, c.beta),
+            format!(
+                "{ID} rule {} beta {}",
+                if c.rule { "on" } else { "off" },
+                c.beta
+            ),
             sc,
             1,
         ));
@@ -175,7 +182,11 @@ fn analyse(cells: &[Cell], duration_s: u64, runs: &[RunResult]) -> ExperimentRes
     r.notes.push(format!(
         "Set-up: {N_LONG} NewReno flows with ECN + ABE at beta_ecn, RTT 100 ms, starts uniform in the first second, plus one {SHORT_KB}-KB flow (IW 3, same beta_ecn) at {SHORT_AT_S} s; 10 Mbit/s, PIE (20 ms, Linux 3.17.4) with the 10 % rule off and on; {duration_s} s. Rate and RTT are assumed (those of the paper's other ns-2 runs). The drop/mark probability is the realised rate per second, (drops + CE marks) / (dequeued + drops); 'after slow start' is after {SLOW_START_S} s."
     ));
-    let outs: Vec<(Cell, Out)> = cells.iter().zip(runs).map(|(c, run)| (*c, out(run))).collect();
+    let outs: Vec<(Cell, Out)> = cells
+        .iter()
+        .zip(runs)
+        .map(|(c, run)| (*c, out(run)))
+        .collect();
     let mut table = String::from(
         "rule, beta_ecn: share of seconds with rate > 10 % / p90 rate / largest rate in slow start / sojourn p50, p95 over the run (ms) / p50, p90 of the 100-ms mean sojourn after slow start (ms) / short-flow FCT (s):",
     );
@@ -203,7 +214,10 @@ fn analyse(cells: &[Cell], duration_s: u64, runs: &[RunResult]) -> ExperimentRes
     };
 
     // ABE-11a: rule off, beta > 0.7: rate often above 10 %, delay bounded.
-    let high: Vec<&(Cell, Out)> = outs.iter().filter(|(c, _)| !c.rule && c.beta > 0.7).collect();
+    let high: Vec<&(Cell, Out)> = outs
+        .iter()
+        .filter(|(c, _)| !c.rule && c.beta > 0.7)
+        .collect();
     let ok_a = !high.is_empty() && high.iter().all(|(_, o)| o.above >= 0.1);
     let off_p95 = outs
         .iter()
@@ -261,7 +275,10 @@ fn analyse(cells: &[Cell], duration_s: u64, runs: &[RunResult]) -> ExperimentRes
     // the whole run (slow start included) and keeps p95, not p90; the p90 here is
     // over the 100-ms intervals after slow start of each interval's mean sojourn.
     let pick = |beta: f64, f: fn(&Out) -> f64| get(true, beta).map_or(f64::NAN, f);
-    let (d5, d9) = (pick(0.5, |o| o.steady_p90_ms), pick(0.9, |o| o.steady_p90_ms));
+    let (d5, d9) = (
+        pick(0.5, |o| o.steady_p90_ms),
+        pick(0.9, |o| o.steady_p90_ms),
+    );
     r.claims.push(
         Claim::new(
             "ABE-11d",
@@ -289,7 +306,12 @@ fn analyse(cells: &[Cell], duration_s: u64, runs: &[RunResult]) -> ExperimentRes
             .enumerate()
             .map(|(i, (c, run))| {
                 let pts = rates(run).iter().map(|(t, p)| (*t, p * 100.0)).collect();
-                Series::new(&format!("beta_ecn {}", c.beta), categorical(i), Style::Line, pts)
+                Series::new(
+                    &format!("beta_ecn {}", c.beta),
+                    categorical(i),
+                    Style::Line,
+                    pts,
+                )
             })
             .collect();
         r.plots.push(Plot {

@@ -77,7 +77,7 @@ fn shape(quick: bool) -> Shape {
 fn cells(s: &Shape) -> Vec<Cell> {
     let mut out = Vec::new();
     for seed in 1..=s.seeds {
-        for aqm in 0..AQMS.len() {
+        for (aqm, _) in AQMS.iter().enumerate() {
             for &beta in &s.betas {
                 for &size_kb in &s.sizes {
                     out.push(Cell {
@@ -234,9 +234,10 @@ fn analyse(s: &Shape, cells: &[Cell], runs: &[RunResult]) -> ExperimentResult {
     };
 
     // Fig. 16 table.
-    let mut table =
-        String::from("Fig. 16, RTT 100 ms: mean FCT at beta 0.5 (s), then the FCT reduction (%) for each beta:");
-    for aqm in 0..AQMS.len() {
+    let mut table = String::from(
+        "Fig. 16, RTT 100 ms: mean FCT at beta 0.5 (s), then the FCT reduction (%) for each beta:",
+    );
+    for (aqm, _) in AQMS.iter().enumerate() {
         for &size in &s.sizes {
             let _ = write!(
                 table,
@@ -254,7 +255,7 @@ fn analyse(s: &Shape, cells: &[Cell], runs: &[RunResult]) -> ExperimentResult {
     // ABE-8a: flows < 700 KB: FCT change within 2 %.
     let small: Vec<u64> = s.sizes.iter().copied().filter(|&x| x < 700).collect();
     let mut worst_small = 0.0f64;
-    for aqm in 0..AQMS.len() {
+    for (aqm, _) in AQMS.iter().enumerate() {
         for &size in &small {
             for &b in s.betas.iter().skip(1) {
                 let x = reduction(aqm, size, 100, false, b);
@@ -267,7 +268,9 @@ fn analyse(s: &Shape, cells: &[Cell], runs: &[RunResult]) -> ExperimentResult {
     r.claims.push(
         Claim::new(
             "ABE-8a",
-            &format!("Flows of {small:?} KB (< 700 KB): largest |FCT change| over beta_ecn and AQM"),
+            &format!(
+                "Flows of {small:?} KB (< 700 KB): largest |FCT change| over beta_ecn and AQM"
+            ),
         )
         .paper_text("no FCT change below 700 KB")
         .ours(worst_small)
@@ -335,7 +338,9 @@ fn analyse(s: &Shape, cells: &[Cell], runs: &[RunResult]) -> ExperimentResult {
         let n = med(st.iter().map(|x| x.0 as f64).collect());
         let peak = med(st.iter().map(|x| x.1 as f64).collect());
         let after = med(st.iter().map(|x| x.2 as f64).collect());
-        let (nmin, nmax) = st.iter().fold((usize::MAX, 0), |(a, b), x| (a.min(x.0), b.max(x.0)));
+        let (nmin, nmax) = st
+            .iter()
+            .fold((usize::MAX, 0), |(a, b), x| (a.min(x.0), b.max(x.0)));
         ok_c &= (n - want_cuts).abs() <= 1.0;
         shown_c.push(format!(
             "{} {beta}: {n:.0} (range {nmin}-{nmax}; paper {want_cuts:.0})",
@@ -376,7 +381,7 @@ fn analyse(s: &Shape, cells: &[Cell], runs: &[RunResult]) -> ExperimentResult {
     let mut table18 = String::from("Fig. 18, 2000 KB: FCT reduction (%) against beta 0.5:");
     let mut ok_e = true;
     let mut shown_e = Vec::new();
-    for aqm in 0..AQMS.len() {
+    for (aqm, _) in AQMS.iter().enumerate() {
         for &rtt in &s.rtts {
             let _ = write!(table18, "\n{} RTT {rtt} ms:", AQMS[aqm].0);
             for &b in s.betas.iter().skip(1) {
@@ -409,7 +414,7 @@ fn analyse(s: &Shape, cells: &[Cell], runs: &[RunResult]) -> ExperimentResult {
 
     // Figures: Fig. 16 (reduction against size per beta, both AQMs), Fig. 17 (cwnd
     // traces of seed 1), Fig. 18 (reduction against beta per RTT).
-    for aqm in 0..AQMS.len() {
+    for (aqm, _) in AQMS.iter().enumerate() {
         let series = s
             .betas
             .iter()
@@ -446,9 +451,11 @@ fn analyse(s: &Shape, cells: &[Cell], runs: &[RunResult]) -> ExperimentResult {
         (1, 0.5, RED, Style::Line),
         (1, 0.9, RED, Style::Dashed),
     ] {
-        if let Some((_, run)) = cells.iter().zip(runs).find(|(c, _)| {
-            traced(c) && c.seed == 1 && c.aqm == aqm && (c.beta - beta).abs() < 1e-9
-        }) {
+        if let Some((_, run)) = cells
+            .iter()
+            .zip(runs)
+            .find(|(c, _)| traced(c) && c.seed == 1 && c.aqm == aqm && (c.beta - beta).abs() < 1e-9)
+        {
             if let Some(f) = run.flows.first() {
                 let t0 = f.start.as_nanos();
                 let end = f.fct.map_or(u64::MAX, |d| t0 + d.as_nanos() as u64);
@@ -480,7 +487,7 @@ fn analyse(s: &Shape, cells: &[Cell], runs: &[RunResult]) -> ExperimentResult {
         ours: "Seed 1, cwnd sampled every 10 ms; dashed: beta_ecn 0.9.".into(),
     });
     let mut series = Vec::new();
-    for aqm in 0..AQMS.len() {
+    for (aqm, _) in AQMS.iter().enumerate() {
         for (i, &rtt) in s.rtts.iter().enumerate() {
             series.push(Series::new(
                 &format!("{} RTT {rtt} ms", AQMS[aqm].0),
