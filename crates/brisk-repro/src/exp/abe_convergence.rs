@@ -423,8 +423,8 @@ mod tests {
     fn jain_index() {
         assert_eq!(jain(1.0, 1.0), 1.0);
         assert!((jain(1.0, 0.0) - 0.5).abs() < 1e-12);
-        // 0.95 is reached at a share ratio of about 0.63.
-        assert!(jain(1.0, 0.63) < 0.95 && jain(1.0, 0.65) > 0.95);
+        // 0.95 is reached at a share ratio of (2 - sqrt(0.76)) / 1.8 = 0.627.
+        assert!(jain(1.0, 0.62) < 0.95 && jain(1.0, 0.63) > 0.95);
     }
 
     #[test]
