@@ -25,6 +25,10 @@ pub struct QueueRow {
     pub mean_delay_ns: u64,
     pub max_delay_ns: u64,
     pub drops: u64,
+    /// Packets dequeued in the interval, and how many of them carried a CE mark the
+    /// queue set (with `drops`, the AQM's realised drop/mark rate).
+    pub dequeued: u64,
+    pub marks: u64,
 }
 
 /// One drop.
@@ -135,6 +139,8 @@ impl LinkMeter {
                     ..
                 } => {
                     self.ce_marked += u64::from(ce_marked);
+                    self.cur.marks += u64::from(ce_marked);
+                    self.cur.dequeued += 1;
                     let d = dur_nanos(sojourn);
                     self.sojourn.push(d);
                     self.delay_sum += u128::from(d);

@@ -101,6 +101,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::abe_model::plan,
     },
     Experiment {
+        id: exp::abe_motivation::ID,
+        title: exp::abe_motivation::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::abe_motivation::CLAIMS,
+        plan: exp::abe_motivation::plan,
+    },
+    Experiment {
         id: exp::abe_single::ID,
         title: exp::abe_single::TITLE,
         kind: Kind::Simulated,
@@ -108,11 +115,32 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::abe_single::plan,
     },
     Experiment {
+        id: exp::abe_short::ID,
+        title: exp::abe_short::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::abe_short::CLAIMS,
+        plan: exp::abe_short::plan,
+    },
+    Experiment {
+        id: exp::abe_convergence::ID,
+        title: exp::abe_convergence::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::abe_convergence::CLAIMS,
+        plan: exp::abe_convergence::plan,
+    },
+    Experiment {
         id: exp::abe_mixed::ID,
         title: exp::abe_mixed::TITLE,
         kind: Kind::Simulated,
         claims: exp::abe_mixed::CLAIMS,
         plan: exp::abe_mixed::plan,
+    },
+    Experiment {
+        id: exp::abe_pie_rule::ID,
+        title: exp::abe_pie_rule::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::abe_pie_rule::CLAIMS,
+        plan: exp::abe_pie_rule::plan,
     },
     Experiment {
         id: exp::cdg::ID,

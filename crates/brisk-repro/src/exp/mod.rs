@@ -1,7 +1,11 @@
 //! The experiments and small helpers they share.
 
+pub mod abe_convergence;
 pub mod abe_mixed;
 pub mod abe_model;
+pub mod abe_motivation;
+pub mod abe_pie_rule;
+pub mod abe_short;
 pub mod abe_single;
 pub mod aqm_map;
 pub mod aqm_ns3;
