@@ -260,12 +260,16 @@ fn ecn_negotiated_marked_echoed_and_answered_both_ways() {
         cuts.len(),
         info.retransmits
     );
-    // The trace records (cwnd, ssthresh) only when it changes, so a reduction that
-    // lands on the ssthresh the previous one set, before cwnd moves, leaves no event:
-    // not every CWR has a trace event, but every ssthresh change is a CWR's.
+    // Every CWR on the wire answers one ECN reduction the connection counted (the last
+    // reduction may have had no data after it to carry its flag). The trace records
+    // (cwnd, ssthresh) only when they change, so a reduction that lands on the
+    // ssthresh the previous one set leaves no event there: the trace is checked for
+    // what it does show (every cut is at a CWR, cuts one RTT apart), not for a count.
+    let counted = info.ecn_cwr as usize;
     assert!(
-        cuts.len() * 2 >= cwr_ms.len(),
-        "most CWRs lack a reduction to 0.7 cwnd in brisk's trace: CWRs at {cwr_ms:.1?}, cuts at {cuts:.1?}"
+        counted >= cwr_ms.len() && counted <= cwr_ms.len() + 1 && !cuts.is_empty(),
+        "{} CWRs on the wire, {counted} ECN reductions counted, trace cuts at {cuts:.1?}",
+        cwr_ms.len()
     );
     assert!(
         stray.is_empty(),

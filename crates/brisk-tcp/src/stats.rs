@@ -25,6 +25,10 @@ pub struct TcpInfo {
     pub rdb_bytes: u64,
     /// CWR reductions entered because an ACK revealed a loss a bundle hid.
     pub rdb_loss_cwr: u64,
+    /// CWR reductions entered on ECE (RFC 3168 §6.1.2; at most one per window).
+    pub ecn_cwr: u64,
+    /// CWR reductions the controller asked for (CDG's delay-gradient backoffs).
+    pub delay_cwr: u64,
     pub lost: u64,
     pub sacked: u32,
     pub delivered: u64,

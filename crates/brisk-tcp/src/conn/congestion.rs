@@ -130,6 +130,11 @@ impl Connection {
         self.loss.prr.enter(ss, prior_in_flight.max(1));
         self.loss.high_seq = self.snd.snd_nxt;
         self.cong.ca_state = CaState::Cwr;
+        match cause {
+            CongestionCause::Ecn => self.info.ecn_cwr += 1,
+            CongestionCause::Delay => self.info.delay_cwr += 1,
+            _ => {}
+        }
         // The CWR flag answers ECE (RFC 3168 §6.1.2) and nothing else.
         self.cong.cwr_pending = cause == CongestionCause::Ecn;
     }
