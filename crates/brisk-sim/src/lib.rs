@@ -16,6 +16,7 @@ pub mod scenario;
 pub mod topology;
 pub mod unordered;
 pub mod web;
+pub mod workload;
 
 /// Scenario quantities (`Dur`, `Rate`, `Size`); defined in brisk-net next to the link
 /// description that uses them, and re-exported here so `brisk_sim::units` paths hold.
