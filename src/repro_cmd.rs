@@ -9,14 +9,17 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct ReproArgs {
-    /// Experiments to run: dc-micro, dc-sweep, dc-compete, dc-video, ut-bulk,
-    /// ut-records, tlp-tail, new-cwv, rdb-loss, rdb-redundancy, rdb-fairness, rdb-unordered, real-bufferbloat and real-rdb (real packets; need root and TUN, else n/a), or
-    /// all (the default).
+    /// Experiments to run by id (`--list` shows them with their claims), or all (the
+    /// default). The real-* experiments need root and TUN, and aqm-vs-ns3 a Python with
+    /// the ns3 wheel (BRISK_NS3_PYTHON); elsewhere their claims are n/a.
     ids: Vec<String>,
-    /// Fewer seeds and shorter runs (about 15 s of simulation on 2 cores, plus ~50 s
-    /// of real-time runs for real-bufferbloat).
+    /// Fewer seeds and shorter runs (about 5 minutes on 2 cores, most of it the
+    /// real-time runs).
     #[arg(long)]
     quick: bool,
+    /// List the experiments (id, kind, claims, title) and exit.
+    #[arg(long)]
+    list: bool,
     /// Print {"experiments": [...]} as JSON instead of the table.
     #[arg(long)]
     json: bool,
@@ -26,6 +29,22 @@ pub struct ReproArgs {
 }
 
 pub fn cmd_repro(args: ReproArgs) -> anyhow::Result<()> {
+    if args.list {
+        let mut out = std::io::stdout().lock();
+        for e in brisk_repro::REGISTRY {
+            let kind = match e.kind {
+                brisk_repro::Kind::Simulated => "sim",
+                _ => "real time",
+            };
+            let claims = match (e.claims.first(), e.claims.last()) {
+                (Some(a), Some(b)) if a != b => format!("{a}..{b}"),
+                (Some(a), _) => a.to_string(),
+                _ => String::new(),
+            };
+            writeln!(out, "{:<18} {:<9} {:<24} {}", e.id, kind, claims, e.title)?;
+        }
+        return Ok(());
+    }
     let exps = select(&args.ids).map_err(anyhow::Error::msg)?;
     let acc = accepted::embedded(accepted::Mode::of(args.quick)).map_err(anyhow::Error::msg)?;
     let progress = Progress::stderr(!args.json);
