@@ -205,7 +205,16 @@ fn reductions_reach_the_controller_with_their_cause() {
 /// transfer still completes.
 #[test]
 fn ece_on_every_ack_neither_stalls_nor_drives_cwnd_below_the_floor() {
-    let mut p = ecn_pair();
+    for base in crate::cc::CcAlgorithm::ALL {
+        every_segment_marked(base);
+    }
+}
+
+/// Every data segment CE-marked, for each controller (DCTCP's α goes to 1, CDG's
+/// reductions are ECN's): the transfer completes, intact, without retransmission, with
+/// ssthresh never below 2 and at most one reduction per RTT.
+fn every_segment_marked(base: crate::cc::CcAlgorithm) {
+    let mut p = pair_with(base);
     let (c, s) = p.establish();
     p.set_hook(|x| {
         if x.to_server && x.len > 0 {
@@ -223,11 +232,11 @@ fn ece_on_every_ack_neither_stalls_nor_drives_cwnd_below_the_floor() {
         min_ssthresh = min_ssthresh.min(p.client.conn(c).unwrap().info().ssthresh);
         got.len() == data.len()
     });
-    assert!(done, "the transfer completes under permanent ECE");
+    assert!(done, "{base:?}: the transfer completes under permanent ECE");
     assert!(got == data);
     let info = p.client.conn(c).unwrap().info();
-    assert!(min_ssthresh >= 2, "floor: {min_ssthresh}");
-    assert_eq!(info.retransmits, 0, "marks are not losses");
+    assert!(min_ssthresh >= 2, "{base:?}: floor: {min_ssthresh}");
+    assert_eq!(info.retransmits, 0, "{base:?}: marks are not losses");
     // At most one reduction per window: CWR flags sent ≤ windows elapsed (each at
     // least one RTT of 20 ms here).
     let cwr = p
@@ -236,11 +245,16 @@ fn ece_on_every_ack_neither_stalls_nor_drives_cwnd_below_the_floor() {
         .filter(|x| x.len > 0 && x.flags.contains(Flags::CWR))
         .count();
     let elapsed_ms = p.now.as_nanos() / 1_000_000;
+    // RTT 20 ms here (the pair's 10 ms each way).
     assert!(
         cwr as u64 <= elapsed_ms / 20 + 1,
-        "{cwr} CWRs in {elapsed_ms} ms"
+        "{base:?}: {cwr} CWRs in {elapsed_ms} ms"
     );
-    assert!(cwr >= 2, "reductions happened: {cwr}");
+    assert!(cwr >= 2, "{base:?}: reductions happened: {cwr}");
+    assert!(
+        info.ecn_cwr >= cwr as u64,
+        "{base:?}: every CWR flag answers a counted ECN reduction"
+    );
 }
 
 fn pair_with(base: crate::cc::CcAlgorithm) -> Pair {
