@@ -101,10 +101,16 @@ impl Connection {
     /// New data (and FIN) within cwnd and the peer's window. `probe` (a TLP) ignores
     /// cwnd and Nagle.
     pub(super) fn send_new_data(&mut self, now: Instant, probe: bool) -> Option<Segment> {
+        // CLOSING too: close() queues the FIN (FIN-WAIT-1) before it can go, and a peer
+        // FIN that arrives first moves us to CLOSING with data and our FIN still unsent.
         if self.snd.fin_seq.is_some()
             || !matches!(
                 self.state,
-                State::Established | State::CloseWait | State::FinWait1 | State::LastAck
+                State::Established
+                    | State::CloseWait
+                    | State::FinWait1
+                    | State::Closing
+                    | State::LastAck
             )
         {
             return None;

@@ -48,6 +48,35 @@ fn simultaneous_close_goes_through_closing() {
     assert!(p.client_has(Event::Closed(Ok(()))) && p.server_has(Event::Closed(Ok(()))));
 }
 
+/// The peer's FIN arrives while our close() is queued behind unsent data (cwnd-limited):
+/// FIN-WAIT-1 → CLOSING with data and our FIN still to send. They must still go; a
+/// first version sent nothing more from CLOSING and stalled with no timer armed (found
+/// by tests/conn_memory.rs, which closes 200 connections at once).
+#[test]
+fn a_peer_fin_before_ours_is_sent_still_lets_the_data_and_our_fin_go() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (c, s) = p.establish();
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
+    assert_eq!(p.server.conn_mut(s).unwrap().write(&data), data.len());
+    p.server.conn_mut(s).unwrap().close();
+    p.client.conn_mut(c).unwrap().close();
+    let mut got = Vec::new();
+    let done = p.run_until(Duration::from_secs(30), |p| {
+        Pair::read_all(&mut p.client, c, &mut got);
+        got.len() == data.len()
+            && p.server
+                .conn(s)
+                .is_none_or(|x| matches!(x.state(), State::TimeWait | State::Closed))
+    });
+    assert!(
+        done,
+        "server state {:?}",
+        p.server.conn(s).map(|x| x.state())
+    );
+    assert_eq!(got, data);
+    assert_eq!(p.server.conn(s).unwrap().state(), State::TimeWait);
+}
+
 #[test]
 fn half_close_lets_the_peer_keep_sending() {
     let mut p = Pair::new(Duration::from_millis(10));
