@@ -1,0 +1,168 @@
+//! What one connection costs in memory (issue 11 §5: per-connection state is small and
+//! freed when a flow ends). A counting allocator (this test binary's own) measures the
+//! heap an endpoint holds for N established idle connections, then after each has
+//! carried data, then after they are closed and reaped. Numbers are printed (run with
+//! `--nocapture`) and bounded loosely, so a regression that keeps whole buffers per
+//! idle connection, or leaks a closed one, fails.
+
+use brisk_tcp::endpoint::{Endpoint, EndpointConfig};
+use brisk_tcp::Config;
+use brisk_time::{Duration, Instant};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded to the system allocator with the caller's layout.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
+        // SAFETY: `p` came from `alloc` above with this layout.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        LIVE.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
+        // SAFETY: as `alloc`/`dealloc`.
+        unsafe { System.realloc(p, l, new) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+fn live() -> isize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+const N: u16 = 200;
+
+/// Moves packets both ways (no delay) and advances time until nothing is left.
+fn pump(a: &mut Endpoint, b: &mut Endpoint, now: &mut Instant, rounds: usize) {
+    let mut buf = Vec::with_capacity(2048);
+    for _ in 0..rounds {
+        let mut moved = false;
+        for dir in 0..2 {
+            let (src, dst) = if dir == 0 {
+                (&mut *a, &mut *b)
+            } else {
+                (&mut *b, &mut *a)
+            };
+            buf.clear();
+            while src.poll_transmit(*now, &mut buf).is_some() {
+                dst.handle_packet(*now, &buf);
+                buf.clear();
+                moved = true;
+            }
+        }
+        *now = now.saturating_add(Duration::from_millis(1));
+        for e in [&mut *a, &mut *b] {
+            if e.poll_timeout().is_some_and(|t| t <= *now) {
+                e.handle_timeout(*now);
+                moved = true;
+            }
+        }
+        if !moved {
+            // Idle: jump to the next timer (TIME-WAIT) instead of ticking.
+            match (a.poll_timeout(), b.poll_timeout()) {
+                (None, None) => return,
+                (x, y) => *now = (*now).max(x.into_iter().chain(y).min().unwrap_or(*now)),
+            }
+        }
+    }
+}
+
+#[test]
+fn idle_and_used_connections_cost_little_and_closed_ones_nothing() {
+    let ca = Ipv4Addr::new(198, 18, 0, 1);
+    let sa = Ipv4Addr::new(198, 18, 0, 2);
+    let mut now = Instant::ZERO;
+    let before = live();
+    let mut client = Endpoint::new(IpAddr::V4(ca), EndpointConfig::default());
+    let mut server = Endpoint::new(IpAddr::V4(sa), EndpointConfig::default());
+    let config = Config::default();
+    server.listen(80, 1024, config.clone()).unwrap();
+    let empty = live() - before;
+    let mut cs = Vec::new();
+    for i in 0..N {
+        let h = client
+            .connect(
+                now,
+                10_000 + i,
+                SocketAddr::new(IpAddr::V4(sa), 80),
+                config.clone(),
+            )
+            .unwrap();
+        cs.push(h);
+    }
+    pump(&mut client, &mut server, &mut now, 50);
+    let mut ss = Vec::new();
+    while let Some(h) = server.accept(80) {
+        ss.push(h);
+    }
+    assert_eq!(ss.len(), N as usize, "all established");
+    let idle = (live() - before - empty) as f64 / (2.0 * f64::from(N));
+
+    // Each connection carries 64 KB one way and it is read.
+    let data = vec![7u8; 64 << 10];
+    for &h in &cs {
+        client.conn_mut(h).unwrap().write(&data);
+    }
+    let mut sink = vec![0u8; 1 << 16];
+    for _ in 0..200 {
+        pump(&mut client, &mut server, &mut now, 5);
+        for &h in &ss {
+            while server.conn_mut(h).unwrap().read(&mut sink) > 0 {}
+        }
+    }
+    let used = (live() - before - empty) as f64 / (2.0 * f64::from(N));
+
+    for &h in &cs {
+        client.conn_mut(h).unwrap().close();
+    }
+    for &h in &ss {
+        server.conn_mut(h).unwrap().close();
+    }
+    // The application drains events as it goes (a Closed event reaps the slot).
+    for _ in 0..2000 {
+        pump(&mut client, &mut server, &mut now, 100);
+        while client.poll_event().is_some() || server.poll_event().is_some() {}
+        if client.connection_count() + server.connection_count() == 0 {
+            break;
+        }
+    }
+    let left = client.connection_count() + server.connection_count();
+    if left > 0 {
+        let st = |e: &Endpoint, h| e.conn(h).map(|c| format!("{:?}", c.state()));
+        eprintln!(
+            "client {:?} server {:?} at {now:?}, timers {:?} {:?}",
+            st(&client, cs[0]),
+            st(&server, ss[0]),
+            client.poll_timeout(),
+            server.poll_timeout()
+        );
+    }
+    let closed = (live() - before - empty) as f64 / (2.0 * f64::from(N));
+    eprintln!(
+        "heap per connection: idle {idle:.0} B, after 64 KB {used:.0} B, closed {closed:.0} B ({left} left); empty endpoints {empty} B; size_of::<Connection>() {} B",
+        std::mem::size_of::<brisk_tcp::Connection>()
+    );
+    // Loose bounds: nothing proportional to the configured buffers (4 MiB send, 6 MiB
+    // receive) is held by an idle connection, and reaped ones leave only table slack.
+    assert!(idle < 64.0 * 1024.0, "idle {idle:.0} B");
+    assert!(used < 256.0 * 1024.0, "used {used:.0} B");
+    assert_eq!(left, 0, "closed connections are reaped");
+    // What stays is the endpoint's slot table (a Vec of inline connection slots, reused
+    // by later connections) and its hash map's capacity: about the idle cost, never
+    // the buffers a used connection held.
+    assert!(
+        closed < idle * 1.25 && closed < used / 10.0,
+        "closed {closed:.0} B against idle {idle:.0} B and used {used:.0} B"
+    );
+}
