@@ -257,6 +257,12 @@ pub struct TcpKnobs {
     /// How losses hidden by bundles are found: "ack" (the paper's rule, default),
     /// "dsack" (its D-SACK refinement) or "off" ("old RDB"); needs `rdb`.
     pub rdb_loss_inference: Option<RdbLossInference>,
+    /// RC3 (docs/mechanisms/rc3.md): `rc3 = true`, or a table `[flow.tcp.rc3]` with
+    /// `levels` (segments per low-priority level, default [40, 400, 4000]) and `rule`
+    /// ("design", the paper's, default; or "linux", the patch's cumulative
+    /// thresholds). As a sender it adds the recursive-low-priority copies; as a
+    /// receiver it ACKs low-priority data at the data's priority.
+    pub rc3: Option<Rc3Knob>,
     /// `[flow.tcp.options]`: sack, timestamps, window_scaling.
     pub options: Option<OptionsKnobs>,
     /// `[flow.tcp.congestion]`: initial_cwnd, slow_start_after_idle, new_cwv, new_cwv_nvp,
@@ -396,6 +402,23 @@ pub enum SwitchOrTable<T> {
 
 pub type DcKnob = SwitchOrTable<DcTable>;
 pub type RdbKnob = SwitchOrTable<RdbTable>;
+pub type Rc3Knob = SwitchOrTable<Rc3Table>;
+
+/// `[flow.tcp.rc3]` as a table.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Rc3Table {
+    pub levels: Option<Vec<u64>>,
+    pub rule: Option<Rc3RuleKnob>,
+}
+
+/// How RC3's levels are counted (spec A1).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Rc3RuleKnob {
+    Design,
+    Linux,
+}
 
 /// `[flow.tcp.rdb]` as a table.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -835,6 +858,7 @@ impl TcpKnobs {
                 .with_layer(brisk_tcp::cc::LayerSpec::DelayCorrelation(dc));
         }
         c.transmit.rdb = self.rdb_config();
+        c.transmit.rc3 = self.rc3_config().and_then(Result::ok);
         c.congestion.cwnd_limited_slack = self.cwnd_limited_slack;
         if let Some(cwv) = self.new_cwv_config() {
             c.congestion.controller = c
@@ -853,6 +877,28 @@ impl TcpKnobs {
                 .with_layer(brisk_tcp::cc::LayerSpec::Abe(abe));
         }
         c
+    }
+
+    /// The RC3 configuration these knobs ask for, if it is on; `Err` names what is
+    /// wrong with the levels (validation reports it).
+    pub fn rc3_config(&self) -> Option<Result<brisk_tcp::rc3::Rc3Config, String>> {
+        use brisk_tcp::rc3::{LevelRule, Rc3Config, Rc3Levels};
+        match &self.rc3 {
+            None | Some(SwitchOrTable::Switch(false)) => None,
+            Some(SwitchOrTable::Switch(true)) => Some(Ok(Rc3Config::default())),
+            Some(SwitchOrTable::Table(t)) => {
+                let rule = match t.rule {
+                    Some(Rc3RuleKnob::Linux) => LevelRule::LinuxCumulative,
+                    _ => LevelRule::Design,
+                };
+                let sizes = t.levels.clone().unwrap_or_else(|| vec![40, 400, 4000]);
+                Some(
+                    Rc3Levels::new(sizes, rule)
+                        .map(|levels| Rc3Config { levels })
+                        .map_err(|e| e.to_string()),
+                )
+            }
+        }
     }
 
     /// The RDB configuration these knobs ask for, if it is on (after validation, so
@@ -1176,6 +1222,9 @@ impl Scenario {
                 return Err((p(k), e.to_string()));
             }
             validate_rdb(t).map_err(|(k, m)| (p(&format!("tcp.{k}")), m))?;
+            if let Some(Err(m)) = t.rc3_config() {
+                return Err((p("tcp.rc3.levels"), m));
+            }
             let rack_on = t.rack.unwrap_or(t.linux_profile.is_none());
             if rack_on && t.fack == Some(true) {
                 return Err((

@@ -134,6 +134,9 @@ pub struct AckConfig {
 pub struct TransmitConfig {
     /// Redundant data bundling for thin streams (`crate::rdb`); None: off (the default).
     pub rdb: Option<crate::rdb::RdbConfig>,
+    /// RC3 (`crate::rc3`): the recursive-low-priority loop as a sender, ACKs at the
+    /// data's priority as a receiver; None: off (the default).
+    pub rc3: Option<crate::rc3::Rc3Config>,
 }
 
 /// Explicit congestion notification (RFC 3168).

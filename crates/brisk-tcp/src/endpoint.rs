@@ -244,7 +244,7 @@ impl Endpoint {
         }
         let remote = SocketAddr::new(ip.src(), tcp.src_port);
         if let Some(&h) = self.table.get(&(tcp.dst_port, remote)) {
-            self.deliver(now, h, ip.ecn(), &tcp);
+            self.deliver(now, h, ip.ecn(), ip.dscp(), &tcp);
             return;
         }
         let f = tcp.flags;
@@ -256,14 +256,14 @@ impl Endpoint {
         self.reply_rst(tcp.dst_port, remote, &tcp);
     }
 
-    fn deliver(&mut self, now: Instant, h: ConnHandle, ecn: Ecn, tcp: &TcpRepr<'_>) {
+    fn deliver(&mut self, now: Instant, h: ConnHandle, ecn: Ecn, dscp: u8, tcp: &TcpRepr<'_>) {
         if self.accept_overflow(h, tcp) {
             self.stats.drop_backlog_full += 1;
             return;
         }
         let Some(slot) = self.slot_mut(h) else { return };
         let before = *slot.conn.counters();
-        slot.conn.handle_segment(now, ecn, tcp);
+        slot.conn.handle_segment_dscp(now, ecn, dscp, tcp);
         let after = *slot.conn.counters();
         self.stats.drop_paws += after.paws_drops - before.paws_drops;
         self.stats.drop_out_of_window += after.out_of_window - before.out_of_window;

@@ -55,6 +55,9 @@ pub struct TcpInfo {
     pub rcv_wnd: u32,
     /// The controller's decision state (`CongestionControl::diagnostics`), if it has any.
     pub cc_diag: Option<CcDiagnostics>,
+    /// RC3's counters, when RC3 is on (left out of JSON otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rc3: Option<crate::rc3::rlp::Rc3Info>,
 }
 
 /// Endpoint-wide counters; every dropped packet is counted under one reason.

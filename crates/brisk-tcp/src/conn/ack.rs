@@ -103,7 +103,14 @@ impl Connection {
                 .filter(|t| self.opts.ts_ok && t.tsecr != 0)
                 .map(|t| t.tsecr),
         };
-        let sample = self.ack_rtt_sample(now, seg, &d, ack > prior.una);
+        // RC3 (`rc3_send`): a low-priority ACK updates the scoreboard and the
+        // cumulative ACK only.
+        let low = !old && self.rc3_low_ack(ack > prior.una, d.sacked > 0, sack.len > 0);
+        let sample = if low {
+            None
+        } else {
+            self.ack_rtt_sample(now, seg, &d, ack > prior.una)
+        };
         if old {
             // Linux `old_ack`: delivery and loss detection only; no RTT sample (the
             // ACK was held back), no window growth, no TLP or timer changes.
@@ -119,28 +126,35 @@ impl Connection {
         }
 
         let ece = self.opts.ecn_ok && seg.flags.contains(Flags::ECE);
-        let is_dupack = ack == prior.una
+        let is_dupack = !low
+            && ack == prior.una
             && seg.payload.is_empty()
             && !window_changed
             && !seg.flags.fin()
             && !self.loss.board.is_empty();
         self.cong.vars.delivered += u64::from(d.segs);
         self.refresh_cc_state();
+        // Window growth from a low ACK only for what it cumulatively ACKed of the
+        // primary loop's segments (the Linux patch credits those on the next
+        // priority-0 ACK; brisk at once, spec A4(e)); SACKs on it grow nothing.
+        let cc_segs = if low { d.segs - d.sacked } else { d.segs };
         let ack_sample = AckSample {
             now,
-            acked_segs: d.segs,
+            acked_segs: cc_segs,
             acked_bytes: d.bytes,
             rtt: sample,
             newest_acked: d.newest,
             prior_in_flight: prior.in_flight,
             ece,
         };
-        if d.segs > 0 || d.bytes > 0 {
+        if cc_segs > 0 || d.bytes > 0 {
             self.cong.ctrl.on_ack(&mut self.cong.vars, &ack_sample);
         }
-        self.detect_losses(now, d.segs, dsack.is_some());
-        if !self.opts.sack_ok {
-            self.newreno_detect(ack, prior.una, is_dupack);
+        if !low {
+            self.detect_losses(now, d.segs, dsack.is_some());
+            if !self.opts.sack_ok {
+                self.newreno_detect(ack, prior.una, is_dupack);
+            }
         }
         flags.dupack = is_dupack && dsack.is_none();
         flags.ece = ece;
@@ -158,7 +172,7 @@ impl Connection {
         if self.loss.tlp.on_ack(ack, dsack_for_probe, is_dupack) == TlpOutcome::Loss {
             self.tlp_loss_response(now);
         }
-        self.grow_window(now, d.segs, &ack_sample);
+        self.grow_window(now, cc_segs, &ack_sample);
         self.end_round();
         self.rearm_after_ack(now, ack > prior.una, d.segs > 0);
     }
@@ -230,8 +244,15 @@ impl Connection {
             snd_max: self.snd_max(),
             old,
         };
-        let class = sack_classify::classify(&raw[..n], edges);
+        let mut class = sack_classify::classify(&raw[..n], edges);
         self.counters.sack_blocks_ignored += class.ignored;
+        if let Some(rlp) = self.snd.rlp.as_deref_mut() {
+            // RC3 (§4.2.4 turns D-SACK off): copies and the primary loop overlap by
+            // design, so duplicates say nothing about spurious retransmissions.
+            if class.dsack.take().is_some() {
+                rlp.info.dsacks_ignored += 1;
+            }
+        }
         class
     }
 
@@ -249,11 +270,20 @@ impl Connection {
         let high_seq = self.loss.high_seq;
         let mut d = Delivery::default();
         let rack = &mut self.loss.rack;
+        let rlp = self.snd.rlp.as_deref();
         let mut on_delivered = |s: &SentSegment, by_sack: bool| {
             d.segs += 1;
             d.sacked += u32::from(by_sack);
             d.retrans_acked |= !by_sack && s.ever_retrans;
             if !s.ever_retrans {
+                // RC3 (spec A4(d)): a segment the RLP also copied may have been
+                // delivered by its copy, so its timing says nothing about this send.
+                if rlp.is_some_and(|r| r.overlaps_sent(s.start, s.end)) {
+                    if !matches!(d.newest, Some(n) if s.info.sent_at < n.sent_at) {
+                        d.newest = Some(s.info);
+                    }
+                    return;
+                }
                 // Linux `FLAG_ORIG_SACK_ACKED`, F-RTO's evidence (RFC 5682 §3.1 step 3b).
                 d.orig_acked |= s.end <= high_seq;
                 let slot = if by_sack {
@@ -282,15 +312,36 @@ impl Connection {
             let fin_end = self.snd.fin_seq.map_or(u64::MAX, |f| f);
             let data_acked = ack.min(fin_end).saturating_sub(1);
             let prev_data = prior.una.min(fin_end).saturating_sub(1);
-            d.bytes = data_acked.saturating_sub(prev_data);
+            // Bytes an ACK bump jumps over were never sent by the primary loop: they
+            // grow no window (spec A4(c)), though they are acknowledged.
+            let cc_acked = ack.min(self.snd.snd_nxt).min(fin_end).saturating_sub(1);
+            d.bytes = cc_acked.saturating_sub(prev_data);
             self.snd.sendbuf.ack_to(data_acked);
-            self.info.bytes_acked += d.bytes;
+            self.info.bytes_acked += data_acked.saturating_sub(prev_data);
+            if let Some(rlp) = self.snd.rlp.as_deref_mut() {
+                rlp.on_cumulative(ack);
+                if ack > self.snd.snd_nxt {
+                    // The ACK bump (§4.1.1): the primary loop crossed the RLP's copies.
+                    rlp.info.ack_bumps += 1;
+                    self.snd.snd_nxt = ack;
+                    self.snd.sendbuf.mark_sent(data_acked);
+                }
+            }
             self.loss.backoff = 0;
             self.loss.last_progress = now;
             self.loss.dupacks = 0;
             if self.snd.writable_wanted && self.snd.sendbuf.capacity() > 0 && !self.snd.fin_queued {
                 self.snd.writable_wanted = false;
                 self.push_event(Event::Writable);
+            }
+        }
+        if let Some(rlp) = self.snd.rlp.as_deref_mut() {
+            // What SACKs show beyond the primary loop is the RLP's delivery: the
+            // primary loop skips it (spec A5).
+            for &(l, r) in sack.blocks() {
+                if r > self.snd.snd_nxt {
+                    rlp.on_sacked(l.max(self.snd.snd_nxt), r);
+                }
             }
         }
         if d.reordering {

@@ -25,6 +25,7 @@ mod handshake;
 pub mod isn;
 mod parts;
 mod paws;
+mod rc3_send;
 pub mod recv;
 mod rto_timer;
 mod sack_classify;
@@ -205,6 +206,8 @@ pub struct Connection {
     info: TcpInfo,
     tracer: Tracer,
     challenge_window: (Instant, u32),
+    /// DSCP of the segment being handled (RC3 classifies ACKs and data by it).
+    rx_dscp: u8,
 }
 
 /// What a new connection is made of: its addresses, configuration, initial sequence
@@ -261,7 +264,15 @@ impl Connection {
             remote,
             passive,
             opts: Negotiated::new(iss, base_mss, rcv_wscale, ts_offset),
-            snd: SendSpace::new(config.send_buffer),
+            snd: {
+                let mut s = SendSpace::new(config.send_buffer);
+                s.rlp = config
+                    .transmit
+                    .rc3
+                    .as_ref()
+                    .map(|r| Box::new(crate::rc3::rlp::Rlp::new(r.levels.clone())));
+                s
+            },
             hs: Handshake::default(),
             rcv: RecvSide::new(
                 config.recv_buffer,
@@ -279,6 +290,7 @@ impl Connection {
             info: TcpInfo::default(),
             tracer: Tracer::default(),
             challenge_window: (now, 0),
+            rx_dscp: 0,
             config,
         }
     }
@@ -355,7 +367,13 @@ impl Connection {
         {
             return 0;
         }
+        let offset = self.snd.sendbuf.end();
         let n = self.snd.sendbuf.write(data, priority);
+        if let Some(rlp) = self.snd.rlp.as_deref_mut() {
+            // RC3 §4.2.1: each write is a chunk of its own for the RLP (sequence space
+            // is the stream offset plus the SYN).
+            rlp.on_write(offset + 1, offset + 1 + n as u64);
+        }
         if n < data.len() {
             self.snd.writable_wanted = true;
         }
@@ -521,6 +539,7 @@ impl Connection {
             .saturating_sub(self.rcv_nxt())
             .min(u64::from(u32::MAX)) as u32;
         i.cc_diag = self.cong.ctrl.diagnostics();
+        i.rc3 = self.snd.rlp.as_ref().map(|r| r.info);
         i
     }
 
@@ -560,10 +579,15 @@ impl Connection {
 
     /// The highest sequence ever sent: the frontier for ACK and SACK acceptability.
     /// Retransmissions come from the scoreboard and never move SND.NXT back (no
-    /// go-back-N), so it is SND.NXT; copies sent from the tail of the buffer (RC3)
-    /// stay below it and so are acknowledged without challenge ACKs.
+    /// go-back-N), so it is SND.NXT, or the end of the highest copy RC3's
+    /// recursive-low-priority loop sent from the tail of the buffer, beyond SND.NXT
+    /// (so SACKs and cumulative ACKs of copies are accepted: the paper's relaxed SACK
+    /// validation and "ACK bump", §4.1.1).
     fn snd_max(&self) -> u64 {
-        self.snd.snd_nxt
+        match self.snd.rlp.as_deref() {
+            Some(r) => self.snd.snd_nxt.max(r.high()),
+            None => self.snd.snd_nxt,
+        }
     }
 
     fn rcv_nxt(&self) -> u64 {

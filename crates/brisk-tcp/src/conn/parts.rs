@@ -76,6 +76,9 @@ pub(super) struct SendSpace {
     pub fin_seq: Option<u64>,
     /// A write was refused for lack of space: report `Writable` when space frees.
     pub writable_wanted: bool,
+    /// RC3's recursive-low-priority loop (`crate::rc3::rlp`), when RC3 is on. Boxed:
+    /// most connections do not run it.
+    pub rlp: Option<Box<crate::rc3::rlp::Rlp>>,
 }
 
 impl SendSpace {
@@ -91,6 +94,7 @@ impl SendSpace {
             fin_queued: false,
             fin_seq: None,
             writable_wanted: false,
+            rlp: None,
         }
     }
 }

@@ -115,6 +115,9 @@ impl Connection {
         {
             return None;
         }
+        // RC3: skip what the RLP's copies delivered; a hole ends where the next
+        // delivered range begins.
+        let hole_end = self.rc3_skip_delivered();
         let next = self.snd.snd_nxt - 1; // stream offset of the next new byte
         let end = self.snd.sendbuf.end();
         let avail = end - next;
@@ -135,7 +138,12 @@ impl Connection {
             return None;
         }
         let wnd_left = (self.snd.snd_una + self.snd.snd_wnd).saturating_sub(self.snd.snd_nxt);
-        let len = avail.min(u64::from(self.opts.mss)).min(wnd_left) as u32;
+        let to_hole_end = hole_end.saturating_sub(self.snd.snd_nxt);
+        let hole_limited = to_hole_end < avail.min(u64::from(self.opts.mss));
+        let len = avail
+            .min(u64::from(self.opts.mss))
+            .min(wnd_left)
+            .min(to_hole_end) as u32;
         if len == 0 && avail > 0 {
             // Zero window (or too small for one byte): persist (RFC 9293 §3.8.6.1).
             if self.loss.board.is_empty() && !self.timers.is_set(Timer::Persist) {
@@ -149,7 +157,8 @@ impl Connection {
             return None;
         }
         let fin = self.snd.fin_queued && next + u64::from(len) == end;
-        if !probe && u64::from(len) < u64::from(self.opts.mss) && !fin {
+        // A hole cut short by delivered data (RC3) is not a small write: no Nagle or SWS.
+        if !probe && !hole_limited && u64::from(len) < u64::from(self.opts.mss) && !fin {
             let window_limited = u64::from(len) < avail;
             // Nagle (RFC 896, Minshall): hold a small segment while an earlier small
             // one is unacknowledged.

@@ -12,6 +12,13 @@ impl Connection {
     /// One segment for this connection (the endpoint has demultiplexed and checksummed
     /// it). `ecn` is the ECN field of the carrying IP packet.
     pub fn handle_segment(&mut self, now: Instant, ecn: Ecn, seg: &TcpRepr<'_>) {
+        self.handle_segment_dscp(now, ecn, 0, seg);
+    }
+
+    /// `handle_segment` with the IP header's DSCP, which RC3 reads: low-priority data
+    /// is ACKed at its priority, and low-priority ACKs only update the scoreboard.
+    pub fn handle_segment_dscp(&mut self, now: Instant, ecn: Ecn, dscp: u8, seg: &TcpRepr<'_>) {
+        self.rx_dscp = dscp;
         self.info.segs_in += 1;
         match self.state {
             State::Closed | State::Listen => {}
@@ -267,7 +274,21 @@ impl Connection {
         if self.opts.ecn_ok && !seg.payload.is_empty() {
             self.note_ecn(now, ecn);
         }
-        if !data.is_empty() {
+        // RC3's receiver (§4.1.2): low-priority data is ACKed at once at its own
+        // priority and stays out of the priority-0 ACK clock.
+        let low = !data.is_empty() && self.rc3_low_data();
+        if low {
+            let ooo_before = self.rcv.recvbuf.ooo_dropped;
+            let arrival = self.rcv.recvbuf.insert(off, data);
+            if let Arrival::InOrder { advanced, .. } = arrival {
+                self.info.bytes_received += advanced;
+                self.push_event(Event::Readable);
+            } else if arrival == Arrival::OutOfOrder && self.config.unordered {
+                self.push_event(Event::Readable);
+            }
+            self.counters.ooo_dropped += self.rcv.recvbuf.ooo_dropped - ooo_before;
+            self.queue_low_ack(now);
+        } else if !data.is_empty() {
             let ooo_before = self.rcv.recvbuf.ooo_dropped;
             match self.rcv.recvbuf.insert(off, data) {
                 Arrival::InOrder {

@@ -2,7 +2,7 @@
 //! Each `poll_transmit` returns at most one segment, chosen in this order: pending
 //! RST; owed ACKs of a receive batch; SYN / SYN-ACK; probe (zero-window or
 //! keepalive); TLP probe; retransmission of the lowest lost segment (or, under F-RTO,
-//! new data first); new data (and FIN); a pure ACK. Which bytes go is decided in
+//! new data first); new data (and FIN); RC3's low-priority copies; a pure ACK. Which bytes go is decided in
 //! `select`, how the segment is built in `segment`.
 
 use super::{Connection, Segment, SegmentKind, State};
@@ -76,6 +76,10 @@ impl Connection {
             if let Some(s) = self.send_forward_retransmit(now) {
                 return Some(s);
             }
+        }
+        // RC3's low-priority copies, once the primary loop has sent what it may.
+        if let Some(s) = self.send_rlp_copy(now) {
+            return Some(s);
         }
         if self.ack_due() {
             let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);

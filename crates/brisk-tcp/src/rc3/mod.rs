@@ -6,9 +6,23 @@
 //!   gives a segment, counted from the tail of its chunk (paper §2.1 and the Linux
 //!   patch's §4.1.1 rule; spec ambiguity A1).
 //! - [`model`]: the paper's §3 performance model, whose shape is claim RC3-2 (W-6).
+//! - [`rlp::Rlp`]: the sender's recursive-low-priority loop state (which tail copies
+//!   go next, what the RLP has sent, what SACKs showed delivered beyond the primary
+//!   loop). The connection's glue is `conn/rc3_send.rs` and the receiver side is in
+//!   `conn/state.rs` (`process_data`).
 //!
-//! The connection's RLP loop, the ACK bump and the receiver side are issue 11's next
-//! step; nothing here touches a connection yet.
+//! Configuration: [`Rc3Config`] in `Config::transmit.rc3`. As a sender it runs the
+//! RLP; as a receiver it ACKs low-priority data at the data's priority (§4.1.2). An
+//! unmodified receiver is a connection with RC3 off.
+
+pub mod rlp;
+
+/// RC3 on a connection (`Config::transmit.rc3`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rc3Config {
+    /// Priority levels of the RLP (default 40 / 400 / 4000, the paper's design rule).
+    pub levels: Rc3Levels,
+}
 
 /// How level boundaries are counted (spec A1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -1,0 +1,125 @@
+//! RC3 in the connection (NSDI 2014 §2, §4.1; spec `rc3.md` §1.4-1.7, A4, A5, A20,
+//! A21): the glue between the RLP's state (`crate::rc3::rlp`) and the TCP machine.
+//! The Linux patch's counterparts are named at each piece.
+//!
+//! - Sending copies (`tcp_sendmsg`'s RLP pass): after the primary loop has nothing to
+//!   send, `poll_transmit` hands out the RLP's copies, tail first, each at its
+//!   priority as DSCP. A copy carries the current ACK but does not count as one sent
+//!   (the receiver's priority-0 ACK clock must not depend on a low-priority packet),
+//!   is not ECN-capable (a CE mark on a copy must not cut the primary loop's window),
+//!   never enters the scoreboard and is never retransmitted.
+//! - Skipping delivered data (spec A5): the primary loop's next new segment jumps
+//!   over what SACKs showed delivered beyond SND.NXT, so once it reaches the RLP's
+//!   copies it sends only the holes, as ordinary new data.
+//! - Classifying ACKs (`tcp_ack_rc3`; spec A4(a), A21): an ACK is low priority when
+//!   its DSCP is not 0 (an RC3 receiver), or, from a standard receiver whose ACKs
+//!   all come back at DSCP 0, when it neither advances SND.UNA nor SACKs anything the
+//!   primary loop sent. Low ACKs update the scoreboard and the cumulative ACK (spec
+//!   A4(e): otherwise a copy that fills the last hole leaves the sender stalled), but
+//!   give no RTT sample, no duplicate-ACK or loss-detection input, and no window
+//!   growth from SACKed data.
+//! - The ACK bump (§4.1.1): a cumulative ACK beyond SND.NXT moves SND.NXT up to it.
+//! - The receiver (`tcp_send_ack_rc3`, §4.1.2): data that arrives with a non-zero
+//!   DSCP is ACKed at once at that DSCP, without touching the priority-0 delayed-ACK
+//!   state.
+
+use super::{Connection, Segment, SegmentKind, State};
+use brisk_time::Instant;
+use brisk_wire::Flags;
+
+impl Connection {
+    /// The RLP's next copy, if RC3 is on and one is due (`poll_transmit` calls this
+    /// after the primary loop, before a pure ACK).
+    pub(super) fn send_rlp_copy(&mut self, now: Instant) -> Option<Segment> {
+        if self.snd.fin_seq.is_some()
+            || !matches!(
+                self.state,
+                State::Established
+                    | State::CloseWait
+                    | State::FinWait1
+                    | State::Closing
+                    | State::LastAck
+            )
+        {
+            return None;
+        }
+        let wnd_end = self.snd.snd_una + self.snd.snd_wnd;
+        let (snd_nxt, mss) = (self.snd.snd_nxt, self.opts.mss);
+        let copy = self
+            .snd
+            .rlp
+            .as_deref_mut()?
+            .next_copy(snd_nxt, wnd_end, mss)?;
+        let len = (copy.end - copy.start) as u32;
+        let mut flags = Flags::ACK;
+        if copy.end - 1 == self.snd.sendbuf.end() {
+            flags.insert(Flags::PSH);
+        }
+        let mut s = self.header(now, copy.start, flags, SegmentKind::Redundant);
+        s.payload_offset = copy.start - 1;
+        s.payload_len = len;
+        s.meta.dscp = copy.priority;
+        s.meta.priority = copy.priority;
+        self.record_tx(now, &s);
+        Some(s)
+    }
+
+    /// Before the primary loop sends new data: jumps SND.NXT over data SACKs showed
+    /// delivered (spec A5) and returns where the next delivered range begins, which
+    /// bounds the next segment (u64::MAX without RC3 or without such a range).
+    pub(super) fn rc3_skip_delivered(&mut self) -> u64 {
+        let Some(rlp) = self.snd.rlp.as_deref_mut() else {
+            return u64::MAX;
+        };
+        let data_end = self.snd.sendbuf.end() + 1;
+        if let Some(e) = rlp.delivered_end(self.snd.snd_nxt) {
+            let e = e.min(data_end);
+            if e > self.snd.snd_nxt {
+                rlp.info.skipped_bytes += e - self.snd.snd_nxt;
+                self.snd.snd_nxt = e;
+                self.snd.sendbuf.mark_sent(e - 1);
+            }
+        }
+        rlp.next_delivered_after(self.snd.snd_nxt)
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Whether an ACK is RC3-low: see the module doc. `advanced`: it moved SND.UNA;
+    /// `p0_sacked`: it newly SACKed segments of the scoreboard (sent by the primary
+    /// loop); `blocks`: it carried SACK blocks.
+    pub(super) fn rc3_low_ack(&mut self, advanced: bool, p0_sacked: bool, blocks: bool) -> bool {
+        let dscp = self.rx_dscp;
+        let Some(rlp) = self.snd.rlp.as_deref_mut() else {
+            return false;
+        };
+        let low = dscp != 0 || (!advanced && !p0_sacked && blocks);
+        if low {
+            rlp.info.low_acks += 1;
+        }
+        low
+    }
+
+    /// The receiver's half (§4.1.2): whether data just handled arrived at low priority
+    /// on a connection running RC3, so its ACK goes at once at the data's DSCP.
+    pub(super) fn rc3_low_data(&self) -> bool {
+        self.rx_dscp != 0 && self.snd.rlp.is_some()
+    }
+
+    /// An ACK at the arriving data's DSCP, queued to go now. It leaves the priority-0
+    /// ACK state alone: a pending delayed ACK stays pending and goes at priority 0.
+    pub(super) fn queue_low_ack(&mut self, now: Instant) {
+        if self.rcv.owed_acks.len() >= super::MAX_OWED_ACKS {
+            self.ack_now();
+            return;
+        }
+        let dscp = self.rx_dscp;
+        let mut s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
+        s.meta.dscp = dscp;
+        s.meta.priority = dscp;
+        self.record_tx(now, &s);
+        self.rcv.owed_acks.push_back(s);
+        if let Some(rlp) = self.snd.rlp.as_deref_mut() {
+            rlp.info.low_acks_sent += 1;
+        }
+    }
+}
