@@ -140,6 +140,7 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
         send_buffer: t.send_buffer.map(|s| s.0),
         recv_buffer: t.recv_buffer.map(|s| s.0),
         user_timeout: t.user_timeout.map(|d| d.0),
+        dscp: None,
     })
 }
 

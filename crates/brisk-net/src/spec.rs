@@ -8,6 +8,9 @@
 //! rate = "10Mbit"
 //! delay = "5ms"
 //! queue = { kind = "droptail", packets = 100 }   # and/or bytes = "150KB"
+//! # or an AQM: { kind = "codel" }, "red", "pie", "fq_codel" (docs/mechanisms/aqm.md),
+//! # or strict priority by DSCP with push-out (RC3):
+//! # queue = { kind = "prio", bands = 4, bytes = "5MB", push_out = true }
 //! loss = { kind = "gilbert_elliott", p_good_bad = 0.01, p_bad_good = 0.3 }
 //! jitter = { max = "1ms", reorder = false }
 //! outages = [{ start = "2s", duration = "1.5s" }]
@@ -32,8 +35,8 @@ use crate::loss::{Loss, LossModel};
 use crate::mahimahi::DeliveryTrace;
 use crate::outage::Outage;
 use crate::queue::{
-    AnyQueue, CoDel, CoDelParams, DropTail, FqCoDel, FqCoDelParams, Pie, PieParams, QueueLimit,
-    Red, RedParams,
+    AnyQueue, CoDel, CoDelParams, DropTail, FqCoDel, FqCoDelParams, Pie, PieParams, Prio,
+    PrioParams, QueueLimit, Red, RedParams,
 };
 use crate::units::{Dur, Rate, Size};
 
@@ -217,6 +220,21 @@ pub enum QueueSpec {
         drop_batch: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ecn: Option<bool>,
+    },
+    /// Strict priority by DSCP (RC3's routers, spec A6): `bands` (3, at most 16; band
+    /// = min(DSCP, bands − 1), band 0 first), one limit shared by all bands in
+    /// `packets` (1000) or `bytes` (`bytes` wins when both are given), and `push_out`
+    /// (on: a higher-priority arrival evicts the newest lower-priority packets; off:
+    /// tail drop against the shared limit).
+    Prio {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bands: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        packets: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bytes: Option<Size>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        push_out: Option<bool>,
     },
 }
 
@@ -505,6 +523,16 @@ impl LinkSpec {
                 range("queue.packets", *packets, 1, 10_000_000, "")?;
                 codel_times(self.codel_params())?;
             }
+            Some(QueueSpec::Prio {
+                bands,
+                packets,
+                bytes,
+                ..
+            }) => {
+                range("queue.bands", *bands, 1, 16, "bands")?;
+                range("queue.packets", *packets, 1, 10_000_000, "packets")?;
+                range("queue.bytes", bytes.map(|b| b.0), 1, 1 << 32, "bytes")?;
+            }
             Some(QueueSpec::Droptail { .. }) | None => {}
         }
         match &self.loss {
@@ -633,6 +661,9 @@ impl LinkSpec {
             Some(QueueSpec::FqCodel { .. }) => FqCoDel::new(self.fq_codel_params(), seeds.loss)
                 .map_err(err("queue"))?
                 .into(),
+            Some(QueueSpec::Prio { .. }) => {
+                Prio::new(self.prio_params()).map_err(err("queue"))?.into()
+            }
             _ => {
                 let limits = self.queue_limits();
                 let mut droptail = DropTail::new(limits.0).map_err(err("queue"))?;
@@ -783,6 +814,22 @@ impl LinkSpec {
         }
     }
 
+    /// The strict-priority queue's parameters: the scenario's, else 3 bands (Linux's
+    /// `prio`), the queue limit of `queue_limits`, push-out on.
+    fn prio_params(&self) -> PrioParams {
+        let d = PrioParams::default();
+        match &self.queue {
+            Some(QueueSpec::Prio {
+                bands, push_out, ..
+            }) => PrioParams {
+                bands: bands.map_or(d.bands, to_usize),
+                limit: self.queue_limits().0,
+                push_out: push_out.unwrap_or(d.push_out),
+            },
+            _ => d,
+        }
+    }
+
     /// The queue limit and the optional ECN marking threshold.
     fn queue_limits(&self) -> (QueueLimit, Option<QueueLimit>) {
         let packets = |p: u64| QueueLimit::Packets(to_usize(p));
@@ -812,6 +859,15 @@ impl LinkSpec {
                 };
                 (limit, kb.map(bytes).or(kp.map(packets)))
             }
+            Some(QueueSpec::Prio {
+                packets: p,
+                bytes: b,
+                ..
+            }) => match (b, p) {
+                (Some(b), _) => (bytes(*b), None),
+                (None, Some(p)) => (packets(*p), None),
+                (None, None) => (QueueLimit::Packets(1000), None),
+            },
             Some(
                 QueueSpec::Codel { packets: p, .. }
                 | QueueSpec::Red { packets: p, .. }

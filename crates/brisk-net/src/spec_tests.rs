@@ -176,3 +176,79 @@ fn serialising_omits_unset_ecn_thresholds() {
     assert!(!t.contains_key("ecn_threshold_packets"));
     assert!(!t.contains_key("ecn_threshold_bytes"));
 }
+
+#[test]
+fn prio_queue_parses_validates_and_builds() {
+    let l = spec(
+        "rate = \"20Mbit\"\nqueue = { kind = \"prio\", bands = 4, bytes = \"5MB\", push_out = false }",
+    )
+    .unwrap();
+    l.validate("bottleneck").unwrap();
+    assert_eq!(
+        l.prio_params(),
+        PrioParams {
+            bands: 4,
+            limit: QueueLimit::Bytes(5_000_000),
+            push_out: false,
+        }
+    );
+    let e = l.build("bottleneck", Duration::ZERO, SEEDS).unwrap();
+    let q = e.link.queue().as_prio().expect("a prio queue");
+    assert_eq!(q.band_counters().len(), 4);
+    // Defaults: Linux's 3 bands, 1000 packets, push-out on.
+    let d = spec("queue = { kind = \"prio\", packets = 7 }").unwrap();
+    assert_eq!(
+        d.prio_params(),
+        PrioParams {
+            bands: 3,
+            limit: QueueLimit::Packets(7),
+            push_out: true,
+        }
+    );
+    assert_eq!(
+        spec("queue = { kind = \"prio\" }")
+            .unwrap()
+            .prio_params()
+            .limit,
+        QueueLimit::Packets(1000)
+    );
+}
+
+#[test]
+fn prio_queue_errors_name_the_field_and_the_range() {
+    for (q, want, range) in [
+        ("bands = 0", "l.queue.bands", "between 1 and 16 bands"),
+        ("bands = 17", "l.queue.bands", "between 1 and 16 bands"),
+        ("packets = 0", "l.queue.packets", "between 1 and 10000000"),
+        (
+            "bytes = 0",
+            "l.queue.bytes",
+            "between 1 and 4294967296 bytes",
+        ),
+    ] {
+        let e = spec(&format!("queue = {{ kind = \"prio\", {q} }}"))
+            .unwrap()
+            .validate("l")
+            .unwrap_err();
+        assert_eq!(e.field, want, "{q}");
+        assert!(e.message.contains(range), "{q}: {e}");
+    }
+    let typo = spec("queue = { kind = \"prio\", band = 2 }").unwrap_err();
+    assert!(typo.to_string().contains("band"), "{typo}");
+}
+
+#[test]
+fn prio_push_outs_count_as_queue_full_drops_at_the_link() {
+    use crate::queue::test_packets::ip_tos;
+    let l = spec("rate = \"1Mbit\"\nqueue = { kind = \"prio\", bands = 2, packets = 3 }").unwrap();
+    let mut e = l.build("l", Duration::ZERO, SEEDS).unwrap();
+    let t = Instant::ZERO;
+    // The first goes straight onto the wire; three low-priority packets fill the queue;
+    // two high-priority ones push two of them out.
+    for (id, tos) in [(0, 0x10), (1, 0x10), (2, 0x10), (3, 0x10), (4, 0), (5, 0)] {
+        e.link.handle_packet(t, ip_tos(id, 1000, tos));
+    }
+    assert_eq!(e.link.counters().dropped(DropReason::QueueFull).packets, 2);
+    let c = e.link.queue().as_prio().unwrap().band_counters();
+    assert_eq!((c[1].pushed_out, c[0].enqueued), (2, 2));
+}

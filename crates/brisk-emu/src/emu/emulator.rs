@@ -123,6 +123,9 @@ pub struct DirReport {
     pub duplicated: u64,
     pub corrupted: u64,
     pub max_queue_packets: usize,
+    /// Per-band counters of a `prio` queue on this direction's link, band 0 first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prio_bands: Option<Vec<brisk_net::queue::BandCounters>>,
     pub read_errors: u64,
     pub write_errors: u64,
     /// Writes the destination refused (would block).
@@ -190,6 +193,11 @@ impl Dir {
         r.dropped_outage = c.dropped(DropReason::Outage).packets;
         r.dropped_overflow = c.dropped(DropReason::Overflow).packets;
         r.max_queue_packets = c.max_queue_packets;
+        r.prio_bands = chain
+            .link()
+            .queue()
+            .as_prio()
+            .map(|q| q.band_counters().to_vec());
         r.dropped_overflow += self.path.access_overflow();
         if let Some(i) = chain.impairment() {
             let ic = i.counters();

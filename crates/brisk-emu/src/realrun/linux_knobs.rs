@@ -14,6 +14,7 @@
 //! | `send_buffer` | `SO_SNDBUF` | the sender's socket |
 //! | `recv_buffer` | `SO_RCVBUF` | the receiver's listening socket (inherited) |
 //! | `user_timeout` | `TCP_USER_TIMEOUT` | the sender's socket |
+//! | `dscp` | `IP_TOS` = DSCP << 2 (Linux keeps the ECN bits its own) | the sender's socket |
 //!
 //! All Linux senders share one namespace, so a namespace-wide knob must agree across
 //! the Linux flows that set it; [`LinuxKnobs::namespace_conflict`] names the first that
@@ -48,6 +49,10 @@ pub struct LinuxKnobs {
     pub send_buffer: Option<u64>,
     pub recv_buffer: Option<u64>,
     pub user_timeout: Option<Duration>,
+    /// DSCP of the data the sender sends (0 to 63; RC3's priority, or any class an
+    /// emulated `prio` queue should see). Set after the handshake, so the SYN is
+    /// DSCP 0; the receiver's ACKs stay DSCP 0.
+    pub dscp: Option<u8>,
 }
 
 impl LinuxKnobs {
@@ -151,6 +156,20 @@ impl LinuxKnobs {
                 libc::SO_SNDBUF,
                 b,
                 "tcp.send_buffer: SO_SNDBUF",
+            )?;
+        }
+        if let Some(d) = self.dscp {
+            if d > 63 {
+                return Err(EmuError::Config(format!(
+                    "tcp.dscp = {d}: must be between 0 and 63"
+                )));
+            }
+            setsockopt_int(
+                s,
+                libc::IPPROTO_IP,
+                libc::IP_TOS,
+                u64::from(d) << 2,
+                "tcp.dscp: IP_TOS",
             )?;
         }
         if let Some(t) = self.user_timeout {

@@ -55,6 +55,14 @@ impl Fifo {
         Some(e)
     }
 
+    /// Takes the most recently pushed entry (a push-out drop).
+    pub fn pop_back(&mut self) -> Option<Entry> {
+        let e = self.q.pop_back()?;
+        debug_assert!(self.bytes >= e.pkt.len());
+        self.bytes = self.bytes.saturating_sub(e.pkt.len());
+        Some(e)
+    }
+
     pub fn len(&self) -> usize {
         self.q.len()
     }

@@ -12,12 +12,14 @@ pub mod droptail;
 mod fifo;
 pub mod fq_codel;
 pub mod pie;
+pub mod prio;
 pub mod red;
 
 pub use codel::{CoDel, CoDelParams};
 pub use droptail::DropTail;
 pub use fq_codel::{FqCoDel, FqCoDelParams};
 pub use pie::{Pie, PieParams};
+pub use prio::{BandCounters, Prio, PrioParams};
 pub use red::{Red, RedParams};
 
 use brisk_time::{Duration, Instant};
@@ -128,6 +130,24 @@ pub enum AnyQueue {
     /// Boxed for the same reason.
     Pie(Box<Pie>),
     FqCoDel(Box<FqCoDel>),
+    /// Strict priority by DSCP (RC3's network).
+    Prio(Prio),
+}
+
+impl AnyQueue {
+    /// The strict-priority queue, for its per-band counters.
+    pub fn as_prio(&self) -> Option<&Prio> {
+        match self {
+            AnyQueue::Prio(q) => Some(q),
+            _ => None,
+        }
+    }
+}
+
+impl From<Prio> for AnyQueue {
+    fn from(q: Prio) -> Self {
+        AnyQueue::Prio(q)
+    }
 }
 
 impl From<FqCoDel> for AnyQueue {
@@ -169,6 +189,7 @@ macro_rules! each_queue {
             AnyQueue::Red($q) => $body,
             AnyQueue::Pie($q) => $body,
             AnyQueue::FqCoDel($q) => $body,
+            AnyQueue::Prio($q) => $body,
         }
     };
 }
@@ -201,12 +222,33 @@ pub(crate) mod test_packets {
     /// A 20-byte IPv4 header with the given ECN bits and a valid checksum, padded to
     /// `len` bytes.
     pub fn ip(id: u64, len: usize, ecn: Ecn) -> Packet {
+        ip_tos(id, len, ecn as u8)
+    }
+
+    /// As [`ip`], with the whole TOS byte given (DSCP << 2 | ECN).
+    pub fn ip_tos(id: u64, len: usize, tos: u8) -> Packet {
         let mut h = vec![
-            0x45, ecn as u8, 0, 20, 0, 0, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+            0x45, tos, 0, 20, 0, 0, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
         ];
         let c = !fold(&h);
         h[10..12].copy_from_slice(&c.to_be_bytes());
         h.resize(len.max(20), 0);
+        Packet {
+            data: h,
+            id,
+            flow: 0,
+            sent_at: Instant::ZERO,
+        }
+    }
+
+    /// A 40-byte IPv6 header with traffic class `tclass`, padded to `len` bytes.
+    pub fn ip6(id: u64, len: usize, tclass: u8) -> Packet {
+        let mut h = vec![0u8; 40];
+        h[0] = 0x60 | (tclass >> 4);
+        h[1] = tclass << 4;
+        h[6] = 6; // next header: TCP
+        h[7] = 64;
+        h.resize(len.max(40), 0);
         Packet {
             data: h,
             id,
