@@ -243,6 +243,15 @@ impl Connection {
             seed,
             cc,
         } = setup;
+        let mut config = config;
+        if config.transmit.rc3.is_some() {
+            // RC3 copies wait in the host's priority queue, so they carry TSvals older
+            // than priority-0 segments built after them; a PAWS receiver (RFC 7323 §5,
+            // Linux `tcp_paws_discard`) drops such a copy once a newer segment has
+            // moved its TS.Recent. RC3 therefore does not offer timestamps (spec A10:
+            // the paper's simulations had none).
+            config.options.timestamps = false;
+        }
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let ts_offset: u32 = rng.gen();
         let base_mss = u32::from(config.mss).max(64);

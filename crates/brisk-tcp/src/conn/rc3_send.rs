@@ -22,6 +22,10 @@
 //! - The receiver (`tcp_send_ack_rc3`, §4.1.2): data that arrives with a non-zero
 //!   DSCP is ACKed at once at that DSCP, without touching the priority-0 delayed-ACK
 //!   state.
+//! - Timestamps: a connection with RC3 on does not offer the timestamp option (see
+//!   `Connection::from_setup`): copies built at write time and queued behind
+//!   priority-0 traffic would reach the peer with TSvals older than its TS.Recent,
+//!   and PAWS would drop them.
 
 use super::{Connection, Segment, SegmentKind, State};
 use brisk_time::Instant;

@@ -5,7 +5,9 @@
 //! converts to sequence numbers at the wire.
 //!
 //! Out-of-order data is kept per stream offset in a `BTreeMap` of disjoint, non-adjacent
-//! ranges, bounded by the advertised window (bytes) and `max_ooo_segments` (ranges);
+//! ranges, each a `VecDeque` so that data arriving just *before* a range (RC3's copies
+//! arrive tail first) is prepended in O(segment), not by copying the range; bounded by
+//! the advertised window (bytes) and `max_ooo_segments` (ranges);
 //! anything beyond is dropped and counted. (It maps each range to its bytes, so it is
 //! not a `RangeSet`, which holds intervals only; one beside it would only repeat its
 //! keys.) Unordered receive (uTCP, `unordered`) hands out OOO ranges with their offsets
@@ -37,7 +39,7 @@ pub struct RecvBuffer {
     ready: VecDeque<u8>,
     /// Offset of `ready[0]`.
     read_off: u64,
-    ooo: BTreeMap<u64, Vec<u8>>,
+    ooo: BTreeMap<u64, VecDeque<u8>>,
     ooo_bytes: usize,
     capacity: usize,
     max_ranges: usize,
@@ -131,7 +133,7 @@ impl RecvBuffer {
                 self.ooo_bytes -= bytes.len();
                 let rend = start + bytes.len() as u64;
                 if rend > cur {
-                    self.ready.extend(&bytes[(cur - start) as usize..]);
+                    extend_from(&mut self.ready, &bytes, (cur - start) as usize);
                 }
                 filled = true;
             }
@@ -170,25 +172,47 @@ impl RecvBuffer {
             .filter(|&s| Some(s) != prev.map(|p| p.0))
             .collect();
         let merged_away = later.len() + usize::from(prev.is_some());
+        // (`later` is at most a handful of ranges: those the new segment touches.)
         if merged_away == 0 && self.ooo.len() >= self.max_ranges {
             self.ooo_dropped += 1;
             return Arrival::Dropped;
         }
-        let (start, mut buf) = match prev {
-            Some((ps, _)) => {
+        let mut dup: Option<(u64, u64)> = None;
+        let mut later = later.as_slice();
+        let (start, mut buf) = match (prev, later.first()) {
+            (Some((ps, _)), _) => {
                 // NOTE(unwrap): `prev` was found in the map just above.
-                let v = self.ooo.remove(&ps).unwrap();
+                let mut v = self.ooo.remove(&ps).unwrap();
                 self.ooo_bytes -= v.len();
+                let have = ps + v.len() as u64;
+                if have < end {
+                    v.extend(&data[(have - off) as usize..]);
+                }
                 (ps, v)
             }
-            None => (off, Vec::with_capacity(data.len())),
+            (None, Some(&s0)) => {
+                // Just before a stored range: prepend to it (tail-first arrivals).
+                // NOTE(unwrap): keys collected from the map just above.
+                let mut v = self.ooo.remove(&s0).unwrap();
+                self.ooo_bytes -= v.len();
+                later = &later[1..];
+                let e0 = s0 + v.len() as u64;
+                let ov_end = e0.min(end);
+                if ov_end > s0 {
+                    dup = Some((s0, ov_end));
+                }
+                v.reserve(data.len());
+                for &b in data[..(s0 - off) as usize].iter().rev() {
+                    v.push_front(b);
+                }
+                if end > e0 {
+                    v.extend(&data[(e0 - off) as usize..]);
+                }
+                (off, v)
+            }
+            (None, None) => (off, data.iter().copied().collect()),
         };
-        let have = start + buf.len() as u64;
-        if have < end {
-            buf.extend_from_slice(&data[(have.max(off) - off) as usize..]);
-        }
-        let mut dup: Option<(u64, u64)> = None;
-        for s in later {
+        for &s in later {
             // NOTE(unwrap): keys collected from the map just above.
             let v = self.ooo.remove(&s).unwrap();
             self.ooo_bytes -= v.len();
@@ -199,7 +223,7 @@ impl RecvBuffer {
                 dup.get_or_insert((s, ov_end));
             }
             if e > cur {
-                buf.extend_from_slice(&v[(cur - s) as usize..]);
+                extend_from(&mut buf, &v, (cur - s) as usize);
             }
         }
         if dup.is_some() {
@@ -268,9 +292,49 @@ impl RecvBuffer {
     }
 }
 
+/// Appends `src[from..]` to `dst`, slice by slice.
+fn extend_from(dst: &mut VecDeque<u8>, src: &VecDeque<u8>, from: usize) {
+    let (a, b) = src.as_slices();
+    if from < a.len() {
+        dst.extend(&a[from..]);
+        dst.extend(b);
+    } else {
+        dst.extend(&b[from - a.len()..]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tail_first_arrivals_are_prepended_and_reassemble() {
+        // RC3's copies arrive from the tail backwards.
+        let mut r = RecvBuffer::new(1 << 20, 8);
+        let data: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+        for k in (1..10).rev() {
+            let off = k * 100;
+            assert_eq!(
+                r.insert(off as u64, &data[off..off + 100]),
+                Arrival::OutOfOrder
+            );
+            assert_eq!(r.ooo_ranges(), 1);
+        }
+        // An overlapping prepend keeps one copy of each byte and reports the overlap.
+        assert_eq!(r.insert(850, &data[850..950]), Arrival::Duplicate);
+        assert_eq!(r.insert(50, &data[50..150]), Arrival::OutOfOrder);
+        assert_eq!(r.ooo_bytes(), 950);
+        assert_eq!(
+            r.insert(0, &data[..50]),
+            Arrival::InOrder {
+                advanced: 1000,
+                filled_hole: true
+            }
+        );
+        let mut buf = vec![0u8; 2000];
+        assert_eq!(r.read(&mut buf), 1000);
+        assert_eq!(&buf[..1000], &data[..]);
+    }
 
     fn blocks(r: &mut RecvBuffer) -> Vec<(u64, u64)> {
         let mut v = vec![];

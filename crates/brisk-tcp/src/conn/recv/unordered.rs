@@ -160,7 +160,9 @@ impl RecvBuffer {
         // NOTE(unwrap): `next_undelivered` found [s, e) inside a stored range.
         let (&rs, data) = self.ooo.range(..=s).next_back().unwrap();
         let from = (s - rs) as usize;
-        buf[..n].copy_from_slice(&data[from..from + n]);
+        for (dst, src) in buf[..n].iter_mut().zip(data.range(from..from + n)) {
+            *dst = *src;
+        }
         self.delivered.cursor = end;
         Some((s, n))
     }
