@@ -8,11 +8,13 @@
 pub mod app;
 pub mod dropped;
 pub mod engine;
+pub mod graph;
 pub mod host;
 pub mod node;
 pub mod output;
 pub mod run;
 pub mod scenario;
+pub mod topo_gen;
 pub mod topology;
 pub mod unordered;
 pub mod web;
