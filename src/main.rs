@@ -170,6 +170,15 @@ fn main() -> ExitCode {
                 "--snaplen applies to simulated runs; real runs capture whole packets"
             )),
             _ if real => real_cmd::cmd_run_real(&scenario, seed, out, pcap, link_log, json),
+            _ if is_net_scenario(&scenario) => {
+                if pcap || link_log || snaplen.is_some() {
+                    Err(anyhow::anyhow!(
+                        "--pcap, --snaplen and --link-log are not supported for network ([workload]) scenarios yet"
+                    ))
+                } else {
+                    cmd_run_net(&scenario, seed, out, json)
+                }
+            }
             _ => cmd_run(&scenario, seed, out, pcap, snaplen, link_log, json),
         },
         Cmd::Lab(args) => lab_cmd::cmd_lab(*args),
@@ -203,6 +212,34 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether the file is a network scenario (a topology with a `[workload]`); an
+/// unreadable file goes to the dumbbell loader, which reports it.
+fn is_net_scenario(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| brisk_sim::topo_spec::is_net_scenario(&t))
+}
+
+/// `brisk run` of a network scenario: FCT aggregates and utilisation.
+fn cmd_run_net(
+    path: &Path,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let sc = brisk_sim::topo_spec::NetScenario::load(path)?;
+    let seed = seed.unwrap_or(sc.seed);
+    interrupt::install();
+    let res = brisk_sim::wl_run::run_net_controlled(&sc, seed, &mut |_| !interrupt::interrupted())?;
+    if let Some(dir) = &out {
+        res.write_dir(dir)?;
+        stamp_run(dir, path)?;
+    }
+    print_run(json, out.as_deref(), || res.to_json(), || res.table())?;
+    if res.stopped_early {
+        std::process::exit(130);
+    }
+    Ok(())
 }
 
 fn cmd_run(

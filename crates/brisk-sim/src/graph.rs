@@ -298,7 +298,8 @@ impl Graph {
                     .iter()
                     .filter(|&&l| {
                         let to = self.links[l].to;
-                        dist[to].0 != u64::MAX && (to == t || self.nodes[to].kind == NodeKind::Router)
+                        dist[to].0 != u64::MAX
+                            && (to == t || self.nodes[to].kind == NodeKind::Router)
                     })
                     .min_by_key(|&&l| {
                         let to = self.links[l].to;

@@ -158,7 +158,7 @@ pub fn edge_list(text: &str, hosts_per_router: u32, l: &Links) -> Result<Graph, 
                 .filter(|m: &f64| m.is_finite() && (0.0..=60_000.0).contains(m))
                 .ok_or_else(|| bad(format!("delay_ms {d:?}: expected 0 to 60000")))?;
             spec.delay = Some(Dur(brisk_time::Duration::from_nanos(
-                (ms * 1e6).round() as u64,
+                (ms * 1e6).round() as u64
             )));
         }
         if let Some(r) = f.get(3) {
@@ -256,7 +256,11 @@ mod tests {
             for t in 0..n {
                 let p = r.path(&g, s, t).unwrap();
                 let core = p.iter().filter(|&&l| g.is_core(l)).count();
-                assert_eq!(core, d[t], "{} -> {}", INTERNET2_ROUTERS[s], INTERNET2_ROUTERS[t]);
+                assert_eq!(
+                    core, d[t],
+                    "{} -> {}",
+                    INTERNET2_ROUTERS[s], INTERNET2_ROUTERS[t]
+                );
                 let len = if s == t { 0 } else { core + 2 };
                 assert_eq!(p.len(), len);
             }
@@ -292,7 +296,11 @@ mod tests {
         let ca = g.links().iter().find(|l| l.from == 2 && l.to == 0).unwrap();
         assert_eq!(ca.delay_ns(), 10_000_000); // the default
         let err = |t: &str| edge_list(t, 1, &links()).unwrap_err().to_string();
-        assert!(err("A B\nA\n").starts_with("line 2:"), "{}", err("A B\nA\n"));
+        assert!(
+            err("A B\nA\n").starts_with("line 2:"),
+            "{}",
+            err("A B\nA\n")
+        );
         assert!(err("A B x\n").contains("delay_ms"));
         assert!(err("A B 1 fast\n").contains("rate"));
         assert!(err("A B\nB A\n").contains("defined twice"));
