@@ -120,8 +120,10 @@ impl FlowRecord {
 #[derive(Debug)]
 pub struct FlowBook {
     pub flows: Vec<FlowRecord>,
-    /// A client's address → its flow, from connect until the server accepts.
-    connecting: HashMap<SocketAddr, u32>,
+    /// (client address, server address) → flow, from connect until the server
+    /// accepts. The server's address is part of the key: a client port is unique only
+    /// per remote, so one port may be connecting to two servers at once.
+    connecting: HashMap<(SocketAddr, IpAddr), u32>,
     /// Accepted connections no flow claimed (never expected; counted, not hidden).
     pub unknown_accepts: u64,
     /// Flows whose sender saw every byte ACKed, and whose receiver read every byte.
@@ -297,7 +299,7 @@ impl WlHost {
             Ok(h) => {
                 // NOTE(unwrap): a connection just created exists.
                 let local = self.ep.conn(h).expect("new connection").local();
-                book.connecting.insert(local, flow);
+                book.connecting.insert((local, dst), flow);
                 let key = (local.port(), dst);
                 self.by_port.insert(key, h);
                 let size = book.flows[flow as usize].size;
@@ -351,7 +353,7 @@ impl WlHost {
     fn accept(&mut self, now: Instant, h: ConnHandle) {
         let Some(conn) = self.ep.conn(h) else { return };
         let mut book = self.book.borrow_mut();
-        let flow = book.connecting.remove(&conn.remote());
+        let flow = book.connecting.remove(&(conn.remote(), self.ip));
         if flow.is_none() {
             book.unknown_accepts += 1;
         }
