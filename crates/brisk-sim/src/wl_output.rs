@@ -38,6 +38,7 @@ impl WorkloadResult {
                 "events": self.engine.events,
                 "packets": self.engine.packets,
                 "unroutable": self.engine.unroutable,
+                "peak_connections_per_host": self.peak_connections,
             },
             "stopped_early": self.stopped_early,
         })

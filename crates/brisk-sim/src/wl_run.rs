@@ -92,6 +92,9 @@ pub struct WorkloadResult {
     pub all: FctStats,
     pub classes: Vec<ClassResult>,
     pub engine: EngineStats,
+    /// Most connections one host's endpoint held at a step boundary (TIME-WAIT
+    /// included): per-flow state is freed, so this stays far below the flow count.
+    pub peak_connections: usize,
     pub stopped_early: bool,
 }
 
@@ -413,6 +416,7 @@ pub fn run_net_controlled(
     let mut t = Instant::ZERO;
     let mut stopped_early = false;
     let mut end = end_cap;
+    let mut peak_connections = 0;
     while t < end {
         let mut next = (t + STEP).min(end);
         for c in [t_warm, t_meas] {
@@ -422,6 +426,11 @@ pub fn run_net_controlled(
         }
         b.engine.run_until(next, &mut ());
         t = next;
+        for n in b.engine.nodes() {
+            if let Some(h) = n.as_wl_host() {
+                peak_connections = peak_connections.max(h.ep.connection_count());
+            }
+        }
         if t == t_warm && at_warm.is_none() {
             at_warm = Some(busy(&b.engine, &b.link_entry));
         }
@@ -539,6 +548,7 @@ pub fn run_net_controlled(
         all,
         classes,
         engine: b.engine.stats().clone(),
+        peak_connections,
         stopped_early,
     })
 }
