@@ -478,6 +478,75 @@ mod tests {
     }
 
     #[test]
+    fn routes_on_random_graphs_are_shortest_and_never_cross_a_host() {
+        use rand::{Rng, SeedableRng};
+        for seed in 0..20u64 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let (nr, nh) = (rng.gen_range(2..9), rng.gen_range(2..6));
+            let mut g = Graph::new();
+            for r in 0..nr {
+                g.add_node(&format!("r{r}"), NodeKind::Router).unwrap();
+            }
+            // A chain keeps the routers connected; random extra links with random delays.
+            for r in 1..nr {
+                let d = rng.gen_range(1..20);
+                g.connect(&format!("r{}", r - 1), &format!("r{r}"), spec(d), spec(d))
+                    .unwrap();
+            }
+            for _ in 0..nr * 2 {
+                let (a, b) = (rng.gen_range(0..nr), rng.gen_range(0..nr));
+                if a != b {
+                    let _ = g.add_link(
+                        &format!("r{a}"),
+                        &format!("r{b}"),
+                        spec(rng.gen_range(1..20)),
+                    );
+                }
+            }
+            for h in 0..nh {
+                let name = format!("h{h}");
+                g.add_node(&name, NodeKind::Host).unwrap();
+                let r = format!("r{}", rng.gen_range(0..nr));
+                g.connect(&name, &r, spec(1), spec(1)).unwrap();
+            }
+            // Floyd-Warshall over routers only, plus each host's access link.
+            let n = g.nodes().len();
+            let mut d = vec![vec![u64::MAX / 4; n]; n];
+            for (i, row) in d.iter_mut().enumerate() {
+                row[i] = 0;
+            }
+            for l in g.links() {
+                d[l.from][l.to] = d[l.from][l.to].min(l.delay_ns());
+            }
+            for k in 0..n {
+                if g.nodes()[k].kind == NodeKind::Host {
+                    continue; // no transit through hosts
+                }
+                for i in 0..n {
+                    for j in 0..n {
+                        d[i][j] = d[i][j].min(d[i][k] + d[k][j]);
+                    }
+                }
+            }
+            let r = g.routes().unwrap();
+            for s in 0..nh {
+                for t in 0..nh {
+                    let p = r.path(&g, s, t).unwrap();
+                    let delay: u64 = p.iter().map(|&l| g.links()[l].delay_ns()).sum();
+                    assert_eq!(
+                        delay, d[r.hosts[s]][r.hosts[t]],
+                        "seed {seed}: h{s} -> h{t}"
+                    );
+                    // Only the last node of a path may be a host.
+                    for &l in &p[..p.len().saturating_sub(1)] {
+                        assert_eq!(g.nodes()[g.links()[l].to].kind, NodeKind::Router);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn node_count_is_bounded() {
         let mut g = Graph::new();
         for i in 0..MAX_NODES {
