@@ -156,6 +156,13 @@ fn main() -> ExitCode {
     let res = match cli.cmd {
         Cmd::Run {
             scenario,
+            seeds: Some(_),
+            ..
+        } if is_net_scenario(&scenario) => Err(anyhow::anyhow!(
+            "--seeds is not supported for network ([workload]) scenarios yet; run each seed with --seed N"
+        )),
+        Cmd::Run {
+            scenario,
             seeds: Some(range),
             json,
             out,
@@ -180,6 +187,9 @@ fn main() -> ExitCode {
             Some(Err(e)) => Err(e),
             _ if real && snaplen.is_some() => Err(anyhow::anyhow!(
                 "--snaplen applies to simulated runs; real runs capture whole packets"
+            )),
+            _ if real && is_net_scenario(&scenario) => Err(anyhow::anyhow!(
+                "--real runs the dumbbell only; network ([workload]) scenarios are simulated"
             )),
             _ if real => real_cmd::cmd_run_real(&scenario, seed, out, pcap, link_log, json),
             _ if is_net_scenario(&scenario) => {
