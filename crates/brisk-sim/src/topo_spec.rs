@@ -87,6 +87,10 @@ pub struct TopologySpec {
     /// Each host's NIC queue (its uplink).
     #[serde(default)]
     pub host_queue: Option<QueueSpec>,
+    /// Random loss on each router's port towards a host, so every packet (data and
+    /// ACK, any priority) crosses exactly one lossy link (spec A13).
+    #[serde(default)]
+    pub access_loss: Option<LossSpec>,
 }
 
 /// The generators.
@@ -129,6 +133,7 @@ impl TopologySpec {
                 rate: Some(access_rate),
                 delay: self.access_delay,
                 queue: self.queue.clone(),
+                loss: self.access_loss.clone(),
                 ..LinkSpec::default()
             },
             up: LinkSpec {
@@ -246,13 +251,19 @@ pub struct WorkloadSpec {
     pub cdf_sizes: Vec<Size>,
 }
 
-/// `[[workload.class]]`: the first `hosts` fraction of every router's hosts (after
-/// earlier classes' shares) run this TCP, as sender and as receiver.
+/// `[[workload.class]]`, one of two kinds. With `hosts`: the first `hosts` fraction of
+/// every router's hosts (after earlier host classes' shares) run this TCP, as sender
+/// and as receiver. With `flows`: each flow joins the class with probability `flows`
+/// (drawn per flow from its own seeded stream, so classes never move arrivals) and its
+/// sender uses this TCP; its receiver keeps its host's (RC3-13's critical flows).
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClassSpec {
     pub name: String,
-    pub hosts: f64,
+    #[serde(default)]
+    pub hosts: Option<f64>,
+    #[serde(default)]
+    pub flows: Option<f64>,
     #[serde(default)]
     pub cc: CcAlgorithm,
     #[serde(default)]
@@ -470,19 +481,27 @@ impl NetScenario {
                 format!("{} classes; at most {MAX_CLASSES}", w.classes.len()),
             );
         }
-        let mut share = 0.0;
+        let mut shares = [0.0f64; 2];
         for (i, c) in w.classes.iter().enumerate() {
-            if !(c.hosts.is_finite() && c.hosts > 0.0 && c.hosts <= 1.0) {
-                return e(
-                    &format!("workload.class[{i}].hosts"),
-                    format!("must be a fraction in (0, 1], got {}", c.hosts),
-                );
+            let (key, f, k) = match (c.hosts, c.flows) {
+                (Some(f), None) => ("hosts", f, 0),
+                (None, Some(f)) => ("flows", f, 1),
+                _ => {
+                    return e(
+                        &format!("workload.class[{i}]"),
+                        "give exactly one of `hosts` (a fraction of each router's hosts) and `flows` (a fraction of the flows)".into(),
+                    )
+                }
+            };
+            let field = format!("workload.class[{i}].{key}");
+            if !(f.is_finite() && f > 0.0 && f <= 1.0) {
+                return e(&field, format!("must be a fraction in (0, 1], got {f}"));
             }
-            share += c.hosts;
-            if share > 1.0 + 1e-9 {
+            shares[k] += f;
+            if shares[k] > 1.0 + 1e-9 {
                 return e(
-                    &format!("workload.class[{i}].hosts"),
-                    "the classes' host fractions add up to more than 1".into(),
+                    &field,
+                    format!("the classes' `{key}` fractions add up to more than 1"),
                 );
             }
         }

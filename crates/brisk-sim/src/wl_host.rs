@@ -177,8 +177,8 @@ pub struct WlHost {
     pub ep: Endpoint,
     book: SharedBook,
     pat: Rc<Pattern>,
-    /// TCP configuration of the connections this host opens.
-    config: brisk_tcp::Config,
+    /// TCP configuration of each workload class (a flow's class picks its sender's).
+    configs: Rc<Vec<brisk_tcp::Config>>,
     /// This host's flows, in arrival order: (start, flow, destination).
     arrivals: VecDeque<(Instant, u32, IpAddr)>,
     conns: HashMap<ConnHandle, Side>,
@@ -188,13 +188,13 @@ pub struct WlHost {
 }
 
 impl WlHost {
-    /// A host at `ip` listening on [`WL_PORT`] with `listen_config`, opening its own
-    /// flows with `config`.
+    /// A host at `ip` listening on [`WL_PORT`] with `listen_config`, opening each of
+    /// its own flows with its class's entry of `configs`.
     pub fn new(
         ip: IpAddr,
         ep: Endpoint,
         book: SharedBook,
-        config: brisk_tcp::Config,
+        configs: Rc<Vec<brisk_tcp::Config>>,
         listen_config: brisk_tcp::Config,
         arrivals: VecDeque<(Instant, u32, IpAddr)>,
     ) -> Result<Self, ConnError> {
@@ -206,7 +206,7 @@ impl WlHost {
             ep,
             book,
             pat,
-            config,
+            configs,
             arrivals,
             conns: HashMap::new(),
             by_port: HashMap::new(),
@@ -295,7 +295,9 @@ impl WlHost {
     fn open(&mut self, now: Instant, flow: u32, dst: IpAddr) {
         let remote = SocketAddr::new(dst, WL_PORT);
         let mut book = self.book.borrow_mut();
-        match self.ep.connect(now, 0, remote, self.config.clone()) {
+        let class = usize::from(book.flows[flow as usize].class);
+        let config = self.configs[class.min(self.configs.len() - 1)].clone();
+        match self.ep.connect(now, 0, remote, config) {
             Ok(h) => {
                 // NOTE(unwrap): a connection just created exists.
                 let local = self.ep.conn(h).expect("new connection").local();

@@ -121,20 +121,25 @@ fn attachment(g: &Graph, host: usize) -> usize {
     g.out_links(host).first().map_or(host, |&l| g.links()[l].to)
 }
 
-/// Workload classes of the hosts: within each router's hosts (in node order), class 1
-/// takes the first `hosts` fraction (rounded), class 2 the next, ...; the rest are class
-/// 0, the base.
-fn assign_classes(groups: &BTreeMap<usize, Vec<usize>>, fractions: &[f64], n: usize) -> Vec<u16> {
+/// Workload classes of the hosts: within each router's hosts (in node order), the
+/// first host class takes the first `hosts` fraction (rounded), the next host class
+/// the next, ...; the rest are class 0, the base. `fractions` holds (class, fraction)
+/// of the host classes.
+fn assign_classes(
+    groups: &BTreeMap<usize, Vec<usize>>,
+    fractions: &[(u16, f64)],
+    n: usize,
+) -> Vec<u16> {
     let mut out = vec![0u16; n];
     for members in groups.values() {
         let m = members.len() as f64;
         let mut cum = 0.0;
         let mut from = 0usize;
-        for (c, f) in fractions.iter().enumerate() {
+        for &(c, f) in fractions {
             cum += f;
             let to = ((cum * m).round() as usize).min(members.len());
             for &h in &members[from..to] {
-                out[h] = c as u16 + 1;
+                out[h] = c;
             }
             from = to;
         }
@@ -238,11 +243,17 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
     let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, "workload", 0));
     let mut recs: Vec<FlowRecord> = Vec::new();
     let mut t = 0.0f64;
-    let host_class = assign_classes(
-        &groups,
-        &w.classes.iter().map(|c| c.hosts).collect::<Vec<_>>(),
-        nh,
-    );
+    let class_frac = |pick: fn(&crate::topo_spec::ClassSpec) -> Option<f64>| {
+        w.classes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| pick(c).map(|f| (i as u16 + 1, f)))
+            .collect::<Vec<_>>()
+    };
+    let host_class = assign_classes(&groups, &class_frac(|c| c.hosts), nh);
+    let flow_classes = class_frac(|c| c.flows);
+    // Flow classes draw from their own stream, so they never move the arrivals.
+    let mut class_rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, "workload-class", 0));
     while recs.len() < cap {
         let u: f64 = rng.gen_range(f64::EPSILON..1.0);
         t += -u.ln() / lambda;
@@ -256,13 +267,25 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
         let dst = order[if pick < start { pick } else { pick + len }];
         let size = cdf.sample(&mut rng);
         let id = recs.len() as u32;
+        let mut class = host_class[src];
+        if !flow_classes.is_empty() {
+            let u: f64 = class_rng.gen_range(0.0..1.0);
+            let mut cum = 0.0;
+            for &(c, f) in &flow_classes {
+                cum += f;
+                if u < cum {
+                    class = c;
+                    break;
+                }
+            }
+        }
         let at = Instant::ZERO.saturating_add(Duration::from_secs_f64(t));
         let mut r = FlowRecord::new(
             id,
             src as u32,
             dst as u32,
             size,
-            host_class[src],
+            class,
             at,
             derive_seed(seed, "wl-pattern", u64::from(id)),
         );
@@ -283,13 +306,18 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
     for r in &recs {
         per_host[r.src as usize].push_back((r.start, r.id, host_ip(r.dst as usize)));
     }
+    let configs = Rc::new(
+        w.class_configs()
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect::<Vec<_>>(),
+    );
     let book: SharedBook = Rc::new(RefCell::new(FlowBook::new(
         recs,
         derive_seed(seed, "wl-pattern-table", 0),
     )));
 
     // Engine nodes.
-    let configs = w.class_configs();
     let mut e: Engine<SimNode> = Engine::new();
     let mut node_of = vec![0usize; g.nodes().len()];
     for (i, n) in g.nodes().iter().enumerate() {
@@ -298,7 +326,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
             NodeKind::Host => {
                 let k = routing.host_ordinal[i] as usize;
                 let ip = host_ip(k);
-                let cfg = configs[usize::from(host_class[k])].1.clone();
+                let cfg = configs[usize::from(host_class[k])].clone();
                 let mut isn_secret = [0u8; 16];
                 isn_secret[..8].copy_from_slice(&derive_seed(seed, &n.name, 1).to_le_bytes());
                 isn_secret[8..].copy_from_slice(&derive_seed(seed, &n.name, 2).to_le_bytes());
@@ -312,14 +340,13 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
                     },
                 );
                 let arrivals = std::mem::take(&mut per_host[k]);
-                let host = WlHost::new(ip, ep, book.clone(), cfg.clone(), cfg, arrivals).map_err(
-                    |source| {
+                let host = WlHost::new(ip, ep, book.clone(), configs.clone(), cfg, arrivals)
+                    .map_err(|source| {
                         SimError::Build(BuildError::Listen {
                             flow: k as u32,
                             source,
                         })
-                    },
-                )?;
+                    })?;
                 e.add_node(SimNode::WlHost(Box::new(host)))
             }
         };

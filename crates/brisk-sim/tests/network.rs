@@ -146,6 +146,40 @@ fn classes_give_hosts_their_own_tcp() {
 }
 
 #[test]
+fn flow_classes_pick_flows_without_moving_arrivals() {
+    let base = internet2("", &format!("{BASE}flows = 400\n"));
+    let with = internet2(
+        "",
+        &format!("{BASE}flows = 400\n[[workload.class]]\nname = \"critical\"\nflows = 0.25\ncc = \"reno\"\ntcp = {{ initial_cwnd = 10 }}\n"),
+    );
+    let (a, b) = (run(&base), run(&with));
+    assert_all_intact(&b);
+    let key = |r: &WorkloadResult| -> Vec<_> {
+        r.flows
+            .iter()
+            .map(|f| (f.src, f.dst, f.size, f.start))
+            .collect()
+    };
+    assert_eq!(key(&a), key(&b));
+    let critical = b.flows.iter().filter(|f| f.class == 1).count();
+    assert!((70..=130).contains(&critical), "{critical} of 400");
+    // The flow class sets the sender's TCP: IW 10 sends 5-10 packet flows in one round.
+    assert!(b.classes[1].stats.bins[1].mean_fct_s < b.classes[0].stats.bins[1].mean_fct_s);
+    assert_eq!(b.classes[1].hosts, 0); // a flow class claims no hosts
+}
+
+#[test]
+fn access_loss_is_recovered_and_every_flow_stays_intact() {
+    let r = run(&internet2(
+        ", access_loss = { kind = \"bernoulli\", p = 0.01 }",
+        &format!("{BASE}flows = 300\n"),
+    ));
+    assert_all_intact(&r);
+    assert!(r.utilisation.access_drops > 0);
+    assert!(r.flows.iter().map(|f| f.retransmits).sum::<u64>() > 0);
+}
+
+#[test]
 fn fat_tree_and_explicit_graphs_run_intact() {
     let ft = r#"
 name = "ft"
@@ -316,7 +350,15 @@ fn bad_network_scenarios_name_the_field() {
     bad(
         &internet2("", &format!("{w}[[workload.class]]\nname = \"a\"\nhosts = 0.7\n[[workload.class]]\nname = \"b\"\nhosts = 0.7\n")),
         "workload.class[1].hosts",
-        &["more than 1"],
+        &["`hosts` fractions add up to more than 1"],
+    );
+    bad(
+        &internet2(
+            "",
+            &format!("{w}[[workload.class]]\nname = \"a\"\nhosts = 0.5\nflows = 0.5\n"),
+        ),
+        "workload.class[0]",
+        &["exactly one of `hosts`"],
     );
     bad(
         &internet2("", &w.replace("initial_cwnd = 4", "initial_cwnd = 0")),
