@@ -2,7 +2,7 @@
 //!
 //! - `brisk run SCENARIO.toml [--seed N | --seeds A..B] [--out DIR] [--pcap] [--json]`
 //! - `brisk plot DIR [--out FILE.html]`: time series and throughput-delay chart
-//! - `brisk bench sim [--duration 20s]`
+//! - `brisk bench sim [--duration 20s]`, `brisk bench net [--flows 600] [--rate 100Mbit]`
 //! - `brisk repro [ID ...|all] [--quick] [--json] [--out DIR]` (see `repro_cmd`)
 //! - `brisk run --real SCENARIO.toml`, `brisk bench emu|real` (see `real_cmd`)
 //! - `brisk lab up|send|clean` (see `lab_cmd`)
@@ -27,6 +27,8 @@ use std::process::{Command, ExitCode};
 
 /// The standard benchmark scenario, shipped with the binary.
 const BENCH_SCENARIO: &str = include_str!("../scenarios/bench-1g.toml");
+/// The network benchmark's scenario, shipped with the binary.
+const NET_BENCH_SCENARIO: &str = include_str!("../scenarios/rc3-internet2-small.toml");
 /// The equivalent ns-3 script, relative to the working directory.
 const NS3_SCRIPT: &str = "bench/ns3/bufferbloat.py";
 
@@ -121,6 +123,16 @@ enum BenchCmd {
         #[arg(long, default_value = "20s", value_parser = args::positive_duration)]
         duration: Duration,
     },
+    /// Network-scenario speed: scenarios/rc3-internet2-small.toml's workload at 10, 30
+    /// and 50 % core load.
+    Net {
+        /// Flows per load level.
+        #[arg(long, default_value_t = 600)]
+        flows: u32,
+        /// Core and access rate (the shipped scenario's is 100Mbit).
+        #[arg(long, default_value = "100Mbit", value_parser = args::rate)]
+        rate: u64,
+    },
     /// Emulator capacity: kernel CUBIC through an emulated zero-delay path.
     Emu {
         #[arg(long, default_value = "10Gbit", value_parser = args::rate)]
@@ -142,6 +154,13 @@ fn main() -> ExitCode {
     }));
     let cli = Cli::parse();
     let res = match cli.cmd {
+        Cmd::Run {
+            scenario,
+            seeds: Some(_),
+            ..
+        } if is_net_scenario(&scenario) => Err(anyhow::anyhow!(
+            "--seeds is not supported for network ([workload]) scenarios yet; run each seed with --seed N"
+        )),
         Cmd::Run {
             scenario,
             seeds: Some(range),
@@ -169,7 +188,19 @@ fn main() -> ExitCode {
             _ if real && snaplen.is_some() => Err(anyhow::anyhow!(
                 "--snaplen applies to simulated runs; real runs capture whole packets"
             )),
+            _ if real && is_net_scenario(&scenario) => Err(anyhow::anyhow!(
+                "--real runs the dumbbell only; network ([workload]) scenarios are simulated"
+            )),
             _ if real => real_cmd::cmd_run_real(&scenario, seed, out, pcap, link_log, json),
+            _ if is_net_scenario(&scenario) => {
+                if pcap || link_log || snaplen.is_some() {
+                    Err(anyhow::anyhow!(
+                        "--pcap, --snaplen and --link-log are not supported for network ([workload]) scenarios yet"
+                    ))
+                } else {
+                    cmd_run_net(&scenario, seed, out, json)
+                }
+            }
             _ => cmd_run(&scenario, seed, out, pcap, snaplen, link_log, json),
         },
         Cmd::Lab(args) => lab_cmd::cmd_lab(*args),
@@ -194,6 +225,9 @@ fn main() -> ExitCode {
         Cmd::Bench {
             what: BenchCmd::Sim { duration },
         } => cmd_bench_sim(duration),
+        Cmd::Bench {
+            what: BenchCmd::Net { flows, rate },
+        } => cmd_bench_net(flows, rate),
         Cmd::Repro(args) => repro_cmd::cmd_repro(args),
     };
     match res {
@@ -203,6 +237,34 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether the file is a network scenario (a topology with a `[workload]`); an
+/// unreadable file goes to the dumbbell loader, which reports it.
+fn is_net_scenario(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| brisk_sim::topo_spec::is_net_scenario(&t))
+}
+
+/// `brisk run` of a network scenario: FCT aggregates and utilisation.
+fn cmd_run_net(
+    path: &Path,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    json: bool,
+) -> anyhow::Result<()> {
+    let sc = brisk_sim::topo_spec::NetScenario::load(path)?;
+    let seed = seed.unwrap_or(sc.seed);
+    interrupt::install();
+    let res = brisk_sim::wl_run::run_net_controlled(&sc, seed, &mut |_| !interrupt::interrupted())?;
+    if let Some(dir) = &out {
+        res.write_dir(dir)?;
+        stamp_run(dir, path)?;
+    }
+    print_run(json, out.as_deref(), || res.to_json(), || res.table())?;
+    if res.stopped_early {
+        std::process::exit(130);
+    }
+    Ok(())
 }
 
 fn cmd_run(
@@ -375,6 +437,50 @@ pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
     }
+}
+
+/// `brisk bench net`: wall time, simulated seconds per wall second, events and flows
+/// per wall second of the small Internet2 workload at three loads.
+fn cmd_bench_net(flows: u32, rate: u64) -> anyhow::Result<()> {
+    use brisk_sim::topo_spec::NetScenario;
+    let mut sc = NetScenario::from_toml_str_named(NET_BENCH_SCENARIO, "rc3-internet2-small.toml")?;
+    sc.workload.flows = Some(flows);
+    sc.duration = brisk_sim::units::Dur(Duration::from_secs(3600));
+    if let Some(t) = &mut sc.topology {
+        t.rate = brisk_sim::units::Rate(rate);
+    }
+    println!(
+        "brisk network benchmark: Internet2, {} hosts/router, {:.0} Mbit/s, {} flows of rc3-synthetic, Reno",
+        sc.topology.as_ref().and_then(|t| t.hosts_per_router).unwrap_or(10),
+        rate as f64 / 1e6,
+        flows
+    );
+    println!(
+        "  {:>5} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10} {:>10}",
+        "load", "sim s", "wall s", "sim s/wall", "events/s", "packets/s", "flows/s", "core util"
+    );
+    for load in [0.1, 0.3, 0.5] {
+        sc.workload.load = load;
+        let t0 = std::time::Instant::now();
+        let r = brisk_sim::wl_run::run_net(&sc, sc.seed)?;
+        let wall = t0.elapsed().as_secs_f64().max(1e-9);
+        let sim = r.duration.as_secs_f64();
+        println!(
+            "  {:>5.2} {:>9.3} {:>9.3} {:>12.3} {:>12.0} {:>12.0} {:>10.0} {:>10.3}",
+            load,
+            sim,
+            wall,
+            sim / wall,
+            r.engine.events as f64 / wall,
+            r.engine.packets as f64 / wall,
+            r.flows.len() as f64 / wall,
+            r.utilisation.core_mean
+        );
+        if r.not_intact + r.errors > 0 {
+            anyhow::bail!("{} flows not intact, {} errors", r.not_intact, r.errors);
+        }
+    }
+    Ok(())
 }
 
 fn cmd_bench_sim(d: Duration) -> anyhow::Result<()> {

@@ -77,7 +77,7 @@ impl Pattern {
         Rc::new(Pattern { table, hash })
     }
     /// `n <= PATTERN_LEN` pattern bytes starting at stream offset `off`.
-    fn at(&self, off: u64, n: usize) -> &[u8] {
+    pub(crate) fn at(&self, off: u64, n: usize) -> &[u8] {
         let start = (off % PATTERN_LEN as u64) as usize;
         &self.table[start..start + n.min(PATTERN_LEN)]
     }

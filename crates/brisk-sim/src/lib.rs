@@ -8,14 +8,21 @@
 pub mod app;
 pub mod dropped;
 pub mod engine;
+pub mod fct;
+pub mod graph;
 pub mod host;
 pub mod node;
 pub mod output;
 pub mod run;
 pub mod scenario;
+pub mod topo_gen;
+pub mod topo_spec;
 pub mod topology;
 pub mod unordered;
 pub mod web;
+pub mod wl_host;
+pub mod wl_output;
+pub mod wl_run;
 pub mod workload;
 
 /// Scenario quantities (`Dur`, `Rate`, `Size`); defined in brisk-net next to the link

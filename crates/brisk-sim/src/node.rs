@@ -12,6 +12,7 @@ use brisk_wire::pcapng::PcapNgWriter;
 
 use crate::engine::{Ctx, Node};
 use crate::host::Host;
+use crate::wl_host::{Router, WlHost};
 
 // The meter is brisk-net's so the real-time emulator meters its links with the same
 // code; these re-exports keep the simulator's old paths working.
@@ -150,6 +151,10 @@ impl LinkNode {
 
 pub enum SimNode {
     Host(Box<Host>),
+    /// A long-lived host of a workload run (`crate::wl_host`).
+    WlHost(Box<WlHost>),
+    /// A router of a multi-hop topology (forwards at once; routing is the engine's).
+    Router(Box<Router>),
     Link(Box<LinkNode>),
     Impair(Box<Impairment>),
 }
@@ -164,6 +169,12 @@ impl SimNode {
     pub fn as_host_mut(&mut self) -> Option<&mut Host> {
         match self {
             SimNode::Host(h) => Some(h),
+            _ => None,
+        }
+    }
+    pub fn as_wl_host(&self) -> Option<&WlHost> {
+        match self {
+            SimNode::WlHost(h) => Some(h),
             _ => None,
         }
     }
@@ -191,6 +202,8 @@ impl Node for SimNode {
     fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
         match self {
             SimNode::Host(h) => h.handle_packet(now, pkt, ctx),
+            SimNode::WlHost(h) => h.handle_packet(now, pkt, ctx),
+            SimNode::Router(r) => r.handle_packet(pkt),
             SimNode::Link(l) => l.handle(now, pkt),
             SimNode::Impair(i) => i.handle_packet(now, pkt),
         }
@@ -199,6 +212,8 @@ impl Node for SimNode {
     fn poll_packet(&mut self, now: Instant, ctx: &mut Ctx) -> Option<Packet> {
         match self {
             SimNode::Host(h) => h.poll_packet(now, ctx),
+            SimNode::WlHost(h) => h.poll_packet(now, ctx),
+            SimNode::Router(r) => r.poll_packet(),
             SimNode::Link(l) => l.poll(now),
             SimNode::Impair(i) => i.poll_packet(now),
         }
@@ -207,14 +222,17 @@ impl Node for SimNode {
     fn handle_timeout(&mut self, now: Instant, ctx: &mut Ctx) {
         match self {
             SimNode::Host(h) => h.handle_timeout(now, ctx),
+            SimNode::WlHost(h) => h.handle_timeout(now, ctx),
             // Elements do their timed work inside `poll_packet`.
-            SimNode::Link(_) | SimNode::Impair(_) => {}
+            SimNode::Link(_) | SimNode::Impair(_) | SimNode::Router(_) => {}
         }
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
         match self {
             SimNode::Host(h) => h.poll_timeout(),
+            SimNode::WlHost(h) => h.poll_timeout(),
+            SimNode::Router(_) => None,
             SimNode::Link(l) => l.link.poll_timeout(),
             SimNode::Impair(i) => i.poll_timeout(),
         }

@@ -85,6 +85,9 @@ pub enum BuildError {
         #[source]
         source: NetError,
     },
+    /// A network scenario's workload cannot be built (field, message).
+    #[error("{field}: {message}")]
+    Workload { field: String, message: String },
     #[error("flow {flow}: cannot listen: {source}")]
     Listen {
         flow: u32,
@@ -104,7 +107,7 @@ impl From<LinkBuildError> for BuildError {
 
 /// A link (plus an impairment stage if the spec asks for one). Returns the entry node
 /// and the exit node (they are the same without impairments).
-fn add_link(
+pub(crate) fn add_link(
     e: &mut Engine<SimNode>,
     spec: &LinkSpec,
     name: &str,

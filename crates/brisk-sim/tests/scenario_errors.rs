@@ -126,7 +126,13 @@ fn every_shipped_scenario_parses() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            // A `[workload]` makes it a network scenario, with its own parser.
+            let text = std::fs::read_to_string(&path).unwrap();
+            if brisk_sim::topo_spec::is_net_scenario(&text) {
+                brisk_sim::topo_spec::NetScenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            } else {
+                Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            }
             n += 1;
         }
     }

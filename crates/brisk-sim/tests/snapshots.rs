@@ -96,6 +96,16 @@ fn scenarios_are_unchanged() {
             .expect("stem")
             .to_string_lossy()
             .into_owned();
+        let toml = std::fs::read_to_string(&path).expect("scenario text");
+        if brisk_sim::topo_spec::is_net_scenario(&toml) {
+            // A network scenario: its table (utilisation, FCT per class and size bin).
+            let sc = brisk_sim::topo_spec::NetScenario::load(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let res = brisk_sim::wl_run::run_net(&sc, sc.seed).expect("network run");
+            let text = res.table();
+            settings().bind(|| insta::assert_snapshot!(format!("scenario-{stem}"), text));
+            continue;
+        }
         let sc = Scenario::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let text = record(&sc, sc.seed, &stem, !NO_PCAP.contains(&stem.as_str()));
         settings().bind(|| insta::assert_snapshot!(format!("scenario-{stem}"), text));

@@ -1,0 +1,460 @@
+//! Workload-mode nodes: long-lived hosts that open one short connection per flow, and
+//! routers (issue 11 §1; RC3, NSDI 2014, §5.1: Poisson flows between hosts).
+//!
+//! A [`WlHost`] has one `Endpoint` for all its connections, a listener on [`WL_PORT`],
+//! and the queue of its own flow arrivals. At a flow's arrival it connects to the
+//! destination host; once connected it writes the flow's bytes (a slice of the shared
+//! pattern, so the receiver checks every byte) and closes. The receiving host reads,
+//! checks, and closes when the peer's FIN arrives.
+//!
+//! Per-flow state is a small entry per open connection, dropped when the connection
+//! reports `Closed`; the results live in one [`FlowRecord`] per flow in the run's shared
+//! [`FlowBook`] (no time series). The per-packet work is one hash lookup: a packet from
+//! a server port belongs to one of this host's client connections, found by (local
+//! port, remote address), whose cumulative ACK is then compared with the flow size.
+//!
+//! FCT (spec A12): from the first data byte handed to the connection (when the
+//! handshake completes) until the whole flow is cumulatively ACKed at the sender. The
+//! SYN time and the time the receiver read the last byte are recorded too.
+
+use brisk_net::Packet;
+use brisk_tcp::{ConnError, ConnHandle, Endpoint, Event};
+use brisk_time::{Duration, Instant};
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, SocketAddr};
+use std::rc::Rc;
+
+use crate::app::{Pattern, PATTERN_LEN};
+use crate::engine::Ctx;
+
+/// The port every workload host listens on.
+pub const WL_PORT: u16 = 5001;
+/// Read buffer per host.
+const SCRATCH: usize = 64 * 1024;
+/// Most bytes offered to TCP per write call.
+const CHUNK: usize = 16 * 1024;
+
+/// One flow's results, filled in by its two hosts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRecord {
+    pub id: u32,
+    /// Host ordinals.
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    /// Workload class of the sending host.
+    pub class: u16,
+    /// Links on the routed path (host to host), and its core (router-router) links.
+    pub hops: u16,
+    pub core_hops: u16,
+    /// Round-trip propagation delay of the routed paths (both directions).
+    pub base_rtt: Duration,
+    /// Arrival: the SYN is sent.
+    pub start: Instant,
+    /// The handshake completed and the first byte was handed to TCP.
+    pub first_byte: Option<Instant>,
+    /// Every byte cumulatively ACKed at the sender.
+    pub acked: Option<Instant>,
+    /// The receiver read the last byte.
+    pub last_rx: Option<Instant>,
+    /// Bytes the receiver read, and how many of them broke the pattern.
+    pub received: u64,
+    pub bad_bytes: u64,
+    /// The sender's smoothed RTT and retransmitted segments when the flow completed.
+    pub srtt: Option<Duration>,
+    pub retransmits: u64,
+    pub error: Option<ConnError>,
+    /// Offset of the flow's first byte in the pattern.
+    pat_base: u32,
+}
+
+impl FlowRecord {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: u32,
+        src: u32,
+        dst: u32,
+        size: u64,
+        class: u16,
+        start: Instant,
+        pat_seed: u64,
+    ) -> Self {
+        FlowRecord {
+            id,
+            src,
+            dst,
+            size,
+            class,
+            hops: 0,
+            core_hops: 0,
+            base_rtt: Duration::ZERO,
+            start,
+            first_byte: None,
+            acked: None,
+            last_rx: None,
+            received: 0,
+            bad_bytes: 0,
+            srtt: None,
+            retransmits: 0,
+            error: None,
+            pat_base: (pat_seed % PATTERN_LEN as u64) as u32,
+        }
+    }
+
+    /// Spec A12's FCT.
+    pub fn fct(&self) -> Option<Duration> {
+        Some(self.acked? - self.first_byte?)
+    }
+
+    /// Completed with every byte read intact.
+    pub fn intact(&self) -> bool {
+        self.acked.is_some()
+            && self.received == self.size
+            && self.bad_bytes == 0
+            && self.error.is_none()
+    }
+}
+
+/// Every flow of a run, shared by the hosts (the simulator is single-threaded).
+#[derive(Debug)]
+pub struct FlowBook {
+    pub flows: Vec<FlowRecord>,
+    /// (client address, server address) → flow, from connect until the server
+    /// accepts. The server's address is part of the key: a client port is unique only
+    /// per remote, so one port may be connecting to two servers at once.
+    connecting: HashMap<(SocketAddr, IpAddr), u32>,
+    /// Accepted connections no flow claimed (never expected; counted, not hidden).
+    pub unknown_accepts: u64,
+    /// Flows whose sender saw every byte ACKed, and whose receiver read every byte.
+    pub completed: u32,
+    pub received_all: u32,
+    pat: Rc<Pattern>,
+}
+
+pub type SharedBook = Rc<RefCell<FlowBook>>;
+
+impl FlowBook {
+    pub fn new(flows: Vec<FlowRecord>, pattern_seed: u64) -> Self {
+        FlowBook {
+            flows,
+            connecting: HashMap::new(),
+            unknown_accepts: 0,
+            completed: 0,
+            received_all: 0,
+            pat: Pattern::with_hashing(pattern_seed, false),
+        }
+    }
+}
+
+/// A client connection of this host.
+#[derive(Debug)]
+struct Client {
+    flow: u32,
+    /// Its `by_port` key.
+    key: (u16, IpAddr),
+    size: u64,
+    written: u64,
+    closed: bool,
+}
+
+/// A server connection of this host.
+#[derive(Debug)]
+struct Server {
+    flow: Option<u32>,
+    read: u64,
+}
+
+#[derive(Debug)]
+enum Side {
+    Client(Client),
+    Server(Server),
+}
+
+/// A host in workload mode.
+pub struct WlHost {
+    pub ip: IpAddr,
+    pub ep: Endpoint,
+    book: SharedBook,
+    pat: Rc<Pattern>,
+    /// TCP configuration of each workload class (a flow's class picks its sender's).
+    configs: Rc<Vec<brisk_tcp::Config>>,
+    /// This host's flows, in arrival order: (start, flow, destination).
+    arrivals: VecDeque<(Instant, u32, IpAddr)>,
+    conns: HashMap<ConnHandle, Side>,
+    /// Client connections by (local port, remote address), for the per-packet check.
+    by_port: HashMap<(u16, IpAddr), ConnHandle>,
+    scratch: Vec<u8>,
+}
+
+impl WlHost {
+    /// A host at `ip` listening on [`WL_PORT`] with `listen_config`, opening each of
+    /// its own flows with its class's entry of `configs`.
+    pub fn new(
+        ip: IpAddr,
+        ep: Endpoint,
+        book: SharedBook,
+        configs: Rc<Vec<brisk_tcp::Config>>,
+        listen_config: brisk_tcp::Config,
+        arrivals: VecDeque<(Instant, u32, IpAddr)>,
+    ) -> Result<Self, ConnError> {
+        let mut ep = ep;
+        ep.listen(WL_PORT, 1024, listen_config)?;
+        let pat = book.borrow().pat.clone();
+        Ok(WlHost {
+            ip,
+            ep,
+            book,
+            pat,
+            configs,
+            arrivals,
+            conns: HashMap::new(),
+            by_port: HashMap::new(),
+            scratch: vec![0; SCRATCH],
+        })
+    }
+
+    /// Connections this host has open (for boundedness checks).
+    pub fn open_connections(&self) -> usize {
+        self.conns.len()
+    }
+
+    pub fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
+        self.ep.handle_packet(now, &pkt.data);
+        // From a server port: an ACK (or data) for one of our client connections.
+        if let Some(k) = brisk_wire::peek::flow_key(&pkt.data) {
+            if k.src_port == WL_PORT {
+                if let Some(&h) = self.by_port.get(&(k.dst_port, k.src)) {
+                    self.check_acked(now, h);
+                }
+            }
+        }
+        ctx.pool.give(pkt.data);
+    }
+
+    /// Records the flow's completion once its last byte is cumulatively ACKed.
+    fn check_acked(&mut self, now: Instant, h: ConnHandle) {
+        let Some(Side::Client(c)) = self.conns.get(&h) else {
+            return;
+        };
+        let Some(conn) = self.ep.conn(h) else { return };
+        if c.written < c.size || conn.acked_offset() < c.size {
+            return;
+        }
+        let mut book = self.book.borrow_mut();
+        let r = &mut book.flows[c.flow as usize];
+        if r.acked.is_none() {
+            let info = conn.info();
+            r.acked = Some(now);
+            r.srtt = Some(info.srtt);
+            r.retransmits = info.retransmits;
+            book.completed += 1;
+        }
+    }
+
+    pub fn poll_packet(&mut self, now: Instant, ctx: &mut Ctx) -> Option<Packet> {
+        let mut buf = ctx.pool.take();
+        loop {
+            if let Some(tx) = self.ep.poll_transmit(now, &mut buf) {
+                let flow = match tx.conn.and_then(|h| self.conns.get(&h)) {
+                    Some(Side::Client(c)) => c.flow,
+                    Some(Side::Server(s)) => s.flow.unwrap_or(u32::MAX),
+                    None => u32::MAX,
+                };
+                return Some(Packet {
+                    data: buf,
+                    id: ctx.next_packet_id(),
+                    flow,
+                    sent_at: now,
+                });
+            }
+            if !self.process(now) {
+                ctx.pool.give(buf);
+                return None;
+            }
+        }
+    }
+
+    pub fn handle_timeout(&mut self, now: Instant, _ctx: &mut Ctx) {
+        if self.ep.poll_timeout().is_some_and(|t| t <= now) {
+            self.ep.handle_timeout(now);
+        }
+        while self.arrivals.front().is_some_and(|a| a.0 <= now) {
+            // NOTE(unwrap): checked just above.
+            let (_, flow, dst) = self.arrivals.pop_front().expect("front exists");
+            self.open(now, flow, dst);
+        }
+    }
+
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let next = self.arrivals.front().map(|a| a.0);
+        [self.ep.poll_timeout(), next].into_iter().flatten().min()
+    }
+
+    /// Opens flow `flow`'s connection.
+    fn open(&mut self, now: Instant, flow: u32, dst: IpAddr) {
+        let remote = SocketAddr::new(dst, WL_PORT);
+        let mut book = self.book.borrow_mut();
+        let class = usize::from(book.flows[flow as usize].class);
+        let config = self.configs[class.min(self.configs.len() - 1)].clone();
+        match self.ep.connect(now, 0, remote, config) {
+            Ok(h) => {
+                // NOTE(unwrap): a connection just created exists.
+                let local = self.ep.conn(h).expect("new connection").local();
+                book.connecting.insert((local, dst), flow);
+                let key = (local.port(), dst);
+                self.by_port.insert(key, h);
+                let size = book.flows[flow as usize].size;
+                self.conns.insert(
+                    h,
+                    Side::Client(Client {
+                        flow,
+                        key,
+                        size,
+                        written: 0,
+                        closed: false,
+                    }),
+                );
+            }
+            Err(e) => book.flows[flow as usize].error = Some(e),
+        }
+    }
+
+    /// Dispatches endpoint events. Returns whether there were any.
+    fn process(&mut self, now: Instant) -> bool {
+        let mut any = false;
+        while let Some((h, ev)) = self.ep.poll_event() {
+            any = true;
+            match ev {
+                Event::Incoming { port } => {
+                    while let Some(c) = self.ep.accept(port) {
+                        self.accept(now, c);
+                    }
+                }
+                Event::Connected => {
+                    if let Some(Side::Client(c)) = self.conns.get(&h) {
+                        let r = &mut self.book.borrow_mut().flows[c.flow as usize];
+                        r.first_byte = Some(now);
+                    }
+                    self.write(h);
+                }
+                Event::Writable => self.write(h),
+                Event::Readable => self.read(now, h),
+                Event::PeerClosed => {
+                    self.read(now, h);
+                    if let Some(conn) = self.ep.conn_mut(h) {
+                        conn.close();
+                    }
+                }
+                Event::Closed(res) => self.closed(h, res),
+            }
+        }
+        any
+    }
+
+    fn accept(&mut self, now: Instant, h: ConnHandle) {
+        let Some(conn) = self.ep.conn(h) else { return };
+        let mut book = self.book.borrow_mut();
+        let flow = book.connecting.remove(&(conn.remote(), self.ip));
+        if flow.is_none() {
+            book.unknown_accepts += 1;
+        }
+        drop(book);
+        self.conns.insert(h, Side::Server(Server { flow, read: 0 }));
+        // Data (or a FIN) may have arrived before the accept.
+        self.read(now, h);
+    }
+
+    /// Writes what TCP takes of the flow; closes after the last byte.
+    fn write(&mut self, h: ConnHandle) {
+        let Some(Side::Client(c)) = self.conns.get_mut(&h) else {
+            return;
+        };
+        let Some(conn) = self.ep.conn_mut(h) else {
+            return;
+        };
+        let base = self.book.borrow().flows[c.flow as usize].pat_base;
+        while c.written < c.size {
+            let want = (c.size - c.written).min(CHUNK as u64) as usize;
+            let chunk = self.pat.at(u64::from(base) + c.written, want);
+            let n = conn.write(chunk).min(chunk.len());
+            c.written += n as u64;
+            if n < chunk.len() {
+                break;
+            }
+        }
+        if c.written == c.size && !c.closed {
+            c.closed = true;
+            conn.close();
+        }
+    }
+
+    /// Reads and checks a server connection's data.
+    fn read(&mut self, now: Instant, h: ConnHandle) {
+        let Some(Side::Server(s)) = self.conns.get_mut(&h) else {
+            return;
+        };
+        let Some(conn) = self.ep.conn_mut(h) else {
+            return;
+        };
+        let mut book = self.book.borrow_mut();
+        let book = &mut *book;
+        loop {
+            let n = conn.read(&mut self.scratch);
+            if n == 0 {
+                break;
+            }
+            let Some(r) = s.flow.map(|f| &mut book.flows[f as usize]) else {
+                s.read += n as u64;
+                continue;
+            };
+            let want = self.pat.at(u64::from(r.pat_base) + s.read, n);
+            if want != &self.scratch[..n] {
+                r.bad_bytes += want
+                    .iter()
+                    .zip(&self.scratch[..n])
+                    .filter(|(a, b)| a != b)
+                    .count() as u64;
+            }
+            s.read += n as u64;
+            r.received = s.read;
+            if s.read >= r.size && r.last_rx.is_none() {
+                r.last_rx = Some(now);
+                book.received_all += 1;
+            }
+        }
+    }
+
+    fn closed(&mut self, h: ConnHandle, res: Result<(), ConnError>) {
+        let Some(side) = self.conns.remove(&h) else {
+            return;
+        };
+        let flow = match &side {
+            Side::Client(c) => Some(c.flow),
+            Side::Server(s) => s.flow,
+        };
+        if let Side::Client(c) = &side {
+            self.by_port.remove(&c.key);
+        }
+        if let (Some(f), Err(e)) = (flow, res) {
+            let r = &mut self.book.borrow_mut().flows[f as usize];
+            r.error.get_or_insert(e);
+        }
+    }
+}
+
+/// A router: forwards every packet at once; the engine routes it by destination from
+/// this node's table onto the right out-link.
+#[derive(Debug, Default)]
+pub struct Router {
+    held: VecDeque<Packet>,
+}
+
+impl Router {
+    pub fn handle_packet(&mut self, pkt: Packet) {
+        self.held.push_back(pkt);
+    }
+    pub fn poll_packet(&mut self) -> Option<Packet> {
+        self.held.pop_front()
+    }
+}

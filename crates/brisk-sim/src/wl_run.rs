@@ -1,0 +1,584 @@
+//! Running a network scenario: a multi-hop topology with a Poisson flow workload
+//! (issue 11 §1; RC3, NSDI 2014, §5.1; spec `rc3.md` §2.1, A7, A8, A12).
+//!
+//! Build: every graph node becomes an engine node (a [`WlHost`] or a [`Router`]),
+//! every directed link a brisk-net link (with its queue kind and loss), and each
+//! router's route table maps every host address to the entry of its out-link on the
+//! shortest path (`crate::graph`). A link's exit forwards to the node at its far end.
+//!
+//! Load (spec A8): the aggregate arrival rate is λ = load · ΣC_core / (8 · E[S] ·
+//! E[core hops]), where ΣC_core is the capacity of all directed router-router links,
+//! E[S] the CDF's mean size and E[core hops] the mean number of core links on the path
+//! of a random (source, destination) pair on different routers. With equal core rates
+//! this is spec A8's λ = u·C·N_core / (E[S]·E[h]): the core links' mean utilisation is
+//! `load`. The run measures core and access utilisation separately between the end of
+//! the warm-up and the last arrival.
+//!
+//! Arrivals: sources uniform over hosts, destinations uniform over hosts attached to a
+//! different router (spec A7), sizes from the CDF, all from one seeded stream drawn in
+//! a fixed order (time, source, destination, size).
+
+use brisk_tcp::{Endpoint, EndpointConfig};
+use brisk_time::{dur_nanos, Duration, Instant};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::net::IpAddr;
+use std::rc::Rc;
+
+use crate::engine::{Engine, EngineStats, NodeId};
+use crate::fct::{FctStats, FlowFct};
+use crate::graph::{Graph, NodeKind, Routing};
+use crate::node::SimNode;
+use crate::topo_spec::NetScenario;
+use crate::topology::{add_link, derive_seed, sender_ip, BuildError};
+use crate::wl_host::{FlowBook, FlowRecord, SharedBook, WlHost};
+use crate::SimError;
+
+/// Simulated time between checks for completion and for `control`.
+pub const STEP: Duration = Duration::from_millis(100);
+
+/// Link utilisation over the measurement window.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Utilisation {
+    pub window_s: f64,
+    pub core_mean: f64,
+    pub core_max: f64,
+    /// Host uplinks (host → router).
+    pub access_up_mean: f64,
+    pub access_up_max: f64,
+    /// Router ports towards hosts.
+    pub access_down_mean: f64,
+    pub access_down_max: f64,
+    /// Packets dropped over the whole run, core and access links.
+    pub core_drops: u64,
+    pub access_drops: u64,
+}
+
+/// One class's results.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassResult {
+    pub name: String,
+    pub cc: String,
+    pub hosts: usize,
+    pub stats: FctStats,
+}
+
+/// A network scenario's results.
+#[derive(Clone, Debug)]
+pub struct WorkloadResult {
+    pub scenario: String,
+    pub seed: u64,
+    /// Simulated time run.
+    pub duration: Duration,
+    pub hosts: usize,
+    pub routers: usize,
+    pub links: usize,
+    pub target_load: f64,
+    /// λ, flows per simulated second.
+    pub arrival_rate: f64,
+    pub mean_core_hops: f64,
+    pub warmup: Duration,
+    /// Every flow, warm-up included (`start < warmup` marks those).
+    pub flows: Vec<FlowRecord>,
+    /// Measured flows (after warm-up) that completed but were not intact, or failed.
+    pub not_intact: usize,
+    pub errors: usize,
+    pub unknown_accepts: u64,
+    pub utilisation: Utilisation,
+    /// All measured flows, then per class.
+    pub all: FctStats,
+    pub classes: Vec<ClassResult>,
+    pub engine: EngineStats,
+    /// Most connections one host's endpoint held at a step boundary (TIME-WAIT
+    /// included): per-flow state is freed, so this stays far below the flow count.
+    pub peak_connections: usize,
+    pub stopped_early: bool,
+}
+
+/// The built network.
+struct Built {
+    engine: Engine<SimNode>,
+    book: SharedBook,
+    /// Engine entry node of each graph link.
+    link_entry: Vec<NodeId>,
+    core: Vec<bool>,
+    up: Vec<bool>,
+    arrival_rate: f64,
+    mean_core_hops: f64,
+    host_class: Vec<u16>,
+}
+
+/// Host ordinal → address (198.18.0.0/15, as the dumbbell's senders).
+pub fn host_ip(ordinal: usize) -> IpAddr {
+    sender_ip(ordinal as u32)
+}
+
+/// The node a host's first uplink reaches (its router).
+fn attachment(g: &Graph, host: usize) -> usize {
+    g.out_links(host).first().map_or(host, |&l| g.links()[l].to)
+}
+
+/// Workload classes of the hosts: within each router's hosts (in node order), the
+/// first host class takes the first `hosts` fraction (rounded), the next host class
+/// the next, ...; the rest are class 0, the base. `fractions` holds (class, fraction)
+/// of the host classes.
+fn assign_classes(
+    groups: &BTreeMap<usize, Vec<usize>>,
+    fractions: &[(u16, f64)],
+    n: usize,
+) -> Vec<u16> {
+    let mut out = vec![0u16; n];
+    for members in groups.values() {
+        let m = members.len() as f64;
+        let mut cum = 0.0;
+        let mut from = 0usize;
+        for &(c, f) in fractions {
+            cum += f;
+            let to = ((cum * m).round() as usize).min(members.len());
+            for &h in &members[from..to] {
+                out[h] = c;
+            }
+            from = to;
+        }
+    }
+    out
+}
+
+fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
+    let bad = |field: &str, m: String| {
+        SimError::Build(BuildError::Workload {
+            field: field.to_string(),
+            message: m,
+        })
+    };
+    let g = sc.graph().map_err(|(f, m)| bad(&f, m))?;
+    let routing = g.routes().map_err(|e| bad("topology", e.to_string()))?;
+    let w = &sc.workload;
+    let cdf = w.sizes.cdf().map_err(|(f, m)| bad(&f, m))?;
+    let hosts = &routing.hosts;
+    let nh = hosts.len();
+
+    // Hosts by router (ordinals), for pairs and classes.
+    let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (k, &h) in hosts.iter().enumerate() {
+        groups.entry(attachment(&g, h)).or_default().push(k);
+    }
+    if groups.len() < 2 {
+        return Err(bad(
+            "workload",
+            "flows go between hosts on different routers: the topology needs hosts on at least two routers".into(),
+        ));
+    }
+    // Ordinals grouped by router, and where each router's run starts, so a destination
+    // off the source's router is one draw and one index.
+    let order: Vec<usize> = groups.values().flatten().copied().collect();
+    let mut run_of = vec![(0usize, 0usize); nh]; // (start in `order`, length)
+    let mut at = 0;
+    for members in groups.values() {
+        for &k in members {
+            run_of[k] = (at, members.len());
+        }
+        at += members.len();
+    }
+    let reps: Vec<(usize, usize)> = groups.values().map(|m| (m[0], m.len())).collect();
+
+    // Spec A8 calibration.
+    let core: Vec<bool> = (0..g.links().len()).map(|l| g.is_core(l)).collect();
+    let mut core_bps = 0u128;
+    for (l, link) in g.links().iter().enumerate() {
+        if core[l] {
+            let Some(r) = link.spec.rate else {
+                return Err(bad(
+                    "workload.load",
+                    format!(
+                        "load is calibrated on core link capacity, but link {}->{} has no rate",
+                        g.nodes()[link.from].name,
+                        g.nodes()[link.to].name
+                    ),
+                ));
+            };
+            core_bps += u128::from(r.0);
+        }
+    }
+    let (mut hop_sum, mut weight) = (0.0f64, 0.0f64);
+    for (i, &(a, na)) in reps.iter().enumerate() {
+        for (j, &(b, nb)) in reps.iter().enumerate() {
+            if i == j {
+                continue;
+            }
+            let p = routing
+                .path(&g, a, b)
+                .ok_or_else(|| bad("topology", "no path".into()))?;
+            let w8 = (na * nb) as f64;
+            hop_sum += w8 * p.iter().filter(|&&l| core[l]).count() as f64;
+            weight += w8;
+        }
+    }
+    let mean_core_hops = hop_sum / weight;
+    if core_bps == 0 || mean_core_hops <= 0.0 {
+        return Err(bad(
+            "workload.load",
+            "the topology has no core (router-router) links to calibrate the load on".into(),
+        ));
+    }
+    let lambda = w.load * core_bps as f64 / (8.0 * cdf.mean() * mean_core_hops);
+
+    // Arrivals.
+    let end = sc.duration.0.as_secs_f64();
+    let cap = w.flows.map_or(crate::workload::MAX_FLOWS, |n| n as usize);
+    if w.flows.is_none() && lambda * end > crate::workload::MAX_FLOWS as f64 {
+        return Err(bad(
+            "workload",
+            format!(
+                "about {:.0} flows would arrive in {}; at most {} (shorten duration or set workload.flows)",
+                lambda * end,
+                sc.duration,
+                crate::workload::MAX_FLOWS
+            ),
+        ));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, "workload", 0));
+    let mut recs: Vec<FlowRecord> = Vec::new();
+    let mut t = 0.0f64;
+    let class_frac = |pick: fn(&crate::topo_spec::ClassSpec) -> Option<f64>| {
+        w.classes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| pick(c).map(|f| (i as u16 + 1, f)))
+            .collect::<Vec<_>>()
+    };
+    let host_class = assign_classes(&groups, &class_frac(|c| c.hosts), nh);
+    let flow_classes = class_frac(|c| c.flows);
+    // Flow classes draw from their own stream, so they never move the arrivals.
+    let mut class_rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, "workload-class", 0));
+    while recs.len() < cap {
+        let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+        t += -u.ln() / lambda;
+        if t >= end {
+            break;
+        }
+        let src = rng.gen_range(0..nh);
+        let (start, len) = run_of[src];
+        let pick = rng.gen_range(0..nh - len);
+        // Skip the source's own router's run of hosts.
+        let dst = order[if pick < start { pick } else { pick + len }];
+        let size = cdf.sample(&mut rng);
+        let id = recs.len() as u32;
+        let mut class = host_class[src];
+        if !flow_classes.is_empty() {
+            let u: f64 = class_rng.gen_range(0.0..1.0);
+            let mut cum = 0.0;
+            for &(c, f) in &flow_classes {
+                cum += f;
+                if u < cum {
+                    class = c;
+                    break;
+                }
+            }
+        }
+        let at = Instant::ZERO.saturating_add(Duration::from_secs_f64(t));
+        let mut r = FlowRecord::new(
+            id,
+            src as u32,
+            dst as u32,
+            size,
+            class,
+            at,
+            derive_seed(seed, "wl-pattern", u64::from(id)),
+        );
+        let fwd = routing.path(&g, src, dst).unwrap_or_default();
+        let back = routing.path(&g, dst, src).unwrap_or_default();
+        r.hops = fwd.len() as u16;
+        r.core_hops = fwd.iter().filter(|&&l| core[l]).count() as u16;
+        r.base_rtt = Duration::from_nanos(
+            fwd.iter()
+                .chain(&back)
+                .map(|&l| g.links()[l].delay_ns())
+                .sum(),
+        );
+        recs.push(r);
+    }
+
+    let mut per_host: Vec<VecDeque<(Instant, u32, IpAddr)>> = vec![VecDeque::new(); nh];
+    for r in &recs {
+        per_host[r.src as usize].push_back((r.start, r.id, host_ip(r.dst as usize)));
+    }
+    let configs = Rc::new(
+        w.class_configs()
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect::<Vec<_>>(),
+    );
+    let book: SharedBook = Rc::new(RefCell::new(FlowBook::new(
+        recs,
+        derive_seed(seed, "wl-pattern-table", 0),
+    )));
+
+    // Engine nodes.
+    let mut e: Engine<SimNode> = Engine::new();
+    let mut node_of = vec![0usize; g.nodes().len()];
+    for (i, n) in g.nodes().iter().enumerate() {
+        node_of[i] = match n.kind {
+            NodeKind::Router => e.add_node(SimNode::Router(Box::default())),
+            NodeKind::Host => {
+                let k = routing.host_ordinal[i] as usize;
+                let ip = host_ip(k);
+                let cfg = configs[usize::from(host_class[k])].clone();
+                let mut isn_secret = [0u8; 16];
+                isn_secret[..8].copy_from_slice(&derive_seed(seed, &n.name, 1).to_le_bytes());
+                isn_secret[8..].copy_from_slice(&derive_seed(seed, &n.name, 2).to_le_bytes());
+                let ep = Endpoint::new(
+                    ip,
+                    EndpointConfig {
+                        isn_secret,
+                        rng_seed: derive_seed(seed, &n.name, 3),
+                        default_config: cfg.clone(),
+                        ..EndpointConfig::default()
+                    },
+                );
+                let arrivals = std::mem::take(&mut per_host[k]);
+                let host = WlHost::new(ip, ep, book.clone(), configs.clone(), cfg, arrivals)
+                    .map_err(|source| {
+                        SimError::Build(BuildError::Listen {
+                            flow: k as u32,
+                            source,
+                        })
+                    })?;
+                e.add_node(SimNode::WlHost(Box::new(host)))
+            }
+        };
+    }
+    let mut link_entry = Vec::with_capacity(g.links().len());
+    for l in g.links() {
+        let name = format!("{}->{}", g.nodes()[l.from].name, g.nodes()[l.to].name);
+        let (entry, exit) = add_link(&mut e, &l.spec, &name, seed, None)?;
+        e.routes_mut(exit).set_default(node_of[l.to]);
+        link_entry.push(entry);
+    }
+    install_routes(&mut e, &g, &routing, &node_of, &link_entry);
+    let up = g
+        .links()
+        .iter()
+        .map(|l| g.nodes()[l.from].kind == NodeKind::Host)
+        .collect();
+    Ok(Built {
+        engine: e,
+        book,
+        link_entry,
+        core,
+        up,
+        arrival_rate: lambda,
+        mean_core_hops,
+        host_class,
+    })
+}
+
+/// Routers (and multi-homed hosts) get one entry per destination host; a single-homed
+/// host sends everything up its one link.
+fn install_routes(
+    e: &mut Engine<SimNode>,
+    g: &Graph,
+    routing: &Routing,
+    node_of: &[NodeId],
+    link_entry: &[NodeId],
+) {
+    for (i, n) in g.nodes().iter().enumerate() {
+        let table = e.routes_mut(node_of[i]);
+        if n.kind == NodeKind::Host && g.out_links(i).len() == 1 {
+            table.set_default(link_entry[g.out_links(i)[0]]);
+            continue;
+        }
+        for k in 0..routing.hosts.len() {
+            if let Some(l) = routing.next_link(i, k) {
+                table.add(host_ip(k), link_entry[l]);
+            }
+        }
+    }
+}
+
+fn busy(e: &Engine<SimNode>, entries: &[NodeId]) -> Vec<(u64, u64)> {
+    entries
+        .iter()
+        .map(|&n| {
+            e.node(n).as_link().map_or((0, 0), |l| {
+                let c = l.link.counters();
+                (c.busy_ns, c.dropped_total().packets)
+            })
+        })
+        .collect()
+}
+
+/// Runs a network scenario.
+pub fn run_net(sc: &NetScenario, seed: u64) -> Result<WorkloadResult, SimError> {
+    run_net_controlled(sc, seed, &mut |_| true)
+}
+
+/// As [`run_net`]; `control` is called every [`STEP`] of simulated time and stops the
+/// run when it returns false.
+pub fn run_net_controlled(
+    sc: &NetScenario,
+    seed: u64,
+    control: &mut dyn FnMut(Instant) -> bool,
+) -> Result<WorkloadResult, SimError> {
+    let mut b = build(sc, seed)?;
+    let n = b.book.borrow().flows.len();
+    let last_arrival = b
+        .book
+        .borrow()
+        .flows
+        .last()
+        .map_or(Instant::ZERO, |r| r.start);
+    let span = last_arrival - Instant::ZERO;
+    let warmup = sc.workload.warmup.map_or(span / 10, |d| d.0);
+    let t_warm = Instant::ZERO + warmup;
+    // The window where the offered load is steady: warm-up end to last arrival.
+    let t_meas = last_arrival.max(t_warm);
+    let end_cap = Instant::ZERO + sc.duration.0;
+
+    let mut at_warm = None;
+    let mut at_meas = None;
+    let mut t = Instant::ZERO;
+    let mut stopped_early = false;
+    let mut end = end_cap;
+    let mut peak_connections = 0;
+    while t < end {
+        let mut next = (t + STEP).min(end);
+        for c in [t_warm, t_meas] {
+            if c > t && c < next {
+                next = c;
+            }
+        }
+        b.engine.run_until(next, &mut ());
+        t = next;
+        for n in b.engine.nodes() {
+            if let Some(h) = n.as_wl_host() {
+                peak_connections = peak_connections.max(h.ep.connection_count());
+            }
+        }
+        if t == t_warm && at_warm.is_none() {
+            at_warm = Some(busy(&b.engine, &b.link_entry));
+        }
+        if t == t_meas && at_meas.is_none() {
+            at_meas = Some(busy(&b.engine, &b.link_entry));
+        }
+        let done = {
+            let book = b.book.borrow();
+            book.completed as usize == n && book.received_all as usize == n
+        };
+        if done && t >= t_meas {
+            end = t;
+            break;
+        }
+        if !control(t) {
+            end = t;
+            stopped_early = true;
+        }
+    }
+    let now_busy = busy(&b.engine, &b.link_entry);
+    let w0 = at_warm.unwrap_or_else(|| vec![(0, 0); b.link_entry.len()]);
+    let w1 = at_meas.unwrap_or_else(|| now_busy.clone());
+    let window = dur_nanos(t_meas.saturating_duration_since(t_warm)).max(1);
+    let mut util = Utilisation {
+        window_s: window as f64 / 1e9,
+        ..Utilisation::default()
+    };
+    let mut sums = [(0.0f64, 0usize, 0.0f64); 3]; // core, up, down: (sum, count, max)
+    for l in 0..b.link_entry.len() {
+        let u = (w1[l].0.saturating_sub(w0[l].0)) as f64 / window as f64;
+        let class = if b.core[l] {
+            0
+        } else if b.up[l] {
+            1
+        } else {
+            2
+        };
+        sums[class].0 += u;
+        sums[class].1 += 1;
+        sums[class].2 = sums[class].2.max(u);
+        if b.core[l] {
+            util.core_drops += now_busy[l].1;
+        } else {
+            util.access_drops += now_busy[l].1;
+        }
+    }
+    let mean = |s: (f64, usize, f64)| if s.1 == 0 { 0.0 } else { s.0 / s.1 as f64 };
+    (util.core_mean, util.core_max) = (mean(sums[0]), sums[0].2);
+    (util.access_up_mean, util.access_up_max) = (mean(sums[1]), sums[1].2);
+    (util.access_down_mean, util.access_down_max) = (mean(sums[2]), sums[2].2);
+
+    let book = b.book.borrow();
+    let measured: Vec<&FlowRecord> = book.flows.iter().filter(|r| r.start >= t_warm).collect();
+    let edges = sc.workload.bin_edges();
+    let cdf_sizes: Vec<u64> = sc.workload.cdf_sizes.iter().map(|s| s.0).collect();
+    let to_fct = |r: &&FlowRecord| FlowFct {
+        size: r.size,
+        fct_s: r.fct().filter(|_| r.intact()).map(|d| d.as_secs_f64()),
+    };
+    let all = FctStats::compute(
+        &measured.iter().map(to_fct).collect::<Vec<_>>(),
+        &edges,
+        &cdf_sizes,
+    );
+    let configs = sc.workload.class_configs();
+    let classes = configs
+        .iter()
+        .enumerate()
+        .map(|(c, (name, cfg))| {
+            let fl: Vec<FlowFct> = measured
+                .iter()
+                .filter(|r| usize::from(r.class) == c)
+                .map(to_fct)
+                .collect();
+            ClassResult {
+                name: name.clone(),
+                cc: cfg.cc_name(),
+                hosts: b
+                    .host_class
+                    .iter()
+                    .filter(|&&k| usize::from(k) == c)
+                    .count(),
+                stats: FctStats::compute(&fl, &edges, &cdf_sizes),
+            }
+        })
+        .collect();
+    let not_intact = measured
+        .iter()
+        .filter(|r| r.acked.is_some() && !r.intact())
+        .count();
+    let errors = measured.iter().filter(|r| r.error.is_some()).count();
+    let g_hosts = b.host_class.len();
+    let routers = b
+        .engine
+        .nodes()
+        .iter()
+        .filter(|x| matches!(x, SimNode::Router(_)))
+        .count();
+    Ok(WorkloadResult {
+        scenario: sc.name.clone(),
+        seed,
+        duration: end - Instant::ZERO,
+        hosts: g_hosts,
+        routers,
+        links: b.link_entry.len(),
+        target_load: sc.workload.load,
+        arrival_rate: b.arrival_rate,
+        mean_core_hops: b.mean_core_hops,
+        warmup,
+        flows: book.flows.clone(),
+        not_intact,
+        errors,
+        unknown_accepts: book.unknown_accepts,
+        utilisation: util,
+        all,
+        classes,
+        engine: b.engine.stats().clone(),
+        peak_connections,
+        stopped_early,
+    })
+}
+
+#[cfg(test)]
+mod tests {}

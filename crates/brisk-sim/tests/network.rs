@@ -1,0 +1,396 @@
+//! Network scenarios end to end: multi-hop topologies with a Poisson flow workload
+//! (issue 11 §1; RC3 §5.1; spec rc3.md A7, A8, A12): every flow completes intact,
+//! the load calibration holds, runs are deterministic, classes get their own TCP, and
+//! bad files get errors naming the field.
+
+use brisk_sim::topo_spec::NetScenario;
+use brisk_sim::wl_run::{run_net, WorkloadResult};
+
+/// The Internet2 graph, 2 hosts per router, 100 Mbit/s, with `workload` appended.
+fn internet2(extra: &str, workload: &str) -> String {
+    format!(
+        r#"
+name = "t"
+duration = "60s"
+topology = {{ kind = "internet2", hosts_per_router = 2, rate = "100Mbps", hop_delay = "10ms", queue = {{ kind = "droptail", time = "40ms" }}, host_queue = {{ kind = "droptail", bytes = "16MB" }} {extra} }}
+
+[workload]
+{workload}
+"#
+    )
+}
+
+const BASE: &str = r#"sizes = "rc3-synthetic"
+load = 0.3
+cc = "reno"
+tcp = { initial_cwnd = 4, recv_buffer = "8MB", send_buffer = "8MB" }
+"#;
+
+fn run(text: &str) -> WorkloadResult {
+    let sc = NetScenario::from_toml_str(text).unwrap_or_else(|e| panic!("{e}"));
+    run_net(&sc, sc.seed).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn assert_all_intact(r: &WorkloadResult) {
+    assert!(!r.flows.is_empty());
+    assert_eq!(r.errors, 0);
+    assert_eq!(r.not_intact, 0);
+    assert_eq!(r.unknown_accepts, 0);
+    assert_eq!(r.engine.unroutable, 0);
+    for f in &r.flows {
+        assert!(f.intact(), "flow {f:?}");
+        let (fb, ack, rx) = (f.first_byte.unwrap(), f.acked.unwrap(), f.last_rx.unwrap());
+        // SYN, then data; the last byte is read before its ACK reaches the sender.
+        assert!(f.start < fb && rx < ack, "{f:?}");
+        // At least one base RTT (the data's and the ACK's propagation).
+        assert!(ack - fb >= f.base_rtt, "{f:?}");
+    }
+    assert_eq!(r.all.completed, r.all.flows);
+}
+
+#[test]
+fn internet2_workload_completes_intact_with_the_calibrated_core_load() {
+    // Light-tailed sizes, a low rate and a long warm-up, so a few thousand flows give
+    // a steady load for the spec A8 check.
+    let w = BASE.replace("rc3-synthetic", "rc3-2000");
+    let r = run(
+        &internet2("", &format!("{w}flows = 3000\nwarmup = \"1s\"\n")).replace("100Mbps", "20Mbps"),
+    );
+    assert_all_intact(&r);
+    // What was offered: Σ size · core hops over the arrival span, per core capacity
+    // (26 directed core links of 20 Mbit/s).
+    let span = r.flows.last().unwrap().start - brisk_time::Instant::ZERO;
+    let offered: f64 = r
+        .flows
+        .iter()
+        .map(|f| f.size as f64 * 8.0 * f64::from(f.core_hops))
+        .sum::<f64>()
+        / (26.0 * 20e6 * span.as_secs_f64());
+    assert!((offered - 0.3).abs() < 0.03, "offered core load {offered}");
+    // Per-flow state is freed: 3000 flows over ~12 s, yet a host never holds more than
+    // its flows of the last TIME-WAIT second (1 s) or so.
+    assert!(
+        r.peak_connections > 0 && r.peak_connections < 60,
+        "{}",
+        r.peak_connections
+    );
+    assert_eq!((r.hosts, r.routers, r.links), (20, 10, 66));
+    // Spec A7: uniform pairs over different routers, equal hosts per router.
+    assert!((r.mean_core_hops - 204.0 / 90.0).abs() < 1e-9);
+    // Spec A8: the core links' mean utilisation is the target, within Poisson noise.
+    let u = &r.utilisation;
+    assert!(
+        (u.core_mean - 0.3).abs() < 0.05,
+        "core utilisation {} (target 0.3)",
+        u.core_mean
+    );
+    assert!(u.core_max > u.core_mean && u.core_max <= 1.0);
+    // Each flow crosses two access links; 20 hosts share the load.
+    assert!(u.access_up_mean > 0.0 && u.access_down_mean > 0.0);
+    // Paths: 2 access links plus 1 to 5 core links; RTT 20 ms per core hop.
+    for f in &r.flows {
+        assert!((1..=5).contains(&f.core_hops) && f.hops == f.core_hops + 2);
+        assert_eq!(f.base_rtt.as_millis(), 20 * u128::from(f.core_hops));
+        assert!(f.size <= 700 * 1460);
+        assert_ne!(f.src / 2, f.dst / 2, "hosts on one router: {f:?}");
+    }
+    // Warm-up flows are excluded (10 % of the arrival span by default).
+    let late = r
+        .flows
+        .iter()
+        .filter(|f| f.start >= brisk_time::Instant::ZERO + r.warmup);
+    assert_eq!(late.count(), r.all.flows);
+    assert!(r.all.flows < r.flows.len());
+}
+
+#[test]
+fn same_seed_same_bytes_other_seed_other_flows() {
+    let text = internet2("", &format!("{BASE}flows = 200\n"));
+    let sc = NetScenario::from_toml_str(&text).unwrap();
+    let dir =
+        |n: &str| std::env::temp_dir().join(format!("brisk-net-det-{}-{n}", std::process::id()));
+    let mut outs = Vec::new();
+    for (n, seed) in [("a", 1), ("b", 1), ("c", 2)] {
+        let r = run_net(&sc, seed).unwrap();
+        r.write_dir(&dir(n)).unwrap();
+        let json = std::fs::read(dir(n).join("summary.json")).unwrap();
+        let csv = std::fs::read(dir(n).join("flows.csv")).unwrap();
+        std::fs::remove_dir_all(dir(n)).ok();
+        outs.push((json, csv, r.table()));
+    }
+    assert_eq!(outs[0], outs[1]);
+    assert_ne!(outs[0].1, outs[2].1);
+}
+
+#[test]
+fn classes_give_hosts_their_own_tcp() {
+    // Half of every router's hosts open with IW 10, the rest with IW 4: flows of 5 to
+    // 10 packets need one round trip with IW 10 and two with IW 4.
+    let w = format!(
+        "{BASE}flows = 600\n[[workload.class]]\nname = \"iw10\"\nhosts = 0.5\ncc = \"reno\"\ntcp = {{ initial_cwnd = 10, recv_buffer = \"8MB\", send_buffer = \"8MB\" }}\n"
+    );
+    let r = run(&internet2("", &w));
+    assert_all_intact(&r);
+    assert_eq!(r.classes.len(), 2);
+    assert_eq!((r.classes[0].hosts, r.classes[1].hosts), (10, 10));
+    // Hosts 0, 2, 4, ... (the first of each router's two) are class 1.
+    for f in &r.flows {
+        assert_eq!(f.class, if f.src % 2 == 0 { 1 } else { 0 });
+    }
+    let bin = |c: usize| {
+        let b = &r.classes[c].stats.bins[1]; // (4, 10] packets
+        assert!(b.completed >= 10, "{b:?}");
+        b.mean_fct_s.unwrap()
+    };
+    assert!(bin(1) < 0.85 * bin(0), "IW10 {} vs IW4 {}", bin(1), bin(0));
+}
+
+#[test]
+fn flow_classes_pick_flows_without_moving_arrivals() {
+    let base = internet2("", &format!("{BASE}flows = 400\n"));
+    let with = internet2(
+        "",
+        &format!("{BASE}flows = 400\n[[workload.class]]\nname = \"critical\"\nflows = 0.25\ncc = \"reno\"\ntcp = {{ initial_cwnd = 10 }}\n"),
+    );
+    let (a, b) = (run(&base), run(&with));
+    assert_all_intact(&b);
+    let key = |r: &WorkloadResult| -> Vec<_> {
+        r.flows
+            .iter()
+            .map(|f| (f.src, f.dst, f.size, f.start))
+            .collect()
+    };
+    assert_eq!(key(&a), key(&b));
+    let critical = b.flows.iter().filter(|f| f.class == 1).count();
+    assert!((70..=130).contains(&critical), "{critical} of 400");
+    // The flow class sets the sender's TCP: IW 10 sends 5-10 packet flows in one round.
+    assert!(b.classes[1].stats.bins[1].mean_fct_s < b.classes[0].stats.bins[1].mean_fct_s);
+    assert_eq!(b.classes[1].hosts, 0); // a flow class claims no hosts
+}
+
+#[test]
+fn access_loss_is_recovered_and_every_flow_stays_intact() {
+    let r = run(&internet2(
+        ", access_loss = { kind = \"bernoulli\", p = 0.01 }",
+        &format!("{BASE}flows = 300\n"),
+    ));
+    assert_all_intact(&r);
+    assert!(r.utilisation.access_drops > 0);
+    assert!(r.flows.iter().map(|f| f.retransmits).sum::<u64>() > 0);
+}
+
+#[test]
+fn fat_tree_and_explicit_graphs_run_intact() {
+    let ft = r#"
+name = "ft"
+duration = "30s"
+topology = { kind = "fat_tree", k = 4, rate = "100Mbps", hop_delay = "1ms", queue = { kind = "droptail", packets = 100 } }
+[workload]
+sizes = "rc3-2000"
+load = 0.2
+flows = 300
+"#;
+    let r = run(ft);
+    assert_all_intact(&r);
+    assert_eq!((r.hosts, r.routers), (16, 20));
+    for f in &r.flows {
+        // Host-edge (1 ms each way) + 2 or 4 switch links: never within one edge switch.
+        assert!(f.hops == 4 || f.hops == 6, "{f:?}");
+    }
+
+    // Two routers, a slow forward and a fast reverse direction.
+    let explicit = r#"
+name = "x"
+duration = "30s"
+[[node]]
+name = "A"
+kind = "router"
+[[node]]
+name = "B"
+kind = "router"
+[[node]]
+name = "a1"
+kind = "host"
+[[node]]
+name = "b1"
+kind = "host"
+[[link]]
+a = "a1"
+b = "A"
+rate = "50Mbps"
+[[link]]
+a = "b1"
+b = "B"
+rate = "50Mbps"
+[[link]]
+a = "A"
+b = "B"
+rate = "20Mbps"
+delay = "15ms"
+reverse = { rate = "40Mbps", delay = "5ms" }
+[workload]
+sizes = { cdf = [[1460, 0.5], [14600, 1.0]] }
+load = 0.3
+flows = 100
+"#;
+    let r = run(explicit);
+    assert_all_intact(&r);
+    assert!(r
+        .flows
+        .iter()
+        .all(|f| f.base_rtt.as_millis() == 20 && f.hops == 3));
+}
+
+#[test]
+fn edge_lists_load_relative_to_the_scenario() {
+    let dir = std::env::temp_dir().join(format!("brisk-edges-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("topologies")).unwrap();
+    std::fs::write(
+        dir.join("topologies/ring.txt"),
+        "# a ring of four\nA B 5\nB C 5\nC D 5\nD A 5 200Mbps\n",
+    )
+    .unwrap();
+    let sc = dir.join("ring.toml");
+    std::fs::write(
+        &sc,
+        "name = \"ring\"\nduration = \"20s\"\ntopology = { kind = \"edges\", file = \"topologies/ring.txt\", hosts_per_router = 1, rate = \"100Mbps\" }\n[workload]\nsizes = \"rc3-2000\"\nload = 0.2\nflows = 100\n",
+    )
+    .unwrap();
+    let s = NetScenario::load(&sc).unwrap();
+    let r = run_net(&s, 1).unwrap();
+    assert_all_intact(&r);
+    // Opposite routers are 2 hops apart, neighbours 1: (8·1 + 4·2) / 12 ordered pairs.
+    assert!((r.mean_core_hops - 16.0 / 12.0).abs() < 1e-9);
+    std::fs::write(&sc, "name = \"ring\"\nduration = \"20s\"\ntopology = { kind = \"edges\", file = \"nope.txt\", rate = \"1Gbps\" }\n[workload]\nsizes = \"rc3-2000\"\nload = 0.2\n").unwrap();
+    let e = NetScenario::load(&sc).unwrap_err();
+    assert_eq!(e.field, "topology.file");
+    assert!(e.message.contains("cannot read"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// (scenario text, field, words the message must contain).
+fn bad(text: &str, field: &str, words: &[&str]) {
+    let e = NetScenario::from_toml_str(text).expect_err(text);
+    assert_eq!(e.field, field, "{e}");
+    for w in words {
+        assert!(e.message.contains(w), "{e} lacks {w:?}");
+    }
+}
+
+fn two_routers(links: &str) -> String {
+    format!(
+        "name = \"x\"\nduration = \"10s\"\n[[node]]\nname = \"A\"\nkind = \"router\"\n[[node]]\nname = \"B\"\nkind = \"router\"\n[[node]]\nname = \"a1\"\nkind = \"host\"\n[[node]]\nname = \"b1\"\nkind = \"host\"\n{links}\n[workload]\nsizes = \"rc3-2000\"\nload = 0.3\n"
+    )
+}
+
+#[test]
+fn bad_network_scenarios_name_the_field() {
+    let ok_links = "[[link]]\na = \"a1\"\nb = \"A\"\nrate = \"1Gbps\"\n[[link]]\na = \"b1\"\nb = \"B\"\nrate = \"1Gbps\"\n";
+    let ab = "[[link]]\na = \"A\"\nb = \"B\"\nrate = \"1Gbps\"\n";
+    // Sanity: the base is valid.
+    NetScenario::from_toml_str(&two_routers(&format!("{ok_links}{ab}"))).unwrap();
+    bad(
+        &two_routers(&format!("{ok_links}[[link]]\na = \"A\"\nb = \"C\"\n")),
+        "link[2]",
+        &["unknown node \"C\"", "A->C"],
+    );
+    bad(
+        &two_routers(&format!("{ok_links}[[link]]\na = \"A\"\nb = \"A\"\n")),
+        "link[2]",
+        &["itself"],
+    );
+    bad(
+        &two_routers(&format!(
+            "{ok_links}[[link]]\na = \"A\"\nb = \"B\"\nrate = \"0bps\"\n"
+        )),
+        "link[2].rate",
+        &["> 0"],
+    );
+    bad(
+        &two_routers(&format!("{ok_links}{ab}{ab}")),
+        "link[3]",
+        &["defined twice"],
+    );
+    bad(
+        &two_routers(ok_links),
+        "topology",
+        &["unreachable", "\"a1\"", "\"b1\""],
+    );
+    bad(
+        &two_routers(&format!(
+            "{ok_links}{ab}[[node]]\nname = \"A\"\nkind = \"host\"\n"
+        )),
+        "node[4].name",
+        &["\"A\" is defined twice"],
+    );
+    let w = format!("{BASE}flows = 10\n");
+    bad(
+        &internet2("", &w.replace("load = 0.3", "load = 1.5")),
+        "workload.load",
+        &["(0, 1]"],
+    );
+    bad(
+        &internet2("", &w.replace("rc3-synthetic", "allman")),
+        "workload.sizes",
+        &["unknown CDF", "rc3-synthetic"],
+    );
+    bad(
+        &internet2(
+            "",
+            &w.replace("\"rc3-synthetic\"", "{ cdf = [[100, 0.5]] }"),
+        ),
+        "workload.sizes.cdf",
+        &["probability must be 1"],
+    );
+    bad(
+        &internet2(", k = 4", &w),
+        "topology.k",
+        &["kind = \"internet2\""],
+    );
+    bad(
+        &internet2("", &format!("{w}[[workload.class]]\nname = \"a\"\nhosts = 0.7\n[[workload.class]]\nname = \"b\"\nhosts = 0.7\n")),
+        "workload.class[1].hosts",
+        &["`hosts` fractions add up to more than 1"],
+    );
+    bad(
+        &internet2(
+            "",
+            &format!("{w}[[workload.class]]\nname = \"a\"\nhosts = 0.5\nflows = 0.5\n"),
+        ),
+        "workload.class[0]",
+        &["exactly one of `hosts`"],
+    );
+    bad(
+        &internet2("", &w.replace("initial_cwnd = 4", "initial_cwnd = 0")),
+        "workload.tcp.initial_cwnd",
+        &["between 1 and 1000"],
+    );
+    bad(
+        &internet2("", &format!("{w}flows_per_s = 3\n")),
+        "workload.flows_per_s",
+        &["unknown field `flows_per_s`"],
+    );
+    bad(
+        &internet2("", &w.replace("flows = 10", "flows = 0")),
+        "workload.flows",
+        &["between 1 and"],
+    );
+    bad(
+        &internet2(", hosts_per_router = 0", &w).replace("hosts_per_router = 2, ", ""),
+        "topology.hosts_per_router",
+        &["between 1 and"],
+    );
+    let ft = "name = \"f\"\nduration = \"1s\"\ntopology = { kind = \"fat_tree\", k = 5, rate = \"1Gbps\" }\n[workload]\nsizes = \"rc3-2000\"\nload = 0.3\n";
+    bad(ft, "topology.k", &["even"]);
+    // No routers twice as a graph: one router's hosts cannot make a workload.
+    let star = "name = \"s\"\nduration = \"1s\"\ntopology = { kind = \"dumbbell\", hosts_per_side = 2, rate = \"1Gbps\" }\n[workload]\nsizes = \"rc3-2000\"\nload = 0.3\n";
+    bad(star, "topology.bottleneck", &["missing"]);
+    // Too many flows for the bound.
+    let sc = NetScenario::from_toml_str(&internet2(
+        "",
+        "sizes = { cdf = [[100, 1.0]] }\nload = 1.0\n",
+    ))
+    .unwrap();
+    let e = run_net(&sc, 1).unwrap_err().to_string();
+    assert!(e.contains("at most 200000"), "{e}");
+}
