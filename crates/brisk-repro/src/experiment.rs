@@ -28,6 +28,9 @@ pub struct Job {
     pub lean: bool,
     /// Record each flow's bytes dropped at the bottleneck (`FlowResult::dropped_ranges`).
     pub dropped_ranges: bool,
+    /// A network (workload) scenario to run instead of `scenario` (which then holds a
+    /// placeholder); its results arrive in `RunResult::workload`.
+    pub net: Option<Box<brisk_sim::topo_spec::NetScenario>>,
 }
 
 impl Job {
@@ -39,6 +42,26 @@ impl Job {
             keep_cc_series: false,
             lean: false,
             dropped_ranges: false,
+            net: None,
+        }
+    }
+
+    /// A run of a network (workload) scenario.
+    pub fn network(
+        label: impl Into<String>,
+        net: brisk_sim::topo_spec::NetScenario,
+        seed: u64,
+    ) -> Self {
+        // The dumbbell field is unused for network runs; a minimal valid scenario keeps
+        // `Job` one shape for the pool.
+        let placeholder = Scenario::from_toml_str(
+            "name = \"network\"\nduration = \"1s\"\n[[flow]]\nrtt = \"10ms\"\n",
+        )
+        // NOTE(expect): a constant, valid scenario.
+        .expect("placeholder scenario parses");
+        Job {
+            net: Some(Box::new(net)),
+            ..Job::new(label, placeholder, seed)
         }
     }
 
@@ -62,6 +85,10 @@ impl Job {
 
     /// A rough cost (bottleneck bits over the run) used only to start long runs first.
     pub fn cost(&self) -> f64 {
+        if let Some(n) = &self.net {
+            // Hosts times simulated time: network runs are the pool's longest.
+            return 1e12 * n.duration.0.as_secs_f64();
+        }
         let rate = self.scenario.bottleneck.rate.map_or(1e9, |r| r.0 as f64);
         rate * self.scenario.duration.0.as_secs_f64()
     }

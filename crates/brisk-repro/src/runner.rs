@@ -186,8 +186,12 @@ pub fn run_jobs(
                     dropped_ranges: job.dropped_ranges,
                     ..Default::default()
                 };
-                let mut r = brisk_sim::run::run_with(&job.scenario, job.seed, &opts)
-                    .map_err(|e| format!("{}: {e}", job.label));
+                let mut r = match &job.net {
+                    Some(net) => brisk_sim::wl_run::run_net(net, job.seed)
+                        .map(RunResult::from_workload),
+                    None => brisk_sim::run::run_with(&job.scenario, job.seed, &opts),
+                }
+                .map_err(|e| format!("{}: {e}", job.label));
                 if let (Ok(res), false) = (&mut r, job.keep_cc_series) {
                     // All results are held until analysis; most never read these rows.
                     for f in &mut res.flows {

@@ -143,6 +143,36 @@ pub struct RunResult {
     /// The run was stopped by its controller before the scenario's end; `duration` is
     /// then the simulated time it reached.
     pub stopped_early: bool,
+    /// A network (workload) scenario's results, when the run was one
+    /// ([`RunResult::from_workload`]); `flows` is then empty.
+    pub workload: Option<Box<crate::wl_run::WorkloadResult>>,
+}
+
+impl RunResult {
+    /// A network scenario's results in the shape the experiment runner pools.
+    pub fn from_workload(w: crate::wl_run::WorkloadResult) -> RunResult {
+        RunResult {
+            scenario: w.scenario.clone(),
+            seed: w.seed,
+            duration: w.duration,
+            flows: Vec::new(),
+            // A network has no one bottleneck; its links are in `workload`.
+            bottleneck: BottleneckResult {
+                utilization: w.utilisation.core_mean,
+                drops: w.utilisation.core_drops + w.utilisation.access_drops,
+                ce_marked: 0,
+                first_drop: None,
+                queue_delay: None,
+                max_queue_packets: 0,
+                queue_series: Vec::new(),
+                drop_records: Vec::new(),
+            },
+            engine: w.engine.clone(),
+            trace_sha256: None,
+            stopped_early: w.stopped_early,
+            workload: Some(Box::new(w)),
+        }
+    }
 }
 
 /// Simulated time between two calls of a run's controller ([`run_controlled`]). Fixed,
@@ -559,6 +589,7 @@ pub fn run_controlled(
         engine: net.engine.stats().clone(),
         trace_sha256: obs.hash.map(|h| hex(&h.finalize())),
         stopped_early,
+        workload: None,
     })
 }
 
