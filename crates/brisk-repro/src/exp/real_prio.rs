@@ -28,7 +28,6 @@ use brisk_net::queue::BandCounters;
 use brisk_net::units::Size;
 use brisk_sim::{RunResult, Scenario};
 use brisk_time::Duration;
-use std::fmt::Write;
 
 pub const ID: &str = "real-prio";
 pub const TITLE: &str =
@@ -280,9 +279,17 @@ fn measure(quick: bool, arm: Arm) -> Result<Nums, EmuError> {
                 .sum()
         })
     };
+    // From the flow's start on: before it, a flow has no goodput to plot.
     let series = |i: usize| -> Vec<(f64, f64)> {
         r.flows.get(i).map_or_else(Vec::new, |f| {
-            f.goodput_series
+            let start = f.start.as_nanos() as u64;
+            let after: Vec<(u64, u64)> = f
+                .goodput_series
+                .iter()
+                .copied()
+                .filter(|(end, _)| *end > start)
+                .collect();
+            after
                 .chunks(PLOT_BIN)
                 .map(|c| {
                     let end = c.last().map_or(0, |x| x.0);
@@ -321,36 +328,34 @@ fn analyse(quick: bool, measured: &[(Arm, Result<Nums, String>)]) -> ExperimentR
     let mut r = ExperimentResult::new(ID, TITLE);
     r.reference = "paper";
     r.notes.push(format!(
-        "Set-up: brisk-emu, 20 Mbit/s bottleneck, queue `{{ kind = \"prio\", bands = 2, bytes = \"100KB\" }}` \
+        "Set-up: brisk-emu, 20 Mbit/s bottleneck, queue {{ kind = \"prio\", bands = 2, bytes = 100000 }} \
          (2 × BDP, shared by the bands, push-out), RTT 20 ms per flow, Linux CUBIC senders and \
-         receivers in network namespaces, `IP_TOS` 0x00 (DSCP 0) and 0x10 (DSCP 4) on the senders' \
+         receivers in network namespaces, IP_TOS 0x00 (DSCP 0) and 0x10 (DSCP 4) on the senders' \
          sockets. The second flow joins at {join_s} s, the run ends at {end_s} s; shares are over \
          {:.1}–{end_s} s. The paper's test: iperf, Linux prio qdisc, 1 and 10 Gbit/s; the rate is \
          scaled down for the userspace emulator.",
         join_s as f64 + SETTLE_MS as f64 / 1000.0
     ));
-    let mut t = String::from("Goodput over the overlap (Mbit/s), high-priority : low-priority, share of the high-priority flow:");
+    r.notes.push(
+        "Goodput over the overlap (Mbit/s), high-priority : low-priority, the high-priority \
+         flow's share, and the bottleneck's per-band counters (packets), one run each:"
+            .into(),
+    );
     for (arm, o) in measured {
-        match o {
-            Ok(n) => {
-                let _ = write!(
-                    t,
-                    "\n{}: {:.2} : {:.2}, share {:.1} %; bottleneck drops {} ({}); streams intact: {}",
-                    arm.label,
-                    n.mbps(n.window.0),
-                    n.mbps(n.window.1),
-                    n.share() * 100.0,
-                    n.drops,
-                    bands_text(&n.bands),
-                    n.streams_ok
-                );
-            }
-            Err(e) => {
-                let _ = write!(t, "\n{}: not run: {e}", arm.label);
-            }
-        }
+        r.notes.push(match o {
+            Ok(n) => format!(
+                "{}: {:.2} : {:.2}, share {:.1} %; bottleneck drops {} ({}); streams intact: {}.",
+                arm.label,
+                n.mbps(n.window.0),
+                n.mbps(n.window.1),
+                n.share() * 100.0,
+                n.drops,
+                bands_text(&n.bands),
+                n.streams_ok
+            ),
+            Err(e) => format!("{}: not run: {e}.", arm.label),
+        });
     }
-    r.notes.push(t);
     for (arm, o) in measured {
         let Some(id) = arm.claim else { continue };
         let c = Claim::new(
