@@ -102,6 +102,9 @@ pub fn unsupported() -> Option<String> {
     brisk_emu::netns::unsupported_reason()
 }
 
+/// A goodput curve: (s, Mbit/s).
+type Curve = Vec<(f64, f64)>;
+
 /// What one run measured.
 #[derive(Clone, Debug)]
 struct Nums {
@@ -109,7 +112,7 @@ struct Nums {
     window: (u64, u64),
     window_s: f64,
     /// Goodput over time, (s, Mbit/s), per flow: (high, low).
-    series: (Vec<(f64, f64)>, Vec<(f64, f64)>),
+    series: (Curve, Curve),
     bands: Vec<BandCounters>,
     drops: u64,
     streams_ok: bool,
@@ -280,7 +283,7 @@ fn measure(quick: bool, arm: Arm) -> Result<Nums, EmuError> {
         })
     };
     // From the flow's start on: before it, a flow has no goodput to plot.
-    let series = |i: usize| -> Vec<(f64, f64)> {
+    let series = |i: usize| -> Curve {
         r.flows.get(i).map_or_else(Vec::new, |f| {
             let start = f.start.as_nanos() as u64;
             let after: Vec<(u64, u64)> = f
