@@ -130,7 +130,9 @@ impl Prio {
         Ok(Prio {
             p,
             // Not `vec![…; n]`: a cloned deque does not keep its capacity.
-            bands: (0..p.bands).map(|_| Fifo::with_capacity(prealloc)).collect(),
+            bands: (0..p.bands)
+                .map(|_| Fifo::with_capacity(prealloc))
+                .collect(),
             counters: vec![BandCounters::default(); p.bands],
             nonempty: 0,
             packets: 0,
