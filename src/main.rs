@@ -510,8 +510,9 @@ fn cmd_bench_sim(d: Duration) -> anyhow::Result<()> {
         Some(rtt) => println!("  mean RTT         {rtt:.2} ms"),
         None => println!("  mean RTT         n/a (no RTT samples)"),
     }
-    // The same flow through the AQMs: per-packet cost against drop-tail (an AQM
-    // allocates nothing per packet; FQ-CoDel hashes each one).
+    // The same flow through the AQMs and the prio queue: per-packet cost against
+    // drop-tail (none allocates per packet; FQ-CoDel hashes each one, prio reads the
+    // DSCP).
     let aqms = [
         (
             "CoDel",
@@ -533,6 +534,17 @@ fn cmd_bench_sim(d: Duration) -> anyhow::Result<()> {
                 memory_limit: None,
                 drop_batch: None,
                 ecn: Some(false),
+            },
+        ),
+        (
+            // RC3's strict priority: one flow, so one band, but every packet is
+            // classified by its DSCP and accounted per band.
+            "prio",
+            brisk_net::spec::QueueSpec::Prio {
+                bands: Some(4),
+                packets: Some(1000),
+                bytes: None,
+                push_out: None,
             },
         ),
     ];

@@ -252,3 +252,38 @@ fn prio_push_outs_count_as_queue_full_drops_at_the_link() {
     let c = e.link.queue().as_prio().unwrap().band_counters();
     assert_eq!((c[1].pushed_out, c[0].enqueued), (2, 2));
 }
+
+#[test]
+fn prio_with_one_class_of_traffic_is_exactly_drop_tail() {
+    use crate::queue::test_packets::ip_tos;
+    // The same bursty arrivals (all DSCP 0) into a 1 Mbit/s link with a 20-packet
+    // drop-tail and with a 4-band prio queue of 20 packets: the same packets leave at
+    // the same times, and the same ones are dropped.
+    let run = |queue: &str| {
+        let l = spec(&format!("rate = \"1Mbit\"\nqueue = {queue}")).unwrap();
+        let mut e = l.build("l", Duration::ZERO, SEEDS).unwrap();
+        let mut out = Vec::new();
+        let mut id = 0u64;
+        for ms in 0..400u64 {
+            let t = Instant::from_millis(ms);
+            // A burst of 5 every 10 ms, one packet per ms otherwise: ~1.3x the rate.
+            let n = if ms % 10 == 0 { 5 } else { 1 };
+            for _ in 0..n {
+                e.link
+                    .handle_packet(t, ip_tos(id, 100 + (id % 7) as usize * 50, 0));
+                id += 1;
+            }
+            while let Some(p) = e.link.poll_packet(t) {
+                out.push((ms, p.id));
+            }
+        }
+        (
+            out,
+            e.link.counters().dropped(DropReason::QueueFull).packets,
+        )
+    };
+    let dt = run("{ kind = \"droptail\", packets = 20 }");
+    let prio = run("{ kind = \"prio\", bands = 4, packets = 20 }");
+    assert!(dt.1 > 0, "the queue overflowed");
+    assert_eq!(dt, prio);
+}

@@ -252,6 +252,15 @@ pub const REGISTRY: &[Experiment] = &[
         claims: exp::real_ecn::CLAIMS,
         plan: exp::real_ecn::plan,
     },
+    Experiment {
+        id: exp::real_prio::ID,
+        title: exp::real_prio::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_prio::unsupported,
+        },
+        claims: exp::real_prio::CLAIMS,
+        plan: exp::real_prio::plan,
+    },
 ];
 
 /// Looks up experiments by ID; `all` (or no IDs) selects every one.

@@ -129,7 +129,10 @@ impl Prio {
         };
         Ok(Prio {
             p,
-            bands: vec![Fifo::with_capacity(prealloc); p.bands],
+            // Not `vec![…; n]`: a cloned deque does not keep its capacity.
+            bands: (0..p.bands)
+                .map(|_| Fifo::with_capacity(prealloc))
+                .collect(),
             counters: vec![BandCounters::default(); p.bands],
             nonempty: 0,
             packets: 0,
