@@ -249,6 +249,22 @@ pub struct WorkloadSpec {
     /// 1699440 bytes).
     #[serde(default)]
     pub cdf_sizes: Vec<Size>,
+    /// Who opens a flow's connection: "upload" (default: the sender connects and
+    /// writes) or "download" (the receiver connects and the sender, accepting, writes:
+    /// a server's response). The difference matters for RC3: a SYN-ACK's window is
+    /// never scaled (RFC 7323 §2.2), so an uploading client has at most 64 KB of
+    /// window in its first round, a responding server the client's whole window.
+    #[serde(default)]
+    pub direction: Direction,
+}
+
+/// `workload.direction`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    #[default]
+    Upload,
+    Download,
 }
 
 /// `[[workload.class]]`, one of two kinds. With `hosts`: the first `hosts` fraction of

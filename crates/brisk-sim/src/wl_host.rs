@@ -5,7 +5,9 @@
 //! and the queue of its own flow arrivals. At a flow's arrival it connects to the
 //! destination host; once connected it writes the flow's bytes (a slice of the shared
 //! pattern, so the receiver checks every byte) and closes. The receiving host reads,
-//! checks, and closes when the peer's FIN arrives.
+//! checks, and closes when the peer's FIN arrives. In download mode
+//! (`workload.direction`) the roles of opener and writer part: the flow's receiver
+//! opens the connection and the sender, accepting it, writes (a server's response).
 //!
 //! Per-flow state is a small entry per open connection, dropped when the connection
 //! reports `Closed`; the results live in one [`FlowRecord`] per flow in the run's shared
@@ -147,18 +149,23 @@ impl FlowBook {
     }
 }
 
-/// A client connection of this host.
+/// A connection of this host that writes a flow (the opener in upload mode, the
+/// accepting side in download mode).
 #[derive(Debug)]
 struct Client {
     flow: u32,
     /// Its `by_port` key.
-    key: (u16, IpAddr),
+    key: PortKey,
     size: u64,
     written: u64,
     closed: bool,
 }
 
-/// A server connection of this host.
+/// (local port, remote address, remote port) of a writing connection.
+type PortKey = (u16, IpAddr, u16);
+
+/// A connection of this host that reads a flow (the accepting side in upload mode,
+/// the opener in download mode).
 #[derive(Debug)]
 struct Server {
     flow: Option<u32>,
@@ -182,9 +189,13 @@ pub struct WlHost {
     /// This host's flows, in arrival order: (start, flow, destination).
     arrivals: VecDeque<(Instant, u32, IpAddr)>,
     conns: HashMap<ConnHandle, Side>,
-    /// Client connections by (local port, remote address), for the per-packet check.
-    by_port: HashMap<(u16, IpAddr), ConnHandle>,
+    /// Writing connections by (local port, remote address, remote port), for the
+    /// per-packet check.
+    by_port: HashMap<PortKey, ConnHandle>,
     scratch: Vec<u8>,
+    /// Download mode: this host opens the flows it receives and writes the ones it
+    /// accepts.
+    download: bool,
 }
 
 impl WlHost {
@@ -211,7 +222,15 @@ impl WlHost {
             conns: HashMap::new(),
             by_port: HashMap::new(),
             scratch: vec![0; SCRATCH],
+            download: false,
         })
+    }
+
+    /// Download mode (`workload.direction = "download"`): the flows in `arrivals` are
+    /// ones this host receives; it opens them, and writes the flows it accepts.
+    pub fn downloads(mut self, on: bool) -> Self {
+        self.download = on;
+        self
     }
 
     /// Connections this host has open (for boundedness checks).
@@ -221,10 +240,10 @@ impl WlHost {
 
     pub fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
         self.ep.handle_packet(now, &pkt.data);
-        // From a server port: an ACK (or data) for one of our client connections.
+        // An ACK (or data) for one of our writing connections.
         if let Some(k) = brisk_wire::peek::flow_key(&pkt.data) {
-            if k.src_port == WL_PORT {
-                if let Some(&h) = self.by_port.get(&(k.dst_port, k.src)) {
+            if (k.src_port == WL_PORT) != self.download {
+                if let Some(&h) = self.by_port.get(&(k.dst_port, k.src, k.src_port)) {
                     self.check_acked(now, h);
                 }
             }
@@ -298,11 +317,23 @@ impl WlHost {
         let class = usize::from(book.flows[flow as usize].class);
         let config = self.configs[class.min(self.configs.len() - 1)].clone();
         match self.ep.connect(now, 0, remote, config) {
+            Ok(h) if self.download => {
+                // NOTE(unwrap): a connection just created exists.
+                let local = self.ep.conn(h).expect("new connection").local();
+                book.connecting.insert((local, dst), flow);
+                self.conns.insert(
+                    h,
+                    Side::Server(Server {
+                        flow: Some(flow),
+                        read: 0,
+                    }),
+                );
+            }
             Ok(h) => {
                 // NOTE(unwrap): a connection just created exists.
                 let local = self.ep.conn(h).expect("new connection").local();
                 book.connecting.insert((local, dst), flow);
-                let key = (local.port(), dst);
+                let key = (local.port(), dst, WL_PORT);
                 self.by_port.insert(key, h);
                 let size = book.flows[flow as usize].size;
                 self.conns.insert(
@@ -354,10 +385,32 @@ impl WlHost {
 
     fn accept(&mut self, now: Instant, h: ConnHandle) {
         let Some(conn) = self.ep.conn(h) else { return };
+        let remote = conn.remote();
         let mut book = self.book.borrow_mut();
-        let flow = book.connecting.remove(&(conn.remote(), self.ip));
+        let flow = book.connecting.remove(&(remote, self.ip));
         if flow.is_none() {
             book.unknown_accepts += 1;
+        }
+        if let (true, Some(flow)) = (self.download, flow) {
+            // A download: this host is the flow's sender; the first byte goes now.
+            let r = &mut book.flows[flow as usize];
+            r.first_byte = Some(now);
+            let size = r.size;
+            drop(book);
+            let key = (WL_PORT, remote.ip(), remote.port());
+            self.by_port.insert(key, h);
+            self.conns.insert(
+                h,
+                Side::Client(Client {
+                    flow,
+                    key,
+                    size,
+                    written: 0,
+                    closed: false,
+                }),
+            );
+            self.write(h);
+            return;
         }
         drop(book);
         self.conns.insert(h, Side::Server(Server { flow, read: 0 }));

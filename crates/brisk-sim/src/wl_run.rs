@@ -303,8 +303,15 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
     }
 
     let mut per_host: Vec<VecDeque<(Instant, u32, IpAddr)>> = vec![VecDeque::new(); nh];
+    let download = w.direction == crate::topo_spec::Direction::Download;
     for r in &recs {
-        per_host[r.src as usize].push_back((r.start, r.id, host_ip(r.dst as usize)));
+        // A download is opened by its receiver, towards the sender.
+        let (opener, peer) = if download {
+            (r.dst, r.src)
+        } else {
+            (r.src, r.dst)
+        };
+        per_host[opener as usize].push_back((r.start, r.id, host_ip(peer as usize)));
     }
     let configs = Rc::new(
         w.class_configs()
@@ -341,6 +348,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
                 );
                 let arrivals = std::mem::take(&mut per_host[k]);
                 let host = WlHost::new(ip, ep, book.clone(), configs.clone(), cfg, arrivals)
+                    .map(|h| h.downloads(download))
                     .map_err(|source| {
                         SimError::Build(BuildError::Listen {
                             flow: k as u32,
