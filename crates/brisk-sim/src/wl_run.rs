@@ -76,6 +76,8 @@ pub struct WorkloadResult {
     pub hosts: usize,
     pub routers: usize,
     pub links: usize,
+    /// Routers made FIFO by `topology.fifo_routers`.
+    pub fifo_routers: Vec<String>,
     pub target_load: f64,
     /// λ, flows per simulated second.
     pub arrival_rate: f64,
@@ -109,6 +111,7 @@ struct Built {
     arrival_rate: f64,
     mean_core_hops: f64,
     host_class: Vec<u16>,
+    fifo_routers: Vec<String>,
 }
 
 /// Host ordinal → address (198.18.0.0/15, as the dumbbell's senders).
@@ -154,7 +157,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
             message: m,
         })
     };
-    let g = sc.graph().map_err(|(f, m)| bad(&f, m))?;
+    let (g, fifo_routers) = sc.graph_seeded(seed).map_err(|(f, m)| bad(&f, m))?;
     let routing = g.routes().map_err(|e| bad("topology", e.to_string()))?;
     let w = &sc.workload;
     let cdf = w.sizes.cdf().map_err(|(f, m)| bad(&f, m))?;
@@ -373,6 +376,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
         arrival_rate: lambda,
         mean_core_hops,
         host_class,
+        fifo_routers,
     })
 }
 
@@ -563,6 +567,7 @@ pub fn run_net_controlled(
         hosts: g_hosts,
         routers,
         links: b.link_entry.len(),
+        fifo_routers: b.fifo_routers.clone(),
         target_load: sc.workload.load,
         arrival_rate: b.arrival_rate,
         mean_core_hops: b.mean_core_hops,
