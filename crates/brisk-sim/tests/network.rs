@@ -308,6 +308,40 @@ fn edge_lists_load_relative_to_the_scenario() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+#[test]
+fn the_shipped_internet2_edge_list_routes_like_the_generator() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let scen = |topo: &str| {
+        format!("name = \"e\"\nduration = \"10s\"\ntopology = {{ {topo}, hosts_per_router = 2, rate = \"1Gbps\", hop_delay = \"10ms\" }}\n[workload]\nsizes = \"rc3-2000\"\nload = 0.3\n")
+    };
+    let from_file = NetScenario::from_toml_str_named(
+        &scen("kind = \"edges\", file = \"topologies/internet2.txt\""),
+        &dir.join("x.toml").display().to_string(),
+    )
+    .unwrap()
+    .graph()
+    .unwrap();
+    let built = NetScenario::from_toml_str(&scen("kind = \"internet2\""))
+        .unwrap()
+        .graph()
+        .unwrap();
+    let hops = |g: &brisk_sim::graph::Graph| {
+        let r = g.routes().unwrap();
+        let n = r.hosts.len();
+        let mut out = std::collections::BTreeMap::new();
+        for s in 0..n {
+            for t in 0..n {
+                let name = |k: usize| g.nodes()[r.hosts[k]].name.clone();
+                let p = r.path(g, s, t).unwrap();
+                let d: u64 = p.iter().map(|&l| g.links()[l].delay_ns()).sum();
+                out.insert((name(s), name(t)), (p.len(), d));
+            }
+        }
+        out
+    };
+    assert_eq!(hops(&from_file), hops(&built));
+}
+
 /// (scenario text, field, words the message must contain).
 fn bad(text: &str, field: &str, words: &[&str]) {
     let e = NetScenario::from_toml_str(text).expect_err(text);
