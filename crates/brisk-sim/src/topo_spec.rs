@@ -743,4 +743,44 @@ impl NetScenario {
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use super::*;
+
+    fn sizes(v: &str) -> Result<SizesSpec, String> {
+        #[derive(Deserialize)]
+        struct W {
+            #[allow(dead_code)]
+            sizes: SizesSpec,
+        }
+        toml::from_str::<W>(&format!("sizes = {v}"))
+            .map(|w| w.sizes)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn sizes_are_a_name_or_a_cdf_table_and_errors_say_which() {
+        assert_eq!(
+            sizes("\"rc3-2000\"").unwrap(),
+            SizesSpec::Builtin("rc3-2000".into())
+        );
+        assert_eq!(
+            sizes("{ cdf = [[100, 0.5], [200, 1.0]] }").unwrap(),
+            SizesSpec::Cdf(vec![(100, 0.5), (200, 1.0)])
+        );
+        let e = sizes("3").unwrap_err();
+        assert!(
+            e.contains("a built-in CDF name (rc3-synthetic, rc3-2000)"),
+            "{e}"
+        );
+        let e = sizes("{ points = [] }").unwrap_err();
+        assert!(e.contains("unknown field `points`"), "{e}");
+        assert!(sizes("{}").unwrap_err().contains("missing field `cdf`"));
+    }
+
+    #[test]
+    fn a_workload_table_makes_a_network_scenario() {
+        assert!(is_net_scenario("name = \"x\"\n[workload]\nload = 0.1\n"));
+        assert!(!is_net_scenario("name = \"x\"\n[bottleneck]\n"));
+        assert!(!is_net_scenario("not toml ["));
+    }
+}

@@ -586,4 +586,24 @@ pub fn run_net_controlled(
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_classes_split_every_router_in_order() {
+        // Two routers with 4 and 3 hosts; classes of 1/2 and 1/4.
+        let groups = BTreeMap::from([(10, vec![0, 1, 2, 3]), (11, vec![4, 5, 6])]);
+        let c = assign_classes(&groups, &[(1, 0.5), (2, 0.25)], 7);
+        // Router 10: 2 hosts class 1, then round(0.75·4) − 2 = 1 host class 2, 1 base.
+        // Router 11: round(1.5) = 2 hosts class 1, round(2.25) − 2 = 0 class 2, 1 base.
+        assert_eq!(c, vec![1, 1, 2, 0, 1, 1, 0]);
+        assert_eq!(assign_classes(&groups, &[], 7), vec![0; 7]);
+    }
+
+    #[test]
+    fn host_addresses_are_distinct() {
+        let ips: std::collections::BTreeSet<IpAddr> =
+            (0..crate::graph::MAX_NODES).map(host_ip).collect();
+        assert_eq!(ips.len(), crate::graph::MAX_NODES);
+    }
+}
