@@ -172,6 +172,16 @@ impl Graph {
     pub fn out_links(&self, node: usize) -> &[usize] {
         &self.out[node]
     }
+    /// The description of link `l`, to adjust after generation.
+    pub fn link_spec_mut(&mut self, l: usize) -> &mut LinkSpec {
+        &mut self.links[l].spec
+    }
+    /// The link in the opposite direction of `l`, if any.
+    pub fn reverse_of(&self, l: usize) -> Option<usize> {
+        self.dir
+            .get(&(self.links[l].to, self.links[l].from))
+            .copied()
+    }
     /// Host node indices, in node order.
     pub fn hosts(&self) -> Vec<usize> {
         (0..self.nodes.len())

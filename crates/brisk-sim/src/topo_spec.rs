@@ -91,6 +91,19 @@ pub struct TopologySpec {
     /// ACK, any priority) crosses exactly one lossy link (spec A13).
     #[serde(default)]
     pub access_loss: Option<LossSpec>,
+    /// Each core link's rate (both directions alike) drawn uniformly from
+    /// [`rate`, `core_rate_max`] with the run's seed (RC3 Table 1's heterogeneous core,
+    /// U[0.5, 2] Gbit/s).
+    #[serde(default)]
+    pub core_rate_max: Option<Rate>,
+    /// This fraction of the routers (rounded; picked with the run's seed) use
+    /// `fifo_queue` on all their out-links instead of `queue`: routers without
+    /// priorities (spec A16).
+    #[serde(default)]
+    pub fifo_routers: Option<f64>,
+    /// Their queue (default: a link's default, 1000-packet drop-tail).
+    #[serde(default)]
+    pub fifo_queue: Option<QueueSpec>,
 }
 
 /// The generators.
@@ -143,6 +156,80 @@ impl TopologySpec {
                 ..LinkSpec::default()
             },
         }
+    }
+
+    /// Seeded changes after generation: heterogeneous core rates, routers without
+    /// priorities. Returns the names of the routers made FIFO.
+    fn randomise(&self, g: &mut Graph, seed: u64) -> Result<Vec<String>, (String, String)> {
+        use rand::{Rng, SeedableRng};
+        if let Some(max) = self.core_rate_max {
+            if max < self.rate {
+                return Err((
+                    "topology.core_rate_max".into(),
+                    format!("must be at least rate ({})", self.rate),
+                ));
+            }
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(crate::topology::derive_seed(
+                seed,
+                "topology-core-rates",
+                0,
+            ));
+            for l in 0..g.links().len() {
+                let (from, to) = (g.links()[l].from, g.links()[l].to);
+                if !g.is_core(l) || from > to {
+                    continue; // one draw per pair, in link order
+                }
+                let r = Rate(rng.gen_range(self.rate.0..=max.0));
+                g.link_spec_mut(l).rate = Some(r);
+                if let Some(back) = g.reverse_of(l) {
+                    g.link_spec_mut(back).rate = Some(r);
+                }
+            }
+        }
+        let Some(f) = self.fifo_routers else {
+            if self.fifo_queue.is_some() {
+                return Err(("topology.fifo_queue".into(), "needs fifo_routers".into()));
+            }
+            return Ok(Vec::new());
+        };
+        if !(f.is_finite() && (0.0..=1.0).contains(&f)) {
+            return Err((
+                "topology.fifo_routers".into(),
+                format!("must be a fraction in [0, 1], got {f}"),
+            ));
+        }
+        if let Some(q) = &self.fifo_queue {
+            let probe = LinkSpec {
+                rate: Some(self.rate),
+                queue: Some(q.clone()),
+                ..LinkSpec::default()
+            };
+            probe
+                .validate("topology.fifo_queue")
+                .map_err(|e| (e.field, e.message))?;
+        }
+        let mut routers: Vec<usize> = (0..g.nodes().len())
+            .filter(|&i| g.nodes()[i].kind == NodeKind::Router)
+            .collect();
+        let n = ((f * routers.len() as f64).round() as usize).min(routers.len());
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(crate::topology::derive_seed(
+            seed,
+            "topology-fifo-routers",
+            0,
+        ));
+        // A partial Fisher-Yates shuffle: the first n are a uniform sample.
+        for i in 0..n {
+            let j = rng.gen_range(i..routers.len());
+            routers.swap(i, j);
+        }
+        let mut chosen: Vec<usize> = routers[..n].to_vec();
+        chosen.sort_unstable();
+        for &r in &chosen {
+            for l in g.out_links(r).to_vec() {
+                g.link_spec_mut(l).queue = self.fifo_queue.clone();
+            }
+        }
+        Ok(chosen.iter().map(|&r| g.nodes()[r].name.clone()).collect())
     }
 
     /// A field the kind does not use is an error (as an unknown key would be).
@@ -543,8 +630,15 @@ impl NetScenario {
         Ok(())
     }
 
-    /// The topology's graph. Returns (field, message) naming the element.
+    /// The topology's graph with the scenario's own seed.
     pub fn graph(&self) -> Result<Graph, (String, String)> {
+        self.graph_seeded(self.seed).map(|(g, _)| g)
+    }
+
+    /// The topology's graph, its seeded choices made with `seed`, and the routers made
+    /// FIFO (`fifo_routers`). Returns (field, message) naming the element.
+    pub fn graph_seeded(&self, seed: u64) -> Result<(Graph, Vec<String>), (String, String)> {
+        let mut fifo = Vec::new();
         let explicit = !self.nodes.is_empty() || !self.links.is_empty();
         let gerr =
             |f: &'static str| move |e: crate::graph::GraphError| (f.to_string(), e.to_string());
@@ -587,7 +681,7 @@ impl NetScenario {
                     ] {
                         spec.validate(name).map_err(|e| (e.field, e.message))?;
                     }
-                    match t.kind {
+                    let mut g = match t.kind {
                         TopoKind::Internet2 => {
                             topo_gen::internet2(hpr()?, &l).map_err(gerr("topology"))?
                         }
@@ -630,11 +724,13 @@ impl NetScenario {
                             topo_gen::edge_list(text, hpr()?, &l)
                                 .map_err(|e| ("topology.file".to_string(), e.to_string()))?
                         }
-                    }
+                    };
+                    fifo = t.randomise(&mut g, seed)?;
+                    g
                 }
             };
         g.routes().map_err(gerr("topology"))?;
-        Ok(g)
+        Ok((g, fifo))
     }
 
     fn explicit_graph(&self) -> Result<Graph, (String, String)> {
@@ -663,4 +759,44 @@ impl NetScenario {
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use super::*;
+
+    fn sizes(v: &str) -> Result<SizesSpec, String> {
+        #[derive(Deserialize)]
+        struct W {
+            #[allow(dead_code)]
+            sizes: SizesSpec,
+        }
+        toml::from_str::<W>(&format!("sizes = {v}"))
+            .map(|w| w.sizes)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn sizes_are_a_name_or_a_cdf_table_and_errors_say_which() {
+        assert_eq!(
+            sizes("\"rc3-2000\"").unwrap(),
+            SizesSpec::Builtin("rc3-2000".into())
+        );
+        assert_eq!(
+            sizes("{ cdf = [[100, 0.5], [200, 1.0]] }").unwrap(),
+            SizesSpec::Cdf(vec![(100, 0.5), (200, 1.0)])
+        );
+        let e = sizes("3").unwrap_err();
+        assert!(
+            e.contains("a built-in CDF name (rc3-synthetic, rc3-2000)"),
+            "{e}"
+        );
+        let e = sizes("{ points = [] }").unwrap_err();
+        assert!(e.contains("unknown field `points`"), "{e}");
+        assert!(sizes("{}").unwrap_err().contains("missing field `cdf`"));
+    }
+
+    #[test]
+    fn a_workload_table_makes_a_network_scenario() {
+        assert!(is_net_scenario("name = \"x\"\n[workload]\nload = 0.1\n"));
+        assert!(!is_net_scenario("name = \"x\"\n[bottleneck]\n"));
+        assert!(!is_net_scenario("not toml ["));
+    }
+}

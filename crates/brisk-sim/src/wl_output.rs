@@ -21,7 +21,7 @@ impl WorkloadResult {
             "seed": self.seed,
             "duration_s": self.duration.as_secs_f64(),
             "topology": { "hosts": self.hosts, "routers": self.routers, "links": self.links,
-                          "mean_core_hops": self.mean_core_hops },
+                          "mean_core_hops": self.mean_core_hops, "fifo_routers": self.fifo_routers },
             "workload": {
                 "target_load": self.target_load,
                 "arrival_rate_per_s": self.arrival_rate,
@@ -58,6 +58,13 @@ impl WorkloadResult {
             self.routers,
             self.links
         );
+        if !self.fifo_routers.is_empty() {
+            let _ = writeln!(
+                s,
+                "routers without priorities (FIFO): {}",
+                self.fifo_routers.join(", ")
+            );
+        }
         let _ = writeln!(
             s,
             "load target {:.2}: {:.1} flows/s, mean {:.2} core hops; measured over {:.2}s: core {:.3} (max {:.3}), host uplinks {:.3}, router ports {:.3}; drops core {} access {}",

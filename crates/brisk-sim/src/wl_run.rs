@@ -76,6 +76,8 @@ pub struct WorkloadResult {
     pub hosts: usize,
     pub routers: usize,
     pub links: usize,
+    /// Routers made FIFO by `topology.fifo_routers`.
+    pub fifo_routers: Vec<String>,
     pub target_load: f64,
     /// λ, flows per simulated second.
     pub arrival_rate: f64,
@@ -109,6 +111,7 @@ struct Built {
     arrival_rate: f64,
     mean_core_hops: f64,
     host_class: Vec<u16>,
+    fifo_routers: Vec<String>,
 }
 
 /// Host ordinal → address (198.18.0.0/15, as the dumbbell's senders).
@@ -154,7 +157,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
             message: m,
         })
     };
-    let g = sc.graph().map_err(|(f, m)| bad(&f, m))?;
+    let (g, fifo_routers) = sc.graph_seeded(seed).map_err(|(f, m)| bad(&f, m))?;
     let routing = g.routes().map_err(|e| bad("topology", e.to_string()))?;
     let w = &sc.workload;
     let cdf = w.sizes.cdf().map_err(|(f, m)| bad(&f, m))?;
@@ -381,6 +384,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
         arrival_rate: lambda,
         mean_core_hops,
         host_class,
+        fifo_routers,
     })
 }
 
@@ -571,6 +575,7 @@ pub fn run_net_controlled(
         hosts: g_hosts,
         routers,
         links: b.link_entry.len(),
+        fifo_routers: b.fifo_routers.clone(),
         target_load: sc.workload.load,
         arrival_rate: b.arrival_rate,
         mean_core_hops: b.mean_core_hops,
@@ -589,4 +594,24 @@ pub fn run_net_controlled(
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_classes_split_every_router_in_order() {
+        // Two routers with 4 and 3 hosts; classes of 1/2 and 1/4.
+        let groups = BTreeMap::from([(10, vec![0, 1, 2, 3]), (11, vec![4, 5, 6])]);
+        let c = assign_classes(&groups, &[(1, 0.5), (2, 0.25)], 7);
+        // Router 10: 2 hosts class 1, then round(0.75·4) − 2 = 1 host class 2, 1 base.
+        // Router 11: round(1.5) = 2 hosts class 1, round(2.25) − 2 = 0 class 2, 1 base.
+        assert_eq!(c, vec![1, 1, 2, 0, 1, 1, 0]);
+        assert_eq!(assign_classes(&groups, &[], 7), vec![0; 7]);
+    }
+
+    #[test]
+    fn host_addresses_are_distinct() {
+        let ips: std::collections::BTreeSet<IpAddr> =
+            (0..crate::graph::MAX_NODES).map(host_ip).collect();
+        assert_eq!(ips.len(), crate::graph::MAX_NODES);
+    }
+}

@@ -180,6 +180,46 @@ fn access_loss_is_recovered_and_every_flow_stays_intact() {
 }
 
 #[test]
+fn seeded_core_rates_and_fifo_routers() {
+    let text = internet2(
+        ", core_rate_max = \"200Mbps\", fifo_routers = 0.5, fifo_queue = { kind = \"droptail\", packets = 50 }",
+        &format!("{BASE}flows = 300\n"),
+    )
+    .replace("rate = \"100Mbps\"", "rate = \"50Mbps\"");
+    let sc = NetScenario::from_toml_str(&text).unwrap();
+    let (g, fifo) = sc.graph_seeded(7).unwrap();
+    let mut rates = std::collections::BTreeSet::new();
+    for (l, link) in g.links().iter().enumerate() {
+        let rate = link.spec.rate.unwrap().0;
+        if g.is_core(l) {
+            assert!((50_000_000..=200_000_000).contains(&rate));
+            let back = g.reverse_of(l).unwrap();
+            assert_eq!(g.links()[back].spec.rate.unwrap().0, rate);
+            rates.insert(rate);
+        } else {
+            assert_eq!(rate, 50_000_000); // host links keep `rate`
+        }
+        let from = &g.nodes()[link.from].name;
+        let fifo_q = matches!(
+            link.spec.queue,
+            Some(brisk_net::spec::QueueSpec::Droptail {
+                packets: Some(50),
+                ..
+            })
+        );
+        assert_eq!(fifo_q, fifo.contains(from), "{from}");
+    }
+    assert_eq!(rates.len(), 13, "one draw per core link pair");
+    assert_eq!(fifo.len(), 5);
+    // Another seed, other choices; the same seed, the same ones.
+    assert_ne!(sc.graph_seeded(8).unwrap().1, fifo);
+    assert_eq!(sc.graph_seeded(7).unwrap().1, fifo);
+    let r = run_net(&sc, 7).unwrap();
+    assert_all_intact(&r);
+    assert_eq!(r.fifo_routers, fifo);
+}
+
+#[test]
 fn fat_tree_and_explicit_graphs_run_intact() {
     let ft = r#"
 name = "ft"
@@ -266,6 +306,40 @@ fn edge_lists_load_relative_to_the_scenario() {
     assert_eq!(e.field, "topology.file");
     assert!(e.message.contains("cannot read"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_shipped_internet2_edge_list_routes_like_the_generator() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let scen = |topo: &str| {
+        format!("name = \"e\"\nduration = \"10s\"\ntopology = {{ {topo}, hosts_per_router = 2, rate = \"1Gbps\", hop_delay = \"10ms\" }}\n[workload]\nsizes = \"rc3-2000\"\nload = 0.3\n")
+    };
+    let from_file = NetScenario::from_toml_str_named(
+        &scen("kind = \"edges\", file = \"topologies/internet2.txt\""),
+        &dir.join("x.toml").display().to_string(),
+    )
+    .unwrap()
+    .graph()
+    .unwrap();
+    let built = NetScenario::from_toml_str(&scen("kind = \"internet2\""))
+        .unwrap()
+        .graph()
+        .unwrap();
+    let hops = |g: &brisk_sim::graph::Graph| {
+        let r = g.routes().unwrap();
+        let n = r.hosts.len();
+        let mut out = std::collections::BTreeMap::new();
+        for s in 0..n {
+            for t in 0..n {
+                let name = |k: usize| g.nodes()[r.hosts[k]].name.clone();
+                let p = r.path(g, s, t).unwrap();
+                let d: u64 = p.iter().map(|&l| g.links()[l].delay_ns()).sum();
+                out.insert((name(s), name(t)), (p.len(), d));
+            }
+        }
+        out
+    };
+    assert_eq!(hops(&from_file), hops(&built));
 }
 
 /// (scenario text, field, words the message must contain).
@@ -379,6 +453,21 @@ fn bad_network_scenarios_name_the_field() {
         &internet2(", hosts_per_router = 0", &w).replace("hosts_per_router = 2, ", ""),
         "topology.hosts_per_router",
         &["between 1 and"],
+    );
+    bad(
+        &internet2(", core_rate_max = \"10Mbps\"", &w),
+        "topology.core_rate_max",
+        &["at least rate"],
+    );
+    bad(
+        &internet2(", fifo_routers = 1.5", &w),
+        "topology.fifo_routers",
+        &["[0, 1]"],
+    );
+    bad(
+        &internet2(", fifo_queue = { kind = \"droptail\" }", &w),
+        "topology.fifo_queue",
+        &["needs fifo_routers"],
     );
     let ft = "name = \"f\"\nduration = \"1s\"\ntopology = { kind = \"fat_tree\", k = 5, rate = \"1Gbps\" }\n[workload]\nsizes = \"rc3-2000\"\nload = 0.3\n";
     bad(ft, "topology.k", &["even"]);
