@@ -55,7 +55,7 @@ impl Job {
         // The dumbbell field is unused for network runs; a minimal valid scenario keeps
         // `Job` one shape for the pool.
         let placeholder = Scenario::from_toml_str(
-            "name = \"network\"\nduration = \"1s\"\n[[flow]]\nrtt = \"10ms\"\n",
+            "name = \"network\"\nduration = \"1s\"\n[bottleneck]\nrate = \"10Mbit\"\n[[flow]]\nrtt = \"10ms\"\napp = { kind = \"bulk\" }\n",
         )
         // NOTE(expect): a constant, valid scenario.
         .expect("placeholder scenario parses");

@@ -173,6 +173,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::tlp_web::plan,
     },
     Experiment {
+        id: exp::rc3_base::ID,
+        title: exp::rc3_base::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::rc3_base::CLAIMS,
+        plan: exp::rc3_base::plan,
+    },
+    Experiment {
         id: exp::new_cwv::ID,
         title: exp::new_cwv::TITLE,
         kind: Kind::Simulated,

@@ -16,6 +16,8 @@ pub mod dc_r;
 pub mod dc_sweep;
 pub mod dc_video;
 pub mod new_cwv;
+pub mod rc3_base;
+pub mod rc3_net;
 pub mod rdb;
 pub mod real_bloat;
 pub mod real_ecn;

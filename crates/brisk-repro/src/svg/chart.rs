@@ -110,13 +110,20 @@ fn median_step(xs: &[f64]) -> Option<f64> {
 
 /// Splits samples into runs that may be joined by one line: a sample the axes cannot
 /// place ends a run, and so does (when `gaps`) a step in x above `GAP` times the
-/// median step.
+/// median step, measured as drawn (in log10 x on a log axis, so geometrically spaced
+/// samples are not cut apart).
 fn runs<T: Copy>(
     pts: &[T],
     xy: impl Fn(T) -> (f64, f64),
     ok: impl Fn(T) -> bool,
     gaps: bool,
+    log_x: bool,
 ) -> Vec<Vec<T>> {
+    let drawn = |x: f64| if log_x { x.log10() } else { x };
+    let xy = |p: T| {
+        let (x, y) = xy(p);
+        (drawn(x), y)
+    };
     let xs: Vec<f64> = pts.iter().map(|p| xy(*p).0).collect();
     let limit = if gaps {
         median_step(&xs).map(|m| m * GAP)
@@ -323,7 +330,7 @@ pub fn chart(c: &Chart, id: &str) -> String {
     // Bands first, so every line is drawn over them.
     for s in &c.series {
         let ok = |b: (f64, f64, f64)| x.accepts(b.0) && y.accepts(b.1) && y.accepts(b.2);
-        for run in runs(&s.band, |b| (b.0, b.1), ok, gaps(s)) {
+        for run in runs(&s.band, |b| (b.0, b.1), ok, gaps(s), c.x_log) {
             let upper: Vec<(f64, f64)> = run.iter().map(|b| (x.map(b.0), y.map(b.2))).collect();
             let lower: Vec<(f64, f64)> =
                 run.iter().rev().map(|b| (x.map(b.0), y.map(b.1))).collect();
@@ -366,7 +373,7 @@ pub fn chart(c: &Chart, id: &str) -> String {
     }
     for s in &c.series {
         let ok = |p: (f64, f64)| x.accepts(p.0) && y.accepts(p.1);
-        for run in runs(&s.points, |p| p, ok, gaps(s)) {
+        for run in runs(&s.points, |p| p, ok, gaps(s), c.x_log) {
             let pix: Vec<(f64, f64)> = run.iter().map(|&(a, b)| (x.map(a), y.map(b))).collect();
             if matches!(s.style, Style::Points | Style::Marker) {
                 let r = if s.style == Style::Marker {
@@ -526,6 +533,23 @@ mod tests {
         // Three runs: before the NaN, NaN to the gap, after the gap.
         assert_eq!(paths(&s).len(), 3, "{s}");
         assert!(!s.contains("NaN") && !s.contains("inf"));
+    }
+
+    #[test]
+    fn geometric_samples_on_a_log_axis_stay_one_line() {
+        let pts: Vec<(f64, f64)> = (0..12).map(|k| (2f64.powi(k), k as f64)).collect();
+        let c = Chart {
+            x_log: true,
+            series: vec![Series::new("s", RED, Style::Line, pts.clone())],
+            ..Chart::default()
+        };
+        assert_eq!(paths(&chart(&c, "t")).len(), 1);
+        // The same samples on a linear axis are cut at the wide steps.
+        let lin = Chart {
+            series: vec![Series::new("s", RED, Style::Line, pts)],
+            ..Chart::default()
+        };
+        assert!(paths(&chart(&lin, "t")).len() > 1);
     }
 
     #[test]

@@ -1,0 +1,194 @@
+//! RC3's simulated network (NSDI 2014 §5.1; spec `rc3.md` §2.1, A7-A13), shared by the
+//! `rc3-*` experiments: the Abilene-like Internet2 graph (10 routers, 10 hosts each,
+//! 10 ms one-way per core hop, so 45 ms mean RTT over the 2.27 mean core hops), every
+//! link at the same rate, router ports with one shared strict-priority buffer of one
+//! 40-ms BDP with push-out, host NICs with an effectively unbounded priority queue
+//! (RC3's enlarged Tx queue), Poisson flows with the `rc3-synthetic` sizes at a target
+//! mean core load, NewReno with SACK, IW 4, every segment ACKed (spec A10), no
+//! timestamps (A10; RC3 turns them off anyway), receive and send buffers larger than any
+//! flow (A11).
+//!
+//! Flows are downloads (`workload.direction`): the receiver opens the connection and
+//! the sender writes on accept, so RC3's first round is bounded by the client's scaled
+//! window, not by the SYN-ACK's unscaled 64 KB (docs/mechanisms/rc3.md).
+//!
+//! Runs are pooled per arm: the flows of all seeds that arrived after the warm-up.
+
+use brisk_sim::fct::{FctStats, FlowFct};
+use brisk_sim::topo_spec::NetScenario;
+use brisk_sim::RunResult;
+
+/// Upper edges of the size bins (bytes): 4, 10, 40, 100, 440, 1000, 4440 packets of
+/// 1460 B, as the workload's default; a last open bin follows.
+pub const EDGES: [u64; 7] = [
+    4 * 1460,
+    10 * 1460,
+    40 * 1460,
+    100 * 1460,
+    440 * 1460,
+    1000 * 1460,
+    4440 * 1460,
+];
+/// Fig. 10's sizes: 7.3 KB (5 packets) and 1.7 MB (the substitute CDF's point masses).
+pub const CDF_SIZES: [u64; 2] = [7300, 1_699_440];
+
+/// The network's knobs.
+#[derive(Clone, Debug)]
+pub struct Net {
+    pub rate_mbps: u64,
+    pub hop_delay_ms: u64,
+    pub hosts_per_router: u32,
+    pub load: f64,
+    pub flows: u32,
+    pub sizes: &'static str,
+    /// Per-packet loss on every router port towards a host (spec A13), if any.
+    pub access_loss: Option<f64>,
+    /// Fraction of routers without priorities (FIFO ports, spec A16).
+    pub fifo_routers: Option<f64>,
+}
+
+impl Net {
+    /// The paper's baseline: 1 Gbit/s, 10 ms per hop, 10 hosts per router, 30 % load.
+    pub fn base(flows: u32) -> Net {
+        Net {
+            rate_mbps: 1000,
+            hop_delay_ms: 10,
+            hosts_per_router: 10,
+            load: 0.3,
+            flows,
+            sizes: "rc3-synthetic",
+            access_loss: None,
+            fifo_routers: None,
+        }
+    }
+
+    /// One 40-ms BDP (the mean path's RTT is 45 ms; the paper says "RTT×BW").
+    fn buffer_bytes(&self) -> u64 {
+        self.rate_mbps * 1_000_000 / 8 * (4 * self.hop_delay_ms) / 1000
+    }
+}
+
+/// The `tcp` table for every arm: NewReno, SACK, IW 4, ACK every segment, no
+/// timestamps, buffers beyond the largest flow; `extra` adds knobs (e.g. `rc3 = true`).
+pub fn tcp(extra: &str) -> String {
+    let mut t = String::from(
+        "initial_cwnd = 4, sack = true, delayed_ack = false, timestamps = false, \
+         recv_buffer = \"16MB\", send_buffer = \"16MB\"",
+    );
+    if !extra.is_empty() {
+        t.push_str(", ");
+        t.push_str(extra);
+    }
+    t
+}
+
+/// A network scenario: the default hosts run `default_tcp`; `classes` are
+/// `[[workload.class]]` bodies (e.g. `name = "rc3", hosts = 0.5, cc = "reno", tcp = {..}`).
+pub fn scenario(
+    name: &str,
+    net: &Net,
+    default_tcp: &str,
+    classes: &[String],
+) -> Result<NetScenario, String> {
+    let buf = net.buffer_bytes();
+    let mut topo = format!(
+        "{{ kind = \"internet2\", hosts_per_router = {}, rate = \"{}Mbps\", hop_delay = \"{}ms\", \
+         queue = {{ kind = \"prio\", bands = 4, bytes = {buf} }}, \
+         host_queue = {{ kind = \"prio\", bands = 4, packets = 1000000 }}",
+        net.hosts_per_router, net.rate_mbps, net.hop_delay_ms
+    );
+    if let Some(p) = net.access_loss {
+        topo.push_str(&format!(
+            ", access_loss = {{ kind = \"bernoulli\", p = {p} }}"
+        ));
+    }
+    if let Some(f) = net.fifo_routers {
+        topo.push_str(&format!(
+            ", fifo_routers = {f}, fifo_queue = {{ kind = \"droptail\", bytes = {buf} }}"
+        ));
+    }
+    topo.push_str(" }");
+    let mut text = format!(
+        "name = \"{name}\"\nduration = \"120s\"\ntopology = {topo}\n[workload]\n\
+         direction = \"download\"\nsizes = \"{}\"\nload = {}\nflows = {}\ncc = \"reno\"\n\
+         tcp = {{ {default_tcp} }}\ncdf_sizes = [\"7300\", \"1699440\"]\n",
+        net.sizes, net.load, net.flows
+    );
+    for c in classes {
+        text.push_str(&format!("[[workload.class]]\n{c}\n"));
+    }
+    NetScenario::from_toml_str_named(&text, name).map_err(|e| e.to_string())
+}
+
+/// The flows of `runs` (all seeds of one arm) that arrived after the warm-up, with
+/// `class` if given (0 is the hosts no class claims), as the aggregates see them.
+pub fn pooled(runs: &[&RunResult], class: Option<u16>) -> Vec<FlowFct> {
+    let mut v = Vec::new();
+    for r in runs {
+        let Some(w) = &r.workload else { continue };
+        let t_warm = brisk_time::Instant::ZERO + w.warmup;
+        for f in &w.flows {
+            if f.start < t_warm || class.is_some_and(|c| c != f.class) {
+                continue;
+            }
+            v.push(FlowFct {
+                size: f.size,
+                fct_s: f.fct().map(|d| d.as_secs_f64()),
+            });
+        }
+    }
+    v
+}
+
+/// As [`pooled`], with the FCT counted from the SYN (handshake included), the
+/// alternative definition spec A12 keeps.
+pub fn pooled_from_syn(runs: &[&RunResult]) -> Vec<FlowFct> {
+    let mut v = Vec::new();
+    for r in runs {
+        let Some(w) = &r.workload else { continue };
+        let t_warm = brisk_time::Instant::ZERO + w.warmup;
+        for f in w.flows.iter().filter(|f| f.start >= t_warm) {
+            v.push(FlowFct {
+                size: f.size,
+                fct_s: f.acked.map(|a| (a - f.start).as_secs_f64()),
+            });
+        }
+    }
+    v
+}
+
+/// Pooled statistics of one arm.
+pub fn stats(runs: &[&RunResult], class: Option<u16>) -> FctStats {
+    FctStats::compute(&pooled(runs, class), &EDGES, &CDF_SIZES)
+}
+
+/// Flows of `runs` that did not complete or arrived damaged (must be 0).
+pub fn broken(runs: &[&RunResult]) -> usize {
+    runs.iter()
+        .filter_map(|r| r.workload.as_ref())
+        .map(|w| w.not_intact + w.errors + w.flows.iter().filter(|f| f.fct().is_none()).count())
+        .sum()
+}
+
+/// A bin's label, e.g. "(5.8 KB, 14.6 KB]".
+pub fn bin_label(i: usize) -> String {
+    let kb = |b: u64| {
+        if b >= 1_000_000 {
+            format!("{:.1} MB", b as f64 / 1e6)
+        } else {
+            format!("{:.1} KB", b as f64 / 1e3)
+        }
+    };
+    let lo = if i == 0 { 0 } else { EDGES[i - 1] };
+    match EDGES.get(i) {
+        Some(&hi) => format!("({}, {}]", kb(lo), kb(hi)),
+        None => format!("> {}", kb(lo)),
+    }
+}
+
+/// A bin's geometric middle in bytes (for plotting against size).
+pub fn bin_mid(i: usize) -> f64 {
+    let lo = if i == 0 { 1460 } else { EDGES[i - 1] } as f64;
+    let hi = EDGES.get(i).map_or(lo * 2.0, |&h| h as f64);
+    (lo * hi).sqrt()
+}
