@@ -180,6 +180,27 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::rc3_base::plan,
     },
     Experiment {
+        id: exp::rc3_sweep::LOAD_ID,
+        title: exp::rc3_sweep::LOAD_TITLE,
+        kind: Kind::Simulated,
+        claims: exp::rc3_sweep::LOAD_CLAIMS,
+        plan: exp::rc3_sweep::plan_load,
+    },
+    Experiment {
+        id: exp::rc3_sweep::IW_ID,
+        title: exp::rc3_sweep::IW_TITLE,
+        kind: Kind::Simulated,
+        claims: exp::rc3_sweep::IW_CLAIMS,
+        plan: exp::rc3_sweep::plan_iw,
+    },
+    Experiment {
+        id: exp::rc3_sweep::LEVELS_ID,
+        title: exp::rc3_sweep::LEVELS_TITLE,
+        kind: Kind::Simulated,
+        claims: exp::rc3_sweep::LEVELS_CLAIMS,
+        plan: exp::rc3_sweep::plan_levels,
+    },
+    Experiment {
         id: exp::new_cwv::ID,
         title: exp::new_cwv::TITLE,
         kind: Kind::Simulated,

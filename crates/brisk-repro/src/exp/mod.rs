@@ -18,6 +18,7 @@ pub mod dc_video;
 pub mod new_cwv;
 pub mod rc3_base;
 pub mod rc3_net;
+pub mod rc3_sweep;
 pub mod rdb;
 pub mod real_bloat;
 pub mod real_ecn;
