@@ -132,6 +132,12 @@ enum BenchCmd {
         /// Core and access rate (the shipped scenario's is 100Mbit).
         #[arg(long, default_value = "100Mbit", value_parser = args::rate)]
         rate: u64,
+        /// Hosts per router (the shipped scenario's is 4; the paper's 10).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        hosts_per_router: Option<u32>,
+        /// Every host runs RC3 (`tcp.rc3 = true`, priority queues everywhere).
+        #[arg(long)]
+        rc3: bool,
     },
     /// Emulator capacity: kernel CUBIC through an emulated zero-delay path.
     Emu {
@@ -226,8 +232,14 @@ fn main() -> ExitCode {
             what: BenchCmd::Sim { duration },
         } => cmd_bench_sim(duration),
         Cmd::Bench {
-            what: BenchCmd::Net { flows, rate },
-        } => cmd_bench_net(flows, rate),
+            what:
+                BenchCmd::Net {
+                    flows,
+                    rate,
+                    hosts_per_router,
+                    rc3,
+                },
+        } => cmd_bench_net(flows, rate, hosts_per_router, rc3),
         Cmd::Repro(args) => repro_cmd::cmd_repro(args),
     };
     match res {
@@ -441,23 +453,75 @@ pub(crate) fn emit(text: &str) -> anyhow::Result<()> {
 
 /// `brisk bench net`: wall time, simulated seconds per wall second, events and flows
 /// per wall second of the small Internet2 workload at three loads.
-fn cmd_bench_net(flows: u32, rate: u64) -> anyhow::Result<()> {
+/// The process's peak resident set so far (Linux `VmHWM`), MB; None elsewhere.
+fn peak_rss_mb() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: f64 = s
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kb / 1024.0)
+}
+
+fn cmd_bench_net(
+    flows: u32,
+    rate: u64,
+    hosts_per_router: Option<u32>,
+    rc3: bool,
+) -> anyhow::Result<()> {
     use brisk_sim::topo_spec::NetScenario;
-    let mut sc = NetScenario::from_toml_str_named(NET_BENCH_SCENARIO, "rc3-internet2-small.toml")?;
+    let mut text = NET_BENCH_SCENARIO.to_string();
+    if let Some(h) = hosts_per_router {
+        text = text.replace("hosts_per_router = 4", &format!("hosts_per_router = {h}"));
+    }
+    if rc3 {
+        // RC3's network: priority queues with push-out (40 ms at the link rate, as the
+        // drop-tail's `time`), and RC3 on every host.
+        text = text
+            .replace(
+                "queue = { kind = \"droptail\", time = \"40ms\" }",
+                &format!(
+                    "queue = {{ kind = \"prio\", bands = 4, bytes = {} }}",
+                    rate / 8 / 25
+                ),
+            )
+            .replace(
+                "host_queue = { kind = \"droptail\", bytes = \"16MB\" }",
+                "host_queue = { kind = \"prio\", bands = 4, packets = 1000000 }",
+            )
+            .replace(
+                "send_buffer = \"8MB\" }",
+                "send_buffer = \"8MB\", rc3 = true }",
+            );
+    }
+    let mut sc = NetScenario::from_toml_str_named(&text, "rc3-internet2-small.toml")?;
     sc.workload.flows = Some(flows);
     sc.duration = brisk_sim::units::Dur(Duration::from_secs(3600));
     if let Some(t) = &mut sc.topology {
         t.rate = brisk_sim::units::Rate(rate);
     }
     println!(
-        "brisk network benchmark: Internet2, {} hosts/router, {:.0} Mbit/s, {} flows of rc3-synthetic, Reno",
+        "brisk network benchmark: Internet2, {} hosts/router, {:.0} Mbit/s, {} flows of rc3-synthetic, Reno{}",
         sc.topology.as_ref().and_then(|t| t.hosts_per_router).unwrap_or(10),
         rate as f64 / 1e6,
-        flows
+        flows,
+        if rc3 { " with RC3" } else { "" }
     );
     println!(
-        "  {:>5} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10} {:>10}",
-        "load", "sim s", "wall s", "sim s/wall", "events/s", "packets/s", "flows/s", "core util"
+        "  {:>5} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10} {:>10} {:>10} {:>12}",
+        "load",
+        "sim s",
+        "wall s",
+        "sim s/wall",
+        "events/s",
+        "packets/s",
+        "flows/s",
+        "core util",
+        "peak conns",
+        "peak RSS MB"
     );
     for load in [0.1, 0.3, 0.5] {
         sc.workload.load = load;
@@ -466,7 +530,7 @@ fn cmd_bench_net(flows: u32, rate: u64) -> anyhow::Result<()> {
         let wall = t0.elapsed().as_secs_f64().max(1e-9);
         let sim = r.duration.as_secs_f64();
         println!(
-            "  {:>5.2} {:>9.3} {:>9.3} {:>12.3} {:>12.0} {:>12.0} {:>10.0} {:>10.3}",
+            "  {:>5.2} {:>9.3} {:>9.3} {:>12.3} {:>12.0} {:>12.0} {:>10.0} {:>10.3} {:>10} {:>12}",
             load,
             sim,
             wall,
@@ -474,7 +538,10 @@ fn cmd_bench_net(flows: u32, rate: u64) -> anyhow::Result<()> {
             r.engine.events as f64 / wall,
             r.engine.packets as f64 / wall,
             r.flows.len() as f64 / wall,
-            r.utilisation.core_mean
+            r.utilisation.core_mean,
+            r.peak_connections,
+            // The process's peak so far: levels run in order, so it is a running maximum.
+            peak_rss_mb().map_or("-".into(), |m| format!("{m:.0}"))
         );
         if r.not_intact + r.errors > 0 {
             anyhow::bail!("{} flows not intact, {} errors", r.not_intact, r.errors);

@@ -187,8 +187,9 @@ pub fn run_jobs(
                     ..Default::default()
                 };
                 let mut r = match &job.net {
-                    Some(net) => brisk_sim::wl_run::run_net(net, job.seed)
-                        .map(RunResult::from_workload),
+                    Some(net) => {
+                        brisk_sim::wl_run::run_net(net, job.seed).map(RunResult::from_workload)
+                    }
                     None => brisk_sim::run::run_with(&job.scenario, job.seed, &opts),
                 }
                 .map_err(|e| format!("{}: {e}", job.label));

@@ -20,7 +20,6 @@ pub const CLAIMS: &[&str] = &[
     "RC3-1a", "RC3-1b", "RC3-2a", "RC3-2b", "RC3-2c", "RC3-2d", "RC3-5", "RC3-11a", "RC3-11b",
 ];
 
-
 fn sizes(quick: bool) -> (u64, u32) {
     // (seeds, flows per run)
     if quick {
@@ -193,7 +192,11 @@ fn analyse(runs: &[RunResult], quick: bool) -> ExperimentResult {
     r.claims.push(
         Claim::new("RC3-5", "FCT percentiles for 7.3 KB and 1.7 MB flows")
             .paper_text("better at every percentile, p1 to p99")
-            .ours_text(if better { "RC3 ≤ TCP at all" } else { "not at all" })
+            .ours_text(if better {
+                "RC3 ≤ TCP at all"
+            } else {
+                "not at all"
+            })
             .tolerance("RC3 ≤ TCP at p1, p10, p50, p90, p99, both sizes")
             .check(better)
             .note(txt.join("; ")),
@@ -207,7 +210,11 @@ fn analyse(runs: &[RunResult], quick: bool) -> ExperimentResult {
     r.claims.push(
         Claim::new("RC3-11a", "median effective throughput per size bin")
             .paper_text("RC3 high for all sizes; TCP poor for medium flows")
-            .ours_text(if thr_ok { "RC3 ≥ TCP in every bin" } else { "not in every bin" })
+            .ours_text(if thr_ok {
+                "RC3 ≥ TCP in every bin"
+            } else {
+                "not in every bin"
+            })
             .tolerance("RC3 ≥ TCP in every bin")
             .check(thr_ok),
     );

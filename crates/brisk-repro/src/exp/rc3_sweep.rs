@@ -14,7 +14,8 @@ pub const LOAD_ID: &str = "rc3-load";
 pub const LOAD_TITLE: &str = "RC3 at 10, 30 and 50 % load (RC3 §5.1.2, Fig. 8)";
 pub const LOAD_CLAIMS: &[&str] = &["RC3-3a", "RC3-3b"];
 pub const IW_ID: &str = "rc3-iw";
-pub const IW_TITLE: &str = "RC3 against larger initial windows, IW 10 and 50 (RC3 §5.1.4, Fig. 14a)";
+pub const IW_TITLE: &str =
+    "RC3 against larger initial windows, IW 10 and 50 (RC3 §5.1.4, Fig. 14a)";
 pub const IW_CLAIMS: &[&str] = &["RC3-12a", "RC3-12b", "RC3-12c"];
 pub const LEVELS_ID: &str = "rc3-levels";
 pub const LEVELS_TITLE: &str =
@@ -98,7 +99,9 @@ pub fn plan_load(quick: bool) -> Result<Plan, String> {
 fn analyse_load(runs: &[RunResult], quick: bool) -> ExperimentResult {
     let mut r = ExperimentResult::new(LOAD_ID, LOAD_TITLE);
     let s = per_arm(runs, 6);
-    let red: Vec<Reductions> = (0..3).map(|i| s[2 * i + 1].reductions_from(&s[2 * i])).collect();
+    let red: Vec<Reductions> = (0..3)
+        .map(|i| s[2 * i + 1].reductions_from(&s[2 * i]))
+        .collect();
     let flows: Vec<f64> = red.iter().map(|x| nan(x.over_flows)).collect();
     let bytes: Vec<f64> = red.iter().map(|x| nan(x.over_bytes)).collect();
     for (id, what, ours, paper) in [
@@ -109,7 +112,10 @@ fn analyse_load(runs: &[RunResult], quick: bool) -> ExperimentResult {
         let near = ours.iter().zip(paper).all(|(o, p)| (o - p).abs() <= 8.0);
         r.claims.push(
             Claim::new(id, &format!("reduction {what} at 10 / 30 / 50 % load"))
-                .paper_text(&format!("{:.2} / {:.2} / {:.2}", paper[0], paper[1], paper[2]))
+                .paper_text(&format!(
+                    "{:.2} / {:.2} / {:.2}",
+                    paper[0], paper[1], paper[2]
+                ))
                 .ours_text(&format!("{:.1} / {:.1} / {:.1}", ours[0], ours[1], ours[2]))
                 .unit("%")
                 .tolerance("falls with load; each ±8 pp")
@@ -118,9 +124,15 @@ fn analyse_load(runs: &[RunResult], quick: bool) -> ExperimentResult {
     }
     let small: Vec<String> = red
         .iter()
-        .map(|x| format!("{:.1}", x.bins.first().copied().flatten().unwrap_or(f64::NAN)))
+        .map(|x| {
+            format!(
+                "{:.1}",
+                x.bins.first().copied().flatten().unwrap_or(f64::NAN)
+            )
+        })
         .collect();
-    r.notes.push(set_up(quick, ", at 10, 30 and 50 % mean core load"));
+    r.notes
+        .push(set_up(quick, ", at 10, 30 and 50 % mean core load"));
     r.notes.push(format!(
         "Flows of at most 4 packets gain {} % at 10 / 30 / 50 % (the paper: small flows gain more at higher load, as large flows finish sooner at low priority).",
         small.join(" / ")
@@ -133,8 +145,14 @@ pub fn plan_iw(quick: bool) -> Result<Plan, String> {
     let arms: Vec<Arm> = [
         ("TCP IW 4", rc3_net::tcp("")),
         ("RC3", rc3_net::tcp("rc3 = true")),
-        ("TCP IW 10", rc3_net::tcp("").replace("initial_cwnd = 4", "initial_cwnd = 10")),
-        ("TCP IW 50", rc3_net::tcp("").replace("initial_cwnd = 4", "initial_cwnd = 50")),
+        (
+            "TCP IW 10",
+            rc3_net::tcp("").replace("initial_cwnd = 4", "initial_cwnd = 10"),
+        ),
+        (
+            "TCP IW 50",
+            rc3_net::tcp("").replace("initial_cwnd = 4", "initial_cwnd = 50"),
+        ),
     ]
     .into_iter()
     .map(|(label, tcp)| Arm {
@@ -164,12 +182,15 @@ fn analyse_iw(runs: &[RunResult], quick: bool) -> ExperimentResult {
         .iter()
         .all(|(o, p)| (o - p).abs() <= 8.0);
     r.claims.push(
-        Claim::new("RC3-12a", "mean-FCT reduction over flows: RC3 / IW 10 / IW 50")
-            .paper_text("44 / 13 / 24")
-            .ours_text(&format!("{rc3:.1} / {iw10:.1} / {iw50:.1}"))
-            .unit("%")
-            .tolerance("RC3 > IW50 > IW10 > 0; each ±8 pp")
-            .check(order && near),
+        Claim::new(
+            "RC3-12a",
+            "mean-FCT reduction over flows: RC3 / IW 10 / IW 50",
+        )
+        .paper_text("44 / 13 / 24")
+        .ours_text(&format!("{rc3:.1} / {iw10:.1} / {iw50:.1}"))
+        .unit("%")
+        .tolerance("RC3 > IW50 > IW10 > 0; each ±8 pp")
+        .check(order && near),
     );
     let small = |x: &Reductions| x.bins.first().copied().flatten().unwrap_or(f64::NAN);
     let (s10, s50) = (small(&red[1]), small(&red[2]));
@@ -211,7 +232,10 @@ pub fn plan_levels(quick: bool) -> Result<Plan, String> {
     let arms: Vec<Arm> = [
         ("TCP", String::new()),
         ("RC3 1 level", "rc3 = { levels = [40] }".to_string()),
-        ("RC3 3 levels", "rc3 = { levels = [40, 400, 4000] }".to_string()),
+        (
+            "RC3 3 levels",
+            "rc3 = { levels = [40, 400, 4000] }".to_string(),
+        ),
         (
             "RC3 4 levels",
             "rc3 = { levels = [10, 100, 1000, 10000] }".to_string(),
@@ -254,7 +278,10 @@ fn analyse_levels(runs: &[RunResult], quick: bool) -> ExperimentResult {
         let near = o.iter().zip(paper).all(|(a, p)| (a - p).abs() <= 8.0);
         r.claims.push(
             Claim::new(id, &format!("reduction {what}: 1 / 3 / 4 levels"))
-                .paper_text(&format!("{:.2} / {:.2} / {:.2}", paper[0], paper[1], paper[2]))
+                .paper_text(&format!(
+                    "{:.2} / {:.2} / {:.2}",
+                    paper[0], paper[1], paper[2]
+                ))
                 .ours_text(&format!("{:.1} / {:.1} / {:.1}", o[0], o[1], o[2]))
                 .unit("%")
                 .tolerance("1 < 3 ≈ 4 (within 3 pp); each ±8 pp")
