@@ -45,6 +45,10 @@ pub struct Net {
     pub access_loss: Option<f64>,
     /// Fraction of routers without priorities (FIFO ports, spec A16).
     pub fifo_routers: Option<f64>,
+    /// Core link rates drawn from [`rate_mbps`, this] (RC3-6's heterogeneous core).
+    pub core_rate_max_mbps: Option<u64>,
+    /// Host links' rate when it differs from the core's.
+    pub host_rate_mbps: Option<u64>,
 }
 
 impl Net {
@@ -59,6 +63,8 @@ impl Net {
             sizes: "rc3-synthetic",
             access_loss: None,
             fifo_routers: None,
+            core_rate_max_mbps: None,
+            host_rate_mbps: None,
         }
     }
 
@@ -97,6 +103,12 @@ pub fn scenario(
          host_queue = {{ kind = \"prio\", bands = 4, packets = 1000000 }}",
         net.hosts_per_router, net.rate_mbps, net.hop_delay_ms
     );
+    if let Some(m) = net.core_rate_max_mbps {
+        topo.push_str(&format!(", core_rate_max = \"{m}Mbps\""));
+    }
+    if let Some(h) = net.host_rate_mbps {
+        topo.push_str(&format!(", host_rate = \"{h}Mbps\""));
+    }
     if let Some(p) = net.access_loss {
         topo.push_str(&format!(
             ", access_loss = {{ kind = \"bernoulli\", p = {p} }}"
