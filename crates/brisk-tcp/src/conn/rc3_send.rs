@@ -27,7 +27,7 @@
 //!   priority-0 traffic would reach the peer with TSvals older than its TS.Recent,
 //!   and PAWS would drop them.
 
-use super::{Connection, Segment, SegmentKind, State};
+use super::{Connection, Segment, SegmentKind};
 use brisk_time::Instant;
 use brisk_wire::Flags;
 
@@ -35,16 +35,7 @@ impl Connection {
     /// The RLP's next copy, if RC3 is on and one is due (`poll_transmit` calls this
     /// after the primary loop, before a pure ACK).
     pub(super) fn send_rlp_copy(&mut self, now: Instant) -> Option<Segment> {
-        if self.snd.fin_seq.is_some()
-            || !matches!(
-                self.state,
-                State::Established
-                    | State::CloseWait
-                    | State::FinWait1
-                    | State::Closing
-                    | State::LastAck
-            )
-        {
+        if !self.data_state_open() {
             return None;
         }
         let wnd_end = self.snd.snd_una + self.snd.snd_wnd;

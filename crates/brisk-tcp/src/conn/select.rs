@@ -98,13 +98,12 @@ impl Connection {
         s
     }
 
-    /// New data (and FIN) within cwnd and the peer's window. `probe` (a TLP) ignores
-    /// cwnd and Nagle.
-    pub(super) fn send_new_data(&mut self, now: Instant, probe: bool) -> Option<Segment> {
-        // CLOSING too: close() queues the FIN (FIN-WAIT-1) before it can go, and a peer
-        // FIN that arrives first moves us to CLOSING with data and our FIN still unsent.
-        if self.snd.fin_seq.is_some()
-            || !matches!(
+    /// Whether new data may still go: the FIN is not sent and the state sends data.
+    /// CLOSING too: close() queues the FIN (FIN-WAIT-1) before it can go, and a peer FIN
+    /// that arrives first moves us to CLOSING with data and our FIN still unsent.
+    pub(super) fn data_state_open(&self) -> bool {
+        self.snd.fin_seq.is_none()
+            && matches!(
                 self.state,
                 State::Established
                     | State::CloseWait
@@ -112,7 +111,12 @@ impl Connection {
                     | State::Closing
                     | State::LastAck
             )
-        {
+    }
+
+    /// New data (and FIN) within cwnd and the peer's window. `probe` (a TLP) ignores
+    /// cwnd and Nagle.
+    pub(super) fn send_new_data(&mut self, now: Instant, probe: bool) -> Option<Segment> {
+        if !self.data_state_open() {
             return None;
         }
         // RC3: skip what the RLP's copies delivered; a hole ends where the next
