@@ -28,7 +28,8 @@ min RTO 200 ms, initial RTO 1 s, 8 MB send and receive buffers.
 Prints one JSON object: flows, measured (not warm-up, per brisk's `warmup` column),
 completed, mean_fct_s, byte_weighted_fct_s, wall_run_s and cpu_run_s (Simulator::Run
 only: wall-clock and CPU seconds),
-sim_s (simulated time at the end), events; with `--out FILE`, one row per flow
+sim_s (simulated time at the end), events, core_drops and access_drops (packets
+dropped by router-router queues and by the others); with `--out FILE`, one row per flow
 (id, first_byte_s, acked_s, fct_s).
 Requires the `ns3` Python wheel (pip install ns3).
 """
@@ -188,10 +189,14 @@ addr.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.252"))
 tc_none = ns.TrafficControlHelper()
 
 
-def set_queue(dev, nbytes):
+queues = []  # (queue, on a router-router link)
+
+
+def set_queue(dev, nbytes, core):
     pdev = ns.DynamicCast[ns.PointToPointNetDevice](dev)
     q = pdev.GetQueue()
     q.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{nbytes}B")))
+    queues.append((q, core))
 
 
 # One point-to-point link per undirected pair; remember each directed link's
@@ -205,7 +210,8 @@ for l in range(0, len(dlinks), 2):
     addr.NewNetwork()
     tc_none.Uninstall(devs)
     for end, node in ((0, a), (1, b)):
-        set_queue(devs.Get(end), args.queue_bytes if is_router[node] else args.host_queue_bytes)
+        set_queue(devs.Get(end), args.queue_bytes if is_router[node] else args.host_queue_bytes,
+                  is_router[a] and is_router[b])
     ia = nc.Get(a).GetObject[ns.Ipv4]().GetInterfaceForDevice(devs.Get(0))
     ib = nc.Get(b).GetObject[ns.Ipv4]().GetInterfaceForDevice(devs.Get(1))
     hop[l] = (ia, ifs.GetAddress(1))
@@ -241,6 +247,8 @@ ns.Simulator.Run()
 wall, cpu = time.monotonic() - t0, time.process_time() - c0
 sim_s = ns.Simulator.Now().GetSeconds()
 events = int(ns.Simulator.GetEventCount())
+core_drops = sum(int(q.GetTotalDroppedPackets()) for q, c in queues if c)
+access_drops = sum(int(q.GetTotalDroppedPackets()) for q, c in queues if not c)
 
 rows = []
 for k, r in enumerate(flows):
@@ -270,4 +278,6 @@ print(json.dumps({
     "cpu_run_s": cpu,
     "sim_s": sim_s,
     "events": events,
+    "core_drops": core_drops,
+    "access_drops": access_drops,
 }))
