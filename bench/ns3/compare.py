@@ -28,6 +28,8 @@ ap.add_argument("--ns3-python", required=True)
 ap.add_argument("--scenario", default="bench/ns3/internet2.toml")
 ap.add_argument("--brisk", default="target/release/brisk")
 ap.add_argument("--work", default="target/ns3-compare")
+ap.add_argument("--device-queues", action="store_true",
+                help="ns-3 drop-tail in device queues with flow control (internet2.py)")
 args = ap.parse_args()
 
 sc = tomllib.load(open(args.scenario, "rb"))
@@ -108,13 +110,15 @@ def timed(cmd):
 
 os.makedirs(args.work, exist_ok=True)
 bdir = os.path.join(args.work, "brisk")
-print(f"brisk: {args.brisk} run {args.scenario} --out {bdir}", flush=True)
-_, b_wall, b_cpu, b_rss = timed([args.brisk, "run", args.scenario, "--out", bdir])
+print(f"brisk: {args.brisk} run {args.scenario} --out {bdir} --force", flush=True)
+_, b_wall, b_cpu, b_rss = timed([args.brisk, "run", args.scenario, "--out", bdir, "--force"])
 summary = json.load(open(os.path.join(bdir, "summary.json")))
 flows_csv = os.path.join(bdir, "flows.csv")
 nfile = os.path.join(args.work, "ns3-flows.csv")
 ns3_cmd = [args.ns3_python, os.path.join(os.path.dirname(__file__), "internet2.py"),
            "--flows", flows_csv, "--out", nfile] + ns3_args
+if args.device_queues:
+    ns3_cmd.append("--device-queues")
 print("ns-3: " + " ".join(ns3_cmd), flush=True)
 out, n_wall, n_cpu, n_rss = timed(ns3_cmd)
 nj = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
@@ -172,9 +176,10 @@ rows = [
     ("byte-weighted FCT ms, same flows", pbbw * 1e3, pnbw * 1e3, pct(pnbw, pbbw)),
     ("mean handshake ms (not in FCT)", sum(hs_b) / len(hs_b) * 1e3,
      sum(hs_n) / len(hs_n) * 1e3, pct(sum(hs_n) / len(hs_n), sum(hs_b) / len(hs_b))),
-    ("packets dropped, core links", summary["utilisation"]["core_drops"], nj["core_drops"], None),
-    ("packets dropped, other links", summary["utilisation"]["access_drops"],
-     nj["access_drops"], None),
+    ("packets dropped, all links", summary["utilisation"]["core_drops"]
+     + summary["utilisation"]["access_drops"],
+     nj["router_drops"] + nj["host_drops"] + nj["device_queue_drops"] + nj["qdisc_drops"],
+     None),
     ("simulated s", summary["duration_s"], nj["sim_s"], None),
     ("events", events_b, nj["events"], f"{nj['events'] / events_b:.2f}x"),
     ("wall s, whole process", b_wall, n_wall, f"{n_wall / b_wall:.1f}x"),

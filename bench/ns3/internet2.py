@@ -5,13 +5,22 @@ Builds the graph of brisk's `internet2` generator (crates/brisk-sim/src/topo_gen
 10 routers (NYC CHI WDC ATL KSC HOU DEN SNV SEA LAX), its 13 router-router links,
 `--hosts-per-router` hosts on each router, every link point-to-point at `--rate`,
 `--hop-delay-ms` one way on router-router links and no delay on host links. Queues are
-drop-tail device queues in bytes: `--queue-bytes` on every router port (core and towards
+drop-tail queues in bytes: `--queue-bytes` on every router port (core and towards
 hosts), `--host-queue-bytes` on each host's NIC. ns-3's default queue discs (fq_codel)
-are removed, so the device queue is the only queue, as brisk's link queue is.
+are replaced.
 
 Routes are static and copy brisk's rule (crates/brisk-sim/src/graph.rs `routes`): least
 total propagation delay, ties to fewer hops, then to the lower-numbered next node, then
 the lower-numbered link; node order is routers as listed, then each router's hosts.
+
+Drop-tail is modelled in one of two ways:
+- the default: a `FifoQueueDisc` of that many bytes on each device, over a one-packet
+  device queue. A packet is admitted when its own bytes fit, as in brisk, so a 60-byte
+  SYN or ACK still enters a queue that a 1500-byte packet would overflow.
+- `--device-queues`: the device queue itself, with ns-3's queue discs removed. ns-3's
+  flow control then stops the device queue once it is within one MTU of full, and the
+  traffic-control layer drops every packet that meets a stopped queue, small ones
+  included.
 
 Flows are not drawn here: `--flows` is the `flows.csv` that `brisk run --out DIR` wrote,
 and every row is replayed: at `start_s` host `src` opens a TCP connection to host
@@ -28,8 +37,11 @@ min RTO 200 ms, initial RTO 1 s, 8 MB send and receive buffers.
 Prints one JSON object: flows, measured (not warm-up, per brisk's `warmup` column),
 completed, mean_fct_s, byte_weighted_fct_s, wall_run_s and cpu_run_s (Simulator::Run
 only: wall-clock and CPU seconds),
-sim_s (simulated time at the end), events, core_drops and access_drops (packets
-dropped by router-router queues and by the others); with `--out FILE`, one row per flow
+sim_s (simulated time at the end), events, router_drops and host_drops (packets
+dropped at a router's output ports and at a host's NIC: by the traffic-control layer
+at a stopped device queue, which is where ns-3 drops once the queue discs are gone),
+device_queue_drops (packets the device queues themselves refused), qdisc_drops (by the
+queue discs: the default mode's drops); with `--out FILE`, one row per flow
 (id, first_byte_s, acked_s, fct_s).
 Requires the `ns3` Python wheel (pip install ns3).
 """
@@ -56,6 +68,8 @@ parser.add_argument("--host-queue-bytes", type=int, default=16_000_000)
 parser.add_argument("--iw", type=int, default=4)
 parser.add_argument("--duration", type=float, default=30.0, help="cap, simulated s")
 parser.add_argument("--out", help="per-flow CSV")
+parser.add_argument("--device-queues", action="store_true",
+                    help="drop-tail in the device queues, no queue discs (see above)")
 args = parser.parse_args()
 
 # ---- the graph, in brisk's node and link order ------------------------------------
@@ -143,6 +157,15 @@ cppyy.cppdef(
         s->Close();
       }
       void OnFailed(uint32_t, ns3::Ptr<ns3::Socket>) {}
+      // Without a queue disc, a packet meeting a stopped device queue (full to within
+      // one MTU: ns-3's flow control) is dropped by the traffic-control layer, not by
+      // the device queue: count those per node kind.
+      uint64_t tc_drops[2] = {0, 0};  // [host, router]
+      void OnTcDrop(int router, ns3::Ptr<const ns3::Packet>) { tc_drops[router]++; }
+      void HookTc(ns3::Ptr<ns3::Node> n, int router) {
+        n->GetObject<ns3::TrafficControlLayer>()->TraceConnectWithoutContext(
+          "TcDrop", ns3::MakeBoundCallback(&OnTcDrop, router));
+      }
       void Open(uint32_t id, ns3::Ptr<ns3::Node> node, ns3::Ipv4Address dst) {
         auto s = ns3::Socket::CreateSocket(node, ns3::TcpSocketFactory::GetTypeId());
         s->Bind();
@@ -192,10 +215,19 @@ tc_none = ns.TrafficControlHelper()
 queues = []  # (queue, on a router-router link)
 
 
+qdiscs = []  # queue discs (default mode)
+
+
 def set_queue(dev, nbytes, core):
     pdev = ns.DynamicCast[ns.PointToPointNetDevice](dev)
     q = pdev.GetQueue()
-    q.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{nbytes}B")))
+    if args.device_queues:
+        q.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{nbytes}B")))
+    else:
+        q.SetAttribute("MaxSize", ns.QueueSizeValue(ns.QueueSize("1p")))
+        tch = ns.TrafficControlHelper()
+        tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.StringValue(f"{nbytes}B"))
+        qdiscs.append(tch.Install(dev).Get(0))
     queues.append((q, core))
 
 
@@ -216,6 +248,9 @@ for l in range(0, len(dlinks), 2):
     ib = nc.Get(b).GetObject[ns.Ipv4]().GetInterfaceForDevice(devs.Get(1))
     hop[l] = (ia, ifs.GetAddress(1))
     hop[l + 1] = (ib, ifs.GetAddress(0))
+
+for i in range(len(nodes)):
+    i2.HookTc(nc.Get(i), int(is_router[i]))
 
 static = ns.Ipv4StaticRoutingHelper()
 host_addr = []
@@ -247,8 +282,8 @@ ns.Simulator.Run()
 wall, cpu = time.monotonic() - t0, time.process_time() - c0
 sim_s = ns.Simulator.Now().GetSeconds()
 events = int(ns.Simulator.GetEventCount())
-core_drops = sum(int(q.GetTotalDroppedPackets()) for q, c in queues if c)
-access_drops = sum(int(q.GetTotalDroppedPackets()) for q, c in queues if not c)
+queue_drops = sum(int(q.GetTotalDroppedPackets()) for q, _ in queues)
+qdisc_drops = sum(int(q.GetStats().nTotalDroppedPackets) for q in qdiscs)
 
 rows = []
 for k, r in enumerate(flows):
@@ -278,6 +313,8 @@ print(json.dumps({
     "cpu_run_s": cpu,
     "sim_s": sim_s,
     "events": events,
-    "core_drops": core_drops,
-    "access_drops": access_drops,
+    "router_drops": int(i2.tc_drops[1]),
+    "host_drops": int(i2.tc_drops[0]),
+    "device_queue_drops": queue_drops,
+    "qdisc_drops": qdisc_drops,
 }))
