@@ -27,12 +27,12 @@ and every row is replayed: at `start_s` host `src` opens a TCP connection to hos
 `dst`:5001; once connected (the SYN-ACK received) it sends `size` bytes and closes.
 FCT, as brisk's: from that moment (the handshake done, the first byte handed to TCP)
 to the moment the sender's highest cumulative ACK covers the last data byte
-(ns-3's ISN is 0, so data byte n has sequence number n).
+(ns-3's ISN is 0, so the n-th data byte has sequence number n).
 
 TCP: NewReno with ns-3's default PRR recovery, SACK, timestamps, window scaling, IW
 `--iw` segments of 1448 payload bytes (brisk's MSS 1460 less the 12-byte timestamp
 option: both put 1500-byte IP packets on the wire), an ACK for every segment, Nagle off,
-min RTO 200 ms, initial RTO 1 s, 8 MB send and receive buffers.
+min RTO 200 ms, SYN timeout 1 s (`ConnTimeout`; brisk's initial RTO), 8 MB send and receive buffers.
 
 Prints one JSON object: flows, measured (not warm-up, per brisk's `warmup` column),
 completed, mean_fct_s, byte_weighted_fct_s, wall_run_s and cpu_run_s (Simulator::Run
@@ -42,7 +42,7 @@ dropped at a router's output ports and at a host's NIC: by the traffic-control l
 at a stopped device queue, which is where ns-3 drops once the queue discs are gone),
 device_queue_drops (packets the device queues themselves refused), qdisc_drops (by the
 queue discs: the default mode's drops); with `--out FILE`, one row per flow
-(id, first_byte_s, acked_s, fct_s).
+(id, size, warmup, first_byte_s, acked_s, fct_s).
 Requires the `ns3` Python wheel (pip install ns3).
 """
 import argparse
