@@ -28,6 +28,7 @@ ap.add_argument("--ns3-python", required=True)
 ap.add_argument("--scenario", default="bench/ns3/internet2.toml")
 ap.add_argument("--brisk", default="target/release/brisk")
 ap.add_argument("--work", default="target/ns3-compare")
+ap.add_argument("--ns3-cc", default="TcpNewReno", choices=["TcpNewReno", "TcpLinuxReno"])
 ap.add_argument("--device-queues", action="store_true",
                 help="ns-3 drop-tail in device queues with flow control (internet2.py)")
 args = ap.parse_args()
@@ -117,6 +118,7 @@ flows_csv = os.path.join(bdir, "flows.csv")
 nfile = os.path.join(args.work, "ns3-flows.csv")
 ns3_cmd = [args.ns3_python, os.path.join(os.path.dirname(__file__), "internet2.py"),
            "--flows", flows_csv, "--out", nfile] + ns3_args
+ns3_cmd += ["--cc", args.ns3_cc]
 if args.device_queues:
     ns3_cmd.append("--device-queues")
 print("ns-3: " + " ".join(ns3_cmd), flush=True)

@@ -68,6 +68,9 @@ parser.add_argument("--host-queue-bytes", type=int, default=16_000_000)
 parser.add_argument("--iw", type=int, default=4)
 parser.add_argument("--duration", type=float, default=30.0, help="cap, simulated s")
 parser.add_argument("--out", help="per-flow CSV")
+parser.add_argument("--cc", default="TcpNewReno", choices=["TcpNewReno", "TcpLinuxReno"],
+                    help="TcpLinuxReno grows cwnd per segment ACKed in congestion "
+                    "avoidance, as Linux and brisk do")
 parser.add_argument("--device-queues", action="store_true",
                     help="drop-tail in the device queues, no queue discs (see above)")
 args = parser.parse_args()
@@ -189,7 +192,7 @@ cppyy.cppdef(
 )
 i2 = cppyy.gbl.brisk_i2
 
-ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
+ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::" + args.cc))
 ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(1448))
 ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(8 << 20))
 ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(8 << 20))
