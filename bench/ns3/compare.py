@@ -9,6 +9,7 @@ size bin, and the ratios. Called by bench/ns3/compare.sh, which finds the ns-3 P
 
 Usage: compare.py --ns3-python PY [--scenario bench/ns3/internet2.toml]
                   [--brisk target/release/brisk] [--work DIR]
+                  [--ns3-cc TcpNewReno|TcpLinuxReno] [--device-queues]
 Only the scenario keys bench/ns3/internet2.toml uses are translated for ns-3; anything
 else is refused by name rather than guessed.
 """
