@@ -81,6 +81,14 @@ impl RealApp {
         }
     }
 
+    /// The bytes a sized flow sends in all (records include their headers).
+    fn expected_bytes(&self) -> Option<u64> {
+        match *self {
+            RealApp::Bulk { bytes } => bytes,
+            RealApp::Records { size, count, .. } => count.map(|c| c.saturating_mul(size)),
+        }
+    }
+
     /// Whether the flow ends by itself (then it has a completion time).
     fn sized(&self) -> bool {
         match self {
@@ -103,7 +111,8 @@ pub struct RealFlow {
     pub cc: String,
     /// brisk's per-connection settings (unused for Linux flows).
     pub tcp: brisk_tcp::Config,
-    /// The kernel's settings for a Linux flow (unused for brisk flows).
+    /// The kernel's settings for a Linux flow. Of these only the receiver's
+    /// (`recv_buffer`, on the Linux receiver's listening socket) apply to brisk flows.
     pub linux: LinuxKnobs,
     pub start: Duration,
     /// Base round-trip time, split rtt/2 per direction on the flow's own access path.
@@ -184,6 +193,8 @@ pub struct RealFlowResult {
     pub bytes_delivered: u64,
     pub goodput_bps: f64,
     pub retransmitted_packets: u64,
+    /// From the flow's start to the receiver's read of its last byte (the simulator's
+    /// completion), for sized flows done by the end.
     pub fct: Option<StdDuration>,
     /// Per-ACK RTT samples (brisk) or sampled srtt (Linux).
     pub rtt: Option<Stats>,
@@ -329,24 +340,28 @@ fn run_flow<S>(
 where
     S: Sender,
 {
-    let (r, _) = l.accept().map_err(|e| EmuError::io("accept", e))?;
-    r.set_read_timeout(Some(cx.end + cx.grace))
-        .map_err(|e| EmuError::io("SO_RCVTIMEO", e))?;
     let stop = AtomicBool::new(false);
     let records = match f.app {
         RealApp::Records { size, .. } => Some(RecordRx::new(size)),
         RealApp::Bulk { .. } => None,
     };
     let (tx, rx, sampled) = std::thread::scope(|s| {
-        let rx = s.spawn(|| {
-            receive(
+        // The receiver accepts in its own thread: the sender writes as soon as its
+        // connect returns, as the simulator's does, not half an RTT later when the
+        // handshake's last ACK has reached the receiver.
+        let rx = s.spawn(move || -> Result<RxOut> {
+            let (r, _) = l.accept().map_err(|e| EmuError::io("accept", e))?;
+            r.set_read_timeout(Some(cx.end + cx.grace))
+                .map_err(|e| EmuError::io("SO_RCVTIMEO", e))?;
+            Ok(receive(
                 KernelStream::new(&r),
                 cx.clock,
                 cx.end,
                 cx.interval,
                 cx.grace,
                 records,
-            )
+                f.app.expected_bytes(),
+            ))
         });
         // Samples until the receiver is done or the scenario ends (the simulator
         // stops there), with one last sample then.
@@ -368,7 +383,10 @@ where
             app @ RealApp::Records { .. } => send_records(c.stream(), cx.clock, cx.end, app, seed),
         };
         c.half_close();
-        let rx = rx.join().map_err(|_| EmuError::Panicked("receiver".into()));
+        let rx = rx
+            .join()
+            .map_err(|_| EmuError::Panicked("receiver".into()))
+            .and_then(|r| r);
         stop.store(true, Ordering::Relaxed);
         let sampled = sampler.join().unwrap_or_default();
         (tx, rx, sampled)
@@ -583,9 +601,9 @@ fn run_flows(run: &RealRun, lab: &Dumbbell, cx: Ctx) -> Result<Vec<RealFlowResul
                 .receivers()
                 .run_in(move || std::net::TcpListener::bind(addr))?
                 .map_err(|e| EmuError::io(format!("bind {addr}"), e))?;
-            if run.flows[i].stack == FlowStack::Linux {
-                run.flows[i].linux.apply_listener(&l)?;
-            }
+            // The receiver is Linux whichever stack sends, so its knobs (the
+            // receive buffer) apply to brisk flows too.
+            run.flows[i].linux.apply_listener(&l)?;
             Ok(l)
         })
         .collect::<Result<_>>()?;
