@@ -321,7 +321,12 @@ impl Cell {
     }
     /// The `q`-quantile of the samples (linear between order statistics).
     fn quantile(&self, q: f64) -> f64 {
-        let mut v: Vec<f64> = self.fcts.iter().copied().filter(|x| x.is_finite()).collect();
+        let mut v: Vec<f64> = self
+            .fcts
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .collect();
         if v.is_empty() {
             return f64::NAN;
         }
@@ -607,6 +612,19 @@ fn analyse(
             ));
         }
     }
+    // A log axis rounded out to whole decades would leave the data a third of the
+    // height: fit it to what is drawn.
+    let drawn = series
+        .iter()
+        .flat_map(|x| {
+            x.points
+                .iter()
+                .map(|p| p.1)
+                .chain(x.band.iter().flat_map(|b| [b.1, b.2]))
+        })
+        .filter(|v| v.is_finite() && *v > 0.0);
+    let (lo, hi) = drawn.fold((f64::INFINITY, 0.0f64), |(l, h), v| (l.min(v), h.max(v)));
+    let y_range = (lo < hi).then(|| (lo / 1.25, hi * 1.25));
     r.plots.push(Plot {
         figure: Figure::Chart(Chart {
             title: "FCT per flow size, 100 Mbit/s × 20 ms, Linux receivers".into(),
@@ -614,6 +632,8 @@ fn analyse(
             y_label: "FCT (ms; real: median, band 25–75 %)".into(),
             x_log: true,
             y_log: true,
+            x_range: Some((xs[0] / 1.5, xs[xs.len() - 1] * 1.5)),
+            y_range,
             series,
             v_lines: vec![(IW as f64, "IW 10".into())],
             ..Chart::default()
@@ -670,8 +690,8 @@ mod tests {
             if n > IW {
                 assert!(rc3 < tcp, "{n} packets: RC3 {rc3} ms vs TCP {tcp} ms");
             }
-            // Each flow had the path to itself: at least the handshake and one RTT.
-            assert!(rc3 >= 2.0 * RTT_MS as f64, "{n}: {rc3}");
+            // At least the handshake and the data's one-way trip: 1.5 RTT.
+            assert!(rc3 >= 1.5 * RTT_MS as f64, "{n}: {rc3}");
         }
     }
 }
