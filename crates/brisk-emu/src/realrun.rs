@@ -268,6 +268,8 @@ trait Sender: Sync {
     /// Records srtt/cwnd/retransmissions (and brisk's RTT samples) at `at` ns.
     fn sample(&self, out: &mut Sampled, at: u64);
     fn half_close(&self);
+    /// Writes `data`, the flow's last bytes, and half-closes.
+    fn write_last(&self, data: &[u8]) -> std::io::Result<()>;
 }
 
 impl Sender for std::net::TcpStream {
@@ -285,6 +287,11 @@ impl Sender for std::net::TcpStream {
     }
     fn half_close(&self) {
         let _ = self.shutdown(Shutdown::Write);
+    }
+    fn write_last(&self, data: &[u8]) -> std::io::Result<()> {
+        // The kernel's own timing decides whether its FIN rides on the last segment.
+        std::io::Write::write_all(&mut &*self, data)?;
+        self.shutdown(Shutdown::Write)
     }
 }
 
@@ -316,6 +323,9 @@ impl Sender for crate::stack::socket::TcpStream {
     fn half_close(&self) {
         // The half-closed connection stays inspectable until the receiver closes.
         let _ = self.shutdown(Shutdown::Write);
+    }
+    fn write_last(&self, data: &[u8]) -> std::io::Result<()> {
+        self.write_all_then_shutdown(data)
     }
 }
 
@@ -379,7 +389,11 @@ where
             out
         });
         let tx = match &f.app {
-            RealApp::Bulk { bytes } => send_bulk(c.stream(), cx.clock, cx.end, *bytes, seed),
+            RealApp::Bulk { bytes } => {
+                send_bulk(c.stream(), cx.clock, cx.end, *bytes, seed, |d: &[u8]| {
+                    c.write_last(d)
+                })
+            }
             app @ RealApp::Records { .. } => send_records(c.stream(), cx.clock, cx.end, app, seed),
         };
         c.half_close();

@@ -163,7 +163,12 @@ impl Tx {
 
     /// Writes all of `data`; false (with the error kept) if that failed.
     fn write<S: ByteStream>(&mut self, w: &mut S, data: &[u8]) -> bool {
-        if let Err(e) = w.write_all(data) {
+        self.write_with(data, |d| w.write_all(d))
+    }
+
+    /// Writes all of `data` with `put`; false (with the error kept) if that failed.
+    fn write_with(&mut self, data: &[u8], put: impl FnOnce(&[u8]) -> std::io::Result<()>) -> bool {
+        if let Err(e) = put(data) {
             self.error = Some(if e.kind() == std::io::ErrorKind::TimedOut {
                 // The write timeout reaches just past the end: a partial write may
                 // have happened, so the stream's hash is unknowable.
@@ -187,14 +192,18 @@ impl Tx {
     }
 }
 
-/// Writes a bulk stream until `end` (or `bytes`).
+/// Writes a bulk stream until `end` (or `bytes`). A sized flow's last bytes go through
+/// `last`, which also half-closes (so a brisk sender's FIN rides on its last segment,
+/// as the simulator's does); the caller's half-close after that is a no-op.
 pub(super) fn send_bulk<S: ByteStream>(
     mut w: S,
     clock: Clock,
     end: StdDuration,
     bytes: Option<u64>,
     seed: u64,
+    last: impl FnOnce(&[u8]) -> std::io::Result<()>,
 ) -> TxOut {
+    let mut last = Some(last);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     // A sized flow is one message, written in one call as an application would
     // send() it (up to 4 MiB, brisk's default send buffer): RC3 makes each write a
@@ -210,7 +219,12 @@ pub(super) fn send_bulk<S: ByteStream>(
             None => buf.len(),
         };
         rng.fill_bytes(&mut buf[..n]);
-        if !tx.write(&mut w, &buf[..n]) {
+        let is_last = bytes.is_some_and(|b| tx.sent + n as u64 >= b);
+        let ok = match if is_last { last.take() } else { None } {
+            Some(f) => tx.write_with(&buf[..n], f),
+            None => tx.write(&mut w, &buf[..n]),
+        };
+        if !ok {
             break;
         }
     }
