@@ -195,7 +195,12 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
         };
         let linux = match stack {
             FlowStack::Linux => linux_knobs(&f.tcp, i, &file)?,
-            FlowStack::Brisk => LinuxKnobs::default(),
+            // The receiver is Linux for brisk flows too: their receive buffer is its
+            // SO_RCVBUF, as the simulated brisk receiver's is its `recv_buffer`.
+            FlowStack::Brisk => LinuxKnobs {
+                recv_buffer: f.tcp.recv_buffer.map(|s| s.0),
+                ..LinuxKnobs::default()
+            },
         };
         for _ in 0..f.count {
             flows.push(RealFlow {

@@ -81,6 +81,14 @@ impl RealApp {
         }
     }
 
+    /// The bytes a sized flow sends in all (records include their headers).
+    fn expected_bytes(&self) -> Option<u64> {
+        match *self {
+            RealApp::Bulk { bytes } => bytes,
+            RealApp::Records { size, count, .. } => count.map(|c| c.saturating_mul(size)),
+        }
+    }
+
     /// Whether the flow ends by itself (then it has a completion time).
     fn sized(&self) -> bool {
         match self {
@@ -103,7 +111,8 @@ pub struct RealFlow {
     pub cc: String,
     /// brisk's per-connection settings (unused for Linux flows).
     pub tcp: brisk_tcp::Config,
-    /// The kernel's settings for a Linux flow (unused for brisk flows).
+    /// The kernel's settings for a Linux flow. Of these only the receiver's
+    /// (`recv_buffer`, on the Linux receiver's listening socket) apply to brisk flows.
     pub linux: LinuxKnobs,
     pub start: Duration,
     /// Base round-trip time, split rtt/2 per direction on the flow's own access path.
@@ -184,6 +193,8 @@ pub struct RealFlowResult {
     pub bytes_delivered: u64,
     pub goodput_bps: f64,
     pub retransmitted_packets: u64,
+    /// From the flow's start to the receiver's read of its last byte (the simulator's
+    /// completion), for sized flows done by the end.
     pub fct: Option<StdDuration>,
     /// Per-ACK RTT samples (brisk) or sampled srtt (Linux).
     pub rtt: Option<Stats>,
@@ -257,6 +268,8 @@ trait Sender: Sync {
     /// Records srtt/cwnd/retransmissions (and brisk's RTT samples) at `at` ns.
     fn sample(&self, out: &mut Sampled, at: u64);
     fn half_close(&self);
+    /// Writes `data`, the flow's last bytes, and half-closes.
+    fn write_last(&self, data: &[u8]) -> std::io::Result<()>;
 }
 
 impl Sender for std::net::TcpStream {
@@ -274,6 +287,11 @@ impl Sender for std::net::TcpStream {
     }
     fn half_close(&self) {
         let _ = self.shutdown(Shutdown::Write);
+    }
+    fn write_last(&self, data: &[u8]) -> std::io::Result<()> {
+        // The kernel's own timing decides whether its FIN rides on the last segment.
+        std::io::Write::write_all(&mut &*self, data)?;
+        self.shutdown(Shutdown::Write)
     }
 }
 
@@ -306,6 +324,9 @@ impl Sender for crate::stack::socket::TcpStream {
         // The half-closed connection stays inspectable until the receiver closes.
         let _ = self.shutdown(Shutdown::Write);
     }
+    fn write_last(&self, data: &[u8]) -> std::io::Result<()> {
+        self.write_all_then_shutdown(data)
+    }
 }
 
 /// Per-run constants every flow thread needs.
@@ -329,24 +350,28 @@ fn run_flow<S>(
 where
     S: Sender,
 {
-    let (r, _) = l.accept().map_err(|e| EmuError::io("accept", e))?;
-    r.set_read_timeout(Some(cx.end + cx.grace))
-        .map_err(|e| EmuError::io("SO_RCVTIMEO", e))?;
     let stop = AtomicBool::new(false);
     let records = match f.app {
         RealApp::Records { size, .. } => Some(RecordRx::new(size)),
         RealApp::Bulk { .. } => None,
     };
     let (tx, rx, sampled) = std::thread::scope(|s| {
-        let rx = s.spawn(|| {
-            receive(
+        // The receiver accepts in its own thread: the sender writes as soon as its
+        // connect returns, as the simulator's does, not half an RTT later when the
+        // handshake's last ACK has reached the receiver.
+        let rx = s.spawn(move || -> Result<RxOut> {
+            let (r, _) = l.accept().map_err(|e| EmuError::io("accept", e))?;
+            r.set_read_timeout(Some(cx.end + cx.grace))
+                .map_err(|e| EmuError::io("SO_RCVTIMEO", e))?;
+            Ok(receive(
                 KernelStream::new(&r),
                 cx.clock,
                 cx.end,
                 cx.interval,
                 cx.grace,
                 records,
-            )
+                f.app.expected_bytes(),
+            ))
         });
         // Samples until the receiver is done or the scenario ends (the simulator
         // stops there), with one last sample then.
@@ -364,11 +389,18 @@ where
             out
         });
         let tx = match &f.app {
-            RealApp::Bulk { bytes } => send_bulk(c.stream(), cx.clock, cx.end, *bytes, seed),
+            RealApp::Bulk { bytes } => {
+                send_bulk(c.stream(), cx.clock, cx.end, *bytes, seed, |d: &[u8]| {
+                    c.write_last(d)
+                })
+            }
             app @ RealApp::Records { .. } => send_records(c.stream(), cx.clock, cx.end, app, seed),
         };
         c.half_close();
-        let rx = rx.join().map_err(|_| EmuError::Panicked("receiver".into()));
+        let rx = rx
+            .join()
+            .map_err(|_| EmuError::Panicked("receiver".into()))
+            .and_then(|r| r);
         stop.store(true, Ordering::Relaxed);
         let sampled = sampler.join().unwrap_or_default();
         (tx, rx, sampled)
@@ -583,9 +615,9 @@ fn run_flows(run: &RealRun, lab: &Dumbbell, cx: Ctx) -> Result<Vec<RealFlowResul
                 .receivers()
                 .run_in(move || std::net::TcpListener::bind(addr))?
                 .map_err(|e| EmuError::io(format!("bind {addr}"), e))?;
-            if run.flows[i].stack == FlowStack::Linux {
-                run.flows[i].linux.apply_listener(&l)?;
-            }
+            // The receiver is Linux whichever stack sends, so its knobs (the
+            // receive buffer) apply to brisk flows too.
+            run.flows[i].linux.apply_listener(&l)?;
             Ok(l)
         })
         .collect::<Result<_>>()?;

@@ -317,6 +317,15 @@ pub const REGISTRY: &[Experiment] = &[
         claims: exp::real_prio::CLAIMS,
         plan: exp::real_prio::plan,
     },
+    Experiment {
+        id: exp::real_rc3::ID,
+        title: exp::real_rc3::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_rc3::unsupported,
+        },
+        claims: exp::real_rc3::CLAIMS,
+        plan: exp::real_rc3::plan,
+    },
 ];
 
 /// Looks up experiments by ID; `all` (or no IDs) selects every one.

@@ -58,6 +58,9 @@ pub(super) struct RxOut {
     pub(super) total: u64,
     pub(super) sha256: String,
     pub(super) series: Vec<(u64, u64)>,
+    /// When the flow completed, if by the end: the read that reached the expected
+    /// byte count (a sized flow; the simulator's completion, the last byte read), else
+    /// the end of the stream.
     pub(super) done_at: Option<StdDuration>,
     /// When the last byte was read, also after the end.
     pub(super) finished_at: StdDuration,
@@ -65,6 +68,9 @@ pub(super) struct RxOut {
     pub(super) error: Option<String>,
 }
 
+/// Reads `s` to its end. `expect`: the bytes a sized flow sends; the flow completes
+/// when they have been read, which can be well before the FIN (an RC3 sender sends
+/// its FIN only once the peer's ACK has covered its copies).
 pub(super) fn receive<S: ByteStream>(
     mut s: S,
     clock: Clock,
@@ -72,8 +78,10 @@ pub(super) fn receive<S: ByteStream>(
     interval: StdDuration,
     grace: StdDuration,
     mut records: Option<RecordRx>,
+    expect: Option<u64>,
 ) -> RxOut {
     let mut buf = vec![0u8; 64 * 1024];
+    let mut complete_at = None;
     let mut hash = Sha256::new();
     let (mut total, mut by_end, mut bin, mut bin_end) = (0u64, 0u64, 0u64, interval);
     let mut series = Vec::new();
@@ -85,6 +93,9 @@ pub(super) fn receive<S: ByteStream>(
                 let at = since(clock);
                 hash.update(&buf[..n]);
                 total += n as u64;
+                if complete_at.is_none() && expect.is_some_and(|e| total >= e) {
+                    complete_at = Some(at);
+                }
                 if let Some(r) = &mut records {
                     r.feed(&buf[..n], at.as_nanos() as u64, at <= end);
                 }
@@ -120,7 +131,7 @@ pub(super) fn receive<S: ByteStream>(
         total,
         sha256: hex(&hash.finalize()),
         series,
-        done_at: (done <= end).then_some(done),
+        done_at: Some(complete_at.unwrap_or(done)).filter(|d| *d <= end),
         finished_at: done,
         records,
         error,
@@ -152,7 +163,12 @@ impl Tx {
 
     /// Writes all of `data`; false (with the error kept) if that failed.
     fn write<S: ByteStream>(&mut self, w: &mut S, data: &[u8]) -> bool {
-        if let Err(e) = w.write_all(data) {
+        self.write_with(data, |d| w.write_all(d))
+    }
+
+    /// Writes all of `data` with `put`; false (with the error kept) if that failed.
+    fn write_with(&mut self, data: &[u8], put: impl FnOnce(&[u8]) -> std::io::Result<()>) -> bool {
+        if let Err(e) = put(data) {
             self.error = Some(if e.kind() == std::io::ErrorKind::TimedOut {
                 // The write timeout reaches just past the end: a partial write may
                 // have happened, so the stream's hash is unknowable.
@@ -176,16 +192,25 @@ impl Tx {
     }
 }
 
-/// Writes a bulk stream until `end` (or `bytes`).
+/// Writes a bulk stream until `end` (or `bytes`). A sized flow's last bytes go through
+/// `last`, which also half-closes (so a brisk sender's FIN rides on its last segment,
+/// as the simulator's does); the caller's half-close after that is a no-op.
 pub(super) fn send_bulk<S: ByteStream>(
     mut w: S,
     clock: Clock,
     end: StdDuration,
     bytes: Option<u64>,
     seed: u64,
+    last: impl FnOnce(&[u8]) -> std::io::Result<()>,
 ) -> TxOut {
+    let mut last = Some(last);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut buf = vec![0u8; 64 * 1024];
+    // A sized flow is one message, written in one call as an application would
+    // send() it (up to 4 MiB, brisk's default send buffer): RC3 makes each write a
+    // chunk of its own, and so does the simulator's app, which hands the whole flow
+    // over at once. The stream's bytes do not depend on the write size.
+    let len = bytes.map_or(64 * 1024, |b| b.clamp(1, 4 << 20) as usize);
+    let mut buf = vec![0u8; len];
     let mut tx = Tx::new();
     while since(clock) < end {
         let n = match bytes {
@@ -194,7 +219,12 @@ pub(super) fn send_bulk<S: ByteStream>(
             None => buf.len(),
         };
         rng.fill_bytes(&mut buf[..n]);
-        if !tx.write(&mut w, &buf[..n]) {
+        let is_last = bytes.is_some_and(|b| tx.sent + n as u64 >= b);
+        let ok = match if is_last { last.take() } else { None } {
+            Some(f) => tx.write_with(&buf[..n], f),
+            None => tx.write(&mut w, &buf[..n]),
+        };
+        if !ok {
             break;
         }
     }
@@ -379,7 +409,15 @@ mod tests {
         let mut mem = Mem::default();
         let tx_mem = send_records(&mut mem, clock, end, &twenty_records(), 5);
         mem.inp = mem.out.drain(..).collect();
-        let rx_mem = receive(&mut mem, clock, end, tick, tick, Some(RecordRx::new(64)));
+        let rx_mem = receive(
+            &mut mem,
+            clock,
+            end,
+            tick,
+            tick,
+            Some(RecordRx::new(64)),
+            None,
+        );
 
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let a = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
@@ -387,7 +425,7 @@ mod tests {
         let (tx_tcp, rx_tcp) = std::thread::scope(|s| {
             let rx = s.spawn(|| {
                 let records = Some(RecordRx::new(64));
-                receive(KernelStream::new(&b), clock, end, tick, tick, records)
+                receive(KernelStream::new(&b), clock, end, tick, tick, records, None)
             });
             let mut w = KernelStream::new(&a);
             let tx = send_records(&mut w, clock, end, &twenty_records(), 5);

@@ -363,7 +363,25 @@ impl TcpStream {
         self.write_prio(buf, 0)
     }
 
+    /// Writes all of `buf`, then shuts the write side; the last piece and the FIN are
+    /// queued under one lock, so the stack cannot send the data before the FIN is
+    /// queued and the FIN rides on the last data segment, as when an application's
+    /// final `send()` and `shutdown()` reach the stack together (the simulator's apps
+    /// write and close in one event).
+    pub fn write_all_then_shutdown(&self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            let n = self.write_inner(buf, 0, true)?;
+            buf = &buf[n..];
+        }
+        self.shutdown(Shutdown::Write)
+    }
+
     fn write_prio(&self, buf: &[u8], priority: u8) -> io::Result<usize> {
+        self.write_inner(buf, priority, false)
+    }
+
+    /// `fin`: if all of `buf` is taken, queue the FIN behind it before the stack runs.
+    fn write_inner(&self, buf: &[u8], priority: u8, fin: bool) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
         }
@@ -381,6 +399,9 @@ impl TcpStream {
             let c = core.ep.conn_mut(h)?;
             let n = c.write_with_priority(buf, priority);
             if n > 0 {
+                if fin && n == buf.len() {
+                    c.shutdown_write();
+                }
                 core.mark_dirty();
                 waker.wake();
                 return Some(Ok(n));

@@ -24,6 +24,7 @@ pub mod real_bloat;
 pub mod real_ecn;
 pub mod real_map;
 pub mod real_prio;
+pub mod real_rc3;
 pub mod real_rdb;
 pub mod real_tail;
 pub mod tlp_realistic;
