@@ -385,12 +385,15 @@ fn analyse_bdp(runs: &[RunResult], quick: bool) -> ExperimentResult {
     let grows = bytes[0] < bytes[1].min(bytes[2]) && bytes[1].max(bytes[2]) < bytes[3];
     let near = |o: &[f64], p: &[f64]| o.iter().zip(p).all(|(a, b)| (a - b).abs() <= 10.0);
     r.claims.push(
-        Claim::new("RC3-4a", "byte-weighted reduction: 500 KB / 5 MB (100M×400ms) / 5 MB (1G×40ms) / 50 MB")
-            .paper_text(&cell(&paper_b))
-            .ours_text(&cell(&bytes))
-            .unit("%")
-            .tolerance("increases with RTT×BW; each ±10 pp")
-            .check(grows && near(&bytes, &paper_b)),
+        Claim::new(
+            "RC3-4a",
+            "byte-weighted reduction: 500 KB / 5 MB (100M×400ms) / 5 MB (1G×40ms) / 50 MB",
+        )
+        .paper_text(&cell(&paper_b))
+        .ours_text(&cell(&bytes))
+        .unit("%")
+        .tolerance("increases with RTT×BW; each ±10 pp")
+        .check(grows && near(&bytes, &paper_b)),
     );
     r.claims.push(
         Claim::new("RC3-4b", "reduction over flows, same four configurations")
@@ -523,23 +526,29 @@ fn analyse_partial(runs: &[RunResult], quick: bool) -> ExperimentResult {
         .copied()
         .fold(f64::INFINITY, f64::min);
     r.claims.push(
-        Claim::new("RC3-15a", "20 % of routers without priorities: reduction per bin")
-            .paper_text("average FCT still improves for all flows")
-            .ours_text(&format!("min {min20:.1} %"))
-            .unit("%")
-            .tolerance("> 0 in every bin")
-            .check(min20 > 0.0),
+        Claim::new(
+            "RC3-15a",
+            "20 % of routers without priorities: reduction per bin",
+        )
+        .paper_text("average FCT still improves for all flows")
+        .ours_text(&format!("min {min20:.1} %"))
+        .unit("%")
+        .tolerance("> 0 in every bin")
+        .check(min20 > 0.0),
     );
     let small = red[1].bins.first().copied().flatten().unwrap_or(f64::NAN);
     let medium = mean_bins(&red[1], 2..=3);
     let large = mean_bins(&red[1], 5..=7);
     r.claims.push(
-        Claim::new("RC3-15b", "50 % without priorities: small / medium / large flows")
-            .paper_text("−6 to −7 % / ≈ 36 % / 70-76 %")
-            .ours_text(&format!("{small:.1} / {medium:.1} / {large:.1}"))
-            .unit("%")
-            .tolerance("small −2 to −12; medium 36 ±10; large ≥ 60")
-            .check((-12.0..=-2.0).contains(&small) && (medium - 36.0).abs() <= 10.0 && large >= 60.0),
+        Claim::new(
+            "RC3-15b",
+            "50 % without priorities: small / medium / large flows",
+        )
+        .paper_text("−6 to −7 % / ≈ 36 % / 70-76 %")
+        .ours_text(&format!("{small:.1} / {medium:.1} / {large:.1}"))
+        .unit("%")
+        .tolerance("small −2 to −12; medium 36 ±10; large ≥ 60")
+        .check((-12.0..=-2.0).contains(&small) && (medium - 36.0).abs() <= 10.0 && large >= 60.0),
     );
     r.notes.push(set_up(
         quick,
@@ -582,12 +591,20 @@ fn analyse_topologies(runs: &[RunResult], quick: bool) -> ExperimentResult {
     let f = |i: usize| nan(red[i].over_flows);
     let b = |i: usize| nan(red[i].over_bytes);
     r.claims.push(
-        Claim::new("RC3-6a", "heterogeneous core: reduction over flows vs the baseline's")
-            .paper_text("45.35 % (baseline 43.54): not below the baseline")
-            .ours_text(&format!("{:.1} % vs {:.1} % (over bytes {:.1} %)", f(1), f(0), b(1)))
-            .unit("%")
-            .tolerance("≥ the baseline's")
-            .check(f(1) >= f(0)),
+        Claim::new(
+            "RC3-6a",
+            "heterogeneous core: reduction over flows vs the baseline's",
+        )
+        .paper_text("45.35 % (baseline 43.54): not below the baseline")
+        .ours_text(&format!(
+            "{:.1} % vs {:.1} % (over bytes {:.1} %)",
+            f(1),
+            f(0),
+            b(1)
+        ))
+        .unit("%")
+        .tolerance("≥ the baseline's")
+        .check(f(1) >= f(0)),
     );
     r.claims.push(
         Claim::new("RC3-6b", "2000 workload: over flows much below over bytes")
