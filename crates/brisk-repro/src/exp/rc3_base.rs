@@ -336,7 +336,6 @@ fn plots(r: &mut ExperimentResult, tcp: &FctStats, rc3: &FctStats, bins: &[f64],
         paper: "Fig. 13: TCP near-optimal below 4 packets and poor for medium flows; RC3 high for all sizes, slightly favouring medium flows.".into(),
         ours: "Size bins of 4, 10, 40, 100, 440, 1000, 4440 packets.".into(),
     });
-    let _ = EDGES;
 }
 
 #[cfg(test)]

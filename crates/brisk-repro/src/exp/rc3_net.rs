@@ -133,8 +133,13 @@ pub fn scenario(
 }
 
 /// The flows of `runs` (all seeds of one arm) that arrived after the warm-up, with
-/// `class` if given (0 is the hosts no class claims), as the aggregates see them.
-pub fn pooled(runs: &[&RunResult], class: Option<u16>) -> Vec<FlowFct> {
+/// `class` if given (0 is the hosts no class claims), as the aggregates see them, with
+/// the FCT `fct` gives (None: not completed).
+fn pooled_by(
+    runs: &[&RunResult],
+    class: Option<u16>,
+    fct: impl Fn(&brisk_sim::wl_host::FlowRecord) -> Option<brisk_time::Duration>,
+) -> Vec<FlowFct> {
     let mut v = Vec::new();
     for r in runs {
         let Some(w) = &r.workload else { continue };
@@ -145,28 +150,22 @@ pub fn pooled(runs: &[&RunResult], class: Option<u16>) -> Vec<FlowFct> {
             }
             v.push(FlowFct {
                 size: f.size,
-                fct_s: f.fct().map(|d| d.as_secs_f64()),
+                fct_s: fct(f).map(|d| d.as_secs_f64()),
             });
         }
     }
     v
 }
 
+/// Pooled flows with the FCT of spec A12 (first data byte to all ACKed).
+pub fn pooled(runs: &[&RunResult], class: Option<u16>) -> Vec<FlowFct> {
+    pooled_by(runs, class, |f| f.fct())
+}
+
 /// As [`pooled`], with the FCT counted from the SYN (handshake included), the
 /// alternative definition spec A12 keeps.
 pub fn pooled_from_syn(runs: &[&RunResult]) -> Vec<FlowFct> {
-    let mut v = Vec::new();
-    for r in runs {
-        let Some(w) = &r.workload else { continue };
-        let t_warm = brisk_time::Instant::ZERO + w.warmup;
-        for f in w.flows.iter().filter(|f| f.start >= t_warm) {
-            v.push(FlowFct {
-                size: f.size,
-                fct_s: f.acked.map(|a| (a - f.start).as_secs_f64()),
-            });
-        }
-    }
-    v
+    pooled_by(runs, None, |f| f.acked.map(|a| a - f.start))
 }
 
 /// Pooled statistics of one arm.

@@ -275,15 +275,10 @@ impl Connection {
             d.segs += 1;
             d.sacked += u32::from(by_sack);
             d.retrans_acked |= !by_sack && s.ever_retrans;
-            if !s.ever_retrans {
-                // RC3 (spec A4(d)): a segment the RLP also copied may have been
-                // delivered by its copy, so its timing says nothing about this send.
-                if rlp.is_some_and(|r| r.overlaps_sent(s.start, s.end)) {
-                    if !matches!(d.newest, Some(n) if s.info.sent_at < n.sent_at) {
-                        d.newest = Some(s.info);
-                    }
-                    return;
-                }
+            // RC3 (spec A4(d)): a segment the RLP also copied may have been delivered
+            // by its copy, so its timing says nothing about this send.
+            let copied = !s.ever_retrans && rlp.is_some_and(|r| r.overlaps_sent(s.start, s.end));
+            if !s.ever_retrans && !copied {
                 // Linux `FLAG_ORIG_SACK_ACKED`, F-RTO's evidence (RFC 5682 §3.1 step 3b).
                 d.orig_acked |= s.end <= high_seq;
                 let slot = if by_sack {
@@ -299,7 +294,9 @@ impl Connection {
             if !matches!(d.newest, Some(n) if s.info.sent_at < n.sent_at) {
                 d.newest = Some(s.info);
             }
-            rack.on_delivered(now, s.xmit_ts, s.end, s.ever_retrans, min_rtt);
+            if !copied {
+                rack.on_delivered(now, s.xmit_ts, s.end, s.ever_retrans, min_rtt);
+            }
         };
         self.loss
             .board
