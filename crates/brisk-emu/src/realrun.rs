@@ -120,6 +120,27 @@ pub struct RealFlow {
     pub app: RealApp,
 }
 
+impl RealFlow {
+    /// A Linux sender with congestion control `cc` and its socket's DSCP set by
+    /// `IP_TOS` (`None`: the kernel's default, 0), unlimited bulk from `start`. The
+    /// congestion control is always named: new namespaces would otherwise use the
+    /// host's default, often bbr.
+    pub fn linux_bulk(cc: &str, dscp: Option<u8>, start: Duration, rtt: Duration) -> Self {
+        RealFlow {
+            stack: FlowStack::Linux,
+            cc: cc.into(),
+            tcp: brisk_tcp::Config::default(),
+            linux: LinuxKnobs {
+                dscp,
+                ..LinuxKnobs::default()
+            },
+            start,
+            rtt,
+            app: RealApp::Bulk { bytes: None },
+        }
+    }
+}
+
 /// A real run: the shared path, the flows, how long.
 #[derive(Clone, Debug)]
 pub struct RealRun {

@@ -13,7 +13,7 @@
 mod common;
 
 use brisk_emu::path::{EmuConfig, PathSpec, QueueSpec, Rate};
-use brisk_emu::realrun::{run_real, FlowStack, LinuxKnobs, RealApp, RealFlow, RealResult, RealRun};
+use brisk_emu::realrun::{run_real, RealFlow, RealResult, RealRun};
 use brisk_net::units::Size;
 use brisk_time::Duration;
 use common::lab_available;
@@ -28,19 +28,12 @@ const END_S: u64 = 9;
 const SETTLE_MS: u64 = 500;
 
 fn flow(dscp: u8, start_s: u64) -> RealFlow {
-    RealFlow {
-        stack: FlowStack::Linux,
-        // New namespaces would default to the host's (often bbr): say which.
-        cc: "cubic".into(),
-        tcp: brisk_tcp::Config::default(),
-        linux: LinuxKnobs {
-            dscp: Some(dscp),
-            ..LinuxKnobs::default()
-        },
-        start: Duration::from_secs(start_s),
-        rtt: Duration::from_millis(RTT_MS),
-        app: RealApp::Bulk { bytes: None },
-    }
+    RealFlow::linux_bulk(
+        "cubic",
+        Some(dscp),
+        Duration::from_secs(start_s),
+        Duration::from_millis(RTT_MS),
+    )
 }
 
 /// Runs DSCP 0 and DSCP 4 flows, the low-priority one first if `low_first`; returns

@@ -25,6 +25,20 @@ pub struct ScenarioError {
     pub message: String,
 }
 
+/// A scenario file's name (for messages) and text; an unreadable file is a
+/// `ScenarioError` on the field `(file)`. Shared by every scenario kind.
+pub(crate) fn read_file(path: &Path) -> Result<(String, String), ScenarioError> {
+    let file = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok((file, text)),
+        Err(e) => Err(ScenarioError {
+            file,
+            field: "(file)".into(),
+            message: format!("cannot read: {e}"),
+        }),
+    }
+}
+
 /// Upper bounds that keep a scenario's memory use bounded.
 pub const MAX_FLOWS: u32 = 10_000;
 /// Most time-series rows (duration / sample_interval).
@@ -1034,12 +1048,7 @@ impl Scenario {
 
     /// Reads, parses and validates a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-            file: file.clone(),
-            field: "(file)".into(),
-            message: format!("cannot read: {e}"),
-        })?;
+        let (file, text) = read_file(path)?;
         Self::from_toml_str_named(&text, &file)
     }
 

@@ -543,12 +543,7 @@ impl NetScenario {
     }
 
     pub fn load(path: &Path) -> Result<NetScenario, ScenarioError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-            file: file.clone(),
-            field: "(file)".into(),
-            message: format!("cannot read: {e}"),
-        })?;
+        let (file, text) = crate::scenario::read_file(path)?;
         Self::from_toml_str_named(&text, &file)
     }
 

@@ -24,7 +24,7 @@ use crate::experiment::{ExperimentResult, Job, Plan, Plot};
 use crate::figure::Figure;
 use crate::svg::{Chart, Series, Style, BLUE, GREY, ORANGE, RED};
 use brisk_emu::path::{EmuConfig, PathSpec, QueueSpec, Rate};
-use brisk_emu::realrun::{run_real, FlowStack, LinuxKnobs, RealApp, RealFlow, RealRun};
+use brisk_emu::realrun::{run_real, RealFlow, RealRun};
 use brisk_emu::EmuError;
 use brisk_net::queue::BandCounters;
 use brisk_net::units::Size;
@@ -230,19 +230,12 @@ pub fn plan(quick: bool) -> Result<Plan, String> {
 }
 
 fn flow(dscp: u8, start_s: u64) -> RealFlow {
-    RealFlow {
-        stack: FlowStack::Linux,
-        // The namespace would otherwise use the host's default (often bbr).
-        cc: "cubic".into(),
-        tcp: brisk_tcp::Config::default(),
-        linux: LinuxKnobs {
-            dscp: Some(dscp),
-            ..LinuxKnobs::default()
-        },
-        start: Duration::from_secs(start_s),
-        rtt: Duration::from_millis(RTT_MS),
-        app: RealApp::Bulk { bytes: None },
-    }
+    RealFlow::linux_bulk(
+        "cubic",
+        Some(dscp),
+        Duration::from_secs(start_s),
+        Duration::from_millis(RTT_MS),
+    )
 }
 
 fn run_all(quick: bool) -> Vec<(Arm, Result<Nums, String>)> {
