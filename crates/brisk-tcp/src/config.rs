@@ -26,6 +26,10 @@ pub struct Config {
     /// Unordered receive (uTCP `SO_UNORDERED`, Minion §4.1): `read_unordered` also hands
     /// out out-of-order data. Local API only: nothing on the wire depends on it.
     pub unordered: bool,
+    /// Prioritised send (uTCP `SO_UNORDEREDSEND`, Minion §4.2): `write_with_priority`
+    /// places a write whole ahead of unsent writes of lower priority. Local API only.
+    /// Ignored on an RC3 sender, whose RLP copies each write where it was written.
+    pub unordered_send: bool,
     /// Challenge ACK rate limit per second (RFC 5961 §7; Linux tcp_challenge_ack_limit).
     pub challenge_ack_limit: u32,
     /// Options offered in the handshake.
@@ -170,6 +174,7 @@ impl Default for Config {
             nagle: true,
             dscp: 0,
             unordered: false,
+            unordered_send: false,
             challenge_ack_limit: 1000,
             options: OptionsConfig {
                 sack: true,

@@ -89,6 +89,9 @@ impl ByteStream for Connection {
     }
 
     fn write_with_priority(&mut self, data: &[u8], priority: u8) -> io::Result<usize> {
+        // A prioritised write is taken whole: one that can never fit is an error, not
+        // a "no room now" the caller would retry forever.
+        self.check_whole_write(data.len())?;
         Ok(Connection::write_with_priority(self, data, priority))
     }
 

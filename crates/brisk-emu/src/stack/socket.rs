@@ -397,6 +397,9 @@ impl TcpStream {
                 )));
             };
             let c = core.ep.conn_mut(h)?;
+            if let Err(e) = c.check_whole_write(buf.len()) {
+                return Some(Err(e));
+            }
             let n = c.write_with_priority(buf, priority);
             if n > 0 {
                 if fin && n == buf.len() {

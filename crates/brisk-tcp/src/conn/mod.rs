@@ -361,13 +361,31 @@ impl Connection {
     // ----- application calls -----
 
     /// Queues bytes for sending; returns how many fit in the send buffer.
+    ///
+    /// With prioritised send on this is a priority-0 write that may be taken in part
+    /// (a plain stream write has no boundaries to keep).
     pub fn write(&mut self, data: &[u8]) -> usize {
-        self.write_with_priority(data, 0)
+        if self.config.unordered_send && self.snd.rlp.is_none() {
+            let n = data.len().min(self.snd.sendbuf.capacity());
+            let taken = self.queue_write(&data[..n], 0);
+            if taken < data.len() {
+                self.snd.writable_wanted = true;
+            }
+            return taken;
+        }
+        self.queue_write(data, 0)
     }
 
-    /// `write` with a scheduling priority recorded on the write (hook for prioritised
-    /// sending; today all writes are sent in order).
+    /// `write` with a scheduling priority (higher is more urgent). With prioritised send
+    /// on ([`set_unordered_send`](Self::set_unordered_send)) the write is taken whole or
+    /// not at all and goes ahead of unsent writes of lower priority (never ahead of sent
+    /// or partly sent data; `docs/mechanisms/utcp.md`). Otherwise the priority is only
+    /// recorded and bytes are sent in write order.
     pub fn write_with_priority(&mut self, data: &[u8], priority: u8) -> usize {
+        self.queue_write(data, priority)
+    }
+
+    fn queue_write(&mut self, data: &[u8], priority: u8) -> usize {
         if self.snd.fin_queued
             || !matches!(
                 self.state,
@@ -377,7 +395,11 @@ impl Connection {
             return 0;
         }
         let offset = self.snd.sendbuf.end();
-        let n = self.snd.sendbuf.write(data, priority);
+        let n = if self.config.unordered_send && self.snd.rlp.is_none() {
+            self.snd.sendbuf.write_prioritised(data, priority)
+        } else {
+            self.snd.sendbuf.write(data, priority)
+        };
         if let Some(rlp) = self.snd.rlp.as_deref_mut() {
             // RC3 §4.2.1: each write is a chunk of its own for the RLP (sequence space
             // is the stream offset plus the SYN).
@@ -411,6 +433,16 @@ impl Connection {
 
     pub fn unordered(&self) -> bool {
         self.config.unordered
+    }
+
+    /// Prioritised send on or off (uTCP `SO_UNORDEREDSEND`). Writes queued before the
+    /// switch keep their place; later ones are placed by priority.
+    pub fn set_unordered_send(&mut self, on: bool) {
+        self.config.unordered_send = on;
+    }
+
+    pub fn unordered_send(&self) -> bool {
+        self.config.unordered_send
     }
 
     /// Reads one contiguous run with its 0-based stream offset: in-order data first
@@ -480,6 +512,24 @@ impl Connection {
 
     pub fn send_buffered(&self) -> usize {
         self.snd.sendbuf.len()
+    }
+
+    /// With prioritised send on, `write_with_priority` takes a write whole or not at
+    /// all, and one longer than this (the send buffer) never fits: callers that wait
+    /// for room report it as an error instead. `None`: writes may be taken in part.
+    pub fn whole_write_limit(&self) -> Option<usize> {
+        (self.config.unordered_send && self.snd.rlp.is_none()).then_some(self.config.send_buffer)
+    }
+
+    /// The error for a prioritised write longer than [`whole_write_limit`](Self::whole_write_limit).
+    pub fn check_whole_write(&self, len: usize) -> std::io::Result<()> {
+        match self.whole_write_limit() {
+            Some(max) if len > max => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("a prioritised write of {len} bytes is larger than the send buffer ({max} bytes)"),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Whether the peer's FIN has been received (after all data before it).

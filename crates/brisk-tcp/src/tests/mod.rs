@@ -13,6 +13,7 @@ mod idle;
 mod listener;
 mod loss;
 mod overlap;
+mod prio_send;
 mod rc3;
 mod rdb;
 mod restart;
