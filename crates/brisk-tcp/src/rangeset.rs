@@ -93,6 +93,15 @@ impl RangeSet {
             .filter(|&e| x < e)
     }
 
+    /// The interval holding `x`, if any.
+    pub fn range_of(&self, x: u64) -> Option<Range<u64>> {
+        self.map
+            .range(..=x)
+            .next_back()
+            .filter(|&(_, &e)| x < e)
+            .map(|(&s, &e)| s..e)
+    }
+
     /// The start of the first interval beginning after `x`.
     pub fn next_start_after(&self, x: u64) -> Option<u64> {
         self.map

@@ -150,7 +150,13 @@ fn a_prioritised_write_larger_than_the_send_buffer_is_an_error_not_a_wait() {
     assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
     assert!(e.to_string().contains("4097"), "{e}");
     // One that fits is taken whole; a plain write is still taken in part.
-    assert_eq!(ByteStream::write_with_priority(conn, &[1; 3000], 3).unwrap(), 3000);
-    assert_eq!(ByteStream::write_with_priority(conn, &[1; 2000], 3).unwrap(), 0);
+    assert_eq!(
+        ByteStream::write_with_priority(conn, &[1; 3000], 3).unwrap(),
+        3000
+    );
+    assert_eq!(
+        ByteStream::write_with_priority(conn, &[1; 2000], 3).unwrap(),
+        0
+    );
     assert_eq!(ByteStream::write(conn, &[1; 2000]).unwrap(), 1096);
 }

@@ -1,0 +1,277 @@
+use super::*;
+use crate::frame::encode_record;
+
+/// One record per datagram, each one byte repeated: datagram k is `[k; len]`.
+fn records(lens: &[usize]) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let mut wire = Vec::new();
+    let mut dgs = Vec::new();
+    for (k, &n) in lens.iter().enumerate() {
+        let d = vec![k as u8 + 1; n];
+        encode_record(&d, &mut wire).unwrap();
+        dgs.push(d);
+    }
+    (wire, dgs)
+}
+
+/// Feeds `(offset, len, in_order)` pieces of `wire`; returns, per piece, the indices
+/// (1-based, by first byte) of the datagrams delivered by it.
+fn feed(wire: &[u8], pieces: &[(usize, usize, bool)]) -> Vec<Vec<u8>> {
+    let mut s = RecordScanner::new(Limits::default()).unwrap();
+    pieces
+        .iter()
+        .map(|&(o, n, in_order)| {
+            let mut got = Vec::new();
+            let mut d = |g: Datagram<'_>| got.push(g.data[0]);
+            if in_order {
+                s.push_in_order(o as u64, &wire[o..o + n], &mut d).unwrap();
+            } else {
+                s.push_out_of_order(o as u64, &wire[o..o + n], &mut d);
+            }
+            got
+        })
+        .collect()
+}
+
+/// Three records of 10-byte datagrams, two markers each: 13 bytes per record.
+const R: usize = 13;
+
+/// W-3 (a): three records in three segments, the middle one lost. Records 1 and 3 at
+/// once, record 2 after the retransmission (uTCP then hands segment 3 again in order).
+#[test]
+fn w3_a_middle_segment_lost() {
+    let (wire, _) = records(&[10, 10, 10]);
+    assert_eq!(wire.len(), 3 * R);
+    let got = feed(
+        &wire,
+        &[
+            (0, R, true),
+            (2 * R, R, false),
+            (R, R, true),
+            (2 * R, R, true),
+        ],
+    );
+    assert_eq!(got, vec![vec![1], vec![3], vec![2], vec![]]);
+}
+
+/// W-3 (b): a middlebox re-segments the three records into two segments whose
+/// boundary splits record 2; no loss. Record 1 on segment 1, records 2 and 3 on 2.
+#[test]
+fn w3_b_resegmented() {
+    let (wire, _) = records(&[10, 10, 10]);
+    let cut = R + 6;
+    let got = feed(&wire, &[(0, cut, true), (cut, wire.len() - cut, true)]);
+    assert_eq!(got, vec![vec![1], vec![2, 3]]);
+}
+
+/// W-3 (c): as (b) with the first segment lost: record 3 as soon as segment 2 arrives;
+/// record 1 and the rest of record 2 after the retransmission.
+#[test]
+fn w3_c_first_segment_lost() {
+    let (wire, _) = records(&[10, 10, 10]);
+    let cut = R + 6;
+    // The retransmission fills the hole: uTCP's next in-order read returns both
+    // segments' bytes at once.
+    let got = feed(
+        &wire,
+        &[(cut, wire.len() - cut, false), (0, wire.len(), true)],
+    );
+    assert_eq!(got, vec![vec![3], vec![1, 2]]);
+}
+
+/// The counterfactuals of W-3 (a): a single marker per record. Prepend-only
+/// (`00 E1 00 E2 00 E3`) blocks record 1 (it might run into the hole) and record 3 (no
+/// marker after it); append-only (`E1 00 E2 00 E3 00`) delivers record 1 (the stream's
+/// start bounds it) and blocks record 3 (it might run back into the hole).
+#[test]
+fn w3_single_marker_counterfactuals() {
+    let body = |k: u8| {
+        let mut v = Vec::new();
+        encode_record(&[k; 10], &mut v).unwrap();
+        v[1..v.len() - 1].to_vec()
+    };
+    for (prepend, expect_first) in [(true, vec![]), (false, vec![1])] {
+        let mut wire = Vec::new();
+        let mut seg = Vec::new();
+        for k in 1..=3 {
+            let start = wire.len();
+            if prepend {
+                wire.push(0);
+            }
+            wire.extend(body(k));
+            if !prepend {
+                wire.push(0);
+            }
+            seg.push((start, wire.len() - start));
+        }
+        let got = feed(
+            &wire,
+            &[
+                (seg[0].0, seg[0].1, true),
+                (seg[2].0, seg[2].1, false),
+                (seg[1].0, seg[1].1, true),
+                (seg[2].0, seg[2].1, true),
+            ],
+        );
+        assert_eq!(got[0], expect_first, "prepend-only {prepend}: record 1");
+        assert_eq!(
+            got[1],
+            Vec::<u8>::new(),
+            "prepend-only {prepend}: record 3 blocked"
+        );
+        // Once the hole fills, the rest comes in order (prepend-only still waits for
+        // a marker after record 3).
+        let all: Vec<u8> = got.concat();
+        let want: Vec<u8> = if prepend { vec![1, 2] } else { vec![1, 2, 3] };
+        assert_eq!(all, want, "prepend-only {prepend}");
+    }
+}
+
+#[test]
+fn malformed_and_oversized_records_are_counted_once_and_skipped() {
+    let mut wire = Vec::new();
+    encode_record(&[7; 5], &mut wire).unwrap();
+    // A body whose code byte runs past its end.
+    wire.extend([0, 9, 1, 1, 0]);
+    encode_record(&[8; 200], &mut wire).unwrap();
+    encode_record(&[9; 5], &mut wire).unwrap();
+    let limits = Limits {
+        max_datagram: 100,
+        ..Limits::default()
+    };
+    // Out of order first (all but the first byte), then everything in order.
+    let mut s = RecordScanner::new(limits).unwrap();
+    let mut got = Vec::new();
+    s.push_out_of_order(1, &wire[1..], &mut |g| got.push((g.data[0], g.in_order)));
+    s.push_in_order(0, &wire, &mut |g| got.push((g.data[0], g.in_order)))
+        .unwrap();
+    assert_eq!(got, vec![(9, false), (7, true)]);
+    let c = s.counters();
+    assert_eq!((c.malformed, c.oversized, c.delivered), (1, 1, 2));
+    assert_eq!(c.duplicates_skipped, 3, "the three handled out of order");
+}
+
+#[test]
+fn a_gap_in_in_order_data_is_an_error_and_bad_limits_name_the_field() {
+    let mut s = RecordScanner::new(Limits::default()).unwrap();
+    let e = s.push_in_order(5, &[0, 1], &mut |_| {}).unwrap_err();
+    assert_eq!(
+        e,
+        ScanError::Gap {
+            expected: 0,
+            got: 5
+        }
+    );
+    let e = RecordScanner::new(Limits {
+        max_datagram: 0,
+        ..Limits::default()
+    })
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("max_datagram") && e.to_string().contains("1 to 16 MiB"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_out_of_order_window_is_bounded_and_refused_bytes_come_in_order() {
+    let (wire, dgs) = records(&[100; 20]);
+    let limits = Limits {
+        max_ooo_bytes: 500,
+        ..Limits::default()
+    };
+    let mut s = RecordScanner::new(limits).unwrap();
+    let mut got = Vec::new();
+    // Everything but the first byte out of order: only what lies within 500 bytes of
+    // the in-order point is kept.
+    for o in (1..wire.len()).step_by(103) {
+        let e = (o + 103).min(wire.len());
+        s.push_out_of_order(o as u64, &wire[o..e], &mut |g| got.push(g.data.to_vec()));
+    }
+    assert!(s.ooo_held() <= 500);
+    assert!(s.counters().ooo_bytes_refused > 0);
+    s.push_in_order(0, &wire, &mut |g| got.push(g.data.to_vec()))
+        .unwrap();
+    got.sort();
+    let mut want = dgs.clone();
+    want.sort();
+    assert_eq!(got, want, "every datagram exactly once");
+}
+
+proptest::proptest! {
+    /// The uTCP contract, simulated: the stream is cut into segments that arrive in a
+    /// random order; each arrival beyond the in-order point is handed out of order
+    /// once, and the in-order point then hands every byte again in order. Every
+    /// datagram is delivered exactly once, intact, and none out of order if the
+    /// receiver is told nothing out of order.
+    #[test]
+    fn every_datagram_exactly_once_in_any_arrival_order(
+        lens in proptest::collection::vec(0usize..700, 1..40),
+        cuts in proptest::collection::vec(1usize..900, 1..200),
+        seed in 0u64..1000,
+        unordered in proptest::prelude::any::<bool>(),
+    ) {
+        use rand::seq::SliceRandom;
+        use rand::SeedableRng;
+        let mut wire = Vec::new();
+        let mut dgs = Vec::new();
+        for (k, &n) in lens.iter().enumerate() {
+            let d: Vec<u8> = (0..n).map(|i| ((k * 131 + i * 7) % 256) as u8).collect();
+            encode_record(&d, &mut wire).unwrap();
+            dgs.push(d);
+        }
+        // Segments.
+        let mut segs = Vec::new();
+        let mut o = 0;
+        let mut ci = 0;
+        while o < wire.len() {
+            let n = cuts[ci % cuts.len()].min(wire.len() - o);
+            segs.push((o, n));
+            o += n;
+            ci += 1;
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        segs.shuffle(&mut rng);
+        let mut s = RecordScanner::new(Limits::default()).unwrap();
+        let mut got: Vec<(u64, Vec<u8>)> = Vec::new();
+        let mut have = vec![false; wire.len()];
+        let mut inorder = 0usize;
+        for &(o, n) in &segs {
+            have[o..o + n].iter_mut().for_each(|h| *h = true);
+            let mut d = |g: Datagram<'_>| got.push((g.offset, g.data.to_vec()));
+            if o > inorder && unordered {
+                s.push_out_of_order(o as u64, &wire[o..o + n], &mut d);
+            }
+            let mut end = inorder;
+            while end < wire.len() && have[end] {
+                end += 1;
+            }
+            if end > inorder {
+                s.push_in_order(inorder as u64, &wire[inorder..end], &mut d).unwrap();
+                inorder = end;
+            }
+        }
+        proptest::prop_assert_eq!(inorder, wire.len());
+        got.sort();
+        let delivered: Vec<Vec<u8>> = got.into_iter().map(|(_, d)| d).collect();
+        proptest::prop_assert_eq!(&delivered, &dgs);
+        if !unordered {
+            proptest::prop_assert_eq!(s.counters().delivered_out_of_order, 0);
+        }
+        proptest::prop_assert_eq!(s.counters().malformed + s.counters().oversized, 0);
+    }
+
+    /// Garbage in, no panic, bounded state.
+    #[test]
+    fn garbage_streams_never_panic(
+        bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000),
+        split in 0usize..3000,
+    ) {
+        let limits = Limits { max_datagram: 256, max_ooo_bytes: 1024, max_ooo_runs: 8 };
+        let mut s = RecordScanner::new(limits).unwrap();
+        let split = split.min(bytes.len());
+        let mut n = 0;
+        s.push_out_of_order(split as u64 + 1, &bytes[split..], &mut |g| { n += 1; assert!(g.data.len() <= 256); });
+        s.push_in_order(0, &bytes, &mut |g| { n += 1; assert!(g.data.len() <= 256); }).unwrap();
+        proptest::prop_assert!(s.ooo_held() <= 1024);
+    }
+}
