@@ -30,6 +30,7 @@ use sha2::{Digest, Sha256};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+use crate::dgram_app::{DgramSink, DgramSource};
 use crate::metrics::Samples;
 use crate::scenario::AppSpec;
 use crate::unordered::{FirstDelivery, RecordAssembly, UnorderedRx};
@@ -352,6 +353,8 @@ enum ClientKind {
         started_at: Instant,
         next_at: Option<Instant>,
     },
+    /// Datagrams over uCOBS (`crate::dgram_app`).
+    Datagrams(Box<DgramSource>),
     /// One of a page's connections (`crate::web`).
     Web {
         page: SharedPage,
@@ -411,6 +414,20 @@ impl ClientApp {
                 next_at: None,
                 pending: VecDeque::new(),
             },
+            AppSpec::Datagrams {
+                size,
+                interval,
+                jitter,
+                count,
+                urgent_every,
+            } => ClientKind::Datagrams(Box::new(DgramSource::new(
+                fwd.clone(),
+                size.0,
+                interval.0,
+                jitter.map(|j| j.0).unwrap_or_default(),
+                count,
+                urgent_every,
+            ))),
             AppSpec::RequestResponse {
                 request,
                 response,
@@ -498,6 +515,7 @@ impl ClientApp {
                 *next_at = Some(now);
             }
             ClientKind::Rr { next_at, .. } => *next_at = Some(now),
+            ClientKind::Datagrams(d) => d.start(now),
             ClientKind::Bulk { .. } => {}
             ClientKind::Web { .. } => self.web_next(now, p),
         }
@@ -553,6 +571,7 @@ impl ClientApp {
     pub fn poll_timeout(&self) -> Option<Instant> {
         match &self.kind {
             ClientKind::Records { next_at, .. } | ClientKind::Rr { next_at, .. } => *next_at,
+            ClientKind::Datagrams(d) => d.next_at,
             ClientKind::Bulk { .. } | ClientKind::Web { .. } => None,
         }
     }
@@ -628,6 +647,7 @@ impl ClientApp {
                     *started_at = now;
                 }
             }
+            ClientKind::Datagrams(d) => d.generate(now, &mut self.rng),
             ClientKind::Bulk { .. } | ClientKind::Web { .. } => {}
         }
         self.on_writable(now, p);
@@ -716,6 +736,10 @@ impl ClientApp {
                     let _ = p.shutdown_write();
                     self.closed = true;
                 }
+            }
+            ClientKind::Datagrams(d) => {
+                d.write(p);
+                self.closed = d.finished;
             }
             ClientKind::Rr { req_left, .. } | ClientKind::Web { req_left, .. } => {
                 if *req_left > 0 {
@@ -806,6 +830,7 @@ enum ServerKind {
         count: Option<u64>,
         delivered: u64,
     },
+    Datagrams(Box<DgramSink>),
     Rr {
         request: u64,
         response: u64,
@@ -845,6 +870,9 @@ impl ServerApp {
                 count,
                 delivered: 0,
             },
+            AppSpec::Datagrams { size, count, .. } => {
+                ServerKind::Datagrams(Box::new(DgramSink::new(fwd.clone(), size.0, count)))
+            }
             AppSpec::RequestResponse {
                 request, response, ..
             } => ServerKind::Rr {
@@ -890,14 +918,35 @@ impl ServerApp {
         }
     }
 
-    /// Bytes delivered to the app: each byte once, at its first delivery.
+    /// Bytes delivered to the app: each byte once, at its first delivery (for
+    /// datagrams, their payload bytes).
     pub fn delivered_bytes(&self) -> u64 {
+        if let ServerKind::Datagrams(d) = &self.kind {
+            return d.payload_bytes;
+        }
         self.unordered
             .as_ref()
             .map_or(self.rx.bytes, |u| u.first.bytes)
     }
 
+    /// The datagram receiver, for a `datagrams` flow.
+    pub fn dgram_sink(&self) -> Option<&DgramSink> {
+        match &self.kind {
+            ServerKind::Datagrams(d) => Some(d),
+            _ => None,
+        }
+    }
+
     pub fn on_readable(&mut self, now: Instant, p: &mut dyn ByteStream, scratch: &mut [u8]) {
+        if let ServerKind::Datagrams(d) = &mut self.kind {
+            // uCOBS reads in or out of order itself (`brisk_minion::UcobsReceiver`).
+            self.interval_bytes += d.read(now, p);
+            self.rx.bad_bytes = d.bad + d.scanner_drops();
+            if d.complete() && self.stats.completed_at.is_none() {
+                self.stats.completed_at = Some(now);
+            }
+            return;
+        }
         if p.supports_unordered() || self.unordered.is_some() {
             self.read_unordered(now, p, scratch);
             self.on_writable(now, p);
@@ -962,7 +1011,7 @@ impl ServerApp {
             ServerKind::Records { count, .. } => {
                 count.is_some_and(|c| u.records.as_ref().is_some_and(|a| a.completed >= c))
             }
-            ServerKind::Rr { .. } | ServerKind::Web { .. } => false,
+            ServerKind::Rr { .. } | ServerKind::Web { .. } | ServerKind::Datagrams(_) => false,
         };
         if done && self.stats.completed_at.is_none() {
             self.stats.completed_at = Some(now);
@@ -1015,6 +1064,8 @@ impl ServerApp {
                         self.stats.completed_at = Some(now);
                     }
                 }
+                // Read by `DgramSink` in `on_readable`, never here.
+                ServerKind::Datagrams(_) => {}
                 ServerKind::Rr {
                     request,
                     response,

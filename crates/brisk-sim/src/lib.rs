@@ -6,6 +6,7 @@
 //! scenario and seed give byte-identical outputs (`output`).
 
 pub mod app;
+pub mod dgram_app;
 pub mod dropped;
 pub mod engine;
 pub mod fct;

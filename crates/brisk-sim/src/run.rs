@@ -121,6 +121,23 @@ pub struct FlowResult {
     pub dropped_ranges: Vec<(u64, u64)>,
     /// A page download's objects and counters (`app = "web"`).
     pub web: Option<crate::web::WebResult>,
+    /// A `datagrams` flow's receiver counters and per-datagram times.
+    pub datagrams: Option<DatagramResult>,
+}
+
+/// What a `datagrams` flow's receiver saw (`crate::dgram_app`).
+#[derive(Clone, Debug, Default)]
+pub struct DatagramResult {
+    /// Datagrams delivered, each once.
+    pub delivered: u64,
+    /// Of those, delivered from out-of-order bytes.
+    pub out_of_order: u64,
+    /// Datagrams with a bad header or body, repeated or never sent, plus records the
+    /// uCOBS scanner could not decode.
+    pub bad: u64,
+    /// Per delivered datagram, in delivery order: (index, generation ns, delivery ns);
+    /// at most `crate::app::MAX_RECORD_TIMES`.
+    pub deliveries: Vec<(u64, u64, u64)>,
 }
 
 /// Points in the quantile vectors of [`FlowResult`] (every 0.1 %).
@@ -456,6 +473,7 @@ pub fn run_controlled(
         let (app, sized) = match fi.app {
             AppSpec::Bulk { bytes } => ("bulk", bytes.is_some()),
             AppSpec::Records { count, .. } => ("records", count.is_some()),
+            AppSpec::Datagrams { count, .. } => ("datagrams", count.is_some()),
             AppSpec::RequestResponse { count, .. } => ("request_response", count.is_some()),
             AppSpec::Web { .. } => ("web", true),
         };
@@ -500,12 +518,17 @@ pub fn run_controlled(
         };
         let latencies = match fi.app {
             AppSpec::Records { .. } => v.app.stats.latencies.summary(),
+            AppSpec::Datagrams { .. } => v.app.dgram_sink().and_then(|d| d.latencies.summary()),
             AppSpec::RequestResponse { .. } => c.app.stats.latencies.summary(),
             AppSpec::Web { .. } => oct.as_ref().and_then(|x| x.summary()),
             AppSpec::Bulk { .. } => None,
         };
         let latency_quantiles = match fi.app {
             AppSpec::Records { .. } => v.app.stats.latencies.quantiles(QUANTILE_POINTS),
+            AppSpec::Datagrams { .. } => v
+                .app
+                .dgram_sink()
+                .map_or_else(Vec::new, |d| d.latencies.quantiles(QUANTILE_POINTS)),
             AppSpec::RequestResponse { .. } => c.app.stats.latencies.quantiles(QUANTILE_POINTS),
             AppSpec::Web { .. } => oct
                 .as_ref()
@@ -577,6 +600,17 @@ pub fn run_controlled(
                 .get(fi.id as usize)
                 .map_or_else(Vec::new, |r| r.ranges().to_vec()),
             web,
+            datagrams: v.app.dgram_sink().map(|d| DatagramResult {
+                delivered: d.delivered,
+                out_of_order: d.delivered_out_of_order,
+                bad: d.bad + d.scanner_drops(),
+                deliveries: d
+                    .order
+                    .iter()
+                    .zip(&d.deliveries)
+                    .map(|(&i, &(g, t))| (i, g, t))
+                    .collect(),
+            }),
         });
     }
 

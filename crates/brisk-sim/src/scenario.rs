@@ -138,6 +138,21 @@ pub enum AppSpec {
         #[serde(default)]
         layers: Option<u32>,
     },
+    /// Datagrams over uCOBS (Minion §5, `crate::dgram_app`): `size`-byte datagrams
+    /// (the 24-byte record header included) every `interval` (plus uniform `jitter`),
+    /// each written as one uCOBS record; with `urgent_every = n`, every n-th datagram
+    /// is written at a higher priority (it overtakes only with `[flow.tcp]
+    /// unordered_send`). Latency is measured per datagram at its first delivery.
+    Datagrams {
+        size: Size,
+        interval: Dur,
+        #[serde(default)]
+        jitter: Option<Dur>,
+        #[serde(default)]
+        count: Option<u64>,
+        #[serde(default)]
+        urgent_every: Option<u64>,
+    },
     /// `request` bytes up, `response` bytes down, then `think` time; `count` exchanges
     /// (or until the end).
     RequestResponse {
@@ -218,6 +233,9 @@ pub struct TcpKnobs {
     /// Unordered receive (uTCP): the receiving app reads with `read_unordered` and
     /// counts bytes at first delivery (docs/mechanisms/utcp.md).
     pub unordered: Option<bool>,
+    /// Prioritised send (uTCP `SO_UNORDEREDSEND`): a `datagrams` app's urgent writes
+    /// overtake unsent ordinary ones (docs/mechanisms/utcp.md).
+    pub unordered_send: Option<bool>,
     /// Wrap `cc` in the delay-correlation bufferbloat limiter (thesis ch. 3):
     /// `delay_correlation = true`, or a table `[flow.tcp.delay_correlation]` with
     /// `window`, `threshold` and `passive` (its presence switches the layer on).
@@ -828,6 +846,7 @@ impl TcpKnobs {
             rack => recovery.rack,
             tlp => recovery.tlp,
             unordered => unordered,
+            unordered_send => unordered_send,
             max_retries => recovery.max_retries,
             tlp_restart => recovery.tlp_restart,
             fack => recovery.fack,
@@ -1143,6 +1162,35 @@ impl Scenario {
                     }
                     if *count == Some(0) {
                         return Err((p("app.count"), "must be > 0".into()));
+                    }
+                }
+                AppSpec::Datagrams {
+                    size,
+                    interval,
+                    jitter,
+                    count,
+                    urgent_every,
+                } => {
+                    if size.0 < crate::app::RECORD_HEADER_LEN as u64 || size.0 > 65_536 {
+                        return Err((
+                            p("app.size"),
+                            format!(
+                                "must be between {} (the record header) and 64KiB",
+                                crate::app::RECORD_HEADER_LEN
+                            ),
+                        ));
+                    }
+                    if interval.0.is_zero() {
+                        return Err((p("app.interval"), "must be > 0".into()));
+                    }
+                    if jitter.is_some_and(|j| j.0 > interval.0 * 10) {
+                        return Err((p("app.jitter"), "must be at most 10 intervals".into()));
+                    }
+                    if *count == Some(0) {
+                        return Err((p("app.count"), "must be > 0".into()));
+                    }
+                    if *urgent_every == Some(0) {
+                        return Err((p("app.urgent_every"), "must be > 0".into()));
                     }
                 }
                 AppSpec::RequestResponse {

@@ -1,0 +1,292 @@
+//! The `datagrams` application: fixed-size datagrams every `interval`, each written as
+//! one uCOBS record (Minion NSDI 2012 §5; `brisk-minion`), read back as datagrams. The
+//! VoIP, priority and fallback experiments of issue 12 run on it.
+//!
+//! A datagram is brisk-app's 24-byte record header (index, generation time, length)
+//! followed by the flow's pattern at offset `index × size` (so its content depends on
+//! its index only, not on where it sits in the stream, which prioritised sending
+//! changes). The receiver checks every datagram's header and body, counts each index
+//! once (a second delivery, or an index never sent, is counted as bad) and measures
+//! latency from generation to delivery: at first complete delivery, out of order or in
+//! order, exactly once.
+//!
+//! With `urgent_every = n`, every n-th datagram (indices n−1, 2n−1, …) is written at
+//! priority [`URGENT_PRIORITY`], the others at [`NORMAL_PRIORITY`]; the sender's
+//! `[flow.tcp] unordered_send` decides whether that reorders anything (uTCP's send
+//! side), and the receiver's `[flow.tcp] unordered` whether records are delivered out
+//! of order.
+
+use brisk_app::records::{RecordHeader, HEADER_LEN};
+use brisk_minion::{Limits, UcobsReceiver, UcobsSender};
+use brisk_tcp::stream::ByteStream;
+use brisk_time::{dur_nanos, Duration, Instant};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use crate::app::{Pattern, MAX_PENDING_RECORDS, MAX_RECORD_TIMES};
+use crate::metrics::Samples;
+
+/// Priority of ordinary datagrams.
+pub const NORMAL_PRIORITY: u8 = 1;
+/// Priority of every `urgent_every`-th datagram.
+pub const URGENT_PRIORITY: u8 = 2;
+
+/// The body of datagram `index` (after its header).
+fn body(pat: &Pattern, index: u64, size: u64) -> &[u8] {
+    pat.at(
+        index.wrapping_mul(size) + HEADER_LEN as u64,
+        (size as usize) - HEADER_LEN,
+    )
+}
+
+/// The sending side.
+#[derive(Debug)]
+pub struct DgramSource {
+    pat: Rc<Pattern>,
+    size: u64,
+    interval: Duration,
+    jitter: Duration,
+    count: Option<u64>,
+    urgent_every: Option<u64>,
+    generated: u64,
+    next_base: Instant,
+    pub next_at: Option<Instant>,
+    /// Generated, not yet taken by the stream: (index, generation time).
+    pending: VecDeque<(u64, Instant)>,
+    sender: UcobsSender,
+    scratch: Vec<u8>,
+    /// Datagrams not generated because `pending` was full.
+    pub skipped: u64,
+    pub finished: bool,
+}
+
+impl DgramSource {
+    pub fn new(
+        pat: Rc<Pattern>,
+        size: u64,
+        interval: Duration,
+        jitter: Duration,
+        count: Option<u64>,
+        urgent_every: Option<u64>,
+    ) -> Self {
+        DgramSource {
+            pat,
+            size,
+            interval,
+            jitter,
+            count,
+            urgent_every,
+            generated: 0,
+            next_base: Instant::ZERO,
+            next_at: None,
+            pending: VecDeque::new(),
+            sender: UcobsSender::new(),
+            scratch: Vec::with_capacity(size as usize),
+            skipped: 0,
+            finished: false,
+        }
+    }
+
+    pub fn start(&mut self, now: Instant) {
+        self.next_base = now;
+        self.next_at = Some(now);
+    }
+
+    /// Generates every datagram due by `now`.
+    pub fn generate(&mut self, now: Instant, rng: &mut ChaCha8Rng) {
+        while let Some(t) = self.next_at {
+            if t > now {
+                break;
+            }
+            if self.pending.len() < MAX_PENDING_RECORDS {
+                self.pending.push_back((self.generated, t));
+            } else {
+                self.skipped += 1;
+            }
+            self.generated += 1;
+            if self.count.is_some_and(|c| self.generated >= c) {
+                self.next_at = None;
+                break;
+            }
+            self.next_base += self.interval;
+            let j = if self.jitter.is_zero() {
+                0
+            } else {
+                rng.gen_range(0..=dur_nanos(self.jitter))
+            };
+            self.next_at = Some((self.next_base + Duration::from_nanos(j)).max(t));
+        }
+    }
+
+    /// Writes pending datagrams while the stream takes them; closes after the last.
+    pub fn write(&mut self, p: &mut dyn ByteStream) {
+        if self.finished {
+            return;
+        }
+        // A record the stream took in part is finished first.
+        if !self.sender.flush(p).unwrap_or(false) {
+            return;
+        }
+        while let Some(&(index, t)) = self.pending.front() {
+            self.scratch.clear();
+            self.scratch.extend_from_slice(
+                &RecordHeader {
+                    index,
+                    sent_at_ns: t.as_nanos(),
+                    len: self.size as u32,
+                }
+                .encode(),
+            );
+            self.scratch
+                .extend_from_slice(body(&self.pat, index, self.size));
+            let urgent = self
+                .urgent_every
+                .is_some_and(|n| (index + 1).is_multiple_of(n));
+            let prio = if urgent {
+                URGENT_PRIORITY
+            } else {
+                NORMAL_PRIORITY
+            };
+            match self.sender.send(p, &self.scratch, prio) {
+                Ok(true) => {
+                    self.pending.pop_front();
+                }
+                _ => return,
+            }
+        }
+        if self.next_at.is_none() && self.count.is_some() && self.sender.flush(p).unwrap_or(false) {
+            let _ = p.shutdown_write();
+            self.finished = true;
+        }
+    }
+
+    /// uCOBS record bytes the stream has taken.
+    pub fn bytes_written(&self) -> u64 {
+        self.sender.bytes
+    }
+}
+
+/// The receiving side.
+#[derive(Debug)]
+pub struct DgramSink {
+    pat: Rc<Pattern>,
+    size: u64,
+    count: Option<u64>,
+    receiver: UcobsReceiver,
+    /// Indices seen (bit per index, up to `MAX_RECORD_TIMES`).
+    seen: Vec<u64>,
+    pub delivered: u64,
+    pub delivered_out_of_order: u64,
+    /// Payload bytes delivered (each datagram once).
+    pub payload_bytes: u64,
+    /// Datagrams with a bad header or body, a repeated index or an index never sent.
+    pub bad: u64,
+    pub latencies: Samples,
+    /// (generation ns, delivery ns) per datagram.
+    pub deliveries: Vec<(u64, u64)>,
+    /// Index of each datagram in delivery order (for priority analyses; bounded).
+    pub order: Vec<u64>,
+}
+
+impl DgramSink {
+    pub fn new(pat: Rc<Pattern>, size: u64, count: Option<u64>) -> Self {
+        let limits = Limits {
+            max_datagram: size as usize,
+            ..Limits::default()
+        };
+        DgramSink {
+            pat,
+            size,
+            count,
+            // NOTE(expect): size is validated (24 B to 64 KiB) and 64 KiB reads are
+            // within the receiver's range.
+            receiver: UcobsReceiver::new(limits, 64 * 1024).expect("validated limits"),
+            seen: Vec::new(),
+            delivered: 0,
+            delivered_out_of_order: 0,
+            payload_bytes: 0,
+            bad: 0,
+            latencies: Samples::default(),
+            deliveries: Vec::new(),
+            order: Vec::new(),
+        }
+    }
+
+    /// Reads what the stream has and accounts every datagram delivered. Returns the
+    /// payload bytes delivered by this call.
+    pub fn read(&mut self, now: Instant, p: &mut dyn ByteStream) -> u64 {
+        let before = self.payload_bytes;
+        let Self {
+            pat,
+            size,
+            receiver,
+            seen,
+            delivered,
+            delivered_out_of_order,
+            payload_bytes,
+            bad,
+            latencies,
+            deliveries,
+            order,
+            ..
+        } = self;
+        let r = receiver.poll(p, &mut |d| {
+            let ok = d.data.len() as u64 == *size && d.data.len() >= HEADER_LEN && {
+                let mut h = [0u8; HEADER_LEN];
+                h.copy_from_slice(&d.data[..HEADER_LEN]);
+                let (hdr, magic) = RecordHeader::decode(&h);
+                magic
+                    && u64::from(hdr.len) == *size
+                    && d.data[HEADER_LEN..] == *body(pat, hdr.index, *size)
+                    && first_time(seen, hdr.index)
+                    && {
+                        latencies.push(now.as_nanos().saturating_sub(hdr.sent_at_ns));
+                        if deliveries.len() < MAX_RECORD_TIMES {
+                            deliveries.push((hdr.sent_at_ns, now.as_nanos()));
+                            order.push(hdr.index);
+                        }
+                        true
+                    }
+            };
+            if ok {
+                *delivered += 1;
+                *delivered_out_of_order += u64::from(!d.in_order);
+                *payload_bytes += d.data.len() as u64;
+            } else {
+                *bad += 1;
+            }
+        });
+        if r.is_err() {
+            self.bad += 1;
+        }
+        self.payload_bytes - before
+    }
+
+    /// Every datagram of a counted flow has arrived.
+    pub fn complete(&self) -> bool {
+        self.count.is_some_and(|c| self.delivered >= c)
+    }
+
+    /// Malformed or oversized records the scanner skipped (counted as bad too).
+    pub fn scanner_drops(&self) -> u64 {
+        let c = self.receiver.counters();
+        c.malformed + c.oversized
+    }
+}
+
+/// Marks `index` seen; false if it was seen before. Indices beyond the bitmap's bound
+/// are not tracked (accepted).
+fn first_time(seen: &mut Vec<u64>, index: u64) -> bool {
+    if index >= MAX_RECORD_TIMES as u64 {
+        return true;
+    }
+    let (w, b) = ((index / 64) as usize, index % 64);
+    if seen.len() <= w {
+        seen.resize(w + 1, 0);
+    }
+    let fresh = seen[w] & (1 << b) == 0;
+    seen[w] |= 1 << b;
+    fresh
+}
