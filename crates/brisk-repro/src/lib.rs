@@ -264,6 +264,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::rdb::plan_unordered,
     },
     Experiment {
+        id: exp::mn_priority::ID,
+        title: exp::mn_priority::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::mn_priority::CLAIMS,
+        plan: exp::mn_priority::plan,
+    },
+    Experiment {
         id: exp::real_bloat::ID,
         title: exp::real_bloat::TITLE,
         kind: Kind::RealTime {

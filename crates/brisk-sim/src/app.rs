@@ -696,7 +696,7 @@ impl ClientApp {
     }
 
     /// Writes whatever is due, as far as the send buffer allows.
-    pub fn on_writable(&mut self, _now: Instant, p: &mut dyn ByteStream) {
+    pub fn on_writable(&mut self, now: Instant, p: &mut dyn ByteStream) {
         if !self.connected || self.closed {
             return;
         }
@@ -738,7 +738,7 @@ impl ClientApp {
                 }
             }
             ClientKind::Datagrams(d) => {
-                d.write(p);
+                d.write(now, p);
                 self.closed = d.finished;
             }
             ClientKind::Rr { req_left, .. } | ClientKind::Web { req_left, .. } => {

@@ -10,6 +10,10 @@
 //! latency from generation to delivery: at first complete delivery, out of order or in
 //! order, exactly once.
 //!
+//! `interval = 0` makes a network-limited source, the blocking writer of Minion §8.3: a
+//! new datagram is generated whenever the stream has taken the previous one, so its
+//! delay (generation to delivery) is its wait in the send buffer plus the network.
+//!
 //! With `urgent_every = n`, every n-th datagram (indices n−1, 2n−1, …) is written at
 //! priority [`URGENT_PRIORITY`], the others at [`NORMAL_PRIORITY`]; the sender's
 //! `[flow.tcp] unordered_send` decides whether that reorders anything (uTCP's send
@@ -91,7 +95,13 @@ impl DgramSource {
 
     pub fn start(&mut self, now: Instant) {
         self.next_base = now;
-        self.next_at = Some(now);
+        // A network-limited source generates as it writes, never on a timer.
+        self.next_at = (!self.interval.is_zero()).then_some(now);
+    }
+
+    /// All datagrams of a counted source are generated.
+    fn exhausted(&self) -> bool {
+        self.count.is_some_and(|c| self.generated >= c)
     }
 
     /// Generates every datagram due by `now`.
@@ -120,8 +130,9 @@ impl DgramSource {
         }
     }
 
-    /// Writes pending datagrams while the stream takes them; closes after the last.
-    pub fn write(&mut self, p: &mut dyn ByteStream) {
+    /// Writes pending datagrams while the stream takes them (a network-limited source
+    /// generates each as the previous one is taken); closes after the last.
+    pub fn write(&mut self, now: Instant, p: &mut dyn ByteStream) {
         if self.finished {
             return;
         }
@@ -129,7 +140,14 @@ impl DgramSource {
         if !self.sender.flush(p).unwrap_or(false) {
             return;
         }
-        while let Some(&(index, t)) = self.pending.front() {
+        loop {
+            if self.pending.is_empty() && self.interval.is_zero() && !self.exhausted() {
+                self.pending.push_back((self.generated, now));
+                self.generated += 1;
+            }
+            let Some(&(index, t)) = self.pending.front() else {
+                break;
+            };
             self.scratch.clear();
             self.scratch.extend_from_slice(
                 &RecordHeader {
@@ -156,7 +174,7 @@ impl DgramSource {
                 _ => return,
             }
         }
-        if self.next_at.is_none() && self.count.is_some() && self.sender.flush(p).unwrap_or(false) {
+        if self.exhausted() && self.pending.is_empty() && self.sender.flush(p).unwrap_or(false) {
             let _ = p.shutdown_write();
             self.finished = true;
         }

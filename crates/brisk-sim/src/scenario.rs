@@ -139,8 +139,9 @@ pub enum AppSpec {
         layers: Option<u32>,
     },
     /// Datagrams over uCOBS (Minion §5, `crate::dgram_app`): `size`-byte datagrams
-    /// (the 24-byte record header included) every `interval` (plus uniform `jitter`),
-    /// each written as one uCOBS record; with `urgent_every = n`, every n-th datagram
+    /// (the 24-byte record header included) every `interval` (plus uniform `jitter`;
+    /// `interval = 0`: network-limited, a new datagram whenever the stream has taken
+    /// the previous one), each written as one uCOBS record; with `urgent_every = n`, every n-th datagram
     /// is written at a higher priority (it overtakes only with `[flow.tcp]
     /// unordered_send`). Latency is measured per datagram at its first delivery.
     Datagrams {
@@ -1180,8 +1181,11 @@ impl Scenario {
                             ),
                         ));
                     }
-                    if interval.0.is_zero() {
-                        return Err((p("app.interval"), "must be > 0".into()));
+                    if interval.0.is_zero() && jitter.is_some() {
+                        return Err((
+                            p("app.jitter"),
+                            "has no meaning with interval = 0 (a network-limited source)".into(),
+                        ));
                     }
                     if jitter.is_some_and(|j| j.0 > interval.0 * 10) {
                         return Err((p("app.jitter"), "must be at most 10 intervals".into()));
