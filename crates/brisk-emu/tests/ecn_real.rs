@@ -100,22 +100,6 @@ fn drain(r: &mut impl Read) -> u64 {
     }
 }
 
-fn set_cubic(s: &std::net::TcpStream) {
-    use std::os::fd::AsRawFd;
-    let cc = "cubic";
-    // SAFETY: setsockopt reads `cc.len()` bytes from a live str.
-    let rc = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            cc.as_ptr().cast(),
-            cc.len() as libc::socklen_t,
-        )
-    };
-    assert_eq!(rc, 0, "TCP_CONGESTION cubic");
-}
-
 #[test]
 fn ecn_negotiated_marked_echoed_and_answered_both_ways() {
     if !lab_available("ecn_negotiated_marked_echoed_and_answered_both_ways") {
