@@ -6,6 +6,7 @@
 //!   order (Linux reads in order), the urgent ones ahead of their send order.
 //! - Linux → brisk with unordered receive: every datagram once and intact, some out of
 //!   order (the gain with only the receiver upgraded).
+//!
 //! Needs root and /dev/net/tun (skipped with a message otherwise).
 
 mod common;
