@@ -264,6 +264,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::rdb::plan_unordered,
     },
     Experiment {
+        id: exp::mn_overhead::ID,
+        title: exp::mn_overhead::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::mn_overhead::CLAIMS,
+        plan: exp::mn_overhead::plan,
+    },
+    Experiment {
         id: exp::mn_priority::ID,
         title: exp::mn_priority::TITLE,
         kind: Kind::Simulated,
