@@ -17,6 +17,7 @@ pub mod dc_sweep;
 pub mod dc_video;
 pub mod new_cwv;
 pub mod rc3_base;
+pub mod rc3_compose;
 pub mod rc3_net;
 pub mod rc3_sweep;
 pub mod rdb;
