@@ -564,7 +564,7 @@ fn deploy_plot(r: &mut ExperimentResult, red: &[Reductions], tcp: &FctStats) {
     ];
     let mut series = Vec::new();
     for (i, &color) in COLORS.iter().enumerate().take(EDGES.len() + 1) {
-        if !tcp.bins.get(i).is_some_and(|b| b.completed > 0) {
+        if tcp.bins.get(i).is_none_or(|b| b.completed == 0) {
             continue;
         }
         let pts: Vec<(f64, f64)> = DEPLOY
