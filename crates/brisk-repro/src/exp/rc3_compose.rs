@@ -214,16 +214,21 @@ fn bins_text(red: &Reductions) -> String {
         .join("; ")
 }
 
+/// A table cell: one decimal, "–" where a bin holds no flow.
+fn cell(x: Option<f64>) -> String {
+    match x.filter(|v| v.is_finite()) {
+        Some(v) => format!("<td>{v:.1}</td>"),
+        None => "<td>–</td>".into(),
+    }
+}
+
 fn row(name: &str, red: &Reductions) -> String {
     format!(
-        "<tr><td>{}</td><td>{:.1}</td><td>{:.1}</td>{}</tr>",
+        "<tr><td>{}</td>{}{}{}</tr>",
         crate::html::esc(name),
-        nan(red.over_flows),
-        nan(red.over_bytes),
-        red.bins
-            .iter()
-            .map(|x| format!("<td>{:.1}</td>", nan(*x)))
-            .collect::<String>()
+        cell(red.over_flows),
+        cell(red.over_bytes),
+        red.bins.iter().map(|x| cell(*x)).collect::<String>()
     )
 }
 
