@@ -612,6 +612,7 @@ fn cmd_bench_sim(d: Duration) -> anyhow::Result<()> {
                 packets: Some(1000),
                 bytes: None,
                 push_out: None,
+                band0_pie: None,
             },
         ),
     ];

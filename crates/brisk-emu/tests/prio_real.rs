@@ -57,6 +57,7 @@ fn run(low_first: bool) -> RealResult {
                     packets: None,
                     bytes: Some(Size(2 * bdp)),
                     push_out: None,
+                    band0_pie: None,
                 }),
                 ..PathSpec::default()
             },

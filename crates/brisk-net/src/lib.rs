@@ -43,8 +43,8 @@ pub use loss::{Loss, LossModel};
 pub use outage::Outage;
 pub use queue::{AnyQueue, Dequeued, DropTail, Queue, QueueDrop, QueueLimit};
 pub use spec::{
-    JitterSpec, LinkBuildError, LinkElements, LinkSeeds, LinkSpec, LossSpec, OutageSpec, QueueSpec,
-    SpecError,
+    BandPieSpec, JitterSpec, LinkBuildError, LinkElements, LinkSeeds, LinkSpec, LossSpec,
+    OutageSpec, QueueSpec, SpecError,
 };
 pub use stats::{Counters, DropReason, PktBytes};
 pub use trace::{EventLog, NetEvent};

@@ -225,7 +225,8 @@ pub enum QueueSpec {
     /// = min(DSCP, bands − 1), band 0 first), one limit shared by all bands in
     /// `packets` (1000) or `bytes` (`bytes` wins when both are given), and `push_out`
     /// (on: a higher-priority arrival evicts the newest lower-priority packets; off:
-    /// tail drop against the shared limit).
+    /// tail drop against the shared limit), and `band0_pie` (none: band 0 under PIE,
+    /// a [`BandPieSpec`]; the lower bands stay plain).
     Prio {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         bands: Option<u64>,
@@ -235,7 +236,57 @@ pub enum QueueSpec {
         bytes: Option<Size>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         push_out: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        band0_pie: Option<BandPieSpec>,
     },
+}
+
+/// PIE on a priority queue's band 0 (`queue = { kind = "prio", …, band0_pie = { ecn =
+/// true } }`): PIE's keys without `packets` (the shared limit holds), the same
+/// defaults (Linux 3.17.4's).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BandPieSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tupdate: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_burst: Option<Dur>,
+    #[serde(default)]
+    pub bytemode: bool,
+    #[serde(default)]
+    pub ecn: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_drop_rule: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn_drop_above: Option<f64>,
+}
+
+impl BandPieSpec {
+    /// The parameters, with Linux 3.17.4's defaults where a key is absent.
+    pub fn params(&self) -> PieParams {
+        let d = PieParams::default();
+        PieParams {
+            target: self.target.map_or(d.target, |t| t.0),
+            tupdate: self.tupdate.map_or(d.tupdate, |t| t.0),
+            alpha: self.alpha.unwrap_or(d.alpha),
+            beta: self.beta.unwrap_or(d.beta),
+            max_burst: self.max_burst.map_or(d.max_burst, |t| t.0),
+            bytemode: self.bytemode,
+            ecn: self.ecn,
+            ecn_drop_above: if self.ecn_drop_rule.unwrap_or(true) {
+                Some(self.ecn_drop_above.unwrap_or(0.1))
+            } else {
+                None
+            },
+            ..d
+        }
+    }
 }
 
 impl QueueSpec {
@@ -527,11 +578,24 @@ impl LinkSpec {
                 bands,
                 packets,
                 bytes,
+                band0_pie,
                 ..
             }) => {
                 range("queue.bands", *bands, 1, 16, "bands")?;
                 range("queue.packets", *packets, 1, 10_000_000, "packets")?;
                 range("queue.bytes", bytes.map(|b| b.0), 1, 1 << 32, "bytes")?;
+                if let Some(b) = band0_pie {
+                    if b.max_burst.is_some_and(|m| m.0 > Duration::from_secs(10)) {
+                        return Err(err(
+                            "queue.band0_pie.max_burst",
+                            "must be at most 10s".into(),
+                        ));
+                    }
+                    b.params().validate().map_err(|e| {
+                        let m = e.to_string();
+                        err("queue.band0_pie", m)
+                    })?;
+                }
             }
             Some(QueueSpec::Droptail { .. }) | None => {}
         }
@@ -661,8 +725,15 @@ impl LinkSpec {
             Some(QueueSpec::FqCodel { .. }) => FqCoDel::new(self.fq_codel_params(), seeds.loss)
                 .map_err(err("queue"))?
                 .into(),
-            Some(QueueSpec::Prio { .. }) => {
-                Prio::new(self.prio_params()).map_err(err("queue"))?.into()
+            Some(QueueSpec::Prio { band0_pie, .. }) => {
+                let mut q = Prio::new(self.prio_params()).map_err(err("queue"))?;
+                if let Some(b) = band0_pie {
+                    // PIE's draws come from the loss seed, as a PIE queue's do.
+                    q = q
+                        .with_band0_pie(b.params(), seeds.loss)
+                        .map_err(err("queue"))?;
+                }
+                q.into()
             }
             _ => {
                 let limits = self.queue_limits();

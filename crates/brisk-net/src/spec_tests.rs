@@ -287,3 +287,24 @@ fn prio_with_one_class_of_traffic_is_exactly_drop_tail() {
     assert!(dt.1 > 0, "the queue overflowed");
     assert_eq!(dt, prio);
 }
+
+#[test]
+fn prio_band0_pie_parses_validates_and_builds() {
+    let l = spec(
+        "rate = \"20Mbit\"\nqueue = { kind = \"prio\", bands = 4, bytes = \"5MB\", band0_pie = { ecn = true, ecn_drop_rule = false, target = \"15ms\" } }",
+    )
+    .unwrap();
+    l.validate("bottleneck").unwrap();
+    let e = l.build("bottleneck", Duration::ZERO, SEEDS).unwrap();
+    let q = e.link.queue().as_prio().expect("a prio queue");
+    assert_eq!(q.band0_pie_prob(), Some(0.0));
+    // Without the key there is no PIE.
+    let plain = spec("rate = \"20Mbit\"\nqueue = { kind = \"prio\", bands = 4 }").unwrap();
+    let e = plain.build("bottleneck", Duration::ZERO, SEEDS).unwrap();
+    assert_eq!(e.link.queue().as_prio().unwrap().band0_pie_prob(), None);
+    // PIE's own checks, named under band0_pie; `packets` is not a key of it.
+    let bad = spec("queue = { kind = \"prio\", band0_pie = { target = \"0ms\" } }").unwrap();
+    let err = bad.validate("bottleneck").unwrap_err().to_string();
+    assert!(err.contains("band0_pie"), "{err}");
+    assert!(spec("queue = { kind = \"prio\", band0_pie = { packets = 5 } }").is_err());
+}

@@ -229,6 +229,20 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::rc3_sweep::plan_topologies,
     },
     Experiment {
+        id: exp::rc3_compose::COMPOSE_ID,
+        title: exp::rc3_compose::COMPOSE_TITLE,
+        kind: Kind::Simulated,
+        claims: exp::rc3_compose::COMPOSE_CLAIMS,
+        plan: exp::rc3_compose::plan_compose,
+    },
+    Experiment {
+        id: exp::rc3_compose::DEPLOY_ID,
+        title: exp::rc3_compose::DEPLOY_TITLE,
+        kind: Kind::Simulated,
+        claims: exp::rc3_compose::DEPLOY_CLAIMS,
+        plan: exp::rc3_compose::plan_deploy,
+    },
+    Experiment {
         id: exp::new_cwv::ID,
         title: exp::new_cwv::TITLE,
         kind: Kind::Simulated,

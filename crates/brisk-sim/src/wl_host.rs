@@ -66,6 +66,10 @@ pub struct FlowRecord {
     /// The sender's smoothed RTT and retransmitted segments when the flow completed.
     pub srtt: Option<Duration>,
     pub retransmits: u64,
+    /// The sender's CWR reductions on ECE and its packets that carried an RDB bundle,
+    /// when the flow completed (rc3-compose's evidence).
+    pub ecn_cwr: u64,
+    pub rdb_packets: u64,
     pub error: Option<ConnError>,
     /// Offset of the flow's first byte in the pattern.
     pat_base: u32,
@@ -99,6 +103,8 @@ impl FlowRecord {
             bad_bytes: 0,
             srtt: None,
             retransmits: 0,
+            ecn_cwr: 0,
+            rdb_packets: 0,
             error: None,
             pat_base: (pat_seed % PATTERN_LEN as u64) as u32,
         }
@@ -267,6 +273,8 @@ impl WlHost {
             r.acked = Some(now);
             r.srtt = Some(info.srtt);
             r.retransmits = info.retransmits;
+            r.ecn_cwr = info.ecn_cwr;
+            r.rdb_packets = info.rdb_packets;
             book.completed += 1;
         }
     }

@@ -274,22 +274,44 @@ impl Pie {
     }
 }
 
+impl Pie {
+    /// PIE's verdict on an arrival, the packet limit apart: `None` to drop it, else
+    /// whether it was CE-marked (and is to be queued). Runs the updates due first.
+    pub(crate) fn admit(&mut self, now: Instant, pkt: &mut Packet) -> Option<bool> {
+        self.catch_up(now);
+        self.verdict(pkt)
+    }
+
+    fn verdict(&mut self, pkt: &mut Packet) -> Option<bool> {
+        if !self.drop_early(pkt.len()) {
+            return Some(false);
+        }
+        let may_mark = self.p.ecn && self.p.ecn_drop_above.is_none_or(|t| self.prob <= t);
+        if may_mark && mark_if_ect(pkt) {
+            return Some(true);
+        }
+        None
+    }
+
+    /// Queues a packet [`Pie::admit`] let in.
+    pub(crate) fn push_admitted(&mut self, now: Instant, pkt: Packet, marked: bool) {
+        self.q.push(pkt, now, marked);
+    }
+}
+
 impl Queue for Pie {
     fn enqueue(&mut self, now: Instant, mut pkt: Packet) -> Result<(), Packet> {
         self.catch_up(now);
         if self.q.len() >= self.p.limit_packets {
             return Err(pkt);
         }
-        if !self.drop_early(pkt.len()) {
-            self.q.push(pkt, now, false);
-            return Ok(());
+        match self.verdict(&mut pkt) {
+            Some(marked) => {
+                self.q.push(pkt, now, marked);
+                Ok(())
+            }
+            None => Err(pkt),
         }
-        let may_mark = self.p.ecn && self.p.ecn_drop_above.is_none_or(|t| self.prob <= t);
-        if may_mark && mark_if_ect(&mut pkt) {
-            self.q.push(pkt, now, true);
-            return Ok(());
-        }
-        Err(pkt)
     }
 
     fn dequeue(&mut self, now: Instant) -> Option<Dequeued> {

@@ -34,6 +34,17 @@
 //! evicted at most once, so evictions are O(1) amortised. The bands' deques keep their
 //! capacity, so a steady state allocates nothing.
 //!
+//! PIE on band 0 ([`Prio::with_band0_pie`], scenario key `band0_pie`; brisk's choice
+//! for composing RC3 with ABE, docs/mechanisms/rc3.md "Beyond the paper"): band 0
+//! becomes a [`Pie`] whose controller sees band 0 alone. Its delay estimate is band 0's
+//! backlog over band 0's departure rate, which strict priority makes the link's rate
+//! whenever band 0 is backlogged, so it is the delay a band-0 packet waits. An arrival
+//! of band 0 is first judged by PIE (drop early, or CE-mark an ECN-capable packet),
+//! then admitted to the shared buffer as any other (push-out included); a PIE drop is
+//! counted as the band's `rejected`. The lower bands are untouched: RC3's copies are
+//! not ECN-capable, and PIE on them would only drop what push-out already discards
+//! first when room is needed.
+//!
 //! Host NICs (RC3 §4.2.2 lengthens the host's transmit queue so that it "can store all
 //! the packets forwarded by the TCP stack"): use a large explicit limit rather than an
 //! unbounded queue, e.g. `queue = { kind = "prio", bands = 4, packets = 1000000 }`
@@ -47,6 +58,7 @@ use brisk_time::Instant;
 use serde::Serialize;
 
 use super::fifo::Fifo;
+use super::pie::{Pie, PieParams};
 use super::{Dequeued, Queue, QueueDrop, QueueLimit};
 use crate::element::Packet;
 use crate::error::NetError;
@@ -117,6 +129,10 @@ pub struct Prio {
     /// Arrivals without a readable IP header (sent to the lowest band).
     unclassified: u64,
     dropped: VecDeque<QueueDrop>,
+    /// Band 0 under PIE (then `bands[0]` stays empty), if configured.
+    pie: Option<Box<Pie>>,
+    /// Band-0 arrivals PIE CE-marked.
+    pie_marked: u64,
 }
 
 impl Prio {
@@ -139,7 +155,39 @@ impl Prio {
             bytes: 0,
             unclassified: 0,
             dropped: VecDeque::new(),
+            pie: None,
+            pie_marked: 0,
         })
+    }
+
+    /// Puts band 0 under PIE with `p` (its packet limit is ignored: the shared limit
+    /// holds), drawing from `seed` as a [`Pie`] queue would.
+    pub fn with_band0_pie(mut self, p: PieParams, seed: u64) -> Result<Self, NetError> {
+        self.pie = Some(Box::new(Pie::new(
+            PieParams {
+                limit_packets: usize::MAX,
+                ..p
+            },
+            seed,
+        )?));
+        Ok(self)
+    }
+
+    /// Band 0's PIE probability (None without PIE).
+    pub fn band0_pie_prob(&self) -> Option<f64> {
+        self.pie.as_ref().map(|q| q.prob())
+    }
+
+    /// Band-0 arrivals PIE CE-marked (their early drops are band 0's `rejected`).
+    pub fn band0_pie_marked(&self) -> u64 {
+        self.pie_marked
+    }
+
+    fn band_fifo_len(&self, band: usize) -> usize {
+        match (&self.pie, band) {
+            (Some(q), 0) => q.len_packets(),
+            _ => self.bands[band].len(),
+        }
     }
 
     pub fn params(&self) -> PrioParams {
@@ -153,7 +201,11 @@ impl Prio {
 
     /// Packets band `band` holds now (0 for a band that does not exist).
     pub fn band_len(&self, band: usize) -> usize {
-        self.bands.get(band).map_or(0, Fifo::len)
+        if band < self.bands.len() {
+            self.band_fifo_len(band)
+        } else {
+            0
+        }
     }
 
     /// Arrivals that had no readable IP header.
@@ -225,10 +277,24 @@ impl Prio {
 }
 
 impl Queue for Prio {
-    fn enqueue(&mut self, now: Instant, pkt: Packet) -> Result<(), Packet> {
+    fn enqueue(&mut self, now: Instant, mut pkt: Packet) -> Result<(), Packet> {
         self.dropped.clear();
         let band = self.classify(&pkt);
         let len = pkt.len();
+        // PIE judges a band-0 arrival before the shared buffer does.
+        let mut marked = false;
+        if band == 0 {
+            if let Some(q) = self.pie.as_mut() {
+                match q.admit(now, &mut pkt) {
+                    Some(m) => marked = m,
+                    None => {
+                        let c = &mut self.counters[0];
+                        c.rejected = c.rejected.saturating_add(1);
+                        return Err(pkt);
+                    }
+                }
+            }
+        }
         let fits = self.p.limit.fits(self.packets, self.bytes, len)
             || (self.p.push_out && self.push_out(now, band, len));
         if !fits {
@@ -236,7 +302,13 @@ impl Queue for Prio {
             c.rejected = c.rejected.saturating_add(1);
             return Err(pkt);
         }
-        self.bands[band].push(pkt, now, false);
+        match (self.pie.as_mut(), band) {
+            (Some(q), 0) => {
+                q.push_admitted(now, pkt, marked);
+                self.pie_marked += u64::from(marked);
+            }
+            _ => self.bands[band].push(pkt, now, false),
+        }
         self.nonempty |= 1 << band;
         self.packets += 1;
         self.bytes += len;
@@ -245,21 +317,24 @@ impl Queue for Prio {
         Ok(())
     }
 
-    fn dequeue(&mut self, _now: Instant) -> Option<Dequeued> {
+    fn dequeue(&mut self, now: Instant) -> Option<Dequeued> {
         self.dropped.clear();
         if self.nonempty == 0 {
             return None;
         }
         let band = self.nonempty.trailing_zeros() as usize;
-        let e = self.bands[band].pop()?;
-        if self.bands[band].len() == 0 {
+        let d: Dequeued = match (self.pie.as_mut(), band) {
+            (Some(q), 0) => q.dequeue(now)?,
+            _ => self.bands[band].pop()?.into(),
+        };
+        if self.band_fifo_len(band) == 0 {
             self.nonempty &= !(1 << band);
         }
         self.packets -= 1;
-        self.bytes -= e.pkt.len();
+        self.bytes -= d.pkt.len();
         let c = &mut self.counters[band];
         c.dequeued = c.dequeued.saturating_add(1);
-        Some(e.into())
+        Some(d)
     }
 
     fn poll_drop(&mut self) -> Option<QueueDrop> {

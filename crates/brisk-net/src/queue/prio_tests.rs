@@ -404,3 +404,88 @@ proptest! {
         }
     }
 }
+
+/// Band 0 under PIE, fed at 1.25 × the service rate with ECN-capable packets while
+/// band 1 holds a standing backlog: PIE marks band 0 (and holds its delay near the
+/// target), never touches band 1, and strict priority still serves band 0 first.
+#[test]
+fn pie_on_band_0_marks_band_0_only() {
+    let pie = super::PieParams {
+        ecn: true,
+        ecn_drop_above: None,
+        ..super::PieParams::default()
+    };
+    let mut q = prio(2, QueueLimit::Packets(100_000), true)
+        .with_band0_pie(pie, 7)
+        .unwrap();
+    let svc = 1500.0 * 8.0 / 10e6; // 10 Mbit/s
+    let gap = svc / 1.25;
+    let (mut t_in, mut t_out, mut id) = (0.0f64, svc, 0u64);
+    let (mut marks0, mut marks1, mut out1) = (0u64, 0u64, 0u64);
+    // A standing band-1 backlog, ECN-capable too: PIE must not mark it.
+    for _ in 0..50 {
+        q.enqueue(T, pkt(1_000_000 + id, 1, 1500)).unwrap();
+        id += 1;
+    }
+    let secs = 20.0;
+    while t_in < secs {
+        if t_in <= t_out {
+            let now = Instant::from_nanos((t_in * 1e9) as u64);
+            let _ = q.enqueue(now, pkt(id, 0, 1500));
+            id += 1;
+            t_in += gap;
+        } else {
+            let now = Instant::from_nanos((t_out * 1e9) as u64);
+            if let Some(d) = q.dequeue(now) {
+                if d.pkt.id >= 1_000_000 {
+                    out1 += 1;
+                    marks1 += u64::from(d.ce_marked);
+                } else {
+                    marks0 += u64::from(d.ce_marked);
+                }
+            }
+            t_out += svc;
+        }
+    }
+    assert!(marks0 > 100, "band 0 marked {marks0}");
+    assert_eq!(marks1, 0);
+    // Marks still queued are counted at enqueue.
+    assert!(q.band0_pie_marked() >= marks0);
+    // Band 0 is overloaded the whole time, so band 1 gets nothing but what left
+    // before the first band-0 arrival queued.
+    assert!(out1 <= 1, "band 1 served {out1}");
+    assert_eq!(q.band_len(1), 50 - out1 as usize);
+    assert!(q.band0_pie_prob().unwrap() > 0.0);
+    let c = q.band_counters();
+    assert_eq!(c[0].enqueued, c[0].dequeued + q.band_len(0) as u64);
+    // Marking removes nothing: band 0 grows, held only by the shared limit.
+    assert_eq!(c[0].rejected, 0);
+}
+
+/// Without ECN, PIE on band 0 drops band-0 arrivals early (counted as `rejected`).
+#[test]
+fn pie_on_band_0_drops_when_not_marking() {
+    let mut q = prio(2, QueueLimit::Packets(100_000), true)
+        .with_band0_pie(super::PieParams::default(), 7)
+        .unwrap();
+    let svc = 1500.0 * 8.0 / 10e6;
+    let gap = svc / 1.25;
+    let (mut t_in, mut t_out, mut id) = (0.0f64, svc, 0u64);
+    let mut refused = 0u64;
+    while t_in < 20.0 {
+        if t_in <= t_out {
+            let now = Instant::from_nanos((t_in * 1e9) as u64);
+            refused += u64::from(q.enqueue(now, ip_tos(id, 1500, 0)).is_err());
+            id += 1;
+            t_in += gap;
+        } else {
+            let _ = q.dequeue(Instant::from_nanos((t_out * 1e9) as u64));
+            t_out += svc;
+        }
+    }
+    assert!(refused > 100, "{refused}");
+    assert_eq!(q.band_counters()[0].rejected, refused);
+    assert_eq!(q.band0_pie_marked(), 0);
+    // PIE holds band 0's backlog near its 20-ms target (10 Mbit/s: 17 packets).
+    assert!(q.band_len(0) < 100, "{}", q.band_len(0));
+}

@@ -19,6 +19,7 @@ pub mod mn_overhead;
 pub mod mn_priority;
 pub mod new_cwv;
 pub mod rc3_base;
+pub mod rc3_compose;
 pub mod rc3_net;
 pub mod rc3_sweep;
 pub mod rdb;

@@ -49,6 +49,14 @@ pub struct Net {
     pub core_rate_max_mbps: Option<u64>,
     /// Host links' rate when it differs from the core's.
     pub host_rate_mbps: Option<u64>,
+    /// Every host's congestion control (`reno` unless a composition says otherwise).
+    pub cc: &'static str,
+    /// PIE on band 0 of every router port's priority queue, marking ECN-capable
+    /// packets (rc3-compose's ABE arms; `band0_pie` in docs/mechanisms/rc3.md).
+    pub band0_pie: bool,
+    /// Host NICs a drop-tail FIFO (of the same 10⁶ packets) instead of the priority
+    /// queue (rc3-deploy's arm without priorities anywhere).
+    pub fifo_hosts: bool,
 }
 
 impl Net {
@@ -65,6 +73,9 @@ impl Net {
             fifo_routers: None,
             core_rate_max_mbps: None,
             host_rate_mbps: None,
+            cc: "reno",
+            band0_pie: false,
+            fifo_hosts: false,
         }
     }
 
@@ -97,11 +108,21 @@ pub fn scenario(
     classes: &[String],
 ) -> Result<NetScenario, String> {
     let buf = net.buffer_bytes();
+    // The ABE paper's PIE (App. B): Linux 3.17.4's defaults, marking, the 10 % rule off.
+    let pie = if net.band0_pie {
+        ", band0_pie = { ecn = true, ecn_drop_rule = false }"
+    } else {
+        ""
+    };
     let mut topo = format!(
         "{{ kind = \"internet2\", hosts_per_router = {}, rate = \"{}Mbps\", hop_delay = \"{}ms\", \
-         queue = {{ kind = \"prio\", bands = 4, bytes = {buf} }}, \
-         host_queue = {{ kind = \"prio\", bands = 4, packets = 1000000 }}",
-        net.hosts_per_router, net.rate_mbps, net.hop_delay_ms
+         queue = {{ kind = \"prio\", bands = 4, bytes = {buf}{pie} }}, \
+         host_queue = {{ kind = \"{}\", {}packets = 1000000 }}",
+        net.hosts_per_router,
+        net.rate_mbps,
+        net.hop_delay_ms,
+        if net.fifo_hosts { "droptail" } else { "prio" },
+        if net.fifo_hosts { "" } else { "bands = 4, " }
     );
     if let Some(m) = net.core_rate_max_mbps {
         topo.push_str(&format!(", core_rate_max = \"{m}Mbps\""));
@@ -122,9 +143,9 @@ pub fn scenario(
     topo.push_str(" }");
     let mut text = format!(
         "name = \"{name}\"\nduration = \"120s\"\ntopology = {topo}\n[workload]\n\
-         direction = \"download\"\nsizes = \"{}\"\nload = {}\nflows = {}\ncc = \"reno\"\n\
+         direction = \"download\"\nsizes = \"{}\"\nload = {}\nflows = {}\ncc = \"{}\"\n\
          tcp = {{ {default_tcp} }}\ncdf_sizes = [\"7300\", \"1699440\"]\n",
-        net.sizes, net.load, net.flows
+        net.sizes, net.load, net.flows, net.cc
     );
     for c in classes {
         text.push_str(&format!("[[workload.class]]\n{c}\n"));

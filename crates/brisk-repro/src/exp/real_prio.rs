@@ -287,6 +287,7 @@ fn measure(quick: bool, arm: Arm) -> Result<Nums, EmuError> {
                     packets: None,
                     bytes: Some(Size(2 * bdp)),
                     push_out: Some(arm.push_out),
+                    band0_pie: None,
                 }),
                 ..PathSpec::default()
             },

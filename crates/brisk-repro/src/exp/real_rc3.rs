@@ -251,6 +251,7 @@ fn real(quick: bool, sc: &Scenario) -> Result<RealOut, String> {
                     packets: None,
                     bytes: Some(Size(buffer_bytes(quick))),
                     push_out: None,
+                    band0_pie: None,
                 }),
                 ..PathSpec::default()
             },
