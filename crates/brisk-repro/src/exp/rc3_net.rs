@@ -96,6 +96,18 @@ pub fn scenario(
     default_tcp: &str,
     classes: &[String],
 ) -> Result<NetScenario, String> {
+    scenario_extra(name, net, default_tcp, classes, "")
+}
+
+/// As [`scenario`], with `extra` (TOML tables under `[workload]`, e.g. a
+/// `[workload.paced]` table) after the workload's keys.
+pub fn scenario_extra(
+    name: &str,
+    net: &Net,
+    default_tcp: &str,
+    classes: &[String],
+    extra: &str,
+) -> Result<NetScenario, String> {
     let buf = net.buffer_bytes();
     let mut topo = format!(
         "{{ kind = \"internet2\", hosts_per_router = {}, rate = \"{}Mbps\", hop_delay = \"{}ms\", \
@@ -126,6 +138,7 @@ pub fn scenario(
          tcp = {{ {default_tcp} }}\ncdf_sizes = [\"7300\", \"1699440\"]\n",
         net.sizes, net.load, net.flows
     );
+    text.push_str(extra);
     for c in classes {
         text.push_str(&format!("[[workload.class]]\n{c}\n"));
     }
