@@ -124,7 +124,10 @@ impl PacedRecord {
             return None;
         }
         let k = brisk_time::dur_nanos(elapsed) / brisk_time::dur_nanos(self.interval);
-        Some(self.interval.saturating_mul(u32::try_from(k + 1).unwrap_or(u32::MAX)))
+        Some(
+            self.interval
+                .saturating_mul(u32::try_from(k + 1).unwrap_or(u32::MAX)),
+        )
     }
 }
 
@@ -440,7 +443,9 @@ impl WlHost {
         }
         // The schedule is relative to establishment; find the write after `written`.
         let k = c.written.saturating_sub(p.first) / p.chunk;
-        let at = p.interval.saturating_mul(u32::try_from(k + 1).unwrap_or(u32::MAX));
+        let at = p
+            .interval
+            .saturating_mul(u32::try_from(k + 1).unwrap_or(u32::MAX));
         (c.written < c.size).then(|| *from + at)
     }
 

@@ -487,7 +487,10 @@ fn bad_network_scenarios_name_the_field() {
 /// A download workload with a paced flow (RC3-9's video, scaled down): 300 KB at
 /// once, then 32 KB every 50 ms up to 620 KB.
 fn paced(extra_tcp: &str) -> String {
-    let w = BASE.replace("send_buffer = \"8MB\"", &format!("send_buffer = \"8MB\"{extra_tcp}"));
+    let w = BASE.replace(
+        "send_buffer = \"8MB\"",
+        &format!("send_buffer = \"8MB\"{extra_tcp}"),
+    );
     internet2(
         "",
         &format!(
@@ -504,12 +507,18 @@ fn a_paced_flow_writes_on_its_schedule_and_is_tracked_apart() {
     assert_eq!(p.len(), 1);
     let f = p[0];
     assert_eq!(f.size, 620_000);
-    assert_eq!(f.start, brisk_time::Instant::ZERO + std::time::Duration::from_millis(200));
+    assert_eq!(
+        f.start,
+        brisk_time::Instant::ZERO + std::time::Duration::from_millis(200)
+    );
     let m = f.paced.as_ref().unwrap();
     let (fb, acked) = (f.first_byte.unwrap(), f.acked.unwrap());
     let (first_acked, first_read) = (m.first_acked.unwrap(), m.first_read.unwrap());
     // The first 300 KB are read, then ACKed, before the whole flow.
-    assert!(fb < first_read && first_read < first_acked && first_acked < acked, "{f:?}");
+    assert!(
+        fb < first_read && first_read < first_acked && first_acked < acked,
+        "{f:?}"
+    );
     // 320 KB after the first write go in 10 chunks of 32 KB, the last at 500 ms: the
     // flow cannot complete before that, and completes soon after on an idle path.
     let fct = acked - fb;
@@ -575,12 +584,7 @@ fn flow_classes_run_at_both_ends_in_download_mode() {
 
 #[test]
 fn bad_paced_and_dscp_fields_are_named() {
-    let p = |body: &str| {
-        internet2(
-            "",
-            &format!("{BASE}flows = 10\n[workload.paced]\n{body}\n"),
-        )
-    };
+    let p = |body: &str| internet2("", &format!("{BASE}flows = 10\n[workload.paced]\n{body}\n"));
     let ok = "start = \"0.1s\"\nfirst = \"1MB\"\nchunk = \"64KB\"\ninterval = \"100ms\"\ntotal = \"2MB\"";
     NetScenario::from_toml_str(&p(ok)).unwrap();
     bad(
@@ -620,7 +624,12 @@ fn bad_paced_and_dscp_fields_are_named() {
         "workload.paced.size",
         &["unknown field `size`"],
     );
-    let d = |tcp: &str| internet2("", &format!("{}flows = 10\n", BASE.replace("send_buffer = \"8MB\"", tcp)));
+    let d = |tcp: &str| {
+        internet2(
+            "",
+            &format!("{}flows = 10\n", BASE.replace("send_buffer = \"8MB\"", tcp)),
+        )
+    };
     NetScenario::from_toml_str(&d("send_buffer = \"8MB\", dscp = 63")).unwrap();
     bad(
         &d("send_buffer = \"8MB\", dscp = 64"),

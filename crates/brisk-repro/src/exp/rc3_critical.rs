@@ -40,7 +40,9 @@ const ARMS: [&str; 3] = ["all TCP", "critical high priority", "critical RC3"];
 pub fn plan(quick: bool) -> Result<Plan, String> {
     let (seeds, flows) = sizes(quick);
     let net = Net::base(flows);
-    let class = |tcp: &str| format!("name = \"critical\"\nflows = {CRITICAL}\ncc = \"reno\"\ntcp = {{ {tcp} }}");
+    let class = |tcp: &str| {
+        format!("name = \"critical\"\nflows = {CRITICAL}\ncc = \"reno\"\ntcp = {{ {tcp} }}")
+    };
     let plain = rc3_net::tcp("");
     let arms = [
         (plain.clone(), class(&plain)),
@@ -76,12 +78,15 @@ fn analyse(runs: &[RunResult], quick: bool) -> ExperimentResult {
     let pct = |a: f64, b: f64| (b / a - 1.0) * 100.0;
     let ok = broken == 0;
     r.claims.push(
-        Claim::new("RC3-13a", "critical flows' mean FCT: RC3 < high priority < regular")
-            .paper_text("78 < 119 < 126 ms")
-            .ours_text(&format!("{c2:.1} / {c1:.1} / {c0:.1} ms"))
-            .unit("ms")
-            .tolerance("strict order")
-            .check(c2 < c1 && c1 < c0 && ok),
+        Claim::new(
+            "RC3-13a",
+            "critical flows' mean FCT: RC3 < high priority < regular",
+        )
+        .paper_text("78 < 119 < 126 ms")
+        .ours_text(&format!("{c2:.1} / {c1:.1} / {c0:.1} ms"))
+        .unit("ms")
+        .tolerance("strict order")
+        .check(c2 < c1 && c1 < c0 && ok),
     );
     let red_rc3 = -pct(c0, c2);
     r.claims.push(
