@@ -140,7 +140,9 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
         send_buffer: t.send_buffer.map(|s| s.0),
         recv_buffer: t.recv_buffer.map(|s| s.0),
         user_timeout: t.user_timeout.map(|d| d.0),
-        dscp: None,
+        // The kernel's IP_TOS is set after the handshake: the data carries it, the SYN
+        // and the receiver's ACKs stay DSCP 0 (brisk marks every packet it sends).
+        dscp: t.dscp,
     })
 }
 
@@ -342,8 +344,9 @@ mod tests {
 
     #[test]
     fn linux_flows_take_kernel_knobs_and_refuse_the_rest_by_name() {
-        let k = knobs("ecn = true\ninitial_cwnd = 4\nmss = 1200\n[flow.tcp.recovery]\nrack = false\nmin_rto = \"50ms\"").unwrap();
+        let k = knobs("ecn = true\ninitial_cwnd = 4\nmss = 1200\ndscp = 4\n[flow.tcp.recovery]\nrack = false\nmin_rto = \"50ms\"").unwrap();
         assert_eq!(k.ecn, Some(true));
+        assert_eq!(k.dscp, Some(4));
         assert_eq!(k.initial_cwnd, Some(4));
         assert_eq!(k.mss, Some(1200));
         assert_eq!(k.rack, Some(false));

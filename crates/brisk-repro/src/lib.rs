@@ -243,6 +243,20 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::rc3_compose::plan_deploy,
     },
     Experiment {
+        id: exp::rc3_video::ID,
+        title: exp::rc3_video::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::rc3_video::CLAIMS,
+        plan: exp::rc3_video::plan,
+    },
+    Experiment {
+        id: exp::rc3_critical::ID,
+        title: exp::rc3_critical::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::rc3_critical::CLAIMS,
+        plan: exp::rc3_critical::plan,
+    },
+    Experiment {
         id: exp::new_cwv::ID,
         title: exp::new_cwv::TITLE,
         kind: Kind::Simulated,

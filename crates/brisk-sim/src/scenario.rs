@@ -296,6 +296,11 @@ pub struct TcpKnobs {
     /// thresholds). As a sender it adds the recursive-low-priority copies; as a
     /// receiver it ACKs low-priority data at the data's priority.
     pub rc3: Option<Rc3Knob>,
+    /// DSCP of every packet the connection sends, 0 to 63 (default 0). On a `prio`
+    /// queue a packet's band is its DSCP (capped at the last band), so `dscp = 1` puts
+    /// a connection one band below DSCP-0 traffic (RC3-13's "everything else shifts
+    /// down one band"). Not with `rc3`, which sets each packet's DSCP to its priority.
+    pub dscp: Option<u8>,
     /// `[flow.tcp.options]`: sack, timestamps, window_scaling.
     pub options: Option<OptionsKnobs>,
     /// `[flow.tcp.congestion]`: initial_cwnd, slow_start_after_idle, new_cwv, new_cwv_nvp,
@@ -852,6 +857,7 @@ impl TcpKnobs {
             tlp_restart => recovery.tlp_restart,
             fack => recovery.fack,
             slow_start_after_idle => congestion.slow_start_after_idle,
+            dscp => dscp,
         );
         set_dur!(
             max_ack_delay => ack.max_delay,
@@ -1292,6 +1298,20 @@ pub(crate) fn validate_tcp(t: &TcpKnobs, cc: CcAlgorithm) -> Result<(), (String,
     validate_rdb(t).map_err(|(k, m)| (p(&format!("tcp.{k}")), m))?;
     if let Some(Err(m)) = t.rc3_config() {
         return Err((p("tcp.rc3.levels"), m));
+    }
+    if let Some(d) = t.dscp {
+        if d > 63 {
+            return Err((
+                p("tcp.dscp"),
+                format!("must be between 0 and 63 (six bits), got {d}"),
+            ));
+        }
+        if t.rc3_config().is_some() && d != 0 {
+            return Err((
+                p("tcp.dscp"),
+                "cannot be set with rc3, which sets each packet's DSCP to its priority".into(),
+            ));
+        }
     }
     let rack_on = t.rack.unwrap_or(t.linux_profile.is_none());
     if rack_on && t.fack == Some(true) {

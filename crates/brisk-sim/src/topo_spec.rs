@@ -343,7 +343,34 @@ pub struct WorkloadSpec {
     /// window in its first round, a responding server the client's whole window.
     #[serde(default)]
     pub direction: Direction,
+    /// One more flow, beside the Poisson ones, whose application paces its writes
+    /// (RC3-9's YouTube-like transfer): `first` bytes at once, then `chunk` bytes every
+    /// `interval` until `total`. Its source and destination are drawn with the run's
+    /// seed (hosts on different routers) from a stream of their own, so the Poisson
+    /// arrivals do not move.
+    #[serde(default)]
+    pub paced: Option<PacedSpec>,
 }
+
+/// `[workload.paced]`: a tracked flow with a paced application.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PacedSpec {
+    /// When the connection is opened (its SYN).
+    pub start: Dur,
+    /// Written at once when the connection is established.
+    pub first: Size,
+    /// Written every `interval` after that.
+    pub chunk: Size,
+    pub interval: Dur,
+    /// The flow's size: the writes stop here (the last chunk may be short).
+    pub total: Size,
+}
+
+/// Most bytes of a paced flow (as the largest CDF size).
+pub const MAX_PACED_BYTES: u64 = 1 << 30;
+/// Most paced writes after the first.
+pub const MAX_PACED_CHUNKS: u64 = 1_000_000;
 
 /// `workload.direction`.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -467,6 +494,40 @@ impl WorkloadSpec {
         }
         out
     }
+}
+
+/// Range checks of `[workload.paced]` in a run of `duration`; (field, message).
+fn validate_paced(p: &PacedSpec, duration: Duration) -> Result<(), (String, String)> {
+    let e = |f: &str, m: String| Err((format!("workload.paced.{f}"), m));
+    if p.start.0 >= duration {
+        return e("start", format!("must be before duration ({:?})", duration));
+    }
+    if p.total.0 == 0 || p.total.0 > MAX_PACED_BYTES {
+        return e("total", "must be between 1 byte and 1GiB".into());
+    }
+    if p.first.0 == 0 || p.first.0 > p.total.0 {
+        return e(
+            "first",
+            format!("must be between 1 byte and total ({} bytes)", p.total.0),
+        );
+    }
+    if p.chunk.0 == 0 || p.chunk.0 > p.total.0 {
+        return e(
+            "chunk",
+            format!("must be between 1 byte and total ({} bytes)", p.total.0),
+        );
+    }
+    if p.interval.0.is_zero() || p.interval.0 > Duration::from_secs(60) {
+        return e("interval", "must be > 0 and at most 60s".into());
+    }
+    let chunks = (p.total.0 - p.first.0).div_ceil(p.chunk.0);
+    if chunks > MAX_PACED_CHUNKS {
+        return e(
+            "chunk",
+            format!("{chunks} writes after the first; at most {MAX_PACED_CHUNKS} (raise chunk)"),
+        );
+    }
+    Ok(())
 }
 
 /// serde's messages name Rust types; same translation as `crate::scenario`.
@@ -611,6 +672,9 @@ impl NetScenario {
         );
         for (owner, t, cc) in knobs {
             crate::scenario::validate_tcp(t, cc).map_err(|(k, m)| (format!("{owner}.{k}"), m))?;
+        }
+        if let Some(p) = &w.paced {
+            validate_paced(p, self.duration.0)?;
         }
         if w.bins.windows(2).any(|b| b[0] >= b[1]) || w.bins.first().is_some_and(|b| b.0 == 0) {
             return e(

@@ -15,6 +15,16 @@
 //! a server port belongs to one of this host's client connections, found by (local
 //! port, remote address), whose cumulative ACK is then compared with the flow size.
 //!
+//! Flow classes (`[[workload.class]]` with `flows`): each host also listens on
+//! [`WL_PORT`] + c with class c's TCP, and a flow of such a class is opened towards
+//! that port with the same TCP, so both ends of the flow run the class's TCP whichever
+//! side opens (in download mode the accepting side is the sender).
+//!
+//! A paced flow (`[workload.paced]`, RC3-9's video) writes `first` bytes when
+//! established, then `chunk` bytes every `interval` ([`PacedRecord::allowed`]); the
+//! host wakes for each write. The times its first `first` bytes were ACKed and read
+//! are recorded.
+//!
 //! FCT (spec A12): from the first data byte handed to the connection (when the
 //! handshake completes) until the whole flow is cumulatively ACKed at the sender. The
 //! SYN time and the time the receiver read the last byte are recorded too.
@@ -71,8 +81,58 @@ pub struct FlowRecord {
     pub ecn_cwr: u64,
     pub rdb_packets: u64,
     pub error: Option<ConnError>,
+    /// The schedule and marks of a paced flow (`[workload.paced]`).
+    pub paced: Option<PacedRecord>,
     /// Offset of the flow's first byte in the pattern.
     pat_base: u32,
+}
+
+/// A paced flow's application schedule and what it measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PacedRecord {
+    /// Bytes written at once when the connection is established.
+    pub first: u64,
+    /// Bytes written every `interval` after that, until the flow's size.
+    pub chunk: u64,
+    pub interval: Duration,
+    /// The first `first` bytes were cumulatively ACKed at the sender.
+    pub first_acked: Option<Instant>,
+    /// The receiver had read the first `first` bytes.
+    pub first_read: Option<Instant>,
+}
+
+impl PacedRecord {
+    pub fn new(first: u64, chunk: u64, interval: Duration) -> Self {
+        PacedRecord {
+            first,
+            chunk: chunk.max(1),
+            interval: interval.max(Duration::from_nanos(1)),
+            first_acked: None,
+            first_read: None,
+        }
+    }
+
+    /// Bytes of a `size`-byte flow the application has handed over `elapsed` after the
+    /// connection was established: `first`, then one `chunk` at every whole `interval`.
+    pub fn allowed(&self, size: u64, elapsed: Duration) -> u64 {
+        let k = brisk_time::dur_nanos(elapsed) / brisk_time::dur_nanos(self.interval);
+        self.first
+            .saturating_add(k.saturating_mul(self.chunk))
+            .min(size)
+    }
+
+    /// Time after establishment of the next write once `elapsed` has passed, or None
+    /// when everything is already allowed.
+    pub fn next_write(&self, size: u64, elapsed: Duration) -> Option<Duration> {
+        if self.allowed(size, elapsed) >= size {
+            return None;
+        }
+        let k = brisk_time::dur_nanos(elapsed) / brisk_time::dur_nanos(self.interval);
+        Some(
+            self.interval
+                .saturating_mul(u32::try_from(k + 1).unwrap_or(u32::MAX)),
+        )
+    }
 }
 
 impl FlowRecord {
@@ -106,6 +166,7 @@ impl FlowRecord {
             ecn_cwr: 0,
             rdb_packets: 0,
             error: None,
+            paced: None,
             pat_base: (pat_seed % PATTERN_LEN as u64) as u32,
         }
     }
@@ -165,6 +226,8 @@ struct Client {
     size: u64,
     written: u64,
     closed: bool,
+    /// A paced flow: when it was established, and its schedule.
+    pace: Option<(Instant, PacedRecord)>,
 }
 
 /// (local port, remote address, remote port) of a writing connection.
@@ -202,6 +265,16 @@ pub struct WlHost {
     /// Download mode: this host opens the flows it receives and writes the ones it
     /// accepts.
     download: bool,
+    /// Workload classes whose flows (not hosts) use them: opened towards
+    /// [`WL_PORT`] + class, where this host listens with the class's TCP.
+    flow_classes: Vec<u16>,
+    /// Paced writing connections with writes still to come (at most a few).
+    paced: Vec<ConnHandle>,
+}
+
+/// Whether `port` is one of the workload listeners' ([`WL_PORT`] and the class ports).
+fn is_wl_port(port: u16) -> bool {
+    (WL_PORT..=WL_PORT + crate::topo_spec::MAX_CLASSES as u16).contains(&port)
 }
 
 impl WlHost {
@@ -229,7 +302,21 @@ impl WlHost {
             by_port: HashMap::new(),
             scratch: vec![0; SCRATCH],
             download: false,
+            flow_classes: Vec::new(),
+            paced: Vec::new(),
         })
+    }
+
+    /// Classes (indices into the configs, at most `MAX_CLASSES`) chosen per flow: this
+    /// host listens on [`WL_PORT`] + class with each one's TCP, and opens their flows
+    /// there with it, so both ends of such a flow run the class's TCP.
+    pub fn flow_classes(mut self, classes: &[u16]) -> Result<Self, ConnError> {
+        for &c in classes {
+            let cfg = self.configs[usize::from(c).min(self.configs.len() - 1)].clone();
+            self.ep.listen(WL_PORT + c, 1024, cfg)?;
+        }
+        self.flow_classes = classes.to_vec();
+        Ok(self)
     }
 
     /// Download mode (`workload.direction = "download"`): the flows in `arrivals` are
@@ -248,7 +335,7 @@ impl WlHost {
         self.ep.handle_packet(now, &pkt.data);
         // An ACK (or data) for one of our writing connections.
         if let Some(k) = brisk_wire::peek::flow_key(&pkt.data) {
-            if (k.src_port == WL_PORT) != self.download {
+            if is_wl_port(k.src_port) != self.download {
                 if let Some(&h) = self.by_port.get(&(k.dst_port, k.src, k.src_port)) {
                     self.check_acked(now, h);
                 }
@@ -259,6 +346,23 @@ impl WlHost {
 
     /// Records the flow's completion once its last byte is cumulatively ACKed.
     fn check_acked(&mut self, now: Instant, h: ConnHandle) {
+        let Some(Side::Client(c)) = self.conns.get(&h) else {
+            return;
+        };
+        let Some(conn) = self.ep.conn(h) else { return };
+        if let Some((_, p)) = &c.pace {
+            if p.first_acked.is_none() && conn.acked_offset() >= p.first.min(c.size) {
+                let mut book = self.book.borrow_mut();
+                if let Some(rp) = book.flows[c.flow as usize].paced.as_mut() {
+                    rp.first_acked.get_or_insert(now);
+                }
+                if let Some(Side::Client(c)) = self.conns.get_mut(&h) {
+                    if let Some((_, p)) = c.pace.as_mut() {
+                        p.first_acked = Some(now);
+                    }
+                }
+            }
+        }
         let Some(Side::Client(c)) = self.conns.get(&h) else {
             return;
         };
@@ -306,6 +410,15 @@ impl WlHost {
         if self.ep.poll_timeout().is_some_and(|t| t <= now) {
             self.ep.handle_timeout(now);
         }
+        let due: Vec<ConnHandle> = self
+            .paced
+            .iter()
+            .copied()
+            .filter(|&h| self.next_paced_write(h).is_some_and(|t| t <= now))
+            .collect();
+        for h in due {
+            self.write(now, h);
+        }
         while self.arrivals.front().is_some_and(|a| a.0 <= now) {
             // NOTE(unwrap): checked just above.
             let (_, flow, dst) = self.arrivals.pop_front().expect("front exists");
@@ -315,14 +428,46 @@ impl WlHost {
 
     pub fn poll_timeout(&self) -> Option<Instant> {
         let next = self.arrivals.front().map(|a| a.0);
-        [self.ep.poll_timeout(), next].into_iter().flatten().min()
+        let paced = self
+            .paced
+            .iter()
+            .filter_map(|&h| self.next_paced_write(h))
+            .min();
+        [self.ep.poll_timeout(), next, paced]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// When a paced connection's next write falls due.
+    fn next_paced_write(&self, h: ConnHandle) -> Option<Instant> {
+        let Some(Side::Client(c)) = self.conns.get(&h) else {
+            return None;
+        };
+        let (from, p) = c.pace.as_ref()?;
+        if c.written < p.allowed(c.size, Duration::ZERO) {
+            // Held back by the send buffer: `Writable` resumes it.
+            return None;
+        }
+        // The schedule is relative to establishment; find the write after `written`.
+        let k = c.written.saturating_sub(p.first) / p.chunk;
+        let at = p
+            .interval
+            .saturating_mul(u32::try_from(k + 1).unwrap_or(u32::MAX));
+        (c.written < c.size).then(|| *from + at)
     }
 
     /// Opens flow `flow`'s connection.
     fn open(&mut self, now: Instant, flow: u32, dst: IpAddr) {
-        let remote = SocketAddr::new(dst, WL_PORT);
         let mut book = self.book.borrow_mut();
-        let class = usize::from(book.flows[flow as usize].class);
+        let class16 = book.flows[flow as usize].class;
+        let port = if self.flow_classes.contains(&class16) {
+            WL_PORT + class16
+        } else {
+            WL_PORT
+        };
+        let remote = SocketAddr::new(dst, port);
+        let class = usize::from(class16);
         let config = self.configs[class.min(self.configs.len() - 1)].clone();
         match self.ep.connect(now, 0, remote, config) {
             Ok(h) if self.download => {
@@ -341,9 +486,10 @@ impl WlHost {
                 // NOTE(unwrap): a connection just created exists.
                 let local = self.ep.conn(h).expect("new connection").local();
                 book.connecting.insert((local, dst), flow);
-                let key = (local.port(), dst, WL_PORT);
+                let key = (local.port(), dst, port);
                 self.by_port.insert(key, h);
                 let size = book.flows[flow as usize].size;
+                let pace = book.flows[flow as usize].paced.clone();
                 self.conns.insert(
                     h,
                     Side::Client(Client {
@@ -352,6 +498,8 @@ impl WlHost {
                         size,
                         written: 0,
                         closed: false,
+                        // The schedule starts when the connection is established.
+                        pace: pace.map(|p| (now, p)),
                     }),
                 );
             }
@@ -371,13 +519,16 @@ impl WlHost {
                     }
                 }
                 Event::Connected => {
-                    if let Some(Side::Client(c)) = self.conns.get(&h) {
+                    if let Some(Side::Client(c)) = self.conns.get_mut(&h) {
                         let r = &mut self.book.borrow_mut().flows[c.flow as usize];
                         r.first_byte = Some(now);
+                        if let Some((from, _)) = c.pace.as_mut() {
+                            *from = now;
+                        }
                     }
-                    self.write(h);
+                    self.write(now, h);
                 }
-                Event::Writable => self.write(h),
+                Event::Writable => self.write(now, h),
                 Event::Readable => self.read(now, h),
                 Event::PeerClosed => {
                     self.read(now, h);
@@ -404,8 +555,9 @@ impl WlHost {
             let r = &mut book.flows[flow as usize];
             r.first_byte = Some(now);
             let size = r.size;
+            let pace = r.paced.clone().map(|p| (now, p));
             drop(book);
-            let key = (WL_PORT, remote.ip(), remote.port());
+            let key = (conn.local().port(), remote.ip(), remote.port());
             self.by_port.insert(key, h);
             self.conns.insert(
                 h,
@@ -415,9 +567,10 @@ impl WlHost {
                     size,
                     written: 0,
                     closed: false,
+                    pace,
                 }),
             );
-            self.write(h);
+            self.write(now, h);
             return;
         }
         drop(book);
@@ -426,8 +579,9 @@ impl WlHost {
         self.read(now, h);
     }
 
-    /// Writes what TCP takes of the flow; closes after the last byte.
-    fn write(&mut self, h: ConnHandle) {
+    /// Writes what TCP takes of the flow (of a paced flow, what its schedule allows by
+    /// `now`); closes after the last byte.
+    fn write(&mut self, now: Instant, h: ConnHandle) {
         let Some(Side::Client(c)) = self.conns.get_mut(&h) else {
             return;
         };
@@ -435,8 +589,21 @@ impl WlHost {
             return;
         };
         let base = self.book.borrow().flows[c.flow as usize].pat_base;
-        while c.written < c.size {
-            let want = (c.size - c.written).min(CHUNK as u64) as usize;
+        let limit = match &c.pace {
+            Some((from, p)) => p.allowed(c.size, now.saturating_duration_since(*from)),
+            None => c.size,
+        };
+        if c.pace.is_some() {
+            let pending = limit < c.size;
+            let listed = self.paced.contains(&h);
+            if pending && !listed {
+                self.paced.push(h);
+            } else if !pending && listed {
+                self.paced.retain(|&x| x != h);
+            }
+        }
+        while c.written < limit {
+            let want = (limit - c.written).min(CHUNK as u64) as usize;
             let chunk = self.pat.at(u64::from(base) + c.written, want);
             let n = conn.write(chunk).min(chunk.len());
             c.written += n as u64;
@@ -479,6 +646,11 @@ impl WlHost {
             }
             s.read += n as u64;
             r.received = s.read;
+            if let Some(p) = r.paced.as_mut() {
+                if p.first_read.is_none() && s.read >= p.first.min(r.size) {
+                    p.first_read = Some(now);
+                }
+            }
             if s.read >= r.size && r.last_rx.is_none() {
                 r.last_rx = Some(now);
                 book.received_all += 1;
@@ -496,6 +668,7 @@ impl WlHost {
         };
         if let Side::Client(c) = &side {
             self.by_port.remove(&c.key);
+            self.paced.retain(|&x| x != h);
         }
         if let (Some(f), Err(e)) = (flow, res) {
             let r = &mut self.book.borrow_mut().flows[f as usize];
@@ -517,5 +690,42 @@ impl Router {
     }
     pub fn poll_packet(&mut self) -> Option<Packet> {
         self.held.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_paced_schedule_hands_over_first_then_a_chunk_per_interval() {
+        let ms = Duration::from_millis;
+        let p = PacedRecord::new(1_500_000, 65_536, ms(100));
+        let size = 1_690_000;
+        assert_eq!(p.allowed(size, ms(0)), 1_500_000);
+        assert_eq!(p.allowed(size, ms(99)), 1_500_000);
+        assert_eq!(p.allowed(size, ms(100)), 1_565_536);
+        assert_eq!(p.allowed(size, ms(250)), 1_631_072);
+        // The last chunk is short: capped at the size.
+        assert_eq!(p.allowed(size, ms(300)), size);
+        assert_eq!(p.allowed(size, Duration::from_secs(3600)), size);
+        assert_eq!(p.next_write(size, ms(0)), Some(ms(100)));
+        assert_eq!(p.next_write(size, ms(150)), Some(ms(200)));
+        assert_eq!(p.next_write(size, ms(300)), None);
+        // A flow no larger than `first` goes at once.
+        assert_eq!(p.allowed(1000, ms(0)), 1000);
+        assert_eq!(p.next_write(1000, ms(0)), None);
+        // Zero chunk or interval cannot stall or divide by zero (validation refuses
+        // them; the record clamps anyway).
+        let z = PacedRecord::new(10, 0, Duration::ZERO);
+        assert_eq!(z.allowed(100, ms(1)), 100);
+    }
+
+    #[test]
+    fn workload_ports_are_the_listener_and_the_class_ports() {
+        assert!(is_wl_port(WL_PORT));
+        assert!(is_wl_port(WL_PORT + 16));
+        assert!(!is_wl_port(WL_PORT + 17));
+        assert!(!is_wl_port(32768));
     }
 }

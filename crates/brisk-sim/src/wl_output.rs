@@ -122,7 +122,7 @@ impl WorkloadResult {
         let p = dir.join("summary.json");
         std::fs::write(&p, js).map_err(io(&p))?;
         let mut c = String::from(
-            "id,src,dst,class,size,hops,core_hops,base_rtt_s,start_s,first_byte_s,acked_s,last_rx_s,fct_s,srtt_s,retransmits,intact,warmup\n",
+            "id,src,dst,class,size,hops,core_hops,base_rtt_s,start_s,first_byte_s,acked_s,last_rx_s,fct_s,srtt_s,retransmits,intact,warmup,paced_first_acked_s,paced_first_read_s\n",
         );
         let t = |x: Option<brisk_time::Instant>| {
             x.map_or(String::new(), |i| {
@@ -132,7 +132,7 @@ impl WorkloadResult {
         for r in &self.flows {
             let _ = writeln!(
                 c,
-                "{},{},{},{},{},{},{},{:.9},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{:.9},{},{},{},{},{},{},{},{},{},{},{}",
                 r.id,
                 r.src,
                 r.dst,
@@ -151,7 +151,9 @@ impl WorkloadResult {
                     .map_or(String::new(), |d| format!("{:.9}", d.as_secs_f64())),
                 r.retransmits,
                 r.intact(),
-                r.start < brisk_time::Instant::ZERO + self.warmup
+                r.start < brisk_time::Instant::ZERO + self.warmup,
+                t(r.paced.as_ref().and_then(|p| p.first_acked)),
+                t(r.paced.as_ref().and_then(|p| p.first_read)),
             );
         }
         let p = dir.join("flows.csv");

@@ -34,7 +34,7 @@ use crate::graph::{Graph, NodeKind, Routing};
 use crate::node::SimNode;
 use crate::topo_spec::NetScenario;
 use crate::topology::{add_link, derive_seed, sender_ip, BuildError};
-use crate::wl_host::{FlowBook, FlowRecord, SharedBook, WlHost};
+use crate::wl_host::{FlowBook, FlowRecord, PacedRecord, SharedBook, WlHost};
 use crate::SimError;
 
 /// Simulated time between checks for completion and for `control`.
@@ -304,6 +304,36 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
         );
         recs.push(r);
     }
+    if let Some(p) = &w.paced {
+        // The paced flow: its own stream, so the Poisson arrivals do not move.
+        let mut prng = ChaCha8Rng::seed_from_u64(derive_seed(seed, "workload-paced", 0));
+        let src = prng.gen_range(0..nh);
+        let (start, len) = run_of[src];
+        let pick = prng.gen_range(0..nh - len);
+        let dst = order[if pick < start { pick } else { pick + len }];
+        let id = recs.len() as u32;
+        let mut r = FlowRecord::new(
+            id,
+            src as u32,
+            dst as u32,
+            p.total.0,
+            host_class[src],
+            Instant::ZERO + p.start.0,
+            derive_seed(seed, "wl-pattern", u64::from(id)),
+        );
+        r.paced = Some(PacedRecord::new(p.first.0, p.chunk.0, p.interval.0));
+        let fwd = routing.path(&g, src, dst).unwrap_or_default();
+        let back = routing.path(&g, dst, src).unwrap_or_default();
+        r.hops = fwd.len() as u16;
+        r.core_hops = fwd.iter().filter(|&&l| core[l]).count() as u16;
+        r.base_rtt = Duration::from_nanos(
+            fwd.iter()
+                .chain(&back)
+                .map(|&l| g.links()[l].delay_ns())
+                .sum(),
+        );
+        recs.push(r);
+    }
 
     let mut per_host: Vec<VecDeque<(Instant, u32, IpAddr)>> = vec![VecDeque::new(); nh];
     let download = w.direction == crate::topo_spec::Direction::Download;
@@ -315,6 +345,10 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
             (r.src, r.dst)
         };
         per_host[opener as usize].push_back((r.start, r.id, host_ip(peer as usize)));
+    }
+    // The paced flow starts at its own time, among the others.
+    for q in &mut per_host {
+        q.make_contiguous().sort_by_key(|a| (a.0, a.1));
     }
     let configs = Rc::new(
         w.class_configs()
@@ -350,8 +384,9 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
                     },
                 );
                 let arrivals = std::mem::take(&mut per_host[k]);
+                let flow_class_ids: Vec<u16> = flow_classes.iter().map(|&(c, _)| c).collect();
                 let host = WlHost::new(ip, ep, book.clone(), configs.clone(), cfg, arrivals)
-                    .map(|h| h.downloads(download))
+                    .and_then(|h| h.downloads(download).flow_classes(&flow_class_ids))
                     .map_err(|source| {
                         SimError::Build(BuildError::Listen {
                             flow: k as u32,
@@ -441,8 +476,11 @@ pub fn run_net_controlled(
         .book
         .borrow()
         .flows
-        .last()
-        .map_or(Instant::ZERO, |r| r.start);
+        .iter()
+        .filter(|r| r.paced.is_none())
+        .map(|r| r.start)
+        .max()
+        .unwrap_or(Instant::ZERO);
     let span = last_arrival - Instant::ZERO;
     let warmup = sc.workload.warmup.map_or(span / 10, |d| d.0);
     let t_warm = Instant::ZERO + warmup;
@@ -522,7 +560,12 @@ pub fn run_net_controlled(
     (util.access_down_mean, util.access_down_max) = (mean(sums[2]), sums[2].2);
 
     let book = b.book.borrow();
-    let measured: Vec<&FlowRecord> = book.flows.iter().filter(|r| r.start >= t_warm).collect();
+    // The paced flow's FCT is its application's schedule: not in the FCT statistics.
+    let measured: Vec<&FlowRecord> = book
+        .flows
+        .iter()
+        .filter(|r| r.start >= t_warm && r.paced.is_none())
+        .collect();
     let edges = sc.workload.bin_edges();
     let cdf_sizes: Vec<u64> = sc.workload.cdf_sizes.iter().map(|s| s.0).collect();
     let to_fct = |r: &&FlowRecord| FlowFct {

@@ -483,3 +483,162 @@ fn bad_network_scenarios_name_the_field() {
     let e = run_net(&sc, 1).unwrap_err().to_string();
     assert!(e.contains("at most 200000"), "{e}");
 }
+
+/// A download workload with a paced flow (RC3-9's video, scaled down): 300 KB at
+/// once, then 32 KB every 50 ms up to 620 KB.
+fn paced(extra_tcp: &str) -> String {
+    let w = BASE.replace(
+        "send_buffer = \"8MB\"",
+        &format!("send_buffer = \"8MB\"{extra_tcp}"),
+    );
+    internet2(
+        "",
+        &format!(
+            "{w}flows = 200\ndirection = \"download\"\n[workload.paced]\nstart = \"0.2s\"\nfirst = \"300KB\"\nchunk = \"32KB\"\ninterval = \"50ms\"\ntotal = \"620KB\"\n"
+        ),
+    )
+}
+
+#[test]
+fn a_paced_flow_writes_on_its_schedule_and_is_tracked_apart() {
+    let r = run(&paced(""));
+    assert_all_intact(&r);
+    let p: Vec<_> = r.flows.iter().filter(|f| f.paced.is_some()).collect();
+    assert_eq!(p.len(), 1);
+    let f = p[0];
+    assert_eq!(f.size, 620_000);
+    assert_eq!(
+        f.start,
+        brisk_time::Instant::ZERO + std::time::Duration::from_millis(200)
+    );
+    let m = f.paced.as_ref().unwrap();
+    let (fb, acked) = (f.first_byte.unwrap(), f.acked.unwrap());
+    let (first_acked, first_read) = (m.first_acked.unwrap(), m.first_read.unwrap());
+    // The first 300 KB are read, then ACKed, before the whole flow.
+    assert!(
+        fb < first_read && first_read < first_acked && first_acked < acked,
+        "{f:?}"
+    );
+    // 320 KB after the first write go in 10 chunks of 32 KB, the last at 500 ms: the
+    // flow cannot complete before that, and completes soon after on an idle path.
+    let fct = acked - fb;
+    assert!(fct >= std::time::Duration::from_millis(500), "{fct:?}");
+    assert!(fct < std::time::Duration::from_millis(1500), "{fct:?}");
+    // It is not in the FCT statistics.
+    let measured = r
+        .flows
+        .iter()
+        .filter(|x| x.start >= brisk_time::Instant::ZERO + r.warmup && x.paced.is_none())
+        .count();
+    assert_eq!(r.all.flows, measured);
+    // Deterministic, and the Poisson arrivals do not move for it.
+    let again = run(&paced(""));
+    assert_eq!(again.flows, r.flows);
+    let without = run(&paced("").replace(
+        "[workload.paced]\nstart = \"0.2s\"\nfirst = \"300KB\"\nchunk = \"32KB\"\ninterval = \"50ms\"\ntotal = \"620KB\"\n",
+        "",
+    ));
+    let key = |r: &WorkloadResult| -> Vec<_> {
+        r.flows
+            .iter()
+            .filter(|f| f.paced.is_none())
+            .map(|f| (f.src, f.dst, f.size, f.start))
+            .collect()
+    };
+    assert_eq!(key(&without), key(&r));
+}
+
+#[test]
+fn a_paced_flow_on_rc3_buffers_sooner_than_on_tcp() {
+    let tcp = run(&paced(""));
+    let rc3 = run(&paced(", rc3 = true, timestamps = false"));
+    assert_all_intact(&rc3);
+    let buffering = |r: &WorkloadResult| {
+        let f = r.flows.iter().find(|f| f.paced.is_some()).unwrap();
+        f.paced.as_ref().unwrap().first_acked.unwrap() - f.first_byte.unwrap()
+    };
+    assert!(
+        buffering(&rc3) < buffering(&tcp),
+        "{:?} vs {:?}",
+        buffering(&rc3),
+        buffering(&tcp)
+    );
+}
+
+#[test]
+fn flow_classes_run_at_both_ends_in_download_mode() {
+    // Critical flows at DSCP 0, every other packet at DSCP 1: on a download the
+    // critical flow's sender accepts on the class's port with the class's TCP.
+    let w = BASE.replace("send_buffer = \"8MB\"", "send_buffer = \"8MB\", dscp = 1");
+    let text = internet2(
+        "",
+        &format!("{w}flows = 300\ndirection = \"download\"\n[[workload.class]]\nname = \"critical\"\nflows = 0.2\ncc = \"reno\"\ntcp = {{ initial_cwnd = 10, recv_buffer = \"8MB\", send_buffer = \"8MB\" }}\n"),
+    )
+    .replace("kind = \"droptail\", time = \"40ms\"", "kind = \"prio\", bands = 2, bytes = 500000");
+    let r = run(&text);
+    assert_all_intact(&r);
+    // IW 10 sends 5-10 packet flows in one round: only if the sender has the class's TCP.
+    let b = |c: usize| r.classes[c].stats.bins[1].mean_fct_s.unwrap();
+    assert!(b(1) < 0.8 * b(0), "critical {} vs regular {}", b(1), b(0));
+}
+
+#[test]
+fn bad_paced_and_dscp_fields_are_named() {
+    let p = |body: &str| internet2("", &format!("{BASE}flows = 10\n[workload.paced]\n{body}\n"));
+    let ok = "start = \"0.1s\"\nfirst = \"1MB\"\nchunk = \"64KB\"\ninterval = \"100ms\"\ntotal = \"2MB\"";
+    NetScenario::from_toml_str(&p(ok)).unwrap();
+    bad(
+        &p(&ok.replace("first = \"1MB\"", "first = \"3MB\"")),
+        "workload.paced.first",
+        &["between 1 byte and total"],
+    );
+    bad(
+        &p(&ok.replace("chunk = \"64KB\"", "chunk = \"0B\"")),
+        "workload.paced.chunk",
+        &["between 1 byte and total"],
+    );
+    bad(
+        &p(&ok
+            .replace("chunk = \"64KB\"", "chunk = \"1B\"")
+            .replace("first = \"1MB\"", "first = \"1B\"")),
+        "workload.paced.chunk",
+        &["at most 1000000"],
+    );
+    bad(
+        &p(&ok.replace("interval = \"100ms\"", "interval = \"0ms\"")),
+        "workload.paced.interval",
+        &["> 0"],
+    );
+    bad(
+        &p(&ok.replace("start = \"0.1s\"", "start = \"60s\"")),
+        "workload.paced.start",
+        &["before duration"],
+    );
+    bad(
+        &p(&ok.replace("total = \"2MB\"", "total = \"2GB\"")),
+        "workload.paced.total",
+        &["1GiB"],
+    );
+    bad(
+        &p(&format!("{ok}\nsize = 3")),
+        "workload.paced.size",
+        &["unknown field `size`"],
+    );
+    let d = |tcp: &str| {
+        internet2(
+            "",
+            &format!("{}flows = 10\n", BASE.replace("send_buffer = \"8MB\"", tcp)),
+        )
+    };
+    NetScenario::from_toml_str(&d("send_buffer = \"8MB\", dscp = 63")).unwrap();
+    bad(
+        &d("send_buffer = \"8MB\", dscp = 64"),
+        "workload.tcp.dscp",
+        &["between 0 and 63"],
+    );
+    bad(
+        &d("send_buffer = \"8MB\", dscp = 1, rc3 = true"),
+        "workload.tcp.dscp",
+        &["rc3"],
+    );
+}

@@ -107,6 +107,18 @@ pub fn scenario(
     default_tcp: &str,
     classes: &[String],
 ) -> Result<NetScenario, String> {
+    scenario_extra(name, net, default_tcp, classes, "")
+}
+
+/// As [`scenario`], with `extra` (TOML tables under `[workload]`, e.g. a
+/// `[workload.paced]` table) after the workload's keys.
+pub fn scenario_extra(
+    name: &str,
+    net: &Net,
+    default_tcp: &str,
+    classes: &[String],
+    extra: &str,
+) -> Result<NetScenario, String> {
     let buf = net.buffer_bytes();
     // The ABE paper's PIE (App. B): Linux 3.17.4's defaults, marking, the 10 % rule off.
     let pie = if net.band0_pie {
@@ -147,6 +159,7 @@ pub fn scenario(
          tcp = {{ {default_tcp} }}\ncdf_sizes = [\"7300\", \"1699440\"]\n",
         net.sizes, net.load, net.flows, net.cc
     );
+    text.push_str(extra);
     for c in classes {
         text.push_str(&format!("[[workload.class]]\n{c}\n"));
     }
