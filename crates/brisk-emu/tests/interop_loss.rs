@@ -58,23 +58,7 @@ fn pcaps(tag: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
 
 /// `TCP_CONGESTION` on a kernel socket before it sends (the host default may be BBR).
 fn set_cc(s: &std::net::TcpStream, cc: &str) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: setsockopt reads `cc.len()` bytes from a live str.
-    let rc = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            cc.as_ptr().cast(),
-            cc.len() as libc::socklen_t,
-        )
-    };
-    assert_eq!(
-        rc,
-        0,
-        "TCP_CONGESTION {cc}: {}",
-        std::io::Error::last_os_error()
-    );
+    brisk_emu::bulk::set_cc(s, cc).expect("TCP_CONGESTION");
 }
 
 /// Packets the kernel dropped on its own TUN device (its transmit queue overflows

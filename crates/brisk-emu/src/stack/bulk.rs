@@ -96,8 +96,9 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Sets `TCP_CONGESTION` on a kernel socket (before it has sent data).
-pub(crate) fn set_cc(s: &TcpStream, cc: &str) -> Result<()> {
+/// Sets `TCP_CONGESTION` on a kernel socket (before it has sent data). Name it for
+/// every Linux flow: new namespaces default to the host's controller (often bbr).
+pub fn set_cc(s: &TcpStream, cc: &str) -> Result<()> {
     // SAFETY: setsockopt reads `cc.len()` bytes from a live str.
     cvt(unsafe {
         libc::setsockopt(

@@ -112,17 +112,5 @@ pub fn lab_with(
 /// Sets a kernel socket's congestion control to CUBIC (new namespaces default to the
 /// host's, here bbr).
 pub fn set_cubic(s: &std::net::TcpStream) {
-    use std::os::fd::AsRawFd;
-    let cc = "cubic";
-    // SAFETY: setsockopt reads `cc.len()` bytes from a live str.
-    let rc = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            cc.as_ptr().cast(),
-            cc.len() as libc::socklen_t,
-        )
-    };
-    assert_eq!(rc, 0, "TCP_CONGESTION cubic");
+    brisk_emu::bulk::set_cc(s, "cubic").expect("TCP_CONGESTION cubic");
 }

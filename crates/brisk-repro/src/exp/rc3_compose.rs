@@ -7,9 +7,9 @@
 //!
 //! Claims `RC3-X1` to `RC3-X5` are ours; their checks were written before the runs.
 
-use super::rc3_net::{self, bin_label, bin_mid, Net, EDGES};
+use super::rc3_net::{self, bin_label, bin_mid, jobs, Arm, Net, EDGES};
 use crate::claim::Claim;
-use crate::experiment::{ExperimentResult, Job, Plan, Plot};
+use crate::experiment::{ExperimentResult, Plan, Plot};
 use crate::figure::Figure;
 use crate::svg::{Chart, Series, Style};
 use brisk_sim::fct::{FctStats, Reductions};
@@ -46,27 +46,6 @@ fn set_up(quick: bool) -> String {
             ""
         }
     )
-}
-
-/// One arm: label, network, `tcp` table.
-struct Arm {
-    label: &'static str,
-    net: Net,
-    tcp: String,
-}
-
-fn jobs(id: &str, arms: &[Arm], seeds: u64) -> Result<Vec<Job>, String> {
-    let mut v = Vec::new();
-    for seed in 1..=seeds {
-        for a in arms {
-            v.push(Job::network(
-                format!("{id} {} seed {seed}", a.label),
-                rc3_net::scenario(id, &a.net, &a.tcp, &[])?,
-                seed,
-            ));
-        }
-    }
-    Ok(v)
 }
 
 /// The runs of arm `k` of `n` (seed-major).
@@ -144,7 +123,7 @@ pub fn plan_compose(quick: bool) -> Result<Plan, String> {
                     keys.push_str("rc3 = true");
                 }
                 arms.push(Arm {
-                    label: ARM_LABELS[2 * k + j],
+                    label: ARM_LABELS[2 * k + j].into(),
                     net: net.clone(),
                     tcp: rc3_net::tcp(&keys),
                 });
@@ -414,7 +393,7 @@ pub fn plan_deploy(quick: bool) -> Result<Plan, String> {
     // With every packet at DSCP 0 a priority queue is a drop-tail of the same shared
     // limit, so TCP's network does not depend on the fraction: one TCP arm.
     let mut arms = vec![Arm {
-        label: "TCP",
+        label: "TCP".into(),
         net: Net::base(flows),
         tcp: rc3_net::tcp(""),
     }];
@@ -429,7 +408,7 @@ pub fn plan_deploy(quick: bool) -> Result<Plan, String> {
     for (k, &d) in DEPLOY.iter().enumerate() {
         let fifo = 1.0 - d;
         arms.push(Arm {
-            label: LABELS[k],
+            label: LABELS[k].into(),
             net: Net {
                 fifo_routers: (fifo > 0.0).then_some(fifo),
                 ..Net::base(flows)
@@ -439,7 +418,7 @@ pub fn plan_deploy(quick: bool) -> Result<Plan, String> {
     }
     // Evidence arm: no priorities anywhere, host NICs FIFO too.
     arms.push(Arm {
-        label: "RC3 0 % prio, FIFO host NICs",
+        label: "RC3 0 % prio, FIFO host NICs".into(),
         net: Net {
             fifo_routers: Some(1.0),
             fifo_hosts: true,

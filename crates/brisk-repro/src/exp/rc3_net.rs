@@ -14,6 +14,7 @@
 //!
 //! Runs are pooled per arm: the flows of all seeds that arrived after the warm-up.
 
+use crate::experiment::Job;
 use brisk_sim::fct::{FctStats, FlowFct};
 use brisk_sim::topo_spec::NetScenario;
 use brisk_sim::RunResult;
@@ -83,6 +84,28 @@ impl Net {
     fn buffer_bytes(&self) -> u64 {
         self.rate_mbps * 1_000_000 / 8 * (4 * self.hop_delay_ms) / 1000
     }
+}
+
+/// One arm of a sweep: a label, the network and the `tcp` table of every host.
+pub struct Arm {
+    pub label: String,
+    pub net: Net,
+    pub tcp: String,
+}
+
+/// The runs of `arms`, seed-major (every arm of seed 1, then of seed 2, ...).
+pub fn jobs(id: &str, arms: &[Arm], seeds: u64) -> Result<Vec<Job>, String> {
+    let mut v = Vec::new();
+    for seed in 1..=seeds {
+        for a in arms {
+            v.push(Job::network(
+                format!("{id} {} seed {seed}", a.label),
+                scenario(id, &a.net, &a.tcp, &[])?,
+                seed,
+            ));
+        }
+    }
+    Ok(v)
 }
 
 /// The `tcp` table for every arm: NewReno, SACK, IW 4, ACK every segment, no

@@ -8,9 +8,9 @@
 //! - `rc3-partial` (RC3-15, §6): 20 % and 50 % of routers without priorities (A16);
 //! - `rc3-topologies` (RC3-6, Table 1): a heterogeneous core and the "2000 workload".
 
-use super::rc3_net::{self, Net};
+use super::rc3_net::{self, jobs, Arm, Net};
 use crate::claim::Claim;
-use crate::experiment::{ExperimentResult, Job, Plan};
+use crate::experiment::{ExperimentResult, Plan};
 use brisk_sim::fct::{FctStats, Reductions};
 use brisk_sim::RunResult;
 
@@ -48,27 +48,6 @@ fn sizes(quick: bool) -> (u64, u32) {
     } else {
         (5, 3000)
     }
-}
-
-/// One arm: a label, the network and the `tcp` table of every host.
-struct Arm {
-    label: String,
-    net: Net,
-    tcp: String,
-}
-
-fn jobs(id: &str, arms: &[Arm], seeds: u64) -> Result<Vec<Job>, String> {
-    let mut v = Vec::new();
-    for seed in 1..=seeds {
-        for a in arms {
-            v.push(Job::network(
-                format!("{id} {} seed {seed}", a.label),
-                rc3_net::scenario(id, &a.net, &a.tcp, &[])?,
-                seed,
-            ));
-        }
-    }
-    Ok(v)
 }
 
 /// Pooled statistics per arm (runs are seed-major, arms in order).
