@@ -107,8 +107,7 @@ fn run(prioritised: bool, unordered: bool) -> Outcome {
         // Emit.
         for (to_server, ep) in [(true, &mut client), (false, &mut server)] {
             buf.clear();
-            while let Some(t) = ep.poll_transmit(now, &mut buf) {
-                let _ = t;
+            while ep.poll_transmit(now, &mut buf).is_some() {
                 let pkt = std::mem::take(&mut buf);
                 let is_data = to_server && pkt.len() > 60;
                 let key = (pkt[24..28].to_vec(), pkt.len());

@@ -202,10 +202,8 @@ pub struct DgramSink {
     /// Datagrams with a bad header or body, a repeated index or an index never sent.
     pub bad: u64,
     pub latencies: Samples,
-    /// (generation ns, delivery ns) per datagram.
-    pub deliveries: Vec<(u64, u64)>,
-    /// Index of each datagram in delivery order (for priority analyses; bounded).
-    pub order: Vec<u64>,
+    /// (index, generation ns, delivery ns) per datagram, in delivery order (bounded).
+    pub deliveries: Vec<(u64, u64, u64)>,
 }
 
 impl DgramSink {
@@ -228,7 +226,6 @@ impl DgramSink {
             bad: 0,
             latencies: Samples::default(),
             deliveries: Vec::new(),
-            order: Vec::new(),
         }
     }
 
@@ -247,28 +244,15 @@ impl DgramSink {
             bad,
             latencies,
             deliveries,
-            order,
             ..
         } = self;
         let r = receiver.poll(p, &mut |d| {
-            let ok = d.data.len() as u64 == *size && d.data.len() >= HEADER_LEN && {
-                let mut h = [0u8; HEADER_LEN];
-                h.copy_from_slice(&d.data[..HEADER_LEN]);
-                let (hdr, magic) = RecordHeader::decode(&h);
-                magic
-                    && u64::from(hdr.len) == *size
-                    && d.data[HEADER_LEN..] == *body(pat, hdr.index, *size)
-                    && first_time(seen, hdr.index)
-                    && {
-                        latencies.push(now.as_nanos().saturating_sub(hdr.sent_at_ns));
-                        if deliveries.len() < MAX_RECORD_TIMES {
-                            deliveries.push((hdr.sent_at_ns, now.as_nanos()));
-                            order.push(hdr.index);
-                        }
-                        true
-                    }
-            };
-            if ok {
+            let fresh = valid_header(d.data, pat, *size).filter(|h| first_time(seen, h.index));
+            if let Some(hdr) = fresh {
+                latencies.push(now.as_nanos().saturating_sub(hdr.sent_at_ns));
+                if deliveries.len() < MAX_RECORD_TIMES {
+                    deliveries.push((hdr.index, hdr.sent_at_ns, now.as_nanos()));
+                }
                 *delivered += 1;
                 *delivered_out_of_order += u64::from(!d.in_order);
                 *payload_bytes += d.data.len() as u64;
@@ -292,6 +276,19 @@ impl DgramSink {
         let c = self.receiver.counters();
         c.malformed + c.oversized
     }
+}
+
+/// The header of a datagram whose length, header and body are what the source writes
+/// for its index; `None` otherwise.
+fn valid_header(data: &[u8], pat: &Pattern, size: u64) -> Option<RecordHeader> {
+    if data.len() as u64 != size || data.len() < HEADER_LEN {
+        return None;
+    }
+    let mut h = [0u8; HEADER_LEN];
+    h.copy_from_slice(&data[..HEADER_LEN]);
+    let (hdr, magic) = RecordHeader::decode(&h);
+    (magic && u64::from(hdr.len) == size && data[HEADER_LEN..] == *body(pat, hdr.index, size))
+        .then_some(hdr)
 }
 
 /// Marks `index` seen; false if it was seen before. Indices beyond the bitmap's bound

@@ -604,12 +604,7 @@ pub fn run_controlled(
                 delivered: d.delivered,
                 out_of_order: d.delivered_out_of_order,
                 bad: d.bad + d.scanner_drops(),
-                deliveries: d
-                    .order
-                    .iter()
-                    .zip(&d.deliveries)
-                    .map(|(&i, &(g, t))| (i, g, t))
-                    .collect(),
+                deliveries: d.deliveries.clone(),
             }),
         });
     }
