@@ -299,6 +299,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::mn_overhead::plan,
     },
     Experiment {
+        id: exp::mn_fallback::ID,
+        title: exp::mn_fallback::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::mn_fallback::CLAIMS,
+        plan: exp::mn_fallback::plan,
+    },
+    Experiment {
         id: exp::mn_priority::ID,
         title: exp::mn_priority::TITLE,
         kind: Kind::Simulated,
