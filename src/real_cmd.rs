@@ -157,7 +157,10 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
     let mut flows = Vec::new();
     for (i, f) in sc.flows.iter().enumerate() {
         let app = match &f.app {
-            AppSpec::Bulk { bytes } => RealApp::Bulk {
+            AppSpec::Bulk {
+                bytes,
+                write_size: None,
+            } => RealApp::Bulk {
                 bytes: bytes.map(|b| b.0),
             },
             AppSpec::Records {
@@ -173,6 +176,9 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
                 jitter: jitter.map_or(Duration::ZERO, |j| j.0),
                 count: *count,
             },
+            AppSpec::Bulk { .. } => anyhow::bail!(
+                "{file}: flow[{i}].app.write_size: real runs write as much as the socket takes (a write size is simulator-only, yet)"
+            ),
             AppSpec::Records {
                 layers: Some(_), ..
             } => anyhow::bail!(

@@ -120,6 +120,29 @@ impl TxStream {
         }
         total
     }
+    /// Writes up to `max` pattern bytes in calls of at most `size` bytes, each through
+    /// `write_with_priority` (priority 0): a prioritised sender takes each call whole or
+    /// not at all (uTCP's one write, one record), a plain one takes what fits.
+    fn write_sized(&mut self, p: &mut dyn ByteStream, max: u64, size: usize) -> u64 {
+        let mut total = 0u64;
+        while total < max {
+            let want = (max - total).min(size as u64) as usize;
+            let chunk = self.pat.at(self.bytes, want);
+            let n = p
+                .write_with_priority(chunk, 0)
+                .unwrap_or(0)
+                .min(chunk.len());
+            if let Some(h) = &mut self.hash {
+                h.update(&chunk[..n]);
+            }
+            self.bytes += n as u64;
+            total += n as u64;
+            if n < chunk.len() {
+                break;
+            }
+        }
+        total
+    }
     /// Writes raw bytes (record headers); returns how many TCP took.
     fn write_raw(&mut self, p: &mut dyn ByteStream, data: &[u8]) -> usize {
         let n = p.write(data).unwrap_or(0).min(data.len());
@@ -325,6 +348,8 @@ pub struct AppStats {
 enum ClientKind {
     Bulk {
         total: Option<u64>,
+        /// Bytes per write call (`None`: as much as the send buffer takes).
+        write: Option<usize>,
     },
     Records {
         size: u64,
@@ -392,8 +417,9 @@ pub struct ClientApp {
 impl ClientApp {
     pub fn new(spec: &AppSpec, fwd: Rc<Pattern>, rev: Rc<Pattern>, seed: u64) -> Self {
         let kind = match *spec {
-            AppSpec::Bulk { bytes } => ClientKind::Bulk {
+            AppSpec::Bulk { bytes, write_size } => ClientKind::Bulk {
                 total: bytes.map(|b| b.0),
+                write: write_size.map(|w| w.0 as usize),
             },
             AppSpec::Records {
                 size,
@@ -701,9 +727,16 @@ impl ClientApp {
             return;
         }
         match &mut self.kind {
-            ClientKind::Bulk { total } => {
+            ClientKind::Bulk { total, write } => {
                 let max = total.map_or(u64::MAX, |t| t - self.tx.bytes);
-                self.tx.write_pattern(p, max);
+                match *write {
+                    None => {
+                        self.tx.write_pattern(p, max);
+                    }
+                    Some(m) => {
+                        self.tx.write_sized(p, max, m);
+                    }
+                }
                 if total.is_some_and(|t| self.tx.bytes >= t) {
                     let _ = p.shutdown_write();
                     self.closed = true;
@@ -862,7 +895,7 @@ pub struct ServerApp {
 impl ServerApp {
     pub fn new(spec: &AppSpec, fwd: Rc<Pattern>, rev: Rc<Pattern>) -> Self {
         let kind = match *spec {
-            AppSpec::Bulk { bytes } => ServerKind::Bulk {
+            AppSpec::Bulk { bytes, .. } => ServerKind::Bulk {
                 total: bytes.map(|b| b.0),
             },
             AppSpec::Records { size, count, .. } => ServerKind::Records {
@@ -1195,6 +1228,7 @@ mod tests {
     fn sized_bulk_transfer_arrives_intact_and_completes() {
         let spec = AppSpec::Bulk {
             bytes: Some(Size(300_000)),
+            write_size: None,
         };
         let (f, r) = pats();
         let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 7);
@@ -1217,7 +1251,10 @@ mod tests {
 
     #[test]
     fn a_flipped_byte_is_detected() {
-        let spec = AppSpec::Bulk { bytes: None };
+        let spec = AppSpec::Bulk {
+            bytes: None,
+            write_size: None,
+        };
         let (f, r) = pats();
         let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 7);
         let mut s = ServerApp::new(&spec, f, r);

@@ -471,7 +471,7 @@ pub fn run_controlled(
             continue;
         };
         let (app, sized) = match fi.app {
-            AppSpec::Bulk { bytes } => ("bulk", bytes.is_some()),
+            AppSpec::Bulk { bytes, .. } => ("bulk", bytes.is_some()),
             AppSpec::Records { count, .. } => ("records", count.is_some()),
             AppSpec::Datagrams { count, .. } => ("datagrams", count.is_some()),
             AppSpec::RequestResponse { count, .. } => ("request_response", count.is_some()),

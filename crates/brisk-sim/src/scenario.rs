@@ -43,6 +43,8 @@ pub(crate) fn read_file(path: &Path) -> Result<(String, String), ScenarioError> 
 pub const MAX_FLOWS: u32 = 10_000;
 /// Most time-series rows (duration / sample_interval).
 pub const MAX_SAMPLE_ROWS: u128 = 1_000_000;
+/// Largest `write_size` of a bulk app (16 MiB, the largest send buffer we expect).
+pub const MAX_BULK_WRITE: u64 = 16 << 20;
 /// Longest simulated time accepted.
 pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
 
@@ -116,6 +118,11 @@ pub enum AppSpec {
     Bulk {
         #[serde(default)]
         bytes: Option<Size>,
+        /// Write in calls of at most this many bytes (Minion's write-size sweep, MN-7);
+        /// by default each call offers as much as the send buffer takes. With `[flow.tcp]
+        /// unordered_send` each such write is taken whole or not at all.
+        #[serde(default)]
+        write_size: Option<Size>,
     },
     /// Fixed-size records every `interval` (plus uniform `jitter`), each stamped with its
     /// index and send time so the receiver measures per-record delivery latency.
@@ -1134,9 +1141,27 @@ impl Scenario {
                 return Err((p("start"), "must be before the end of the scenario".into()));
             }
             match &f.app {
-                AppSpec::Bulk { bytes } => {
+                AppSpec::Bulk { bytes, write_size } => {
                     if bytes.is_some_and(|b| b.0 == 0) {
                         return Err((p("app.bytes"), "must be > 0".into()));
+                    }
+                    if let Some(w) = write_size {
+                        if w.0 == 0 || w.0 > MAX_BULK_WRITE {
+                            return Err((
+                                p("app.write_size"),
+                                format!("must be between 1 B and {MAX_BULK_WRITE} B"),
+                            ));
+                        }
+                        let cfg = f.tcp.to_config(f.cc);
+                        if cfg.unordered_send && w.0 > cfg.send_buffer as u64 {
+                            return Err((
+                                p("app.write_size"),
+                                format!(
+                                    "must be at most the send buffer ({} B): with unordered_send a write is taken whole",
+                                    cfg.send_buffer
+                                ),
+                            ));
+                        }
                     }
                 }
                 AppSpec::Records {
