@@ -272,13 +272,13 @@ impl RecordReceiver {
                 });
             }
         }
-        while let Some((&s, &(q, _))) = self
+        while let Some((&s, &(n, _))) = self
             .handled
             .first_key_value()
             .filter(|(&s, _)| s < self.rec_pos)
         {
             self.handled.remove(&s);
-            self.handled_seqs.remove(&q);
+            self.handled_seqs.remove(&n);
         }
         Ok(Step::AppData)
     }
@@ -404,7 +404,11 @@ impl RecordReceiver {
         self.counters.ooo_candidates += 1;
         let q = p + h.wire_len() as u64;
         let (from, to) = ((p - self.ooo_base) as usize, (q - self.ooo_base) as usize);
-        for s in self.trials_for(p, h) {
+        for s in self
+            .trials_for(p, h)
+            .into_iter()
+            .take(self.limits.max_trials)
+        {
             if s < self.seq || self.handled_seqs.contains(&s) {
                 continue;
             }
