@@ -5,11 +5,14 @@
 use super::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use record::Header;
+use rustls::pki_types::ServerName;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::{ClientConfig, ServerConfig};
 use rustls::{Connection, RootCertStore, SupportedProtocolVersion};
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 static V12: &SupportedProtocolVersion = &rustls::version::TLS12;
 static V13: &SupportedProtocolVersion = &rustls::version::TLS13;
