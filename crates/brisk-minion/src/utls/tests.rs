@@ -596,6 +596,32 @@ mod props {
             run(&mut s, seed, loss);
         }
 
+        /// Arbitrary out-of-order pushes (any offset, overlapping, header-like bytes)
+        /// and in-order pushes of junk: no panic, nothing delivered, memory bounded.
+        #[test]
+        fn arbitrary_pushes_never_panic_or_deliver(
+            ops in proptest::collection::vec((any::<bool>(), 0u64..200_000, proptest::collection::vec(any::<u8>(), 0..3000), any::<bool>()), 1..40),
+            v13 in any::<bool>(),
+        ) {
+            let limits = Limits { max_ooo_bytes: 100_000, max_ooo_runs: 16, ..Limits::default() };
+            let mut s = session(if v13 { V13 } else { V12 }, true, 0, false, limits);
+            let base = s.base;
+            for (in_order, off, mut bytes, plant) in ops {
+                if plant && bytes.len() >= 5 {
+                    let l = (bytes.len() - 5) as u16;
+                    bytes[..5].copy_from_slice(&[23, 3, 3, (l >> 8) as u8, l as u8]);
+                }
+                let mut d = |_: Record<'_>| panic!("junk delivered");
+                if in_order {
+                    let _ = s.u.push_in_order(base + off % 50, &bytes, &mut d);
+                } else {
+                    s.u.push_out_of_order(base + off, &bytes, &mut d);
+                }
+                let (held, _) = s.u.held_bytes();
+                prop_assert!(held <= 100_000);
+            }
+        }
+
         #[test]
         fn tampered_streams_never_deliver_wrong_data(
             tampers in proptest::collection::vec(tamper_strategy(), 1..5),
