@@ -2,7 +2,8 @@
 //! unmodified OpenSSL 3 peer (Python's `ssl` module) in the Linux namespace, over Linux
 //! TCP, through the emulated path with 1 % loss each way.
 //!
-//! Python serves; brisk connects as a uTLS client. Python sends `N` datagrams, one
+//! Either Python serves and brisk connects as a uTLS client, or brisk listens as a
+//! uTLS server and Python connects; data flows the same way. Python sends `N` datagrams, one
 //! `sendall` (one TLS record) each; brisk delivers them, out of order where losses
 //! let it, each once and intact. Then brisk sends `M` datagrams back (uTLS's sender is
 //! plain TLS) and a close_notify; Python checks them. Both sides print a SHA-256 of
@@ -45,22 +46,32 @@ n, m = int(n), int(m)
 def dgram(i):
     l = 100 + (i * 53) % 1400
     return i.to_bytes(4, 'big') + bytes(((i * 31 + j * 7) & 0xff) for j in range(4, l))
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-ctx.load_cert_chain(cert, key)
+role = sys.argv[8]
+if role == 'server':
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+else:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(cert)
 if ver == '1.2':
     ctx.maximum_version = ssl.TLSVersion.TLSv1_2
     ctx.set_ciphers('ECDHE-ECDSA-AES128-GCM-SHA256')
 else:
     ctx.minimum_version = ssl.TLSVersion.TLSv1_3
-ls = socket.socket()
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind((host, int(port)))
-ls.listen(1)
-ls.settimeout(60)
-print('ready', flush=True)
-c, _ = ls.accept()
-c.settimeout(60)
-s = ctx.wrap_socket(c, server_side=True)
+if role == 'server':
+    ls = socket.socket()
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((host, int(port)))
+    ls.listen(1)
+    ls.settimeout(60)
+    print('ready', flush=True)
+    c, _ = ls.accept()
+    c.settimeout(60)
+    s = ctx.wrap_socket(c, server_side=True)
+else:
+    print('ready', flush=True)
+    c = socket.create_connection((host, int(port)), timeout=60)
+    s = ctx.wrap_socket(c, server_hostname='brisk-test')
 print('version', s.version(), s.cipher()[0], flush=True)
 sent = hashlib.sha256()
 for i in range(n):
@@ -170,7 +181,28 @@ fn line(out: &mut impl BufRead, what: &str, child: &mut Child) -> String {
     l.trim().to_string()
 }
 
-fn run(v: &'static rustls::SupportedProtocolVersion, ver: &str, port: u16) {
+fn server_config(
+    ck: &rcgen::CertifiedKey,
+    v: &'static rustls::SupportedProtocolVersion,
+) -> Arc<rustls::ServerConfig> {
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(rustls::pki_types::PrivatePkcs8KeyDer::from(
+        ck.key_pair.serialize_der(),
+    ));
+    let mut c = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_protocol_versions(&[v])
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![ck.cert.der().clone()], key)
+    .unwrap();
+    c.enable_secret_extraction = true;
+    Arc::new(c)
+}
+
+/// `brisk_server`: brisk listens as the uTLS server and Python connects; otherwise
+/// Python listens and brisk connects as the uTLS client. Data flows the same way.
+fn run(v: &'static rustls::SupportedProtocolVersion, ver: &str, port: u16, brisk_server: bool) {
     let dir =
         TempDir(std::env::temp_dir().join(format!("brisk-utls-{}-{port}", std::process::id())));
     std::fs::create_dir_all(&dir.0).unwrap();
@@ -180,11 +212,17 @@ fn run(v: &'static rustls::SupportedProtocolVersion, ver: &str, port: u16) {
     std::fs::write(&key_pem, ck.key_pair.serialize_pem()).unwrap();
 
     let lab = lab();
+    let listener = brisk_server.then(|| lab.stack().listen(port).expect("brisk listens"));
+    let (host, role) = if brisk_server {
+        (BRISK_ADDR, "client")
+    } else {
+        (KERNEL_ADDR, "server")
+    };
     let child = Command::new(brisk_emu::netns::ip_binary())
         .args(["netns", "exec", lab.kernel().name(), "python3", "-c", PEER])
         .args([cert_pem.to_str().unwrap(), key_pem.to_str().unwrap()])
-        .args([&KERNEL_ADDR.to_string(), &port.to_string(), ver])
-        .args([N.to_string(), M.to_string()])
+        .args([&host.to_string(), &port.to_string(), ver])
+        .args([N.to_string(), M.to_string(), role.to_string()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -193,11 +231,22 @@ fn run(v: &'static rustls::SupportedProtocolVersion, ver: &str, port: u16) {
     let mut out = BufReader::new(guard.0.stdout.take().unwrap());
     line(&mut out, "ready", &mut guard.0);
 
-    let addr = SocketAddr::from((KERNEL_ADDR, port));
-    let mut s = lab.stack().connect(addr).expect("brisk connects to Python");
+    let (mut s, mut u) = match listener {
+        Some(mut l) => {
+            l.set_accept_timeout(Some(IO_TIMEOUT));
+            let s = l.accept().expect("Python connects to brisk").0;
+            let u = Utls::server(server_config(&ck, v), Limits::default()).unwrap();
+            (s, u)
+        }
+        None => {
+            let addr = SocketAddr::from((KERNEL_ADDR, port));
+            let s = lab.stack().connect(addr).expect("brisk connects to Python");
+            let name = rustls::pki_types::ServerName::try_from("brisk-test").unwrap();
+            let u = Utls::client(client_config(ck.cert.der(), v), name, Limits::default()).unwrap();
+            (s, u)
+        }
+    };
     brisk_timeouts(&mut s, IO_TIMEOUT);
-    let name = rustls::pki_types::ServerName::try_from("brisk-test").unwrap();
-    let mut u = Utls::client(client_config(ck.cert.der(), v), name, Limits::default()).unwrap();
     assert!(u.flush(&mut s).unwrap());
     let mut buf = vec![0u8; 64 * 1024];
     let mut got: Vec<Option<Vec<u8>>> = vec![None; N as usize];
@@ -248,7 +297,8 @@ fn run(v: &'static rustls::SupportedProtocolVersion, ver: &str, port: u16) {
         "Python read brisk's records: {received}"
     );
     eprintln!(
-        "uTLS {ver} ({version}): {N} datagrams Linux → brisk, {} out of order, {} candidates, {} trials, {} unauthenticated (not delivered); {M} back, Python's digest matches",
+        "uTLS {ver} ({version}, brisk is the {}): {N} datagrams Linux → brisk, {} out of order, {} candidates, {} trials, {} unauthenticated (not delivered); {M} back, Python's digest matches",
+        if brisk_server { "server" } else { "client" },
         c.delivered_out_of_order, c.ooo_candidates, c.trials, c.ooo_unauthenticated
     );
     assert_eq!(c.delivered, u64::from(N));
@@ -269,7 +319,17 @@ fn utls_tls12_gcm_from_an_openssl_peer_over_real_packets() {
     if !lab_available("utls_tls12_gcm_from_an_openssl_peer_over_real_packets") || !have_python() {
         return;
     }
-    run(&rustls::version::TLS12, "1.2", 5021);
+    run(&rustls::version::TLS12, "1.2", 5021, false);
+}
+
+#[test]
+fn utls_tls12_gcm_server_from_an_openssl_client_over_real_packets() {
+    if !lab_available("utls_tls12_gcm_server_from_an_openssl_client_over_real_packets")
+        || !have_python()
+    {
+        return;
+    }
+    run(&rustls::version::TLS12, "1.2", 5023, true);
 }
 
 #[test]
@@ -277,5 +337,15 @@ fn utls_tls13_from_an_openssl_peer_over_real_packets() {
     if !lab_available("utls_tls13_from_an_openssl_peer_over_real_packets") || !have_python() {
         return;
     }
-    run(&rustls::version::TLS13, "1.3", 5022);
+    run(&rustls::version::TLS13, "1.3", 5022, false);
+}
+
+#[test]
+fn utls_tls13_server_from_an_openssl_client_over_real_packets() {
+    if !lab_available("utls_tls13_server_from_an_openssl_client_over_real_packets")
+        || !have_python()
+    {
+        return;
+    }
+    run(&rustls::version::TLS13, "1.3", 5024, true);
 }
