@@ -7,12 +7,14 @@
 //! - [`scan`]: finding and delivering records in a stream that arrives in order and,
 //!   with uTCP's unordered receive, out of order (Minion §5.3–5.4; thesis §4.3.3).
 //! - [`ucobs`]: the sender and receiver over a byte stream.
+//! - [`utls`]: secure datagrams on the TLS wire format (Minion §6), over rustls.
 //!
 //! Nothing here owns a clock, a socket or a thread: the caller drives it.
 
 pub mod frame;
 pub mod scan;
 pub mod ucobs;
+pub mod utls;
 
 pub use frame::{encode_record, max_record_len, FrameError};
 pub use scan::{Datagram, Limits, RecordScanner, ScanCounters};
