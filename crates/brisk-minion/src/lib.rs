@@ -7,11 +7,14 @@
 //! - [`scan`]: finding and delivering records in a stream that arrives in order and,
 //!   with uTCP's unordered receive, out of order (Minion §5.3–5.4; thesis §4.3.3).
 //! - [`ucobs`]: the sender and receiver over a byte stream.
+//! - [`paper_api`]: the prototype's 5-byte read and write headers (Minion §7), for
+//!   tests and ports of code written against that API.
 //! - [`utls`]: secure datagrams on the TLS wire format (Minion §6), over rustls.
 //!
 //! Nothing here owns a clock, a socket or a thread: the caller drives it.
 
 pub mod frame;
+pub mod paper_api;
 pub mod scan;
 pub mod ucobs;
 pub mod utls;
