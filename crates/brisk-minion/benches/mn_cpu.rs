@@ -26,7 +26,8 @@
 //!   figure printed is the median of its 3.
 //!
 //! `cargo bench -p brisk-minion --bench mn_cpu`; `MN_CPU_MB` shrinks the transfer
-//! (default 30), `MN_CPU_REPS` changes the repeats (default 3).
+//! (default 30), `MN_CPU_REPS` changes the repeats (default 3). Run without `--bench`
+//! (`cargo test --release -p brisk-minion --benches`) it is a 1-MiB smoke run.
 
 use brisk_minion::utls::{Limits as UtlsLimits, Utls};
 use brisk_minion::{Limits, UcobsReceiver, UcobsSender};
@@ -553,8 +554,11 @@ fn env_usize(name: &str, default: usize, range: std::ops::RangeInclusive<usize>)
 }
 
 fn main() {
-    let mb = env_usize("MN_CPU_MB", 30, 1..=1024);
-    let reps = env_usize("MN_CPU_REPS", 3, 1..=99);
+    // `cargo bench` passes `--bench`; without it (`cargo test --benches`) this is a
+    // smoke run: 1 MiB, one run per cell, the byte checks all the same.
+    let bench = std::env::args().any(|a| a == "--bench");
+    let mb = env_usize("MN_CPU_MB", if bench { 30 } else { 1 }, 1..=1024);
+    let reps = env_usize("MN_CPU_REPS", if bench { 3 } else { 1 }, 1..=99);
     let p = Payload::new(mb);
     // What one reading of the clock costs: each timed application call carries about
     // one reading's worth of it.
