@@ -306,6 +306,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::mn_priority::plan,
     },
     Experiment {
+        id: exp::mn_vpn::ID,
+        title: exp::mn_vpn::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::mn_vpn::CLAIMS,
+        plan: exp::mn_vpn::plan,
+    },
+    Experiment {
         id: exp::real_bloat::ID,
         title: exp::real_bloat::TITLE,
         kind: Kind::RealTime {
