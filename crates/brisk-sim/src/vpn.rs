@@ -353,6 +353,9 @@ struct TunEnd {
     limit: usize,
     spare: Vec<Vec<u8>>,
     ucobs_tx: UcobsSender,
+    /// A uCOBS record is partly written (plain TCP took part of it): finish it even
+    /// when the TUN queue is empty.
+    partial: bool,
     ucobs_rx: UcobsReceiver,
     lp_rx: LengthPrefixReader,
     record: Vec<u8>,
@@ -376,6 +379,7 @@ impl TunEnd {
             limit: cfg.tun_queue,
             spare: Vec::new(),
             ucobs_tx: UcobsSender::new(),
+            partial: false,
             // NOTE(unwrap-free): READ_CHUNK is within the receiver's 1 B–1 MiB range and
             // the limits above are valid, so construction cannot fail.
             ucobs_rx: UcobsReceiver::new(limits, READ_CHUNK)
@@ -410,8 +414,13 @@ impl TunEnd {
     fn pump(&mut self, conn: &mut Connection) -> bool {
         let mut moved = false;
         // A uCOBS record taken in part (plain TCP) is finished first.
-        if !self.ucobs_tx.flush(conn).unwrap_or(false) {
-            return false;
+        let flushed = self.ucobs_tx.flush(conn).unwrap_or(false);
+        if self.partial && flushed {
+            moved = true;
+        }
+        self.partial = !flushed;
+        if !flushed {
+            return moved;
         }
         while let Some(pkt) = self.queue.front() {
             let ack = self.pri_acks && is_pure_ack(pkt);
@@ -458,6 +467,7 @@ impl TunEnd {
                 }
             }
             if self.framing == Framing::Ucobs && !self.ucobs_tx.flush(conn).unwrap_or(false) {
+                self.partial = true;
                 break;
             }
         }
@@ -745,7 +755,7 @@ impl World {
             (&mut self.tun_c, &mut self.outer_c),
             (&mut self.tun_s, &mut self.outer_s),
         ] {
-            if tun.queue.is_empty() {
+            if tun.queue.is_empty() && !tun.partial {
                 continue;
             }
             if let Some(c) = tun.conn.and_then(|h| ep.conn_mut(h)) {
