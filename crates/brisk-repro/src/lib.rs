@@ -424,7 +424,10 @@ mod tests {
         for e in REGISTRY {
             for quick in [true, false] {
                 let p = (e.plan)(quick).unwrap_or_else(|m| panic!("{}: {m}", e.id));
-                assert!(!p.jobs.is_empty(), "{}", e.id);
+                // mn-vpn drives its own nested stacks (brisk_sim::vpn) in the analysis
+                // and checks its configs in `plan`; it has no scenario jobs.
+                let own_driver = e.id == exp::mn_vpn::ID;
+                assert!(!p.jobs.is_empty() || own_driver, "{}", e.id);
             }
         }
     }
