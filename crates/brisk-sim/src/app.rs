@@ -101,7 +101,7 @@ impl TxStream {
         }
     }
     /// Writes up to `max` pattern bytes; returns how many TCP took.
-    fn write_pattern(&mut self, p: &mut dyn ByteStream, max: u64) -> u64 {
+    pub(crate) fn write_pattern(&mut self, p: &mut dyn ByteStream, max: u64) -> u64 {
         let mut total = 0u64;
         while total < max {
             // Offer a chunk even when the buffer looks full: a short write is what
@@ -177,7 +177,7 @@ impl RxStream {
         }
     }
     /// Checks `data`, read at the current offset, against the pattern.
-    fn check_pattern(&mut self, off: u64, data: &[u8]) {
+    pub(crate) fn check_pattern(&mut self, off: u64, data: &[u8]) {
         let mut done = 0;
         while done < data.len() {
             let n = (data.len() - done).min(PATTERN_LEN);
@@ -189,7 +189,7 @@ impl RxStream {
             done += n;
         }
     }
-    fn account(&mut self, data: &[u8]) {
+    pub(crate) fn account(&mut self, data: &[u8]) {
         if let Some(h) = &mut self.hash {
             h.update(data);
         }

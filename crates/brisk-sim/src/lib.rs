@@ -20,6 +20,7 @@ pub mod topo_gen;
 pub mod topo_spec;
 pub mod topology;
 pub mod unordered;
+pub mod vpn;
 pub mod web;
 pub mod wl_host;
 pub mod wl_output;
