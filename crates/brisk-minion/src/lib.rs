@@ -7,10 +7,12 @@
 //! - [`scan`]: finding and delivering records in a stream that arrives in order and,
 //!   with uTCP's unordered receive, out of order (Minion §5.3–5.4; thesis §4.3.3).
 //! - [`ucobs`]: the sender and receiver over a byte stream.
+//! - [`mstcp`]: several ordered message streams, chunked over uCOBS (Minion §8.5).
 //!
 //! Nothing here owns a clock, a socket or a thread: the caller drives it.
 
 pub mod frame;
+pub mod mstcp;
 pub mod scan;
 pub mod ucobs;
 
