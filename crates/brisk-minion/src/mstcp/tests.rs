@@ -397,7 +397,7 @@ fn fuzz_the_chunk_decoder() {
         max_held_bytes: 512,
     };
     let mut d = Demux::new(limits).unwrap();
-    let mut rng = ChaCha8Rng::seed_from_u64(0x6d73_7463_70);
+    let mut rng = ChaCha8Rng::seed_from_u64(0x006d_7374_6370);
     let mut got = Got::default();
     // A clean stream (id 0, which the fuzz never uses) interleaved with the noise.
     let mut clean = Vec::new();
