@@ -196,6 +196,9 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
             AppSpec::Datagrams { .. } => anyhow::bail!(
                 "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"datagrams\" (yet)"
             ),
+            AppSpec::Page { .. } => anyhow::bail!(
+                "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"page\" (yet)"
+            ),
         };
         let (stack, cc) = match f.stack {
             Stack::Brisk => (FlowStack::Brisk, f.cc.name().to_string()),

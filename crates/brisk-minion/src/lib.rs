@@ -7,6 +7,7 @@
 //! - [`scan`]: finding and delivering records in a stream that arrives in order and,
 //!   with uTCP's unordered receive, out of order (Minion §5.3–5.4; thesis §4.3.3).
 //! - [`ucobs`]: the sender and receiver over a byte stream.
+//! - [`mstcp`]: several ordered message streams, chunked over uCOBS (Minion §8.5).
 //! - [`paper_api`]: the prototype's 5-byte read and write headers (Minion §7), for
 //!   tests and ports of code written against that API.
 //! - [`utls`]: secure datagrams on the TLS wire format (Minion §6), over rustls.
@@ -14,6 +15,7 @@
 //! Nothing here owns a clock, a socket or a thread: the caller drives it.
 
 pub mod frame;
+pub mod mstcp;
 pub mod paper_api;
 pub mod scan;
 pub mod ucobs;

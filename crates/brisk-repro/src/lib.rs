@@ -320,6 +320,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::mn_vpn::plan,
     },
     Experiment {
+        id: exp::mn_web::ID,
+        title: exp::mn_web::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::mn_web::CLAIMS,
+        plan: exp::mn_web::plan,
+    },
+    Experiment {
         id: exp::real_bloat::ID,
         title: exp::real_bloat::TITLE,
         kind: Kind::RealTime {

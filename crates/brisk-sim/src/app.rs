@@ -32,6 +32,7 @@ use std::rc::Rc;
 
 use crate::dgram_app::{DgramSink, DgramSource};
 use crate::metrics::Samples;
+use crate::page_app::{PageClient, PageServer};
 use crate::scenario::AppSpec;
 use crate::unordered::{FirstDelivery, RecordAssembly, UnorderedRx};
 use crate::web::{Page, SharedPage, SizeQueue};
@@ -380,6 +381,8 @@ enum ClientKind {
     },
     /// Datagrams over uCOBS (`crate::dgram_app`).
     Datagrams(Box<DgramSource>),
+    /// A page load on one connection (`crate::page_app`).
+    Page(Box<PageClient>),
     /// One of a page's connections (`crate::web`).
     Web {
         page: SharedPage,
@@ -472,6 +475,14 @@ impl ClientApp {
                 started_at: Instant::ZERO,
                 next_at: None,
             },
+            AppSpec::Page { .. } => {
+                // NOTE(expect): matched just above.
+                ClientKind::Page(Box::new(PageClient::new(
+                    spec.page_config().expect("a page"),
+                    fwd.clone(),
+                    rev.clone(),
+                )))
+            }
             // A page on one connection; `ClientApp::web` builds the shared page for
             // several.
             AppSpec::Web {
@@ -542,6 +553,7 @@ impl ClientApp {
             }
             ClientKind::Rr { next_at, .. } => *next_at = Some(now),
             ClientKind::Datagrams(d) => d.start(now),
+            ClientKind::Page(c) => c.start(now, p),
             ClientKind::Bulk { .. } => {}
             ClientKind::Web { .. } => self.web_next(now, p),
         }
@@ -554,6 +566,14 @@ impl ClientApp {
         match &self.kind {
             ClientKind::Web { page, conn, .. } => page.borrow().may_connect(*conn),
             _ => true,
+        }
+    }
+
+    /// The browser of a `page` flow.
+    pub fn page_client(&self) -> Option<&PageClient> {
+        match &self.kind {
+            ClientKind::Page(c) => Some(c),
+            _ => None,
         }
     }
 
@@ -598,7 +618,7 @@ impl ClientApp {
         match &self.kind {
             ClientKind::Records { next_at, .. } | ClientKind::Rr { next_at, .. } => *next_at,
             ClientKind::Datagrams(d) => d.next_at,
-            ClientKind::Bulk { .. } | ClientKind::Web { .. } => None,
+            ClientKind::Bulk { .. } | ClientKind::Web { .. } | ClientKind::Page(_) => None,
         }
     }
 
@@ -674,7 +694,7 @@ impl ClientApp {
                 }
             }
             ClientKind::Datagrams(d) => d.generate(now, &mut self.rng),
-            ClientKind::Bulk { .. } | ClientKind::Web { .. } => {}
+            ClientKind::Bulk { .. } | ClientKind::Web { .. } | ClientKind::Page(_) => {}
         }
         self.on_writable(now, p);
     }
@@ -774,6 +794,7 @@ impl ClientApp {
                 d.write(now, p);
                 self.closed = d.finished;
             }
+            ClientKind::Page(c) => c.write(p),
             ClientKind::Rr { req_left, .. } | ClientKind::Web { req_left, .. } => {
                 if *req_left > 0 {
                     *req_left -= self.tx.write_pattern(p, *req_left);
@@ -784,6 +805,14 @@ impl ClientApp {
 
     /// Reads everything available (responses, for request/response).
     pub fn on_readable(&mut self, now: Instant, p: &mut dyn ByteStream, scratch: &mut [u8]) {
+        if let ClientKind::Page(c) = &mut self.kind {
+            c.read(now, p, scratch);
+            if c.complete() && self.stats.completed_at.is_none() {
+                self.stats.completed_at = Some(now);
+                self.closed = true;
+            }
+            return;
+        }
         loop {
             let n = p.read(scratch).unwrap_or(0);
             if n == 0 {
@@ -864,6 +893,7 @@ enum ServerKind {
         delivered: u64,
     },
     Datagrams(Box<DgramSink>),
+    Page(Box<PageServer>),
     Rr {
         request: u64,
         response: u64,
@@ -905,6 +935,14 @@ impl ServerApp {
             },
             AppSpec::Datagrams { size, count, .. } => {
                 ServerKind::Datagrams(Box::new(DgramSink::new(fwd.clone(), size.0, count)))
+            }
+            AppSpec::Page { .. } => {
+                // NOTE(expect): matched just above.
+                ServerKind::Page(Box::new(PageServer::new(
+                    spec.page_config().expect("a page"),
+                    fwd.clone(),
+                    rev.clone(),
+                )))
             }
             AppSpec::RequestResponse {
                 request, response, ..
@@ -962,6 +1000,14 @@ impl ServerApp {
             .map_or(self.rx.bytes, |u| u.first.bytes)
     }
 
+    /// The server of a `page` flow.
+    pub fn page_server(&self) -> Option<&PageServer> {
+        match &self.kind {
+            ServerKind::Page(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// The datagram receiver, for a `datagrams` flow.
     pub fn dgram_sink(&self) -> Option<&DgramSink> {
         match &self.kind {
@@ -971,6 +1017,11 @@ impl ServerApp {
     }
 
     pub fn on_readable(&mut self, now: Instant, p: &mut dyn ByteStream, scratch: &mut [u8]) {
+        if let ServerKind::Page(s) = &mut self.kind {
+            // Requests in, responses out, in the page's framing (`crate::page_app`).
+            s.read(p, scratch);
+            return;
+        }
         if let ServerKind::Datagrams(d) = &mut self.kind {
             // uCOBS reads in or out of order itself (`brisk_minion::UcobsReceiver`).
             self.interval_bytes += d.read(now, p);
@@ -1044,7 +1095,10 @@ impl ServerApp {
             ServerKind::Records { count, .. } => {
                 count.is_some_and(|c| u.records.as_ref().is_some_and(|a| a.completed >= c))
             }
-            ServerKind::Rr { .. } | ServerKind::Web { .. } | ServerKind::Datagrams(_) => false,
+            ServerKind::Rr { .. }
+            | ServerKind::Web { .. }
+            | ServerKind::Datagrams(_)
+            | ServerKind::Page(_) => false,
         };
         if done && self.stats.completed_at.is_none() {
             self.stats.completed_at = Some(now);
@@ -1097,8 +1151,8 @@ impl ServerApp {
                         self.stats.completed_at = Some(now);
                     }
                 }
-                // Read by `DgramSink` in `on_readable`, never here.
-                ServerKind::Datagrams(_) => {}
+                // Read by `DgramSink` / `PageServer` in `on_readable`, never here.
+                ServerKind::Datagrams(_) | ServerKind::Page(_) => {}
                 ServerKind::Rr {
                     request,
                     response,
@@ -1136,6 +1190,10 @@ impl ServerApp {
     }
 
     pub fn on_writable(&mut self, _now: Instant, p: &mut dyn ByteStream) {
+        if let ServerKind::Page(s) = &mut self.kind {
+            s.write(p);
+            return;
+        }
         if let ServerKind::Rr { resp_left, .. } | ServerKind::Web { resp_left, .. } = &mut self.kind
         {
             if *resp_left > 0 {

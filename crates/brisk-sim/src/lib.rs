@@ -14,6 +14,7 @@ pub mod graph;
 pub mod host;
 pub mod node;
 pub mod output;
+pub mod page_app;
 pub mod run;
 pub mod scenario;
 pub mod topo_gen;

@@ -123,6 +123,8 @@ pub struct FlowResult {
     pub web: Option<crate::web::WebResult>,
     /// A `datagrams` flow's receiver counters and per-datagram times.
     pub datagrams: Option<DatagramResult>,
+    /// A `page` flow's objects and counters (`crate::page_app`).
+    pub page: Option<crate::page_app::PageResult>,
 }
 
 /// What a `datagrams` flow's receiver saw (`crate::dgram_app`).
@@ -476,13 +478,14 @@ pub fn run_controlled(
             AppSpec::Datagrams { count, .. } => ("datagrams", count.is_some()),
             AppSpec::RequestResponse { count, .. } => ("request_response", count.is_some()),
             AppSpec::Web { .. } => ("web", true),
+            AppSpec::Page { .. } => ("page", true),
         };
         let web = c
             .app
             .page()
             .map(|page| web_result(&page.borrow(), c, &r.flows));
         let completed = match fi.app {
-            AppSpec::RequestResponse { .. } => c.app.stats.completed_at,
+            AppSpec::RequestResponse { .. } | AppSpec::Page { .. } => c.app.stats.completed_at,
             AppSpec::Web { .. } => web
                 .as_ref()
                 .and_then(|w| w.load_time)
@@ -502,6 +505,7 @@ pub fn run_controlled(
                 Role::Client(c) => Some(c.app.rx.bytes),
                 Role::Server(_) => None,
             }),
+            AppSpec::Page { .. } => c.app.page_client().map_or(0, |p| p.bytes()),
             _ => v.app.delivered_bytes(),
         };
         let oct = web.as_ref().map(|w| {
@@ -521,7 +525,7 @@ pub fn run_controlled(
             AppSpec::Datagrams { .. } => v.app.dgram_sink().and_then(|d| d.latencies.summary()),
             AppSpec::RequestResponse { .. } => c.app.stats.latencies.summary(),
             AppSpec::Web { .. } => oct.as_ref().and_then(|x| x.summary()),
-            AppSpec::Bulk { .. } => None,
+            AppSpec::Bulk { .. } | AppSpec::Page { .. } => None,
         };
         let latency_quantiles = match fi.app {
             AppSpec::Records { .. } => v.app.stats.latencies.quantiles(QUANTILE_POINTS),
@@ -533,7 +537,7 @@ pub fn run_controlled(
             AppSpec::Web { .. } => oct
                 .as_ref()
                 .map_or_else(Vec::new, |x| x.quantiles(QUANTILE_POINTS)),
-            AppSpec::Bulk { .. } => Vec::new(),
+            AppSpec::Bulk { .. } | AppSpec::Page { .. } => Vec::new(),
         };
         let dir_ok = |tx: &crate::app::TxStream, rx: &crate::app::RxStream| {
             rx.bad_bytes == 0
@@ -569,6 +573,7 @@ pub fn run_controlled(
                     Role::Server(v) => Some(v.app.tx.bytes),
                     Role::Client(_) => None,
                 }),
+                AppSpec::Page { .. } => v.app.page_server().map_or(0, |p| p.sent),
                 _ => c.app.tx.bytes,
             },
             goodput_bps: delivered as f64 * 8.0 * 1e9 / active as f64,
@@ -600,6 +605,11 @@ pub fn run_controlled(
                 .get(fi.id as usize)
                 .map_or_else(Vec::new, |r| r.ranges().to_vec()),
             web,
+            page: c.app.page_client().map(|p| {
+                let mut r = p.result().clone();
+                r.bad_requests = v.app.page_server().map_or(0, |s| s.bad_requests);
+                r
+            }),
             datagrams: v.app.dgram_sink().map(|d| DatagramResult {
                 delivered: d.delivered,
                 out_of_order: d.delivered_out_of_order,

@@ -175,6 +175,25 @@ pub enum AppSpec {
         #[serde(default)]
         think_exp: Option<bool>,
     },
+    /// One page load on one connection (`crate::page_app`; the msTCP web experiment):
+    /// `objects` are the sizes, the first being the primary (HTML) object, requested
+    /// first; the rest are requested together once it has arrived. `framing`:
+    /// "pipelined" (HTTP/1.1 pipelining, default), "mstcp" (a stream per object over
+    /// msTCP; with `[flow.tcp] unordered` chunks arrive unordered), or "h2" (HTTP/2-
+    /// style frames, round-robin). `request` (default 300 B), `chunk` (msTCP chunk
+    /// payload, default 1400 B, mstcp only), `frame` (HTTP/2 frame payload, default
+    /// 16 KiB, h2 only). The data flows from the receiver host to the flow's host.
+    Page {
+        objects: Vec<Size>,
+        #[serde(default)]
+        framing: crate::page_app::PageFraming,
+        #[serde(default)]
+        request: Option<Size>,
+        #[serde(default)]
+        chunk: Option<Size>,
+        #[serde(default)]
+        frame: Option<Size>,
+    },
     /// A browser-like page download (`crate::web`): `objects` are the sizes, the first
     /// being the HTML; the HTML comes over one connection, then the rest over up to
     /// `connections` persistent connections (default 6), each asking for the next
@@ -188,6 +207,30 @@ pub enum AppSpec {
         #[serde(default)]
         request: Option<Size>,
     },
+}
+
+impl AppSpec {
+    /// A `page` app's settings with the defaults filled in.
+    pub fn page_config(&self) -> Option<crate::page_app::PageConfig> {
+        use crate::page_app as pa;
+        let AppSpec::Page {
+            objects,
+            framing,
+            request,
+            chunk,
+            frame,
+        } = self
+        else {
+            return None;
+        };
+        Some(pa::PageConfig {
+            sizes: objects.iter().map(|o| o.0).collect(),
+            framing: *framing,
+            request: request.map_or(pa::DEFAULT_PAGE_REQUEST, |r| r.0),
+            chunk: chunk.map_or(pa::DEFAULT_CHUNK, |c| c.0),
+            frame: frame.map_or(pa::DEFAULT_FRAME, |f| f.0),
+        })
+    }
 }
 
 /// Per-flow TCP knobs. Each flat key maps onto the `brisk_tcp::Config` field of the
@@ -1249,6 +1292,55 @@ impl Scenario {
                     }
                     if *count == Some(0) {
                         return Err((p("app.count"), "must be > 0".into()));
+                    }
+                }
+                AppSpec::Page {
+                    objects,
+                    framing,
+                    request,
+                    chunk,
+                    frame,
+                } => {
+                    use crate::page_app::{self as pa, PageFraming};
+                    if objects.is_empty() || objects.len() > pa::MAX_PAGE_OBJECTS {
+                        return Err((
+                            p("app.objects"),
+                            format!(
+                                "must list between 1 and {} object sizes (the first is the primary)",
+                                pa::MAX_PAGE_OBJECTS
+                            ),
+                        ));
+                    }
+                    if let Some(k) = objects
+                        .iter()
+                        .position(|o| o.0 == 0 || o.0 > pa::MAX_OBJECT)
+                    {
+                        return Err((
+                            format!("flow[{i}].app.objects[{k}]"),
+                            "must be between 1 and 16MiB".into(),
+                        ));
+                    }
+                    if objects.iter().map(|o| o.0).sum::<u64>() > pa::MAX_PAGE {
+                        return Err((p("app.objects"), "must add up to at most 64MiB".into()));
+                    }
+                    if request.is_some_and(|r| r.0 < pa::MIN_PAGE_REQUEST || r.0 > 64 << 10) {
+                        return Err((p("app.request"), "must be between 8 and 64KiB".into()));
+                    }
+                    if let Some(c) = chunk {
+                        if *framing != PageFraming::Mstcp {
+                            return Err((p("app.chunk"), "needs framing = \"mstcp\"".into()));
+                        }
+                        if c.0 == 0 || c.0 > 65_519 {
+                            return Err((p("app.chunk"), "must be between 1 and 65519".into()));
+                        }
+                    }
+                    if let Some(f) = frame {
+                        if *framing != PageFraming::H2 {
+                            return Err((p("app.frame"), "needs framing = \"h2\"".into()));
+                        }
+                        if f.0 == 0 || f.0 > pa::MAX_FRAME {
+                            return Err((p("app.frame"), "must be between 1 and 16777215".into()));
+                        }
                     }
                 }
                 AppSpec::Web {

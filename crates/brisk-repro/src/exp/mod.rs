@@ -19,6 +19,7 @@ pub mod mn_fallback;
 pub mod mn_overhead;
 pub mod mn_priority;
 pub mod mn_vpn;
+pub mod mn_web;
 pub mod new_cwv;
 pub mod rc3_base;
 pub mod rc3_compose;
