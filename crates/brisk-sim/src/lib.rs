@@ -19,6 +19,7 @@ pub mod scenario;
 pub mod topo_gen;
 pub mod topo_spec;
 pub mod topology;
+pub mod udp_app;
 pub mod unordered;
 pub mod web;
 pub mod wl_host;
