@@ -32,9 +32,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 
 use crate::dgram_app::{DgramAccount, DgramSink, DgramSource};
-use crate::udp_app::{UdpSink, UdpSource};
 use crate::metrics::Samples;
 use crate::scenario::AppSpec;
+use crate::udp_app::{UdpSink, UdpSource};
 use crate::unordered::{FirstDelivery, RecordAssembly, UnorderedRx};
 use crate::web::{Page, SharedPage, SizeQueue};
 use brisk_app::records::{self, RecordHeader, RecordReader};

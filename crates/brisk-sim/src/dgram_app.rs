@@ -210,7 +210,10 @@ impl DgramSource {
                 _ => return,
             }
         }
-        if self.sched.exhausted() && self.pending.is_empty() && self.sender.flush(p).unwrap_or(false) {
+        if self.sched.exhausted()
+            && self.pending.is_empty()
+            && self.sender.flush(p).unwrap_or(false)
+        {
             let _ = p.shutdown_write();
             self.finished = true;
         }
@@ -260,8 +263,8 @@ impl DgramAccount {
 
     /// One datagram delivered at `now` (`in_order`: from in-order bytes).
     pub fn on_datagram(&mut self, now: Instant, data: &[u8], in_order: bool) {
-        let fresh =
-            valid_header(data, &self.pat, self.size).filter(|h| first_time(&mut self.seen, h.index));
+        let fresh = valid_header(data, &self.pat, self.size)
+            .filter(|h| first_time(&mut self.seen, h.index));
         let Some(hdr) = fresh else {
             self.bad += 1;
             return;

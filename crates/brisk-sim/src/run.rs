@@ -84,6 +84,10 @@ pub struct FlowResult {
     pub rtt_quantiles: Vec<u64>,
     /// Record (or request) latency quantiles, as `rtt_quantiles`.
     pub record_latency_quantiles: Vec<u64>,
+    /// Records: (generation ns, delivery ns) of each record whose latency was
+    /// measured, in delivery order (at most `crate::app::MAX_RECORD_TIMES`); per-frame
+    /// analyses (the Minion VoIP bursts) need more than the quantiles.
+    pub record_deliveries: Vec<(u64, u64)>,
     /// Records: latency from the first transmission of the record's last byte to its
     /// delivery (the thesis's wait in the receive queue, without the wait in the
     /// sender's buffer), and its quantiles.
@@ -591,6 +595,10 @@ pub fn run_controlled(
             one_way_delay: v.owd.summary(),
             rtt_quantiles: c.rtt.quantiles(QUANTILE_POINTS),
             record_latency_quantiles: latency_quantiles,
+            record_deliveries: match fi.app {
+                AppSpec::Records { .. } => v.app.stats.deliveries.clone(),
+                _ => Vec::new(),
+            },
             record_latency_tx: after_tx.summary(),
             record_latency_tx_quantiles: after_tx.quantiles(QUANTILE_POINTS),
             ack_latency: c.app.stats.ack_latencies.summary(),

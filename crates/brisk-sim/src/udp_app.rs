@@ -195,7 +195,13 @@ mod tests {
     #[test]
     fn a_source_sends_on_schedule_and_a_sink_accounts_each_once() {
         let pat = Pattern::new(9);
-        let mut src = UdpSource::new(pat.clone(), 640, Duration::from_millis(20), Duration::ZERO, Some(3));
+        let mut src = UdpSource::new(
+            pat.clone(),
+            640,
+            Duration::from_millis(20),
+            Duration::ZERO,
+            Some(3),
+        );
         let mut sink = UdpSink::new(pat, 640, Some(3), 5001);
         let mut rng = ChaCha8Rng::seed_from_u64(1);
         let start = Instant::ZERO + Duration::from_secs(1);

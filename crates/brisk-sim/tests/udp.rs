@@ -29,7 +29,9 @@ app = {{ kind = "udp", size = "640B", interval = "20ms", count = 500{extra} }}
 fn udp(r: &RunResult) -> &brisk_sim::run::DatagramResult {
     let f = &r.flows[0];
     assert_eq!(f.app, "udp");
-    f.datagrams.as_ref().expect("a udp flow has datagram results")
+    f.datagrams
+        .as_ref()
+        .expect("a udp flow has datagram results")
 }
 
 #[test]
@@ -62,7 +64,12 @@ fn lost_datagrams_are_exactly_the_bottlenecks_drops() {
     let r = run(&sc, 2).unwrap();
     let d = udp(&r);
     assert_eq!(d.bad, 0);
-    let udp_drops = r.bottleneck.drop_records.iter().filter(|x| x.flow == 0).count() as u64;
+    let udp_drops = r
+        .bottleneck
+        .drop_records
+        .iter()
+        .filter(|x| x.flow == 0)
+        .count() as u64;
     assert!(udp_drops > 0, "the queue overflowed");
     assert_eq!(d.delivered + udp_drops, d.generated);
     let mut idx: Vec<u64> = d.deliveries.iter().map(|x| x.0).collect();
@@ -82,7 +89,10 @@ fn lost_datagrams_are_exactly_the_bottlenecks_drops() {
     let d = udp(&r);
     let lost = d.generated - d.delivered;
     assert!((10..=45).contains(&lost), "5 % of 500, got {lost}");
-    assert!(r.flows[0].fct.is_none(), "an incomplete flow has no completion time");
+    assert!(
+        r.flows[0].fct.is_none(),
+        "an incomplete flow has no completion time"
+    );
 }
 
 #[test]
@@ -101,11 +111,31 @@ fn runs_are_deterministic() {
 #[test]
 fn bad_fields_are_errors_that_name_them() {
     let cases = [
-        ("size = \"640B\"", "size = \"10B\"", "flow[0].app.size", "24"),
-        ("size = \"640B\"", "size = \"70000B\"", "flow[0].app.size", "65507"),
-        ("interval = \"20ms\"", "interval = \"0s\"", "flow[0].app.interval", "> 0"),
+        (
+            "size = \"640B\"",
+            "size = \"10B\"",
+            "flow[0].app.size",
+            "24",
+        ),
+        (
+            "size = \"640B\"",
+            "size = \"70000B\"",
+            "flow[0].app.size",
+            "65507",
+        ),
+        (
+            "interval = \"20ms\"",
+            "interval = \"0s\"",
+            "flow[0].app.interval",
+            "> 0",
+        ),
         ("count = 500", "count = 0", "flow[0].app.count", "> 0"),
-        ("count = 500", "count = 5, urgent_every = 2", "flow[0].app", "urgent_every"),
+        (
+            "count = 500",
+            "count = 5, urgent_every = 2",
+            "flow[0].app",
+            "urgent_every",
+        ),
     ];
     for (from, to, field, says) in cases {
         let text = scenario("", 50, false, "").replacen(from, to, 1);

@@ -17,6 +17,7 @@ pub mod dc_sweep;
 pub mod dc_video;
 pub mod mn_overhead;
 pub mod mn_priority;
+pub mod mn_voip;
 pub mod new_cwv;
 pub mod rc3_base;
 pub mod rc3_compose;
