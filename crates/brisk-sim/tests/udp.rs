@@ -51,8 +51,9 @@ fn without_loss_every_datagram_arrives_once_at_the_path_delay() {
         assert!((31.7..31.9).contains(&ms), "datagram {i}: {ms} ms");
         assert_eq!(g, d.deliveries[0].1 + i * 20_000_000, "on schedule");
     }
-    // No TCP connection: no RTT samples, nothing retransmitted.
+    // No TCP connection: no RTT samples, nothing retransmitted, no congestion control.
     assert!(f.rtt.is_none() && f.retransmitted_packets == 0);
+    assert_eq!(f.cc, "none");
     assert_eq!(r.bottleneck.drops, 0);
 }
 
