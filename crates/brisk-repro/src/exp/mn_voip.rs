@@ -13,9 +13,9 @@
 //! Calibration (spec minion.md §6.2 "Calibrate the queue", A21): the queue is the
 //! largest of [`QUEUES`], searched downwards from the dummynet default of 50 packets,
 //! at which the UDP arm loses 3–5 % of its frames (the claim's band around the paper's
-//! 4 %); if none does, the one whose loss is nearest 4 %. The search runs the UDP arm
-//! itself, once per size until one fits, with the experiment's duration and seed; every
-//! arm then runs at that size. So MN-1c holds by construction when a size fits.
+//! 4 %); if none does, the one whose loss is nearest 4 %. The UDP arm runs at every
+//! size (the plan's jobs, with the experiment's duration and seed); the other arms then
+//! run at the chosen size in `analyse`. So MN-1c holds by construction when a size fits.
 //!
 //! Playout (spec A20, thesis AMB-F5): frame i is on time iff its one-way latency,
 //! delivery to the receiving application minus generation, is at most the 200-ms
@@ -181,42 +181,48 @@ fn frac(b: &[u64], pred: impl Fn(u64) -> bool) -> f64 {
     b.iter().filter(|&&x| pred(x)).count() as f64 / b.len() as f64
 }
 
-/// The calibrated queue: (size, the UDP arm's loss at each size tried).
-fn calibrate(secs: u64) -> Result<(u32, Vec<(u32, f64)>), String> {
-    let mut tried = Vec::new();
-    for q in QUEUES {
-        let r = brisk_sim::run(&scenario(Arm::Udp, q, secs)?, SEED).map_err(|e| e.to_string())?;
-        let l = loss(&latencies(&r));
-        tried.push((q, l));
-        if (LOSS_BAND.0..=LOSS_BAND.1).contains(&l) {
-            return Ok((q, tried));
-        }
-    }
-    let best = tried
+/// The calibrated queue from the UDP arm's loss at each of [`QUEUES`] (in that order):
+/// the first within [`LOSS_BAND`], else the one nearest 4 %. Returns its index.
+fn calibrate(losses: &[f64]) -> usize {
+    losses
         .iter()
-        .min_by(|a, b| (a.1 - 0.04).abs().total_cmp(&(b.1 - 0.04).abs()))
-        .map_or(QUEUES[0], |x| x.0);
-    Ok((best, tried))
+        .position(|l| (LOSS_BAND.0..=LOSS_BAND.1).contains(l))
+        .or_else(|| {
+            (0..losses.len()).min_by(|&a, &b| {
+                (losses[a] - 0.04)
+                    .abs()
+                    .total_cmp(&(losses[b] - 0.04).abs())
+            })
+        })
+        .unwrap_or(0)
 }
 
+/// The arms other than UDP, in [`ARMS`] order.
+const TCP_ARMS: [Arm; 3] = [Arm::Tcp, Arm::Ucobs, Arm::UcobsInOrder];
+
+/// Jobs: the UDP arm at every size of [`QUEUES`] (the calibration), then the other arms
+/// at the dummynet default (a note). The other arms at the calibrated size run in
+/// `analyse`, once the calibration has chosen it.
 pub fn plan(quick: bool) -> Result<Plan, String> {
     let secs = if quick { 60 } else { 240 };
-    let (queue, tried) = calibrate(secs)?;
-    // Every arm at the calibrated queue, then (a note, not a claim) at the dummynet
-    // default the calibration starts from.
     let mut jobs = Vec::new();
-    for q in [queue, QUEUES[0]] {
-        for arm in ARMS {
-            jobs.push(Job::new(
-                format!("{ID} {} queue {q}", arm.label()),
-                scenario(arm, q, secs)?,
-                SEED,
-            ));
-        }
+    for q in QUEUES {
+        jobs.push(Job::new(
+            format!("{ID} UDP queue {q} (calibration)"),
+            scenario(Arm::Udp, q, secs)?,
+            SEED,
+        ));
+    }
+    for arm in TCP_ARMS {
+        jobs.push(Job::new(
+            format!("{ID} {} queue {}", arm.label(), QUEUES[0]),
+            scenario(arm, QUEUES[0], secs)?,
+            SEED,
+        ));
     }
     Ok(Plan {
         jobs,
-        analyse: Box::new(move |runs: &[RunResult]| analyse(runs, queue, &tried, secs)),
+        analyse: Box::new(move |runs: &[RunResult]| analyse(runs, secs)),
     })
 }
 
@@ -246,10 +252,60 @@ fn pct(x: f64) -> String {
     format!("{:.1} %", 100.0 * x)
 }
 
-fn analyse(runs: &[RunResult], queue: u32, tried: &[(u32, f64)], secs: u64) -> ExperimentResult {
+fn analyse(runs: &[RunResult], secs: u64) -> ExperimentResult {
     let mut r = ExperimentResult::new(ID, TITLE);
-    let lat: Vec<Vec<Option<f64>>> = runs[..ARMS.len()].iter().map(latencies).collect();
-    let deep: Vec<Vec<Option<f64>>> = runs[ARMS.len()..].iter().map(latencies).collect();
+    let nq = QUEUES.len();
+    let losses: Vec<f64> = runs[..nq].iter().map(|x| loss(&latencies(x))).collect();
+    let chosen = calibrate(&losses);
+    let queue = QUEUES[chosen];
+    // The sizes the search looked at, up to the one it took.
+    let tried: Vec<(u32, f64)> = QUEUES
+        .iter()
+        .copied()
+        .zip(losses.iter().copied())
+        .take(if (LOSS_BAND.0..=LOSS_BAND.1).contains(&losses[chosen]) {
+            chosen + 1
+        } else {
+            nq
+        })
+        .collect();
+    // The other arms at the calibrated size (a failed run counts every frame lost).
+    let mut main: Vec<RunResult> = Vec::new();
+    for arm in ARMS {
+        let run = match arm {
+            Arm::Udp => Some(runs[chosen].clone()),
+            _ => scenario(arm, queue, secs)
+                .ok()
+                .and_then(|sc| brisk_sim::run(&sc, SEED).ok()),
+        };
+        match run {
+            Some(x) => main.push(x),
+            None => {
+                r.notes.push(format!(
+                    "{}: the run at {queue} packets failed",
+                    arm.label()
+                ));
+                let mut x = runs[chosen].clone();
+                x.flows[0].datagrams = None;
+                x.flows[0].record_deliveries.clear();
+                x.flows[0].stream_ok = false;
+                main.push(x);
+            }
+        }
+    }
+    // At the dummynet default: UDP's calibration run at 50 packets, then the others.
+    let deep: Vec<Vec<Option<f64>>> = ARMS
+        .iter()
+        .map(|&a| match a {
+            Arm::Udp => latencies(&runs[0]),
+            _ => {
+                let k = TCP_ARMS.iter().position(|&t| t == a).unwrap_or(0);
+                latencies(&runs[nq + k])
+            }
+        })
+        .collect();
+    let runs = &main;
+    let lat: Vec<Vec<Option<f64>>> = runs.iter().map(latencies).collect();
     let arm = |a: Arm| ARMS.iter().position(|&x| x == a).unwrap_or(0);
     let (tcp, udp, uc, uo) = (
         &lat[arm(Arm::Tcp)],
@@ -257,7 +313,7 @@ fn analyse(runs: &[RunResult], queue: u32, tried: &[(u32, f64)], secs: u64) -> E
         &lat[arm(Arm::Ucobs)],
         &lat[arm(Arm::UcobsInOrder)],
     );
-    let intact = runs[..ARMS.len()]
+    let intact = runs
         .iter()
         .all(|x| x.flows[0].stream_ok && x.flows[0].datagrams.as_ref().is_none_or(|d| d.bad == 0));
     let b: Vec<Vec<u64>> = lat.iter().map(|l| bursts(l)).collect();
@@ -471,6 +527,15 @@ mod tests {
         assert!((loss(&l) - 4.0 / 9.0).abs() < 1e-12);
         assert_eq!(frac(&bursts(&l), |k| k <= 2), 2.0 / 3.0);
         assert!(frac(&[], |_| true).is_nan());
+    }
+
+    #[test]
+    fn calibration_takes_the_first_size_in_the_band_else_the_nearest() {
+        // In QUEUES order (50 packets first).
+        assert_eq!(calibrate(&[0.01, 0.02, 0.035, 0.045]), 2);
+        assert_eq!(calibrate(&[0.01, 0.06, 0.025]), 2);
+        assert_eq!(calibrate(&[0.10, 0.055]), 1);
+        assert_eq!(calibrate(&[]), 0);
     }
 
     #[test]
