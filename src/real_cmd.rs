@@ -199,6 +199,9 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
             AppSpec::Page { .. } => anyhow::bail!(
                 "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"page\" (yet)"
             ),
+            AppSpec::Udp { .. } => anyhow::bail!(
+                "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"udp\" (yet)"
+            ),
         };
         let (stack, cc) = match f.stack {
             Stack::Brisk => (FlowStack::Brisk, f.cc.name().to_string()),

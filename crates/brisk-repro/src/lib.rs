@@ -327,6 +327,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::mn_web::plan,
     },
     Experiment {
+        id: exp::mn_voip::ID,
+        title: exp::mn_voip::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::mn_voip::CLAIMS,
+        plan: exp::mn_voip::plan,
+    },
+    Experiment {
         id: exp::real_bloat::ID,
         title: exp::real_bloat::TITLE,
         kind: Kind::RealTime {

@@ -246,6 +246,7 @@ fn slim(r: &mut RunResult) {
         f.cc_series = Vec::new();
         f.rtt_quantiles = Vec::new();
         f.record_latency_quantiles = Vec::new();
+        f.record_deliveries = Vec::new();
         f.record_latency_tx_quantiles = Vec::new();
         f.ack_latency_quantiles = Vec::new();
     }

@@ -28,12 +28,14 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sha2::{Digest, Sha256};
 use std::collections::VecDeque;
+use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 
-use crate::dgram_app::{DgramSink, DgramSource};
+use crate::dgram_app::{DgramAccount, DgramSink, DgramSource};
 use crate::metrics::Samples;
 use crate::page_app::{PageClient, PageServer};
 use crate::scenario::AppSpec;
+use crate::udp_app::{UdpSink, UdpSource};
 use crate::unordered::{FirstDelivery, RecordAssembly, UnorderedRx};
 use crate::web::{Page, SharedPage, SizeQueue};
 use brisk_app::records::{self, RecordHeader, RecordReader};
@@ -383,6 +385,8 @@ enum ClientKind {
     Datagrams(Box<DgramSource>),
     /// A page load on one connection (`crate::page_app`).
     Page(Box<PageClient>),
+    /// Datagrams over UDP (`crate::udp_app`): no connection; the host sends them.
+    Udp(Box<UdpSource>),
     /// One of a page's connections (`crate::web`).
     Web {
         page: SharedPage,
@@ -456,6 +460,18 @@ impl ClientApp {
                 jitter.map(|j| j.0).unwrap_or_default(),
                 count,
                 urgent_every,
+            ))),
+            AppSpec::Udp {
+                size,
+                interval,
+                jitter,
+                count,
+            } => ClientKind::Udp(Box::new(UdpSource::new(
+                fwd.clone(),
+                size.0,
+                interval.0,
+                jitter.map(|j| j.0).unwrap_or_default(),
+                count,
             ))),
             AppSpec::RequestResponse {
                 request,
@@ -554,7 +570,7 @@ impl ClientApp {
             ClientKind::Rr { next_at, .. } => *next_at = Some(now),
             ClientKind::Datagrams(d) => d.start(now),
             ClientKind::Page(c) => c.start(now, p),
-            ClientKind::Bulk { .. } => {}
+            ClientKind::Bulk { .. } | ClientKind::Udp(_) => {}
             ClientKind::Web { .. } => self.web_next(now, p),
         }
         self.handle_timeout(now, p);
@@ -565,6 +581,8 @@ impl ClientApp {
     pub fn may_connect(&self) -> bool {
         match &self.kind {
             ClientKind::Web { page, conn, .. } => page.borrow().may_connect(*conn),
+            // UDP opens no connection.
+            ClientKind::Udp(_) => false,
             _ => true,
         }
     }
@@ -617,8 +635,12 @@ impl ClientApp {
     pub fn poll_timeout(&self) -> Option<Instant> {
         match &self.kind {
             ClientKind::Records { next_at, .. } | ClientKind::Rr { next_at, .. } => *next_at,
-            ClientKind::Datagrams(d) => d.next_at,
-            ClientKind::Bulk { .. } | ClientKind::Web { .. } | ClientKind::Page(_) => None,
+            ClientKind::Datagrams(d) => d.sched.next_at,
+            // The host drives a UDP source (`ClientApp::udp_next_at`).
+            ClientKind::Bulk { .. }
+            | ClientKind::Web { .. }
+            | ClientKind::Page(_)
+            | ClientKind::Udp(_) => None,
         }
     }
 
@@ -694,7 +716,10 @@ impl ClientApp {
                 }
             }
             ClientKind::Datagrams(d) => d.generate(now, &mut self.rng),
-            ClientKind::Bulk { .. } | ClientKind::Web { .. } | ClientKind::Page(_) => {}
+            ClientKind::Bulk { .. }
+            | ClientKind::Web { .. }
+            | ClientKind::Page(_)
+            | ClientKind::Udp(_) => {}
         }
         self.on_writable(now, p);
     }
@@ -795,11 +820,52 @@ impl ClientApp {
                 self.closed = d.finished;
             }
             ClientKind::Page(c) => c.write(p),
+            ClientKind::Udp(_) => {}
             ClientKind::Rr { req_left, .. } | ClientKind::Web { req_left, .. } => {
                 if *req_left > 0 {
                     *req_left -= self.tx.write_pattern(p, *req_left);
                 }
             }
+        }
+    }
+
+    /// A UDP source's next wake-up (its start, then each datagram's generation time).
+    pub fn udp_next_at(&self, start: Instant) -> Option<Instant> {
+        match &self.kind {
+            ClientKind::Udp(u) => u.next_at(start),
+            _ => None,
+        }
+    }
+
+    /// A UDP source generates what is due by `now`.
+    pub fn udp_generate(&mut self, now: Instant, start: Instant) {
+        if let ClientKind::Udp(u) = &mut self.kind {
+            u.generate(now, start, &mut self.rng);
+        }
+    }
+
+    /// The next due UDP datagram as a whole packet in `out`; false if none.
+    pub fn udp_poll(&mut self, src: IpAddr, dst: SocketAddr, out: &mut Vec<u8>) -> bool {
+        match &mut self.kind {
+            ClientKind::Udp(u) => u.poll_packet(src, dst, out),
+            _ => false,
+        }
+    }
+
+    /// A UDP source's counters: (generated, sent, payload bytes sent).
+    pub fn udp_sent(&self) -> Option<(u64, u64, u64)> {
+        match &self.kind {
+            ClientKind::Udp(u) => Some((u.generated(), u.sent, u.bytes)),
+            _ => None,
+        }
+    }
+
+    /// Datagrams a `datagrams` or `udp` source generated.
+    pub fn datagrams_generated(&self) -> Option<u64> {
+        match &self.kind {
+            ClientKind::Datagrams(d) => Some(d.sched.generated),
+            ClientKind::Udp(u) => Some(u.generated()),
+            _ => None,
         }
     }
 
@@ -894,6 +960,7 @@ enum ServerKind {
     },
     Datagrams(Box<DgramSink>),
     Page(Box<PageServer>),
+    Udp(Box<UdpSink>),
     Rr {
         request: u64,
         response: u64,
@@ -944,6 +1011,12 @@ impl ServerApp {
                     rev.clone(),
                 )))
             }
+            AppSpec::Udp { size, count, .. } => ServerKind::Udp(Box::new(UdpSink::new(
+                fwd.clone(),
+                size.0,
+                count,
+                crate::host::BASE_PORT,
+            ))),
             AppSpec::RequestResponse {
                 request, response, ..
             } => ServerKind::Rr {
@@ -992,8 +1065,8 @@ impl ServerApp {
     /// Bytes delivered to the app: each byte once, at its first delivery (for
     /// datagrams, their payload bytes).
     pub fn delivered_bytes(&self) -> u64 {
-        if let ServerKind::Datagrams(d) = &self.kind {
-            return d.payload_bytes;
+        if let Some(a) = self.dgram_account() {
+            return a.payload_bytes;
         }
         self.unordered
             .as_ref()
@@ -1016,6 +1089,33 @@ impl ServerApp {
         }
     }
 
+    /// The datagram accounting of a `datagrams` or `udp` flow, and the receiver's
+    /// drops of what it could not decode (uCOBS records, UDP packets).
+    pub fn dgram_account(&self) -> Option<&DgramAccount> {
+        match &self.kind {
+            ServerKind::Datagrams(d) => Some(&d.acc),
+            ServerKind::Udp(u) => Some(&u.acc),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a `udp` flow's receiver.
+    pub fn is_udp(&self) -> bool {
+        matches!(self.kind, ServerKind::Udp(_))
+    }
+
+    /// A UDP packet for this receiver arrived (`crate::udp_app`).
+    pub fn on_udp_packet(&mut self, now: Instant, pkt: &[u8]) {
+        let ServerKind::Udp(u) = &mut self.kind else {
+            return;
+        };
+        self.interval_bytes += u.on_packet(now, pkt);
+        self.rx.bad_bytes = u.acc.bad;
+        if u.acc.complete() && self.stats.completed_at.is_none() {
+            self.stats.completed_at = Some(now);
+        }
+    }
+
     pub fn on_readable(&mut self, now: Instant, p: &mut dyn ByteStream, scratch: &mut [u8]) {
         if let ServerKind::Page(s) = &mut self.kind {
             // Requests in, responses out, in the page's framing (`crate::page_app`).
@@ -1025,8 +1125,8 @@ impl ServerApp {
         if let ServerKind::Datagrams(d) = &mut self.kind {
             // uCOBS reads in or out of order itself (`brisk_minion::UcobsReceiver`).
             self.interval_bytes += d.read(now, p);
-            self.rx.bad_bytes = d.bad + d.scanner_drops();
-            if d.complete() && self.stats.completed_at.is_none() {
+            self.rx.bad_bytes = d.acc.bad + d.scanner_drops();
+            if d.acc.complete() && self.stats.completed_at.is_none() {
                 self.stats.completed_at = Some(now);
             }
             return;
@@ -1098,7 +1198,8 @@ impl ServerApp {
             ServerKind::Rr { .. }
             | ServerKind::Web { .. }
             | ServerKind::Datagrams(_)
-            | ServerKind::Page(_) => false,
+            | ServerKind::Page(_)
+            | ServerKind::Udp(_) => false,
         };
         if done && self.stats.completed_at.is_none() {
             self.stats.completed_at = Some(now);
@@ -1151,8 +1252,9 @@ impl ServerApp {
                         self.stats.completed_at = Some(now);
                     }
                 }
-                // Read by `DgramSink` / `PageServer` in `on_readable`, never here.
-                ServerKind::Datagrams(_) | ServerKind::Page(_) => {}
+                // Read by `DgramSink` / `PageServer` in `on_readable`, never here; UDP
+                // has no stream.
+                ServerKind::Datagrams(_) | ServerKind::Page(_) | ServerKind::Udp(_) => {}
                 ServerKind::Rr {
                     request,
                     response,

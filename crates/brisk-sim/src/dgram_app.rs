@@ -45,18 +45,89 @@ fn body(pat: &Pattern, index: u64, size: u64) -> &[u8] {
     )
 }
 
+/// When datagrams are generated: every `interval` plus uniform `jitter` (generation
+/// times never go backwards), `count` of them at most. Shared by the uCOBS source here
+/// and the UDP source (`crate::udp_app`).
+#[derive(Debug)]
+pub struct Schedule {
+    interval: Duration,
+    jitter: Duration,
+    count: Option<u64>,
+    /// Datagrams generated so far (the next one's index).
+    pub generated: u64,
+    next_base: Instant,
+    pub next_at: Option<Instant>,
+}
+
+impl Schedule {
+    pub fn new(interval: Duration, jitter: Duration, count: Option<u64>) -> Self {
+        Schedule {
+            interval,
+            jitter,
+            count,
+            generated: 0,
+            next_base: Instant::ZERO,
+            next_at: None,
+        }
+    }
+
+    /// The first datagram is due at `now` (none for a network-limited source, which
+    /// generates as it writes, never on a timer).
+    pub fn start(&mut self, now: Instant) {
+        self.next_base = now;
+        self.next_at = (!self.interval.is_zero()).then_some(now);
+    }
+
+    /// All datagrams of a counted source are generated.
+    pub fn exhausted(&self) -> bool {
+        self.count.is_some_and(|c| self.generated >= c)
+    }
+
+    /// Calls `gen(index, generation time)` for every datagram due by `now`.
+    pub fn due(&mut self, now: Instant, rng: &mut ChaCha8Rng, mut gen: impl FnMut(u64, Instant)) {
+        while let Some(t) = self.next_at {
+            if t > now {
+                break;
+            }
+            gen(self.generated, t);
+            self.generated += 1;
+            if self.exhausted() {
+                self.next_at = None;
+                break;
+            }
+            self.next_base += self.interval;
+            let j = if self.jitter.is_zero() {
+                0
+            } else {
+                rng.gen_range(0..=dur_nanos(self.jitter))
+            };
+            self.next_at = Some((self.next_base + Duration::from_nanos(j)).max(t));
+        }
+    }
+}
+
+/// The payload of datagram `index`: the record header, then its body.
+pub fn datagram_bytes(pat: &Pattern, index: u64, t: Instant, size: u64, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(
+        &RecordHeader {
+            index,
+            sent_at_ns: t.as_nanos(),
+            len: size as u32,
+        }
+        .encode(),
+    );
+    out.extend_from_slice(body(pat, index, size));
+}
+
 /// The sending side.
 #[derive(Debug)]
 pub struct DgramSource {
     pat: Rc<Pattern>,
     size: u64,
-    interval: Duration,
-    jitter: Duration,
-    count: Option<u64>,
+    network_limited: bool,
     urgent_every: Option<u64>,
-    generated: u64,
-    next_base: Instant,
-    pub next_at: Option<Instant>,
+    pub sched: Schedule,
     /// Generated, not yet taken by the stream: (index, generation time).
     pending: VecDeque<(u64, Instant)>,
     sender: UcobsSender,
@@ -78,13 +149,9 @@ impl DgramSource {
         DgramSource {
             pat,
             size,
-            interval,
-            jitter,
-            count,
+            network_limited: interval.is_zero(),
             urgent_every,
-            generated: 0,
-            next_base: Instant::ZERO,
-            next_at: None,
+            sched: Schedule::new(interval, jitter, count),
             pending: VecDeque::new(),
             sender: UcobsSender::new(),
             scratch: Vec::with_capacity(size as usize),
@@ -94,40 +161,19 @@ impl DgramSource {
     }
 
     pub fn start(&mut self, now: Instant) {
-        self.next_base = now;
-        // A network-limited source generates as it writes, never on a timer.
-        self.next_at = (!self.interval.is_zero()).then_some(now);
-    }
-
-    /// All datagrams of a counted source are generated.
-    fn exhausted(&self) -> bool {
-        self.count.is_some_and(|c| self.generated >= c)
+        self.sched.start(now);
     }
 
     /// Generates every datagram due by `now`.
     pub fn generate(&mut self, now: Instant, rng: &mut ChaCha8Rng) {
-        while let Some(t) = self.next_at {
-            if t > now {
-                break;
-            }
-            if self.pending.len() < MAX_PENDING_RECORDS {
-                self.pending.push_back((self.generated, t));
+        let (pending, skipped) = (&mut self.pending, &mut self.skipped);
+        self.sched.due(now, rng, |index, t| {
+            if pending.len() < MAX_PENDING_RECORDS {
+                pending.push_back((index, t));
             } else {
-                self.skipped += 1;
+                *skipped += 1;
             }
-            self.generated += 1;
-            if self.count.is_some_and(|c| self.generated >= c) {
-                self.next_at = None;
-                break;
-            }
-            self.next_base += self.interval;
-            let j = if self.jitter.is_zero() {
-                0
-            } else {
-                rng.gen_range(0..=dur_nanos(self.jitter))
-            };
-            self.next_at = Some((self.next_base + Duration::from_nanos(j)).max(t));
-        }
+        });
     }
 
     /// Writes pending datagrams while the stream takes them (a network-limited source
@@ -141,24 +187,14 @@ impl DgramSource {
             return;
         }
         loop {
-            if self.pending.is_empty() && self.interval.is_zero() && !self.exhausted() {
-                self.pending.push_back((self.generated, now));
-                self.generated += 1;
+            if self.pending.is_empty() && self.network_limited && !self.sched.exhausted() {
+                self.pending.push_back((self.sched.generated, now));
+                self.sched.generated += 1;
             }
             let Some(&(index, t)) = self.pending.front() else {
                 break;
             };
-            self.scratch.clear();
-            self.scratch.extend_from_slice(
-                &RecordHeader {
-                    index,
-                    sent_at_ns: t.as_nanos(),
-                    len: self.size as u32,
-                }
-                .encode(),
-            );
-            self.scratch
-                .extend_from_slice(body(&self.pat, index, self.size));
+            datagram_bytes(&self.pat, index, t, self.size, &mut self.scratch);
             let urgent = self
                 .urgent_every
                 .is_some_and(|n| (index + 1).is_multiple_of(n));
@@ -174,7 +210,10 @@ impl DgramSource {
                 _ => return,
             }
         }
-        if self.exhausted() && self.pending.is_empty() && self.sender.flush(p).unwrap_or(false) {
+        if self.sched.exhausted()
+            && self.pending.is_empty()
+            && self.sender.flush(p).unwrap_or(false)
+        {
             let _ = p.shutdown_write();
             self.finished = true;
         }
@@ -186,13 +225,13 @@ impl DgramSource {
     }
 }
 
-/// The receiving side.
+/// What a datagram receiver counts, whatever carried the datagrams (uCOBS over TCP
+/// here, UDP in `crate::udp_app`).
 #[derive(Debug)]
-pub struct DgramSink {
+pub struct DgramAccount {
     pat: Rc<Pattern>,
     size: u64,
     count: Option<u64>,
-    receiver: UcobsReceiver,
     /// Indices seen (bit per index, up to `MAX_RECORD_TIMES`).
     seen: Vec<u64>,
     pub delivered: u64,
@@ -206,19 +245,12 @@ pub struct DgramSink {
     pub deliveries: Vec<(u64, u64, u64)>,
 }
 
-impl DgramSink {
+impl DgramAccount {
     pub fn new(pat: Rc<Pattern>, size: u64, count: Option<u64>) -> Self {
-        let limits = Limits {
-            max_datagram: size as usize,
-            ..Limits::default()
-        };
-        DgramSink {
+        DgramAccount {
             pat,
             size,
             count,
-            // NOTE(expect): size is validated (24 B to 64 KiB) and 64 KiB reads are
-            // within the receiver's range.
-            receiver: UcobsReceiver::new(limits, 64 * 1024).expect("validated limits"),
             seen: Vec::new(),
             delivered: 0,
             delivered_out_of_order: 0,
@@ -229,46 +261,64 @@ impl DgramSink {
         }
     }
 
-    /// Reads what the stream has and accounts every datagram delivered. Returns the
-    /// payload bytes delivered by this call.
-    pub fn read(&mut self, now: Instant, p: &mut dyn ByteStream) -> u64 {
-        let before = self.payload_bytes;
-        let Self {
-            pat,
-            size,
-            receiver,
-            seen,
-            delivered,
-            delivered_out_of_order,
-            payload_bytes,
-            bad,
-            latencies,
-            deliveries,
-            ..
-        } = self;
-        let r = receiver.poll(p, &mut |d| {
-            let fresh = valid_header(d.data, pat, *size).filter(|h| first_time(seen, h.index));
-            if let Some(hdr) = fresh {
-                latencies.push(now.as_nanos().saturating_sub(hdr.sent_at_ns));
-                if deliveries.len() < MAX_RECORD_TIMES {
-                    deliveries.push((hdr.index, hdr.sent_at_ns, now.as_nanos()));
-                }
-                *delivered += 1;
-                *delivered_out_of_order += u64::from(!d.in_order);
-                *payload_bytes += d.data.len() as u64;
-            } else {
-                *bad += 1;
-            }
-        });
-        if r.is_err() {
+    /// One datagram delivered at `now` (`in_order`: from in-order bytes).
+    pub fn on_datagram(&mut self, now: Instant, data: &[u8], in_order: bool) {
+        let fresh = valid_header(data, &self.pat, self.size)
+            .filter(|h| first_time(&mut self.seen, h.index));
+        let Some(hdr) = fresh else {
             self.bad += 1;
+            return;
+        };
+        self.latencies
+            .push(now.as_nanos().saturating_sub(hdr.sent_at_ns));
+        if self.deliveries.len() < MAX_RECORD_TIMES {
+            self.deliveries
+                .push((hdr.index, hdr.sent_at_ns, now.as_nanos()));
         }
-        self.payload_bytes - before
+        self.delivered += 1;
+        self.delivered_out_of_order += u64::from(!in_order);
+        self.payload_bytes += data.len() as u64;
     }
 
     /// Every datagram of a counted flow has arrived.
     pub fn complete(&self) -> bool {
         self.count.is_some_and(|c| self.delivered >= c)
+    }
+}
+
+/// The receiving side.
+#[derive(Debug)]
+pub struct DgramSink {
+    receiver: UcobsReceiver,
+    pub acc: DgramAccount,
+}
+
+impl DgramSink {
+    pub fn new(pat: Rc<Pattern>, size: u64, count: Option<u64>) -> Self {
+        let limits = Limits {
+            max_datagram: size as usize,
+            ..Limits::default()
+        };
+        DgramSink {
+            // NOTE(expect): size is validated (24 B to 64 KiB) and 64 KiB reads are
+            // within the receiver's range.
+            receiver: UcobsReceiver::new(limits, 64 * 1024).expect("validated limits"),
+            acc: DgramAccount::new(pat, size, count),
+        }
+    }
+
+    /// Reads what the stream has and accounts every datagram delivered. Returns the
+    /// payload bytes delivered by this call.
+    pub fn read(&mut self, now: Instant, p: &mut dyn ByteStream) -> u64 {
+        let before = self.acc.payload_bytes;
+        let acc = &mut self.acc;
+        let r = self
+            .receiver
+            .poll(p, &mut |d| acc.on_datagram(now, d.data, d.in_order));
+        if r.is_err() {
+            self.acc.bad += 1;
+        }
+        self.acc.payload_bytes - before
     }
 
     /// Malformed or oversized records the scanner skipped (counted as bad too).

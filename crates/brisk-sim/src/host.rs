@@ -402,6 +402,8 @@ impl Host {
                     c.app.handle_timeout(now, conn);
                 }
             }
+            // A UDP source (`crate::udp_app`) needs no connection.
+            c.app.udp_generate(now, c.start);
         }
     }
 
@@ -469,7 +471,8 @@ impl Host {
                         && c.app.may_connect())
                     .then_some(c.start);
                     let app = c.conn.and(c.app.poll_timeout());
-                    start.into_iter().chain(app).min()
+                    let udp = c.app.udp_next_at(c.start);
+                    start.into_iter().chain(app).chain(udp).min()
                 }
                 Role::Server(_) => None,
             })
@@ -477,10 +480,33 @@ impl Host {
     }
 
     pub fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
+        if brisk_wire::udp::peek_protocol(&pkt.data) == Some(brisk_wire::IPPROTO_UDP)
+            && self.udp_in(now, &pkt)
+        {
+            ctx.pool.give(pkt.data);
+            return;
+        }
         self.record_delay(now, &pkt);
         self.ep.handle_packet(now, &pkt.data);
         self.note_acked(now);
         ctx.pool.give(pkt.data);
+    }
+
+    /// A UDP packet for this host's `udp` receiver of the packet's flow: accounted
+    /// there with its one-way delay. False if no such receiver (the endpoint then
+    /// counts the packet as a drop).
+    fn udp_in(&mut self, now: Instant, pkt: &Packet) -> bool {
+        for f in &mut self.flows {
+            if let (true, Role::Server(s)) = (f.flow == pkt.flow, &mut f.role) {
+                if s.app.is_udp() {
+                    s.owd
+                        .record(dur_nanos(now.saturating_duration_since(pkt.sent_at)));
+                    s.app.on_udp_packet(now, &pkt.data);
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// A data packet (TCP payload) of a flow this host receives: its one-way delay,
@@ -501,6 +527,19 @@ impl Host {
 
     pub fn poll_packet(&mut self, now: Instant, ctx: &mut Ctx) -> Option<Packet> {
         let mut buf = ctx.pool.take();
+        // Due UDP datagrams leave at once: no congestion control, no send buffer.
+        for f in &mut self.flows {
+            if let Role::Client(c) = &mut f.role {
+                if c.app.udp_poll(self.ip, c.remote, &mut buf) {
+                    return Some(Packet {
+                        data: buf,
+                        id: ctx.next_packet_id(),
+                        flow: f.flow,
+                        sent_at: now,
+                    });
+                }
+            }
+        }
         loop {
             if let Some(tx) = self.ep.poll_transmit(now, &mut buf) {
                 debug_assert_eq!(tx.len, buf.len());

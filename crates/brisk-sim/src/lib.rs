@@ -20,6 +20,7 @@ pub mod scenario;
 pub mod topo_gen;
 pub mod topo_spec;
 pub mod topology;
+pub mod udp_app;
 pub mod unordered;
 pub mod vpn;
 pub mod web;

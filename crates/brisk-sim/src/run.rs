@@ -84,6 +84,10 @@ pub struct FlowResult {
     pub rtt_quantiles: Vec<u64>,
     /// Record (or request) latency quantiles, as `rtt_quantiles`.
     pub record_latency_quantiles: Vec<u64>,
+    /// Records: (generation ns, delivery ns) of each record whose latency was
+    /// measured, in delivery order (at most `crate::app::MAX_RECORD_TIMES`); per-frame
+    /// analyses (the Minion VoIP bursts) need more than the quantiles.
+    pub record_deliveries: Vec<(u64, u64)>,
     /// Records: latency from the first transmission of the record's last byte to its
     /// delivery (the thesis's wait in the receive queue, without the wait in the
     /// sender's buffer), and its quantiles.
@@ -121,15 +125,18 @@ pub struct FlowResult {
     pub dropped_ranges: Vec<(u64, u64)>,
     /// A page download's objects and counters (`app = "web"`).
     pub web: Option<crate::web::WebResult>,
-    /// A `datagrams` flow's receiver counters and per-datagram times.
+    /// A `datagrams` or `udp` flow's receiver counters and per-datagram times.
     pub datagrams: Option<DatagramResult>,
     /// A `page` flow's objects and counters (`crate::page_app`).
     pub page: Option<crate::page_app::PageResult>,
 }
 
-/// What a `datagrams` flow's receiver saw (`crate::dgram_app`).
+/// What a `datagrams` or `udp` flow's receiver saw (`crate::dgram_app`,
+/// `crate::udp_app`).
 #[derive(Clone, Debug, Default)]
 pub struct DatagramResult {
+    /// Datagrams the source generated (for `udp`: sent, unless `due` overflowed).
+    pub generated: u64,
     /// Datagrams delivered, each once.
     pub delivered: u64,
     /// Of those, delivered from out-of-order bytes.
@@ -476,6 +483,7 @@ pub fn run_controlled(
             AppSpec::Bulk { bytes, .. } => ("bulk", bytes.is_some()),
             AppSpec::Records { count, .. } => ("records", count.is_some()),
             AppSpec::Datagrams { count, .. } => ("datagrams", count.is_some()),
+            AppSpec::Udp { count, .. } => ("udp", count.is_some()),
             AppSpec::RequestResponse { count, .. } => ("request_response", count.is_some()),
             AppSpec::Web { .. } => ("web", true),
             AppSpec::Page { .. } => ("page", true),
@@ -493,7 +501,12 @@ pub fn run_controlled(
                 .map(|(d, t)| t + d),
             _ => v.app.stats.completed_at,
         };
-        let fct = match (sized, completed, c.connect_at) {
+        // A UDP flow opens nothing: it begins at its start.
+        let opened = match fi.app {
+            AppSpec::Udp { .. } => Some(fi.start),
+            _ => c.connect_at,
+        };
+        let fct = match (sized, completed, opened) {
             (true, Some(done), Some(start)) => Some(done - start),
             _ => None,
         };
@@ -522,16 +535,18 @@ pub fn run_controlled(
         };
         let latencies = match fi.app {
             AppSpec::Records { .. } => v.app.stats.latencies.summary(),
-            AppSpec::Datagrams { .. } => v.app.dgram_sink().and_then(|d| d.latencies.summary()),
+            AppSpec::Datagrams { .. } | AppSpec::Udp { .. } => {
+                v.app.dgram_account().and_then(|d| d.latencies.summary())
+            }
             AppSpec::RequestResponse { .. } => c.app.stats.latencies.summary(),
             AppSpec::Web { .. } => oct.as_ref().and_then(|x| x.summary()),
             AppSpec::Bulk { .. } | AppSpec::Page { .. } => None,
         };
         let latency_quantiles = match fi.app {
             AppSpec::Records { .. } => v.app.stats.latencies.quantiles(QUANTILE_POINTS),
-            AppSpec::Datagrams { .. } => v
+            AppSpec::Datagrams { .. } | AppSpec::Udp { .. } => v
                 .app
-                .dgram_sink()
+                .dgram_account()
                 .map_or_else(Vec::new, |d| d.latencies.quantiles(QUANTILE_POINTS)),
             AppSpec::RequestResponse { .. } => c.app.stats.latencies.quantiles(QUANTILE_POINTS),
             AppSpec::Web { .. } => oct
@@ -574,6 +589,7 @@ pub fn run_controlled(
                     Role::Client(_) => None,
                 }),
                 AppSpec::Page { .. } => v.app.page_server().map_or(0, |p| p.sent),
+                AppSpec::Udp { .. } => c.app.udp_sent().map_or(0, |u| u.2),
                 _ => c.app.tx.bytes,
             },
             goodput_bps: delivered as f64 * 8.0 * 1e9 / active as f64,
@@ -584,6 +600,10 @@ pub fn run_controlled(
             one_way_delay: v.owd.summary(),
             rtt_quantiles: c.rtt.quantiles(QUANTILE_POINTS),
             record_latency_quantiles: latency_quantiles,
+            record_deliveries: match fi.app {
+                AppSpec::Records { .. } => v.app.stats.deliveries.clone(),
+                _ => Vec::new(),
+            },
             record_latency_tx: after_tx.summary(),
             record_latency_tx_quantiles: after_tx.quantiles(QUANTILE_POINTS),
             ack_latency: c.app.stats.ack_latencies.summary(),
@@ -610,10 +630,11 @@ pub fn run_controlled(
                 r.bad_requests = v.app.page_server().map_or(0, |s| s.bad_requests);
                 r
             }),
-            datagrams: v.app.dgram_sink().map(|d| DatagramResult {
+            datagrams: v.app.dgram_account().map(|d| DatagramResult {
+                generated: c.app.datagrams_generated().unwrap_or(0),
                 delivered: d.delivered,
                 out_of_order: d.delivered_out_of_order,
-                bad: d.bad + d.scanner_drops(),
+                bad: d.bad + v.app.dgram_sink().map_or(0, |s| s.scanner_drops()),
                 deliveries: d.deliveries.clone(),
             }),
         });

@@ -161,6 +161,19 @@ pub enum AppSpec {
         #[serde(default)]
         urgent_every: Option<u64>,
     },
+    /// Datagrams over UDP (`crate::udp_app`): `size`-byte datagrams (the 24-byte record
+    /// header included) every `interval` (plus uniform `jitter`), each sent as one IP/UDP
+    /// packet at once, with no congestion control and no retransmission; accounted as
+    /// `datagrams` (a datagram the network drops is never delivered). The flow's `cc`
+    /// and `[flow.tcp]` do not apply.
+    Udp {
+        size: Size,
+        interval: Dur,
+        #[serde(default)]
+        jitter: Option<Dur>,
+        #[serde(default)]
+        count: Option<u64>,
+    },
     /// `request` bytes up, `response` bytes down, then `think` time; `count` exchanges
     /// (or until the end).
     RequestResponse {
@@ -1269,6 +1282,35 @@ impl Scenario {
                     }
                     if *urgent_every == Some(0) {
                         return Err((p("app.urgent_every"), "must be > 0".into()));
+                    }
+                }
+                AppSpec::Udp {
+                    size,
+                    interval,
+                    jitter,
+                    count,
+                } => {
+                    let max = crate::udp_app::MAX_UDP_PAYLOAD;
+                    if size.0 < crate::app::RECORD_HEADER_LEN as u64 || size.0 > max {
+                        return Err((
+                            p("app.size"),
+                            format!(
+                                "must be between {} (the record header) and {max} bytes (one IPv4 packet)",
+                                crate::app::RECORD_HEADER_LEN
+                            ),
+                        ));
+                    }
+                    if interval.0.is_zero() {
+                        return Err((
+                            p("app.interval"),
+                            "must be > 0 (UDP has no congestion control to pace a network-limited source)".into(),
+                        ));
+                    }
+                    if jitter.is_some_and(|j| j.0 > interval.0 * 10) {
+                        return Err((p("app.jitter"), "must be at most 10 intervals".into()));
+                    }
+                    if *count == Some(0) {
+                        return Err((p("app.count"), "must be > 0".into()));
                     }
                 }
                 AppSpec::RequestResponse {

@@ -266,7 +266,11 @@ pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Networ
             flows.push(FlowInfo {
                 id,
                 spec: si,
-                cc: config.cc_name(),
+                // A UDP flow has no congestion control.
+                cc: match f.app {
+                    AppSpec::Udp { .. } => "none".into(),
+                    _ => config.cc_name(),
+                },
                 start: Instant::ZERO + f.start.0,
                 app: f.app.clone(),
                 sender: s,

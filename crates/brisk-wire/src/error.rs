@@ -31,4 +31,13 @@ pub enum ParseError {
     /// A known option with an impossible length, or an option running past the header.
     #[error("bad TCP option (kind {kind})")]
     BadOption { kind: u8 },
+    /// The IP protocol / next header is not UDP (for UDP users).
+    #[error("not UDP (protocol {0})")]
+    NotUdp(u8),
+    /// UDP length shorter than its header or longer than the IP payload.
+    #[error("bad UDP length")]
+    BadUdpLength,
+    /// UDP checksum (over the pseudo-header) does not verify.
+    #[error("bad UDP checksum")]
+    BadUdpChecksum,
 }

@@ -1,5 +1,6 @@
 //! brisk-wire: packet formats. Parse and emit IPv4 (and IPv6) and TCP with every
-//! flag and the options Linux uses (RFC 9293, RFC 7323, RFC 2018, RFC 3168).
+//! flag and the options Linux uses (RFC 9293, RFC 7323, RFC 2018, RFC 3168), and UDP
+//! (RFC 768) for the simulator's datagram flows.
 //!
 //! Promises, after smoltcp's `wire`:
 //! - parsing never panics and never allocates: truncated or inconsistent input is a
@@ -18,6 +19,7 @@ pub mod pcapng;
 pub mod peek;
 pub mod seq;
 pub mod tcp;
+pub mod udp;
 
 pub use error::ParseError;
 pub use ip::{Ecn, IpRepr, Ipv4Repr, Ipv6Repr, IPPROTO_TCP};
@@ -29,3 +31,4 @@ pub use tcp::{
     ExtraOptionError, ExtraOptions, Flags, SackBlock, SackBlocks, TcpRepr, Timestamps,
     MAX_OPTIONS_LEN, MAX_WINDOW_SCALE,
 };
+pub use udp::{emit_udp_packet, parse_udp_packet, UdpRepr, IPPROTO_UDP};

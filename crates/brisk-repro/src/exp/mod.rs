@@ -18,6 +18,7 @@ pub mod dc_video;
 pub mod mn_fallback;
 pub mod mn_overhead;
 pub mod mn_priority;
+pub mod mn_voip;
 pub mod mn_vpn;
 pub mod mn_web;
 pub mod new_cwv;
