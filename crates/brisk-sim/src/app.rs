@@ -105,36 +105,28 @@ impl TxStream {
     }
     /// Writes up to `max` pattern bytes; returns how many TCP took.
     pub(crate) fn write_pattern(&mut self, p: &mut dyn ByteStream, max: u64) -> u64 {
-        let mut total = 0u64;
-        while total < max {
-            // Offer a chunk even when the buffer looks full: a short write is what
-            // tells TCP to report `Writable` once space frees up.
-            let want = (max - total).min(CHUNK as u64) as usize;
-            let chunk = self.pat.at(self.bytes, want);
-            let n = p.write(chunk).unwrap_or(0).min(chunk.len());
-            if let Some(h) = &mut self.hash {
-                h.update(&chunk[..n]);
-            }
-            self.bytes += n as u64;
-            total += n as u64;
-            if n < chunk.len() {
-                break;
-            }
-        }
-        total
+        // Offer a chunk even when the buffer looks full: a short write is what tells
+        // TCP to report `Writable` once space frees up.
+        self.write_chunks(p, max, CHUNK, false)
     }
     /// Writes up to `max` pattern bytes in calls of at most `size` bytes, each through
     /// `write_with_priority` (priority 0): a prioritised sender takes each call whole or
     /// not at all (uTCP's one write, one record), a plain one takes what fits.
     fn write_sized(&mut self, p: &mut dyn ByteStream, max: u64, size: usize) -> u64 {
+        self.write_chunks(p, max, size, true)
+    }
+    /// Pattern bytes in calls of at most `size` until `max` or a short write.
+    fn write_chunks(&mut self, p: &mut dyn ByteStream, max: u64, size: usize, whole: bool) -> u64 {
         let mut total = 0u64;
         while total < max {
             let want = (max - total).min(size as u64) as usize;
             let chunk = self.pat.at(self.bytes, want);
-            let n = p
-                .write_with_priority(chunk, 0)
-                .unwrap_or(0)
-                .min(chunk.len());
+            let n = if whole {
+                p.write_with_priority(chunk, 0)
+            } else {
+                p.write(chunk)
+            };
+            let n = n.unwrap_or(0).min(chunk.len());
             if let Some(h) = &mut self.hash {
                 h.update(&chunk[..n]);
             }
