@@ -20,6 +20,7 @@ pub mod paper_api;
 pub mod scan;
 pub mod ucobs;
 pub mod utls;
+mod window;
 
 pub use frame::{encode_record, max_record_len, FrameError};
 pub use scan::{Datagram, Limits, RecordScanner, ScanCounters};

@@ -11,7 +11,7 @@
 //! - **In order**, the scanner walks the stream once, keeping only the current record's
 //!   bytes (bounded by the datagram limit).
 //! - **Out of order**, bytes beyond the in-order point are kept in a window addressed
-//!   by offset (`ooo`, with the held ranges in a [`RangeSet`]). After each arrival only
+//!   by offset (`crate::window`, shared with uTLS's receiver). After each arrival only
 //!   the held run around the new bytes is searched, from the last marker before them
 //!   to the first after them, so an arrival costs its own length plus at most one
 //!   record on each side, and nothing is allocated once the window has grown.
@@ -25,7 +25,7 @@
 //! come again in order, so nothing is lost, only delivered later.
 
 use crate::frame::{decode_body, max_encoded_len, FrameError};
-use brisk_tcp::rangeset::RangeSet;
+use crate::window::{Keep, OooWindow};
 use std::collections::BTreeSet;
 use thiserror::Error;
 
@@ -104,11 +104,8 @@ pub struct RecordScanner {
     cur: Vec<u8>,
     cur_start: u64,
     cur_over: bool,
-    /// Out-of-order window: `ooo[i]` is stream offset `ooo_base + i` (meaningful where
-    /// `held` says so; `ooo_base` ≤ `pos`, the gap compacted away lazily).
-    ooo: Vec<u8>,
-    ooo_base: u64,
-    held: RangeSet,
+    /// Bytes read ahead of a hole, by stream offset.
+    win: OooWindow,
     /// Starts of records handled out of order, not yet passed by the in-order walk.
     handled: BTreeSet<u64>,
     decoded: Vec<u8>,
@@ -156,9 +153,7 @@ impl RecordScanner {
             cur: Vec::new(),
             cur_start: 0,
             cur_over: false,
-            ooo: Vec::new(),
-            ooo_base: 0,
-            held: RangeSet::new(limits.max_ooo_runs),
+            win: OooWindow::new(limits.max_ooo_runs, 0),
             handled: BTreeSet::new(),
             decoded: Vec::new(),
             counters: ScanCounters::default(),
@@ -176,7 +171,7 @@ impl RecordScanner {
 
     /// Bytes held beyond the in-order point.
     pub fn ooo_held(&self) -> u64 {
-        self.held.covered()
+        self.win.held()
     }
 
     /// In-order bytes at stream offset `offset` (they may repeat bytes already walked;
@@ -219,25 +214,14 @@ impl RecordScanner {
         data: &[u8],
         deliver: &mut dyn FnMut(Datagram<'_>),
     ) {
-        let end = offset.saturating_add(data.len() as u64);
-        if end <= self.pos {
-            return;
+        match self
+            .win
+            .keep(self.pos, offset, data, self.limits.max_ooo_bytes)
+        {
+            Keep::Below => {}
+            Keep::Refused(n) => self.counters.ooo_bytes_refused += n,
+            Keep::Kept(r) => self.scan_around(r.start, r.end, deliver),
         }
-        let (a, data) = if offset < self.pos {
-            (self.pos, &data[(self.pos - offset) as usize..])
-        } else {
-            (offset, data)
-        };
-        if (end - self.pos) as usize > self.limits.max_ooo_bytes || !self.held.insert(a..end) {
-            self.counters.ooo_bytes_refused += data.len() as u64;
-            return;
-        }
-        let rel = (a - self.ooo_base) as usize;
-        if self.ooo.len() < rel + data.len() {
-            self.ooo.resize(rel + data.len(), 0);
-        }
-        self.ooo[rel..rel + data.len()].copy_from_slice(data);
-        self.scan_around(a, end, deliver);
     }
 
     /// Appends in-order body bytes to the current record, or marks it oversized.
@@ -306,43 +290,37 @@ impl RecordScanner {
     /// Moves the in-order point to `to`, dropping out-of-order bytes below it.
     fn advance_to(&mut self, to: u64) {
         self.pos = to;
-        self.held.remove_below(to);
-        let dead = (to - self.ooo_base) as usize;
-        if self.held.is_empty() {
-            self.ooo.clear();
-            self.ooo_base = to;
-        } else if dead >= 4096 && dead * 2 >= self.ooo.len() {
-            // Compact once the walked prefix is half the window: each held byte moves
-            // O(1) times on average, and the window stays under twice its limit.
-            self.ooo.drain(..dead.min(self.ooo.len()));
-            self.ooo_base = to;
-        }
+        self.win.advance(to);
     }
 
     /// After `[a, end)` arrived out of order: deliver every record, not yet handled,
     /// that lies inside the held run around it.
     fn scan_around(&mut self, a: u64, end: u64, deliver: &mut dyn FnMut(Datagram<'_>)) {
-        let Some(run) = self.held.range_of(a) else {
+        let Some(run) = self.win.run_of(a) else {
             return;
         };
-        let base = self.ooo_base;
-        let rel = |x: u64| (x - base) as usize;
         // From the last marker before `a` (at most one record back) ...
         let back_from = run.start.max(a.saturating_sub(self.max_body as u64 + 1));
-        let left = self.ooo[rel(back_from)..rel(a)]
+        let left = self
+            .win
+            .at(back_from, a)
             .iter()
             .rposition(|&b| b == 0)
             .map_or(a, |k| back_from + k as u64);
         // ... to the first marker at or after `end` (at most one record on).
         let fwd_to = run.end.min(end.saturating_add(self.max_body as u64 + 1));
-        let right = self.ooo[rel(end)..rel(fwd_to)]
+        let right = self
+            .win
+            .at(end, fwd_to)
             .iter()
             .position(|&b| b == 0)
             .map_or(end, |k| end + k as u64 + 1);
-        let (lo, hi) = (rel(left), rel(right));
+        // Indices below are relative to `left`.
+        let base = left;
+        let hi = (right - left) as usize;
         let mut prev: Option<usize> = None;
-        let mut i = lo;
-        while let Some(k) = self.ooo[i..hi].iter().position(|&b| b == 0) {
+        let mut i = 0;
+        while let Some(k) = self.win.at(base, right)[i..hi].iter().position(|&b| b == 0) {
             let q = i + k;
             if let Some(p) = prev {
                 if q > p + 1 {
@@ -355,7 +333,7 @@ impl RecordScanner {
                             })
                         } else {
                             decode_body(
-                                &self.ooo[p + 1..q],
+                                &self.win.at(base, right)[p + 1..q],
                                 &mut self.decoded,
                                 self.limits.max_datagram,
                             )

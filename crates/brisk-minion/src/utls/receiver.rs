@@ -28,7 +28,7 @@
 use super::record::{self, Header, HEADER_LEN, MAX_CIPHERTEXT, MAX_FRAGMENT};
 use super::seq::{trial_order, MeanSize, NonceRelation};
 use super::{Limits, Record, UtlsCounters, UtlsError};
-use brisk_tcp::rangeset::RangeSet;
+use crate::window::{Keep, OooWindow};
 use rustls::crypto::cipher::{InboundOpaqueMessage, MessageDecrypter};
 use rustls::{ContentType, ProtocolVersion};
 use std::collections::{BTreeMap, BTreeSet};
@@ -72,10 +72,8 @@ pub struct RecordReceiver {
     pos: u64,
     cur: Vec<u8>,
     head: usize,
-    /// Out-of-order window: `ooo[i]` is offset `ooo_base + i` where `held` says so.
-    ooo: Vec<u8>,
-    ooo_base: u64,
-    held: RangeSet,
+    /// Bytes read ahead of a hole, by stream offset.
+    win: OooWindow,
     /// Records delivered early, by start: (number, end).
     handled: BTreeMap<u64, (u64, u64)>,
     handled_seqs: BTreeSet<u64>,
@@ -107,9 +105,7 @@ impl RecordReceiver {
             pos: at,
             cur: Vec::new(),
             head: 0,
-            ooo: Vec::new(),
-            ooo_base: at,
-            held: RangeSet::new(limits.max_ooo_runs),
+            win: OooWindow::new(limits.max_ooo_runs, at),
             handled: BTreeMap::new(),
             handled_seqs: BTreeSet::new(),
             anchors: BTreeMap::new(),
@@ -128,7 +124,7 @@ impl RecordReceiver {
     /// Bytes held out of order, and bytes buffered in order (less than one record once
     /// [`next_in_order`](Self::next_in_order) has returned `NeedMore`).
     pub fn held_bytes(&self) -> (u64, usize) {
-        (self.held.covered(), self.cur.len() - self.head)
+        (self.win.held(), self.cur.len() - self.head)
     }
 
     /// Early deliveries waiting for the in-order walk.
@@ -167,16 +163,7 @@ impl RecordReceiver {
         }
         self.cur.extend_from_slice(&data[skip..]);
         self.pos += (data.len() - skip) as u64;
-        self.held.remove_below(self.pos);
-        let dead = (self.pos - self.ooo_base) as usize;
-        if self.held.is_empty() {
-            self.ooo.clear();
-            self.ooo_base = self.pos;
-        } else if dead >= 4096 && dead * 2 >= self.ooo.len() {
-            // As in uCOBS's scanner: each held byte moves O(1) times on average.
-            self.ooo.drain(..dead.min(self.ooo.len()));
-            self.ooo_base = self.pos;
-        }
+        self.win.advance(self.pos);
         Ok(())
     }
 
@@ -298,31 +285,20 @@ impl RecordReceiver {
         data: &[u8],
         deliver: &mut dyn FnMut(Record<'_>),
     ) {
-        let end = offset.saturating_add(data.len() as u64);
-        if end <= self.pos {
-            return;
+        match self
+            .win
+            .keep(self.pos, offset, data, self.limits.max_ooo_bytes)
+        {
+            Keep::Below => {}
+            Keep::Refused(n) => self.counters.ooo_bytes_refused += n,
+            Keep::Kept(r) => self.scan_around(r.start, r.end, deliver),
         }
-        let (a, data) = if offset < self.pos {
-            (self.pos, &data[(self.pos - offset) as usize..])
-        } else {
-            (offset, data)
-        };
-        if (end - self.pos) as usize > self.limits.max_ooo_bytes || !self.held.insert(a..end) {
-            self.counters.ooo_bytes_refused += data.len() as u64;
-            return;
-        }
-        let rel = (a - self.ooo_base) as usize;
-        if self.ooo.len() < rel + data.len() {
-            self.ooo.resize(rel + data.len(), 0);
-        }
-        self.ooo[rel..rel + data.len()].copy_from_slice(data);
-        self.scan_around(a, end, deliver);
     }
 
     /// Tries every candidate record that the arrival `[a, end)` completed: those in its
     /// held run that end after `a` (each record is tried when its last byte arrives).
     fn scan_around(&mut self, a: u64, end: u64, deliver: &mut dyn FnMut(Record<'_>)) {
-        let Some(run) = self.held.range_of(a) else {
+        let Some(run) = self.win.run_of(a) else {
             return;
         };
         let mut p = run.start.max(a.saturating_sub(MAX_WIRE as u64 - 1));
@@ -334,9 +310,10 @@ impl RecordReceiver {
                     continue;
                 }
             }
-            let from = (p - self.ooo_base) as usize;
-            let to = (end.min(run.end - HEADER_LEN as u64 + 1) - self.ooo_base) as usize;
-            let Some(k) = self.ooo[from..to]
+            let to = end.min(run.end - HEADER_LEN as u64 + 1);
+            let Some(k) = self
+                .win
+                .at(p, to)
                 .iter()
                 .position(|&b| b == record::APPLICATION_DATA)
             else {
@@ -346,7 +323,9 @@ impl RecordReceiver {
                 p += k as u64;
                 continue;
             }
-            if let Some(h) = record::plausible_app_data(&self.ooo[from..], self.shape.min_body) {
+            if let Some(h) =
+                record::plausible_app_data(self.win.at(p, run.end), self.shape.min_body)
+            {
                 let q = p + h.wire_len() as u64;
                 if q <= run.end
                     && q > a
@@ -380,8 +359,8 @@ impl RecordReceiver {
         let upper = self.anchors.range(p + 1..).next().map(|(_, &s)| s);
         let gap = p - below.0;
         if gap > 0 && self.shape.explicit_nonce && h.len >= 8 {
-            let at = (p - self.ooo_base) as usize + HEADER_LEN;
-            let n = u64::from_be_bytes(self.ooo[at..at + 8].try_into().expect("8 bytes"));
+            let at = p + HEADER_LEN as u64;
+            let n = u64::from_be_bytes(self.win.at(at, at + 8).try_into().expect("8 bytes"));
             let c: Vec<u64> = self
                 .nonce
                 .candidates(n)
@@ -410,7 +389,6 @@ impl RecordReceiver {
         }
         self.counters.ooo_candidates += 1;
         let q = p + h.wire_len() as u64;
-        let (from, to) = ((p - self.ooo_base) as usize, (q - self.ooo_base) as usize);
         for s in self
             .trials_for(p, h)
             .into_iter()
@@ -421,7 +399,7 @@ impl RecordReceiver {
             }
             // Opening is in place and leaves garbage on failure: copy per trial.
             self.scratch.clear();
-            self.scratch.extend_from_slice(&self.ooo[from..to]);
+            self.scratch.extend_from_slice(self.win.at(p, q));
             self.counters.trials += 1;
             let msg = InboundOpaqueMessage::new(
                 ContentType::ApplicationData,
