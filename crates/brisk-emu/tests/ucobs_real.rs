@@ -15,8 +15,7 @@ use std::net::{Shutdown, SocketAddr};
 use std::time::Duration;
 
 use brisk_emu::kernel_stream::KernelStream;
-use brisk_emu::path::{LossSpec, PathSpec};
-use brisk_emu::{BriskLab, EmuConfig, BRISK_ADDR, KERNEL_ADDR};
+use brisk_emu::{BriskLab, BRISK_ADDR, KERNEL_ADDR};
 use brisk_minion::{Limits, UcobsReceiver, UcobsSender};
 use common::*;
 
@@ -32,27 +31,7 @@ fn datagram(id: u32) -> Vec<u8> {
 }
 
 fn lab(unordered: bool, prioritised: bool) -> BriskLab {
-    let spec = PathSpec {
-        loss: Some(LossSpec::Bernoulli { p: 0.01 }),
-        ..PathSpec::default()
-    };
-    let path = EmuConfig {
-        rtt: Some(brisk_emu::path::Dur(Duration::from_millis(40))),
-        bottleneck: spec.clone(),
-        reverse: Some(spec),
-        seed: 5,
-    };
-    let mut stack = brisk_emu::StackConfig::new(BRISK_ADDR);
-    stack.tcp.unordered = unordered;
-    stack.tcp.unordered_send = prioritised;
-    stack.tcp.nagle = false;
-    BriskLab::new(
-        &path,
-        stack,
-        brisk_emu::EmulatorOptions::default(),
-        Some(Duration::from_secs(120)),
-    )
-    .expect("brisk lab")
+    lossy_lab(0.01, 40, 5, unordered, prioritised)
 }
 
 /// Sends all datagrams over `s` (urgent ones at priority 7), then half-closes.

@@ -21,8 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use brisk_emu::path::{LossSpec, PathSpec};
-use brisk_emu::{BriskLab, EmuConfig, BRISK_ADDR, KERNEL_ADDR};
+use brisk_emu::{BriskLab, BRISK_ADDR, KERNEL_ADDR};
 use brisk_minion::utls::{Limits, Utls};
 use common::*;
 use sha2::{Digest, Sha256};
@@ -129,26 +128,7 @@ fn have_python() -> bool {
 }
 
 fn lab() -> BriskLab {
-    let spec = PathSpec {
-        loss: Some(LossSpec::Bernoulli { p: 0.01 }),
-        ..PathSpec::default()
-    };
-    let path = EmuConfig {
-        rtt: Some(brisk_emu::path::Dur(Duration::from_millis(40))),
-        bottleneck: spec.clone(),
-        reverse: Some(spec),
-        seed: 6,
-    };
-    let mut stack = brisk_emu::StackConfig::new(BRISK_ADDR);
-    stack.tcp.unordered = true;
-    stack.tcp.nagle = false;
-    BriskLab::new(
-        &path,
-        stack,
-        brisk_emu::EmulatorOptions::default(),
-        Some(Duration::from_secs(120)),
-    )
-    .expect("brisk lab")
+    lossy_lab(0.01, 40, 6, true, false)
 }
 
 fn client_config(

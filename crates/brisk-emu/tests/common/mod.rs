@@ -114,3 +114,36 @@ pub fn lab_with(
 pub fn set_cubic(s: &std::net::TcpStream) {
     brisk_emu::bulk::set_cc(s, "cubic").expect("TCP_CONGESTION cubic");
 }
+
+/// A lab with Bernoulli `loss` each way and `rtt_ms`, brisk's stack with Nagle off and
+/// unordered receive / prioritised send as asked (the Minion tests' path).
+pub fn lossy_lab(
+    loss: f64,
+    rtt_ms: u64,
+    seed: u64,
+    unordered: bool,
+    prioritised: bool,
+) -> BriskLab {
+    use brisk_emu::path::{Dur, LossSpec, PathSpec};
+    let spec = PathSpec {
+        loss: Some(LossSpec::Bernoulli { p: loss }),
+        ..PathSpec::default()
+    };
+    let path = brisk_emu::EmuConfig {
+        rtt: Some(Dur(Duration::from_millis(rtt_ms))),
+        bottleneck: spec.clone(),
+        reverse: Some(spec),
+        seed,
+    };
+    let mut stack = brisk_emu::StackConfig::new(brisk_emu::BRISK_ADDR);
+    stack.tcp.unordered = unordered;
+    stack.tcp.unordered_send = prioritised;
+    stack.tcp.nagle = false;
+    BriskLab::new(
+        &path,
+        stack,
+        brisk_emu::EmulatorOptions::default(),
+        Some(Duration::from_secs(120)),
+    )
+    .expect("brisk lab")
+}
