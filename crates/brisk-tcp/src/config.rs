@@ -150,7 +150,7 @@ pub struct EcnConfig {
     pub enabled: bool,
 }
 
-/// Handshake retries, TIME-WAIT, keepalive and the user timeout.
+/// Handshake retries, TIME-WAIT, the FIN-WAIT-2 timeout, keepalive and the user timeout.
 #[derive(Clone, Debug)]
 pub struct TimeoutConfig {
     /// SYN retries (Linux tcp_syn_retries = 6).
@@ -158,6 +158,11 @@ pub struct TimeoutConfig {
     /// RFC 5482 user timeout: abort if data stays unacknowledged this long.
     pub user_timeout: Option<Duration>,
     pub time_wait: Duration,
+    /// How long an orphaned connection (the application called `close`, not only
+    /// `shutdown_write`) may stay in FIN-WAIT-2 waiting for the peer's FIN (Linux
+    /// `net.ipv4.tcp_fin_timeout`, default 60 s; at least 3.5 RTO, `tcp_fin_time`).
+    /// On expiry the connection is removed silently. See `conn/close.rs`.
+    pub fin_timeout: Duration,
     /// Keepalive idle time; None disables keepalive.
     pub keepalive: Option<Duration>,
     pub keepalive_interval: Duration,
@@ -213,6 +218,7 @@ impl Default for Config {
                 syn_retries: 6,
                 user_timeout: None,
                 time_wait: Duration::from_secs(60),
+                fin_timeout: Duration::from_secs(60),
                 keepalive: None,
                 keepalive_interval: Duration::from_secs(75),
                 keepalive_probes: 9,

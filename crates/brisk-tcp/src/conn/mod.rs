@@ -6,6 +6,7 @@
 //! - `output`: what to send next and building segments,
 //! - `send` / `recv`: the buffers,
 //! - `timer` / `timeout`: the timer table and what each timer does,
+//! - `close`: the FIN-WAIT-2 orphan timeout and TIME-WAIT's segment rules,
 //! - `isn`: RFC 6528 initial sequence numbers.
 //!
 //! Sequence numbers are kept as 64-bit offsets from the ISS (send side) and the IRS
@@ -19,6 +20,7 @@
 
 mod ack;
 mod ack_policy;
+mod close;
 mod congestion;
 mod detect;
 mod handshake;
@@ -206,6 +208,13 @@ pub struct Connection {
     info: TcpInfo,
     tracer: Tracer,
     challenge_window: (Instant, u32),
+    /// The application called `close` (not only `shutdown_write`): it has given the
+    /// connection up, so FIN-WAIT-2 is bounded by `fin_timeout` (Linux `SOCK_DEAD`,
+    /// `close.rs`).
+    orphaned: bool,
+    /// When TIME-WAIT last answered a segment it did not accept (Linux
+    /// `tcp_oow_rate_limited`'s `last_oow_ack_time`).
+    last_oow_ack: Option<Instant>,
     /// DSCP of the segment being handled (RC3 classifies ACKs and data by it).
     rx_dscp: u8,
 }
@@ -299,6 +308,8 @@ impl Connection {
             info: TcpInfo::default(),
             tracer: Tracer::default(),
             challenge_window: (now, 0),
+            orphaned: false,
+            last_oow_ack: None,
             rx_dscp: 0,
             config,
         }
@@ -537,11 +548,20 @@ impl Connection {
         self.rcv.fin_received
     }
 
-    /// Graceful close of both directions (FIN after queued data).
+    /// Graceful close of both directions (FIN after queued data). The application
+    /// gives the connection up, as Linux's `close()` orphans the socket: FIN-WAIT-2
+    /// then lasts at most `TimeoutConfig::fin_timeout` (`close.rs`), where after
+    /// `shutdown_write` alone it lasts until the peer's FIN. Data that has arrived
+    /// (or still arrives before the connection ends) can still be read.
     pub fn close(&mut self) {
         match self.state {
             State::SynSent => self.terminate(Ok(())),
-            _ => self.shutdown_write(),
+            _ => {
+                self.orphaned = true;
+                self.shutdown_write();
+                // In FIN-WAIT-2 already (after `shutdown_write`), the timer is armed
+                // at the next `poll_transmit`, which has the time (Linux `tcp_close`).
+            }
         }
     }
 

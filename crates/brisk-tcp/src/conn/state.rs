@@ -3,7 +3,6 @@
 
 use super::{Connection, State};
 use crate::conn::recv::Arrival;
-use crate::conn::timer::Timer;
 use crate::event::{ConnError, Event};
 use brisk_time::{Duration, Instant};
 use brisk_wire::{Ecn, Flags, TcpRepr};
@@ -25,24 +24,6 @@ impl Connection {
             State::SynSent => self.on_segment_syn_sent(now, seg),
             State::TimeWait => self.on_segment_time_wait(now, seg),
             _ => self.on_segment_synchronized(now, ecn, seg),
-        }
-    }
-
-    /// TIME-WAIT (RFC 9293 §3.10.7.4, Linux `tcp_timewait_state_process`): ACK a
-    /// retransmitted FIN and restart 2·MSL; an in-window RST ends it early.
-    fn on_segment_time_wait(&mut self, now: Instant, seg: &TcpRepr<'_>) {
-        if seg.flags.rst() {
-            if self.unwrap_rcv(seg.seq) == self.rcv_nxt() as i64 {
-                self.terminate(Ok(()));
-            }
-            return;
-        }
-        if seg.flags.fin() || seg.flags.syn() || !seg.payload.is_empty() {
-            self.ack_now();
-            if seg.flags.fin() {
-                self.timers
-                    .set(Timer::TimeWait, now + self.config.timeouts.time_wait);
-            }
         }
     }
 
@@ -227,7 +208,10 @@ impl Connection {
         // Our FIN acknowledged?
         let fin_acked = self.snd.fin_seq.is_some_and(|fs| self.snd.snd_una > fs);
         match self.state {
-            State::FinWait1 if fin_acked => self.state = State::FinWait2,
+            State::FinWait1 if fin_acked => {
+                self.state = State::FinWait2;
+                self.arm_fin_wait2(now);
+            }
             State::Closing if fin_acked => {
                 self.enter_time_wait(now);
                 return;
@@ -342,15 +326,6 @@ impl Connection {
             State::FinWait2 => self.enter_time_wait(now),
             _ => {}
         }
-    }
-
-    pub(super) fn enter_time_wait(&mut self, now: Instant) {
-        self.state = State::TimeWait;
-        self.timers.stop_all();
-        self.loss.tlp.reset();
-        self.probes.probe_pending = false;
-        self.timers
-            .set(Timer::TimeWait, now + self.config.timeouts.time_wait);
     }
 
     /// RFC 5961 §7 rate-limited challenge ACK.

@@ -26,6 +26,7 @@ impl Connection {
                 Timer::Persist => self.on_persist(now),
                 Timer::Keepalive => self.on_keepalive(now),
                 Timer::TimeWait => self.terminate(Ok(())),
+                Timer::FinWait2 => self.on_fin_wait2_timeout(),
                 Timer::UserTimeout => self.on_user_timeout(now),
             }
         }

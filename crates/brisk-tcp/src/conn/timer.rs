@@ -20,12 +20,15 @@ pub enum Timer {
     Keepalive,
     /// TIME-WAIT 2·MSL.
     TimeWait,
+    /// Orphaned FIN-WAIT-2 (Linux `tcp_fin_timeout`): removes a closed connection
+    /// whose peer ACKed our FIN but never sent its own (`conn/close.rs`).
+    FinWait2,
     /// RFC 5482 user timeout.
     UserTimeout,
 }
 
 impl Timer {
-    pub const COUNT: usize = 8;
+    pub const COUNT: usize = 9;
     /// Fixed expiry order.
     /// The probe timer goes before the RTO: when both are due, the probe is sent and
     /// the RTO re-armed, as with Linux's single shared timer.
@@ -37,6 +40,7 @@ impl Timer {
         Timer::Persist,
         Timer::Keepalive,
         Timer::TimeWait,
+        Timer::FinWait2,
         Timer::UserTimeout,
     ];
 }

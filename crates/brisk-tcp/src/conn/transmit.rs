@@ -13,6 +13,9 @@ impl Connection {
     /// The next segment to send, if any.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        // `close` has no clock: an orphan already in FIN-WAIT-2 gets its timer here,
+        // at the poll that follows every application call.
+        self.arm_fin_wait2(now);
         if let Some((seq, ack)) = self.pending_rst.take() {
             return Some(self.rst_segment(now, seq, ack));
         }

@@ -140,3 +140,231 @@ fn segment_for_a_reaped_connection_gets_rst() {
         .contains(&(c, Event::Closed(Err(ConnError::Reset)))));
     assert_eq!(p.server.stats().drop_no_socket, 1);
 }
+
+// ----- issue 13 §1: bounded FIN-WAIT-2 and TIME-WAIT -----
+
+const WEEK: Duration = Duration::from_secs(7 * 24 * 3600);
+const FIN_TIMEOUT: Duration = Duration::from_secs(60);
+const TWO_MSL: Duration = Duration::from_secs(60);
+
+/// A segment from the server to the client, built from the server's last packet (its
+/// numbers and options) with the sequence number moved by `seq_off`.
+fn from_server(p: &Pair, flags: Flags, seq_off: i32) -> Vec<u8> {
+    let bytes = p
+        .log
+        .iter()
+        .rev()
+        .find(|(s, _)| !s.to_server)
+        .map(|(_, b)| b.clone())
+        .unwrap();
+    let (_, t) = brisk_wire::parse_tcp_packet(&bytes).unwrap();
+    let tcp = brisk_wire::TcpRepr {
+        seq: brisk_wire::SeqNum(t.seq.0.wrapping_add(seq_off as u32)),
+        flags,
+        payload: &[],
+        ..t
+    };
+    super::handshake::craft(SERVER_IP, CLIENT_IP, &tcp)
+}
+
+/// The attack: the peer ACKs our FIN and never sends its own (here it simply never
+/// closes). After `close`, FIN-WAIT-2 lasts `fin_timeout` from the ACK of our FIN
+/// (Linux `tcp_fin_timeout`), then the connection goes without a word; before this
+/// fix it stayed forever with no timer armed.
+#[test]
+fn orphaned_fin_wait2_is_removed_after_fin_timeout_and_not_before() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (c, s) = p.establish();
+    p.client.conn_mut(c).unwrap().close();
+    p.drive();
+    // The server's ACK of our FIN arrived at the client one latency before the
+    // wire emptied.
+    let acked_at = p.now;
+    let conn = p.client.conn(c).unwrap();
+    assert_eq!(conn.state(), State::FinWait2);
+    assert_eq!(
+        conn.timer_deadline(crate::conn::timer::Timer::FinWait2),
+        Some(acked_at + FIN_TIMEOUT)
+    );
+    let sent_before = p.log.len();
+
+    p.advance(FIN_TIMEOUT - Duration::from_millis(1));
+    assert_eq!(p.client.conn(c).unwrap().state(), State::FinWait2);
+    assert!(!p.client_has(Event::Closed(Ok(()))));
+
+    let gone = p.run_until(WEEK, |p| p.client.conn(c).is_none());
+    assert!(gone, "FIN-WAIT-2 still there after a week");
+    assert_eq!(
+        p.now,
+        acked_at + FIN_TIMEOUT,
+        "removed exactly at fin_timeout"
+    );
+    assert!(p.client_events.contains(&(c, Event::Closed(Ok(())))));
+    assert_eq!(p.log.len(), sent_before, "expiry sends nothing (Linux)");
+
+    // The rest of the week: nothing left on the client, nothing armed.
+    p.advance(WEEK);
+    assert_eq!(p.client.poll_timeout(), None);
+    // Data arriving afterwards finds no connection and is answered with RST.
+    assert_eq!(p.server.conn(s).unwrap().state(), State::CloseWait);
+    p.server.conn_mut(s).unwrap().write(b"late");
+    p.drive();
+    assert!(p
+        .server_events
+        .contains(&(s, Event::Closed(Err(ConnError::Reset)))));
+}
+
+/// `shutdown_write` alone keeps the socket the application's: Linux arms no
+/// FIN-WAIT-2 timer for it, so neither does brisk, and the peer may keep sending.
+#[test]
+fn half_closed_fin_wait2_is_not_timed_out() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (c, s) = p.establish();
+    p.client.conn_mut(c).unwrap().shutdown_write();
+    p.drive();
+    assert_eq!(p.client.conn(c).unwrap().state(), State::FinWait2);
+    assert_eq!(
+        p.client
+            .conn(c)
+            .unwrap()
+            .timer_deadline(crate::conn::timer::Timer::FinWait2),
+        None
+    );
+    p.advance(WEEK);
+    assert_eq!(p.client.conn(c).unwrap().state(), State::FinWait2);
+    p.server.conn_mut(s).unwrap().write(b"still talking");
+    p.drive();
+    let mut got = Vec::new();
+    Pair::read_all(&mut p.client, c, &mut got);
+    assert_eq!(got, b"still talking");
+    p.server.conn_mut(s).unwrap().close();
+    p.drive();
+    assert_eq!(p.client.conn(c).unwrap().state(), State::TimeWait);
+}
+
+/// `close` after a half-close already in FIN-WAIT-2 orphans the connection then
+/// (Linux `tcp_close`): the timer runs from the `close`, not from the ACK.
+#[test]
+fn close_after_half_close_starts_the_fin_wait2_timer_at_close() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (c, _s) = p.establish();
+    p.client.conn_mut(c).unwrap().shutdown_write();
+    p.drive();
+    p.advance(Duration::from_secs(3600));
+    let closed_at = p.now;
+    p.client.conn_mut(c).unwrap().close();
+    p.drive();
+    assert_eq!(
+        p.client
+            .conn(c)
+            .unwrap()
+            .timer_deadline(crate::conn::timer::Timer::FinWait2),
+        Some(closed_at + FIN_TIMEOUT)
+    );
+    assert!(p.run_until(WEEK, |p| p.client.conn(c).is_none()));
+    assert_eq!(p.now, closed_at + FIN_TIMEOUT);
+}
+
+/// Both sides closed; the client is in TIME-WAIT. Returns its 2·MSL deadline. The
+/// server's connection is gone, so its endpoint would answer the client's ACKs with
+/// an RST that ends TIME-WAIT early (RFC 1337's assassination, kept as Linux's
+/// default): packets to the server are dropped from here on, to watch the timer.
+fn client_in_time_wait(p: &mut Pair) -> (crate::endpoint::ConnHandle, brisk_time::Instant) {
+    let (c, s) = p.establish();
+    p.client.conn_mut(c).unwrap().close();
+    p.drive();
+    p.server.conn_mut(s).unwrap().close();
+    p.drive();
+    p.set_hook(|seen| {
+        if seen.to_server {
+            Action::Drop
+        } else {
+            Action::Deliver
+        }
+    });
+    let conn = p.client.conn(c).unwrap();
+    assert_eq!(conn.state(), State::TimeWait);
+    let deadline = conn
+        .timer_deadline(crate::conn::timer::Timer::TimeWait)
+        .unwrap();
+    (c, deadline)
+}
+
+/// The attack: a blind FIN at a wrong sequence number every 50 s. Before this fix
+/// every FIN restarted 2·MSL, so the entry lived as long as the packets came; now
+/// TIME-WAIT ends 2·MSL after it began.
+#[test]
+fn blind_fins_do_not_extend_time_wait() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (c, deadline) = client_in_time_wait(&mut p);
+    let mut rounds = 0;
+    while p.client.conn(c).is_some() && rounds < 7 * 24 * 72 {
+        for off in [1_000i32, -70_000, 1] {
+            let fin = from_server(&p, Flags::FIN | Flags::ACK, off);
+            p.inject(false, fin);
+        }
+        p.advance(Duration::from_secs(50));
+        rounds += 1;
+        if p.now < deadline {
+            assert_eq!(p.client.conn(c).unwrap().state(), State::TimeWait);
+            assert_eq!(
+                p.client
+                    .conn(c)
+                    .unwrap()
+                    .timer_deadline(crate::conn::timer::Timer::TimeWait),
+                Some(deadline),
+                "a blind FIN moved the deadline"
+            );
+        }
+    }
+    assert!(p.client.conn(c).is_none(), "TIME-WAIT pinned by blind FINs");
+    assert_eq!(
+        rounds, 2,
+        "gone in the round that passed the 2·MSL deadline"
+    );
+    assert!(p.client_events.contains(&(c, Event::Closed(Ok(())))));
+}
+
+/// The peer's own FIN again (our ACK of it was lost) is re-ACKed and restarts 2·MSL
+/// (RFC 9293 §3.10.7.4).
+#[test]
+fn retransmitted_fin_is_reacked_and_restarts_time_wait() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (c, deadline) = client_in_time_wait(&mut p);
+    p.advance(Duration::from_secs(40));
+    let acks_before = p.seen(true).len();
+    let fin = from_server(&p, Flags::FIN | Flags::ACK, 0);
+    p.inject(false, fin);
+    p.drive();
+    // The wire emptied when the FIN arrived (the re-ACK is dropped by the hook).
+    let arrived = p.now;
+    let reacks = &p.seen(true)[acks_before..];
+    assert_eq!(reacks.len(), 1);
+    assert_eq!(reacks[0].flags, Flags::ACK);
+    let restarted = arrived + TWO_MSL;
+    assert!(restarted > deadline);
+    assert_eq!(
+        p.client
+            .conn(c)
+            .unwrap()
+            .timer_deadline(crate::conn::timer::Timer::TimeWait),
+        Some(restarted)
+    );
+    assert!(p.run_until(WEEK, |p| p.client.conn(c).is_none()));
+    assert_eq!(p.now, restarted);
+}
+
+/// Wrong-sequence segments in TIME-WAIT are answered with at most one duplicate ACK
+/// per 500 ms (Linux `tcp_oow_rate_limited`), so a flood is not reflected.
+#[test]
+fn time_wait_dup_acks_are_rate_limited() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (_c, _) = client_in_time_wait(&mut p);
+    let acks_before = p.seen(true).len();
+    for i in 0..20 {
+        let fin = from_server(&p, Flags::FIN | Flags::ACK, 5_000 + i);
+        p.inject(false, fin);
+    }
+    p.drive();
+    assert_eq!(p.seen(true).len() - acks_before, 1);
+}
