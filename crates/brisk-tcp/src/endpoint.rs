@@ -268,6 +268,7 @@ impl Endpoint {
         self.stats.drop_paws += after.paws_drops - before.paws_drops;
         self.stats.drop_out_of_window += after.out_of_window - before.out_of_window;
         self.stats.challenge_acks += after.challenge_acks - before.challenge_acks;
+        self.stats.oow_acks_suppressed += after.oow_acks_suppressed - before.oow_acks_suppressed;
         self.touch(h);
     }
 

@@ -165,6 +165,10 @@ pub struct ConnCounters {
     pub out_of_window: u64,
     pub challenge_acks: u64,
     pub challenge_acks_suppressed: u64,
+    /// Replies to out-of-window or PAWS-rejected pure ACKs and SYNs, and challenge
+    /// ACKs, not sent because one went out less than `Config::invalid_ratelimit` ago
+    /// (Linux's `TCPACKSkipped*` counters, summed).
+    pub oow_acks_suppressed: u64,
     pub sack_blocks_ignored: u64,
     pub ooo_dropped: u64,
     pub bad_acks: u64,
@@ -206,6 +210,9 @@ pub struct Connection {
     info: TcpInfo,
     tracer: Tracer,
     challenge_window: (Instant, u32),
+    /// When the last reply governed by `Config::invalid_ratelimit` was sent (Linux
+    /// `tp->last_oow_ack_time`); None before the first.
+    last_oow_ack_time: Option<Instant>,
     /// DSCP of the segment being handled (RC3 classifies ACKs and data by it).
     rx_dscp: u8,
 }
@@ -299,6 +306,7 @@ impl Connection {
             info: TcpInfo::default(),
             tracer: Tracer::default(),
             challenge_window: (now, 0),
+            last_oow_ack_time: None,
             rx_dscp: 0,
             config,
         }
