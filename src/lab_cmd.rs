@@ -199,21 +199,17 @@ fn build(p: &PathArgs, stack: StackConfig, limit: Option<Duration>) -> anyhow::R
     Ok(BriskLab::new(&cfg, stack, opts, limit)?)
 }
 
-/// A random ISN secret and seed per run (the library takes them as inputs).
-fn stack_config() -> StackConfig {
+/// A random ISN secret and seed per run, each drawn from the OS on its own. If the
+/// OS RNG fails the lab does not start: a known ISN secret would make every ISN
+/// predictable (RFC 6528), so there is no fallback.
+fn stack_config() -> anyhow::Result<StackConfig> {
+    // Drawn first, so a failing OS RNG is reported here as an error rather than by
+    // the panic of `EndpointConfig::default()` inside `StackConfig::new`.
+    let endpoint = brisk_tcp::EndpointConfig::from_os_rng()
+        .map_err(|e| anyhow::anyhow!("cannot seed brisk's ISN secret and RNG: {e}"))?;
     let mut cfg = StackConfig::new(BRISK_ADDR);
-    let mut secret = [0u8; 16];
-    if std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut secret))
-        .is_ok()
-    {
-        cfg.endpoint.isn_secret = secret;
-        cfg.endpoint.rng_seed = u64::from_le_bytes([
-            secret[0], secret[3], secret[5], secret[7], secret[9], secret[11], secret[13],
-            secret[15],
-        ]);
-    }
-    cfg
+    cfg.endpoint = endpoint;
+    Ok(cfg)
 }
 
 pub fn cmd_lab(args: LabArgs) -> anyhow::Result<()> {
@@ -366,7 +362,7 @@ fn send(p: &PathArgs, bytes: u64, cc: &str, json: bool, interval: Duration) -> a
         "reno" => brisk_tcp::cc::CcAlgorithm::Reno,
         other => anyhow::bail!("--cc: brisk has reno and cubic, not {other:?}"),
     };
-    let lab = build(p, stack_config(), Some(Duration::from_secs(3600)))?;
+    let lab = build(p, stack_config()?, Some(Duration::from_secs(3600)))?;
     let addr = SocketAddr::from((KERNEL_ADDR, 5001));
     let l = lab
         .kernel()
@@ -441,7 +437,7 @@ fn up(
     // The loop outlives the accept loop, which stops at `--for`.
     let lab = build(
         p,
-        stack_config(),
+        stack_config()?,
         Some(life.saturating_add(Duration::from_secs(10))),
     )?;
     let listener = lab.stack().listen(port)?;

@@ -554,8 +554,11 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
     let linux = run.flows.iter().any(|f| f.stack == FlowStack::Linux);
     let end_at = Instant::ZERO + run.duration;
     let mut stack = StackConfig::new(BRISK_SENDER);
-    stack.endpoint.rng_seed = run.seed;
-    stack.endpoint.isn_secret[..8].copy_from_slice(&run.seed.to_le_bytes());
+    // The run's seed fixes brisk's ISNs and RNG (the secret's other half is the
+    // constant the library default used to be), so a run replays as before.
+    let mut isn_secret = [0x5a; 16];
+    isn_secret[..8].copy_from_slice(&run.seed.to_le_bytes());
+    stack.endpoint = brisk_tcp::EndpointConfig::seeded(isn_secret, run.seed);
     let lab = Dumbbell::new(DumbbellConfig {
         path: run.path.clone(),
         rtts: run.flows.iter().map(|f| f.rtt).collect(),

@@ -181,11 +181,11 @@ pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Networ
                     .copy_from_slice(&derive_seed(seed, role, u64::from(id) * 2).to_le_bytes());
                 isn_secret[8..]
                     .copy_from_slice(&derive_seed(seed, role, u64::from(id) * 2 + 1).to_le_bytes());
+                // Secret and seed come from the scenario seed, never from the OS:
+                // the same seed must give the same run.
                 EndpointConfig {
-                    isn_secret,
-                    rng_seed: derive_seed(seed, role, u64::from(id)),
                     default_config: config.clone(),
-                    ..EndpointConfig::default()
+                    ..EndpointConfig::seeded(isn_secret, derive_seed(seed, role, u64::from(id)))
                 }
             };
 

@@ -376,11 +376,11 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
                 isn_secret[8..].copy_from_slice(&derive_seed(seed, &n.name, 2).to_le_bytes());
                 let ep = Endpoint::new(
                     ip,
+                    // Secret and seed come from the scenario seed, never from the
+                    // OS: the same seed must give the same run.
                     EndpointConfig {
-                        isn_secret,
-                        rng_seed: derive_seed(seed, &n.name, 3),
                         default_config: cfg.clone(),
-                        ..EndpointConfig::default()
+                        ..EndpointConfig::seeded(isn_secret, derive_seed(seed, &n.name, 3))
                     },
                 );
                 let arrivals = std::mem::take(&mut per_host[k]);

@@ -32,6 +32,13 @@ pub struct Config {
     pub unordered_send: bool,
     /// Challenge ACK rate limit per second (RFC 5961 §7; Linux tcp_challenge_ack_limit).
     pub challenge_ack_limit: u32,
+    /// Least time between two ACKs sent in reply to out-of-window pure ACKs or SYNs,
+    /// PAWS-rejected pure ACKs, or RFC 5961 challenges (Linux
+    /// `net.ipv4.tcp_invalid_ratelimit`, 500 ms; `tcp_oow_rate_limited`). Such replies
+    /// are what two confused peers bounce back and forth in an ACK loop, and what a
+    /// blind attacker draws out of us at will. Out-of-window data is never limited: its
+    /// duplicate ACK drives a real sender's loss recovery. Zero disables the limit.
+    pub invalid_ratelimit: Duration,
     /// Options offered in the handshake.
     pub options: OptionsConfig,
     /// The congestion controller and window rules.
@@ -181,6 +188,7 @@ impl Default for Config {
             unordered: false,
             unordered_send: false,
             challenge_ack_limit: 1000,
+            invalid_ratelimit: Duration::from_millis(500),
             options: OptionsConfig {
                 sack: true,
                 window_scaling: true,

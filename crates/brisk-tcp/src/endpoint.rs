@@ -36,7 +36,9 @@ use std::sync::Arc;
 /// Endpoint-wide settings.
 #[derive(Clone, Debug)]
 pub struct EndpointConfig {
-    /// RFC 6528 secret key for ISN generation (inject a random one in production).
+    /// RFC 6528 secret key for ISN generation. RFC 6528 §3 needs it unknown to an
+    /// off-path attacker, so `default()` draws it from the OS; only simulators and
+    /// tests, whose peers are not attackers, should set a known value.
     pub isn_secret: [u8; 16],
     /// Seed for the endpoint's ChaCha RNG (ephemeral ports, jitter).
     pub rng_seed: u64,
@@ -49,15 +51,50 @@ pub struct EndpointConfig {
     pub cc_factory: Arc<dyn CcFactory>,
 }
 
-impl Default for EndpointConfig {
-    fn default() -> Self {
+/// The OS random number generator could not be read (`getrandom(2)` or the
+/// platform's equivalent, through the `getrandom` crate).
+#[derive(Debug, thiserror::Error)]
+#[error("the OS random number generator failed: {0}")]
+pub struct OsRngError(getrandom::Error);
+
+impl EndpointConfig {
+    /// Defaults with the given ISN secret and RNG seed: for simulators, tests and
+    /// replays, where the same inputs must give the same bytes out.
+    pub fn seeded(isn_secret: [u8; 16], rng_seed: u64) -> Self {
         EndpointConfig {
-            isn_secret: [0x5a; 16],
-            rng_seed: 0,
+            isn_secret,
+            rng_seed,
             max_connections: 65_536,
             default_config: Config::default(),
             cc_factory: Arc::new(StandardCcFactory),
         }
+    }
+
+    /// Defaults with the ISN secret and RNG seed drawn from the OS, each on its own
+    /// (the seed steers observable choices such as ephemeral ports, so it must not
+    /// reveal the secret). Use this where a failure must be reported, not panic.
+    pub fn from_os_rng() -> Result<Self, OsRngError> {
+        let mut isn_secret = [0u8; 16];
+        getrandom::getrandom(&mut isn_secret).map_err(OsRngError)?;
+        let mut seed = [0u8; 8];
+        getrandom::getrandom(&mut seed).map_err(OsRngError)?;
+        Ok(Self::seeded(isn_secret, u64::from_le_bytes(seed)))
+    }
+}
+
+impl Default for EndpointConfig {
+    /// [`EndpointConfig::from_os_rng`]: a library or socket user who takes the
+    /// defaults gets unpredictable ISNs (RFC 6528) without asking. A fixed secret
+    /// here would be public, and with it every ISN predictable from the 4-tuple and
+    /// the clock.
+    ///
+    /// # Panics
+    ///
+    /// If the OS random number generator fails; falling back to a known secret
+    /// silently would defeat RFC 6528. Callers that must not panic use
+    /// `from_os_rng` (or `seeded`).
+    fn default() -> Self {
+        Self::from_os_rng().unwrap_or_else(|e| panic!("EndpointConfig::default: {e}"))
     }
 }
 
@@ -268,6 +305,7 @@ impl Endpoint {
         self.stats.drop_paws += after.paws_drops - before.paws_drops;
         self.stats.drop_out_of_window += after.out_of_window - before.out_of_window;
         self.stats.challenge_acks += after.challenge_acks - before.challenge_acks;
+        self.stats.oow_acks_suppressed += after.oow_acks_suppressed - before.oow_acks_suppressed;
         self.touch(h);
     }
 
@@ -683,4 +721,26 @@ fn ip_repr(local: IpAddr, remote: IpAddr, ecn: Ecn, dscp: u8, ident: u16) -> Opt
         dont_frag: true,
         payload_len: 0,
     }))
+}
+
+#[cfg(test)]
+mod config_tests {
+    use super::EndpointConfig;
+
+    /// RFC 6528: the default ISN secret is unpredictable, not a constant of the source.
+    #[test]
+    fn default_isn_secret_and_seed_come_from_the_os() {
+        let a = EndpointConfig::default();
+        let b = EndpointConfig::default();
+        assert_ne!(a.isn_secret, [0x5a; 16], "the old public constant");
+        assert_ne!(a.isn_secret, b.isn_secret);
+        assert_ne!(a.rng_seed, b.rng_seed);
+    }
+
+    /// Simulators and replays get exactly what they pass.
+    #[test]
+    fn seeded_keeps_the_given_values() {
+        let c = EndpointConfig::seeded([7; 16], 42);
+        assert_eq!((c.isn_secret, c.rng_seed), ([7; 16], 42));
+    }
 }

@@ -1,5 +1,7 @@
 //! brisk-tcp: the TCP machine. No sockets, clock, threads or global RNG: the same
-//! segments, `now` values and seed give the same bytes out.
+//! segments, `now` values and seed give the same bytes out. The one exception is
+//! `EndpointConfig::default()`, which draws the ISN secret and seed from the OS once
+//! at construction; simulators and reproducible runs pass both explicitly.
 //!
 //! Read in this order: RFC 9293 (state machine), RFC 6298 (RTO), RFC 7323 (timestamps,
 //! window scale), RFC 2018/2883 (SACK, D-SACK), RFC 6675 (scoreboard), RFC 8985
@@ -27,7 +29,7 @@ pub mod stream;
 pub use brisk_time::{Duration, Instant};
 pub use config::Config;
 pub use conn::{CaState, Connection, Segment, SegmentKind, State, UnorderedRead};
-pub use endpoint::{ConnHandle, Endpoint, EndpointConfig, Transmit};
+pub use endpoint::{ConnHandle, Endpoint, EndpointConfig, OsRngError, Transmit};
 pub use event::{ConnError, Event, TraceEvent, UndoKind};
 pub use stats::{EndpointStats, TcpInfo};
 

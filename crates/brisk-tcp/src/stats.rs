@@ -75,5 +75,8 @@ pub struct EndpointStats {
     pub drop_out_of_window: u64,
     pub drop_paws: u64,
     pub challenge_acks: u64,
+    /// Replies withheld by the per-connection `Config::invalid_ratelimit` (not drops:
+    /// the segments they answered are counted under their own reason).
+    pub oow_acks_suppressed: u64,
     pub rst_sent: u64,
 }

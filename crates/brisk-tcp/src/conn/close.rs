@@ -27,10 +27,6 @@ use crate::conn::timer::Timer;
 use brisk_time::{Duration, Instant};
 use brisk_wire::TcpRepr;
 
-/// Linux `net.ipv4.tcp_invalid_ratelimit` (HZ/2): at most one ACK per half second
-/// answers segments TIME-WAIT does not accept (`tcp_oow_rate_limited`).
-const OOW_ACK_INTERVAL: Duration = Duration::from_millis(500);
-
 impl Connection {
     /// When timer `t` is due, for tests that check a deadline exactly.
     #[cfg(test)]
@@ -119,16 +115,15 @@ impl Connection {
         }
     }
 
-    /// Linux `tcp_oow_rate_limited`: a duplicate ACK, at most one per
-    /// `OOW_ACK_INTERVAL`, so blind segments cannot make us an ACK reflector.
+    /// A duplicate ACK, at most one per `Config::invalid_ratelimit` (Linux
+    /// `tcp_timewait_check_oow_rate_limit`), so blind segments cannot make us an ACK
+    /// reflector. Departure: Linux exempts data and FINs without SYN from the limit
+    /// (`tcp_oow_rate_limited`, to keep loss recovery's duplicate ACKs); in TIME-WAIT
+    /// there is no recovery left to serve, and the one segment that needs an answer,
+    /// the exact retransmitted FIN, is answered above without a limit.
     fn oow_ack(&mut self, now: Instant) {
-        if self
-            .last_oow_ack
-            .is_some_and(|t| now.saturating_duration_since(t) < OOW_ACK_INTERVAL)
-        {
-            return;
+        if !self.oow_rate_limited_any(now) {
+            self.ack_now();
         }
-        self.last_oow_ack = Some(now);
-        self.ack_now();
     }
 }

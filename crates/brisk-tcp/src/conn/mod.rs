@@ -167,6 +167,10 @@ pub struct ConnCounters {
     pub out_of_window: u64,
     pub challenge_acks: u64,
     pub challenge_acks_suppressed: u64,
+    /// Replies to out-of-window or PAWS-rejected pure ACKs and SYNs, and challenge
+    /// ACKs, not sent because one went out less than `Config::invalid_ratelimit` ago
+    /// (Linux's `TCPACKSkipped*` counters, summed).
+    pub oow_acks_suppressed: u64,
     pub sack_blocks_ignored: u64,
     pub ooo_dropped: u64,
     pub bad_acks: u64,
@@ -212,9 +216,9 @@ pub struct Connection {
     /// connection up, so FIN-WAIT-2 is bounded by `fin_timeout` (Linux `SOCK_DEAD`,
     /// `close.rs`).
     orphaned: bool,
-    /// When TIME-WAIT last answered a segment it did not accept (Linux
-    /// `tcp_oow_rate_limited`'s `last_oow_ack_time`).
-    last_oow_ack: Option<Instant>,
+    /// When the last reply governed by `Config::invalid_ratelimit` was sent (Linux
+    /// `tp->last_oow_ack_time`); None before the first.
+    last_oow_ack_time: Option<Instant>,
     /// DSCP of the segment being handled (RC3 classifies ACKs and data by it).
     rx_dscp: u8,
 }
@@ -309,7 +313,7 @@ impl Connection {
             tracer: Tracer::default(),
             challenge_window: (now, 0),
             orphaned: false,
-            last_oow_ack: None,
+            last_oow_ack_time: None,
             rx_dscp: 0,
             config,
         }

@@ -65,6 +65,16 @@ impl Connection {
         // drop — except a reordered duplicate ACK, as Linux.
         if self.paws_rejects(seg, seq) {
             self.counters.paws_drops += 1;
+            // Linux `tcp_validate_incoming`: a SYN failing PAWS is challenged (RFC 5961
+            // §4.2); other replies share the out-of-window ACK limit, which data is
+            // exempt from (`tcp_oow_rate_limited`).
+            if f.syn() {
+                self.challenge_ack(now);
+                return false;
+            }
+            if self.oow_rate_limited(now, seg) {
+                return false;
+            }
             // Linux `tcp_send_dupack`: old data below RCV.NXT is D-SACKed (RFC 2883),
             // so a sender whose originals were only delayed learns it and can undo.
             // Nothing at or above RCV.NXT is taken from a segment PAWS rejected.
@@ -128,7 +138,23 @@ impl Connection {
         } || (seq == rcv_nxt && !f.syn())
             || simopen_synack;
         if !acceptable {
-            if !f.rst() {
+            self.counters.out_of_window += 1;
+            if f.rst() {
+                return false;
+            }
+            // RFC 5961 §4.2: a SYN, whatever its sequence number, gets a challenge ACK
+            // (Linux `tcp_validate_incoming`, `syn_challenge`), rate-limited as such.
+            if f.syn() {
+                self.challenge_ack(now);
+                return false;
+            }
+            // Linux `tcp_validate_incoming` step 1: a duplicate ACK, unless
+            // `tcp_oow_rate_limited` says one went out too recently. Only segments
+            // occupying no sequence space (pure ACKs) are limited: a blind
+            // attacker's or a looping peer's ACKs draw at most one reply per
+            // `invalid_ratelimit`, while a spurious retransmission of data still gets
+            // its D-SACK at once, so a real sender's loss recovery is unchanged.
+            if !self.oow_rate_limited(now, seg) {
                 // A retransmission of data we already have: D-SACK it (RFC 2883).
                 if !seg.payload.is_empty() && seq + len <= rcv_nxt && seq >= 1 {
                     let off = (seq - 1) as u64;
@@ -137,7 +163,6 @@ impl Connection {
                 }
                 self.ack_now();
             }
-            self.counters.out_of_window += 1;
         }
         acceptable
     }
@@ -328,8 +353,40 @@ impl Connection {
         }
     }
 
-    /// RFC 5961 §7 rate-limited challenge ACK.
+    /// Linux `tcp_oow_rate_limited`: true if the ACK answering `seg` must not be sent
+    /// because another out-of-window reply went out less than `invalid_ratelimit` ago.
+    /// Segments occupying sequence space (data or FIN) without SYN are exempt: they are
+    /// unlikely to be part of an ACK loop, and their duplicate ACKs carry loss recovery.
+    fn oow_rate_limited(&mut self, now: Instant, seg: &TcpRepr<'_>) -> bool {
+        if seg.seg_len() != 0 && !seg.flags.syn() {
+            return false;
+        }
+        self.oow_rate_limited_any(now)
+    }
+
+    /// Linux `__tcp_oow_rate_limited`, per connection (`tp->last_oow_ack_time`): at
+    /// most one reply per `invalid_ratelimit`; a reply that may go records `now`.
+    pub(super) fn oow_rate_limited_any(&mut self, now: Instant) -> bool {
+        if let Some(last) = self.last_oow_ack_time {
+            if now.saturating_duration_since(last) < self.config.invalid_ratelimit {
+                self.counters.oow_acks_suppressed += 1;
+                return true;
+            }
+        }
+        self.last_oow_ack_time = Some(now);
+        false
+    }
+
+    /// RFC 5961 §7 rate-limited challenge ACK. As Linux `tcp_send_challenge_ack`,
+    /// first the per-connection out-of-window limit, then the RFC 5961 §7 count per
+    /// second. Both stay per connection (Linux keeps the count per network namespace,
+    /// randomised since the fix): a counter shared between connections is the side
+    /// channel of CVE-2016-5696, through which an off-path attacker learns whether a
+    /// guessed 4-tuple and sequence number hit another connection.
     pub(super) fn challenge_ack(&mut self, now: Instant) {
+        if self.oow_rate_limited_any(now) {
+            return;
+        }
         let (start, count) = self.challenge_window;
         let (start, count) = if now - start >= Duration::from_secs(1) {
             (now, 0)

@@ -252,3 +252,114 @@ proptest! {
         prop_assert!(got == data, "stream corrupted");
     }
 }
+
+// ----- Out-of-window reply rate limit (Linux `tcp_oow_rate_limited`) -----
+
+/// Blind segments sent at an established, idle server connection.
+const BLIND: u32 = 1_000_000;
+/// Virtual time they are spread over.
+const BLIND_SPAN: Duration = Duration::from_secs(4);
+
+/// Sends `bytes` to the server `n` times, spaced evenly over `span` from `p.now`,
+/// draining the server's output after each; returns how many segments it sent back.
+fn blast(p: &mut Pair, bytes: &[u8], n: u32, span: Duration) -> u64 {
+    let start = p.now;
+    let step = span / n;
+    let mut buf = Vec::new();
+    let mut replies = 0;
+    for i in 0..n {
+        let now = start + step * i;
+        p.server.handle_packet(now, bytes);
+        while p.server.poll_transmit(now, &mut buf).is_some() {
+            replies += 1;
+        }
+    }
+    p.now = start + span;
+    replies
+}
+
+/// An established connection with 5000 bytes delivered, its timers quiet.
+fn quiet_pair() -> (Pair, crate::endpoint::ConnHandle) {
+    let mut p = Pair::new(Duration::from_millis(5));
+    let (c, s) = p.establish();
+    let n = p.client.conn_mut(c).unwrap().write(&pattern(5000, 3));
+    assert_eq!(n, 5000);
+    p.advance(Duration::from_secs(1));
+    let mut got = Vec::new();
+    Pair::read_all(&mut p.server, s, &mut got);
+    assert_eq!(got.len(), 5000);
+    p.advance(Duration::from_secs(1));
+    (p, s)
+}
+
+/// 10^6 blind pure ACKs and SYNs with sequence numbers far outside the window draw
+/// at most one reply per `invalid_ratelimit` (500 ms), shared between both kinds
+/// (Linux `tcp_oow_rate_limited` for the ACKs; the SYNs' RFC 5961 §4.2 challenge
+/// ACKs go through the same per-connection limit in `tcp_send_challenge_ack`).
+#[test]
+fn blind_out_of_window_acks_and_syns_draw_one_reply_per_500ms() {
+    let (mut p, s) = quiet_pair();
+    let far = 1 << 30;
+    let ack = super::handshake::from_client(&p, Flags::ACK, far, b"");
+    let syn = super::handshake::from_client(&p, Flags::SYN, -far, b"");
+    let before = *p.server.conn(s).unwrap().counters();
+    let before_stats = p.server.stats().clone();
+
+    let acks = blast(&mut p, &ack, BLIND, BLIND_SPAN);
+    let syns = blast(&mut p, &syn, BLIND, BLIND_SPAN);
+
+    // One reply at the start and then one each 500 ms: 8 per 4 s burst.
+    let bound = u64::from(BLIND_SPAN.as_millis() as u32 / 500) + 1;
+    assert!((1..=bound).contains(&acks), "{acks} replies to blind ACKs");
+    assert!((1..=bound).contains(&syns), "{syns} replies to blind SYNs");
+    let after = *p.server.conn(s).unwrap().counters();
+    assert_eq!(
+        after.out_of_window - before.out_of_window,
+        2 * u64::from(BLIND)
+    );
+    assert_eq!(
+        after.oow_acks_suppressed - before.oow_acks_suppressed,
+        2 * u64::from(BLIND) - acks - syns
+    );
+    assert_eq!(after.challenge_acks - before.challenge_acks, syns);
+    assert_eq!(
+        p.server.stats().oow_acks_suppressed - before_stats.oow_acks_suppressed,
+        2 * u64::from(BLIND) - acks - syns
+    );
+    // The connection is unharmed.
+    assert_eq!(
+        p.server.conn(s).unwrap().state(),
+        crate::conn::State::Established
+    );
+}
+
+/// Out-of-window data (a spurious retransmission below RCV.NXT) is never rate-limited
+/// (Linux `tcp_oow_rate_limited` exempts segments with data and no SYN): each copy
+/// gets its duplicate ACK with a D-SACK, even right after a limited blind ACK, so a
+/// real sender's loss recovery and undo see every one.
+#[test]
+fn out_of_window_data_still_gets_every_duplicate_ack() {
+    let (mut p, s) = quiet_pair();
+    // Arm the limiter: a blind ACK is answered and the next would be suppressed.
+    let ack = super::handshake::from_client(&p, Flags::ACK, 1 << 30, b"");
+    assert_eq!(blast(&mut p, &ack, 2, Duration::from_millis(2)), 1);
+    // 600 bytes behind the last data segment's start: wholly below RCV.NXT.
+    let old = super::handshake::from_client(&p, Flags::ACK, -600, &[0xAB; 500]);
+    let n = 100_000;
+    let before = *p.server.conn(s).unwrap().counters();
+    let replies = blast(&mut p, &old, n, Duration::from_millis(400));
+    assert_eq!(
+        replies,
+        u64::from(n),
+        "every spurious retransmission is ACKed"
+    );
+    let after = *p.server.conn(s).unwrap().counters();
+    assert_eq!(after.oow_acks_suppressed, before.oow_acks_suppressed);
+    assert_eq!(after.out_of_window - before.out_of_window, u64::from(n));
+    // The replies carry D-SACK blocks (RFC 2883) for the duplicate.
+    let mut buf = Vec::new();
+    p.server.handle_packet(p.now, &old);
+    assert!(p.server.poll_transmit(p.now, &mut buf).is_some());
+    let (_, reply) = parse_tcp_packet(&buf).unwrap();
+    assert!(!reply.sack.is_empty(), "duplicate data is D-SACKed");
+}
