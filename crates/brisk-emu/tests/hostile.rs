@@ -214,6 +214,12 @@ fn hostile_input_is_dropped_or_answered_and_the_stream_survives() {
             t.payload = b"bogus ack";
         });
         inj.send(&p).unwrap();
+        // Replies to out-of-window segments share a per-connection limit of one per
+        // 500 ms (Config::invalid_ratelimit, Linux's tcp_invalid_ratelimit), which a
+        // challenge ACK checks first as Linux's tcp_send_challenge_ack does: wait it
+        // out so that each spoofed segment below draws its own challenge ACK.
+        let pause = std::time::Duration::from_millis(600);
+        std::thread::sleep(pause);
         // 7. Spoofed in-window RST (not exactly RCV.NXT): challenge ACK (section 3).
         let p = segment(&future, |t| {
             t.seq = SeqNum(live.seq.wrapping_add(1000));
@@ -221,6 +227,7 @@ fn hostile_input_is_dropped_or_answered_and_the_stream_survives() {
             t.ack = SeqNum(0);
         });
         inj.send(&p).unwrap();
+        std::thread::sleep(pause);
         // 8. Spoofed SYN on the established connection: challenge ACK (section 4).
         let p = segment(&future, |t| {
             t.seq = SeqNum(live.seq.wrapping_add(5000));
