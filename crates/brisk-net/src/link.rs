@@ -284,7 +284,7 @@ impl<Q: Queue> Element for Link<Q> {
         if self.outages.is_down(now) {
             return self.drop_pkt(now, &pkt, DropReason::Outage);
         }
-        if self.loss.should_drop() {
+        if self.loss.should_drop_packet(&pkt.data) {
             return self.drop_pkt(now, &pkt, DropReason::LossModel);
         }
         let (id, flow, bytes) = (pkt.id, pkt.flow, pkt.len());

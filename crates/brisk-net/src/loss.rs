@@ -7,6 +7,10 @@
 //!   state's probability, as Linux netem's `gemodel` does. Mean Bad sojourn is `1/p_bg`
 //!   packets, which is what makes losses bursty.
 //! - List: drop exactly the packets with these 0-based indices among those offered.
+//! - DataList: the same, counting only packets that carry TCP payload. A host may or
+//!   may not send the handshake's ACK on its own (Linux folds it into the first data
+//!   segment when a write is pending, `tcp_rcv_synsent_state_process`), so over real
+//!   packets "the 10th data segment" is a stable position and "the 12th packet" is not.
 //!
 //! Each model owns its ChaCha stream, so adding another element or flow elsewhere never
 //! shifts this one's drops.
@@ -33,6 +37,9 @@ pub enum LossModel {
     },
     /// 0-based indices of the packets to drop; order and duplicates do not matter.
     List(Vec<u64>),
+    /// 0-based indices among the packets with TCP payload; other packets pass and are
+    /// not counted.
+    DataList(Vec<u64>),
 }
 
 #[derive(Clone, Debug)]
@@ -52,7 +59,20 @@ enum State {
     List {
         drop: Vec<u64>,
         next: usize,
+        data_only: bool,
     },
+}
+
+impl State {
+    fn list(mut drop: Vec<u64>, data_only: bool) -> Self {
+        drop.sort_unstable();
+        drop.dedup();
+        State::List {
+            drop,
+            next: 0,
+            data_only,
+        }
+    }
 }
 
 /// A loss model with its state and random stream.
@@ -83,11 +103,8 @@ impl Loss {
                 loss_bad: check_prob("loss.loss_bad", loss_bad)?,
                 bad: false,
             },
-            LossModel::List(mut drop) => {
-                drop.sort_unstable();
-                drop.dedup();
-                State::List { drop, next: 0 }
-            }
+            LossModel::List(drop) => State::list(drop, false),
+            LossModel::DataList(drop) => State::list(drop, true),
         };
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(LOSS_STREAM);
@@ -105,6 +122,20 @@ impl Loss {
             rng: ChaCha8Rng::seed_from_u64(0),
             offered: 0,
         }
+    }
+
+    /// Decides the fate of the packet `data` (a whole IP packet): `true` means drop it.
+    pub fn should_drop_packet(&mut self, data: &[u8]) -> bool {
+        if let State::List {
+            data_only: true, ..
+        } = self.state
+        {
+            // Only payload-carrying TCP packets count; the rest pass untouched.
+            if brisk_wire::peek::tcp_payload_len(data).unwrap_or(0) == 0 {
+                return false;
+            }
+        }
+        self.should_drop()
     }
 
     /// Decides the fate of the next packet offered: `true` means drop it.
@@ -127,7 +158,7 @@ impl Loss {
                 }
                 chance(&mut self.rng, if *bad { *loss_bad } else { *loss_good })
             }
-            State::List { drop, next } => {
+            State::List { drop, next, .. } => {
                 // Indices only grow, so a cursor replaces a search.
                 if drop.get(*next) == Some(&index) {
                     *next += 1;
@@ -228,6 +259,44 @@ mod tests {
             mean_burst(&iid) < 1.1,
             "Bernoulli at the same rate is not bursty"
         );
+    }
+
+    /// A minimal IPv4/TCP packet with `payload` bytes of data (20-byte headers).
+    fn tcp(payload: usize) -> Vec<u8> {
+        let mut p = vec![0u8; 40 + payload];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&((40 + payload) as u16).to_be_bytes());
+        p[9] = 6;
+        p[32] = 5 << 4;
+        p
+    }
+
+    #[test]
+    fn data_list_counts_only_packets_with_tcp_payload() {
+        let mut l = Loss::new(LossModel::DataList(vec![1, 3]), 0).unwrap();
+        // SYN, pure ACK, data 0, pure ACK, data 1, data 2, non-TCP, data 3, data 4.
+        let pkts = [0, 0, 100, 0, 100, 1, usize::MAX, 1448, 1];
+        let dropped: Vec<usize> = (0..pkts.len())
+            .filter(|&i| {
+                let mut p = if pkts[i] == usize::MAX {
+                    tcp(10)
+                } else {
+                    tcp(pkts[i])
+                };
+                if pkts[i] == usize::MAX {
+                    p[9] = 17;
+                }
+                l.should_drop_packet(&p)
+            })
+            .collect();
+        // Data segments 1 and 3 are packets 4 and 7; pure ACKs and UDP never count.
+        assert_eq!(dropped, vec![4, 7]);
+        // The plain list counts every packet.
+        let mut all = Loss::new(LossModel::List(vec![1, 3]), 0).unwrap();
+        let d: Vec<usize> = (0..pkts.len())
+            .filter(|&i| all.should_drop_packet(&tcp(pkts[i].min(100))))
+            .collect();
+        assert_eq!(d, vec![1, 3]);
     }
 
     #[test]

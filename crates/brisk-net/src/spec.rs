@@ -319,10 +319,31 @@ pub enum LossSpec {
         #[serde(default = "one")]
         loss_bad: f64,
     },
-    /// Drop exactly these packets (0-based index among the packets offered to the link).
+    /// Drop exactly these packets (0-based index among the packets offered to the link,
+    /// or with `count = "data"` among those carrying TCP payload).
     List {
         packets: Vec<u64>,
+        // Skipped when default so scenarios serialised before this field read the same.
+        #[serde(default, skip_serializing_if = "ListCount::is_all")]
+        count: ListCount,
     },
+}
+
+impl ListCount {
+    fn is_all(&self) -> bool {
+        *self == ListCount::All
+    }
+}
+
+/// Which packets a `list` loss model counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListCount {
+    /// Every packet offered to the link.
+    #[default]
+    All,
+    /// Only packets with TCP payload (pure ACKs, SYNs and other packets pass uncounted).
+    Data,
 }
 
 fn one() -> f64 {
@@ -612,7 +633,7 @@ impl LinkSpec {
                 prob("loss.loss_good", *loss_good)?;
                 prob("loss.loss_bad", *loss_bad)?;
             }
-            Some(LossSpec::List { packets }) => {
+            Some(LossSpec::List { packets, .. }) => {
                 if packets.len() > 1_000_000 {
                     return Err(err("loss.packets", "at most 1000000 entries".into()));
                 }
@@ -963,7 +984,10 @@ impl LinkSpec {
                 loss_good: *loss_good,
                 loss_bad: *loss_bad,
             },
-            Some(LossSpec::List { packets }) => LossModel::List(packets.clone()),
+            Some(LossSpec::List { packets, count }) => match count {
+                ListCount::All => LossModel::List(packets.clone()),
+                ListCount::Data => LossModel::DataList(packets.clone()),
+            },
         }
     }
 }

@@ -108,6 +108,13 @@ fn list_loss_drops_exactly_the_listed_packets() {
 }
 
 #[test]
+fn list_loss_reads_its_count_and_rejects_unknown_ones() {
+    assert!(spec(r#"loss = { kind = "list", packets = [1], count = "data" }"#).is_ok());
+    assert!(spec(r#"loss = { kind = "list", packets = [1], count = "all" }"#).is_ok());
+    assert!(spec(r#"loss = { kind = "list", packets = [1], count = "acks" }"#).is_err());
+}
+
+#[test]
 fn unknown_keys_and_kinds_are_rejected() {
     assert!(spec("rtae = \"1s\"").is_err());
     assert!(spec(r#"queue = { kind = "droptail", packet = 10 }"#).is_err());

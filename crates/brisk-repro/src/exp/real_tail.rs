@@ -91,6 +91,9 @@ struct Real {
     spread_ms: f64,
     drops: u64,
     ok: bool,
+    /// Why a run was not intact (bytes delivered, stream check), empty when every run was.
+    why: Option<&'static str>,
+    bytes: u64,
 }
 
 fn real_all(cells: &[(u64, Option<usize>, Scenario)]) -> Result<Vec<Real>, String> {
@@ -103,6 +106,7 @@ fn real_all(cells: &[(u64, Option<usize>, Scenario)]) -> Result<Vec<Real>, Strin
             let mut v = (0..REPEATS)
                 .map(|_| real_one(sc, arm.is_none()))
                 .collect::<Result<Vec<_>, _>>()?;
+            let bad = v.iter().find(|x| !x.ok).copied();
             // NaN (no FCT) sorts last, so it is the median only if most runs failed.
             v.sort_by(|a, b| a.fct_ms.total_cmp(&b.fct_ms));
             let med = v[REPEATS / 2];
@@ -111,7 +115,9 @@ fn real_all(cells: &[(u64, Option<usize>, Scenario)]) -> Result<Vec<Real>, Strin
                 fct_ms: med.fct_ms,
                 spread_ms: spread,
                 drops: med.drops,
-                ok: v.iter().all(|x| x.ok && x.drops == med.drops),
+                ok: bad.is_none() && v.iter().all(|x| x.drops == med.drops),
+                why: bad.and_then(|b| b.why),
+                bytes: bad.map_or(med.bytes, |b| b.bytes),
             })
         })
         .collect()
@@ -151,12 +157,32 @@ fn real_one(sc: &Scenario, linux: bool) -> Result<Real, String> {
     };
     let r = run_real(&run).map_err(|e| e.to_string())?;
     let f = r.flows.first().ok_or("no flow")?;
+    let why = if !f.stream_ok {
+        Some("stream check failed")
+    } else if f.bytes_delivered != SEGMENTS * MSS {
+        Some("short delivery")
+    } else {
+        None
+    };
     Ok(Real {
         fct_ms: f.fct.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3),
         spread_ms: 0.0,
         drops: r.bottleneck.drops,
-        ok: f.stream_ok && f.bytes_delivered == SEGMENTS * MSS,
+        ok: why.is_none(),
+        why,
+        bytes: f.bytes_delivered,
     })
+}
+
+/// One line saying how a cell's runs went wrong, for REAL-TLP-1's note.
+fn bad_run(n: u64, arm: &str, x: &Real) -> String {
+    format!(
+        "n {n} {arm}: {} drops, {} ({} of {} bytes delivered)",
+        x.drops,
+        x.why.unwrap_or("drop count differs between runs"),
+        x.bytes,
+        SEGMENTS * MSS
+    )
 }
 
 fn sim_fct(r: &RunResult) -> f64 {
@@ -187,6 +213,7 @@ fn analyse(ns: &[u64], runs: &[RunResult], real: Result<Vec<Real>, String>) -> E
     let mut table = String::from("<table><tr><th>n lost</th><th>arm</th><th>FCT real, median of 3 (ms)</th><th>spread (ms)</th><th>FCT simulated (ms)</th><th>real / sim</th><th>drops</th></tr>");
     let (mut all_ok, mut worst_sim, mut worst_linux) = (true, 0.0f64, 0.0f64);
     let mut sim_detail = Vec::new();
+    let mut bad_runs = Vec::new();
     let mut linux_detail = Vec::new();
     let mut n1 = (f64::NAN, f64::NAN, f64::NAN);
     for (k, &n) in ns.iter().enumerate() {
@@ -194,6 +221,9 @@ fn analyse(ns: &[u64], runs: &[RunResult], real: Result<Vec<Real>, String>) -> E
             let x = real[k * per_n + a];
             let s = sim_fct(&runs[k * BRISK_ARMS.len() + a]);
             all_ok &= x.ok && x.drops == n;
+            if !(x.ok && x.drops == n) {
+                bad_runs.push(bad_run(n, &format!("brisk {}", ARMS[arm].0), &x));
+            }
             let dev = (x.fct_ms / s - 1.0).abs();
             worst_sim = worst_sim.max(if dev.is_nan() { f64::INFINITY } else { dev });
             sim_detail.push(format!(
@@ -222,6 +252,9 @@ fn analyse(ns: &[u64], runs: &[RunResult], real: Result<Vec<Real>, String>) -> E
         let l = real[k * per_n + BRISK_ARMS.len()];
         let b = real[k * per_n + BRISK_ARMS.len() - 1];
         all_ok &= l.ok && l.drops == n;
+        if !(l.ok && l.drops == n) {
+            bad_runs.push(bad_run(n, "Linux", &l));
+        }
         let dev = (b.fct_ms / l.fct_ms - 1.0).abs();
         worst_linux = worst_linux.max(if dev.is_nan() { f64::INFINITY } else { dev });
         linux_detail.push(format!(
@@ -244,6 +277,7 @@ fn analyse(ns: &[u64], runs: &[RunResult], real: Result<Vec<Real>, String>) -> E
         .paper_text("KauNet position-based loss")
         .ours_text(if all_ok { "yes" } else { "no" })
         .tolerance("all runs")
+        .note(bad_runs.join("; "))
         .check(all_ok),
     );
     r.claims.push(
@@ -285,7 +319,7 @@ fn analyse(ns: &[u64], runs: &[RunResult], real: Result<Vec<Real>, String>) -> E
         .check(n1.1 < n1.0 && n1.2 < n1.0),
     );
     r.notes.push(format!(
-        "Set-up: tlp-tail's scenario (10 × 1448 B written at once after the handshake, FIN on the last; 10 Mbit/s, 100-packet queue, RTT {RTT_MS} ms), the last n data segments dropped on first transmission by the emulated link's list loss (indices 12 − n .. 11 of the packets offered to it), three real runs per cell through brisk-emu (the median is compared; the spread is in the table) with a Linux 6.18 receiver (its default ACK policy: quick ACKs at the start of a connection, so the simulator's counterpart is the quickACK receiver). brisk arms: baseline, RTOR and TLPR on the Linux 3.17 profile, and the default RACK-TLP; Linux's sender runs CUBIC with its own RACK-TLP. FCT: connect to the last byte read."
+        "Set-up: tlp-tail's scenario (10 × 1448 B written at once after the handshake, FIN on the last; 10 Mbit/s, 100-packet queue, RTT {RTT_MS} ms), the last n data segments dropped on first transmission by the emulated link's list loss counting only packets with TCP payload (indices 10 − n .. 9 of the data segments; a real sender may fold the handshake's ACK into the first data segment, so packet positions would shift), three real runs per cell through brisk-emu (the median is compared; the spread is in the table) with a Linux 6.18 receiver (its default ACK policy: quick ACKs at the start of a connection, so the simulator's counterpart is the quickACK receiver). brisk arms: baseline, RTOR and TLPR on the Linux 3.17 profile, and the default RACK-TLP; Linux's sender runs CUBIC with its own RACK-TLP. FCT: connect to the last byte read."
     ));
     r
 }

@@ -3,10 +3,12 @@
 //! default RACK-TLP, with quickACK and delACK receivers.
 //!
 //! The sender writes 10 × MSS right after the handshake and closes (the FIN rides on
-//! the 10th segment). The bottleneck's `list` loss model drops the last `n` data
-//! segments on their first transmission: the forward direction offers the SYN (0), the
-//! handshake's ACK (1) and then data segments 1–10 (2–11), so the lost indices are
-//! `12 − n .. 12`. The analysis checks that exactly `n` packets were dropped.
+//! the 10th segment). The bottleneck's `list` loss model, counting only packets with
+//! TCP payload (`count = "data"`), drops the last `n` data segments on their first
+//! transmission: indices `10 − n .. 10`. Counting data segments rather than packets
+//! keeps the position when the handshake's ACK rides on the first data segment, which
+//! a real host may do (real-tlp-tail runs this scenario over real packets). The
+//! analysis checks that exactly `n` packets were dropped.
 
 use crate::claim::Claim;
 use crate::experiment::{ExperimentResult, Job, Plan, Plot};
@@ -89,16 +91,14 @@ fn rtts(quick: bool) -> Vec<u64> {
 
 /// The scenario text: one flow of 10 segments, the last `lost` dropped once.
 pub(crate) fn scenario_toml(rtt_ms: u64, arm: usize, ack: usize, lost: u64) -> String {
-    let drop: Vec<String> = (2 + SEGMENTS - lost..2 + SEGMENTS)
-        .map(|i| i.to_string())
-        .collect();
+    let drop: Vec<String> = (SEGMENTS - lost..SEGMENTS).map(|i| i.to_string()).collect();
     // recv_buffer 64 KiB: the window the SYN-ACK announces is already the whole
     // buffer, so the first read triggers no window-update ACK (with the 6-MiB default
     // it does, which would shift the delACK receiver's every-second-segment phase).
     format!(
         "name = \"tlp-tail\"\nduration = \"10s\"\nsample_interval = \"100ms\"\n\
          [bottleneck]\nrate = \"10Mbit\"\nqueue = {{ kind = \"droptail\", packets = 100 }}\n\
-         loss = {{ kind = \"list\", packets = [{}] }}\n\
+         loss = {{ kind = \"list\", count = \"data\", packets = [{}] }}\n\
          [[flow]]\nrtt = \"{rtt_ms}ms\"\ncc = \"cubic\"\napp = {{ kind = \"bulk\", bytes = {} }}\n\
          [flow.tcp]\nrecv_buffer = \"64KiB\"\nrecovery = {}\nack = {}\n",
         drop.join(", "),
