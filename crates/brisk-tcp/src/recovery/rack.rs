@@ -158,27 +158,43 @@ impl Rack {
     /// RFC 8985 `RACK_detect_loss`: walks outstanding segments oldest-transmission first,
     /// marks the lost ones, and stops at the first one sent after the RACK segment (as
     /// Linux does on its time-sorted list). Returns (newly lost, reorder-timer delay).
+    ///
+    /// Send times never decrease along the transmission order, so neither do the
+    /// deadlines `xmit_ts + rack.rtt + reo_wnd`: the lost segments are a prefix of the
+    /// walk, and once one segment is not yet lost, none before the stop is, and the
+    /// timer (the latest deadline among them) is that of the latest sent. So the walk
+    /// ends at the first segment not yet lost and that deadline comes from one lookup
+    /// (`Scoreboard::latest_send_before`): per ACK, O(log n) plus O(log n) for each
+    /// segment marked lost, where a full walk would step over every segment sent
+    /// within the reordering window before the RACK segment (up to a whole flight).
     pub fn detect_loss(
         &self,
         board: &mut Scoreboard,
         now: Instant,
         reo_wnd: Duration,
     ) -> (u32, Option<Duration>) {
-        let mut timeout: Option<Duration> = None;
+        let mut pending = false;
         let lost = board.walk_time_order(|s| {
-            if s.lost && !s.retrans {
-                // Already waiting for retransmission.
-                return Walk::Skip;
-            }
+            debug_assert!(!(s.lost && !s.retrans), "already waiting for retransmission");
             match self.verdict(now, s.xmit_ts, s.end, reo_wnd) {
                 Verdict::NotSentBefore => Walk::Stop,
                 Verdict::Lost => Walk::MarkLost,
-                Verdict::LostIn(d) => {
-                    timeout = Some(timeout.map_or(d, |t| t.max(d)));
-                    Walk::Skip
+                Verdict::LostIn(_) => {
+                    pending = true;
+                    Walk::Stop
                 }
             }
         });
+        if !pending {
+            return (lost, None);
+        }
+        // The walk stopped at a segment not yet lost, so the latest sent before the
+        // RACK segment is not lost either: its deadline lies ahead.
+        let timeout = self
+            .xmit_ts
+            .and_then(|rack_ts| board.latest_send_before(rack_ts, self.end_seq))
+            .map(|latest| (latest + self.rtt + reo_wnd).saturating_duration_since(now));
+        debug_assert!(timeout.is_some_and(|d| d > Duration::ZERO));
         (lost, timeout)
     }
 }

@@ -2,23 +2,36 @@
 //! Linux's per-segment marks (`TCPCB_SACKED_ACKED`, `TCPCB_LOST`, `TCPCB_SACKED_RETRANS`).
 //!
 //! Segments sit in a `VecDeque` in sequence order. Each gets a unique, increasing `id`
-//! at first transmission, so ids are also in sequence order and survive head trimming;
-//! lookups are binary searches. Beside it:
-//! - `time_order`: (id, generation) in transmission order, for RACK's walk from the
-//!   oldest transmission (RFC 8985 §6.2, Linux `tsorted_sent_queue`). Retransmissions
-//!   append a new entry and bump the generation, invalidating the old one lazily.
+//! at first transmission; segments only leave from the front, so the ids in the queue
+//! are consecutive and a lookup by id is an index computation. Beside it, two ordered
+//! indexes keep per-ACK work logarithmic in the number of outstanding segments (issue
+//! 13: a peer that forces a tiny MSS makes that number 80 660 with a 4-MiB send buffer):
+//! - `unsacked`: the ids of segments not SACKed. A SACK block finds its first segment
+//!   by binary search and then visits only un-SACKed segments, each of which it either
+//!   SACKs (once per segment, ever) or stops at (at most one per block end). Linux gets
+//!   the same effect from its rbtree (`tcp_sacktag_skip`) and from merging SACKed skbs
+//!   (`tcp_shift_skb_data`), so `tcp_sacktag_walk` steps over a SACKed range in a few
+//!   skbs; its `recv_sack_cache` only helps when blocks repeat, and a peer that moves
+//!   its blocks between earlier-SACKed ranges defeats it (brisk used such a cache alone
+//!   before, and paid a step per SACKed segment on every such ACK).
+//! - `time_order`: the segments RACK may still have to judge (neither SACKed nor marked
+//!   lost and waiting for retransmission), keyed by (time of latest transmission, a
+//!   transmission counter), i.e. in transmission order as Linux's
+//!   `tsorted_sent_queue` (RFC 8985 §6.2). Like Linux, which unlinks a skb from that
+//!   list when it is marked lost, a segment leaves it when SACKed, marked lost or
+//!   ACKed, and re-enters on retransmission; so RACK's walk never steps over
+//!   segments it has nothing to say about.
 //! - `lost_pending`: ids marked lost and not yet retransmitted, in sequence order, so the
 //!   next retransmission is found in O(log n).
-//! - `sack_cache`: the blocks processed on the previous ACK; repeated blocks only cost
-//!   their new edges (Linux `recv_sack_cache`).
 //!
 //! The counters give RFC 6675's pipe as Linux computes it:
 //! `in_flight = packets_out - sacked_out - lost_out + retrans_out`.
-//! Bounded: one entry per sent segment, and segments are bounded by the send buffer.
+//! Bounded: one entry per sent segment in each index, and segments are bounded by the
+//! send buffer.
 
 use crate::sent::SentInfo;
 use brisk_time::Instant;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// One transmitted segment, `[start, end)` in the connection's 64-bit sequence space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,11 +51,14 @@ pub struct SentSegment {
     pub retrans: bool,
     /// Retransmitted at least once (Karn's rule, RACK's spurious-ACK filter).
     pub ever_retrans: bool,
-    /// Transmission count minus one; validates `time_order` entries.
+    /// Transmission count minus one.
     pub gen: u32,
     /// First sequence number the latest transmission carried: below `start` when RDB
     /// bundled earlier segments in front of this one (the patch's `rdb_start_seq`).
     pub tx_start: u64,
+    /// The scoreboard's transmission counter at the latest (re)transmission: with
+    /// `xmit_ts`, the segment's key in the time order.
+    pub tx_order: u64,
 }
 
 impl SentSegment {
@@ -50,19 +66,27 @@ impl SentSegment {
     pub fn payload_len(&self) -> u32 {
         ((self.end - self.start) as u32).saturating_sub(u32::from(self.fin))
     }
+    fn time_key(&self) -> (Instant, u64) {
+        (self.xmit_ts, self.tx_order)
+    }
+    /// RACK may still have to judge it: neither SACKed nor lost awaiting retransmission.
+    fn rack_pending(&self) -> bool {
+        !self.sacked && !(self.lost && !self.retrans)
+    }
 }
 
 #[derive(Debug, Default)]
 pub struct Scoreboard {
     segs: VecDeque<SentSegment>,
-    time_order: VecDeque<(u64, u32)>,
+    unsacked: BTreeSet<u64>,
+    time_order: BTreeMap<(Instant, u64), u64>,
     lost_pending: BTreeSet<u64>,
     next_id: u64,
+    next_tx: u64,
     sacked_out: u32,
     lost_out: u32,
     retrans_out: u32,
     highest_sacked: u64,
-    sack_cache: Vec<(u64, u64)>,
 }
 
 impl Scoreboard {
@@ -143,8 +167,12 @@ impl Scoreboard {
             .count() as u32
     }
 
+    /// Ids in the queue are consecutive from the front's: O(1).
     fn index_of(&self, id: u64) -> Option<usize> {
-        self.segs.binary_search_by_key(&id, |s| s.id).ok()
+        let first = self.segs.front()?.id;
+        let i = usize::try_from(id.checked_sub(first)?).ok()?;
+        debug_assert!(self.segs.get(i).is_none_or(|s| s.id == id));
+        (i < self.segs.len()).then_some(i)
     }
 
     /// Records a first transmission `[start, end)`; returns its id.
@@ -153,7 +181,9 @@ impl Scoreboard {
         debug_assert!(end > start);
         let id = self.next_id;
         self.next_id += 1;
-        self.segs.push_back(SentSegment {
+        let tx_order = self.next_tx;
+        self.next_tx += 1;
+        let seg = SentSegment {
             id,
             start,
             end,
@@ -166,9 +196,11 @@ impl Scoreboard {
             ever_retrans: false,
             gen: 0,
             tx_start: start,
-        });
-        self.time_order.push_back((id, 0));
-        self.compact_time_order();
+            tx_order,
+        };
+        self.segs.push_back(seg);
+        self.unsacked.insert(id);
+        self.time_order.insert(seg.time_key(), id);
         id
     }
 
@@ -178,7 +210,12 @@ impl Scoreboard {
             debug_assert!(false, "retransmit of unknown segment");
             return;
         };
+        let tx_order = self.next_tx;
+        self.next_tx += 1;
         let s = &mut self.segs[i];
+        if s.rack_pending() {
+            self.time_order.remove(&s.time_key());
+        }
         if !s.retrans {
             s.retrans = true;
             self.retrans_out += 1;
@@ -188,10 +225,11 @@ impl Scoreboard {
         s.gen = s.gen.wrapping_add(1);
         s.xmit_ts = info.sent_at;
         s.info = info;
-        let (id, gen) = (s.id, s.gen);
+        s.tx_order = tx_order;
+        if s.rack_pending() {
+            self.time_order.insert(s.time_key(), id);
+        }
         self.lost_pending.remove(&id);
-        self.time_order.push_back((id, gen));
-        self.compact_time_order();
     }
 
     /// Marks a segment lost (RACK, dupthresh or RTO). Returns true if newly marked: a
@@ -204,6 +242,9 @@ impl Scoreboard {
         if s.sacked || (s.lost && !s.retrans) {
             return false;
         }
+        // It was RACK-pending (not SACKed, not lost awaiting retransmission); now it
+        // waits for retransmission.
+        self.time_order.remove(&s.time_key());
         if s.retrans {
             s.retrans = false;
             self.retrans_out -= 1;
@@ -217,32 +258,25 @@ impl Scoreboard {
     }
 
     /// RTO (RFC 6298 §5.4, Linux `tcp_enter_loss`): everything not SACKed is lost.
-    /// Returns the number newly marked.
+    /// Returns the number newly marked. O(outstanding), once per RTO.
     pub fn mark_all_lost(&mut self) -> u32 {
-        let ids: Vec<u64> = self
-            .segs
-            .iter()
-            .filter(|s| !s.sacked)
-            .map(|s| s.id)
-            .collect();
+        let ids: Vec<u64> = self.unsacked.iter().copied().collect();
         let mut n = 0;
         for id in ids {
-            // A retransmission in flight is presumed lost too.
-            if let Some(i) = self.index_of(id) {
-                if self.segs[i].lost && !self.segs[i].retrans {
-                    continue;
-                }
-            }
             n += u32::from(self.mark_lost(id));
         }
         n
     }
 
     /// Clears every lost mark (Linux `tcp_undo_cwnd_reduction` with `unmark_loss`): a
-    /// loss proved spurious, so the segments count as in flight again. O(outstanding),
-    /// but only on an undo, which is rare.
+    /// loss proved spurious, so the segments count as in flight again, and RACK judges
+    /// them again from their latest transmission. O(outstanding), but only on an undo,
+    /// which is rare.
     pub fn unmark_all_lost(&mut self) {
         for s in self.segs.iter_mut() {
+            if s.lost && !s.retrans && !s.sacked {
+                self.time_order.insert(s.time_key(), s.id);
+            }
             s.lost = false;
         }
         self.lost_out = 0;
@@ -294,9 +328,13 @@ impl Scoreboard {
             // NOTE(unwrap): front() was Some just above.
             let s = self.segs.pop_front().unwrap();
             removed += 1;
+            if s.rack_pending() {
+                self.time_order.remove(&s.time_key());
+            }
             if s.sacked {
                 self.sacked_out -= 1;
             } else {
+                self.unsacked.remove(&s.id);
                 f(&s);
             }
             if s.lost {
@@ -308,81 +346,68 @@ impl Scoreboard {
         }
         if self.segs.is_empty() {
             self.highest_sacked = 0;
-            self.sack_cache.clear();
             self.lost_pending.clear();
-            self.time_order.clear();
+            debug_assert!(self.unsacked.is_empty() && self.time_order.is_empty());
         }
         removed
     }
 
-    /// Applies SACK blocks (already validated to lie within `[snd_una, snd_nxt]`).
-    /// Calls `f` for each newly SACKed segment; returns how many.
+    /// Applies SACK blocks (already validated to lie within `[snd_una, snd_nxt]`):
+    /// marks each segment that lies wholly inside a block. Calls `f` for each newly
+    /// SACKed segment, block by block and in sequence order within a block; returns
+    /// how many. Per block: a binary search, then one step per newly SACKed segment
+    /// plus at most one more (the segment the block ends inside, or the first beyond).
     pub fn sack(&mut self, blocks: &[(u64, u64)], mut f: impl FnMut(&SentSegment)) -> u32 {
         let mut newly = 0;
         for &(l, r) in blocks {
-            let mut pos = l;
-            'outer: while pos < r {
-                if let Some(&(_, cr)) = self.sack_cache.iter().find(|c| c.0 <= pos && pos < c.1) {
-                    pos = cr;
-                    continue;
+            // The first segment starting at or after `l`; the one `l` falls inside
+            // (if any) is not wholly covered.
+            let first = self.segs.partition_point(|s| s.start < l);
+            let Some(first_id) = self.segs.get(first).map(|s| s.id) else {
+                continue;
+            };
+            let mut from = first_id;
+            while let Some(&id) = self.unsacked.range(from..).next() {
+                // NOTE(unwrap): `unsacked` holds only ids in the queue.
+                let i = self.index_of(id).unwrap();
+                if self.segs[i].end > r {
+                    break;
                 }
-                let mut i = self.segs.partition_point(|s| s.end <= pos);
-                while i < self.segs.len() {
-                    let s = self.segs[i];
-                    if s.end > r {
-                        break 'outer;
-                    }
-                    if s.start >= l && !s.sacked {
-                        let seg = &mut self.segs[i];
-                        seg.sacked = true;
-                        self.sacked_out += 1;
-                        if seg.lost {
-                            seg.lost = false;
-                            self.lost_out -= 1;
-                        }
-                        if seg.retrans {
-                            seg.retrans = false;
-                            self.retrans_out -= 1;
-                        }
-                        self.highest_sacked = self.highest_sacked.max(seg.end);
-                        newly += 1;
-                        f(&self.segs[i]);
-                    }
-                    pos = s.end;
-                    i += 1;
-                    if self.sack_cache.iter().any(|c| c.0 <= pos && pos < c.1) {
-                        continue 'outer;
-                    }
+                self.unsacked.remove(&id);
+                let seg = &mut self.segs[i];
+                if seg.rack_pending() {
+                    self.time_order.remove(&seg.time_key());
                 }
-                break;
+                seg.sacked = true;
+                self.sacked_out += 1;
+                if seg.lost {
+                    seg.lost = false;
+                    self.lost_out -= 1;
+                }
+                if seg.retrans {
+                    seg.retrans = false;
+                    self.retrans_out -= 1;
+                }
+                self.highest_sacked = self.highest_sacked.max(seg.end);
+                newly += 1;
+                f(&self.segs[i]);
+                from = id + 1;
             }
         }
-        self.sack_cache.clear();
-        self.sack_cache.extend_from_slice(blocks);
         newly
     }
 
-    /// Calls `f` on outstanding segments in transmission order (oldest first), skipping
-    /// stale entries, until `f` returns false. `f` may ask to mark the segment lost by
-    /// returning `Walk::MarkLost`.
+    /// Calls `f` on the segments RACK may still have to judge (neither SACKed nor lost
+    /// and awaiting retransmission) in transmission order, oldest first, until `f`
+    /// returns `Walk::Stop`. `f` may ask to mark the segment lost by returning
+    /// `Walk::MarkLost`; returns how many were newly marked.
     pub fn walk_time_order(&mut self, mut f: impl FnMut(&SentSegment) -> Walk) -> u32 {
-        // Drop stale entries at the front first: keeps the walk short.
-        while let Some(&(id, gen)) = self.time_order.front() {
-            if self.is_current(id, gen) {
-                break;
-            }
-            self.time_order.pop_front();
-        }
         let mut marked = 0;
-        let mut k = 0;
-        while k < self.time_order.len() {
-            let (id, gen) = self.time_order[k];
-            k += 1;
-            let Some(i) = self.index_of(id) else { continue };
-            let s = self.segs[i];
-            if s.gen != gen || s.sacked {
-                continue;
-            }
+        let mut from = (Instant::ZERO, 0);
+        while let Some((&key, &id)) = self.time_order.range(from..).next() {
+            from = (key.0, key.1 + 1);
+            // NOTE(unwrap): `time_order` holds only ids in the queue.
+            let s = self.segs[self.index_of(id).unwrap()];
             match f(&s) {
                 Walk::Skip => {}
                 Walk::MarkLost => marked += u32::from(self.mark_lost(id)),
@@ -392,19 +417,21 @@ impl Scoreboard {
         marked
     }
 
-    fn is_current(&self, id: u64, gen: u32) -> bool {
-        self.index_of(id)
-            .is_some_and(|i| self.segs[i].gen == gen && !self.segs[i].sacked)
-    }
-
-    fn compact_time_order(&mut self) {
-        if self.time_order.len() > 2 * self.segs.len() + 64 {
-            let segs = &self.segs;
-            self.time_order.retain(|&(id, gen)| {
-                segs.binary_search_by_key(&id, |s| s.id)
-                    .is_ok_and(|i| segs[i].gen == gen && !segs[i].sacked)
-            });
+    /// The send time of the latest-sent segment RACK may still judge that went out
+    /// before (`xmit_ts`, `end_seq`) in RFC 8985's `RACK_sent_after` order, looking no
+    /// further than the first one that did not (Linux stops its walk of
+    /// `tsorted_sent_queue` there too). O(log n): of the segments sent at exactly
+    /// `xmit_ts`, only the first in transmission order needs checking, since any
+    /// before the stop share its send time.
+    pub fn latest_send_before(&self, xmit_ts: Instant, end_seq: u64) -> Option<Instant> {
+        let seg = |id: u64| self.index_of(id).map(|i| &self.segs[i]);
+        if let Some((_, &id)) = self.time_order.range((xmit_ts, 0)..).next() {
+            if seg(id).is_some_and(|s| s.xmit_ts == xmit_ts && s.end < end_seq) {
+                return Some(xmit_ts);
+            }
         }
+        let (_, &id) = self.time_order.range(..(xmit_ts, 0)).next_back()?;
+        seg(id).map(|s| s.xmit_ts)
     }
 }
 
