@@ -444,6 +444,9 @@ pub enum Walk {
 }
 
 #[cfg(test)]
+mod model;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
