@@ -13,7 +13,12 @@
 //! possible output sit in a FIFO ready queue (round-robin), and deadlines sit in a
 //! min-heap with lazy invalidation — each connection has at most one live heap entry,
 //! registered at its earliest known deadline; an entry that surfaces early simply
-//! re-registers the connection's current deadline.
+//! re-registers the connection's current deadline. A superseded entry (its connection
+//! registered an earlier deadline since) would otherwise stay until its own deadline,
+//! which may be hours away (keepalive); once the heap holds more than twice the live
+//! entries it had after the last compaction plus `TIMER_HEAP_SLACK`, the stale ones are
+//! dropped in one O(n) pass (issue 13; `compact_timers`), so the heap stays within
+//! 2 × armed connections + `TIMER_HEAP_SLACK` at amortised O(1) per registration.
 
 use crate::cc::spec::{CcContext, CcFactory, HostCc, StandardCcFactory};
 use crate::cc::CongestionControl;
@@ -149,6 +154,9 @@ struct Reply {
     ack: Option<SeqNum>,
 }
 
+/// Stale timer-heap entries tolerated beyond twice the live ones before a compaction.
+const TIMER_HEAP_SLACK: usize = 64;
+
 /// See the module doc.
 pub struct Endpoint {
     local: IpAddr,
@@ -161,6 +169,8 @@ pub struct Endpoint {
     listeners: HashMap<u16, Listener>,
     ready: VecDeque<ConnHandle>,
     timers: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// Heap length that triggers the next `compact_timers`.
+    timers_compact_at: usize,
     events: VecDeque<(ConnHandle, Event)>,
     replies: VecDeque<Reply>,
     stats: EndpointStats,
@@ -184,6 +194,7 @@ impl Endpoint {
             listeners: HashMap::new(),
             ready: VecDeque::new(),
             timers: BinaryHeap::new(),
+            timers_compact_at: TIMER_HEAP_SLACK,
             events: VecDeque::new(),
             replies: VecDeque::new(),
             stats: EndpointStats::default(),
@@ -525,6 +536,24 @@ impl Endpoint {
 
     // ----- internals -----
 
+    /// Drops the heap entries `handle_timeout` would skip as stale: those whose slot is
+    /// gone or whose connection has registered another deadline since. Only entries
+    /// with no effect leave, so timeouts are handled in the same order as before;
+    /// `poll_timeout` merely stops reporting the early wake-ups they caused. Linux has
+    /// no such pass: its timers are per socket (`sk_reset_timer` on a timer wheel),
+    /// re-armed in place. A wheel would quantise brisk's nanosecond deadlines, and the
+    /// heap orders ties by handle, which keeps runs reproducible.
+    fn compact_timers(&mut self) {
+        let slots = &self.slots;
+        self.timers.retain(|&Reverse((t, idx))| {
+            slots
+                .get(idx as usize)
+                .and_then(|s| s.as_ref())
+                .is_some_and(|s| s.registered == Some(t))
+        });
+        self.timers_compact_at = 2 * self.timers.len() + TIMER_HEAP_SLACK;
+    }
+
     /// What a new connection is made of: an RFC 6528 ISN, the next seed from the
     /// endpoint's RNG, and the controller the factory builds with that seed.
     fn setup(
@@ -702,6 +731,9 @@ impl Endpoint {
             }
         } else if closed_unaccepted {
             self.reap(h);
+        }
+        if self.timers.len() > self.timers_compact_at {
+            self.compact_timers();
         }
     }
 }

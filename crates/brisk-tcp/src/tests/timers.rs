@@ -160,3 +160,35 @@ fn ecn_negotiated_marks_new_data_ect0_but_not_acks_or_syns() {
         .iter()
         .all(|x| x.ecn == brisk_wire::Ecn::NotEct));
 }
+
+/// Issue 13: superseded heap entries used to leave only at their deadline. With
+/// keepalive on (2 h), each request-response cycle armed the RTO (short) below the
+/// registered keepalive deadline, leaving a stale entry that lived for two hours: one
+/// per cycle, without bound. The endpoint now compacts the heap when stale entries
+/// outnumber live ones (`Endpoint::compact_timers`), so it stays within a constant.
+#[test]
+fn superseded_timer_entries_do_not_pile_up() {
+    let client = Config {
+        timeouts: crate::config::TimeoutConfig {
+            keepalive: Some(Duration::from_secs(7200)),
+            ..Config::default().timeouts
+        },
+        ..Config::default()
+    };
+    let mut p = Pair::with_configs(Duration::from_millis(5), client, Config::default());
+    let (c, s) = p.establish();
+    let mut max_heap = 0;
+    let mut got = Vec::new();
+    for i in 0..5000u32 {
+        let n = p.client.conn_mut(c).unwrap().write(&i.to_be_bytes());
+        assert_eq!(n, 4);
+        p.advance(Duration::from_millis(100));
+        Pair::read_all(&mut p.server, s, &mut got);
+        max_heap = max_heap.max(p.client.footprint()[2]);
+    }
+    assert_eq!(got.len(), 4 * 5000, "every request arrived");
+    // One connection has one live entry (two when a superseded one shares its
+    // deadline): the heap stays within twice that plus the slack (64).
+    assert!(max_heap <= 2 * 2 + 64, "timer heap reached {max_heap} entries");
+    assert!(max_heap > 2, "the pile-up this guards against did not happen");
+}
