@@ -34,8 +34,8 @@ use brisk_tcp::recovery::scoreboard::Scoreboard;
 use brisk_tcp::sent::SentInfo;
 use brisk_tcp::{Config, Duration, Instant};
 use brisk_wire::{
-    emit_tcp_packet, parse_tcp_packet, Ecn, Flags, IpRepr, Ipv4Repr, SackBlock, SackBlocks,
-    SeqNum, TcpRepr, Timestamps, IPPROTO_TCP,
+    emit_tcp_packet, parse_tcp_packet, Ecn, Flags, IpRepr, Ipv4Repr, SackBlock, SackBlocks, SeqNum,
+    TcpRepr, Timestamps, IPPROTO_TCP,
 };
 use hdrhistogram::Histogram;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -178,7 +178,7 @@ fn endpoint_attack(acks: u64, clock: u64) -> EndpointResult {
         emit_tcp_packet(&ip(PEER, VICTIM), &seg, pkt);
         ep.handle_packet(now, pkt);
     };
-    now = now + Duration::from_millis(10);
+    now += Duration::from_millis(10);
     send(
         &mut ep,
         now,
@@ -230,7 +230,7 @@ fn endpoint_attack(acks: u64, clock: u64) -> EndpointResult {
         if sent >= SEGS {
             break;
         }
-        now = now + Duration::from_micros(10);
+        now += Duration::from_micros(10);
     }
     let outstanding = ep.conn(h).expect("conn").info().in_flight as u64;
     assert_eq!(sent, SEGS, "every segment left at once");
@@ -244,7 +244,7 @@ fn endpoint_attack(acks: u64, clock: u64) -> EndpointResult {
     let mut timer = hist.clone();
     let mut sent = Histogram::<u64>::new_with_bounds(1, 1 << 30, 3).expect("histogram");
     for k in 0..acks {
-        now = now + ACK_GAP;
+        now += ACK_GAP;
         if ep.poll_timeout().is_some_and(|t| t <= now) {
             let t0 = cpu_ns();
             ep.handle_timeout(now);

@@ -175,7 +175,7 @@ impl Rack {
     ) -> (u32, Option<Duration>) {
         let mut pending = false;
         let lost = board.walk_time_order(|s| {
-            debug_assert!(!(s.lost && !s.retrans), "already waiting for retransmission");
+            debug_assert!(!s.lost || s.retrans, "already waiting for retransmission");
             match self.verdict(now, s.xmit_ts, s.end, reo_wnd) {
                 Verdict::NotSentBefore => Walk::Stop,
                 Verdict::Lost => Walk::MarkLost,

@@ -71,7 +71,7 @@ impl SentSegment {
     }
     /// RACK may still have to judge it: neither SACKed nor lost awaiting retransmission.
     fn rack_pending(&self) -> bool {
-        !self.sacked && !(self.lost && !self.retrans)
+        !self.sacked && (!self.lost || self.retrans)
     }
 }
 

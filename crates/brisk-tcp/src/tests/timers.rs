@@ -189,6 +189,12 @@ fn superseded_timer_entries_do_not_pile_up() {
     assert_eq!(got.len(), 4 * 5000, "every request arrived");
     // One connection has one live entry (two when a superseded one shares its
     // deadline): the heap stays within twice that plus the slack (64).
-    assert!(max_heap <= 2 * 2 + 64, "timer heap reached {max_heap} entries");
-    assert!(max_heap > 2, "the pile-up this guards against did not happen");
+    assert!(
+        max_heap <= 2 * 2 + 64,
+        "timer heap reached {max_heap} entries"
+    );
+    assert!(
+        max_heap > 2,
+        "the pile-up this guards against did not happen"
+    );
 }

@@ -94,7 +94,7 @@ impl Model {
         let mut v: Vec<&SentSegment> = self
             .segs
             .iter()
-            .filter(|s| !s.sacked && !(s.lost && !s.retrans))
+            .filter(|s| !s.sacked && (!s.lost || s.retrans))
             .collect();
         v.sort_by_key(|s| (s.xmit_ts, s.tx_order));
         v.iter().map(|s| s.id).collect()
@@ -233,7 +233,7 @@ proptest! {
                         prop_assert_eq!(b.latest_send_before(s.xmit_ts, s.end), want);
                     }
                 }
-                Op::Tick(ms) => now = now + brisk_time::Duration::from_millis(u64::from(ms)),
+                Op::Tick(ms) => now += brisk_time::Duration::from_millis(u64::from(ms)),
             }
             let (sacked, lost, retrans) = m.counters();
             prop_assert_eq!((b.sacked_out(), b.lost_out(), b.retrans_out()), (sacked, lost, retrans));
