@@ -135,6 +135,8 @@ fn ip(src: Ipv4Addr, dst: Ipv4Addr) -> IpRepr {
 }
 
 struct EndpointResult {
+    /// What the victim did (deterministic: the same in every run of one build).
+    summary: String,
     /// `handle_packet` alone.
     input: Histogram<u64>,
     /// `handle_packet` plus draining `poll_transmit`.
@@ -291,7 +293,18 @@ fn endpoint_attack(acks: u64, clock: u64) -> EndpointResult {
         total_ns += ns;
         hist.record(ns.max(1)).expect("in range");
     }
+    let i = ep.conn(h).expect("conn").info();
+    let summary = format!(
+        "victim: {} packets out, {} retransmits, {} marked lost, {} SACKed, cwnd {}, {} RTOs",
+        ep.stats().packets_out,
+        i.retransmits,
+        i.lost,
+        i.sacked,
+        i.cwnd,
+        i.rto_count
+    );
     EndpointResult {
+        summary,
         input,
         hist,
         timer,
@@ -421,6 +434,7 @@ fn main() {
         "{} outstanding segments; {} timeouts fell due between ACKs",
         e.outstanding, e.timeouts
     );
+    println!("{}", e.summary);
     println!();
     println!("| endpoint | p50 µs | p99 µs | max µs |");
     println!("|---|---|---|---|");
