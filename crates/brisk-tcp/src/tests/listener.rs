@@ -50,7 +50,7 @@ fn server(max_connections: usize) -> Endpoint {
         SERVER_IP,
         EndpointConfig {
             max_connections,
-            ..EndpointConfig::default()
+            ..EndpointConfig::seeded([7; 16], 7)
         },
     )
 }
@@ -180,7 +180,7 @@ fn connection_table_limit_is_enforced_on_both_sides_and_frees_up() {
         CLIENT_IP,
         EndpointConfig {
             max_connections: 2,
-            ..EndpointConfig::default()
+            ..EndpointConfig::seeded([7; 16], 7)
         },
     );
     let now = Instant::from_millis(1);
