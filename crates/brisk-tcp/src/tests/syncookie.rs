@@ -206,8 +206,9 @@ fn cookie_options_decode_for_each_combination() {
         ecn: EcnConfig { enabled: true },
         ..Config::default()
     };
-    let cases: [(Option<u16>, Option<u8>, bool, bool, bool); 6] = [
-        // (MSS, wscale, SACK, timestamps, ECN) the client offers.
+    // (MSS, wscale, SACK, timestamps, ECN) the client offers.
+    type Offer = (Option<u16>, Option<u8>, bool, bool, bool);
+    let cases: [Offer; 6] = [
         (Some(1460), Some(7), true, true, true),
         (Some(1400), None, true, true, false),
         (Some(1300), Some(0), false, true, true),
