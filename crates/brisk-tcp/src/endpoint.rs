@@ -8,6 +8,10 @@
 //! handshake while the accept queue is full (Linux `listen_overflow`: the connection
 //! retransmits its SYN-ACK until there is room or its 5 retries, about 63 s, run out).
 //! The table holds at most `max_connections`, TIME-WAIT included (`drop_table_full`).
+//! With `EndpointConfig::syncookies` (the default, Linux `tcp_syncookies = 1`) a SYN
+//! that finds the SYN queue full is answered with a SYN cookie instead
+//! (`crate::syncookie`), keeping no state; the ACK returning a valid cookie creates the
+//! connection. A full accept queue still drops SYNs, as in Linux `tcp_conn_request`.
 //!
 //! Cost per operation does not grow with the number of connections: connections with
 //! possible output sit in a FIFO ready queue (round-robin), and deadlines sit in a
@@ -21,6 +25,7 @@ use crate::config::Config;
 use crate::conn::{isn, Connection, Setup, State};
 use crate::event::{ConnError, Event};
 use crate::stats::EndpointStats;
+use crate::syncookie::{self, SynCookies};
 use brisk_time::Instant;
 use brisk_wire::{
     emit_tcp_packet, parse_tcp_packet, Ecn, Flags, IpRepr, Ipv4Repr, ParseError, SeqNum, TcpRepr,
@@ -49,6 +54,11 @@ pub struct EndpointConfig {
     /// Builds each connection's congestion controller from its `Config::congestion`
     /// spec, with the connection's seed and the host's shared `HostCc`.
     pub cc_factory: Arc<dyn CcFactory>,
+    /// SYN cookies (RFC 4987 §3.6, `crate::syncookie`) when a listener's SYN queue is
+    /// full, as Linux's default `net.ipv4.tcp_syncookies = 1`. Default on; off, a SYN
+    /// that finds the queue full is dropped unanswered (`drop_backlog_full`) and a SYN
+    /// flood locks legitimate clients out. Their key is derived from `isn_secret`.
+    pub syncookies: bool,
 }
 
 /// The OS random number generator could not be read (`getrandom(2)` or the
@@ -67,6 +77,7 @@ impl EndpointConfig {
             max_connections: 65_536,
             default_config: Config::default(),
             cc_factory: Arc::new(StandardCcFactory),
+            syncookies: true,
         }
     }
 
@@ -125,6 +136,9 @@ struct Listener {
     /// Connections in SYN-RECEIVED not yet established.
     syn_queue: usize,
     accept: VecDeque<ConnHandle>,
+    /// When the SYN queue last overflowed (Linux `tcp_synq_overflow`): ACKs are
+    /// checked as SYN cookies only within `syncookie::COOKIE_VALID` of it.
+    last_overflow: Option<Instant>,
 }
 
 struct Slot {
@@ -167,12 +181,14 @@ pub struct Endpoint {
     ip_ident: u16,
     next_seed: u64,
     host_cc: HostCc,
+    cookies: SynCookies,
 }
 
 impl Endpoint {
     pub fn new(local: IpAddr, config: EndpointConfig) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(config.rng_seed);
         let next_seed = rng.gen();
+        let cookies = SynCookies::new(&config.isn_secret);
         Endpoint {
             local,
             config,
@@ -190,6 +206,7 @@ impl Endpoint {
             ip_ident: 0,
             next_seed,
             host_cc: HostCc::default(),
+            cookies,
         }
     }
 
@@ -212,6 +229,7 @@ impl Endpoint {
                 config,
                 syn_queue: 0,
                 accept: VecDeque::new(),
+                last_overflow: None,
             },
         );
         Ok(())
@@ -289,6 +307,9 @@ impl Endpoint {
             self.on_listen_syn(now, remote, &tcp);
             return;
         }
+        if self.on_cookie_ack(now, ip.ecn(), ip.dscp(), remote, &tcp) {
+            return;
+        }
         self.stats.drop_no_socket += 1;
         self.reply_rst(tcp.dst_port, remote, &tcp);
     }
@@ -335,8 +356,12 @@ impl Endpoint {
         let Some(l) = self.listeners.get(&port) else {
             return;
         };
-        if l.syn_queue >= l.backlog || l.accept.len() >= l.backlog {
+        if l.accept.len() >= l.backlog {
             self.stats.drop_backlog_full += 1;
+            return;
+        }
+        if l.syn_queue >= l.backlog {
+            self.on_syn_queue_full(now, remote, tcp);
             return;
         }
         if self.live >= self.config.max_connections {
@@ -356,6 +381,93 @@ impl Endpoint {
         }
         let h = self.insert(conn, Some(port));
         self.touch(h);
+    }
+
+    /// Linux `tcp_conn_request` with `want_cookie`: a SYN that finds the SYN queue full
+    /// gets a cookie SYN-ACK (no state kept), or with cookies off is dropped.
+    fn on_syn_queue_full(&mut self, now: Instant, remote: SocketAddr, tcp: &TcpRepr<'_>) {
+        let port = tcp.dst_port;
+        let local = SocketAddr::new(self.local, port);
+        let Some(l) = self.listeners.get_mut(&port) else {
+            return;
+        };
+        if !self.config.syncookies {
+            self.stats.drop_backlog_full += 1;
+            return;
+        }
+        l.last_overflow = Some(now);
+        if self
+            .cookies
+            .queue_synack(now, local, remote, &l.config, tcp)
+        {
+            self.stats.syncookies_sent += 1;
+        } else {
+            self.stats.drop_backlog_full += 1;
+        }
+    }
+
+    /// Linux `cookie_v4_check`: an ACK (no SYN, no RST) for no connection, to a
+    /// listener whose SYN queue overflowed lately, is checked as a SYN cookie. Valid:
+    /// the connection is created and handed the ACK (and its data), unless the accept
+    /// queue or table is full (dropped; the peer's retransmission may find room).
+    /// Invalid: counted and answered with an RST. False if not checked at all.
+    fn on_cookie_ack(
+        &mut self,
+        now: Instant,
+        ecn: Ecn,
+        dscp: u8,
+        remote: SocketAddr,
+        tcp: &TcpRepr<'_>,
+    ) -> bool {
+        let f = tcp.flags;
+        let port = tcp.dst_port;
+        let Some(l) = self.listeners.get(&port) else {
+            return false;
+        };
+        let recent = l
+            .last_overflow
+            .is_some_and(|t| now.saturating_duration_since(t) <= syncookie::COOKIE_VALID);
+        if !self.config.syncookies || !recent || !f.ack() || f.syn() || f.rst() {
+            return false;
+        }
+        let local = SocketAddr::new(self.local, port);
+        let opts = match self.cookies.validate(now, local, remote, &l.config, tcp) {
+            Ok(o) => o,
+            Err(_) => {
+                self.stats.syncookies_failed += 1;
+                self.reply_rst(port, remote, tcp);
+                return true;
+            }
+        };
+        self.stats.syncookies_validated += 1;
+        if l.accept.len() >= l.backlog {
+            self.stats.drop_backlog_full += 1;
+            return true;
+        }
+        if self.live >= self.config.max_connections {
+            self.stats.drop_table_full += 1;
+            return true;
+        }
+        let config = l.config.clone();
+        let ts_offset = self.cookies.ts_offset(local.ip(), remote.ip());
+        let mut setup = self.setup(now, local, remote, config);
+        setup.iss = tcp.ack.0.wrapping_sub(1);
+        let conn = Connection::accept_cookie(now, setup, tcp, &opts, ts_offset);
+        if let Some(l) = self.listeners.get_mut(&port) {
+            l.syn_queue += 1;
+        }
+        let h = self.insert(conn, Some(port));
+        self.deliver(now, h, ecn, dscp, tcp);
+        // The ACK acknowledges the cookie exactly and sits at RCV.NXT, so it always
+        // completes the handshake. Were that ever not so, the connection would wait
+        // in SYN-RECEIVED with no SYN-ACK to retransmit: remove it rather than leak.
+        if self
+            .conn(h)
+            .is_some_and(|c| c.state() == State::SynReceived)
+        {
+            self.reap(h);
+        }
+        true
     }
 
     /// RFC 9293 §3.10.7.1: never answer an RST; an ACK gets `<SEQ=SEG.ACK><CTL=RST>`,
@@ -410,6 +522,18 @@ impl Endpoint {
                 len: out.len(),
                 ecn: Ecn::NotEct,
                 dscp: 0,
+            });
+        }
+        if let Some(p) = self.cookies.pop_synack() {
+            let ip = self.ip_repr(p.remote, Ecn::NotEct, p.dscp)?;
+            emit_tcp_packet(&ip, &p.header, out);
+            self.ip_ident = self.ip_ident.wrapping_add(1);
+            self.stats.packets_out += 1;
+            return Some(Transmit {
+                conn: None,
+                len: out.len(),
+                ecn: Ecn::NotEct,
+                dscp: p.dscp,
             });
         }
         while let Some(h) = self.ready.pop_front() {
@@ -521,6 +645,13 @@ impl Endpoint {
             self.events.len(),
             self.replies.len(),
         ]
+    }
+
+    /// Cookie SYN-ACKs waiting for `poll_transmit` (the only thing a cookie SYN
+    /// leaves behind, until polled).
+    #[cfg(test)]
+    pub(crate) fn cookies_pending(&self) -> usize {
+        self.cookies.pending_len()
     }
 
     // ----- internals -----

@@ -17,6 +17,7 @@ mod prio_send;
 mod rc3;
 mod rdb;
 mod restart;
+mod syncookie;
 mod timers;
 mod transfer;
 mod undo;
