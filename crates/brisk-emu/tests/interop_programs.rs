@@ -81,6 +81,16 @@ fn url_host(ip: IpAddr) -> String {
     }
 }
 
+/// The segment size both ends settle on over a 1500-byte link with timestamps: Linux
+/// and brisk advertise 1460 over IPv4 and 1440 over IPv6 (MTU − 60).
+fn segment_size(ip: IpAddr) -> u32 {
+    if ip.is_ipv6() {
+        1440 - 12
+    } else {
+        1460 - 12
+    }
+}
+
 /// Nothing but TCP for brisk reached it: in a dual-stack lab the kernel's namespace
 /// must send no neighbour discovery, router solicitation or MLD packet (each would
 /// be counted as unparsable) and nothing to another address.
@@ -113,10 +123,11 @@ fn curl_downloads(test: &str, v6: bool, targets: &[IpAddr]) {
                 s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
                 s.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
                 let served = http::serve_one(&mut s, &root).expect("serves");
+                let mss = s.info().map(|i| i.mss);
                 s.shutdown(std::net::Shutdown::Write).unwrap();
                 // Wait for curl's FIN so the close is orderly.
                 let _ = std::io::Read::read(&mut s, &mut [0u8; 1]);
-                (served.status, peer)
+                (served.status, peer, mss)
             })
             .collect::<Vec<_>>()
     });
@@ -145,8 +156,9 @@ fn curl_downloads(test: &str, v6: bool, targets: &[IpAddr]) {
         );
     }
     let served = server.join().unwrap();
-    for ((status, peer), ip) in served.iter().zip(targets) {
+    for ((status, peer, mss), ip) in served.iter().zip(targets) {
         assert_eq!(*status, 200);
+        assert_eq!(*mss, Some(segment_size(*ip)), "MSS over {ip}");
         // The kernel's address of the family it connected to.
         let kernel: IpAddr = if ip.is_ipv6() {
             KERNEL_ADDR6.into()
@@ -233,6 +245,7 @@ fn brisk_downloads_from_python(test: &str, v6: bool) {
     assert_eq!(resp.status, 200);
     assert_eq!(resp.body.len(), data.len());
     assert!(resp.body == data, "downloaded bytes differ");
+    assert_eq!(s.info().map(|i| i.mss), Some(segment_size(server_ip)));
     drop(s);
     if v6 {
         assert_no_stray_packets(&lab);
