@@ -1,6 +1,19 @@
-//! The endpoint: one local address, its listeners and a bounded connection table.
-//! It parses incoming packets, drops and counts bad ones, demultiplexes by 4-tuple,
-//! answers segments for no socket with RST (RFC 9293 §3.10.7.1), and emits wire bytes.
+//! The endpoint: its local addresses (one IPv4, one IPv6 or both), its listeners and
+//! a bounded connection table. It parses incoming packets, drops and counts bad ones,
+//! demultiplexes by 4-tuple, answers segments for no socket with RST (RFC 9293
+//! §3.10.7.1), and emits wire bytes.
+//!
+//! Dual stack: an endpoint made with [`Endpoint::dual_stack`] has one address of each
+//! family. Its listeners accept both, as a Linux socket bound to `::` with
+//! `IPV6_V6ONLY=0` does, and each connection uses the local address of its peer's
+//! family. A peer is always named by its native address: an IPv4-mapped IPv6 address
+//! (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2) given to `connect` means that IPv4 peer, and
+//! is connected over IPv4, as Linux does for a dual-stack socket; on the wire such an
+//! address in an IPv6 header is invalid and the packet is dropped (Linux
+//! `tcp_v6_conn_request`, `ip6_rcv_core`). With one address per family, the peer's
+//! address fixes the local one, so the table key stays `(local port, remote)`.
+//! Over IPv6 a connection advertises and sends 20 bytes less MSS than `Config::mss`
+//! (the IPv6 header is 40 bytes, not 20: MSS = MTU − 60, as Linux's IPv6 advmss).
 //!
 //! Limits (RFC 4987 §3.1; tested in `tests/listener.rs`): a listener holds at most
 //! `backlog` half-open connections and `backlog` unaccepted ones; further SYNs are
@@ -28,14 +41,14 @@ use crate::stats::EndpointStats;
 use crate::syncookie::{self, SynCookies};
 use brisk_time::Instant;
 use brisk_wire::{
-    emit_tcp_packet, parse_tcp_packet, Ecn, Flags, IpRepr, Ipv4Repr, ParseError, SeqNum, TcpRepr,
-    IPPROTO_TCP,
+    emit_tcp_packet, parse_tcp_packet, Ecn, Flags, IpRepr, Ipv4Repr, Ipv6Repr, ParseError, SeqNum,
+    TcpRepr, IPPROTO_TCP,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 /// Endpoint-wide settings.
@@ -129,6 +142,13 @@ const MAX_PENDING_RSTS: usize = 1024;
 /// Bound on queued application events across connections.
 const MAX_EVENTS: usize = 1 << 16;
 const TTL: u8 = 64;
+/// What the IPv6 header costs over the IPv4 one, taken off `Config::mss` for IPv6
+/// connections (RFC 8200 §4: 40 bytes against 20).
+const V6_EXTRA_HEADER: u16 = 20;
+/// The least MSS an IPv6 connection advertises: IPv6's minimum link MTU, 1280 (RFC
+/// 8200 §5), less 60 bytes of headers. `Config::mss` below it (tests, simulations of
+/// tiny MSS) is used unchanged.
+const V6_MIN_MSS: u16 = 1220;
 
 struct Listener {
     backlog: usize,
@@ -165,7 +185,10 @@ struct Reply {
 
 /// See the module doc.
 pub struct Endpoint {
+    /// The address `local_addr` reports: the only one, or the IPv4 one of a dual stack.
     local: IpAddr,
+    v4: Option<Ipv4Addr>,
+    v6: Option<Ipv6Addr>,
     config: EndpointConfig,
     rng: ChaCha8Rng,
     slots: Vec<Option<Slot>>,
@@ -185,12 +208,37 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// An endpoint with one local address, IPv4 or IPv6; it talks to peers of that
+    /// family only (`connect` to the other returns `Unsupported`, and packets from it
+    /// are not addressed to us).
     pub fn new(local: IpAddr, config: EndpointConfig) -> Self {
+        let local = local.to_canonical();
+        let (v4, v6) = match local {
+            IpAddr::V4(a) => (Some(a), None),
+            IpAddr::V6(a) => (None, Some(a)),
+        };
+        Self::with_addrs(local, v4, v6, config)
+    }
+
+    /// A dual-stack endpoint: one IPv4 and one IPv6 address. Listeners accept peers of
+    /// both families; `connect` uses the address of the remote's family.
+    pub fn dual_stack(v4: Ipv4Addr, v6: Ipv6Addr, config: EndpointConfig) -> Self {
+        Self::with_addrs(IpAddr::V4(v4), Some(v4), Some(v6), config)
+    }
+
+    fn with_addrs(
+        local: IpAddr,
+        v4: Option<Ipv4Addr>,
+        v6: Option<Ipv6Addr>,
+        config: EndpointConfig,
+    ) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(config.rng_seed);
         let next_seed = rng.gen();
         let cookies = SynCookies::new(&config.isn_secret);
         Endpoint {
             local,
+            v4,
+            v6,
             config,
             rng,
             slots: Vec::new(),
@@ -212,6 +260,25 @@ impl Endpoint {
 
     pub fn local_addr(&self) -> IpAddr {
         self.local
+    }
+
+    /// The local address this endpoint uses with `remote` (the one of its family), or
+    /// `None` if the endpoint has no address of that family. An IPv4-mapped IPv6
+    /// `remote` counts as IPv4 (see the module doc).
+    pub fn local_addr_for(&self, remote: IpAddr) -> Option<IpAddr> {
+        match remote.to_canonical() {
+            IpAddr::V4(_) => self.v4.map(IpAddr::V4),
+            IpAddr::V6(_) => self.v6.map(IpAddr::V6),
+        }
+    }
+
+    /// Whether a packet to `dst` is ours: one of our addresses, compared natively (an
+    /// IPv4-mapped destination in an IPv6 header is not our IPv4 address).
+    fn is_local(&self, dst: IpAddr) -> bool {
+        match dst {
+            IpAddr::V4(a) => self.v4 == Some(a),
+            IpAddr::V6(a) => self.v6 == Some(a),
+        }
     }
 
     /// Starts listening on `port` with an accept backlog of `backlog` connections.
@@ -243,7 +310,12 @@ impl Endpoint {
         remote: SocketAddr,
         config: Config,
     ) -> Result<ConnHandle, ConnError> {
-        if !matches!((self.local, remote.ip()), (IpAddr::V4(_), IpAddr::V4(_))) {
+        // An IPv4-mapped peer is that IPv4 peer (module doc).
+        let remote = SocketAddr::new(remote.ip().to_canonical(), remote.port());
+        let Some(local_ip) = self.local_addr_for(remote.ip()) else {
+            return Err(ConnError::Unsupported);
+        };
+        if !usable_peer(remote.ip()) {
             return Err(ConnError::Unsupported);
         }
         if self.live >= self.config.max_connections {
@@ -258,7 +330,7 @@ impl Endpoint {
             }
             local_port
         };
-        let local = SocketAddr::new(self.local, port);
+        let local = SocketAddr::new(local_ip, port);
         let setup = self.setup(now, local, remote, config);
         let conn = Connection::connect(now, setup);
         let h = self.insert(conn, None);
@@ -293,8 +365,13 @@ impl Endpoint {
                 return;
             }
         };
-        if ip.dst() != self.local {
+        if !self.is_local(ip.dst()) {
             self.stats.drop_not_local += 1;
+            return;
+        }
+        if !usable_peer(ip.src()) {
+            // A source no peer may have: counted as a header error, never answered.
+            self.stats.drop_parse += 1;
             return;
         }
         let remote = SocketAddr::new(ip.src(), tcp.src_port);
@@ -368,12 +445,13 @@ impl Endpoint {
             self.stats.drop_table_full += 1;
             return;
         }
-        if !matches!(remote.ip(), IpAddr::V4(_)) {
-            self.stats.drop_parse += 1;
+        // `handle_packet` checked the destination, so an address of this family exists.
+        let Some(local_ip) = self.local_addr_for(remote.ip()) else {
+            self.stats.drop_not_local += 1;
             return;
-        }
+        };
         let config = l.config.clone();
-        let local = SocketAddr::new(self.local, port);
+        let local = SocketAddr::new(local_ip, port);
         let setup = self.setup(now, local, remote, config);
         let conn = Connection::accept(now, setup, tcp);
         if let Some(l) = self.listeners.get_mut(&port) {
@@ -473,7 +551,7 @@ impl Endpoint {
     /// RFC 9293 §3.10.7.1: never answer an RST; an ACK gets `<SEQ=SEG.ACK><CTL=RST>`,
     /// anything else `<SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>`.
     fn reply_rst(&mut self, local_port: u16, remote: SocketAddr, tcp: &TcpRepr<'_>) {
-        if tcp.flags.rst() || !matches!(remote.ip(), IpAddr::V4(_)) {
+        if tcp.flags.rst() {
             return;
         }
         if self.replies.len() >= MAX_PENDING_RSTS {
@@ -550,7 +628,8 @@ impl Endpoint {
             let tcp = seg.to_repr(payload);
             let dscp = seg.meta.dscp;
             let ecn = seg.meta.ecn;
-            let Some(ip) = ip_repr(self.local, remote, ecn, dscp, self.ip_ident) else {
+            let local = slot.conn.local().ip();
+            let Some(ip) = ip_repr(local, remote, ecn, dscp, self.ip_ident) else {
                 continue;
             };
             emit_tcp_packet(&ip, &tcp, out);
@@ -663,8 +742,11 @@ impl Endpoint {
         now: Instant,
         local: SocketAddr,
         remote: SocketAddr,
-        config: Config,
+        mut config: Config,
     ) -> Setup {
+        if remote.is_ipv6() && config.mss > V6_MIN_MSS {
+            config.mss = (config.mss - V6_EXTRA_HEADER).max(V6_MIN_MSS);
+        }
         let iss = isn::initial_seq(now, local, remote, &self.config.isn_secret);
         let seed = self.seed();
         let cc = self.build_cc(&config, seed);
@@ -700,7 +782,13 @@ impl Endpoint {
     }
 
     fn ip_repr(&self, remote: IpAddr, ecn: Ecn, dscp: u8) -> Option<IpRepr> {
-        ip_repr(self.local, remote, ecn, dscp, self.ip_ident)
+        ip_repr(
+            self.local_addr_for(remote)?,
+            remote,
+            ecn,
+            dscp,
+            self.ip_ident,
+        )
     }
 
     fn pick_ephemeral(&mut self, remote: SocketAddr) -> Result<u16, ConnError> {
@@ -837,21 +925,45 @@ impl Endpoint {
     }
 }
 
+/// Whether `ip` can be a TCP peer's address: not unspecified, multicast, broadcast,
+/// or (in an IPv6 header) IPv4-mapped. Linux drops such sources too (`tcp_v4_rcv`'s
+/// multicast/broadcast check, `ip6_rcv_core`, `tcp_v6_conn_request`); answering them
+/// would aim RSTs and SYN-ACKs at many hosts or at none.
+fn usable_peer(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(a) => !(a.is_unspecified() || a.is_multicast() || a.is_broadcast()),
+        IpAddr::V6(a) => !(a.is_unspecified() || a.is_multicast() || a.to_ipv4_mapped().is_some()),
+    }
+}
+
+/// The IP header of an outgoing segment. IPv6 packets carry flow label 0 (RFC 6437
+/// §2 allows it; Linux hashes the 4-tuple into one, which only path hashing uses) and
+/// hop limit 64, Linux's default; their ident and DF have no IPv6 counterpart.
 fn ip_repr(local: IpAddr, remote: IpAddr, ecn: Ecn, dscp: u8, ident: u16) -> Option<IpRepr> {
-    let (IpAddr::V4(src), IpAddr::V4(dst)) = (local, remote) else {
-        return None;
-    };
-    Some(IpRepr::V4(Ipv4Repr {
-        src,
-        dst,
-        protocol: IPPROTO_TCP,
-        dscp,
-        ecn,
-        ttl: TTL,
-        ident,
-        dont_frag: true,
-        payload_len: 0,
-    }))
+    match (local, remote) {
+        (IpAddr::V4(src), IpAddr::V4(dst)) => Some(IpRepr::V4(Ipv4Repr {
+            src,
+            dst,
+            protocol: IPPROTO_TCP,
+            dscp,
+            ecn,
+            ttl: TTL,
+            ident,
+            dont_frag: true,
+            payload_len: 0,
+        })),
+        (IpAddr::V6(src), IpAddr::V6(dst)) => Some(IpRepr::V6(Ipv6Repr {
+            src,
+            dst,
+            next_header: IPPROTO_TCP,
+            dscp,
+            ecn,
+            flow_label: 0,
+            hop_limit: TTL,
+            payload_len: 0,
+        })),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod handshake;
 mod harness;
 mod hostile;
 mod idle;
+mod ipv6;
 mod listener;
 mod loss;
 mod overlap;
