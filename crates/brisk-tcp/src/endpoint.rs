@@ -20,6 +20,7 @@ use crate::cc::CongestionControl;
 use crate::config::Config;
 use crate::conn::{isn, Connection, Setup, State};
 use crate::event::{ConnError, Event};
+use crate::mem::{MemAccount, MemLimits};
 use crate::stats::EndpointStats;
 use brisk_time::Instant;
 use brisk_wire::{
@@ -49,6 +50,8 @@ pub struct EndpointConfig {
     /// Builds each connection's congestion controller from its `Config::congestion`
     /// spec, with the connection's seed and the host's shared `HostCc`.
     pub cc_factory: Arc<dyn CcFactory>,
+    /// Endpoint-wide memory thresholds (`crate::mem`, Linux's `tcp_mem`).
+    pub mem: MemLimits,
 }
 
 /// The OS random number generator could not be read (`getrandom(2)` or the
@@ -67,6 +70,7 @@ impl EndpointConfig {
             max_connections: 65_536,
             default_config: Config::default(),
             cc_factory: Arc::new(StandardCcFactory),
+            mem: MemLimits::DEFAULT,
         }
     }
 
@@ -167,12 +171,14 @@ pub struct Endpoint {
     ip_ident: u16,
     next_seed: u64,
     host_cc: HostCc,
+    mem: MemAccount,
 }
 
 impl Endpoint {
     pub fn new(local: IpAddr, config: EndpointConfig) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(config.rng_seed);
         let next_seed = rng.gen();
+        let mem = MemAccount::new(config.mem);
         Endpoint {
             local,
             config,
@@ -190,6 +196,7 @@ impl Endpoint {
             ip_ident: 0,
             next_seed,
             host_cc: HostCc::default(),
+            mem,
         }
     }
 
@@ -298,15 +305,19 @@ impl Endpoint {
             self.stats.drop_backlog_full += 1;
             return;
         }
+        let allowance = self.mem.allowance();
         let Some(slot) = self.slot_mut(h) else { return };
         let before = *slot.conn.counters();
+        slot.conn.set_mem_allowance(allowance);
         slot.conn.handle_segment_dscp(now, ecn, dscp, tcp);
         let after = *slot.conn.counters();
+        self.stats.drop_mem += after.mem_dropped - before.mem_dropped;
         self.stats.drop_paws += after.paws_drops - before.paws_drops;
         self.stats.drop_out_of_window += after.out_of_window - before.out_of_window;
         self.stats.challenge_acks += after.challenge_acks - before.challenge_acks;
         self.stats.oow_acks_suppressed += after.oow_acks_suppressed - before.oow_acks_suppressed;
         self.touch(h);
+        self.mem.relieve(&mut self.slots, h.0, &mut self.stats);
     }
 
     /// Linux `tcp_check_req` on a full accept queue (`listen_overflow`): the ACK that
@@ -634,6 +645,7 @@ impl Endpoint {
         }
         self.live -= 1;
         self.free.push_back(h.0);
+        self.mem.remove(h.0, &mut self.stats);
     }
 
     fn mark_ready(&mut self, h: ConnHandle) {
@@ -678,6 +690,7 @@ impl Endpoint {
                 }
             }
         }
+        self.mem.update(h.0, slot.conn.mem_usage(), &mut self.stats);
         let deadline = slot.conn.poll_timeout();
         let register = match (deadline, slot.registered) {
             (Some(d), Some(r)) => d < r,
@@ -703,6 +716,12 @@ impl Endpoint {
         } else if closed_unaccepted {
             self.reap(h);
         }
+    }
+}
+
+impl crate::mem::Conns for Vec<Option<Slot>> {
+    fn conn_mut(&mut self, idx: u32) -> Option<&mut Connection> {
+        self.get_mut(idx as usize)?.as_mut().map(|s| &mut s.conn)
     }
 }
 
