@@ -177,6 +177,9 @@ pub struct ConnCounters {
     /// Data segments dropped because the endpoint's memory budget was exhausted
     /// (`crate::mem`, Linux `TCPRcvQDrop` / `TCPOFODrop` under `tcp_mem`).
     pub mem_dropped: u64,
+    /// Timeouts that found the peer had discarded data it SACKed (the cumulative ACK
+    /// stopped at a SACKed segment; Linux `TCPSACKReneging`): SACK marks were cleared.
+    pub sack_reneging: u64,
     pub bad_acks: u64,
 }
 

@@ -16,6 +16,7 @@ mod overlap;
 mod prio_send;
 mod rc3;
 mod rdb;
+mod renege;
 mod restart;
 mod timers;
 mod transfer;
