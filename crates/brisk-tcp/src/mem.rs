@@ -180,17 +180,23 @@ impl MemAccount {
             return;
         }
         st.mem_pressure += 1;
+        if self.by_ooo.is_empty() {
+            // Only in-order data is held: nothing to collapse or prune.
+            return;
+        }
         // Collapse: the connection that allocated, then the largest holders.
-        let mut visit = vec![trigger];
-        visit.extend(
-            self.by_ooo
-                .iter()
-                .rev()
-                .map(|&(_, i)| i)
-                .filter(|&i| i != trigger)
-                .take(COLLAPSE_SCAN),
-        );
-        for idx in visit {
+        let mut visit = [trigger; COLLAPSE_SCAN + 1];
+        let mut n = 1;
+        for &(_, i) in self.by_ooo.iter().rev() {
+            if n > COLLAPSE_SCAN {
+                break;
+            }
+            if i != trigger {
+                visit[n] = i;
+                n += 1;
+            }
+        }
+        for &idx in &visit[..n] {
             if self.total <= self.limits.low {
                 return;
             }
