@@ -237,4 +237,30 @@ mod tests {
         assert!(r.ooo_charge() - cap <= 200, "{} -> {}", cap, r.ooo_charge());
         assert_eq!(r.ooo_charge(), r.ooo_charge_recomputed());
     }
+
+    /// Unordered receive: pruned bytes already handed out are not handed out out of
+    /// order again when retransmitted, and the stream still arrives whole in order,
+    /// also when a prune cut a handed-out run in two.
+    #[test]
+    fn pruned_data_handed_out_early_is_delivered_again_in_order_only() {
+        let data: Vec<u8> = (0..2000u32).map(|i| (i * 7) as u8).collect();
+        let mut r = RecvBuffer::new(1 << 20, 64);
+        r.insert(1000, &data[1000..2000]);
+        let mut buf = vec![0u8; 4096];
+        assert_eq!(r.read_ooo(&mut buf), Some((1000, 1000)));
+        // Prune the top half of the handed-out run, then the peer resends it.
+        r.prune_ooo(500);
+        assert_eq!(r.ooo_bytes(), 500);
+        r.insert(1500, &data[1500..2000]);
+        assert!(!r.has_undelivered_ooo(), "not handed out twice out of order");
+        // Prune everything; the resent top is still not handed out again.
+        r.prune_ooo(usize::MAX);
+        r.insert(1000, &data[1000..1600]);
+        assert!(!r.has_undelivered_ooo());
+        // Fill the hole: in order the stream is whole.
+        r.insert(0, &data[..1000]);
+        r.insert(1600, &data[1600..]);
+        let n = r.read(&mut buf);
+        assert_eq!(&buf[..n], &data[..]);
+    }
 }
