@@ -178,7 +178,7 @@ impl Attacker {
         }
         let payload = [0xA5u8; MSS];
         for _ in 0..budget {
-            if self.holes && (self.next / MSS as u64) % (RUN + 1) == 0 {
+            if self.holes && (self.next / MSS as u64).is_multiple_of(RUN + 1) {
                 self.next += MSS as u64; // leave a hole
             }
             if self.next + MSS as u64 > self.right {
@@ -211,10 +211,14 @@ fn fnv(x: u64) -> u64 {
 }
 
 fn run(limits: MemLimits, unordered: bool, legit: bool, holes: bool) -> Outcome {
-    let mut server_cfg = Config::default();
-    server_cfg.unordered = unordered;
-    let mut client_cfg = Config::default();
-    client_cfg.send_buffer = 256 << 10;
+    let server_cfg = Config {
+        unordered,
+        ..Config::default()
+    };
+    let client_cfg = Config {
+        send_buffer: 256 << 10,
+        ..Config::default()
+    };
     let data: Vec<Vec<u8>> = (0..LEGIT)
         .map(|k| {
             (0..LEGIT_BYTES as u64)
@@ -251,7 +255,7 @@ fn run(limits: MemLimits, unordered: bool, legit: bool, holes: bool) -> Outcome 
     let mut pkts = Vec::new();
     let mut rd = vec![0u8; 64 << 10];
     let mut client_data_pkts = 0u64;
-    for _round in 0..20_000 {
+    for round in 0..20_000 {
         // Attackers first, a slice each per round.
         pkts.clear();
         for a in attackers.iter_mut() {
@@ -276,7 +280,7 @@ fn run(limits: MemLimits, unordered: bool, legit: bool, holes: bool) -> Outcome 
             let (_, tcp) = parse_tcp_packet(&buf).unwrap();
             let lose = !tcp.payload.is_empty() && {
                 client_data_pkts += 1;
-                client_data_pkts % 40 == 0
+                client_data_pkts.is_multiple_of(40)
             };
             if !lose {
                 server.handle_packet(now, &buf);
@@ -323,7 +327,7 @@ fn run(limits: MemLimits, unordered: bool, legit: bool, holes: bool) -> Outcome 
         }
         let legit_done =
             !legit || (sinks.len() == LEGIT && sinks.iter().all(|s| s.done >= LEGIT_BYTES));
-        if legit_done && !attack_active && _round > 50 {
+        if legit_done && !attack_active && round > 50 {
             break;
         }
         now = now.saturating_add(Duration::from_millis(1));

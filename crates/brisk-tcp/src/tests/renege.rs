@@ -47,6 +47,22 @@ fn sender_retransmits_data_the_receiver_reneged_on() {
     assert_eq!(freed, held);
     assert_eq!(conn.prune_stats().prunes, 1);
     release.set(true);
+    // When the hole's retransmission arrives, and when the client next sends the data
+    // after it (which the receiver no longer holds).
+    let hole_seq = hole.get().unwrap();
+    let revealed = Rc::new(Cell::new(None));
+    let resent = Rc::new(Cell::new(None));
+    let (rv, rs) = (revealed.clone(), resent.clone());
+    p.set_hook(move |seen| {
+        if seen.to_server && seen.len > 0 {
+            if seen.seq == hole_seq && rv.get().is_none() {
+                rv.set(Some(seen.at));
+            } else if seen.seq != hole_seq && rv.get().is_some() && rs.get().is_none() {
+                rs.set(Some(seen.at));
+            }
+        }
+        Action::Deliver
+    });
     let mut got = Vec::new();
     let done = p.run_until(Duration::from_secs(20), |p| {
         Pair::read_all(&mut p.server, s, &mut got);
@@ -59,5 +75,10 @@ fn sender_retransmits_data_the_receiver_reneged_on() {
         data.len()
     );
     assert!(got == data, "bytes differ");
+    // The short reneging timeout (max(srtt/16, 10 ms)), not a full RTO (at least
+    // 200 ms), resent the reneged data after the ACK that revealed it.
+    let (revealed, resent) = (revealed.get().unwrap(), resent.get().unwrap());
+    eprintln!("reneging revealed at {revealed:?}, data resent at {resent:?}");
+    assert!(resent - revealed <= Duration::from_millis(40));
     assert!(p.client.conn(c).unwrap().counters().sack_reneging >= 1);
 }

@@ -252,7 +252,10 @@ mod tests {
         r.prune_ooo(500);
         assert_eq!(r.ooo_bytes(), 500);
         r.insert(1500, &data[1500..2000]);
-        assert!(!r.has_undelivered_ooo(), "not handed out twice out of order");
+        assert!(
+            !r.has_undelivered_ooo(),
+            "not handed out twice out of order"
+        );
         // Prune everything; the resent top is still not handed out again.
         r.prune_ooo(usize::MAX);
         r.insert(1000, &data[1000..1600]);
