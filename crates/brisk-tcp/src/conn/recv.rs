@@ -143,8 +143,28 @@ impl RecvBuffer {
                 self.mem_dropped += 1;
                 return Arrival::Dropped;
             };
+            let cap0 = self.ready.capacity();
             reserve(&mut self.ready, data.len() - skip, exact);
             self.ready.extend(&data[skip..]);
+            // The queued ranges this joins are copied in and freed: reserve for them
+            // once, within what is left of the budget plus what they free (so near the
+            // limit the queue grows exactly and the total cannot pass it).
+            let left = self.mem_allow - (self.ready.capacity() - cap0);
+            let (mut join_end, mut join_charge) = (self.nxt(), 0);
+            for (&s, v) in self.ooo.range(..=join_end) {
+                if s > join_end {
+                    break;
+                }
+                join_end = join_end.max(s + v.len() as u64);
+                join_charge += prune::charge(v);
+            }
+            let extra = (join_end - self.nxt()) as usize;
+            if extra > 0 {
+                // NOTE: exact growth needs at most `extra` <= `join_charge` bytes.
+                let exact = grow_policy(&self.ready, extra, 0, left.saturating_add(join_charge))
+                    .unwrap_or(true);
+                reserve(&mut self.ready, extra, exact);
+            }
             let mut filled = false;
             // Pull in queued ranges that now connect.
             while let Some(entry) = self.ooo.first_entry() {

@@ -266,4 +266,29 @@ mod tests {
         let n = r.read(&mut buf);
         assert_eq!(&buf[..n], &data[..]);
     }
+
+    /// Filling a hole joins queued ranges into the in-order queue; near the budget the
+    /// queue grows exactly, so the total stays within what was allowed.
+    #[test]
+    fn a_hole_filled_near_the_budget_grows_the_queue_exactly() {
+        let mut r = RecvBuffer::new(8 << 20, 64);
+        // 200 kB unread in order; then a range that, joined, just overflows the
+        // queue's capacity (doubling would take twice the capacity).
+        for k in 0..200u64 {
+            r.insert(k * 1000, &[3u8; 1000]);
+        }
+        let cap = r.ready_charge();
+        let len = r.readable();
+        let range = cap - len - 1000 + 500;
+        r.insert((len + 1000) as u64, &vec![3u8; range]);
+        let before = r.ooo_charge() + r.ready_charge();
+        r.set_mem_allowance(1000);
+        assert!(matches!(
+            r.insert(len as u64, &[3u8; 1000]),
+            Arrival::InOrder { .. }
+        ));
+        let after = r.ooo_charge() + r.ready_charge();
+        assert_eq!(r.readable(), cap + 500);
+        assert!(after <= before + 1000, "{before} -> {after}");
+    }
 }
