@@ -42,6 +42,7 @@ use crate::cc::CongestionControl;
 use crate::config::Config;
 use crate::conn::{isn, Connection, Setup, State};
 use crate::event::{ConnError, Event};
+use crate::mem::{MemAccount, MemLimits};
 use crate::stats::EndpointStats;
 use crate::syncookie::{self, SynCookies};
 use brisk_time::Instant;
@@ -77,6 +78,8 @@ pub struct EndpointConfig {
     /// that finds the queue full is dropped unanswered (`drop_backlog_full`) and a SYN
     /// flood locks legitimate clients out. Their key is derived from `isn_secret`.
     pub syncookies: bool,
+    /// Endpoint-wide memory thresholds (`crate::mem`, Linux's `tcp_mem`).
+    pub mem: MemLimits,
 }
 
 /// The OS random number generator could not be read (`getrandom(2)` or the
@@ -96,6 +99,7 @@ impl EndpointConfig {
             default_config: Config::default(),
             cc_factory: Arc::new(StandardCcFactory),
             syncookies: true,
+            mem: MemLimits::DEFAULT,
         }
     }
 
@@ -215,6 +219,7 @@ pub struct Endpoint {
     next_seed: u64,
     host_cc: HostCc,
     cookies: SynCookies,
+    mem: MemAccount,
 }
 
 impl Endpoint {
@@ -245,6 +250,7 @@ impl Endpoint {
         let mut rng = ChaCha8Rng::seed_from_u64(config.rng_seed);
         let next_seed = rng.gen();
         let cookies = SynCookies::new(&config.isn_secret);
+        let mem = MemAccount::new(config.mem);
         Endpoint {
             local,
             v4,
@@ -266,6 +272,7 @@ impl Endpoint {
             next_seed,
             host_cc: HostCc::default(),
             cookies,
+            mem,
         }
     }
 
@@ -407,15 +414,19 @@ impl Endpoint {
             self.stats.drop_backlog_full += 1;
             return;
         }
+        let allowance = self.mem.allowance();
         let Some(slot) = self.slot_mut(h) else { return };
         let before = *slot.conn.counters();
+        slot.conn.set_mem_allowance(allowance);
         slot.conn.handle_segment_dscp(now, ecn, dscp, tcp);
         let after = *slot.conn.counters();
+        self.stats.drop_mem += after.mem_dropped - before.mem_dropped;
         self.stats.drop_paws += after.paws_drops - before.paws_drops;
         self.stats.drop_out_of_window += after.out_of_window - before.out_of_window;
         self.stats.challenge_acks += after.challenge_acks - before.challenge_acks;
         self.stats.oow_acks_suppressed += after.oow_acks_suppressed - before.oow_acks_suppressed;
         self.touch(h);
+        self.mem.relieve(&mut self.slots, h.0, &mut self.stats);
     }
 
     /// Linux `tcp_check_req` on a full accept queue (`listen_overflow`): the ACK that
@@ -882,6 +893,7 @@ impl Endpoint {
         }
         self.live -= 1;
         self.free.push_back(h.0);
+        self.mem.remove(h.0, &mut self.stats);
     }
 
     fn mark_ready(&mut self, h: ConnHandle) {
@@ -926,6 +938,7 @@ impl Endpoint {
                 }
             }
         }
+        self.mem.update(h.0, slot.conn.mem_usage(), &mut self.stats);
         let deadline = slot.conn.poll_timeout();
         let register = match (deadline, slot.registered) {
             (Some(d), Some(r)) => d < r,
@@ -954,6 +967,12 @@ impl Endpoint {
         if self.timers.len() > self.timers_compact_at {
             self.compact_timers();
         }
+    }
+}
+
+impl crate::mem::Conns for Vec<Option<Slot>> {
+    fn conn_mut(&mut self, idx: u32) -> Option<&mut Connection> {
+        self.get_mut(idx as usize)?.as_mut().map(|s| &mut s.conn)
     }
 }
 

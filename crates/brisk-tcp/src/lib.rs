@@ -18,6 +18,7 @@ pub mod config;
 pub mod conn;
 pub mod endpoint;
 pub mod event;
+pub mod mem;
 pub mod rangeset;
 pub mod rc3;
 pub mod rdb;
@@ -32,6 +33,7 @@ pub use config::Config;
 pub use conn::{CaState, Connection, Segment, SegmentKind, State, UnorderedRead};
 pub use endpoint::{ConnHandle, Endpoint, EndpointConfig, OsRngError, Transmit};
 pub use event::{ConnError, Event, TraceEvent, UndoKind};
+pub use mem::MemLimits;
 pub use stats::{EndpointStats, TcpInfo};
 
 #[cfg(test)]

@@ -89,4 +89,25 @@ pub struct EndpointStats {
     /// for another 4-tuple, or asking for options not offered (Linux
     /// `SyncookiesFailed`). The drop reason for them; each is answered with an RST.
     pub syncookies_failed: u64,
+    /// Memory accounting (`crate::mem`): bytes charged now (out-of-order stores and
+    /// unread in-order data, by capacity), the most ever charged, and unacknowledged
+    /// send data (reported, not charged).
+    pub mem_charged: u64,
+    pub mem_peak: u64,
+    pub mem_send: u64,
+    /// Data segments dropped because they would have allocated beyond the hard limit
+    /// (summed from the connections' `mem_dropped`).
+    pub drop_mem: u64,
+    /// Pressure episodes (charged bytes above `pressure` after an input).
+    pub mem_pressure: u64,
+    /// Collapses (Linux `tcp_collapse_ofo_queue`): times, bytes copied, bytes freed.
+    pub mem_collapses: u64,
+    pub mem_collapsed_bytes: u64,
+    pub mem_collapse_freed: u64,
+    /// Prunes (Linux `tcp_prune_ofo_queue`, `OFOPruned`): times, payload bytes
+    /// dropped, ranges dropped or truncated, charged bytes freed.
+    pub mem_prunes: u64,
+    pub mem_pruned_bytes: u64,
+    pub mem_pruned_ranges: u64,
+    pub mem_prune_freed: u64,
 }

@@ -445,12 +445,16 @@ impl Connection {
 
     /// Phase 7 (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`).
     fn rearm_after_ack(&mut self, now: Instant, una_advanced: bool, delivered: bool) {
+        let reneged = una_advanced && self.loss.board.head_sacked();
         if self.loss.board.is_empty() {
             self.disarm_rto();
+        } else if reneged {
+            // SACK reneging: neither a full RTO nor a probe, a short timeout.
+            self.arm_rto(now, RtoArm::Reneging);
         } else if una_advanced {
             self.arm_rto(now, RtoArm::Progress);
         }
-        if una_advanced || delivered {
+        if (una_advanced || delivered) && !reneged {
             self.schedule_tlp(now);
         }
         if self.snd.snd_wnd > 0 && self.timers.is_set(Timer::Persist) {

@@ -28,6 +28,7 @@ mod handshake;
 pub mod isn;
 mod parts;
 mod paws;
+pub mod pressure;
 mod rc3_send;
 pub mod recv;
 mod rto_timer;
@@ -174,6 +175,12 @@ pub struct ConnCounters {
     pub oow_acks_suppressed: u64,
     pub sack_blocks_ignored: u64,
     pub ooo_dropped: u64,
+    /// Data segments dropped because the endpoint's memory budget was exhausted
+    /// (`crate::mem`, Linux `TCPRcvQDrop` / `TCPOFODrop` under `tcp_mem`).
+    pub mem_dropped: u64,
+    /// Timeouts that found the peer had discarded data it SACKed (the cumulative ACK
+    /// stopped at a SACKed segment; Linux `TCPSACKReneging`): SACK marks were cleared.
+    pub sack_reneging: u64,
     pub bad_acks: u64,
 }
 

@@ -14,6 +14,7 @@
 //! as they arrive, tracking what it handed out in a `RangeSet` beside the store. ACK, SACK and window are computed from this store alone, never from what
 //! the application has looked at, so they stay exactly standard.
 
+pub mod prune;
 pub mod unordered;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -41,6 +42,16 @@ pub struct RecvBuffer {
     read_off: u64,
     ooo: BTreeMap<u64, VecDeque<u8>>,
     ooo_bytes: usize,
+    /// What the out-of-order store has allocated: each range's buffer capacity plus
+    /// `prune::RANGE_OVERHEAD` (kept in step with `ooo`, like `ooo_bytes`).
+    ooo_charge: usize,
+    /// Bytes this buffer may newly allocate (the endpoint's memory budget, see
+    /// `crate::mem`; unlimited by default). Growth beyond it is refused: counted in
+    /// `mem_dropped`, the peer retransmits.
+    mem_allow: usize,
+    pub mem_dropped: u64,
+    /// Collapse and prune counters (`prune`).
+    pub prune_stats: prune::PruneStats,
     capacity: usize,
     max_ranges: usize,
     /// SACK blocks in report order (most recent first), RFC 2018 §4.
@@ -59,6 +70,10 @@ impl RecvBuffer {
             read_off: 0,
             ooo: BTreeMap::new(),
             ooo_bytes: 0,
+            ooo_charge: 0,
+            mem_allow: usize::MAX,
+            mem_dropped: 0,
+            prune_stats: prune::PruneStats::default(),
             capacity,
             max_ranges: max_ranges.max(1),
             sack_recent: Vec::with_capacity(4),
@@ -100,6 +115,10 @@ impl RecvBuffer {
         buf[na..n].copy_from_slice(&b[..n - na]);
         self.ready.drain(..n);
         self.read_off += n as u64;
+        if self.ready.is_empty() && self.ready.capacity() > prune::READY_KEEP {
+            // A burst is drained: give back what it grew (accounted by capacity).
+            self.ready.shrink_to(prune::READY_KEEP);
+        }
         n
     }
 
@@ -120,7 +139,32 @@ impl RecvBuffer {
                 self.dsack = Some((off, nxt));
             }
             let skip = (nxt - off) as usize;
+            let Some(exact) = grow_policy(&self.ready, data.len() - skip, 0, self.mem_allow) else {
+                self.mem_dropped += 1;
+                return Arrival::Dropped;
+            };
+            let cap0 = self.ready.capacity();
+            reserve(&mut self.ready, data.len() - skip, exact);
             self.ready.extend(&data[skip..]);
+            // The queued ranges this joins are copied in and freed: reserve for them
+            // once, within what is left of the budget plus what they free (so near the
+            // limit the queue grows exactly and the total cannot pass it).
+            let left = self.mem_allow - (self.ready.capacity() - cap0);
+            let (mut join_end, mut join_charge) = (self.nxt(), 0);
+            for (&s, v) in self.ooo.range(..=join_end) {
+                if s > join_end {
+                    break;
+                }
+                join_end = join_end.max(s + v.len() as u64);
+                join_charge += prune::charge(v);
+            }
+            let extra = (join_end - self.nxt()) as usize;
+            if extra > 0 {
+                // NOTE: exact growth needs at most `extra` <= `join_charge` bytes.
+                let exact = grow_policy(&self.ready, extra, 0, left.saturating_add(join_charge))
+                    .unwrap_or(true);
+                reserve(&mut self.ready, extra, exact);
+            }
             let mut filled = false;
             // Pull in queued ranges that now connect.
             while let Some(entry) = self.ooo.first_entry() {
@@ -131,6 +175,7 @@ impl RecvBuffer {
                 }
                 let bytes = entry.remove();
                 self.ooo_bytes -= bytes.len();
+                self.ooo_charge -= prune::charge(&bytes);
                 let rend = start + bytes.len() as u64;
                 if rend > cur {
                     extend_from(&mut self.ready, &bytes, (cur - start) as usize);
@@ -177,6 +222,37 @@ impl RecvBuffer {
             self.ooo_dropped += 1;
             return Arrival::Dropped;
         }
+        // The merged range's final length, and the buffer that grows to hold it (the
+        // range before, else the first one after, else a new one): its growth is
+        // reserved once, within the memory budget.
+        let base = prev.map(|p| p.0).or(later.first().copied());
+        let fin_start = base.map_or(off, |b| b.min(off));
+        let fin_end = later
+            .last()
+            .map(|s| s + self.ooo.get(s).map_or(0, |v| v.len() as u64))
+            .into_iter()
+            .chain(prev.map(|p| p.1))
+            .fold(end, u64::max);
+        let fin_len = (fin_end - fin_start) as usize;
+        let (grow, exact) = match base.and_then(|b| self.ooo.get(&b)) {
+            Some(v) => {
+                let extra = fin_len - v.len();
+                match grow_policy(v, extra, 0, self.mem_allow) {
+                    Some(exact) => (extra, exact),
+                    None => {
+                        self.mem_dropped += 1;
+                        return Arrival::Dropped;
+                    }
+                }
+            }
+            None => {
+                if fin_len + prune::RANGE_OVERHEAD > self.mem_allow {
+                    self.mem_dropped += 1;
+                    return Arrival::Dropped;
+                }
+                (fin_len, true)
+            }
+        };
         let mut dup: Option<(u64, u64)> = None;
         let mut later = later.as_slice();
         let (start, mut buf) = match (prev, later.first()) {
@@ -184,6 +260,8 @@ impl RecvBuffer {
                 // NOTE(unwrap): `prev` was found in the map just above.
                 let mut v = self.ooo.remove(&ps).unwrap();
                 self.ooo_bytes -= v.len();
+                self.ooo_charge -= prune::charge(&v);
+                reserve(&mut v, grow, exact);
                 let have = ps + v.len() as u64;
                 if have < end {
                     v.extend(&data[(have - off) as usize..]);
@@ -195,13 +273,14 @@ impl RecvBuffer {
                 // NOTE(unwrap): keys collected from the map just above.
                 let mut v = self.ooo.remove(&s0).unwrap();
                 self.ooo_bytes -= v.len();
+                self.ooo_charge -= prune::charge(&v);
+                reserve(&mut v, grow, exact);
                 later = &later[1..];
                 let e0 = s0 + v.len() as u64;
                 let ov_end = e0.min(end);
                 if ov_end > s0 {
                     dup = Some((s0, ov_end));
                 }
-                v.reserve(data.len());
                 for &b in data[..(s0 - off) as usize].iter().rev() {
                     v.push_front(b);
                 }
@@ -210,12 +289,18 @@ impl RecvBuffer {
                 }
                 (off, v)
             }
-            (None, None) => (off, data.iter().copied().collect()),
+            (None, None) => {
+                let mut v = VecDeque::new();
+                reserve(&mut v, grow, exact);
+                v.extend(data);
+                (off, v)
+            }
         };
         for &s in later {
             // NOTE(unwrap): keys collected from the map just above.
             let v = self.ooo.remove(&s).unwrap();
             self.ooo_bytes -= v.len();
+            self.ooo_charge -= prune::charge(&v);
             let e = s + v.len() as u64;
             let cur = start + buf.len() as u64;
             let ov_end = e.min(end);
@@ -231,6 +316,7 @@ impl RecvBuffer {
         }
         let rend = start + buf.len() as u64;
         self.ooo_bytes += buf.len();
+        self.ooo_charge += prune::charge(&buf);
         self.ooo.insert(start, buf);
         self.delivered.on_insert(off);
         self.report_first(start, rend);
@@ -289,6 +375,34 @@ impl RecvBuffer {
 
     pub fn clear_dsack(&mut self) {
         self.dsack = None;
+    }
+}
+
+/// How a buffer holding `v` grows by `extra` bytes within `allow` newly allocated
+/// bytes (`overhead` included): `Some(false)` the usual amortised doubling,
+/// `Some(true)` an exact reservation (only near the budget, where doubling would not
+/// fit), `None` not at all.
+fn grow_policy(v: &VecDeque<u8>, extra: usize, overhead: usize, allow: usize) -> Option<bool> {
+    let need = v.len() + extra;
+    let cap = v.capacity();
+    if need <= cap {
+        return Some(false);
+    }
+    if need.max(cap.saturating_mul(2)) - cap + overhead <= allow {
+        Some(false)
+    } else if need - cap + overhead <= allow {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// Reserves room for `extra` more bytes, exactly or amortised (see `grow_policy`).
+fn reserve(v: &mut VecDeque<u8>, extra: usize, exact: bool) {
+    if exact {
+        v.reserve_exact(extra);
+    } else {
+        v.reserve(extra);
     }
 }
 

@@ -7,7 +7,7 @@
 use super::Connection;
 use crate::conn::timer::Timer;
 use crate::recovery::rto;
-use brisk_time::Instant;
+use brisk_time::{Duration, Instant};
 
 /// Why the RTO is (re-)armed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +31,10 @@ pub(super) enum RtoArm {
     Probe,
     /// The RTO fired and was backed off (§5.5-5.6): restart with the new value.
     Backoff,
+    /// The cumulative ACK stopped at a segment we hold as SACKed: the peer reneged
+    /// (RFC 2018 §8). Time out soon, max(srtt/16, 10 ms), so the timeout clears the
+    /// SACK marks and resends (Linux `tcp_check_sack_reneging`).
+    Reneging,
 }
 
 impl Connection {
@@ -68,6 +72,11 @@ impl Connection {
                 if let Some(uto) = self.config.timeouts.user_timeout {
                     self.timers.set(Timer::UserTimeout, now + uto);
                 }
+            }
+            RtoArm::Reneging => {
+                let srtt = self.loss.rtt.srtt().unwrap_or(Duration::ZERO);
+                let t = (srtt / 16).max(Duration::from_millis(10));
+                self.timers.set(Timer::Rto, now + t);
             }
             RtoArm::HeadRetransmit | RtoArm::Probe | RtoArm::Backoff => {
                 let t = self.current_rto();

@@ -288,6 +288,7 @@ impl Connection {
         let low = !data.is_empty() && self.rc3_low_data();
         if low {
             let ooo_before = self.rcv.recvbuf.ooo_dropped;
+            let mem_before = self.rcv.recvbuf.mem_dropped;
             let arrival = self.rcv.recvbuf.insert(off, data);
             if let Arrival::InOrder { advanced, .. } = arrival {
                 self.info.bytes_received += advanced;
@@ -296,9 +297,11 @@ impl Connection {
                 self.push_event(Event::Readable);
             }
             self.counters.ooo_dropped += self.rcv.recvbuf.ooo_dropped - ooo_before;
+            self.counters.mem_dropped += self.rcv.recvbuf.mem_dropped - mem_before;
             self.queue_low_ack(now);
         } else if !data.is_empty() {
             let ooo_before = self.rcv.recvbuf.ooo_dropped;
+            let mem_before = self.rcv.recvbuf.mem_dropped;
             match self.rcv.recvbuf.insert(off, data) {
                 Arrival::InOrder {
                     advanced,
@@ -326,6 +329,7 @@ impl Connection {
                 }
             }
             self.counters.ooo_dropped += self.rcv.recvbuf.ooo_dropped - ooo_before;
+            self.counters.mem_dropped += self.rcv.recvbuf.mem_dropped - mem_before;
         }
         if fin {
             self.rcv.peer_fin = Some(off + data.len() as u64);

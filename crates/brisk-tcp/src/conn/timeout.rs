@@ -91,6 +91,11 @@ impl Connection {
             });
         }
         self.congestion_response(now, CongestionCause::Rto, new_episode);
+        if self.loss.board.head_sacked() {
+            // SACK reneging: the SACKed data must be sent again too.
+            self.loss.board.clear_sacked();
+            self.counters.sack_reneging += 1;
+        }
         let lost = self.loss.board.mark_all_lost();
         self.info.lost += u64::from(lost);
         if new_episode {

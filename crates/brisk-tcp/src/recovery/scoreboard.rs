@@ -283,6 +283,25 @@ impl Scoreboard {
         self.lost_pending.clear();
     }
 
+    /// SACK reneging (RFC 2018 §8; Linux `tcp_timeout_mark_lost` with `is_reneg`):
+    /// the receiver discarded data it had SACKed, so every SACK mark is forgotten and
+    /// the next SACK blocks are processed afresh. O(outstanding), on a timeout only.
+    pub fn clear_sacked(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.sacked = false;
+        }
+        self.sacked_out = 0;
+        self.highest_sacked = 0;
+        self.sack_cache.clear();
+    }
+
+    /// The receiver reneged: the cumulative ACK stopped at a segment we hold as SACKed
+    /// (Linux `tcp_check_sack_reneging`; a receiver that keeps SACKed data would have
+    /// ACKed past it).
+    pub fn head_sacked(&self) -> bool {
+        self.segs.front().is_some_and(|s| s.sacked)
+    }
+
     /// How many of the segments overlapping `[start, end)` were ever retransmitted,
     /// looking at no more than `max` segments (a D-SACK block covers at most that many).
     pub fn count_retransmitted(&self, start: u64, end: u64, max: u32) -> u32 {

@@ -17,6 +17,7 @@ mod overlap;
 mod prio_send;
 mod rc3;
 mod rdb;
+mod renege;
 mod restart;
 mod syncookie;
 mod timers;
