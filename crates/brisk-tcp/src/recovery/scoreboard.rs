@@ -288,11 +288,19 @@ impl Scoreboard {
     /// the next SACK blocks are processed afresh. O(outstanding), on a timeout only.
     pub fn clear_sacked(&mut self) {
         for s in self.segs.iter_mut() {
+            if !s.sacked {
+                continue;
+            }
             s.sacked = false;
+            // Back into both indexes: SACK blocks may mark it again, and RACK judges
+            // it again (the timeout that follows marks the flight lost anyway).
+            self.unsacked.insert(s.id);
+            if s.rack_pending() {
+                self.time_order.insert(s.time_key(), s.id);
+            }
         }
         self.sacked_out = 0;
         self.highest_sacked = 0;
-        self.sack_cache.clear();
     }
 
     /// The receiver reneged: the cumulative ACK stopped at a segment we hold as SACKed

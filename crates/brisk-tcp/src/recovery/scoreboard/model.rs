@@ -1,7 +1,7 @@
 //! The scoreboard against a reference model: a plain vector of segments, with every
 //! operation written as the obvious linear scan (what the scoreboard did before issue
 //! 13 made it logarithmic, without the last-blocks cache). Random sequences of sends,
-//! retransmissions, SACKs, cumulative ACKs, loss marks, RTOs, undos and RACK walks must
+//! retransmissions, SACKs, cumulative ACKs, loss marks, RTOs, undos, renegings and RACK walks must
 //! give the same segments, counters and callback orders in both.
 
 use super::{Scoreboard, SentSegment, Walk};
@@ -119,6 +119,8 @@ enum Op {
     MarkLost(u16),
     Rto,
     Undo,
+    /// The receiver reneged: every SACK mark is forgotten.
+    Renege,
     /// A RACK walk that marks lost what was sent before this fraction of the clock.
     Rack(u16),
     /// Let time pass.
@@ -134,6 +136,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<u16>().prop_map(Op::MarkLost),
         1 => Just(Op::Rto),
         1 => Just(Op::Undo),
+        1 => Just(Op::Renege),
         2 => (0u16..1001).prop_map(Op::Rack),
         2 => (0u8..4).prop_map(Op::Tick),
     ]
@@ -200,6 +203,11 @@ proptest! {
                 Op::Undo => {
                     b.unmark_all_lost();
                     m.segs.iter_mut().for_each(|s| s.lost = false);
+                }
+                Op::Renege => {
+                    b.clear_sacked();
+                    m.segs.iter_mut().for_each(|s| s.sacked = false);
+                    prop_assert_eq!(b.highest_sacked(), 0);
                 }
                 Op::Rack(f) => {
                     // Sent up to `cut` is lost; the walk stops at the first sent after.
