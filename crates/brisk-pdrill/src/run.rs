@@ -408,6 +408,17 @@ impl Runner {
                 if let Some(ts) = tcp.timestamps {
                     self.last_ts_val = Some(ts.tsval);
                 }
+                // The endpoint's ISN, which a script's SYN or SYN-ACK writes as 0:
+                // learned when the SYN leaves, so inbound ACKs map even if the script
+                // does not list the SYN.
+                if tcp.flags.syn() {
+                    self.local_isn = tcp.seq.0;
+                }
+            }
+            if self.cfg.trace {
+                if let Ok(p) = self.to_script(&buf) {
+                    self.log(format!("{:.6} > {p}", secs(self.now)));
+                }
             }
             self.out.push_back(Sent {
                 at: self.now,
@@ -650,7 +661,6 @@ impl Runner {
             // (`verify_tcp`'s `strict`): where TSO puts PSH is the sender's business.
             actual.flags = (actual.flags & !flag::PSH) | (p.flags & flag::PSH);
         }
-        self.log(format!("{:.6} > {actual}", secs(at)));
         let ecn = brisk_wire::peek_ecn(&first.bytes).map_or(0, |e| e as u8);
         if let Some(want) = p.ecn {
             if want != ecn {

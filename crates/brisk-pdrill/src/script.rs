@@ -575,12 +575,14 @@ impl Cursor<'_> {
                 "ect1" => 1,
                 "ect0" => 2,
                 "ce" => 3,
-                _ => return Err(self.st.err(
-                    estart,
-                    format!(
+                _ => {
+                    return Err(self.st.err(
+                        estart,
+                        format!(
                         "unsupported IP annotation [{w}] (the runner knows noecn, ect0, ect1, ce)"
                     ),
-                )),
+                    ))
+                }
             });
             if !self.eat("]") {
                 return Err(self.err("expected ']' after the ECN annotation"));
