@@ -24,7 +24,10 @@ pub struct PdrillArgs {
 
 fn collect(p: &PathBuf, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     if p.is_dir() {
-        let mut entries: Vec<_> = std::fs::read_dir(p)?.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        let mut entries: Vec<_> = std::fs::read_dir(p)?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .collect();
         entries.sort();
         for e in entries {
             if e.is_dir() || e.extension().is_some_and(|x| x == "pkt") {
@@ -44,7 +47,9 @@ fn group(o: &Outcome) -> String {
         Outcome::Unsupported { feature, .. } => format!("unsupported: {feature}"),
         Outcome::Fail { msg, .. } => {
             let first = msg.lines().next().unwrap_or("");
-            let cut = first.find(|c: char| c.is_ascii_digit()).unwrap_or(first.len());
+            let cut = first
+                .find(|c: char| c.is_ascii_digit())
+                .unwrap_or(first.len());
             format!("fail: {}", first[..cut].trim_end_matches([' ', ':']))
         }
         Outcome::Parse(e) => format!("parse error: {}", e.msg.split('"').next().unwrap_or("")),
@@ -64,8 +69,8 @@ pub fn cmd_pdrill(args: PdrillArgs) -> anyhow::Result<bool> {
     let (mut pass, mut fail, mut unsup, mut parse) = (0, 0, 0, 0);
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for f in &files {
-        let src = std::fs::read_to_string(f)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
+        let src =
+            std::fs::read_to_string(f).map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
         let r = run_script(&src, &cfg);
         match r.outcome {
             Outcome::Pass => pass += 1,
@@ -79,7 +84,10 @@ pub fn cmd_pdrill(args: PdrillArgs) -> anyhow::Result<bool> {
             }
             println!("{}: {r}", f.display());
         }
-        groups.entry(group(&r.outcome)).or_default().push(f.display().to_string());
+        groups
+            .entry(group(&r.outcome))
+            .or_default()
+            .push(f.display().to_string());
     }
     println!(
         "{} scripts: {pass} pass, {fail} fail, {unsup} unsupported, {parse} parse errors",

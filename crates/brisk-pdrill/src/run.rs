@@ -64,8 +64,6 @@ pub struct RunConfig {
     pub tcp: Config,
     /// Keep a log of every packet and call in [`Report::log`].
     pub trace: bool,
-    /// packetdrill's `--mss`: inbound segments larger than this are split (GRO).
-    pub gso_mss: Option<u32>,
     /// Whether several segments sent at one instant may match one larger script
     /// segment (Linux's TSO/GSO on packetdrill's tun device; `ethtool -K tun0 tso off
     /// gso off` in a script turns it off).
@@ -78,7 +76,6 @@ impl Default for RunConfig {
             tolerance_us: 4_000,
             tcp: linux_defaults(),
             trace: false,
-            gso_mss: None,
             tso: true,
         }
     }
@@ -96,8 +93,10 @@ impl Default for RunConfig {
 /// `tcp_wmem` (256 KiB default, autotuned to 4 MiB) has no direct counterpart: brisk's
 /// send buffer is fixed at its 4 MiB default, which only matters to scripts that fill it.
 pub fn linux_defaults() -> Config {
-    let mut c = Config::default();
-    c.recv_buffer = 15 << 20;
+    let mut c = Config {
+        recv_buffer: 15 << 20,
+        ..Config::default()
+    };
     c.congestion.slow_start_after_idle = false;
     c.timeouts.syn_retries = 5;
     c
@@ -178,14 +177,10 @@ pub fn run_script(src: &str, cfg: &RunConfig) -> Report {
     };
     let mut cfg = cfg.clone();
     for (k, v) in &script.options {
-        match k.as_str() {
-            "tolerance_usecs" => {
-                if let Ok(t) = v.parse() {
-                    cfg.tolerance_us = t;
-                }
+        if k == "tolerance_usecs" {
+            if let Ok(t) = v.parse() {
+                cfg.tolerance_us = t;
             }
-            "mss" => cfg.gso_mss = v.parse().ok(),
-            _ => {}
         }
     }
     let mut r = Runner::new(cfg);
@@ -559,36 +554,21 @@ impl Runner {
         let (local, remote) = self.flow();
         let ack = p.ack.map_or(0, |a| a.wrapping_add(self.local_isn));
         self.log(format!("{:.6} < {p}", secs(self.now)));
-        // packetdrill's `--mss`: a larger inbound segment is a GRO packet of segments
-        // of this size, which the kernel sees one by one (FIN and PSH on the last).
-        let seg = self.cfg.gso_mss.filter(|m| *m > 0).unwrap_or(u32::MAX);
-        let mut off = 0;
-        loop {
-            let n = (p.len - off).min(seg);
-            let last = off + n >= p.len;
-            let flags = if last {
-                p.flags
-            } else {
-                p.flags & !(flag::FIN | flag::PSH)
-            };
-            let bytes = build_packet(
-                remote,
-                local,
-                p.seq.wrapping_add(REMOTE_ISN).wrapping_add(off),
-                ack,
-                flags,
-                p.win.unwrap_or(0),
-                p.urg.unwrap_or(0),
-                &opts,
-                n as usize,
-                p.ecn.unwrap_or(0),
-            );
-            self.ep.handle_packet(Self::instant(self.now), &bytes);
-            off += n;
-            if last {
-                break;
-            }
-        }
+        // packetdrill's `--mss` makes a larger inbound segment a GSO packet, which the
+        // kernel takes whole (GRO): one segment, however long, as here.
+        let bytes = build_packet(
+            remote,
+            local,
+            p.seq.wrapping_add(REMOTE_ISN),
+            ack,
+            p.flags,
+            p.win.unwrap_or(0),
+            p.urg.unwrap_or(0),
+            &opts,
+            p.len as usize,
+            p.ecn.unwrap_or(0),
+        );
+        self.ep.handle_packet(Self::instant(self.now), &bytes);
         self.flush();
         Ok(())
     }
@@ -1189,9 +1169,19 @@ impl Runner {
                 let Some(conn) = self.ep.conn_mut(h) else {
                     return Ok(Done((-1, Some("EPIPE"))));
                 };
-                let w = conn.write(&vec![0u8; n]);
+                // After shutdown(SHUT_WR) or the FIN, Linux's write fails with EPIPE.
+                let shut = !matches!(
+                    conn.state(),
+                    brisk_tcp::State::Established
+                        | brisk_tcp::State::CloseWait
+                        | brisk_tcp::State::SynSent
+                        | brisk_tcp::State::SynReceived
+                );
+                let w = if shut { 0 } else { conn.write(&vec![0u8; n]) };
                 self.flush();
-                if w == 0 && n > 0 {
+                if shut && n > 0 {
+                    Done((-1, Some("EPIPE")))
+                } else if w == 0 && n > 0 {
                     if nonblock {
                         Done((-1, Some("EAGAIN")))
                     } else {
@@ -1212,6 +1202,12 @@ impl Runner {
                     return unsupported(format!("recv flags {}", c.args[3]));
                 }
                 let (h, nonblock) = self.conn_fd(c)?;
+                // After shutdown(SHUT_RD), Linux's read returns what is buffered, and 0
+                // instead of blocking when nothing is.
+                let rd_shut = matches!(
+                    self.fds.get(&self.fd(c)?),
+                    Some(Sock::Conn { rd_shut: true, .. })
+                );
                 let n = c
                     .args
                     .get(2)
@@ -1220,7 +1216,7 @@ impl Runner {
                 let mut buf = vec![0u8; n];
                 let got = self.ep.conn_mut(h).map_or(0, |conn| conn.read(&mut buf));
                 self.flush();
-                if got > 0 || n == 0 {
+                if got > 0 || n == 0 || rd_shut {
                     Done((got as i64, None))
                 } else if let Some(e) = self.take_error(h) {
                     Done((-1, Some(e)))
@@ -1260,6 +1256,12 @@ impl Runner {
                             conn.shutdown_write();
                         }
                         self.flush();
+                        if how == "SHUT_RDWR" {
+                            if let Some(Sock::Conn { rd_shut, .. }) = self.fds.get_mut(&self.fd(c)?)
+                            {
+                                *rd_shut = true;
+                            }
+                        }
                     }
                     "SHUT_RD" => {
                         if let Some(Sock::Conn { rd_shut, .. }) = self.fds.get_mut(&self.fd(c)?) {
