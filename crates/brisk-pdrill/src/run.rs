@@ -274,7 +274,15 @@ struct Runner {
     cur: Option<ConnHandle>,
     /// Ports of the flow packets use: (local, remote).
     ports: (u16, u16),
+    /// The endpoint's ISN on the wire, and the number the script's SYN gives it.
+    /// packetdrill writes SYN and SYN-ACK numbers as absolute script values and all
+    /// others relative to the ISNs (`local_seq_live_to_script_offset`).
     local_isn: u32,
+    local_script_isn: u32,
+    /// The script's ISN for the remote side (its SYN's sequence number); on the wire
+    /// it is `REMOTE_ISN` + this.
+    remote_script_isn: u32,
+    remote_isn_set: bool,
     /// Script TS val → endpoint TS val, and the first such pair.
     ts_map: HashMap<u32, u32>,
     ts_first: Option<(u32, u32)>,
@@ -307,6 +315,9 @@ impl Runner {
             cur: None,
             ports: (SCRIPT_PORT, REMOTE_PORT),
             local_isn: 0,
+            local_script_isn: 0,
+            remote_script_isn: 0,
+            remote_isn_set: false,
             ts_map: HashMap::new(),
             ts_first: None,
             last_ts_val: None,
@@ -552,14 +563,35 @@ impl Runner {
             opts.push(0);
         }
         let (local, remote) = self.flow();
-        let ack = p.ack.map_or(0, |a| a.wrapping_add(self.local_isn));
+        let syn = p.flags & flag::SYN != 0;
+        // The first SYN after socket() names the remote ISN; later SYNs (RFC 5961
+        // tests) are absolute numbers in that same space.
+        if syn && !self.remote_isn_set {
+            self.remote_script_isn = p.seq;
+            self.remote_isn_set = true;
+        }
+        let ack = p.ack.map_or(0, |a| {
+            let rel = if syn {
+                a.wrapping_sub(self.local_script_isn)
+            } else {
+                a
+            };
+            rel.wrapping_add(self.local_isn)
+        });
+        let seq = if syn {
+            p.seq.wrapping_add(REMOTE_ISN)
+        } else {
+            p.seq
+                .wrapping_add(REMOTE_ISN)
+                .wrapping_add(self.remote_script_isn)
+        };
         self.log(format!("{:.6} < {p}", secs(self.now)));
         // packetdrill's `--mss` makes a larger inbound segment a GSO packet, which the
         // kernel takes whole (GRO): one segment, however long, as here.
         let bytes = build_packet(
             remote,
             local,
-            p.seq.wrapping_add(REMOTE_ISN),
+            seq,
             ack,
             p.flags,
             p.win.unwrap_or(0),
@@ -609,7 +641,8 @@ impl Runner {
         };
         if tcp.flags.syn() {
             // The endpoint's ISN: the script's SYN sequence number stands for it.
-            self.local_isn = tcp.seq.0.wrapping_sub(p.seq);
+            self.local_isn = tcp.seq.0;
+            self.local_script_isn = p.seq;
         }
         let mut actual = self.to_script(&first.bytes)?;
         let mut merged = false;
@@ -687,6 +720,8 @@ impl Runner {
         let Ok((ip, tcp)) = parse_tcp_packet(bytes) else {
             return fail("the endpoint sent a packet that does not parse as TCP/IP");
         };
+        let remote_isn = REMOTE_ISN.wrapping_add(self.remote_script_isn);
+        let syn = tcp.flags.syn();
         let hl = ip.header_len();
         let doff = usize::from(bytes.get(hl + 12).copied().unwrap_or(0x50) >> 4) * 4;
         let raw = bytes.get(hl + 20..hl + doff).unwrap_or(&[]);
@@ -720,8 +755,8 @@ impl Runner {
                     body.chunks_exact(8)
                         .map(|b| {
                             (
-                                be32(&b[0..4]).wrapping_sub(REMOTE_ISN),
-                                be32(&b[4..8]).wrapping_sub(REMOTE_ISN),
+                                be32(&b[0..4]).wrapping_sub(remote_isn),
+                                be32(&b[4..8]).wrapping_sub(remote_isn),
                             )
                         })
                         .collect(),
@@ -736,9 +771,19 @@ impl Runner {
         }
         Ok(Packet {
             flags: tcp.flags.0 & 0xff,
-            seq: tcp.seq.0.wrapping_sub(self.local_isn),
+            seq: tcp.seq.0.wrapping_sub(self.local_isn).wrapping_add(if syn {
+                self.local_script_isn
+            } else {
+                0
+            }),
             len: tcp.payload.len() as u32,
-            ack: tcp.flags.ack().then(|| tcp.ack.0.wrapping_sub(REMOTE_ISN)),
+            ack: tcp.flags.ack().then(|| {
+                tcp.ack.0.wrapping_sub(remote_isn).wrapping_add(if syn {
+                    self.remote_script_isn
+                } else {
+                    0
+                })
+            }),
             win: Some(tcp.window),
             urg: None,
             options: Options::List(opts),
@@ -1020,6 +1065,8 @@ impl Runner {
                     return unsupported(format!("socket type {ty}"));
                 }
                 let fd = self.new_fd(c.ret);
+                // A new connection: its SYN names the remote ISN again.
+                self.remote_isn_set = false;
                 self.fds.insert(
                     fd,
                     Sock::Fresh {
@@ -1067,8 +1114,14 @@ impl Runner {
                 }
                 // Linux's backlog is the accept queue; its SYN queue is bounded by
                 // tcp_max_syn_backlog, so a listen(3, 1) still takes many SYNs.
-                if let Err(e) = self.ep.listen(SCRIPT_PORT, backlog.max(1), *cfg) {
-                    return fail(format!("listen: {e}"));
+                match self.ep.listen(SCRIPT_PORT, backlog.max(1), *cfg) {
+                    Ok(()) => {}
+                    Err(ConnError::AddrInUse) => {
+                        return unsupported(
+                            "listen again after closing a listener (brisk's endpoint has no call to stop one)",
+                        )
+                    }
+                    Err(e) => return fail(format!("listen: {e}")),
                 }
                 self.ports = (SCRIPT_PORT, REMOTE_PORT);
                 self.fds.insert(
@@ -1284,7 +1337,9 @@ impl Runner {
     /// script descriptors to live ones, so their numbers are the script's), else the
     /// lowest unused from 3.
     fn new_fd(&mut self, want: Option<i64>) -> i64 {
-        if let Some(w) = want.filter(|w| *w >= 0 && !self.fds.contains_key(w)) {
+        if let Some(w) =
+            want.filter(|w| *w >= 0 && matches!(self.fds.get(w), None | Some(Sock::Closed)))
+        {
             return w;
         }
         while self.fds.contains_key(&self.next_fd) {
