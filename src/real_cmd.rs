@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use brisk_emu::path::QueueSpec;
 use brisk_emu::realrun::{run_real, FlowStack, LinuxKnobs, RealApp, RealFlow, RealResult, RealRun};
 use brisk_emu::EmuConfig;
-use brisk_sim::scenario::{AppSpec, Stack, TcpKnobs};
+use brisk_sim::scenario::{AppSpec, IpVersion, Stack, TcpKnobs};
 use brisk_sim::Scenario;
 use brisk_time::Duration;
 
@@ -156,6 +156,16 @@ pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
     let sc = Scenario::from_toml_str_named(&clean, &file)?;
     let mut flows = Vec::new();
     for (i, f) in sc.flows.iter().enumerate() {
+        if f.ip.unwrap_or(sc.ip) == IpVersion::V6 {
+            let field = if f.ip.is_some() {
+                format!("flow[{i}].ip")
+            } else {
+                "ip".into()
+            };
+            anyhow::bail!(
+                "{file}: {field}: real runs use IPv4 only (yet): the dumbbell's devices and multiplexer are IPv4; the brisk lab and its interop tests run over IPv6 (docs/emulator.md)"
+            );
+        }
         let app = match &f.app {
             AppSpec::Bulk {
                 bytes,
@@ -398,5 +408,23 @@ mod tests {
         );
         let l = &run.flows[1];
         assert_eq!((l.stack, l.linux.ecn), (FlowStack::Linux, Some(true)));
+    }
+
+    /// The real dumbbell is IPv4 only: an IPv6 scenario is refused by its field.
+    #[test]
+    fn ipv6_scenarios_are_refused_by_field() {
+        let base = "name = \"v\"\nduration = \"1s\"\n[bottleneck]\nrate = \"10Mbit\"\n[[flow]]\nrtt = \"10ms\"\napp = { kind = \"bulk\" }\n";
+        for (text, field) in [
+            (format!("ip = \"v6\"\n{base}"), "k.toml: ip:"),
+            (format!("{base}ip = \"v6\"\n"), "k.toml: flow[0].ip:"),
+        ] {
+            let path =
+                std::env::temp_dir().join(format!("brisk-real-v6-{}.toml", std::process::id()));
+            std::fs::write(&path, &text).unwrap();
+            let e = load_real(&path, None).map(drop).unwrap_err().to_string();
+            let _ = std::fs::remove_file(&path);
+            let e = e.replace(&path.display().to_string(), "k.toml");
+            assert!(e.starts_with(field) && e.contains("IPv4 only"), "{e}");
+        }
     }
 }

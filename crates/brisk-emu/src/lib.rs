@@ -10,7 +10,8 @@
 //! running scenarios with per-flow stacks ([`realrun`], `brisk run --real`).
 //!
 //! Everything the lab creates is named `brisk-<pid>-<n>-...`, lives only in namespaces
-//! it made itself, uses addresses in 198.18.0.0/15 only, and is removed by RAII guards
+//! it made itself, uses addresses in 198.18.0.0/15 (and, in a dual-stack lab,
+//! 2001:db8::/32) only, and is removed by RAII guards
 //! (also while a panic unwinds) or, on SIGINT/SIGTERM/SIGHUP, by [`cleanup`].
 //! See docs/emulator.md.
 
@@ -29,7 +30,7 @@ pub use stack::{bulk, kernel_stream, socket};
 pub use tools::{bench, brisklab, ecn_audit, hist, http, lab, pcapread};
 
 pub use bench::{baseline, bench_capacity, bench_capacity_with, BaselineReport};
-pub use brisklab::{BriskLab, BRISK_ADDR, KERNEL_ADDR};
+pub use brisklab::{BriskLab, BRISK_ADDR, BRISK_ADDR6, KERNEL_ADDR, KERNEL_ADDR6};
 pub use bulk::{run_bulk, Amount, BulkConfig, BulkReport};
 pub use clock::{Clock, TimerFd};
 pub use dumbbell::{Dumbbell, DumbbellConfig};

@@ -1,17 +1,18 @@
 //! Real programs talking to brisk: `curl` downloads from brisk's HTTP server, brisk's
-//! HTTP client downloads from `python3 -m http.server`. Skipped (with a message) when
-//! the lab, curl or python3 is unavailable.
+//! HTTP client downloads from `python3 -m http.server`, over IPv4 and over IPv6 (a
+//! dual-stack lab: one brisk listener serves curl over both families). Skipped (with a
+//! message) when the lab, curl or python3 is unavailable.
 
 mod common;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use brisk_emu::http;
 use brisk_emu::path::Dur;
-use brisk_emu::{EmuConfig, BRISK_ADDR, KERNEL_ADDR};
+use brisk_emu::{BriskLab, EmuConfig, BRISK_ADDR, BRISK_ADDR6, KERNEL_ADDR, KERNEL_ADDR6};
 use common::*;
 use rand::{RngCore, SeedableRng};
 
@@ -58,58 +59,150 @@ impl Drop for ChildGuard {
     }
 }
 
-#[test]
-fn curl_downloads_a_file_from_brisks_http_server_byte_identical() {
-    if !lab_available("curl_downloads_from_brisk") || !have("curl", "--version") {
+/// A lab on `path()`; dual-stack (brisk and the kernel with 2001:db8:18::1 and ::2
+/// as well) with `v6`.
+fn lab(v6: bool) -> BriskLab {
+    let mut stack = brisk_emu::StackConfig::new(BRISK_ADDR);
+    stack.local6 = v6.then_some(BRISK_ADDR6);
+    BriskLab::new(
+        &path(),
+        stack,
+        brisk_emu::EmulatorOptions::default(),
+        Some(brisk_time::Duration::from_secs(120)),
+    )
+    .expect("brisk lab")
+}
+
+/// An address as a URL host: IPv6 literals in brackets (RFC 3986 §3.2.2).
+fn url_host(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(a) => a.to_string(),
+        IpAddr::V6(a) => format!("[{a}]"),
+    }
+}
+
+/// The segment size both ends settle on over a 1500-byte link with timestamps: Linux
+/// and brisk advertise 1460 over IPv4 and 1440 over IPv6 (MTU − 60).
+fn segment_size(ip: IpAddr) -> u32 {
+    if ip.is_ipv6() {
+        1440 - 12
+    } else {
+        1460 - 12
+    }
+}
+
+/// Nothing but TCP for brisk reached it: in a dual-stack lab the kernel's namespace
+/// must send no neighbour discovery, router solicitation or MLD packet (each would
+/// be counted as unparsable) and nothing to another address.
+fn assert_no_stray_packets(lab: &BriskLab) {
+    let st = lab.stack().stats();
+    assert_eq!(
+        (st.drop_parse, st.drop_not_local, st.drop_checksum),
+        (0, 0, 0),
+        "stray packets reached brisk: {st:?}"
+    );
+}
+
+/// curl downloads a 5 MB file from brisk's HTTP server once from each address in
+/// `targets`, all through one brisk listener on port 80.
+fn curl_downloads(test: &str, v6: bool, targets: &[IpAddr]) {
+    if !lab_available(test) || !have("curl", "--version") {
         return;
     }
-    let dir = tmp("curl");
+    let dir = tmp(test);
     let data = random_file(&dir.join("file.bin"), 5_000_000, 1);
-    let lab = lab_with(&path(), None);
+    let lab = lab(v6);
     let mut listener = lab.stack().listen(80).unwrap();
     listener.set_accept_timeout(Some(Duration::from_secs(20)));
     let root = dir.clone();
+    let n = targets.len();
     let server = std::thread::spawn(move || {
-        let (mut s, _) = listener.accept().expect("curl connects");
-        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        s.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
-        let served = http::serve_one(&mut s, &root).expect("serves");
-        s.shutdown(std::net::Shutdown::Write).unwrap();
-        // Wait for curl's FIN so the close is orderly.
-        let _ = std::io::Read::read(&mut s, &mut [0u8; 1]);
-        served
+        (0..n)
+            .map(|_| {
+                let (mut s, peer) = listener.accept().expect("curl connects");
+                s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+                s.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
+                let served = http::serve_one(&mut s, &root).expect("serves");
+                let mss = s.info().map(|i| i.mss);
+                s.shutdown(std::net::Shutdown::Write).unwrap();
+                // Wait for curl's FIN so the close is orderly.
+                let _ = std::io::Read::read(&mut s, &mut [0u8; 1]);
+                (served.status, peer, mss)
+            })
+            .collect::<Vec<_>>()
     });
-    let out = dir.join("got.bin");
-    let url = format!("http://{BRISK_ADDR}/file.bin");
-    let status = lab
-        .kernel()
-        .exec(&[
-            "curl",
-            "-sS",
-            "--fail",
-            "--max-time",
-            "30",
-            "-o",
-            out.to_str().unwrap(),
-            &url,
-        ])
-        .expect("curl succeeds");
-    assert!(status.status.success());
+    for (i, ip) in targets.iter().enumerate() {
+        let out = dir.join(format!("got-{i}.bin"));
+        let url = format!("http://{}/file.bin", url_host(*ip));
+        let status = lab
+            .kernel()
+            .exec(&[
+                "curl",
+                "-sS",
+                "-g",
+                "--fail",
+                "--max-time",
+                "30",
+                "-o",
+                out.to_str().unwrap(),
+                &url,
+            ])
+            .expect("curl succeeds");
+        assert!(status.status.success());
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            data,
+            "curl's copy from {url} differs"
+        );
+    }
     let served = server.join().unwrap();
-    assert_eq!(served.status, 200);
-    assert_eq!(std::fs::read(&out).unwrap(), data, "curl's copy differs");
+    for ((status, peer, mss), ip) in served.iter().zip(targets) {
+        assert_eq!(*status, 200);
+        assert_eq!(*mss, Some(segment_size(*ip)), "MSS over {ip}");
+        // The kernel's address of the family it connected to.
+        let kernel: IpAddr = if ip.is_ipv6() {
+            KERNEL_ADDR6.into()
+        } else {
+            KERNEL_ADDR.into()
+        };
+        assert_eq!(peer.ip(), kernel);
+    }
+    if v6 {
+        assert_no_stray_packets(&lab);
+    }
     lab.stop().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
-fn brisk_client_downloads_from_python_http_server() {
-    if !lab_available("brisk_downloads_from_python") || !have("python3", "--version") {
+fn curl_downloads_a_file_from_brisks_http_server_byte_identical() {
+    curl_downloads("curl_downloads_from_brisk", false, &[BRISK_ADDR.into()]);
+}
+
+/// Dual stack: one brisk listener serves curl over IPv6, then over IPv4.
+#[test]
+fn curl_downloads_from_brisk_over_ipv6_and_ipv4_from_one_listener() {
+    curl_downloads(
+        "curl_downloads_from_brisk_v6",
+        true,
+        &[BRISK_ADDR6.into(), BRISK_ADDR.into()],
+    );
+}
+
+/// brisk's HTTP client downloads a 5 MB file from `python3 -m http.server` bound to
+/// the kernel's address of `v6`'s family.
+fn brisk_downloads_from_python(test: &str, v6: bool) {
+    if !lab_available(test) || !have("python3", "--version") {
         return;
     }
-    let dir = tmp("python");
+    let dir = tmp(test);
     let data = random_file(&dir.join("file.bin"), 5_000_000, 2);
-    let lab = lab_with(&path(), None);
+    let lab = lab(v6);
+    let server_ip: IpAddr = if v6 {
+        KERNEL_ADDR6.into()
+    } else {
+        KERNEL_ADDR.into()
+    };
     let child = Command::new(brisk_emu::netns::ip_binary())
         .args([
             "netns",
@@ -122,7 +215,7 @@ fn brisk_client_downloads_from_python_http_server() {
         ])
         .args([
             "--bind",
-            &KERNEL_ADDR.to_string(),
+            &server_ip.to_string(),
             "--directory",
             dir.to_str().unwrap(),
         ])
@@ -132,7 +225,7 @@ fn brisk_client_downloads_from_python_http_server() {
         .expect("python3 starts");
     let _guard = ChildGuard(child);
     // Wait (bounded) for the server to listen; a refused connect is retried.
-    let addr = SocketAddr::from((KERNEL_ADDR, 8000));
+    let addr = SocketAddr::new(server_ip, 8000);
     let end = std::time::Instant::now() + Duration::from_secs(15);
     let mut s = loop {
         match lab.stack().connect(addr) {
@@ -146,12 +239,27 @@ fn brisk_client_downloads_from_python_http_server() {
             }
         }
     };
+    assert_eq!(s.peer_addr().unwrap(), addr);
     brisk_timeouts(&mut s, Duration::from_secs(20));
-    let resp = http::get(&mut s, &KERNEL_ADDR.to_string(), "/file.bin", 10_000_000).unwrap();
+    let resp = http::get(&mut s, &url_host(server_ip), "/file.bin", 10_000_000).unwrap();
     assert_eq!(resp.status, 200);
     assert_eq!(resp.body.len(), data.len());
     assert!(resp.body == data, "downloaded bytes differ");
+    assert_eq!(s.info().map(|i| i.mss), Some(segment_size(server_ip)));
     drop(s);
+    if v6 {
+        assert_no_stray_packets(&lab);
+    }
     lab.stop().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn brisk_client_downloads_from_python_http_server() {
+    brisk_downloads_from_python("brisk_downloads_from_python", false);
+}
+
+#[test]
+fn brisk_client_downloads_from_python_http_server_over_ipv6() {
+    brisk_downloads_from_python("brisk_downloads_from_python_v6", true);
 }

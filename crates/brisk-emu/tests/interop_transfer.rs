@@ -1,16 +1,17 @@
 //! brisk against Linux TCP through the emulator: bulk transfers in both directions and
 //! both roles, checked by SHA-256, clean and with loss and reordering. Needs root and
 //! /dev/net/tun (skipped with a message otherwise). CI runs 20 MB per transfer;
-//! `BRISK_LONG_TESTS=1` runs the 100 MB.
+//! `BRISK_LONG_TESTS=1` runs the 100 MB. The lossy transfers run over IPv6
+//! too, in a dual-stack lab.
 
 mod common;
 
-use std::net::{Shutdown, SocketAddr};
+use std::net::{IpAddr, Shutdown, SocketAddr};
 use std::time::Duration;
 
 use brisk_emu::path::{JitterSpec, LossSpec, PathSpec};
 use brisk_emu::tools::{sink, source};
-use brisk_emu::{EmuConfig, BRISK_ADDR, KERNEL_ADDR};
+use brisk_emu::{EmuConfig, BRISK_ADDR, BRISK_ADDR6, KERNEL_ADDR, KERNEL_ADDR6};
 use common::*;
 
 const IO_TIMEOUT: Duration = Duration::from_secs(50);
@@ -39,27 +40,43 @@ enum Dir {
 
 /// Runs one transfer and asserts the received stream equals the sent one.
 fn transfer(name: &str, path: EmuConfig, role: Role, dir: Dir, seed: u64) {
+    transfer_over(name, path, role, dir, seed, false);
+}
+
+/// As [`transfer`], over IPv6 in a dual-stack lab with `v6`.
+fn transfer_over(name: &str, path: EmuConfig, role: Role, dir: Dir, seed: u64, v6: bool) {
     if !lab_available(name) {
         return;
     }
     let n = bytes();
-    let lab = lab_with(&path, None);
+    let lab = if v6 {
+        dual_stack_lab(&path)
+    } else {
+        lab_with(&path, None)
+    };
+    let (kernel_ip, brisk_ip): (IpAddr, IpAddr) = if v6 {
+        (KERNEL_ADDR6.into(), BRISK_ADDR6.into())
+    } else {
+        (KERNEL_ADDR.into(), BRISK_ADDR.into())
+    };
     let port = 5001;
     let t0 = std::time::Instant::now();
     let (mut brisk, mut linux) = match role {
         Role::BriskClient => {
-            let l = kernel_listen(lab.kernel(), port);
+            let l = kernel_listen_on(lab.kernel(), kernel_ip, port);
             let b = lab
                 .stack()
-                .connect(SocketAddr::from((KERNEL_ADDR, port)))
+                .connect(SocketAddr::new(kernel_ip, port))
                 .expect("brisk connects to Linux");
             (b, kernel_accept(&l, IO_TIMEOUT))
         }
         Role::BriskServer => {
             let mut l = lab.stack().listen(port).expect("brisk listens");
             l.set_accept_timeout(Some(IO_TIMEOUT));
-            let k = kernel_connect(lab.kernel(), BRISK_ADDR, port, IO_TIMEOUT);
-            (l.accept().expect("brisk accepts").0, k)
+            let k = kernel_connect(lab.kernel(), brisk_ip, port, IO_TIMEOUT);
+            let (b, peer) = l.accept().expect("brisk accepts");
+            assert_eq!(peer.ip(), kernel_ip, "Linux connected over its own family");
+            (b, k)
         }
     };
     brisk_timeouts(&mut brisk, IO_TIMEOUT);
@@ -93,6 +110,11 @@ fn transfer(name: &str, path: EmuConfig, role: Role, dir: Dir, seed: u64) {
     );
     assert_eq!(sent.bytes, n);
     assert_eq!(got, sent, "received stream differs from the sent one");
+    if v6 {
+        // Only TCP reached brisk: no neighbour discovery, RS or MLD from the kernel.
+        let st = lab.stack().stats();
+        assert_eq!((st.drop_parse, st.drop_not_local), (0, 0), "{st:?}");
+    }
     let rep = lab.stop().expect("emulator report");
     assert_eq!(rep.forward.read_errors + rep.reverse.read_errors, 0);
 }
@@ -162,6 +184,30 @@ fn brisk_sends_intact_through_one_percent_loss() {
         Role::BriskClient,
         Dir::BriskSends,
         5,
+    );
+}
+
+#[test]
+fn brisk_sends_intact_through_one_percent_loss_over_ipv6() {
+    transfer_over(
+        "brisk_sends_intact_through_one_percent_loss_over_ipv6",
+        lossy(0.01, 2),
+        Role::BriskClient,
+        Dir::BriskSends,
+        5,
+        true,
+    );
+}
+
+#[test]
+fn brisk_receives_intact_through_one_percent_loss_over_ipv6() {
+    transfer_over(
+        "brisk_receives_intact_through_one_percent_loss_over_ipv6",
+        lossy(0.01, 2),
+        Role::BriskServer,
+        Dir::LinuxSends,
+        6,
+        true,
     );
 }
 

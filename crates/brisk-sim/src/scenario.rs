@@ -66,8 +66,28 @@ pub struct Scenario {
     /// Optional reverse (receiver → sender) bottleneck; default: unlimited, lossless.
     #[serde(default)]
     pub reverse: Option<LinkSpec>,
+    /// The IP version of every flow without its own `ip` (default IPv4).
+    #[serde(default, skip_serializing_if = "IpVersion::is_v4")]
+    pub ip: IpVersion,
     #[serde(rename = "flow")]
     pub flows: Vec<FlowSpec>,
+}
+
+/// The IP version a dumbbell flow runs over. Its hosts get addresses of that family
+/// (`topology::sender_ip`, `topology::receiver_ip`); IPv6 headers are 20 bytes larger,
+/// and the MSS 20 bytes smaller, as over a real link of the same MTU.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum IpVersion {
+    #[default]
+    V4,
+    V6,
+}
+
+impl IpVersion {
+    pub fn is_v4(&self) -> bool {
+        *self == IpVersion::V4
+    }
 }
 
 fn default_seed() -> u64 {
@@ -94,6 +114,9 @@ pub struct FlowSpec {
     /// the Linux kernel's (then `cc` names a kernel module: cubic, reno, bbr).
     #[serde(default)]
     pub stack: Stack,
+    /// This flow's IP version; default the scenario's `ip`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip: Option<IpVersion>,
 }
 
 /// The TCP implementation of a flow's sender.

@@ -13,7 +13,9 @@
 //! 0) plus serialisation and queuing. The reverse path has an optional shared
 //! bottleneck (default: none, so ACKs are never lost or queued). Sender `S_i` is
 //! 198.18.x.y and receiver `R_i` 198.19.x.y with `x.y` = `i + 1` (RFC 2544's
-//! benchmarking range 198.18.0.0/15). Routing is per node by destination address, so a
+//! benchmarking range 198.18.0.0/15); a flow with `ip = "v6"` uses 2001:db8:18::n and
+//! 2001:db8:19::n with `n` = `i + 1` instead (RFC 3849's documentation prefix, the
+//! same 18/19 split). Routing is per node by destination address, so a
 //! generic multi-hop `[[link]]` description can reuse the same engine later.
 //!
 //! Every random stream (endpoint ISNs and ports, loss, impairments, app jitter) is
@@ -25,13 +27,13 @@ use brisk_tcp::{Endpoint, EndpointConfig};
 use brisk_time::{Duration, Instant};
 use siphasher::sip::SipHasher13;
 use std::hash::Hasher;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use crate::app::{ClientApp, Pattern, ServerApp};
 use crate::engine::{Engine, NodeId};
 use crate::host::{ClientSide, Host, Role, ServerSide, BASE_PORT};
 use crate::node::{LinkMeter, LinkNode, SimNode};
-use crate::scenario::{AppSpec, LinkSpec, Scenario};
+use crate::scenario::{AppSpec, IpVersion, LinkSpec, Scenario};
 use crate::web::{Page, SizeQueue, DEFAULT_WEB_CONNECTIONS};
 
 /// A derived 64-bit seed for the component called `name` (index `idx`).
@@ -51,6 +53,29 @@ pub fn sender_ip(i: u32) -> IpAddr {
 pub fn receiver_ip(i: u32) -> IpAddr {
     let [_, _, x, y] = (i + 1).to_be_bytes();
     IpAddr::V4(Ipv4Addr::new(198, 19, x, y))
+}
+
+/// Flow `i`'s sender over IPv6: 2001:db8:18::(i + 1).
+pub fn sender_ip6(i: u32) -> IpAddr {
+    IpAddr::V6(v6_host(0x18, i))
+}
+
+/// Flow `i`'s receiver over IPv6: 2001:db8:19::(i + 1).
+pub fn receiver_ip6(i: u32) -> IpAddr {
+    IpAddr::V6(v6_host(0x19, i))
+}
+
+fn v6_host(net: u16, i: u32) -> Ipv6Addr {
+    let n = u64::from(i) + 1;
+    Ipv6Addr::new(0x2001, 0xdb8, net, 0, 0, 0, (n >> 16) as u16, n as u16)
+}
+
+/// Flow `i`'s (sender, receiver) addresses for IP version `ip`.
+pub fn flow_ips(i: u32, ip: IpVersion) -> (IpAddr, IpAddr) {
+    match ip {
+        IpVersion::V4 => (sender_ip(i), receiver_ip(i)),
+        IpVersion::V6 => (sender_ip6(i), receiver_ip6(i)),
+    }
 }
 
 /// One flow's place in the built network.
@@ -165,7 +190,7 @@ pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Networ
     let mut id = 0u32;
     for (si, f) in sc.flows.iter().enumerate() {
         for _ in 0..f.count {
-            let (s_ip, r_ip) = (sender_ip(id), receiver_ip(id));
+            let (s_ip, r_ip) = flow_ips(id, f.ip.unwrap_or(sc.ip));
             let config = f.tcp.to_config(f.cc);
             let fwd = Pattern::with_hashing(
                 derive_seed(seed, "pattern-fwd", u64::from(id)),
@@ -306,5 +331,17 @@ mod tests {
         assert_eq!(sender_ip(0), IpAddr::V4(Ipv4Addr::new(198, 18, 0, 1)));
         assert_eq!(receiver_ip(0), IpAddr::V4(Ipv4Addr::new(198, 19, 0, 1)));
         assert_eq!(sender_ip(255), IpAddr::V4(Ipv4Addr::new(198, 18, 1, 0)));
+    }
+
+    #[test]
+    fn ipv6_addresses_are_unique_and_in_the_documentation_prefix() {
+        let (s, r) = flow_ips(0, IpVersion::V6);
+        assert_eq!(s, "2001:db8:18::1".parse::<IpAddr>().unwrap());
+        assert_eq!(r, "2001:db8:19::1".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            receiver_ip6(0x1_0000),
+            "2001:db8:19::1:1".parse::<IpAddr>().unwrap()
+        );
+        assert_ne!(sender_ip6(u32::MAX), sender_ip6(u32::MAX - 1));
     }
 }

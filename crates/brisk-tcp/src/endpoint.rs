@@ -1,6 +1,19 @@
-//! The endpoint: one local address, its listeners and a bounded connection table.
-//! It parses incoming packets, drops and counts bad ones, demultiplexes by 4-tuple,
-//! answers segments for no socket with RST (RFC 9293 §3.10.7.1), and emits wire bytes.
+//! The endpoint: its local addresses (one IPv4, one IPv6 or both), its listeners and
+//! a bounded connection table. It parses incoming packets, drops and counts bad ones,
+//! demultiplexes by 4-tuple, answers segments for no socket with RST (RFC 9293
+//! §3.10.7.1), and emits wire bytes.
+//!
+//! Dual stack: an endpoint made with [`Endpoint::dual_stack`] has one address of each
+//! family. Its listeners accept both, as a Linux socket bound to `::` with
+//! `IPV6_V6ONLY=0` does, and each connection uses the local address of its peer's
+//! family. A peer is always named by its native address: an IPv4-mapped IPv6 address
+//! (`::ffff:a.b.c.d`, RFC 4291 §2.5.5.2) given to `connect` means that IPv4 peer, and
+//! is connected over IPv4, as Linux does for a dual-stack socket; on the wire such an
+//! address in an IPv6 header is invalid and the packet is dropped (Linux
+//! `tcp_v6_conn_request`, `ip6_rcv_core`). With one address per family, the peer's
+//! address fixes the local one, so the table key stays `(local port, remote)`.
+//! Over IPv6 a connection advertises and sends 20 bytes less MSS than `Config::mss`
+//! (the IPv6 header is 40 bytes, not 20: MSS = MTU − 60, as Linux's IPv6 advmss).
 //!
 //! Limits (RFC 4987 §3.1; tested in `tests/listener.rs`): a listener holds at most
 //! `backlog` half-open connections and `backlog` unaccepted ones; further SYNs are
@@ -8,6 +21,10 @@
 //! handshake while the accept queue is full (Linux `listen_overflow`: the connection
 //! retransmits its SYN-ACK until there is room or its 5 retries, about 63 s, run out).
 //! The table holds at most `max_connections`, TIME-WAIT included (`drop_table_full`).
+//! With `EndpointConfig::syncookies` (the default, Linux `tcp_syncookies = 1`) a SYN
+//! that finds the SYN queue full is answered with a SYN cookie instead
+//! (`crate::syncookie`), keeping no state; the ACK returning a valid cookie creates the
+//! connection. A full accept queue still drops SYNs, as in Linux `tcp_conn_request`.
 //!
 //! Cost per operation does not grow with the number of connections: connections with
 //! possible output sit in a FIFO ready queue (round-robin), and deadlines sit in a
@@ -21,16 +38,17 @@ use crate::config::Config;
 use crate::conn::{isn, Connection, Setup, State};
 use crate::event::{ConnError, Event};
 use crate::stats::EndpointStats;
+use crate::syncookie::{self, SynCookies};
 use brisk_time::Instant;
 use brisk_wire::{
-    emit_tcp_packet, parse_tcp_packet, Ecn, Flags, IpRepr, Ipv4Repr, ParseError, SeqNum, TcpRepr,
-    IPPROTO_TCP,
+    emit_tcp_packet, parse_tcp_packet, Ecn, Flags, IpRepr, Ipv4Repr, Ipv6Repr, ParseError, SeqNum,
+    TcpRepr, IPPROTO_TCP,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 /// Endpoint-wide settings.
@@ -49,6 +67,11 @@ pub struct EndpointConfig {
     /// Builds each connection's congestion controller from its `Config::congestion`
     /// spec, with the connection's seed and the host's shared `HostCc`.
     pub cc_factory: Arc<dyn CcFactory>,
+    /// SYN cookies (RFC 4987 §3.6, `crate::syncookie`) when a listener's SYN queue is
+    /// full, as Linux's default `net.ipv4.tcp_syncookies = 1`. Default on; off, a SYN
+    /// that finds the queue full is dropped unanswered (`drop_backlog_full`) and a SYN
+    /// flood locks legitimate clients out. Their key is derived from `isn_secret`.
+    pub syncookies: bool,
 }
 
 /// The OS random number generator could not be read (`getrandom(2)` or the
@@ -67,6 +90,7 @@ impl EndpointConfig {
             max_connections: 65_536,
             default_config: Config::default(),
             cc_factory: Arc::new(StandardCcFactory),
+            syncookies: true,
         }
     }
 
@@ -118,6 +142,13 @@ const MAX_PENDING_RSTS: usize = 1024;
 /// Bound on queued application events across connections.
 const MAX_EVENTS: usize = 1 << 16;
 const TTL: u8 = 64;
+/// What the IPv6 header costs over the IPv4 one, taken off `Config::mss` for IPv6
+/// connections (RFC 8200 §4: 40 bytes against 20).
+const V6_EXTRA_HEADER: u16 = 20;
+/// The least MSS an IPv6 connection advertises: IPv6's minimum link MTU, 1280 (RFC
+/// 8200 §5), less 60 bytes of headers. `Config::mss` below it (tests, simulations of
+/// tiny MSS) is used unchanged.
+const V6_MIN_MSS: u16 = 1220;
 
 struct Listener {
     backlog: usize,
@@ -125,6 +156,9 @@ struct Listener {
     /// Connections in SYN-RECEIVED not yet established.
     syn_queue: usize,
     accept: VecDeque<ConnHandle>,
+    /// When the SYN queue last overflowed (Linux `tcp_synq_overflow`): ACKs are
+    /// checked as SYN cookies only within `syncookie::COOKIE_VALID` of it.
+    last_overflow: Option<Instant>,
 }
 
 struct Slot {
@@ -151,7 +185,10 @@ struct Reply {
 
 /// See the module doc.
 pub struct Endpoint {
+    /// The address `local_addr` reports: the only one, or the IPv4 one of a dual stack.
     local: IpAddr,
+    v4: Option<Ipv4Addr>,
+    v6: Option<Ipv6Addr>,
     config: EndpointConfig,
     rng: ChaCha8Rng,
     slots: Vec<Option<Slot>>,
@@ -167,14 +204,41 @@ pub struct Endpoint {
     ip_ident: u16,
     next_seed: u64,
     host_cc: HostCc,
+    cookies: SynCookies,
 }
 
 impl Endpoint {
+    /// An endpoint with one local address, IPv4 or IPv6; it talks to peers of that
+    /// family only (`connect` to the other returns `Unsupported`, and packets from it
+    /// are not addressed to us).
     pub fn new(local: IpAddr, config: EndpointConfig) -> Self {
+        let local = local.to_canonical();
+        let (v4, v6) = match local {
+            IpAddr::V4(a) => (Some(a), None),
+            IpAddr::V6(a) => (None, Some(a)),
+        };
+        Self::with_addrs(local, v4, v6, config)
+    }
+
+    /// A dual-stack endpoint: one IPv4 and one IPv6 address. Listeners accept peers of
+    /// both families; `connect` uses the address of the remote's family.
+    pub fn dual_stack(v4: Ipv4Addr, v6: Ipv6Addr, config: EndpointConfig) -> Self {
+        Self::with_addrs(IpAddr::V4(v4), Some(v4), Some(v6), config)
+    }
+
+    fn with_addrs(
+        local: IpAddr,
+        v4: Option<Ipv4Addr>,
+        v6: Option<Ipv6Addr>,
+        config: EndpointConfig,
+    ) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(config.rng_seed);
         let next_seed = rng.gen();
+        let cookies = SynCookies::new(&config.isn_secret);
         Endpoint {
             local,
+            v4,
+            v6,
             config,
             rng,
             slots: Vec::new(),
@@ -190,11 +254,31 @@ impl Endpoint {
             ip_ident: 0,
             next_seed,
             host_cc: HostCc::default(),
+            cookies,
         }
     }
 
     pub fn local_addr(&self) -> IpAddr {
         self.local
+    }
+
+    /// The local address this endpoint uses with `remote` (the one of its family), or
+    /// `None` if the endpoint has no address of that family. An IPv4-mapped IPv6
+    /// `remote` counts as IPv4 (see the module doc).
+    pub fn local_addr_for(&self, remote: IpAddr) -> Option<IpAddr> {
+        match remote.to_canonical() {
+            IpAddr::V4(_) => self.v4.map(IpAddr::V4),
+            IpAddr::V6(_) => self.v6.map(IpAddr::V6),
+        }
+    }
+
+    /// Whether a packet to `dst` is ours: one of our addresses, compared natively (an
+    /// IPv4-mapped destination in an IPv6 header is not our IPv4 address).
+    fn is_local(&self, dst: IpAddr) -> bool {
+        match dst {
+            IpAddr::V4(a) => self.v4 == Some(a),
+            IpAddr::V6(a) => self.v6 == Some(a),
+        }
     }
 
     /// Starts listening on `port` with an accept backlog of `backlog` connections.
@@ -212,6 +296,7 @@ impl Endpoint {
                 config,
                 syn_queue: 0,
                 accept: VecDeque::new(),
+                last_overflow: None,
             },
         );
         Ok(())
@@ -225,7 +310,12 @@ impl Endpoint {
         remote: SocketAddr,
         config: Config,
     ) -> Result<ConnHandle, ConnError> {
-        if !matches!((self.local, remote.ip()), (IpAddr::V4(_), IpAddr::V4(_))) {
+        // An IPv4-mapped peer is that IPv4 peer (module doc).
+        let remote = SocketAddr::new(remote.ip().to_canonical(), remote.port());
+        let Some(local_ip) = self.local_addr_for(remote.ip()) else {
+            return Err(ConnError::Unsupported);
+        };
+        if !usable_peer(remote.ip()) {
             return Err(ConnError::Unsupported);
         }
         if self.live >= self.config.max_connections {
@@ -240,7 +330,7 @@ impl Endpoint {
             }
             local_port
         };
-        let local = SocketAddr::new(self.local, port);
+        let local = SocketAddr::new(local_ip, port);
         let setup = self.setup(now, local, remote, config);
         let conn = Connection::connect(now, setup);
         let h = self.insert(conn, None);
@@ -275,8 +365,13 @@ impl Endpoint {
                 return;
             }
         };
-        if ip.dst() != self.local {
+        if !self.is_local(ip.dst()) {
             self.stats.drop_not_local += 1;
+            return;
+        }
+        if !usable_peer(ip.src()) {
+            // A source no peer may have: counted as a header error, never answered.
+            self.stats.drop_parse += 1;
             return;
         }
         let remote = SocketAddr::new(ip.src(), tcp.src_port);
@@ -287,6 +382,9 @@ impl Endpoint {
         let f = tcp.flags;
         if f.syn() && !f.ack() && !f.rst() && self.listeners.contains_key(&tcp.dst_port) {
             self.on_listen_syn(now, remote, &tcp);
+            return;
+        }
+        if self.on_cookie_ack(now, ip.ecn(), ip.dscp(), remote, &tcp) {
             return;
         }
         self.stats.drop_no_socket += 1;
@@ -335,20 +433,25 @@ impl Endpoint {
         let Some(l) = self.listeners.get(&port) else {
             return;
         };
-        if l.syn_queue >= l.backlog || l.accept.len() >= l.backlog {
+        if l.accept.len() >= l.backlog {
             self.stats.drop_backlog_full += 1;
+            return;
+        }
+        if l.syn_queue >= l.backlog {
+            self.on_syn_queue_full(now, remote, tcp);
             return;
         }
         if self.live >= self.config.max_connections {
             self.stats.drop_table_full += 1;
             return;
         }
-        if !matches!(remote.ip(), IpAddr::V4(_)) {
-            self.stats.drop_parse += 1;
+        // `handle_packet` checked the destination, so an address of this family exists.
+        let Some(local_ip) = self.local_addr_for(remote.ip()) else {
+            self.stats.drop_not_local += 1;
             return;
-        }
+        };
         let config = l.config.clone();
-        let local = SocketAddr::new(self.local, port);
+        let local = SocketAddr::new(local_ip, port);
         let setup = self.setup(now, local, remote, config);
         let conn = Connection::accept(now, setup, tcp);
         if let Some(l) = self.listeners.get_mut(&port) {
@@ -358,10 +461,97 @@ impl Endpoint {
         self.touch(h);
     }
 
+    /// Linux `tcp_conn_request` with `want_cookie`: a SYN that finds the SYN queue full
+    /// gets a cookie SYN-ACK (no state kept), or with cookies off is dropped.
+    fn on_syn_queue_full(&mut self, now: Instant, remote: SocketAddr, tcp: &TcpRepr<'_>) {
+        let port = tcp.dst_port;
+        let local = SocketAddr::new(self.local, port);
+        let Some(l) = self.listeners.get_mut(&port) else {
+            return;
+        };
+        if !self.config.syncookies {
+            self.stats.drop_backlog_full += 1;
+            return;
+        }
+        l.last_overflow = Some(now);
+        if self
+            .cookies
+            .queue_synack(now, local, remote, &l.config, tcp)
+        {
+            self.stats.syncookies_sent += 1;
+        } else {
+            self.stats.drop_backlog_full += 1;
+        }
+    }
+
+    /// Linux `cookie_v4_check`: an ACK (no SYN, no RST) for no connection, to a
+    /// listener whose SYN queue overflowed lately, is checked as a SYN cookie. Valid:
+    /// the connection is created and handed the ACK (and its data), unless the accept
+    /// queue or table is full (dropped; the peer's retransmission may find room).
+    /// Invalid: counted and answered with an RST. False if not checked at all.
+    fn on_cookie_ack(
+        &mut self,
+        now: Instant,
+        ecn: Ecn,
+        dscp: u8,
+        remote: SocketAddr,
+        tcp: &TcpRepr<'_>,
+    ) -> bool {
+        let f = tcp.flags;
+        let port = tcp.dst_port;
+        let Some(l) = self.listeners.get(&port) else {
+            return false;
+        };
+        let recent = l
+            .last_overflow
+            .is_some_and(|t| now.saturating_duration_since(t) <= syncookie::COOKIE_VALID);
+        if !self.config.syncookies || !recent || !f.ack() || f.syn() || f.rst() {
+            return false;
+        }
+        let local = SocketAddr::new(self.local, port);
+        let opts = match self.cookies.validate(now, local, remote, &l.config, tcp) {
+            Ok(o) => o,
+            Err(_) => {
+                self.stats.syncookies_failed += 1;
+                self.reply_rst(port, remote, tcp);
+                return true;
+            }
+        };
+        self.stats.syncookies_validated += 1;
+        if l.accept.len() >= l.backlog {
+            self.stats.drop_backlog_full += 1;
+            return true;
+        }
+        if self.live >= self.config.max_connections {
+            self.stats.drop_table_full += 1;
+            return true;
+        }
+        let config = l.config.clone();
+        let ts_offset = self.cookies.ts_offset(local.ip(), remote.ip());
+        let mut setup = self.setup(now, local, remote, config);
+        setup.iss = tcp.ack.0.wrapping_sub(1);
+        let conn = Connection::accept_cookie(now, setup, tcp, &opts, ts_offset);
+        if let Some(l) = self.listeners.get_mut(&port) {
+            l.syn_queue += 1;
+        }
+        let h = self.insert(conn, Some(port));
+        self.deliver(now, h, ecn, dscp, tcp);
+        // The ACK acknowledges the cookie exactly and sits at RCV.NXT, so it always
+        // completes the handshake. Were that ever not so, the connection would wait
+        // in SYN-RECEIVED with no SYN-ACK to retransmit: remove it rather than leak.
+        if self
+            .conn(h)
+            .is_some_and(|c| c.state() == State::SynReceived)
+        {
+            self.reap(h);
+        }
+        true
+    }
+
     /// RFC 9293 §3.10.7.1: never answer an RST; an ACK gets `<SEQ=SEG.ACK><CTL=RST>`,
     /// anything else `<SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>`.
     fn reply_rst(&mut self, local_port: u16, remote: SocketAddr, tcp: &TcpRepr<'_>) {
-        if tcp.flags.rst() || !matches!(remote.ip(), IpAddr::V4(_)) {
+        if tcp.flags.rst() {
             return;
         }
         if self.replies.len() >= MAX_PENDING_RSTS {
@@ -412,6 +602,18 @@ impl Endpoint {
                 dscp: 0,
             });
         }
+        if let Some(p) = self.cookies.pop_synack() {
+            let ip = self.ip_repr(p.remote, Ecn::NotEct, p.dscp)?;
+            emit_tcp_packet(&ip, &p.header, out);
+            self.ip_ident = self.ip_ident.wrapping_add(1);
+            self.stats.packets_out += 1;
+            return Some(Transmit {
+                conn: None,
+                len: out.len(),
+                ecn: Ecn::NotEct,
+                dscp: p.dscp,
+            });
+        }
         while let Some(h) = self.ready.pop_front() {
             let Some(slot) = self.slots.get_mut(h.0 as usize).and_then(|s| s.as_mut()) else {
                 continue;
@@ -426,7 +628,8 @@ impl Endpoint {
             let tcp = seg.to_repr(payload);
             let dscp = seg.meta.dscp;
             let ecn = seg.meta.ecn;
-            let Some(ip) = ip_repr(self.local, remote, ecn, dscp, self.ip_ident) else {
+            let local = slot.conn.local().ip();
+            let Some(ip) = ip_repr(local, remote, ecn, dscp, self.ip_ident) else {
                 continue;
             };
             emit_tcp_packet(&ip, &tcp, out);
@@ -523,6 +726,13 @@ impl Endpoint {
         ]
     }
 
+    /// Cookie SYN-ACKs waiting for `poll_transmit` (the only thing a cookie SYN
+    /// leaves behind, until polled).
+    #[cfg(test)]
+    pub(crate) fn cookies_pending(&self) -> usize {
+        self.cookies.pending_len()
+    }
+
     // ----- internals -----
 
     /// What a new connection is made of: an RFC 6528 ISN, the next seed from the
@@ -532,8 +742,11 @@ impl Endpoint {
         now: Instant,
         local: SocketAddr,
         remote: SocketAddr,
-        config: Config,
+        mut config: Config,
     ) -> Setup {
+        if remote.is_ipv6() && config.mss > V6_MIN_MSS {
+            config.mss = (config.mss - V6_EXTRA_HEADER).max(V6_MIN_MSS);
+        }
         let iss = isn::initial_seq(now, local, remote, &self.config.isn_secret);
         let seed = self.seed();
         let cc = self.build_cc(&config, seed);
@@ -569,7 +782,13 @@ impl Endpoint {
     }
 
     fn ip_repr(&self, remote: IpAddr, ecn: Ecn, dscp: u8) -> Option<IpRepr> {
-        ip_repr(self.local, remote, ecn, dscp, self.ip_ident)
+        ip_repr(
+            self.local_addr_for(remote)?,
+            remote,
+            ecn,
+            dscp,
+            self.ip_ident,
+        )
     }
 
     fn pick_ephemeral(&mut self, remote: SocketAddr) -> Result<u16, ConnError> {
@@ -706,21 +925,45 @@ impl Endpoint {
     }
 }
 
+/// Whether `ip` can be a TCP peer's address: not unspecified, multicast, broadcast,
+/// or (in an IPv6 header) IPv4-mapped. Linux drops such sources too (`tcp_v4_rcv`'s
+/// multicast/broadcast check, `ip6_rcv_core`, `tcp_v6_conn_request`); answering them
+/// would aim RSTs and SYN-ACKs at many hosts or at none.
+fn usable_peer(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(a) => !(a.is_unspecified() || a.is_multicast() || a.is_broadcast()),
+        IpAddr::V6(a) => !(a.is_unspecified() || a.is_multicast() || a.to_ipv4_mapped().is_some()),
+    }
+}
+
+/// The IP header of an outgoing segment. IPv6 packets carry flow label 0 (RFC 6437
+/// §2 allows it; Linux hashes the 4-tuple into one, which only path hashing uses) and
+/// hop limit 64, Linux's default; their ident and DF have no IPv6 counterpart.
 fn ip_repr(local: IpAddr, remote: IpAddr, ecn: Ecn, dscp: u8, ident: u16) -> Option<IpRepr> {
-    let (IpAddr::V4(src), IpAddr::V4(dst)) = (local, remote) else {
-        return None;
-    };
-    Some(IpRepr::V4(Ipv4Repr {
-        src,
-        dst,
-        protocol: IPPROTO_TCP,
-        dscp,
-        ecn,
-        ttl: TTL,
-        ident,
-        dont_frag: true,
-        payload_len: 0,
-    }))
+    match (local, remote) {
+        (IpAddr::V4(src), IpAddr::V4(dst)) => Some(IpRepr::V4(Ipv4Repr {
+            src,
+            dst,
+            protocol: IPPROTO_TCP,
+            dscp,
+            ecn,
+            ttl: TTL,
+            ident,
+            dont_frag: true,
+            payload_len: 0,
+        })),
+        (IpAddr::V6(src), IpAddr::V6(dst)) => Some(IpRepr::V6(Ipv6Repr {
+            src,
+            dst,
+            next_header: IPPROTO_TCP,
+            dscp,
+            ecn,
+            flow_label: 0,
+            hop_limit: TTL,
+            payload_len: 0,
+        })),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! window scale), RFC 2018/2883 (SACK, D-SACK), RFC 6675 (scoreboard), RFC 8985
 //! (RACK-TLP), RFC 6937 (PRR), RFC 3522/5682 (Eifel, F-RTO), RFC 5681/6582
 //! (Reno/NewReno), RFC 9438 (CUBIC),
-//! RFC 5961 (blind-attack hardening), RFC 6528 (ISNs).
+//! RFC 5961 (blind-attack hardening), RFC 6528 (ISNs), RFC 4987 (SYN cookies).
 //!
 //! Shape (after quinn-proto): input via `handle_*`, output via `poll_*`, application
 //! calls in between. After any input, poll `poll_transmit` until `None`, then
@@ -25,6 +25,7 @@ pub mod recovery;
 pub mod sent;
 pub mod stats;
 pub mod stream;
+pub mod syncookie;
 
 pub use brisk_time::{Duration, Instant};
 pub use config::Config;

@@ -79,4 +79,14 @@ pub struct EndpointStats {
     /// the segments they answered are counted under their own reason).
     pub oow_acks_suppressed: u64,
     pub rst_sent: u64,
+    /// SYN-ACKs sent with a SYN cookie because the listener's SYN queue was full
+    /// (Linux `SyncookiesSent`).
+    pub syncookies_sent: u64,
+    /// ACKs that returned a valid cookie (Linux `SyncookiesRecv`); the connection is
+    /// then created, unless the accept queue or the table is full (counted there).
+    pub syncookies_validated: u64,
+    /// ACKs to a listener that were checked as cookies and failed: expired, forged,
+    /// for another 4-tuple, or asking for options not offered (Linux
+    /// `SyncookiesFailed`). The drop reason for them; each is answered with an RST.
+    pub syncookies_failed: u64,
 }

@@ -133,6 +133,8 @@ impl Dumbbell {
         if let Some(sc) = cfg.brisk {
             let (s, side) = BriskStack::new(StackConfig {
                 local: BRISK_SENDER,
+                // The dumbbell's devices and multiplexer are IPv4 only.
+                local6: None,
                 ..sc
             })?;
             clock = Some(s.clock());

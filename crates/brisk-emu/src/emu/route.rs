@@ -11,8 +11,10 @@
 //!                                               └─ back_j (rtt_j/2) ─▶ flow j
 //! ```
 //! Packets are classified by address ([`Classify`]): a flow's receiver is
-//! `brisk_sim::topology::receiver_ip(i)` (198.19.x.y with x.y = i + 1), so the forward
-//! direction reads the destination and the reverse one the source; the flow id also
+//! `brisk_sim::topology::receiver_ip(i)` (198.19.x.y with x.y = i + 1) or, over IPv6,
+//! `receiver_ip6(i)` (2001:db8:19::n with n = i + 1), so the forward direction reads
+//! the destination and the reverse one the source; only TCP packets belong to a flow
+//! (a stray ICMPv6 or UDP packet to a receiver's address is `NO_FLOW`); the flow id also
 //! labels the packet for the bottleneck's event log (per-flow drops). The access
 //! stages are pure delays (unlimited rate, lossless, per-flow FIFO) like the
 //! simulator's access links, kept in one time-ordered heap ([`FlowDelays`]).
@@ -32,7 +34,8 @@ use brisk_net::metrics::Summary;
 use brisk_net::mmlog::MahimahiLog;
 use brisk_net::{Element, NetEvent, Packet};
 use brisk_time::{Duration, Instant};
-use brisk_wire::peek;
+use brisk_wire::{peek, IPPROTO_TCP};
+use std::net::{IpAddr, Ipv6Addr};
 
 use crate::emu::path::PathChain;
 
@@ -49,9 +52,9 @@ pub const NO_FLOW: u32 = u32::MAX;
 pub enum Classify {
     /// Every packet is flow 0 (a single-flow path).
     None,
-    /// By the IPv4 destination being a receiver address (forward direction).
+    /// By the destination being a receiver address (forward direction).
     ByDestination,
-    /// By the IPv4 source being a receiver address (reverse direction).
+    /// By the source being a receiver address (reverse direction).
     BySource,
 }
 
@@ -62,12 +65,33 @@ pub fn receiver_flow(addr: [u8; 4]) -> Option<u32> {
     (a == 198 && b == 19 && n > 0).then(|| n - 1)
 }
 
+/// The flow whose IPv6 receiver owns `addr` (2001:db8:19::n, n = flow + 1, n < 2³²).
+pub fn receiver_flow6(addr: Ipv6Addr) -> Option<u32> {
+    let s = addr.segments();
+    let n = u32::from(s[6]) << 16 | u32::from(s[7]);
+    (s[..6] == [0x2001, 0xdb8, 0x19, 0, 0, 0] && n > 0).then(|| n - 1)
+}
+
+/// The flow whose receiver owns `addr`, of either family.
+pub fn receiver_flow_ip(addr: IpAddr) -> Option<u32> {
+    match addr {
+        IpAddr::V4(a) => receiver_flow(a.octets()),
+        IpAddr::V6(a) => receiver_flow6(a),
+    }
+}
+
 impl Classify {
     pub fn flow_of(self, pkt: &[u8]) -> Option<u32> {
+        let key = match self {
+            Classify::None => return Some(0),
+            Classify::ByDestination | Classify::BySource => peek::flow_key(pkt)?,
+        };
+        if key.protocol != IPPROTO_TCP {
+            return None;
+        }
         match self {
-            Classify::None => Some(0),
-            Classify::ByDestination => peek::ipv4_dst(pkt).and_then(|a| receiver_flow(a.octets())),
-            Classify::BySource => peek::ipv4_src(pkt).and_then(|a| receiver_flow(a.octets())),
+            Classify::ByDestination => receiver_flow_ip(key.dst),
+            _ => receiver_flow_ip(key.src),
         }
     }
 }
@@ -414,6 +438,7 @@ mod tests {
     fn pkt(id: u64, src: [u8; 4], dst: [u8; 4]) -> Packet {
         let mut data = vec![0u8; 100];
         data[0] = 0x45;
+        data[9] = IPPROTO_TCP;
         data[12..16].copy_from_slice(&src);
         data[16..20].copy_from_slice(&dst);
         Packet {
@@ -457,6 +482,46 @@ mod tests {
             };
             assert_eq!(receiver_flow(a.octets()), Some(i));
         }
+    }
+
+    /// A bare IPv6 header (no extension headers) with 4 port bytes after it.
+    fn pkt6(next_header: u8, src: Ipv6Addr, dst: Ipv6Addr) -> Vec<u8> {
+        let mut data = vec![0u8; 60];
+        data[0] = 0x60;
+        data[5] = 20;
+        data[6] = next_header;
+        data[8..24].copy_from_slice(&src.octets());
+        data[24..40].copy_from_slice(&dst.octets());
+        data
+    }
+
+    #[test]
+    fn ipv6_receivers_map_to_flows_and_only_tcp_is_classified() {
+        for i in [0u32, 7, 300, 70_000] {
+            let IpAddr::V6(a) = brisk_sim::topology::receiver_ip6(i) else {
+                panic!("v6")
+            };
+            assert_eq!(receiver_flow6(a), Some(i));
+        }
+        let sender = Ipv6Addr::new(0x2001, 0xdb8, 0x18, 0, 0, 0, 0, 1);
+        let r2 = Ipv6Addr::new(0x2001, 0xdb8, 0x19, 0, 0, 0, 0, 3);
+        assert_eq!(receiver_flow6(sender), None);
+        assert_eq!(
+            receiver_flow6(Ipv6Addr::new(0x2001, 0xdb8, 0x19, 0, 0, 0, 0, 0)),
+            None
+        );
+        let tcp = pkt6(IPPROTO_TCP, sender, r2);
+        assert_eq!(Classify::ByDestination.flow_of(&tcp), Some(2));
+        assert_eq!(
+            Classify::BySource.flow_of(&pkt6(IPPROTO_TCP, r2, sender)),
+            Some(2)
+        );
+        // ICMPv6 (58), e.g. a neighbour solicitation or an MLD report, is no flow's.
+        assert_eq!(Classify::ByDestination.flow_of(&pkt6(58, sender, r2)), None);
+        // Nor is an IPv4 packet that is not TCP.
+        let mut udp = pkt(0, [198, 18, 0, 1], [198, 19, 0, 1]).data;
+        udp[9] = 17;
+        assert_eq!(Classify::ByDestination.flow_of(&udp), None);
     }
 
     #[test]

@@ -6,11 +6,12 @@
 //! so [`Tun::open`] opens it on a thread inside the target namespace
 //! ([`Netns::run_in`]); the fd then works from any thread. The device lives as long as
 //! the fd (it is not made persistent), so dropping the `Tun` or deleting its namespace
-//! removes it. Addresses are confined to the lab range 198.18.0.0/15 (RFC 2544).
+//! removes it. Addresses are confined to the lab range 198.18.0.0/15 (RFC 2544), and
+//! IPv6 ones to 2001:db8::/32 (RFC 3849, documentation), inside the lab's namespaces.
 
 use std::ffi::CString;
 use std::io;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use crate::error::{cvt, cvt_size, EmuError, Result};
@@ -33,6 +34,12 @@ struct IfReq {
 pub fn in_lab_range(ip: Ipv4Addr) -> bool {
     let [a, b, _, _] = ip.octets();
     a == 198 && (b & 0xfe) == 18
+}
+
+/// Whether `ip` is in 2001:db8::/32, the only IPv6 range the lab may use.
+pub fn in_lab_range6(ip: Ipv6Addr) -> bool {
+    let s = ip.segments();
+    s[0] == 0x2001 && s[1] == 0xdb8
 }
 
 /// An open TUN device.
@@ -86,6 +93,33 @@ impl Tun {
         ns.ip(&["link", "set", "dev", &self.name, "mtu", &mtu, "up"])?;
         ns.ip(&["addr", "add", &format!("{local}/32"), "dev", &self.name])?;
         ns.ip(&["route", "add", &format!("{peer}/32"), "dev", &self.name])?;
+        Ok(())
+    }
+
+    /// Adds IPv6 to a device [`Tun::configure`] set up: `local/128` without duplicate
+    /// address detection (`nodad`: nobody else is on the link) and a `/128` route to
+    /// `peer` through it. Both must be in 2001:db8::/32. The namespace must have been
+    /// made quiet first (`tools::lab::host`), so the kernel sends nothing but the
+    /// lab's own traffic through the device.
+    pub fn configure6(&self, ns: &Netns, local: Ipv6Addr, peer: Ipv6Addr) -> Result<()> {
+        for ip in [local, peer] {
+            if !in_lab_range6(ip) {
+                return Err(EmuError::Config(format!(
+                    "address {ip} is outside the lab's IPv6 range 2001:db8::/32"
+                )));
+            }
+        }
+        if ns.name() != self.netns {
+            return Err(EmuError::Config(format!(
+                "{} lives in {}, not {}",
+                self.name,
+                self.netns,
+                ns.name()
+            )));
+        }
+        let (local, peer) = (format!("{local}/128"), format!("{peer}/128"));
+        ns.ip(&["-6", "addr", "add", &local, "dev", &self.name, "nodad"])?;
+        ns.ip(&["-6", "route", "add", &peer, "dev", &self.name])?;
         Ok(())
     }
 

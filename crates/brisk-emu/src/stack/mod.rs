@@ -23,7 +23,7 @@ pub mod socket;
 
 use std::collections::HashMap;
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
@@ -41,6 +41,9 @@ use crate::stack::socket::{TcpListener, TcpStream};
 pub struct StackConfig {
     /// brisk's own address: one the kernel on the other side does not own.
     pub local: Ipv4Addr,
+    /// brisk's IPv6 address, if any: the stack is then dual-stack (listeners accept
+    /// both families, `connect` takes either; brisk-tcp's `Endpoint::dual_stack`).
+    pub local6: Option<Ipv6Addr>,
     /// Endpoint-wide settings (ISN secret, RNG seed, table size).
     pub endpoint: EndpointConfig,
     /// Per-connection settings for `connect` and for listeners.
@@ -53,6 +56,7 @@ impl StackConfig {
     pub fn new(local: Ipv4Addr) -> StackConfig {
         StackConfig {
             local,
+            local6: None,
             endpoint: EndpointConfig::default(),
             tcp: Config::default(),
             backlog: 128,
@@ -199,7 +203,10 @@ impl BriskStack {
     pub fn new(cfg: StackConfig) -> Result<(BriskStack, StackSide)> {
         let clock = Clock::start();
         let core = Core {
-            ep: Endpoint::new(cfg.local.into(), cfg.endpoint),
+            ep: match cfg.local6 {
+                Some(v6) => Endpoint::dual_stack(cfg.local, v6, cfg.endpoint),
+                None => Endpoint::new(cfg.local.into(), cfg.endpoint),
+            },
             tcp: cfg.tcp,
             backlog: cfg.backlog.max(1),
             last: Instant::ZERO,

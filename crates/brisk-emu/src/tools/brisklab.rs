@@ -6,13 +6,18 @@
 //!  app threads ── BriskStack ══ StackSide ◀══▶ fwd: Link [→ Impairment] ═▶ ◀═ fd ═▶ brisk-tun ── 198.18.0.2/32
 //!  (198.18.0.1, no kernel interface owns it)    rev: Link [→ Impairment] ◀═          route 198.18.0.1/32 dev brisk-tun
 //! ```
+//! With `StackConfig::local6` set, the lab is dual-stack: brisk has [`BRISK_ADDR6`]
+//! as well, the kernel [`KERNEL_ADDR6`] with a /128 route to brisk's, both in
+//! 2001:db8::/32 and only inside the namespace (IPv6 switched on quietly there, see
+//! `tools::lab`).
+//!
 //! brisk's address is one that no kernel owns, so no kernel answers brisk's segments
 //! with RSTs; the kernel reaches it by its /32 route through the TUN device. The
 //! forward direction (`bottleneck`) is brisk → kernel, `reverse` kernel → brisk. With
 //! an empty [`EmuConfig`] this is simply "brisk on a TUN device", the mode the tools
 //! and the socket API use; with a path it is the emulated testbed.
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 
 use brisk_time::Duration;
@@ -29,6 +34,10 @@ use crate::tools::lab::{host, ADDR_A, ADDR_B, TUN_NAME};
 pub const BRISK_ADDR: Ipv4Addr = ADDR_A;
 /// The Linux host's address in the lab.
 pub const KERNEL_ADDR: Ipv4Addr = ADDR_B;
+/// brisk's IPv6 address in a dual-stack lab (2001:db8::/32, RFC 3849).
+pub const BRISK_ADDR6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0x18, 0, 0, 0, 0, 1);
+/// The Linux host's IPv6 address in a dual-stack lab.
+pub const KERNEL_ADDR6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0x18, 0, 0, 0, 0, 2);
 
 /// See the module docs. Dropping it stops the emulator and deletes the namespace.
 pub struct BriskLab {
@@ -40,7 +49,7 @@ pub struct BriskLab {
 
 impl BriskLab {
     /// Builds the namespace and TUN, creates the stack (its `local` is replaced by
-    /// [`BRISK_ADDR`]) and starts the emulator between them, bounded by `limit`.
+    /// [`BRISK_ADDR`], and a `local6` by [`BRISK_ADDR6`]) and starts the emulator between them, bounded by `limit`.
     pub fn new(
         path: &EmuConfig,
         stack: StackConfig,
@@ -49,9 +58,11 @@ impl BriskLab {
     ) -> Result<BriskLab> {
         let mut lab = Lab::new()?;
         let k = lab.add_netns("k")?;
-        let tun = host(lab.netns(k), KERNEL_ADDR, BRISK_ADDR, DEFAULT_MTU)?;
+        let v6 = stack.local6.map(|_| (KERNEL_ADDR6, BRISK_ADDR6));
+        let tun = host(lab.netns(k), KERNEL_ADDR, BRISK_ADDR, v6, DEFAULT_MTU)?;
         let (stack, side) = BriskStack::new(StackConfig {
             local: BRISK_ADDR,
+            local6: stack.local6.map(|_| BRISK_ADDR6),
             ..stack
         })?;
         opts.clock = Some(stack.clock());

@@ -7,9 +7,14 @@
 //!  198.18.0.1 ── brisk-tun ◀══ fd ══▶ [fwd/rev PathChain] ◀══ fd ══▶ brisk-tun ── 198.18.0.2
 //! ```
 //! IPv6 is switched off in both namespaces so no router solicitations or MLD reports
-//! wander through the path.
+//! wander through the path. Where a lab needs IPv6 (the brisk lab's dual stack,
+//! [`host`] with addresses), it is switched on quietly instead: no router
+//! advertisements accepted and no solicitations sent, no link-local address
+//! (`addr_gen_mode = 1`), no duplicate address detection; a TUN device is `NOARP`, so
+//! the kernel joins no solicited-node group either, and the only IPv6 packets on the
+//! path are the lab's own.
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 use crate::error::Result;
 use crate::os::netns::{Lab, Netns};
@@ -35,8 +40,8 @@ impl TwoHosts {
         let mut lab = Lab::new()?;
         let a = lab.add_netns("a")?;
         let b = lab.add_netns("b")?;
-        let tun_a = host(lab.netns(a), ADDR_A, ADDR_B, mtu)?;
-        let tun_b = host(lab.netns(b), ADDR_B, ADDR_A, mtu)?;
+        let tun_a = host(lab.netns(a), ADDR_A, ADDR_B, None, mtu)?;
+        let tun_b = host(lab.netns(b), ADDR_B, ADDR_A, None, mtu)?;
         Ok((TwoHosts { lab }, tun_a, tun_b))
     }
 
@@ -63,11 +68,45 @@ impl TwoHosts {
     }
 }
 
-pub(crate) fn host(ns: &Netns, local: Ipv4Addr, peer: Ipv4Addr, mtu: u32) -> Result<Tun> {
-    // Kernels without IPv6 have no such sysctl; that is as good as disabled.
-    let _ = ns.sysctl("net.ipv6.conf.all.disable_ipv6", "1");
-    let _ = ns.sysctl("net.ipv6.conf.default.disable_ipv6", "1");
+/// Sysctls that keep an IPv6-enabled namespace silent (module doc), set on `default`
+/// before the device exists so that it inherits them, and on `all`.
+const QUIET_IPV6: [(&str, &str); 5] = [
+    ("accept_ra", "0"),
+    ("router_solicitations", "0"),
+    ("addr_gen_mode", "1"),
+    ("accept_dad", "0"),
+    ("disable_ipv6", "0"),
+];
+
+/// The TUN device of a lab host: `local` with a route to `peer`, and with `v6 =
+/// Some((local6, peer6))` the same over IPv6 (quiet, module doc); without, IPv6 is
+/// off in the namespace.
+pub(crate) fn host(
+    ns: &Netns,
+    local: Ipv4Addr,
+    peer: Ipv4Addr,
+    v6: Option<(Ipv6Addr, Ipv6Addr)>,
+    mtu: u32,
+) -> Result<Tun> {
+    match v6 {
+        None => {
+            // Kernels without IPv6 have no such sysctl; that is as good as disabled.
+            let _ = ns.sysctl("net.ipv6.conf.all.disable_ipv6", "1");
+            let _ = ns.sysctl("net.ipv6.conf.default.disable_ipv6", "1");
+        }
+        Some(_) => {
+            for (key, value) in QUIET_IPV6 {
+                // The device inherits `default`; `all` is belt and braces (older
+                // kernels lack some `all` keys).
+                ns.sysctl(&format!("net.ipv6.conf.default.{key}"), value)?;
+                let _ = ns.sysctl(&format!("net.ipv6.conf.all.{key}"), value);
+            }
+        }
+    }
     let tun = Tun::open(ns, TUN_NAME)?;
     tun.configure(ns, local, peer, mtu)?;
+    if let Some((local6, peer6)) = v6 {
+        tun.configure6(ns, local6, peer6)?;
+    }
     Ok(tun)
 }

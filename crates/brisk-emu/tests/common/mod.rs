@@ -27,14 +27,19 @@ pub fn ip_netns_list() -> Vec<String> {
         .collect()
 }
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use brisk_emu::{BriskLab, Netns, KERNEL_ADDR};
 
 /// A kernel listener in `ns` on `KERNEL_ADDR:port`.
 pub fn kernel_listen(ns: &Netns, port: u16) -> std::net::TcpListener {
-    let addr = SocketAddr::from((KERNEL_ADDR, port));
+    kernel_listen_on(ns, KERNEL_ADDR.into(), port)
+}
+
+/// A kernel listener in `ns` on `ip:port` (the kernel's address of either family).
+pub fn kernel_listen_on(ns: &Netns, ip: IpAddr, port: u16) -> std::net::TcpListener {
+    let addr = SocketAddr::new(ip, port);
     let l = ns
         .run_in(move || std::net::TcpListener::bind(addr))
         .expect("namespace thread")
@@ -66,11 +71,11 @@ pub fn kernel_accept(l: &std::net::TcpListener, timeout: Duration) -> std::net::
 /// A kernel connection from `ns` to brisk at `addr:port`.
 pub fn kernel_connect(
     ns: &Netns,
-    addr: Ipv4Addr,
+    addr: impl Into<IpAddr>,
     port: u16,
     timeout: Duration,
 ) -> std::net::TcpStream {
-    let to = SocketAddr::from((addr, port));
+    let to = SocketAddr::new(addr.into(), port);
     let s = ns
         .run_in(move || std::net::TcpStream::connect_timeout(&to, Duration::from_secs(5)))
         .expect("namespace thread")
@@ -107,6 +112,20 @@ pub fn lab_with(
         Some(Duration::from_secs(120)),
     )
     .expect("brisk lab")
+}
+
+/// A dual-stack lab on `path`: brisk and the kernel have their IPv6 addresses
+/// (`BRISK_ADDR6`, `KERNEL_ADDR6`) as well.
+pub fn dual_stack_lab(path: &brisk_emu::EmuConfig) -> BriskLab {
+    let mut stack = brisk_emu::StackConfig::new(brisk_emu::BRISK_ADDR);
+    stack.local6 = Some(brisk_emu::BRISK_ADDR6);
+    BriskLab::new(
+        path,
+        stack,
+        brisk_emu::EmulatorOptions::default(),
+        Some(Duration::from_secs(120)),
+    )
+    .expect("dual-stack brisk lab")
 }
 
 /// Sets a kernel socket's congestion control to CUBIC (new namespaces default to the

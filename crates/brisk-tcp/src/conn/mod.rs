@@ -22,6 +22,7 @@ mod ack;
 mod ack_policy;
 mod close;
 mod congestion;
+mod cookie_open;
 mod detect;
 mod handshake;
 pub mod isn;

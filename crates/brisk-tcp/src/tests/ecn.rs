@@ -158,7 +158,7 @@ fn reductions_reach_the_controller_with_their_cause() {
             isn_secret: [1; 16],
             rng_seed: 1,
             cc_factory: factory,
-            ..EndpointConfig::default()
+            ..EndpointConfig::seeded([7; 16], 7)
         },
     );
     let (c, s) = p.establish();

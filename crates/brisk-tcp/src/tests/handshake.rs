@@ -147,7 +147,7 @@ fn syn_to_closed_port_gets_rst_ack_and_refuses_connect() {
 
 #[test]
 fn ack_to_no_socket_gets_rst_with_seq_from_ack_and_rst_is_never_answered() {
-    let mut ep = Endpoint::new(SERVER_IP, EndpointConfig::default());
+    let mut ep = Endpoint::new(SERVER_IP, EndpointConfig::seeded([7; 16], 7));
     let mut out = Vec::new();
     let ack = TcpRepr {
         src_port: 1234,
@@ -173,7 +173,7 @@ fn ack_to_no_socket_gets_rst_with_seq_from_ack_and_rst_is_never_answered() {
 
 #[test]
 fn corrupted_packets_are_counted_not_processed() {
-    let mut ep = Endpoint::new(SERVER_IP, EndpointConfig::default());
+    let mut ep = Endpoint::new(SERVER_IP, EndpointConfig::seeded([7; 16], 7));
     let syn = TcpRepr {
         src_port: 1234,
         dst_port: 80,

@@ -71,13 +71,13 @@ impl Pair {
             isn_secret: [1; 16],
             rng_seed: 1,
             default_config: client.clone(),
-            ..EndpointConfig::default()
+            ..EndpointConfig::seeded([7; 16], 7)
         };
         let scfg = EndpointConfig {
             isn_secret: [2; 16],
             rng_seed: 2,
             default_config: server.clone(),
-            ..EndpointConfig::default()
+            ..EndpointConfig::seeded([7; 16], 7)
         };
         let mut s = Endpoint::new(SERVER_IP, scfg);
         s.listen(PORT, 128, server).unwrap();

@@ -141,12 +141,47 @@ fn attack_with(evils: &[Evil], client: crate::config::Config) -> (Vec<u8>, Vec<u
     attack_chunked(evils, client, usize::MAX)
 }
 
+/// [`attack`] against a server reading with unordered receive on (uTCP): returns
+/// (bytes written, the in-order reads concatenated, out-of-order reads whose bytes
+/// differ from what was written at their offset, rejected segments).
+fn attack_unordered(evils: &[Evil]) -> (Vec<u8>, Vec<u8>, Ooo, u64) {
+    let mut ooo = Ooo::default();
+    let (data, got, rejected) = attack_reading(
+        evils,
+        crate::config::Config::default(),
+        usize::MAX,
+        Some(&mut ooo),
+    );
+    (data, got, ooo, rejected)
+}
+
+/// Out-of-order reads seen by [`read_unordered_all`].
+#[derive(Clone, Copy, Debug, Default)]
+struct Ooo {
+    /// Runs handed out ahead of a hole.
+    runs: u64,
+    /// Of those, runs whose bytes differ from what was written at their offset.
+    wrong: u64,
+}
+
 /// [`attack_with`] where the sender writes at most `chunk` bytes per step, so a
 /// thin-stream mechanism (RDB) has small segments to bundle.
 fn attack_chunked(
     evils: &[Evil],
     client: crate::config::Config,
     chunk: usize,
+) -> (Vec<u8>, Vec<u8>, u64) {
+    attack_reading(evils, client, chunk, None)
+}
+
+/// The attack itself. With `unordered` set, the server reads with unordered receive
+/// on: in-order runs go to the returned stream, and each out-of-order run is checked
+/// against the bytes written at its offset, mismatches counted there.
+fn attack_reading(
+    evils: &[Evil],
+    client: crate::config::Config,
+    chunk: usize,
+    mut unordered: Option<&mut Ooo>,
 ) -> (Vec<u8>, Vec<u8>, u64) {
     assert_eq!(CLIENT_IP, IpAddr::V4(CLIENT));
     assert_eq!(SERVER_IP, IpAddr::V4(SERVER));
@@ -156,6 +191,23 @@ fn attack_chunked(
         crate::config::Config::default(),
     );
     let (c, s) = p.establish();
+    if unordered.is_some() {
+        p.server.conn_mut(s).unwrap().set_unordered(true);
+        // Hold back every 7th data segment by 15 ms (3 RTTs), so the out-of-order
+        // path really hands data out while the forged segments arrive.
+        let mut n = 0u32;
+        p.set_hook(move |seen| {
+            if !seen.to_server || seen.len == 0 {
+                return Action::Deliver;
+            }
+            n += 1;
+            if n.is_multiple_of(7) {
+                Action::Delay(Duration::from_millis(15))
+            } else {
+                Action::Deliver
+            }
+        });
+    }
     let data = pattern(200_000, 9);
     let first = chunk.min(data.len());
     let mut off = p.client.conn_mut(c).unwrap().write(&data[..first]);
@@ -186,10 +238,44 @@ fn attack_chunked(
                 off += conn.write(&data[off..end]);
             }
         }
-        Pair::read_all(&mut p.server, s, &mut got);
+        match unordered.as_deref_mut() {
+            None => Pair::read_all(&mut p.server, s, &mut got),
+            Some(ooo) => read_unordered_all(p, s, &data, &mut got, ooo),
+        }
         got.len() >= data.len() || p.client.conn(c).is_none() || p.server.conn(s).is_none()
     });
     (data, got, rejected)
+}
+
+/// Drains `s` with `read_unordered`: in-order runs extend `got`; out-of-order runs
+/// are compared with `data` at their offset (bytes beyond it count as wrong).
+fn read_unordered_all(
+    p: &mut Pair,
+    s: crate::endpoint::ConnHandle,
+    data: &[u8],
+    got: &mut Vec<u8>,
+    ooo: &mut Ooo,
+) {
+    let mut buf = [0u8; 4096];
+    let Some(conn) = p.server.conn_mut(s) else {
+        return;
+    };
+    while let Some(r) = conn.read_unordered(&mut buf) {
+        let run = &buf[..r.len];
+        if r.in_order {
+            assert_eq!(
+                r.offset as usize,
+                got.len(),
+                "in-order reads are contiguous"
+            );
+            got.extend_from_slice(run);
+        } else {
+            let off = r.offset as usize;
+            let same = data.get(off..off + r.len).is_some_and(|d| d == run);
+            ooo.runs += 1;
+            ooo.wrong += u64::from(!same);
+        }
+    }
 }
 
 proptest! {
@@ -248,6 +334,39 @@ proptest! {
         let (data, got, rejected) = attack(&evils);
         // The forged segments really reached the connections and were turned away.
         prop_assert!(rejected >= 1, "no forged segment was rejected");
+        prop_assert_eq!(got.len(), data.len());
+        prop_assert!(got == data, "stream corrupted");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The attacks again with the server in unordered-receive mode (uTCP, issue 13
+    /// §2): forged segments of any kind neither panic nor make the out-of-order path
+    /// hand out more than was sent plus what was forged.
+    #[test]
+    fn arbitrary_segments_never_panic_in_unordered_mode(
+        evils in prop::collection::vec(evil(false), 1..40)
+    ) {
+        let (data, got, ooo, _) = attack_unordered(&evils);
+        prop_assert!(got.len() <= data.len() + 40 * 1500);
+        // Only forged in-window data (indistinguishable from real data) can make an
+        // out-of-order run differ, and there are at most 40 forged segments.
+        prop_assert!(ooo.wrong <= 40, "{ooo:?}");
+    }
+
+    /// Out-of-window segments change nothing in unordered mode either: every
+    /// out-of-order run is the sender's bytes, and the in-order stream is complete
+    /// and byte-identical.
+    #[test]
+    fn out_of_window_segments_do_not_disturb_unordered_reads(
+        evils in prop::collection::vec(evil(true), 1..40)
+    ) {
+        let (data, got, ooo, rejected) = attack_unordered(&evils);
+        prop_assert!(rejected >= 1, "no forged segment was rejected");
+        prop_assert!(ooo.runs > 0, "the reordering produced out-of-order reads");
+        prop_assert_eq!(ooo.wrong, 0);
         prop_assert_eq!(got.len(), data.len());
         prop_assert!(got == data, "stream corrupted");
     }
@@ -362,4 +481,98 @@ fn out_of_window_data_still_gets_every_duplicate_ack() {
     assert!(p.server.poll_transmit(p.now, &mut buf).is_some());
     let (_, reply) = parse_tcp_packet(&buf).unwrap();
     assert!(!reply.sack.is_empty(), "duplicate data is D-SACKed");
+}
+
+// ----- ACK loops between two brisk endpoints (issue 13 §2) -----
+
+/// Segments the pair exchanged in the log after index `from`.
+fn exchanged_since(p: &Pair, from: usize) -> usize {
+    p.log.len() - from
+}
+
+/// The classic ACK storm: forged in-window data desynchronises the pair (the server's
+/// RCV.NXT moves past the client's SND.NXT). The server then acknowledges data the
+/// client never sent, and the client's segments fall below the server's window, so
+/// each side answers the other's ACK with one of its own. RFC 9293 alone would loop
+/// at the path's speed for ever; Linux breaks the loop with `tcp_oow_rate_limited`
+/// (one reply per 500 ms per connection) and by dropping ACKs of unsent data
+/// silently. Over 20 s brisk exchanges at most what that limit allows.
+#[test]
+fn a_desynchronised_pair_does_not_ack_storm() {
+    let mut p = Pair::new(Duration::from_millis(5));
+    let (c, s) = p.establish();
+    assert_eq!(p.client.conn_mut(c).unwrap().write(&pattern(3000, 1)), 3000);
+    p.advance(Duration::from_secs(1));
+    // 1000 forged bytes at exactly the client's next sequence number.
+    let forged = super::handshake::from_client(&p, Flags::ACK | Flags::PSH, 0, &[0x42; 1000]);
+    let next = p.seen(true).last().unwrap().seq + p.seen(true).last().unwrap().len as u32;
+    let forged = {
+        let (_, t) = parse_tcp_packet(&forged).unwrap();
+        let shift = next.0.wrapping_sub(t.seq.0) as i32;
+        super::handshake::from_client(&p, Flags::ACK | Flags::PSH, shift, &[0x42; 1000])
+    };
+    p.inject(true, forged);
+    p.advance(Duration::from_millis(50));
+    // The client now writes: its data lies below the server's RCV.NXT.
+    assert_eq!(p.client.conn_mut(c).unwrap().write(&pattern(500, 2)), 500);
+    let from = p.log.len();
+    let span = Duration::from_secs(20);
+    p.advance(span);
+    let n = exchanged_since(&p, from);
+    // Per side: one rate-limited reply per 500 ms (41 in 20 s), plus the client's
+    // retransmissions of its 500 bytes (RTO backoff: under 10 in 20 s).
+    // (Measured: 26. With `invalid_ratelimit` zero the pair storms and this fails.)
+    let bound = 2 * (20_000 / 500 + 1) + 10;
+    let sc = p.server.conn(s).map(|k| *k.counters());
+    assert!(
+        n <= bound,
+        "{n} segments in 20 s (bound {bound}); server {sc:?}"
+    );
+}
+
+/// Simultaneous open with the first SYN-ACK in each direction lost: both sides
+/// retransmit and reach ESTABLISHED, then fall quiet (no SYN-ACK/ACK ping-pong).
+#[test]
+fn simultaneous_open_under_loss_settles_without_a_loop() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let mut lost = [false; 2];
+    p.set_hook(move |seen| {
+        let dir = usize::from(seen.to_server);
+        if seen.flags == Flags::SYN | Flags::ACK && !lost[dir] {
+            lost[dir] = true;
+            return Action::Drop;
+        }
+        Action::Deliver
+    });
+    let now = p.now;
+    let a = p
+        .client
+        .connect(
+            now,
+            5000,
+            std::net::SocketAddr::new(SERVER_IP, 6000),
+            Default::default(),
+        )
+        .unwrap();
+    let b = p
+        .server
+        .connect(
+            now,
+            6000,
+            std::net::SocketAddr::new(CLIENT_IP, 5000),
+            Default::default(),
+        )
+        .unwrap();
+    p.advance(Duration::from_secs(10));
+    let est = crate::conn::State::Established;
+    assert_eq!(p.client.conn(a).unwrap().state(), est);
+    assert_eq!(p.server.conn(b).unwrap().state(), est);
+    let settled = p.log.len();
+    p.advance(Duration::from_secs(60));
+    assert_eq!(
+        p.log.len() - settled,
+        0,
+        "an idle, established pair sends nothing (keepalive is off by default)"
+    );
+    assert!(settled <= 12, "{settled} segments to open");
 }

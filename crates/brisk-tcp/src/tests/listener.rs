@@ -50,15 +50,38 @@ fn server(max_connections: usize) -> Endpoint {
         SERVER_IP,
         EndpointConfig {
             max_connections,
-            ..EndpointConfig::default()
+            ..EndpointConfig::seeded([7; 16], 7)
         },
     )
+}
+
+/// A `Pair` whose server runs without SYN cookies (`syncookies: false`), for the
+/// queue limits themselves; `tests/syncookie.rs` covers the default.
+fn pair_without_cookies(latency: Duration) -> Pair {
+    let mut p = Pair::new(latency);
+    p.server = Endpoint::new(
+        SERVER_IP,
+        EndpointConfig {
+            syncookies: false,
+            ..EndpointConfig::seeded([2; 16], 2)
+        },
+    );
+    p.server.listen(PORT, 128, Config::default()).unwrap();
+    p
 }
 
 #[test]
 fn syn_flood_fills_the_backlog_then_drops_and_counts() {
     let backlog = 16;
-    let mut ep = server(65_536);
+    // Cookies off: what a full SYN queue does without them (tests/syncookie.rs has
+    // the same flood with them).
+    let mut ep = Endpoint::new(
+        SERVER_IP,
+        EndpointConfig {
+            syncookies: false,
+            ..EndpointConfig::seeded([2; 16], 2)
+        },
+    );
     ep.listen(FLOOD_PORT, backlog, Config::default()).unwrap();
     let mut now = Instant::from_millis(1);
     let mut synacks = 0;
@@ -99,7 +122,7 @@ fn syn_flood_fills_the_backlog_then_drops_and_counts() {
 
 #[test]
 fn half_open_entries_time_out_and_a_real_client_then_connects() {
-    let mut p = Pair::new(Duration::from_millis(20));
+    let mut p = pair_without_cookies(Duration::from_millis(20));
     let backlog = 4;
     p.server
         .listen(FLOOD_PORT, backlog, Config::default())
@@ -180,7 +203,7 @@ fn connection_table_limit_is_enforced_on_both_sides_and_frees_up() {
         CLIENT_IP,
         EndpointConfig {
             max_connections: 2,
-            ..EndpointConfig::default()
+            ..EndpointConfig::seeded([7; 16], 7)
         },
     );
     let now = Instant::from_millis(1);
@@ -216,7 +239,7 @@ fn syn_flood_larger_than_the_table_is_dropped_as_table_full() {
 
 #[test]
 fn accept_queue_holds_at_most_the_backlog_when_the_application_does_not_accept() {
-    let mut p = Pair::new(Duration::from_millis(5));
+    let mut p = pair_without_cookies(Duration::from_millis(5));
     let backlog = 3;
     p.server
         .listen(FLOOD_PORT, backlog, Config::default())

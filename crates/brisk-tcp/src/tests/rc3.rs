@@ -70,7 +70,7 @@ fn run(sender_rc3: bool, receiver_rc3: bool, drop_21_22: bool) -> Run {
                 isn_secret: [seed; 16],
                 rng_seed: u64::from(seed),
                 default_config: cfg,
-                ..EndpointConfig::default()
+                ..EndpointConfig::seeded([7; 16], 7)
             },
         )
     };
