@@ -13,6 +13,7 @@
 mod args;
 mod interrupt;
 mod lab_cmd;
+mod pdrill_cmd;
 mod provenance;
 mod real_cmd;
 mod repro_cmd;
@@ -108,6 +109,10 @@ enum Cmd {
     Completions { shell: clap_complete::Shell },
     /// Print the man page (roff) to stdout, e.g. `brisk man > brisk.1; man ./brisk.1`.
     Man,
+    /// Run packetdrill scripts against brisk's sans-IO endpoint in virtual time: one
+    /// line per script (pass, the first mismatch, or the first unsupported feature).
+    /// Exits non-zero if any script fails or does not parse.
+    Pdrill(pdrill_cmd::PdrillArgs),
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -211,6 +216,11 @@ fn main() -> ExitCode {
         },
         Cmd::Lab(args) => lab_cmd::cmd_lab(*args),
         Cmd::Trace(cmd) => trace_cmd::cmd_trace(cmd),
+        Cmd::Pdrill(args) => match pdrill_cmd::cmd_pdrill(args) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::FAILURE,
+            Err(e) => Err(e),
+        },
         Cmd::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "brisk", &mut std::io::stdout());

@@ -176,18 +176,6 @@ impl Connection {
             let off = (seq - 1).max(0) as u64;
             self.owe_ack_before_arrival(now, off, off + seg.payload.len() as u64);
         }
-        // RFC 7323 §4.3: remember TSval for echoing.
-        if self.opts.ts_ok {
-            if let Some(ts) = seg.timestamps {
-                if seq <= self.rcv.last_ack_sent as i64
-                    && (!self.opts.ts_recent_valid
-                        || ts.tsval.wrapping_sub(self.opts.ts_recent) as i32 >= 0)
-                {
-                    self.opts.ts_recent = ts.tsval;
-                    self.opts.ts_recent_valid = true;
-                }
-            }
-        }
         self.probes.last_recv = now;
         self.probes.keepalive_probes = 0;
 
@@ -221,6 +209,22 @@ impl Connection {
             self.counters.bad_acks += 1;
             self.challenge_ack(now);
             return false;
+        }
+        // RFC 7323 §4.3: remember TSval for echoing; only from a segment whose ACK
+        // passed the checks above, as Linux's `tcp_ack` calls `tcp_replace_ts_recent`
+        // only after them. A segment ACKing unsent data (a blind or confused sender) must
+        // not move TS.Recent: with a high TSval it would make PAWS drop the peer's real
+        // segments afterwards (packetdrill's ts_recent/invalid_ack.pkt).
+        if self.opts.ts_ok {
+            if let Some(ts) = seg.timestamps {
+                if seq <= self.rcv.last_ack_sent as i64
+                    && (!self.opts.ts_recent_valid
+                        || ts.tsval.wrapping_sub(self.opts.ts_recent) as i32 >= 0)
+                {
+                    self.opts.ts_recent = ts.tsval;
+                    self.opts.ts_recent_valid = true;
+                }
+            }
         }
         self.process_ack(now, seg, ack, seq);
         self.state != State::Closed

@@ -1,0 +1,1536 @@
+//! Executes a parsed script against one brisk [`Endpoint`] in virtual time.
+//!
+//! The semantics follow packetdrill's `run.c` / `run_packet.c` / `run_system_call.c`:
+//! - Times: a relative time (`+t`) counts from when the previous event finished, except
+//!   that two inbound packets in a row are anchored on the previous one's script time
+//!   (`adjust_relative_event_times`). Inbound packets and calls happen exactly at their
+//!   time (the clock is virtual, so there is no scheduling slop).
+//! - An outbound line takes the next packet the endpoint emitted (waiting in virtual
+//!   time up to 2 s past its expected time, `sniff_outbound_live_packet`), compares it
+//!   field by field in script space, then checks its time against the expected time ±
+//!   the tolerance (`verify_time`; default 4 ms, packetdrill's `--tolerance_usecs`).
+//! - Sequence and SACK numbers are relative to each side's ISN; the remote's is chosen
+//!   by the runner, the local one is learned from the endpoint's SYN or SYN-ACK.
+//! - TCP options must match in kind and order unless the script says `<...>`; the TS
+//!   value is not compared (packetdrill's default `tcp_ts_tick_usecs` is 0), but each
+//!   script value is mapped to the endpoint's so that later inbound `ecr`s echo it.
+//! - Data the endpoint sends as several MSS-sized segments at one instant may match one
+//!   larger script segment, as Linux's TSO/GSO super-packets on packetdrill's tun device
+//!   do (packetdrill's `verify_packet_fragments` aggregates the same way).
+//!
+//! A script's first unsupported step (a system call or option brisk has no counterpart
+//! for, an IP-level annotation) ends the run with [`Outcome::Unsupported`]; Python
+//! blocks and shell commands the runner cannot apply are skipped and counted.
+
+use crate::script::{
+    flag, flags_str, parse, Event, EventKind, Options, Packet, ParseError, Syscall, TcpOpt, Time,
+};
+use brisk_tcp::{
+    Config, ConnError, ConnHandle, Endpoint, EndpointConfig, Event as TcpEvent, Instant,
+};
+use brisk_wire::parse_tcp_packet;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+/// The local (brisk) address, as packetdrill's default `--local_ip`.
+pub const LOCAL_IP: Ipv4Addr = Ipv4Addr::new(192, 168, 0, 1);
+/// The remote (script) address, as packetdrill's default `--remote_ip`.
+pub const REMOTE_IP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 1);
+/// The port `bind(..., ..., ...)` binds and `connect` connects to (packetdrill's 8080).
+pub const SCRIPT_PORT: u16 = 8080;
+/// The remote side's port for passive opens.
+pub const REMOTE_PORT: u16 = 47_000;
+/// Added to every inbound sequence number: the remote ISN the script's 0 stands for.
+/// Not zero, so that a number used unmapped shows up as a mismatch.
+pub const REMOTE_ISN: u32 = 0x4000_0000;
+/// Virtual time of the script's 0 (brisk's clock must not start at 0: TS values).
+const BASE_US: u64 = 1_000_000;
+/// packetdrill's `sniff_outbound_live_packet` gives up this long after the expected time.
+const SNIFF_SLACK_US: i64 = 2_000_000;
+/// How far `*` (any time) waits for an outbound packet.
+const ANY_WAIT_US: i64 = 600_000_000;
+/// First file descriptor `socket()` returns.
+const FIRST_FD: i64 = 3;
+/// Bound on the trace log, lines.
+const MAX_LOG: usize = 100_000;
+
+/// Settings for a run.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// packetdrill's `--tolerance_usecs` (default 4000).
+    pub tolerance_us: i64,
+    /// The per-connection configuration sockets start from (see [`linux_defaults`]).
+    pub tcp: Config,
+    /// Keep a log of every packet and call in [`Report::log`].
+    pub trace: bool,
+    /// Whether several segments sent at one instant may match one larger script
+    /// segment (Linux's TSO/GSO on packetdrill's tun device; `ethtool -K tun0 tso off
+    /// gso off` in a script turns it off).
+    pub tso: bool,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            tolerance_us: 4_000,
+            tcp: linux_defaults(),
+            trace: false,
+            tso: true,
+        }
+    }
+}
+
+/// brisk's `Config` set to what packetdrill's `defaults.sh` gives Linux, where brisk
+/// has the knob. `Config::default()` already is a stock Linux 6.x host (IW10, minRTO
+/// 200 ms, initial RTO 1 s, 40 ms delayed ACK with 16 quick ACKs, CUBIC, SACK,
+/// timestamps, window scaling, RACK-TLP, F-RTO, ECN off, Nagle on); on top of it:
+/// - `recv_buffer` 15 MiB: `tcp_rmem`'s max (15 MiB), from which Linux sizes the
+///   window scale it offers (8), as brisk does from `recv_buffer`;
+/// - `slow_start_after_idle` off (`tcp_slow_start_after_idle=0`);
+/// - `syn_retries` 5 (`tcp_syn_retries=5`).
+///
+/// `tcp_wmem` (256 KiB default, autotuned to 4 MiB) has no direct counterpart: brisk's
+/// send buffer is fixed at its 4 MiB default, which only matters to scripts that fill it.
+pub fn linux_defaults() -> Config {
+    let mut c = Config {
+        recv_buffer: 15 << 20,
+        ..Config::default()
+    };
+    c.congestion.slow_start_after_idle = false;
+    c.timeouts.syn_retries = 5;
+    c
+}
+
+/// How a script ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Pass,
+    /// The first mismatch: the script line, and what differed.
+    Fail {
+        line: usize,
+        msg: String,
+    },
+    /// The first step the runner cannot execute against brisk.
+    Unsupported {
+        line: usize,
+        feature: String,
+    },
+    /// The script is not valid packetdrill (line, column, message).
+    Parse(ParseError),
+}
+
+/// The result of one script.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub outcome: Outcome,
+    /// Steps skipped without failing: Python blocks, shell commands (line, what).
+    pub skipped: Vec<(usize, String)>,
+    /// Events executed before the run ended.
+    pub events_run: usize,
+    /// With `RunConfig::trace`: every packet (script space) and call, in order.
+    pub log: Vec<String>,
+}
+
+impl Report {
+    pub fn passed(&self) -> bool {
+        self.outcome == Outcome::Pass
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.outcome {
+            Outcome::Pass => write!(f, "pass")?,
+            Outcome::Fail { line, msg } => write!(f, "fail: line {line}: {msg}")?,
+            Outcome::Unsupported { line, feature } => {
+                write!(f, "unsupported: line {line}: {feature}")?
+            }
+            Outcome::Parse(e) => write!(f, "parse error: {e}")?,
+        }
+        if !self.skipped.is_empty() {
+            write!(f, " ({} skipped:", self.skipped.len())?;
+            for (l, w) in self.skipped.iter().take(3) {
+                write!(f, " line {l} {w};")?;
+            }
+            if self.skipped.len() > 3 {
+                write!(f, " ...")?;
+            }
+            write!(f, ")")?;
+        }
+        Ok(())
+    }
+}
+
+/// Parses and runs one script.
+pub fn run_script(src: &str, cfg: &RunConfig) -> Report {
+    let script = match parse(src) {
+        Ok(s) => s,
+        Err(e) => {
+            return Report {
+                outcome: Outcome::Parse(e),
+                skipped: Vec::new(),
+                events_run: 0,
+                log: Vec::new(),
+            }
+        }
+    };
+    let mut cfg = cfg.clone();
+    for (k, v) in &script.options {
+        if k == "tolerance_usecs" {
+            if let Ok(t) = v.parse() {
+                cfg.tolerance_us = t;
+            }
+        }
+    }
+    let mut r = Runner::new(cfg);
+    let outcome = r.run(&script.events);
+    if r.cfg.trace {
+        let stats = format!("endpoint: {:?}", r.ep.stats());
+        r.log(stats);
+        if let Some(c) = r.cur.and_then(|h| r.ep.conn(h)) {
+            let line = format!("connection {}: {:?}", c.state().name(), c.counters());
+            r.log(line);
+        }
+    }
+    Report {
+        outcome,
+        skipped: r.skipped,
+        events_run: r.events_run,
+        log: r.log,
+    }
+}
+
+/// A step that ends the run early.
+enum Stop {
+    Fail(String),
+    /// A failure that belongs to another line (a blocking call's).
+    FailAt(usize, String),
+    Unsupported(String),
+}
+
+type Step = Result<(), Stop>;
+
+fn fail<T>(msg: impl Into<String>) -> Result<T, Stop> {
+    Err(Stop::Fail(msg.into()))
+}
+fn unsupported<T>(msg: impl Into<String>) -> Result<T, Stop> {
+    Err(Stop::Unsupported(msg.into()))
+}
+
+enum Sock {
+    /// `socket()` done, not yet listening or connected.
+    Fresh {
+        cfg: Box<Config>,
+        nonblock: bool,
+    },
+    Listen {
+        port: u16,
+        nonblock: bool,
+    },
+    Conn {
+        h: ConnHandle,
+        nonblock: bool,
+        /// `shutdown(SHUT_RD)` done: reads return 0 at once (Linux).
+        rd_shut: bool,
+    },
+    Closed,
+}
+
+/// What an application sees of a connection, from the endpoint's events.
+#[derive(Default, Clone, Copy)]
+struct ConnStatus {
+    connected: bool,
+    peer_closed: bool,
+    closed: Option<Result<(), ConnError>>,
+    /// The error was already returned once by a call (Linux reports `sk_err` once).
+    error_reported: bool,
+}
+
+/// A call the script expects to block: re-checked after every step.
+struct Pending {
+    line: usize,
+    call: Syscall,
+    /// Return by this time (µs); `None`: "at once".
+    end: i64,
+}
+
+/// One packet the endpoint sent, with its virtual send time (µs from the start).
+struct Sent {
+    at: i64,
+    bytes: Vec<u8>,
+}
+
+struct Runner {
+    cfg: RunConfig,
+    ep: Endpoint,
+    /// Virtual now, µs since the script's 0.
+    now: i64,
+    out: VecDeque<Sent>,
+    fds: HashMap<i64, Sock>,
+    next_fd: i64,
+    status: HashMap<ConnHandle, ConnStatus>,
+    /// The connection packets refer to (packetdrill scripts drive one at a time).
+    cur: Option<ConnHandle>,
+    /// Ports of the flow packets use: (local, remote).
+    ports: (u16, u16),
+    /// The endpoint's ISN on the wire, and the number the script's SYN gives it.
+    /// packetdrill writes SYN and SYN-ACK numbers as absolute script values and all
+    /// others relative to the ISNs (`local_seq_live_to_script_offset`).
+    local_isn: u32,
+    local_script_isn: u32,
+    /// The script's ISN for the remote side (its SYN's sequence number); on the wire
+    /// it is `REMOTE_ISN` + this.
+    remote_script_isn: u32,
+    remote_isn_set: bool,
+    /// Script TS val → endpoint TS val, and the first such pair.
+    ts_map: HashMap<u32, u32>,
+    ts_first: Option<(u32, u32)>,
+    last_ts_val: Option<u32>,
+    pending: Vec<Pending>,
+    log: Vec<String>,
+    skipped: Vec<(usize, String)>,
+    events_run: usize,
+    /// Script time of the previous event and whether it was an inbound packet.
+    last_time: i64,
+    last_inbound: bool,
+    /// `tcp_ecn=2`: listeners accept ECN, active opens do not ask for it.
+    ecn_passive: bool,
+}
+
+impl Runner {
+    fn new(cfg: RunConfig) -> Self {
+        let ecfg = EndpointConfig {
+            default_config: cfg.tcp.clone(),
+            ..EndpointConfig::seeded([0x77; 16], 13)
+        };
+        Runner {
+            ep: Endpoint::new(IpAddr::V4(LOCAL_IP), ecfg),
+            cfg,
+            now: 0,
+            out: VecDeque::new(),
+            fds: HashMap::new(),
+            next_fd: FIRST_FD,
+            status: HashMap::new(),
+            cur: None,
+            ports: (SCRIPT_PORT, REMOTE_PORT),
+            local_isn: 0,
+            local_script_isn: 0,
+            remote_script_isn: 0,
+            remote_isn_set: false,
+            ts_map: HashMap::new(),
+            ts_first: None,
+            last_ts_val: None,
+            pending: Vec::new(),
+            log: Vec::new(),
+            skipped: Vec::new(),
+            events_run: 0,
+            last_time: 0,
+            last_inbound: false,
+            ecn_passive: false,
+        }
+    }
+
+    fn log(&mut self, line: String) {
+        if self.cfg.trace && self.log.len() < MAX_LOG {
+            self.log.push(line);
+        }
+    }
+
+    fn instant(t: i64) -> Instant {
+        Instant::from_micros(BASE_US + t.max(0) as u64)
+    }
+
+    fn run(&mut self, events: &[Event]) -> Outcome {
+        if let Some(e) = events
+            .iter()
+            .find(|e| !matches!(e.kind, EventKind::Shell(_)))
+        {
+            if !matches!(e.time, Time::Abs(0) | Time::Rel(0)) {
+                return Outcome::Fail {
+                    line: e.line,
+                    msg: "first event should be at time 0".into(),
+                };
+            }
+        }
+        for ev in events {
+            let r = self.event(ev).and_then(|()| self.check_pending(false));
+            self.events_run += 1;
+            match r {
+                Ok(()) => {}
+                Err(Stop::Fail(msg)) => return Outcome::Fail { line: ev.line, msg },
+                Err(Stop::FailAt(line, msg)) => return Outcome::Fail { line, msg },
+                Err(Stop::Unsupported(feature)) => {
+                    return Outcome::Unsupported {
+                        line: ev.line,
+                        feature,
+                    }
+                }
+            }
+        }
+        // Blocking calls still waiting: give them until their end time.
+        if let Some(end) = self.pending.iter().map(|p| p.end).max() {
+            let limit = end + self.cfg.tolerance_us;
+            match self
+                .advance(limit, false)
+                .and_then(|()| self.check_pending(true))
+            {
+                Ok(()) => {}
+                Err(Stop::Fail(msg)) => return Outcome::Fail { line: 0, msg },
+                Err(Stop::FailAt(line, msg)) => return Outcome::Fail { line, msg },
+                Err(Stop::Unsupported(feature)) => {
+                    return Outcome::Unsupported { line: 0, feature }
+                }
+            }
+        }
+        Outcome::Pass
+    }
+}
+
+/// Time handling and the endpoint loop.
+impl Runner {
+    /// Resolves an event's time to absolute script µs: (start, end of range).
+    fn resolve(&self, t: Time, inbound: bool) -> (i64, i64) {
+        let offset = if self.last_inbound && inbound {
+            self.last_time
+        } else {
+            self.now
+        };
+        match t {
+            Time::Any => (self.now, self.now),
+            Time::Abs(a) => (a, a),
+            Time::AbsRange(a, b) => (a, b),
+            Time::Rel(a) => (offset + a, offset + a),
+            Time::RelRange(a, b) => (offset + a, offset + b),
+        }
+    }
+
+    /// Polls every pending output and event at `now`.
+    fn flush(&mut self) {
+        let now = Self::instant(self.now);
+        let mut buf = Vec::new();
+        while self.ep.poll_transmit(now, &mut buf).is_some() {
+            if let Ok((_, tcp)) = parse_tcp_packet(&buf) {
+                if let Some(ts) = tcp.timestamps {
+                    self.last_ts_val = Some(ts.tsval);
+                }
+                // The endpoint's ISN, which a script's SYN or SYN-ACK writes as 0:
+                // learned when the SYN leaves, so inbound ACKs map even if the script
+                // does not list the SYN.
+                if tcp.flags.syn() {
+                    self.local_isn = tcp.seq.0;
+                }
+            }
+            if self.cfg.trace {
+                if let Ok(p) = self.to_script(&buf) {
+                    self.log(format!("{:.6} > {p}", secs(self.now)));
+                }
+            }
+            self.out.push_back(Sent {
+                at: self.now,
+                bytes: std::mem::take(&mut buf),
+            });
+        }
+        while let Some((h, e)) = self.ep.poll_event() {
+            let s = self.status.entry(h).or_default();
+            match e {
+                TcpEvent::Connected => s.connected = true,
+                TcpEvent::PeerClosed => s.peer_closed = true,
+                TcpEvent::Closed(r) => s.closed = Some(r),
+                TcpEvent::Incoming { .. } | TcpEvent::Readable | TcpEvent::Writable => {}
+            }
+        }
+    }
+
+    /// Runs the endpoint's timers up to `limit`; with `stop_on_packet`, stops at the
+    /// first instant a packet is queued.
+    fn advance(&mut self, limit: i64, stop_on_packet: bool) -> Step {
+        for _ in 0..1_000_000 {
+            self.flush();
+            self.check_pending(false)?;
+            if stop_on_packet && !self.out.is_empty() {
+                return Ok(());
+            }
+            match self.ep.poll_timeout() {
+                Some(t) if t <= Self::instant(limit) => {
+                    let t = t.as_micros().saturating_sub(BASE_US) as i64;
+                    self.now = self.now.max(t);
+                    self.ep.handle_timeout(Self::instant(self.now));
+                }
+                _ => {
+                    self.now = self.now.max(limit);
+                    self.flush();
+                    return self.check_pending(false);
+                }
+            }
+        }
+        fail("the endpoint's timers did not settle (a million timer steps in one wait)")
+    }
+
+    fn event(&mut self, ev: &Event) -> Step {
+        let inbound = matches!(ev.kind, EventKind::Inbound(_));
+        let (start, end) = self.resolve(ev.time, inbound);
+        let r = match &ev.kind {
+            EventKind::Inbound(p) => self.at(start, ev.time).and_then(|()| self.inbound(p)),
+            EventKind::Outbound(p) => self.outbound(p, ev.time, start, end),
+            EventKind::Syscall(c) => {
+                // `+a...b`: the end is relative like the start.
+                let end_abs = match ev.time {
+                    Time::Rel(a) => c.end.map(|e| start - a + e),
+                    _ => c.end,
+                };
+                self.at(start, ev.time)
+                    .and_then(|()| self.syscall(ev.line, c, start, end_abs))
+            }
+            EventKind::Python(_) => {
+                self.at(start, ev.time)?;
+                self.skipped.push((ev.line, "python %{ }% block".into()));
+                Ok(())
+            }
+            EventKind::Shell(cmd) => self.shell(ev.line, cmd),
+            EventKind::Unsupported(what) => unsupported(what.clone()),
+        };
+        self.last_time = start;
+        self.last_inbound = inbound;
+        r
+    }
+
+    /// Moves the clock to an inbound packet's or call's time.
+    fn at(&mut self, start: i64, t: Time) -> Step {
+        if t == Time::Any {
+            return Ok(());
+        }
+        if start + self.cfg.tolerance_us < self.now {
+            return fail(format!(
+                "timing error: event at {:.6} s, but the previous one ended at {:.6} s",
+                secs(start),
+                secs(self.now)
+            ));
+        }
+        if start > self.now {
+            self.advance(start, false)?;
+        }
+        Ok(())
+    }
+}
+
+fn secs(us: i64) -> f64 {
+    us as f64 / 1e6
+}
+
+/// Packets.
+impl Runner {
+    fn flow(&self) -> (SocketAddr, SocketAddr) {
+        (
+            SocketAddr::new(IpAddr::V4(LOCAL_IP), self.ports.0),
+            SocketAddr::new(IpAddr::V4(REMOTE_IP), self.ports.1),
+        )
+    }
+
+    fn inbound(&mut self, p: &Packet) -> Step {
+        let mut opts = Vec::new();
+        if let Options::List(list) = &p.options {
+            for o in list {
+                match o {
+                    TcpOpt::Nop => opts.push(1),
+                    TcpOpt::Eol => opts.push(0),
+                    TcpOpt::Mss(m) => opts.extend_from_slice(&[2, 4, (m >> 8) as u8, *m as u8]),
+                    TcpOpt::WScale(w) => opts.extend_from_slice(&[3, 3, *w]),
+                    TcpOpt::SackOk => opts.extend_from_slice(&[4, 2]),
+                    TcpOpt::Ts { val, ecr } => {
+                        let ecr = self.map_ecr(*ecr);
+                        opts.extend_from_slice(&[8, 10]);
+                        opts.extend_from_slice(&val.to_be_bytes());
+                        opts.extend_from_slice(&ecr.to_be_bytes());
+                    }
+                    TcpOpt::Sack(blocks) => {
+                        opts.extend_from_slice(&[5, (2 + 8 * blocks.len()) as u8]);
+                        for (l, r) in blocks {
+                            opts.extend_from_slice(&l.wrapping_add(self.local_isn).to_be_bytes());
+                            opts.extend_from_slice(&r.wrapping_add(self.local_isn).to_be_bytes());
+                        }
+                    }
+                }
+            }
+        }
+        if opts.len() > 40 {
+            return fail(format!(
+                "inbound options take {} bytes (at most 40)",
+                opts.len()
+            ));
+        }
+        while opts.len() % 4 != 0 {
+            opts.push(0);
+        }
+        let (local, remote) = self.flow();
+        let syn = p.flags & flag::SYN != 0;
+        // The first SYN after socket() names the remote ISN; later SYNs (RFC 5961
+        // tests) are absolute numbers in that same space.
+        if syn && !self.remote_isn_set {
+            self.remote_script_isn = p.seq;
+            self.remote_isn_set = true;
+        }
+        let ack = p.ack.map_or(0, |a| {
+            let rel = if syn {
+                a.wrapping_sub(self.local_script_isn)
+            } else {
+                a
+            };
+            rel.wrapping_add(self.local_isn)
+        });
+        let seq = if syn {
+            p.seq.wrapping_add(REMOTE_ISN)
+        } else {
+            p.seq
+                .wrapping_add(REMOTE_ISN)
+                .wrapping_add(self.remote_script_isn)
+        };
+        self.log(format!("{:.6} < {p}", secs(self.now)));
+        // packetdrill's `--mss` makes a larger inbound segment a GSO packet, which the
+        // kernel takes whole (GRO): one segment, however long, as here.
+        let bytes = build_packet(
+            remote,
+            local,
+            seq,
+            ack,
+            p.flags,
+            p.win.unwrap_or(0),
+            p.urg.unwrap_or(0),
+            &opts,
+            p.len as usize,
+            p.ecn.unwrap_or(0),
+        );
+        self.ep.handle_packet(Self::instant(self.now), &bytes);
+        self.flush();
+        Ok(())
+    }
+
+    /// An inbound TS ecr: the endpoint's value for the script's, as packetdrill's
+    /// `get_outbound_ts_val_mapping`; failing an exact match, offset from the first
+    /// mapping; with no outbound timestamp matched yet, the endpoint's latest TS val.
+    fn map_ecr(&self, ecr: u32) -> u32 {
+        if let Some(v) = self.ts_map.get(&ecr) {
+            return *v;
+        }
+        if let Some((s, a)) = self.ts_first {
+            return a.wrapping_add(ecr.wrapping_sub(s));
+        }
+        self.last_ts_val.unwrap_or(ecr)
+    }
+
+    fn outbound(&mut self, p: &Packet, t: Time, start: i64, end: i64) -> Step {
+        let tol = self.cfg.tolerance_us;
+        let deadline = if t == Time::Any {
+            self.now + ANY_WAIT_US
+        } else {
+            end.max(self.now) + tol + SNIFF_SLACK_US
+        };
+        if self.out.is_empty() {
+            self.advance(deadline, true)?;
+        }
+        let Some(first) = self.out.pop_front() else {
+            return fail(format!(
+                "expected outbound packet > {p} at {:.6} s, but none was sent by {:.6} s",
+                secs(start),
+                secs(deadline)
+            ));
+        };
+        let at = first.at;
+        let Ok((_, tcp)) = parse_tcp_packet(&first.bytes) else {
+            return fail("the endpoint sent a packet that does not parse as TCP/IP");
+        };
+        if tcp.flags.syn() {
+            // The endpoint's ISN: the script's SYN sequence number stands for it.
+            self.local_isn = tcp.seq.0;
+            self.local_script_isn = p.seq;
+        }
+        let mut actual = self.to_script(&first.bytes)?;
+        let mut merged = false;
+        // TSO: several segments sent at one instant may make up one script segment.
+        while self.cfg.tso
+            && actual.len < p.len
+            && actual.flags & (flag::SYN | flag::RST | flag::FIN) == 0
+        {
+            let Some(next) = self.out.front() else { break };
+            if next.at != at {
+                break;
+            }
+            let n = self.to_script(&next.bytes)?;
+            if n.seq != actual.seq.wrapping_add(actual.len)
+                || n.len == 0
+                || n.flags & (flag::SYN | flag::RST) != 0
+            {
+                break;
+            }
+            self.out.pop_front();
+            merged = true;
+            actual.len += n.len;
+            actual.flags |= n.flags & (flag::PSH | flag::FIN);
+            actual.ack = n.ack;
+            actual.win = n.win;
+        }
+        if merged {
+            // packetdrill checks PSH (and CWR) only on a packet it did not aggregate
+            // (`verify_tcp`'s `strict`): where TSO puts PSH is the sender's business.
+            actual.flags = (actual.flags & !flag::PSH) | (p.flags & flag::PSH);
+        }
+        let ecn = brisk_wire::peek_ecn(&first.bytes).map_or(0, |e| e as u8);
+        if let Some(want) = p.ecn {
+            if want != ecn {
+                let name = |e: u8| ["noecn", "ect1", "ect0", "ce"][usize::from(e & 3)];
+                return fail(format!(
+                    "bad outbound IP ECN field: expected [{}] actual [{}]\n    expected: > {p}\n    actual:   > {actual}",
+                    name(want),
+                    name(ecn)
+                ));
+            }
+        }
+        if let Err(what) = compare(p, &actual) {
+            return fail(format!(
+                "{what}\n    expected: > {p}\n    actual:   > {actual} (at {:.6} s)",
+                secs(at)
+            ));
+        }
+        // Remember script → endpoint TS values for the ecr of later inbound packets.
+        if let (Options::List(sl), Some(ts)) = (&p.options, tcp.timestamps) {
+            for o in sl {
+                if let TcpOpt::Ts { val, .. } = o {
+                    self.ts_map.insert(*val, ts.tsval);
+                    self.ts_first.get_or_insert((*val, ts.tsval));
+                }
+            }
+        }
+        if t != Time::Any && (at < start - tol || at > end + tol) {
+            let want = if start == end {
+                format!("at {:.6} s", secs(start))
+            } else {
+                format!("in {:.6}~{:.6} s", secs(start), secs(end))
+            };
+            return fail(format!(
+                "timing error: expected outbound packet > {p} {want} but it was sent at {:.6} s; tolerance {:.6} s",
+                secs(at),
+                secs(tol)
+            ));
+        }
+        Ok(())
+    }
+
+    /// An emitted packet in script space: sequence numbers relative to the ISNs.
+    fn to_script(&self, bytes: &[u8]) -> Result<Packet, Stop> {
+        let Ok((ip, tcp)) = parse_tcp_packet(bytes) else {
+            return fail("the endpoint sent a packet that does not parse as TCP/IP");
+        };
+        let remote_isn = REMOTE_ISN.wrapping_add(self.remote_script_isn);
+        let syn = tcp.flags.syn();
+        let hl = ip.header_len();
+        let doff = usize::from(bytes.get(hl + 12).copied().unwrap_or(0x50) >> 4) * 4;
+        let raw = bytes.get(hl + 20..hl + doff).unwrap_or(&[]);
+        let mut opts = Vec::new();
+        let mut i = 0;
+        while i < raw.len() {
+            match raw[i] {
+                0 => {
+                    opts.push(TcpOpt::Eol);
+                    break;
+                }
+                1 => {
+                    opts.push(TcpOpt::Nop);
+                    i += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            let len = usize::from(*raw.get(i + 1).unwrap_or(&2)).max(2);
+            let body = raw.get(i + 2..(i + len).min(raw.len())).unwrap_or(&[]);
+            let be32 = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+            match (raw[i], body.len()) {
+                (2, 2) => opts.push(TcpOpt::Mss(u16::from_be_bytes([body[0], body[1]]))),
+                (3, 1) => opts.push(TcpOpt::WScale(body[0])),
+                (4, 0) => opts.push(TcpOpt::SackOk),
+                (8, 8) => opts.push(TcpOpt::Ts {
+                    val: be32(&body[0..4]),
+                    ecr: be32(&body[4..8]),
+                }),
+                (5, n) if n % 8 == 0 => opts.push(TcpOpt::Sack(
+                    body.chunks_exact(8)
+                        .map(|b| {
+                            (
+                                be32(&b[0..4]).wrapping_sub(remote_isn),
+                                be32(&b[4..8]).wrapping_sub(remote_isn),
+                            )
+                        })
+                        .collect(),
+                )),
+                (k, _) => {
+                    return unsupported(format!(
+                        "the endpoint sent TCP option kind {k}, which the runner cannot show"
+                    ))
+                }
+            }
+            i += len;
+        }
+        Ok(Packet {
+            flags: tcp.flags.0 & 0xff,
+            seq: tcp.seq.0.wrapping_sub(self.local_isn).wrapping_add(if syn {
+                self.local_script_isn
+            } else {
+                0
+            }),
+            len: tcp.payload.len() as u32,
+            ack: tcp.flags.ack().then(|| {
+                tcp.ack.0.wrapping_sub(remote_isn).wrapping_add(if syn {
+                    self.remote_script_isn
+                } else {
+                    0
+                })
+            }),
+            win: Some(tcp.window),
+            urg: None,
+            options: Options::List(opts),
+            ecn: None,
+        })
+    }
+}
+
+/// Compares a script packet with an actual one (both in script space), as
+/// packetdrill's `verify_tcp` and `verify_outbound_live_tcp_options`.
+fn compare(want: &Packet, got: &Packet) -> Result<(), String> {
+    if want.flags != got.flags {
+        return Err(format!(
+            "bad outbound TCP flags: expected {} actual {}",
+            flags_str(want.flags),
+            flags_str(got.flags)
+        ));
+    }
+    if want.seq != got.seq {
+        return Err(format!(
+            "bad outbound sequence number: expected {} actual {}",
+            want.seq, got.seq
+        ));
+    }
+    if want.len != got.len {
+        return Err(format!(
+            "bad outbound payload length: expected {} actual {}",
+            want.len, got.len
+        ));
+    }
+    if want.flags & flag::ACK != 0 {
+        if let Some(a) = want.ack {
+            if got.ack != Some(a) {
+                return Err(format!(
+                    "bad outbound ack number: expected {a} actual {}",
+                    got.ack.unwrap_or(0)
+                ));
+            }
+        }
+    }
+    if let Some(w) = want.win {
+        if got.win != Some(w) {
+            return Err(format!(
+                "bad outbound window: expected {w} actual {}",
+                got.win.unwrap_or(0)
+            ));
+        }
+    }
+    let got_opts: &[TcpOpt] = match &got.options {
+        Options::List(l) => l,
+        _ => &[],
+    };
+    let want_opts: &[TcpOpt] = match &want.options {
+        Options::Any => return Ok(()),
+        Options::None => &[],
+        Options::List(l) => l,
+    };
+    if want_opts.len() != got_opts.len() {
+        return Err("bad outbound TCP options".into());
+    }
+    for (w, g) in want_opts.iter().zip(got_opts) {
+        let same = match (w, g) {
+            (TcpOpt::Ts { .. }, TcpOpt::Ts { .. }) => true,
+            _ => w == g,
+        };
+        if !same {
+            return Err(format!("bad outbound TCP option: expected {w} actual {g}"));
+        }
+    }
+    Ok(())
+}
+
+/// An IPv4/TCP packet with the given raw options (padded) and a zero payload.
+#[allow(clippy::too_many_arguments)]
+fn build_packet(
+    src: SocketAddr,
+    dst: SocketAddr,
+    seq: u32,
+    ack: u32,
+    flags: u16,
+    win: u16,
+    urg: u16,
+    opts: &[u8],
+    len: usize,
+    ecn: u8,
+) -> Vec<u8> {
+    let (IpAddr::V4(s), IpAddr::V4(d)) = (src.ip(), dst.ip()) else {
+        return Vec::new();
+    };
+    let tcp_len = 20 + opts.len() + len;
+    let total = 20 + tcp_len;
+    let mut b = Vec::with_capacity(total);
+    b.extend_from_slice(&[
+        0x45,
+        ecn & 3,
+        (total >> 8) as u8,
+        total as u8,
+        0,
+        0,
+        0x40,
+        0,
+        64,
+        6,
+        0,
+        0,
+    ]);
+    b.extend_from_slice(&s.octets());
+    b.extend_from_slice(&d.octets());
+    let c = checksum(&b[..20], 0);
+    b[10..12].copy_from_slice(&c.to_be_bytes());
+    b.extend_from_slice(&src.port().to_be_bytes());
+    b.extend_from_slice(&dst.port().to_be_bytes());
+    b.extend_from_slice(&seq.to_be_bytes());
+    b.extend_from_slice(&ack.to_be_bytes());
+    b.push((((20 + opts.len()) / 4) as u8) << 4);
+    b.push(flags as u8);
+    b.extend_from_slice(&win.to_be_bytes());
+    b.extend_from_slice(&[0, 0]);
+    b.extend_from_slice(&urg.to_be_bytes());
+    b.extend_from_slice(opts);
+    b.resize(total, 0);
+    let mut pseudo = 0u32;
+    for w in [s.octets(), d.octets()] {
+        pseudo += u32::from(u16::from_be_bytes([w[0], w[1]]))
+            + u32::from(u16::from_be_bytes([w[2], w[3]]));
+    }
+    pseudo += 6 + tcp_len as u32;
+    let c = checksum(&b[20..], pseudo);
+    b[36..38].copy_from_slice(&c.to_be_bytes());
+    b
+}
+
+/// The Internet checksum (RFC 1071) of `data`, starting from a partial sum.
+fn checksum(data: &[u8], mut sum: u32) -> u16 {
+    for ch in data.chunks(2) {
+        let w = if ch.len() == 2 {
+            u16::from_be_bytes([ch[0], ch[1]])
+        } else {
+            u16::from_be_bytes([ch[0], 0])
+        };
+        sum += u32::from(w);
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// What a call returned: a value, or -1 with an errno name.
+type Ret = (i64, Option<&'static str>);
+
+/// What a call did.
+enum CallResult {
+    Done(Ret),
+    /// A blocking call that cannot complete yet.
+    WouldBlock,
+}
+
+/// System calls.
+impl Runner {
+    /// Runs a call at `start`; `end` is a blocking call's return time (`start...end`).
+    fn syscall(&mut self, line: usize, c: &Syscall, start: i64, end: Option<i64>) -> Step {
+        let tol = self.cfg.tolerance_us;
+        match self.call(c)? {
+            CallResult::Done(ret) => {
+                if let Some(end) = end {
+                    if end > self.now + tol {
+                        return fail(format!(
+                            "{} returned at once ({:.6} s) but was expected to block until {:.6} s",
+                            c.name,
+                            secs(self.now),
+                            secs(end)
+                        ));
+                    }
+                }
+                check_ret(c, ret)
+            }
+            CallResult::WouldBlock => {
+                self.pending.push(Pending {
+                    line,
+                    call: c.clone(),
+                    end: end.unwrap_or(start),
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// Re-tries blocking calls; with `last`, one still blocked is a failure.
+    fn check_pending(&mut self, last: bool) -> Step {
+        let mut i = 0;
+        while i < self.pending.len() {
+            let call = self.pending[i].call.clone();
+            let line = self.pending[i].line;
+            let end = self.pending[i].end;
+            let tol = self.cfg.tolerance_us;
+            match self.call(&call).map_err(|e| match e {
+                Stop::Fail(m) => Stop::FailAt(line, m),
+                other => other,
+            })? {
+                CallResult::Done(ret) => {
+                    self.pending.remove(i);
+                    if self.now > end + tol || self.now < end - tol {
+                        return Err(Stop::FailAt(
+                            line,
+                            format!(
+                                "timing error: expected {} to return at {:.6} s but it returned at {:.6} s; tolerance {:.6} s",
+                                call.name,
+                                secs(end),
+                                secs(self.now),
+                                secs(tol)
+                            ),
+                        ));
+                    }
+                    check_ret(&call, ret).map_err(|e| match e {
+                        Stop::Fail(m) => Stop::FailAt(line, m),
+                        other => other,
+                    })?;
+                }
+                CallResult::WouldBlock => {
+                    if last || self.now > end + tol {
+                        return Err(Stop::FailAt(
+                            line,
+                            format!(
+                                "{} was expected to return by {:.6} s but was still blocked at {:.6} s",
+                                call.name,
+                                secs(end),
+                                secs(self.now)
+                            ),
+                        ));
+                    }
+                    i += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn fd(&self, c: &Syscall) -> Result<i64, Stop> {
+        match c.args.first().and_then(|a| a.parse::<i64>().ok()) {
+            Some(fd) => Ok(fd),
+            None => fail(format!(
+                "{}: the first argument must be a file descriptor",
+                c.name
+            )),
+        }
+    }
+
+    fn conn_fd(&self, c: &Syscall) -> Result<(ConnHandle, bool), Stop> {
+        let fd = self.fd(c)?;
+        match self.fds.get(&fd) {
+            Some(Sock::Conn { h, nonblock, .. }) => Ok((*h, *nonblock)),
+            Some(Sock::Closed) | None => Err(Stop::Fail(format!("{}({fd}): EBADF", c.name))),
+            Some(_) => unsupported(format!("{} on a socket that is not connected", c.name)),
+        }
+    }
+
+    fn call(&mut self, c: &Syscall) -> Result<CallResult, Stop> {
+        let r = self.call_inner(c);
+        if let Ok(CallResult::Done((ret, e))) = &r {
+            self.log(format!(
+                "{:.6} {}({}) = {ret}{}",
+                secs(self.now),
+                c.name,
+                c.args.join(", "),
+                e.map(|e| format!(" {e}")).unwrap_or_default()
+            ));
+        }
+        r
+    }
+
+    fn call_inner(&mut self, c: &Syscall) -> Result<CallResult, Stop> {
+        use CallResult::*;
+        let now = Self::instant(self.now);
+        Ok(match c.name.as_str() {
+            "socket" => {
+                let ty = c.args.get(1).map(String::as_str).unwrap_or("");
+                if !ty.contains("SOCK_STREAM") {
+                    return unsupported(format!("socket type {ty}"));
+                }
+                let fd = self.new_fd(c.ret);
+                // A new connection: its SYN names the remote ISN again.
+                self.remote_isn_set = false;
+                self.fds.insert(
+                    fd,
+                    Sock::Fresh {
+                        cfg: Box::new(self.cfg.tcp.clone()),
+                        nonblock: ty.contains("SOCK_NONBLOCK"),
+                    },
+                );
+                Done((fd, None))
+            }
+            "setsockopt" => {
+                let fd = self.fd(c)?;
+                let name = c.args.get(2).cloned().unwrap_or_default();
+                let val = c.args.get(3).map(|v| int_in(v)).unwrap_or(None);
+                self.setsockopt(fd, &name, val)?;
+                Done((0, None))
+            }
+            "fcntl" => {
+                let fd = self.fd(c)?;
+                let cmd = c.args.get(1).map(String::as_str).unwrap_or("");
+                if cmd != "F_SETFL" {
+                    return unsupported(format!("fcntl {cmd}"));
+                }
+                let nb = c.args.get(2).is_some_and(|a| a.contains("O_NONBLOCK"));
+                match self.fds.get_mut(&fd) {
+                    Some(Sock::Fresh { nonblock, .. })
+                    | Some(Sock::Listen { nonblock, .. })
+                    | Some(Sock::Conn { nonblock, .. }) => *nonblock = nb,
+                    _ => return fail(format!("fcntl({fd}): EBADF")),
+                }
+                Done((0, None))
+            }
+            "bind" => Done((0, None)),
+            "listen" => {
+                let fd = self.fd(c)?;
+                let backlog = c
+                    .args
+                    .get(1)
+                    .and_then(|b| b.parse::<usize>().ok())
+                    .unwrap_or(128);
+                let Some(Sock::Fresh { mut cfg, nonblock }) = self.fds.remove(&fd) else {
+                    return fail(format!("listen({fd}) on a socket that is not fresh"));
+                };
+                if self.ecn_passive {
+                    cfg.ecn.enabled = true;
+                }
+                // Linux's backlog is the accept queue; its SYN queue is bounded by
+                // tcp_max_syn_backlog, so a listen(3, 1) still takes many SYNs.
+                match self.ep.listen(SCRIPT_PORT, backlog.max(1), *cfg) {
+                    Ok(()) => {}
+                    Err(ConnError::AddrInUse) => {
+                        return unsupported(
+                            "listen again after closing a listener (brisk's endpoint has no call to stop one)",
+                        )
+                    }
+                    Err(e) => return fail(format!("listen: {e}")),
+                }
+                self.ports = (SCRIPT_PORT, REMOTE_PORT);
+                self.fds.insert(
+                    fd,
+                    Sock::Listen {
+                        port: SCRIPT_PORT,
+                        nonblock,
+                    },
+                );
+                Done((0, None))
+            }
+            "accept" | "accept4" => {
+                let fd = self.fd(c)?;
+                let Some(Sock::Listen { port, nonblock }) = self.fds.get(&fd) else {
+                    return fail(format!("accept({fd}) on a socket that is not listening"));
+                };
+                let (port, nonblock) = (*port, *nonblock);
+                match self.ep.accept(port) {
+                    Some(h) => {
+                        let nfd = self.new_fd(c.ret);
+                        self.fds.insert(
+                            nfd,
+                            Sock::Conn {
+                                h,
+                                nonblock: false,
+                                rd_shut: false,
+                            },
+                        );
+                        self.cur = Some(h);
+                        Done((nfd, None))
+                    }
+                    None if nonblock => Done((-1, Some("EAGAIN"))),
+                    None => WouldBlock,
+                }
+            }
+            "connect" => {
+                let fd = self.fd(c)?;
+                match self.fds.get(&fd) {
+                    Some(Sock::Fresh { .. }) => {
+                        let Some(Sock::Fresh { cfg, nonblock }) = self.fds.remove(&fd) else {
+                            unreachable!("matched just above")
+                        };
+                        let remote = SocketAddr::new(IpAddr::V4(REMOTE_IP), SCRIPT_PORT);
+                        let h = match self.ep.connect(now, 0, remote, *cfg) {
+                            Ok(h) => h,
+                            Err(e) => return fail(format!("connect: {e}")),
+                        };
+                        if let Some(conn) = self.ep.conn(h) {
+                            self.ports = (conn.local().port(), SCRIPT_PORT);
+                        }
+                        self.cur = Some(h);
+                        self.fds.insert(
+                            fd,
+                            Sock::Conn {
+                                h,
+                                nonblock,
+                                rd_shut: false,
+                            },
+                        );
+                        self.flush();
+                        if nonblock {
+                            Done((-1, Some("EINPROGRESS")))
+                        } else {
+                            WouldBlock
+                        }
+                    }
+                    Some(Sock::Conn { h, .. }) => {
+                        // The blocking connect re-checked, or a second connect().
+                        let s = self.status.get(h).copied().unwrap_or_default();
+                        match s.closed {
+                            Some(Err(e)) => Done((-1, Some(errno_of(e)))),
+                            _ if s.connected => Done((0, None)),
+                            _ => WouldBlock,
+                        }
+                    }
+                    _ => return fail(format!("connect({fd}) on a listening or closed socket")),
+                }
+            }
+            "write" | "send" => {
+                if c.args.get(1).is_some_and(|b| b != "...") {
+                    return unsupported(format!(
+                        "{} with an explicit buffer argument ({})",
+                        c.name, c.args[1]
+                    ));
+                }
+                if c.name == "send" && c.args.get(3).is_some_and(|f| f != "0") {
+                    return unsupported(format!("send flags {}", c.args[3]));
+                }
+                let (h, nonblock) = self.conn_fd(c)?;
+                let n = c
+                    .args
+                    .get(2)
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .unwrap_or(0);
+                if let Some(e) = self.take_error(h) {
+                    return Ok(Done((-1, Some(e))));
+                }
+                let Some(conn) = self.ep.conn_mut(h) else {
+                    return Ok(Done((-1, Some("EPIPE"))));
+                };
+                // After shutdown(SHUT_WR) or the FIN, Linux's write fails with EPIPE.
+                let shut = !matches!(
+                    conn.state(),
+                    brisk_tcp::State::Established
+                        | brisk_tcp::State::CloseWait
+                        | brisk_tcp::State::SynSent
+                        | brisk_tcp::State::SynReceived
+                );
+                let w = if shut { 0 } else { conn.write(&vec![0u8; n]) };
+                self.flush();
+                if shut && n > 0 {
+                    Done((-1, Some("EPIPE")))
+                } else if w == 0 && n > 0 {
+                    if nonblock {
+                        Done((-1, Some("EAGAIN")))
+                    } else {
+                        return unsupported("a blocking write on a full send buffer");
+                    }
+                } else {
+                    Done((w as i64, None))
+                }
+            }
+            "read" | "recv" => {
+                if c.args.get(1).is_some_and(|b| b != "...") {
+                    return unsupported(format!(
+                        "{} with an explicit buffer argument ({})",
+                        c.name, c.args[1]
+                    ));
+                }
+                if c.name == "recv" && c.args.get(3).is_some_and(|f| f != "0") {
+                    return unsupported(format!("recv flags {}", c.args[3]));
+                }
+                let (h, nonblock) = self.conn_fd(c)?;
+                // After shutdown(SHUT_RD), Linux's read returns what is buffered, and 0
+                // instead of blocking when nothing is.
+                let rd_shut = matches!(
+                    self.fds.get(&self.fd(c)?),
+                    Some(Sock::Conn { rd_shut: true, .. })
+                );
+                let n = c
+                    .args
+                    .get(2)
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .unwrap_or(0);
+                let mut buf = vec![0u8; n];
+                let got = self.ep.conn_mut(h).map_or(0, |conn| conn.read(&mut buf));
+                self.flush();
+                if got > 0 || n == 0 || rd_shut {
+                    Done((got as i64, None))
+                } else if let Some(e) = self.take_error(h) {
+                    Done((-1, Some(e)))
+                } else if self
+                    .status
+                    .get(&h)
+                    .is_some_and(|s| s.peer_closed || s.closed.is_some())
+                {
+                    Done((0, None))
+                } else if nonblock {
+                    Done((-1, Some("EAGAIN")))
+                } else {
+                    WouldBlock
+                }
+            }
+            "close" => {
+                let fd = self.fd(c)?;
+                match self.fds.insert(fd, Sock::Closed) {
+                    Some(Sock::Conn { h, .. }) => {
+                        if let Some(conn) = self.ep.conn_mut(h) {
+                            conn.close();
+                        }
+                        self.flush();
+                        Done((0, None))
+                    }
+                    // brisk has no call to stop a listener; the runner stops using it.
+                    Some(Sock::Listen { .. }) | Some(Sock::Fresh { .. }) => Done((0, None)),
+                    Some(Sock::Closed) | None => Done((-1, Some("EBADF"))),
+                }
+            }
+            "shutdown" => {
+                let (h, _) = self.conn_fd(c)?;
+                let how = c.args.get(1).map(String::as_str).unwrap_or("");
+                match how {
+                    "SHUT_WR" | "SHUT_RDWR" => {
+                        if let Some(conn) = self.ep.conn_mut(h) {
+                            conn.shutdown_write();
+                        }
+                        self.flush();
+                        if how == "SHUT_RDWR" {
+                            if let Some(Sock::Conn { rd_shut, .. }) = self.fds.get_mut(&self.fd(c)?)
+                            {
+                                *rd_shut = true;
+                            }
+                        }
+                    }
+                    "SHUT_RD" => {
+                        if let Some(Sock::Conn { rd_shut, .. }) = self.fds.get_mut(&self.fd(c)?) {
+                            *rd_shut = true;
+                        }
+                    }
+                    other => return unsupported(format!("shutdown how={other}")),
+                }
+                Done((0, None))
+            }
+            "getsockopt" => {
+                let name = c.args.get(2).cloned().unwrap_or_default();
+                return unsupported(format!("getsockopt {name}"));
+            }
+            other => return unsupported(format!("system call {other}")),
+        })
+    }
+
+    /// A new descriptor: the one the script expects if it is free (packetdrill maps
+    /// script descriptors to live ones, so their numbers are the script's), else the
+    /// lowest unused from 3.
+    fn new_fd(&mut self, want: Option<i64>) -> i64 {
+        if let Some(w) =
+            want.filter(|w| *w >= 0 && matches!(self.fds.get(w), None | Some(Sock::Closed)))
+        {
+            return w;
+        }
+        while self.fds.contains_key(&self.next_fd) {
+            self.next_fd += 1;
+        }
+        self.next_fd
+    }
+
+    /// A connection's pending error, reported once (then EPIPE for writes).
+    fn take_error(&mut self, h: ConnHandle) -> Option<&'static str> {
+        let s = self.status.get_mut(&h)?;
+        match s.closed {
+            Some(Err(e)) if !s.error_reported => {
+                s.error_reported = true;
+                Some(errno_of(e))
+            }
+            Some(_) => Some("EPIPE"),
+            None => None,
+        }
+    }
+
+    fn setsockopt(&mut self, fd: i64, name: &str, val: Option<i64>) -> Step {
+        let cfg = match self.fds.get_mut(&fd) {
+            Some(Sock::Fresh { cfg, .. }) => cfg,
+            Some(Sock::Listen { .. }) | Some(Sock::Conn { .. }) => {
+                return match name {
+                    "SO_REUSEADDR" | "SO_REUSEPORT" => Ok(()),
+                    _ => unsupported(format!(
+                        "setsockopt {name} after listen/connect (brisk sets options per connection before it opens)"
+                    )),
+                };
+            }
+            _ => return fail(format!("setsockopt({fd}): EBADF")),
+        };
+        let v = val.unwrap_or(0);
+        match name {
+            "SO_REUSEADDR" | "SO_REUSEPORT" => {}
+            "TCP_NODELAY" => cfg.nagle = v == 0,
+            "TCP_USER_TIMEOUT" => {
+                cfg.timeouts.user_timeout =
+                    (v > 0).then(|| brisk_tcp::Duration::from_millis(v as u64));
+            }
+            "SO_KEEPALIVE" => {
+                cfg.timeouts.keepalive = (v != 0).then(|| brisk_tcp::Duration::from_secs(7200));
+            }
+            "TCP_KEEPIDLE" if v > 0 => {
+                cfg.timeouts.keepalive = Some(brisk_tcp::Duration::from_secs(v as u64));
+            }
+            "TCP_KEEPINTVL" if v > 0 => {
+                cfg.timeouts.keepalive_interval = brisk_tcp::Duration::from_secs(v as u64);
+            }
+            "TCP_KEEPCNT" if v > 0 => cfg.timeouts.keepalive_probes = v as u32,
+            "TCP_LINGER2" if v > 0 => {
+                cfg.timeouts.fin_timeout = brisk_tcp::Duration::from_secs(v as u64);
+            }
+            other => return unsupported(format!("setsockopt {other}")),
+        }
+        Ok(())
+    }
+
+    /// Shell commands: `defaults.sh` is this runner's Linux profile; `sysctl`s with a
+    /// brisk counterpart change the config of sockets created after them.
+    fn shell(&mut self, line: usize, cmd: &str) -> Step {
+        let mut unknown = Vec::new();
+        let joined = cmd.replace("\\\n", " ");
+        for part in joined.split([';', '\n']).flat_map(|p| p.split("&&")) {
+            let part = part.split('#').next().unwrap_or("").trim();
+            if part.is_empty() || part.ends_with("defaults.sh") {
+                continue;
+            }
+            let mut words = part.split_whitespace();
+            let prog = words.next().unwrap_or("");
+            if prog == "ethtool" && part.contains(" tso off") {
+                self.cfg.tso = false;
+                continue;
+            }
+            if prog == "tc" {
+                // Queueing disciplines on the tun device: no counterpart, no effect here.
+                continue;
+            }
+            if prog == "ip" && part.contains(" route ") {
+                let w: Vec<&str> = part.split_whitespace().collect();
+                let mut known = true;
+                let mut i = 0;
+                while i < w.len() {
+                    match (w[i], w.get(i + 1).and_then(|v| v.parse::<u32>().ok())) {
+                        ("advmss", Some(m)) => self.cfg.tcp.mss = m.min(65_535) as u16,
+                        ("initcwnd", Some(c)) => self.cfg.tcp.congestion.initial_cwnd = c,
+                        ("mtu" | "lock" | "via" | "dev" | "change" | "add" | "replace", _) => {}
+                        (x, _)
+                            if x.contains('.')
+                                || x.contains(':')
+                                || x == "tun0"
+                                || x == "ip"
+                                || x == "-6"
+                                || x == "route"
+                                || x.parse::<u32>().is_ok() => {}
+                        _ => known = false,
+                    }
+                    i += 1;
+                }
+                if !known {
+                    unknown.push(part.chars().take(60).collect::<String>());
+                }
+                continue;
+            }
+            if !(prog == "sysctl" || prog.ends_with("set_sysctls.py")) {
+                unknown.push(part.chars().take(60).collect::<String>());
+                continue;
+            }
+            for kv in words.filter(|w| w.contains('=')) {
+                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                let k = k.trim_start_matches("/proc/sys/").replace('/', ".");
+                let v = v.trim_matches('"');
+                if !self.sysctl(&k, v) {
+                    unknown.push(format!("{k}={v}"));
+                }
+            }
+        }
+        if !unknown.is_empty() {
+            self.skipped
+                .push((line, format!("shell: {}", unknown.join("; "))));
+        }
+        Ok(())
+    }
+
+    fn sysctl(&mut self, k: &str, v: &str) -> bool {
+        let n: Option<u64> = v.parse().ok();
+        if k.trim_start_matches("net.ipv4.") == "tcp_ecn" {
+            // 1: request and accept ECN; 2: accept only (Linux's default).
+            self.cfg.tcp.ecn.enabled = n == Some(1);
+            self.ecn_passive = n == Some(2);
+            return n.is_some_and(|n| n <= 2);
+        }
+        let c = &mut self.cfg.tcp;
+        match (k.trim_start_matches("net.ipv4."), n) {
+            ("tcp_timestamps", Some(n)) => c.options.timestamps = n != 0,
+            ("tcp_sack", Some(n)) => c.options.sack = n != 0,
+            ("tcp_window_scaling", Some(n)) => c.options.window_scaling = n != 0,
+            ("tcp_slow_start_after_idle", Some(n)) => c.congestion.slow_start_after_idle = n != 0,
+            ("tcp_syn_retries", Some(n)) => c.timeouts.syn_retries = n as u32,
+            ("tcp_fin_timeout", Some(n)) => {
+                c.timeouts.fin_timeout = brisk_tcp::Duration::from_secs(n)
+            }
+            ("tcp_frto", Some(n)) => c.recovery.frto = n != 0,
+            // Values that are already brisk's (defaults.sh's own settings).
+            ("tcp_dsack", Some(1)) | ("tcp_fack", Some(0)) | ("tcp_reordering", Some(3)) => {}
+            ("tcp_congestion_control", _) if v == "cubic" => {}
+            ("tcp_early_retrans", Some(3 | 4)) => c.recovery.tlp = true,
+            ("tcp_recovery", Some(n)) => c.recovery.rack = n & 1 != 0,
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// The errno Linux reports for a connection error.
+fn errno_of(e: ConnError) -> &'static str {
+    match e {
+        ConnError::Reset => "ECONNRESET",
+        ConnError::Refused => "ECONNREFUSED",
+        ConnError::TimedOut { .. } | ConnError::UserTimeout | ConnError::KeepaliveTimeout => {
+            "ETIMEDOUT"
+        }
+        ConnError::Aborted => "ECONNABORTED",
+        ConnError::AddrInUse => "EADDRINUSE",
+        ConnError::TableFull => "ENOBUFS",
+        ConnError::Unsupported => "EOPNOTSUPP",
+    }
+}
+
+/// The first integer in a value like `[1]`, `1` or `{...}`.
+fn int_in(s: &str) -> Option<i64> {
+    let t = s.trim_matches(|c| c == '[' || c == ']' || c == ' ');
+    t.parse().ok()
+}
+
+fn check_ret(c: &Syscall, (ret, errno): Ret) -> Step {
+    let Some(want) = c.ret else { return Ok(()) };
+    let want_errno = c.errno.as_deref();
+    if want != ret || (want < 0 && want_errno.is_some() && want_errno != errno) {
+        let show = |r: i64, e: Option<&str>| match e {
+            Some(e) => format!("{r} {e}"),
+            None => r.to_string(),
+        };
+        return fail(format!(
+            "{}: expected result {} but got {}",
+            c.name,
+            show(want, want_errno),
+            show(ret, errno)
+        ));
+    }
+    Ok(())
+}

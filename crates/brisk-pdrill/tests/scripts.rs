@@ -1,0 +1,77 @@
+//! Runs every script in `scripts/` against brisk's endpoint; each must pass.
+//! A failure prints the runner's report (line, expected and actual packet).
+
+use brisk_pdrill::{run_script, RunConfig};
+use std::path::Path;
+
+#[test]
+fn every_script_passes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("scripts/ exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pkt"))
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 15,
+        "expected brisk's scripts in {}",
+        dir.display()
+    );
+    let cfg = RunConfig::default();
+    let mut failed = Vec::new();
+    for f in &files {
+        let src = std::fs::read_to_string(f).expect("readable script");
+        let r = run_script(&src, &cfg);
+        // brisk's own scripts use nothing the runner skips.
+        if !r.passed() || !r.skipped.is_empty() {
+            failed.push(format!("{}: {r}", f.file_name().unwrap().to_string_lossy()));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} scripts failed:\n{}",
+        failed.len(),
+        files.len(),
+        failed.join("\n")
+    );
+}
+
+/// The runner catches what it should: a wrong option, a late packet, a wrong return
+/// value, a missing packet, and an unsupported call is reported as such.
+#[test]
+fn mismatches_are_reported_with_their_line() {
+    let base = "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n\
+                +0 bind(3, ..., ...) = 0\n\
+                +0 listen(3, 1) = 0\n\
+                +0 < S 0:0(0) win 32792 <mss 1000,sackOK,nop,nop,nop,wscale 7>\n";
+    let cfg = RunConfig::default();
+    let run = |tail: &str| run_script(&format!("{base}{tail}"), &cfg);
+    let ok = run("+0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>\n");
+    assert!(ok.passed(), "{ok}");
+    let bad_opt = run("+0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 7>\n");
+    assert!(
+        bad_opt.to_string().contains("line 5") && bad_opt.to_string().contains("wscale 7"),
+        "{bad_opt}"
+    );
+    let late = run("+.1 > S. 0:0(0) ack 1 <...>\n");
+    assert!(late.to_string().contains("timing error"), "{late}");
+    let missing =
+        run("+0 > S. 0:0(0) ack 1 <...>\n+0 < . 1:1(0) ack 1 win 100\n+0 > P. 1:11(10) ack 1\n");
+    assert!(missing.to_string().contains("none was sent"), "{missing}");
+    let ret = run("+0 > S. 0:0(0) ack 1 <...>\n+0 < . 1:1(0) ack 1 win 100\n+0 accept(3, ..., ...) = 5\n+0 read(5, ..., 10) = 3\n");
+    assert!(
+        ret.to_string().contains("line 8") && ret.to_string().contains("EAGAIN")
+            || ret.to_string().contains("blocked"),
+        "{ret}"
+    );
+    let unsup = run("+0 setsockopt(3, SOL_TCP, TCP_FASTOPEN, [1], 4) = 0\n");
+    assert!(
+        unsup
+            .to_string()
+            .starts_with("unsupported: line 5: setsockopt TCP_FASTOPEN"),
+        "{unsup}"
+    );
+    let parse = run("+0 < S 0:0(0) wn 5\n");
+    assert!(parse.to_string().starts_with("parse error: 5:"), "{parse}");
+}
