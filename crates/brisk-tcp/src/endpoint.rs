@@ -487,7 +487,12 @@ impl Endpoint {
     /// gets a cookie SYN-ACK (no state kept), or with cookies off is dropped.
     fn on_syn_queue_full(&mut self, now: Instant, remote: SocketAddr, tcp: &TcpRepr<'_>) {
         let port = tcp.dst_port;
-        let local = SocketAddr::new(self.local, port);
+        // The address of the SYN's family (a dual-stack endpoint has two).
+        let Some(local_ip) = self.local_addr_for(remote.ip()) else {
+            self.stats.drop_not_local += 1;
+            return;
+        };
+        let local = SocketAddr::new(local_ip, port);
         let Some(l) = self.listeners.get_mut(&port) else {
             return;
         };
@@ -530,7 +535,10 @@ impl Endpoint {
         if !self.config.syncookies || !recent || !f.ack() || f.syn() || f.rst() {
             return false;
         }
-        let local = SocketAddr::new(self.local, port);
+        let Some(local_ip) = self.local_addr_for(remote.ip()) else {
+            return false;
+        };
+        let local = SocketAddr::new(local_ip, port);
         let opts = match self.cookies.validate(now, local, remote, &l.config, tcp) {
             Ok(o) => o,
             Err(_) => {

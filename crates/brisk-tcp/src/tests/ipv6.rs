@@ -290,3 +290,50 @@ fn ipv6_isns_depend_on_the_whole_address() {
         initial_seq(Instant::ZERO, l, r2, &k)
     );
 }
+
+/// SYN cookies on a dual-stack listener: with the SYN queue full (one spoofed IPv4
+/// half-open entry), an IPv6 client gets a cookie SYN-ACK from the endpoint's IPv6
+/// address, and its ACK validates against that address, so the connection opens and
+/// carries data. (The cookie is keyed on the 4-tuple: the wrong family's local
+/// address would make every IPv6 cookie fail.)
+#[test]
+fn syn_cookies_work_over_ipv6_on_a_dual_stack_listener() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    p.client = Endpoint::dual_stack(C4, C6, cfg(1));
+    p.server = Endpoint::dual_stack(S4, S6, cfg(2));
+    p.server.listen(PORT, 1, Config::default()).unwrap();
+    let spoofed = TcpRepr {
+        src_port: 4000,
+        dst_port: PORT,
+        seq: SeqNum(77),
+        flags: Flags::SYN,
+        window: 1000,
+        mss: Some(1460),
+        ..TcpRepr::default()
+    };
+    let now = p.now;
+    p.server.handle_packet(
+        now,
+        &craft(
+            IpAddr::V4(Ipv4Addr::new(198, 19, 0, 9)),
+            IpAddr::V4(S4),
+            &spoofed,
+        ),
+    );
+    let mut buf = Vec::new();
+    while p.server.poll_transmit(now, &mut buf).is_some() {}
+    assert_eq!(p.server.connection_count(), 1, "the SYN queue is full");
+    let c = connect_to(&mut p, IpAddr::V6(S6));
+    let st = p.server.stats();
+    assert_eq!(
+        (
+            st.syncookies_sent,
+            st.syncookies_validated,
+            st.syncookies_failed
+        ),
+        (1, 1, 0)
+    );
+    let s = p.server.accept(PORT).expect("cookie connection accepted");
+    assert!(p.server.conn(s).unwrap().local().is_ipv6());
+    transfer(&mut p, c, s, 20_000);
+}
