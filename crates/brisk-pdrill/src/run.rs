@@ -1468,6 +1468,12 @@ impl Runner {
 
     fn sysctl(&mut self, k: &str, v: &str) -> bool {
         let n: Option<u64> = v.parse().ok();
+        if k.trim_start_matches("net.ipv4.") == "tcp_syncookies" {
+            // 0: off; 1: when the SYN queue is full (Linux's default); 2: always.
+            let Some(n @ 0..=2) = n else { return false };
+            self.ep.set_syncookies(n >= 1, n == 2);
+            return true;
+        }
         if k.trim_start_matches("net.ipv4.") == "tcp_ecn" {
             // 1: request and accept ECN; 2: accept only (Linux's default).
             self.cfg.tcp.ecn.enabled = n == Some(1);

@@ -78,6 +78,9 @@ pub struct EndpointConfig {
     /// that finds the queue full is dropped unanswered (`drop_backlog_full`) and a SYN
     /// flood locks legitimate clients out. Their key is derived from `isn_secret`.
     pub syncookies: bool,
+    /// With `syncookies` on, answer every SYN to a listener with a cookie, queue or no
+    /// queue (Linux `net.ipv4.tcp_syncookies = 2`, meant for testing). Default off.
+    pub syncookies_always: bool,
     /// Endpoint-wide memory thresholds (`crate::mem`, Linux's `tcp_mem`).
     pub mem: MemLimits,
 }
@@ -99,6 +102,7 @@ impl EndpointConfig {
             default_config: Config::default(),
             cc_factory: Arc::new(StandardCcFactory),
             syncookies: true,
+            syncookies_always: false,
             mem: MemLimits::DEFAULT,
         }
     }
@@ -300,6 +304,13 @@ impl Endpoint {
     }
 
     /// Starts listening on `port` with an accept backlog of `backlog` connections.
+    /// Changes the SYN-cookie mode (`EndpointConfig::syncookies` and
+    /// `syncookies_always`; Linux's `tcp_syncookies` 0, 1, 2) for SYNs from now on.
+    pub fn set_syncookies(&mut self, on: bool, always: bool) {
+        self.config.syncookies = on;
+        self.config.syncookies_always = always;
+    }
+
     pub fn listen(&mut self, port: u16, backlog: usize, config: Config) -> Result<(), ConnError> {
         if port == 0 {
             return Err(ConnError::Unsupported);
@@ -459,7 +470,8 @@ impl Endpoint {
             self.stats.drop_backlog_full += 1;
             return;
         }
-        if l.syn_queue >= l.backlog {
+        let always = self.config.syncookies && self.config.syncookies_always;
+        if l.syn_queue >= l.backlog || always {
             self.on_syn_queue_full(now, remote, tcp);
             return;
         }
