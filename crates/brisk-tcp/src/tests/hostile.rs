@@ -12,7 +12,7 @@ use super::transfer::pattern;
 use brisk_time::Duration;
 use brisk_wire::{
     emit_tcp_packet, parse_tcp_packet, Ecn, Flags, IpRepr, Ipv4Repr, SackBlock, SackBlocks, SeqNum,
-    TcpRepr, Timestamps, IPPROTO_TCP,
+    TcpRepr, Timestamps, WindowScale, IPPROTO_TCP,
 };
 use proptest::prelude::*;
 use std::net::{IpAddr, Ipv4Addr};
@@ -96,10 +96,10 @@ fn forge(p: &Pair, e: &Evil) -> Option<Vec<u8>> {
         dst_port: real.dst_port,
         seq: shift(real.seq, e.seq_off),
         ack: shift(real.ack, e.ack_off),
-        flags: Flags(e.flags),
+        flags: Flags::from_bits_truncate(e.flags),
         window: e.window,
         mss: e.mss,
-        window_scale: e.wscale,
+        window_scale: e.wscale.map(WindowScale::clamped),
         sack,
         timestamps: real.timestamps.map(|t| Timestamps {
             tsval: t.tsval.wrapping_add(e.ts_off.unwrap_or(0) as u32),
