@@ -433,7 +433,7 @@ fn window_rounding_never_lets_the_peer_overfill_the_receive_buffer() {
         }
         ep.handle_packet(now, &seg(next, iss + 1, Flags::ACK, room.min(1000)));
         next += room.min(1000) as u32;
-        now = now + Duration::from_millis(50);
+        now += Duration::from_millis(50);
         ep.handle_timeout(now);
         drain(&mut ep, now, &mut edge, 1);
     }
