@@ -321,15 +321,11 @@ fn linux_knobs_are_applied_in_the_senders_namespace() {
                 .map(|(_, t)| (p.ts_ns, t))
         })
         .collect();
-    let syn = tcp
-        .iter()
-        .find(|(_, t)| t.flags.0 & Flags::SYN.0 != 0)
-        .expect("a SYN")
-        .1;
+    let syn = tcp.iter().find(|(_, t)| t.flags.syn()).expect("a SYN").1;
     assert_eq!(syn.mss, Some(1000), "route mtu lock 1040 gives MSS 1000");
     assert_eq!(
-        syn.flags.0 & (Flags::ECE.0 | Flags::CWR.0),
-        Flags::ECE.0 | Flags::CWR.0,
+        syn.flags.bits() & (Flags::ECE | Flags::CWR).bits(),
+        (Flags::ECE | Flags::CWR).bits(),
         "an ECN-setup SYN"
     );
     // Initial window: the data segments sent before the first ACK of data can arrive

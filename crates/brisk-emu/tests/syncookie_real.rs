@@ -46,7 +46,7 @@ fn spoofed_syn(i: u32, rng: &mut impl Rng) -> Vec<u8> {
         flags: Flags::SYN,
         window: 64_240,
         mss: Some(1460),
-        window_scale: Some(7),
+        window_scale: brisk_wire::WindowScale::new(7),
         sack_permitted: true,
         timestamps: Some(Timestamps {
             tsval: rng.gen(),

@@ -770,7 +770,7 @@ impl Runner {
             i += len;
         }
         Ok(Packet {
-            flags: tcp.flags.0 & 0xff,
+            flags: tcp.flags.bits() & 0xff,
             seq: tcp.seq.0.wrapping_sub(self.local_isn).wrapping_add(if syn {
                 self.local_script_isn
             } else {

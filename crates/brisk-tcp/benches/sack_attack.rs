@@ -192,7 +192,7 @@ fn endpoint_attack(acks: u64, clock: u64) -> EndpointResult {
             flags: Flags::SYN | Flags::ACK,
             window: 65535,
             mss: Some(1),
-            window_scale: Some(14),
+            window_scale: Some(brisk_wire::WindowScale::MAX),
             sack_permitted: true,
             timestamps: Some(Timestamps {
                 tsval: 1,

@@ -756,9 +756,9 @@ impl Endpoint {
     }
 
     /// Sizes of the endpoint's containers (slots, 4-tuple table, timer heap, events,
-    /// queued RSTs), for tests that check memory stays bounded under load.
-    #[cfg(test)]
-    pub(crate) fn footprint(&self) -> [usize; 5] {
+    /// queued RSTs), for tests and fuzz targets that check memory stays bounded under
+    /// load.
+    pub fn footprint(&self) -> [usize; 5] {
         [
             self.slots.len(),
             self.table.len(),

@@ -262,7 +262,7 @@ impl SynCookies {
         let timestamps = ts.map(|t| {
             let opts = CookieOpts {
                 mss: 0,
-                wscale: ws.map(|w| w.min(14)),
+                wscale: ws.map(|w| w.get()),
                 sack,
                 ecn,
                 ts: true,
@@ -282,7 +282,7 @@ impl SynCookies {
             flags,
             window: synack_window(config),
             mss: Some(config.mss),
-            window_scale: ws.map(|_| offer.rcv_wscale),
+            window_scale: ws.map(|_| brisk_wire::WindowScale::clamped(offer.rcv_wscale)),
             sack_permitted: sack,
             timestamps,
             ..TcpRepr::default()

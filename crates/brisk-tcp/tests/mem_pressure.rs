@@ -78,7 +78,7 @@ fn seg_packet(src: SocketAddr, seq: u32, ack: u32, flags: Flags, payload: &[u8])
         flags,
         window: 65_535,
         mss: flags.syn().then_some(MSS as u16),
-        window_scale: flags.syn().then_some(7),
+        window_scale: flags.syn().then_some(brisk_wire::WindowScale::clamped(7)),
         sack_permitted: flags.syn(),
         payload,
         ..TcpRepr::default()
@@ -147,7 +147,7 @@ impl Attacker {
     fn on_packet(&mut self, tcp: &TcpRepr<'_>) {
         if tcp.flags.syn() {
             self.irs = Some(tcp.seq.0);
-            self.wscale = tcp.window_scale.unwrap_or(0);
+            self.wscale = tcp.window_scale.map_or(0, |w| w.get());
             self.right = u64::from(tcp.window);
         } else if self.irs.is_some() {
             let ack_off = u64::from(tcp.ack.0.wrapping_sub(self.iss.wrapping_add(1)));

@@ -26,9 +26,13 @@ mod field {
     pub const URGENT: usize = 18;
 }
 
-/// TCP flags, as the 12-bit field after the data offset (NS is bit 8, RFC 3540, historic).
+/// TCP flags: the nine bits RFC 9293 §3.1 and RFC 3168 define after the data offset
+/// (NS is bit 8, RFC 3540, historic). The field is private and every constructor masks
+/// to [`Flags::ALL`], so a `Flags` holds only what the header can carry and
+/// `parse(emit(x)) == x` holds for every value (the three reserved bits are not
+/// representable: they are ignored on parse and written as zero).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Flags(pub u16);
+pub struct Flags(u16);
 
 impl Flags {
     pub const FIN: Flags = Flags(0x001);
@@ -41,8 +45,17 @@ impl Flags {
     pub const CWR: Flags = Flags(0x080);
     pub const NS: Flags = Flags(0x100);
     pub const NONE: Flags = Flags(0);
-    /// The bits the header can carry; others are dropped on emit.
+    /// The bits the header can carry.
     pub const ALL: Flags = Flags(0x1ff);
+
+    /// The flags of `bits`, bits above [`Flags::ALL`] dropped.
+    pub const fn from_bits_truncate(bits: u16) -> Flags {
+        Flags(bits & Flags::ALL.0)
+    }
+    /// The flag bits, as in the header's low nine bits.
+    pub const fn bits(self) -> u16 {
+        self.0
+    }
 
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
@@ -189,6 +202,39 @@ impl std::fmt::Debug for SackBlocks {
     }
 }
 
+/// A window-scale shift count (RFC 7323 §2.2), at most [`MAX_WINDOW_SCALE`] (14).
+/// RFC 7323 §2.3 has a receiver treat a larger shift as 14 (Linux logs it and clamps
+/// in `tcp_parse_options`); the parser does that through [`WindowScale::clamped`], and
+/// no larger value can be built, so `parse(emit(x)) == x` holds for every value.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Debug)]
+pub struct WindowScale(u8);
+
+impl WindowScale {
+    /// The largest shift, 14 (RFC 7323 §2.3).
+    pub const MAX: WindowScale = WindowScale(MAX_WINDOW_SCALE);
+
+    /// `shift`, or None above 14.
+    pub const fn new(shift: u8) -> Option<WindowScale> {
+        if shift <= MAX_WINDOW_SCALE {
+            Some(WindowScale(shift))
+        } else {
+            None
+        }
+    }
+    /// `shift`, a larger one taken as 14, as RFC 7323 §2.3 tells a receiver.
+    pub const fn clamped(shift: u8) -> WindowScale {
+        if shift <= MAX_WINDOW_SCALE {
+            WindowScale(shift)
+        } else {
+            WindowScale::MAX
+        }
+    }
+    /// The shift count, 0 to 14.
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+}
+
 /// RFC 7323 timestamps option.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]
 pub struct Timestamps {
@@ -211,7 +257,7 @@ pub struct TcpRepr<'a> {
     pub window: u16,
     pub urgent: u16,
     pub mss: Option<u16>,
-    pub window_scale: Option<u8>,
+    pub window_scale: Option<WindowScale>,
     pub sack_permitted: bool,
     pub sack: SackBlocks,
     pub timestamps: Option<Timestamps>,
@@ -294,7 +340,7 @@ impl<'a> TcpRepr<'a> {
             dst_port: be16(buf, field::DST_PORT),
             seq: SeqNum(be32(buf, field::SEQ)),
             ack: SeqNum(be32(buf, field::ACK)),
-            flags: Flags(offset_flags & Flags::ALL.0),
+            flags: Flags::from_bits_truncate(offset_flags),
             window: be16(buf, field::WINDOW),
             urgent: be16(buf, field::URGENT),
             payload: &buf[header_len..],
@@ -311,7 +357,7 @@ impl<'a> TcpRepr<'a> {
         let header_len = self.header_len();
         debug_assert!(header_len <= Self::MIN_HEADER_LEN + MAX_OPTIONS_LEN);
         out.reserve(header_len + self.payload.len());
-        let offset_flags = ((header_len / 4) as u16) << 12 | (self.flags.0 & Flags::ALL.0);
+        let offset_flags = ((header_len / 4) as u16) << 12 | self.flags.0;
         out.extend_from_slice(&self.src_port.to_be_bytes());
         out.extend_from_slice(&self.dst_port.to_be_bytes());
         out.extend_from_slice(&self.seq.0.to_be_bytes());
@@ -390,7 +436,7 @@ mod tests {
             window: 64240,
             urgent: 0,
             mss: Some(1460),
-            window_scale: Some(7),
+            window_scale: WindowScale::new(7),
             sack_permitted: true,
             sack: SackBlocks::new(),
             timestamps: Some(Timestamps {

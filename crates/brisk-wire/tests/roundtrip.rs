@@ -1,10 +1,17 @@
 //! Property tests: emit/parse are inverses, and no input makes parsing panic.
+//!
+//! `packet_parse_inverts_emit` is the crate's promise, `parse(emit(x)) == x`, over the
+//! whole representable space: any 9-bit flags, any window scale the type allows (0 to
+//! 14), any extra options `ExtraOptions` accepts, addresses, ECN, DSCP < 64, IPv6 flow
+//! labels < 2^20. Only what the crate documents as left out of the emitted form
+//! differs: SACK blocks and extra options that do not fit in the 40 option bytes.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use brisk_wire::{
     emit_tcp_packet, mark_ce, parse_tcp_packet, peek_dscp, peek_ecn, Ecn, Flags, IpRepr, Ipv4Repr,
-    Ipv6Repr, SackBlock, SackBlocks, SeqNum, TcpRepr, Timestamps, IPPROTO_TCP, MAX_OPTIONS_LEN,
+    Ipv6Repr, SackBlock, SackBlocks, SeqNum, TcpRepr, Timestamps, WindowScale, IPPROTO_TCP,
+    MAX_OPTIONS_LEN,
 };
 use proptest::prelude::*;
 
@@ -74,6 +81,8 @@ struct TcpFields {
     sack_permitted: bool,
     sack: Vec<(u32, u32)>,
     timestamps: Option<(u32, u32)>,
+    /// Extra options as (kind, data); those `ExtraOptions::push` refuses are skipped.
+    extra: Vec<(u8, Vec<u8>)>,
 }
 
 impl TcpFields {
@@ -91,17 +100,23 @@ impl TcpFields {
             dst_port: self.ports.1,
             seq: SeqNum(self.seq),
             ack: SeqNum(self.ack),
-            flags: Flags(self.flags),
+            flags: Flags::from_bits_truncate(self.flags),
             window: self.window,
             urgent: self.urgent,
             mss: self.mss,
-            window_scale: self.window_scale,
+            window_scale: self.window_scale.map(WindowScale::clamped),
             sack_permitted: self.sack_permitted,
             sack: SackBlocks::from_slice(&blocks),
             timestamps: self
                 .timestamps
                 .map(|(tsval, tsecr)| Timestamps { tsval, tsecr }),
-            extra: brisk_wire::ExtraOptions::new(),
+            extra: {
+                let mut x = brisk_wire::ExtraOptions::new();
+                for (kind, data) in &self.extra {
+                    let _ = x.push(*kind, data);
+                }
+                x
+            },
             payload,
         }
     }
@@ -112,7 +127,7 @@ fn tcp_fields() -> impl Strategy<Value = TcpFields> {
         (any::<u16>(), any::<u16>()),
         any::<u32>(),
         any::<u32>(),
-        0u16..0x200,
+        any::<u16>(), // all 2^16 values, truncated to the 2^9 representable flags
         any::<u16>(),
         any::<u16>(),
         proptest::option::of(any::<u16>()),
@@ -120,6 +135,10 @@ fn tcp_fields() -> impl Strategy<Value = TcpFields> {
         any::<bool>(),
         proptest::collection::vec((any::<u32>(), any::<u32>()), 0..=4),
         proptest::option::of((any::<u32>(), any::<u32>())),
+        proptest::collection::vec(
+            (any::<u8>(), proptest::collection::vec(any::<u8>(), 0..12)),
+            0..4,
+        ),
     )
         .prop_map(
             |(
@@ -134,6 +153,7 @@ fn tcp_fields() -> impl Strategy<Value = TcpFields> {
                 sack_permitted,
                 sack,
                 timestamps,
+                extra,
             )| TcpFields {
                 ports,
                 seq,
@@ -146,6 +166,7 @@ fn tcp_fields() -> impl Strategy<Value = TcpFields> {
                 sack_permitted,
                 sack,
                 timestamps,
+                extra,
             },
         )
 }
@@ -181,9 +202,16 @@ proptest! {
         prop_assert_eq!(tcp.options_len() % 4, 0);
         prop_assert_eq!(out.len(), ip.header_len() + tcp.header_len() + payload.len());
 
-        // Emission keeps the SACK blocks that fit, first ones first.
+        // Emission keeps the SACK blocks that fit, first ones first, and the extra
+        // options if they all fit beside the standard ones.
         let mut expected = tcp;
         expected.sack.truncate(tcp.sack_blocks_emitted());
+        let standard = 4 * usize::from(tcp.mss.is_some())
+            + if tcp.timestamps.is_some() { 12 } else { 4 * usize::from(tcp.sack_permitted) }
+            + 4 * usize::from(tcp.window_scale.is_some());
+        if standard + tcp.extra.aligned_len() > MAX_OPTIONS_LEN {
+            expected.extra = brisk_wire::ExtraOptions::new();
+        }
         let mut expected_ip = ip;
         expected_ip.set_payload_len(tcp.header_len() + payload.len());
 
@@ -259,4 +287,43 @@ proptest! {
         prop_assert_eq!(mip.dscp(), ip.dscp());
         prop_assert_eq!(mip.ecn(), if ect { Ecn::Ce } else { Ecn::NotEct });
     }
+}
+
+/// The edges of the two bounded types: every flag combination and every window scale
+/// round-trips exactly, and nothing outside them can be built.
+#[test]
+fn flags_and_window_scale_cover_exactly_what_the_header_carries() {
+    let ip = IpRepr::V4(Ipv4Repr {
+        src: Ipv4Addr::new(10, 0, 0, 1),
+        dst: Ipv4Addr::new(10, 0, 0, 2),
+        protocol: IPPROTO_TCP,
+        dscp: 0,
+        ecn: Ecn::NotEct,
+        ttl: 64,
+        ident: 0,
+        dont_frag: true,
+        payload_len: 0,
+    });
+    let mut out = Vec::new();
+    for bits in 0..=u16::MAX {
+        let flags = Flags::from_bits_truncate(bits);
+        assert_eq!(flags.bits(), bits & 0x1ff);
+        if bits > 0x1ff {
+            continue;
+        }
+        for shift in 0..=14u8 {
+            let tcp = TcpRepr {
+                flags,
+                window_scale: WindowScale::new(shift),
+                ..TcpRepr::default()
+            };
+            emit_tcp_packet(&ip, &tcp, &mut out);
+            assert_eq!(parse_tcp_packet(&out).unwrap().1, tcp, "{bits:#x} {shift}");
+        }
+    }
+    for shift in 15..=u8::MAX {
+        assert_eq!(WindowScale::new(shift), None);
+        assert_eq!(WindowScale::clamped(shift), WindowScale::MAX);
+    }
+    assert_eq!(WindowScale::MAX.get(), 14);
 }

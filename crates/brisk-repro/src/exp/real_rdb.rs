@@ -22,7 +22,6 @@ use brisk_emu::realrun::{run_real, FlowStack, LinuxKnobs, RealApp, RealFlow, Rea
 use brisk_emu::EmuConfig;
 use brisk_sim::RunResult;
 use brisk_time::Duration;
-use brisk_wire::tcp::Flags;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::net::IpAddr;
@@ -224,7 +223,7 @@ fn packets(path: &Path, flows: usize) -> Result<Vec<Pkt>, String> {
         let Some(flow) = flow_of(addr, flows) else {
             continue;
         };
-        if t.flags.0 & Flags::SYN.0 != 0 {
+        if t.flags.syn() {
             continue;
         }
         out.push(Pkt {

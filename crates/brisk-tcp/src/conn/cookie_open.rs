@@ -33,7 +33,7 @@ impl Connection {
             flags,
             window: ack.window,
             mss: Some(opts.mss),
-            window_scale: opts.wscale,
+            window_scale: opts.wscale.map(brisk_wire::WindowScale::clamped),
             sack_permitted: opts.sack,
             // TS.Recent from the ACK itself (Linux `req->ts_recent = rcv_tsval`).
             timestamps: ack.timestamps.filter(|_| opts.ts).map(|t| Timestamps {

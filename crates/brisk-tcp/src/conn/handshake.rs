@@ -9,7 +9,7 @@ use super::{Connection, Segment, SegmentKind, State};
 use crate::conn::timer::Timer;
 use crate::event::{ConnError, Event};
 use brisk_time::Instant;
-use brisk_wire::{Flags, SeqNum, TcpRepr, Timestamps};
+use brisk_wire::{Flags, SeqNum, TcpRepr, Timestamps, WindowScale};
 
 impl Connection {
     pub(super) fn syn_segment(&mut self, now: Instant) -> Segment {
@@ -42,7 +42,7 @@ impl Connection {
             flags,
             window,
             mss: Some(self.config.mss),
-            window_scale: ws.then_some(self.opts.rcv_wscale),
+            window_scale: ws.then_some(WindowScale::clamped(self.opts.rcv_wscale)),
             sack_permitted: sack,
             timestamps: ts.then(|| Timestamps {
                 tsval: self.tsval(now),
@@ -70,7 +70,7 @@ impl Connection {
         let ws_ok = self.config.options.window_scaling && syn.window_scale.is_some();
         self.opts.ws_ok = ws_ok;
         self.opts.snd_wscale = if ws_ok {
-            syn.window_scale.unwrap_or(0).min(14)
+            syn.window_scale.map_or(0, WindowScale::get)
         } else {
             0
         };

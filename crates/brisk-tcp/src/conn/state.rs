@@ -276,8 +276,13 @@ impl Connection {
             data = &data[cut..];
             seq = 1;
         }
-        // Trim to the advertised window (never beyond the right edge).
-        let right = self.rcv.rcv_adv.max(self.rcv_nxt()) as i64;
+        // Trim to the advertised window (never beyond the right edge), and to the
+        // buffer: the right edge may pass the buffer's end by up to 2^wscale - 1
+        // bytes, because the scaled window field is rounded up so as not to shrink it
+        // (`advertise_window`, as Linux's `tcp_select_window` aligns up). Bytes in that
+        // slack are dropped; the sender retransmits them once the window opens.
+        let buffer_end = 1 + self.rcv.recvbuf.read_offset() + self.rcv.recvbuf.capacity() as u64;
+        let right = self.rcv.rcv_adv.min(buffer_end).max(self.rcv_nxt()) as i64;
         if seq + data.len() as i64 > right {
             let keep = (right - seq).max(0) as usize;
             data = &data[..keep.min(data.len())];

@@ -5,7 +5,7 @@ use crate::endpoint::{Endpoint, EndpointConfig};
 use crate::event::{ConnError, Event};
 use brisk_time::{Duration, Instant};
 use brisk_wire::{
-    emit_tcp_packet, Flags, IpRepr, Ipv4Repr, SeqNum, TcpRepr, Timestamps, IPPROTO_TCP,
+    emit_tcp_packet, Flags, IpRepr, Ipv4Repr, SeqNum, TcpRepr, Timestamps, WindowScale, IPPROTO_TCP,
 };
 use std::net::{IpAddr, SocketAddr};
 
@@ -39,7 +39,7 @@ fn three_way_handshake_negotiates_mss_wscale_sack_and_timestamps() {
     let syn = p.logged_repr(0);
     assert_eq!(syn.flags, Flags::SYN);
     assert_eq!(syn.mss, Some(1460));
-    assert_eq!(syn.window_scale, Some(7)); // 6 MiB buffer >> 7 fits in 16 bits
+    assert_eq!(syn.window_scale, WindowScale::new(7)); // 6 MiB buffer >> 7 fits in 16 bits
     assert!(syn.sack_permitted);
     let syn_ts = syn.timestamps.expect("TS on SYN");
     assert_eq!(syn_ts.tsecr, 0);
@@ -50,7 +50,7 @@ fn three_way_handshake_negotiates_mss_wscale_sack_and_timestamps() {
     assert_eq!(synack.flags, Flags::SYN | Flags::ACK);
     assert_eq!(synack.ack, iss + 1);
     assert_eq!(synack.mss, Some(1460));
-    assert_eq!(synack.window_scale, Some(7));
+    assert_eq!(synack.window_scale, WindowScale::new(7));
     assert!(synack.sack_permitted);
     assert_eq!(synack.timestamps.unwrap().tsecr, syn_ts.tsval);
     let irs = synack.seq;

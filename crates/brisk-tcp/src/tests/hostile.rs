@@ -12,7 +12,7 @@ use super::transfer::pattern;
 use brisk_time::Duration;
 use brisk_wire::{
     emit_tcp_packet, parse_tcp_packet, Ecn, Flags, IpRepr, Ipv4Repr, SackBlock, SackBlocks, SeqNum,
-    TcpRepr, Timestamps, IPPROTO_TCP,
+    TcpRepr, Timestamps, WindowScale, IPPROTO_TCP,
 };
 use proptest::prelude::*;
 use std::net::{IpAddr, Ipv4Addr};
@@ -96,10 +96,10 @@ fn forge(p: &Pair, e: &Evil) -> Option<Vec<u8>> {
         dst_port: real.dst_port,
         seq: shift(real.seq, e.seq_off),
         ack: shift(real.ack, e.ack_off),
-        flags: Flags(e.flags),
+        flags: Flags::from_bits_truncate(e.flags),
         window: e.window,
         mss: e.mss,
-        window_scale: e.wscale,
+        window_scale: e.wscale.map(WindowScale::clamped),
         sack,
         timestamps: real.timestamps.map(|t| Timestamps {
             tsval: t.tsval.wrapping_add(e.ts_off.unwrap_or(0) as u32),
@@ -575,4 +575,89 @@ fn simultaneous_open_under_loss_settles_without_a_loop() {
         "an idle, established pair sends nothing (keepalive is off by default)"
     );
     assert!(settled <= 12, "{settled} segments to open");
+}
+
+/// Found by the `endpoint` fuzz target (fuzz/regressions/endpoint/crash-1): the scaled
+/// window field is rounded up so the right edge never shrinks (as Linux's
+/// `tcp_select_window` aligns it), so after an odd-length segment the advertised edge
+/// passed the receive buffer's end by up to 2^wscale - 1 bytes, and a peer that filled
+/// the window left `recv_buffer + 1` bytes buffered. Data in that slack is now dropped
+/// (the peer retransmits it once the window opens): the buffer never exceeds its limit.
+#[test]
+fn window_rounding_never_lets_the_peer_overfill_the_receive_buffer() {
+    use super::handshake::craft;
+    use crate::config::Config;
+    use crate::endpoint::{Endpoint, EndpointConfig};
+    let recv_buffer = 65_536;
+    let config = Config {
+        recv_buffer,
+        ..Config::default()
+    };
+    let mut ep = Endpoint::new(SERVER_IP, EndpointConfig::seeded([3; 16], 3));
+    ep.listen(PORT, 4, config).unwrap();
+    let mut now = brisk_time::Instant::from_secs(1);
+    let irs = 1_000_000u32;
+    let seg = |seq: u32, ack: u32, flags: Flags, len: usize| {
+        let payload = vec![0x42; len];
+        let tcp = TcpRepr {
+            src_port: 40_000,
+            dst_port: PORT,
+            seq: SeqNum(seq),
+            ack: SeqNum(ack),
+            flags,
+            window: 65_535,
+            mss: flags.syn().then_some(1460),
+            window_scale: flags.syn().then_some(WindowScale::clamped(7)),
+            payload: &payload,
+            ..TcpRepr::default()
+        };
+        craft(CLIENT_IP, SERVER_IP, &tcp)
+    };
+    // The latest (ACK, right edge) the endpoint advertised.
+    let mut out = Vec::new();
+    let mut drain = |ep: &mut Endpoint, now, edge: &mut (u32, u32), wscale: u8| {
+        while ep.poll_transmit(now, &mut out).is_some() {
+            let (_, t) = parse_tcp_packet(&out).unwrap();
+            if t.flags.syn() {
+                *edge = (t.seq.0, t.ack.0.wrapping_add(u32::from(t.window)));
+            } else {
+                *edge = (edge.0, t.ack.0.wrapping_add(u32::from(t.window) << wscale));
+            }
+        }
+        while ep.poll_event().is_some() {}
+    };
+    let mut edge = (0, 0);
+    ep.handle_packet(now, &seg(irs, 0, Flags::SYN, 0));
+    drain(&mut ep, now, &mut edge, 0);
+    let iss = edge.0;
+    // Our scale for a 64-KiB buffer is 1, and the SYN-ACK offered 65 535 bytes: the
+    // duplicate ACK an out-of-order byte draws rounds that odd window up (edge at the
+    // buffer's end), and after 999 in-order bytes it is odd again, rounded up again.
+    ep.handle_packet(now, &seg(irs + 11, iss + 1, Flags::ACK, 1));
+    drain(&mut ep, now, &mut edge, 1);
+    ep.handle_packet(now, &seg(irs + 1, iss + 1, Flags::ACK, 999));
+    drain(&mut ep, now, &mut edge, 1);
+    // Fill the window to its advertised edge, never reading.
+    let mut next = irs + 1000;
+    for _ in 0..200 {
+        let room = edge.1.wrapping_sub(next) as usize;
+        if room == 0 || room > 1 << 20 {
+            break;
+        }
+        ep.handle_packet(now, &seg(next, iss + 1, Flags::ACK, room.min(1000)));
+        next += room.min(1000) as u32;
+        now += Duration::from_millis(50);
+        ep.handle_timeout(now);
+        drain(&mut ep, now, &mut edge, 1);
+    }
+    let h = crate::endpoint::ConnHandle(0);
+    let readable = ep.conn(h).unwrap().readable();
+    assert!(
+        readable > recv_buffer - 1000,
+        "the window was filled: {readable}"
+    );
+    assert!(
+        readable <= recv_buffer,
+        "{readable} bytes buffered, recv_buffer {recv_buffer}"
+    );
 }

@@ -11,7 +11,7 @@ use crate::endpoint::{Endpoint, EndpointConfig};
 use crate::event::{ConnError, Event};
 use crate::stats::EndpointStats;
 use brisk_time::{Duration, Instant};
-use brisk_wire::{Flags, SeqNum, TcpRepr, Timestamps};
+use brisk_wire::{Flags, SeqNum, TcpRepr, Timestamps, WindowScale};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 const FLOOD_PORT: u16 = 8080;
@@ -26,7 +26,7 @@ fn spoofed_syn(i: u32, port: u16) -> Vec<u8> {
         flags: Flags::SYN,
         window: 65_535,
         mss: Some(1460),
-        window_scale: Some(7),
+        window_scale: WindowScale::new(7),
         sack_permitted: true,
         timestamps: Some(Timestamps { tsval: i, tsecr: 0 }),
         ..TcpRepr::default()

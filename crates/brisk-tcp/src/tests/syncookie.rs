@@ -22,7 +22,7 @@ fn spoofed_syn(i: u32, port: u16) -> Vec<u8> {
         flags: Flags::SYN,
         window: 65_535,
         mss: Some(1460),
-        window_scale: Some(7),
+        window_scale: brisk_wire::WindowScale::new(7),
         sack_permitted: true,
         timestamps: Some(Timestamps { tsval: i, tsecr: 0 }),
         ..TcpRepr::default()
@@ -227,7 +227,7 @@ fn cookie_options_decode_for_each_combination() {
             now,
             &syn_from(from, 8080, |t| {
                 t.mss = mss;
-                t.window_scale = ws;
+                t.window_scale = ws.map(brisk_wire::WindowScale::clamped);
                 t.sack_permitted = sack;
                 t.timestamps = ts.then_some(Timestamps {
                     tsval: 777,

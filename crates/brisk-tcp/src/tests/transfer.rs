@@ -2,6 +2,7 @@ use super::harness::*;
 use crate::config::Config;
 use crate::endpoint::ConnHandle;
 use brisk_time::Duration;
+use brisk_wire::WindowScale;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use sha2::{Digest, Sha256};
@@ -52,7 +53,7 @@ fn window_scaling_lets_large_buffers_use_shifted_windows() {
     };
     let mut p = Pair::with_configs(Duration::from_millis(20), cfg.clone(), cfg);
     let (c, s) = p.establish();
-    assert_eq!(p.logged_repr(1).window_scale, Some(5)); // 1 MiB >> 5 = 32768
+    assert_eq!(p.logged_repr(1).window_scale, WindowScale::new(5)); // 1 MiB >> 5 = 32768
     let data = pattern(3 << 20, 2);
     let got = transfer(&mut p, c, s, &data, Duration::from_secs(60));
     assert!(got == data);

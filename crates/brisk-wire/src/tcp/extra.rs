@@ -12,6 +12,10 @@
 use super::options::MAX_OPTIONS_LEN;
 
 const NOP: u8 = 1;
+/// The kinds brisk-wire interprets (MSS, window scale, SACK-permitted, SACK,
+/// timestamps): the parser never keeps them here, so `push` refuses them, or
+/// `parse(emit(x))` would turn them into the named fields.
+const INTERPRETED: [u8; 5] = [2, 3, 4, 5, 8];
 
 /// Raw options: a sequence of `kind, len, data` items.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,7 +51,8 @@ impl ExtraOptions {
     }
 
     /// Appends option `kind` with `data` (its length byte is computed). Kinds 0-1 (EOL,
-    /// NOP) carry no length and are refused, as is anything that would not fit.
+    /// NOP) carry no length and are refused, as are the kinds `TcpRepr` has fields for
+    /// (2, 3, 4, 5, 8) and anything that would not fit.
     pub fn push(&mut self, kind: u8, data: &[u8]) -> Result<(), ExtraOptionError> {
         let err = ExtraOptionError {
             kind,
@@ -55,6 +60,7 @@ impl ExtraOptions {
         };
         let item = 2 + data.len();
         if kind <= NOP
+            || INTERPRETED.contains(&kind)
             || item > usize::from(u8::MAX)
             || usize::from(self.len) + item > MAX_OPTIONS_LEN
         {
@@ -129,6 +135,12 @@ mod tests {
             "NOP is not an option with a length"
         );
         assert!(x.push(253, &[0; 30]).is_err(), "past 40 bytes");
+        for kind in INTERPRETED {
+            assert!(
+                x.push(kind, &[0, 0]).is_err(),
+                "kind {kind} has its own field"
+            );
+        }
         let mut full = ExtraOptions::new();
         full.push(253, &[7; 38]).unwrap();
         assert!(full.push(254, &[]).is_err());

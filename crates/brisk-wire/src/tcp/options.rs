@@ -11,7 +11,7 @@
 //! (three beside timestamps, four without); the first blocks are kept, since RFC 2018
 //! §4 puts the most recently changed block first.
 
-use super::{SackBlock, SackBlocks, TcpRepr, Timestamps};
+use super::{SackBlock, SackBlocks, TcpRepr, Timestamps, WindowScale};
 use crate::error::ParseError;
 use crate::seq::SeqNum;
 
@@ -117,7 +117,7 @@ pub(super) fn emit(repr: &TcpRepr<'_>, out: &mut Vec<u8>) {
         out.extend_from_slice(&[NOP, NOP, SACK_PERMITTED, LEN_SACK_PERMITTED as u8]);
     }
     if let Some(ws) = repr.window_scale {
-        out.extend_from_slice(&[NOP, WINDOW_SCALE, LEN_WINDOW_SCALE as u8, ws]);
+        out.extend_from_slice(&[NOP, WINDOW_SCALE, LEN_WINDOW_SCALE as u8, ws.get()]);
     }
     let n = sack_blocks_emitted(repr);
     if n > 0 {
@@ -157,7 +157,7 @@ pub(super) fn parse(opts: &[u8], repr: &mut TcpRepr<'_>) -> Result<(), ParseErro
         match kind {
             MSS if len == LEN_MSS => repr.mss = Some(be16(body)),
             WINDOW_SCALE if len == LEN_WINDOW_SCALE => {
-                repr.window_scale = Some(body[0].min(MAX_WINDOW_SCALE));
+                repr.window_scale = Some(WindowScale::clamped(body[0]));
             }
             SACK_PERMITTED if len == LEN_SACK_PERMITTED => repr.sack_permitted = true,
             TIMESTAMPS if len == LEN_TIMESTAMPS => {
@@ -251,7 +251,7 @@ mod tests {
         let mut r = TcpRepr {
             mss: Some(1460),
             timestamps: Some(Timestamps::default()),
-            window_scale: Some(7),
+            window_scale: WindowScale::new(7),
             ..TcpRepr::default()
         };
         r.extra.push(253, &[0; 20]).unwrap(); // 24 aligned bytes; only 20 are free
@@ -303,7 +303,10 @@ mod tests {
 
     #[test]
     fn window_scale_above_14_is_clamped() {
-        assert_eq!(parsed(&[3, 3, 200, 1]).unwrap().window_scale, Some(14));
+        assert_eq!(
+            parsed(&[3, 3, 200, 1]).unwrap().window_scale,
+            Some(WindowScale::MAX)
+        );
     }
 
     #[test]
@@ -327,7 +330,7 @@ mod tests {
     fn sack_blocks_are_truncated_to_fit_forty_bytes() {
         let mut repr = TcpRepr {
             mss: Some(1460),
-            window_scale: Some(7),
+            window_scale: WindowScale::new(7),
             sack_permitted: true,
             timestamps: Some(Timestamps { tsval: 1, tsecr: 2 }),
             ..TcpRepr::default()

@@ -1,0 +1,50 @@
+//! brisk's fuzz targets (issue 13 §3). Each target is a plain function of the input
+//! bytes that panics when an invariant breaks, so the same code runs three ways:
+//! under AFL++ (`src/bin/afl_*.rs`, built by `fuzz/campaign.sh`), as the smoke tests
+//! of the workspace's test suite (`tests/smoke.rs`: the seed corpus, the saved
+//! regressions and a few thousand deterministic random inputs per target), and on one
+//! input by hand (`cargo run -p brisk-fuzz --bin seeds`, then any test).
+//!
+//! | target | drives | invariants |
+//! | --- | --- | --- |
+//! | [`wire`] | brisk-wire's parsers | no panic; every parsed packet re-emits and re-parses equal (bar the documented truncations); emit is a fixpoint; checksums we fix up verify |
+//! | [`endpoint`] | a listening `Endpoint` fed packets from four peers, with virtual time and application calls | no panic; every emitted packet parses and round-trips; bytes read (in order and unordered) equal what the peer sent at that sequence number; tables, queues and buffers within their limits |
+//! | [`conn`] | one connection driven to a chosen state by a scripted prefix, then fed segments near its windows | as `endpoint`, and the prefix reaches its state |
+//! | [`minion`] | uCOBS framing, the record scanner (in order and out of order), msTCP's chunk header and demultiplexer, uTLS's record header | no panic; round trip; the scanner delivers exactly the records a reference split finds, each once; held bytes, streams and chunks within their limits |
+//!
+//! Inputs are read with [`Input`], which yields zeros once the bytes run out, so every
+//! input is valid and a mutation changes a decision rather than ending the run.
+
+mod input;
+mod minion;
+mod tcp;
+mod wire;
+
+pub use input::Input;
+pub use minion::minion;
+pub use tcp::{conn, endpoint};
+pub use wire::wire;
+
+/// A fuzz target: panics when an invariant breaks.
+pub type Target = fn(&[u8]);
+
+/// The targets by name, for the smoke tests and the seed writer.
+pub const TARGETS: [(&str, Target); 4] = [
+    ("wire", wire),
+    ("endpoint", endpoint),
+    ("conn", conn),
+    ("minion", minion),
+];
+
+/// A starting corpus for `target`: inputs that reach deep states (valid packets,
+/// complete handshakes, whole streams of records), built from brisk's own encoders so
+/// no binary file needs to live in the repository.
+pub fn seeds(target: &str) -> Vec<Vec<u8>> {
+    match target {
+        "wire" => wire::seeds(),
+        "endpoint" => tcp::endpoint_seeds(),
+        "conn" => tcp::conn_seeds(),
+        "minion" => minion::seeds(),
+        _ => Vec::new(),
+    }
+}
