@@ -488,7 +488,7 @@ mod tests {
     #[test]
     fn scenarios_parse_and_drop_the_tail_indices() {
         let t = scenario_toml(80, TLPR, DEL, 3);
-        assert!(t.contains("packets = [9, 10, 11]"), "{t}");
+        assert!(t.contains("count = \"data\", packets = [7, 8, 9]"), "{t}");
         let sc = Scenario::from_toml_str_named(&t, ID).unwrap();
         let cfg = sc.flows[0].tcp.to_config(sc.flows[0].cc);
         assert!(cfg.recovery.tlp_restart && cfg.recovery.tlp && !cfg.recovery.rack);
