@@ -81,14 +81,7 @@ impl Tun {
                 )));
             }
         }
-        if ns.name() != self.netns {
-            return Err(EmuError::Config(format!(
-                "{} lives in {}, not {}",
-                self.name,
-                self.netns,
-                ns.name()
-            )));
-        }
+        self.check_netns(ns)?;
         let mtu = mtu.to_string();
         ns.ip(&["link", "set", "dev", &self.name, "mtu", &mtu, "up"])?;
         ns.ip(&["addr", "add", &format!("{local}/32"), "dev", &self.name])?;
@@ -109,6 +102,15 @@ impl Tun {
                 )));
             }
         }
+        self.check_netns(ns)?;
+        let (local, peer) = (format!("{local}/128"), format!("{peer}/128"));
+        ns.ip(&["-6", "addr", "add", &local, "dev", &self.name, "nodad"])?;
+        ns.ip(&["-6", "route", "add", &peer, "dev", &self.name])?;
+        Ok(())
+    }
+
+    /// Addresses and routes go only into the namespace the device lives in.
+    fn check_netns(&self, ns: &Netns) -> Result<()> {
         if ns.name() != self.netns {
             return Err(EmuError::Config(format!(
                 "{} lives in {}, not {}",
@@ -117,9 +119,6 @@ impl Tun {
                 ns.name()
             )));
         }
-        let (local, peer) = (format!("{local}/128"), format!("{peer}/128"));
-        ns.ip(&["-6", "addr", "add", &local, "dev", &self.name, "nodad"])?;
-        ns.ip(&["-6", "route", "add", &peer, "dev", &self.name])?;
         Ok(())
     }
 

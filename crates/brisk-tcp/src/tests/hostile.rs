@@ -503,14 +503,11 @@ fn a_desynchronised_pair_does_not_ack_storm() {
     let (c, s) = p.establish();
     assert_eq!(p.client.conn_mut(c).unwrap().write(&pattern(3000, 1)), 3000);
     p.advance(Duration::from_secs(1));
-    // 1000 forged bytes at exactly the client's next sequence number.
-    let forged = super::handshake::from_client(&p, Flags::ACK | Flags::PSH, 0, &[0x42; 1000]);
-    let next = p.seen(true).last().unwrap().seq + p.seen(true).last().unwrap().len as u32;
-    let forged = {
-        let (_, t) = parse_tcp_packet(&forged).unwrap();
-        let shift = next.0.wrapping_sub(t.seq.0) as i32;
-        super::handshake::from_client(&p, Flags::ACK | Flags::PSH, shift, &[0x42; 1000])
-    };
+    // 1000 forged bytes at exactly the client's next sequence number: just past the
+    // client's last segment (`from_client` offsets from that segment's start).
+    let last_len = p.seen(true).last().unwrap().len as i32;
+    let forged =
+        super::handshake::from_client(&p, Flags::ACK | Flags::PSH, last_len, &[0x42; 1000]);
     p.inject(true, forged);
     p.advance(Duration::from_millis(50));
     // The client now writes: its data lies below the server's RCV.NXT.
