@@ -3,6 +3,7 @@
 //! - `brisk run SCENARIO.toml [--seed N | --seeds A..B] [--out DIR] [--pcap] [--json]`
 //! - `brisk plot DIR [--out FILE.html]`: time series and throughput-delay chart
 //! - `brisk bench sim [--duration 20s]`, `brisk bench net [--flows 600] [--rate 100Mbit]`
+//! - `brisk sweep FILE [--jobs N] [--out DIR] [--json]` (see `sweep_cmd`)
 //! - `brisk repro [ID ...|all] [--quick] [--json] [--out DIR]` (see `repro_cmd`)
 //! - `brisk run --real SCENARIO.toml`, `brisk bench emu|real` (see `real_cmd`)
 //! - `brisk lab up|send|clean` (see `lab_cmd`)
@@ -18,6 +19,7 @@ mod provenance;
 mod real_cmd;
 mod repro_cmd;
 mod seeds;
+mod sweep_cmd;
 mod trace_cmd;
 
 use brisk_sim::{RunOptions, Scenario};
@@ -98,6 +100,9 @@ enum Cmd {
     },
     /// The real-packet lab: brisk and Linux joined by the emulator.
     Lab(Box<lab_cmd::LabArgs>),
+    /// Run a parameter sweep (a base scenario, a grid and seeds) on every core:
+    /// one row per cell, seed and flow, and each metric's mean and 95 % CI per cell.
+    Sweep(sweep_cmd::SweepArgs),
     /// Run the reproduction suite: experiments, claims, report.
     Repro(repro_cmd::ReproArgs),
     /// Write a Mahimahi delivery trace (constant, stepped, LTE-like) to stdout, or
@@ -251,6 +256,7 @@ fn main() -> ExitCode {
                 },
         } => cmd_bench_net(flows, rate, hosts_per_router, rc3),
         Cmd::Repro(args) => repro_cmd::cmd_repro(args),
+        Cmd::Sweep(args) => sweep_cmd::cmd_sweep(args),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

@@ -26,36 +26,7 @@ pub fn parse_range(s: &str) -> Result<std::ops::RangeInclusive<u64>, String> {
     Ok(a..=b)
 }
 
-/// Two-sided 95 % Student-t quantile for `df` degrees of freedom.
-fn t95(df: usize) -> f64 {
-    const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    match df {
-        0 => f64::NAN,
-        1..=30 => T[df - 1],
-        31..=60 => 2.000,
-        61..=120 => 1.980,
-        _ => 1.960,
-    }
-}
-
-/// Mean and 95 % CI half-width of the finite values (NaN when none; no CI from one).
-pub fn mean_ci(xs: &[f64]) -> (f64, f64, usize) {
-    let v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
-    let n = v.len();
-    if n == 0 {
-        return (f64::NAN, f64::NAN, 0);
-    }
-    let mean = v.iter().sum::<f64>() / n as f64;
-    if n == 1 {
-        return (mean, f64::NAN, 1);
-    }
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    (mean, t95(n - 1) * (var / n as f64).sqrt(), n)
-}
+pub use brisk_sweep::stats::mean_ci;
 
 fn stat(xs: &[f64]) -> Value {
     let (m, ci, n) = mean_ci(xs);
@@ -214,16 +185,5 @@ mod tests {
         assert!(parse_range("5..1").unwrap_err().contains("empty"));
         assert!(parse_range("1..5000").unwrap_err().contains("1000"));
         assert!(parse_range("x").unwrap_err().contains("1..10"));
-    }
-
-    #[test]
-    fn mean_and_ci_match_a_hand_computation() {
-        // mean 2, sample sd 1, n 3: half-width t(2) * 1/sqrt(3) = 4.303 * 0.57735.
-        let (m, ci, n) = mean_ci(&[1.0, 2.0, 3.0]);
-        assert_eq!((m, n), (2.0, 3));
-        assert!((ci - 4.303 / 3f64.sqrt()).abs() < 1e-9);
-        let (m, ci, n) = mean_ci(&[5.0, f64::NAN]);
-        assert_eq!((m, n), (5.0, 1));
-        assert!(ci.is_nan());
     }
 }
