@@ -7,7 +7,8 @@
 //! verdict) and figures ([`figure`], drawn by [`svg`]). [`report`] prints the table and
 //! the JSON document, [`html`] writes the self-contained `index.html` with each figure's
 //! SVG and CSV beside it and the claims ledger ([`ledger`]), and [`accepted`] holds the claims known to
-//! fail, with reasons, against which CI checks the quick suite.
+//! fail, with reasons, against which CI checks the quick suite. [`remote`] runs one
+//! experiment in another process (a Ray worker) and carries its result back as JSON.
 //!
 //! Adding an experiment: write a module under `exp/` with `ID`, `TITLE`, `CLAIMS` and
 //! `plan(quick) -> Plan` (jobs plus an analysis closure), and list it in [`REGISTRY`]
@@ -25,6 +26,7 @@ pub mod figure;
 pub mod html;
 pub mod ledger;
 pub mod plot;
+pub mod remote;
 pub mod report;
 pub mod runner;
 pub mod scen;

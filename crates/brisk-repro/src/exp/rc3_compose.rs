@@ -11,7 +11,7 @@ use super::rc3_net::{self, bin_label, bin_mid, jobs, Arm, Net, EDGES};
 use crate::claim::Claim;
 use crate::experiment::{ExperimentResult, Plan, Plot};
 use crate::figure::Figure;
-use crate::svg::{Chart, Series, Style};
+use crate::svg::{Chart, Series, Style, BLUE, GREEN, ORANGE, RED};
 use brisk_sim::fct::{FctStats, Reductions};
 use brisk_sim::RunResult;
 
@@ -345,7 +345,7 @@ fn analyse_compose(runs: &[RunResult], quick: bool) -> ExperimentResult {
 }
 
 fn compose_plot(r: &mut ExperimentResult, st: &[FctStats], setting: &str) {
-    const COLORS: [&str; 4] = ["#1f5fa8", "#c0392b", "#2e8b57", "#d68910"];
+    const COLORS: [&str; 4] = [BLUE, RED, GREEN, ORANGE];
     let names = ["NewReno", "CUBIC", "ABE behind PIE", "RDB"];
     let mut series = Vec::new();
     for (c, name) in names.iter().enumerate().take(st.len() / 2) {
@@ -541,13 +541,16 @@ fn analyse_deploy(runs: &[RunResult], quick: bool) -> ExperimentResult {
     r
 }
 
+/// rc3-deploy's colours, one per flow-size bin: viridis-like, darkest for the smallest
+/// flows; the last one darkened for contrast. Public so that `remote` can map a colour
+/// read back from another process to the same static string.
+pub const DEPLOY_COLORS: [&str; 8] = [
+    "#440154", "#46327e", "#365c8d", "#277f8e", "#1fa187", "#4ac16d", "#8fbf26", "#c49a00",
+];
+
 fn deploy_plot(r: &mut ExperimentResult, red: &[Reductions], tcp: &FctStats) {
-    // Viridis-like, darkest for the smallest flows; the last one darkened for contrast.
-    const COLORS: [&str; 8] = [
-        "#440154", "#46327e", "#365c8d", "#277f8e", "#1fa187", "#4ac16d", "#8fbf26", "#c49a00",
-    ];
     let mut series = Vec::new();
-    for (i, &color) in COLORS.iter().enumerate().take(EDGES.len() + 1) {
+    for (i, &color) in DEPLOY_COLORS.iter().enumerate().take(EDGES.len() + 1) {
         if tcp.bins.get(i).is_none_or(|b| b.completed == 0) {
             continue;
         }
