@@ -125,7 +125,24 @@ impl RunResult {
 
     /// Writes `summary.json` and the CSV time series into `dir` (created if missing).
     pub fn write_dir(&self, dir: &Path) -> Result<(), SimError> {
-        let mut files: Vec<(&str, String)> = Vec::new();
+        let files = self.files();
+        write_files(dir, &files).map_err(|e| SimError::Io {
+            // A directory that cannot be created is named with a trailing separator.
+            path: if e.creating_dir {
+                e.path.join("")
+            } else {
+                e.path
+            }
+            .display()
+            .to_string(),
+            source: e.source,
+        })
+    }
+
+    /// What [`RunResult::write_dir`] writes, as (file name, contents), without writing
+    /// it (the Python package turns the CSVs into DataFrames).
+    pub fn files(&self) -> Vec<(&'static str, String)> {
+        let mut files: Vec<(&'static str, String)> = Vec::new();
         let mut json = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
         json.push('\n');
         files.push(("summary.json", json));
@@ -192,18 +209,7 @@ impl RunResult {
         if let Some(s) = dc_csv(self) {
             files.push(("dc.csv", s));
         }
-
-        write_files(dir, &files).map_err(|e| SimError::Io {
-            // A directory that cannot be created is named with a trailing separator.
-            path: if e.creating_dir {
-                e.path.join("")
-            } else {
-                e.path
-            }
-            .display()
-            .to_string(),
-            source: e.source,
-        })
+        files
     }
 
     /// The sampling interval, recovered from the series (for rate columns).

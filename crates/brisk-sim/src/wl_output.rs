@@ -121,6 +121,13 @@ impl WorkloadResult {
         js.push('\n');
         let p = dir.join("summary.json");
         std::fs::write(&p, js).map_err(io(&p))?;
+        let p = dir.join("flows.csv");
+        std::fs::write(&p, self.flows_csv()).map_err(io(&p))?;
+        Ok(())
+    }
+
+    /// `flows.csv`: one row per flow, warm-up flows marked.
+    pub fn flows_csv(&self) -> String {
         let mut c = String::from(
             "id,src,dst,class,size,hops,core_hops,base_rtt_s,start_s,first_byte_s,acked_s,last_rx_s,fct_s,srtt_s,retransmits,intact,warmup,paced_first_acked_s,paced_first_read_s\n",
         );
@@ -156,9 +163,7 @@ impl WorkloadResult {
                 t(r.paced.as_ref().and_then(|p| p.first_read)),
             );
         }
-        let p = dir.join("flows.csv");
-        std::fs::write(&p, c).map_err(io(&p))?;
-        Ok(())
+        c
     }
 }
 
