@@ -23,15 +23,18 @@ Job = Tuple[int, int, str, str, str]
 MAX_RETRIES = 3
 
 
-def _run_batch(jobs: Sequence[Job]) -> List[Run]:
-    """Runs on a Ray worker: every run of the batch, in-process, errors as results."""
+def _run_batch(jobs: Sequence[Job]) -> Tuple[str, List[Run]]:
+    """Runs on a Ray worker: every run of the batch, in-process, errors as results.
+    Returns the node that ran them too, for `SweepResult.nodes`."""
+    import ray
+
     out: List[Run] = []
     for cell, seed, text, label, kind in jobs:
         try:
             out.append((cell, seed, _brisk.run_summary(text, label, kind, seed), None))
         except Exception as e:
             out.append((cell, seed, None, str(e)))
-    return out
+    return ray.get_runtime_context().get_node_id(), out
 
 
 def _run_experiment(exp_id: str, quick: bool) -> str:
@@ -71,8 +74,10 @@ def run_sweep(
     batch: Optional[int] = None,
     progress: bool = True,
     on_run: Optional[Callable[[Run], None]] = None,
+    nodes: Optional[Dict[str, int]] = None,
 ) -> List[Run]:
-    """Runs every job of `sw` as Ray tasks; returns each run exactly once."""
+    """Runs every job of `sw` as Ray tasks; returns each run exactly once. `nodes`,
+    if given, receives how many runs each Ray node ran."""
     ray, started = connect(address)
     try:
         jobs = sw.jobs()
@@ -99,10 +104,12 @@ def run_sweep(
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:
                     i = pending.pop(ref)
-                    runs = ray.get(ref)
+                    node, runs = ray.get(ref)
                     if i in done:  # never expected: one result per batch
                         continue
                     done[i] = runs
+                    if nodes is not None:
+                        nodes[node] = nodes.get(node, 0) + len(runs)
                     for r in runs:
                         if on_run:
                             on_run(r)

@@ -7,12 +7,14 @@ results into DataFrames.
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
@@ -40,7 +42,11 @@ class SweepResult:
         name, keys, seeds: the sweep's name, grid keys and seeds.
     """
 
-    def __init__(self, sweep: "_brisk.Sweep", runs: List[Run]):
+    def __init__(
+        self, sweep: "_brisk.Sweep", runs: List[Run], nodes: Optional[Dict[str, int]] = None
+    ):
+        #: Runs per Ray node id (empty for the local backend).
+        self.nodes: Dict[str, int] = dict(nodes or {})
         self.name = sweep.name
         self.keys: List[str] = sweep.keys
         self.seeds: List[int] = sweep.seeds
@@ -49,8 +55,10 @@ class SweepResult:
         )
         order = {s: i for i, s in enumerate(self.seeds)}
         self.runs: List[Run] = sorted(runs, key=lambda r: (r[0], order.get(r[1], 0)))
-        self.rows = pd.DataFrame(json.loads(rows_json))
-        self.summary = pd.DataFrame(json.loads(summary_json))
+        # Values from the JSON (types kept), columns in the CSV files' order (cell,
+        # grid keys, seed, flow, then the rest sorted).
+        self.rows = _frame(rows_json, self.rows_csv)
+        self.summary = _frame(summary_json, self.summary_csv)
 
     @property
     def failures(self) -> List[Run]:
@@ -85,6 +93,11 @@ class SweepResult:
         return head + self.summary[cols].to_html(
             index=False, float_format=lambda x: f"{x:.4g}"
         )
+
+
+def _frame(rows_json: str, csv_text: str) -> pd.DataFrame:
+    header = next(csv.reader(io.StringIO(csv_text)), [])
+    return pd.DataFrame(json.loads(rows_json), columns=header)
 
 
 def _is_sweep_file(text: str) -> bool:
@@ -233,14 +246,17 @@ def sweep(
         ...                 grid={"bottleneck.rate": ["5Mbit", "10Mbit"]}, seeds=range(3))
         >>> r.summary[["bottleneck.rate", "rtt_ms.mean.mean", "rtt_ms.mean.ci95"]]
     """
+    if backend not in ("local", "ray"):
+        raise ValueError(f'backend must be "local" or "ray", got {backend!r}')
     sw = plan(base, grid, seeds, name)
+    nodes: Dict[str, int] = {}
     if backend == "local":
         runs = run_local(sw, workers=workers, progress=progress, on_run=on_run)
-    elif backend == "ray":
+    else:
         from . import _ray
 
-        runs = _ray.run_sweep(sw, address=ray_address, batch=batch, progress=progress, on_run=on_run)
-    else:
-        raise ValueError(f'backend must be "local" or "ray", got {backend!r}')
-    return SweepResult(sw, runs)
+        runs = _ray.run_sweep(
+            sw, address=ray_address, batch=batch, progress=progress, on_run=on_run, nodes=nodes
+        )
+    return SweepResult(sw, runs, nodes)
 

@@ -84,13 +84,15 @@ fn run(
     let err = |e: brisk_sim::ScenarioError| scenario_error(py, &e.file, &e.field, &e.message);
     let io = |e: String| PyRuntimeError::new_err(e);
     if brisk_sim::topo_spec::is_net_scenario(text) {
-        let sc = brisk_sim::topo_spec::NetScenario::from_toml_str_named(text, label).map_err(err)?;
+        let sc =
+            brisk_sim::topo_spec::NetScenario::from_toml_str_named(text, label).map_err(err)?;
         let seed = seed.unwrap_or(sc.seed);
         let res = py
             .detach(|| brisk_sim::wl_run::run_net(&sc, seed))
             .map_err(|e| io(e.to_string()))?;
         if let Some(dir) = out {
-            res.write_dir(Path::new(dir)).map_err(|e| io(e.to_string()))?;
+            res.write_dir(Path::new(dir))
+                .map_err(|e| io(e.to_string()))?;
         }
         let summary = serde_json::to_string(&res.to_json()).map_err(|e| io(e.to_string()))?;
         return Ok((summary, vec![("flows.csv".into(), res.flows_csv())]));
@@ -101,7 +103,8 @@ fn run(
         .detach(|| brisk_sim::run(&sc, seed))
         .map_err(|e| io(e.to_string()))?;
     if let Some(dir) = out {
-        res.write_dir(Path::new(dir)).map_err(|e| io(e.to_string()))?;
+        res.write_dir(Path::new(dir))
+            .map_err(|e| io(e.to_string()))?;
     }
     let summary = serde_json::to_string(&res.to_json()).map_err(|e| io(e.to_string()))?;
     let mut files: Vec<(String, String)> = res
@@ -195,7 +198,11 @@ impl Sweep {
     /// The grid keys, in cell order.
     #[getter]
     fn keys(&self) -> Vec<String> {
-        self.inner.keys.iter().map(|k| k.as_str().to_string()).collect()
+        self.inner
+            .keys
+            .iter()
+            .map(|k| k.as_str().to_string())
+            .collect()
     }
 
     fn __len__(&self) -> usize {
@@ -270,9 +277,8 @@ impl Sweep {
 #[pyo3(signature = (ids, quick=false, out=None))]
 fn repro(py: Python<'_>, ids: Vec<String>, quick: bool, out: Option<&str>) -> PyResult<String> {
     let exps = brisk_repro::select(&ids).map_err(PyValueError::new_err)?;
-    let results = py.detach(|| {
-        brisk_repro::run_suite(&exps, quick, &brisk_repro::Progress::stderr(true))
-    });
+    let results =
+        py.detach(|| brisk_repro::run_suite(&exps, quick, &brisk_repro::Progress::stderr(true)));
     report(py, results, quick, out)
 }
 

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The Python package's tests: builds the extension into a fresh virtualenv with maturin
+# and runs pytest (brisk.run, sweeps, errors, and a real two-node Ray cluster on this
+# machine, which the tests start and stop). Arguments go to pytest, e.g. -k "not ray".
+#   python/test.sh            # from the repository root
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv="${BRISK_PYENV:-target/pyenv}"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install -q --disable-pip-version-check \
+  "maturin>=1.9,<2" "pandas>=2" "tqdm>=4.60" "pytest>=7" "ray>=2.9"
+(cd python && VIRTUAL_ENV="$(cd "../$venv" && pwd)" "../$venv/bin/maturin" develop --release -q)
+exec "$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider "$@"
