@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
-/// The files and suffixes a run writes into `--out` (the only ones `--force` removes).
+/// The files and suffixes a run or sweep writes into `--out` (the only ones `--force`
+/// removes).
 const OURS: &[&str] = &[
     "summary.json",
     "scenario.toml",
@@ -23,6 +24,7 @@ const OURS: &[&str] = &[
     ".mm.log",
     ".trace",
     "plot.html",
+    "runs.jsonl",
 ];
 
 fn is_ours(name: &str) -> bool {
