@@ -34,7 +34,7 @@ def main(argv=None) -> int:
                         ray_address=a.ray_address, batch=a.batch)
             if a.out:
                 res.to_dir(a.out)
-            print(res.summary.to_string(index=False))
+            print(res.table, end="")
             return 1 if res.failures else 0
         df = repro(a.ids, quick=a.quick, out=a.out, ray_address=a.ray_address)
         print(df[["experiment", "id", "ours", "verdict", "accepted"]].to_string(index=False))

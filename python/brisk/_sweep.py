@@ -40,6 +40,7 @@ class SweepResult:
             cell-major. The summary text is byte-identical for the same cell and seed
             on any backend.
         name, keys, seeds: the sweep's name, grid keys and seeds.
+        table: the text table ``brisk sweep`` prints (headline metrics per cell).
     """
 
     def __init__(
@@ -50,9 +51,8 @@ class SweepResult:
         self.name = sweep.name
         self.keys: List[str] = sweep.keys
         self.seeds: List[int] = sweep.seeds
-        rows_json, summary_json, self.runs_jsonl, self.rows_csv, self.summary_csv = (
-            sweep.assemble(runs)
-        )
+        (rows_json, summary_json, self.runs_jsonl, self.rows_csv, self.summary_csv,
+         self.table) = sweep.assemble(runs)
         order = {s: i for i, s in enumerate(self.seeds)}
         self.runs: List[Run] = sorted(runs, key=lambda r: (r[0], order.get(r[1], 0)))
         # Values from the JSON (types kept), columns in the CSV files' order (cell,
@@ -137,8 +137,9 @@ def plan(
     spec: dict = {"grid": {k: list(v) for k, v in (grid or {}).items()}}
     if seeds is not None:
         spec["seeds"] = [int(s) for s in seeds]
-    if name is not None:
-        spec["name"] = name
+    if name is None:
+        name = Path(base).stem if isinstance(base, str) and not looks_like_toml(base) else "sweep"
+    spec["name"] = name
     if isinstance(base, Mapping):
         spec["base"] = dict(base)
     elif isinstance(base, str) and looks_like_toml(base):

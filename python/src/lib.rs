@@ -240,13 +240,13 @@ impl Sweep {
 
     /// Rows, summary and runs.jsonl of finished runs: `runs` holds (cell, seed,
     /// summary or None, error or None) in any order. Returns (rows JSON, summary JSON,
-    /// runs.jsonl text, rows CSV, summary CSV).
+    /// runs.jsonl text, rows CSV, summary CSV, the table `brisk sweep` prints).
     #[allow(clippy::type_complexity)]
     fn assemble(
         &self,
         py: Python<'_>,
         runs: Vec<(usize, u64, Option<String>, Option<String>)>,
-    ) -> (String, String, String, String, String) {
+    ) -> (String, String, String, String, String, String) {
         let runs: Vec<RunOutput> = runs
             .into_iter()
             .map(|(cell, seed, ok, err)| RunOutput {
@@ -266,6 +266,7 @@ impl Sweep {
                 r.runs_jsonl(),
                 r.rows_csv(),
                 r.summary_csv(),
+                r.table(&self.inner),
             )
         })
     }

@@ -31,6 +31,15 @@ pub fn columns(rows: &[Map<String, Value>], first: &[String]) -> Vec<String> {
             }
         }
     }
+    // A summary's `x.mean` and `x.ci95` sit side by side, mean first.
+    let mut rest: Vec<&str> = rest.into_iter().collect();
+    rest.sort_by_key(
+        |k| match (k.strip_suffix(".mean"), k.strip_suffix(".ci95")) {
+            (Some(base), _) => (base, 0),
+            (_, Some(base)) => (base, 1),
+            _ => (*k, 0),
+        },
+    );
     first
         .iter()
         .cloned()
@@ -72,5 +81,8 @@ mod tests {
         ];
         let csv = to_csv(&rows, &["cell".into(), "seed".into()]);
         assert_eq!(csv, "cell,seed,a,b,z\n0,1,\"x,y\",,1.5\n1,1,,,\n");
+        let m = json!({"x.ci95": 1, "x.mean": 2, "a": 0, "x": 3});
+        let cols = columns(&[m.as_object().unwrap().clone()], &[]);
+        assert_eq!(cols, ["a", "x", "x.mean", "x.ci95"]);
     }
 }
