@@ -97,7 +97,15 @@ class RunResult:
             ]
             if c in self.flows.columns
         ]
-        table = self.flows[cols].to_html(index=False, float_format=lambda x: f"{x:.4g}")
+        view = self.flows[cols].copy()
+        if "goodput_bps" in view:
+            view["goodput_bps"] = view["goodput_bps"] / 1e6
+        view = view.rename(columns={"goodput_bps": "goodput Mbit/s", "rtt_ms.mean": "rtt mean ms",
+                                    "rtt_ms.p99": "rtt p99 ms", "retransmitted_packets": "retrans",
+                                    "fct_s": "fct s", "record_latency_ms.p99": "record p99 ms",
+                                    "stream_ok": "stream ok"})
+        view = view.astype(object).where(view.notna(), "–")
+        table = view.to_html(index=False, float_format=lambda x: f"{x:.4g}")
         b = s.get("bottleneck", {})
         foot = (
             f"<p>bottleneck: utilisation {100 * (b.get('utilization') or 0):.1f} %, "

@@ -85,14 +85,22 @@ class SweepResult:
             f"<p><b>brisk sweep</b> {html.escape(self.name)}: {len(self.runs)} runs "
             f"({len(self.seeds)} seeds per cell), mean ± 95 % CI</p>"
         )
-        cols = ["cell", *self.keys, "flow", "seeds"]
-        for m in ["goodput_bps", "rtt_ms.mean", "fct_s", "stats.mean_fct_s"]:
-            if f"{m}.mean" in self.summary.columns:
-                cols += [f"{m}.mean", f"{m}.ci95"]
-        cols = [c for c in cols if c in self.summary.columns]
-        return head + self.summary[cols].to_html(
-            index=False, float_format=lambda x: f"{x:.4g}"
-        )
+        ids = [c for c in ["cell", *self.keys, "flow", "seeds"] if c in self.summary.columns]
+        view = self.summary[ids].copy()
+        metrics = [("goodput_bps", "goodput Mbit/s", 1e-6), ("rtt_ms.mean", "rtt mean ms", 1),
+                   ("rtt_ms.p99", "rtt p99 ms", 1), ("fct_s", "fct s", 1),
+                   ("stats.mean_fct_s", "mean FCT s", 1)]
+
+        def pm(m: float, ci: float, scale: float) -> str:
+            if m != m:  # NaN: no seed gave a number
+                return "–"
+            return f"{m * scale:.4g}" if ci != ci else f"{m * scale:.4g} ± {ci * scale:.2g}"
+
+        for key, label, scale in metrics:
+            if f"{key}.mean" in self.summary.columns:
+                view[label] = [pm(m, c, scale) for m, c in
+                               zip(self.summary[f"{key}.mean"], self.summary[f"{key}.ci95"])]
+        return head + view.to_html(index=False, na_rep="–")
 
 
 def _frame(rows_json: str, csv_text: str) -> pd.DataFrame:
