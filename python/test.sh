@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${BRISK_PYENV:-target/pyenv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+venv="$(cd "$venv" && pwd)"
 "$venv/bin/pip" install -q --disable-pip-version-check \
   "maturin>=1.9,<2" "pandas>=2" "tqdm>=4.60" "pytest>=7" "ray>=2.9"
-(cd python && VIRTUAL_ENV="$(cd "../$venv" && pwd)" "../$venv/bin/maturin" develop --release -q)
+(cd python && VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --release -q)
 exec "$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider "$@"
