@@ -152,6 +152,21 @@ impl Tun {
         }
     }
 
+    /// Packets the kernel dropped on their way to this device's reader (the TX `drop`
+    /// column of `/proc/net/dev`: `tun_net_xmit` drops when the ring of `txqueuelen`
+    /// packets is full, i.e. when the reader falls behind). Read from a thread inside
+    /// the device's namespace, since /proc/thread-self/net is per namespace.
+    pub fn tx_dropped(&self) -> Result<u64> {
+        let name = self.name.clone();
+        let text = crate::os::netns::run_in_named(&self.netns, || {
+            std::fs::read_to_string("/proc/thread-self/net/dev")
+        })?
+        .map_err(|e| EmuError::io("reading /proc/thread-self/net/dev", e))?;
+        parse_tx_dropped(&text, &name).ok_or_else(|| {
+            EmuError::Config(format!("{name} is not in /proc/net/dev of {}", self.netns))
+        })
+    }
+
     /// Writes one packet. `Ok(false)` if the device would block (the packet is not sent).
     pub fn send(&self, pkt: &[u8]) -> io::Result<bool> {
         // SAFETY: writes `pkt.len()` bytes from a live slice.
@@ -168,6 +183,18 @@ impl AsRawFd for Tun {
     fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
+}
+
+/// The TX drop count of `dev` in a `/proc/net/dev` text: after `name:` come 8 receive
+/// and 8 transmit columns; TX drop is the 12th (index 11).
+fn parse_tx_dropped(text: &str, dev: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (name, cols) = l.split_once(':')?;
+        if name.trim() != dev {
+            return None;
+        }
+        cols.split_whitespace().nth(11)?.parse().ok()
+    })
 }
 
 fn open_tun(name: &str) -> Result<OwnedFd> {
@@ -192,4 +219,18 @@ fn open_tun(name: &str) -> Result<OwnedFd> {
     cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF as _, &mut req) })
         .map_err(|e| EmuError::io(format!("TUNSETIFF {name}"), e))?;
     Ok(fd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tx_drops_are_read_from_proc_net_dev() {
+        let text = "Inter-|   Receive                            |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n    lo:       0       0    0    0    0     0          0         0        0       0    0    0    0     0       0          0\nbrisk-tun: 9000 6 0 1 0 0 0 0 12000 8 0 42 0 0 0 0\n";
+        assert_eq!(parse_tx_dropped(text, "brisk-tun"), Some(42));
+        assert_eq!(parse_tx_dropped(text, "lo"), Some(0));
+        assert_eq!(parse_tx_dropped(text, "eth0"), None);
+        assert_eq!(parse_tx_dropped("brisk-tun: 1 2", "brisk-tun"), None);
+    }
 }
