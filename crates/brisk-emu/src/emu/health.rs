@@ -161,7 +161,7 @@ pub fn assess(inp: &HealthInput, lim: &HealthLimits) -> Health {
         let thr = threshold_ns(d, lim);
         if d.delivered_packets >= MIN_PACKETS && d.late.p99_ns > thr {
             warnings.push(format!(
-                "late deliveries: {} delivery-time error p99 {:.0} us > {:.0} us (max of {:.1} ms and {:.0} % of its {:.2} ms one-way delay): the kernels saw other timing than the model's",
+                "late deliveries: {} delivery-time error p99 {:.0} us > {:.0} us (max of {:.1} ms and {:.0} % of its link's {:.2} ms one-way delay; per-flow access delays of a dumbbell are not counted): the kernels saw other timing than the model's",
                 d.name,
                 us(d.late.p99_ns),
                 us(thr),
