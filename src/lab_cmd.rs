@@ -349,6 +349,14 @@ fn shell(
         b.delivered_packets,
         b.dropped_queue_full + b.dropped_loss + b.dropped_outage + b.dropped_overflow,
     );
+    // (The emulator has already printed its warnings, if any, to stderr.)
+    if r.emulator.health.is_clean() {
+        eprintln!(
+            "brisk lab shell: emulator clean (busy {:.0} %, delivery error p99 {:.1} us)",
+            r.emulator.health.busy_fraction * 100.0,
+            r.emulator.health.late_p99_us
+        );
+    }
     match r.status.code() {
         Some(0) => Ok(()),
         Some(c) => anyhow::bail!("the inside command exited with status {c}"),

@@ -337,6 +337,19 @@ pub fn cmd_bench_real(d: Duration) -> anyhow::Result<()> {
             },
             f.stream_ok,
         );
+        let h = &r.emulator.health;
+        println!(
+            "         emulator: busy {:.0} % (headroom {:.0} %), serviceable {:.2} Gbit/s, delivery error p99 {:.1} us, kernel drops {}: {}",
+            h.busy_fraction * 100.0,
+            h.headroom * 100.0,
+            h.serviceable_bps / 1e9,
+            h.late_p99_us,
+            h.kernel_drops.map_or("?".into(), |d| d.to_string()),
+            if h.is_clean() { "clean" } else { "DISTORTED" }
+        );
+        for w in &h.warnings {
+            println!("         WARNING (emulator): {w}");
+        }
         (f.goodput_bps, cpu_per_gb)
     };
     let (lg, lc) = row("linux", &linux);

@@ -35,6 +35,7 @@ use brisk_time::{Duration, Instant};
 use brisk_wire::pcap::PcapWriter;
 use serde::Serialize;
 
+use crate::emu::health::{self, DirInput, Health, HealthInput, HealthLimits};
 use crate::emu::path::{EmuConfig, PathChain};
 use crate::emu::route::{MeterReport, Route};
 use crate::emu::side::Side;
@@ -76,6 +77,8 @@ pub struct EmulatorOptions {
     /// own notion of time (a brisk stack, whose application threads read the clock
     /// too) passes its clock here so both agree on every `Instant`.
     pub clock: Option<Clock>,
+    /// Thresholds of the run's self-check ([`EmuReport::health`]).
+    pub health: HealthLimits,
 }
 
 impl Default for EmulatorOptions {
@@ -92,6 +95,7 @@ impl Default for EmulatorOptions {
             buf_size: 2048,
             link_logs: [None, None],
             clock: None,
+            health: HealthLimits::default(),
         }
     }
 }
@@ -150,6 +154,10 @@ pub struct EmuReport {
     pub elapsed_s: f64,
     pub iterations: u64,
     pub timer_wakeups: u64,
+    /// Seconds the loop spent moving packets (see [`crate::emu::health`]).
+    pub busy_s: f64,
+    /// Whether the emulator kept up and delivered on time; warnings if not.
+    pub health: Health,
     /// A → B.
     pub forward: DirReport,
     /// B → A.
@@ -210,6 +218,40 @@ impl Dir {
         r.events_lost = chain.events_lost();
         self.path.drain_events(&mut r.events);
         r
+    }
+}
+
+impl Dir {
+    /// The shared link's (one-way delay, rate; `None`: unlimited or trace-driven).
+    fn link_shape(&self) -> (Duration, Option<u64>) {
+        let l = self.path.chain().link();
+        (l.delay(), Some(l.rate_bps()).filter(|r| *r > 0))
+    }
+}
+
+fn dir_input<'a>(
+    name: &'a str,
+    r: &DirReport,
+    (delay, rate): (Duration, Option<u64>),
+) -> DirInput<'a> {
+    DirInput {
+        name,
+        delivered_packets: r.delivered_packets,
+        delivered_bytes: r.delivered_bytes,
+        late: r.delivery_error,
+        one_way_delay: delay,
+        rate_bps: rate,
+    }
+}
+
+impl EmuReport {
+    /// The self-check's warnings, one line each, for a table or a log.
+    pub fn warning_lines(&self) -> String {
+        self.health
+            .warnings
+            .iter()
+            .map(|w| format!("WARNING (emulator): {w}\n"))
+            .collect()
     }
 }
 
@@ -458,6 +500,10 @@ impl<A: Side, B: Side> Emulator<A, B> {
         let (a_polled, b_polled) = (self.a.poll_fd().is_none(), self.b.poll_fd().is_none());
         let (mut iterations, mut wakeups) = (0u64, 0u64);
         let mut ready = (1 << TOKEN_A) | (1 << TOKEN_B);
+        // Self-check (emu/health.rs): drops at the input devices and busy time.
+        let drops0 = (self.a.kernel_drops(), self.b.kernel_drops());
+        let cpu0 = health::thread_cpu_s();
+        let mut busy_ns = 0u64;
         loop {
             let now = clock.now();
             if now >= end || stop.load(Ordering::Relaxed) {
@@ -475,6 +521,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
                 }
             }
             let (a, b) = (&mut self.a, &mut self.b);
+            let reads0 = self.fwd.report.read_packets + self.rev.report.read_packets;
             let mut to_a = release(&mut self.rev, a, now, &mut io, pcap_a.as_mut());
             let mut to_b = release(&mut self.fwd, b, now, &mut io, pcap_b.as_mut());
             let due = |t: Option<Instant>| t.is_some_and(|t| t <= now);
@@ -507,6 +554,12 @@ impl<A: Side, B: Side> Emulator<A, B> {
             }
             // A pure sans-IO side may answer what it was just handed: look again now.
             more |= (a_polled && to_a > 0) || (b_polled && to_b > 0);
+            // Busy from wake-up to here if anything moved; a spin or a wake-up that
+            // found nothing to do is idle time (headroom).
+            let reads = self.fwd.report.read_packets + self.rev.report.read_packets - reads0;
+            if to_a + to_b + reads > 0 {
+                busy_ns += (clock.now() - now).as_nanos() as u64;
+            }
             if more {
                 ready = ep.wait(0)? | (1 << TOKEN_A) | (1 << TOKEN_B);
                 continue;
@@ -548,13 +601,44 @@ impl<A: Side, B: Side> Emulator<A, B> {
                     .map_err(|e| EmuError::io(format!("flushing the {name} pcap"), e))?;
             }
         }
-        Ok(EmuReport {
+        let thread_cpu_s = health::thread_cpu_s() - cpu0;
+        let drops1 = (self.a.kernel_drops(), self.b.kernel_drops());
+        let kernel_drops = match (drops0, drops1) {
+            ((Some(a0), Some(b0)), (Some(a1), Some(b1))) => {
+                Some(a1.saturating_sub(a0) + b1.saturating_sub(b0))
+            }
+            ((Some(a0), None), (Some(a1), None)) => Some(a1.saturating_sub(a0)),
+            ((None, Some(b0)), (None, Some(b1))) => Some(b1.saturating_sub(b0)),
+            _ => None,
+        };
+        let (fwd_link, rev_link) = (self.fwd.link_shape(), self.rev.link_shape());
+        let forward = self.fwd.finish(elapsed);
+        let reverse = self.rev.finish(elapsed);
+        let busy_s = busy_ns as f64 / 1e9;
+        let health = health::assess(
+            &HealthInput {
+                elapsed_s: elapsed.as_secs_f64(),
+                busy_s,
+                thread_cpu_s,
+                forward: dir_input("bottleneck", &forward, fwd_link),
+                reverse: dir_input("reverse", &reverse, rev_link),
+                kernel_drops,
+            },
+            &self.opts.health,
+        );
+        let report = EmuReport {
             elapsed_s: elapsed.as_secs_f64(),
             iterations,
             timer_wakeups: wakeups,
-            forward: self.fwd.finish(elapsed),
-            reverse: self.rev.finish(elapsed),
-        })
+            busy_s,
+            health,
+            forward,
+            reverse,
+        };
+        // Every run says so when the emulator distorted it, whichever tool ran it
+        // (summaries repeat this in their tables and JSON).
+        eprint!("{}", report.warning_lines());
+        Ok(report)
     }
 
     pub fn sides(&self) -> (&A, &B) {

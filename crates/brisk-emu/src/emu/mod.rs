@@ -4,6 +4,7 @@
 
 pub mod dumbbell;
 pub mod emulator;
+pub mod health;
 pub mod inject;
 pub mod mux;
 pub mod path;

@@ -116,6 +116,14 @@ impl Side for MuxSide {
             .filter_map(|m| m.side.poll_timeout())
             .min()
     }
+
+    /// The sum over the members that can tell (`None` if none can).
+    fn kernel_drops(&self) -> Option<u64> {
+        self.members
+            .iter()
+            .filter_map(|m| m.side.kernel_drops())
+            .reduce(|a, b| a.saturating_add(b))
+    }
 }
 
 #[cfg(test)]

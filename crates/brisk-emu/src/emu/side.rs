@@ -28,6 +28,13 @@ pub trait Side {
     fn poll_timeout(&self) -> Option<Instant> {
         None
     }
+
+    /// Packets the kernel behind this end dropped because they were not read in time
+    /// (a TUN device's full ring), as a running total; `None` when it cannot tell.
+    /// Called at the start and the end of a run, never per packet.
+    fn kernel_drops(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl Side for Tun {
@@ -41,6 +48,10 @@ impl Side for Tun {
 
     fn send(&mut self, _now: Instant, pkt: &[u8]) -> io::Result<bool> {
         Tun::send(self, pkt)
+    }
+
+    fn kernel_drops(&self) -> Option<u64> {
+        self.tx_dropped().ok()
     }
 }
 
@@ -56,5 +67,8 @@ impl<S: Side + ?Sized> Side for Box<S> {
     }
     fn poll_timeout(&self) -> Option<Instant> {
         (**self).poll_timeout()
+    }
+    fn kernel_drops(&self) -> Option<u64> {
+        (**self).kernel_drops()
     }
 }

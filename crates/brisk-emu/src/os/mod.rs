@@ -6,4 +6,5 @@ pub mod clock;
 pub mod netns;
 pub mod poll;
 pub mod tun;
+pub mod vnet;
 pub mod wake;

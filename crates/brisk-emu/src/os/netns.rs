@@ -137,6 +137,19 @@ fn enter(file: &File) -> Result<()> {
         .map_err(|e| EmuError::io("setns(CLONE_NEWNET)", e))
 }
 
+/// Runs `f` on a short-lived thread inside the existing namespace `name` (one this
+/// process made; used by a device that only knows its namespace's name).
+pub(crate) fn run_in_named<T: Send, F: FnOnce() -> T + Send>(name: &str, f: F) -> Result<T> {
+    let path = Path::new(NETNS_DIR).join(name);
+    let file =
+        File::open(&path).map_err(|e| EmuError::io(format!("opening {}", path.display()), e))?;
+    std::thread::scope(|s| {
+        let h = s.spawn(move || enter(&file).map(|()| f()));
+        h.join()
+            .map_err(|p| EmuError::Panicked(panic_message(&*p)))?
+    })
+}
+
 /// A named network namespace, deleted when dropped.
 #[derive(Debug)]
 pub struct Netns {

@@ -1,6 +1,11 @@
 //! TUN devices (Linux `Documentation/networking/tuntap.rst`): `IFF_TUN | IFF_NO_PI`, so
-//! every read or write is exactly one raw IP packet, no packet-info header and no
-//! offloads (no `IFF_VNET_HDR`), so packets are never larger than the MTU.
+//! every read or write is exactly one raw IP packet, no packet-info header. Without
+//! offloads packets are never larger than the MTU. With offloads ([`Tun::open_with`],
+//! or `BRISK_TUN_OFFLOAD=1` for [`Tun::open`]) the device is `IFF_VNET_HDR` with
+//! `TUNSETOFFLOAD` (checksum, TSO4, TSO6, TSO-ECN): the kernel hands over TCP
+//! super-packets of up to 64 KB in one read, and [`Tun::recv`] still returns one
+//! MSS-sized IP packet per call, cut by [`crate::os::vnet::Segmenter`] as Linux's
+//! `tcp_gso_segment` would; writes carry a zero virtio header.
 //!
 //! A TUN device is created in the namespace of the thread that opens `/dev/net/tun`,
 //! so [`Tun::open`] opens it on a thread inside the target namespace
@@ -16,6 +21,34 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use crate::error::{cvt, cvt_size, EmuError, Result};
 use crate::os::netns::Netns;
+use crate::os::vnet::{self, Segmenter, VnetHdr, F_NEEDS_CSUM, GSO_NONE, MAX_READ, VNET_HDR_LEN};
+
+/// The environment switch for [`Tun::open`]'s offloads: `1`/`on` or `0`/`off`.
+pub const OFFLOAD_ENV: &str = "BRISK_TUN_OFFLOAD";
+/// Offloads are off unless asked for (see docs/emulator.md for the measurements).
+pub const OFFLOAD_DEFAULT: bool = false;
+
+/// Whether [`Tun::open`] turns offloads on: [`OFFLOAD_ENV`], else [`OFFLOAD_DEFAULT`].
+pub fn offload_from_env() -> Result<bool> {
+    match std::env::var(OFFLOAD_ENV) {
+        Err(_) => Ok(OFFLOAD_DEFAULT),
+        Ok(v) => match v.as_str() {
+            "1" | "on" | "true" => Ok(true),
+            "0" | "off" | "false" => Ok(false),
+            _ => Err(EmuError::Config(format!(
+                "{OFFLOAD_ENV}={v:?}: use 1/on/true or 0/off/false"
+            ))),
+        },
+    }
+}
+
+/// Receive state of an offloading device: the 64 KB read buffer and the
+/// super-packet being cut into segments. Allocated once per device.
+#[derive(Debug)]
+struct VnetRx {
+    scratch: Vec<u8>,
+    seg: Segmenter,
+}
 
 /// The MTU the lab sets on its devices.
 pub const DEFAULT_MTU: u32 = 1500;
@@ -48,11 +81,18 @@ pub struct Tun {
     fd: OwnedFd,
     name: String,
     netns: String,
+    vnet: Option<Box<VnetRx>>,
 }
 
 impl Tun {
-    /// Creates TUN device `name` inside `ns`, nonblocking and close-on-exec.
+    /// Creates TUN device `name` inside `ns`, nonblocking and close-on-exec, with
+    /// offloads as [`offload_from_env`] says.
     pub fn open(ns: &Netns, name: &str) -> Result<Tun> {
+        Tun::open_with(ns, name, offload_from_env()?)
+    }
+
+    /// [`Tun::open`] with offloads on or off.
+    pub fn open_with(ns: &Netns, name: &str, offload: bool) -> Result<Tun> {
         if name.is_empty()
             || name.len() > MAX_IFNAME
             || !name
@@ -63,12 +103,23 @@ impl Tun {
                 "interface name {name:?}: 1..={MAX_IFNAME} of [A-Za-z0-9_-]"
             )));
         }
-        let fd = ns.run_in(|| open_tun(name))??;
+        let fd = ns.run_in(|| open_tun(name, offload))??;
         Ok(Tun {
             fd,
             name: name.to_string(),
             netns: ns.name().to_string(),
+            vnet: offload.then(|| {
+                Box::new(VnetRx {
+                    scratch: Vec::with_capacity(MAX_READ),
+                    seg: Segmenter::default(),
+                })
+            }),
         })
+    }
+
+    /// Whether the device was opened with offloads.
+    pub fn offload(&self) -> bool {
+        self.vnet.is_some()
     }
 
     /// Sets MTU, brings the device up, gives it `local/32` and a `/32` route to `peer`
@@ -132,8 +183,13 @@ impl Tun {
     }
 
     /// Reads one packet into `buf` (cleared; its capacity is the most read, at least
-    /// 2048 is reserved). `Ok(false)` when no packet is waiting.
-    pub fn recv(&self, buf: &mut Vec<u8>) -> io::Result<bool> {
+    /// 2048 is reserved). `Ok(false)` when no packet is waiting. With offloads, one
+    /// MSS-sized segment of the current super-packet per call, checksums complete; a
+    /// malformed header is an `InvalidData` error (the packet is dropped).
+    pub fn recv(&mut self, buf: &mut Vec<u8>) -> io::Result<bool> {
+        if self.vnet.is_some() {
+            return self.recv_vnet(buf);
+        }
         buf.clear();
         if buf.capacity() < 2048 {
             buf.reserve(2048);
@@ -152,10 +208,83 @@ impl Tun {
         }
     }
 
+    /// Packets the kernel dropped on their way to this device's reader (the TX `drop`
+    /// column of `/proc/net/dev`: `tun_net_xmit` drops when the ring of `txqueuelen`
+    /// packets is full, i.e. when the reader falls behind). Read from a thread inside
+    /// the device's namespace, since /proc/thread-self/net is per namespace.
+    pub fn tx_dropped(&self) -> Result<u64> {
+        let name = self.name.clone();
+        let text = crate::os::netns::run_in_named(&self.netns, || {
+            std::fs::read_to_string("/proc/thread-self/net/dev")
+        })?
+        .map_err(|e| EmuError::io("reading /proc/thread-self/net/dev", e))?;
+        parse_tx_dropped(&text, &name).ok_or_else(|| {
+            EmuError::Config(format!("{name} is not in /proc/net/dev of {}", self.netns))
+        })
+    }
+
+    fn recv_vnet(&mut self, buf: &mut Vec<u8>) -> io::Result<bool> {
+        let fd = self.fd.as_raw_fd();
+        let Some(rx) = self.vnet.as_deref_mut() else {
+            return Ok(false);
+        };
+        if rx.seg.pending() {
+            if let Some(pkt) = rx.scratch.get(VNET_HDR_LEN..) {
+                return Ok(rx.seg.next(pkt, buf));
+            }
+        }
+        rx.scratch.clear();
+        // SAFETY: reads at most `capacity` bytes into the Vec's own allocation.
+        let n = unsafe { libc::read(fd, rx.scratch.as_mut_ptr().cast(), rx.scratch.capacity()) };
+        let n = match cvt_size(n) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        // SAFETY: the kernel initialised the first `n <= capacity` bytes.
+        unsafe { rx.scratch.set_len(n) };
+        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
+        let hdr = VnetHdr::parse(&rx.scratch).ok_or_else(|| bad("short virtio header"))?;
+        let pkt = &rx.scratch[VNET_HDR_LEN..];
+        if hdr.gso_type == GSO_NONE {
+            buf.clear();
+            buf.extend_from_slice(pkt);
+            if hdr.flags & F_NEEDS_CSUM != 0 {
+                vnet::complete_checksum(
+                    buf,
+                    usize::from(hdr.csum_start),
+                    usize::from(hdr.csum_offset),
+                )
+                .map_err(|_| bad("virtio checksum offsets outside the packet"))?;
+            }
+            return Ok(true);
+        }
+        rx.seg = Segmenter::start(pkt, &hdr)
+            .map_err(|e| bad(&format!("unusable GSO super-packet: {e:?}")))?;
+        Ok(rx.seg.next(pkt, buf))
+    }
+
     /// Writes one packet. `Ok(false)` if the device would block (the packet is not sent).
     pub fn send(&self, pkt: &[u8]) -> io::Result<bool> {
-        // SAFETY: writes `pkt.len()` bytes from a live slice.
-        let n = unsafe { libc::write(self.fd.as_raw_fd(), pkt.as_ptr().cast(), pkt.len()) };
+        let n = if self.vnet.is_some() {
+            // A zero virtio header: one plain packet whose checksums the receiving
+            // kernel verifies itself (so corrupted packets stay corrupted).
+            let iov = [
+                libc::iovec {
+                    iov_base: vnet::ZERO_HDR.as_ptr() as *mut libc::c_void,
+                    iov_len: VNET_HDR_LEN,
+                },
+                libc::iovec {
+                    iov_base: pkt.as_ptr() as *mut libc::c_void,
+                    iov_len: pkt.len(),
+                },
+            ];
+            // SAFETY: two iovecs over live, readable slices; writev does not write them.
+            unsafe { libc::writev(self.fd.as_raw_fd(), iov.as_ptr(), 2) }
+        } else {
+            // SAFETY: writes `pkt.len()` bytes from a live slice.
+            unsafe { libc::write(self.fd.as_raw_fd(), pkt.as_ptr().cast(), pkt.len()) }
+        };
         match cvt_size(n) {
             Ok(_) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
@@ -170,7 +299,19 @@ impl AsRawFd for Tun {
     }
 }
 
-fn open_tun(name: &str) -> Result<OwnedFd> {
+/// The TX drop count of `dev` in a `/proc/net/dev` text: after `name:` come 8 receive
+/// and 8 transmit columns; TX drop is the 12th (index 11).
+fn parse_tx_dropped(text: &str, dev: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (name, cols) = l.split_once(':')?;
+        if name.trim() != dev {
+            return None;
+        }
+        cols.split_whitespace().nth(11)?.parse().ok()
+    })
+}
+
+fn open_tun(name: &str, offload: bool) -> Result<OwnedFd> {
     let path = CString::new("/dev/net/tun").map_err(|e| EmuError::Config(e.to_string()))?;
     // SAFETY: `path` is a valid C string.
     let raw = cvt(unsafe {
@@ -184,12 +325,41 @@ fn open_tun(name: &str) -> Result<OwnedFd> {
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     let mut req = IfReq {
         name: [0; 16],
-        flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+        flags: (libc::IFF_TUN | libc::IFF_NO_PI | if offload { libc::IFF_VNET_HDR } else { 0 })
+            as libc::c_short,
         _pad: [0; 22],
     };
     req.name[..name.len()].copy_from_slice(name.as_bytes());
     // SAFETY: TUNSETIFF reads and writes a `struct ifreq`, which `IfReq` lays out.
     cvt(unsafe { libc::ioctl(fd.as_raw_fd(), libc::TUNSETIFF as _, &mut req) })
         .map_err(|e| EmuError::io(format!("TUNSETIFF {name}"), e))?;
+    if offload {
+        // What we can take apart: partial checksums and TCP segmentation (IPv4, IPv6,
+        // with CWR). No UDP offloads: the segmenter only knows TCP.
+        let feat = libc::TUN_F_CSUM | libc::TUN_F_TSO4 | libc::TUN_F_TSO6 | libc::TUN_F_TSO_ECN;
+        // SAFETY: TUNSETOFFLOAD takes the feature bits as its integer argument.
+        cvt(unsafe {
+            libc::ioctl(
+                fd.as_raw_fd(),
+                libc::TUNSETOFFLOAD as _,
+                feat as libc::c_ulong,
+            )
+        })
+        .map_err(|e| EmuError::io(format!("TUNSETOFFLOAD {name}"), e))?;
+    }
     Ok(fd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tx_drops_are_read_from_proc_net_dev() {
+        let text = "Inter-|   Receive                            |  Transmit\n face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n    lo:       0       0    0    0    0     0          0         0        0       0    0    0    0     0       0          0\nbrisk-tun: 9000 6 0 1 0 0 0 0 12000 8 0 42 0 0 0 0\n";
+        assert_eq!(parse_tx_dropped(text, "brisk-tun"), Some(42));
+        assert_eq!(parse_tx_dropped(text, "lo"), Some(0));
+        assert_eq!(parse_tx_dropped(text, "eth0"), None);
+        assert_eq!(parse_tx_dropped("brisk-tun: 1 2", "brisk-tun"), None);
+    }
 }

@@ -144,6 +144,21 @@ impl RealResult {
             self.emulator.forward.delivery_error.p99_ns as f64 / 1e3,
             self.cpu_s,
         );
+        let h = &self.emulator.health;
+        let _ = writeln!(
+            t,
+            "emulator: busy {:.0} % (headroom {:.0} %), delivery error {} p50 {:.1} us p99 {:.1} us max {:.1} us (threshold {:.0} us), kernel drops {}: {}",
+            h.busy_fraction * 100.0,
+            h.headroom * 100.0,
+            h.late_direction,
+            h.late_p50_us,
+            h.late_p99_us,
+            h.late_max_us,
+            h.late_threshold_us,
+            h.kernel_drops.map_or("?".into(), |d| d.to_string()),
+            if h.is_clean() { "clean" } else { "DISTORTED, see the warnings" },
+        );
+        t.push_str(&self.emulator.warning_lines());
         // Traffic does not stop at the end: each stream is drained to check its hash.
         let _ = writeln!(
             t,

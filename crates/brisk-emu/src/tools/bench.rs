@@ -49,6 +49,7 @@ impl BaselineReport {
                 "max_queue_packets": f.max_queue_packets,
             },
             "emulator": {
+                "health": &self.emulator.health,
                 "iterations": self.emulator.iterations,
                 "forward": &self.emulator.forward,
                 "reverse": &self.emulator.reverse,
@@ -88,8 +89,9 @@ pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineR
     };
     let r = baseline(&path, &bulk, EmulatorOptions::default())?;
     let e = &r.emulator.forward.delivery_error;
+    let h = &r.emulator.health;
     println!(
-        "capacity: {:.2} Gbit/s goodput over {:.1} s ({} MB, intact: {}); emulator delivery error p50 {:.1} us, p99 {:.1} us, max {:.1} us over {} packets; {} iterations",
+        "capacity: {:.2} Gbit/s goodput over {:.1} s ({} MB, intact: {}); emulator delivery error p50 {:.1} us, p99 {:.1} us, max {:.1} us over {} packets; {} iterations; emulator busy {:.0} % (headroom {:.0} %), serviceable {:.2} Gbit/s, thread CPU {:.2} s, kernel drops {}",
         r.transfer.goodput_bps / 1e9,
         r.transfer.seconds,
         r.transfer.bytes_received / 1_000_000,
@@ -99,7 +101,16 @@ pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineR
         e.max_ns as f64 / 1e3,
         e.count,
         r.emulator.iterations,
+        h.busy_fraction * 100.0,
+        h.headroom * 100.0,
+        h.serviceable_bps / 1e9,
+        h.thread_cpu_s,
+        h.kernel_drops.map_or("?".into(), |d| d.to_string()),
     );
+    print!("{}", r.emulator.warning_lines());
+    if r.emulator.health.is_clean() {
+        println!("emulator: clean (no late-delivery, headroom or rate warning)");
+    }
     Ok(r)
 }
 
