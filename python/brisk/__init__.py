@@ -47,7 +47,7 @@ def run(
 
     Args:
         scenario: a dict (the keys of a scenario file, e.g.
-            ``{"duration": "10s", "bottleneck": {"rate": "10Mbit"},
+            ``{"name": "x", "duration": "10s", "bottleneck": {"rate": "10Mbit"},
             "flow": [{"rtt": "20ms", "cc": "cubic", "app": {"kind": "bulk"}}]}``),
             TOML text, or the path of a scenario file. Dumbbell and network
             (``[workload]``) scenarios both work.

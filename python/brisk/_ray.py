@@ -23,11 +23,24 @@ Job = Tuple[int, int, str, str, str]
 MAX_RETRIES = 3
 
 
-def _run_batch(jobs: Sequence[Job]) -> Tuple[str, List[Run]]:
+class RevisionMismatch(RuntimeError):
+    """A Ray worker runs another brisk build than the driver."""
+
+
+def _check_build(driver_build: str) -> None:
+    if _brisk.__build__ != driver_build:
+        raise RevisionMismatch(
+            f"this Ray worker runs brisk {_brisk.__build__!r}, the driver {driver_build!r}: "
+            "install the same brisk revision on every node (docs/cluster.md)"
+        )
+
+
+def _run_batch(jobs: Sequence[Job], driver_build: str) -> Tuple[str, List[Run]]:
     """Runs on a Ray worker: every run of the batch, in-process, errors as results.
     Returns the node that ran them too, for `SweepResult.nodes`."""
     import ray
 
+    _check_build(driver_build)
     out: List[Run] = []
     for cell, seed, text, label, kind in jobs:
         try:
@@ -37,8 +50,9 @@ def _run_batch(jobs: Sequence[Job]) -> Tuple[str, List[Run]]:
     return ray.get_runtime_context().get_node_id(), out
 
 
-def _run_experiment(exp_id: str, quick: bool) -> str:
+def _run_experiment(exp_id: str, quick: bool, driver_build: str) -> str:
     """Runs on a Ray worker: one reproduction experiment, its result as JSON."""
+    _check_build(driver_build)
     return _brisk.repro_run_one(exp_id, quick)
 
 
@@ -91,8 +105,13 @@ def run_sweep(
             [(c, s, scen[c], label, kind) for c, s in jobs[i : i + size]]
             for i in range(0, len(jobs), size)
         ]
-        task = ray.remote(max_retries=MAX_RETRIES)(_run_batch)
-        pending: Dict[object, int] = {task.remote(b): i for i, b in enumerate(batches)}
+        # SPREAD: Ray's default placement packed batches unevenly on two nodes
+        # (bench/ray_sweep.py, docs/cluster.md); spreading them ran at local speed.
+        task = ray.remote(max_retries=MAX_RETRIES, scheduling_strategy="SPREAD")(_run_batch)
+        build = _brisk.__build__
+        pending: Dict[object, int] = {
+            task.remote(b, build): i for i, b in enumerate(batches)
+        }
         done: Dict[int, List[Run]] = {}
         bar = None
         if progress:
@@ -136,9 +155,11 @@ def run_repro(
     kinds = {e[0]: e[1] for e in _brisk.repro_list()}
     ray, started = connect(address)
     try:
-        task = ray.remote(max_retries=MAX_RETRIES)(_run_experiment)
+        task = ray.remote(max_retries=MAX_RETRIES, scheduling_strategy="SPREAD")(
+            _run_experiment
+        )
         sim = [i for i in ids if kinds.get(i) == "sim"]
-        pending = {task.remote(i, quick): i for i in sim}
+        pending = {task.remote(i, quick, _brisk.__build__): i for i in sim}
         out: Dict[str, str] = {}
         bar = None
         if progress:

@@ -357,6 +357,8 @@ fn repro_list() -> Vec<(String, String, Vec<String>, String)> {
 fn _brisk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Version and commit: what a Ray worker must match (python/brisk/_ray.py).
+    m.add("__build__", env!("BRISK_BUILD"))?;
     m.add_function(wrap_pyfunction!(toml_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_kind, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

@@ -7,6 +7,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 import brisk
 
 SWEEP = "sweeps/bufferbloat-grid.toml"
@@ -23,18 +25,41 @@ def test_a_sweep_on_two_ray_nodes_equals_the_local_run(ray_cluster):
     assert sum(remote.nodes.values()) == len(local.runs)
 
 
-def _task_workers():
-    """PIDs of Ray workers executing a sweep batch (Ray sets the process title)."""
+def test_a_worker_of_another_build_is_refused(ray_cluster):
+    import ray
+
+    from brisk import _ray
+
+    with pytest.raises(ray.exceptions.RayTaskError, match="install the same brisk revision"):
+        ray.get(ray.remote(_ray._run_batch).remote([], "0.0.0 someothercommit"))
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _parent(pid: int) -> int:
+    try:
+        stat = (Path("/proc") / str(pid) / "stat").read_text()
+        return int(stat.rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _task_workers(temp_dir: str):
+    """PIDs of this cluster's Ray workers executing a sweep batch (Ray sets the process
+    title; a worker's raylet, its parent, names the cluster's temp dir), so no other Ray
+    on the machine is touched."""
     out = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
-        try:
-            cmd = (d / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"ray::_run_batch" in cmd:
-            out.append(int(d.name))
+        pid = int(d.name)
+        if b"ray::_run_batch" in _cmdline(pid) and temp_dir.encode() in _cmdline(_parent(pid)):
+            out.append(pid)
     return out
 
 
@@ -50,7 +75,7 @@ def test_a_killed_worker_is_retried_and_every_row_appears_once(ray_cluster):
         started.wait(60)
         deadline = time.time() + 60
         while time.time() < deadline and not killed:
-            for pid in _task_workers():
+            for pid in _task_workers(ray_cluster.temp_dir):
                 try:
                     os.kill(pid, signal.SIGKILL)
                     killed.append(pid)
