@@ -25,6 +25,8 @@ from ._scenario import ScenarioLike, scenario_text
 from ._sweep import SweepResult, plan, sweep
 
 __version__ = _brisk.__version__
+#: The package version and the git commit the extension was built from.
+__build__ = _brisk.__build__
 
 __all__ = [
     "run",
