@@ -46,8 +46,12 @@ fn an_impossible_rate_is_reported_and_a_modest_one_is_clean() {
     // A modest rate never makes the loop fall behind: no headroom, rate or drop
     // warning in any run. Late deliveries are a different matter: on a shared,
     // overloaded machine the thread can be preempted for milliseconds, and then the
-    // warning is the truth. So up to three runs, and one of them must be clean.
+    // warning is the truth. So up to three runs, and one of them must be clean, unless
+    // the machine is overloaded (more runnable tasks than cores): then a late-delivery
+    // warning is what an honest emulator must say, and the test only checks it is
+    // consistent with the measured p99.
     let mut clean = false;
+    let mut overloaded = false;
     for attempt in 0..3 {
         let slow = run(10_000_000, 3);
         let h = &slow.emulator.health;
@@ -61,10 +65,35 @@ fn an_impossible_rate_is_reported_and_a_modest_one_is_clean() {
         assert!(h.headroom > 0.5, "{h:?}");
         assert_eq!(h.kernel_drops, Some(0));
         assert!(h.link_utilization.unwrap() > 0.8, "{h:?}");
+        assert_eq!(
+            h.warnings.iter().any(|w| w.starts_with("late deliveries")),
+            h.late_p99_us > h.late_threshold_us,
+            "{h:?}"
+        );
         if h.is_clean() {
             clean = true;
             break;
         }
+        overloaded |= machine_overloaded();
+    }
+    if !clean && overloaded {
+        eprintln!(
+            "every 10 Mbit/s run had late deliveries while the machine was overloaded \
+             (load above its cores): the warning was the truth, not a false alarm"
+        );
+        return;
     }
     assert!(clean, "three 10 Mbit/s runs all had late deliveries");
+}
+
+/// Whether the 1-minute load average exceeds the cores this process may use.
+fn machine_overloaded() -> bool {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .is_some_and(|load| {
+            eprintln!("load average {load:.2} on {cores} cores");
+            load > cores
+        })
 }
