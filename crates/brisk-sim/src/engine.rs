@@ -15,7 +15,58 @@ use brisk_net::Packet;
 use brisk_time::Instant;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::net::IpAddr;
+
+/// FxHash (rustc's): a multiply-rotate hash with no key. Route lookups run once per
+/// packet per hop, and SipHash was a measurable share of them; the keys are the
+/// scenario's own addresses (nothing adversarial), and the result is the same in
+/// every run, so iteration order could not make runs differ either.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
+
+impl FxHasher {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(Self::K);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        let mut last = [0u8; 8];
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            last[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(last));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.add(u64::from(i));
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A `HashMap` hasher builder for [`FxHasher`].
+pub type FxBuild = BuildHasherDefault<FxHasher>;
 
 /// Index of a node in the engine.
 pub type NodeId = usize;
@@ -87,7 +138,7 @@ impl Observer for () {
 /// Next hop by destination address, with an optional default.
 #[derive(Clone, Debug, Default)]
 pub struct RouteTable {
-    by_dst: HashMap<IpAddr, NodeId>,
+    by_dst: HashMap<IpAddr, NodeId, FxBuild>,
     default: Option<NodeId>,
 }
 

@@ -10,7 +10,6 @@ use brisk_net::Packet;
 use brisk_tcp::cc::CcDiagnostics;
 use brisk_tcp::{ConnError, ConnHandle, Endpoint, Event, TcpInfo, TraceEvent};
 use brisk_time::{dur_nanos, Instant};
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
 use crate::app::{ClientApp, ServerApp};
@@ -165,7 +164,9 @@ pub struct Host {
     pub ip: IpAddr,
     pub ep: Endpoint,
     pub flows: Vec<HostFlow>,
-    by_conn: HashMap<ConnHandle, usize>,
+    /// Flow index by connection handle (`ConnHandle.0`, a slot index), `u32::MAX`
+    /// for none: a vector, as every packet out looks its flow up here.
+    by_conn: Vec<u32>,
     scratch: Vec<u8>,
     trace: Vec<TraceEvent>,
 }
@@ -210,7 +211,7 @@ impl Host {
             ip,
             ep,
             flows: Vec::new(),
-            by_conn: HashMap::new(),
+            by_conn: Vec::new(),
             scratch: vec![0; SCRATCH],
             trace: Vec::new(),
         }
@@ -226,7 +227,10 @@ impl Host {
     }
 
     fn flow_for_conn(&self, h: ConnHandle) -> Option<usize> {
-        self.by_conn.get(&h).copied()
+        self.by_conn
+            .get(h.0 as usize)
+            .filter(|&&i| i != u32::MAX)
+            .map(|&i| i as usize)
     }
 
     /// Dispatches endpoint events to apps. Returns whether anything happened.
@@ -245,7 +249,7 @@ impl Host {
                         }
                         continue;
                     };
-                    self.by_conn.insert(c, i);
+                    set_flow_for_conn(&mut self.by_conn, c, i);
                     if let Role::Server(s) = &mut self.flows[i].role {
                         s.conn = Some(c);
                         if let Some(conn) = self.ep.conn_mut(c) {
@@ -389,7 +393,7 @@ impl Host {
                 match self.ep.connect(now, 0, c.remote, c.config.clone()) {
                     Ok(h) => {
                         c.conn = Some(h);
-                        self.by_conn.insert(h, i);
+                        set_flow_for_conn(&mut self.by_conn, h, i);
                         if let Some(conn) = self.ep.conn_mut(h) {
                             conn.set_trace(true);
                         }
@@ -606,6 +610,16 @@ impl Host {
             .flatten()
             .min()
     }
+}
+
+/// Records in `by_conn` that connection `h` belongs to flow `i` (a reused handle is
+/// overwritten, as the map this replaced did).
+fn set_flow_for_conn(by_conn: &mut Vec<u32>, h: ConnHandle, i: usize) {
+    let k = h.0 as usize;
+    if by_conn.len() <= k {
+        by_conn.resize(k + 1, u32::MAX);
+    }
+    by_conn[k] = u32::try_from(i).expect("flows per host fit in u32");
 }
 
 /// A traced retransmission of `len` bytes at `seq` (relative to the ISN: stream
