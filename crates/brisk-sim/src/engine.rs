@@ -99,14 +99,27 @@ impl BufPool {
     }
 }
 
-/// What nodes get besides `now`: the buffer pool and the run-wide packet-id counter.
+/// What nodes get besides `now`: the buffer pool, the run-wide packet-id counter and
+/// a scratch buffer.
 #[derive(Debug, Default)]
 pub struct Ctx {
     pub pool: BufPool,
     next_packet_id: u64,
+    /// Scratch space any node may use within one call (apps read into it). One per run
+    /// rather than per host, since a run with 10^5 hosts cannot afford 64 KB each.
+    scratch: Vec<u8>,
 }
 
 impl Ctx {
+    /// The run's scratch buffer, at least `len` bytes (its contents are whatever the
+    /// last user left).
+    pub fn scratch(&mut self, len: usize) -> &mut [u8] {
+        if self.scratch.len() < len {
+            self.scratch.resize(len, 0);
+        }
+        &mut self.scratch[..len]
+    }
+
     /// A fresh run-unique packet id.
     pub fn next_packet_id(&mut self) -> u64 {
         self.next_packet_id = self.next_packet_id.wrapping_add(1);

@@ -20,7 +20,8 @@ use brisk_report::OneWayDelay;
 
 /// Port receivers listen on (plus the flow's index on the host).
 pub const BASE_PORT: u16 = 5001;
-/// Read buffer per host.
+/// Read buffer for the apps (one per run, in the engine's `Ctx`: one per host was
+/// 128 KB per flow).
 const SCRATCH: usize = 64 * 1024;
 
 /// One cwnd sample row.
@@ -167,7 +168,6 @@ pub struct Host {
     /// Flow index by connection handle (`ConnHandle.0`, a slot index), `u32::MAX`
     /// for none: a vector, as every packet out looks its flow up here.
     by_conn: Vec<u32>,
-    scratch: Vec<u8>,
     trace: Vec<TraceEvent>,
 }
 
@@ -212,7 +212,6 @@ impl Host {
             ep,
             flows: Vec::new(),
             by_conn: Vec::new(),
-            scratch: vec![0; SCRATCH],
             trace: Vec::new(),
         }
     }
@@ -234,7 +233,7 @@ impl Host {
     }
 
     /// Dispatches endpoint events to apps. Returns whether anything happened.
-    fn process(&mut self, now: Instant) -> bool {
+    fn process(&mut self, now: Instant, scratch: &mut [u8]) -> bool {
         let mut any = false;
         while let Some((h, ev)) = self.ep.poll_event() {
             any = true;
@@ -256,7 +255,7 @@ impl Host {
                             // A page's servers send the data: trace their
                             // retransmissions.
                             conn.set_trace(s.app.is_web());
-                            s.app.on_readable(now, conn, &mut self.scratch);
+                            s.app.on_readable(now, conn, scratch);
                         }
                     }
                 }
@@ -265,7 +264,6 @@ impl Host {
             let Some(i) = self.flow_for_conn(h) else {
                 continue;
             };
-            let scratch = &mut self.scratch;
             let ep = &mut self.ep;
             match &mut self.flows[i].role {
                 Role::Client(c) => match ev {
@@ -561,7 +559,7 @@ impl Host {
                     sent_at: now,
                 });
             }
-            if !self.process(now) {
+            if !self.process(now, ctx.scratch(SCRATCH)) {
                 ctx.pool.give(buf);
                 return None;
             }
