@@ -143,6 +143,30 @@ enum BenchCmd {
         #[arg(long)]
         no_aqm: bool,
     },
+    /// Simulator scale: N bulk CUBIC flows sharing one bottleneck (bench sim's, 10 ms
+    /// RTT, IPv6 so that 10^5 flows have addresses), all starting at 0, one child
+    /// process per N so each peak RSS is its own. Prints the flows that got data
+    /// through, build and run time, events/s (run only), simulated s per wall s, peak
+    /// RSS and KB per flow.
+    Scale {
+        /// Flow counts, comma-separated.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "1,10,100,1000,10000,100000"
+        )]
+        flows: Vec<u32>,
+        /// Simulated duration of each point.
+        #[arg(long, default_value = "2s", value_parser = args::positive_duration)]
+        duration: Duration,
+        /// Bottleneck rate (the same for every N, so every point carries about the
+        /// same packets per simulated second and only N changes).
+        #[arg(long, default_value = "1Gbit", value_parser = args::rate)]
+        rate: u64,
+        /// Run one point in this process and print it as JSON (the parent's child).
+        #[arg(long, hide = true)]
+        one: bool,
+    },
     /// Network-scenario speed: scenarios/rc3-internet2-small.toml's workload at 10, 30
     /// and 50 % core load.
     Net {
@@ -262,6 +286,15 @@ fn main() -> ExitCode {
                     no_aqm,
                 },
         } => cmd_bench_sim(duration, repeat, no_ns3, no_aqm),
+        Cmd::Bench {
+            what:
+                BenchCmd::Scale {
+                    flows,
+                    duration,
+                    rate,
+                    one,
+                },
+        } => cmd_bench_scale(&flows, duration, rate, one),
         Cmd::Bench {
             what:
                 BenchCmd::Net {
@@ -722,6 +755,128 @@ fn bench_sim_aqms(sc: &Scenario, opts: &RunOptions, base_eps: f64) -> anyhow::Re
             r.bottleneck
                 .queue_delay
                 .map_or("-".into(), |q| format!("{:.2} ms", q.mean / 1e6))
+        );
+    }
+    Ok(())
+}
+
+/// One point of `brisk bench scale`: the scenario of `n` flows.
+///
+/// Each flow's send buffer is its share of twice the path's BDP plus queue, between
+/// 64 KB and 4 MiB: the bulk app keeps its send buffer full, and a fixed 4 MiB would
+/// make every point measure N × 4 MiB of queued app data (40 GB at N = 10^4) where
+/// Linux's send-buffer autotuning holds about 2 × cwnd per flow.
+fn scale_scenario(n: u32, d: Duration, rate: u64) -> anyhow::Result<Scenario> {
+    let bdp_and_queue = rate / 8 / 100 + 1000 * 1500; // 10 ms of the rate, 1000 packets
+    let sndbuf = (2 * bdp_and_queue / u64::from(n.max(1))).clamp(64 << 10, 4 << 20);
+    let text = format!(
+        "name = \"scale-{n}\"\nseed = 1\nduration = \"{}ns\"\n\n[bottleneck]\nrate = \"{rate}bit\"\n\
+         queue = {{ kind = \"droptail\", packets = 1000 }}\n\n[[flow]]\nrtt = \"10ms\"\n\
+         cc = \"cubic\"\ncount = {n}\nip = \"v6\"\napp = {{ kind = \"bulk\" }}\n\
+         tcp = {{ send_buffer = {sndbuf} }}\n",
+        d.as_nanos()
+    );
+    Ok(Scenario::from_toml_str_named(&text, "bench-scale")?)
+}
+
+/// `brisk bench scale`: each N runs in a child process (this binary with `--one`), so
+/// its peak RSS is not a running maximum over earlier points.
+fn cmd_bench_scale(flows: &[u32], d: Duration, rate: u64, one: bool) -> anyhow::Result<()> {
+    if one {
+        let &[n] = flows else {
+            anyhow::bail!("--one takes one flow count");
+        };
+        let sc = scale_scenario(n, d, rate)?;
+        let opts = RunOptions {
+            skip_stream_hashes: true,
+            ..RunOptions::default()
+        };
+        // The build (hosts, links, patterns) is timed apart, so that events/s is the
+        // engine's rate; it is built again inside the run.
+        let t0 = std::time::Instant::now();
+        drop(brisk_sim::topology::build_with(&sc, sc.seed, false)?);
+        let build = t0.elapsed().as_secs_f64();
+        let t0 = std::time::Instant::now();
+        let r = brisk_sim::run_with(&sc, sc.seed, &opts)?;
+        let wall = (t0.elapsed().as_secs_f64() - build).max(1e-9);
+        let goodput: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
+        let active = r.flows.iter().filter(|f| f.goodput_bps > 0.0).count();
+        println!(
+            "{}",
+            serde_json::json!({
+                "flows": n,
+                "active": active,
+                "build_s": build,
+                "wall_s": wall,
+                "events": r.engine.events,
+                "packets": r.engine.packets,
+                "early": r.engine.early,
+                "stale": r.engine.stale,
+                "goodput_bps": goodput,
+                "peak_rss_mb": peak_rss_mb(),
+            })
+        );
+        return Ok(());
+    }
+    let exe = std::env::current_exe()?;
+    let sim_s = d.as_secs_f64();
+    println!(
+        "brisk scale benchmark: N bulk CUBIC flows, one {:.0} Mbit/s bottleneck, 10 ms RTT, 1000-pkt drop-tail, IPv6, {sim_s}s each",
+        rate as f64 / 1e6
+    );
+    println!(
+        "  {:>7} {:>7} {:>8} {:>8} {:>11} {:>11} {:>10} {:>8} {:>9} {:>11} {:>9} {:>12}",
+        "flows",
+        "active",
+        "build s",
+        "run s",
+        "events",
+        "events/s",
+        "ns/event",
+        "sim/wall",
+        "Mbit/s",
+        "peak RSS MB",
+        "KB/flow",
+        "early+stale"
+    );
+    let mut base_rss: Option<(f64, f64)> = None;
+    for &n in flows {
+        let out = Command::new(&exe)
+            .args(["bench", "scale", "--one", "--flows", &n.to_string()])
+            .args(["--duration", &format!("{}ns", d.as_nanos())])
+            .args(["--rate", &format!("{rate}bit")])
+            .output()?;
+        if !out.status.success() {
+            anyhow::bail!("N = {n}: {}", String::from_utf8_lossy(&out.stderr).trim());
+        }
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+        let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+        let wall = f("wall_s");
+        let rss = f("peak_rss_mb");
+        // Bytes per flow: the growth of peak RSS over the first point, per added flow.
+        let per_flow = match base_rss {
+            Some((b, bn)) if f64::from(n) > bn => {
+                format!("{:.1}", (rss - b) * 1024.0 / (f64::from(n) - bn))
+            }
+            _ => "-".into(),
+        };
+        if base_rss.is_none() {
+            base_rss = Some((rss, f64::from(n)));
+        }
+        println!(
+            "  {:>7} {:>7} {:>8.2} {:>8.2} {:>11.0} {:>11.0} {:>10.0} {:>8.3} {:>9.1} {:>11.0} {:>9} {:>12.0}",
+            n,
+            f("active"),
+            f("build_s"),
+            wall,
+            f("events"),
+            f("events") / wall,
+            wall * 1e9 / f("events"),
+            sim_s / wall,
+            f("goodput_bps") / 1e6,
+            rss,
+            per_flow,
+            f("early") + f("stale"),
         );
     }
     Ok(())
