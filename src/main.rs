@@ -166,6 +166,10 @@ enum BenchCmd {
         /// Run one point in this process and print it as JSON (the parent's child).
         #[arg(long, hide = true)]
         one: bool,
+        /// Skip the ns-3 peer (bench/ns3/scale.py), which otherwise runs the 1000-flow
+        /// point when the list has it.
+        #[arg(long)]
+        no_ns3: bool,
     },
     /// Network-scenario speed: scenarios/rc3-internet2-small.toml's workload at 10, 30
     /// and 50 % core load.
@@ -293,8 +297,9 @@ fn main() -> ExitCode {
                     duration,
                     rate,
                     one,
+                    no_ns3,
                 },
-        } => cmd_bench_scale(&flows, duration, rate, one),
+        } => cmd_bench_scale(&flows, duration, rate, one, no_ns3),
         Cmd::Bench {
             what:
                 BenchCmd::Net {
@@ -781,7 +786,13 @@ fn scale_scenario(n: u32, d: Duration, rate: u64) -> anyhow::Result<Scenario> {
 
 /// `brisk bench scale`: each N runs in a child process (this binary with `--one`), so
 /// its peak RSS is not a running maximum over earlier points.
-fn cmd_bench_scale(flows: &[u32], d: Duration, rate: u64, one: bool) -> anyhow::Result<()> {
+fn cmd_bench_scale(
+    flows: &[u32],
+    d: Duration,
+    rate: u64,
+    one: bool,
+    no_ns3: bool,
+) -> anyhow::Result<()> {
     if one {
         let &[n] = flows else {
             anyhow::bail!("--one takes one flow count");
@@ -840,6 +851,7 @@ fn cmd_bench_scale(flows: &[u32], d: Duration, rate: u64, one: bool) -> anyhow::
         "early+stale"
     );
     let mut base_rss: Option<(f64, f64)> = None;
+    let mut brisk_1000 = None;
     for &n in flows {
         let out = Command::new(&exe)
             .args(["bench", "scale", "--one", "--flows", &n.to_string()])
@@ -878,8 +890,72 @@ fn cmd_bench_scale(flows: &[u32], d: Duration, rate: u64, one: bool) -> anyhow::
             per_flow,
             f("early") + f("stale"),
         );
+        if n == PEER_FLOWS {
+            brisk_1000 = Some((wall, f("active"), f("goodput_bps")));
+        }
+    }
+    if let (false, Some((wall, active, goodput))) = (no_ns3, brisk_1000) {
+        match run_ns3_scale(PEER_FLOWS, sim_s, rate) {
+            Some(Ok(v)) => {
+                let g = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+                println!("ns-3 ({NS3_SCALE_SCRIPT}), {PEER_FLOWS} flows, one run:");
+                println!(
+                    "  run {:.2} s, {:.0} events, sim s / wall s {:.3}  (brisk {:.3}: {:.1}x faster)",
+                    g("wall_s"),
+                    g("events"),
+                    sim_s / g("wall_s"),
+                    sim_s / wall,
+                    g("wall_s") / wall
+                );
+                println!(
+                    "  {:.0} flows got data, {:.1} Mbit/s in all  (brisk {active:.0}, {:.1})",
+                    g("active"),
+                    g("goodput_bps") / 1e6,
+                    goodput / 1e6
+                );
+            }
+            Some(Err(e)) => println!("ns-3 run failed, skipped: {e}"),
+            None => println!("ns-3 not found, skipped"),
+        }
     }
     Ok(())
+}
+
+/// The flow count at which `bench scale` runs its ns-3 peer (the issue's).
+const PEER_FLOWS: u32 = 1000;
+const NS3_SCALE_SCRIPT: &str = "bench/ns3/scale.py";
+
+/// Runs `bench/ns3/scale.py` (the Python as in [`run_ns3`]); None if ns-3 or the script
+/// is absent, else its JSON line.
+fn run_ns3_scale(n: u32, sim_s: f64, rate: u64) -> Option<anyhow::Result<serde_json::Value>> {
+    let py = std::env::var("BRISK_NS3_PYTHON").unwrap_or_else(|_| "python3".into());
+    let have_ns3 = Command::new(&py)
+        .args(["-c", "from ns import ns"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_ns3 || !Path::new(NS3_SCALE_SCRIPT).exists() {
+        return None;
+    }
+    println!("ns-3: running {NS3_SCALE_SCRIPT} with {n} flows (minutes)...");
+    let out = Command::new(&py)
+        .arg(NS3_SCALE_SCRIPT)
+        .args(["--flows", &n.to_string(), "--duration", &sim_s.to_string()])
+        .args([
+            "--rate",
+            &format!("{rate}bps"),
+            "--rate-bps",
+            &rate.to_string(),
+        ])
+        .output();
+    Some((|| {
+        let out = out?;
+        if !out.status.success() {
+            anyhow::bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().rev().find(|l| l.trim_start().starts_with('{'));
+        Ok(serde_json::from_str(line.unwrap_or("{}"))?)
+    })())
 }
 
 /// Runs the ns-3 twin (`bench/ns3/bufferbloat.py`, which needs the `ns3` Python
