@@ -132,7 +132,10 @@ impl<Q: Queue> Link<Q> {
             loss,
             outages: OutageSchedule::new(params.outages)?,
             busy_until: Instant::ZERO,
-            line: VecDeque::with_capacity(params.delay_line_limit.min(1024)),
+            // Grown on demand: a run with 10^5 flows has 4 links per flow, most
+            // carrying a few packets at a time, and 1024 reserved slots each were
+            // 57 KB per link.
+            line: VecDeque::new(),
             line_limit: params.delay_line_limit,
             last_now: Instant::ZERO,
             counters: Counters::default(),

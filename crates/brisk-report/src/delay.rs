@@ -5,9 +5,12 @@
 //! in ns-3's `flow-monitor.cc`): `jitterSum` adds |delay_i − delay_{i−1}| over
 //! consecutive received packets, and the mean jitter is `jitterSum / (rxPackets − 1)`.
 //!
-//! Memory is fixed: percentiles come from an HDR histogram (three significant digits,
-//! so within 0.1 %), while count, sum, min, max and the jitter sum are exact. Recording
-//! is O(1) and allocation-free, so a run of any length costs the same.
+//! Memory is bounded: percentiles come from an HDR histogram (three significant digits,
+//! so within 0.1 %), while count, sum, min, max and the jitter sum are exact. The
+//! histogram starts small and grows to the largest delay seen (a 20 ms flow needs
+//! about half of the one-hour range's 270 KB), since every flow of a 10^4-flow run has
+//! one. Recording is O(1); it allocates only when a delay exceeds every earlier one by
+//! a power of two.
 
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
@@ -29,11 +32,38 @@ pub struct OneWayDelay {
     jitter_sum: u128,
 }
 
+/// The largest value a histogram over 1..=`HIGHEST_NS` has a bucket for (its last
+/// bucket reaches past `HIGHEST_NS`): larger delays are counted as `HIGHEST_NS`, and
+/// the rest in their own buckets, exactly as `saturating_record` into such a
+/// histogram did. Found once by bisection on a probe, as the crate does not expose it.
+fn highest_trackable() -> u64 {
+    static TOP: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TOP.get_or_init(|| {
+        // NOTE(unwrap): constant, valid bounds (1 ≤ low, 2·low ≤ high, 3 digits).
+        let mut probe = Histogram::<u64>::new_with_bounds(1, HIGHEST_NS, 3).expect("valid bounds");
+        let (mut ok, mut bad) = (HIGHEST_NS, u64::MAX / 4);
+        while bad - ok > 1 {
+            let mid = ok + (bad - ok) / 2;
+            if probe.record(mid).is_ok() {
+                ok = mid;
+            } else {
+                bad = mid;
+            }
+        }
+        ok
+    })
+}
+
 impl Default for OneWayDelay {
     fn default() -> Self {
+        // Bucket positions depend on the lowest value and the digits only, never on the
+        // highest, so a histogram that grows on demand counts every delay in the same
+        // bucket as the full-range one and answers every quantile the same.
+        // NOTE(unwrap): constant, valid bounds (1 ≤ low, 2·low ≤ high, 3 digits).
+        let mut hist = Histogram::new_with_bounds(1, 2, 3).expect("valid bounds");
+        hist.auto(true);
         OneWayDelay {
-            // NOTE(unwrap): constant, valid bounds (1 ≤ low, 2·low ≤ high, 3 digits).
-            hist: Histogram::new_with_bounds(1, HIGHEST_NS, 3).expect("valid bounds"),
+            hist,
             count: 0,
             sum: 0,
             min: u64::MAX,
@@ -62,7 +92,14 @@ pub struct DelaySummary {
 impl OneWayDelay {
     /// Records one received packet's delay.
     pub fn record(&mut self, delay_ns: u64) {
-        self.hist.saturating_record(delay_ns.max(1));
+        let v = delay_ns.max(1);
+        let v = if v > highest_trackable() {
+            HIGHEST_NS
+        } else {
+            v
+        };
+        // NOTE(unwrap): v is within the full range, to which the histogram may grow.
+        self.hist.record(v).expect("growable histogram");
         if self.count > 0 {
             self.jitter_sum += u128::from(self.last.abs_diff(delay_ns));
         }
@@ -116,6 +153,35 @@ impl DelaySummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn growing_histogram_answers_like_the_full_range_one() {
+        // The old recorder: the full one-hour range allocated up front.
+        let mut full = Histogram::<u64>::new_with_bounds(1, HIGHEST_NS, 3).unwrap();
+        let mut d = OneWayDelay::default();
+        let mut x: u64 = 7;
+        for i in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            // Mostly 5–40 ms, some sub-µs and some beyond the range (clamped alike).
+            let v = match i % 100 {
+                0 => x % 1000,
+                1 => HIGHEST_NS + x % HIGHEST_NS,
+                _ => 5_000_000 + x % 35_000_000,
+            };
+            full.saturating_record(v.max(1));
+            d.record(v);
+        }
+        for q in [0.0, 0.01, 0.5, 0.95, 0.99, 0.999, 1.0] {
+            assert_eq!(
+                d.hist.value_at_quantile(q),
+                full.value_at_quantile(q),
+                "q {q}"
+            );
+        }
+        assert!(d.hist.len() == full.len());
+    }
 
     #[test]
     fn jitter_is_flow_monitors_mean_absolute_delay_difference() {

@@ -60,9 +60,15 @@ const CHUNK: usize = 64 * 1024;
 pub use brisk_tcp::stream::ByteStream as Pipe;
 
 /// The per-flow payload table, doubled so any `PATTERN_LEN` window is contiguous.
+///
+/// The table is drawn from its seed on first use, not when the flow is built: every
+/// flow has one pattern per direction, and a bulk flow's reverse direction (or a flow
+/// that has not started) never reads its 2 × `PATTERN_LEN` bytes. The draw depends on
+/// the seed alone, so when it happens changes no byte.
 #[derive(Debug)]
 pub struct Pattern {
-    table: Vec<u8>,
+    seed: u64,
+    table: std::cell::OnceCell<Box<[u8]>>,
     /// Whether streams using this pattern also keep SHA-256 digests (the per-byte
     /// pattern check is always on; the digests cost ~half the run time at 1 Gbit/s).
     hash: bool,
@@ -74,16 +80,25 @@ impl Pattern {
     }
     /// A pattern whose streams keep SHA-256 digests only if `hash`.
     pub fn with_hashing(seed: u64, hash: bool) -> Rc<Pattern> {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut table = vec![0u8; PATTERN_LEN * 2];
-        rng.fill_bytes(&mut table[..PATTERN_LEN]);
-        table.copy_within(..PATTERN_LEN, PATTERN_LEN);
-        Rc::new(Pattern { table, hash })
+        Rc::new(Pattern {
+            seed,
+            table: std::cell::OnceCell::new(),
+            hash,
+        })
+    }
+    fn table(&self) -> &[u8] {
+        self.table.get_or_init(|| {
+            let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+            let mut table = vec![0u8; PATTERN_LEN * 2];
+            rng.fill_bytes(&mut table[..PATTERN_LEN]);
+            table.copy_within(..PATTERN_LEN, PATTERN_LEN);
+            table.into_boxed_slice()
+        })
     }
     /// `n <= PATTERN_LEN` pattern bytes starting at stream offset `off`.
     pub(crate) fn at(&self, off: u64, n: usize) -> &[u8] {
         let start = (off % PATTERN_LEN as u64) as usize;
-        &self.table[start..start + n.min(PATTERN_LEN)]
+        &self.table()[start..start + n.min(PATTERN_LEN)]
     }
 }
 

@@ -10,7 +10,6 @@ use brisk_net::Packet;
 use brisk_tcp::cc::CcDiagnostics;
 use brisk_tcp::{ConnError, ConnHandle, Endpoint, Event, TcpInfo, TraceEvent};
 use brisk_time::{dur_nanos, Instant};
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
 use crate::app::{ClientApp, ServerApp};
@@ -21,7 +20,8 @@ use brisk_report::OneWayDelay;
 
 /// Port receivers listen on (plus the flow's index on the host).
 pub const BASE_PORT: u16 = 5001;
-/// Read buffer per host.
+/// Read buffer for the apps (one per run, in the engine's `Ctx`: one per host was
+/// 128 KB per flow).
 const SCRATCH: usize = 64 * 1024;
 
 /// One cwnd sample row.
@@ -165,8 +165,9 @@ pub struct Host {
     pub ip: IpAddr,
     pub ep: Endpoint,
     pub flows: Vec<HostFlow>,
-    by_conn: HashMap<ConnHandle, usize>,
-    scratch: Vec<u8>,
+    /// Flow index by connection handle (`ConnHandle.0`, a slot index), `u32::MAX`
+    /// for none: a vector, as every packet out looks its flow up here.
+    by_conn: Vec<u32>,
     trace: Vec<TraceEvent>,
 }
 
@@ -210,8 +211,7 @@ impl Host {
             ip,
             ep,
             flows: Vec::new(),
-            by_conn: HashMap::new(),
-            scratch: vec![0; SCRATCH],
+            by_conn: Vec::new(),
             trace: Vec::new(),
         }
     }
@@ -226,11 +226,14 @@ impl Host {
     }
 
     fn flow_for_conn(&self, h: ConnHandle) -> Option<usize> {
-        self.by_conn.get(&h).copied()
+        self.by_conn
+            .get(h.0 as usize)
+            .filter(|&&i| i != u32::MAX)
+            .map(|&i| i as usize)
     }
 
     /// Dispatches endpoint events to apps. Returns whether anything happened.
-    fn process(&mut self, now: Instant) -> bool {
+    fn process(&mut self, now: Instant, scratch: &mut [u8]) -> bool {
         let mut any = false;
         while let Some((h, ev)) = self.ep.poll_event() {
             any = true;
@@ -245,14 +248,14 @@ impl Host {
                         }
                         continue;
                     };
-                    self.by_conn.insert(c, i);
+                    set_flow_for_conn(&mut self.by_conn, c, i);
                     if let Role::Server(s) = &mut self.flows[i].role {
                         s.conn = Some(c);
                         if let Some(conn) = self.ep.conn_mut(c) {
                             // A page's servers send the data: trace their
                             // retransmissions.
                             conn.set_trace(s.app.is_web());
-                            s.app.on_readable(now, conn, &mut self.scratch);
+                            s.app.on_readable(now, conn, scratch);
                         }
                     }
                 }
@@ -261,7 +264,6 @@ impl Host {
             let Some(i) = self.flow_for_conn(h) else {
                 continue;
             };
-            let scratch = &mut self.scratch;
             let ep = &mut self.ep;
             match &mut self.flows[i].role {
                 Role::Client(c) => match ev {
@@ -389,7 +391,7 @@ impl Host {
                 match self.ep.connect(now, 0, c.remote, c.config.clone()) {
                     Ok(h) => {
                         c.conn = Some(h);
-                        self.by_conn.insert(h, i);
+                        set_flow_for_conn(&mut self.by_conn, h, i);
                         if let Some(conn) = self.ep.conn_mut(h) {
                             conn.set_trace(true);
                         }
@@ -557,7 +559,7 @@ impl Host {
                     sent_at: now,
                 });
             }
-            if !self.process(now) {
+            if !self.process(now, ctx.scratch(SCRATCH)) {
                 ctx.pool.give(buf);
                 return None;
             }
@@ -606,6 +608,16 @@ impl Host {
             .flatten()
             .min()
     }
+}
+
+/// Records in `by_conn` that connection `h` belongs to flow `i` (a reused handle is
+/// overwritten, as the map this replaced did).
+fn set_flow_for_conn(by_conn: &mut Vec<u32>, h: ConnHandle, i: usize) {
+    let k = h.0 as usize;
+    if by_conn.len() <= k {
+        by_conn.resize(k + 1, u32::MAX);
+    }
+    by_conn[k] = u32::try_from(i).expect("flows per host fit in u32");
 }
 
 /// A traced retransmission of `len` bytes at `seq` (relative to the ISN: stream

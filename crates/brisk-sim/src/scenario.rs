@@ -40,7 +40,10 @@ pub(crate) fn read_file(path: &Path) -> Result<(String, String), ScenarioError> 
 }
 
 /// Upper bounds that keep a scenario's memory use bounded.
-pub const MAX_FLOWS: u32 = 10_000;
+pub const MAX_FLOWS: u32 = 100_000;
+/// Most IPv4 flows: 198.18.x.y and 198.19.x.y with `x.y` = index + 1 (topology.rs)
+/// give 65 535 addresses each; more flows need `ip = "v6"`.
+pub const MAX_V4_FLOWS: u32 = 65_535;
 /// Most time-series rows (duration / sample_interval).
 pub const MAX_SAMPLE_ROWS: u128 = 1_000_000;
 /// Largest `write_size` of a bulk app (16 MiB, the largest send buffer we expect).
@@ -1208,8 +1211,17 @@ impl Scenario {
                 format!("{total} flows in total; at most {MAX_FLOWS} are supported"),
             ));
         }
+        let mut first = 0u64;
         for (i, f) in self.flows.iter().enumerate() {
             let p = |k: &str| format!("flow[{i}].{k}");
+            let last = first + u64::from(f.count);
+            if f.ip.unwrap_or(self.ip) == IpVersion::V4 && last > u64::from(MAX_V4_FLOWS) {
+                return Err((
+                    p("ip"),
+                    format!("IPv4 addresses run out after {MAX_V4_FLOWS} flows; use ip = \"v6\""),
+                ));
+            }
+            first = last;
             if f.count == 0 {
                 return Err((p("count"), "must be at least 1".into()));
             }

@@ -211,6 +211,11 @@ pub struct Endpoint {
     free: VecDeque<u32>,
     live: usize,
     table: HashMap<(u16, SocketAddr), ConnHandle>,
+    /// The last `table` hit. A bulk flow's packets arrive back to back on one
+    /// connection, so this saves the SipHash of most lookups (the table keeps SipHash
+    /// with random keys: on real networks its keys are the peer's choice). Cleared on
+    /// every `table` insert and remove, so it never disagrees with the table.
+    last_hit: Option<((u16, SocketAddr), ConnHandle)>,
     listeners: HashMap<u16, Listener>,
     ready: VecDeque<ConnHandle>,
     timers: BinaryHeap<Reverse<(Instant, u32)>>,
@@ -265,6 +270,7 @@ impl Endpoint {
             free: VecDeque::new(),
             live: 0,
             table: HashMap::new(),
+            last_hit: None,
             listeners: HashMap::new(),
             ready: VecDeque::new(),
             timers: BinaryHeap::new(),
@@ -404,7 +410,7 @@ impl Endpoint {
             return;
         }
         let remote = SocketAddr::new(ip.src(), tcp.src_port);
-        if let Some(&h) = self.table.get(&(tcp.dst_port, remote)) {
+        if let Some(h) = self.lookup(tcp.dst_port, remote) {
             self.deliver(now, h, ip.ecn(), ip.dscp(), &tcp);
             return;
         }
@@ -890,8 +896,21 @@ impl Endpoint {
         };
         let h = ConnHandle(idx);
         self.table.insert(key, h);
+        self.last_hit = None;
         self.live += 1;
         h
+    }
+
+    /// The connection of `(local port, remote)`, through the one-entry cache.
+    fn lookup(&mut self, port: u16, remote: SocketAddr) -> Option<ConnHandle> {
+        if let Some((k, h)) = self.last_hit {
+            if k == (port, remote) {
+                return Some(h);
+            }
+        }
+        let h = *self.table.get(&(port, remote))?;
+        self.last_hit = Some(((port, remote), h));
+        Some(h)
     }
 
     fn reap(&mut self, h: ConnHandle) {
@@ -901,6 +920,7 @@ impl Endpoint {
         let key = (slot.conn.local().port(), slot.conn.remote());
         if self.table.get(&key) == Some(&h) {
             self.table.remove(&key);
+            self.last_hit = None;
         }
         if let Some(port) = slot.listener {
             if let Some(l) = self.listeners.get_mut(&port) {

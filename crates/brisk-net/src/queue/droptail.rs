@@ -20,14 +20,13 @@ pub struct DropTail {
 impl DropTail {
     pub fn new(limit: QueueLimit) -> Result<Self, NetError> {
         let limit = limit.validate("queue.limit")?;
-        let prealloc = match limit {
-            QueueLimit::Packets(n) => n.min(1024),
-            QueueLimit::Bytes(n) => (n / 1500).clamp(1, 1024),
-        };
+        // No slots reserved: the queue grows to its backlog. Every access link of a
+        // dumbbell has a drop-tail queue that rarely holds a packet, and 1024 reserved
+        // slots were 65 KB per link.
         Ok(DropTail {
             limit,
             mark_above: None,
-            q: Fifo::with_capacity(prealloc),
+            q: Fifo::default(),
         })
     }
 
