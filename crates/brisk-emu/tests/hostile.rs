@@ -12,6 +12,7 @@ use std::net::{Shutdown, SocketAddr};
 use std::time::Duration;
 
 use brisk_emu::inject::Injector;
+use brisk_emu::os::vnet::complete_checksum;
 use brisk_emu::path::{Dur, PathSpec, Rate};
 use brisk_emu::tools::{sink, source};
 use brisk_emu::{EmuConfig, BRISK_ADDR, KERNEL_ADDR};
@@ -42,6 +43,14 @@ fn sniff(inj: &Injector, brisk_port: u16) -> Live {
     while std::time::Instant::now() < end {
         if inj.recv(&mut buf).unwrap().is_none() {
             continue;
+        }
+        // With TUN offloads (os/vnet.rs) Linux leaves its checksums to the "device":
+        // a packet socket sees them partial (the field holds the pseudo-header sum).
+        // Complete it as `skb_checksum_help` does, the way the emulator's reader
+        // does, before parsing. A packet that already verifies is left alone.
+        if parse_tcp_packet(&buf).is_err() && buf.first().is_some_and(|b| b >> 4 == 4) {
+            let ihl = usize::from(buf[0] & 0x0f) * 4;
+            let _ = complete_checksum(&mut buf, ihl, 16);
         }
         let Ok((IpRepr::V4(ip), t)) = parse_tcp_packet(&buf) else {
             continue;

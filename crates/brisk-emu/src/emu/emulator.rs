@@ -41,6 +41,7 @@ use crate::emu::route::{MeterReport, Route};
 use crate::emu::side::Side;
 use crate::error::{panic_message, EmuError, Result};
 use crate::os::clock::{Clock, TimerFd};
+use crate::os::gro;
 use crate::os::poll::Epoll;
 use crate::tools::hist::{Histogram, LatencySummary};
 
@@ -79,6 +80,25 @@ pub struct EmulatorOptions {
     pub clock: Option<Clock>,
     /// Thresholds of the run's self-check ([`EmuReport::health`]).
     pub health: HealthLimits,
+    /// Egress coalescing (os/gro.rs) toward sides that take super-packets: while the
+    /// loop is still reading a burst from the other side, a packet that is already
+    /// due may wait at most this long for later due packets of its flow to join it
+    /// in one write. Zero: only packets due together at a write are merged. The wait
+    /// is part of the recorded delivery-time error. Default 10 µs, or
+    /// `BRISK_EMU_COALESCE_US`.
+    pub coalesce_slack: Duration,
+}
+
+/// The environment override of [`EmulatorOptions::coalesce_slack`], in µs.
+pub const COALESCE_ENV: &str = "BRISK_EMU_COALESCE_US";
+const COALESCE_DEFAULT_US: u64 = 10;
+
+fn coalesce_slack_from_env() -> Duration {
+    let us = std::env::var(COALESCE_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(COALESCE_DEFAULT_US);
+    Duration::from_micros(us)
 }
 
 impl Default for EmulatorOptions {
@@ -96,6 +116,7 @@ impl Default for EmulatorOptions {
             link_logs: [None, None],
             clock: None,
             health: HealthLimits::default(),
+            coalesce_slack: coalesce_slack_from_env(),
         }
     }
 }
@@ -134,9 +155,16 @@ pub struct DirReport {
     pub write_errors: u64,
     /// Writes the destination refused (would block).
     pub write_refused: u64,
+    /// Super-packet writes (os/gro.rs) and the packets they carried; the rest of
+    /// `delivered_packets` went out one per write.
+    pub gso_writes: u64,
+    pub gso_packets: u64,
+    /// Super-packets the destination rejected, whose members then went out one by one.
+    pub gso_fallbacks: u64,
     /// Start of the write to the destination − the model's departure time.
     pub delivery_error: LatencySummary,
-    /// How long the write itself took (for a TUN: the receiving kernel's work).
+    /// How long each write took (for a TUN: the receiving kernel's work); one sample
+    /// per write, so a super-packet counts once.
     pub write_cost: LatencySummary,
     pub events_lost: u64,
     /// The elements' event logs, time-ordered (with `event_log` on).
@@ -173,6 +201,9 @@ struct Dir {
     write_hist: Histogram,
     report: DirReport,
     delivery_cap: usize,
+    /// Packets the model has released (each with its departure time) that are not
+    /// written yet, oldest first; see [`flush`]. Its capacity is kept.
+    staged: Vec<(Instant, Packet)>,
 }
 
 impl Dir {
@@ -184,6 +215,7 @@ impl Dir {
             write_hist: Histogram::default(),
             report: DirReport::default(),
             delivery_cap,
+            staged: Vec::with_capacity(gro::MAX_RUN * 4),
         }
     }
 
@@ -263,6 +295,7 @@ struct Io {
     buf_size: usize,
     batch: usize,
     next_id: u64,
+    coalesce_slack: Duration,
 }
 
 impl Io {
@@ -285,9 +318,14 @@ fn release<D: Side>(
     dst: &mut D,
     now: Instant,
     io: &mut Io,
-    mut pcap: Option<&mut Pcap>,
+    pcap: Option<&mut Pcap>,
 ) -> u64 {
-    let mut sent = 0;
+    stage(dir, now);
+    flush(dir, dst, io, pcap)
+}
+
+/// Moves every packet of `dir` due by `now` out of the model into `dir.staged`.
+fn stage(dir: &mut Dir, now: Instant) {
     while let Some(t) = dir.path.poll_timeout().filter(|t| *t <= now) {
         // Polling at `t`, not `now`: the packet that comes out departs exactly at `t`
         // (the chain's earliest deadline), and later packets keep their own times.
@@ -298,38 +336,127 @@ fn release<D: Side>(
             }
             continue; // a dequeue without departure moved the deadline on
         };
-        let written = io.clock.now();
-        let ok = dst.send(t, &pkt.data);
-        let done = io.clock.now();
-        match ok {
-            Ok(true) => {
-                sent += 1;
-                let r = &mut dir.report;
-                r.delivered_packets += 1;
-                r.delivered_bytes += pkt.data.len() as u64;
-                dir.hist.record((written - t).as_nanos() as u64);
-                dir.write_hist.record((done - written).as_nanos() as u64);
-                if r.deliveries.len() < dir.delivery_cap {
-                    r.deliveries.push(Delivery {
-                        id: pkt.id,
-                        bytes: pkt.data.len(),
-                        read_at: pkt.sent_at,
-                        scheduled: t,
-                        written,
-                    });
-                }
-                if let Some(p) = pcap.as_deref_mut() {
-                    // A failing capture must not stop the emulation; the writer is
-                    // flushed (and its error reported) at the end.
-                    let _ = p.write_packet(written.as_nanos(), &pkt.data);
-                }
-            }
-            Ok(false) => dir.report.write_refused += 1,
-            Err(_) => dir.report.write_errors += 1,
-        }
-        io.recycle(pkt.data);
+        dir.staged.push((t, pkt));
     }
+}
+
+/// Writes `dir.staged` to `dst`, in order. Where `dst` takes super-packets, each run
+/// of consecutive packets that GRO would merge (os/gro.rs) goes out in one write;
+/// everything else, one packet per write. Every packet in `staged` is already due, so
+/// merging delays none of them beyond the write they share. Returns how many packets
+/// were written.
+fn flush<D: Side>(dir: &mut Dir, dst: &mut D, io: &mut Io, mut pcap: Option<&mut Pcap>) -> u64 {
+    let mut sent = 0;
+    let mut staged = std::mem::take(&mut dir.staged);
+    let mut i = 0;
+    while i < staged.len() {
+        let mut run = None;
+        if staged.len() - i > 1 && dst.takes_gso(&staged[i].1.data) {
+            if let Some(mut r) = gro::Run::start(&staged[i].1.data) {
+                while i + r.count() < staged.len() && r.push(&staged[i + r.count()].1.data) {}
+                run = Some(r).filter(|r| r.count() > 1);
+            }
+        }
+        let n = match run {
+            Some(mut r) => {
+                let n = r.count();
+                let members = &staged[i..i + n];
+                let h = r.hdr_len();
+                let (hdr, head) = r.finish();
+                // Payload slices on the stack: no allocation per write.
+                let mut payloads: [&[u8]; gro::MAX_RUN] = [&[]; gro::MAX_RUN];
+                for (slot, (_, p)) in payloads.iter_mut().zip(members) {
+                    *slot = &p.data[h..];
+                }
+                let written = io.clock.now();
+                let ok = dst.send_gso(written, &hdr, head, &payloads[..n]);
+                let done = io.clock.now();
+                match ok {
+                    Ok(true) => {
+                        dir.report.gso_writes += 1;
+                        dir.report.gso_packets += n as u64;
+                        dir.write_hist.record((done - written).as_nanos() as u64);
+                        for (t, p) in members {
+                            delivered(dir, *t, p, written, pcap.as_deref_mut());
+                        }
+                        sent += n as u64;
+                    }
+                    Ok(false) => dir.report.write_refused += n as u64,
+                    Err(_) => {
+                        // The kernel refused the super-packet: the members still go,
+                        // one per write, so nothing is lost to the optimisation.
+                        dir.report.gso_fallbacks += 1;
+                        for (t, p) in members {
+                            sent += send_one(dir, dst, io, *t, p, pcap.as_deref_mut());
+                        }
+                    }
+                }
+                n
+            }
+            None => {
+                let (t, p) = &staged[i];
+                sent += send_one(dir, dst, io, *t, p, pcap.as_deref_mut());
+                1
+            }
+        };
+        i += n;
+    }
+    for (_, p) in staged.drain(..) {
+        io.recycle(p.data);
+    }
+    dir.staged = staged;
     sent
+}
+
+/// Writes one packet due at `t` on its own; 1 if it was written.
+fn send_one<D: Side>(
+    dir: &mut Dir,
+    dst: &mut D,
+    io: &mut Io,
+    t: Instant,
+    pkt: &Packet,
+    pcap: Option<&mut Pcap>,
+) -> u64 {
+    let written = io.clock.now();
+    let ok = dst.send(t, &pkt.data);
+    let done = io.clock.now();
+    match ok {
+        Ok(true) => {
+            dir.write_hist.record((done - written).as_nanos() as u64);
+            delivered(dir, t, pkt, written, pcap);
+            1
+        }
+        Ok(false) => {
+            dir.report.write_refused += 1;
+            0
+        }
+        Err(_) => {
+            dir.report.write_errors += 1;
+            0
+        }
+    }
+}
+
+/// Accounts one packet due at `t` whose write started at `written`.
+fn delivered(dir: &mut Dir, t: Instant, pkt: &Packet, written: Instant, pcap: Option<&mut Pcap>) {
+    let r = &mut dir.report;
+    r.delivered_packets += 1;
+    r.delivered_bytes += pkt.data.len() as u64;
+    dir.hist.record((written - t).as_nanos() as u64);
+    if r.deliveries.len() < dir.delivery_cap {
+        r.deliveries.push(Delivery {
+            id: pkt.id,
+            bytes: pkt.data.len(),
+            read_at: pkt.sent_at,
+            scheduled: t,
+            written,
+        });
+    }
+    if let Some(p) = pcap {
+        // A failing capture must not stop the emulation; the writer is flushed (and
+        // its error reported) at the end.
+        let _ = p.write_packet(written.as_nanos(), &pkt.data);
+    }
 }
 
 /// Reads up to `batch` packets from `src` into `dir`, releasing what is due at once
@@ -353,9 +480,12 @@ fn ingest<S: Side, D: Side>(
                 // Stamp each packet with its own read time: reading a batch takes
                 // tens of µs, which would otherwise delay every packet's release.
                 now = io.clock.now().max(now);
-                // Departures due before this arrival leave first, at their own times,
-                // so the chain never sees time run backwards.
-                sent += release(dir, dst, now, io, pcap_dst.as_deref_mut());
+                // Departures due before this arrival leave the model first, at their
+                // own times, so the chain never sees time run backwards. They are
+                // written now unless they may wait for later packets of the burst
+                // to join them (`coalesce_slack`).
+                stage(dir, now);
+                sent += flush_unless_coalescing(dir, dst, now, io, pcap_dst.as_deref_mut());
                 dir.report.read_packets += 1;
                 dir.report.read_bytes += buf.len() as u64;
                 if let Some(p) = pcap_src.as_deref_mut() {
@@ -370,20 +500,38 @@ fn ingest<S: Side, D: Side>(
                     sent_at: now,
                 };
                 dir.path.handle_packet(now, pkt);
-                sent += release(dir, dst, now, io, pcap_dst.as_deref_mut());
+                stage(dir, now);
+                sent += flush_unless_coalescing(dir, dst, now, io, pcap_dst.as_deref_mut());
             }
             Ok(false) => {
                 io.recycle(buf);
-                return (false, sent);
+                return (false, sent + flush(dir, dst, io, pcap_dst));
             }
             Err(_) => {
                 dir.report.read_errors += 1;
                 io.recycle(buf);
-                return (false, sent);
+                return (false, sent + flush(dir, dst, io, pcap_dst));
             }
         }
     }
-    (true, sent)
+    (true, sent + flush(dir, dst, io, pcap_dst))
+}
+
+/// Writes `dir.staged` unless its oldest packet may still wait for more of its burst:
+/// `dst` takes super-packets and that packet has been due for less than
+/// `coalesce_slack`. The end of every [`ingest`] writes whatever is left.
+fn flush_unless_coalescing<D: Side>(
+    dir: &mut Dir,
+    dst: &mut D,
+    now: Instant,
+    io: &mut Io,
+    pcap: Option<&mut Pcap>,
+) -> u64 {
+    match dir.staged.first() {
+        None => 0,
+        Some((t, p)) if dst.takes_gso(&p.data) && now - *t < io.coalesce_slack => 0,
+        Some(_) => flush(dir, dst, io, pcap),
+    }
 }
 
 fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
@@ -490,6 +638,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
             buf_size: self.opts.buf_size,
             batch: self.opts.batch,
             next_id: 0,
+            coalesce_slack: self.opts.coalesce_slack,
         };
         let end = limit.map_or(Instant::MAX, |d| clock.now().saturating_add(d));
         let (spin_floor, spin_max) = (self.opts.spin, self.opts.max_spin.max(self.opts.spin));

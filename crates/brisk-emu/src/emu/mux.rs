@@ -19,6 +19,7 @@ use brisk_time::Instant;
 use crate::emu::side::Side;
 use crate::error::{EmuError, Result};
 use crate::os::poll::Epoll;
+use crate::os::vnet::VnetHdr;
 
 /// Most members (epoll tokens are bits of a u64).
 pub const MAX_MEMBERS: usize = 16;
@@ -72,6 +73,13 @@ impl MuxSide {
     }
 }
 
+impl MuxSide {
+    fn member_for(&self, pkt: &[u8]) -> Option<&Member> {
+        let dst = brisk_wire::peek::ipv4_dst(pkt)?;
+        self.members.iter().find(|m| m.addrs.contains(&dst))
+    }
+}
+
 impl Side for MuxSide {
     fn poll_fd(&self) -> Option<RawFd> {
         match &self.epoll {
@@ -106,6 +114,29 @@ impl Side for MuxSide {
         };
         match self.members.iter_mut().find(|m| m.addrs.contains(&dst)) {
             Some(m) => m.side.send(now, pkt),
+            None => Ok(false),
+        }
+    }
+
+    /// Whether the member owning `pkt`'s destination takes super-packets.
+    fn takes_gso(&self, pkt: &[u8]) -> bool {
+        self.member_for(pkt).is_some_and(|m| m.side.takes_gso(pkt))
+    }
+
+    /// To the member owning the destination of the merged header (every member of a
+    /// run has the same addresses).
+    fn send_gso(
+        &mut self,
+        now: Instant,
+        hdr: &VnetHdr,
+        head: &[u8],
+        payloads: &[&[u8]],
+    ) -> io::Result<bool> {
+        let Some(dst) = brisk_wire::peek::ipv4_dst(head) else {
+            return Err(io::Error::from(io::ErrorKind::Unsupported));
+        };
+        match self.members.iter_mut().find(|m| m.addrs.contains(&dst)) {
+            Some(m) => m.side.send_gso(now, hdr, head, payloads),
             None => Ok(false),
         }
     }

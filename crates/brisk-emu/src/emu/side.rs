@@ -9,6 +9,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use brisk_time::Instant;
 
 use crate::os::tun::Tun;
+use crate::os::vnet::VnetHdr;
 
 /// One end of the path.
 pub trait Side {
@@ -22,6 +23,27 @@ pub trait Side {
 
     /// Hands this end a packet at `now`. `Ok(false)` if it could not take it (dropped).
     fn send(&mut self, now: Instant, pkt: &[u8]) -> io::Result<bool>;
+
+    /// Whether this end takes TCP super-packets ([`Side::send_gso`]) for `pkt`'s
+    /// destination: a TUN device with offloads does.
+    fn takes_gso(&self, _pkt: &[u8]) -> bool {
+        false
+    }
+
+    /// Hands this end one super-packet at `now`: the virtio header `hdr`, the merged
+    /// IP+TCP header `head`, then `payloads` in order (built by
+    /// [`crate::os::gro::Run`]). `Ok(false)` if it could not take it; an error (such
+    /// as an end that takes no super-packets) leaves the caller to send the members
+    /// one by one.
+    fn send_gso(
+        &mut self,
+        _now: Instant,
+        _hdr: &VnetHdr,
+        _head: &[u8],
+        _payloads: &[&[u8]],
+    ) -> io::Result<bool> {
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
 
     /// When this end wants [`Side::recv`] called even without fd readiness (its
     /// timers); `None` when only the fd matters.
@@ -50,6 +72,20 @@ impl Side for Tun {
         Tun::send(self, pkt)
     }
 
+    fn takes_gso(&self, _pkt: &[u8]) -> bool {
+        self.offload()
+    }
+
+    fn send_gso(
+        &mut self,
+        _now: Instant,
+        hdr: &VnetHdr,
+        head: &[u8],
+        payloads: &[&[u8]],
+    ) -> io::Result<bool> {
+        Tun::send_gso(self, hdr, head, payloads)
+    }
+
     fn kernel_drops(&self) -> Option<u64> {
         self.tx_dropped().ok()
     }
@@ -64,6 +100,18 @@ impl<S: Side + ?Sized> Side for Box<S> {
     }
     fn send(&mut self, now: Instant, pkt: &[u8]) -> io::Result<bool> {
         (**self).send(now, pkt)
+    }
+    fn takes_gso(&self, pkt: &[u8]) -> bool {
+        (**self).takes_gso(pkt)
+    }
+    fn send_gso(
+        &mut self,
+        now: Instant,
+        hdr: &VnetHdr,
+        head: &[u8],
+        payloads: &[&[u8]],
+    ) -> io::Result<bool> {
+        (**self).send_gso(now, hdr, head, payloads)
     }
     fn poll_timeout(&self) -> Option<Instant> {
         (**self).poll_timeout()

@@ -3,6 +3,7 @@
 
 pub mod cleanup;
 pub mod clock;
+pub mod gro;
 pub mod netns;
 pub mod poll;
 pub mod tun;

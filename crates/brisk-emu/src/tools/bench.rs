@@ -91,7 +91,7 @@ pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineR
     let e = &r.emulator.forward.delivery_error;
     let h = &r.emulator.health;
     println!(
-        "capacity: {:.2} Gbit/s goodput over {:.1} s ({} MB, intact: {}); emulator delivery error p50 {:.1} us, p99 {:.1} us, max {:.1} us over {} packets; {} iterations; emulator busy {:.0} % (headroom {:.0} %), serviceable {:.2} Gbit/s, thread CPU {:.2} s, kernel drops {}",
+        "capacity: {:.2} Gbit/s goodput over {:.1} s ({} MB, intact: {}); emulator delivery error p50 {:.1} us, p99 {:.1} us, max {:.1} us over {} packets; {} iterations; emulator busy {:.0} % (headroom {:.0} %), serviceable {:.2} Gbit/s, thread CPU {:.2} s, kernel drops {}; coalesced {} of {} forward packets into {} super-packet writes",
         r.transfer.goodput_bps / 1e9,
         r.transfer.seconds,
         r.transfer.bytes_received / 1_000_000,
@@ -106,6 +106,9 @@ pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineR
         h.serviceable_bps / 1e9,
         h.thread_cpu_s,
         h.kernel_drops.map_or("?".into(), |d| d.to_string()),
+        r.emulator.forward.gso_packets,
+        r.emulator.forward.delivered_packets,
+        r.emulator.forward.gso_writes,
     );
     print!("{}", r.emulator.warning_lines());
     if r.emulator.health.is_clean() {
