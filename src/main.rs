@@ -925,17 +925,22 @@ fn cmd_bench_scale(
 const PEER_FLOWS: u32 = 1000;
 const NS3_SCALE_SCRIPT: &str = "bench/ns3/scale.py";
 
-/// Runs `bench/ns3/scale.py` (the Python as in [`run_ns3`]); None if ns-3 or the script
-/// is absent, else its JSON line.
-fn run_ns3_scale(n: u32, sim_s: f64, rate: u64) -> Option<anyhow::Result<serde_json::Value>> {
+/// The Python that runs an ns-3 script: `$BRISK_NS3_PYTHON` (a venv with the `ns3`
+/// wheel, as `brisk repro` and `bench/ns3/compare.sh` use), else `python3`; None when
+/// it cannot import ns-3 or `script` is absent (run from the repository root).
+fn ns3_python(script: &str) -> Option<String> {
     let py = std::env::var("BRISK_NS3_PYTHON").unwrap_or_else(|_| "python3".into());
     let have_ns3 = Command::new(&py)
         .args(["-c", "from ns import ns"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !have_ns3 || !Path::new(NS3_SCALE_SCRIPT).exists() {
-        return None;
-    }
+    (have_ns3 && Path::new(script).exists()).then_some(py)
+}
+
+/// Runs `bench/ns3/scale.py` (the Python as in [`run_ns3`]); None if ns-3 or the script
+/// is absent, else its JSON line.
+fn run_ns3_scale(n: u32, sim_s: f64, rate: u64) -> Option<anyhow::Result<serde_json::Value>> {
+    let py = ns3_python(NS3_SCALE_SCRIPT)?;
     println!("ns-3: running {NS3_SCALE_SCRIPT} with {n} flows (minutes)...");
     let out = Command::new(&py)
         .arg(NS3_SCALE_SCRIPT)
@@ -965,14 +970,7 @@ fn run_ns3_scale(n: u32, sim_s: f64, rate: u64) -> Option<anyhow::Result<serde_j
 /// (a venv with the wheel, as `brisk repro` and `bench/ns3/compare.sh` use), else
 /// `python3`.
 fn run_ns3(sim_s: f64) -> Option<anyhow::Result<(f64, f64, f64)>> {
-    let py = std::env::var("BRISK_NS3_PYTHON").unwrap_or_else(|_| "python3".into());
-    let have_ns3 = Command::new(&py)
-        .args(["-c", "from ns import ns"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have_ns3 || !Path::new(NS3_SCRIPT).exists() {
-        return None;
-    }
+    let py = ns3_python(NS3_SCRIPT)?;
     // ns-3 takes minutes for what brisk does in seconds: say so before the wait.
     println!("ns-3: running {NS3_SCRIPT} on the same scenario (about 30x brisk's wall time)...");
     let out = Command::new(&py)
