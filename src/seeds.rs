@@ -8,22 +8,7 @@ use std::fmt::Write;
 
 /// Parses `A..B` (inclusive) or `A..=B`; at most 1000 seeds.
 pub fn parse_range(s: &str) -> Result<std::ops::RangeInclusive<u64>, String> {
-    let err = || format!("expected a seed range like 1..10, got {s:?}");
-    let (a, b) = s.split_once("..").ok_or_else(err)?;
-    let b = b.strip_prefix('=').unwrap_or(b);
-    let (a, b): (u64, u64) = (
-        a.trim().parse().map_err(|_| err())?,
-        b.trim().parse().map_err(|_| err())?,
-    );
-    if b < a {
-        return Err(format!(
-            "{s}: the range is empty (the end is below the start)"
-        ));
-    }
-    if b - a >= 1000 {
-        return Err(format!("{s}: at most 1000 seeds"));
-    }
-    Ok(a..=b)
+    brisk_sweep::spec::seed_range(s, 1000)
 }
 
 pub use brisk_sweep::stats::mean_ci;

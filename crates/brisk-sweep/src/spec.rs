@@ -275,25 +275,29 @@ fn base_seed(base: &toml::Table) -> u64 {
         .unwrap_or(1)
 }
 
+/// `A..B` (inclusive, also `A..=B`) of at most `max` seeds: the one range syntax of
+/// `brisk run --seeds` and a sweep's `seeds`.
+pub fn seed_range(s: &str, max: u64) -> Result<std::ops::RangeInclusive<u64>, String> {
+    let bad = || format!("expected a seed range such as 1..10, got {s:?}");
+    let (a, b) = s.split_once("..").ok_or_else(bad)?;
+    let b = b.strip_prefix('=').unwrap_or(b);
+    let a: u64 = a.trim().parse().map_err(|_| bad())?;
+    let b: u64 = b.trim().parse().map_err(|_| bad())?;
+    if b < a {
+        return Err(format!(
+            "{s}: the range is empty (the end is below the start)"
+        ));
+    }
+    if b - a >= max {
+        return Err(format!("{s}: at most {max} seeds"));
+    }
+    Ok(a..=b)
+}
+
 /// `"A..B"` (inclusive, also `A..=B`) or a list of whole numbers; no repeats.
 fn parse_seeds(v: &toml::Value) -> Result<Vec<u64>, String> {
     let seeds: Vec<u64> = match v {
-        toml::Value::String(s) => {
-            let bad = || {
-                format!("expected a range such as \"1..10\" or a list such as [1, 2], got {s:?}")
-            };
-            let (a, b) = s.split_once("..").ok_or_else(bad)?;
-            let b = b.strip_prefix('=').unwrap_or(b);
-            let a: u64 = a.trim().parse().map_err(|_| bad())?;
-            let b: u64 = b.trim().parse().map_err(|_| bad())?;
-            if b < a {
-                return Err(format!("{s:?} is empty (the end is below the start)"));
-            }
-            if b - a >= MAX_SEEDS as u64 {
-                return Err(format!("{s:?}: at most {MAX_SEEDS} seeds"));
-            }
-            (a..=b).collect()
-        }
+        toml::Value::String(s) => seed_range(s, MAX_SEEDS as u64)?.collect(),
         toml::Value::Array(items) => {
             if items.len() > MAX_SEEDS {
                 return Err(format!("at most {MAX_SEEDS} seeds"));
