@@ -198,6 +198,12 @@ enum BenchCmd {
     Real {
         #[arg(long, default_value = "10s", value_parser = args::positive_duration)]
         duration: Duration,
+        /// Bottleneck rate (e.g. `10Gbit` with `--rtt 0ms` for the batched-path target).
+        #[arg(long, default_value = "1Gbit", value_parser = args::rate)]
+        rate: u64,
+        /// Round-trip time of the path (base delay, without queueing).
+        #[arg(long, default_value = "10ms", value_parser = args::duration)]
+        rtt: Duration,
     },
 }
 
@@ -279,8 +285,13 @@ fn main() -> ExitCode {
             what: BenchCmd::Emu { rate, duration },
         } => real_cmd::cmd_bench_emu(rate, duration),
         Cmd::Bench {
-            what: BenchCmd::Real { duration },
-        } => real_cmd::cmd_bench_real(duration),
+            what:
+                BenchCmd::Real {
+                    duration,
+                    rate,
+                    rtt,
+                },
+        } => real_cmd::cmd_bench_real(duration, rate, rtt),
         Cmd::Bench {
             what:
                 BenchCmd::Sim {

@@ -299,9 +299,14 @@ pub fn cmd_bench_emu(rate: u64, d: Duration) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn bench_run(stack: FlowStack, secs: Duration) -> anyhow::Result<RealResult> {
-    let mut path = EmuConfig::bottleneck(1_000_000_000, Duration::from_millis(10));
-    // A BDP-sized queue (10 ms at 1 Gbit/s is ~830 packets).
+fn bench_run(
+    stack: FlowStack,
+    secs: Duration,
+    rate: u64,
+    rtt: Duration,
+) -> anyhow::Result<RealResult> {
+    let mut path = EmuConfig::bottleneck(rate, rtt);
+    // 1000 packets: a BDP-sized queue at the default 1 Gbit/s, 10 ms (~830 packets).
     path.bottleneck.queue = Some(QueueSpec::droptail_packets(1000));
     Ok(run_real(&RealRun::one_bulk_flow(
         format!("bench-real-{}", stack.name()),
@@ -315,10 +320,15 @@ fn bench_run(stack: FlowStack, secs: Duration) -> anyhow::Result<RealResult> {
 
 /// `brisk bench real`: brisk vs Linux CUBIC, one bulk flow each over the same
 /// emulated 1 Gbit/s, 10 ms path; goodput and process CPU seconds per GB delivered.
-pub fn cmd_bench_real(d: Duration) -> anyhow::Result<()> {
-    let linux = bench_run(FlowStack::Linux, d)?;
-    let brisk = bench_run(FlowStack::Brisk, d)?;
-    println!("brisk bench real: 1 bulk CUBIC flow, emulated 1 Gbit/s, 10 ms RTT, 1000-pkt queue, {:.0} s each", d.as_secs_f64());
+pub fn cmd_bench_real(d: Duration, rate: u64, rtt: Duration) -> anyhow::Result<()> {
+    let linux = bench_run(FlowStack::Linux, d, rate, rtt)?;
+    let brisk = bench_run(FlowStack::Brisk, d, rate, rtt)?;
+    println!(
+        "brisk bench real: 1 bulk CUBIC flow, emulated {:.2} Gbit/s, {:.1} ms RTT, 1000-pkt queue, {:.0} s each",
+        rate as f64 / 1e9,
+        rtt.as_secs_f64() * 1e3,
+        d.as_secs_f64()
+    );
     let row = |name: &str, r: &RealResult| -> (f64, f64) {
         let f = &r.flows[0];
         let gb = f.bytes_delivered as f64 / 1e9;
@@ -354,6 +364,15 @@ pub fn cmd_bench_real(d: Duration) -> anyhow::Result<()> {
     };
     let (lg, lc) = row("linux", &linux);
     let (bg, bc) = row("brisk", &brisk);
+    // The emulated rate counts IP bytes: a full-sized packet (1500 bytes, timestamps
+    // on) carries 1448 payload bytes, so the path holds at most this much goodput.
+    let payload_bps = rate as f64 * 1448.0 / 1500.0;
+    println!(
+        "  of the path's payload capacity ({:.1} Mbit/s = rate x 1448/1500): linux {:.1} %, brisk {:.1} % (goal >= 98 %)",
+        payload_bps / 1e6,
+        lg / payload_bps * 100.0,
+        bg / payload_bps * 100.0,
+    );
     println!(
         "  ratio brisk/linux: goodput {:.2}x (goal >= 1.0), CPU per GB {:.2}x (goal <= 2.0)",
         bg / lg,

@@ -43,6 +43,7 @@ use crate::error::{panic_message, EmuError, Result};
 use crate::os::clock::{Clock, TimerFd};
 use crate::os::gro;
 use crate::os::poll::Epoll;
+use crate::os::sched::{self, RtGuard};
 use crate::tools::hist::{Histogram, LatencySummary};
 
 const TOKEN_A: u64 = 0;
@@ -87,6 +88,9 @@ pub struct EmulatorOptions {
     /// is part of the recorded delivery-time error. Default 10 µs, or
     /// `BRISK_EMU_COALESCE_US`.
     pub coalesce_slack: Duration,
+    /// `SCHED_FIFO` priority of the loop thread while it runs (os/sched.rs); `None`:
+    /// the normal policy. Default 10, `BRISK_EMU_RT=0` turns it off; never on one CPU.
+    pub realtime: Option<i32>,
 }
 
 /// The environment override of [`EmulatorOptions::coalesce_slack`], in µs.
@@ -117,6 +121,7 @@ impl Default for EmulatorOptions {
             clock: None,
             health: HealthLimits::default(),
             coalesce_slack: coalesce_slack_from_env(),
+            realtime: sched::default_priority(),
         }
     }
 }
@@ -184,6 +189,11 @@ pub struct EmuReport {
     pub timer_wakeups: u64,
     /// Seconds the loop spent moving packets (see [`crate::emu::health`]).
     pub busy_s: f64,
+    /// The loop thread's scheduling: `SCHED_FIFO 10`, or `normal` with the reason.
+    pub scheduling: String,
+    /// Short sleeps the real-time loop took to leave its CPU to other threads now
+    /// and then, instead of being stopped by the kernel for 50 ms (see `run`).
+    pub duty_sleeps: u64,
     /// Whether the emulator kept up and delivered on time; warnings if not.
     pub health: Health,
     /// A → B.
@@ -534,6 +544,16 @@ fn flush_unless_coalescing<D: Side>(
     }
 }
 
+/// Sleeps `d` whatever the fds say (clock_nanosleep, CLOCK_MONOTONIC).
+fn sleep_for(d: Duration) {
+    let ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: d.as_nanos().min(999_999_999) as libc::c_long,
+    };
+    // SAFETY: a relative sleep from a live timespec; an early return (EINTR) is fine.
+    unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) };
+}
+
 fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
         (Some(x), Some(y)) => Some(x.min(y)),
@@ -619,6 +639,8 @@ impl<A: Side, B: Side> Emulator<A, B> {
         // Ask for exact timer expiry on this thread (default slack is 50 µs).
         // SAFETY: prctl with an integer argument; failure only costs precision.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        // Run ahead of the endpoints it serves (os/sched.rs); restored on return.
+        let rt = RtGuard::enter(self.opts.realtime);
         let mut pcap_a = open_pcap(&self.opts.pcap_a)?;
         let mut pcap_b = open_pcap(&self.opts.pcap_b)?;
         let clock = self.opts.clock.unwrap_or_else(Clock::start);
@@ -653,12 +675,39 @@ impl<A: Side, B: Side> Emulator<A, B> {
         let drops0 = (self.a.kernel_drops(), self.b.kernel_drops());
         let cpu0 = health::thread_cpu_s();
         let mut busy_ns = 0u64;
+        // Duty cycle of a real-time loop (os/sched.rs). A SCHED_FIFO thread that
+        // never sleeps is stopped by the kernel for ~50 ms in every second so that
+        // normal threads on its CPU run (RT throttling, or the fair server on newer
+        // kernels): a 50 ms stall in the deliveries, measured as p99.9 delivery error
+        // 51 ms at 1 Gbit/s, where a deadline falls due every 12 µs, always inside the
+        // spin margin. Sleeping per packet instead does not help in a VM, where arming
+        // a timer costs microseconds. So the loop gives the CPU away itself, in slices
+        // short enough to stay inside the error budget: after each window in which it
+        // used more than DUTY_MAX of the CPU it sleeps DUTY_SLEEP (the TUN rings hold
+        // what arrives meanwhile, and each late packet's error is recorded as usual).
+        // At most 250/(250+40) = 86 % of a CPU over any stretch, below the kernel's
+        // 95 %; a packet due during a sleep is at most ~40 µs (plus the wake-up) late.
+        const DUTY_WINDOW: Duration = Duration::from_micros(250);
+        const DUTY_MAX: f64 = 0.85;
+        const DUTY_SLEEP: Duration = Duration::from_micros(40);
+        let (mut window_start, mut window_cpu) = (clock.now(), cpu0);
+        let mut duty_sleeps = 0u64;
         loop {
             let now = clock.now();
             if now >= end || stop.load(Ordering::Relaxed) {
                 break;
             }
             iterations += 1;
+            if rt.is_realtime() && now - window_start >= DUTY_WINDOW {
+                let cpu = health::thread_cpu_s();
+                let share = (cpu - window_cpu) / (now - window_start).as_secs_f64();
+                if share > DUTY_MAX {
+                    sleep_for(DUTY_SLEEP);
+                    duty_sleeps += 1;
+                }
+                (window_start, window_cpu) = (clock.now(), health::thread_cpu_s());
+                continue;
+            }
             if ready & (1 << TOKEN_TIMER) != 0 {
                 timer.ack();
                 wakeups += 1;
@@ -722,13 +771,14 @@ impl<A: Side, B: Side> Emulator<A, B> {
             .into_iter()
             .fold(Some(end), min_opt);
             let t = clock.now();
+            let margin = spin;
             match next {
-                Some(n) if n <= t.saturating_add(spin) => {
+                Some(n) if n <= t.saturating_add(margin) => {
                     // Close to a deadline: busy-poll rather than trust a wake-up.
                     ready = ep.wait(0)?;
                 }
                 Some(n) => {
-                    let at = n.checked_sub(spin).unwrap_or(n);
+                    let at = n.checked_sub(margin).unwrap_or(n);
                     timer
                         .arm_at(at)
                         .map_err(|e| EmuError::io("timerfd_settime", e))?;
@@ -780,6 +830,8 @@ impl<A: Side, B: Side> Emulator<A, B> {
             iterations,
             timer_wakeups: wakeups,
             busy_s,
+            scheduling: rt.description.clone(),
+            duty_sleeps,
             health,
             forward,
             reverse,

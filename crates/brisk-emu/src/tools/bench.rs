@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use crate::emu::emulator::{EmuReport, Emulator, EmulatorOptions};
 use crate::emu::path::EmuConfig;
 use crate::error::Result;
+use crate::os::tun::DEFAULT_MTU;
 use crate::stack::bulk::{run_bulk, Amount, BulkConfig, BulkReport};
 use crate::tools::lab::{TwoHosts, ADDR_B};
 
@@ -77,8 +78,18 @@ pub fn baseline(
     })
 }
 
+/// The same bulk transfer over a veth pair, without TUN devices or emulator: the
+/// peer of [`bench_capacity_with`], what the two kernels and the tool manage alone.
+pub fn veth_baseline(bulk: &BulkConfig) -> Result<BulkReport> {
+    let hosts = TwoHosts::veth(DEFAULT_MTU)?;
+    let transfer = run_bulk(hosts.ns_a(), hosts.ns_b(), ADDR_B, bulk);
+    hosts.teardown()?;
+    transfer
+}
+
 /// Capacity benchmark: kernel cubic through an emulated `rate_bps`, zero-delay path
-/// for `seconds`, printing goodput and delivery-time error percentiles.
+/// for `seconds`, printing goodput and delivery-time error percentiles, then the
+/// same transfer over a veth pair (the peer) and the ratio.
 pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineReport> {
     let path = EmuConfig::bottleneck(rate_bps, Duration::ZERO);
     let bulk = BulkConfig {
@@ -87,15 +98,29 @@ pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineR
         timeout: seconds.saturating_add(Duration::from_secs(20)),
         ..BulkConfig::default()
     };
-    let r = baseline(&path, &bulk, EmulatorOptions::default())?;
+    let opts = EmulatorOptions::default();
+    println!(
+        "bench emu: kernel CUBIC -> emulated {:.2} Gbit/s zero-delay path -> kernel, {:.0} s; TUN offloads {}, loop scheduling requested {}",
+        rate_bps as f64 / 1e9,
+        seconds.as_secs_f64(),
+        match crate::os::tun::offload_from_env() {
+            Ok(true) => "on",
+            Ok(false) => "off",
+            Err(_) => "invalid BRISK_TUN_OFFLOAD",
+        },
+        opts.realtime.map_or("normal".into(), |p| format!("SCHED_FIFO {p}")),
+    );
+    let r = baseline(&path, &bulk, opts)?;
     let e = &r.emulator.forward.delivery_error;
     let h = &r.emulator.health;
     println!(
-        "capacity: {:.2} Gbit/s goodput over {:.1} s ({} MB, intact: {}); emulator delivery error p50 {:.1} us, p99 {:.1} us, max {:.1} us over {} packets; {} iterations; emulator busy {:.0} % (headroom {:.0} %), serviceable {:.2} Gbit/s, thread CPU {:.2} s, kernel drops {}; coalesced {} of {} forward packets into {} super-packet writes",
+        "capacity: {:.2} Gbit/s goodput over {:.1} s ({} MB, intact: {}); loop {} ({} duty-cycle sleeps); emulator delivery error p50 {:.1} us, p99 {:.1} us, max {:.1} us over {} packets; {} iterations; emulator busy {:.0} % (headroom {:.0} %), serviceable {:.2} Gbit/s, thread CPU {:.2} s, kernel drops {}; coalesced {} of {} forward packets into {} super-packet writes",
         r.transfer.goodput_bps / 1e9,
         r.transfer.seconds,
         r.transfer.bytes_received / 1_000_000,
         r.transfer.intact,
+        r.emulator.scheduling,
+        r.emulator.duty_sleeps,
         e.p50_ns as f64 / 1e3,
         e.p99_ns as f64 / 1e3,
         e.max_ns as f64 / 1e3,
@@ -114,6 +139,14 @@ pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineR
     if r.emulator.health.is_clean() {
         println!("emulator: clean (no late-delivery, headroom or rate warning)");
     }
+    let peer = veth_baseline(&bulk)?;
+    println!(
+        "peer (veth, no emulator): {:.2} Gbit/s goodput over {:.1} s (intact: {}); emulator / veth = {:.2}",
+        peer.goodput_bps / 1e9,
+        peer.seconds,
+        peer.intact,
+        r.transfer.goodput_bps / peer.goodput_bps.max(1.0),
+    );
     Ok(r)
 }
 

@@ -62,6 +62,54 @@ impl TwoHosts {
         &self.lab
     }
 
+    /// The same two hosts and addresses joined by a veth pair instead of TUN devices
+    /// and the emulator: the kernels' own path, the peer `bench emu` measures beside
+    /// the emulator. IPv6 is off; the veth pair goes with the namespaces.
+    pub fn veth(mtu: u32) -> Result<TwoHosts> {
+        let mut lab = Lab::new()?;
+        let a = lab.add_netns("a")?;
+        let b = lab.add_netns("b")?;
+        let (na, nb) = (lab.netns(a), lab.netns(b));
+        for ns in [na, nb] {
+            let _ = ns.sysctl("net.ipv6.conf.all.disable_ipv6", "1");
+            let _ = ns.sysctl("net.ipv6.conf.default.disable_ipv6", "1");
+        }
+        let mtu = mtu.to_string();
+        na.ip(&[
+            "link",
+            "add",
+            "veth-a",
+            "mtu",
+            &mtu,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "veth-b",
+            "mtu",
+            &mtu,
+            "netns",
+            nb.name(),
+        ])?;
+        for (ns, dev, local, peer) in [
+            (na, "veth-a", ADDR_A, ADDR_B),
+            (nb, "veth-b", ADDR_B, ADDR_A),
+        ] {
+            ns.ip(&["link", "set", "lo", "up"])?;
+            ns.ip(&[
+                "addr",
+                "add",
+                &format!("{local}/32"),
+                "peer",
+                &format!("{peer}/32"),
+                "dev",
+                dev,
+            ])?;
+            ns.ip(&["link", "set", dev, "up"])?;
+        }
+        Ok(TwoHosts { lab })
+    }
+
     /// Deletes both namespaces now, reporting failures.
     pub fn teardown(self) -> Result<()> {
         self.lab.teardown()

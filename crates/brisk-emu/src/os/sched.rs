@@ -1,0 +1,136 @@
+//! Real-time scheduling for the emulator's loop thread (sched(7), `SCHED_FIFO`).
+//!
+//! Why: the emulator shares the machine with the endpoints it serves. In `bench emu`
+//! three busy threads (the sending application with its kernel's TCP, the receiving
+//! one, and the loop) share two cores, so under the normal policy the loop waits for
+//! a time slice behind the endpoints and its delivery-time error p99 reaches
+//! milliseconds (1.4 ms measured, docs/performance.md) although it has a third of its
+//! time to spare. Under `SCHED_FIFO` it runs the moment its timer or a TUN fd wakes
+//! it. The loop sleeps whenever it has nothing due, and the kernel's RT throttling
+//! (`sched_rt_runtime_us`, 95 % by default) bounds even a loop that never sleeps, so
+//! the endpoints cannot be starved outright.
+//!
+//! The policy is per thread and restored when the guard drops, so a caller that runs
+//! the loop on its own thread gets its old policy back.
+
+use std::io;
+
+/// The environment switch: `BRISK_EMU_RT=0` keeps the normal policy; a number
+/// 1..=99 sets the `SCHED_FIFO` priority.
+pub const RT_ENV: &str = "BRISK_EMU_RT";
+/// Low among real-time priorities: above every normal thread, below the kernel's own
+/// RT threads (migration, watchdogs at 99).
+pub const RT_DEFAULT_PRIO: i32 = 10;
+
+/// The priority the emulator asks for: `None` when turned off by [`RT_ENV`] or on a
+/// single CPU, where a spinning RT loop would leave the endpoints 5 % of the machine.
+pub fn default_priority() -> Option<i32> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    priority_from(std::env::var(RT_ENV).ok().as_deref(), cpus)
+}
+
+fn priority_from(env: Option<&str>, cpus: usize) -> Option<i32> {
+    if cpus < 2 {
+        return None;
+    }
+    match env.map(str::trim) {
+        None | Some("") | Some("1") | Some("on") => Some(RT_DEFAULT_PRIO),
+        Some("0") | Some("off") => None,
+        Some(v) => match v.parse::<i32>() {
+            Ok(p) if (1..=99).contains(&p) => Some(p),
+            _ => Some(RT_DEFAULT_PRIO),
+        },
+    }
+}
+
+/// The calling thread's scheduling, restored on drop.
+#[derive(Debug)]
+pub struct RtGuard {
+    policy: libc::c_int,
+    param: libc::sched_param,
+    /// What the thread runs under now, for reports: `SCHED_FIFO 10`, or
+    /// `normal (SCHED_FIFO refused: ...)`.
+    pub description: String,
+}
+
+impl RtGuard {
+    /// Puts the calling thread under `SCHED_FIFO` at `prio`; `None` leaves it as it
+    /// is. A refusal (no `CAP_SYS_NICE`, or an RT budget of 0 in a cgroup) is not an
+    /// error: the loop runs under the normal policy and the report says so.
+    pub fn enter(prio: Option<i32>) -> RtGuard {
+        // SAFETY: queries of the calling thread (pid 0); `param` is written by the kernel.
+        let policy = unsafe { libc::sched_getscheduler(0) };
+        let mut param = libc::sched_param { sched_priority: 0 };
+        unsafe { libc::sched_getparam(0, &mut param) };
+        let mut guard = RtGuard {
+            policy,
+            param,
+            description: "normal".into(),
+        };
+        let Some(p) = prio else {
+            return guard;
+        };
+        let want = libc::sched_param { sched_priority: p };
+        // SAFETY: sets the calling thread's policy from a live struct.
+        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &want) };
+        guard.description = if rc == 0 {
+            format!("SCHED_FIFO {p}")
+        } else {
+            format!(
+                "normal (SCHED_FIFO refused: {})",
+                io::Error::last_os_error()
+            )
+        };
+        guard
+    }
+
+    pub fn is_realtime(&self) -> bool {
+        self.description.starts_with("SCHED_FIFO")
+    }
+}
+
+impl Drop for RtGuard {
+    fn drop(&mut self) {
+        if self.is_realtime() && self.policy >= 0 {
+            // SAFETY: restores the calling thread's policy read in `enter`.
+            unsafe { libc::sched_setscheduler(0, self.policy, &self.param) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_values() {
+        assert_eq!(priority_from(None, 2), Some(RT_DEFAULT_PRIO));
+        assert_eq!(priority_from(Some("0"), 2), None);
+        assert_eq!(priority_from(Some("off"), 8), None);
+        assert_eq!(priority_from(Some("42"), 2), Some(42));
+        assert_eq!(priority_from(Some("100"), 2), Some(RT_DEFAULT_PRIO));
+        assert_eq!(priority_from(Some("junk"), 2), Some(RT_DEFAULT_PRIO));
+        assert_eq!(priority_from(None, 1), None, "never on one CPU");
+    }
+
+    #[test]
+    fn guard_restores_the_policy() {
+        // Runs on a scratch thread so the test harness's threads are untouched.
+        std::thread::spawn(|| {
+            let before = unsafe { libc::sched_getscheduler(0) };
+            {
+                let g = RtGuard::enter(Some(RT_DEFAULT_PRIO));
+                if g.is_realtime() {
+                    assert_eq!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_FIFO);
+                } else {
+                    assert!(g.description.contains("refused"), "{}", g.description);
+                }
+            }
+            assert_eq!(unsafe { libc::sched_getscheduler(0) }, before);
+            let off = RtGuard::enter(None);
+            assert_eq!(off.description, "normal");
+        })
+        .join()
+        .unwrap();
+    }
+}
