@@ -187,6 +187,37 @@ enum BenchCmd {
         #[arg(long)]
         rc3: bool,
     },
+    /// Concurrent short flows (issue 15 §2): RC3's workload (rc3-synthetic sizes, the
+    /// Internet2 graph, RC3 on every host, priority queues) with arrivals faster than
+    /// completions, so that most of `--flows` are open at once. Every flow's access
+    /// links add `--access-delay` each way, so no flow can finish (about two RTTs of
+    /// at least 4 × access delay) before the last one has arrived; the run stops at
+    /// `--duration`. Prints the peak of open connections over all hosts (sampled every
+    /// 100 ms of simulated time), events/s, peak RSS and RSS per open flow.
+    Flows {
+        /// Flows generated (at most 200 000).
+        #[arg(long, default_value_t = 100_000)]
+        flows: u32,
+        /// Core and access rate: with `--load` it sets the arrival rate.
+        #[arg(long, default_value = "10Gbit", value_parser = args::rate)]
+        rate: u64,
+        /// Offered mean core load, in (0, 1].
+        #[arg(long, default_value_t = 1.0)]
+        load: f64,
+        /// Hosts per router (10 routers).
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        hosts_per_router: u32,
+        /// One-way delay of every host's access link.
+        #[arg(long, default_value = "500ms", value_parser = args::positive_duration)]
+        access_delay: Duration,
+        /// Every connection's send buffer in bytes (the shipped scenario's is 8 MB,
+        /// which would hold each open flow whole, 189 KB on average).
+        #[arg(long, default_value_t = 65_536)]
+        send_buffer: u64,
+        /// Simulated time to run (the arrivals span flows / λ; see the printed λ).
+        #[arg(long, default_value = "2s", value_parser = args::positive_duration)]
+        duration: Duration,
+    },
     /// Emulator capacity: kernel CUBIC through an emulated zero-delay path.
     Emu {
         #[arg(long, default_value = "10Gbit", value_parser = args::rate)]
@@ -320,6 +351,26 @@ fn main() -> ExitCode {
                     rc3,
                 },
         } => cmd_bench_net(flows, rate, hosts_per_router, rc3),
+        Cmd::Bench {
+            what:
+                BenchCmd::Flows {
+                    flows,
+                    rate,
+                    load,
+                    hosts_per_router,
+                    access_delay,
+                    send_buffer,
+                    duration,
+                },
+        } => cmd_bench_flows(&FlowsBench {
+            flows,
+            rate,
+            load,
+            hosts_per_router,
+            access_delay,
+            send_buffer,
+            duration,
+        }),
         Cmd::Repro(args) => repro_cmd::cmd_repro(args),
         Cmd::Sweep(args) => sweep_cmd::cmd_sweep(args),
     };
@@ -547,13 +598,9 @@ fn peak_rss_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-fn cmd_bench_net(
-    flows: u32,
-    rate: u64,
-    hosts_per_router: Option<u32>,
-    rc3: bool,
-) -> anyhow::Result<()> {
-    use brisk_sim::topo_spec::NetScenario;
+/// `scenarios/rc3-internet2-small.toml` with `hosts_per_router` and, with `rc3`, RC3's
+/// network: the text `brisk bench net` and `brisk bench flows` run.
+fn net_bench_text(rate: u64, hosts_per_router: Option<u32>, rc3: bool) -> String {
     let mut text = NET_BENCH_SCENARIO.to_string();
     if let Some(h) = hosts_per_router {
         text = text.replace("hosts_per_router = 4", &format!("hosts_per_router = {h}"));
@@ -578,6 +625,17 @@ fn cmd_bench_net(
                 "send_buffer = \"8MB\", rc3 = true }",
             );
     }
+    text
+}
+
+fn cmd_bench_net(
+    flows: u32,
+    rate: u64,
+    hosts_per_router: Option<u32>,
+    rc3: bool,
+) -> anyhow::Result<()> {
+    use brisk_sim::topo_spec::NetScenario;
+    let text = net_bench_text(rate, hosts_per_router, rc3);
     let mut sc = NetScenario::from_toml_str_named(&text, "rc3-internet2-small.toml")?;
     sc.workload.flows = Some(flows);
     sc.duration = brisk_sim::units::Dur(Duration::from_secs(3600));
@@ -627,6 +685,90 @@ fn cmd_bench_net(
         if r.not_intact + r.errors > 0 {
             anyhow::bail!("{} flows not intact, {} errors", r.not_intact, r.errors);
         }
+    }
+    Ok(())
+}
+
+/// `brisk bench flows`' settings (see `BenchCmd::Flows`).
+struct FlowsBench {
+    flows: u32,
+    rate: u64,
+    load: f64,
+    hosts_per_router: u32,
+    access_delay: Duration,
+    send_buffer: u64,
+    duration: Duration,
+}
+
+/// The resident set now (`VmRSS`), in MB.
+fn rss_mb() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: f64 = s
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kb / 1024.0)
+}
+
+fn cmd_bench_flows(b: &FlowsBench) -> anyhow::Result<()> {
+    use brisk_sim::topo_spec::NetScenario;
+    use brisk_sim::units::{Dur, Rate, Size};
+    let text = net_bench_text(b.rate, Some(b.hosts_per_router), true);
+    let mut sc = NetScenario::from_toml_str_named(&text, "rc3-internet2-small.toml")?;
+    sc.workload.flows = Some(b.flows);
+    sc.workload.load = b.load;
+    sc.workload.tcp.send_buffer = Some(Size(b.send_buffer));
+    sc.duration = Dur(b.duration);
+    if let Some(t) = &mut sc.topology {
+        t.rate = Rate(b.rate);
+        t.access_delay = Some(Dur(b.access_delay));
+    }
+    println!(
+        "brisk concurrent-flows benchmark: Internet2, {} hosts/router, {:.0} Mbit/s, access delay {:?}, load {}, {} flows of rc3-synthetic, Reno with RC3, send buffer {} B, {:?} simulated",
+        b.hosts_per_router,
+        b.rate as f64 / 1e6,
+        b.access_delay,
+        b.load,
+        b.flows,
+        b.send_buffer,
+        b.duration
+    );
+    let rss0 = rss_mb();
+    let t0 = std::time::Instant::now();
+    let r = brisk_sim::wl_run::run_net(&sc, sc.seed)?;
+    let wall = t0.elapsed().as_secs_f64().max(1e-9);
+    let peak = peak_rss_mb();
+    // Both ends of a flow hold a connection: open flows are half the connections.
+    let open = r.peak_total_connections as f64 / 2.0;
+    let done = r.flows.iter().filter(|f| f.acked.is_some()).count();
+    println!(
+        "  arrival rate {:.0} flows/s (all {} arrive within {:.2} s), {} done by the end",
+        r.arrival_rate,
+        r.flows.len(),
+        r.flows.len() as f64 / r.arrival_rate.max(1e-9),
+        done
+    );
+    println!(
+        "  {:.3} sim s in {:.1} wall s: {} events, {:.0} events/s, {} packets",
+        r.duration.as_secs_f64(),
+        wall,
+        r.engine.events,
+        r.engine.events as f64 / wall,
+        r.engine.packets
+    );
+    println!(
+        "  peak open connections {} (all hosts; {:.0} flows), {} on one host",
+        r.peak_total_connections, open, r.peak_connections
+    );
+    match (rss0, peak) {
+        (Some(a), Some(p)) => println!(
+            "  peak RSS {p:.0} MB ({a:.0} MB before the build): {:.1} KB per open flow",
+            (p - a) * 1024.0 / open.max(1.0)
+        ),
+        _ => println!("  peak RSS unavailable (no /proc/self/status)"),
     }
     Ok(())
 }

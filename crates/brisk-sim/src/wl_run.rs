@@ -97,6 +97,10 @@ pub struct WorkloadResult {
     /// Most connections one host's endpoint held at a step boundary (TIME-WAIT
     /// included): per-flow state is freed, so this stays far below the flow count.
     pub peak_connections: usize,
+    /// Most connections all hosts held together at a step boundary (both ends of a
+    /// flow, TIME-WAIT included): how many flows were open at once, for `brisk bench
+    /// flows`. Not in the JSON output.
+    pub peak_total_connections: usize,
     pub stopped_early: bool,
 }
 
@@ -494,6 +498,7 @@ pub fn run_net_controlled(
     let mut stopped_early = false;
     let mut end = end_cap;
     let mut peak_connections = 0;
+    let mut peak_total_connections = 0;
     while t < end {
         let mut next = (t + STEP).min(end);
         for c in [t_warm, t_meas] {
@@ -503,11 +508,15 @@ pub fn run_net_controlled(
         }
         b.engine.run_until(next, &mut ());
         t = next;
+        let mut total = 0;
         for n in b.engine.nodes() {
             if let Some(h) = n.as_wl_host() {
-                peak_connections = peak_connections.max(h.ep.connection_count());
+                let c = h.ep.connection_count();
+                peak_connections = peak_connections.max(c);
+                total += c;
             }
         }
+        peak_total_connections = peak_total_connections.max(total);
         if t == t_warm && at_warm.is_none() {
             at_warm = Some(busy(&b.engine, &b.link_entry));
         }
@@ -632,6 +641,7 @@ pub fn run_net_controlled(
         classes,
         engine: b.engine.stats().clone(),
         peak_connections,
+        peak_total_connections,
         stopped_early,
     })
 }

@@ -207,7 +207,9 @@ pub struct Endpoint {
     v6: Option<Ipv6Addr>,
     config: EndpointConfig,
     rng: ChaCha8Rng,
-    slots: Vec<Option<Slot>>,
+    /// Boxed: a `Connection` is about 2.5 KB, and inline slots would make the table's
+    /// doubling slack (up to half its capacity) and every reaped slot cost that much.
+    slots: Vec<Option<Box<Slot>>>,
     free: VecDeque<u32>,
     live: usize,
     table: HashMap<(u16, SocketAddr), ConnHandle>,
@@ -870,19 +872,19 @@ impl Endpoint {
     }
 
     fn slot_mut(&mut self, h: ConnHandle) -> Option<&mut Slot> {
-        self.slots.get_mut(h.0 as usize)?.as_mut()
+        self.slots.get_mut(h.0 as usize)?.as_deref_mut()
     }
 
     fn insert(&mut self, conn: Connection, listener: Option<u16>) -> ConnHandle {
         let key = (conn.local().port(), conn.remote());
-        let slot = Slot {
+        let slot = Box::new(Slot {
             conn,
             listener,
             queued: false,
             in_ready: false,
             registered: None,
             closed: false,
-        };
+        });
         // FIFO reuse keeps a just-freed handle from being reissued at once.
         let idx = match self.free.pop_front() {
             Some(i) => {
@@ -1010,7 +1012,7 @@ impl Endpoint {
     }
 }
 
-impl crate::mem::Conns for Vec<Option<Slot>> {
+impl crate::mem::Conns for Vec<Option<Box<Slot>>> {
     fn conn_mut(&mut self, idx: u32) -> Option<&mut Connection> {
         self.get_mut(idx as usize)?.as_mut().map(|s| &mut s.conn)
     }

@@ -60,6 +60,34 @@ pub struct TcpInfo {
     pub rc3: Option<crate::rc3::rlp::Rc3Info>,
 }
 
+/// The counters of `TcpInfo` that a connection keeps between `info` calls. Only these
+/// are stored (160 B instead of a whole `TcpInfo`'s 448 B): the rest of a snapshot is
+/// read from the connection's live state when `Connection::info` builds it, so an idle
+/// connection does not carry a copy of fields it never updates.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct InfoCounts {
+    pub retransmits: u64,
+    pub retransmitted_bytes: u64,
+    pub rdb_packets: u64,
+    pub rdb_bytes: u64,
+    pub rdb_loss_cwr: u64,
+    pub ecn_cwr: u64,
+    pub delay_cwr: u64,
+    pub lost: u64,
+    pub bytes_sent: u64,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    pub segs_out: u64,
+    pub data_segs_out: u64,
+    pub segs_in: u64,
+    pub dsack_received: u64,
+    pub rto_count: u64,
+    pub tlp_count: u64,
+    pub undo_count: u64,
+    pub dsack_undo: u64,
+    pub spurious_rto: u64,
+}
+
 /// Endpoint-wide counters; every dropped packet is counted under one reason.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct EndpointStats {

@@ -47,7 +47,7 @@ use crate::config::Config;
 use crate::event::{ConnError, Event, RetransmitKind, TraceEvent};
 use crate::recovery::scoreboard::Scoreboard;
 use crate::recovery::RttEstimator;
-use crate::stats::TcpInfo;
+use crate::stats::{InfoCounts, TcpInfo};
 use ack_policy::AckState;
 pub(crate) use ack_policy::MAX_QUICKACKS;
 use brisk_time::{Duration, Instant};
@@ -217,7 +217,7 @@ pub struct Connection {
     events: VecDeque<Event>,
     closed_reported: bool,
     counters: ConnCounters,
-    info: TcpInfo,
+    info: InfoCounts,
     tracer: Tracer,
     challenge_window: (Instant, u32),
     /// The application called `close` (not only `shutdown_write`): it has given the
@@ -317,7 +317,7 @@ impl Connection {
             events: VecDeque::new(),
             closed_reported: false,
             counters: ConnCounters::default(),
-            info: TcpInfo::default(),
+            info: InfoCounts::default(),
             tracer: Tracer::default(),
             challenge_window: (now, 0),
             orphaned: false,
@@ -609,29 +609,52 @@ impl Connection {
     }
 
     pub fn info(&self) -> TcpInfo {
-        let mut i = self.info.clone();
-        i.state = self.state.name();
-        i.cc = self.cong.label.clone();
-        i.cwnd = self.cong.vars.cwnd;
-        i.ssthresh = self.cong.vars.ssthresh;
-        i.mss = self.opts.mss;
-        i.srtt = self.loss.rtt.srtt().unwrap_or_default();
-        i.rttvar = self.loss.rtt.rttvar();
-        i.min_rtt = self.loss.rtt.min_rtt().unwrap_or_default();
-        i.rto = self.current_rto();
-        i.in_flight = self.loss.board.in_flight();
-        i.sacked = self.loss.board.sacked_out();
-        i.delivered = self.cong.vars.delivered;
-        i.app_limited = self.cong.vars.app_limited;
-        i.snd_wnd = self.snd.snd_wnd.min(u64::from(u32::MAX)) as u32;
-        i.rcv_wnd = self
-            .rcv
-            .rcv_adv
-            .saturating_sub(self.rcv_nxt())
-            .min(u64::from(u32::MAX)) as u32;
-        i.cc_diag = self.cong.ctrl.diagnostics();
-        i.rc3 = self.snd.rlp.as_ref().map(|r| r.info);
-        i
+        // Every field spelled out (no `..Default`), so a new `TcpInfo` field must be
+        // filled here.
+        let c = &self.info;
+        TcpInfo {
+            state: self.state.name(),
+            cc: self.cong.label.clone(),
+            cwnd: self.cong.vars.cwnd,
+            ssthresh: self.cong.vars.ssthresh,
+            mss: self.opts.mss,
+            srtt: self.loss.rtt.srtt().unwrap_or_default(),
+            rttvar: self.loss.rtt.rttvar(),
+            min_rtt: self.loss.rtt.min_rtt().unwrap_or_default(),
+            rto: self.current_rto(),
+            in_flight: self.loss.board.in_flight(),
+            retransmits: c.retransmits,
+            retransmitted_bytes: c.retransmitted_bytes,
+            rdb_packets: c.rdb_packets,
+            rdb_bytes: c.rdb_bytes,
+            rdb_loss_cwr: c.rdb_loss_cwr,
+            ecn_cwr: c.ecn_cwr,
+            delay_cwr: c.delay_cwr,
+            lost: c.lost,
+            sacked: self.loss.board.sacked_out(),
+            delivered: self.cong.vars.delivered,
+            bytes_sent: c.bytes_sent,
+            bytes_acked: c.bytes_acked,
+            bytes_received: c.bytes_received,
+            segs_out: c.segs_out,
+            data_segs_out: c.data_segs_out,
+            segs_in: c.segs_in,
+            dsack_received: c.dsack_received,
+            rto_count: c.rto_count,
+            tlp_count: c.tlp_count,
+            undo_count: c.undo_count,
+            dsack_undo: c.dsack_undo,
+            spurious_rto: c.spurious_rto,
+            app_limited: self.cong.vars.app_limited,
+            snd_wnd: self.snd.snd_wnd.min(u64::from(u32::MAX)) as u32,
+            rcv_wnd: self
+                .rcv
+                .rcv_adv
+                .saturating_sub(self.rcv_nxt())
+                .min(u64::from(u32::MAX)) as u32,
+            cc_diag: self.cong.ctrl.diagnostics(),
+            rc3: self.snd.rlp.as_ref().map(|r| r.info),
+        }
     }
 
     /// Turns recording of `TraceEvent`s on or off (bounded buffer, drained by `drain_trace`).

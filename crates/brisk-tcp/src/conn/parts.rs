@@ -138,7 +138,8 @@ impl RecvSide {
             rcv_adv: 0,
             last_ack_sent: 0,
             ack: AckState::new(quick_acks),
-            sack_scratch: Vec::with_capacity(4),
+            // Empty until the first SACK block: in-order connections never need it.
+            sack_scratch: Vec::new(),
             owed_acks: VecDeque::new(),
             ece_pending: false,
         }
