@@ -42,7 +42,7 @@ use crate::engine::Ctx;
 
 /// The port every workload host listens on.
 pub const WL_PORT: u16 = 5001;
-/// Read buffer per host.
+/// Bytes read per call, into the run's scratch buffer (`Ctx::scratch`).
 const SCRATCH: usize = 64 * 1024;
 /// Most bytes offered to TCP per write call.
 const CHUNK: usize = 16 * 1024;
@@ -261,7 +261,6 @@ pub struct WlHost {
     /// Writing connections by (local port, remote address, remote port), for the
     /// per-packet check.
     by_port: HashMap<PortKey, ConnHandle>,
-    scratch: Vec<u8>,
     /// Download mode: this host opens the flows it receives and writes the ones it
     /// accepts.
     download: bool,
@@ -300,7 +299,6 @@ impl WlHost {
             arrivals,
             conns: HashMap::new(),
             by_port: HashMap::new(),
-            scratch: vec![0; SCRATCH],
             download: false,
             flow_classes: Vec::new(),
             paced: Vec::new(),
@@ -399,7 +397,7 @@ impl WlHost {
                     sent_at: now,
                 });
             }
-            if !self.process(now) {
+            if !self.process(now, ctx.scratch(SCRATCH)) {
                 ctx.pool.give(buf);
                 return None;
             }
@@ -508,14 +506,15 @@ impl WlHost {
     }
 
     /// Dispatches endpoint events. Returns whether there were any.
-    fn process(&mut self, now: Instant) -> bool {
+    /// `scratch` is the run's read buffer (`Ctx::scratch`): one per run, not per host.
+    fn process(&mut self, now: Instant, scratch: &mut [u8]) -> bool {
         let mut any = false;
         while let Some((h, ev)) = self.ep.poll_event() {
             any = true;
             match ev {
                 Event::Incoming { port } => {
                     while let Some(c) = self.ep.accept(port) {
-                        self.accept(now, c);
+                        self.accept(now, c, scratch);
                     }
                 }
                 Event::Connected => {
@@ -529,9 +528,9 @@ impl WlHost {
                     self.write(now, h);
                 }
                 Event::Writable => self.write(now, h),
-                Event::Readable => self.read(now, h),
+                Event::Readable => self.read(now, h, scratch),
                 Event::PeerClosed => {
-                    self.read(now, h);
+                    self.read(now, h, scratch);
                     if let Some(conn) = self.ep.conn_mut(h) {
                         conn.close();
                     }
@@ -542,7 +541,7 @@ impl WlHost {
         any
     }
 
-    fn accept(&mut self, now: Instant, h: ConnHandle) {
+    fn accept(&mut self, now: Instant, h: ConnHandle, scratch: &mut [u8]) {
         let Some(conn) = self.ep.conn(h) else { return };
         let remote = conn.remote();
         let mut book = self.book.borrow_mut();
@@ -576,7 +575,7 @@ impl WlHost {
         drop(book);
         self.conns.insert(h, Side::Server(Server { flow, read: 0 }));
         // Data (or a FIN) may have arrived before the accept.
-        self.read(now, h);
+        self.read(now, h, scratch);
     }
 
     /// Writes what TCP takes of the flow (of a paced flow, what its schedule allows by
@@ -618,7 +617,7 @@ impl WlHost {
     }
 
     /// Reads and checks a server connection's data.
-    fn read(&mut self, now: Instant, h: ConnHandle) {
+    fn read(&mut self, now: Instant, h: ConnHandle, scratch: &mut [u8]) {
         let Some(Side::Server(s)) = self.conns.get_mut(&h) else {
             return;
         };
@@ -628,7 +627,7 @@ impl WlHost {
         let mut book = self.book.borrow_mut();
         let book = &mut *book;
         loop {
-            let n = conn.read(&mut self.scratch);
+            let n = conn.read(scratch);
             if n == 0 {
                 break;
             }
@@ -637,10 +636,10 @@ impl WlHost {
                 continue;
             };
             let want = self.pat.at(u64::from(r.pat_base) + s.read, n);
-            if want != &self.scratch[..n] {
+            if want != &scratch[..n] {
                 r.bad_bytes += want
                     .iter()
-                    .zip(&self.scratch[..n])
+                    .zip(&scratch[..n])
                     .filter(|(a, b)| a != b)
                     .count() as u64;
             }
