@@ -685,11 +685,11 @@ impl<A: Side, B: Side> Emulator<A, B> {
         // short enough to stay inside the error budget: after each window in which it
         // used more than DUTY_MAX of the CPU it sleeps DUTY_SLEEP (the TUN rings hold
         // what arrives meanwhile, and each late packet's error is recorded as usual).
-        // At most 250/(250+40) = 86 % of a CPU over any stretch, below the kernel's
-        // 95 %; a packet due during a sleep is at most ~40 µs (plus the wake-up) late.
+        // At most 250/(250+25) = 91 % of a CPU over any stretch, below the kernel's
+        // 95 %; a packet due during a sleep is at most ~25 µs (plus the wake-up) late.
         const DUTY_WINDOW: Duration = Duration::from_micros(250);
-        const DUTY_MAX: f64 = 0.85;
-        const DUTY_SLEEP: Duration = Duration::from_micros(40);
+        const DUTY_MAX: f64 = 0.9;
+        const DUTY_SLEEP: Duration = Duration::from_micros(25);
         let (mut window_start, mut window_cpu) = (clock.now(), cpu0);
         let mut duty_sleeps = 0u64;
         loop {
