@@ -147,7 +147,8 @@ impl RealResult {
         let h = &self.emulator.health;
         let _ = writeln!(
             t,
-            "emulator: busy {:.0} % (headroom {:.0} %), delivery error {} p50 {:.1} us p99 {:.1} us max {:.1} us (threshold {:.0} us), kernel drops {}: {}",
+            "emulator ({}): busy {:.0} % (headroom {:.0} %), delivery error {} p50 {:.1} us p99 {:.1} us max {:.1} us (threshold {:.0} us), kernel drops {}: {}",
+            self.emulator.scheduling,
             h.busy_fraction * 100.0,
             h.headroom * 100.0,
             h.late_direction,
