@@ -34,7 +34,7 @@ use crate::stack::bulk::{set_cc, tcp_stats};
 use crate::stack::kernel_stream::KernelStream;
 use crate::stack::StackConfig;
 use brisk_tcp::stream::ByteStream;
-use traffic::{receive, send_bulk, send_records, RecordRx, RxOut, TxOut};
+use traffic::{intact, receive, send_bulk, send_records, Check, RecordRx, RxOut, TxOut};
 
 pub mod linux_knobs;
 mod output;
@@ -392,6 +392,10 @@ where
                 cx.grace,
                 records,
                 f.app.expected_bytes(),
+                match f.app {
+                    RealApp::Bulk { .. } => Check::Pattern(seed),
+                    RealApp::Records { .. } => Check::Sha256,
+                },
             ))
         });
         // Samples until the receiver is done or the scenario ends (the simulator
@@ -455,11 +459,8 @@ fn flow_result(
         srtt
     };
     let bad_headers = rx.records.as_ref().map_or(0, |r| r.bad_headers);
-    let stream_ok = tx.error.is_none()
-        && rx.error.is_none()
-        && bad_headers == 0
-        && rx.total == tx.sent
-        && rx.sha256 == tx.sha256;
+    let stream_ok =
+        tx.error.is_none() && rx.error.is_none() && bad_headers == 0 && intact(&tx, &rx);
     RealFlowResult {
         id,
         stack: f.stack.name(),

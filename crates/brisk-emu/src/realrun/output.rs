@@ -163,7 +163,7 @@ impl RealResult {
         // Traffic does not stop at the end: each stream is drained to check its hash.
         let _ = writeln!(
             t,
-            "totals stop at the scenario's end ({:.1} s), as the simulator's do; each stream is then drained (at most 15 s) to check its SHA-256: that traffic is in the pcaps and counted apart (\"after the end\", JSON `drain`)",
+            "totals stop at the scenario's end ({:.1} s), as the simulator's do; each stream is then drained (at most 15 s) to check its bytes: that traffic is in the pcaps and counted apart (\"after the end\", JSON `drain`)",
             self.duration.as_secs_f64()
         );
         t

@@ -1,9 +1,13 @@
 //! The byte streams of a real run's flows, written against brisk-tcp's [`ByteStream`]
-//! so the same code drives brisk's sockets and the kernel's: a bulk or records sender writing a ChaCha8
-//! stream (records framed by brisk-app as the simulator's: 24-byte header `BRK1 | index | send time
-//! ns | length`, big-endian), and a receiver that hashes what it reads, bins goodput
-//! and, for records, parses the framing and measures each record's latency. Times are
-//! on the run's shared [`Clock`].
+//! so the same code drives brisk's sockets and the kernel's: a bulk sender writing the
+//! lab's offset-keyed payload (`stack/pattern.rs`), which the receiver compares byte
+//! for byte as it reads (SHA-256 at both ends took a third of the CPU at gigabits per
+//! second), and a records sender writing a ChaCha8 payload framed by brisk-app as the
+//! simulator's (24-byte header `BRK1 | index | send time ns | length`, big-endian),
+//! hashed with SHA-256 at both ends (a record's header carries its send time, so it
+//! cannot be regenerated from the offset). The receiver bins goodput and, for
+//! records, parses the framing and measures each record's latency. Times are on the
+//! run's shared [`Clock`].
 
 use brisk_tcp::stream::ByteStream;
 use std::time::Duration as StdDuration;
@@ -14,6 +18,7 @@ use sha2::{Digest, Sha256};
 
 use super::{since, std_dur, RealApp, MAX_SAMPLES, RECORD_HEADER_LEN};
 use crate::os::clock::Clock;
+use crate::stack::pattern::{fill_pattern, PatternCheck};
 use crate::tools::hex;
 use brisk_app::records::{RecordHeader, RecordReader};
 
@@ -52,11 +57,67 @@ impl RecordRx {
     }
 }
 
+/// How a stream's bytes are checked end to end.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Check {
+    /// Bulk: the offset-keyed payload of this seed, compared as it is read.
+    Pattern(u64),
+    /// Records: SHA-256 of everything written and read.
+    Sha256,
+}
+
+/// What the receiver found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Received {
+    /// The first byte that differed from the payload, if any.
+    Pattern {
+        mismatch_at: Option<u64>,
+    },
+    Sha256(String),
+}
+
+enum Verifier {
+    Pattern(PatternCheck),
+    Sha256(Sha256),
+}
+
+impl Verifier {
+    fn new(check: Check) -> Verifier {
+        match check {
+            Check::Pattern(seed) => Verifier::Pattern(PatternCheck::new(seed)),
+            Check::Sha256 => Verifier::Sha256(Sha256::new()),
+        }
+    }
+    fn update(&mut self, off: u64, data: &[u8]) {
+        match self {
+            Verifier::Pattern(p) => p.update(off, data),
+            Verifier::Sha256(h) => h.update(data),
+        }
+    }
+    fn finish(self) -> Received {
+        match self {
+            Verifier::Pattern(p) => Received::Pattern {
+                mismatch_at: p.mismatch_at(),
+            },
+            Verifier::Sha256(h) => Received::Sha256(hex(&h.finalize())),
+        }
+    }
+}
+
+/// Whether what arrived is exactly what was sent.
+pub(super) fn intact(tx: &TxOut, rx: &RxOut) -> bool {
+    rx.total == tx.sent
+        && match &rx.received {
+            Received::Pattern { mismatch_at } => mismatch_at.is_none() && tx.sha256.is_none(),
+            Received::Sha256(h) => tx.sha256.as_ref() == Some(h),
+        }
+}
+
 /// The receiving side of one flow.
 pub(super) struct RxOut {
     pub(super) delivered_by_end: u64,
     pub(super) total: u64,
-    pub(super) sha256: String,
+    pub(super) received: Received,
     pub(super) series: Vec<(u64, u64)>,
     /// When the flow completed, if by the end: the read that reached the expected
     /// byte count (a sized flow; the simulator's completion, the last byte read), else
@@ -79,10 +140,11 @@ pub(super) fn receive<S: ByteStream>(
     grace: StdDuration,
     mut records: Option<RecordRx>,
     expect: Option<u64>,
+    check: Check,
 ) -> RxOut {
     let mut buf = vec![0u8; 64 * 1024];
     let mut complete_at = None;
-    let mut hash = Sha256::new();
+    let mut verifier = Verifier::new(check);
     let (mut total, mut by_end, mut bin, mut bin_end) = (0u64, 0u64, 0u64, interval);
     let mut series = Vec::new();
     let mut error = None;
@@ -91,7 +153,7 @@ pub(super) fn receive<S: ByteStream>(
             Ok(0) => break,
             Ok(n) => {
                 let at = since(clock);
-                hash.update(&buf[..n]);
+                verifier.update(total, &buf[..n]);
                 total += n as u64;
                 if complete_at.is_none() && expect.is_some_and(|e| total >= e) {
                     complete_at = Some(at);
@@ -129,7 +191,7 @@ pub(super) fn receive<S: ByteStream>(
     RxOut {
         delivered_by_end: by_end,
         total,
-        sha256: hex(&hash.finalize()),
+        received: verifier.finish(),
         series,
         done_at: Some(complete_at.unwrap_or(done)).filter(|d| *d <= end),
         finished_at: done,
@@ -141,21 +203,33 @@ pub(super) fn receive<S: ByteStream>(
 /// The sending side's result.
 pub(super) struct TxOut {
     pub(super) sent: u64,
-    pub(super) sha256: String,
+    /// SHA-256 of what was written (records); `None` for a bulk stream, whose bytes
+    /// the receiver checks against the payload itself.
+    pub(super) sha256: Option<String>,
     pub(super) error: Option<String>,
 }
 
 /// Tracks what a sender wrote.
 struct Tx {
-    hash: Sha256,
+    hash: Option<Sha256>,
     sent: u64,
     error: Option<String>,
 }
 
 impl Tx {
-    fn new() -> Tx {
+    /// A sender that hashes what it writes (records).
+    fn hashed() -> Tx {
         Tx {
-            hash: Sha256::new(),
+            hash: Some(Sha256::new()),
+            sent: 0,
+            error: None,
+        }
+    }
+
+    /// A sender of the offset-keyed payload, which needs no hash.
+    fn pattern() -> Tx {
+        Tx {
+            hash: None,
             sent: 0,
             error: None,
         }
@@ -178,7 +252,9 @@ impl Tx {
             });
             return false;
         }
-        self.hash.update(data);
+        if let Some(h) = &mut self.hash {
+            h.update(data);
+        }
         self.sent += data.len() as u64;
         true
     }
@@ -186,7 +262,7 @@ impl Tx {
     fn done(self) -> TxOut {
         TxOut {
             sent: self.sent,
-            sha256: hex(&self.hash.finalize()),
+            sha256: self.hash.map(|h| hex(&h.finalize())),
             error: self.error,
         }
     }
@@ -204,21 +280,20 @@ pub(super) fn send_bulk<S: ByteStream>(
     last: impl FnOnce(&[u8]) -> std::io::Result<()>,
 ) -> TxOut {
     let mut last = Some(last);
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
     // A sized flow is one message, written in one call as an application would
     // send() it (up to 4 MiB, brisk's default send buffer): RC3 makes each write a
     // chunk of its own, and so does the simulator's app, which hands the whole flow
     // over at once. The stream's bytes do not depend on the write size.
     let len = bytes.map_or(64 * 1024, |b| b.clamp(1, 4 << 20) as usize);
     let mut buf = vec![0u8; len];
-    let mut tx = Tx::new();
+    let mut tx = Tx::pattern();
     while since(clock) < end {
         let n = match bytes {
             Some(b) if tx.sent >= b => break,
             Some(b) => (b - tx.sent).min(buf.len() as u64) as usize,
             None => buf.len(),
         };
-        rng.fill_bytes(&mut buf[..n]);
+        fill_pattern(seed, tx.sent, &mut buf[..n]);
         let is_last = bytes.is_some_and(|b| tx.sent + n as u64 >= b);
         let ok = match if is_last { last.take() } else { None } {
             Some(f) => tx.write_with(&buf[..n], f),
@@ -249,13 +324,13 @@ pub(super) fn send_records<S: ByteStream>(
         count,
     } = *app
     else {
-        return Tx::new().done();
+        return Tx::hashed().done();
     };
     let mut payload = ChaCha8Rng::seed_from_u64(seed);
     let mut jit = ChaCha8Rng::seed_from_u64(seed ^ 0x6a69_7474_6572);
     // `size` is bounded by MAX_RECORD (checked by run_real).
     let mut buf = vec![0u8; size as usize];
-    let mut tx = Tx::new();
+    let mut tx = Tx::hashed();
     let mut base = since(clock);
     let mut at = base;
     let mut index = 0u64;
@@ -417,6 +492,7 @@ mod tests {
             tick,
             Some(RecordRx::new(64)),
             None,
+            Check::Sha256,
         );
 
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -425,7 +501,16 @@ mod tests {
         let (tx_tcp, rx_tcp) = std::thread::scope(|s| {
             let rx = s.spawn(|| {
                 let records = Some(RecordRx::new(64));
-                receive(KernelStream::new(&b), clock, end, tick, tick, records, None)
+                receive(
+                    KernelStream::new(&b),
+                    clock,
+                    end,
+                    tick,
+                    tick,
+                    records,
+                    None,
+                    Check::Sha256,
+                )
             });
             let mut w = KernelStream::new(&a);
             let tx = send_records(&mut w, clock, end, &twenty_records(), 5);
@@ -437,7 +522,50 @@ mod tests {
             assert_eq!((tx.sent, rx.total), (20 * 64, 20 * 64));
             let r = rx.records.as_ref().unwrap();
             assert_eq!((r.latencies.len(), r.bad_headers), (20, 0));
-            assert_eq!(tx.sha256, rx.sha256, "what was sent arrived");
+            assert!(intact(tx, rx), "what was sent arrived");
         }
+    }
+
+    #[test]
+    fn bulk_streams_are_checked_byte_for_byte() {
+        let clock = Clock::start();
+        let (end, tick) = (StdDuration::from_secs(10), StdDuration::from_millis(100));
+        let mut mem = Mem::default();
+        let tx = send_bulk(&mut mem, clock, end, Some(200_000), 9, |_| Ok(()));
+        assert_eq!(tx.sha256, None, "a bulk sender hashes nothing");
+        // `last` swallowed the final write; put the whole stream back for the reader.
+        let mut stream = vec![0u8; 200_000];
+        fill_pattern(9, 0, &mut stream);
+        mem.inp = stream.iter().copied().collect();
+        let rx = receive(
+            &mut mem,
+            clock,
+            end,
+            tick,
+            tick,
+            None,
+            None,
+            Check::Pattern(9),
+        );
+        assert!(intact(&tx, &rx));
+        stream[150_001] ^= 0x40;
+        mem.inp = stream.iter().copied().collect();
+        let bad = receive(
+            &mut mem,
+            clock,
+            end,
+            tick,
+            tick,
+            None,
+            None,
+            Check::Pattern(9),
+        );
+        assert_eq!(
+            bad.received,
+            Received::Pattern {
+                mismatch_at: Some(150_001)
+            }
+        );
+        assert!(!intact(&tx, &bad));
     }
 }

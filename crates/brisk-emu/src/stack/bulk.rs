@@ -4,7 +4,7 @@
 //! ordinary threads of this process (no subprocesses to clean up).
 //!
 //! The payload is a pattern keyed by `seed` and by each byte's stream offset
-//! ([`fill_pattern`]); the receiver compares every byte it reads with the pattern at
+//! (`stack/pattern.rs`); the receiver compares every byte it reads with the pattern at
 //! that offset, so a corrupted, lost, duplicated or reordered byte shows, with its
 //! offset. The check is exact, like comparing the whole stream, and costs a few
 //! instructions per 8 bytes: it used to be ChaCha8 plus SHA-256 on both ends, which
@@ -23,6 +23,7 @@ use serde::Serialize;
 
 use crate::error::{cvt, EmuError, Result};
 use crate::os::netns::Netns;
+use crate::stack::pattern::{fill_pattern, PatternCheck};
 
 const CHUNK: usize = 64 * 1024;
 
@@ -92,42 +93,6 @@ pub fn available_congestion_controls() -> Vec<String> {
         .split_whitespace()
         .map(str::to_string)
         .collect()
-}
-
-/// SplitMix64's output function: a bijective mix, so distinct (key, word index)
-/// inputs give well-spread, distinct words.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// Writes the pattern bytes of stream offsets `off .. off + out.len()` for `seed`:
-/// byte `i` is byte `i % 8` (little-endian) of word `i / 8`, and word `k` is
-/// `mix(key + k·φ)`. Any offset can be produced without the bytes before it.
-pub fn fill_pattern(seed: u64, off: u64, out: &mut [u8]) {
-    let key = mix(seed ^ 0x6272_6973_6b2d_6275); // "brisk-bu"
-    let word = |k: u64| mix(key.wrapping_add(k.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
-    let mut k = off / 8;
-    let skip = (off % 8) as usize;
-    let mut rest = out;
-    if skip != 0 {
-        let w = word(k).to_le_bytes();
-        let n = (8 - skip).min(rest.len());
-        rest[..n].copy_from_slice(&w[skip..skip + n]);
-        rest = &mut rest[n..];
-        k += 1;
-    }
-    let mut words = rest.chunks_exact_mut(8);
-    for c in &mut words {
-        c.copy_from_slice(&word(k).to_le_bytes());
-        k += 1;
-    }
-    let tail = words.into_remainder();
-    if !tail.is_empty() {
-        let n = tail.len();
-        tail.copy_from_slice(&word(k).to_le_bytes()[..n]);
-    }
 }
 
 /// Sets `TCP_CONGESTION` on a kernel socket (before it has sent data). Name it for
@@ -210,20 +175,13 @@ fn receive(listener: TcpListener, seed: u64, timeout: Duration) -> Result<Receiv
         .and_then(|()| s.set_read_timeout(Some(timeout)))
         .map_err(|e| EmuError::io("receiver socket options", e))?;
     let mut buf = vec![0u8; CHUNK];
-    let mut want = vec![0u8; CHUNK];
-    let mut mismatch_at = None;
+    let mut check = PatternCheck::new(seed);
     let mut bytes = 0u64;
     loop {
         match s.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                if mismatch_at.is_none() {
-                    fill_pattern(seed, bytes, &mut want[..n]);
-                    if buf[..n] != want[..n] {
-                        let i = buf[..n].iter().zip(&want[..n]).position(|(a, b)| a != b);
-                        mismatch_at = Some(bytes + i.unwrap_or(0) as u64);
-                    }
-                }
+                check.update(bytes, &buf[..n]);
                 bytes += n as u64;
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -238,7 +196,7 @@ fn receive(listener: TcpListener, seed: u64, timeout: Duration) -> Result<Receiv
     Ok(Received {
         bytes,
         seconds,
-        mismatch_at,
+        mismatch_at: check.mismatch_at(),
     })
 }
 
@@ -335,25 +293,4 @@ pub fn run_bulk(
         mismatch_at: received.mismatch_at,
         sender: sent.stats,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::fill_pattern;
-
-    #[test]
-    fn pattern_is_the_same_from_any_offset() {
-        let mut whole = vec![0u8; 1000];
-        fill_pattern(7, 0, &mut whole);
-        for (off, len) in [(0, 1), (1, 7), (3, 20), (8, 8), (13, 500), (999, 1), (5, 0)] {
-            let mut part = vec![0u8; len];
-            fill_pattern(7, off as u64, &mut part);
-            assert_eq!(part, whole[off..off + len], "offset {off} len {len}");
-        }
-        let mut other = vec![0u8; 1000];
-        fill_pattern(8, 0, &mut other);
-        assert_ne!(other, whole, "the seed matters");
-        // A shifted stream differs: reordering is caught.
-        assert_ne!(whole[..992], whole[8..]);
-    }
 }

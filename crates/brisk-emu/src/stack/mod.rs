@@ -19,6 +19,7 @@
 
 pub mod bulk;
 pub mod kernel_stream;
+pub mod pattern;
 pub mod socket;
 
 use std::collections::HashMap;
