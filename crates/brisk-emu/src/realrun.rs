@@ -34,7 +34,7 @@ use crate::stack::bulk::{set_cc, tcp_stats};
 use crate::stack::kernel_stream::KernelStream;
 use crate::stack::StackConfig;
 use brisk_tcp::stream::ByteStream;
-use traffic::{intact, receive, send_bulk, send_records, Check, RecordRx, RxOut, TxOut};
+use traffic::{intact, receive, send_bulk, send_records, Check, Expect, RecordRx, RxOut, TxOut};
 
 pub mod linux_knobs;
 mod output;
@@ -390,11 +390,13 @@ where
                 cx.end,
                 cx.interval,
                 cx.grace,
-                records,
-                f.app.expected_bytes(),
-                match f.app {
-                    RealApp::Bulk { .. } => Check::Pattern(seed),
-                    RealApp::Records { .. } => Check::Sha256,
+                Expect {
+                    records,
+                    bytes: f.app.expected_bytes(),
+                    check: match f.app {
+                        RealApp::Bulk { .. } => Check::Pattern(seed),
+                        RealApp::Records { .. } => Check::Sha256,
+                    },
                 },
             ))
         });

@@ -129,19 +129,31 @@ pub(super) struct RxOut {
     pub(super) error: Option<String>,
 }
 
-/// Reads `s` to its end. `expect`: the bytes a sized flow sends; the flow completes
-/// when they have been read, which can be well before the FIN (an RC3 sender sends
-/// its FIN only once the peer's ACK has covered its copies).
+/// What a receiver expects of its stream.
+pub(super) struct Expect {
+    /// The records framing to parse, for a records app.
+    pub(super) records: Option<RecordRx>,
+    /// The bytes a sized flow sends; the flow completes when they have been read,
+    /// which can be well before the FIN (an RC3 sender sends its FIN only once the
+    /// peer's ACK has covered its copies).
+    pub(super) bytes: Option<u64>,
+    pub(super) check: Check,
+}
+
+/// Reads `s` to its end.
 pub(super) fn receive<S: ByteStream>(
     mut s: S,
     clock: Clock,
     end: StdDuration,
     interval: StdDuration,
     grace: StdDuration,
-    mut records: Option<RecordRx>,
-    expect: Option<u64>,
-    check: Check,
+    expect: Expect,
 ) -> RxOut {
+    let Expect {
+        mut records,
+        bytes: expect,
+        check,
+    } = expect;
     let mut buf = vec![0u8; 64 * 1024];
     let mut complete_at = None;
     let mut verifier = Verifier::new(check);
@@ -490,9 +502,11 @@ mod tests {
             end,
             tick,
             tick,
-            Some(RecordRx::new(64)),
-            None,
-            Check::Sha256,
+            Expect {
+                records: Some(RecordRx::new(64)),
+                bytes: None,
+                check: Check::Sha256,
+            },
         );
 
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -507,9 +521,11 @@ mod tests {
                     end,
                     tick,
                     tick,
-                    records,
-                    None,
-                    Check::Sha256,
+                    Expect {
+                        records,
+                        bytes: None,
+                        check: Check::Sha256,
+                    },
                 )
             });
             let mut w = KernelStream::new(&a);
@@ -526,6 +542,14 @@ mod tests {
         }
     }
 
+    fn pattern(seed: u64) -> Expect {
+        Expect {
+            records: None,
+            bytes: None,
+            check: Check::Pattern(seed),
+        }
+    }
+
     #[test]
     fn bulk_streams_are_checked_byte_for_byte() {
         let clock = Clock::start();
@@ -537,29 +561,11 @@ mod tests {
         let mut stream = vec![0u8; 200_000];
         fill_pattern(9, 0, &mut stream);
         mem.inp = stream.iter().copied().collect();
-        let rx = receive(
-            &mut mem,
-            clock,
-            end,
-            tick,
-            tick,
-            None,
-            None,
-            Check::Pattern(9),
-        );
+        let rx = receive(&mut mem, clock, end, tick, tick, pattern(9));
         assert!(intact(&tx, &rx));
         stream[150_001] ^= 0x40;
         mem.inp = stream.iter().copied().collect();
-        let bad = receive(
-            &mut mem,
-            clock,
-            end,
-            tick,
-            tick,
-            None,
-            None,
-            Check::Pattern(9),
-        );
+        let bad = receive(&mut mem, clock, end, tick, tick, pattern(9));
         assert_eq!(
             bad.received,
             Received::Pattern {

@@ -1,0 +1,581 @@
+//! `brisk bench sim|scale|net|flows`: the simulator's benchmarks, each printing its
+//! peer (ns-3 where it is installed) measured in the same run, and a ratio
+//! (docs/performance.md). `brisk bench emu|real` are in `real_cmd`.
+
+use brisk_sim::{RunOptions, Scenario};
+use brisk_time::Duration;
+use std::path::Path;
+use std::process::Command;
+
+/// The standard benchmark scenario, shipped with the binary.
+const BENCH_SCENARIO: &str = include_str!("../scenarios/bench-1g.toml");
+/// The network benchmark's scenario, shipped with the binary.
+const NET_BENCH_SCENARIO: &str = include_str!("../scenarios/rc3-internet2-small.toml");
+/// The equivalent ns-3 script, relative to the working directory.
+const NS3_SCRIPT: &str = "bench/ns3/bufferbloat.py";
+
+/// The process's peak resident set so far (Linux `VmHWM`), MB; None elsewhere.
+fn peak_rss_mb() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: f64 = s
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kb / 1024.0)
+}
+
+/// `scenarios/rc3-internet2-small.toml` with `hosts_per_router` and, with `rc3`, RC3's
+/// network: the text `brisk bench net` and `brisk bench flows` run.
+fn net_bench_text(rate: u64, hosts_per_router: Option<u32>, rc3: bool) -> String {
+    let mut text = NET_BENCH_SCENARIO.to_string();
+    if let Some(h) = hosts_per_router {
+        text = text.replace("hosts_per_router = 4", &format!("hosts_per_router = {h}"));
+    }
+    if rc3 {
+        // RC3's network: priority queues with push-out (40 ms at the link rate, as the
+        // drop-tail's `time`), and RC3 on every host.
+        text = text
+            .replace(
+                "queue = { kind = \"droptail\", time = \"40ms\" }",
+                &format!(
+                    "queue = {{ kind = \"prio\", bands = 4, bytes = {} }}",
+                    rate / 8 / 25
+                ),
+            )
+            .replace(
+                "host_queue = { kind = \"droptail\", bytes = \"16MB\" }",
+                "host_queue = { kind = \"prio\", bands = 4, packets = 1000000 }",
+            )
+            .replace(
+                "send_buffer = \"8MB\" }",
+                "send_buffer = \"8MB\", rc3 = true }",
+            );
+    }
+    text
+}
+
+/// `brisk bench net`: wall time, simulated seconds per wall second, events and flows
+/// per wall second of the small Internet2 workload at three loads.
+pub fn cmd_bench_net(
+    flows: u32,
+    rate: u64,
+    hosts_per_router: Option<u32>,
+    rc3: bool,
+) -> anyhow::Result<()> {
+    use brisk_sim::topo_spec::NetScenario;
+    let text = net_bench_text(rate, hosts_per_router, rc3);
+    let mut sc = NetScenario::from_toml_str_named(&text, "rc3-internet2-small.toml")?;
+    sc.workload.flows = Some(flows);
+    sc.duration = brisk_sim::units::Dur(Duration::from_secs(3600));
+    if let Some(t) = &mut sc.topology {
+        t.rate = brisk_sim::units::Rate(rate);
+    }
+    println!(
+        "brisk network benchmark: Internet2, {} hosts/router, {:.0} Mbit/s, {} flows of rc3-synthetic, Reno{}",
+        sc.topology.as_ref().and_then(|t| t.hosts_per_router).unwrap_or(10),
+        rate as f64 / 1e6,
+        flows,
+        if rc3 { " with RC3" } else { "" }
+    );
+    println!(
+        "  {:>5} {:>9} {:>9} {:>12} {:>12} {:>12} {:>10} {:>10} {:>10} {:>12}",
+        "load",
+        "sim s",
+        "wall s",
+        "sim s/wall",
+        "events/s",
+        "packets/s",
+        "flows/s",
+        "core util",
+        "peak conns",
+        "peak RSS MB"
+    );
+    for load in [0.1, 0.3, 0.5] {
+        sc.workload.load = load;
+        let t0 = std::time::Instant::now();
+        let r = brisk_sim::wl_run::run_net(&sc, sc.seed)?;
+        let wall = t0.elapsed().as_secs_f64().max(1e-9);
+        let sim = r.duration.as_secs_f64();
+        println!(
+            "  {:>5.2} {:>9.3} {:>9.3} {:>12.3} {:>12.0} {:>12.0} {:>10.0} {:>10.3} {:>10} {:>12}",
+            load,
+            sim,
+            wall,
+            sim / wall,
+            r.engine.events as f64 / wall,
+            r.engine.packets as f64 / wall,
+            r.flows.len() as f64 / wall,
+            r.utilisation.core_mean,
+            r.peak_connections,
+            // The process's peak so far: levels run in order, so it is a running maximum.
+            peak_rss_mb().map_or("-".into(), |m| format!("{m:.0}"))
+        );
+        if r.not_intact + r.errors > 0 {
+            anyhow::bail!("{} flows not intact, {} errors", r.not_intact, r.errors);
+        }
+    }
+    Ok(())
+}
+
+/// `brisk bench flows`' settings (see `BenchCmd::Flows`).
+pub struct FlowsBench {
+    pub flows: u32,
+    pub rate: u64,
+    pub load: f64,
+    pub hosts_per_router: u32,
+    pub access_delay: Duration,
+    pub send_buffer: u64,
+    pub duration: Duration,
+}
+
+/// The resident set now (`VmRSS`), in MB.
+fn rss_mb() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: f64 = s
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some(kb / 1024.0)
+}
+
+pub fn cmd_bench_flows(b: &FlowsBench) -> anyhow::Result<()> {
+    use brisk_sim::topo_spec::NetScenario;
+    use brisk_sim::units::{Dur, Rate, Size};
+    let text = net_bench_text(b.rate, Some(b.hosts_per_router), true);
+    let mut sc = NetScenario::from_toml_str_named(&text, "rc3-internet2-small.toml")?;
+    sc.workload.flows = Some(b.flows);
+    sc.workload.load = b.load;
+    sc.workload.tcp.send_buffer = Some(Size(b.send_buffer));
+    sc.duration = Dur(b.duration);
+    if let Some(t) = &mut sc.topology {
+        t.rate = Rate(b.rate);
+        t.access_delay = Some(Dur(b.access_delay));
+    }
+    println!(
+        "brisk concurrent-flows benchmark: Internet2, {} hosts/router, {:.0} Mbit/s, access delay {:?}, load {}, {} flows of rc3-synthetic, Reno with RC3, send buffer {} B, {:?} simulated",
+        b.hosts_per_router,
+        b.rate as f64 / 1e6,
+        b.access_delay,
+        b.load,
+        b.flows,
+        b.send_buffer,
+        b.duration
+    );
+    let rss0 = rss_mb();
+    let t0 = std::time::Instant::now();
+    let r = brisk_sim::wl_run::run_net(&sc, sc.seed)?;
+    let wall = t0.elapsed().as_secs_f64().max(1e-9);
+    let peak = peak_rss_mb();
+    // Both ends of a flow hold a connection: open flows are half the connections.
+    let open = r.peak_total_connections as f64 / 2.0;
+    let done = r.flows.iter().filter(|f| f.acked.is_some()).count();
+    println!(
+        "  arrival rate {:.0} flows/s (all {} arrive within {:.2} s), {} done by the end",
+        r.arrival_rate,
+        r.flows.len(),
+        r.flows.len() as f64 / r.arrival_rate.max(1e-9),
+        done
+    );
+    println!(
+        "  {:.3} sim s in {:.1} wall s: {} events, {:.0} events/s, {} packets",
+        r.duration.as_secs_f64(),
+        wall,
+        r.engine.events,
+        r.engine.events as f64 / wall,
+        r.engine.packets
+    );
+    println!(
+        "  peak open connections {} (all hosts; {:.0} flows), {} on one host",
+        r.peak_total_connections, open, r.peak_connections
+    );
+    match (rss0, peak) {
+        (Some(a), Some(p)) => println!(
+            "  peak RSS {p:.0} MB ({a:.0} MB before the build): {:.1} KB per open flow",
+            (p - a) * 1024.0 / open.max(1.0)
+        ),
+        _ => println!("  peak RSS unavailable (no /proc/self/status)"),
+    }
+    Ok(())
+}
+
+pub fn cmd_bench_sim(d: Duration, repeat: u32, no_ns3: bool, no_aqm: bool) -> anyhow::Result<()> {
+    let mut sc = Scenario::from_toml_str_named(BENCH_SCENARIO, "bench-1g.toml")?;
+    sc.duration = brisk_sim::units::Dur(d);
+    // Stream digests are app-level work ns-3 does not do; the per-byte check stays.
+    let opts = RunOptions {
+        skip_stream_hashes: true,
+        ..RunOptions::default()
+    };
+    let sim_s = d.as_secs_f64();
+    println!(
+        "brisk sim benchmark: 1 CUBIC bulk flow, 1 Gbit/s, 10 ms RTT, 1000-pkt drop-tail, {sim_s}s"
+    );
+    // The runs are deterministic, so only the wall time differs between them; the
+    // median is what the shared machine's drift disturbs least.
+    let mut walls = Vec::new();
+    let mut res = None;
+    for _ in 0..repeat {
+        let t0 = std::time::Instant::now();
+        let r = brisk_sim::run_with(&sc, sc.seed, &opts)?;
+        walls.push(t0.elapsed().as_secs_f64().max(1e-9));
+        res = Some(r);
+    }
+    let res = res.expect("repeat >= 1");
+    walls.sort_by(f64::total_cmp);
+    let wall = median(&walls);
+    let f = res.flows.first();
+    let goodput = f.map_or(0.0, |f| f.goodput_bps);
+    let rtt = f.and_then(|f| f.rtt).map(|r| r.mean / 1e6);
+    println!(
+        "  wall time        {wall:.3} s  (median of {repeat}; min {:.3}, max {:.3})",
+        walls[0],
+        walls[walls.len() - 1]
+    );
+    println!("  events           {}", res.engine.events);
+    println!("  events/s         {:.0}", res.engine.events as f64 / wall);
+    println!("  packets/s        {:.0}", res.engine.packets as f64 / wall);
+    println!("  sim s / wall s   {:.3}", sim_s / wall);
+    println!("  goodput          {:.1} Mbit/s", goodput / 1e6);
+    match rtt {
+        Some(rtt) => println!("  mean RTT         {rtt:.2} ms"),
+        None => println!("  mean RTT         n/a (no RTT samples)"),
+    }
+    if !no_aqm {
+        bench_sim_aqms(&sc, &opts, res.engine.events as f64 / wall)?;
+    }
+    if no_ns3 {
+        return Ok(());
+    }
+    match run_ns3(sim_s) {
+        Some(Ok((ns3_wall, ns3_goodput, ns3_rtt))) => {
+            println!("ns-3 ({NS3_SCRIPT}, one run):");
+            println!(
+                "  wall time        {ns3_wall:.3} s  (brisk's median is {:.1}x faster; {:.1}x to {:.1}x over brisk's max and min)",
+                ns3_wall / wall,
+                ns3_wall / walls[walls.len() - 1],
+                ns3_wall / walls[0]
+            );
+            println!(
+                "  goodput          {:.1} Mbit/s  (brisk {:.1}, ratio {:.4})",
+                ns3_goodput / 1e6,
+                goodput / 1e6,
+                goodput / ns3_goodput
+            );
+            let ours = rtt.map_or("n/a".into(), |r| {
+                format!("{r:.2}, ratio {:.4}", r / ns3_rtt)
+            });
+            println!("  mean RTT         {ns3_rtt:.2} ms  (brisk {ours})");
+        }
+        Some(Err(e)) => println!("ns-3 run failed, skipped: {e}"),
+        None => println!("ns-3 not found, skipped"),
+    }
+    Ok(())
+}
+
+/// The median of sorted values.
+fn median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+/// The standard flow through each AQM and the prio queue, one run each, as events/s
+/// against drop-tail's `base_eps`.
+fn bench_sim_aqms(sc: &Scenario, opts: &RunOptions, base_eps: f64) -> anyhow::Result<()> {
+    // The same flow through the AQMs and the prio queue: per-packet cost against
+    // drop-tail (none allocates per packet; FQ-CoDel hashes each one, prio reads the
+    // DSCP).
+    let aqms = [
+        (
+            "CoDel",
+            brisk_net::spec::QueueSpec::Codel {
+                target: None,
+                interval: None,
+                packets: None,
+                ecn: false,
+            },
+        ),
+        (
+            "FQ-CoDel",
+            brisk_net::spec::QueueSpec::FqCodel {
+                target: None,
+                interval: None,
+                flows: None,
+                quantum: None,
+                packets: None,
+                memory_limit: None,
+                drop_batch: None,
+                ecn: Some(false),
+            },
+        ),
+        (
+            // RC3's strict priority: one flow, so one band, but every packet is
+            // classified by its DSCP and accounted per band.
+            "prio",
+            brisk_net::spec::QueueSpec::Prio {
+                bands: Some(4),
+                packets: Some(1000),
+                bytes: None,
+                push_out: None,
+                band0_pie: None,
+            },
+        ),
+    ];
+    for (name, q) in aqms {
+        let mut aqm = sc.clone();
+        aqm.bottleneck.queue = Some(q);
+        let t = std::time::Instant::now();
+        let r = brisk_sim::run_with(&aqm, aqm.seed, opts)?;
+        let w = t.elapsed().as_secs_f64().max(1e-9);
+        let eps = r.engine.events as f64 / w;
+        println!(
+            "  through {name:<9} {eps:.0} events/s ({:.2}x drop-tail's), goodput {:.1} Mbit/s, mean queue {}",
+            eps / base_eps,
+            r.flows.first().map_or(0.0, |f| f.goodput_bps) / 1e6,
+            r.bottleneck
+                .queue_delay
+                .map_or("-".into(), |q| format!("{:.2} ms", q.mean / 1e6))
+        );
+    }
+    Ok(())
+}
+
+/// One point of `brisk bench scale`: the scenario of `n` flows.
+///
+/// Each flow's send buffer is its share of twice the path's BDP plus queue, between
+/// 64 KB and 4 MiB: the bulk app keeps its send buffer full, and a fixed 4 MiB would
+/// make every point measure N × 4 MiB of queued app data (40 GB at N = 10^4) where
+/// Linux's send-buffer autotuning holds about 2 × cwnd per flow.
+fn scale_scenario(n: u32, d: Duration, rate: u64) -> anyhow::Result<Scenario> {
+    let bdp_and_queue = rate / 8 / 100 + 1000 * 1500; // 10 ms of the rate, 1000 packets
+    let sndbuf = (2 * bdp_and_queue / u64::from(n.max(1))).clamp(64 << 10, 4 << 20);
+    let text = format!(
+        "name = \"scale-{n}\"\nseed = 1\nduration = \"{}ns\"\n\n[bottleneck]\nrate = \"{rate}bit\"\n\
+         queue = {{ kind = \"droptail\", packets = 1000 }}\n\n[[flow]]\nrtt = \"10ms\"\n\
+         cc = \"cubic\"\ncount = {n}\nip = \"v6\"\napp = {{ kind = \"bulk\" }}\n\
+         tcp = {{ send_buffer = {sndbuf} }}\n",
+        d.as_nanos()
+    );
+    Ok(Scenario::from_toml_str_named(&text, "bench-scale")?)
+}
+
+/// `brisk bench scale`: each N runs in a child process (this binary with `--one`), so
+/// its peak RSS is not a running maximum over earlier points.
+pub fn cmd_bench_scale(
+    flows: &[u32],
+    d: Duration,
+    rate: u64,
+    one: bool,
+    no_ns3: bool,
+) -> anyhow::Result<()> {
+    if one {
+        let &[n] = flows else {
+            anyhow::bail!("--one takes one flow count");
+        };
+        let sc = scale_scenario(n, d, rate)?;
+        let opts = RunOptions {
+            skip_stream_hashes: true,
+            ..RunOptions::default()
+        };
+        // The build (hosts, links, patterns) is timed apart, so that events/s is the
+        // engine's rate; it is built again inside the run.
+        let t0 = std::time::Instant::now();
+        drop(brisk_sim::topology::build_with(&sc, sc.seed, false)?);
+        let build = t0.elapsed().as_secs_f64();
+        let t0 = std::time::Instant::now();
+        let r = brisk_sim::run_with(&sc, sc.seed, &opts)?;
+        let wall = (t0.elapsed().as_secs_f64() - build).max(1e-9);
+        let goodput: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
+        let active = r.flows.iter().filter(|f| f.goodput_bps > 0.0).count();
+        println!(
+            "{}",
+            serde_json::json!({
+                "flows": n,
+                "active": active,
+                "build_s": build,
+                "wall_s": wall,
+                "events": r.engine.events,
+                "packets": r.engine.packets,
+                "early": r.engine.early,
+                "stale": r.engine.stale,
+                "goodput_bps": goodput,
+                "peak_rss_mb": peak_rss_mb(),
+            })
+        );
+        return Ok(());
+    }
+    let exe = std::env::current_exe()?;
+    let sim_s = d.as_secs_f64();
+    println!(
+        "brisk scale benchmark: N bulk CUBIC flows, one {:.0} Mbit/s bottleneck, 10 ms RTT, 1000-pkt drop-tail, IPv6, {sim_s}s each",
+        rate as f64 / 1e6
+    );
+    println!(
+        "  {:>7} {:>7} {:>8} {:>8} {:>11} {:>11} {:>10} {:>8} {:>9} {:>11} {:>9} {:>12}",
+        "flows",
+        "active",
+        "build s",
+        "run s",
+        "events",
+        "events/s",
+        "ns/event",
+        "sim/wall",
+        "Mbit/s",
+        "peak RSS MB",
+        "KB/flow",
+        "early+stale"
+    );
+    let mut base_rss: Option<(f64, f64)> = None;
+    let mut brisk_1000 = None;
+    for &n in flows {
+        let out = Command::new(&exe)
+            .args(["bench", "scale", "--one", "--flows", &n.to_string()])
+            .args(["--duration", &format!("{}ns", d.as_nanos())])
+            .args(["--rate", &format!("{rate}bit")])
+            .output()?;
+        if !out.status.success() {
+            anyhow::bail!("N = {n}: {}", String::from_utf8_lossy(&out.stderr).trim());
+        }
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+        let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+        let wall = f("wall_s");
+        let rss = f("peak_rss_mb");
+        // Bytes per flow: the growth of peak RSS over the first point, per added flow.
+        let per_flow = match base_rss {
+            Some((b, bn)) if f64::from(n) > bn => {
+                format!("{:.1}", (rss - b) * 1024.0 / (f64::from(n) - bn))
+            }
+            _ => "-".into(),
+        };
+        if base_rss.is_none() {
+            base_rss = Some((rss, f64::from(n)));
+        }
+        println!(
+            "  {:>7} {:>7} {:>8.2} {:>8.2} {:>11.0} {:>11.0} {:>10.0} {:>8.3} {:>9.1} {:>11.0} {:>9} {:>12.0}",
+            n,
+            f("active"),
+            f("build_s"),
+            wall,
+            f("events"),
+            f("events") / wall,
+            wall * 1e9 / f("events"),
+            sim_s / wall,
+            f("goodput_bps") / 1e6,
+            rss,
+            per_flow,
+            f("early") + f("stale"),
+        );
+        if n == PEER_FLOWS {
+            brisk_1000 = Some((wall, f("active"), f("goodput_bps")));
+        }
+    }
+    if let (false, Some((wall, active, goodput))) = (no_ns3, brisk_1000) {
+        match run_ns3_scale(PEER_FLOWS, sim_s, rate) {
+            Some(Ok(v)) => {
+                let g = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+                println!("ns-3 ({NS3_SCALE_SCRIPT}), {PEER_FLOWS} flows, one run:");
+                println!(
+                    "  run {:.2} s, {:.0} events, sim s / wall s {:.3}  (brisk {:.3}: {:.1}x faster)",
+                    g("wall_s"),
+                    g("events"),
+                    sim_s / g("wall_s"),
+                    sim_s / wall,
+                    g("wall_s") / wall
+                );
+                println!(
+                    "  {:.0} flows got data, {:.1} Mbit/s in all  (brisk {active:.0}, {:.1})",
+                    g("active"),
+                    g("goodput_bps") / 1e6,
+                    goodput / 1e6
+                );
+            }
+            Some(Err(e)) => println!("ns-3 run failed, skipped: {e}"),
+            None => println!("ns-3 not found, skipped"),
+        }
+    }
+    Ok(())
+}
+
+/// The flow count at which `bench scale` runs its ns-3 peer (the issue's).
+const PEER_FLOWS: u32 = 1000;
+const NS3_SCALE_SCRIPT: &str = "bench/ns3/scale.py";
+
+/// The Python that runs an ns-3 script: `$BRISK_NS3_PYTHON` (a venv with the `ns3`
+/// wheel, as `brisk repro` and `bench/ns3/compare.sh` use), else `python3`; None when
+/// it cannot import ns-3 or `script` is absent (run from the repository root).
+fn ns3_python(script: &str) -> Option<String> {
+    let py = std::env::var("BRISK_NS3_PYTHON").unwrap_or_else(|_| "python3".into());
+    let have_ns3 = Command::new(&py)
+        .args(["-c", "from ns import ns"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    (have_ns3 && Path::new(script).exists()).then_some(py)
+}
+
+/// Runs `bench/ns3/scale.py` (the Python as in [`run_ns3`]); None if ns-3 or the script
+/// is absent, else its JSON line.
+fn run_ns3_scale(n: u32, sim_s: f64, rate: u64) -> Option<anyhow::Result<serde_json::Value>> {
+    let py = ns3_python(NS3_SCALE_SCRIPT)?;
+    println!("ns-3: running {NS3_SCALE_SCRIPT} with {n} flows (minutes)...");
+    let out = Command::new(&py)
+        .arg(NS3_SCALE_SCRIPT)
+        .args(["--flows", &n.to_string(), "--duration", &sim_s.to_string()])
+        .args([
+            "--rate",
+            &format!("{rate}bps"),
+            "--rate-bps",
+            &rate.to_string(),
+        ])
+        .output();
+    Some((|| {
+        let out = out?;
+        if !out.status.success() {
+            anyhow::bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().rev().find(|l| l.trim_start().starts_with('{'));
+        Ok(serde_json::from_str(line.unwrap_or("{}"))?)
+    })())
+}
+
+/// Runs the ns-3 twin (`bench/ns3/bufferbloat.py`, which needs the `ns3` Python
+/// wheel) if ns-3 is importable. The script prints one JSON object with `goodput_bps`,
+/// `rtt_ms_mean` and `wall_s` (its simulation time only, without the slow import).
+/// Returns None if ns-3 or the script is absent. The Python is `$BRISK_NS3_PYTHON`
+/// (a venv with the wheel, as `brisk repro` and `bench/ns3/compare.sh` use), else
+/// `python3`.
+fn run_ns3(sim_s: f64) -> Option<anyhow::Result<(f64, f64, f64)>> {
+    let py = ns3_python(NS3_SCRIPT)?;
+    // ns-3 takes minutes for what brisk does in seconds: say so before the wait.
+    println!("ns-3: running {NS3_SCRIPT} on the same scenario (about 30x brisk's wall time)...");
+    let out = Command::new(&py)
+        .args([NS3_SCRIPT, "--duration", &sim_s.to_string()])
+        .output();
+    Some((|| {
+        let out = out?;
+        if !out.status.success() {
+            anyhow::bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().rev().find(|l| l.trim_start().starts_with('{'));
+        let v: serde_json::Value = serde_json::from_str(line.unwrap_or("{}"))?;
+        let field = |k: &str| {
+            v[k].as_f64()
+                .ok_or_else(|| anyhow::anyhow!("ns-3 output lacks {k}: {text}"))
+        };
+        Ok((
+            field("wall_s")?,
+            field("goodput_bps")?,
+            field("rtt_ms_mean")?,
+        ))
+    })())
+}
