@@ -99,6 +99,12 @@ impl LinkNode {
         }
         // Read in place: copying them out first cost about as much as metering them.
         let events = self.link.events();
+        if events.is_empty() {
+            // Most polls find nothing due. Nothing to record, and the lost count can
+            // only have grown by a push that found the log full, so it is unchanged;
+            // a capture's `head_id` was reset by the call that logged its packet.
+            return;
+        }
         if let Some(m) = &mut self.meter {
             m.absorb_events(events, self.link.events_lost());
         }
