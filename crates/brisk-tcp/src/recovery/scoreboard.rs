@@ -214,9 +214,23 @@ impl Scoreboard {
                 .unwrap_or(usize::MAX)
                 .min(self.segs.len())
         });
-        for s in self.segs.range(from..end.max(from)) {
-            self.unsacked.insert(s.id);
-            self.time_order.insert(s.time_key(), s.id);
+        let run = self.segs.range(from..end.max(from));
+        let held = self.unsacked.len().max(self.time_order.len());
+        if run.len() > 64 && run.len() >= held / 4 {
+            // Many at once (the first SACK of a large flight settles all of it): build
+            // trees from the sorted run and merge, O(run + held) and several times
+            // cheaper per entry than inserting one by one; the condition keeps the
+            // merge's O(held) within a constant factor of the run.
+            let mut ids: BTreeSet<u64> = run.clone().map(|s| s.id).collect();
+            let mut keys: BTreeMap<(Instant, u64), u64> =
+                run.map(|s| (s.time_key(), s.id)).collect();
+            self.unsacked.append(&mut ids);
+            self.time_order.append(&mut keys);
+        } else {
+            for s in run {
+                self.unsacked.insert(s.id);
+                self.time_order.insert(s.time_key(), s.id);
+            }
         }
         self.fresh_from = to.min(self.next_id);
     }
