@@ -197,6 +197,16 @@ impl<Q: Queue> Link<Q> {
     }
 
     /// Events not logged because the log was full.
+    /// The logged events in place (see [`EventLog::events`]); [`clear_events`]
+    /// (Self::clear_events) forgets them.
+    pub fn events(&self) -> &[NetEvent] {
+        self.log.events()
+    }
+
+    pub fn clear_events(&mut self) {
+        self.log.clear();
+    }
+
     pub fn events_lost(&self) -> u64 {
         self.log.lost()
     }

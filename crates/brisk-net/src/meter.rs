@@ -61,7 +61,6 @@ pub struct LinkMeter {
     pub first_drop: Vec<Option<Instant>>,
     /// Events the link could not log (should stay 0).
     pub events_lost: u64,
-    buf: Vec<NetEvent>,
 }
 
 impl LinkMeter {
@@ -79,7 +78,6 @@ impl LinkMeter {
             ce_marked: 0,
             first_drop: vec![None; flows],
             events_lost: 0,
-            buf: Vec::new(),
         }
     }
 
@@ -108,11 +106,8 @@ impl LinkMeter {
     /// Turns the events `link` logged since the last call into measurements (the
     /// simulator calls it after every element call; so does the real-time emulator).
     pub fn absorb(&mut self, link: &mut Link) {
-        link.drain_events(&mut self.buf);
-        let mut buf = std::mem::take(&mut self.buf);
-        self.absorb_events(&buf, link.events_lost());
-        buf.clear();
-        self.buf = buf;
+        self.absorb_events(link.events(), link.events_lost());
+        link.clear_events();
     }
 
     /// [`absorb`](Self::absorb) for an owner that drains the link itself (to hand the

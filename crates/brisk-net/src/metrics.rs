@@ -118,9 +118,35 @@ impl Samples {
         if sorted.is_empty() {
             return 0;
         }
-        let n = sorted.len();
+        sorted[Self::rank_index(sorted.len(), q)]
+    }
+
+    /// The index [`rank`](Self::rank) reads in `n` sorted values (`n > 0`).
+    fn rank_index(n: usize, q: f64) -> usize {
         let r = ((q / 100.0) * n as f64).ceil() as usize;
-        sorted[r.clamp(1, n) - 1]
+        r.clamp(1, n) - 1
+    }
+
+    /// The nearest-rank p50, p95 and p99 of `v` (reordered), by selection rather than
+    /// a full sort: each is the value a sort would put at its index, so the result is
+    /// the same, in O(n) instead of O(n log n) (the sort was 2 % of `bench sim`).
+    fn p50_95_99(v: &mut [u64]) -> (u64, u64, u64) {
+        if v.is_empty() {
+            return (0, 0, 0);
+        }
+        let n = v.len();
+        let (i50, i95, i99) = (
+            Self::rank_index(n, 50.0),
+            Self::rank_index(n, 95.0),
+            Self::rank_index(n, 99.0),
+        );
+        // Ranks are non-decreasing in q; each later selection works on the part at
+        // and above the previous index, which holds exactly the values a sort puts
+        // there.
+        let (_, &mut p50, _) = v.select_nth_unstable(i50);
+        let (_, &mut p95, _) = v[i50..].select_nth_unstable(i95 - i50);
+        let (_, &mut p99, _) = v[i95..].select_nth_unstable(i99 - i95);
+        (p50, p95, p99)
     }
 
     /// `points` evenly spaced nearest-rank quantiles from 0 to 100 % of the stored
@@ -141,14 +167,14 @@ impl Samples {
             return None;
         }
         let mut v = self.vals.clone();
-        v.sort_unstable();
+        let (p50, p95, p99) = Self::p50_95_99(&mut v);
         Some(Summary {
             count: self.seen,
             min: self.min,
             mean: self.sum as f64 / self.seen as f64,
-            p50: Self::rank(&v, 50.0),
-            p95: Self::rank(&v, 95.0),
-            p99: Self::rank(&v, 99.0),
+            p50,
+            p95,
+            p99,
             max: self.max,
             exact: self.seen as usize <= self.cap,
         })
@@ -212,6 +238,30 @@ mod tests {
         assert!(!m.exact);
         // A uniform reservoir's median is near the true one.
         assert!((40_000..60_000).contains(&m.p50), "{}", m.p50);
+    }
+
+    #[test]
+    fn selected_percentiles_equal_those_of_a_sort() {
+        // Sizes around the rank boundaries, values with many repeats.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for n in (1..300).chain([999, 1000, 1001, 4096]) {
+            let v: Vec<u64> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x % 97
+                })
+                .collect();
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            let want = (
+                Samples::rank(&sorted, 50.0),
+                Samples::rank(&sorted, 95.0),
+                Samples::rank(&sorted, 99.0),
+            );
+            assert_eq!(Samples::p50_95_99(&mut v.clone()), want, "n = {n}");
+        }
     }
 
     #[test]

@@ -65,7 +65,6 @@ pub struct LinkNode {
     pub meter: Option<LinkMeter>,
     pub log: Option<LinkLog>,
     pub capture: Option<LinkCapture>,
-    events: Vec<NetEvent>,
 }
 
 impl LinkNode {
@@ -75,7 +74,6 @@ impl LinkNode {
             meter: None,
             log: None,
             capture: None,
-            events: Vec::new(),
         }
     }
     pub fn metered(mut link: Link, meter: LinkMeter) -> Self {
@@ -99,15 +97,22 @@ impl LinkNode {
         if self.meter.is_none() && self.log.is_none() && self.capture.is_none() {
             return;
         }
-        self.link.drain_events(&mut self.events);
+        // Read in place: copying them out first cost about as much as metering them.
+        let events = self.link.events();
+        if events.is_empty() {
+            // Most polls find nothing due. Nothing to record, and the lost count can
+            // only have grown by a push that found the log full, so it is unchanged;
+            // a capture's `head_id` was reset by the call that logged its packet.
+            return;
+        }
         if let Some(m) = &mut self.meter {
-            m.absorb_events(&self.events, self.link.events_lost());
+            m.absorb_events(events, self.link.events_lost());
         }
         if let Some(l) = &mut self.log {
-            l.absorb(&self.events);
+            l.absorb(events);
         }
         if let Some(c) = &mut self.capture {
-            for ev in &self.events {
+            for ev in events {
                 if let NetEvent::Drop {
                     at,
                     id,
@@ -125,7 +130,7 @@ impl LinkNode {
             }
             c.head_id = None;
         }
-        self.events.clear();
+        self.link.clear_events();
     }
     fn handle(&mut self, now: Instant, pkt: Packet) {
         if let Some(c) = &mut self.capture {

@@ -136,20 +136,38 @@ impl Ipv4Repr {
         );
         let total_len = (Self::HEADER_LEN + self.payload_len).min(usize::from(u16::MAX)) as u16;
         let flags_frag = if self.dont_frag { v4::FLAG_DF } else { 0 };
-        let start = out.len();
-        out.reserve(Self::HEADER_LEN);
-        out.push(0x45);
-        out.push(tos_byte(self.dscp, self.ecn));
-        out.extend_from_slice(&total_len.to_be_bytes());
-        out.extend_from_slice(&self.ident.to_be_bytes());
-        out.extend_from_slice(&flags_frag.to_be_bytes());
-        out.push(self.ttl);
-        out.push(self.protocol);
-        out.extend_from_slice(&[0, 0]);
-        out.extend_from_slice(&self.src.octets());
-        out.extend_from_slice(&self.dst.octets());
-        let c = checksum::checksum(&out[start..]);
-        out[start + v4::CHECKSUM..start + v4::CHECKSUM + 2].copy_from_slice(&c.to_be_bytes());
+        // Built in a fixed array and appended once: a push per field re-checked the
+        // vector's capacity each time, on every packet the simulator sends.
+        let [l0, l1] = total_len.to_be_bytes();
+        let [i0, i1] = self.ident.to_be_bytes();
+        let [f0, f1] = flags_frag.to_be_bytes();
+        let [s0, s1, s2, s3] = self.src.octets();
+        let [d0, d1, d2, d3] = self.dst.octets();
+        let mut h: [u8; Self::HEADER_LEN] = [
+            0x45,
+            tos_byte(self.dscp, self.ecn),
+            l0,
+            l1,
+            i0,
+            i1,
+            f0,
+            f1,
+            self.ttl,
+            self.protocol,
+            0,
+            0,
+            s0,
+            s1,
+            s2,
+            s3,
+            d0,
+            d1,
+            d2,
+            d3,
+        ];
+        let c = checksum::checksum(&h);
+        h[v4::CHECKSUM..v4::CHECKSUM + 2].copy_from_slice(&c.to_be_bytes());
+        out.extend_from_slice(&h);
     }
 }
 
