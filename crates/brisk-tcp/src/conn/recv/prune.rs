@@ -112,8 +112,9 @@ impl RecvBuffer {
             let still = need - (before - self.ooo_charge);
             let v = entry.get_mut();
             // Truncate instead of dropping when the range holds twice what is needed
-            // (one contiguous range can be a whole window).
-            if v.len() >= 2 * still {
+            // (one contiguous range can be a whole window). Saturating: a caller may
+            // ask for everything (`usize::MAX`).
+            if v.len() >= still.saturating_mul(2) {
                 let keep = v.len() - still;
                 bytes += still as u64;
                 ranges += 1;
