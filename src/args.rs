@@ -77,6 +77,15 @@ pub fn probability(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A load: a fraction greater than 0 and at most 1.
+pub fn load(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 1.0 => Ok(p),
+        Ok(_) => Err("must be greater than 0 and at most 1".into()),
+        Err(_) => Err("expected a load greater than 0 and at most 1, like 0.3".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +103,10 @@ mod tests {
         assert_eq!(probability("0.01"), Ok(0.01));
         assert!(probability("2").unwrap_err().contains("0 to 1"));
         assert!(probability("x").is_err());
+        assert_eq!(load("1"), Ok(1.0));
+        for bad in ["0", "7", "nan", "-0.5", "inf"] {
+            assert!(load(bad).unwrap_err().contains("at most 1"), "{bad}");
+        }
         assert_eq!(
             queue("1000"),
             Ok(brisk_net::spec::QueueSpec::droptail_packets(1000))

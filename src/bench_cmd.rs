@@ -4,6 +4,8 @@
 
 use brisk_sim::{RunOptions, Scenario};
 use brisk_time::Duration;
+
+use crate::args;
 use std::path::Path;
 use std::process::Command;
 
@@ -16,10 +18,15 @@ const NS3_SCRIPT: &str = "bench/ns3/bufferbloat.py";
 
 /// The process's peak resident set so far (Linux `VmHWM`), MB; None elsewhere.
 fn peak_rss_mb() -> Option<f64> {
+    proc_status_mb("VmHWM:")
+}
+
+/// A `kB` field of `/proc/self/status`, in MB.
+fn proc_status_mb(key: &str) -> Option<f64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let kb: f64 = s
         .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
+        .find(|l| l.starts_with(key))?
         .split_whitespace()
         .nth(1)?
         .parse()
@@ -120,28 +127,36 @@ pub fn cmd_bench_net(
     Ok(())
 }
 
-/// `brisk bench flows`' settings (see `BenchCmd::Flows`).
+/// `brisk bench flows`' settings.
+#[derive(clap::Args)]
 pub struct FlowsBench {
+    /// Flows generated, 1 to 200 000.
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(1..=200_000))]
     pub flows: u32,
+    /// Core and access rate: with `--load` it sets the arrival rate.
+    #[arg(long, default_value = "10Gbit", value_parser = args::rate)]
     pub rate: u64,
+    /// Offered mean core load, in (0, 1].
+    #[arg(long, default_value = "1", value_parser = args::load)]
     pub load: f64,
+    /// Hosts per router (10 routers).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub hosts_per_router: u32,
+    /// One-way delay of every host's access link.
+    #[arg(long, default_value = "500ms", value_parser = args::positive_duration)]
     pub access_delay: Duration,
+    /// Every connection's send buffer in bytes (the shipped scenario's is 8 MB,
+    /// which would hold each open flow whole, 189 KB on average), 1 KiB to 1 GiB.
+    #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1024..=1 << 30))]
     pub send_buffer: u64,
+    /// Simulated time to run (the arrivals span flows / λ; see the printed λ).
+    #[arg(long, default_value = "2s", value_parser = args::positive_duration)]
     pub duration: Duration,
 }
 
 /// The resident set now (`VmRSS`), in MB.
 fn rss_mb() -> Option<f64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: f64 = s
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(kb / 1024.0)
+    proc_status_mb("VmRSS:")
 }
 
 pub fn cmd_bench_flows(b: &FlowsBench) -> anyhow::Result<()> {

@@ -188,30 +188,7 @@ enum BenchCmd {
     /// at least 4 × access delay) before the last one has arrived; the run stops at
     /// `--duration`. Prints the peak of open connections over all hosts (sampled every
     /// 100 ms of simulated time), events/s, peak RSS and RSS per open flow.
-    Flows {
-        /// Flows generated (at most 200 000).
-        #[arg(long, default_value_t = 100_000)]
-        flows: u32,
-        /// Core and access rate: with `--load` it sets the arrival rate.
-        #[arg(long, default_value = "10Gbit", value_parser = args::rate)]
-        rate: u64,
-        /// Offered mean core load, in (0, 1].
-        #[arg(long, default_value_t = 1.0)]
-        load: f64,
-        /// Hosts per router (10 routers).
-        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1000))]
-        hosts_per_router: u32,
-        /// One-way delay of every host's access link.
-        #[arg(long, default_value = "500ms", value_parser = args::positive_duration)]
-        access_delay: Duration,
-        /// Every connection's send buffer in bytes (the shipped scenario's is 8 MB,
-        /// which would hold each open flow whole, 189 KB on average).
-        #[arg(long, default_value_t = 65_536)]
-        send_buffer: u64,
-        /// Simulated time to run (the arrivals span flows / λ; see the printed λ).
-        #[arg(long, default_value = "2s", value_parser = args::positive_duration)]
-        duration: Duration,
-    },
+    Flows(bench_cmd::FlowsBench),
     /// Emulator capacity: kernel CUBIC through an emulated zero-delay path.
     Emu {
         #[arg(long, default_value = "10Gbit", value_parser = args::rate)]
@@ -346,25 +323,8 @@ fn main() -> ExitCode {
                 },
         } => bench_cmd::cmd_bench_net(flows, rate, hosts_per_router, rc3),
         Cmd::Bench {
-            what:
-                BenchCmd::Flows {
-                    flows,
-                    rate,
-                    load,
-                    hosts_per_router,
-                    access_delay,
-                    send_buffer,
-                    duration,
-                },
-        } => bench_cmd::cmd_bench_flows(&bench_cmd::FlowsBench {
-            flows,
-            rate,
-            load,
-            hosts_per_router,
-            access_delay,
-            send_buffer,
-            duration,
-        }),
+            what: BenchCmd::Flows(b),
+        } => bench_cmd::cmd_bench_flows(&b),
         Cmd::Repro(args) => repro_cmd::cmd_repro(args),
         Cmd::Sweep(args) => sweep_cmd::cmd_sweep(args),
     };
