@@ -17,6 +17,7 @@
 //! emulator, the stack, and the flows' start times.
 
 use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex};
 
 use brisk_time::{Duration, Instant};
 
@@ -25,6 +26,7 @@ use crate::emu::mux::MuxSide;
 use crate::emu::path::EmuConfig;
 use crate::emu::route::Route;
 use crate::emu::side::Side;
+use crate::emu::threaded::{self, ThreadedOptions, ThreadedReport, ThreadedSide};
 use crate::error::{EmuError, Result};
 use crate::os::clock::Clock;
 use crate::os::netns::{Lab, Netns};
@@ -69,6 +71,8 @@ pub struct Dumbbell {
     // Field order is drop order: the loop stops before the namespaces go.
     emu: Option<EmulatorHandle>,
     stack: Option<BriskStack>,
+    /// Where brisk's side thread leaves its report (when it has one).
+    stack_thread: Option<Arc<Mutex<Option<ThreadedReport>>>>,
     clock: Clock,
     senders: Option<usize>,
     receivers: usize,
@@ -129,7 +133,7 @@ impl Dumbbell {
             &[(Ipv4Addr::new(198, 18, 0, 0), 16)],
         )?;
         let mut members: Vec<(Box<dyn Side + Send>, Vec<Ipv4Addr>)> = Vec::new();
-        let (mut stack, mut clock) = (None, None);
+        let (mut stack, mut clock, mut stack_thread) = (None, None, None);
         if let Some(sc) = cfg.brisk {
             let (s, side) = BriskStack::new(StackConfig {
                 local: BRISK_SENDER,
@@ -138,8 +142,19 @@ impl Dumbbell {
                 ..sc
             })?;
             clock = Some(s.clock());
+            if threaded::stack_thread_enabled() {
+                let (t, slot) = ThreadedSide::spawn(
+                    side,
+                    s.clock(),
+                    "brisk-stack",
+                    ThreadedOptions::default(),
+                )?;
+                stack_thread = Some(slot);
+                members.push((Box::new(t), vec![BRISK_SENDER]));
+            } else {
+                members.push((Box::new(side), vec![BRISK_SENDER]));
+            }
             stack = Some(s);
-            members.push((Box::new(side), vec![BRISK_SENDER]));
         }
         let mut senders = None;
         if cfg.linux {
@@ -171,6 +186,7 @@ impl Dumbbell {
         Ok(Dumbbell {
             emu: Some(emu),
             stack,
+            stack_thread,
             clock,
             senders,
             receivers,
@@ -200,10 +216,15 @@ impl Dumbbell {
 
     /// Stops the emulator, returns its report and deletes the namespaces.
     pub fn stop(mut self) -> Result<EmuReport> {
-        let report = match self.emu.take() {
+        let mut report = match self.emu.take() {
             Some(h) => h.stop(),
             None => Err(EmuError::Config("emulator already stopped".into())),
         };
+        // The loop's sides, the side thread's adaptor among them, are dropped (and
+        // that thread joined) by the time the loop's thread is joined.
+        if let (Ok(r), Some(slot)) = (&mut report, &self.stack_thread) {
+            r.stack_thread = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        }
         let lab = std::mem::take(&mut self.lab);
         lab.teardown()?;
         report

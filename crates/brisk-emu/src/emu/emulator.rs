@@ -200,6 +200,11 @@ pub struct EmuReport {
     pub forward: DirReport,
     /// B → A.
     pub reverse: DirReport,
+    /// brisk's endpoint on a thread of its own (`emu/threaded.rs`): its queues'
+    /// limits, delays and drops; `None` when it ran on the loop's thread. Filled in by
+    /// the dumbbell after the loop ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack_thread: Option<crate::emu::threaded::ThreadedReport>,
 }
 
 type Pcap = PcapWriter<BufWriter<File>>;
@@ -835,6 +840,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
             health,
             forward,
             reverse,
+            stack_thread: None,
         };
         // Every run says so when the emulator distorted it, whichever tool ran it
         // (summaries repeat this in their tables and JSON).
