@@ -132,6 +132,7 @@ pub(super) struct RxOut {
 /// Reads `s` to its end. `expect`: the bytes a sized flow sends; the flow completes
 /// when they have been read, which can be well before the FIN (an RC3 sender sends
 /// its FIN only once the peer's ACK has covered its copies).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn receive<S: ByteStream>(
     mut s: S,
     clock: Clock,
