@@ -133,7 +133,7 @@ impl Dumbbell {
             &[(Ipv4Addr::new(198, 18, 0, 0), 16)],
         )?;
         let mut members: Vec<(Box<dyn Side + Send>, Vec<Ipv4Addr>)> = Vec::new();
-        let (mut stack, mut clock, mut stack_thread) = (None, None, None);
+        let (mut stack, mut clock, mut stack_thread, mut stack_cpu) = (None, None, None, None);
         if let Some(sc) = cfg.brisk {
             let (s, side) = BriskStack::new(StackConfig {
                 local: BRISK_SENDER,
@@ -143,12 +143,9 @@ impl Dumbbell {
             })?;
             clock = Some(s.clock());
             if threaded::stack_thread_enabled() {
-                let (t, slot) = ThreadedSide::spawn(
-                    side,
-                    s.clock(),
-                    "brisk-stack",
-                    ThreadedOptions::default(),
-                )?;
+                let topts = ThreadedOptions::default();
+                stack_cpu = topts.cpu;
+                let (t, slot) = ThreadedSide::spawn(side, s.clock(), "brisk-stack", topts)?;
                 stack_thread = Some(slot);
                 members.push((Box::new(t), vec![BRISK_SENDER]));
             } else {
@@ -181,6 +178,9 @@ impl Dumbbell {
         let rev = Route::reverse(rev_chain, backs);
         let mut opts = cfg.opts;
         opts.clock = Some(clock);
+        if stack_cpu.is_some() {
+            opts.avoid_cpu = stack_cpu;
+        }
         let emu = Emulator::with_routes(MuxSide::new(members)?, tun_r, fwd, rev, opts)?
             .spawn(cfg.limit)?;
         Ok(Dumbbell {

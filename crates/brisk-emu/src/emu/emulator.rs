@@ -91,6 +91,10 @@ pub struct EmulatorOptions {
     /// `SCHED_FIFO` priority of the loop thread while it runs (os/sched.rs); `None`:
     /// the normal policy. Default 10, `BRISK_EMU_RT=0` turns it off; never on one CPU.
     pub realtime: Option<i32>,
+    /// A CPU the loop thread must not run on (its affinity is every other CPU while
+    /// it runs): the one a [`ThreadedSide`](crate::ThreadedSide) is pinned to, so the
+    /// real-time loop never holds that thread off its CPU. `None`: no change.
+    pub avoid_cpu: Option<usize>,
 }
 
 /// The environment override of [`EmulatorOptions::coalesce_slack`], in µs.
@@ -122,6 +126,7 @@ impl Default for EmulatorOptions {
             health: HealthLimits::default(),
             coalesce_slack: coalesce_slack_from_env(),
             realtime: sched::default_priority(),
+            avoid_cpu: None,
         }
     }
 }
@@ -646,6 +651,10 @@ impl<A: Side, B: Side> Emulator<A, B> {
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         // Run ahead of the endpoints it serves (os/sched.rs); restored on return.
         let rt = RtGuard::enter(self.opts.realtime);
+        if let Some(cpu) = self.opts.avoid_cpu {
+            // A refusal (a CPU set with nothing else in it) leaves the affinity as is.
+            let _ = sched::set_affinity(|c| c != cpu);
+        }
         let mut pcap_a = open_pcap(&self.opts.pcap_a)?;
         let mut pcap_b = open_pcap(&self.opts.pcap_b)?;
         let clock = self.opts.clock.unwrap_or_else(Clock::start);

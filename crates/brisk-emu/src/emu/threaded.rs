@@ -66,7 +66,31 @@ fn enabled_from(env: Option<&str>) -> bool {
 }
 
 /// The default without the environment variable.
-const DEFAULT_ON: bool = false;
+const DEFAULT_ON: bool = true;
+
+/// `BRISK_STACK_NICE=N` sets the side thread's nice value (-20..=19); without it the
+/// thread keeps the caller's (0). At 10 Gbit/s -10 cut the acknowledgements' wait for
+/// the thread (p50 190-750 us -> 25-65 us), but at 1 Gbit/s, 10 ms it cost 11-15 % of
+/// brisk's goodput (three runs; docs/performance.md), so it is not the default.
+fn nice_from_env() -> Option<i32> {
+    std::env::var("BRISK_STACK_NICE")
+        .ok()
+        .and_then(|v| v.trim().parse::<i32>().ok())
+        .map(|n| n.clamp(-20, 19))
+}
+
+/// The side thread's CPU: `BRISK_STACK_CPU=N`, `=none` for no pinning; by default the
+/// last CPU when there are two or more. Unpinned, the side thread was now and then
+/// queued behind the real-time loop on the loop's CPU until the load balancer moved
+/// it (milliseconds): at 1 Gbit/s, 10 ms brisk then reached 84-88 % of the path
+/// instead of 98-99 % (docs/performance.md).
+fn cpu_from(env: Option<&str>, cpus: usize) -> Option<usize> {
+    match env.map(str::trim) {
+        Some("none") | Some("off") | Some("-1") => None,
+        Some(v) if v.parse::<usize>().is_ok() => v.parse().ok(),
+        _ => (cpus >= 2).then(|| cpus - 1),
+    }
+}
 
 /// Queue limits, in packets.
 #[derive(Clone, Copy, Debug)]
@@ -80,6 +104,14 @@ pub struct ThreadedOptions {
     /// Most packets the side thread takes from the inner side before it looks at its
     /// inbound queue again.
     pub batch: usize,
+    /// The side thread's nice value (normal policy; negative: more CPU share and
+    /// earlier wake-ups than the other normal threads). `None` keeps the caller's.
+    pub nice: Option<i32>,
+    /// Pins the side thread to this CPU (default: the last CPU; `BRISK_STACK_CPU=N`
+    /// or `=none`); give the loop
+    /// `EmulatorOptions::avoid_cpu` = the same CPU, so the real-time loop never holds
+    /// the side thread off it. `None`: no pinning.
+    pub cpu: Option<usize>,
 }
 
 impl Default for ThreadedOptions {
@@ -89,6 +121,11 @@ impl Default for ThreadedOptions {
             to_loop: 1024,
             buf_size: 2048,
             batch: 64,
+            nice: nice_from_env(),
+            cpu: cpu_from(
+                std::env::var("BRISK_STACK_CPU").ok().as_deref(),
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+            ),
         }
     }
 }
@@ -289,6 +326,8 @@ impl ThreadedSide {
             shared: Arc::clone(&shared),
             clock,
             batch: opts.batch,
+            nice: opts.nice,
+            cpu: opts.cpu,
         };
         let join = std::thread::Builder::new()
             .name(name.into())
@@ -334,7 +373,7 @@ impl Side for ThreadedSide {
             Some((t, pkt)) => {
                 let taken = self.clock.now();
                 self.to_loop_delay
-                    .record(taken.as_nanos().saturating_sub(t.as_nanos()) as u64);
+                    .record(taken.as_nanos().saturating_sub(t.as_nanos()));
                 buf.clear();
                 buf.extend_from_slice(&pkt);
                 self.to_loop.recycle(pkt);
@@ -415,6 +454,8 @@ struct Worker<S> {
     shared: Arc<Shared>,
     clock: Clock,
     batch: usize,
+    nice: Option<i32>,
+    cpu: Option<usize>,
 }
 
 /// Marks the side thread gone when it returns or unwinds.
@@ -431,6 +472,18 @@ impl<S: Side> Worker<S> {
         let _alive = AliveGuard(Arc::clone(&self.shared));
         // SAFETY: prctl with an integer argument; failure only costs timer precision.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        if let Some(n) = self.nice {
+            // SAFETY: gettid has no preconditions; setpriority on this thread's id
+            // changes only its nice value. A refusal leaves it as it was.
+            unsafe {
+                let tid = libc::gettid();
+                libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, n);
+            }
+        }
+        if let Some(cpu) = self.cpu {
+            // A CPU that does not exist leaves the thread unpinned.
+            let _ = crate::os::sched::set_affinity(|c| c == cpu);
+        }
         let cpu0 = crate::emu::health::thread_cpu_s();
         let mut timer = TimerFd::new(self.clock)?;
         let mut ep = Epoll::new()?;
@@ -454,7 +507,7 @@ impl<S: Side> Worker<S> {
             // Inbound: everything queued, each at the time it is handled.
             while let Some((t, pkt)) = self.rx.pop() {
                 let now = self.clock.now();
-                hist.record(now.as_nanos().saturating_sub(t.as_nanos()) as u64);
+                hist.record(now.as_nanos().saturating_sub(t.as_nanos()));
                 // A refusal is the inner side's own drop; nothing to do here.
                 let _ = self.inner.send(now, &pkt);
                 self.rx.recycle(pkt);
@@ -723,5 +776,9 @@ mod tests {
         assert!(enabled_from(Some("1")));
         assert!(!enabled_from(Some("0")));
         assert_eq!(enabled_from(None), DEFAULT_ON);
+        assert_eq!(cpu_from(None, 2), Some(1));
+        assert_eq!(cpu_from(None, 1), None);
+        assert_eq!(cpu_from(Some("none"), 4), None);
+        assert_eq!(cpu_from(Some("0"), 4), Some(0));
     }
 }
