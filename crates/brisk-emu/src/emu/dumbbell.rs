@@ -13,7 +13,8 @@
 //! emulator tells flows apart. Linux senders share namespace `s` (one address; the
 //! flows differ by receiver). brisk's address is owned by no kernel, so nothing
 //! answers its segments with RSTs. Namespace `s` exists only when a Linux flow does,
-//! the brisk stack only when a brisk flow does. One [`Clock`] is time zero for the
+//! the brisk stack only when a brisk flow does. brisk's `StackSide` runs on a thread
+//! of its own behind a [`ThreadedSide`] (unless `BRISK_STACK_THREAD=0`; emu/threaded.rs). One [`Clock`] is time zero for the
 //! emulator, the stack, and the flows' start times.
 
 use std::net::Ipv4Addr;

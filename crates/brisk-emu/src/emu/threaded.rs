@@ -27,6 +27,10 @@
 //!   time its thread handles it; the loop stamps a packet when it takes it from the
 //!   queue. The queueing delay this adds in each direction is measured (log-linear
 //!   histograms) and reported as [`ThreadedReport`] when the side is dropped.
+//! * **CPU.** The side thread is pinned to one CPU (the last, by default) and the
+//!   dumbbell keeps the real-time loop off that CPU (`EmulatorOptions::avoid_cpu`):
+//!   unpinned, the side thread was now and then queued behind the `SCHED_FIFO` loop on
+//!   the loop's CPU for milliseconds, until the load balancer moved it.
 //! * **Shutdown.** Dropping the adaptor stops and joins the thread (which drops the
 //!   inner side); a panic on the side thread is caught at the join and reported, and
 //!   the adaptor's `recv`/`send` then fail instead of waiting for it.
