@@ -651,10 +651,11 @@ impl<A: Side, B: Side> Emulator<A, B> {
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         // Run ahead of the endpoints it serves (os/sched.rs); restored on return.
         let rt = RtGuard::enter(self.opts.realtime);
-        if let Some(cpu) = self.opts.avoid_cpu {
-            // A refusal (a CPU set with nothing else in it) leaves the affinity as is.
-            let _ = sched::set_affinity(|c| c != cpu);
-        }
+        // Restored on return, like the policy; a refusal (no other CPU) changes nothing.
+        let _affinity = self
+            .opts
+            .avoid_cpu
+            .and_then(|cpu| sched::AffinityGuard::restrict(|c| c != cpu));
         let mut pcap_a = open_pcap(&self.opts.pcap_a)?;
         let mut pcap_b = open_pcap(&self.opts.pcap_b)?;
         let clock = self.opts.clock.unwrap_or_else(Clock::start);
