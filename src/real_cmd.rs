@@ -357,6 +357,21 @@ pub fn cmd_bench_real(d: Duration, rate: u64, rtt: Duration) -> anyhow::Result<(
             h.kernel_drops.map_or("?".into(), |d| d.to_string()),
             if h.is_clean() { "clean" } else { "DISTORTED" }
         );
+        if let Some(t) = &r.emulator.stack_thread {
+            println!(
+                "         stack thread ({}): {:.2} CPU s; queue to loop p50 {:.1} us p99 {:.1} us (full {}x, cap {}), to stack p50 {:.1} us p99 {:.1} us (dropped {}, cap {})",
+                brisk_emu::threaded::STACK_THREAD_ENV,
+                t.thread_cpu_s,
+                t.to_loop_delay.p50_ns as f64 / 1e3,
+                t.to_loop_delay.p99_ns as f64 / 1e3,
+                t.to_loop_full,
+                t.to_loop_cap,
+                t.to_side_delay.p50_ns as f64 / 1e3,
+                t.to_side_delay.p99_ns as f64 / 1e3,
+                t.to_side_dropped,
+                t.to_side_cap,
+            );
+        }
         for w in &h.warnings {
             println!("         WARNING (emulator): {w}");
         }

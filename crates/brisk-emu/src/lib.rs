@@ -24,7 +24,7 @@ pub mod tools;
 
 // The modules grouped by job above, at their old top-level paths too
 // (`brisk_emu::netns`, `brisk_emu::path`, ...), which other crates use.
-pub use emu::{dumbbell, emulator, inject, mux, path, route, side};
+pub use emu::{dumbbell, emulator, inject, mux, path, route, side, threaded};
 pub use os::{cleanup, clock, netns, poll, tun, wake};
 pub use stack::{bulk, kernel_stream, socket};
 pub use tools::{bench, brisklab, ecn_audit, hist, http, lab, pcapread};
@@ -44,4 +44,5 @@ pub use side::Side;
 pub use socket::{TcpListener, TcpStream};
 pub use stack::kernel_stream::KernelStream;
 pub use stack::{BriskStack, StackConfig, StackSide};
+pub use threaded::{ThreadedOptions, ThreadedReport, ThreadedSide};
 pub use tun::Tun;

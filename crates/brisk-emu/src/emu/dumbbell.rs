@@ -13,10 +13,13 @@
 //! emulator tells flows apart. Linux senders share namespace `s` (one address; the
 //! flows differ by receiver). brisk's address is owned by no kernel, so nothing
 //! answers its segments with RSTs. Namespace `s` exists only when a Linux flow does,
-//! the brisk stack only when a brisk flow does. One [`Clock`] is time zero for the
+//! the brisk stack only when a brisk flow does. brisk's `StackSide` runs on the loop's
+//! thread, or with `BRISK_STACK_THREAD=1` on a thread of its own behind a
+//! [`ThreadedSide`] (emu/threaded.rs). One [`Clock`] is time zero for the
 //! emulator, the stack, and the flows' start times.
 
 use std::net::Ipv4Addr;
+use std::sync::{Arc, Mutex};
 
 use brisk_time::{Duration, Instant};
 
@@ -25,6 +28,7 @@ use crate::emu::mux::MuxSide;
 use crate::emu::path::EmuConfig;
 use crate::emu::route::Route;
 use crate::emu::side::Side;
+use crate::emu::threaded::{self, ThreadedOptions, ThreadedReport, ThreadedSide};
 use crate::error::{EmuError, Result};
 use crate::os::clock::Clock;
 use crate::os::netns::{Lab, Netns};
@@ -69,6 +73,8 @@ pub struct Dumbbell {
     // Field order is drop order: the loop stops before the namespaces go.
     emu: Option<EmulatorHandle>,
     stack: Option<BriskStack>,
+    /// Where brisk's side thread leaves its report (when it has one).
+    stack_thread: Option<Arc<Mutex<Option<ThreadedReport>>>>,
     clock: Clock,
     senders: Option<usize>,
     receivers: usize,
@@ -129,7 +135,7 @@ impl Dumbbell {
             &[(Ipv4Addr::new(198, 18, 0, 0), 16)],
         )?;
         let mut members: Vec<(Box<dyn Side + Send>, Vec<Ipv4Addr>)> = Vec::new();
-        let (mut stack, mut clock) = (None, None);
+        let (mut stack, mut clock, mut stack_thread, mut stack_cpu) = (None, None, None, None);
         if let Some(sc) = cfg.brisk {
             let (s, side) = BriskStack::new(StackConfig {
                 local: BRISK_SENDER,
@@ -138,8 +144,16 @@ impl Dumbbell {
                 ..sc
             })?;
             clock = Some(s.clock());
+            if threaded::stack_thread_enabled() {
+                let topts = ThreadedOptions::default();
+                stack_cpu = topts.cpu;
+                let (t, slot) = ThreadedSide::spawn(side, s.clock(), "brisk-stack", topts)?;
+                stack_thread = Some(slot);
+                members.push((Box::new(t), vec![BRISK_SENDER]));
+            } else {
+                members.push((Box::new(side), vec![BRISK_SENDER]));
+            }
             stack = Some(s);
-            members.push((Box::new(side), vec![BRISK_SENDER]));
         }
         let mut senders = None;
         if cfg.linux {
@@ -166,11 +180,15 @@ impl Dumbbell {
         let rev = Route::reverse(rev_chain, backs);
         let mut opts = cfg.opts;
         opts.clock = Some(clock);
+        if stack_cpu.is_some() {
+            opts.avoid_cpu = stack_cpu;
+        }
         let emu = Emulator::with_routes(MuxSide::new(members)?, tun_r, fwd, rev, opts)?
             .spawn(cfg.limit)?;
         Ok(Dumbbell {
             emu: Some(emu),
             stack,
+            stack_thread,
             clock,
             senders,
             receivers,
@@ -200,10 +218,15 @@ impl Dumbbell {
 
     /// Stops the emulator, returns its report and deletes the namespaces.
     pub fn stop(mut self) -> Result<EmuReport> {
-        let report = match self.emu.take() {
+        let mut report = match self.emu.take() {
             Some(h) => h.stop(),
             None => Err(EmuError::Config("emulator already stopped".into())),
         };
+        // The loop's sides, the side thread's adaptor among them, are dropped (and
+        // that thread joined) by the time the loop's thread is joined.
+        if let (Ok(r), Some(slot)) = (&mut report, &self.stack_thread) {
+            r.stack_thread = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        }
         let lab = std::mem::take(&mut self.lab);
         lab.teardown()?;
         report

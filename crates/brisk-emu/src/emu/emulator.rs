@@ -91,6 +91,10 @@ pub struct EmulatorOptions {
     /// `SCHED_FIFO` priority of the loop thread while it runs (os/sched.rs); `None`:
     /// the normal policy. Default 10, `BRISK_EMU_RT=0` turns it off; never on one CPU.
     pub realtime: Option<i32>,
+    /// A CPU the loop thread must not run on (its affinity is every other CPU while
+    /// it runs): the one a [`ThreadedSide`](crate::ThreadedSide) is pinned to, so the
+    /// real-time loop never holds that thread off its CPU. `None`: no change.
+    pub avoid_cpu: Option<usize>,
 }
 
 /// The environment override of [`EmulatorOptions::coalesce_slack`], in µs.
@@ -122,6 +126,7 @@ impl Default for EmulatorOptions {
             health: HealthLimits::default(),
             coalesce_slack: coalesce_slack_from_env(),
             realtime: sched::default_priority(),
+            avoid_cpu: None,
         }
     }
 }
@@ -200,6 +205,11 @@ pub struct EmuReport {
     pub forward: DirReport,
     /// B → A.
     pub reverse: DirReport,
+    /// brisk's endpoint on a thread of its own (`emu/threaded.rs`): its queues'
+    /// limits, delays and drops; `None` when it ran on the loop's thread. Filled in by
+    /// the dumbbell after the loop ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack_thread: Option<crate::emu::threaded::ThreadedReport>,
 }
 
 type Pcap = PcapWriter<BufWriter<File>>;
@@ -641,6 +651,11 @@ impl<A: Side, B: Side> Emulator<A, B> {
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         // Run ahead of the endpoints it serves (os/sched.rs); restored on return.
         let rt = RtGuard::enter(self.opts.realtime);
+        // Restored on return, like the policy; a refusal (no other CPU) changes nothing.
+        let _affinity = self
+            .opts
+            .avoid_cpu
+            .and_then(|cpu| sched::AffinityGuard::restrict(|c| c != cpu));
         let mut pcap_a = open_pcap(&self.opts.pcap_a)?;
         let mut pcap_b = open_pcap(&self.opts.pcap_b)?;
         let clock = self.opts.clock.unwrap_or_else(Clock::start);
@@ -835,6 +850,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
             health,
             forward,
             reverse,
+            stack_thread: None,
         };
         // Every run says so when the emulator distorted it, whichever tool ran it
         // (summaries repeat this in their tables and JSON).

@@ -10,3 +10,4 @@ pub mod mux;
 pub mod path;
 pub mod route;
 pub mod side;
+pub mod threaded;

@@ -43,6 +43,55 @@ fn priority_from(env: Option<&str>, cpus: usize) -> Option<i32> {
     }
 }
 
+/// The calling thread's CPU affinity, restored on drop.
+pub struct AffinityGuard(libc::cpu_set_t);
+
+impl AffinityGuard {
+    /// Restricts the calling thread to the CPUs `keep` accepts, remembering the old
+    /// set; `None` when nothing changed (no CPU left, or the call was refused).
+    pub fn restrict(keep: impl Fn(usize) -> bool) -> Option<AffinityGuard> {
+        // SAFETY: cpu_set_t is plain data; the kernel fills it for this thread (0).
+        let mut old: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: `old` is a valid cpu_set_t of `size` bytes.
+        if unsafe { libc::sched_getaffinity(0, size, &mut old) } != 0 {
+            return None;
+        }
+        set_affinity(keep).ok().map(|()| AffinityGuard(old))
+    }
+}
+
+impl Drop for AffinityGuard {
+    fn drop(&mut self) {
+        // SAFETY: restores a set the kernel gave us for this thread.
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.0) };
+    }
+}
+
+/// Restricts the calling thread to the online CPUs `keep` accepts (sched_setaffinity).
+/// Fails without changing anything when no CPU is left.
+pub fn set_affinity(keep: impl Fn(usize) -> bool) -> io::Result<()> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // SAFETY: cpu_set_t is plain data; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let mut any = false;
+    for c in (0..cpus).filter(|c| keep(*c)) {
+        // SAFETY: c < available CPUs <= CPU_SETSIZE on any machine this runs on.
+        unsafe { libc::CPU_SET(c, &mut set) };
+        any = true;
+    }
+    if !any {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; 0 is this thread.
+    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// The calling thread's scheduling, restored on drop.
 #[derive(Debug)]
 pub struct RtGuard {
