@@ -551,15 +551,19 @@ fn run_ns3_scale(n: u32, sim_s: f64, rate: u64) -> Option<anyhow::Result<serde_j
             &rate.to_string(),
         ])
         .output();
-    Some((|| {
-        let out = out?;
-        if !out.status.success() {
-            anyhow::bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
-        }
-        let text = String::from_utf8_lossy(&out.stdout);
-        let line = text.lines().rev().find(|l| l.trim_start().starts_with('{'));
-        Ok(serde_json::from_str(line.unwrap_or("{}"))?)
-    })())
+    Some(last_json_line(out))
+}
+
+/// The last line of a script's stdout that is a JSON object (ns-3's scripts print
+/// their result last), or the script's stderr as the error when it failed.
+fn last_json_line(out: std::io::Result<std::process::Output>) -> anyhow::Result<serde_json::Value> {
+    let out = out?;
+    if !out.status.success() {
+        anyhow::bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().rev().find(|l| l.trim_start().starts_with('{'));
+    Ok(serde_json::from_str(line.unwrap_or("{}"))?)
 }
 
 /// Runs the ns-3 twin (`bench/ns3/bufferbloat.py`, which needs the `ns3` Python
@@ -576,16 +580,10 @@ fn run_ns3(sim_s: f64) -> Option<anyhow::Result<(f64, f64, f64)>> {
         .args([NS3_SCRIPT, "--duration", &sim_s.to_string()])
         .output();
     Some((|| {
-        let out = out?;
-        if !out.status.success() {
-            anyhow::bail!("{}", String::from_utf8_lossy(&out.stderr).trim());
-        }
-        let text = String::from_utf8_lossy(&out.stdout);
-        let line = text.lines().rev().find(|l| l.trim_start().starts_with('{'));
-        let v: serde_json::Value = serde_json::from_str(line.unwrap_or("{}"))?;
+        let v = last_json_line(out)?;
         let field = |k: &str| {
             v[k].as_f64()
-                .ok_or_else(|| anyhow::anyhow!("ns-3 output lacks {k}: {text}"))
+                .ok_or_else(|| anyhow::anyhow!("ns-3 output lacks {k}: {v}"))
         };
         Ok((
             field("wall_s")?,
