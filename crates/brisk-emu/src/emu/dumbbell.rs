@@ -226,6 +226,16 @@ impl Dumbbell {
         // that thread joined) by the time the loop's thread is joined.
         if let (Ok(r), Some(slot)) = (&mut report, &self.stack_thread) {
             r.stack_thread = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            // The thread's queues are part of the path brisk sees: a run they
+            // distorted must not look clean (same threshold as the loop's).
+            if let Some(t) = &r.stack_thread {
+                let threshold_ns = (r.health.late_threshold_us * 1e3) as u64;
+                let w = t.warnings(threshold_ns);
+                for line in &w {
+                    eprintln!("WARNING (emulator): {line}");
+                }
+                r.health.warnings.extend(w);
+            }
         }
         let lab = std::mem::take(&mut self.lab);
         lab.teardown()?;

@@ -162,6 +162,39 @@ pub struct ThreadedReport {
     pub error: Option<String>,
 }
 
+impl ThreadedReport {
+    /// What the emulator's self-check adds for the side thread (emu/health.rs): its
+    /// queues delay packets the model had already released (or, towards the side,
+    /// handed over), so a p99 above `late_threshold_ns` is a late delivery like the
+    /// loop's own, a refused packet is a loss the model did not make, and a thread
+    /// that ended with an error ended the side's traffic.
+    pub fn warnings(&self, late_threshold_ns: u64) -> Vec<String> {
+        let mut w = Vec::new();
+        for (name, d) in [
+            ("towards the stack", &self.to_side_delay),
+            ("towards the loop", &self.to_loop_delay),
+        ] {
+            if d.count >= 100 && d.p99_ns > late_threshold_ns {
+                w.push(format!(
+                    "late deliveries: the stack thread's queue {name} delayed packets by p99 {:.0} us > {:.0} us: brisk saw other timing than the model's",
+                    d.p99_ns as f64 / 1e3,
+                    late_threshold_ns as f64 / 1e3
+                ));
+            }
+        }
+        if self.to_side_dropped > 0 {
+            w.push(format!(
+                "stack thread drops: its full queue refused {} packets: losses the model did not make",
+                self.to_side_dropped
+            ));
+        }
+        if let Some(e) = &self.error {
+            w.push(format!("stack thread failed: {e}"));
+        }
+        w
+    }
+}
+
 /// A bounded single-producer single-consumer packet queue with a buffer free list.
 struct Chan {
     q: Mutex<VecDeque<(Instant, Vec<u8>)>>,
@@ -791,5 +824,31 @@ mod tests {
         assert_eq!(cpu_from(None, 1), None);
         assert_eq!(cpu_from(Some("none"), 4), None);
         assert_eq!(cpu_from(Some("0"), 4), Some(0));
+    }
+
+    #[test]
+    fn its_delays_and_drops_reach_the_self_check() {
+        let summary = |p99_ns| LatencySummary {
+            count: 1000,
+            p99_ns,
+            ..LatencySummary::default()
+        };
+        let mut r = ThreadedReport {
+            to_side_cap: 4096,
+            to_loop_cap: 1024,
+            to_side_delay: summary(50_000),
+            to_loop_delay: summary(80_000),
+            to_side_dropped: 0,
+            to_loop_full: 3,
+            thread_cpu_s: 1.0,
+            error: None,
+        };
+        assert!(r.warnings(1_000_000).is_empty(), "within the threshold");
+        r.to_side_delay = summary(4_100_000);
+        r.to_side_dropped = 2;
+        let w = r.warnings(1_000_000);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("towards the stack") && w[0].contains("4100 us"));
+        assert!(w[1].contains("refused 2 packets"));
     }
 }
