@@ -71,12 +71,12 @@ fn enabled_from(env: Option<&str>) -> bool {
 
 /// The default without the environment variable: off. The own thread carries about
 /// half as much again at 10 Gbit/s (docs/performance.md), but the queues add delay
-/// that the model did not make and the emulator's self-check does not yet count: at
-/// 1 Gbit/s, 10 ms, packets waited up to 1.1-4.1 ms (p99) for the stack thread, which
-/// moves brisk's RTT samples and ACK timing, what the real-packet experiments of
-/// `brisk repro` compare with the simulator (and those were not re-run with it).
-/// Until that delay is in the self-check and the experiments agree, a researcher
-/// opts in.
+/// that the model did not make: at 1 Gbit/s, 10 ms, packets waited up to 1.1-4.1 ms
+/// (p99) for the stack thread, which moves brisk's RTT samples and ACK timing, what
+/// the real-packet experiments of `brisk repro` compare with the simulator (and those
+/// were not re-run with it). The self-check now flags such a run
+/// ([`ThreadedReport::warnings`]); until the delay is cut and the experiments agree, a
+/// researcher opts in.
 const DEFAULT_ON: bool = false;
 
 /// `BRISK_STACK_NICE=N` sets the side thread's nice value (-20..=19); without it the
