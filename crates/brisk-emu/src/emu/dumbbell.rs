@@ -232,7 +232,7 @@ impl Dumbbell {
                 let threshold_ns = (r.health.late_threshold_us * 1e3) as u64;
                 let w = t.warnings(threshold_ns);
                 for line in &w {
-                    eprintln!("WARNING (emulator): {line}");
+                    eprint!("{}", crate::emu::emulator::warning_line(line));
                 }
                 r.health.warnings.extend(w);
             }

@@ -302,9 +302,14 @@ impl EmuReport {
         self.health
             .warnings
             .iter()
-            .map(|w| format!("WARNING (emulator): {w}\n"))
+            .map(|w| warning_line(w))
             .collect()
     }
+}
+
+/// How every emulator warning is printed.
+pub(crate) fn warning_line(w: &str) -> String {
+    format!("WARNING (emulator): {w}\n")
 }
 
 /// Shared state the per-packet helpers need besides one direction.
@@ -707,21 +712,24 @@ impl<A: Side, B: Side> Emulator<A, B> {
         const DUTY_SLEEP: Duration = Duration::from_micros(25);
         let (mut window_start, mut window_cpu) = (clock.now(), cpu0);
         let mut duty_sleeps = 0u64;
+        let realtime = rt.is_realtime();
         loop {
             let now = clock.now();
             if now >= end || stop.load(Ordering::Relaxed) {
                 break;
             }
             iterations += 1;
-            if rt.is_realtime() && now - window_start >= DUTY_WINDOW {
+            if realtime && now - window_start >= DUTY_WINDOW {
                 let cpu = health::thread_cpu_s();
                 let share = (cpu - window_cpu) / (now - window_start).as_secs_f64();
+                (window_start, window_cpu) = (now, cpu);
                 if share > DUTY_MAX {
                     sleep_for(DUTY_SLEEP);
                     duty_sleeps += 1;
+                    // The next window starts after the sleep, so it measures work only.
+                    (window_start, window_cpu) = (clock.now(), health::thread_cpu_s());
+                    continue;
                 }
-                (window_start, window_cpu) = (clock.now(), health::thread_cpu_s());
-                continue;
             }
             if ready & (1 << TOKEN_TIMER) != 0 {
                 timer.ack();
@@ -786,14 +794,13 @@ impl<A: Side, B: Side> Emulator<A, B> {
             .into_iter()
             .fold(Some(end), min_opt);
             let t = clock.now();
-            let margin = spin;
             match next {
-                Some(n) if n <= t.saturating_add(margin) => {
+                Some(n) if n <= t.saturating_add(spin) => {
                     // Close to a deadline: busy-poll rather than trust a wake-up.
                     ready = ep.wait(0)?;
                 }
                 Some(n) => {
-                    let at = n.checked_sub(margin).unwrap_or(n);
+                    let at = n.checked_sub(spin).unwrap_or(n);
                     timer
                         .arm_at(at)
                         .map_err(|e| EmuError::io("timerfd_settime", e))?;

@@ -97,6 +97,8 @@ pub fn set_affinity(keep: impl Fn(usize) -> bool) -> io::Result<()> {
 pub struct RtGuard {
     policy: libc::c_int,
     param: libc::sched_param,
+    /// Whether `enter` switched the thread to `SCHED_FIFO` (and drop switches it back).
+    realtime: bool,
     /// What the thread runs under now, for reports: `SCHED_FIFO 10`, or
     /// `normal (SCHED_FIFO refused: ...)`.
     pub description: String,
@@ -114,6 +116,7 @@ impl RtGuard {
         let mut guard = RtGuard {
             policy,
             param,
+            realtime: false,
             description: "normal".into(),
         };
         let Some(p) = prio else {
@@ -122,7 +125,8 @@ impl RtGuard {
         let want = libc::sched_param { sched_priority: p };
         // SAFETY: sets the calling thread's policy from a live struct.
         let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &want) };
-        guard.description = if rc == 0 {
+        guard.realtime = rc == 0;
+        guard.description = if guard.realtime {
             format!("SCHED_FIFO {p}")
         } else {
             format!(
@@ -134,13 +138,13 @@ impl RtGuard {
     }
 
     pub fn is_realtime(&self) -> bool {
-        self.description.starts_with("SCHED_FIFO")
+        self.realtime
     }
 }
 
 impl Drop for RtGuard {
     fn drop(&mut self) {
-        if self.is_realtime() && self.policy >= 0 {
+        if self.realtime && self.policy >= 0 {
             // SAFETY: restores the calling thread's policy read in `enter`.
             unsafe { libc::sched_setscheduler(0, self.policy, &self.param) };
         }

@@ -3,13 +3,10 @@
 //! the namespace ([`Netns::run_in`]), so they stay in it; the transfer itself runs on
 //! ordinary threads of this process (no subprocesses to clean up).
 //!
-//! The payload is a pattern keyed by `seed` and by each byte's stream offset
-//! (`stack/pattern.rs`); the receiver compares every byte it reads with the pattern at
-//! that offset, so a corrupted, lost, duplicated or reordered byte shows, with its
-//! offset. The check is exact, like comparing the whole stream, and costs a few
-//! instructions per 8 bytes: it used to be ChaCha8 plus SHA-256 on both ends, which
-//! took about 30 % of the machine in `bench emu` at 3–5 Gbit/s (docs/performance.md),
-//! CPU the kernels under test then did not get. No secrecy is needed here. The sender sets
+//! The payload is keyed by `seed` and by each byte's stream offset, and the receiver
+//! compares every byte it reads with it (`stack/pattern.rs`, which says why not a
+//! hash), so a corrupted, lost, duplicated or reordered byte shows, with its offset.
+//! The sender sets
 //! `TCP_CONGESTION`, half-closes after the last byte, waits for the receiver to close
 //! (everything acknowledged), then reads `TCP_INFO` for RTT and retransmissions.
 //! Every blocking call has a timeout, so a broken path ends the run with an error.

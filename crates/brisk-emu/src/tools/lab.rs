@@ -71,8 +71,7 @@ impl TwoHosts {
         let b = lab.add_netns("b")?;
         let (na, nb) = (lab.netns(a), lab.netns(b));
         for ns in [na, nb] {
-            let _ = ns.sysctl("net.ipv6.conf.all.disable_ipv6", "1");
-            let _ = ns.sysctl("net.ipv6.conf.default.disable_ipv6", "1");
+            disable_ipv6(ns);
         }
         let mtu = mtu.to_string();
         na.ip(&[
@@ -126,6 +125,14 @@ const QUIET_IPV6: [(&str, &str); 5] = [
     ("disable_ipv6", "0"),
 ];
 
+/// Switches IPv6 off in `ns`, so no router solicitations or MLD reports wander
+/// through the path. Kernels without IPv6 have no such sysctl; that is as good as
+/// disabled.
+fn disable_ipv6(ns: &Netns) {
+    let _ = ns.sysctl("net.ipv6.conf.all.disable_ipv6", "1");
+    let _ = ns.sysctl("net.ipv6.conf.default.disable_ipv6", "1");
+}
+
 /// The TUN device of a lab host: `local` with a route to `peer`, and with `v6 =
 /// Some((local6, peer6))` the same over IPv6 (quiet, module doc); without, IPv6 is
 /// off in the namespace.
@@ -137,11 +144,7 @@ pub(crate) fn host(
     mtu: u32,
 ) -> Result<Tun> {
     match v6 {
-        None => {
-            // Kernels without IPv6 have no such sysctl; that is as good as disabled.
-            let _ = ns.sysctl("net.ipv6.conf.all.disable_ipv6", "1");
-            let _ = ns.sysctl("net.ipv6.conf.default.disable_ipv6", "1");
-        }
+        None => disable_ipv6(ns),
         Some(_) => {
             for (key, value) in QUIET_IPV6 {
                 // The device inherits `default`; `all` is belt and braces (older
