@@ -359,8 +359,10 @@ pub fn cmd_bench_real(d: Duration, rate: u64, rtt: Duration) -> anyhow::Result<(
         );
         if let Some(t) = &r.emulator.stack_thread {
             println!(
-                "         stack thread ({}): {:.2} CPU s; queue to loop p50 {:.1} us p99 {:.1} us (full {}x, cap {}), to stack p50 {:.1} us p99 {:.1} us (dropped {}, cap {})",
+                "         stack thread ({}, {}, {} duty-cycle sleeps): {:.2} CPU s; queue to loop p50 {:.1} us p99 {:.1} us (full {}x, cap {}), to stack p50 {:.1} us p99 {:.1} us (dropped {}, cap {})",
                 brisk_emu::threaded::STACK_THREAD_ENV,
+                t.scheduling,
+                t.duty_sleeps,
                 t.thread_cpu_s,
                 t.to_loop_delay.p50_ns as f64 / 1e3,
                 t.to_loop_delay.p99_ns as f64 / 1e3,

@@ -560,15 +560,6 @@ fn flush_unless_coalescing<D: Side>(
 }
 
 /// Sleeps `d` whatever the fds say (clock_nanosleep, CLOCK_MONOTONIC).
-fn sleep_for(d: Duration) {
-    let ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: d.as_nanos().min(999_999_999) as libc::c_long,
-    };
-    // SAFETY: a relative sleep from a live timespec; an early return (EINTR) is fine.
-    unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) };
-}
-
 fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     match (a, b) {
         (Some(x), Some(y)) => Some(x.min(y)),
@@ -695,23 +686,8 @@ impl<A: Side, B: Side> Emulator<A, B> {
         let drops0 = (self.a.kernel_drops(), self.b.kernel_drops());
         let cpu0 = health::thread_cpu_s();
         let mut busy_ns = 0u64;
-        // Duty cycle of a real-time loop (os/sched.rs). A SCHED_FIFO thread that
-        // never sleeps is stopped by the kernel for ~50 ms in every second so that
-        // normal threads on its CPU run (RT throttling, or the fair server on newer
-        // kernels): a 50 ms stall in the deliveries, measured as p99.9 delivery error
-        // 51 ms at 1 Gbit/s, where a deadline falls due every 12 µs, always inside the
-        // spin margin. Sleeping per packet instead does not help in a VM, where arming
-        // a timer costs microseconds. So the loop gives the CPU away itself, in slices
-        // short enough to stay inside the error budget: after each window in which it
-        // used more than DUTY_MAX of the CPU it sleeps DUTY_SLEEP (the TUN rings hold
-        // what arrives meanwhile, and each late packet's error is recorded as usual).
-        // At most 250/(250+25) = 91 % of a CPU over any stretch, below the kernel's
-        // 95 %; a packet due during a sleep is at most ~25 µs (plus the wake-up) late.
-        const DUTY_WINDOW: Duration = Duration::from_micros(250);
-        const DUTY_MAX: f64 = 0.9;
-        const DUTY_SLEEP: Duration = Duration::from_micros(25);
-        let (mut window_start, mut window_cpu) = (clock.now(), cpu0);
-        let mut duty_sleeps = 0u64;
+        // Duty cycle of a real-time loop (os/sched.rs, `DutyCycle`: why and how).
+        let mut duty = sched::DutyCycle::start(clock.now());
         let realtime = rt.is_realtime();
         loop {
             let now = clock.now();
@@ -719,17 +695,8 @@ impl<A: Side, B: Side> Emulator<A, B> {
                 break;
             }
             iterations += 1;
-            if realtime && now - window_start >= DUTY_WINDOW {
-                let cpu = health::thread_cpu_s();
-                let share = (cpu - window_cpu) / (now - window_start).as_secs_f64();
-                (window_start, window_cpu) = (now, cpu);
-                if share > DUTY_MAX {
-                    sleep_for(DUTY_SLEEP);
-                    duty_sleeps += 1;
-                    // The next window starts after the sleep, so it measures work only.
-                    (window_start, window_cpu) = (clock.now(), health::thread_cpu_s());
-                    continue;
-                }
+            if realtime && duty.check(now, || clock.now()) {
+                continue;
             }
             if ready & (1 << TOKEN_TIMER) != 0 {
                 timer.ack();
@@ -853,7 +820,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
             timer_wakeups: wakeups,
             busy_s,
             scheduling: rt.description.clone(),
-            duty_sleeps,
+            duty_sleeps: duty.sleeps,
             health,
             forward,
             reverse,

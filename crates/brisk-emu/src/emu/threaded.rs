@@ -49,6 +49,7 @@ use crate::emu::side::Side;
 use crate::error::{panic_message, EmuError, Result};
 use crate::os::clock::{Clock, TimerFd};
 use crate::os::poll::Epoll;
+use crate::os::sched::{self, DutyCycle, RtGuard};
 use crate::os::wake::Waker;
 use crate::tools::hist::{Histogram, LatencySummary};
 
@@ -103,6 +104,28 @@ fn cpu_from(env: Option<&str>, cpus: usize) -> Option<usize> {
     }
 }
 
+/// The side thread's scheduling: `BRISK_STACK_RT=0` the normal policy, `=N` (1..=99)
+/// `SCHED_FIFO` at N; by default `SCHED_FIFO` one below the loop's
+/// ([`sched::RT_DEFAULT_PRIO`]), never on a single CPU. Why real-time: under the
+/// normal policy the side thread shares its CPU with the applications and the
+/// kernels' TCP, and packets waited for it up to 1.1-5.9 ms (p99) although it was
+/// idle most of the time (docs/performance.md). It sleeps in epoll whenever it has
+/// nothing to do and keeps the same duty cycle as the loop ([`sched::DutyCycle`]), so
+/// it cannot starve its CPU.
+fn rt_from(env: Option<&str>, cpus: usize) -> Option<i32> {
+    if cpus < 2 {
+        return None;
+    }
+    match env.map(str::trim) {
+        Some("0") | Some("off") => None,
+        Some(v) => match v.parse::<i32>() {
+            Ok(p) if (1..=99).contains(&p) => Some(p),
+            _ => Some(sched::RT_DEFAULT_PRIO - 1),
+        },
+        None => Some(sched::RT_DEFAULT_PRIO - 1),
+    }
+}
+
 /// Queue limits, in packets.
 #[derive(Clone, Copy, Debug)]
 pub struct ThreadedOptions {
@@ -123,6 +146,9 @@ pub struct ThreadedOptions {
     /// `EmulatorOptions::avoid_cpu` = the same CPU, so the real-time loop never holds
     /// the side thread off it. `None`: no pinning.
     pub cpu: Option<usize>,
+    /// `SCHED_FIFO` priority of the side thread (`BRISK_STACK_RT`; see
+    /// [`rt_from`]); `None`: the normal policy.
+    pub rt: Option<i32>,
 }
 
 impl Default for ThreadedOptions {
@@ -135,6 +161,10 @@ impl Default for ThreadedOptions {
             nice: nice_from_env(),
             cpu: cpu_from(
                 std::env::var("BRISK_STACK_CPU").ok().as_deref(),
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+            ),
+            rt: rt_from(
+                std::env::var("BRISK_STACK_RT").ok().as_deref(),
                 std::thread::available_parallelism().map_or(1, |n| n.get()),
             ),
         }
@@ -158,6 +188,11 @@ pub struct ThreadedReport {
     pub to_loop_full: u64,
     /// CPU seconds of the side thread (`CLOCK_THREAD_CPUTIME_ID`).
     pub thread_cpu_s: f64,
+    /// The side thread's scheduling: `SCHED_FIFO 9`, or `normal` (with the reason
+    /// when `SCHED_FIFO` was refused).
+    pub scheduling: String,
+    /// Duty-cycle sleeps of a real-time side thread ([`sched::DutyCycle`]).
+    pub duty_sleeps: u64,
     /// The side thread's error or panic, if it ended with one.
     pub error: Option<String>,
 }
@@ -315,6 +350,8 @@ struct Shared {
 struct ThreadEnd {
     to_side_delay: Histogram,
     thread_cpu_s: f64,
+    scheduling: String,
+    duty_sleeps: u64,
 }
 
 /// See the module docs.
@@ -372,6 +409,7 @@ impl ThreadedSide {
             batch: opts.batch,
             nice: opts.nice,
             cpu: opts.cpu,
+            rt: opts.rt,
         };
         let join = std::thread::Builder::new()
             .name(name.into())
@@ -478,6 +516,10 @@ impl Drop for ThreadedSide {
             to_side_dropped: self.shared.to_side_dropped.load(Ordering::Relaxed),
             to_loop_full: self.shared.to_loop_full.load(Ordering::Relaxed),
             thread_cpu_s: end.as_ref().map_or(0.0, |e| e.thread_cpu_s),
+            scheduling: end
+                .as_ref()
+                .map_or_else(|_| String::new(), |e| e.scheduling.clone()),
+            duty_sleeps: end.as_ref().map_or(0, |e| e.duty_sleeps),
             error: end.err(),
         };
         *self.report.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
@@ -500,6 +542,7 @@ struct Worker<S> {
     batch: usize,
     nice: Option<i32>,
     cpu: Option<usize>,
+    rt: Option<i32>,
 }
 
 /// Marks the side thread gone when it returns or unwinds.
@@ -528,7 +571,10 @@ impl<S: Side> Worker<S> {
             // A CPU that does not exist leaves the thread unpinned.
             let _ = crate::os::sched::set_affinity(|c| c == cpu);
         }
+        // After the pinning: a real-time thread must not be moved onto the loop's CPU.
+        let rt = RtGuard::enter(self.rt);
         let cpu0 = crate::emu::health::thread_cpu_s();
+        let mut duty = DutyCycle::start(self.clock.now());
         let mut timer = TimerFd::new(self.clock)?;
         let mut ep = Epoll::new()?;
         ep.add(self.rx.chan.waker.as_raw_fd(), TOKEN_IN)?;
@@ -544,6 +590,10 @@ impl<S: Side> Worker<S> {
         let mut hist = Histogram::default();
         let mut ready = 1 << TOKEN_INNER;
         while !self.shared.stop.load(Ordering::Acquire) {
+            // Busy for a whole window (a sender at 10 Gbit/s): leave the CPU a moment.
+            if rt.is_realtime() && duty.check(self.clock.now(), || self.clock.now()) {
+                ready |= 1 << TOKEN_INNER;
+            }
             if ready & (1 << TOKEN_TIMER) != 0 {
                 timer.ack();
             }
@@ -644,6 +694,8 @@ impl<S: Side> Worker<S> {
         Ok(ThreadEnd {
             to_side_delay: hist,
             thread_cpu_s: crate::emu::health::thread_cpu_s() - cpu0,
+            scheduling: rt.description.clone(),
+            duty_sleeps: duty.sleeps,
         })
     }
 }
@@ -824,6 +876,10 @@ mod tests {
         assert_eq!(cpu_from(None, 1), None);
         assert_eq!(cpu_from(Some("none"), 4), None);
         assert_eq!(cpu_from(Some("0"), 4), Some(0));
+        assert_eq!(rt_from(None, 2), Some(sched::RT_DEFAULT_PRIO - 1));
+        assert_eq!(rt_from(Some("0"), 2), None);
+        assert_eq!(rt_from(Some("20"), 2), Some(20));
+        assert_eq!(rt_from(None, 1), None, "never on one CPU");
     }
 
     #[test]
@@ -841,6 +897,8 @@ mod tests {
             to_side_dropped: 0,
             to_loop_full: 3,
             thread_cpu_s: 1.0,
+            scheduling: "normal".into(),
+            duty_sleeps: 0,
             error: None,
         };
         assert!(r.warnings(1_000_000).is_empty(), "within the threshold");

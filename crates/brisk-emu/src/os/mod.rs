@@ -6,6 +6,7 @@ pub mod cleanup;
 pub mod clock;
 pub mod gro;
 pub mod netns;
+pub mod pi_lock;
 pub mod poll;
 pub mod sched;
 pub mod tun;

@@ -1,9 +1,9 @@
-//! brisk as a real endpoint: the sans-IO [`Endpoint`] behind a mutex, shared between
-//! the packet loop and application threads.
+//! brisk as a real endpoint: the sans-IO [`Endpoint`] behind a priority-inheriting
+//! mutex (os/pi_lock.rs), shared between the packet loop and application threads.
 //!
 //! ```text
-//!  app threads ──TcpStream/TcpListener──▶ Mutex<Core{Endpoint, sockets}> ◀── StackSide ◀── emulator loop ◀── TUN / path
-//!        ▲  Condvar (events: readable, writable, connected, closed)  │  eventfd (output pending) ──▶ loop
+//!  app threads ──TcpStream/TcpListener──▶ PiMutex<Core{Endpoint, sockets}> ◀── StackSide ◀── emulator loop ◀── TUN / path
+//!        ▲  Notify (events: readable, writable, connected, closed)  │  eventfd (output pending) ──▶ loop
 //! ```
 //! [`StackSide`] is an emulator [`Side`]: the loop hands it packets (`send` →
 //! `handle_packet`), takes its packets (`recv` → `handle_timeout` if due, then
@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use brisk_tcp::{Config, ConnError, ConnHandle, Endpoint, EndpointConfig, EndpointStats, Event};
 use brisk_time::Instant;
@@ -34,6 +34,7 @@ use brisk_time::Instant;
 use crate::emu::side::Side;
 use crate::error::Result;
 use crate::os::clock::{monotonic_ns, Clock};
+use crate::os::pi_lock::{Notify, PiGuard, PiMutex};
 use crate::os::wake::Waker;
 use crate::stack::socket::{TcpListener, TcpStream};
 
@@ -161,18 +162,23 @@ impl Core {
 }
 
 pub(crate) struct Shared {
-    pub core: Mutex<Core>,
-    pub cond: Condvar,
+    /// Priority-inheriting (os/pi_lock.rs): the packet side that takes it runs under
+    /// `SCHED_FIFO`, the application threads that also take it do not.
+    pub core: PiMutex<Core>,
+    /// Application threads wait here for events (readable, writable, connected,
+    /// closed).
+    pub cond: Notify,
     pub waker: Waker,
     pub clock: Clock,
     pub local: Ipv4Addr,
 }
 
 impl Shared {
-    pub fn lock(&self) -> MutexGuard<'_, Core> {
+    pub fn lock(&self) -> PiGuard<'_, Core> {
         // A panicking application thread cannot leave the endpoint half-updated in a
-        // way the loop could not continue from; keep serving the other sockets.
-        self.core.lock().unwrap_or_else(|e| e.into_inner())
+        // way the loop could not continue from; the lock is not poisoned and keeps
+        // serving the other sockets.
+        self.core.lock()
     }
 
     /// Wakes blocked application threads if there are any.
@@ -220,8 +226,8 @@ impl BriskStack {
             next_id: 0,
         };
         let shared = Arc::new(Shared {
-            core: Mutex::new(core),
-            cond: Condvar::new(),
+            core: PiMutex::new(core),
+            cond: Notify::default(),
             waker: Waker::new()?,
             clock,
             local: cfg.local,

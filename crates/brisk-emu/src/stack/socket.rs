@@ -54,7 +54,7 @@ fn stopped() -> io::Error {
     )
 }
 
-/// Blocks on the stack's condvar until `f` gives an answer or `timeout` passes.
+/// Waits for the stack's events (`Shared::cond`) until `f` gives an answer or `timeout` passes.
 fn wait_for<T>(
     shared: &Shared,
     timeout: Option<StdDuration>,
@@ -70,21 +70,16 @@ fn wait_for<T>(
             return Err(stopped());
         }
         core.waiters += 1;
-        core = match deadline {
-            None => shared.cond.wait(core).unwrap_or_else(|e| e.into_inner()),
-            Some(d) => {
-                let left = d.saturating_duration_since(std::time::Instant::now());
-                if left.is_zero() {
-                    core.waiters -= 1;
-                    return Err(io::Error::new(ErrorKind::TimedOut, "timed out"));
-                }
-                shared
-                    .cond
-                    .wait_timeout(core, left)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0
-            }
-        };
+        // Read under the lock: a notify after this point is not lost.
+        let ticket = shared.cond.ticket();
+        drop(core);
+        let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        if left.is_some_and(|l| l.is_zero()) {
+            shared.lock().waiters -= 1;
+            return Err(io::Error::new(ErrorKind::TimedOut, "timed out"));
+        }
+        shared.cond.wait(ticket, left);
+        core = shared.lock();
         core.waiters -= 1;
     }
 }
