@@ -364,7 +364,11 @@ impl<'a> TcpRepr<'a> {
         let opts: &mut [u8; MAX_OPTIONS_LEN] = opts.try_into().expect("40 option bytes");
         let standard = options::emit_standard(self, opts);
         let header_len = Self::MIN_HEADER_LEN + standard + options::extra_len(self);
-        debug_assert_eq!(header_len, self.header_len(), "options_len disagrees with emit");
+        debug_assert_eq!(
+            header_len,
+            self.header_len(),
+            "options_len disagrees with emit"
+        );
         out.reserve(header_len + self.payload.len());
         let offset_flags = ((header_len / 4) as u16) << 12 | self.flags.0;
         fixed[0..2].copy_from_slice(&self.src_port.to_be_bytes());
@@ -376,7 +380,11 @@ impl<'a> TcpRepr<'a> {
         fixed[18..20].copy_from_slice(&self.urgent.to_be_bytes());
         out.extend_from_slice(&h[..Self::MIN_HEADER_LEN + standard]);
         options::emit_extra(self, out);
-        debug_assert_eq!(out.len() - start, header_len, "extra_len disagrees with emit");
+        debug_assert_eq!(
+            out.len() - start,
+            header_len,
+            "extra_len disagrees with emit"
+        );
         out.extend_from_slice(self.payload);
         let segment = &out[start..];
         let mut acc: Accumulator = ip.pseudo_header(IPPROTO_TCP, segment.len());
