@@ -354,27 +354,36 @@ impl<'a> TcpRepr<'a> {
     /// computing the checksum over `ip`'s pseudo-header.
     pub fn emit(&self, ip: &IpRepr, out: &mut Vec<u8>) {
         let start = out.len();
-        let header_len = self.header_len();
-        debug_assert!(header_len <= Self::MIN_HEADER_LEN + MAX_OPTIONS_LEN);
+        // The fixed header and the options in one array, appended once (a capacity
+        // check per field was measurable on every simulated segment); the checksum
+        // field stays zero until the sum below. The options are written first, so
+        // their length (the data offset) comes from what was written rather than
+        // from a second pass over the repr.
+        let mut h = [0u8; Self::MIN_HEADER_LEN + MAX_OPTIONS_LEN];
+        let (fixed, opts) = h.split_at_mut(Self::MIN_HEADER_LEN);
+        let opts: &mut [u8; MAX_OPTIONS_LEN] = opts.try_into().expect("40 option bytes");
+        let standard = options::emit_standard(self, opts);
+        let header_len = Self::MIN_HEADER_LEN + standard + options::extra_len(self);
+        debug_assert_eq!(
+            header_len,
+            self.header_len(),
+            "options_len disagrees with emit"
+        );
         out.reserve(header_len + self.payload.len());
         let offset_flags = ((header_len / 4) as u16) << 12 | self.flags.0;
-        // The fixed header in an array, appended once (a capacity check per field
-        // was measurable on every simulated segment); the checksum field stays zero
-        // until the sum below.
-        let mut h = [0u8; Self::MIN_HEADER_LEN];
-        h[0..2].copy_from_slice(&self.src_port.to_be_bytes());
-        h[2..4].copy_from_slice(&self.dst_port.to_be_bytes());
-        h[4..8].copy_from_slice(&self.seq.0.to_be_bytes());
-        h[8..12].copy_from_slice(&self.ack.0.to_be_bytes());
-        h[12..14].copy_from_slice(&offset_flags.to_be_bytes());
-        h[14..16].copy_from_slice(&self.window.to_be_bytes());
-        h[18..20].copy_from_slice(&self.urgent.to_be_bytes());
-        out.extend_from_slice(&h);
-        options::emit(self, out);
+        fixed[0..2].copy_from_slice(&self.src_port.to_be_bytes());
+        fixed[2..4].copy_from_slice(&self.dst_port.to_be_bytes());
+        fixed[4..8].copy_from_slice(&self.seq.0.to_be_bytes());
+        fixed[8..12].copy_from_slice(&self.ack.0.to_be_bytes());
+        fixed[12..14].copy_from_slice(&offset_flags.to_be_bytes());
+        fixed[14..16].copy_from_slice(&self.window.to_be_bytes());
+        fixed[18..20].copy_from_slice(&self.urgent.to_be_bytes());
+        out.extend_from_slice(&h[..Self::MIN_HEADER_LEN + standard]);
+        options::emit_extra(self, out);
         debug_assert_eq!(
             out.len() - start,
             header_len,
-            "options_len disagrees with emit"
+            "extra_len disagrees with emit"
         );
         out.extend_from_slice(self.payload);
         let segment = &out[start..];

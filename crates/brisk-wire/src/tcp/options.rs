@@ -70,8 +70,11 @@ fn standard_len(repr: &TcpRepr<'_>) -> usize {
 /// Bytes of the extra options as emitted: all of them if they fit beside the standard
 /// options (before SACK blocks), else none. The sender that adds extras sizes them;
 /// this only keeps `len` and `emit` honest for a repr that overflows.
-fn extra_len(repr: &TcpRepr<'_>) -> usize {
+pub(super) fn extra_len(repr: &TcpRepr<'_>) -> usize {
     let n = repr.extra.aligned_len();
+    if n == 0 {
+        return 0;
+    }
     let base = standard_len(repr);
     if base + n <= MAX_OPTIONS_LEN {
         n
@@ -99,35 +102,57 @@ pub(super) fn len(repr: &TcpRepr<'_>) -> usize {
 }
 
 /// Appends the options in Linux's order; writes exactly `len(repr)` bytes.
+#[cfg(test)]
 pub(super) fn emit(repr: &TcpRepr<'_>, out: &mut Vec<u8>) {
+    let mut buf = [0u8; MAX_OPTIONS_LEN];
+    let n = emit_standard(repr, &mut buf);
+    out.extend_from_slice(&buf[..n]);
+    emit_extra(repr, out);
+}
+
+/// Writes the options except the extras, in Linux's order, at the start of `out`;
+/// returns how many bytes. The header is built in an array and appended to the
+/// packet once: a capacity check per option item was a measurable share of every
+/// simulated segment.
+pub(super) fn emit_standard(repr: &TcpRepr<'_>, out: &mut [u8; MAX_OPTIONS_LEN]) -> usize {
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        out[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    };
     if let Some(mss) = repr.mss {
-        out.extend_from_slice(&[MSS, LEN_MSS as u8]);
-        out.extend_from_slice(&mss.to_be_bytes());
+        put(&[MSS, LEN_MSS as u8]);
+        put(&mss.to_be_bytes());
     }
     if let Some(ts) = repr.timestamps {
         if repr.sack_permitted {
-            out.extend_from_slice(&[SACK_PERMITTED, LEN_SACK_PERMITTED as u8]);
+            put(&[SACK_PERMITTED, LEN_SACK_PERMITTED as u8]);
         } else {
-            out.extend_from_slice(&[NOP, NOP]);
+            put(&[NOP, NOP]);
         }
-        out.extend_from_slice(&[TIMESTAMPS, LEN_TIMESTAMPS as u8]);
-        out.extend_from_slice(&ts.tsval.to_be_bytes());
-        out.extend_from_slice(&ts.tsecr.to_be_bytes());
+        put(&[TIMESTAMPS, LEN_TIMESTAMPS as u8]);
+        put(&ts.tsval.to_be_bytes());
+        put(&ts.tsecr.to_be_bytes());
     } else if repr.sack_permitted {
-        out.extend_from_slice(&[NOP, NOP, SACK_PERMITTED, LEN_SACK_PERMITTED as u8]);
+        put(&[NOP, NOP, SACK_PERMITTED, LEN_SACK_PERMITTED as u8]);
     }
     if let Some(ws) = repr.window_scale {
-        out.extend_from_slice(&[NOP, WINDOW_SCALE, LEN_WINDOW_SCALE as u8, ws.get()]);
+        put(&[NOP, WINDOW_SCALE, LEN_WINDOW_SCALE as u8, ws.get()]);
     }
     let n = sack_blocks_emitted(repr);
     if n > 0 {
         let opt_len = (LEN_SACK_BASE + n * LEN_SACK_PER_BLOCK) as u8;
-        out.extend_from_slice(&[NOP, NOP, SACK, opt_len]);
+        put(&[NOP, NOP, SACK, opt_len]);
         for b in &repr.sack.as_slice()[..n] {
-            out.extend_from_slice(&b.left.0.to_be_bytes());
-            out.extend_from_slice(&b.right.0.to_be_bytes());
+            put(&b.left.0.to_be_bytes());
+            put(&b.right.0.to_be_bytes());
         }
     }
+    at
+}
+
+/// Appends the extra options, which go last, if they fit (see [`extra_len`]).
+pub(super) fn emit_extra(repr: &TcpRepr<'_>, out: &mut Vec<u8>) {
     if extra_len(repr) > 0 {
         repr.extra.emit(out);
     }
