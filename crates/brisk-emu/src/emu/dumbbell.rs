@@ -13,9 +13,9 @@
 //! emulator tells flows apart. Linux senders share namespace `s` (one address; the
 //! flows differ by receiver). brisk's address is owned by no kernel, so nothing
 //! answers its segments with RSTs. Namespace `s` exists only when a Linux flow does,
-//! the brisk stack only when a brisk flow does. brisk's `StackSide` runs on the loop's
-//! thread, or with `BRISK_STACK_THREAD=1` on a thread of its own behind a
-//! [`ThreadedSide`] (emu/threaded.rs). One [`Clock`] is time zero for the
+//! the brisk stack only when a brisk flow does. brisk's `StackSide` runs on a thread
+//! of its own behind a [`ThreadedSide`] (emu/threaded.rs), or with
+//! `BRISK_STACK_THREAD=0` (and on a single CPU) on the loop's thread. One [`Clock`] is time zero for the
 //! emulator, the stack, and the flows' start times.
 
 use std::net::Ipv4Addr;
