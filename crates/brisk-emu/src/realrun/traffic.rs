@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 use super::{since, std_dur, RealApp, MAX_SAMPLES, RECORD_HEADER_LEN};
 use crate::os::clock::Clock;
-use crate::stack::pattern::{fill_pattern, PatternCheck};
+use crate::stack::pattern::{Pattern, PatternCheck};
 use crate::tools::hex;
 use brisk_app::records::{RecordHeader, RecordReader};
 
@@ -299,13 +299,14 @@ pub(super) fn send_bulk<S: ByteStream>(
     let len = bytes.map_or(64 * 1024, |b| b.clamp(1, 4 << 20) as usize);
     let mut buf = vec![0u8; len];
     let mut tx = Tx::pattern();
+    let pattern = Pattern::new(seed);
     while since(clock) < end {
         let n = match bytes {
             Some(b) if tx.sent >= b => break,
             Some(b) => (b - tx.sent).min(buf.len() as u64) as usize,
             None => buf.len(),
         };
-        fill_pattern(seed, tx.sent, &mut buf[..n]);
+        pattern.fill(tx.sent, &mut buf[..n]);
         let is_last = bytes.is_some_and(|b| tx.sent + n as u64 >= b);
         let ok = match if is_last { last.take() } else { None } {
             Some(f) => tx.write_with(&buf[..n], f),
@@ -559,7 +560,7 @@ mod tests {
         assert_eq!(tx.sha256, None, "a bulk sender hashes nothing");
         // `last` swallowed the final write; put the whole stream back for the reader.
         let mut stream = vec![0u8; 200_000];
-        fill_pattern(9, 0, &mut stream);
+        Pattern::new(9).fill(0, &mut stream);
         mem.inp = stream.iter().copied().collect();
         let rx = receive(&mut mem, clock, end, tick, tick, pattern(9));
         assert!(intact(&tx, &rx));

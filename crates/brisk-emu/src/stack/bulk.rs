@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::error::{cvt, EmuError, Result};
 use crate::os::netns::Netns;
-use crate::stack::pattern::{fill_pattern, PatternCheck};
+use crate::stack::pattern::{Pattern, PatternCheck};
 
 const CHUNK: usize = 64 * 1024;
 
@@ -208,6 +208,7 @@ fn send(mut s: TcpStream, cfg: &BulkConfig) -> Result<Sent> {
         .map_err(|e| EmuError::io("sender socket options", e))?;
     let mut buf = vec![0u8; CHUNK];
     let mut sent = 0u64;
+    let pattern = Pattern::new(cfg.seed);
     let start = std::time::Instant::now();
     loop {
         let n = match cfg.amount {
@@ -221,7 +222,7 @@ fn send(mut s: TcpStream, cfg: &BulkConfig) -> Result<Sent> {
         if start.elapsed() > cfg.timeout {
             return Err(EmuError::io("sending", ErrorKind::TimedOut.into()));
         }
-        fill_pattern(cfg.seed, sent, &mut buf[..n]);
+        pattern.fill(sent, &mut buf[..n]);
         s.write_all(&buf[..n])
             .map_err(|e| EmuError::io(format!("sending after {sent} bytes"), e))?;
         sent += n as u64;
