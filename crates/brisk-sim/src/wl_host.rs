@@ -199,19 +199,25 @@ pub struct FlowBook {
     pub completed: u32,
     pub received_all: u32,
     pat: Rc<Pattern>,
+    /// The pattern as TCP takes it by reference: senders write from it without a copy
+    /// per send buffer (the same bytes).
+    shared: brisk_tcp::SharedBytes,
 }
 
 pub type SharedBook = Rc<RefCell<FlowBook>>;
 
 impl FlowBook {
     pub fn new(flows: Vec<FlowRecord>, pattern_seed: u64) -> Self {
+        let pat = Pattern::with_hashing(pattern_seed, false);
+        let shared = brisk_tcp::SharedBytes::periodic(pat.at(0, PATTERN_LEN));
         FlowBook {
             flows,
             connecting: HashMap::new(),
             unknown_accepts: 0,
             completed: 0,
             received_all: 0,
-            pat: Pattern::with_hashing(pattern_seed, false),
+            pat,
+            shared,
         }
     }
 }
@@ -253,6 +259,8 @@ pub struct WlHost {
     pub ep: Endpoint,
     book: SharedBook,
     pat: Rc<Pattern>,
+    /// `pat` for writing by reference (the book's).
+    shared: brisk_tcp::SharedBytes,
     /// TCP configuration of each workload class (a flow's class picks its sender's).
     configs: Rc<Vec<brisk_tcp::Config>>,
     /// This host's flows, in arrival order: (start, flow, destination).
@@ -290,11 +298,13 @@ impl WlHost {
         let mut ep = ep;
         ep.listen(WL_PORT, 1024, listen_config)?;
         let pat = book.borrow().pat.clone();
+        let shared = book.borrow().shared.clone();
         Ok(WlHost {
             ip,
             ep,
             book,
             pat,
+            shared,
             configs,
             arrivals,
             conns: HashMap::new(),
@@ -603,10 +613,12 @@ impl WlHost {
         }
         while c.written < limit {
             let want = (limit - c.written).min(CHUNK as u64) as usize;
-            let chunk = self.pat.at(u64::from(base) + c.written, want);
-            let n = conn.write(chunk).min(chunk.len());
+            // The pattern's bytes, by reference (`write(pat.at(..))` byte for byte).
+            let n = conn
+                .write_shared(&self.shared, u64::from(base) + c.written, want)
+                .min(want);
             c.written += n as u64;
-            if n < chunk.len() {
+            if n < want {
                 break;
             }
         }

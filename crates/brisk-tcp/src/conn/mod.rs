@@ -56,7 +56,7 @@ use parts::{Congestion, Handshake, LossRecovery, Negotiated, Probes, RecvSide, S
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 pub use recv::unordered::UnorderedRead;
-use send::SendBuffer;
+use send::{SendBuffer, SharedBytes};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use timer::TimerTable;
@@ -408,7 +408,30 @@ impl Connection {
         self.queue_write(data, priority)
     }
 
+    /// `write(src.at(off, len))`, byte for byte and event for event, except that the
+    /// send buffer may keep a reference to `src` instead of a copy (see
+    /// [`SharedBytes`]). `len` is clamped to [`send::MAX_SHARED_SLICE`].
+    pub fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
+        if self.config.unordered_send && self.snd.rlp.is_none() {
+            return self.write(src.at(off, len));
+        }
+        let len = len.min(send::MAX_SHARED_SLICE);
+        self.queue_with(len, |b| b.write_shared(src, off, len, 0))
+    }
+
     fn queue_write(&mut self, data: &[u8], priority: u8) -> usize {
+        let prioritised = self.config.unordered_send && self.snd.rlp.is_none();
+        self.queue_with(data.len(), |b| {
+            if prioritised {
+                b.write_prioritised(data, priority)
+            } else {
+                b.write(data, priority)
+            }
+        })
+    }
+
+    /// A write of `want` bytes that `put` places in the send buffer.
+    fn queue_with(&mut self, want: usize, put: impl FnOnce(&mut SendBuffer) -> usize) -> usize {
         if self.snd.fin_queued
             || !matches!(
                 self.state,
@@ -418,17 +441,13 @@ impl Connection {
             return 0;
         }
         let offset = self.snd.sendbuf.end();
-        let n = if self.config.unordered_send && self.snd.rlp.is_none() {
-            self.snd.sendbuf.write_prioritised(data, priority)
-        } else {
-            self.snd.sendbuf.write(data, priority)
-        };
+        let n = put(&mut self.snd.sendbuf);
         if let Some(rlp) = self.snd.rlp.as_deref_mut() {
             // RC3 §4.2.1: each write is a chunk of its own for the RLP (sequence space
             // is the stream offset plus the SYN).
             rlp.on_write(offset + 1, offset + 1 + n as u64);
         }
-        if n < data.len() {
+        if n < want {
             self.snd.writable_wanted = true;
         }
         n
