@@ -401,7 +401,7 @@ impl WlHost {
                     None => u32::MAX,
                 };
                 return Some(Packet {
-                    data: buf,
+                    data: ctx.pool.fit(buf),
                     id: ctx.next_packet_id(),
                     flow,
                     sent_at: now,
