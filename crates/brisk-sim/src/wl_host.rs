@@ -261,8 +261,9 @@ pub struct WlHost {
     pat: Rc<Pattern>,
     /// `pat` for writing by reference (the book's).
     shared: brisk_tcp::SharedBytes,
-    /// TCP configuration of each workload class (a flow's class picks its sender's).
-    configs: Rc<Vec<brisk_tcp::Config>>,
+    /// TCP configuration of each workload class (a flow's class picks its sender's),
+    /// shared by this host's connections of the class.
+    configs: Vec<std::sync::Arc<brisk_tcp::Config>>,
     /// This host's flows, in arrival order: (start, flow, destination).
     arrivals: VecDeque<(Instant, u32, IpAddr)>,
     conns: HashMap<ConnHandle, Side>,
@@ -305,7 +306,7 @@ impl WlHost {
             book,
             pat,
             shared,
-            configs,
+            configs: configs.iter().cloned().map(std::sync::Arc::new).collect(),
             arrivals,
             conns: HashMap::new(),
             by_port: HashMap::new(),
@@ -321,7 +322,7 @@ impl WlHost {
     pub fn flow_classes(mut self, classes: &[u16]) -> Result<Self, ConnError> {
         for &c in classes {
             let cfg = self.configs[usize::from(c).min(self.configs.len() - 1)].clone();
-            self.ep.listen(WL_PORT + c, 1024, cfg)?;
+            self.ep.listen_shared(WL_PORT + c, 1024, cfg)?;
         }
         self.flow_classes = classes.to_vec();
         Ok(self)
@@ -477,7 +478,7 @@ impl WlHost {
         let remote = SocketAddr::new(dst, port);
         let class = usize::from(class16);
         let config = self.configs[class.min(self.configs.len() - 1)].clone();
-        match self.ep.connect(now, 0, remote, config) {
+        match self.ep.connect_shared(now, 0, remote, config) {
             Ok(h) if self.download => {
                 // NOTE(unwrap): a connection just created exists.
                 let local = self.ep.conn(h).expect("new connection").local();

@@ -59,6 +59,7 @@ pub use recv::unordered::UnorderedRead;
 use send::{SendBuffer, SharedBytes};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use timer::TimerTable;
 
 /// RFC 9293 §3.3.2 states.
@@ -197,7 +198,9 @@ const SYNACK_RETRIES: u32 = 5;
 const MAX_OWED_ACKS: usize = 64;
 
 pub struct Connection {
-    pub(crate) config: Config,
+    /// Shared with the listener or the caller's other connections while unchanged
+    /// (408 B each otherwise; `set_unordered*` copy it on write).
+    pub(crate) config: Arc<Config>,
     state: State,
     local: SocketAddr,
     remote: SocketAddr,
@@ -237,7 +240,7 @@ pub struct Connection {
 pub struct Setup {
     pub local: SocketAddr,
     pub remote: SocketAddr,
-    pub config: Config,
+    pub config: Arc<Config>,
     pub iss: u32,
     pub seed: u64,
     pub cc: Box<dyn CongestionControl>,
@@ -265,13 +268,14 @@ impl Connection {
             cc,
         } = setup;
         let mut config = config;
-        if config.transmit.rc3.is_some() {
+        if config.transmit.rc3.is_some() && config.options.timestamps {
             // RC3 copies wait in the host's priority queue, so they carry TSvals older
             // than priority-0 segments built after them; a PAWS receiver (RFC 7323 §5,
             // Linux `tcp_paws_discard`) drops such a copy once a newer segment has
             // moved its TS.Recent. RC3 therefore does not offer timestamps (spec A10:
-            // the paper's simulations had none).
-            config.options.timestamps = false;
+            // the paper's simulations had none). (The endpoint hands over configs
+            // already adjusted, so that connections share them.)
+            Arc::make_mut(&mut config).options.timestamps = false;
         }
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let ts_offset: u32 = rng.gen();
@@ -467,7 +471,9 @@ impl Connection {
     /// Unordered receive on or off (uTCP `SO_UNORDERED`; `docs/mechanisms/utcp.md`).
     /// May be switched at any time; already-handed-out bytes stay handed out.
     pub fn set_unordered(&mut self, on: bool) {
-        self.config.unordered = on;
+        if self.config.unordered != on {
+            Arc::make_mut(&mut self.config).unordered = on;
+        }
         if on && self.rcv.recvbuf.has_undelivered_ooo() {
             self.push_event(Event::Readable);
         }
@@ -480,7 +486,9 @@ impl Connection {
     /// Prioritised send on or off (uTCP `SO_UNORDEREDSEND`). Writes queued before the
     /// switch keep their place; later ones are placed by priority.
     pub fn set_unordered_send(&mut self, on: bool) {
-        self.config.unordered_send = on;
+        if self.config.unordered_send != on {
+            Arc::make_mut(&mut self.config).unordered_send = on;
+        }
     }
 
     pub fn unordered_send(&self) -> bool {
