@@ -534,7 +534,7 @@ impl Host {
             if let Role::Client(c) = &mut f.role {
                 if c.app.udp_poll(self.ip, c.remote, &mut buf) {
                     return Some(Packet {
-                        data: buf,
+                        data: ctx.pool.fit(buf),
                         id: ctx.next_packet_id(),
                         flow: f.flow,
                         sent_at: now,
@@ -553,7 +553,7 @@ impl Host {
                     .or(if self.flows.is_empty() { None } else { Some(0) })
                     .map_or(u32::MAX, |i| self.flows[i].flow);
                 return Some(Packet {
-                    data: buf,
+                    data: ctx.pool.fit(buf),
                     id: ctx.next_packet_id(),
                     flow,
                     sent_at: now,

@@ -199,19 +199,25 @@ pub struct FlowBook {
     pub completed: u32,
     pub received_all: u32,
     pat: Rc<Pattern>,
+    /// The pattern as TCP takes it by reference: senders write from it without a copy
+    /// per send buffer (the same bytes).
+    shared: brisk_tcp::SharedBytes,
 }
 
 pub type SharedBook = Rc<RefCell<FlowBook>>;
 
 impl FlowBook {
     pub fn new(flows: Vec<FlowRecord>, pattern_seed: u64) -> Self {
+        let pat = Pattern::with_hashing(pattern_seed, false);
+        let shared = brisk_tcp::SharedBytes::periodic(pat.at(0, PATTERN_LEN));
         FlowBook {
             flows,
             connecting: HashMap::new(),
             unknown_accepts: 0,
             completed: 0,
             received_all: 0,
-            pat: Pattern::with_hashing(pattern_seed, false),
+            pat,
+            shared,
         }
     }
 }
@@ -253,8 +259,11 @@ pub struct WlHost {
     pub ep: Endpoint,
     book: SharedBook,
     pat: Rc<Pattern>,
-    /// TCP configuration of each workload class (a flow's class picks its sender's).
-    configs: Rc<Vec<brisk_tcp::Config>>,
+    /// `pat` for writing by reference (the book's).
+    shared: brisk_tcp::SharedBytes,
+    /// TCP configuration of each workload class (a flow's class picks its sender's),
+    /// shared by this host's connections of the class.
+    configs: Vec<std::sync::Arc<brisk_tcp::Config>>,
     /// This host's flows, in arrival order: (start, flow, destination).
     arrivals: VecDeque<(Instant, u32, IpAddr)>,
     conns: HashMap<ConnHandle, Side>,
@@ -290,12 +299,14 @@ impl WlHost {
         let mut ep = ep;
         ep.listen(WL_PORT, 1024, listen_config)?;
         let pat = book.borrow().pat.clone();
+        let shared = book.borrow().shared.clone();
         Ok(WlHost {
             ip,
             ep,
             book,
             pat,
-            configs,
+            shared,
+            configs: configs.iter().cloned().map(std::sync::Arc::new).collect(),
             arrivals,
             conns: HashMap::new(),
             by_port: HashMap::new(),
@@ -311,7 +322,7 @@ impl WlHost {
     pub fn flow_classes(mut self, classes: &[u16]) -> Result<Self, ConnError> {
         for &c in classes {
             let cfg = self.configs[usize::from(c).min(self.configs.len() - 1)].clone();
-            self.ep.listen(WL_PORT + c, 1024, cfg)?;
+            self.ep.listen_shared(WL_PORT + c, 1024, cfg)?;
         }
         self.flow_classes = classes.to_vec();
         Ok(self)
@@ -391,7 +402,7 @@ impl WlHost {
                     None => u32::MAX,
                 };
                 return Some(Packet {
-                    data: buf,
+                    data: ctx.pool.fit(buf),
                     id: ctx.next_packet_id(),
                     flow,
                     sent_at: now,
@@ -467,7 +478,7 @@ impl WlHost {
         let remote = SocketAddr::new(dst, port);
         let class = usize::from(class16);
         let config = self.configs[class.min(self.configs.len() - 1)].clone();
-        match self.ep.connect(now, 0, remote, config) {
+        match self.ep.connect_shared(now, 0, remote, config) {
             Ok(h) if self.download => {
                 // NOTE(unwrap): a connection just created exists.
                 let local = self.ep.conn(h).expect("new connection").local();
@@ -603,10 +614,12 @@ impl WlHost {
         }
         while c.written < limit {
             let want = (limit - c.written).min(CHUNK as u64) as usize;
-            let chunk = self.pat.at(u64::from(base) + c.written, want);
-            let n = conn.write(chunk).min(chunk.len());
+            // The pattern's bytes, by reference (`write(pat.at(..))` byte for byte).
+            let n = conn
+                .write_shared(&self.shared, u64::from(base) + c.written, want)
+                .min(want);
             c.written += n as u64;
-            if n < chunk.len() {
+            if n < want {
                 break;
             }
         }

@@ -162,10 +162,12 @@ const V6_EXTRA_HEADER: u16 = 20;
 /// 8200 §5), less 60 bytes of headers. `Config::mss` below it (tests, simulations of
 /// tiny MSS) is used unchanged.
 const V6_MIN_MSS: u16 = 1220;
+/// Connection configs kept for sharing ([`Endpoint::conn_config`]).
+const CONN_CONFIGS_KEPT: usize = 8;
 
 struct Listener {
     backlog: usize,
-    config: Config,
+    config: Arc<Config>,
     /// Connections in SYN-RECEIVED not yet established.
     syn_queue: usize,
     accept: VecDeque<ConnHandle>,
@@ -219,6 +221,8 @@ pub struct Endpoint {
     /// every `table` insert and remove, so it never disagrees with the table.
     last_hit: Option<((u16, SocketAddr), ConnHandle)>,
     listeners: HashMap<u16, Listener>,
+    /// Recent connection configs: (given, IPv6, as used), at most `CONN_CONFIGS_KEPT`.
+    conn_configs: Vec<(Arc<Config>, bool, Arc<Config>)>,
     ready: VecDeque<ConnHandle>,
     timers: BinaryHeap<Reverse<(Instant, u32)>>,
     /// Heap length that triggers the next `compact_timers`.
@@ -274,6 +278,7 @@ impl Endpoint {
             table: HashMap::new(),
             last_hit: None,
             listeners: HashMap::new(),
+            conn_configs: Vec::new(),
             ready: VecDeque::new(),
             timers: BinaryHeap::new(),
             timers_compact_at: TIMER_HEAP_SLACK,
@@ -319,7 +324,19 @@ impl Endpoint {
         self.config.syncookies_always = always;
     }
 
+    /// Listens on `port`; the connections it accepts share one copy of `config`
+    /// while they do not change it.
     pub fn listen(&mut self, port: u16, backlog: usize, config: Config) -> Result<(), ConnError> {
+        self.listen_shared(port, backlog, Arc::new(config))
+    }
+
+    /// [`listen`](Self::listen) with a config the caller may share further.
+    pub fn listen_shared(
+        &mut self,
+        port: u16,
+        backlog: usize,
+        config: Arc<Config>,
+    ) -> Result<(), ConnError> {
         if port == 0 {
             return Err(ConnError::Unsupported);
         }
@@ -346,6 +363,19 @@ impl Endpoint {
         local_port: u16,
         remote: SocketAddr,
         config: Config,
+    ) -> Result<ConnHandle, ConnError> {
+        self.connect_shared(now, local_port, remote, Arc::new(config))
+    }
+
+    /// [`connect`](Self::connect) with a config shared by reference: connections
+    /// opened with the same `Arc` (to peers of one family) share one copy while they
+    /// do not change it, instead of holding 408 B each.
+    pub fn connect_shared(
+        &mut self,
+        now: Instant,
+        local_port: u16,
+        remote: SocketAddr,
+        config: Arc<Config>,
     ) -> Result<ConnHandle, ConnError> {
         // An IPv4-mapped peer is that IPv4 peer (module doc).
         let remote = SocketAddr::new(remote.ip().to_canonical(), remote.port());
@@ -810,11 +840,9 @@ impl Endpoint {
         now: Instant,
         local: SocketAddr,
         remote: SocketAddr,
-        mut config: Config,
+        config: Arc<Config>,
     ) -> Setup {
-        if remote.is_ipv6() && config.mss > V6_MIN_MSS {
-            config.mss = (config.mss - V6_EXTRA_HEADER).max(V6_MIN_MSS);
-        }
+        let config = self.conn_config(config, remote.is_ipv6());
         let iss = isn::initial_seq(now, local, remote, &self.config.isn_secret);
         let seed = self.seed();
         let cc = self.build_cc(&config, seed);
@@ -826,6 +854,33 @@ impl Endpoint {
             seed,
             cc,
         }
+    }
+
+    /// `config` as a connection to a peer of this family uses it: the IPv6 MSS and
+    /// RC3 without timestamps (`Connection::from_setup`). The last few results are
+    /// kept, so that connections opened or accepted with the same `Arc` share one
+    /// copy instead of holding 408 B each.
+    fn conn_config(&mut self, config: Arc<Config>, v6: bool) -> Arc<Config> {
+        if let Some(e) = self
+            .conn_configs
+            .iter()
+            .find(|e| e.1 == v6 && Arc::ptr_eq(&e.0, &config))
+        {
+            return e.2.clone();
+        }
+        let mut used = config.clone();
+        if v6 && used.mss > V6_MIN_MSS {
+            let c = Arc::make_mut(&mut used);
+            c.mss = (c.mss - V6_EXTRA_HEADER).max(V6_MIN_MSS);
+        }
+        if used.transmit.rc3.is_some() && used.options.timestamps {
+            Arc::make_mut(&mut used).options.timestamps = false;
+        }
+        if self.conn_configs.len() >= CONN_CONFIGS_KEPT {
+            self.conn_configs.remove(0);
+        }
+        self.conn_configs.push((config, v6, used.clone()));
+        used
     }
 
     fn build_cc(&self, config: &Config, seed: u64) -> Box<dyn CongestionControl> {

@@ -30,6 +30,7 @@ pub mod syncookie;
 
 pub use brisk_time::{Duration, Instant};
 pub use config::Config;
+pub use conn::send::SharedBytes;
 pub use conn::{CaState, Connection, Segment, SegmentKind, State, UnorderedRead};
 pub use endpoint::{ConnHandle, Endpoint, EndpointConfig, OsRngError, Transmit};
 pub use event::{ConnError, Event, TraceEvent, UndoKind};

@@ -56,9 +56,10 @@ use parts::{Congestion, Handshake, LossRecovery, Negotiated, Probes, RecvSide, S
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 pub use recv::unordered::UnorderedRead;
-use send::SendBuffer;
+use send::{SendBuffer, SharedBytes};
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use timer::TimerTable;
 
 /// RFC 9293 §3.3.2 states.
@@ -197,7 +198,9 @@ const SYNACK_RETRIES: u32 = 5;
 const MAX_OWED_ACKS: usize = 64;
 
 pub struct Connection {
-    pub(crate) config: Config,
+    /// Shared with the listener or the caller's other connections while unchanged
+    /// (408 B each otherwise; `set_unordered*` copy it on write).
+    pub(crate) config: Arc<Config>,
     state: State,
     local: SocketAddr,
     remote: SocketAddr,
@@ -237,7 +240,7 @@ pub struct Connection {
 pub struct Setup {
     pub local: SocketAddr,
     pub remote: SocketAddr,
-    pub config: Config,
+    pub config: Arc<Config>,
     pub iss: u32,
     pub seed: u64,
     pub cc: Box<dyn CongestionControl>,
@@ -265,13 +268,14 @@ impl Connection {
             cc,
         } = setup;
         let mut config = config;
-        if config.transmit.rc3.is_some() {
+        if config.transmit.rc3.is_some() && config.options.timestamps {
             // RC3 copies wait in the host's priority queue, so they carry TSvals older
             // than priority-0 segments built after them; a PAWS receiver (RFC 7323 §5,
             // Linux `tcp_paws_discard`) drops such a copy once a newer segment has
             // moved its TS.Recent. RC3 therefore does not offer timestamps (spec A10:
-            // the paper's simulations had none).
-            config.options.timestamps = false;
+            // the paper's simulations had none). (The endpoint hands over configs
+            // already adjusted, so that connections share them.)
+            Arc::make_mut(&mut config).options.timestamps = false;
         }
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let ts_offset: u32 = rng.gen();
@@ -408,7 +412,30 @@ impl Connection {
         self.queue_write(data, priority)
     }
 
+    /// `write(src.at(off, len))`, byte for byte and event for event, except that the
+    /// send buffer may keep a reference to `src` instead of a copy (see
+    /// [`SharedBytes`]). `len` is clamped to [`send::MAX_SHARED_SLICE`].
+    pub fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
+        if self.config.unordered_send && self.snd.rlp.is_none() {
+            return self.write(src.at(off, len));
+        }
+        let len = len.min(send::MAX_SHARED_SLICE);
+        self.queue_with(len, |b| b.write_shared(src, off, len, 0))
+    }
+
     fn queue_write(&mut self, data: &[u8], priority: u8) -> usize {
+        let prioritised = self.config.unordered_send && self.snd.rlp.is_none();
+        self.queue_with(data.len(), |b| {
+            if prioritised {
+                b.write_prioritised(data, priority)
+            } else {
+                b.write(data, priority)
+            }
+        })
+    }
+
+    /// A write of `want` bytes that `put` places in the send buffer.
+    fn queue_with(&mut self, want: usize, put: impl FnOnce(&mut SendBuffer) -> usize) -> usize {
         if self.snd.fin_queued
             || !matches!(
                 self.state,
@@ -418,17 +445,13 @@ impl Connection {
             return 0;
         }
         let offset = self.snd.sendbuf.end();
-        let n = if self.config.unordered_send && self.snd.rlp.is_none() {
-            self.snd.sendbuf.write_prioritised(data, priority)
-        } else {
-            self.snd.sendbuf.write(data, priority)
-        };
+        let n = put(&mut self.snd.sendbuf);
         if let Some(rlp) = self.snd.rlp.as_deref_mut() {
             // RC3 §4.2.1: each write is a chunk of its own for the RLP (sequence space
             // is the stream offset plus the SYN).
             rlp.on_write(offset + 1, offset + 1 + n as u64);
         }
-        if n < data.len() {
+        if n < want {
             self.snd.writable_wanted = true;
         }
         n
@@ -448,7 +471,9 @@ impl Connection {
     /// Unordered receive on or off (uTCP `SO_UNORDERED`; `docs/mechanisms/utcp.md`).
     /// May be switched at any time; already-handed-out bytes stay handed out.
     pub fn set_unordered(&mut self, on: bool) {
-        self.config.unordered = on;
+        if self.config.unordered != on {
+            Arc::make_mut(&mut self.config).unordered = on;
+        }
         if on && self.rcv.recvbuf.has_undelivered_ooo() {
             self.push_event(Event::Readable);
         }
@@ -461,7 +486,9 @@ impl Connection {
     /// Prioritised send on or off (uTCP `SO_UNORDEREDSEND`). Writes queued before the
     /// switch keep their place; later ones are placed by priority.
     pub fn set_unordered_send(&mut self, on: bool) {
-        self.config.unordered_send = on;
+        if self.config.unordered_send != on {
+            Arc::make_mut(&mut self.config).unordered_send = on;
+        }
     }
 
     pub fn unordered_send(&self) -> bool {

@@ -28,7 +28,7 @@ const OWD: Duration = Duration::from_millis(10);
 const SER: Duration = Duration::from_micros(400);
 
 /// One data packet as it left the sender's NIC.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Departure {
     at: Instant,
     /// 1-based packet number of the flow (by sequence).
@@ -63,6 +63,11 @@ fn config(rc3: bool, iw: u32) -> Config {
 
 /// Runs the example: `sender_rc3` / `receiver_rc3` switch RC3 on either end.
 fn run(sender_rc3: bool, receiver_rc3: bool, drop_21_22: bool) -> Run {
+    run_with(sender_rc3, receiver_rc3, drop_21_22, false)
+}
+
+/// `run`, the sender writing by reference (`write_shared`) if `shared`.
+fn run_with(sender_rc3: bool, receiver_rc3: bool, drop_21_22: bool, shared: bool) -> Run {
     let ep = |ip, seed: u8, cfg: Config| {
         Endpoint::new(
             ip,
@@ -108,7 +113,12 @@ fn run(sender_rc3: bool, receiver_rc3: bool, drop_21_22: bool) -> Run {
                 .conn(c)
                 .is_some_and(|k| k.state() == crate::State::Established)
         {
-            let n = client.conn_mut(c).unwrap().write(&data);
+            let k = client.conn_mut(c).unwrap();
+            let n = if shared {
+                k.write_shared(&crate::SharedBytes::periodic(&data), 0, data.len())
+            } else {
+                k.write(&data)
+            };
             assert_eq!(n, data.len());
             t0 = Some(now);
         }
@@ -337,4 +347,16 @@ fn an_rc3_receiver_behind_a_plain_sender_is_plain_tcp() {
     assert_eq!(a.received, expected_data());
     assert_eq!(a.fct_rtts, b.fct_rtts);
     assert_eq!(a.departures.len(), b.departures.len());
+}
+
+/// A sender writing by reference sends the same packets at the same times as one
+/// writing a copy, with RC3's copies, a loss and its recovery.
+#[test]
+fn a_shared_write_sends_what_a_copied_one_does() {
+    let (a, b) = (run(true, true, true), run_with(true, true, true, true));
+    assert_eq!(a.departures, b.departures);
+    assert_eq!(a.received, b.received);
+    assert_eq!(a.cwnd_trace, b.cwnd_trace);
+    assert_eq!(a.fct_rtts, b.fct_rtts);
+    assert_eq!(a.client_info.retransmits, b.client_info.retransmits);
 }
