@@ -445,6 +445,20 @@ impl Connection {
         n
     }
 
+    /// [`read`](Self::read) that hands the bytes to `f` in place instead of copying
+    /// them out (`buf` is used only when they wrap around the receive ring; at most
+    /// `buf.len()` bytes, as `read`). Same window updates and ACK effects as `read`;
+    /// `f` runs before them and cannot reach the connection.
+    pub fn read_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> usize {
+        let before = self.rcv_window_now();
+        let n = self.rcv.recvbuf.read_in_place(buf, f);
+        if n > 0 {
+            self.window_update_after_read(before);
+            self.ack_pushed_after_read();
+        }
+        n
+    }
+
     /// Unordered receive on or off (uTCP `SO_UNORDERED`; `docs/mechanisms/utcp.md`).
     /// May be switched at any time; already-handed-out bytes stay handed out.
     pub fn set_unordered(&mut self, on: bool) {
