@@ -229,6 +229,9 @@ pub struct Connection {
     last_oow_ack_time: Option<Instant>,
     /// DSCP of the segment being handled (RC3 classifies ACKs and data by it).
     rx_dscp: u8,
+    /// The last `poll_transmit` returned a pure ACK from its last branch: see
+    /// [`Connection::poll_exhausted`].
+    ack_ended_poll: bool,
 }
 
 /// What a new connection is made of: its addresses, configuration, initial sequence
@@ -323,6 +326,7 @@ impl Connection {
             orphaned: false,
             last_oow_ack_time: None,
             rx_dscp: 0,
+            ack_ended_poll: false,
             config,
         }
     }
