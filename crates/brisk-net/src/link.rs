@@ -230,6 +230,10 @@ impl<Q: Queue> Link<Q> {
 
     /// Counts and logs the packets the queue dropped on its own in the last call.
     fn drain_queue_drops(&mut self, t: Instant) {
+        // Twice per packet, and a drop-tail queue never has any: skip the call.
+        if !self.queue.drops_pending() {
+            return;
+        }
         while let Some(d) = self.queue.poll_drop() {
             let reason = if d.overflow {
                 DropReason::QueueFull

@@ -1143,13 +1143,18 @@ impl ServerApp {
             self.on_writable(now, p);
             return;
         }
+        // In place where the stream allows (`ByteStream::read_in_place`): the bytes are
+        // checked where TCP holds them, not copied to `scratch` first.
         loop {
-            let n = p.read(scratch).unwrap_or(0);
+            let n = p
+                .read_in_place(scratch, &mut |data| {
+                    self.interval_bytes += data.len() as u64;
+                    self.consume_in_order(now, data, true);
+                })
+                .unwrap_or(0);
             if n == 0 {
                 break;
             }
-            self.interval_bytes += n as u64;
-            self.consume_in_order(now, &scratch[..n], true);
         }
         self.on_writable(now, p);
     }

@@ -703,6 +703,7 @@ impl Endpoint {
                 self.touch_events_and_timer(h);
                 continue;
             };
+            let exhausted = slot.conn.poll_exhausted();
             let remote = slot.conn.remote().ip();
             let payload = slot.conn.payload(&seg);
             let tcp = seg.to_repr(payload);
@@ -718,8 +719,15 @@ impl Endpoint {
             }
             self.ip_ident = self.ip_ident.wrapping_add(1);
             self.stats.packets_out += 1;
-            // More may follow: round-robin to the back of the queue.
-            self.touch(h);
+            // More may follow: round-robin to the back of the queue. Not after an ACK
+            // that ended the connection's poll (`Connection::poll_exhausted`): its
+            // next poll would find nothing, and whatever can change that (input,
+            // timeouts, `conn_mut`) queues it again.
+            if exhausted {
+                self.touch_events_and_timer(h);
+            } else {
+                self.touch(h);
+            }
             return Some(Transmit {
                 conn: Some(h),
                 len: out.len(),

@@ -30,6 +30,18 @@ pub trait ByteStream {
     /// Reads in-order bytes into `buf`; returns how many.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize>;
 
+    /// [`read`](Self::read), handing the bytes read (if any) to `f` as one slice: up to
+    /// `buf.len()` of them, exactly those `read` would return. A stream that holds
+    /// them contiguously may pass them in place and leave `buf` alone (brisk's
+    /// [`Connection`] does, saving the copy); the default reads into `buf`.
+    fn read_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> io::Result<usize> {
+        let n = self.read(buf)?;
+        if n > 0 {
+            f(&buf[..n]);
+        }
+        Ok(n)
+    }
+
     /// Reads one contiguous run with its 0-based stream offset, in order or (where the
     /// stream supports it, see [`supports_unordered`](Self::supports_unordered)) ahead
     /// of a hole. `Ok(None)`: nothing to read now (or end of stream).
@@ -71,6 +83,9 @@ impl<S: ByteStream + ?Sized> ByteStream for &mut S {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         (**self).read(buf)
     }
+    fn read_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> io::Result<usize> {
+        (**self).read_in_place(buf, f)
+    }
     fn read_unordered(&mut self, buf: &mut [u8]) -> io::Result<Option<UnorderedRead>> {
         (**self).read_unordered(buf)
     }
@@ -97,6 +112,10 @@ impl ByteStream for Connection {
 
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         Ok(Connection::read(self, buf))
+    }
+
+    fn read_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> io::Result<usize> {
+        Ok(Connection::read_in_place(self, buf, f))
     }
 
     fn read_unordered(&mut self, buf: &mut [u8]) -> io::Result<Option<UnorderedRead>> {

@@ -233,6 +233,10 @@ impl Queue for CoDel {
         self.vars.dequeue(&mut cx, now).map(Dequeued::from)
     }
 
+    fn drops_pending(&self) -> bool {
+        !self.dropped.is_empty()
+    }
+
     fn poll_drop(&mut self) -> Option<QueueDrop> {
         // The drops of one dequeue call, oldest first.
         self.dropped.pop_front()

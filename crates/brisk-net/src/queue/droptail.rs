@@ -61,6 +61,11 @@ impl Queue for DropTail {
         self.q.pop().map(Dequeued::from)
     }
 
+    /// Drops only the packet offered (the default `poll_drop`).
+    fn drops_pending(&self) -> bool {
+        false
+    }
+
     fn len_packets(&self) -> usize {
         self.q.len()
     }

@@ -275,6 +275,10 @@ impl Queue for FqCoDel {
         }
     }
 
+    fn drops_pending(&self) -> bool {
+        !self.dropped.is_empty()
+    }
+
     fn poll_drop(&mut self) -> Option<QueueDrop> {
         self.dropped.pop_front()
     }

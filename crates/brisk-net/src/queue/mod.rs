@@ -77,6 +77,13 @@ pub trait Queue {
         None
     }
 
+    /// Whether [`Queue::poll_drop`] may return a packet now; false lets the owner
+    /// skip the call. The default, true, is always correct; queues that keep the
+    /// default `poll_drop` (never a drop) answer false.
+    fn drops_pending(&self) -> bool {
+        true
+    }
+
     fn len_packets(&self) -> usize;
     fn len_bytes(&self) -> usize;
     fn is_empty(&self) -> bool {
@@ -203,6 +210,10 @@ impl Queue for AnyQueue {
     }
     fn poll_drop(&mut self) -> Option<QueueDrop> {
         each_queue!(self, q => q.poll_drop())
+    }
+    #[inline]
+    fn drops_pending(&self) -> bool {
+        each_queue!(self, q => q.drops_pending())
     }
     fn len_packets(&self) -> usize {
         each_queue!(self, q => q.len_packets())

@@ -321,6 +321,11 @@ impl Queue for Pie {
         Some(e.into())
     }
 
+    /// Drops only the packet offered (the default `poll_drop`).
+    fn drops_pending(&self) -> bool {
+        false
+    }
+
     fn len_packets(&self) -> usize {
         self.q.len()
     }

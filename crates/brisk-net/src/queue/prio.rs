@@ -343,6 +343,10 @@ impl Queue for Prio {
         Some(d)
     }
 
+    fn drops_pending(&self) -> bool {
+        !self.dropped.is_empty()
+    }
+
     fn poll_drop(&mut self) -> Option<QueueDrop> {
         self.dropped.pop_front()
     }

@@ -217,6 +217,11 @@ impl Queue for Red {
         Some(e.into())
     }
 
+    /// Drops only the packet offered (the default `poll_drop`).
+    fn drops_pending(&self) -> bool {
+        false
+    }
+
     fn len_packets(&self) -> usize {
         self.q.len()
     }

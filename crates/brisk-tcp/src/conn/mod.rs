@@ -232,6 +232,9 @@ pub struct Connection {
     last_oow_ack_time: Option<Instant>,
     /// DSCP of the segment being handled (RC3 classifies ACKs and data by it).
     rx_dscp: u8,
+    /// The last `poll_transmit` returned a pure ACK from its last branch: see
+    /// [`Connection::poll_exhausted`].
+    ack_ended_poll: bool,
 }
 
 /// What a new connection is made of: its addresses, configuration, initial sequence
@@ -327,6 +330,7 @@ impl Connection {
             orphaned: false,
             last_oow_ack_time: None,
             rx_dscp: 0,
+            ack_ended_poll: false,
             config,
         }
     }
@@ -461,6 +465,20 @@ impl Connection {
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
         let before = self.rcv_window_now();
         let n = self.rcv.recvbuf.read(buf);
+        if n > 0 {
+            self.window_update_after_read(before);
+            self.ack_pushed_after_read();
+        }
+        n
+    }
+
+    /// [`read`](Self::read) that hands the bytes to `f` in place instead of copying
+    /// them out (`buf` is used only when they wrap around the receive ring; at most
+    /// `buf.len()` bytes, as `read`). Same window updates and ACK effects as `read`;
+    /// `f` runs before them and cannot reach the connection.
+    pub fn read_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> usize {
+        let before = self.rcv_window_now();
+        let n = self.rcv.recvbuf.read_in_place(buf, f);
         if n > 0 {
             self.window_update_after_read(before);
             self.ack_pushed_after_read();

@@ -113,6 +113,32 @@ impl RecvBuffer {
         let na = n.min(a.len());
         buf[..na].copy_from_slice(&a[..na]);
         buf[na..n].copy_from_slice(&b[..n - na]);
+        self.consume(n)
+    }
+
+    /// [`read`](Self::read) without the copy where it can: the same bytes (up to
+    /// `buf.len()`) are handed to `f` as one slice, straight from the buffer when they
+    /// lie in one piece of it, else copied into `buf` first (the ring wraps inside
+    /// them). `f` is not called when nothing is readable.
+    pub fn read_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> usize {
+        let n = buf.len().min(self.ready.len());
+        if n == 0 {
+            return 0;
+        }
+        let (a, b) = self.ready.as_slices();
+        if n <= a.len() {
+            f(&a[..n]);
+        } else {
+            let na = a.len();
+            buf[..na].copy_from_slice(a);
+            buf[na..n].copy_from_slice(&b[..n - na]);
+            f(&buf[..n]);
+        }
+        self.consume(n)
+    }
+
+    /// Removes the first `n` readable bytes (`n` at most `readable()`); returns `n`.
+    fn consume(&mut self, n: usize) -> usize {
         self.ready.drain(..n);
         self.read_off += n as u64;
         if self.ready.is_empty() && self.ready.capacity() > prune::READY_KEEP {
@@ -448,6 +474,41 @@ mod tests {
         let mut buf = vec![0u8; 2000];
         assert_eq!(r.read(&mut buf), 1000);
         assert_eq!(&buf[..1000], &data[..]);
+    }
+
+    /// `read_in_place` hands over exactly what `read` copies out, in one slice, in
+    /// place or (when the ring wraps inside it) through `buf`, and consumes the same.
+    #[test]
+    fn read_in_place_matches_read_across_the_wrap() {
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i * 7) as u8).collect();
+        let (mut a, mut b) = (RecvBuffer::new(1 << 20, 8), RecvBuffer::new(1 << 20, 8));
+        let (mut off, mut got, mut wrapped) = (0usize, Vec::new(), 0);
+        let mut step = |a: &mut RecvBuffer, b: &mut RecvBuffer, len: usize, got: &mut Vec<u8>| {
+            let first = b.ready.as_slices().0.len();
+            wrapped += usize::from(len.min(b.readable()) > first);
+            let (mut buf_a, mut buf_b) = (vec![0u8; len], vec![0u8; len]);
+            let n = a.read(&mut buf_a);
+            let mut calls = 0;
+            let m = b.read_in_place(&mut buf_b, &mut |d| {
+                calls += 1;
+                got.extend_from_slice(d);
+            });
+            assert_eq!((n, calls), (m, usize::from(n > 0)));
+            assert_eq!(&got[got.len() - n..], &buf_a[..n]);
+            assert_eq!((a.nxt(), a.readable()), (b.nxt(), b.readable()));
+            n
+        };
+        // Uneven writes and partial reads move the ring's head around, so some wrap.
+        for k in 0..150usize {
+            let w = [700usize, 1448, 300, 2896, 50][k % 5].min(data.len() - off);
+            let piece = &data[off..off + w];
+            assert_eq!(a.insert(off as u64, piece), b.insert(off as u64, piece));
+            off += w;
+            step(&mut a, &mut b, 500 + 37 * (k % 60), &mut got);
+        }
+        while step(&mut a, &mut b, 1000, &mut got) > 0 {}
+        assert_eq!(got, &data[..off]);
+        assert!(wrapped > 0, "no read crossed the ring's end");
     }
 
     fn blocks(r: &mut RecvBuffer) -> Vec<(u64, u64)> {

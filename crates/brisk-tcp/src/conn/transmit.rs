@@ -13,6 +13,7 @@ impl Connection {
     /// The next segment to send, if any.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        self.ack_ended_poll = false;
         // `close` has no clock: an orphan already in FIN-WAIT-2 gets its timer here,
         // at the poll that follows every application call.
         self.arm_fin_wait2(now);
@@ -86,9 +87,26 @@ impl Connection {
         }
         if self.ack_due() {
             let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
-            return Some(self.finish(now, s));
+            let s = self.finish(now, s);
+            // Everything above found nothing, and building the ACK changed none of
+            // what they read; `finish` cleared `ack_due`'s reasons. RC3's copies are
+            // left out of the argument.
+            self.ack_ended_poll = self.snd.rlp.is_none();
+            return Some(s);
         }
         None
+    }
+
+    /// Whether the last [`poll_transmit`](Self::poll_transmit) returned a pure ACK
+    /// from its last branch, after every other kind of output (RST, owed ACKs,
+    /// probes, retransmissions, new data) had been checked and found nothing. Sending
+    /// it clears what made it due and changes nothing those checks read, so until
+    /// the next input (a segment, a timeout, an application call) another poll
+    /// returns `None`; the endpoint skips that poll. Each such check that finds
+    /// nothing leaves the connection as a repeat of it would (flags such as
+    /// `app_limited` or a persist timer set once), so the skipped poll changes nothing.
+    pub fn poll_exhausted(&self) -> bool {
+        self.ack_ended_poll
     }
 
     /// The payload bytes of a segment returned by `poll_transmit`.

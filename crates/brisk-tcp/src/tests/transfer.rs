@@ -114,3 +114,54 @@ fn same_script_gives_same_bytes() {
     }
     assert_eq!(run(), run());
 }
+
+/// `Connection::poll_exhausted` (the endpoint skips the poll after such an ACK): at
+/// every step of a lossy, reordering transfer with data both ways, a connection whose
+/// last poll ended with such an ACK finds nothing when polled again.
+#[test]
+fn a_poll_ended_by_an_ack_leaves_nothing_to_send() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (c, s) = p.establish();
+    let mut rng = ChaCha8Rng::seed_from_u64(15);
+    p.set_hook(move |_| match rng.gen_range(0..100) {
+        0..=1 => Action::Drop,
+        2..=5 => Action::Delay(Duration::from_millis(3)),
+        _ => Action::Deliver,
+    });
+    let up = pattern(2 << 20, 5);
+    let down = pattern(200_000, 6);
+    let (mut sent_up, mut sent_down) = (0, 0);
+    let (mut got_up, mut got_down) = (Vec::new(), Vec::new());
+    let (mut checked, mut steps) = (0, 0);
+    let end = p.now + Duration::from_secs(300);
+    while (got_up.len() < up.len() || got_down.len() < down.len()) && p.now < end {
+        if sent_up < up.len() {
+            sent_up += p.client.conn_mut(c).unwrap().write(&up[sent_up..]);
+        }
+        // The server answers in small pieces now and then.
+        if sent_down < down.len() && steps % 7 == 0 {
+            let n = (down.len() - sent_down).min(3000);
+            sent_down += p
+                .server
+                .conn_mut(s)
+                .unwrap()
+                .write(&down[sent_down..sent_down + n]);
+        }
+        Pair::read_all(&mut p.server, s, &mut got_up);
+        Pair::read_all(&mut p.client, c, &mut got_down);
+        if !p.step_until(end) {
+            break;
+        }
+        steps += 1;
+        let now = p.now;
+        for (ep, h) in [(&mut p.client, c), (&mut p.server, s)] {
+            if ep.conn(h).is_some_and(|k| k.poll_exhausted()) {
+                checked += 1;
+                let again = ep.conn_mut(h).unwrap().poll_transmit(now);
+                assert!(again.is_none(), "step {steps}: {again:?}");
+            }
+        }
+    }
+    assert!(got_up == up && got_down == down);
+    assert!(checked > 100, "only {checked} exhausted polls checked");
+}
