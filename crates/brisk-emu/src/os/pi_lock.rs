@@ -18,6 +18,7 @@
 //! wakes without taking any lock, so no wake-up is lost and the notifier never blocks.
 
 use std::cell::UnsafeCell;
+use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -93,7 +94,10 @@ impl<T> PiMutex<T> {
             }
             debug_assert_eq!(self.word.load(Ordering::Relaxed) & TID_MASK, tid);
         }
-        PiGuard { lock: self }
+        PiGuard {
+            lock: self,
+            _not_send: PhantomData,
+        }
     }
 
     fn unlock(&self) {
@@ -109,9 +113,12 @@ impl<T> PiMutex<T> {
     }
 }
 
-/// Access to a [`PiMutex`]'s data; unlocks on drop.
+/// Access to a [`PiMutex`]'s data; unlocks on drop. Not `Send`: only the thread that
+/// locked may unlock (the kernel refuses `FUTEX_UNLOCK_PI` from another, which would
+/// leave the lock held for ever).
 pub struct PiGuard<'a, T> {
     lock: &'a PiMutex<T>,
+    _not_send: PhantomData<*const ()>,
 }
 
 impl<T> Deref for PiGuard<'_, T> {
