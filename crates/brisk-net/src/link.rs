@@ -229,11 +229,16 @@ impl<Q: Queue> Link<Q> {
     }
 
     /// Counts and logs the packets the queue dropped on its own in the last call.
+    #[inline]
     fn drain_queue_drops(&mut self, t: Instant) {
         // Twice per packet, and a drop-tail queue never has any: skip the call.
-        if !self.queue.drops_pending() {
-            return;
+        if self.queue.drops_pending() {
+            self.take_queue_drops(t);
         }
+    }
+
+    #[inline(never)]
+    fn take_queue_drops(&mut self, t: Instant) {
         while let Some(d) = self.queue.poll_drop() {
             let reason = if d.overflow {
                 DropReason::QueueFull
