@@ -249,6 +249,21 @@ impl<Q: Queue> Link<Q> {
         }
     }
 
+    /// Takes the line's front off the wire (it is due).
+    #[inline(never)]
+    fn depart(&mut self) -> Packet {
+        // NOTE(unwrap): the caller checked that the line has a front.
+        let (at, pkt) = self.line.pop_front().unwrap();
+        self.counters.output.add(pkt.len());
+        self.log.push(|| NetEvent::Depart {
+            at,
+            id: pkt.id,
+            flow: pkt.flow,
+            bytes: pkt.len(),
+        });
+        pkt
+    }
+
     /// Serves the queue for every instant up to `now` at which the serialiser was free.
     fn catch_up(&mut self, now: Instant) {
         while self.busy_until <= now && !self.queue.is_empty() {
@@ -332,20 +347,15 @@ impl<Q: Queue> Element for Link<Q> {
         }
     }
 
+    /// Inline: most polls find nothing due, and decide that without a call.
+    #[inline]
     fn poll_packet(&mut self, now: Instant) -> Option<Packet> {
         let now = self.clamp(now);
-        self.catch_up(now);
+        if self.busy_until <= now && !self.queue.is_empty() {
+            self.catch_up(now);
+        }
         if self.line.front().is_some_and(|(at, _)| *at <= now) {
-            // NOTE(unwrap): just checked that the line has a front.
-            let (at, pkt) = self.line.pop_front().unwrap();
-            self.counters.output.add(pkt.len());
-            self.log.push(|| NetEvent::Depart {
-                at,
-                id: pkt.id,
-                flow: pkt.flow,
-                bytes: pkt.len(),
-            });
-            return Some(pkt);
+            return Some(self.depart());
         }
         None
     }
