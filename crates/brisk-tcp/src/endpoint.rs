@@ -765,15 +765,22 @@ impl Endpoint {
     }
 
     #[must_use]
+    #[inline]
     pub fn poll_event(&mut self) -> Option<(ConnHandle, Event)> {
         let (h, ev) = self.events.pop_front()?;
         if matches!(ev, Event::Closed(_)) {
-            if let Some(slot) = self.slot_mut(h) {
-                slot.closed = true;
-            }
-            self.reap(h);
+            self.closed_event(h);
         }
         Some((h, ev))
+    }
+
+    /// The application was told the connection closed: reap it.
+    #[inline(never)]
+    fn closed_event(&mut self, h: ConnHandle) {
+        if let Some(slot) = self.slot_mut(h) {
+            slot.closed = true;
+        }
+        self.reap(h);
     }
 
     pub fn conn(&self, h: ConnHandle) -> Option<&Connection> {
@@ -782,14 +789,16 @@ impl Endpoint {
 
     /// Mutable access for application calls; the connection is re-examined for output
     /// and timers on the next `poll_transmit` / `poll_timeout`.
+    #[inline]
     pub fn conn_mut(&mut self, h: ConnHandle) -> Option<&mut Connection> {
-        self.slots.get(h.0 as usize)?.as_ref()?;
-        // Whatever the caller does may create output or change timers.
-        self.mark_ready(h);
-        self.slots
-            .get_mut(h.0 as usize)?
-            .as_mut()
-            .map(|s| &mut s.conn)
+        let slot = self.slots.get_mut(h.0 as usize)?.as_deref_mut()?;
+        // Whatever the caller does may create output or change timers
+        // (`mark_ready`, with the one lookup).
+        if !slot.in_ready {
+            slot.in_ready = true;
+            self.ready.push_back(h);
+        }
+        Some(&mut slot.conn)
     }
 
     pub fn stats(&self) -> &EndpointStats {
