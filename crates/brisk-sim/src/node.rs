@@ -221,6 +221,7 @@ impl Node for SimNode {
         }
     }
 
+    #[inline]
     fn poll_packet(&mut self, now: Instant, ctx: &mut Ctx) -> Option<Packet> {
         match self {
             SimNode::Host(h) => h.poll_packet(now, ctx),
