@@ -149,6 +149,7 @@ impl LinkNode {
         self.link.handle_packet(now, pkt);
         self.absorb();
     }
+    #[inline]
     fn poll(&mut self, now: Instant) -> Option<Packet> {
         let p = self.link.poll_packet(now);
         self.absorb();
