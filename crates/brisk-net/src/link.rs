@@ -229,11 +229,16 @@ impl<Q: Queue> Link<Q> {
     }
 
     /// Counts and logs the packets the queue dropped on its own in the last call.
+    #[inline]
     fn drain_queue_drops(&mut self, t: Instant) {
         // Twice per packet, and a drop-tail queue never has any: skip the call.
-        if !self.queue.drops_pending() {
-            return;
+        if self.queue.drops_pending() {
+            self.take_queue_drops(t);
         }
+    }
+
+    #[inline(never)]
+    fn take_queue_drops(&mut self, t: Instant) {
         while let Some(d) = self.queue.poll_drop() {
             let reason = if d.overflow {
                 DropReason::QueueFull
@@ -242,6 +247,21 @@ impl<Q: Queue> Link<Q> {
             };
             self.drop_pkt(t, &d.pkt, reason);
         }
+    }
+
+    /// Takes the line's front off the wire (it is due).
+    #[inline(never)]
+    fn depart(&mut self) -> Packet {
+        // NOTE(unwrap): the caller checked that the line has a front.
+        let (at, pkt) = self.line.pop_front().unwrap();
+        self.counters.output.add(pkt.len());
+        self.log.push(|| NetEvent::Depart {
+            at,
+            id: pkt.id,
+            flow: pkt.flow,
+            bytes: pkt.len(),
+        });
+        pkt
     }
 
     /// Serves the queue for every instant up to `now` at which the serialiser was free.
@@ -327,20 +347,15 @@ impl<Q: Queue> Element for Link<Q> {
         }
     }
 
+    /// Inline: most polls find nothing due, and decide that without a call.
+    #[inline]
     fn poll_packet(&mut self, now: Instant) -> Option<Packet> {
         let now = self.clamp(now);
-        self.catch_up(now);
+        if self.busy_until <= now && !self.queue.is_empty() {
+            self.catch_up(now);
+        }
         if self.line.front().is_some_and(|(at, _)| *at <= now) {
-            // NOTE(unwrap): just checked that the line has a front.
-            let (at, pkt) = self.line.pop_front().unwrap();
-            self.counters.output.add(pkt.len());
-            self.log.push(|| NetEvent::Depart {
-                at,
-                id: pkt.id,
-                flow: pkt.flow,
-                bytes: pkt.len(),
-            });
-            return Some(pkt);
+            return Some(self.depart());
         }
         None
     }

@@ -765,15 +765,22 @@ impl Endpoint {
     }
 
     #[must_use]
+    #[inline]
     pub fn poll_event(&mut self) -> Option<(ConnHandle, Event)> {
         let (h, ev) = self.events.pop_front()?;
         if matches!(ev, Event::Closed(_)) {
-            if let Some(slot) = self.slot_mut(h) {
-                slot.closed = true;
-            }
-            self.reap(h);
+            self.closed_event(h);
         }
         Some((h, ev))
+    }
+
+    /// The application was told the connection closed: reap it.
+    #[inline(never)]
+    fn closed_event(&mut self, h: ConnHandle) {
+        if let Some(slot) = self.slot_mut(h) {
+            slot.closed = true;
+        }
+        self.reap(h);
     }
 
     pub fn conn(&self, h: ConnHandle) -> Option<&Connection> {
@@ -782,14 +789,16 @@ impl Endpoint {
 
     /// Mutable access for application calls; the connection is re-examined for output
     /// and timers on the next `poll_transmit` / `poll_timeout`.
+    #[inline]
     pub fn conn_mut(&mut self, h: ConnHandle) -> Option<&mut Connection> {
-        self.slots.get(h.0 as usize)?.as_ref()?;
-        // Whatever the caller does may create output or change timers.
-        self.mark_ready(h);
-        self.slots
-            .get_mut(h.0 as usize)?
-            .as_mut()
-            .map(|s| &mut s.conn)
+        let slot = self.slots.get_mut(h.0 as usize)?.as_deref_mut()?;
+        // Whatever the caller does may create output or change timers
+        // (`mark_ready`, with the one lookup).
+        if !slot.in_ready {
+            slot.in_ready = true;
+            self.ready.push_back(h);
+        }
+        Some(&mut slot.conn)
     }
 
     pub fn stats(&self) -> &EndpointStats {
@@ -1021,28 +1030,12 @@ impl Endpoint {
         let Some(slot) = self.slots.get_mut(h.0 as usize).and_then(|s| s.as_mut()) else {
             return;
         };
-        let unaccepted = slot.listener.is_some() && !slot.queued;
-        let queued = slot.queued;
         // Passive connections report to the application only once accepted.
-        let mut closed_unaccepted = false;
-        let mut became_established = false;
-        if !queued {
-            while let Some(ev) = slot.conn.poll_event() {
-                if unaccepted {
-                    match ev {
-                        Event::Connected => became_established = true,
-                        Event::Closed(_) => closed_unaccepted = true,
-                        _ => {}
-                    }
-                    if became_established {
-                        // Keep data/FIN events for after accept.
-                        break;
-                    }
-                } else if self.events.len() < MAX_EVENTS {
-                    self.events.push_back((h, ev));
-                }
-            }
-        }
+        let (became_established, closed_unaccepted) = if !slot.queued && slot.conn.has_events() {
+            take_events(slot, h, &mut self.events)
+        } else {
+            (false, false)
+        };
         self.mem.update(h.0, slot.conn.mem_usage(), &mut self.stats);
         let deadline = slot.conn.poll_timeout();
         let register = match (deadline, slot.registered) {
@@ -1056,23 +1049,65 @@ impl Endpoint {
             slot.registered = Some(d);
             self.timers.push(Reverse((d, h.0)));
         }
-        let listener = slot.listener;
+        if became_established || closed_unaccepted {
+            self.after_events(h, became_established);
+        }
+        if self.timers.len() > self.timers_compact_at {
+            self.compact_timers();
+        }
+    }
+
+    /// `touch_events_and_timer`'s rare end: a passive connection became established
+    /// (queue it for accept) or closed before it was accepted (reap it).
+    #[cold]
+    #[inline(never)]
+    fn after_events(&mut self, h: ConnHandle, became_established: bool) {
         if became_established {
+            let Some(slot) = self.slot_mut(h) else {
+                return;
+            };
             slot.queued = true;
-            if let Some(port) = listener {
+            if let Some(port) = slot.listener {
                 if let Some(l) = self.listeners.get_mut(&port) {
                     l.syn_queue = l.syn_queue.saturating_sub(1);
                     l.accept.push_back(h);
                     self.events.push_back((h, Event::Incoming { port }));
                 }
             }
-        } else if closed_unaccepted {
+        } else {
             self.reap(h);
         }
-        if self.timers.len() > self.timers_compact_at {
-            self.compact_timers();
+    }
+}
+
+/// Moves a connection's events to the endpoint's queue (`slot` not queued for
+/// accept). A passive connection not yet accepted reports none: returns whether it
+/// became established (its later events stay for after accept) and whether it closed.
+#[inline(never)]
+fn take_events(
+    slot: &mut Slot,
+    h: ConnHandle,
+    events: &mut VecDeque<(ConnHandle, Event)>,
+) -> (bool, bool) {
+    let unaccepted = slot.listener.is_some() && !slot.queued;
+    let mut closed_unaccepted = false;
+    let mut became_established = false;
+    while let Some(ev) = slot.conn.poll_event() {
+        if unaccepted {
+            match ev {
+                Event::Connected => became_established = true,
+                Event::Closed(_) => closed_unaccepted = true,
+                _ => {}
+            }
+            if became_established {
+                // Keep data/FIN events for after accept.
+                break;
+            }
+        } else if events.len() < MAX_EVENTS {
+            events.push_back((h, ev));
         }
     }
+    (became_established, closed_unaccepted)
 }
 
 impl crate::mem::Conns for Vec<Option<Box<Slot>>> {

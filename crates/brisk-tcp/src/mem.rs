@@ -145,7 +145,16 @@ impl MemAccount {
     }
 
     /// Records what slot `idx` holds now.
+    #[inline]
     pub(crate) fn update(&mut self, idx: u32, now: MemUsage, stats: &mut EndpointStats) {
+        // Most calls find the usage unchanged: decide that without a call.
+        if self.charged.get(idx as usize) != Some(&now) {
+            self.update_changed(idx, now, stats);
+        }
+    }
+
+    #[inline(never)]
+    fn update_changed(&mut self, idx: u32, now: MemUsage, stats: &mut EndpointStats) {
         let i = idx as usize;
         if i >= self.charged.len() {
             self.charged.resize(i + 1, MemUsage::default());

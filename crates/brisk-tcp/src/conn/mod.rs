@@ -729,6 +729,12 @@ impl Connection {
         self.events.pop_front()
     }
 
+    /// Whether `poll_event` would return an event.
+    #[inline]
+    pub(crate) fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.timers.next()
