@@ -189,6 +189,17 @@ struct Slot {
     closed: bool,
 }
 
+impl Slot {
+    /// Queues the connection (handle `h`) for output once.
+    #[inline]
+    fn mark_ready(&mut self, h: ConnHandle, ready: &mut VecDeque<ConnHandle>) {
+        if !self.in_ready {
+            self.in_ready = true;
+            ready.push_back(h);
+        }
+    }
+}
+
 /// A stateless reply (RST for a segment to no socket).
 #[derive(Clone, Copy)]
 struct Reply {
@@ -792,12 +803,8 @@ impl Endpoint {
     #[inline]
     pub fn conn_mut(&mut self, h: ConnHandle) -> Option<&mut Connection> {
         let slot = self.slots.get_mut(h.0 as usize)?.as_deref_mut()?;
-        // Whatever the caller does may create output or change timers
-        // (`mark_ready`, with the one lookup).
-        if !slot.in_ready {
-            slot.in_ready = true;
-            self.ready.push_back(h);
-        }
+        // Whatever the caller does may create output or change timers (one lookup).
+        slot.mark_ready(h, &mut self.ready);
         Some(&mut slot.conn)
     }
 
@@ -1011,11 +1018,12 @@ impl Endpoint {
     }
 
     fn mark_ready(&mut self, h: ConnHandle) {
-        if let Some(slot) = self.slot_mut(h) {
-            if !slot.in_ready {
-                slot.in_ready = true;
-                self.ready.push_back(h);
-            }
+        if let Some(slot) = self
+            .slots
+            .get_mut(h.0 as usize)
+            .and_then(|s| s.as_deref_mut())
+        {
+            slot.mark_ready(h, &mut self.ready);
         }
     }
 

@@ -107,27 +107,15 @@ fn cpu_from(env: Option<&str>, cpus: usize) -> Option<usize> {
     }
 }
 
-/// The side thread's scheduling: `BRISK_STACK_RT=0` the normal policy, `=N` (1..=99)
+/// The side thread's scheduling: `BRISK_STACK_RT=0` the normal policy, `=N` (2..=99)
 /// `SCHED_FIFO` at N; by default `SCHED_FIFO` one below the loop's
-/// ([`sched::RT_DEFAULT_PRIO`]), never on a single CPU. Why real-time: under the
-/// normal policy the side thread shares its CPU with the applications and the
-/// kernels' TCP, and packets waited for it up to 1.1-5.9 ms (p99) although it was
-/// idle most of the time (docs/performance.md). It sleeps in epoll whenever it has
-/// nothing to do and keeps the same duty cycle as the loop ([`sched::DutyCycle`]), so
-/// it cannot starve its CPU.
-fn rt_from(env: Option<&str>, cpus: usize) -> Option<i32> {
-    if cpus < 2 {
-        return None;
-    }
-    match env.map(str::trim) {
-        Some("0") | Some("off") => None,
-        Some(v) => match v.parse::<i32>() {
-            Ok(p) if (1..=99).contains(&p) => Some(p),
-            _ => Some(sched::RT_DEFAULT_PRIO - 1),
-        },
-        None => Some(sched::RT_DEFAULT_PRIO - 1),
-    }
-}
+/// ([`sched::RT_DEFAULT_PRIO`]), never on a single CPU (the same switch as the loop's,
+/// [`sched::priority_from_env`]). Why real-time: under the normal policy the side
+/// thread shares its CPU with the applications and the kernels' TCP, and packets
+/// waited for it up to 1.1-5.9 ms (p99) although it was idle most of the time
+/// (docs/performance.md). It sleeps in epoll whenever it has nothing to do and keeps
+/// the same duty cycle as the loop ([`sched::DutyCycle`]), so it cannot starve its CPU.
+const STACK_RT_PRIO: i32 = sched::RT_DEFAULT_PRIO - 1;
 
 /// Queue limits, in packets.
 #[derive(Clone, Copy, Debug)]
@@ -150,7 +138,7 @@ pub struct ThreadedOptions {
     /// the side thread off it. `None`: no pinning.
     pub cpu: Option<usize>,
     /// `SCHED_FIFO` priority of the side thread (`BRISK_STACK_RT`; see
-    /// [`rt_from`]); `None`: the normal policy.
+    /// [`STACK_RT_PRIO`]); `None`: the normal policy.
     pub rt: Option<i32>,
 }
 
@@ -166,10 +154,7 @@ impl Default for ThreadedOptions {
                 std::env::var("BRISK_STACK_CPU").ok().as_deref(),
                 std::thread::available_parallelism().map_or(1, |n| n.get()),
             ),
-            rt: rt_from(
-                std::env::var("BRISK_STACK_RT").ok().as_deref(),
-                std::thread::available_parallelism().map_or(1, |n| n.get()),
-            ),
+            rt: sched::priority_from_env("BRISK_STACK_RT", STACK_RT_PRIO),
         }
     }
 }
@@ -868,6 +853,10 @@ mod tests {
         drop(side);
         let r = slot.lock().unwrap().take().unwrap();
         assert!(r.error.unwrap().contains("echo told to panic"));
+    }
+
+    fn rt_from(env: Option<&str>, cpus: usize) -> Option<i32> {
+        sched::priority_from(env, cpus, STACK_RT_PRIO)
     }
 
     #[test]

@@ -25,20 +25,27 @@ pub const RT_DEFAULT_PRIO: i32 = 10;
 /// The priority the emulator asks for: `None` when turned off by [`RT_ENV`] or on a
 /// single CPU, where a spinning RT loop would leave the endpoints 5 % of the machine.
 pub fn default_priority() -> Option<i32> {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    priority_from(std::env::var(RT_ENV).ok().as_deref(), cpus)
+    priority_from_env(RT_ENV, RT_DEFAULT_PRIO)
 }
 
-fn priority_from(env: Option<&str>, cpus: usize) -> Option<i32> {
+/// The `SCHED_FIFO` priority an environment switch asks for: unset, `1` or `on`
+/// give `default`, `0` or `off` none, 2..=99 that priority (anything else: `default`);
+/// never on a single CPU.
+pub fn priority_from_env(var: &str, default: i32) -> Option<i32> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    priority_from(std::env::var(var).ok().as_deref(), cpus, default)
+}
+
+pub(crate) fn priority_from(env: Option<&str>, cpus: usize, default: i32) -> Option<i32> {
     if cpus < 2 {
         return None;
     }
     match env.map(str::trim) {
-        None | Some("") | Some("1") | Some("on") => Some(RT_DEFAULT_PRIO),
+        None | Some("") | Some("1") | Some("on") => Some(default),
         Some("0") | Some("off") => None,
         Some(v) => match v.parse::<i32>() {
             Ok(p) if (1..=99).contains(&p) => Some(p),
-            _ => Some(RT_DEFAULT_PRIO),
+            _ => Some(default),
         },
     }
 }
@@ -226,13 +233,26 @@ mod tests {
 
     #[test]
     fn env_values() {
-        assert_eq!(priority_from(None, 2), Some(RT_DEFAULT_PRIO));
-        assert_eq!(priority_from(Some("0"), 2), None);
-        assert_eq!(priority_from(Some("off"), 8), None);
-        assert_eq!(priority_from(Some("42"), 2), Some(42));
-        assert_eq!(priority_from(Some("100"), 2), Some(RT_DEFAULT_PRIO));
-        assert_eq!(priority_from(Some("junk"), 2), Some(RT_DEFAULT_PRIO));
-        assert_eq!(priority_from(None, 1), None, "never on one CPU");
+        assert_eq!(
+            priority_from(None, 2, RT_DEFAULT_PRIO),
+            Some(RT_DEFAULT_PRIO)
+        );
+        assert_eq!(priority_from(Some("0"), 2, RT_DEFAULT_PRIO), None);
+        assert_eq!(priority_from(Some("off"), 8, RT_DEFAULT_PRIO), None);
+        assert_eq!(priority_from(Some("42"), 2, RT_DEFAULT_PRIO), Some(42));
+        assert_eq!(
+            priority_from(Some("100"), 2, RT_DEFAULT_PRIO),
+            Some(RT_DEFAULT_PRIO)
+        );
+        assert_eq!(
+            priority_from(Some("junk"), 2, RT_DEFAULT_PRIO),
+            Some(RT_DEFAULT_PRIO)
+        );
+        assert_eq!(
+            priority_from(None, 1, RT_DEFAULT_PRIO),
+            None,
+            "never on one CPU"
+        );
     }
 
     #[test]
