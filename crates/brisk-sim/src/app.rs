@@ -40,6 +40,7 @@ use crate::unordered::{FirstDelivery, RecordAssembly, UnorderedRx};
 use crate::web::{Page, SharedPage, SizeQueue};
 use brisk_app::records::{self, RecordHeader, RecordReader};
 use brisk_tcp::stream::ByteStream;
+use brisk_tcp::SharedBytes;
 #[cfg(test)]
 use brisk_tcp::UnorderedRead;
 
@@ -59,16 +60,18 @@ const CHUNK: usize = 64 * 1024;
 /// real-packet lab's streams. The old name stays for existing users.
 pub use brisk_tcp::stream::ByteStream as Pipe;
 
-/// The per-flow payload table, doubled so any `PATTERN_LEN` window is contiguous.
+/// The per-flow payload: a seeded `PATTERN_LEN`-byte period, held as brisk-tcp's
+/// [`SharedBytes`] so a sender's send buffer can refer to it instead of copying it
+/// ([`ByteStream::write_shared`]).
 ///
 /// The table is drawn from its seed on first use, not when the flow is built: every
 /// flow has one pattern per direction, and a bulk flow's reverse direction (or a flow
-/// that has not started) never reads its 2 × `PATTERN_LEN` bytes. The draw depends on
-/// the seed alone, so when it happens changes no byte.
+/// that has not started) never reads its bytes. The draw depends on the seed alone, so
+/// when it happens changes no byte.
 #[derive(Debug)]
 pub struct Pattern {
     seed: u64,
-    table: std::cell::OnceCell<Box<[u8]>>,
+    table: std::cell::OnceCell<SharedBytes>,
     /// Whether streams using this pattern also keep SHA-256 digests (the per-byte
     /// pattern check is always on; the digests cost ~half the run time at 1 Gbit/s).
     hash: bool,
@@ -86,19 +89,18 @@ impl Pattern {
             hash,
         })
     }
-    fn table(&self) -> &[u8] {
+    /// The pattern as a periodic sequence (byte `o` is the pattern at stream offset `o`).
+    pub(crate) fn shared(&self) -> &SharedBytes {
         self.table.get_or_init(|| {
             let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-            let mut table = vec![0u8; PATTERN_LEN * 2];
-            rng.fill_bytes(&mut table[..PATTERN_LEN]);
-            table.copy_within(..PATTERN_LEN, PATTERN_LEN);
-            table.into_boxed_slice()
+            let mut period = vec![0u8; PATTERN_LEN];
+            rng.fill_bytes(&mut period);
+            SharedBytes::periodic(&period)
         })
     }
     /// `n <= PATTERN_LEN` pattern bytes starting at stream offset `off`.
     pub(crate) fn at(&self, off: u64, n: usize) -> &[u8] {
-        let start = (off % PATTERN_LEN as u64) as usize;
-        &self.table()[start..start + n.min(PATTERN_LEN)]
+        self.shared().at(off, n.min(PATTERN_LEN))
     }
 }
 
@@ -139,7 +141,8 @@ impl TxStream {
             let n = if whole {
                 p.write_with_priority(chunk, 0)
             } else {
-                p.write(chunk)
+                // The same bytes as `write(chunk)`; the stream may keep a reference.
+                p.write_shared(self.pat.shared(), self.bytes, chunk.len())
             };
             let n = n.unwrap_or(0).min(chunk.len());
             if let Some(h) = &mut self.hash {

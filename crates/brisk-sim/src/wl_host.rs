@@ -209,7 +209,7 @@ pub type SharedBook = Rc<RefCell<FlowBook>>;
 impl FlowBook {
     pub fn new(flows: Vec<FlowRecord>, pattern_seed: u64) -> Self {
         let pat = Pattern::with_hashing(pattern_seed, false);
-        let shared = brisk_tcp::SharedBytes::periodic(pat.at(0, PATTERN_LEN));
+        let shared = pat.shared().clone();
         FlowBook {
             flows,
             connecting: HashMap::new(),

@@ -14,6 +14,7 @@
 use std::io;
 
 use crate::conn::{Connection, UnorderedRead};
+use crate::SharedBytes;
 
 /// Write, prioritised write, in-order and unordered read, and half-close.
 pub trait ByteStream {
@@ -25,6 +26,14 @@ pub trait ByteStream {
     fn write_with_priority(&mut self, data: &[u8], priority: u8) -> io::Result<usize> {
         let _ = priority;
         self.write(data)
+    }
+
+    /// [`write`](Self::write) of `src.at(off, len)`: the same bytes and the same result,
+    /// but a stream that can hold periodic bytes by reference may keep the reference
+    /// instead of a copy (brisk's [`Connection`] does: a bulk sender in the simulator
+    /// then copies its payload once, into the packet, not twice). The default copies.
+    fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> io::Result<usize> {
+        self.write(src.at(off, len))
     }
 
     /// Reads in-order bytes into `buf`; returns how many.
@@ -80,6 +89,9 @@ impl<S: ByteStream + ?Sized> ByteStream for &mut S {
     fn write_with_priority(&mut self, data: &[u8], priority: u8) -> io::Result<usize> {
         (**self).write_with_priority(data, priority)
     }
+    fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> io::Result<usize> {
+        (**self).write_shared(src, off, len)
+    }
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         (**self).read(buf)
     }
@@ -108,6 +120,10 @@ impl ByteStream for Connection {
         // a "no room now" the caller would retry forever.
         self.check_whole_write(data.len())?;
         Ok(Connection::write_with_priority(self, data, priority))
+    }
+
+    fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> io::Result<usize> {
+        Ok(Connection::write_shared(self, src, off, len))
     }
 
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -190,5 +206,31 @@ mod tests {
         let e = t.write_all(b"x").unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::WriteZero);
         assert!(t.write_all(b"").is_ok());
+    }
+
+    #[test]
+    fn a_shared_write_is_a_write_of_the_same_bytes() {
+        let src = SharedBytes::periodic(b"abcdefg");
+        // The default copies, and takes what `write` would.
+        let mut t = Trickle {
+            room: 5,
+            got: Vec::new(),
+            prio: Vec::new(),
+        };
+        assert_eq!(t.write_shared(&src, 5, 4).unwrap(), 4);
+        assert_eq!(t.write_shared(&src, 9, 9).unwrap(), 5);
+        assert_eq!(t.got, b"fgabcdefg");
+        // brisk's connection, through the trait: the peer reads the same bytes.
+        let mut p = crate::tests::harness::Pair::new(brisk_time::Duration::from_millis(5));
+        let (c, s) = p.establish();
+        let mut k = p.client.conn_mut(c).unwrap();
+        assert_eq!(ByteStream::write_shared(&mut k, &src, 5, 4).unwrap(), 4);
+        assert_eq!(ByteStream::write_shared(&mut k, &src, 9, 3).unwrap(), 3);
+        let mut got = Vec::new();
+        assert!(p.run_until(brisk_time::Duration::from_secs(1), |p| {
+            crate::tests::harness::Pair::read_all(&mut p.server, s, &mut got);
+            got.len() == 7
+        }));
+        assert_eq!(got, b"fgabcde");
     }
 }

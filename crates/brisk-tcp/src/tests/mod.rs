@@ -7,7 +7,7 @@ mod early_retransmit;
 mod ecn;
 mod fidelity;
 mod handshake;
-mod harness;
+pub(crate) mod harness;
 mod hostile;
 mod idle;
 mod ipv6;
