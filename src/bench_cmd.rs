@@ -231,26 +231,55 @@ pub fn cmd_bench_sim(d: Duration, repeat: u32, no_ns3: bool, no_aqm: bool) -> an
     println!(
         "brisk sim benchmark: 1 CUBIC bulk flow, 1 Gbit/s, 10 ms RTT, 1000-pkt drop-tail, {sim_s}s"
     );
-    // The runs are deterministic, so only the wall time differs between them; the
-    // median is what the shared machine's drift disturbs least.
+    // The runs are deterministic, so only the time differs between them; the median
+    // is what the shared machine's drift disturbs least. With ns-3 to run, half of
+    // brisk's runs go before it and half after: ns-3 takes minutes, over which this
+    // VM's speed drifts by tens of percent, and the median of runs on both sides of it
+    // is the fairer partner for its one run.
+    let with_ns3 = if no_ns3 { None } else { ns3_python(NS3_SCRIPT) };
+    let before = if with_ns3.is_some() {
+        repeat.div_ceil(2)
+    } else {
+        repeat
+    };
     let mut walls = Vec::new();
+    let mut cpus = Vec::new();
     let mut res = None;
-    for _ in 0..repeat {
-        let t0 = std::time::Instant::now();
-        let r = brisk_sim::run_with(&sc, sc.seed, &opts)?;
-        walls.push(t0.elapsed().as_secs_f64().max(1e-9));
-        res = Some(r);
-    }
+    let mut run_brisk = |n: u32| -> anyhow::Result<()> {
+        for _ in 0..n {
+            let (t0, c0) = (std::time::Instant::now(), thread_cpu_s());
+            let r = brisk_sim::run_with(&sc, sc.seed, &opts)?;
+            walls.push(t0.elapsed().as_secs_f64().max(1e-9));
+            cpus.push((thread_cpu_s() - c0).max(1e-9));
+            res = Some(r);
+        }
+        Ok(())
+    };
+    run_brisk(before)?;
+    let ns3 = with_ns3.as_ref().map(|py| run_ns3(py, sim_s));
+    run_brisk(repeat - before)?;
     let res = res.expect("repeat >= 1");
     walls.sort_by(f64::total_cmp);
+    cpus.sort_by(f64::total_cmp);
     let wall = median(&walls);
+    let cpu = median(&cpus);
     let f = res.flows.first();
     let goodput = f.map_or(0.0, |f| f.goodput_bps);
     let rtt = f.and_then(|f| f.rtt).map(|r| r.mean / 1e6);
+    let split = if with_ns3.is_some() {
+        format!(", {before} before ns-3 and {} after", repeat - before)
+    } else {
+        String::new()
+    };
     println!(
-        "  wall time        {wall:.3} s  (median of {repeat}; min {:.3}, max {:.3})",
+        "  wall time        {wall:.3} s  (median of {repeat}{split}; min {:.3}, max {:.3})",
         walls[0],
         walls[walls.len() - 1]
+    );
+    println!(
+        "  CPU time         {cpu:.3} s  (median; min {:.3}, max {:.3})",
+        cpus[0],
+        cpus[cpus.len() - 1]
     );
     println!("  events           {}", res.engine.events);
     println!("  events/s         {:.0}", res.engine.events as f64 / wall);
@@ -264,33 +293,53 @@ pub fn cmd_bench_sim(d: Duration, repeat: u32, no_ns3: bool, no_aqm: bool) -> an
     if !no_aqm {
         bench_sim_aqms(&sc, &opts, res.engine.events as f64 / wall)?;
     }
-    if no_ns3 {
-        return Ok(());
-    }
-    match run_ns3(sim_s) {
-        Some(Ok((ns3_wall, ns3_goodput, ns3_rtt))) => {
-            println!("ns-3 ({NS3_SCRIPT}, one run):");
+    match ns3 {
+        _ if no_ns3 => {}
+        Some(Ok(n)) => {
+            println!("ns-3 ({NS3_SCRIPT}, one run, `Simulator::Run` alone):");
             println!(
-                "  wall time        {ns3_wall:.3} s  (brisk's median is {:.1}x faster; {:.1}x to {:.1}x over brisk's max and min)",
-                ns3_wall / wall,
-                ns3_wall / walls[walls.len() - 1],
-                ns3_wall / walls[0]
+                "  wall time        {:.3} s  (brisk's median is {:.1}x faster; {:.1}x to {:.1}x over brisk's max and min)",
+                n.wall_s,
+                n.wall_s / wall,
+                n.wall_s / walls[walls.len() - 1],
+                n.wall_s / walls[0]
             );
+            if let Some(c) = n.cpu_s {
+                println!(
+                    "  CPU time         {c:.3} s  (brisk's median uses {:.1}x less)",
+                    c / cpu
+                );
+            }
             println!(
                 "  goodput          {:.1} Mbit/s  (brisk {:.1}, ratio {:.4})",
-                ns3_goodput / 1e6,
+                n.goodput_bps / 1e6,
                 goodput / 1e6,
-                goodput / ns3_goodput
+                goodput / n.goodput_bps
             );
             let ours = rtt.map_or("n/a".into(), |r| {
-                format!("{r:.2}, ratio {:.4}", r / ns3_rtt)
+                format!("{r:.2}, ratio {:.4}", r / n.rtt_ms)
             });
-            println!("  mean RTT         {ns3_rtt:.2} ms  (brisk {ours})");
+            println!("  mean RTT         {:.2} ms  (brisk {ours})", n.rtt_ms);
         }
         Some(Err(e)) => println!("ns-3 run failed, skipped: {e}"),
         None => println!("ns-3 not found, skipped"),
     }
     Ok(())
+}
+
+/// CPU seconds this thread has used (the simulator runs on the calling thread, so
+/// the difference around a run is the run's CPU time, whatever else the machine does).
+fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 /// The median of sorted values.
@@ -572,23 +621,31 @@ fn last_json_line(out: std::io::Result<std::process::Output>) -> anyhow::Result<
 /// Returns None if ns-3 or the script is absent. The Python is `$BRISK_NS3_PYTHON`
 /// (a venv with the wheel, as `brisk repro` and `bench/ns3/compare.sh` use), else
 /// `python3`.
-fn run_ns3(sim_s: f64) -> Option<anyhow::Result<(f64, f64, f64)>> {
-    let py = ns3_python(NS3_SCRIPT)?;
+/// What `bench/ns3/bufferbloat.py` reports of its run.
+struct Ns3Run {
+    wall_s: f64,
+    /// CPU seconds of `Simulator::Run` (None from a script that does not report it).
+    cpu_s: Option<f64>,
+    goodput_bps: f64,
+    rtt_ms: f64,
+}
+
+/// Runs `bench/ns3/bufferbloat.py` with the Python `py` (see [`ns3_python`]).
+fn run_ns3(py: &str, sim_s: f64) -> anyhow::Result<Ns3Run> {
     // ns-3 takes minutes for what brisk does in seconds: say so before the wait.
-    println!("ns-3: running {NS3_SCRIPT} on the same scenario (about 30x brisk's wall time)...");
-    let out = Command::new(&py)
+    println!("ns-3: running {NS3_SCRIPT} on the same scenario (about 50x brisk's wall time)...");
+    let out = Command::new(py)
         .args([NS3_SCRIPT, "--duration", &sim_s.to_string()])
         .output();
-    Some((|| {
-        let v = last_json_line(out)?;
-        let field = |k: &str| {
-            v[k].as_f64()
-                .ok_or_else(|| anyhow::anyhow!("ns-3 output lacks {k}: {v}"))
-        };
-        Ok((
-            field("wall_s")?,
-            field("goodput_bps")?,
-            field("rtt_ms_mean")?,
-        ))
-    })())
+    let v = last_json_line(out)?;
+    let field = |k: &str| {
+        v[k].as_f64()
+            .ok_or_else(|| anyhow::anyhow!("ns-3 output lacks {k}: {v}"))
+    };
+    Ok(Ns3Run {
+        wall_s: field("wall_s")?,
+        cpu_s: v["cpu_s"].as_f64(),
+        goodput_bps: field("goodput_bps")?,
+        rtt_ms: field("rtt_ms_mean")?,
+    })
 }

@@ -6,7 +6,8 @@ One CUBIC bulk flow: sender -> router -> receiver. The router's egress is the bo
 MSS 1448 with timestamps and SACK, like brisk's Linux-like defaults.
 
 Usage: bufferbloat.py [--rate 1Gbps] [--rtt-ms 10] [--queue 1000] [--duration 20]
-Prints one JSON object: goodput_bps, rtt_ms_mean, rtt_samples, wall_s.
+Prints one JSON object: goodput_bps, rtt_ms_mean, rtt_samples, wall_s, cpu_s (the
+last two of `Simulator::Run` alone).
 Requires the `ns3` Python wheel (pip install ns3).
 """
 import argparse
@@ -89,9 +90,9 @@ src_app.Start(ns.Seconds(0.0))
 bb.ScheduleHook(0.000001)
 
 ns.Simulator.Stop(ns.Seconds(args.duration))
-t0 = time.monotonic()
+t0, c0 = time.monotonic(), time.process_time()
 ns.Simulator.Run()
-wall = time.monotonic() - t0
+wall, cpu = time.monotonic() - t0, time.process_time() - c0
 sink = ns.DynamicCast[ns.PacketSink](sink_app.Get(0))
 rx = sink.GetTotalRx()
 ns.Simulator.Destroy()
@@ -102,6 +103,7 @@ print(
             "rtt_ms_mean": (bb.rtt_sum_s / bb.rtt_n * 1000) if bb.rtt_n else None,
             "rtt_samples": int(bb.rtt_n),
             "wall_s": wall,
+            "cpu_s": cpu,
         }
     )
 )
