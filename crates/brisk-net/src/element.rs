@@ -23,7 +23,8 @@ pub struct Packet {
     /// Linux's `CHECKSUM_UNNECESSARY` (include/linux/skbuff.h), which veth, loopback
     /// and virtio-net (`VIRTIO_NET_HDR_F_DATA_VALID`) set for a packet whose path
     /// vouches for it: verifying a sum the sender computed a moment ago, over bytes
-    /// nothing touched since, was about 7 % of a simulated bulk flow's time.
+    /// nothing touched since, took about 6 % of a simulated bulk flow's CPU samples
+    /// (docs/performance.md, the simulator's sixth round).
     ///
     /// True only where the packet was just emitted by brisk's own `emit_tcp_packet`
     /// (via `Endpoint::poll_transmit`); false for anything from outside (TUN, pcap,

@@ -490,7 +490,8 @@ impl Host {
         }
         self.record_delay(now, &pkt);
         // A packet the path vouches for skips the TCP checksum (Linux's
-        // CHECKSUM_UNNECESSARY); a damaged one was flagged and is verified (and dropped).
+        // CHECKSUM_UNNECESSARY); a damaged one had the flag cleared and is verified
+        // (and dropped).
         if pkt.l4_csum_valid {
             self.ep.handle_packet_trusted(now, &pkt.data);
         } else {
