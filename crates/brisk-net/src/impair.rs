@@ -169,7 +169,9 @@ impl Impairment {
             return;
         }
         let bit = self.rng_corrupt.gen_range(0..pkt.len().saturating_mul(8));
-        pkt.data[bit / 8] ^= 0x80 >> (bit % 8);
+        // Through `data_mut`, which clears `l4_csum_valid`: a damaged packet must be
+        // verified (and dropped) by its receiver, never trusted.
+        pkt.data_mut()[bit / 8] ^= 0x80 >> (bit % 8);
         self.counters.corrupted = self.counters.corrupted.saturating_add(1);
         self.log.push(|| NetEvent::Corrupt {
             at: now,

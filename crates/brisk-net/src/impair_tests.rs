@@ -120,6 +120,33 @@ fn corruption_flips_exactly_one_bit_and_breaks_the_checksum() {
     assert!((400..600).contains(&corrupted), "{corrupted}");
 }
 
+/// A packet that arrives with its transport checksum vouched for (`l4_csum_valid`)
+/// keeps the flag unless corrupted; a corrupted one loses it, so its receiver verifies
+/// (and drops) it instead of trusting it. Duplicates keep it (same bytes).
+#[test]
+fn corruption_clears_the_trusted_checksum_flag() {
+    let params = ImpairParams {
+        corrupt_p: 0.05,
+        duplicate_p: 0.05,
+        ..ImpairParams::default()
+    };
+    let mut arrivals = distinct_train(10_000);
+    for (_, p) in &mut arrivals {
+        p.l4_csum_valid = true;
+    }
+    let originals: Vec<Vec<u8>> = arrivals.iter().map(|(_, p)| p.data.clone()).collect();
+    let mut e = imp(params, 12);
+    let out = run(&mut e, arrivals);
+    let mut cleared = 0;
+    for (_, p) in &out {
+        let changed = originals[p.id as usize] != p.data;
+        assert_eq!(p.l4_csum_valid, !changed, "packet {}", p.id);
+        cleared += u64::from(changed);
+    }
+    assert_eq!(cleared, e.counters().corrupted);
+    assert!(cleared > 300, "{cleared}");
+}
+
 /// RFC 1071 sum, folded, for checking that a flip is detectable.
 fn ones_complement_sum(b: &[u8]) -> u16 {
     let mut s: u32 = b

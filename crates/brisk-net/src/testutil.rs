@@ -11,6 +11,7 @@ pub(crate) fn pkt(id: u64, len: usize) -> Packet {
         id,
         flow: 0,
         sent_at: Instant::ZERO,
+        l4_csum_valid: false,
     }
 }
 

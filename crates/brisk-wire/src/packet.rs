@@ -21,6 +21,19 @@ pub fn parse_tcp_packet(buf: &[u8]) -> Result<(IpRepr, TcpRepr<'_>), ParseError>
     Ok((ip, tcp))
 }
 
+/// As [`parse_tcp_packet`], for a packet whose TCP checksum is known to be correct
+/// (its sender computed it and nothing has changed the bytes since, Linux's
+/// `CHECKSUM_UNNECESSARY`): the TCP checksum is not summed. The IPv4 header checksum
+/// is still verified (20 bytes; cheap).
+pub fn parse_tcp_packet_trusted(buf: &[u8]) -> Result<(IpRepr, TcpRepr<'_>), ParseError> {
+    let (ip, segment) = IpRepr::parse(buf)?;
+    if ip.protocol() != IPPROTO_TCP {
+        return Err(ParseError::NotTcp(ip.protocol()));
+    }
+    let tcp = TcpRepr::parse(segment, None)?;
+    Ok((ip, tcp))
+}
+
 /// Clears `out` and writes IP header + TCP segment. Lengths and checksums are computed
 /// here (`ip`'s `payload_len` is ignored, and its protocol is forced to TCP).
 pub fn emit_tcp_packet(ip: &IpRepr, tcp: &TcpRepr<'_>, out: &mut Vec<u8>) {

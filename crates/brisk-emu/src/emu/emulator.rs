@@ -523,6 +523,8 @@ fn ingest<S: Side, D: Side>(
                     id,
                     flow: dir.flow,
                     sent_at: now,
+                    // From the TUN device: nothing here computed its checksums.
+                    l4_csum_valid: false,
                 };
                 dir.path.handle_packet(now, pkt);
                 stage(dir, now);

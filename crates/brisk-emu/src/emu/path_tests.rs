@@ -18,6 +18,7 @@ fn rtt_is_split_over_the_two_directions() {
         id,
         flow: 0,
         sent_at: Instant::ZERO,
+        l4_csum_valid: false,
     };
     fwd.handle_packet(Instant::ZERO, pkt(1));
     rev.handle_packet(Instant::ZERO, pkt(2));
@@ -84,6 +85,7 @@ fn loss_and_outages_map_onto_brisk_net_models() {
                 id: i,
                 flow: 0,
                 sent_at: Instant::from_millis(t),
+                l4_csum_valid: false,
             },
         );
     }

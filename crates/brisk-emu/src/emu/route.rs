@@ -446,6 +446,7 @@ mod tests {
             id,
             flow: 0,
             sent_at: Instant::ZERO,
+            l4_csum_valid: false,
         }
     }
 

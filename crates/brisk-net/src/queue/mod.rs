@@ -30,6 +30,11 @@ use crate::error::NetError;
 /// CE-marks an ECN-capable (ECT(0) or ECT(1)) packet in place; returns whether it did.
 /// Not-ECT packets are left alone (an AQM drops them instead) and CE ones already
 /// carry the signal.
+///
+/// Writes `pkt.data` directly and keeps `l4_csum_valid`: CE marking changes only the
+/// ECN bits of the IPv4 TOS / IPv6 traffic class (and the IPv4 header checksum, updated
+/// incrementally), none of which is in the TCP/UDP pseudo-header, so a transport
+/// checksum that verified before still does.
 pub(crate) fn mark_if_ect(pkt: &mut Packet) -> bool {
     use brisk_wire::{mark_ce, peek_ecn, Ecn};
     matches!(peek_ecn(&pkt.data), Some(Ecn::Ect0 | Ecn::Ect1)) && mark_ce(&mut pkt.data)
@@ -249,6 +254,7 @@ pub(crate) mod test_packets {
             id,
             flow: 0,
             sent_at: Instant::ZERO,
+            l4_csum_valid: false,
         }
     }
 
@@ -265,6 +271,7 @@ pub(crate) mod test_packets {
             id,
             flow: 0,
             sent_at: Instant::ZERO,
+            l4_csum_valid: false,
         }
     }
 

@@ -253,6 +253,7 @@ fn unreadable_packets_go_to_the_lowest_band_and_are_counted() {
         id,
         flow: 0,
         sent_at: T,
+        l4_csum_valid: false,
     };
     q.enqueue(T, junk(1, vec![])).unwrap();
     q.enqueue(T, junk(2, vec![0x45; 10])).unwrap(); // IPv4 nibble, but truncated

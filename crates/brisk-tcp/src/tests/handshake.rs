@@ -192,6 +192,47 @@ fn corrupted_packets_are_counted_not_processed() {
     assert!(ep.poll_transmit(Instant::ZERO, &mut out).is_none());
 }
 
+/// `handle_packet_trusted` (for packets whose TCP checksum the path vouches for, as
+/// Linux's `CHECKSUM_UNNECESSARY`) skips only the TCP checksum: a bad IPv4 header
+/// checksum is still a checksum drop, and `handle_packet` still drops a bad TCP one.
+#[test]
+fn the_trusted_path_skips_only_the_tcp_checksum() {
+    let syn = TcpRepr {
+        src_port: 1234,
+        dst_port: 80,
+        seq: SeqNum(1),
+        flags: Flags::SYN,
+        ..TcpRepr::default()
+    };
+    let good = craft(CLIENT_IP, SERVER_IP, &syn);
+    let mut bad_tcp = good.clone();
+    bad_tcp[20 + 16] ^= 0x01; // the TCP checksum field (IPv4 header of 20 bytes)
+    let mut bad_ip = good.clone();
+    bad_ip[10] ^= 0x01; // the IPv4 header checksum field
+    let mut ep = Endpoint::new(SERVER_IP, EndpointConfig::seeded([7; 16], 7));
+    let mut out = Vec::new();
+
+    ep.handle_packet(Instant::ZERO, &bad_tcp);
+    assert_eq!(ep.stats().drop_checksum, 1, "verified: bad TCP checksum");
+    ep.handle_packet_trusted(Instant::ZERO, &bad_ip);
+    assert_eq!(ep.stats().drop_checksum, 2, "trusted: bad IP checksum");
+    ep.handle_packet(Instant::ZERO, &bad_ip);
+    assert_eq!(ep.stats().drop_checksum, 3, "verified: bad IP checksum");
+    assert!(ep.poll_transmit(Instant::ZERO, &mut out).is_none());
+    assert_eq!(ep.stats().drop_no_socket, 0);
+
+    // Trusted, the TCP checksum is not read: the segment is processed (no listener
+    // on port 80, so it is answered with a RST), as the good one is either way.
+    ep.handle_packet_trusted(Instant::ZERO, &bad_tcp);
+    assert_eq!(ep.stats().drop_checksum, 3);
+    assert_eq!(ep.stats().drop_no_socket, 1);
+    assert!(ep.poll_transmit(Instant::ZERO, &mut out).is_some());
+    ep.handle_packet_trusted(Instant::ZERO, &good);
+    ep.handle_packet(Instant::ZERO, &good);
+    assert_eq!(ep.stats().drop_no_socket, 3);
+    assert_eq!(ep.stats().drop_checksum, 3);
+}
+
 /// Builds a segment from the client's 4-tuple using the last client packet's numbers.
 pub fn from_client(p: &Pair, flags: Flags, seq_off: i32, payload: &'static [u8]) -> Vec<u8> {
     let last = *p.seen(true).last().unwrap();
