@@ -258,6 +258,16 @@ fn add_carry(carry: u8, a: u64, b: u64) -> (u64, u8) {
 mod tests {
     use super::*;
 
+    /// `n` pseudo-random bytes from a linear congruential generator seeded with `x`.
+    fn lcg_bytes(mut x: u32, n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                (x >> 16) as u8
+            })
+            .collect()
+    }
+
     /// Straightforward 16-bit reference implementation to compare the fast path against.
     fn reference(data: &[u8]) -> u16 {
         let mut s: u32 = 0;
@@ -309,14 +319,7 @@ mod tests {
     fn fast_sum_matches_reference_on_packet_sized_and_extreme_data() {
         // Pseudo-random bytes (an LCG), all-0xff (sums that wrap many times) and
         // all-zero (the one input that folds to 0), at every offset of a long buffer.
-        let mut x: u32 = 12345;
-        let random: Vec<u8> = (0..3000)
-            .map(|_| {
-                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-                (x >> 16) as u8
-            })
-            .collect();
-        for data in [random, vec![0xff; 3000], vec![0; 3000]] {
+        for data in [lcg_bytes(12345, 3000), vec![0xff; 3000], vec![0; 3000]] {
             for (start, len) in [(0, 1500), (1, 1499), (3, 1460), (7, 2993), (0, 0), (5, 33)] {
                 let d = &data[start..start + len];
                 let mut acc = Accumulator::new();
@@ -330,14 +333,7 @@ mod tests {
     fn wide_and_scalar_sums_agree_with_the_reference() {
         // Both paths on the same inputs, whatever this CPU would pick: lengths around
         // the wide path's threshold and its 64-byte rounds, random and extreme bytes.
-        let mut x: u32 = 777;
-        let random: Vec<u8> = (0..5000)
-            .map(|_| {
-                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-                (x >> 16) as u8
-            })
-            .collect();
-        for data in [random, vec![0xff; 5000], vec![0; 5000]] {
+        for data in [lcg_bytes(777, 5000), vec![0xff; 5000], vec![0; 5000]] {
             for len in [0, 1, 63, 64, 255, 256, 257, 319, 1448, 1449, 4096, 4999] {
                 let d = &data[..len];
                 let want = reference(d);

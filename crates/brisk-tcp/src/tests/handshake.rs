@@ -171,16 +171,21 @@ fn ack_to_no_socket_gets_rst_with_seq_from_ack_and_rst_is_never_answered() {
     assert!(ep.poll_transmit(Instant::ZERO, &mut out).is_none());
 }
 
-#[test]
-fn corrupted_packets_are_counted_not_processed() {
-    let mut ep = Endpoint::new(SERVER_IP, EndpointConfig::seeded([7; 16], 7));
-    let syn = TcpRepr {
+/// A client's SYN to port 80.
+fn syn_to_port_80() -> TcpRepr<'static> {
+    TcpRepr {
         src_port: 1234,
         dst_port: 80,
         seq: SeqNum(1),
         flags: Flags::SYN,
         ..TcpRepr::default()
-    };
+    }
+}
+
+#[test]
+fn corrupted_packets_are_counted_not_processed() {
+    let mut ep = Endpoint::new(SERVER_IP, EndpointConfig::seeded([7; 16], 7));
+    let syn = syn_to_port_80();
     let mut bytes = craft(CLIENT_IP, SERVER_IP, &syn);
     let last = bytes.len() - 1;
     bytes[last] ^= 0xff;
@@ -197,13 +202,7 @@ fn corrupted_packets_are_counted_not_processed() {
 /// checksum is still a checksum drop, and `handle_packet` still drops a bad TCP one.
 #[test]
 fn the_trusted_path_skips_only_the_tcp_checksum() {
-    let syn = TcpRepr {
-        src_port: 1234,
-        dst_port: 80,
-        seq: SeqNum(1),
-        flags: Flags::SYN,
-        ..TcpRepr::default()
-    };
+    let syn = syn_to_port_80();
     let good = craft(CLIENT_IP, SERVER_IP, &syn);
     let mut bad_tcp = good.clone();
     bad_tcp[20 + 16] ^= 0x01; // the TCP checksum field (IPv4 header of 20 bytes)
