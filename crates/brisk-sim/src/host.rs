@@ -463,22 +463,26 @@ impl Host {
         }
     }
 
+    /// The earliest app deadline: a client's start (until it connects), its app timer
+    /// (once it has a connection) and a UDP source's next datagram. Plain loops and
+    /// `min_opt` rather than iterator chains: the engine asks after every packet the
+    /// host handles or sends (about 240 000 calls in `bench sim`'s 2 s run), and the
+    /// `filter_map`/`chain`/`flatten` version cost about 60 instructions a call more.
     fn app_timeout(&self) -> Option<Instant> {
-        self.flows
-            .iter()
-            .filter_map(|f| match &f.role {
-                Role::Client(c) => {
-                    let start = (c.connect_at.is_none()
-                        && c.connect_error.is_none()
-                        && c.app.may_connect())
-                    .then_some(c.start);
-                    let app = c.conn.and(c.app.poll_timeout());
-                    let udp = c.app.udp_next_at(c.start);
-                    start.into_iter().chain(app).chain(udp).min()
-                }
-                Role::Server(_) => None,
-            })
-            .min()
+        let mut at = None;
+        for f in &self.flows {
+            let Role::Client(c) = &f.role else {
+                continue;
+            };
+            if c.connect_at.is_none() && c.connect_error.is_none() && c.app.may_connect() {
+                at = min_opt(at, Some(c.start));
+            }
+            if c.conn.is_some() {
+                at = min_opt(at, c.app.poll_timeout());
+            }
+            at = min_opt(at, c.app.udp_next_at(c.start));
+        }
+        at
     }
 
     pub fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
@@ -616,10 +620,17 @@ impl Host {
     }
 
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.ep.poll_timeout(), self.app_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
+        min_opt(self.ep.poll_timeout(), self.app_timeout())
+    }
+}
+
+/// The earlier of two optional deadlines (`None` is "no deadline", not "earliest").
+#[inline]
+fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
     }
 }
 
