@@ -329,17 +329,23 @@ impl Host {
             let c = match &mut f.role {
                 Role::Client(c) => c,
                 Role::Server(s) => {
+                    // `conn_mut` even with nothing to drain: it marks the connection
+                    // ready, and the endpoint's poll order follows those marks.
                     if let Some(conn) = s.conn.and_then(|h| self.ep.conn_mut(h)) {
-                        conn.drain_trace(&mut self.trace);
+                        // Most calls find no events (a bulk receiver traces nothing):
+                        // `has_trace` is inline, `drain_trace` and the loop are not.
+                        if conn.has_trace() {
+                            conn.drain_trace(&mut self.trace);
+                            for ev in self.trace.drain(..) {
+                                if let TraceEvent::Retransmit { seq, len, .. } = ev {
+                                    add_retx(&mut s.retx, seq, len);
+                                }
+                            }
+                        }
                         // The endpoint reaps a connection as it reports `Closed`, so
                         // keep the data sender's counters current.
                         if s.app.is_web() {
                             s.info = Some(conn.info());
-                        }
-                    }
-                    for ev in self.trace.drain(..) {
-                        if let TraceEvent::Retransmit { seq, len, .. } = ev {
-                            add_retx(&mut s.retx, seq, len);
                         }
                     }
                     continue;
@@ -348,6 +354,9 @@ impl Host {
             let Some(conn) = c.conn.and_then(|h| self.ep.conn_mut(h)) else {
                 continue;
             };
+            if !conn.has_trace() {
+                continue;
+            }
             conn.drain_trace(&mut self.trace);
             for ev in self.trace.drain(..) {
                 match ev {
