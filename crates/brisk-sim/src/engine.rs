@@ -226,11 +226,45 @@ pub struct EngineStats {
     pub early: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug)]
 struct Wake {
     at: Instant,
     seq: u64,
     node: NodeId,
+}
+
+impl Wake {
+    /// `(at, seq)` as one integer, ordered as the pair is.
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.at.as_nanos()) << 64) | u128::from(self.seq)
+    }
+}
+
+// Ordered by `(at, seq)` alone, compared as one `u128`: `seq` is unique per push, so
+// no two entries tie on it and `node` never decided (the derived order compared the
+// three fields in turn, at every level of every sift).
+impl PartialEq for Wake {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Wake {}
+
+impl PartialOrd for Wake {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Wake {
+    #[inline]
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
 }
 
 /// The simulator core, generic over the node type so that enum dispatch (no `dyn`) is
