@@ -113,10 +113,19 @@ impl BufPool {
     /// `buf`'s bytes in a small buffer if they fit one (and `buf` back to the pool),
     /// else `buf`: for a host's packet before it is sent on, so that a short packet
     /// queued or in flight does not hold a full-size buffer. Contents are unchanged.
+    ///
+    /// Inline: two thirds of a bulk flow's packets are full-size and keep their
+    /// buffer, decided without a call (it cost about 50 instructions a packet).
+    #[inline]
     pub fn fit(&mut self, buf: Vec<u8>) -> Vec<u8> {
         if buf.len() > Self::SMALL_CAP || buf.capacity() <= Self::SMALL_CAP {
             return buf;
         }
+        self.move_to_small(buf)
+    }
+
+    #[inline(never)]
+    fn move_to_small(&mut self, buf: Vec<u8>) -> Vec<u8> {
         let mut small = self
             .small
             .pop()
