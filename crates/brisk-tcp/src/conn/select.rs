@@ -63,8 +63,8 @@ impl Connection {
     /// so it applies only with RACK off (`linux_profile = "3.17"`).
     ///
     /// The guard is inline (with RACK on it always returns `None`), the search out of
-    /// line.
-    #[inline]
+    /// line. `always`: a plain hint was not taken in `poll_transmit`.
+    #[inline(always)]
     pub(super) fn send_forward_retransmit(&mut self, now: Instant) -> Option<Segment> {
         if self.config.recovery.rack
             || self.cong.ca_state != CaState::Recovery
