@@ -39,9 +39,7 @@ impl Connection {
     /// only read), the rest out of line.
     #[inline]
     pub(super) fn send_rlp_copy(&mut self, now: Instant) -> Option<Segment> {
-        if self.snd.rlp.is_none() {
-            return None;
-        }
+        self.snd.rlp.as_ref()?;
         self.send_rlp_copy_due(now)
     }
 
