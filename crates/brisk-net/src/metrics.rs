@@ -78,6 +78,9 @@ impl Samples {
         }
     }
 
+    /// Inline while the reservoir fills (every RTT sample and every dequeue of a
+    /// metered link adds one); the replacement draw out of line.
+    #[inline]
     pub fn push(&mut self, v: u64) {
         self.seen += 1;
         self.sum += u128::from(v);
@@ -86,14 +89,21 @@ impl Samples {
         if self.vals.len() < self.cap {
             self.vals.push(v);
         } else {
-            let rng = self
-                .rng
-                .get_or_insert_with(|| ChaCha8Rng::seed_from_u64(RESERVOIR_SEED));
-            let j = rng.gen_range(0..self.seen);
-            if let Ok(j) = usize::try_from(j) {
-                if j < self.cap {
-                    self.vals[j] = v;
-                }
+            self.replace(v);
+        }
+    }
+
+    /// Reservoir sampling past the cap: `v` replaces a stored sample with
+    /// probability `cap / seen`.
+    #[inline(never)]
+    fn replace(&mut self, v: u64) {
+        let rng = self
+            .rng
+            .get_or_insert_with(|| ChaCha8Rng::seed_from_u64(RESERVOIR_SEED));
+        let j = rng.gen_range(0..self.seen);
+        if let Ok(j) = usize::try_from(j) {
+            if j < self.cap {
+                self.vals[j] = v;
             }
         }
     }

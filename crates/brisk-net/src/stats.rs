@@ -96,6 +96,7 @@ impl Counters {
         self.drops[reason.index()].add(bytes);
     }
 
+    #[inline] // every enqueue
     pub(crate) fn note_queue(&mut self, packets: usize, bytes: usize) {
         self.max_queue_packets = self.max_queue_packets.max(packets);
         self.max_queue_bytes = self.max_queue_bytes.max(bytes);

@@ -329,17 +329,23 @@ impl Host {
             let c = match &mut f.role {
                 Role::Client(c) => c,
                 Role::Server(s) => {
+                    // `conn_mut` even with nothing to drain: it marks the connection
+                    // ready, and the endpoint's poll order follows those marks.
                     if let Some(conn) = s.conn.and_then(|h| self.ep.conn_mut(h)) {
-                        conn.drain_trace(&mut self.trace);
+                        // Most calls find no events (a bulk receiver traces nothing):
+                        // `has_trace` is inline, `drain_trace` and the loop are not.
+                        if conn.has_trace() {
+                            conn.drain_trace(&mut self.trace);
+                            for ev in self.trace.drain(..) {
+                                if let TraceEvent::Retransmit { seq, len, .. } = ev {
+                                    add_retx(&mut s.retx, seq, len);
+                                }
+                            }
+                        }
                         // The endpoint reaps a connection as it reports `Closed`, so
                         // keep the data sender's counters current.
                         if s.app.is_web() {
                             s.info = Some(conn.info());
-                        }
-                    }
-                    for ev in self.trace.drain(..) {
-                        if let TraceEvent::Retransmit { seq, len, .. } = ev {
-                            add_retx(&mut s.retx, seq, len);
                         }
                     }
                     continue;
@@ -348,6 +354,9 @@ impl Host {
             let Some(conn) = c.conn.and_then(|h| self.ep.conn_mut(h)) else {
                 continue;
             };
+            if !conn.has_trace() {
+                continue;
+            }
             conn.drain_trace(&mut self.trace);
             for ev in self.trace.drain(..) {
                 match ev {
@@ -463,22 +472,26 @@ impl Host {
         }
     }
 
+    /// The earliest app deadline: a client's start (until it connects), its app timer
+    /// (once it has a connection) and a UDP source's next datagram. Plain loops and
+    /// `min_opt` rather than iterator chains: the engine asks after every packet the
+    /// host handles or sends (about 240 000 calls in `bench sim`'s 2 s run), and the
+    /// `filter_map`/`chain`/`flatten` version cost about 44 instructions a call more.
     fn app_timeout(&self) -> Option<Instant> {
-        self.flows
-            .iter()
-            .filter_map(|f| match &f.role {
-                Role::Client(c) => {
-                    let start = (c.connect_at.is_none()
-                        && c.connect_error.is_none()
-                        && c.app.may_connect())
-                    .then_some(c.start);
-                    let app = c.conn.and(c.app.poll_timeout());
-                    let udp = c.app.udp_next_at(c.start);
-                    start.into_iter().chain(app).chain(udp).min()
-                }
-                Role::Server(_) => None,
-            })
-            .min()
+        let mut at = None;
+        for f in &self.flows {
+            let Role::Client(c) = &f.role else {
+                continue;
+            };
+            if c.connect_at.is_none() && c.connect_error.is_none() && c.app.may_connect() {
+                at = min_opt(at, Some(c.start));
+            }
+            if c.conn.is_some() {
+                at = min_opt(at, c.app.poll_timeout());
+            }
+            at = min_opt(at, c.app.udp_next_at(c.start));
+        }
+        at
     }
 
     pub fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
@@ -616,10 +629,17 @@ impl Host {
     }
 
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.ep.poll_timeout(), self.app_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
+        min_opt(self.ep.poll_timeout(), self.app_timeout())
+    }
+}
+
+/// The earlier of two optional deadlines (`None` is "no deadline", not "earliest").
+#[inline]
+fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
     }
 }
 

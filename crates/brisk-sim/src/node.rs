@@ -211,7 +211,12 @@ impl SimNode {
     }
 }
 
+// `handle_packet` and `poll_timeout` are inline (as `poll_packet` is): the engine
+// calls them for every hand-over and every reschedule (about 650 000 and 970 000
+// times in `bench sim`'s 2 s run), and the dispatch alone cost a call and its
+// register saves each time.
 impl Node for SimNode {
+    #[inline]
     fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
         match self {
             SimNode::Host(h) => h.handle_packet(now, pkt, ctx),
@@ -242,6 +247,7 @@ impl Node for SimNode {
         }
     }
 
+    #[inline]
     fn poll_timeout(&self) -> Option<Instant> {
         match self {
             SimNode::Host(h) => h.poll_timeout(),

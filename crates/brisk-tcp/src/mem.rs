@@ -184,10 +184,19 @@ impl MemAccount {
     }
 
     /// Above `pressure`: collapse, then prune largest first, down to `low`.
+    ///
+    /// Inline for its common answer, below pressure (every delivered segment asks);
+    /// the relief out of line.
+    #[inline]
     pub(crate) fn relieve(&mut self, conns: &mut impl Conns, trigger: u32, st: &mut EndpointStats) {
         if self.total <= self.limits.pressure {
             return;
         }
+        self.relieve_pressure(conns, trigger, st);
+    }
+
+    #[inline(never)]
+    fn relieve_pressure(&mut self, conns: &mut impl Conns, trigger: u32, st: &mut EndpointStats) {
         st.mem_pressure += 1;
         if self.by_ooo.is_empty() {
             // Only in-order data is held: nothing to collapse or prune.

@@ -45,6 +45,7 @@ impl Connection {
     /// FIN is ACKed after `close` (Linux `tcp_rcv_state_process`, TCP_FIN_WAIT1 case,
     /// `SOCK_DEAD`), or at `close` if FIN-WAIT-2 came first from `shutdown_write`
     /// (Linux `tcp_close`). Armed once: data arriving later does not extend it.
+    #[inline(always)] // every poll asks (a plain hint was not taken); rarely an orphan
     pub(super) fn arm_fin_wait2(&mut self, now: Instant) {
         if self.orphaned && self.state == State::FinWait2 && !self.timers.is_set(Timer::FinWait2) {
             self.timers

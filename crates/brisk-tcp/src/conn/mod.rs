@@ -711,6 +711,14 @@ impl Connection {
         }
     }
 
+    /// Whether `drain_trace` would move anything: an inline test, so a caller that
+    /// drains after every poll (the simulator's hosts) skips the call and its loop
+    /// when nothing was recorded.
+    #[inline]
+    pub fn has_trace(&self) -> bool {
+        self.tracer.buf.as_ref().is_some_and(|b| !b.is_empty())
+    }
+
     pub fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
         if let Some(t) = self.tracer.buf.as_mut() {
             out.append(t);

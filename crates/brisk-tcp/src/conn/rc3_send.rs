@@ -34,7 +34,17 @@ use brisk_wire::Flags;
 impl Connection {
     /// The RLP's next copy, if RC3 is on and one is due (`poll_transmit` calls this
     /// after the primary loop, before a pure ACK).
+    ///
+    /// Inline for a connection without RC3 (no RLP: `None` either way, and both tests
+    /// only read), the rest out of line.
+    #[inline]
     pub(super) fn send_rlp_copy(&mut self, now: Instant) -> Option<Segment> {
+        self.snd.rlp.as_ref()?;
+        self.send_rlp_copy_due(now)
+    }
+
+    #[inline(never)]
+    fn send_rlp_copy_due(&mut self, now: Instant) -> Option<Segment> {
         if !self.data_state_open() {
             return None;
         }

@@ -65,6 +65,9 @@ impl TimerTable {
             None => self.next = Some(at),
         }
     }
+    /// Inline: a take and a compare (a rescan only when the earliest timer stops),
+    /// asked on every transmit.
+    #[inline]
     pub fn stop(&mut self, t: Timer) {
         if self.at[t as usize]
             .take()

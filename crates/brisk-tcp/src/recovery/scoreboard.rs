@@ -452,6 +452,13 @@ impl Scoreboard {
             .count() as u32
     }
 
+    /// Whether no segment is marked lost and waiting (then `next_lost` is `None` and
+    /// changes nothing). Inline: the transmit path asks on every poll.
+    #[inline]
+    pub fn no_lost_pending(&self) -> bool {
+        self.lost_pending.is_empty()
+    }
+
     /// The lowest segment waiting for retransmission.
     pub fn next_lost(&mut self) -> Option<SentSegment> {
         while let Some(&id) = self.lost_pending.first() {

@@ -44,12 +44,15 @@ const ALIGNED_SACK_PERMITTED: usize = 4;
 const ALIGNED_WINDOW_SCALE: usize = 4;
 const ALIGNED_SACK_BASE: usize = 4;
 
-/// Bytes of every option except SACK blocks, as emitted.
+/// Bytes of every option except SACK blocks, as emitted. Inline (with the two
+/// below): every emitted segment sizes its options twice, about 20 instructions.
+#[inline]
 fn fixed_len(repr: &TcpRepr<'_>) -> usize {
     standard_len(repr) + extra_len(repr)
 }
 
 /// Bytes of MSS, timestamps, SACK-permitted and window scale, as emitted.
+#[inline]
 fn standard_len(repr: &TcpRepr<'_>) -> usize {
     let mut len = 0;
     if repr.mss.is_some() {
@@ -70,6 +73,7 @@ fn standard_len(repr: &TcpRepr<'_>) -> usize {
 /// Bytes of the extra options as emitted: all of them if they fit beside the standard
 /// options (before SACK blocks), else none. The sender that adds extras sizes them;
 /// this only keeps `len` and `emit` honest for a repr that overflows.
+#[inline]
 pub(super) fn extra_len(repr: &TcpRepr<'_>) -> usize {
     let n = repr.extra.aligned_len();
     if n == 0 {
