@@ -2,6 +2,7 @@
 //! peer (ns-3 where it is installed) measured in the same run, and a ratio
 //! (docs/performance.md). `brisk bench emu|real` are in `real_cmd`.
 
+use brisk_emu::emu::health::thread_cpu_s;
 use brisk_sim::{RunOptions, Scenario};
 use brisk_time::Duration;
 
@@ -247,6 +248,8 @@ pub fn cmd_bench_sim(d: Duration, repeat: u32, no_ns3: bool, no_aqm: bool) -> an
     let mut res = None;
     let mut run_brisk = |n: u32| -> anyhow::Result<()> {
         for _ in 0..n {
+            // The simulator runs on this thread: the difference is the run's CPU time,
+            // whatever else the machine does.
             let (t0, c0) = (std::time::Instant::now(), thread_cpu_s());
             let r = brisk_sim::run_with(&sc, sc.seed, &opts)?;
             walls.push(t0.elapsed().as_secs_f64().max(1e-9));
@@ -325,21 +328,6 @@ pub fn cmd_bench_sim(d: Duration, repeat: u32, no_ns3: bool, no_aqm: bool) -> an
         None => println!("ns-3 not found, skipped"),
     }
     Ok(())
-}
-
-/// CPU seconds this thread has used (the simulator runs on the calling thread, so
-/// the difference around a run is the run's CPU time, whatever else the machine does).
-fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0.0;
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 /// The median of sorted values.

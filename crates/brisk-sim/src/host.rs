@@ -502,14 +502,7 @@ impl Host {
             return;
         }
         self.record_delay(now, &pkt);
-        // A packet the path vouches for skips the TCP checksum (Linux's
-        // CHECKSUM_UNNECESSARY); a damaged one had the flag cleared and is verified
-        // (and dropped).
-        if pkt.l4_csum_valid {
-            self.ep.handle_packet_trusted(now, &pkt.data);
-        } else {
-            self.ep.handle_packet(now, &pkt.data);
-        }
+        receive(&mut self.ep, now, &pkt);
         self.note_acked(now);
         ctx.pool.give(pkt.data);
     }
@@ -630,6 +623,17 @@ impl Host {
 
     pub fn poll_timeout(&self) -> Option<Instant> {
         min_opt(self.ep.poll_timeout(), self.app_timeout())
+    }
+}
+
+/// A simulated packet into a host's endpoint. One the path vouches for skips the TCP
+/// checksum (`Packet::l4_csum_valid`, Linux's `CHECKSUM_UNNECESSARY`); a damaged one
+/// had the flag cleared and is verified (and dropped).
+pub(crate) fn receive(ep: &mut Endpoint, now: Instant, pkt: &Packet) {
+    if pkt.l4_csum_valid {
+        ep.handle_packet_trusted(now, &pkt.data);
+    } else {
+        ep.handle_packet(now, &pkt.data);
     }
 }
 

@@ -550,17 +550,6 @@ struct World {
     next_id: u64,
 }
 
-/// An outer segment off the bottleneck into its endpoint: as the simulator's hosts, a
-/// TCP checksum the path vouches for (`l4_csum_valid`, cleared by corruption) is
-/// not summed again.
-fn receive(ep: &mut Endpoint, now: Instant, p: &Packet) {
-    if p.l4_csum_valid {
-        ep.handle_packet_trusted(now, &p.data);
-    } else {
-        ep.handle_packet(now, &p.data);
-    }
-}
-
 fn endpoint(addr: Ipv4Addr, seed: u64, config: Config) -> Endpoint {
     Endpoint::new(
         IpAddr::V4(addr),
@@ -789,11 +778,11 @@ impl World {
         }
         // The bottleneck → outer hosts.
         while let Some(p) = self.up.poll_packet(now) {
-            receive(&mut self.outer_s, now, &p);
+            crate::host::receive(&mut self.outer_s, now, &p);
             moved = true;
         }
         while let Some(p) = self.down.poll_packet(now) {
-            receive(&mut self.outer_c, now, &p);
+            crate::host::receive(&mut self.outer_c, now, &p);
             moved = true;
         }
         // Outer streams → inner hosts.

@@ -199,25 +199,19 @@ pub struct FlowBook {
     pub completed: u32,
     pub received_all: u32,
     pat: Rc<Pattern>,
-    /// The pattern as TCP takes it by reference: senders write from it without a copy
-    /// per send buffer (the same bytes).
-    shared: brisk_tcp::SharedBytes,
 }
 
 pub type SharedBook = Rc<RefCell<FlowBook>>;
 
 impl FlowBook {
     pub fn new(flows: Vec<FlowRecord>, pattern_seed: u64) -> Self {
-        let pat = Pattern::with_hashing(pattern_seed, false);
-        let shared = pat.shared().clone();
         FlowBook {
             flows,
             connecting: HashMap::new(),
             unknown_accepts: 0,
             completed: 0,
             received_all: 0,
-            pat,
-            shared,
+            pat: Pattern::with_hashing(pattern_seed, false),
         }
     }
 }
@@ -259,8 +253,6 @@ pub struct WlHost {
     pub ep: Endpoint,
     book: SharedBook,
     pat: Rc<Pattern>,
-    /// `pat` for writing by reference (the book's).
-    shared: brisk_tcp::SharedBytes,
     /// TCP configuration of each workload class (a flow's class picks its sender's),
     /// shared by this host's connections of the class.
     configs: Vec<std::sync::Arc<brisk_tcp::Config>>,
@@ -299,13 +291,11 @@ impl WlHost {
         let mut ep = ep;
         ep.listen(WL_PORT, 1024, listen_config)?;
         let pat = book.borrow().pat.clone();
-        let shared = book.borrow().shared.clone();
         Ok(WlHost {
             ip,
             ep,
             book,
             pat,
-            shared,
             configs: configs.iter().cloned().map(std::sync::Arc::new).collect(),
             arrivals,
             conns: HashMap::new(),
@@ -341,12 +331,7 @@ impl WlHost {
     }
 
     pub fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
-        // As `Host::handle_packet`: a vouched-for TCP checksum is not summed again.
-        if pkt.l4_csum_valid {
-            self.ep.handle_packet_trusted(now, &pkt.data);
-        } else {
-            self.ep.handle_packet(now, &pkt.data);
-        }
+        crate::host::receive(&mut self.ep, now, &pkt);
         // An ACK (or data) for one of our writing connections.
         if let Some(k) = brisk_wire::peek::flow_key(&pkt.data) {
             if is_wl_port(k.src_port) != self.download {
@@ -623,7 +608,7 @@ impl WlHost {
             let want = (limit - c.written).min(CHUNK as u64) as usize;
             // The pattern's bytes, by reference (`write(pat.at(..))` byte for byte).
             let n = conn
-                .write_shared(&self.shared, u64::from(base) + c.written, want)
+                .write_shared(self.pat.shared(), u64::from(base) + c.written, want)
                 .min(want);
             c.written += n as u64;
             if n < want {

@@ -912,9 +912,7 @@ impl Endpoint {
             let c = Arc::make_mut(&mut used);
             c.mss = (c.mss - V6_EXTRA_HEADER).max(V6_MIN_MSS);
         }
-        if used.transmit.rc3.is_some() && used.options.timestamps {
-            Arc::make_mut(&mut used).options.timestamps = false;
-        }
+        crate::conn::rc3_without_timestamps(&mut used);
         if self.conn_configs.len() >= CONN_CONFIGS_KEPT {
             self.conn_configs.remove(0);
         }

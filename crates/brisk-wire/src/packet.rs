@@ -13,12 +13,7 @@ const V6_HEADER: usize = 40;
 /// Parses an IP packet carrying TCP. Verifies the IPv4 header checksum and the TCP checksum.
 /// Bytes beyond the IP total length are ignored. Never allocates.
 pub fn parse_tcp_packet(buf: &[u8]) -> Result<(IpRepr, TcpRepr<'_>), ParseError> {
-    let (ip, segment) = IpRepr::parse(buf)?;
-    if ip.protocol() != IPPROTO_TCP {
-        return Err(ParseError::NotTcp(ip.protocol()));
-    }
-    let tcp = TcpRepr::parse(segment, Some(&ip))?;
-    Ok((ip, tcp))
+    parse_ip_tcp(buf, true)
 }
 
 /// As [`parse_tcp_packet`], for a packet whose TCP checksum is known to be correct
@@ -26,11 +21,17 @@ pub fn parse_tcp_packet(buf: &[u8]) -> Result<(IpRepr, TcpRepr<'_>), ParseError>
 /// `CHECKSUM_UNNECESSARY`): the TCP checksum is not summed. The IPv4 header checksum
 /// is still verified (20 bytes; cheap).
 pub fn parse_tcp_packet_trusted(buf: &[u8]) -> Result<(IpRepr, TcpRepr<'_>), ParseError> {
+    parse_ip_tcp(buf, false)
+}
+
+/// The IP header, then the TCP segment, its checksum summed only if `verify_tcp`.
+#[inline]
+fn parse_ip_tcp(buf: &[u8], verify_tcp: bool) -> Result<(IpRepr, TcpRepr<'_>), ParseError> {
     let (ip, segment) = IpRepr::parse(buf)?;
     if ip.protocol() != IPPROTO_TCP {
         return Err(ParseError::NotTcp(ip.protocol()));
     }
-    let tcp = TcpRepr::parse(segment, None)?;
+    let tcp = TcpRepr::parse(segment, verify_tcp.then_some(&ip))?;
     Ok((ip, tcp))
 }
 

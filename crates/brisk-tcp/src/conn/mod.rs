@@ -237,6 +237,17 @@ pub struct Connection {
     ack_ended_poll: bool,
 }
 
+/// RC3 copies wait in the host's priority queue, so they carry TSvals older than
+/// priority-0 segments built after them; a PAWS receiver (RFC 7323 §5, Linux
+/// `tcp_paws_discard`) drops such a copy once a newer segment has moved its TS.Recent.
+/// RC3 therefore does not offer timestamps (spec A10: the paper's simulations had
+/// none). Copies `config` only when it changes it.
+pub(crate) fn rc3_without_timestamps(config: &mut Arc<Config>) {
+    if config.transmit.rc3.is_some() && config.options.timestamps {
+        Arc::make_mut(config).options.timestamps = false;
+    }
+}
+
 /// What a new connection is made of: its addresses, configuration, initial sequence
 /// number, seed (for the timestamp offset) and the controller the endpoint's factory
 /// built for it.
@@ -271,15 +282,9 @@ impl Connection {
             cc,
         } = setup;
         let mut config = config;
-        if config.transmit.rc3.is_some() && config.options.timestamps {
-            // RC3 copies wait in the host's priority queue, so they carry TSvals older
-            // than priority-0 segments built after them; a PAWS receiver (RFC 7323 §5,
-            // Linux `tcp_paws_discard`) drops such a copy once a newer segment has
-            // moved its TS.Recent. RC3 therefore does not offer timestamps (spec A10:
-            // the paper's simulations had none). (The endpoint hands over configs
-            // already adjusted, so that connections share them.)
-            Arc::make_mut(&mut config).options.timestamps = false;
-        }
+        // The endpoint hands over configs already adjusted (so that connections share
+        // them); a `Setup` built elsewhere is adjusted here.
+        rc3_without_timestamps(&mut config);
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let ts_offset: u32 = rng.gen();
         let base_mss = u32::from(config.mss).max(64);

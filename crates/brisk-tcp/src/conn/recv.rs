@@ -109,11 +109,17 @@ impl RecvBuffer {
 
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
         let n = buf.len().min(self.ready.len());
+        self.copy_out(&mut buf[..n]);
+        self.consume(n)
+    }
+
+    /// Copies the first `out.len()` readable bytes (at most `readable()`) into `out`.
+    fn copy_out(&self, out: &mut [u8]) {
+        let n = out.len();
         let (a, b) = self.ready.as_slices();
         let na = n.min(a.len());
-        buf[..na].copy_from_slice(&a[..na]);
-        buf[na..n].copy_from_slice(&b[..n - na]);
-        self.consume(n)
+        out[..na].copy_from_slice(&a[..na]);
+        out[na..].copy_from_slice(&b[..n - na]);
     }
 
     /// [`read`](Self::read) without the copy where it can: the same bytes (up to
@@ -125,13 +131,11 @@ impl RecvBuffer {
         if n == 0 {
             return 0;
         }
-        let (a, b) = self.ready.as_slices();
+        let a = self.ready.as_slices().0;
         if n <= a.len() {
             f(&a[..n]);
         } else {
-            let na = a.len();
-            buf[..na].copy_from_slice(a);
-            buf[na..n].copy_from_slice(&b[..n - na]);
+            self.copy_out(&mut buf[..n]);
             f(&buf[..n]);
         }
         self.consume(n)
