@@ -220,6 +220,18 @@ pub fn cmd_bench_flows(b: &FlowsBench) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How this binary was built, for the benchmarks' reports: `scripts/pgo-build.sh`
+/// sets `BRISK_PGO` (`gen` for the instrumented training build, `use` for the
+/// optimised one), so a speed figure always says which build it came from.
+fn build_kind() -> &'static str {
+    match option_env!("BRISK_PGO") {
+        Some("use") => "profile-guided release build (scripts/pgo-build.sh)",
+        Some("gen") => "instrumented PGO training build: its times are not representative",
+        _ if cfg!(debug_assertions) => "debug build: its times are not representative",
+        _ => "release build",
+    }
+}
+
 pub fn cmd_bench_sim(d: Duration, repeat: u32, no_ns3: bool, no_aqm: bool) -> anyhow::Result<()> {
     let mut sc = Scenario::from_toml_str_named(BENCH_SCENARIO, "bench-1g.toml")?;
     sc.duration = brisk_sim::units::Dur(d);
@@ -232,6 +244,7 @@ pub fn cmd_bench_sim(d: Duration, repeat: u32, no_ns3: bool, no_aqm: bool) -> an
     println!(
         "brisk sim benchmark: 1 CUBIC bulk flow, 1 Gbit/s, 10 ms RTT, 1000-pkt drop-tail, {sim_s}s"
     );
+    println!("  binary           {}", build_kind());
     // The runs are deterministic, so only the time differs between them; the median
     // is what the shared machine's drift disturbs least. With ns-3 to run, half of
     // brisk's runs go before it and half after: ns-3 takes minutes, over which this

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A profile-guided (PGO) release build of the `brisk` binary, for long simulations and
+# the speed benchmarks (docs/performance.md, "Profile-guided build").
+#
+# Same code, same results: PGO changes only how LLVM lays out, inlines and predicts
+# the code, from counts taken while the instrumented binary runs a training set. The
+# training set is every shipped scenario except `bench sim`'s own (bench-1g.toml), plus
+# the network benchmark, so the layout is not tuned to the run it is measured on.
+#
+# Needs `llvm-profdata` of rustc's own LLVM: `rustup component add llvm-tools`.
+# Takes two full release builds (about 2 x 6 min on 2 cores).
+#
+# Usage: scripts/pgo-build.sh      -> target/pgo/use/release/brisk
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sysroot=$(rustc --print sysroot)
+host=$(rustc -vV | sed -n 's/^host: //p')
+profdata="$sysroot/lib/rustlib/$host/bin/llvm-profdata"
+if [ ! -x "$profdata" ]; then
+  echo "pgo-build: $profdata not found; install it with: rustup component add llvm-tools" >&2
+  exit 1
+fi
+
+dir="$PWD/target/pgo"
+rm -rf "$dir/profiles" "$dir/merged.profdata"
+mkdir -p "$dir/profiles"
+
+echo "== 1/3 instrumented build"
+BRISK_PGO=gen RUSTFLAGS="-Cprofile-generate=$dir/profiles" \
+  cargo build --release -p brisk --target-dir "$dir/gen"
+
+echo "== 2/3 training runs"
+gen="$dir/gen/release/brisk"
+for s in scenarios/*.toml; do
+  [ "$s" = scenarios/bench-1g.toml ] && continue
+  echo "   $s"
+  "$gen" run "$s" >/dev/null
+done
+echo "   bench net --flows 200"
+"$gen" bench net --flows 200 >/dev/null
+"$profdata" merge -o "$dir/merged.profdata" "$dir/profiles"
+
+echo "== 3/3 optimised build"
+BRISK_PGO=use RUSTFLAGS="-Cprofile-use=$dir/merged.profdata" \
+  cargo build --release -p brisk --target-dir "$dir/use"
+echo "built $dir/use/release/brisk"
