@@ -9,7 +9,9 @@
 //! wish is never pushed while an earlier entry is pending: that entry fires early, the
 //! node is re-checked and rescheduled. Stale entries can only come from moves to an
 //! earlier time and are purged when the heap outgrows the node count, so the heap stays
-//! bounded.
+//! bounded. With few nodes (a dumbbell has five) there is no heap: the next wake-up is
+//! the least valid `(time, seq)` found by scanning the nodes' entries, which is the
+//! entry the heap would pop, so events run in the same order.
 
 use brisk_net::Packet;
 use brisk_time::Instant;
@@ -276,15 +278,26 @@ impl Ord for Wake {
     }
 }
 
+/// `Engine::wake` of a node with no pending wake-up (no valid entry has it: `seq`
+/// never reaches `u64::MAX`).
+const NO_WAKE: u128 = u128::MAX;
+
+/// Up to this many nodes the engine finds the next wake-up by scanning every node's
+/// entry instead of keeping a heap: for a handful of nodes a scan is a few compares,
+/// where a heap pop and push cost about 150 instructions per event (`bench sim`'s
+/// dumbbell, five nodes).
+const SCAN_MAX_NODES: usize = 16;
+
 /// The simulator core, generic over the node type so that enum dispatch (no `dyn`) is
 /// possible and tests can plug in fakes.
 pub struct Engine<N: Node> {
     now: Instant,
     nodes: Vec<N>,
     routes: Vec<RouteTable>,
+    /// Wake-ups by `(at, seq)`, used only above `SCAN_MAX_NODES` nodes.
     heap: BinaryHeap<Reverse<Wake>>,
-    /// The one valid heap entry per node, as `(at, seq)`.
-    wake: Vec<Option<(Instant, u64)>>,
+    /// The one valid wake-up per node as its `Wake::key`, or `NO_WAKE`.
+    wake: Vec<u128>,
     seq: u64,
     ready: VecDeque<(NodeId, NodeId, Packet)>,
     ctx: Ctx,
@@ -316,8 +329,44 @@ impl<N: Node> Engine<N> {
     pub fn add_node(&mut self, node: N) -> NodeId {
         self.nodes.push(node);
         self.routes.push(RouteTable::default());
-        self.wake.push(None);
+        self.wake.push(NO_WAKE);
+        if self.nodes.len() == SCAN_MAX_NODES + 1 {
+            // From scanning to the heap: it gets every pending wake-up.
+            for (node, &key) in self.wake.iter().enumerate() {
+                if key != NO_WAKE {
+                    self.heap.push(Reverse(Wake {
+                        at: Instant::from_nanos((key >> 64) as u64),
+                        seq: key as u64,
+                        node,
+                    }));
+                }
+            }
+        }
         self.nodes.len() - 1
+    }
+
+    /// Whether the next wake-up is found by scanning `wake` (no heap).
+    #[inline]
+    fn scans(&self) -> bool {
+        self.nodes.len() <= SCAN_MAX_NODES
+    }
+
+    /// The pending wake-up with the least `(at, seq)`, by scanning.
+    #[inline]
+    fn scan_next(&self) -> Option<Wake> {
+        let mut best = NO_WAKE;
+        let mut node = 0;
+        for (i, &key) in self.wake.iter().enumerate() {
+            if key < best {
+                best = key;
+                node = i;
+            }
+        }
+        (best != NO_WAKE).then(|| Wake {
+            at: Instant::from_nanos((best >> 64) as u64),
+            seq: best as u64,
+            node,
+        })
     }
 
     /// The routing table of `node` (panics on a bad id: topology construction is internal).
@@ -340,7 +389,8 @@ impl<N: Node> Engine<N> {
     pub fn stats(&self) -> &EngineStats {
         &self.stats
     }
-    /// Current heap size (valid plus stale entries), for boundedness tests.
+    /// Current heap size (valid plus stale entries), for boundedness tests; 0 while
+    /// the engine scans (`SCAN_MAX_NODES`).
     pub fn heap_len(&self) -> usize {
         self.heap.len()
     }
@@ -351,16 +401,26 @@ impl<N: Node> Engine<N> {
         for id in 0..self.nodes.len() {
             self.reschedule(id);
         }
-        while let Some(&Reverse(w)) = self.heap.peek() {
-            if w.at > end {
-                break;
-            }
-            self.heap.pop();
-            if self.wake[w.node] != Some((w.at, w.seq)) {
-                self.stats.stale += 1;
-                continue;
-            }
-            self.wake[w.node] = None;
+        loop {
+            let w = if self.scans() {
+                match self.scan_next() {
+                    Some(w) if w.at <= end => w,
+                    _ => break,
+                }
+            } else {
+                match self.heap.peek() {
+                    Some(&Reverse(w)) if w.at <= end => {
+                        self.heap.pop();
+                        if self.wake[w.node] != w.key() {
+                            self.stats.stale += 1;
+                            continue;
+                        }
+                        w
+                    }
+                    _ => break,
+                }
+            };
+            self.wake[w.node] = NO_WAKE;
             debug_assert!(w.at >= self.now, "time went backwards");
             self.now = w.at;
             let due = self.nodes[w.node]
@@ -414,18 +474,21 @@ impl<N: Node> Engine<N> {
             return; // a pending entry, if any, fires early and is harmless
         };
         let t = t.max(self.now);
-        if let Some((at, _)) = self.wake[node] {
-            if at <= t {
-                return;
-            }
+        let pending = self.wake[node];
+        if pending != NO_WAKE && (pending >> 64) as u64 <= t.as_nanos() {
+            return;
         }
         self.seq += 1;
-        self.wake[node] = Some((t, self.seq));
-        self.heap.push(Reverse(Wake {
+        let w = Wake {
             at: t,
             seq: self.seq,
             node,
-        }));
+        };
+        self.wake[node] = w.key();
+        if self.scans() {
+            return;
+        }
+        self.heap.push(Reverse(w));
         if self.heap.len() > 4 * self.nodes.len() + 1024 {
             self.compact();
         }
@@ -435,8 +498,7 @@ impl<N: Node> Engine<N> {
     fn compact(&mut self) {
         let wake = &self.wake;
         let before = self.heap.len();
-        self.heap
-            .retain(|Reverse(w)| wake[w.node] == Some((w.at, w.seq)));
+        self.heap.retain(|Reverse(w)| wake[w.node] == w.key());
         self.stats.stale += (before - self.heap.len()) as u64;
     }
 }
@@ -634,11 +696,44 @@ mod tests {
         let n = e.add_node(Shrinking {
             next: Instant::from_secs(u64::from(u32::MAX)),
         });
+        // Enough nodes that the engine keeps a heap (with fewer it scans and has none).
+        for _ in 0..SCAN_MAX_NODES {
+            e.add_node(Shrinking {
+                next: Instant::from_secs(u64::from(u32::MAX)),
+            });
+        }
+        let nodes = SCAN_MAX_NODES + 1;
         e.run_until(Instant::ZERO, &mut ());
         for i in 0..100_000 {
             e.inject(n, pkt_to(1, i), &mut ());
-            assert!(e.heap_len() <= 4 + 1024 + 1);
+            assert!(e.heap_len() <= 4 * nodes + 1024 + 1);
         }
+    }
+
+    #[test]
+    fn scanning_and_the_heap_run_events_in_the_same_order() {
+        // Three senders with timers at shared instants, through a delay to a sink:
+        // once with five nodes (scanned), once with idle nodes added (heap).
+        let run = |idle: usize| {
+            let mut e: Engine<Fake> = Engine::new();
+            let l = e.add_node(delay(3));
+            let b = e.add_node(sink(&[], 0));
+            for k in 0..3u64 {
+                let a = e.add_node(sink(&[1, 2 + k % 2, 4, 4 + k, 9], 2));
+                e.routes_mut(a).set_default(l);
+            }
+            e.routes_mut(l).add(v4(2), b);
+            for _ in 0..idle {
+                e.add_node(sink(&[], 0));
+            }
+            e.run_until(Instant::from_millis(5), &mut ());
+            e.run_until(Instant::from_millis(50), &mut ());
+            let Fake::Sink(s) = e.node(b) else { panic!() };
+            (s.got.clone(), e.stats().events, e.stats().packets)
+        };
+        let scanned = run(0);
+        assert_eq!(scanned.0.len(), 15);
+        assert_eq!(run(SCAN_MAX_NODES), scanned);
     }
 
     #[test]
