@@ -469,6 +469,11 @@ impl<N: Node> Engine<N> {
         }
     }
 
+    /// Inline: `flush` calls it after every hand-over and every event (about 970 000
+    /// times in `bench sim`'s 2 s run), and most calls only confirm the pending
+    /// wake-up, for less than the call's register saves cost. `always`: the plain
+    /// hint was not taken.
+    #[inline(always)]
     fn reschedule(&mut self, node: NodeId) {
         let Some(t) = self.nodes[node].poll_timeout() else {
             return; // a pending entry, if any, fires early and is harmless
