@@ -203,22 +203,55 @@ impl Observer for () {
 }
 
 /// Next hop by destination address, with an optional default.
+///
+/// Most nodes route by their default alone (hosts, access links) or by a handful of
+/// addresses (a dumbbell's bottleneck: one): those entries are searched in a short
+/// list, since hashing an address cost more than comparing it, and a node with no
+/// entries does not even read the packet's address. Tables that outgrow the list
+/// (a workload's routers) move to a hash map.
 #[derive(Clone, Debug, Default)]
 pub struct RouteTable {
+    /// The entries while there are at most `SMALL_ROUTES` (empty once `by_dst` is used).
+    small: Vec<(IpAddr, NodeId)>,
     by_dst: HashMap<IpAddr, NodeId, FxBuild>,
     default: Option<NodeId>,
 }
 
+/// Entries a route table searches as a list before it moves them to a hash map.
+const SMALL_ROUTES: usize = 8;
+
 impl RouteTable {
     pub fn add(&mut self, dst: IpAddr, next: NodeId) {
-        self.by_dst.insert(dst, next);
+        if !self.by_dst.is_empty() {
+            self.by_dst.insert(dst, next);
+        } else if let Some(e) = self.small.iter_mut().find(|e| e.0 == dst) {
+            e.1 = next;
+        } else if self.small.len() < SMALL_ROUTES {
+            self.small.push((dst, next));
+        } else {
+            self.by_dst.extend(self.small.drain(..));
+            self.by_dst.insert(dst, next);
+        }
     }
     pub fn set_default(&mut self, next: NodeId) {
         self.default = Some(next);
     }
     pub fn lookup(&self, dst: Option<IpAddr>) -> Option<NodeId> {
-        dst.and_then(|d| self.by_dst.get(&d).copied())
-            .or(self.default)
+        let hit = match dst {
+            Some(d) if !self.by_dst.is_empty() => self.by_dst.get(&d).copied(),
+            Some(d) => self.small.iter().find(|e| e.0 == d).map(|e| e.1),
+            None => None,
+        };
+        hit.or(self.default)
+    }
+    /// The next hop of an IP packet (its destination address, read only if the table
+    /// has entries besides the default).
+    #[inline]
+    pub fn lookup_packet(&self, data: &[u8]) -> Option<NodeId> {
+        if self.small.is_empty() && self.by_dst.is_empty() {
+            return self.default;
+        }
+        self.lookup(brisk_wire::peek::dst_addr(data))
     }
 }
 
@@ -448,7 +481,7 @@ impl<N: Node> Engine<N> {
     /// Drains `node`'s output into the ready queue, then reschedules it.
     fn flush(&mut self, node: NodeId) {
         while let Some(pkt) = self.nodes[node].poll_packet(self.now, &mut self.ctx) {
-            match self.routes[node].lookup(brisk_wire::peek::dst_addr(&pkt.data)) {
+            match self.routes[node].lookup_packet(&pkt.data) {
                 Some(next) => self.ready.push_back((node, next, pkt)),
                 None => {
                     self.stats.unroutable += 1;
@@ -627,6 +660,36 @@ mod tests {
             })
             .collect();
         assert!(low.len() > 2000, "{} distinct buckets of 4096", low.len());
+    }
+
+    #[test]
+    fn route_tables_answer_alike_as_a_list_and_as_a_map() {
+        let mut t = RouteTable::default();
+        assert_eq!(t.lookup(Some(v4(1))), None);
+        t.set_default(99);
+        for n in 1..=20u8 {
+            t.add(v4(n), usize::from(n));
+            // A re-added address takes the new hop, in either form.
+            t.add(v4(1), 100 + usize::from(n));
+            for m in 1..=21u8 {
+                let want = match m {
+                    1 => Some(100 + usize::from(n)),
+                    m if m <= n => Some(usize::from(m)),
+                    _ => Some(99),
+                };
+                assert_eq!(t.lookup(Some(v4(m))), want, "{n} entries, {m}");
+                assert_eq!(
+                    t.lookup_packet(&pkt_to(m, 0).data),
+                    want,
+                    "{n} entries, {m}"
+                );
+            }
+            assert_eq!(t.small.is_empty(), n as usize > SMALL_ROUTES);
+        }
+        assert_eq!(t.lookup(None), Some(99));
+        let mut d = RouteTable::default();
+        d.set_default(7);
+        assert_eq!(d.lookup_packet(&[]), Some(7));
     }
 
     #[test]
