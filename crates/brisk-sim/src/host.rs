@@ -169,6 +169,9 @@ pub struct Host {
     /// for none: a vector, as every packet out looks its flow up here.
     by_conn: Vec<u32>,
     trace: Vec<TraceEvent>,
+    /// Some flow is a UDP source (`add_flow` sets it): only then does `poll_packet`
+    /// ask the flows for due datagrams.
+    udp_sources: bool,
 }
 
 impl ClientSide {
@@ -213,6 +216,7 @@ impl Host {
             flows: Vec::new(),
             by_conn: Vec::new(),
             trace: Vec::new(),
+            udp_sources: false,
         }
     }
 
@@ -221,6 +225,7 @@ impl Host {
         if let Role::Server(s) = &role {
             self.ep.listen(s.port, 128, s.config.clone())?;
         }
+        self.udp_sources |= matches!(&role, Role::Client(c) if c.app.is_udp());
         self.flows.push(HostFlow { flow, role });
         Ok(())
     }
@@ -543,7 +548,12 @@ impl Host {
     pub fn poll_packet(&mut self, now: Instant, ctx: &mut Ctx) -> Option<Packet> {
         let mut buf = ctx.pool.take();
         // Due UDP datagrams leave at once: no congestion control, no send buffer.
-        for f in &mut self.flows {
+        let udp: &mut [HostFlow] = if self.udp_sources {
+            &mut self.flows
+        } else {
+            &mut []
+        };
+        for f in udp {
             if let Role::Client(c) = &mut f.role {
                 if c.app.udp_poll(self.ip, c.remote, &mut buf) {
                     return Some(Packet {
@@ -559,7 +569,15 @@ impl Host {
             }
         }
         loop {
-            if let Some(tx) = self.ep.poll_transmit(now, &mut buf) {
+            // Most calls after a packet find nothing queued (the endpoint's ready
+            // connections are polled dry before `process`): that is known without the
+            // call.
+            let tx = if self.ep.has_queued_output() {
+                self.ep.poll_transmit(now, &mut buf)
+            } else {
+                None
+            };
+            if let Some(tx) = tx {
                 debug_assert_eq!(tx.len, buf.len());
                 let idx = tx.conn.and_then(|h| self.flow_for_conn(h));
                 if let (Some(h), Some(i)) = (tx.conn, idx) {

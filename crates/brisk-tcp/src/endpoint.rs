@@ -681,6 +681,15 @@ impl Endpoint {
         self.replies.push_back(reply);
     }
 
+    /// Whether [`poll_transmit`](Self::poll_transmit) has anything to look at: a
+    /// queued RST or cookie SYN-ACK, or a connection marked ready. Without any it
+    /// returns `None` and changes nothing, so a caller may skip it (and its `out`).
+    #[must_use]
+    #[inline]
+    pub fn has_queued_output(&self) -> bool {
+        !self.ready.is_empty() || !self.replies.is_empty() || self.cookies.has_pending()
+    }
+
     /// Writes the next packet to send into `out` (cleared first).
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> Option<Transmit> {
