@@ -736,13 +736,16 @@ impl Endpoint {
                 continue;
             };
             slot.in_ready = false;
-            let Some(seg) = slot.conn.poll_transmit(now) else {
+            // By reference: binding the segment by value copied it out of the
+            // `Option` for every packet sent.
+            let polled = slot.conn.poll_transmit(now);
+            let Some(seg) = &polled else {
                 self.touch_events_and_timer(h);
                 continue;
             };
             let exhausted = slot.conn.poll_exhausted();
             let remote = slot.conn.remote().ip();
-            let payload = slot.conn.payload(&seg);
+            let payload = slot.conn.payload(seg);
             let tcp = seg.to_repr(payload);
             let dscp = seg.meta.dscp;
             let ecn = seg.meta.ecn;
