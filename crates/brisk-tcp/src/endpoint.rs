@@ -1061,6 +1061,10 @@ impl Endpoint {
         self.touch_events_and_timer(h);
     }
 
+    /// Inline (always: it is called from four places): after every poll and every
+    /// segment (about 890 000 calls in `bench sim`'s 2 s run), and its call and
+    /// register saves were a quarter of its cost.
+    #[inline(always)]
     fn touch_events_and_timer(&mut self, h: ConnHandle) {
         let Some(slot) = self.slots.get_mut(h.0 as usize).and_then(|s| s.as_mut()) else {
             return;
