@@ -9,7 +9,9 @@
 //! wish is never pushed while an earlier entry is pending: that entry fires early, the
 //! node is re-checked and rescheduled. Stale entries can only come from moves to an
 //! earlier time and are purged when the heap outgrows the node count, so the heap stays
-//! bounded.
+//! bounded. With few nodes (a dumbbell has five) there is no heap: the next wake-up is
+//! the least valid `(time, seq)` found by scanning the nodes' entries, which is the
+//! entry the heap would pop, so events run in the same order.
 
 use brisk_net::Packet;
 use brisk_time::Instant;
@@ -201,22 +203,55 @@ impl Observer for () {
 }
 
 /// Next hop by destination address, with an optional default.
+///
+/// Most nodes route by their default alone (hosts, access links) or by a handful of
+/// addresses (a dumbbell's bottleneck: one): those entries are searched in a short
+/// list, since hashing an address cost more than comparing it, and a node with no
+/// entries does not even read the packet's address. Tables that outgrow the list
+/// (a workload's routers) move to a hash map.
 #[derive(Clone, Debug, Default)]
 pub struct RouteTable {
+    /// The entries while there are at most `SMALL_ROUTES` (empty once `by_dst` is used).
+    small: Vec<(IpAddr, NodeId)>,
     by_dst: HashMap<IpAddr, NodeId, FxBuild>,
     default: Option<NodeId>,
 }
 
+/// Entries a route table searches as a list before it moves them to a hash map.
+const SMALL_ROUTES: usize = 8;
+
 impl RouteTable {
     pub fn add(&mut self, dst: IpAddr, next: NodeId) {
-        self.by_dst.insert(dst, next);
+        if !self.by_dst.is_empty() {
+            self.by_dst.insert(dst, next);
+        } else if let Some(e) = self.small.iter_mut().find(|e| e.0 == dst) {
+            e.1 = next;
+        } else if self.small.len() < SMALL_ROUTES {
+            self.small.push((dst, next));
+        } else {
+            self.by_dst.extend(self.small.drain(..));
+            self.by_dst.insert(dst, next);
+        }
     }
     pub fn set_default(&mut self, next: NodeId) {
         self.default = Some(next);
     }
     pub fn lookup(&self, dst: Option<IpAddr>) -> Option<NodeId> {
-        dst.and_then(|d| self.by_dst.get(&d).copied())
-            .or(self.default)
+        let hit = match dst {
+            Some(d) if !self.by_dst.is_empty() => self.by_dst.get(&d).copied(),
+            Some(d) => self.small.iter().find(|e| e.0 == d).map(|e| e.1),
+            None => None,
+        };
+        hit.or(self.default)
+    }
+    /// The next hop of an IP packet (its destination address, read only if the table
+    /// has entries besides the default).
+    #[inline]
+    pub fn lookup_packet(&self, data: &[u8]) -> Option<NodeId> {
+        if self.small.is_empty() && self.by_dst.is_empty() {
+            return self.default;
+        }
+        self.lookup(brisk_wire::peek::dst_addr(data))
     }
 }
 
@@ -276,15 +311,26 @@ impl Ord for Wake {
     }
 }
 
+/// `Engine::wake` of a node with no pending wake-up (no valid entry has it: `seq`
+/// never reaches `u64::MAX`).
+const NO_WAKE: u128 = u128::MAX;
+
+/// Up to this many nodes the engine finds the next wake-up by scanning every node's
+/// entry instead of keeping a heap: for a handful of nodes a scan is a few compares,
+/// where a heap pop and push cost about 150 instructions per event (`bench sim`'s
+/// dumbbell, five nodes).
+const SCAN_MAX_NODES: usize = 16;
+
 /// The simulator core, generic over the node type so that enum dispatch (no `dyn`) is
 /// possible and tests can plug in fakes.
 pub struct Engine<N: Node> {
     now: Instant,
     nodes: Vec<N>,
     routes: Vec<RouteTable>,
+    /// Wake-ups by `(at, seq)`, used only above `SCAN_MAX_NODES` nodes.
     heap: BinaryHeap<Reverse<Wake>>,
-    /// The one valid heap entry per node, as `(at, seq)`.
-    wake: Vec<Option<(Instant, u64)>>,
+    /// The one valid wake-up per node as its `Wake::key`, or `NO_WAKE`.
+    wake: Vec<u128>,
     seq: u64,
     ready: VecDeque<(NodeId, NodeId, Packet)>,
     ctx: Ctx,
@@ -316,8 +362,44 @@ impl<N: Node> Engine<N> {
     pub fn add_node(&mut self, node: N) -> NodeId {
         self.nodes.push(node);
         self.routes.push(RouteTable::default());
-        self.wake.push(None);
+        self.wake.push(NO_WAKE);
+        if self.nodes.len() == SCAN_MAX_NODES + 1 {
+            // From scanning to the heap: it gets every pending wake-up.
+            for (node, &key) in self.wake.iter().enumerate() {
+                if key != NO_WAKE {
+                    self.heap.push(Reverse(Wake {
+                        at: Instant::from_nanos((key >> 64) as u64),
+                        seq: key as u64,
+                        node,
+                    }));
+                }
+            }
+        }
         self.nodes.len() - 1
+    }
+
+    /// Whether the next wake-up is found by scanning `wake` (no heap).
+    #[inline]
+    fn scans(&self) -> bool {
+        self.nodes.len() <= SCAN_MAX_NODES
+    }
+
+    /// The pending wake-up with the least `(at, seq)`, by scanning.
+    #[inline]
+    fn scan_next(&self) -> Option<Wake> {
+        let mut best = NO_WAKE;
+        let mut node = 0;
+        for (i, &key) in self.wake.iter().enumerate() {
+            if key < best {
+                best = key;
+                node = i;
+            }
+        }
+        (best != NO_WAKE).then(|| Wake {
+            at: Instant::from_nanos((best >> 64) as u64),
+            seq: best as u64,
+            node,
+        })
     }
 
     /// The routing table of `node` (panics on a bad id: topology construction is internal).
@@ -340,7 +422,8 @@ impl<N: Node> Engine<N> {
     pub fn stats(&self) -> &EngineStats {
         &self.stats
     }
-    /// Current heap size (valid plus stale entries), for boundedness tests.
+    /// Current heap size (valid plus stale entries), for boundedness tests; 0 while
+    /// the engine scans (`SCAN_MAX_NODES`).
     pub fn heap_len(&self) -> usize {
         self.heap.len()
     }
@@ -351,16 +434,26 @@ impl<N: Node> Engine<N> {
         for id in 0..self.nodes.len() {
             self.reschedule(id);
         }
-        while let Some(&Reverse(w)) = self.heap.peek() {
-            if w.at > end {
-                break;
-            }
-            self.heap.pop();
-            if self.wake[w.node] != Some((w.at, w.seq)) {
-                self.stats.stale += 1;
-                continue;
-            }
-            self.wake[w.node] = None;
+        loop {
+            let w = if self.scans() {
+                match self.scan_next() {
+                    Some(w) if w.at <= end => w,
+                    _ => break,
+                }
+            } else {
+                match self.heap.peek() {
+                    Some(&Reverse(w)) if w.at <= end => {
+                        self.heap.pop();
+                        if self.wake[w.node] != w.key() {
+                            self.stats.stale += 1;
+                            continue;
+                        }
+                        w
+                    }
+                    _ => break,
+                }
+            };
+            self.wake[w.node] = NO_WAKE;
             debug_assert!(w.at >= self.now, "time went backwards");
             self.now = w.at;
             let due = self.nodes[w.node]
@@ -388,7 +481,7 @@ impl<N: Node> Engine<N> {
     /// Drains `node`'s output into the ready queue, then reschedules it.
     fn flush(&mut self, node: NodeId) {
         while let Some(pkt) = self.nodes[node].poll_packet(self.now, &mut self.ctx) {
-            match self.routes[node].lookup(brisk_wire::peek::dst_addr(&pkt.data)) {
+            match self.routes[node].lookup_packet(&pkt.data) {
                 Some(next) => self.ready.push_back((node, next, pkt)),
                 None => {
                     self.stats.unroutable += 1;
@@ -409,23 +502,31 @@ impl<N: Node> Engine<N> {
         }
     }
 
+    /// Inline: `flush` calls it after every hand-over and every event (about 970 000
+    /// times in `bench sim`'s 2 s run), and most calls only confirm the pending
+    /// wake-up, for less than the call's register saves cost. `always`: the plain
+    /// hint was not taken.
+    #[inline(always)]
     fn reschedule(&mut self, node: NodeId) {
         let Some(t) = self.nodes[node].poll_timeout() else {
             return; // a pending entry, if any, fires early and is harmless
         };
         let t = t.max(self.now);
-        if let Some((at, _)) = self.wake[node] {
-            if at <= t {
-                return;
-            }
+        let pending = self.wake[node];
+        if pending != NO_WAKE && (pending >> 64) as u64 <= t.as_nanos() {
+            return;
         }
         self.seq += 1;
-        self.wake[node] = Some((t, self.seq));
-        self.heap.push(Reverse(Wake {
+        let w = Wake {
             at: t,
             seq: self.seq,
             node,
-        }));
+        };
+        self.wake[node] = w.key();
+        if self.scans() {
+            return;
+        }
+        self.heap.push(Reverse(w));
         if self.heap.len() > 4 * self.nodes.len() + 1024 {
             self.compact();
         }
@@ -435,8 +536,7 @@ impl<N: Node> Engine<N> {
     fn compact(&mut self) {
         let wake = &self.wake;
         let before = self.heap.len();
-        self.heap
-            .retain(|Reverse(w)| wake[w.node] == Some((w.at, w.seq)));
+        self.heap.retain(|Reverse(w)| wake[w.node] == w.key());
         self.stats.stale += (before - self.heap.len()) as u64;
     }
 }
@@ -563,6 +663,36 @@ mod tests {
     }
 
     #[test]
+    fn route_tables_answer_alike_as_a_list_and_as_a_map() {
+        let mut t = RouteTable::default();
+        assert_eq!(t.lookup(Some(v4(1))), None);
+        t.set_default(99);
+        for n in 1..=20u8 {
+            t.add(v4(n), usize::from(n));
+            // A re-added address takes the new hop, in either form.
+            t.add(v4(1), 100 + usize::from(n));
+            for m in 1..=21u8 {
+                let want = match m {
+                    1 => Some(100 + usize::from(n)),
+                    m if m <= n => Some(usize::from(m)),
+                    _ => Some(99),
+                };
+                assert_eq!(t.lookup(Some(v4(m))), want, "{n} entries, {m}");
+                assert_eq!(
+                    t.lookup_packet(&pkt_to(m, 0).data),
+                    want,
+                    "{n} entries, {m}"
+                );
+            }
+            assert_eq!(t.small.is_empty(), n as usize > SMALL_ROUTES);
+        }
+        assert_eq!(t.lookup(None), Some(99));
+        let mut d = RouteTable::default();
+        d.set_default(7);
+        assert_eq!(d.lookup_packet(&[]), Some(7));
+    }
+
+    #[test]
     fn packets_follow_routes_through_delays() {
         let mut e: Engine<Fake> = Engine::new();
         let a = e.add_node(sink(&[1, 2, 3], 2));
@@ -634,11 +764,44 @@ mod tests {
         let n = e.add_node(Shrinking {
             next: Instant::from_secs(u64::from(u32::MAX)),
         });
+        // Enough nodes that the engine keeps a heap (with fewer it scans and has none).
+        for _ in 0..SCAN_MAX_NODES {
+            e.add_node(Shrinking {
+                next: Instant::from_secs(u64::from(u32::MAX)),
+            });
+        }
+        let nodes = SCAN_MAX_NODES + 1;
         e.run_until(Instant::ZERO, &mut ());
         for i in 0..100_000 {
             e.inject(n, pkt_to(1, i), &mut ());
-            assert!(e.heap_len() <= 4 + 1024 + 1);
+            assert!(e.heap_len() <= 4 * nodes + 1024 + 1);
         }
+    }
+
+    #[test]
+    fn scanning_and_the_heap_run_events_in_the_same_order() {
+        // Three senders with timers at shared instants, through a delay to a sink:
+        // once with five nodes (scanned), once with idle nodes added (heap).
+        let run = |idle: usize| {
+            let mut e: Engine<Fake> = Engine::new();
+            let l = e.add_node(delay(3));
+            let b = e.add_node(sink(&[], 0));
+            for k in 0..3u64 {
+                let a = e.add_node(sink(&[1, 2 + k % 2, 4, 4 + k, 9], 2));
+                e.routes_mut(a).set_default(l);
+            }
+            e.routes_mut(l).add(v4(2), b);
+            for _ in 0..idle {
+                e.add_node(sink(&[], 0));
+            }
+            e.run_until(Instant::from_millis(5), &mut ());
+            e.run_until(Instant::from_millis(50), &mut ());
+            let Fake::Sink(s) = e.node(b) else { panic!() };
+            (s.got.clone(), e.stats().events, e.stats().packets)
+        };
+        let scanned = run(0);
+        assert_eq!(scanned.0.len(), 15);
+        assert_eq!(run(SCAN_MAX_NODES), scanned);
     }
 
     #[test]

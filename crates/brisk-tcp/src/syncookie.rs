@@ -319,6 +319,12 @@ impl SynCookies {
     pub fn pending_len(&self) -> usize {
         self.pending.len()
     }
+
+    /// Whether `pop_synack` would return one.
+    #[inline]
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
 }
 
 /// What this host offers a peer, as `Connection` builds it from the listener's
