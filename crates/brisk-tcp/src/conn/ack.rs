@@ -68,6 +68,10 @@ impl Connection {
             return;
         }
         let ack = ack as u64;
+        if self.ack_changes_nothing(seg, ack) {
+            self.process_idle_ack(now, seg, ack, seq);
+            return;
+        }
         let prior = Prior {
             una: self.snd.snd_una,
             in_flight: self.loss.board.in_flight(),
@@ -175,6 +179,59 @@ impl Connection {
         self.grow_window(now, cc_segs, &ack_sample);
         self.end_round();
         self.rearm_after_ack(now, ack > prior.una, d.segs > 0);
+    }
+
+    /// Whether this ACK can move nothing but the send window: it acknowledges no new
+    /// data and carries no SACK block while nothing is outstanding, in the Open state,
+    /// with no ECE, no TLP episode and no pending D-SACK undo. The receiver of a
+    /// one-way transfer sees only such ACKs, on every data segment. Linux's
+    /// `tcp_rcv_established` fast path likewise calls `tcp_ack` on a data segment only
+    /// when `ack_seq != snd_una` would change something (header prediction).
+    ///
+    /// What `process_ack` does with such an ACK, phase by phase, and why
+    /// [`process_idle_ack`](Self::process_idle_ack) may skip the rest:
+    /// - no blocks: `classify_sack` returns the default (no D-SACK, nothing ignored);
+    /// - `ack == snd_una` with an empty scoreboard: `mark_delivered` delivers nothing,
+    ///   so there is no RTT sample (no delivery, SND.UNA did not advance), no
+    ///   `on_ack`, and `detect_losses` / `newreno_detect` have nothing to do (no
+    ///   delivery, no D-SACK, no duplicate ACK: that needs data outstanding);
+    /// - RDB's hidden-loss check needs SND.UNA to advance; RC3 is excluded
+    ///   (`rc3_low_ack` counts low ACKs);
+    /// - `alert` in Open without ECE, with no lost or SACKed segment and no D-SACK undo
+    ///   due (`all_retrans_dsacked`), only clears the retransmission stamp (nothing
+    ///   retransmitted is outstanding);
+    /// - the TLP has no episode to end; `grow_window` outside a reduction grows
+    ///   nothing without deliveries, and only re-clamps cwnd and traces it.
+    fn ack_changes_nothing(&self, seg: &TcpRepr<'_>, ack: u64) -> bool {
+        let b = &self.loss.board;
+        ack == self.snd.snd_una
+            && seg.sack.is_empty()
+            && b.is_empty()
+            && self.cong.ca_state == CaState::Open
+            && !(self.opts.ecn_ok && seg.flags.contains(Flags::ECE))
+            && self.loss.tlp.high_seq.is_none()
+            && !self.loss.undo.all_retrans_dsacked()
+            && self.snd.rlp.is_none()
+    }
+
+    /// `process_ack` for an ACK `ack_changes_nothing` accepted: the same writes in
+    /// the same order, without the phases that provably do nothing.
+    fn process_idle_ack(&mut self, now: Instant, seg: &TcpRepr<'_>, ack: u64, seq: i64) {
+        debug_assert!(
+            self.loss.board.lost_out() == 0
+                && self.loss.board.sacked_out() == 0
+                && self.loss.board.retrans_out() == 0
+        );
+        self.probes.persist_probes = 0;
+        self.update_send_window(seg, ack, seq, false, ack);
+        self.refresh_cc_state();
+        // `alert` → `undo_and_exit`: Open, nothing retransmitted outstanding.
+        self.loss.undo.clear_stamp();
+        // `grow_window` without deliveries outside a reduction.
+        self.set_cwnd(self.cong.vars.cwnd);
+        self.trace_cwnd(now);
+        self.end_round();
+        self.rearm_after_ack(now, false, false);
     }
 
     /// RDB's fairness fix 1 (`crate::rdb`; RDB §III-A): an ACK that advances SND.UNA to
