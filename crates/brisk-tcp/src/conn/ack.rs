@@ -286,7 +286,9 @@ impl Connection {
         prior_una: u64,
         old: bool,
     ) -> SackClass {
-        if !self.opts.sack_ok {
+        // No blocks (every ACK of a loss-free transfer): nothing to classify, count or
+        // hide from RC3; `classify` of no blocks is the default.
+        if !self.opts.sack_ok || seg.sack.is_empty() {
             return SackClass::default();
         }
         let mut raw = [(0i64, 0i64); 4];
@@ -355,9 +357,11 @@ impl Connection {
                 rack.on_delivered(now, s.xmit_ts, s.end, s.ever_retrans, min_rtt);
             }
         };
-        self.loss
-            .board
-            .sack(sack.blocks(), |s| on_delivered(s, true));
+        if sack.len > 0 {
+            self.loss
+                .board
+                .sack(sack.blocks(), |s| on_delivered(s, true));
+        }
         if ack > prior.una {
             self.loss
                 .board
@@ -443,6 +447,14 @@ impl Connection {
     /// Open/Disorder. An old ACK never enters CWR and never reopens from Disorder
     /// (its SACK news can only add to what is SACKed).
     fn alert(&mut self, now: Instant, age: AckAge, flags: &AckFlags, prior: Prior) {
+        if self.cong.ca_state == CaState::Open
+            && age != AckAge::Old
+            && !flags.ece
+            && !self.loss.undo.all_retrans_dsacked()
+        {
+            self.alert_open(now, prior);
+            return;
+        }
         if self.undo_and_exit(now, flags) && self.config.recovery.rack {
             self.rack_detect(now);
         }
@@ -459,6 +471,26 @@ impl Connection {
             && self.loss.board.sacked_out() == 0
         {
             self.cong.ca_state = CaState::Open;
+        }
+    }
+
+    /// `alert` for a current ACK without ECE in the Open state with no D-SACK undo
+    /// due: the common ACK of a loss-free transfer. As Linux's `tcp_fastretrans_alert`
+    /// only looks further when the ACK is "dubious" (`tcp_ack_is_dubious`), this leaves
+    /// out the exits and undo checks that Open does not have. Exact: `undo_and_exit`
+    /// in Open without ECE runs no exit (those are for CWR and Recovery), its D-SACK
+    /// undo is excluded here, and it clears the retransmission stamp when nothing
+    /// retransmitted is outstanding, returning false (no lost marks cleared, so no
+    /// second RACK pass); then recovery starts if RACK marked a loss, else SACKed data
+    /// makes it Disorder, as in `alert`.
+    fn alert_open(&mut self, now: Instant, prior: Prior) {
+        if !self.any_retrans_done() {
+            self.loss.undo.clear_stamp();
+        }
+        if self.loss.board.lost_out() > 0 {
+            self.enter_recovery(now, prior.in_flight, false);
+        } else if self.loss.board.sacked_out() > 0 {
+            self.cong.ca_state = CaState::Disorder;
         }
     }
 
