@@ -12,6 +12,12 @@ use brisk_time::{Duration, Instant};
 impl Connection {
     /// RACK (RFC 8985 §6.2 step 5) plus the reorder timer (§6.3).
     pub(super) fn rack_detect(&mut self, now: Instant) {
+        // Nothing can be lost and no timer is due (`Rack::may_detect`): the result of
+        // `detect_loss` would be (0, None), so skip the reordering window and the walk.
+        if !self.loss.rack.may_detect(&self.loss.board) {
+            self.timers.stop(Timer::RackReorder);
+            return;
+        }
         let min_rtt = self.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
         let srtt = self.loss.rtt.srtt().unwrap_or(Duration::ZERO);
         let reo = self.loss.rack.reo_wnd(

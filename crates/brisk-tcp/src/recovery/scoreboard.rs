@@ -604,6 +604,15 @@ impl Scoreboard {
         marked
     }
 
+    /// The first segment `walk_time_order` would visit: the oldest transmission RACK
+    /// may still judge (every key in `time_order` is below the fresh tail's).
+    pub fn oldest_in_time_order(&self) -> Option<&SentSegment> {
+        match self.time_order.first_key_value() {
+            Some((_, &id)) => self.index_of(id).map(|i| &self.segs[i]),
+            None => self.segs.get(self.fresh_idx()),
+        }
+    }
+
     /// The send time of the latest-sent segment RACK may still judge that went out
     /// before (`xmit_ts`, `end_seq`) in RFC 8985's `RACK_sent_after` order, looking no
     /// further than the first one that did not (Linux stops its walk of
