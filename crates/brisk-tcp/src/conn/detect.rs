@@ -187,16 +187,14 @@ impl Connection {
             return;
         };
         let rto_left = self.timers.get(Timer::Rto).map(|t| t - now);
-        let formula = match self.config.recovery.tlp_pto {
-            tlp::PtoFormula::Rfc8985 => tlp::pto,
-            tlp::PtoFormula::Draft01 => tlp::pto_draft01,
+        let packets_out = self.loss.board.packets_out();
+        // A call per formula rather than a function pointer, so the formula is inlined.
+        let pto = match self.config.recovery.tlp_pto {
+            tlp::PtoFormula::Rfc8985 => tlp::pto(srtt, packets_out, super::TLP_WC_DELACK, rto_left),
+            tlp::PtoFormula::Draft01 => {
+                tlp::pto_draft01(srtt, packets_out, super::TLP_WC_DELACK, rto_left)
+            }
         };
-        let pto = formula(
-            srtt,
-            self.loss.board.packets_out(),
-            super::TLP_WC_DELACK,
-            rto_left,
-        );
         // TLP-restart: PTO − T_last, T_last the time since the most recent
         // transmission of any outstanding segment (resolution B3); an overdue probe
         // fires at once (B4).
