@@ -126,7 +126,9 @@ impl Connection {
             return;
         }
         if let Some(rtt) = sample {
-            self.rtt_sample(now, rtt);
+            // The refresh of the controller's view that `rtt_sample` does is left to
+            // the one just below: nothing in between reads or changes what it copies.
+            self.note_rtt_sample(now, rtt);
         }
 
         let ece = self.opts.ecn_ok && seg.flags.contains(Flags::ECE);
@@ -554,8 +556,13 @@ impl Connection {
 
     /// One RTT sample into the estimator, CC state and trace.
     pub(super) fn rtt_sample(&mut self, now: Instant, rtt: Duration) {
-        self.loss.rtt.on_sample(now, rtt);
+        self.note_rtt_sample(now, rtt);
         self.refresh_cc_state();
+    }
+
+    /// `rtt_sample` for a caller that refreshes the CC state itself afterwards.
+    fn note_rtt_sample(&mut self, now: Instant, rtt: Duration) {
+        self.loss.rtt.on_sample(now, rtt);
         self.trace(TraceEvent::RttSample { at: now, rtt });
     }
 }
