@@ -233,7 +233,10 @@ impl Connection {
         self.set_cwnd(self.cong.vars.cwnd);
         self.trace_cwnd(now);
         self.end_round();
-        self.rearm_after_ack(now, false, false);
+        // `rearm_after_ack(now, false, false)` with nothing outstanding: no RTO, probe,
+        // reorder or user timer; a persist timer ends if the window is open.
+        self.disarm_rto();
+        self.stop_persist_if_open();
     }
 
     /// RDB's fairness fix 1 (`crate::rdb`; RDB §III-A): an ACK that advances SND.UNA to
@@ -548,6 +551,11 @@ impl Connection {
         if (una_advanced || delivered) && !reneged {
             self.schedule_tlp(now);
         }
+        self.stop_persist_if_open();
+    }
+
+    /// The peer's window is open: no zero-window probing.
+    fn stop_persist_if_open(&mut self) {
         if self.snd.snd_wnd > 0 && self.timers.is_set(Timer::Persist) {
             self.timers.stop(Timer::Persist);
             self.probes.persist_backoff = 0;
