@@ -489,14 +489,15 @@ impl Scoreboard {
                 }
                 break;
             }
-            // NOTE(unwrap): front() was Some just above.
-            let s = self.segs.pop_front().unwrap();
             removed += 1;
             if s.id >= self.fresh_from {
-                // Fresh: in no index.
-                f(&s);
+                // Fresh: in no index. Reported in place, then dropped (no copy out).
+                f(s);
+                self.segs.pop_front();
                 continue;
             }
+            // NOTE(unwrap): front() was Some just above.
+            let s = self.segs.pop_front().unwrap();
             if s.rack_pending() {
                 self.time_order.remove(&s.time_key());
             }
