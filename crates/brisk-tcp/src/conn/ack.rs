@@ -68,6 +68,10 @@ impl Connection {
             return;
         }
         let ack = ack as u64;
+        if self.ack_changes_nothing(seg, ack) {
+            self.process_idle_ack(now, seg, ack, seq);
+            return;
+        }
         let prior = Prior {
             una: self.snd.snd_una,
             in_flight: self.loss.board.in_flight(),
@@ -122,7 +126,9 @@ impl Connection {
             return;
         }
         if let Some(rtt) = sample {
-            self.rtt_sample(now, rtt);
+            // The refresh of the controller's view that `rtt_sample` does is left to
+            // the one just below: nothing in between reads or changes what it copies.
+            self.note_rtt_sample(now, rtt);
         }
 
         let ece = self.opts.ecn_ok && seg.flags.contains(Flags::ECE);
@@ -177,6 +183,62 @@ impl Connection {
         self.rearm_after_ack(now, ack > prior.una, d.segs > 0);
     }
 
+    /// Whether this ACK can move nothing but the send window: it acknowledges no new
+    /// data and carries no SACK block while nothing is outstanding, in the Open state,
+    /// with no ECE, no TLP episode and no pending D-SACK undo. The receiver of a
+    /// one-way transfer sees only such ACKs, on every data segment. Linux's
+    /// `tcp_rcv_established` fast path likewise calls `tcp_ack` on a data segment only
+    /// when `ack_seq != snd_una` would change something (header prediction).
+    ///
+    /// What `process_ack` does with such an ACK, phase by phase, and why
+    /// [`process_idle_ack`](Self::process_idle_ack) may skip the rest:
+    /// - no blocks: `classify_sack` returns the default (no D-SACK, nothing ignored);
+    /// - `ack == snd_una` with an empty scoreboard: `mark_delivered` delivers nothing,
+    ///   so there is no RTT sample (no delivery, SND.UNA did not advance), no
+    ///   `on_ack`, and `detect_losses` / `newreno_detect` have nothing to do (no
+    ///   delivery, no D-SACK, no duplicate ACK: that needs data outstanding);
+    /// - RDB's hidden-loss check needs SND.UNA to advance; RC3 is excluded
+    ///   (`rc3_low_ack` counts low ACKs);
+    /// - `alert` in Open without ECE, with no lost or SACKed segment and no D-SACK undo
+    ///   due (`all_retrans_dsacked`), only clears the retransmission stamp (nothing
+    ///   retransmitted is outstanding);
+    /// - the TLP has no episode to end; `grow_window` outside a reduction grows
+    ///   nothing without deliveries, and only re-clamps cwnd and traces it.
+    fn ack_changes_nothing(&self, seg: &TcpRepr<'_>, ack: u64) -> bool {
+        let b = &self.loss.board;
+        ack == self.snd.snd_una
+            && seg.sack.is_empty()
+            && b.is_empty()
+            && self.cong.ca_state == CaState::Open
+            && !(self.opts.ecn_ok && seg.flags.contains(Flags::ECE))
+            && self.loss.tlp.high_seq.is_none()
+            && !self.loss.undo.all_retrans_dsacked()
+            && self.snd.rlp.is_none()
+    }
+
+    /// `process_ack` for an ACK `ack_changes_nothing` accepted: the same writes in
+    /// the same order, without the phases that provably do nothing.
+    fn process_idle_ack(&mut self, now: Instant, seg: &TcpRepr<'_>, ack: u64, seq: i64) {
+        debug_assert!(
+            self.loss.board.lost_out() == 0
+                && self.loss.board.sacked_out() == 0
+                && self.loss.board.retrans_out() == 0
+        );
+        self.probes.persist_probes = 0;
+        self.update_send_window(seg, ack, seq, false, ack);
+        self.refresh_cc_state();
+        // `alert` → `undo_and_exit`: Open, nothing retransmitted outstanding.
+        self.loss.undo.clear_stamp();
+        // `grow_window` without deliveries outside a reduction.
+        self.set_cwnd(self.cong.vars.cwnd);
+        self.trace_cwnd(now);
+        self.end_round();
+        // `rearm_after_ack(now, false, false)` with nothing outstanding: no RTO, probe,
+        // reorder or user timer; a persist timer ends if the window is open.
+        self.disarm_rto();
+        self.stop_persist_if_open();
+    }
+
     /// RDB's fairness fix 1 (`crate::rdb`; RDB §III-A): an ACK that advances SND.UNA to
     /// the end of a bundle while segments the bundle carried were still unacknowledged
     /// reveals losses the bundle hid (no gap, so no dupACK, ever reached the sender).
@@ -229,7 +291,9 @@ impl Connection {
         prior_una: u64,
         old: bool,
     ) -> SackClass {
-        if !self.opts.sack_ok {
+        // No blocks (every ACK of a loss-free transfer): nothing to classify, count or
+        // hide from RC3; `classify` of no blocks is the default.
+        if !self.opts.sack_ok || seg.sack.is_empty() {
             return SackClass::default();
         }
         let mut raw = [(0i64, 0i64); 4];
@@ -298,9 +362,11 @@ impl Connection {
                 rack.on_delivered(now, s.xmit_ts, s.end, s.ever_retrans, min_rtt);
             }
         };
-        self.loss
-            .board
-            .sack(sack.blocks(), |s| on_delivered(s, true));
+        if sack.len > 0 {
+            self.loss
+                .board
+                .sack(sack.blocks(), |s| on_delivered(s, true));
+        }
         if ack > prior.una {
             self.loss
                 .board
@@ -386,6 +452,14 @@ impl Connection {
     /// Open/Disorder. An old ACK never enters CWR and never reopens from Disorder
     /// (its SACK news can only add to what is SACKed).
     fn alert(&mut self, now: Instant, age: AckAge, flags: &AckFlags, prior: Prior) {
+        if self.cong.ca_state == CaState::Open
+            && age != AckAge::Old
+            && !flags.ece
+            && !self.loss.undo.all_retrans_dsacked()
+        {
+            self.alert_open(now, prior);
+            return;
+        }
         if self.undo_and_exit(now, flags) && self.config.recovery.rack {
             self.rack_detect(now);
         }
@@ -402,6 +476,26 @@ impl Connection {
             && self.loss.board.sacked_out() == 0
         {
             self.cong.ca_state = CaState::Open;
+        }
+    }
+
+    /// `alert` for a current ACK without ECE in the Open state with no D-SACK undo
+    /// due: the common ACK of a loss-free transfer. As Linux's `tcp_fastretrans_alert`
+    /// only looks further when the ACK is "dubious" (`tcp_ack_is_dubious`), this leaves
+    /// out the exits and undo checks that Open does not have. Exact: `undo_and_exit`
+    /// in Open without ECE runs no exit (those are for CWR and Recovery), its D-SACK
+    /// undo is excluded here, and it clears the retransmission stamp when nothing
+    /// retransmitted is outstanding, returning false (no lost marks cleared, so no
+    /// second RACK pass); then recovery starts if RACK marked a loss, else SACKed data
+    /// makes it Disorder, as in `alert`.
+    fn alert_open(&mut self, now: Instant, prior: Prior) {
+        if !self.any_retrans_done() {
+            self.loss.undo.clear_stamp();
+        }
+        if self.loss.board.lost_out() > 0 {
+            self.enter_recovery(now, prior.in_flight, false);
+        } else if self.loss.board.sacked_out() > 0 {
+            self.cong.ca_state = CaState::Disorder;
         }
     }
 
@@ -457,6 +551,11 @@ impl Connection {
         if (una_advanced || delivered) && !reneged {
             self.schedule_tlp(now);
         }
+        self.stop_persist_if_open();
+    }
+
+    /// The peer's window is open: no zero-window probing.
+    fn stop_persist_if_open(&mut self) {
         if self.snd.snd_wnd > 0 && self.timers.is_set(Timer::Persist) {
             self.timers.stop(Timer::Persist);
             self.probes.persist_backoff = 0;
@@ -465,8 +564,13 @@ impl Connection {
 
     /// One RTT sample into the estimator, CC state and trace.
     pub(super) fn rtt_sample(&mut self, now: Instant, rtt: Duration) {
-        self.loss.rtt.on_sample(now, rtt);
+        self.note_rtt_sample(now, rtt);
         self.refresh_cc_state();
+    }
+
+    /// `rtt_sample` for a caller that refreshes the CC state itself afterwards.
+    fn note_rtt_sample(&mut self, now: Instant, rtt: Duration) {
+        self.loss.rtt.on_sample(now, rtt);
         self.trace(TraceEvent::RttSample { at: now, rtt });
     }
 }

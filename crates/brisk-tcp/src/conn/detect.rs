@@ -12,6 +12,12 @@ use brisk_time::{Duration, Instant};
 impl Connection {
     /// RACK (RFC 8985 §6.2 step 5) plus the reorder timer (§6.3).
     pub(super) fn rack_detect(&mut self, now: Instant) {
+        // Nothing can be lost and no timer is due (`Rack::may_detect`): the result of
+        // `detect_loss` would be (0, None), so skip the reordering window and the walk.
+        if !self.loss.rack.may_detect(&self.loss.board) {
+            self.timers.stop(Timer::RackReorder);
+            return;
+        }
         let min_rtt = self.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
         let srtt = self.loss.rtt.srtt().unwrap_or(Duration::ZERO);
         let reo = self.loss.rack.reo_wnd(
@@ -181,16 +187,14 @@ impl Connection {
             return;
         };
         let rto_left = self.timers.get(Timer::Rto).map(|t| t - now);
-        let formula = match self.config.recovery.tlp_pto {
-            tlp::PtoFormula::Rfc8985 => tlp::pto,
-            tlp::PtoFormula::Draft01 => tlp::pto_draft01,
+        let packets_out = self.loss.board.packets_out();
+        // A call per formula rather than a function pointer, so the formula is inlined.
+        let pto = match self.config.recovery.tlp_pto {
+            tlp::PtoFormula::Rfc8985 => tlp::pto(srtt, packets_out, super::TLP_WC_DELACK, rto_left),
+            tlp::PtoFormula::Draft01 => {
+                tlp::pto_draft01(srtt, packets_out, super::TLP_WC_DELACK, rto_left)
+            }
         };
-        let pto = formula(
-            srtt,
-            self.loss.board.packets_out(),
-            super::TLP_WC_DELACK,
-            rto_left,
-        );
         // TLP-restart: PTO − T_last, T_last the time since the most recent
         // transmission of any outstanding segment (resolution B3); an overdue probe
         // fires at once (B4).

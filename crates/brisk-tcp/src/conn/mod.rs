@@ -816,7 +816,17 @@ impl Connection {
     }
 
     /// Traces cwnd/ssthresh and then the controller's diagnostics, each if changed.
+    /// Inline for its common answer on every ACK: no change and no trace buffer.
+    #[inline]
     fn trace_cwnd(&mut self, now: Instant) {
+        let cur = (self.cong.vars.cwnd, self.cong.vars.ssthresh);
+        if cur != self.tracer.last_cwnd || self.tracer.buf.is_some() {
+            self.trace_cwnd_changes(now);
+        }
+    }
+
+    #[inline(never)]
+    fn trace_cwnd_changes(&mut self, now: Instant) {
         let cur = (self.cong.vars.cwnd, self.cong.vars.ssthresh);
         if cur != self.tracer.last_cwnd {
             self.tracer.last_cwnd = cur;

@@ -391,6 +391,14 @@ impl RecvBuffer {
         }
     }
 
+    /// Whether [`sack_blocks`](Self::sack_blocks) would return no block and change
+    /// nothing: no D-SACK, no out-of-order data, no remembered block. Inline: the
+    /// segment builder asks on every ACK-bearing segment.
+    #[inline]
+    pub fn sack_blocks_idle(&self) -> bool {
+        self.dsack.is_none() && self.ooo.is_empty() && self.sack_recent.is_empty()
+    }
+
     pub fn has_dsack(&self) -> bool {
         self.dsack.is_some()
     }

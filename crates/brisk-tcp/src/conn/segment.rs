@@ -73,7 +73,9 @@ impl Connection {
             flags.insert(Flags::ECE);
         }
         let mut sack = SackBlocks::new();
-        if self.opts.sack_ok {
+        // Skipping `sack_blocks` when it has nothing to say (every segment of a
+        // receiver without holes) is exact: it would return no block and change nothing.
+        if self.opts.sack_ok && !self.rcv.recvbuf.sack_blocks_idle() {
             let max = if self.opts.ts_ok { 3 } else { 4 };
             let mut v = std::mem::take(&mut self.rcv.sack_scratch);
             self.rcv.recvbuf.sack_blocks(max, &mut v);
@@ -89,7 +91,7 @@ impl Connection {
                 });
             }
             self.rcv.sack_scratch = v;
-        } else {
+        } else if !self.opts.sack_ok {
             // Without SACK a D-SACK cannot be sent; forget it so it forces no ACKs.
             self.rcv.recvbuf.clear_dsack();
         }

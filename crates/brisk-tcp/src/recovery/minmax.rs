@@ -6,7 +6,7 @@
 //! the next takes over, so the estimate is exact for monotone input and within one
 //! sub-window otherwise, in O(1) time and space per sample.
 
-use brisk_time::{Duration, Instant};
+use brisk_time::{dur_nanos, Duration, Instant};
 
 /// One remembered measurement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,13 +19,26 @@ struct Sample {
 #[derive(Clone, Debug)]
 struct Window {
     window: Duration,
+    /// `window` and its quarter and half in nanoseconds, compared with sample ages in
+    /// nanoseconds: the same comparisons as in `Duration` (a quarter and a half of a
+    /// `Duration` are the floor of its nanoseconds' quarter and half), without the
+    /// conversions, on every RTT sample.
+    win_ns: u64,
+    quarter_ns: u64,
+    half_ns: u64,
     /// `s[0]` is the current best; `s[1]`, `s[2]` are later, worse fallbacks.
     s: Option<[Sample; 3]>,
 }
 
 impl Window {
     fn new(window: Duration) -> Self {
-        Window { window, s: None }
+        Window {
+            window,
+            win_ns: dur_nanos(window),
+            quarter_ns: dur_nanos(window / 4),
+            half_ns: dur_nanos(window / 2),
+            s: None,
+        }
     }
 
     fn reset(&mut self, now: Instant, v: u64) -> u64 {
@@ -35,13 +48,14 @@ impl Window {
     }
 
     fn update(&mut self, now: Instant, v: u64, better: fn(u64, u64) -> bool) -> u64 {
-        let win = self.window;
+        let (win, quarter, half) = (self.win_ns, self.quarter_ns, self.half_ns);
+        let age_of = |t: Instant| now.as_nanos().saturating_sub(t.as_nanos());
         let Some(s) = self.s.as_mut() else {
             return self.reset(now, v);
         };
         let x = Sample { t: now, v };
         // A new best, or every remembered sample has expired: start over.
-        if better(v, s[0].v) || now.saturating_duration_since(s[2].t) > win {
+        if better(v, s[0].v) || age_of(s[2].t) > win {
             return self.reset(now, v);
         }
         if better(v, s[1].v) {
@@ -51,23 +65,23 @@ impl Window {
             s[2] = x;
         }
         // Age the best sample out, or refresh fallbacks that have gone stale.
-        let age = now.saturating_duration_since(s[0].t);
+        let age = age_of(s[0].t);
         if age > win {
             // The window passed without a new best: promote the fallbacks. The second
             // may be stale too (the third was checked on entry), hence at most twice.
             s[0] = s[1];
             s[1] = s[2];
             s[2] = x;
-            if now.saturating_duration_since(s[0].t) > win {
+            if age_of(s[0].t) > win {
                 s[0] = s[1];
                 s[1] = s[2];
                 s[2] = x;
             }
-        } else if s[1].t == s[0].t && age > win / 4 {
+        } else if s[1].t == s[0].t && age > quarter {
             // A quarter window without a second choice: take one from the second quarter.
             s[1] = x;
             s[2] = x;
-        } else if s[2].t == s[1].t && age > win / 2 {
+        } else if s[2].t == s[1].t && age > half {
             // Half a window without a third choice: take one from the second half.
             s[2] = x;
         }

@@ -155,6 +155,21 @@ impl Rack {
         }
     }
 
+    /// Whether `detect_loss` can find anything: the oldest transmission RACK may
+    /// still judge went out before the RACK segment. Otherwise its walk stops at the
+    /// first segment with nothing lost and no timer, whatever the reordering window
+    /// (the common case: an in-order ACK leaves only segments sent after the ones it
+    /// delivered). Linux's `tcp_rack_detect_loss` likewise ends on the first skb of
+    /// `tsorted_sent_queue` not sent before the RACK segment.
+    pub fn may_detect(&self, board: &Scoreboard) -> bool {
+        let Some(rack_ts) = self.xmit_ts else {
+            return false;
+        };
+        board
+            .oldest_in_time_order()
+            .is_some_and(|s| sent_after(rack_ts, self.end_seq, s.xmit_ts, s.end))
+    }
+
     /// RFC 8985 `RACK_detect_loss`: walks outstanding segments oldest-transmission first,
     /// marks the lost ones, and stops at the first one sent after the RACK segment (as
     /// Linux does on its time-sorted list). Returns (newly lost, reorder-timer delay).
@@ -224,6 +239,28 @@ mod tests {
             );
         }
         b
+    }
+
+    #[test]
+    fn may_detect_is_false_exactly_when_the_walk_finds_nothing() {
+        let mut rack = Rack::default();
+        let mut b = board_sent_at(&[0, 1, 2]);
+        let reo = Duration::from_millis(1);
+        // No delivery yet.
+        assert!(!rack.may_detect(&b));
+        assert_eq!(rack.detect_loss(&mut b, ms(500), reo), (0, None));
+        // The first segment delivered, in order: the rest went out after it.
+        b.ack_cumulative(1001, |_| {});
+        rack.on_delivered(ms(100), ms(0), 1001, false, Duration::ZERO);
+        assert!(!rack.may_detect(&b));
+        assert_eq!(rack.detect_loss(&mut b, ms(500), reo), (0, None));
+        // The third SACKed: the second went out before it.
+        b.sack(&[(2001, 3001)], |_| {});
+        rack.on_delivered(ms(102), ms(2), 3001, false, Duration::ZERO);
+        assert!(rack.may_detect(&b));
+        assert_eq!(rack.detect_loss(&mut b, ms(500), reo), (1, None));
+        // Nothing left to judge.
+        assert!(!rack.may_detect(&b));
     }
 
     #[test]

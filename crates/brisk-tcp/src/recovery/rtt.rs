@@ -24,6 +24,10 @@ pub struct RttEstimator {
     rttvar4: u64,
     latest: Option<Duration>,
     min_rtt: WindowedMin,
+    /// `srtt8 / 8` and the filter's minimum as `Duration`s, made once per sample
+    /// rather than on every query (the controller's view is refreshed on every ACK).
+    srtt_now: Option<Duration>,
+    min_rtt_now: Option<Duration>,
     initial_rto: Duration,
     min_rto: Duration,
     max_rto: Duration,
@@ -38,6 +42,8 @@ impl RttEstimator {
             rttvar4: 0,
             latest: None,
             min_rtt: WindowedMin::new(MIN_RTT_WINDOW),
+            srtt_now: None,
+            min_rtt_now: None,
             initial_rto,
             min_rto,
             max_rto: max_rto.max(min_rto),
@@ -50,7 +56,8 @@ impl RttEstimator {
     pub fn on_sample(&mut self, now: Instant, rtt: Duration) {
         let rtt = rtt.max(MIN_SAMPLE);
         let r = dur_nanos(rtt);
-        self.min_rtt.update(now, r);
+        let min = self.min_rtt.update(now, r);
+        self.min_rtt_now = Some(Duration::from_nanos(min));
         if self.latest.is_none() {
             self.srtt8 = r.saturating_mul(8);
             self.rttvar4 = r.saturating_mul(2);
@@ -63,6 +70,7 @@ impl RttEstimator {
             self.srtt8 = (self.srtt8 - self.srtt8 / 8).saturating_add(r);
         }
         self.latest = Some(rtt);
+        self.srtt_now = Some(Duration::from_nanos(self.srtt8 / 8));
     }
 
     /// Base RTO without backoff: `initial_rto` before any sample, then
@@ -85,7 +93,7 @@ impl RttEstimator {
 
     /// Smoothed RTT; `None` before the first sample.
     pub fn srtt(&self) -> Option<Duration> {
-        self.latest.map(|_| Duration::from_nanos(self.srtt8 / 8))
+        self.srtt_now
     }
 
     /// RTT variation (zero before the first sample).
@@ -100,7 +108,7 @@ impl RttEstimator {
 
     /// Minimum RTT over the last [`MIN_RTT_WINDOW`].
     pub fn min_rtt(&self) -> Option<Duration> {
-        self.min_rtt.get().map(Duration::from_nanos)
+        self.min_rtt_now
     }
 
     pub fn min_rto(&self) -> Duration {

@@ -489,14 +489,15 @@ impl Scoreboard {
                 }
                 break;
             }
-            // NOTE(unwrap): front() was Some just above.
-            let s = self.segs.pop_front().unwrap();
             removed += 1;
             if s.id >= self.fresh_from {
-                // Fresh: in no index.
-                f(&s);
+                // Fresh: in no index. Reported in place, then dropped (no copy out).
+                f(s);
+                self.segs.pop_front();
                 continue;
             }
+            // NOTE(unwrap): front() was Some just above.
+            let s = self.segs.pop_front().unwrap();
             if s.rack_pending() {
                 self.time_order.remove(&s.time_key());
             }
@@ -602,6 +603,15 @@ impl Scoreboard {
             }
         }
         marked
+    }
+
+    /// The first segment `walk_time_order` would visit: the oldest transmission RACK
+    /// may still judge (every key in `time_order` is below the fresh tail's).
+    pub fn oldest_in_time_order(&self) -> Option<&SentSegment> {
+        match self.time_order.first_key_value() {
+            Some((_, &id)) => self.index_of(id).map(|i| &self.segs[i]),
+            None => self.segs.get(self.fresh_idx()),
+        }
     }
 
     /// The send time of the latest-sent segment RACK may still judge that went out

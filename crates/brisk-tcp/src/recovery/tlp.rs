@@ -10,6 +10,7 @@ use brisk_time::Duration;
 /// RFC 8985 §7.2 / Linux 4.13+: `PTO = 2·SRTT`, plus the worst-case delayed-ACK time
 /// when only one segment is in flight (the probe's ACK may be delayed), never later
 /// than the pending RTO.
+#[inline]
 pub fn pto(
     srtt: Duration,
     packets_out: u32,
