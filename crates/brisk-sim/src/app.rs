@@ -854,12 +854,12 @@ impl ClientApp {
         }
     }
 
-    /// The next due UDP datagram as a whole packet in `out`; false if none.
     /// Whether this is a UDP source (its kind never changes).
     pub fn is_udp(&self) -> bool {
         matches!(self.kind, ClientKind::Udp(_))
     }
 
+    /// The next due UDP datagram as a whole packet in `out`; false if none.
     pub fn udp_poll(&mut self, src: IpAddr, dst: SocketAddr, out: &mut Vec<u8>) -> bool {
         match &mut self.kind {
             ClientKind::Udp(u) => u.poll_packet(src, dst, out),

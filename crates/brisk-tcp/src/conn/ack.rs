@@ -452,15 +452,22 @@ impl Connection {
     /// Open/Disorder. An old ACK never enters CWR and never reopens from Disorder
     /// (its SACK news can only add to what is SACKed).
     fn alert(&mut self, now: Instant, age: AckAge, flags: &AckFlags, prior: Prior) {
+        // A current ACK without ECE in Open with no D-SACK undo due, the common ACK of
+        // a loss-free transfer: as Linux's `tcp_fastretrans_alert` looks further only
+        // at a "dubious" ACK (`tcp_ack_is_dubious`), the undo and exit checks, which
+        // Open does not have, are skipped. Exact: there `undo_and_exit` runs no exit
+        // (those are for CWR and Recovery) and no undo (excluded here), only clears
+        // the retransmission stamp when nothing retransmitted is outstanding, and
+        // returns false (no lost marks cleared, so no second RACK pass).
         if self.cong.ca_state == CaState::Open
             && age != AckAge::Old
             && !flags.ece
             && !self.loss.undo.all_retrans_dsacked()
         {
-            self.alert_open(now, prior);
-            return;
-        }
-        if self.undo_and_exit(now, flags) && self.config.recovery.rack {
+            if !self.any_retrans_done() {
+                self.loss.undo.clear_stamp();
+            }
+        } else if self.undo_and_exit(now, flags) && self.config.recovery.rack {
             self.rack_detect(now);
         }
         let ece = age == AckAge::Current { ece: true };
@@ -476,26 +483,6 @@ impl Connection {
             && self.loss.board.sacked_out() == 0
         {
             self.cong.ca_state = CaState::Open;
-        }
-    }
-
-    /// `alert` for a current ACK without ECE in the Open state with no D-SACK undo
-    /// due: the common ACK of a loss-free transfer. As Linux's `tcp_fastretrans_alert`
-    /// only looks further when the ACK is "dubious" (`tcp_ack_is_dubious`), this leaves
-    /// out the exits and undo checks that Open does not have. Exact: `undo_and_exit`
-    /// in Open without ECE runs no exit (those are for CWR and Recovery), its D-SACK
-    /// undo is excluded here, and it clears the retransmission stamp when nothing
-    /// retransmitted is outstanding, returning false (no lost marks cleared, so no
-    /// second RACK pass); then recovery starts if RACK marked a loss, else SACKed data
-    /// makes it Disorder, as in `alert`.
-    fn alert_open(&mut self, now: Instant, prior: Prior) {
-        if !self.any_retrans_done() {
-            self.loss.undo.clear_stamp();
-        }
-        if self.loss.board.lost_out() > 0 {
-            self.enter_recovery(now, prior.in_flight, false);
-        } else if self.loss.board.sacked_out() > 0 {
-            self.cong.ca_state = CaState::Disorder;
         }
     }
 
