@@ -7,8 +7,12 @@
 # training set is every shipped scenario except `bench sim`'s own (bench-1g.toml), plus
 # the network benchmark, so the layout is not tuned to the run it is measured on.
 #
+# Both builds use fat link-time optimisation in one codegen unit, so the profile is
+# taken on the same functions it is applied to (a profile taken without LTO and
+# applied with it matched poorly and was slower than either alone; docs/performance.md).
+#
 # Needs `llvm-profdata` of rustc's own LLVM: `rustup component add llvm-tools`.
-# Takes two full release builds (about 2 x 6 min on 2 cores).
+# Takes two full release builds with LTO (about 2 x 4 min on 2 idle cores).
 #
 # Usage: scripts/pgo-build.sh      -> target/pgo/use/release/brisk
 set -euo pipefail
@@ -25,6 +29,7 @@ fi
 dir="$PWD/target/pgo"
 rm -rf "$dir/profiles" "$dir/merged.profdata"
 mkdir -p "$dir/profiles"
+export CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
 
 echo "== 1/3 instrumented build"
 BRISK_PGO=gen RUSTFLAGS="-Cprofile-generate=$dir/profiles" \

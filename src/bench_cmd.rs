@@ -221,11 +221,11 @@ pub fn cmd_bench_flows(b: &FlowsBench) -> anyhow::Result<()> {
 }
 
 /// How this binary was built, for the benchmarks' reports: `scripts/pgo-build.sh`
-/// sets `BRISK_PGO` (`gen` for the instrumented training build, `use` for the
+/// sets `BRISK_PGO` (`gen` for the instrumented training build, `use` for the LTO
 /// optimised one), so a speed figure always says which build it came from.
 fn build_kind() -> &'static str {
     match option_env!("BRISK_PGO") {
-        Some("use") => "profile-guided release build (scripts/pgo-build.sh)",
+        Some("use") => "profile-guided release build with LTO (scripts/pgo-build.sh)",
         Some("gen") => "instrumented PGO training build: its times are not representative",
         _ if cfg!(debug_assertions) => "debug build: its times are not representative",
         _ => "release build",
