@@ -27,6 +27,7 @@ const LEN_MSS: usize = 4;
 const LEN_WINDOW_SCALE: usize = 3;
 const LEN_SACK_PERMITTED: usize = 2;
 const LEN_TIMESTAMPS: usize = 10;
+const LEN_TIMESTAMPS_BYTE: u8 = LEN_TIMESTAMPS as u8;
 const LEN_SACK_BASE: usize = 2;
 const LEN_SACK_PER_BLOCK: usize = 8;
 
@@ -167,6 +168,25 @@ pub(super) fn emit_extra(repr: &TcpRepr<'_>, out: &mut Vec<u8>) {
 /// interpreted option replaces an earlier one.
 pub(super) fn parse(opts: &[u8], repr: &mut TcpRepr<'_>) -> Result<(), ParseError> {
     let mut i = 0;
+    // Every segment of an established connection with timestamps starts `NOP NOP 8 10`
+    // (Linux's layout, `emit_standard`'s): taken in one compare. The loop below would
+    // skip the two NOPs, accept kind 8 with length 10 (it fits: 12 bytes or more) and
+    // set the same timestamps, reaching byte 12 with nothing else changed, so
+    // continuing from there parses the rest (SACK blocks, extras) exactly as before.
+    if let Some(&[NOP, NOP, TIMESTAMPS, LEN_TIMESTAMPS_BYTE, v0, v1, v2, v3, e0, e1, e2, e3]) =
+        opts.first_chunk()
+    {
+        repr.timestamps = Some(Timestamps {
+            tsval: u32::from_be_bytes([v0, v1, v2, v3]),
+            tsecr: u32::from_be_bytes([e0, e1, e2, e3]),
+        });
+        i = 12;
+    }
+    parse_from(opts, i, repr)
+}
+
+/// [`parse`]'s loop, from byte `i` of the options on.
+fn parse_from(opts: &[u8], mut i: usize, repr: &mut TcpRepr<'_>) -> Result<(), ParseError> {
     while i < opts.len() {
         let kind = opts[i];
         match kind {
@@ -239,6 +259,40 @@ mod tests {
     fn parsed(opts: &[u8]) -> Result<TcpRepr<'static>, ParseError> {
         let mut repr = TcpRepr::default();
         parse(opts, &mut repr).map(|()| repr)
+    }
+
+    #[test]
+    fn the_timestamps_prefix_parses_as_the_loop_does() {
+        // The `NOP NOP TS` fast path against the plain loop from byte 0: TS alone, TS
+        // with SACK blocks, with an extra, a second TS, trailing NOP/EOL, and
+        // near-misses (bad length, too short) that must fail or parse alike.
+        let ts = [1, 1, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8];
+        let mut cases: Vec<Vec<u8>> = vec![ts.to_vec()];
+        let mut sack = ts.to_vec();
+        sack.extend_from_slice(&[
+            1, 1, 5, 18, 0, 0, 0, 9, 0, 0, 0, 10, 0, 0, 0, 20, 0, 0, 0, 30,
+        ]);
+        cases.push(sack);
+        let mut extra = ts.to_vec();
+        extra.extend_from_slice(&[30, 4, 0xaa, 0xbb]);
+        cases.push(extra);
+        let mut twice = ts.to_vec();
+        twice.extend_from_slice(&[1, 1, 8, 10, 9, 9, 9, 9, 8, 8, 8, 8]);
+        cases.push(twice);
+        let mut tail = ts.to_vec();
+        tail.extend_from_slice(&[1, 0, 2, 4]);
+        cases.push(tail);
+        cases.push(ts[..11].to_vec());
+        cases.push(vec![1, 1, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8]);
+        cases.push(vec![1, 1, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8, 2]);
+        for opts in cases {
+            let mut fast = TcpRepr::default();
+            let mut slow = TcpRepr::default();
+            let a = parse(&opts, &mut fast);
+            let b = parse_from(&opts, 0, &mut slow);
+            assert_eq!(a, b, "{opts:?}");
+            assert_eq!(fast, slow, "{opts:?}");
+        }
     }
 
     #[test]
