@@ -97,6 +97,11 @@ pub(super) fn sack_blocks_emitted(repr: &TcpRepr<'_>) -> usize {
 
 /// Bytes of options `emit` writes.
 pub(super) fn len(repr: &TcpRepr<'_>) -> usize {
+    // Without SACK blocks (most segments) none are emitted: `sack_blocks_emitted` is
+    // `0.min(fit)`, so the length is the fixed part alone.
+    if repr.sack.is_empty() {
+        return fixed_len(repr);
+    }
     let n = sack_blocks_emitted(repr);
     let sack = if n > 0 {
         ALIGNED_SACK_BASE + n * LEN_SACK_PER_BLOCK
@@ -120,6 +125,43 @@ pub(super) fn emit(repr: &TcpRepr<'_>, out: &mut Vec<u8>) {
 /// packet once: a capacity check per option item was a measurable share of every
 /// simulated segment.
 pub(super) fn emit_standard(repr: &TcpRepr<'_>, out: &mut [u8; MAX_OPTIONS_LEN]) -> usize {
+    // An established connection's segment without SACK blocks carries timestamps
+    // alone (or beside SACK-permitted): the general path below would write no MSS,
+    // the same 12 bytes, no window scale and no SACK option (no blocks to emit).
+    if let (None, Some(ts), None, true) = (
+        repr.mss,
+        repr.timestamps,
+        repr.window_scale,
+        repr.sack.is_empty(),
+    ) {
+        let [a, b] = if repr.sack_permitted {
+            [SACK_PERMITTED, LEN_SACK_PERMITTED as u8]
+        } else {
+            [NOP, NOP]
+        };
+        let [v0, v1, v2, v3] = ts.tsval.to_be_bytes();
+        let [e0, e1, e2, e3] = ts.tsecr.to_be_bytes();
+        out[..ALIGNED_TIMESTAMPS].copy_from_slice(&[
+            a,
+            b,
+            TIMESTAMPS,
+            LEN_TIMESTAMPS_BYTE,
+            v0,
+            v1,
+            v2,
+            v3,
+            e0,
+            e1,
+            e2,
+            e3,
+        ]);
+        return ALIGNED_TIMESTAMPS;
+    }
+    emit_standard_all(repr, out)
+}
+
+/// [`emit_standard`] item by item, for any repr.
+fn emit_standard_all(repr: &TcpRepr<'_>, out: &mut [u8; MAX_OPTIONS_LEN]) -> usize {
     let mut at = 0;
     let mut put = |bytes: &[u8]| {
         out[at..at + bytes.len()].copy_from_slice(bytes);
@@ -292,6 +334,49 @@ mod tests {
             let b = parse_from(&opts, 0, &mut slow);
             assert_eq!(a, b, "{opts:?}");
             assert_eq!(fast, slow, "{opts:?}");
+        }
+    }
+
+    #[test]
+    fn the_timestamps_only_emit_writes_what_the_general_one_does() {
+        // Every combination of the standard options, with and without SACK blocks and
+        // an extra: the fast path's bytes and length against the item-by-item path and
+        // against a length computed with the SACK room formula.
+        for bits in 0..64u32 {
+            let mut r = TcpRepr {
+                mss: (bits & 1 != 0).then_some(1460),
+                timestamps: (bits & 2 != 0).then_some(Timestamps {
+                    tsval: 0x0102_0304,
+                    tsecr: 0xa0b0_c0d0,
+                }),
+                sack_permitted: bits & 4 != 0,
+                window_scale: (bits & 8 != 0).then(|| WindowScale::clamped(7)),
+                ..TcpRepr::default()
+            };
+            if bits & 16 != 0 {
+                assert!(r.sack.push(SackBlock {
+                    left: SeqNum(10),
+                    right: SeqNum(20),
+                }));
+            }
+            if bits & 32 != 0 {
+                r.extra.push(30, &[0xaa, 0xbb]).unwrap();
+            }
+            let mut fast = [0u8; MAX_OPTIONS_LEN];
+            let mut all = [0u8; MAX_OPTIONS_LEN];
+            let n = emit_standard(&r, &mut fast);
+            assert_eq!(n, emit_standard_all(&r, &mut all), "bits {bits}");
+            assert_eq!(fast, all, "bits {bits}");
+            let blocks = sack_blocks_emitted(&r);
+            let sack = if blocks > 0 {
+                ALIGNED_SACK_BASE + blocks * LEN_SACK_PER_BLOCK
+            } else {
+                0
+            };
+            assert_eq!(len(&r), fixed_len(&r) + sack, "bits {bits}");
+            let mut out = Vec::new();
+            emit(&r, &mut out);
+            assert_eq!(out.len(), len(&r), "bits {bits}");
         }
     }
 
