@@ -80,6 +80,11 @@ impl Ipv4Repr {
 
     /// Parses an IPv4 header, verifying its checksum, and returns the payload delimited
     /// by the total length (trailing bytes beyond it are ignored).
+    ///
+    /// Inline (into `IpRepr::parse`, its one caller outside tests): once the header sum
+    /// shrank, LLVM stopped inlining it, and the `Result` was then built and copied
+    /// twice per packet.
+    #[inline]
     pub fn parse(buf: &[u8]) -> Result<(Ipv4Repr, &[u8]), ParseError> {
         if buf.len() < Self::HEADER_LEN {
             return Err(ParseError::Truncated);
