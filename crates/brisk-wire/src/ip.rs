@@ -142,6 +142,9 @@ impl Ipv4Repr {
 
     /// Appends the 20-byte header with its checksum. `payload_len` must be at most
     /// [`Self::MAX_PAYLOAD`] (a caller bug otherwise; the length field saturates).
+    ///
+    /// Inline (into `IpRepr::emit`, its one caller outside tests), as `parse` is.
+    #[inline]
     pub fn emit(&self, out: &mut Vec<u8>) {
         debug_assert!(
             self.payload_len <= Self::MAX_PAYLOAD,
