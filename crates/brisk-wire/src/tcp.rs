@@ -378,7 +378,15 @@ impl<'a> TcpRepr<'a> {
         fixed[12..14].copy_from_slice(&offset_flags.to_be_bytes());
         fixed[14..16].copy_from_slice(&self.window.to_be_bytes());
         fixed[18..20].copy_from_slice(&self.urgent.to_be_bytes());
-        out.extend_from_slice(&h[..Self::MIN_HEADER_LEN + standard]);
+        // The common 32-byte header (timestamps only) as a copy of constant length, a
+        // few moves where one of variable length is a `memcpy` call.
+        const TS_HEADER_LEN: usize = TcpRepr::MIN_HEADER_LEN + 12;
+        let written = Self::MIN_HEADER_LEN + standard;
+        if written == TS_HEADER_LEN {
+            out.extend_from_slice(&h[..TS_HEADER_LEN]);
+        } else {
+            out.extend_from_slice(&h[..written]);
+        }
         options::emit_extra(self, out);
         debug_assert_eq!(
             out.len() - start,

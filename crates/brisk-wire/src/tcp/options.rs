@@ -27,6 +27,7 @@ const LEN_MSS: usize = 4;
 const LEN_WINDOW_SCALE: usize = 3;
 const LEN_SACK_PERMITTED: usize = 2;
 const LEN_TIMESTAMPS: usize = 10;
+const LEN_TIMESTAMPS_BYTE: u8 = LEN_TIMESTAMPS as u8;
 const LEN_SACK_BASE: usize = 2;
 const LEN_SACK_PER_BLOCK: usize = 8;
 
@@ -96,6 +97,11 @@ pub(super) fn sack_blocks_emitted(repr: &TcpRepr<'_>) -> usize {
 
 /// Bytes of options `emit` writes.
 pub(super) fn len(repr: &TcpRepr<'_>) -> usize {
+    // Without SACK blocks (most segments) none are emitted: `sack_blocks_emitted` is
+    // `0.min(fit)`, so the length is the fixed part alone.
+    if repr.sack.is_empty() {
+        return fixed_len(repr);
+    }
     let n = sack_blocks_emitted(repr);
     let sack = if n > 0 {
         ALIGNED_SACK_BASE + n * LEN_SACK_PER_BLOCK
@@ -119,6 +125,43 @@ pub(super) fn emit(repr: &TcpRepr<'_>, out: &mut Vec<u8>) {
 /// packet once: a capacity check per option item was a measurable share of every
 /// simulated segment.
 pub(super) fn emit_standard(repr: &TcpRepr<'_>, out: &mut [u8; MAX_OPTIONS_LEN]) -> usize {
+    // An established connection's segment without SACK blocks carries timestamps
+    // alone (or beside SACK-permitted): the general path below would write no MSS,
+    // the same 12 bytes, no window scale and no SACK option (no blocks to emit).
+    if let (None, Some(ts), None, true) = (
+        repr.mss,
+        repr.timestamps,
+        repr.window_scale,
+        repr.sack.is_empty(),
+    ) {
+        let [a, b] = if repr.sack_permitted {
+            [SACK_PERMITTED, LEN_SACK_PERMITTED as u8]
+        } else {
+            [NOP, NOP]
+        };
+        let [v0, v1, v2, v3] = ts.tsval.to_be_bytes();
+        let [e0, e1, e2, e3] = ts.tsecr.to_be_bytes();
+        out[..ALIGNED_TIMESTAMPS].copy_from_slice(&[
+            a,
+            b,
+            TIMESTAMPS,
+            LEN_TIMESTAMPS_BYTE,
+            v0,
+            v1,
+            v2,
+            v3,
+            e0,
+            e1,
+            e2,
+            e3,
+        ]);
+        return ALIGNED_TIMESTAMPS;
+    }
+    emit_standard_all(repr, out)
+}
+
+/// [`emit_standard`] item by item, for any repr.
+fn emit_standard_all(repr: &TcpRepr<'_>, out: &mut [u8; MAX_OPTIONS_LEN]) -> usize {
     let mut at = 0;
     let mut put = |bytes: &[u8]| {
         out[at..at + bytes.len()].copy_from_slice(bytes);
@@ -167,6 +210,25 @@ pub(super) fn emit_extra(repr: &TcpRepr<'_>, out: &mut Vec<u8>) {
 /// interpreted option replaces an earlier one.
 pub(super) fn parse(opts: &[u8], repr: &mut TcpRepr<'_>) -> Result<(), ParseError> {
     let mut i = 0;
+    // Every segment of an established connection with timestamps starts `NOP NOP 8 10`
+    // (Linux's layout, `emit_standard`'s): taken in one compare. The loop below would
+    // skip the two NOPs, accept kind 8 with length 10 (it fits: 12 bytes or more) and
+    // set the same timestamps, reaching byte 12 with nothing else changed, so
+    // continuing from there parses the rest (SACK blocks, extras) exactly as before.
+    if let Some(&[NOP, NOP, TIMESTAMPS, LEN_TIMESTAMPS_BYTE, v0, v1, v2, v3, e0, e1, e2, e3]) =
+        opts.first_chunk()
+    {
+        repr.timestamps = Some(Timestamps {
+            tsval: u32::from_be_bytes([v0, v1, v2, v3]),
+            tsecr: u32::from_be_bytes([e0, e1, e2, e3]),
+        });
+        i = 12;
+    }
+    parse_from(opts, i, repr)
+}
+
+/// [`parse`]'s loop, from byte `i` of the options on.
+fn parse_from(opts: &[u8], mut i: usize, repr: &mut TcpRepr<'_>) -> Result<(), ParseError> {
     while i < opts.len() {
         let kind = opts[i];
         match kind {
@@ -239,6 +301,83 @@ mod tests {
     fn parsed(opts: &[u8]) -> Result<TcpRepr<'static>, ParseError> {
         let mut repr = TcpRepr::default();
         parse(opts, &mut repr).map(|()| repr)
+    }
+
+    #[test]
+    fn the_timestamps_prefix_parses_as_the_loop_does() {
+        // The `NOP NOP TS` fast path against the plain loop from byte 0: TS alone, TS
+        // with SACK blocks, with an extra, a second TS, trailing NOP/EOL, and
+        // near-misses (bad length, too short) that must fail or parse alike.
+        let ts = [1, 1, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8];
+        let mut cases: Vec<Vec<u8>> = vec![ts.to_vec()];
+        let mut sack = ts.to_vec();
+        sack.extend_from_slice(&[
+            1, 1, 5, 18, 0, 0, 0, 9, 0, 0, 0, 10, 0, 0, 0, 20, 0, 0, 0, 30,
+        ]);
+        cases.push(sack);
+        let mut extra = ts.to_vec();
+        extra.extend_from_slice(&[30, 4, 0xaa, 0xbb]);
+        cases.push(extra);
+        let mut twice = ts.to_vec();
+        twice.extend_from_slice(&[1, 1, 8, 10, 9, 9, 9, 9, 8, 8, 8, 8]);
+        cases.push(twice);
+        let mut tail = ts.to_vec();
+        tail.extend_from_slice(&[1, 0, 2, 4]);
+        cases.push(tail);
+        cases.push(ts[..11].to_vec());
+        cases.push(vec![1, 1, 8, 9, 1, 2, 3, 4, 5, 6, 7, 8]);
+        cases.push(vec![1, 1, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8, 2]);
+        for opts in cases {
+            let mut fast = TcpRepr::default();
+            let mut slow = TcpRepr::default();
+            let a = parse(&opts, &mut fast);
+            let b = parse_from(&opts, 0, &mut slow);
+            assert_eq!(a, b, "{opts:?}");
+            assert_eq!(fast, slow, "{opts:?}");
+        }
+    }
+
+    #[test]
+    fn the_timestamps_only_emit_writes_what_the_general_one_does() {
+        // Every combination of the standard options, with and without SACK blocks and
+        // an extra: the fast path's bytes and length against the item-by-item path and
+        // against a length computed with the SACK room formula.
+        for bits in 0..64u32 {
+            let mut r = TcpRepr {
+                mss: (bits & 1 != 0).then_some(1460),
+                timestamps: (bits & 2 != 0).then_some(Timestamps {
+                    tsval: 0x0102_0304,
+                    tsecr: 0xa0b0_c0d0,
+                }),
+                sack_permitted: bits & 4 != 0,
+                window_scale: (bits & 8 != 0).then(|| WindowScale::clamped(7)),
+                ..TcpRepr::default()
+            };
+            if bits & 16 != 0 {
+                assert!(r.sack.push(SackBlock {
+                    left: SeqNum(10),
+                    right: SeqNum(20),
+                }));
+            }
+            if bits & 32 != 0 {
+                r.extra.push(30, &[0xaa, 0xbb]).unwrap();
+            }
+            let mut fast = [0u8; MAX_OPTIONS_LEN];
+            let mut all = [0u8; MAX_OPTIONS_LEN];
+            let n = emit_standard(&r, &mut fast);
+            assert_eq!(n, emit_standard_all(&r, &mut all), "bits {bits}");
+            assert_eq!(fast, all, "bits {bits}");
+            let blocks = sack_blocks_emitted(&r);
+            let sack = if blocks > 0 {
+                ALIGNED_SACK_BASE + blocks * LEN_SACK_PER_BLOCK
+            } else {
+                0
+            };
+            assert_eq!(len(&r), fixed_len(&r) + sack, "bits {bits}");
+            let mut out = Vec::new();
+            emit(&r, &mut out);
+            assert_eq!(out.len(), len(&r), "bits {bits}");
+        }
     }
 
     #[test]
