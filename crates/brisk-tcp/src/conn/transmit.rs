@@ -87,7 +87,9 @@ impl Connection {
         }
         if self.ack_due() {
             let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
-            let s = self.finish(now, s);
+            // `finish` without passing the segment through it (a copy of it per ACK):
+            // a `header` segment has no payload.
+            self.finish_sent(now, 0);
             // Everything above found nothing, and building the ACK changed none of
             // what they read; `finish` cleared `ack_due`'s reasons. RC3's copies are
             // left out of the argument.
