@@ -185,7 +185,7 @@ impl Connection {
             && !self.loss.board.is_empty()
             && self.loss.tlp.high_seq.is_none()
             && self.cong.ca_state <= CaState::Cwr;
-        let Some(srtt) = self.loss.rtt.srtt().filter(|_| allowed) else {
+        let Some(srtt) = self.loss.rtt.srtt_nanos().filter(|_| allowed) else {
             self.timers.stop(Timer::Tlp);
             return;
         };
@@ -202,10 +202,10 @@ impl Connection {
         // A call per formula rather than a function pointer, so the formula is inlined.
         let pto = match self.config.recovery.tlp_pto {
             tlp::PtoFormula::Rfc8985 => {
-                tlp::pto_nanos(dur_nanos(srtt), packets_out, TLP_WC_DELACK_NS, rto_left)
+                tlp::pto_nanos(srtt, packets_out, TLP_WC_DELACK_NS, rto_left)
             }
             tlp::PtoFormula::Draft01 => dur_nanos(tlp::pto_draft01(
-                srtt,
+                Duration::from_nanos(srtt),
                 packets_out,
                 super::TLP_WC_DELACK,
                 rto_left.map(Duration::from_nanos),

@@ -109,6 +109,13 @@ impl RttEstimator {
         base.saturating_mul(u64::from(factor)).min(max)
     }
 
+    /// `srtt()` in nanoseconds: `srtt_now` is `srtt8 / 8` made a `Duration`, set
+    /// together with it, so this is `srtt().map(dur_nanos)` without the conversion.
+    #[inline]
+    pub fn srtt_nanos(&self) -> Option<u64> {
+        self.srtt_now.map(|_| self.srtt8 / 8)
+    }
+
     /// Smoothed RTT; `None` before the first sample.
     pub fn srtt(&self) -> Option<Duration> {
         self.srtt_now
@@ -180,6 +187,7 @@ mod tests {
                         if i > 0 {
                             e.on_sample(Instant::from_nanos(r), Duration::from_nanos(r));
                         }
+                        assert_eq!(e.srtt_nanos(), e.srtt().map(dur_nanos));
                         for n in [0, 1, 2, 5, 30, 31, 32, 40, u32::MAX] {
                             assert_eq!(
                                 e.rto_backoff_nanos(n),
@@ -198,6 +206,7 @@ mod tests {
         let e = linux_default();
         assert_eq!(e.rto(), Duration::from_secs(1));
         assert_eq!(e.srtt(), None);
+        assert_eq!(e.srtt_nanos(), None);
         assert_eq!(e.latest(), None);
         assert_eq!(e.min_rtt(), None);
         assert_eq!(e.rttvar(), Duration::ZERO);
@@ -208,6 +217,7 @@ mod tests {
         let mut e = linux_default();
         e.on_sample(Instant::ZERO, ms(100));
         assert_eq!(e.srtt(), Some(ms(100)));
+        assert_eq!(e.srtt_nanos(), Some(100_000_000));
         assert_eq!(e.rttvar(), ms(50));
         // 100 + max(4·50, 200)
         assert_eq!(e.rto(), ms(300));
