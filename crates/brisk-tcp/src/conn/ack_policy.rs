@@ -186,7 +186,20 @@ impl Connection {
     /// by it) and growing the most recent block only extends what the owed ACK says,
     /// so those arrivals share one ACK, as a plain cumulative ACK is subsumed by the
     /// next one. That keeps the owed ACKs to one per SACK-relevant event of a batch.
+    ///
+    /// Inline for its common answer, no immediate ACK pending (every data segment
+    /// asks); the rest out of line. Testing `immediate` before reading `has_dsack`
+    /// changes nothing: the read has no effect.
+    #[inline]
     pub(super) fn owe_ack_before_arrival(&mut self, now: Instant, off: u64, end: u64) {
+        if !self.rcv.ack.immediate {
+            return;
+        }
+        self.owe_ack_before_arrival_immediate(now, off, end);
+    }
+
+    #[inline(never)]
+    fn owe_ack_before_arrival_immediate(&mut self, now: Instant, off: u64, end: u64) {
         let dsack = self.opts.sack_ok && self.rcv.recvbuf.has_dsack();
         if !self.rcv.ack.immediate || !(self.rcv.recvbuf.has_ooo() || dsack) {
             return;

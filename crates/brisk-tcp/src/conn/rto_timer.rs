@@ -109,6 +109,8 @@ impl Connection {
     }
 
     /// Nothing is outstanding: no retransmission, probe, reorder or user timer.
+    /// Inline: four slot takes, after every ACK that leaves nothing outstanding.
+    #[inline]
     pub(super) fn disarm_rto(&mut self) {
         self.timers.stop(Timer::Rto);
         self.timers.stop(Timer::Tlp);

@@ -112,6 +112,8 @@ impl Connection {
     }
 
     /// The payload bytes of a segment returned by `poll_transmit`.
+    /// Inline: the endpoint asks for it for every segment it emits.
+    #[inline]
     pub fn payload(&self, seg: &Segment) -> &[u8] {
         if seg.payload_len == 0 {
             return &[];
