@@ -122,11 +122,18 @@ impl Connection {
     /// the delayed-ACK timeout, Linux's pingpong mode), the read that drains the receive
     /// queue will ACK at once. This is why a Linux receiver ACKs every write of a thin
     /// stream promptly instead of delaying it (seen on Linux 6.18 in the RDB real run).
+    ///
+    /// Inline, and the interactivity test (a `Duration` from an `Instant` difference)
+    /// only for a small pushed segment, the only case it decides: it has no effect.
+    #[inline]
     pub(super) fn note_pushed(&mut self, now: Instant, len: usize, psh: bool) {
         let small = (len as u64) < u64::from(self.opts.rcv_mss);
+        if !(psh && small) {
+            return;
+        }
         let ato = self.config.ack.ato.min(self.config.ack.max_delay);
         let interactive = self.cong.last_data_sent.is_some_and(|t| now - t < ato);
-        if psh && small && !interactive {
+        if !interactive {
             self.rcv.ack.pushed = true;
         }
     }
@@ -154,6 +161,8 @@ impl Connection {
     }
 
     /// Delayed-ACK policy for in-order data (Linux `__tcp_ack_snd_check`).
+    /// Inline: asked for every in-order data segment.
+    #[inline]
     pub(super) fn schedule_ack(&mut self, now: Instant) {
         if !self.config.ack.delayed || self.rcv.ack.quick > 0 {
             self.ack_now();
@@ -186,7 +195,20 @@ impl Connection {
     /// by it) and growing the most recent block only extends what the owed ACK says,
     /// so those arrivals share one ACK, as a plain cumulative ACK is subsumed by the
     /// next one. That keeps the owed ACKs to one per SACK-relevant event of a batch.
+    ///
+    /// Inline for its common answer, no immediate ACK pending (every data segment
+    /// asks); the rest out of line. Testing `immediate` before reading `has_dsack`
+    /// changes nothing: the read has no effect.
+    #[inline]
     pub(super) fn owe_ack_before_arrival(&mut self, now: Instant, off: u64, end: u64) {
+        if !self.rcv.ack.immediate {
+            return;
+        }
+        self.owe_ack_before_arrival_immediate(now, off, end);
+    }
+
+    #[inline(never)]
+    fn owe_ack_before_arrival_immediate(&mut self, now: Instant, off: u64, end: u64) {
         let dsack = self.opts.sack_ok && self.rcv.recvbuf.has_dsack();
         if !self.rcv.ack.immediate || !(self.rcv.recvbuf.has_ooo() || dsack) {
             return;

@@ -176,6 +176,18 @@ impl RecvBuffer {
             let cap0 = self.ready.capacity();
             reserve(&mut self.ready, data.len() - skip, exact);
             self.ready.extend(&data[skip..]);
+            if self.ooo.is_empty() {
+                // Nothing queued to join (every in-order segment of a path without
+                // loss): the search and the pull-in below would find no range, reserve
+                // nothing and leave `filled` false, so only their common tail remains.
+                let cur = self.nxt();
+                self.sack_recent.retain(|b| b.0 > cur);
+                self.delivered.on_advance(cur);
+                return Arrival::InOrder {
+                    advanced: cur - nxt,
+                    filled_hole: false,
+                };
+            }
             // The queued ranges this joins are copied in and freed: reserve for them
             // once, within what is left of the budget plus what they free (so near the
             // limit the queue grows exactly and the total cannot pass it).

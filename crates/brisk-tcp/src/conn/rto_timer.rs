@@ -37,6 +37,14 @@ pub(super) enum RtoArm {
     Reneging,
 }
 
+/// `at + Duration::from_nanos(ns)`: `Instant + Duration` saturates at `u64::MAX`
+/// nanoseconds, and `dur_nanos(Duration::from_nanos(ns))` is `ns`. The RTO is armed
+/// from `current_rto_nanos` through it, which is `dur_nanos(current_rto())`, so every
+/// deadline is the instant `at + current_rto()` was.
+fn after(at: Instant, ns: u64) -> Instant {
+    Instant::from_nanos(at.as_nanos().saturating_add(ns))
+}
+
 impl Connection {
     pub(super) fn arm_rto(&mut self, now: Instant, why: RtoArm) {
         match why {
@@ -53,8 +61,8 @@ impl Connection {
             }
             RtoArm::DataSent => {
                 if !self.timers.is_set(Timer::Rto) {
-                    let t = self.current_rto();
-                    self.timers.set(Timer::Rto, now + t);
+                    let t = self.current_rto_nanos();
+                    self.timers.set(Timer::Rto, after(now, t));
                 }
                 if let Some(uto) = self.config.timeouts.user_timeout {
                     if !self.timers.is_set(Timer::UserTimeout) {
@@ -63,10 +71,12 @@ impl Connection {
                 }
             }
             RtoArm::Progress => {
-                let t = self.current_rto();
-                let at = self.rto_restart_base().map_or(now + t, |base| {
+                let t = self.current_rto_nanos();
+                let at = self.rto_restart_base().map_or(after(now, t), |base| {
                     // RFC 7765 §4 step 3: RTO − T_earliest if positive, else RTO.
-                    Some(base + t).filter(|at| *at > now).unwrap_or(now + t)
+                    Some(after(base, t))
+                        .filter(|at| *at > now)
+                        .unwrap_or(after(now, t))
                 });
                 self.timers.set(Timer::Rto, at);
                 if let Some(uto) = self.config.timeouts.user_timeout {
@@ -79,8 +89,8 @@ impl Connection {
                 self.timers.set(Timer::Rto, now + t);
             }
             RtoArm::HeadRetransmit | RtoArm::Probe | RtoArm::Backoff => {
-                let t = self.current_rto();
-                self.timers.set(Timer::Rto, now + t);
+                let t = self.current_rto_nanos();
+                self.timers.set(Timer::Rto, after(now, t));
             }
         }
     }
@@ -99,6 +109,8 @@ impl Connection {
     }
 
     /// Nothing is outstanding: no retransmission, probe, reorder or user timer.
+    /// Inline: four slot takes, after every ACK that leaves nothing outstanding.
+    #[inline]
     pub(super) fn disarm_rto(&mut self) {
         self.timers.stop(Timer::Rto);
         self.timers.stop(Timer::Tlp);

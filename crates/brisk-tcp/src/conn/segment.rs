@@ -64,8 +64,26 @@ impl Connection {
         &mut self,
         now: Instant,
         seq: u64,
+        flags: Flags,
+        kind: SegmentKind,
+    ) -> Segment {
+        self.header_with(now, seq, flags, kind, 0, 0, Ecn::NotEct)
+    }
+
+    /// `header` with the payload range and ECN codepoint already in place, so that
+    /// `build_data_segment` builds its segment in one piece: setting them after the
+    /// call, and passing the segment through `finish` by value, cost two copies of
+    /// the ~200-byte `Segment` on every data segment.
+    #[allow(clippy::too_many_arguments)]
+    fn header_with(
+        &mut self,
+        now: Instant,
+        seq: u64,
         mut flags: Flags,
         kind: SegmentKind,
+        payload_offset: u64,
+        payload_len: u32,
+        ecn: Ecn,
     ) -> Segment {
         let rcv_nxt = self.rcv_nxt();
         let window = self.advertise_window();
@@ -107,16 +125,32 @@ impl Connection {
             }),
             ..self.bare_header()
         };
-        self.segment(header, kind)
+        Segment {
+            header,
+            payload_offset,
+            payload_len,
+            meta: TxMeta {
+                ecn,
+                dscp: self.config.dscp,
+                priority: 0,
+                kind,
+            },
+        }
     }
 
     /// Bookkeeping common to every ACK-bearing segment.
     pub(super) fn finish(&mut self, now: Instant, s: Segment) -> Segment {
+        self.finish_sent(now, s.payload_len);
+        s
+    }
+
+    /// `finish` for a segment of `payload_len` bytes, without taking the segment:
+    /// what `finish` does, in the same order (`record_tx` reads only the length).
+    pub(super) fn finish_sent(&mut self, now: Instant, payload_len: u32) {
         self.rcv.last_ack_sent = self.rcv_nxt();
         self.rcv.ack.on_ack_sent();
         self.timers.stop(Timer::DelayedAck);
-        self.record_tx(now, &s);
-        s
+        self.record_tx_len(now, payload_len);
     }
 
     /// Builds a data segment over `[start, start + len)` of sequence space (plus FIN).
@@ -146,18 +180,20 @@ impl Connection {
                 self.cong.cwr_pending = false;
             }
         }
-        let mut s = self.header(now, start, flags, kind);
-        s.payload_offset = start.saturating_sub(1);
-        s.payload_len = len;
-        s.meta.ecn = ecn;
-        self.finish(now, s)
+        let s = self.header_with(now, start, flags, kind, start.saturating_sub(1), len, ecn);
+        self.finish_sent(now, len);
+        s
     }
 
     pub(super) fn record_tx(&mut self, now: Instant, seg: &Segment) {
+        self.record_tx_len(now, seg.payload_len);
+    }
+
+    fn record_tx_len(&mut self, now: Instant, payload_len: u32) {
         self.info.segs_out += 1;
         self.probes.last_send = now;
-        if seg.payload_len > 0 {
-            self.info.bytes_sent += u64::from(seg.payload_len);
+        if payload_len > 0 {
+            self.info.bytes_sent += u64::from(payload_len);
             self.info.data_segs_out += 1;
         }
     }

@@ -205,7 +205,6 @@ impl Connection {
         let start = self.snd.snd_nxt;
         let tx_start = self.rdb_bundle_start(start, len, fin, in_flight);
         let tx_len = len + (start - tx_start) as u32;
-        let s = self.build_data_segment(now, tx_start, tx_len, fin, SegmentKind::NewData);
         let seq_len = u64::from(len) + u64::from(fin);
         let info = self.sent_info(now, len, false);
         self.loss.board.push(start, start + seq_len, fin, info);
@@ -238,7 +237,18 @@ impl Connection {
         if !probe {
             self.schedule_tlp(now);
         }
-        Some(s)
+        // Built last, so that it is built in the returned `Option` rather than copied
+        // into it after the bookkeeping above (a copy of the `Segment` per data
+        // segment). The same as building it first: the segment reads the send
+        // buffer's end (`mark_sent` moves only the write records), ECN's
+        // `cwr_pending`, the receive side (ACK, window, SACK, timestamps) and the
+        // options, none of which the bookkeeping above writes; and what it writes
+        // (`cwr_pending`, the receive side's last ACK and ACK state, the delayed-ACK
+        // timer, the send counters and `last_send`) the bookkeeping neither reads nor
+        // writes. Timer slots are independent and `TimerTable::next` is their minimum
+        // whatever the order, so stopping the delayed ACK after arming the RTO and TLP
+        // leaves the same table.
+        Some(self.build_data_segment(now, tx_start, tx_len, fin, SegmentKind::NewData))
     }
 
     /// RDB (`crate::rdb`): where the packet carrying new bytes `[start, start + len)`

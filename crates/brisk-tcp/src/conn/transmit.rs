@@ -87,7 +87,9 @@ impl Connection {
         }
         if self.ack_due() {
             let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
-            let s = self.finish(now, s);
+            // `finish` without passing the segment through it (a copy of it per ACK):
+            // a `header` segment has no payload.
+            self.finish_sent(now, 0);
             // Everything above found nothing, and building the ACK changed none of
             // what they read; `finish` cleared `ack_due`'s reasons. RC3's copies are
             // left out of the argument.
@@ -110,6 +112,8 @@ impl Connection {
     }
 
     /// The payload bytes of a segment returned by `poll_transmit`.
+    /// Inline: the endpoint asks for it for every segment it emits.
+    #[inline]
     pub fn payload(&self, seg: &Segment) -> &[u8] {
         if seg.payload_len == 0 {
             return &[];

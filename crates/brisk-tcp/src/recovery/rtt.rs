@@ -91,6 +91,31 @@ impl RttEstimator {
         super::rto::backoff(self.rto(), backoffs, self.max_rto)
     }
 
+    /// `dur_nanos(self.rto_backoff(backoffs))` without building `Duration`s (a division
+    /// by 10^9 and a checked multiplication each): the connection arms the RTO with it
+    /// on every ACK that acknowledges new data. Clamping to `u64::MAX` commutes with
+    /// `min` and with multiplying by the backoff factor, and the one `Duration` that may
+    /// exceed `u64` nanoseconds (`initial_rto`, `max_rto`) is clamped before either,
+    /// so the result is the same (`rto_backoff_nanos_matches_rto_backoff`).
+    pub fn rto_backoff_nanos(&self, backoffs: u32) -> u64 {
+        let max = dur_nanos(self.max_rto);
+        let base = if self.latest.is_none() {
+            dur_nanos(self.initial_rto)
+        } else {
+            let var = self.rttvar4.max(dur_nanos(self.min_rto));
+            (self.srtt8 / 8).saturating_add(var).min(max)
+        };
+        let factor = 1u32.checked_shl(backoffs.min(31)).unwrap_or(u32::MAX);
+        base.saturating_mul(u64::from(factor)).min(max)
+    }
+
+    /// `srtt()` in nanoseconds: `srtt_now` is `srtt8 / 8` made a `Duration`, set
+    /// together with it, so this is `srtt().map(dur_nanos)` without the conversion.
+    #[inline]
+    pub fn srtt_nanos(&self) -> Option<u64> {
+        self.srtt_now.map(|_| self.srtt8 / 8)
+    }
+
     /// Smoothed RTT; `None` before the first sample.
     pub fn srtt(&self) -> Option<Duration> {
         self.srtt_now
@@ -132,10 +157,56 @@ mod tests {
     }
 
     #[test]
+    fn rto_backoff_nanos_matches_rto_backoff() {
+        let big = Duration::from_secs(u64::MAX / 4);
+        let durs = [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            ms(1),
+            ms(200),
+            Duration::from_secs(1),
+            Duration::from_secs(120),
+            Duration::from_nanos(u64::MAX / 3),
+            Duration::from_nanos(u64::MAX),
+            big,
+        ];
+        let samples = [
+            0u64,
+            1,
+            1_000,
+            20_000_000,
+            3_000_000_000,
+            u64::MAX / 16,
+            u64::MAX,
+        ];
+        for &initial in &durs {
+            for &min in &durs {
+                for &max in &durs {
+                    let mut e = RttEstimator::new(initial, min, max);
+                    for (i, &r) in std::iter::once(&0).chain(samples.iter()).enumerate() {
+                        if i > 0 {
+                            e.on_sample(Instant::from_nanos(r), Duration::from_nanos(r));
+                        }
+                        assert_eq!(e.srtt_nanos(), e.srtt().map(dur_nanos));
+                        for n in [0, 1, 2, 5, 30, 31, 32, 40, u32::MAX] {
+                            assert_eq!(
+                                e.rto_backoff_nanos(n),
+                                dur_nanos(e.rto_backoff(n)),
+                                "initial {initial:?} min {min:?} max {max:?} sample {i} backoff {n}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn before_any_sample_rto_is_initial_and_srtt_unknown() {
         let e = linux_default();
         assert_eq!(e.rto(), Duration::from_secs(1));
         assert_eq!(e.srtt(), None);
+        assert_eq!(e.srtt_nanos(), None);
         assert_eq!(e.latest(), None);
         assert_eq!(e.min_rtt(), None);
         assert_eq!(e.rttvar(), Duration::ZERO);
@@ -146,6 +217,7 @@ mod tests {
         let mut e = linux_default();
         e.on_sample(Instant::ZERO, ms(100));
         assert_eq!(e.srtt(), Some(ms(100)));
+        assert_eq!(e.srtt_nanos(), Some(100_000_000));
         assert_eq!(e.rttvar(), ms(50));
         // 100 + max(4·50, 200)
         assert_eq!(e.rto(), ms(300));

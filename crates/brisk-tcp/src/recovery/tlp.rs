@@ -27,6 +27,30 @@ pub fn pto(
     }
 }
 
+/// [`pto`] in integer nanoseconds, saturated to `u64` as `Instant + Duration` saturates
+/// (`brisk_time::dur_nanos`). Exactly `dur_nanos(pto(..))` for the same inputs in
+/// nanoseconds: clamping to `u64::MAX` commutes with `min` and with adding a
+/// non-negative amount, and `Duration` itself never saturates here (the inputs are
+/// `u64` nanoseconds, far below `Duration::MAX`). The schedule path uses it to skip the
+/// `Duration` conversions (a division by 10^9 per `Instant` difference) on every send
+/// and every ACK; `pto_nanos_matches_pto` checks the equality, large values included.
+#[inline]
+pub fn pto_nanos(
+    srtt: u64,
+    packets_out: u32,
+    wc_delayed_ack: u64,
+    rto_remaining: Option<u64>,
+) -> u64 {
+    let mut t = srtt.saturating_mul(2);
+    if packets_out == 1 {
+        t = t.saturating_add(wc_delayed_ack);
+    }
+    match rto_remaining {
+        Some(r) => t.min(r),
+        None => t,
+    }
+}
+
 /// draft-dukkipati-tcpm-tcp-loss-probe-01 (2013), as the tail-loss paper ran it in
 /// Linux 3.10-3.17 (`tcp_schedule_loss_probe` before 4.13): `PTO = max(2·SRTT, 10 ms)`
 /// with more than one segment out (Eq. 1), `max(2·SRTT, 1.5·SRTT + WCDelAckT)` with one
@@ -134,6 +158,45 @@ mod tests {
             pto(srtt, 1, wc, Some(Duration::from_millis(250))),
             Duration::from_millis(250)
         );
+    }
+
+    #[test]
+    fn pto_nanos_matches_pto() {
+        use brisk_time::dur_nanos;
+        let vals = [
+            0u64,
+            1,
+            999_999_999,
+            1_000_000_000,
+            20_000_000,
+            200_000_000,
+            u64::MAX / 4,
+            u64::MAX / 2 - 1,
+            u64::MAX / 2,
+            u64::MAX / 2 + 1,
+            u64::MAX - 200_000_000,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        for &srtt in &vals {
+            for &wc in &vals {
+                for packets_out in [0, 1, 2, 100] {
+                    for rto in std::iter::once(None).chain(vals.iter().map(|&r| Some(r))) {
+                        let d = pto(
+                            Duration::from_nanos(srtt),
+                            packets_out,
+                            Duration::from_nanos(wc),
+                            rto.map(Duration::from_nanos),
+                        );
+                        assert_eq!(
+                            pto_nanos(srtt, packets_out, wc, rto),
+                            dur_nanos(d),
+                            "srtt {srtt} wc {wc} packets {packets_out} rto {rto:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
