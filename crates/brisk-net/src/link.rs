@@ -77,7 +77,7 @@ impl Service {
         match self {
             Service::Rate(s) => {
                 let tx_ns = s.tx_time_ns(bytes, back_to_back);
-                Instant::from_nanos(t.as_nanos().saturating_add(tx_ns))
+                t.saturating_add_nanos(tx_ns)
             }
             Service::Trace(s) => s.finish(t, bytes, back_to_back),
         }
@@ -306,7 +306,7 @@ impl<Q: Queue> Link<Q> {
         if self.line.len() >= self.line_limit {
             self.drop_pkt(t, &d.pkt, DropReason::Overflow);
         } else {
-            let arrive = Instant::from_nanos(finish.as_nanos().saturating_add(self.delay_ns));
+            let arrive = finish.saturating_add_nanos(self.delay_ns);
             self.line.push_back((arrive, d.pkt));
         }
         true

@@ -283,6 +283,16 @@ impl Wake {
     fn key(&self) -> u128 {
         (u128::from(self.at.as_nanos()) << 64) | u128::from(self.seq)
     }
+
+    /// The wake-up of `node` whose `key` is `key`.
+    #[inline]
+    fn from_key(key: u128, node: NodeId) -> Wake {
+        Wake {
+            at: Instant::from_nanos((key >> 64) as u64),
+            seq: key as u64,
+            node,
+        }
+    }
 }
 
 // Ordered by `(at, seq)` alone, compared as one `u128`: `seq` is unique per push, so
@@ -373,11 +383,7 @@ impl<N: Node> Engine<N> {
             // From scanning to the heap: it gets every pending wake-up.
             for (node, &key) in self.wake.iter().enumerate() {
                 if key != NO_WAKE {
-                    self.heap.push(Reverse(Wake {
-                        at: Instant::from_nanos((key >> 64) as u64),
-                        seq: key as u64,
-                        node,
-                    }));
+                    self.heap.push(Reverse(Wake::from_key(key, node)));
                 }
             }
         }
@@ -401,11 +407,7 @@ impl<N: Node> Engine<N> {
                 node = i;
             }
         }
-        (best != NO_WAKE).then(|| Wake {
-            at: Instant::from_nanos((best >> 64) as u64),
-            seq: best as u64,
-            node,
-        })
+        (best != NO_WAKE).then(|| Wake::from_key(best, node))
     }
 
     /// The routing table of `node` (panics on a bad id: topology construction is internal).

@@ -48,7 +48,14 @@ impl Instant {
     }
     /// `self + d`, saturating at `Instant::MAX`.
     pub fn saturating_add(self, d: Duration) -> Instant {
-        Instant(self.0.saturating_add(dur_nanos(d)))
+        self.saturating_add_nanos(dur_nanos(d))
+    }
+    /// `self` plus `ns` nanoseconds, saturating at `Instant::MAX`: `saturating_add`
+    /// for a caller that already has the nanoseconds (hot paths that keep timer
+    /// arithmetic in integers instead of building a `Duration` per packet).
+    #[inline]
+    pub const fn saturating_add_nanos(self, ns: u64) -> Instant {
+        Instant(self.0.saturating_add(ns))
     }
     pub fn checked_sub(self, d: Duration) -> Option<Instant> {
         self.0.checked_sub(dur_nanos(d)).map(Instant)

@@ -207,10 +207,11 @@ impl Connection {
         self.owe_ack_before_arrival_immediate(now, off, end);
     }
 
+    /// `owe_ack_before_arrival` once an immediate ACK is pending.
     #[inline(never)]
     fn owe_ack_before_arrival_immediate(&mut self, now: Instant, off: u64, end: u64) {
         let dsack = self.opts.sack_ok && self.rcv.recvbuf.has_dsack();
-        if !self.rcv.ack.immediate || !(self.rcv.recvbuf.has_ooo() || dsack) {
+        if !(self.rcv.recvbuf.has_ooo() || dsack) {
             return;
         }
         let out_of_order = off > self.rcv.recvbuf.nxt();

@@ -191,8 +191,8 @@ impl Connection {
         };
         // In nanoseconds: `Instant - Instant` builds a `Duration` (a division by 10^9)
         // and `Instant + Duration` takes it apart again. `pto_nanos` is exactly
-        // `dur_nanos(pto(..))`, and `Instant + d` is `from_nanos(saturating_add(
-        // dur_nanos(d)))`, so `at` is the same instant (test `pto_nanos_matches_pto`).
+        // `dur_nanos(pto(..))`, and `Instant + d` is `saturating_add_nanos(dur_nanos(d))`,
+        // so `at` is the same instant.
         let now_ns = now.as_nanos();
         let rto_left = self
             .timers
@@ -220,8 +220,8 @@ impl Connection {
             .last()
             .filter(|_| self.config.recovery.tlp_restart)
         {
-            Some(last) => Instant::from_nanos(last.xmit_ts.as_nanos().saturating_add(pto)).max(now),
-            None => Instant::from_nanos(now_ns.saturating_add(pto)),
+            Some(last) => last.xmit_ts.saturating_add_nanos(pto).max(now),
+            None => now.saturating_add_nanos(pto),
         };
         self.timers.set(Timer::Tlp, at);
     }

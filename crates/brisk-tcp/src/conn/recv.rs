@@ -176,54 +176,10 @@ impl RecvBuffer {
             let cap0 = self.ready.capacity();
             reserve(&mut self.ready, data.len() - skip, exact);
             self.ready.extend(&data[skip..]);
-            if self.ooo.is_empty() {
-                // Nothing queued to join (every in-order segment of a path without
-                // loss): the search and the pull-in below would find no range, reserve
-                // nothing and leave `filled` false, so only their common tail remains.
-                let cur = self.nxt();
-                self.sack_recent.retain(|b| b.0 > cur);
-                self.delivered.on_advance(cur);
-                return Arrival::InOrder {
-                    advanced: cur - nxt,
-                    filled_hole: false,
-                };
-            }
-            // The queued ranges this joins are copied in and freed: reserve for them
-            // once, within what is left of the budget plus what they free (so near the
-            // limit the queue grows exactly and the total cannot pass it).
-            let left = self.mem_allow - (self.ready.capacity() - cap0);
-            let (mut join_end, mut join_charge) = (self.nxt(), 0);
-            for (&s, v) in self.ooo.range(..=join_end) {
-                if s > join_end {
-                    break;
-                }
-                join_end = join_end.max(s + v.len() as u64);
-                join_charge += prune::charge(v);
-            }
-            let extra = (join_end - self.nxt()) as usize;
-            if extra > 0 {
-                // NOTE: exact growth needs at most `extra` <= `join_charge` bytes.
-                let exact = grow_policy(&self.ready, extra, 0, left.saturating_add(join_charge))
-                    .unwrap_or(true);
-                reserve(&mut self.ready, extra, exact);
-            }
-            let mut filled = false;
-            // Pull in queued ranges that now connect.
-            while let Some(entry) = self.ooo.first_entry() {
-                let start = *entry.key();
-                let cur = self.read_off + self.ready.len() as u64;
-                if start > cur {
-                    break;
-                }
-                let bytes = entry.remove();
-                self.ooo_bytes -= bytes.len();
-                self.ooo_charge -= prune::charge(&bytes);
-                let rend = start + bytes.len() as u64;
-                if rend > cur {
-                    extend_from(&mut self.ready, &bytes, (cur - start) as usize);
-                }
-                filled = true;
-            }
+            // Nothing queued to join (every in-order segment of a path without loss):
+            // the search and the pull-in would find no range, reserve nothing and fill
+            // no hole, so they are skipped.
+            let filled = !self.ooo.is_empty() && self.pull_in_queued(cap0);
             let cur = self.nxt();
             self.sack_recent.retain(|b| b.0 > cur);
             self.delivered.on_advance(cur);
@@ -233,6 +189,49 @@ impl RecvBuffer {
             };
         }
         self.insert_ooo(off, data)
+    }
+
+    /// After an in-order append: copies in the queued ranges that now connect, and
+    /// says whether any did (a hole was filled). `cap0` is the ready queue's capacity
+    /// before the append, for the memory budget.
+    fn pull_in_queued(&mut self, cap0: usize) -> bool {
+        // The queued ranges this joins are copied in and freed: reserve for them
+        // once, within what is left of the budget plus what they free (so near the
+        // limit the queue grows exactly and the total cannot pass it).
+        let left = self.mem_allow - (self.ready.capacity() - cap0);
+        let (mut join_end, mut join_charge) = (self.nxt(), 0);
+        for (&s, v) in self.ooo.range(..=join_end) {
+            if s > join_end {
+                break;
+            }
+            join_end = join_end.max(s + v.len() as u64);
+            join_charge += prune::charge(v);
+        }
+        let extra = (join_end - self.nxt()) as usize;
+        if extra > 0 {
+            // NOTE: exact growth needs at most `extra` <= `join_charge` bytes.
+            let exact = grow_policy(&self.ready, extra, 0, left.saturating_add(join_charge))
+                .unwrap_or(true);
+            reserve(&mut self.ready, extra, exact);
+        }
+        let mut filled = false;
+        // Pull in queued ranges that now connect.
+        while let Some(entry) = self.ooo.first_entry() {
+            let start = *entry.key();
+            let cur = self.read_off + self.ready.len() as u64;
+            if start > cur {
+                break;
+            }
+            let bytes = entry.remove();
+            self.ooo_bytes -= bytes.len();
+            self.ooo_charge -= prune::charge(&bytes);
+            let rend = start + bytes.len() as u64;
+            if rend > cur {
+                extend_from(&mut self.ready, &bytes, (cur - start) as usize);
+            }
+            filled = true;
+        }
+        filled
     }
 
     fn insert_ooo(&mut self, off: u64, data: &[u8]) -> Arrival {

@@ -37,14 +37,6 @@ pub(super) enum RtoArm {
     Reneging,
 }
 
-/// `at + Duration::from_nanos(ns)`: `Instant + Duration` saturates at `u64::MAX`
-/// nanoseconds, and `dur_nanos(Duration::from_nanos(ns))` is `ns`. The RTO is armed
-/// from `current_rto_nanos` through it, which is `dur_nanos(current_rto())`, so every
-/// deadline is the instant `at + current_rto()` was.
-fn after(at: Instant, ns: u64) -> Instant {
-    Instant::from_nanos(at.as_nanos().saturating_add(ns))
-}
-
 impl Connection {
     pub(super) fn arm_rto(&mut self, now: Instant, why: RtoArm) {
         match why {
@@ -62,7 +54,7 @@ impl Connection {
             RtoArm::DataSent => {
                 if !self.timers.is_set(Timer::Rto) {
                     let t = self.current_rto_nanos();
-                    self.timers.set(Timer::Rto, after(now, t));
+                    self.timers.set(Timer::Rto, now.saturating_add_nanos(t));
                 }
                 if let Some(uto) = self.config.timeouts.user_timeout {
                     if !self.timers.is_set(Timer::UserTimeout) {
@@ -72,12 +64,14 @@ impl Connection {
             }
             RtoArm::Progress => {
                 let t = self.current_rto_nanos();
-                let at = self.rto_restart_base().map_or(after(now, t), |base| {
-                    // RFC 7765 §4 step 3: RTO − T_earliest if positive, else RTO.
-                    Some(after(base, t))
-                        .filter(|at| *at > now)
-                        .unwrap_or(after(now, t))
-                });
+                let at = self
+                    .rto_restart_base()
+                    .map_or(now.saturating_add_nanos(t), |base| {
+                        // RFC 7765 §4 step 3: RTO − T_earliest if positive, else RTO.
+                        Some(base.saturating_add_nanos(t))
+                            .filter(|at| *at > now)
+                            .unwrap_or(now.saturating_add_nanos(t))
+                    });
                 self.timers.set(Timer::Rto, at);
                 if let Some(uto) = self.config.timeouts.user_timeout {
                     self.timers.set(Timer::UserTimeout, now + uto);
@@ -90,7 +84,7 @@ impl Connection {
             }
             RtoArm::HeadRetransmit | RtoArm::Probe | RtoArm::Backoff => {
                 let t = self.current_rto_nanos();
-                self.timers.set(Timer::Rto, after(now, t));
+                self.timers.set(Timer::Rto, now.saturating_add_nanos(t));
             }
         }
     }

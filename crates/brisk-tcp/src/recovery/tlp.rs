@@ -5,11 +5,12 @@
 //! the RTO, so TLP-restart (arming relative to the last ACK or the last send) can change
 //! only where `pto` is evaluated, not this code.
 
-use brisk_time::Duration;
+use brisk_time::{dur_nanos, Duration};
 
 /// RFC 8985 §7.2 / Linux 4.13+: `PTO = 2·SRTT`, plus the worst-case delayed-ACK time
 /// when only one segment is in flight (the probe's ACK may be delayed), never later
-/// than the pending RTO.
+/// than the pending RTO. [`pto_nanos`] in `Duration`s (inputs beyond `u64`
+/// nanoseconds, 584 years, saturate as `Instant + Duration` does).
 #[inline]
 pub fn pto(
     srtt: Duration,
@@ -17,23 +18,17 @@ pub fn pto(
     wc_delayed_ack: Duration,
     rto_remaining: Option<Duration>,
 ) -> Duration {
-    let mut t = srtt.saturating_mul(2);
-    if packets_out == 1 {
-        t = t.saturating_add(wc_delayed_ack);
-    }
-    match rto_remaining {
-        Some(r) => t.min(r),
-        None => t,
-    }
+    Duration::from_nanos(pto_nanos(
+        dur_nanos(srtt),
+        packets_out,
+        dur_nanos(wc_delayed_ack),
+        rto_remaining.map(dur_nanos),
+    ))
 }
 
-/// [`pto`] in integer nanoseconds, saturated to `u64` as `Instant + Duration` saturates
-/// (`brisk_time::dur_nanos`). Exactly `dur_nanos(pto(..))` for the same inputs in
-/// nanoseconds: clamping to `u64::MAX` commutes with `min` and with adding a
-/// non-negative amount, and `Duration` itself never saturates here (the inputs are
-/// `u64` nanoseconds, far below `Duration::MAX`). The schedule path uses it to skip the
-/// `Duration` conversions (a division by 10^9 per `Instant` difference) on every send
-/// and every ACK; `pto_nanos_matches_pto` checks the equality, large values included.
+/// The RFC 8985 probe timeout in integer nanoseconds, saturating: the schedule path
+/// keeps it in integers to skip the `Duration` conversions (a division by 10^9 per
+/// `Instant` difference) on every send and every ACK.
 #[inline]
 pub fn pto_nanos(
     srtt: u64,
@@ -162,7 +157,6 @@ mod tests {
 
     #[test]
     fn pto_nanos_matches_pto() {
-        use brisk_time::dur_nanos;
         let vals = [
             0u64,
             1,
