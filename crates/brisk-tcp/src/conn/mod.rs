@@ -518,6 +518,35 @@ impl Connection {
         self.config.unordered_send
     }
 
+    /// Nagle on or off on an open connection (`TCP_NODELAY` set after `connect` or
+    /// `accept`). Switching it off lets a held small segment go at the next transmit
+    /// poll, as Linux's `tcp_push_pending_frames` in `do_tcp_setsockopt`.
+    pub fn set_nagle(&mut self, on: bool) {
+        if self.config.nagle != on {
+            Arc::make_mut(&mut self.config).nagle = on;
+        }
+    }
+
+    /// The send buffer limit on an open connection (`SO_SNDBUF`), bytes. Bytes already
+    /// queued stay; writes are refused until the buffer drains below the new limit.
+    pub fn set_send_buffer(&mut self, bytes: usize) {
+        if self.config.send_buffer != bytes {
+            Arc::make_mut(&mut self.config).send_buffer = bytes;
+        }
+        self.snd.sendbuf.set_limit(bytes);
+    }
+
+    /// The send buffer limit, bytes.
+    pub fn send_buffer(&self) -> usize {
+        self.config.send_buffer
+    }
+
+    /// The user timeout on an open connection (`TCP_USER_TIMEOUT`, RFC 5482); `None`
+    /// turns it off. Takes effect at the next retransmission or probe timer.
+    pub fn set_user_timeout(&mut self, t: Option<Duration>) {
+        Arc::make_mut(&mut self.config).timeouts.user_timeout = t;
+    }
+
     /// Reads one contiguous run with its 0-based stream offset: in-order data first
     /// (exactly as `read`, including window updates); otherwise, with unordered receive
     /// on, the lowest-offset out-of-order run not yet handed out. Each byte is handed

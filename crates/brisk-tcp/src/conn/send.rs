@@ -161,6 +161,11 @@ impl SendBuffer {
         self.limit.saturating_sub(self.len())
     }
 
+    /// A new byte limit; bytes already held above it stay until acknowledged.
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+    }
+
     /// Appends as much of `bytes` as fits; returns the count.
     pub fn write(&mut self, bytes: &[u8], priority: u8) -> usize {
         let n = bytes.len().min(self.capacity());
