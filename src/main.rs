@@ -110,7 +110,9 @@ enum Cmd {
     Man,
     /// Run packetdrill scripts against brisk's sans-IO endpoint in virtual time: one
     /// line per script (pass, the first mismatch, or the first unsupported feature).
-    /// Exits non-zero if any script fails or does not parse.
+    /// Exit status: 0 every script passed; 1 one failed or did not parse; 2 the
+    /// command's own error (bad argument, unreadable path); 3 none failed but one
+    /// was unsupported (unsupported is not a pass).
     Pdrill(pdrill_cmd::PdrillArgs),
     /// Benchmarks.
     Bench {
@@ -268,8 +270,8 @@ fn main() -> ExitCode {
         Cmd::Lab(args) => lab_cmd::cmd_lab(*args),
         Cmd::Trace(cmd) => trace_cmd::cmd_trace(cmd),
         Cmd::Pdrill(args) => match pdrill_cmd::cmd_pdrill(args) {
-            Ok(true) => Ok(()),
-            Ok(false) => return ExitCode::FAILURE,
+            Ok(pdrill_cmd::EXIT_PASS) => Ok(()),
+            Ok(code) => return ExitCode::from(code),
             Err(e) => Err(e),
         },
         Cmd::Completions { shell } => {

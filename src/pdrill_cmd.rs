@@ -1,7 +1,7 @@
 //! `brisk pdrill`: runs packetdrill scripts against brisk's sans-IO endpoint in
 //! virtual time (crates/brisk-pdrill) and prints one result per script plus a tally.
 
-use brisk_pdrill::{run_script, Outcome, RunConfig};
+use brisk_pdrill::{run_script, Outcome, ParseError, Report, RunConfig};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -56,7 +56,39 @@ fn group(o: &Outcome) -> String {
     }
 }
 
-pub fn cmd_pdrill(args: PdrillArgs) -> anyhow::Result<bool> {
+/// Largest script read, bytes. Upstream scripts are under 20 KB; a larger file is not
+/// read (nor allocated) but reported as that script's parse error.
+pub const MAX_SCRIPT_BYTES: u64 = 1 << 20;
+
+/// Exit status: every script passed.
+pub const EXIT_PASS: u8 = 0;
+/// Exit status: at least one script failed or did not parse.
+pub const EXIT_FAIL: u8 = 1;
+/// Exit status: nothing failed, but at least one script was unsupported (not a pass).
+/// Status 2 is the command's own error (bad argument, unreadable path).
+pub const EXIT_UNSUPPORTED: u8 = 3;
+
+/// Reads a script, refusing files over [`MAX_SCRIPT_BYTES`] before reading them.
+fn read_script(f: &std::path::Path) -> anyhow::Result<Result<String, String>> {
+    use std::io::Read;
+    let file = std::fs::File::open(f).map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
+    let mut src = String::new();
+    // Read one byte past the cap so that a file growing under us is still caught.
+    let n = file
+        .take(MAX_SCRIPT_BYTES + 1)
+        .read_to_string(&mut src)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
+    if n as u64 > MAX_SCRIPT_BYTES {
+        return Ok(Err(format!(
+            "the script is larger than {MAX_SCRIPT_BYTES} bytes (the limit for a script file)"
+        )));
+    }
+    Ok(Ok(src))
+}
+
+/// Runs the scripts; returns the exit status ([`EXIT_PASS`], [`EXIT_FAIL`] or
+/// [`EXIT_UNSUPPORTED`]).
+pub fn cmd_pdrill(args: PdrillArgs) -> anyhow::Result<u8> {
     let mut files = Vec::new();
     for p in &args.scripts {
         collect(p, &mut files)?;
@@ -69,9 +101,19 @@ pub fn cmd_pdrill(args: PdrillArgs) -> anyhow::Result<bool> {
     let (mut pass, mut fail, mut unsup, mut parse) = (0, 0, 0, 0);
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for f in &files {
-        let src =
-            std::fs::read_to_string(f).map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
-        let r = run_script(&src, &cfg);
+        let r = match read_script(f)? {
+            Ok(src) => run_script(&src, &cfg),
+            Err(msg) => Report {
+                outcome: Outcome::Parse(ParseError {
+                    line: 0,
+                    col: 0,
+                    msg,
+                }),
+                skipped: Vec::new(),
+                events_run: 0,
+                log: Vec::new(),
+            },
+        };
         match r.outcome {
             Outcome::Pass => pass += 1,
             Outcome::Fail { .. } => fail += 1,
@@ -100,5 +142,11 @@ pub fn cmd_pdrill(args: PdrillArgs) -> anyhow::Result<bool> {
             println!("{:4}  {k}", v.len());
         }
     }
-    Ok(fail == 0 && parse == 0)
+    Ok(if fail + parse > 0 {
+        EXIT_FAIL
+    } else if unsup > 0 {
+        EXIT_UNSUPPORTED
+    } else {
+        EXIT_PASS
+    })
 }

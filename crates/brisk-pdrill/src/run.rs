@@ -296,6 +296,8 @@ struct Runner {
     last_inbound: bool,
     /// `tcp_ecn=2`: listeners accept ECN, active opens do not ask for it.
     ecn_passive: bool,
+    /// A blocking write still copying: its connection, length and bytes left.
+    blocked_write: Option<(ConnHandle, usize, usize)>,
 }
 
 impl Runner {
@@ -328,6 +330,7 @@ impl Runner {
             last_time: 0,
             last_inbound: false,
             ecn_passive: false,
+            blocked_write: None,
         }
     }
 
@@ -1086,6 +1089,16 @@ impl Runner {
             "fcntl" => {
                 let fd = self.fd(c)?;
                 let cmd = c.args.get(1).map(String::as_str).unwrap_or("");
+                if cmd == "F_GETFL" {
+                    // O_RDWR (2), plus O_NONBLOCK (0x800) as Linux's x86 values.
+                    let nb = match self.fds.get(&fd) {
+                        Some(Sock::Fresh { nonblock, .. })
+                        | Some(Sock::Listen { nonblock, .. })
+                        | Some(Sock::Conn { nonblock, .. }) => *nonblock,
+                        _ => return fail(format!("fcntl({fd}): EBADF")),
+                    };
+                    return Ok(Done((if nb { 0x802 } else { 0x2 }, None)));
+                }
                 if cmd != "F_SETFL" {
                     return unsupported(format!("fcntl {cmd}"));
                 }
@@ -1230,18 +1243,36 @@ impl Runner {
                         | brisk_tcp::State::SynSent
                         | brisk_tcp::State::SynReceived
                 );
-                let w = if shut { 0 } else { conn.write(&vec![0u8; n]) };
+                // A blocking write in progress (re-checked): what is left of it.
+                let (total, left) = match self.blocked_write {
+                    Some((bh, total, left)) if bh == h && !nonblock => (total, left),
+                    _ => (n, n),
+                };
+                // Only what fits is built (the script's length is not trusted).
+                let fits = left.min(conn.send_capacity());
+                let w = if shut || fits == 0 {
+                    0
+                } else {
+                    conn.write(&vec![0u8; fits])
+                };
                 self.flush();
                 if shut && n > 0 {
+                    self.blocked_write = None;
                     Done((-1, Some("EPIPE")))
-                } else if w == 0 && n > 0 {
-                    if nonblock {
+                } else if nonblock {
+                    if w == 0 && n > 0 {
                         Done((-1, Some("EAGAIN")))
                     } else {
-                        return unsupported("a blocking write on a full send buffer");
+                        Done((w as i64, None))
                     }
+                } else if w < left {
+                    // Linux's blocking write copies all of it, sleeping in
+                    // `sk_stream_wait_memory` while the buffer is full.
+                    self.blocked_write = Some((h, total, left - w));
+                    WouldBlock
                 } else {
-                    Done((w as i64, None))
+                    self.blocked_write = None;
+                    Done((total as i64, None))
                 }
             }
             "read" | "recv" => {
@@ -1266,7 +1297,9 @@ impl Runner {
                     .get(2)
                     .and_then(|n| n.parse::<usize>().ok())
                     .unwrap_or(0);
-                let mut buf = vec![0u8; n];
+                // Only what is readable is built (the script's length is not trusted).
+                let avail = self.ep.conn(h).map_or(0, |conn| conn.readable());
+                let mut buf = vec![0u8; n.min(avail)];
                 let got = self.ep.conn_mut(h).map_or(0, |conn| conn.read(&mut buf));
                 self.flush();
                 if got > 0 || n == 0 || rd_shut {
@@ -1326,8 +1359,18 @@ impl Runner {
                 Done((0, None))
             }
             "getsockopt" => {
+                let fd = self.fd(c)?;
                 let name = c.args.get(2).cloned().unwrap_or_default();
-                return unsupported(format!("getsockopt {name}"));
+                let got = self.getsockopt(fd, &name)?;
+                // The expected value, `[N]`; `...` accepts any.
+                if let Some(want) = c.args.get(3).and_then(|v| int_in(v)) {
+                    if want != got {
+                        return fail(format!(
+                            "getsockopt {name}: expected value {want} but got {got}"
+                        ));
+                    }
+                }
+                Done((0, None))
             }
             other => return unsupported(format!("system call {other}")),
         })
@@ -1362,21 +1405,44 @@ impl Runner {
     }
 
     fn setsockopt(&mut self, fd: i64, name: &str, val: Option<i64>) -> Step {
+        let v = val.unwrap_or(0);
         let cfg = match self.fds.get_mut(&fd) {
             Some(Sock::Fresh { cfg, .. }) => cfg,
-            Some(Sock::Listen { .. }) | Some(Sock::Conn { .. }) => {
+            Some(Sock::Conn { h, .. }) => {
+                let h = *h;
+                let Some(conn) = self.ep.conn_mut(h) else {
+                    return Ok(());
+                };
+                match name {
+                    "SO_REUSEADDR" | "SO_REUSEPORT" => {}
+                    "SO_SNDBUF" => conn.set_send_buffer(linux_sndbuf(v)),
+                    "TCP_NODELAY" => conn.set_nagle(v == 0),
+                    "TCP_USER_TIMEOUT" => conn.set_user_timeout(
+                        (v > 0).then(|| brisk_tcp::Duration::from_millis(v as u64)),
+                    ),
+                    _ => {
+                        return unsupported(format!(
+                            "setsockopt {name} on a connected socket (brisk has no run-time counterpart)"
+                        ))
+                    }
+                }
+                self.flush();
+                return Ok(());
+            }
+            Some(Sock::Listen { .. }) => {
                 return match name {
                     "SO_REUSEADDR" | "SO_REUSEPORT" => Ok(()),
                     _ => unsupported(format!(
-                        "setsockopt {name} after listen/connect (brisk sets options per connection before it opens)"
+                        "setsockopt {name} on a listener (brisk fixes a listener's options at listen)"
                     )),
                 };
             }
             _ => return fail(format!("setsockopt({fd}): EBADF")),
         };
-        let v = val.unwrap_or(0);
         match name {
             "SO_REUSEADDR" | "SO_REUSEPORT" => {}
+            "SO_SNDBUF" => cfg.send_buffer = linux_sndbuf(v),
+            "TCP_MAXSEG" if (88..=65_535).contains(&v) => cfg.mss = v as u16,
             "TCP_NODELAY" => cfg.nagle = v == 0,
             "TCP_USER_TIMEOUT" => {
                 cfg.timeouts.user_timeout =
@@ -1398,6 +1464,37 @@ impl Runner {
             other => return unsupported(format!("setsockopt {other}")),
         }
         Ok(())
+    }
+
+    /// A socket option's value as Linux's `getsockopt` reports it.
+    fn getsockopt(&mut self, fd: i64, name: &str) -> Result<i64, Stop> {
+        let h = match self.fds.get(&fd) {
+            Some(Sock::Conn { h, .. }) => Some(*h),
+            Some(Sock::Fresh { cfg, .. }) => {
+                return match name {
+                    "SO_SNDBUF" => Ok(cfg.send_buffer as i64),
+                    // Linux: the user's MSS if set, else TCP_MSS_DEFAULT (536).
+                    "TCP_MAXSEG" if cfg.mss != self.cfg.tcp.mss => Ok(i64::from(cfg.mss)),
+                    "TCP_MAXSEG" => Ok(536),
+                    "SO_ERROR" => Ok(0),
+                    "TCP_NOTSENT_LOWAT" => Ok(0),
+                    _ => unsupported(format!("getsockopt {name}")),
+                };
+            }
+            Some(Sock::Listen { .. }) => None,
+            _ => return fail(format!("getsockopt({fd}): EBADF")),
+        };
+        match (name, h) {
+            ("SO_ERROR", Some(h)) => Ok(match self.take_error(h) {
+                Some("EPIPE") | None => 0,
+                Some(e) => errno_number(e),
+            }),
+            ("SO_SNDBUF", Some(h)) => Ok(self.ep.conn(h).map_or(0, |c| c.send_buffer() as i64)),
+            ("TCP_MAXSEG", Some(h)) => Ok(self.ep.conn(h).map_or(536, |c| i64::from(c.mss()))),
+            // brisk has no TCP_NOTSENT_LOWAT: its value is Linux's default, 0 (off).
+            ("TCP_NOTSENT_LOWAT", _) => Ok(0),
+            _ => unsupported(format!("getsockopt {name}")),
+        }
     }
 
     /// Shell commands: `defaults.sh` is this runner's Linux profile; `sysctl`s with a
@@ -1514,6 +1611,27 @@ fn errno_of(e: ConnError) -> &'static str {
         ConnError::AddrInUse => "EADDRINUSE",
         ConnError::TableFull => "ENOBUFS",
         ConnError::Unsupported => "EOPNOTSUPP",
+    }
+}
+
+/// Linux's `SO_SNDBUF`: the value is clamped to `net.core.wmem_max` (212992 by
+/// default) and doubled for bookkeeping overhead, at least `SOCK_MIN_SNDBUF` (4608).
+/// brisk counts payload bytes only, so the doubled value is its byte limit.
+fn linux_sndbuf(v: i64) -> usize {
+    (v.clamp(0, 212_992) as usize * 2).max(4_608)
+}
+
+/// Linux's (x86) errno numbers, for `SO_ERROR`.
+fn errno_number(e: &str) -> i64 {
+    match e {
+        "ECONNRESET" => 104,
+        "ECONNREFUSED" => 111,
+        "ETIMEDOUT" => 110,
+        "ECONNABORTED" => 103,
+        "EADDRINUSE" => 98,
+        "ENOBUFS" => 105,
+        "EOPNOTSUPP" => 95,
+        _ => 5, // EIO
     }
 }
 

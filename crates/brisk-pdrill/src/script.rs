@@ -10,6 +10,9 @@
 
 use std::fmt;
 
+/// Largest payload a packet line may give, bytes (packetdrill's `is_valid_u16`).
+pub const MAX_PAYLOAD: u32 = 65_535;
+
 /// A parse error: where, and what was expected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
@@ -20,6 +23,10 @@ pub struct ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            // About the whole file (its size), not a place in it.
+            return write!(f, "{}", self.msg);
+        }
         write!(f, "{}:{}: {}", self.line, self.col, self.msg)
     }
 }
@@ -455,7 +462,13 @@ impl Cursor<'_> {
         } else {
             s.parse().ok()
         };
+        let digits = s.len() > if hex { 2 } else { 0 };
         v.ok_or_else(|| {
+            if digits {
+                return self
+                    .st
+                    .err(start, format!("{what} {s} is out of range"));
+            }
             self.st.err(
                 start,
                 format!(
@@ -621,7 +634,18 @@ impl Cursor<'_> {
         if !self.eat("(") {
             return Err(self.err("expected '(' in start:end(length)"));
         }
+        let lstart = self.i;
         let len: u32 = self.number("payload length")?;
+        // packetdrill's parser takes a u16 here (`is_valid_u16`): a TCP segment's
+        // payload fits an IP packet. Checked before anything is built, so a huge
+        // length is an error, not an allocation.
+        if len > MAX_PAYLOAD {
+            self.ws();
+            return Err(self.st.err(
+                lstart,
+                format!("TCP payload length {len} is out of range (0-{MAX_PAYLOAD})"),
+            ));
+        }
         if !self.eat(")") {
             return Err(self.err("expected ')' after the payload length"));
         }
