@@ -298,6 +298,23 @@ struct Runner {
     ecn_passive: bool,
     /// A blocking write still copying: its connection, length and bytes left.
     blocked_write: Option<(ConnHandle, usize, usize)>,
+    /// Per-descriptor state of Linux socket APIs brisk's endpoint has no part in.
+    extra: HashMap<i64, SockExtra>,
+}
+
+/// What the runner keeps per descriptor for `SO_ZEROCOPY`, `TCP_INQ` and epoll.
+#[derive(Default, Clone)]
+struct SockExtra {
+    zerocopy: bool,
+    inq: bool,
+    /// The next zerocopy notification ID (Linux's `sk_zckey`).
+    zc_next: u32,
+    /// Zerocopy sends not yet acknowledged: (ID, stream offset of their end).
+    zc_pending: VecDeque<(u32, u64)>,
+    /// Completed zerocopy ranges, as `recvmsg(MSG_ERRQUEUE)` returns them.
+    errq: VecDeque<(u32, u32)>,
+    /// Something happened on the socket since an edge-triggered epoll reported it.
+    woken: bool,
 }
 
 impl Runner {
@@ -331,6 +348,7 @@ impl Runner {
             last_inbound: false,
             ecn_passive: false,
             blocked_write: None,
+            extra: HashMap::new(),
         }
     }
 
@@ -434,7 +452,13 @@ impl Runner {
                 bytes: std::mem::take(&mut buf),
             });
         }
+        self.zerocopy_update();
         while let Some((h, e)) = self.ep.poll_event() {
+            for (fd, sock) in &self.fds {
+                if matches!(sock, Sock::Conn { h: sh, .. } if *sh == h) {
+                    self.extra.entry(*fd).or_default().woken = true;
+                }
+            }
             let s = self.status.entry(h).or_default();
             match e {
                 TcpEvent::Connected => s.connected = true,
@@ -1164,6 +1188,13 @@ impl Runner {
                             },
                         );
                         self.cur = Some(h);
+                        // Socket flags are inherited from the listener (`sk_clone_lock`).
+                        if let Some(mut e) = self.extra.get(&fd).cloned() {
+                            e.zc_pending.clear();
+                            e.errq.clear();
+                            e.zc_next = 0;
+                            self.extra.insert(nfd, e);
+                        }
                         Done((nfd, None))
                     }
                     None if nonblock => Done((-1, Some("EAGAIN"))),
@@ -1220,10 +1251,22 @@ impl Runner {
                         c.name, c.args[1]
                     ));
                 }
-                if c.name == "send" && c.args.get(3).is_some_and(|f| f != "0") {
-                    return unsupported(format!("send flags {}", c.args[3]));
+                let flags = c.args.get(3).map(String::as_str).unwrap_or("0");
+                let zerocopy = c.name == "send" && flags == "MSG_ZEROCOPY";
+                if c.name == "send" && flags != "0" && !zerocopy {
+                    return unsupported(format!("send flags {flags}"));
+                }
+                let fd = self.fd(c)?;
+                if matches!(self.fds.get(&fd), Some(Sock::Fresh { .. })) {
+                    // Linux: sending on a socket that never connected is EPIPE.
+                    return Ok(Done((-1, Some("EPIPE"))));
                 }
                 let (h, nonblock) = self.conn_fd(c)?;
+                let zerocopy = zerocopy && self.extra.get(&fd).is_some_and(|e| e.zerocopy);
+                let end_before = self
+                    .ep
+                    .conn(h)
+                    .map_or(0, |c| c.acked_offset() + c.send_buffered() as u64);
                 let n = c
                     .args
                     .get(2)
@@ -1272,6 +1315,16 @@ impl Runner {
                     WouldBlock
                 } else {
                     self.blocked_write = None;
+                    if zerocopy && total > 0 {
+                        // One notification ID per send that queued bytes; it completes
+                        // when they are all acknowledged.
+                        let extra = self.extra.entry(fd).or_default();
+                        let id = extra.zc_next;
+                        extra.zc_next = id.wrapping_add(1);
+                        extra
+                            .zc_pending
+                            .push_back((id, end_before + total as u64));
+                    }
                     Done((total as i64, None))
                 }
             }
@@ -1285,38 +1338,41 @@ impl Runner {
                 if c.name == "recv" && c.args.get(3).is_some_and(|f| f != "0") {
                     return unsupported(format!("recv flags {}", c.args[3]));
                 }
-                let (h, nonblock) = self.conn_fd(c)?;
-                // After shutdown(SHUT_RD), Linux's read returns what is buffered, and 0
-                // instead of blocking when nothing is.
-                let rd_shut = matches!(
-                    self.fds.get(&self.fd(c)?),
-                    Some(Sock::Conn { rd_shut: true, .. })
-                );
                 let n = c
                     .args
                     .get(2)
                     .and_then(|n| n.parse::<usize>().ok())
                     .unwrap_or(0);
-                // Only what is readable is built (the script's length is not trusted).
-                let avail = self.ep.conn(h).map_or(0, |conn| conn.readable());
-                let mut buf = vec![0u8; n.min(avail)];
-                let got = self.ep.conn_mut(h).map_or(0, |conn| conn.read(&mut buf));
-                self.flush();
-                if got > 0 || n == 0 || rd_shut {
-                    Done((got as i64, None))
-                } else if let Some(e) = self.take_error(h) {
-                    Done((-1, Some(e)))
-                } else if self
-                    .status
-                    .get(&h)
-                    .is_some_and(|s| s.peer_closed || s.closed.is_some())
-                {
-                    Done((0, None))
-                } else if nonblock {
-                    Done((-1, Some("EAGAIN")))
-                } else {
-                    WouldBlock
+                self.read(c, n)?
+            }
+            "recvmsg" => self.recvmsg(c)?,
+            "ioctl" => {
+                let fd = self.fd(c)?;
+                let req = c.args.get(1).map(String::as_str).unwrap_or("");
+                let h = match self.fds.get(&fd) {
+                    Some(Sock::Conn { h, .. }) => *h,
+                    _ => return unsupported(format!("ioctl {req} on a socket that is not connected")),
+                };
+                let Some(conn) = self.ep.conn(h) else {
+                    return Ok(Done((-1, Some("EINVAL"))));
+                };
+                let got = match req {
+                    // Bytes ready to read (the FIN is not one).
+                    "SIOCINQ" | "FIONREAD" => conn.readable() as i64,
+                    // Bytes not yet acknowledged, and not yet sent.
+                    "SIOCOUTQ" | "TIOCOUTQ" => conn.send_buffered() as i64,
+                    "SIOCOUTQNSD" => {
+                        let written = conn.acked_offset() + conn.send_buffered() as u64;
+                        written.saturating_sub(conn.sent_offset()) as i64
+                    }
+                    other => return unsupported(format!("ioctl {other}")),
+                };
+                if let Some(want) = c.args.get(2).and_then(|v| int_in(v)) {
+                    if want != got {
+                        return fail(format!("ioctl {req}: expected value {want} but got {got}"));
+                    }
                 }
+                Done((0, None))
             }
             "close" => {
                 let fd = self.fd(c)?;
@@ -1376,6 +1432,127 @@ impl Runner {
         })
     }
 
+    /// `read(fd, ..., n)` and the data part of `recvmsg`.
+    fn read(&mut self, c: &Syscall, n: usize) -> Result<CallResult, Stop> {
+        use CallResult::*;
+        let (h, nonblock) = self.conn_fd(c)?;
+        // After shutdown(SHUT_RD), Linux's read returns what is buffered, and 0
+        // instead of blocking when nothing is.
+        let rd_shut = matches!(
+            self.fds.get(&self.fd(c)?),
+            Some(Sock::Conn { rd_shut: true, .. })
+        );
+        // Only what is readable is built (the script's length is not trusted).
+        let avail = self.ep.conn(h).map_or(0, |conn| conn.readable());
+        let mut buf = vec![0u8; n.min(avail)];
+        let got = self.ep.conn_mut(h).map_or(0, |conn| conn.read(&mut buf));
+        self.flush();
+        Ok(if got > 0 || n == 0 || rd_shut {
+            Done((got as i64, None))
+        } else if let Some(e) = self.take_error(h) {
+            Done((-1, Some(e)))
+        } else if self
+            .status
+            .get(&h)
+            .is_some_and(|s| s.peer_closed || s.closed.is_some())
+        {
+            Done((0, None))
+        } else if nonblock {
+            Done((-1, Some("EAGAIN")))
+        } else {
+            WouldBlock
+        })
+    }
+
+    /// `recvmsg`: data with a `TCP_CM_INQ` control message (`TCP_INQ`), or with
+    /// `MSG_ERRQUEUE` a zerocopy completion (`SO_ZEROCOPY`). The expected control
+    /// message's fields are compared with what Linux would report.
+    fn recvmsg(&mut self, c: &Syscall) -> Result<CallResult, Stop> {
+        use CallResult::*;
+        let fd = self.fd(c)?;
+        let msg = c.args.get(1).map(String::as_str).unwrap_or("");
+        let flags = c.args.get(2).map(String::as_str).unwrap_or("0");
+        if flags.contains("MSG_ERRQUEUE") {
+            let extra = self.extra.entry(fd).or_default();
+            let Some((lo, hi)) = extra.errq.pop_front() else {
+                return Ok(Done((-1, Some("EAGAIN"))));
+            };
+            for (field, got) in [("ee_info", lo), ("ee_data", hi)] {
+                if let Some(want) = field_value(msg, field) {
+                    if want != i64::from(got) {
+                        return fail(format!(
+                            "recvmsg: expected zerocopy completion {field}={want} but got {got} (completed range {lo}..={hi})"
+                        ));
+                    }
+                }
+            }
+            if msg.contains("ee_origin=") && !msg.contains("SO_EE_ORIGIN_ZEROCOPY") {
+                return unsupported("recvmsg MSG_ERRQUEUE other than zerocopy completions");
+            }
+            return Ok(Done((0, None)));
+        }
+        if flags != "0" {
+            return unsupported(format!("recvmsg flags {flags}"));
+        }
+        let n = iov_len(msg).ok_or(Stop::Unsupported(
+            "recvmsg without one msg_iov length".into(),
+        ))?;
+        let r = self.read(c, n)?;
+        if let Done((ret, None)) = r {
+            if msg.contains("TCP_CM_INQ") {
+                let h = self.conn_fd(c)?.0;
+                let readable = self.ep.conn(h).map_or(0, |conn| conn.readable());
+                // Linux's `tcp_inq`: 1 once everything is read and the FIN is in, so
+                // that the reader learns to read the EOF.
+                let peer_closed = self.status.get(&h).is_some_and(|s| s.peer_closed);
+                let inq = if readable == 0 && peer_closed { 1 } else { readable };
+                if !self.extra.get(&fd).is_some_and(|e| e.inq) {
+                    return fail("recvmsg: a TCP_CM_INQ message expected without TCP_INQ set");
+                }
+                if let Some(want) = field_value(msg, "cmsg_data") {
+                    if want != inq as i64 {
+                        return fail(format!(
+                            "recvmsg: expected TCP_CM_INQ {want} but got {inq}"
+                        ));
+                    }
+                }
+            } else if msg.contains("cmsg_type") {
+                return unsupported("recvmsg control messages other than TCP_CM_INQ");
+            }
+            let _ = ret;
+        }
+        Ok(r)
+    }
+
+    /// Moves zerocopy sends whose bytes are all acknowledged to the error queue,
+    /// merging a completion into the previous one when their IDs are consecutive
+    /// (Linux's `__msg_zerocopy_callback`).
+    fn zerocopy_update(&mut self) {
+        for (fd, extra) in self.extra.iter_mut() {
+            if extra.zc_pending.is_empty() {
+                continue;
+            }
+            let Some(Sock::Conn { h, .. }) = self.fds.get(fd) else {
+                continue;
+            };
+            let Some(conn) = self.ep.conn(*h) else {
+                continue;
+            };
+            let acked = conn.acked_offset();
+            while let Some(&(id, end)) = extra.zc_pending.front() {
+                if end > acked {
+                    break;
+                }
+                extra.zc_pending.pop_front();
+                extra.woken = true;
+                match extra.errq.back_mut() {
+                    Some((_, hi)) if hi.wrapping_add(1) == id => *hi = id,
+                    _ => extra.errq.push_back((id, id)),
+                }
+            }
+        }
+    }
+
     /// A new descriptor: the one the script expects if it is free (packetdrill maps
     /// script descriptors to live ones, so their numbers are the script's), else the
     /// lowest unused from 3.
@@ -1406,6 +1583,21 @@ impl Runner {
 
     fn setsockopt(&mut self, fd: i64, name: &str, val: Option<i64>) -> Step {
         let v = val.unwrap_or(0);
+        match name {
+            // Runner-side APIs: a zerocopy send is a copying send whose completion
+            // is reported when acknowledged; TCP_INQ adds a control message.
+            "SO_ZEROCOPY" => {
+                self.extra.entry(fd).or_default().zerocopy = v != 0;
+                return Ok(());
+            }
+            "TCP_INQ" => {
+                self.extra.entry(fd).or_default().inq = v != 0;
+                return Ok(());
+            }
+            // A packet mark for routing and filtering: nothing in TCP depends on it.
+            "SO_MARK" => return Ok(()),
+            _ => {}
+        }
         let cfg = match self.fds.get_mut(&fd) {
             Some(Sock::Fresh { cfg, .. }) => cfg,
             Some(Sock::Conn { h, .. }) => {
@@ -1633,6 +1825,23 @@ fn errno_number(e: &str) -> i64 {
         "EOPNOTSUPP" => 95,
         _ => 5, // EIO
     }
+}
+
+/// The number after `name=` in a `recvmsg` structure, if written as a number.
+fn field_value(msg: &str, name: &str) -> Option<i64> {
+    let at = msg.find(&format!("{name}="))? + name.len() + 1;
+    let rest = msg[at..].trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
+}
+
+/// The buffer length of `msg_iov(1)=[{..., N}]`.
+fn iov_len(msg: &str) -> Option<usize> {
+    let at = msg.find("msg_iov(1)=[{")? + "msg_iov(1)=[{".len();
+    let inner = &msg[at..at + msg[at..].find('}')?];
+    inner.rsplit(',').next()?.trim().parse().ok()
 }
 
 /// The first integer in a value like `[1]`, `1` or `{...}`.

@@ -157,6 +157,9 @@ pub fn flags_str(f: u16) -> String {
             s.push(c);
         }
     }
+    if s.is_empty() {
+        s.push('-');
+    }
     s
 }
 
@@ -558,6 +561,10 @@ impl Cursor<'_> {
                 ("inet", "explicit IPv4 packet headers"),
                 ("-", "explicit packet headers"),
             ] {
+                // `-` alone is packetdrill's "no flags at all".
+                if kw == "-" && r.starts_with("- ") {
+                    continue;
+                }
                 if r.starts_with(kw) {
                     return Ok(EventKind::Unsupported(what.into()));
                 }
@@ -604,6 +611,8 @@ impl Cursor<'_> {
         self.ws();
         let fstart = self.i;
         let fw = self.word().to_string();
+        let fw = if fw == "-" { String::new() } else { fw };
+        let no_flags = self.st.text[fstart..self.i].trim() == "-";
         let mut flags = 0u16;
         for ch in fw.chars() {
             flags |= match ch {
@@ -623,7 +632,7 @@ impl Cursor<'_> {
                 }
             };
         }
-        if fw.is_empty() {
+        if fw.is_empty() && !no_flags {
             return Err(self.err("expected TCP flags such as S, S., ., P. or F."));
         }
         let seq: u32 = self.number("start sequence number")?;
