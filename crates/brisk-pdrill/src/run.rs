@@ -234,7 +234,59 @@ enum Sock {
         /// `shutdown(SHUT_RD)` done: reads return 0 at once (Linux).
         rd_shut: bool,
     },
+    /// An epoll instance: the descriptors it watches, in the order added.
+    Epoll(Vec<Interest>),
     Closed,
+}
+
+/// One `epoll_ctl` registration.
+struct Interest {
+    fd: i64,
+    /// EPOLLIN/OUT/... bits asked for (EPOLLERR and EPOLLHUP are always reported).
+    events: u32,
+    edge: bool,
+    oneshot: bool,
+    /// A one-shot registration that has reported, until `EPOLL_CTL_MOD` re-arms it.
+    disarmed: bool,
+}
+
+/// Linux's epoll event bits.
+mod ev {
+    pub const IN: u32 = 0x001;
+    pub const OUT: u32 = 0x004;
+    pub const ERR: u32 = 0x008;
+    pub const HUP: u32 = 0x010;
+    pub const RDHUP: u32 = 0x2000;
+    pub const EXCLUSIVE: u32 = 1 << 28;
+    pub const ONESHOT: u32 = 1 << 30;
+    pub const ET: u32 = 1 << 31;
+}
+
+/// `EPOLLIN|EPOLLOUT`-style masks: the bits, or `None` for a name the runner lacks.
+fn epoll_mask(s: &str) -> Option<u32> {
+    let mut m = 0;
+    for w in s.split('|').map(str::trim) {
+        m |= match w {
+            "0" => 0,
+            "EPOLLIN" => ev::IN,
+            "EPOLLOUT" => ev::OUT,
+            "EPOLLERR" => ev::ERR,
+            "EPOLLHUP" => ev::HUP,
+            "EPOLLRDHUP" => ev::RDHUP,
+            "EPOLLEXCLUSIVE" => ev::EXCLUSIVE,
+            "EPOLLONESHOT" => ev::ONESHOT,
+            "EPOLLET" => ev::ET,
+            _ => return None,
+        };
+    }
+    Some(m)
+}
+
+/// The `events=...` of an `{events=..., fd=N}` argument.
+fn events_arg(s: &str) -> Option<&str> {
+    let at = s.find("events=")? + "events=".len();
+    let rest = &s[at..];
+    Some(rest[..rest.find([',', '}']).unwrap_or(rest.len())].trim())
 }
 
 /// What an application sees of a connection, from the endpoint's events.
@@ -1306,6 +1358,9 @@ impl Runner {
                     if w == 0 && n > 0 {
                         Done((-1, Some("EAGAIN")))
                     } else {
+                        if zerocopy && w > 0 {
+                            self.zerocopy_sent(fd, end_before + w as u64);
+                        }
                         Done((w as i64, None))
                     }
                 } else if w < left {
@@ -1316,14 +1371,8 @@ impl Runner {
                 } else {
                     self.blocked_write = None;
                     if zerocopy && total > 0 {
-                        // One notification ID per send that queued bytes; it completes
-                        // when they are all acknowledged.
-                        let extra = self.extra.entry(fd).or_default();
-                        let id = extra.zc_next;
-                        extra.zc_next = id.wrapping_add(1);
-                        extra
-                            .zc_pending
-                            .push_back((id, end_before + total as u64));
+                        // The stream's end after this (last) part of the write.
+                        self.zerocopy_sent(fd, end_before + w as u64);
                     }
                     Done((total as i64, None))
                 }
@@ -1346,6 +1395,57 @@ impl Runner {
                 self.read(c, n)?
             }
             "recvmsg" => self.recvmsg(c)?,
+            "epoll_create" | "epoll_create1" => {
+                let fd = self.new_fd(c.ret);
+                self.fds.insert(fd, Sock::Epoll(Vec::new()));
+                Done((fd, None))
+            }
+            "epoll_ctl" => {
+                let ep = self.fd(c)?;
+                let op = c.args.get(1).cloned().unwrap_or_default();
+                let fd: i64 = c
+                    .args
+                    .get(2)
+                    .and_then(|a| a.parse().ok())
+                    .ok_or(Stop::Fail("epoll_ctl: the third argument must be a descriptor".into()))?;
+                let mask = c.args.get(3).and_then(|a| events_arg(a));
+                let events = match mask.map(epoll_mask) {
+                    Some(Some(m)) => m,
+                    Some(None) => {
+                        return unsupported(format!("epoll events {}", mask.unwrap_or("")))
+                    }
+                    None if op == "EPOLL_CTL_DEL" => 0,
+                    None => return unsupported("epoll_ctl without {events=..., fd=N}"),
+                };
+                let Some(Sock::Epoll(list)) = self.fds.get_mut(&ep) else {
+                    return Ok(Done((-1, Some("EINVAL"))));
+                };
+                let interest = Interest {
+                    fd,
+                    events: events & !(ev::ET | ev::ONESHOT | ev::EXCLUSIVE),
+                    edge: events & ev::ET != 0,
+                    oneshot: events & ev::ONESHOT != 0,
+                    disarmed: false,
+                };
+                let at = list.iter().position(|i| i.fd == fd);
+                match (op.as_str(), at) {
+                    ("EPOLL_CTL_ADD", None) => list.push(interest),
+                    ("EPOLL_CTL_ADD", Some(_)) => return Ok(Done((-1, Some("EEXIST")))),
+                    ("EPOLL_CTL_MOD", Some(i)) => list[i] = interest,
+                    ("EPOLL_CTL_DEL", Some(i)) => {
+                        list.remove(i);
+                    }
+                    ("EPOLL_CTL_MOD" | "EPOLL_CTL_DEL", None) => {
+                        return Ok(Done((-1, Some("ENOENT"))))
+                    }
+                    (other, _) => return unsupported(format!("epoll_ctl {other}")),
+                }
+                // ADD and MOD poll the file at once (`ep_insert`, `ep_modify`): a ready
+                // file is reported by the next wait, edge-triggered or not.
+                self.extra.entry(fd).or_default().woken = true;
+                Done((0, None))
+            }
+            "epoll_wait" | "epoll_pwait" => self.epoll_wait(c)?,
             "ioctl" => {
                 let fd = self.fd(c)?;
                 let req = c.args.get(1).map(String::as_str).unwrap_or("");
@@ -1385,7 +1485,9 @@ impl Runner {
                         Done((0, None))
                     }
                     // brisk has no call to stop a listener; the runner stops using it.
-                    Some(Sock::Listen { .. }) | Some(Sock::Fresh { .. }) => Done((0, None)),
+                    Some(Sock::Listen { .. }) | Some(Sock::Fresh { .. }) | Some(Sock::Epoll(_)) => {
+                        Done((0, None))
+                    }
                     Some(Sock::Closed) | None => Done((-1, Some("EBADF"))),
                 }
             }
@@ -1430,6 +1532,95 @@ impl Runner {
             }
             other => return unsupported(format!("system call {other}")),
         })
+    }
+
+    /// The poll bits of a descriptor now, as Linux's `tcp_poll`.
+    fn poll_bits(&self, fd: i64) -> u32 {
+        let extra = self.extra.get(&fd);
+        let errq = extra.is_some_and(|e| !e.errq.is_empty());
+        let mut m = if errq { ev::ERR } else { 0 };
+        let Some(Sock::Conn { h, .. }) = self.fds.get(&fd) else {
+            return m;
+        };
+        let st = self.status.get(h).copied().unwrap_or_default();
+        let Some(conn) = self.ep.conn(*h) else {
+            return m | ev::HUP | ev::IN | ev::RDHUP;
+        };
+        if matches!(st.closed, Some(Err(_))) && !st.error_reported {
+            m |= ev::ERR;
+        }
+        if conn.readable() > 0 || st.peer_closed {
+            m |= ev::IN;
+        }
+        if st.peer_closed {
+            m |= ev::RDHUP;
+        }
+        let established = !matches!(
+            conn.state(),
+            brisk_tcp::State::SynSent | brisk_tcp::State::SynReceived
+        );
+        // `sk_stream_is_writeable`: free space at least half of what is queued.
+        if established && conn.send_capacity() > 0 && conn.send_capacity() * 2 >= conn.send_buffered() {
+            m |= ev::OUT;
+        }
+        m
+    }
+
+    /// `epoll_wait(epfd, {events=..., fd=N}, maxevents, 0)`: level-triggered
+    /// registrations report while ready; edge-triggered ones when something happened
+    /// on the socket since they last reported; one-shot ones once until re-armed.
+    fn epoll_wait(&mut self, c: &Syscall) -> Result<CallResult, Stop> {
+        let ep = self.fd(c)?;
+        let timeout = c.args.get(3).map(String::as_str).unwrap_or("0");
+        if timeout != "0" {
+            return unsupported("epoll_wait with a timeout (only 0, a poll, is run)");
+        }
+        let max: usize = c.args.get(2).and_then(|a| a.parse().ok()).unwrap_or(1);
+        let Some(Sock::Epoll(list)) = self.fds.get(&ep) else {
+            return Ok(CallResult::Done((-1, Some("EINVAL"))));
+        };
+        let watched: Vec<(i64, u32, bool, bool)> = list
+            .iter()
+            .filter(|i| !i.disarmed)
+            .map(|i| (i.fd, i.events, i.edge, i.oneshot))
+            .collect();
+        let mut got: Vec<(i64, u32)> = Vec::new();
+        for (fd, events, edge, oneshot) in watched {
+            if got.len() >= max {
+                break;
+            }
+            let bits = self.poll_bits(fd) & (events | ev::ERR | ev::HUP);
+            let woken = self.extra.get(&fd).is_some_and(|e| e.woken);
+            if bits == 0 || (edge && !woken) {
+                continue;
+            }
+            if edge {
+                self.extra.entry(fd).or_default().woken = false;
+            }
+            if oneshot {
+                if let Some(Sock::Epoll(list)) = self.fds.get_mut(&ep) {
+                    if let Some(i) = list.iter_mut().find(|i| i.fd == fd) {
+                        i.disarmed = true;
+                    }
+                }
+            }
+            got.push((fd, bits));
+        }
+        if let Some(want) = c.args.get(1).and_then(|a| events_arg(a)) {
+            match epoll_mask(want) {
+                Some(w) => {
+                    let actual = got.first().map_or(0, |g| g.1);
+                    if w != actual {
+                        return fail(format!(
+                            "epoll_wait: expected events {want} but got {}",
+                            epoll_names(actual)
+                        ));
+                    }
+                }
+                None => return unsupported(format!("epoll events {want}")),
+            }
+        }
+        Ok(CallResult::Done((got.len() as i64, None)))
     }
 
     /// `read(fd, ..., n)` and the data part of `recvmsg`.
@@ -1522,6 +1713,15 @@ impl Runner {
             let _ = ret;
         }
         Ok(r)
+    }
+
+    /// One notification ID per zerocopy send that queued bytes (Linux's `sk_zckey`);
+    /// it completes when every byte up to `end` is acknowledged.
+    fn zerocopy_sent(&mut self, fd: i64, end: u64) {
+        let extra = self.extra.entry(fd).or_default();
+        let id = extra.zc_next;
+        extra.zc_next = id.wrapping_add(1);
+        extra.zc_pending.push_back((id, end));
     }
 
     /// Moves zerocopy sends whose bytes are all acknowledged to the error queue,
@@ -1824,6 +2024,27 @@ fn errno_number(e: &str) -> i64 {
         "ENOBUFS" => 105,
         "EOPNOTSUPP" => 95,
         _ => 5, // EIO
+    }
+}
+
+/// Epoll bits by name, for messages.
+fn epoll_names(m: u32) -> String {
+    let mut v = Vec::new();
+    for (b, n) in [
+        (ev::IN, "EPOLLIN"),
+        (ev::OUT, "EPOLLOUT"),
+        (ev::ERR, "EPOLLERR"),
+        (ev::HUP, "EPOLLHUP"),
+        (ev::RDHUP, "EPOLLRDHUP"),
+    ] {
+        if m & b != 0 {
+            v.push(n);
+        }
+    }
+    if v.is_empty() {
+        "0".into()
+    } else {
+        v.join("|")
     }
 }
 
