@@ -1296,6 +1296,42 @@ impl Runner {
                     _ => return fail(format!("connect({fd}) on a listening or closed socket")),
                 }
             }
+            // A connected socket's sendto/recvfrom ignore the address; sendmsg is a
+            // send of its iovecs' total (Fast Open's sendto with MSG_FASTOPEN is not).
+            "sendto" | "recvfrom" if !c.args.get(3).is_some_and(|f| f.contains("FASTOPEN")) => {
+                let mut plain = c.clone();
+                plain.name = if c.name == "sendto" { "send" } else { "recv" }.into();
+                plain.args.truncate(4);
+                return self.call_inner(&plain);
+            }
+            "sendmsg" => {
+                let msg = c.args.get(1).map(String::as_str).unwrap_or("");
+                if msg.contains("msg_control") {
+                    return unsupported("sendmsg with control messages");
+                }
+                let Some(n) = iov_total(msg) else {
+                    return unsupported("sendmsg without msg_iov lengths");
+                };
+                let mut plain = c.clone();
+                plain.name = "send".into();
+                plain.args = vec![
+                    c.args.first().cloned().unwrap_or_default(),
+                    "...".into(),
+                    n.to_string(),
+                    c.args.get(2).cloned().unwrap_or_else(|| "0".into()),
+                ];
+                return self.call_inner(&plain);
+            }
+            "write" | "send" | "read" | "recv" if c.args.get(1).is_some_and(|b| b == "NULL") => {
+                // A NULL buffer is a bad user address: Linux's copy fails with EFAULT
+                // (for a non-zero length) before any data moves.
+                self.conn_fd(c)?;
+                if c.args.get(2).is_some_and(|n| n != "0") {
+                    Done((-1, Some("EFAULT")))
+                } else {
+                    Done((0, None))
+                }
+            }
             "write" | "send" => {
                 if c.args.get(1).is_some_and(|b| b != "...") {
                     return unsupported(format!(
@@ -2056,6 +2092,24 @@ fn field_value(msg: &str, name: &str) -> Option<i64> {
         .find(|c: char| !(c.is_ascii_digit() || c == '-'))
         .unwrap_or(rest.len());
     rest[..end].parse().ok()
+}
+
+/// The total length of `msg_iov(N)=[{..., a}, {..., b}, ...]`.
+fn iov_total(msg: &str) -> Option<usize> {
+    let at = msg.find("msg_iov(")?;
+    let rest = &msg[at..];
+    let open = rest.find("=[")? + 2;
+    let body = &rest[open..open + rest[open..].find(']')?];
+    let mut total = 0usize;
+    for part in body.split('}') {
+        let Some(len) = part.rsplit(',').next() else { continue };
+        let len = len.trim();
+        if len.is_empty() {
+            continue;
+        }
+        total = total.checked_add(len.parse::<usize>().ok()?)?;
+    }
+    Some(total)
 }
 
 /// The buffer length of `msg_iov(1)=[{..., N}]`.
