@@ -532,7 +532,9 @@ impl Runner {
             }
             match self.ep.poll_timeout() {
                 Some(t) if t <= Self::instant(limit) => {
-                    let t = t.as_micros().saturating_sub(BASE_US) as i64;
+                    // The script clock counts µs; a timer between two µs (brisk's clock
+                    // counts ns) fires at the next one, or it would never be reached.
+                    let t = t.as_nanos().div_ceil(1_000).saturating_sub(BASE_US) as i64;
                     self.now = self.now.max(t);
                     self.ep.handle_timeout(Self::instant(self.now));
                 }
