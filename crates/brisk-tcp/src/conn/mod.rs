@@ -536,6 +536,24 @@ impl Connection {
         self.snd.sendbuf.set_limit(bytes);
     }
 
+    /// Ends a record at the current end of the send buffer (Linux's `MSG_EOR`): no
+    /// segment sent later carries bytes from both sides of this point, so the last
+    /// bytes written so far leave in a segment of their own end (Linux marks the tail
+    /// skb `eor`, and `tcp_skb_can_collapse_to` keeps later writes out of it).
+    /// Returns false when there is nothing unsent to mark or 4096 marks are held (then the record may share a segment with what follows).
+    pub fn end_record(&mut self) -> bool {
+        let end = self.snd.sendbuf.end();
+        let next = self.snd.snd_nxt.saturating_sub(1);
+        if end <= next || self.snd.record_ends.back().is_some_and(|&e| e >= end) {
+            return false;
+        }
+        if self.snd.record_ends.len() >= parts::MAX_RECORD_MARKS {
+            return false;
+        }
+        self.snd.record_ends.push_back(end);
+        true
+    }
+
     /// The send buffer limit, bytes.
     pub fn send_buffer(&self) -> usize {
         self.config.send_buffer

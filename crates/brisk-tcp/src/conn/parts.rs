@@ -79,7 +79,15 @@ pub(super) struct SendSpace {
     /// RC3's recursive-low-priority loop (`crate::rc3::rlp`), when RC3 is on. Boxed:
     /// most connections do not run it.
     pub rlp: Option<Box<crate::rc3::rlp::Rlp>>,
+    /// Ends of records (`Connection::end_record`, Linux `MSG_EOR`) not yet
+    /// acknowledged, as stream offsets in order: no new segment spans one, and a
+    /// segment ending at one carries PSH. At most [`MAX_RECORD_MARKS`].
+    pub record_ends: VecDeque<u64>,
 }
+
+/// Most record ends a connection holds (one per `end_record`); beyond it a
+/// mark is refused and later writes may share segments with the record.
+pub const MAX_RECORD_MARKS: usize = 4_096;
 
 impl SendSpace {
     pub fn new(send_buffer: usize) -> Self {
@@ -95,6 +103,7 @@ impl SendSpace {
             fin_seq: None,
             writable_wanted: false,
             rlp: None,
+            record_ends: VecDeque::new(),
         }
     }
 }

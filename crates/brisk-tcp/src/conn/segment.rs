@@ -168,7 +168,13 @@ impl Connection {
             flags.insert(Flags::FIN);
         }
         let data_end = start + u64::from(len);
-        if len > 0 && data_end - 1 == self.snd.sendbuf.end() {
+        // PSH at the end of the queued data, and at a record's end (Linux marks the
+        // tail skb of each send, `tcp_mark_push`; an `eor` skb keeps it).
+        if len > 0
+            && (data_end - 1 == self.snd.sendbuf.end()
+                || (!self.snd.record_ends.is_empty()
+                    && self.snd.record_ends.binary_search(&(data_end - 1)).is_ok()))
+        {
             flags.insert(Flags::PSH);
         }
         let mut ecn = Ecn::NotEct;

@@ -165,10 +165,25 @@ impl Connection {
         let wnd_left = (self.snd.snd_una + self.snd.snd_wnd).saturating_sub(self.snd.snd_nxt);
         let to_hole_end = hole_end.saturating_sub(self.snd.snd_nxt);
         let hole_limited = to_hole_end < avail.min(u64::from(self.opts.mss));
+        // A record end (MSG_EOR) ahead cuts the segment there. Like a hole's end it is
+        // not a small write: Linux applies Nagle only to the last skb of the queue.
+        // Marks stay until acknowledged: a retransmission ending at one keeps its PSH.
+        let acked = self.snd.snd_una.saturating_sub(1);
+        while self.snd.record_ends.front().is_some_and(|&e| e <= acked) {
+            self.snd.record_ends.pop_front();
+        }
+        let ahead = self.snd.record_ends.partition_point(|&e| e <= next);
+        let to_record_end = self
+            .snd
+            .record_ends
+            .get(ahead)
+            .map_or(u64::MAX, |&e| e - next);
+        let record_limited = to_record_end < avail.min(u64::from(self.opts.mss));
         let len = avail
             .min(u64::from(self.opts.mss))
             .min(wnd_left)
-            .min(to_hole_end) as u32;
+            .min(to_hole_end)
+            .min(to_record_end) as u32;
         if len == 0 && avail > 0 {
             // Zero window (or too small for one byte): persist (RFC 9293 §3.8.6.1).
             if self.loss.board.is_empty() && !self.timers.is_set(Timer::Persist) {
@@ -183,7 +198,12 @@ impl Connection {
         }
         let fin = self.snd.fin_queued && next + u64::from(len) == end;
         // A hole cut short by delivered data (RC3) is not a small write: no Nagle or SWS.
-        if !probe && !hole_limited && u64::from(len) < u64::from(self.opts.mss) && !fin {
+        if !probe
+            && !hole_limited
+            && !record_limited
+            && u64::from(len) < u64::from(self.opts.mss)
+            && !fin
+        {
             let window_limited = u64::from(len) < avail;
             // Nagle (RFC 896, Minshall): hold a small segment while an earlier small
             // one is unacknowledged.

@@ -15,6 +15,7 @@ mod listener;
 mod loss;
 mod overlap;
 mod prio_send;
+mod records;
 mod rc3;
 mod rdb;
 mod renege;
