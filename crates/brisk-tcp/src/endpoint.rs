@@ -367,6 +367,20 @@ impl Endpoint {
         Ok(())
     }
 
+    /// A listener's configuration, for connections it accepts from now on.
+    pub fn listen_config(&self, port: u16) -> Option<&Config> {
+        self.listeners.get(&port).map(|l| &*l.config)
+    }
+
+    /// Replaces a listener's configuration (a socket option set on a listening
+    /// socket): connections whose SYN arrives later take it; ones already in the SYN
+    /// or accept queue keep theirs, as Linux's children copy the listener at SYN time.
+    pub fn set_listen_config(&mut self, port: u16, config: Config) -> Result<(), ConnError> {
+        let l = self.listeners.get_mut(&port).ok_or(ConnError::Unsupported)?;
+        l.config = Arc::new(config);
+        Ok(())
+    }
+
     /// Active open. `local_port` 0 picks an ephemeral port.
     pub fn connect(
         &mut self,
