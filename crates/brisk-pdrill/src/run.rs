@@ -651,7 +651,10 @@ impl Runner {
             self.remote_script_isn = p.seq;
             self.remote_isn_set = true;
         }
-        let ack = p.ack.map_or(0, |a| {
+        // An ACK without a written number acknowledges script 0, the endpoint's ISN
+        // (packetdrill maps the field whenever the ACK flag is set).
+        let written = p.ack.or((p.flags & flag::ACK != 0).then_some(0));
+        let ack = written.map_or(0, |a| {
             let rel = if syn {
                 a.wrapping_sub(self.local_script_isn)
             } else {
@@ -1343,7 +1346,8 @@ impl Runner {
                 }
                 let flags = c.args.get(3).map(String::as_str).unwrap_or("0");
                 let zerocopy = c.name == "send" && flags == "MSG_ZEROCOPY";
-                if c.name == "send" && flags != "0" && !zerocopy {
+                let eor = c.name == "send" && flags == "MSG_EOR";
+                if c.name == "send" && flags != "0" && !zerocopy && !eor {
                     return unsupported(format!("send flags {flags}"));
                 }
                 let fd = self.fd(c)?;
@@ -1396,6 +1400,11 @@ impl Runner {
                     if w == 0 && n > 0 {
                         Done((-1, Some("EAGAIN")))
                     } else {
+                        if eor && w == n {
+                            if let Some(conn) = self.ep.conn_mut(h) {
+                                conn.end_record();
+                            }
+                        }
                         if zerocopy && w > 0 {
                             self.zerocopy_sent(fd, end_before + w as u64);
                         }
@@ -1408,6 +1417,11 @@ impl Runner {
                     WouldBlock
                 } else {
                     self.blocked_write = None;
+                    if eor {
+                        if let Some(conn) = self.ep.conn_mut(h) {
+                            conn.end_record();
+                        }
+                    }
                     if zerocopy && total > 0 {
                         // The stream's end after this (last) part of the write.
                         self.zerocopy_sent(fd, end_before + w as u64);
@@ -1859,13 +1873,29 @@ impl Runner {
                 self.flush();
                 return Ok(());
             }
-            Some(Sock::Listen { .. }) => {
-                return match name {
-                    "SO_REUSEADDR" | "SO_REUSEPORT" => Ok(()),
-                    _ => unsupported(format!(
-                        "setsockopt {name} on a listener (brisk fixes a listener's options at listen)"
-                    )),
+            Some(Sock::Listen { port, .. }) => {
+                let port = *port;
+                if matches!(name, "SO_REUSEADDR" | "SO_REUSEPORT") {
+                    return Ok(());
+                }
+                // Options set on a listener apply to connections it accepts later.
+                let Some(mut cfg) = self.ep.listen_config(port).cloned() else {
+                    return fail(format!("setsockopt({fd}): the listener is gone"));
                 };
+                match name {
+                    "SO_SNDBUF" => cfg.send_buffer = linux_sndbuf(v),
+                    "TCP_MAXSEG" if (88..=65_535).contains(&v) => cfg.mss = v as u16,
+                    "TCP_NODELAY" => cfg.nagle = v == 0,
+                    _ => {
+                        return unsupported(format!(
+                            "setsockopt {name} on a listener (no counterpart in brisk's listener config)"
+                        ))
+                    }
+                }
+                if let Err(e) = self.ep.set_listen_config(port, cfg) {
+                    return fail(format!("setsockopt on a listener: {e}"));
+                }
+                return Ok(());
             }
             _ => return fail(format!("setsockopt({fd}): EBADF")),
         };
@@ -1911,7 +1941,16 @@ impl Runner {
                     _ => unsupported(format!("getsockopt {name}")),
                 };
             }
-            Some(Sock::Listen { .. }) => None,
+            Some(Sock::Listen { port, .. }) => {
+                let cfg = self.ep.listen_config(*port);
+                return match (name, cfg) {
+                    ("TCP_MAXSEG", Some(c)) if c.mss != self.cfg.tcp.mss => Ok(i64::from(c.mss)),
+                    ("TCP_MAXSEG", _) => Ok(536),
+                    ("SO_SNDBUF", Some(c)) => Ok(c.send_buffer as i64),
+                    ("SO_ERROR" | "TCP_NOTSENT_LOWAT", _) => Ok(0),
+                    _ => unsupported(format!("getsockopt {name} on a listener")),
+                };
+            }
             _ => return fail(format!("getsockopt({fd}): EBADF")),
         };
         match (name, h) {

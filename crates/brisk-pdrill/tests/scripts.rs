@@ -1,7 +1,7 @@
 //! Runs every script in `scripts/` against brisk's endpoint; each must pass.
 //! A failure prints the runner's report (line, expected and actual packet).
 
-use brisk_pdrill::{run_script, RunConfig};
+use brisk_pdrill::{run_script, Outcome, RunConfig};
 use std::path::Path;
 
 #[test]
@@ -74,4 +74,59 @@ fn mismatches_are_reported_with_their_line() {
     );
     let parse = run("+0 < S 0:0(0) wn 5\n");
     assert!(parse.to_string().starts_with("parse error: 5:"), "{parse}");
+}
+
+/// A huge payload length is a parse error naming the line and the range, before any
+/// packet is built (packetdrill's parser takes a u16 there); so is a number that does
+/// not fit at all.
+#[test]
+fn a_huge_payload_length_is_an_error_not_an_allocation() {
+    let src = "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n\
+               +0 bind(3, ..., ...) = 0\n\
+               +0 listen(3, 1) = 0\n\
+               +0 < S 0:0(0) win 32792 <mss 1000>\n\
+               +0 > S. 0:0(0) ack 1 <...>\n\
+               +0 < . 1:4000000001(4000000000) ack 1 win 257\n";
+    let r = run_script(src, &RunConfig::default());
+    let Outcome::Parse(e) = &r.outcome else {
+        panic!("expected a parse error, got {r}")
+    };
+    assert_eq!(e.line, 6, "{e}");
+    assert!(
+        e.msg.contains("4000000000") && e.msg.contains("0-65535"),
+        "{e}"
+    );
+    assert_eq!(r.events_run, 0, "nothing ran");
+    let r = run_script(
+        "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 < . 1:1(99999999999) win 1\n",
+        &RunConfig::default(),
+    );
+    assert!(
+        r.to_string().contains("2:") && r.to_string().contains("out of range"),
+        "{r}"
+    );
+    // The largest allowed length parses.
+    let r = run_script(
+        "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 < . 1:65536(65535) win 1\n",
+        &RunConfig::default(),
+    );
+    assert!(!matches!(r.outcome, Outcome::Parse(_)), "{r}");
+}
+
+/// A write or read of a huge length builds only what fits or is there.
+#[test]
+fn huge_call_lengths_do_not_allocate_them() {
+    let base = "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n\
+                +0 bind(3, ..., ...) = 0\n\
+                +0 listen(3, 1) = 0\n\
+                +0 < S 0:0(0) win 32792 <mss 1000,sackOK,nop,nop,nop,wscale 7>\n\
+                +0 > S. 0:0(0) ack 1 <...>\n\
+                +0 < . 1:1(0) ack 1 win 257\n\
+                +0 accept(3, ..., ...) = 4\n\
+                +0 fcntl(4, F_SETFL, O_RDWR|O_NONBLOCK) = 0\n";
+    let r = run_script(
+        &format!("{base}+0 read(4, ..., 18000000000000000000) = -1 EAGAIN\n+0 write(4, ..., 18000000000000000000) = 4194304\n"),
+        &RunConfig::default(),
+    );
+    assert!(r.passed(), "{r}");
 }
