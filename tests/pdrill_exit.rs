@@ -66,7 +66,10 @@ fn exit_status_says_pass_fail_or_unsupported() {
     .unwrap();
     let (code, out) = status(&d);
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("parse error: 6:") && out.contains("out of range"), "{out}");
+    assert!(
+        out.contains("parse error: 6:") && out.contains("out of range"),
+        "{out}"
+    );
 
     // A file over the size cap is not read.
     let d = tmp("big");

@@ -1459,7 +1459,9 @@ impl Runner {
                     .args
                     .get(2)
                     .and_then(|a| a.parse().ok())
-                    .ok_or(Stop::Fail("epoll_ctl: the third argument must be a descriptor".into()))?;
+                    .ok_or(Stop::Fail(
+                        "epoll_ctl: the third argument must be a descriptor".into(),
+                    ))?;
                 let mask = c.args.get(3).and_then(|a| events_arg(a));
                 let events = match mask.map(epoll_mask) {
                     Some(Some(m)) => m,
@@ -1503,7 +1505,11 @@ impl Runner {
                 let req = c.args.get(1).map(String::as_str).unwrap_or("");
                 let h = match self.fds.get(&fd) {
                     Some(Sock::Conn { h, .. }) => *h,
-                    _ => return unsupported(format!("ioctl {req} on a socket that is not connected")),
+                    _ => {
+                        return unsupported(format!(
+                            "ioctl {req} on a socket that is not connected"
+                        ))
+                    }
                 };
                 let Some(conn) = self.ep.conn(h) else {
                     return Ok(Done((-1, Some("EINVAL"))));
@@ -1612,7 +1618,10 @@ impl Runner {
             brisk_tcp::State::SynSent | brisk_tcp::State::SynReceived
         );
         // `sk_stream_is_writeable`: free space at least half of what is queued.
-        if established && conn.send_capacity() > 0 && conn.send_capacity() * 2 >= conn.send_buffered() {
+        if established
+            && conn.send_capacity() > 0
+            && conn.send_capacity() * 2 >= conn.send_buffered()
+        {
             m |= ev::OUT;
         }
         m
@@ -1741,28 +1750,29 @@ impl Runner {
             "recvmsg without one msg_iov length".into(),
         ))?;
         let r = self.read(c, n)?;
-        if let Done((ret, None)) = r {
+        if let Done((_, None)) = r {
             if msg.contains("TCP_CM_INQ") {
                 let h = self.conn_fd(c)?.0;
                 let readable = self.ep.conn(h).map_or(0, |conn| conn.readable());
                 // Linux's `tcp_inq`: 1 once everything is read and the FIN is in, so
                 // that the reader learns to read the EOF.
                 let peer_closed = self.status.get(&h).is_some_and(|s| s.peer_closed);
-                let inq = if readable == 0 && peer_closed { 1 } else { readable };
+                let inq = if readable == 0 && peer_closed {
+                    1
+                } else {
+                    readable
+                };
                 if !self.extra.get(&fd).is_some_and(|e| e.inq) {
                     return fail("recvmsg: a TCP_CM_INQ message expected without TCP_INQ set");
                 }
                 if let Some(want) = field_value(msg, "cmsg_data") {
                     if want != inq as i64 {
-                        return fail(format!(
-                            "recvmsg: expected TCP_CM_INQ {want} but got {inq}"
-                        ));
+                        return fail(format!("recvmsg: expected TCP_CM_INQ {want} but got {inq}"));
                     }
                 }
             } else if msg.contains("cmsg_type") {
                 return unsupported("recvmsg control messages other than TCP_CM_INQ");
             }
-            let _ = ret;
         }
         Ok(r)
     }
@@ -2143,7 +2153,9 @@ fn iov_total(msg: &str) -> Option<usize> {
     let body = &rest[open..open + rest[open..].find(']')?];
     let mut total = 0usize;
     for part in body.split('}') {
-        let Some(len) = part.rsplit(',').next() else { continue };
+        let Some(len) = part.rsplit(',').next() else {
+            continue;
+        };
         let len = len.trim();
         if len.is_empty() {
             continue;

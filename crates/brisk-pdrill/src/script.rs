@@ -468,9 +468,7 @@ impl Cursor<'_> {
         let digits = s.len() > if hex { 2 } else { 0 };
         v.ok_or_else(|| {
             if digits {
-                return self
-                    .st
-                    .err(start, format!("{what} {s} is out of range"));
+                return self.st.err(start, format!("{what} {s} is out of range"));
             }
             self.st.err(
                 start,

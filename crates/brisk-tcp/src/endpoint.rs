@@ -376,7 +376,10 @@ impl Endpoint {
     /// socket): connections whose SYN arrives later take it; ones already in the SYN
     /// or accept queue keep theirs, as Linux's children copy the listener at SYN time.
     pub fn set_listen_config(&mut self, port: u16, config: Config) -> Result<(), ConnError> {
-        let l = self.listeners.get_mut(&port).ok_or(ConnError::Unsupported)?;
+        let l = self
+            .listeners
+            .get_mut(&port)
+            .ok_or(ConnError::Unsupported)?;
         l.config = Arc::new(config);
         Ok(())
     }

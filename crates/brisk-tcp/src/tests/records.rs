@@ -10,7 +10,11 @@ use brisk_wire::Flags;
 /// Writes 3000 B, ends a record, 300 B, ends a record, then 5000 B; returns every data
 /// segment to the server as (stream start, length, PSH) and the bytes received.
 fn run(drop_first_at: Option<usize>) -> (Vec<(usize, usize, bool)>, Vec<u8>) {
-    let mut p = Pair::with_configs(Duration::from_millis(10), Config::default(), Config::default());
+    let mut p = Pair::with_configs(
+        Duration::from_millis(10),
+        Config::default(),
+        Config::default(),
+    );
     if let Some(at) = drop_first_at {
         let mut dropped = false;
         let mut isn = None;
@@ -32,7 +36,10 @@ fn run(drop_first_at: Option<usize>) -> (Vec<(usize, usize, bool)>, Vec<u8>) {
     let conn = p.client.conn_mut(c).unwrap();
     assert_eq!(conn.write(&data[..3000]), 3000);
     assert!(conn.end_record());
-    assert!(!conn.end_record(), "a second mark at the same end adds nothing");
+    assert!(
+        !conn.end_record(),
+        "a second mark at the same end adds nothing"
+    );
     assert_eq!(conn.write(&data[3000..3300]), 300);
     assert!(conn.end_record());
     assert_eq!(conn.write(&data[3300..]), 5000);
@@ -46,7 +53,13 @@ fn run(drop_first_at: Option<usize>) -> (Vec<(usize, usize, bool)>, Vec<u8>) {
         .log
         .iter()
         .filter(|(x, _)| x.to_server && x.len > 0)
-        .map(|(x, _)| ((x.seq - isn) as usize - 1, x.len, x.flags.contains(Flags::PSH)))
+        .map(|(x, _)| {
+            (
+                (x.seq - isn) as usize - 1,
+                x.len,
+                x.flags.contains(Flags::PSH),
+            )
+        })
         .collect();
     (segs, got)
 }
@@ -67,10 +80,16 @@ fn no_segment_spans_a_record_end() {
             }
         }
         // The 300-byte record goes as a segment of its own, Nagle notwithstanding.
-        assert!(segs.iter().any(|&(s, l, _)| s == 3000 && l == 300), "{segs:?}");
+        assert!(
+            segs.iter().any(|&(s, l, _)| s == 3000 && l == 300),
+            "{segs:?}"
+        );
         if drop.is_some() {
             let ends_record = segs.iter().filter(|&&(s, l, _)| s + l == 3000).count();
-            assert!(ends_record >= 2, "the retransmission ends the record too: {segs:?}");
+            assert!(
+                ends_record >= 2,
+                "the retransmission ends the record too: {segs:?}"
+            );
         }
     }
 }
