@@ -5,6 +5,9 @@ use brisk_time::Duration;
 
 /// A duration such as `10ms`, `1.5s`, `24h` or `1h30m`.
 pub fn duration(s: &str) -> Result<Duration, String> {
+    if s.trim_start().starts_with('-') {
+        return Err("must not be negative: a duration like \"10ms\", \"20s\" or \"1h\"".into());
+    }
     brisk_sim::units::parse_duration(s).ok_or_else(|| {
         "expected a duration like \"10ms\", \"20s\" or \"1h\" (units ns, us, ms, s, m, h, d)"
             .to_string()
@@ -22,6 +25,14 @@ pub fn positive_duration(s: &str) -> Result<Duration, String> {
 
 /// A bit rate greater than zero, such as `100Mbit`; bits per second.
 pub fn rate(s: &str) -> Result<u64, String> {
+    // A flag taking this parser sets `allow_hyphen_values`, so "-5Mbit" arrives here
+    // instead of becoming clap's "unexpected argument" with its `-- -5` tip.
+    if s.trim_start().starts_with('-') {
+        return Err(
+            "must be a positive rate, greater than 0 bit/s, like \"100Mbit\" (units bit, kbit, Mbit, Gbit)"
+                .into(),
+        );
+    }
     match brisk_sim::units::parse_rate(s) {
         Some(0) => Err("must be greater than 0 bit/s".into()),
         Some(r) => Ok(r),

@@ -1,14 +1,20 @@
 //! `brisk lab`: the real-packet testbed by hand.
 //!
 //! - `brisk lab up [--rtt 10ms] [--rate 100Mbit] [--loss P] [--serve DIR | --echo | --sink]
-//!   [--port N] [--for 10m] [--pcap DIR]`: builds a namespace with a Linux host
-//!   (198.18.0.2) and brisk (198.18.0.1, this process) joined by the emulator, runs a
-//!   brisk server (HTTP file server, echo or sink) and prints how to reach it; tears
-//!   everything down on Ctrl-C or after `--for`.
+//!   [--port N] [--for 10m] [--pcap DIR] [--ipv6]`: builds a namespace with a Linux host
+//!   (198.18.0.2) and brisk (198.18.0.1, this process) joined by the emulator, serves
+//!   from brisk (HTTP file server, echo or sink; every connection from one thread, an
+//!   event loop over the endpoint: `brisk_emu::serve`) and prints how to reach it;
+//!   tears everything down on Ctrl-C or after `--for`.
 //! - `brisk lab send [--bytes 100MB] [--cc cubic] [...path flags]`: brisk sends to a
 //!   Linux sink through the path and prints goodput and whether the data arrived intact.
 //! - `brisk lab bufferbloat [--duration 20s] [--out DIR]`: experiment real-bufferbloat.
+//! - `brisk lab shell [...path flags] [--outside CMD] [-- CMD]`: two Linux hosts joined
+//!   by the emulator, like Mahimahi's mm-link (`brisk_emu::tools::shell`).
 //! - `brisk lab clean`: removes `brisk-*` namespaces left by dead processes.
+//!
+//! `--ipv6` makes the lab dual-stack (2001:db8:18::1 for brisk / the outside host,
+//! 2001:db8:18::2 for Linux / the inside host).
 
 use std::io::Write as _;
 use std::net::{Shutdown, SocketAddr};
@@ -16,7 +22,8 @@ use std::path::PathBuf;
 
 use brisk_emu::path::{Dur, LossSpec, PathSpec, Rate};
 use brisk_emu::{
-    tools, BriskLab, EmuConfig, EmulatorOptions, StackConfig, BRISK_ADDR, KERNEL_ADDR,
+    tools, BriskLab, EmuConfig, EmulatorOptions, StackConfig, BRISK_ADDR, BRISK_ADDR6, KERNEL_ADDR,
+    KERNEL_ADDR6,
 };
 use brisk_time::Duration;
 
@@ -29,11 +36,11 @@ pub struct LabArgs {
 #[derive(clap::Args, Clone)]
 struct PathArgs {
     /// Base round-trip time of the emulated path.
-    #[arg(long, default_value = "10ms", value_parser = crate::args::duration)]
+    #[arg(long, default_value = "10ms", value_parser = crate::args::duration, allow_hyphen_values = true)]
     rtt: Duration,
     /// Bottleneck rate brisk → Linux (in `shell`: outside → inside, the downlink);
     /// default: unlimited.
-    #[arg(long, value_parser = crate::args::rate, conflicts_with = "trace")]
+    #[arg(long, value_parser = crate::args::rate, conflicts_with = "trace", allow_hyphen_values = true)]
     rate: Option<u64>,
     /// Mahimahi delivery trace for the bottleneck direction instead of --rate (one ms
     /// timestamp per line, each a 1500-byte opportunity; see `brisk trace`).
@@ -41,19 +48,19 @@ struct PathArgs {
     trace: Option<PathBuf>,
     /// Rate of the other direction (Linux → brisk; in `shell` the uplink); default:
     /// unlimited.
-    #[arg(long, value_parser = crate::args::rate, conflicts_with = "uplink_trace")]
+    #[arg(long, value_parser = crate::args::rate, conflicts_with = "uplink_trace", allow_hyphen_values = true)]
     uplink_rate: Option<u64>,
     /// Mahimahi delivery trace for the other direction instead of --uplink-rate.
     #[arg(long)]
     uplink_trace: Option<PathBuf>,
     /// Bernoulli loss probability in each direction.
-    #[arg(long, value_parser = crate::args::probability)]
+    #[arg(long, value_parser = crate::args::probability, allow_hyphen_values = true)]
     loss: Option<f64>,
     /// Bottleneck drop-tail queue: packets (`1000`) or bytes (`64KiB`); default 1000 packets.
-    #[arg(long, value_parser = crate::args::queue)]
+    #[arg(long, value_parser = crate::args::queue, allow_hyphen_values = true)]
     queue: Option<brisk_net::spec::QueueSpec>,
     /// Extra delay per packet, uniform in [0, JITTER], order kept, brisk → Linux.
-    #[arg(long, value_parser = crate::args::jitter)]
+    #[arg(long, value_parser = crate::args::jitter, allow_hyphen_values = true)]
     jitter: Option<Duration>,
     /// Write brisk.pcap and kernel.pcap (what the emulator saw at each end) here.
     #[arg(long)]
@@ -63,6 +70,11 @@ struct PathArgs {
     /// mm-throughput-graph and mm-delay-graph.
     #[arg(long)]
     link_log: Option<PathBuf>,
+    /// Dual-stack lab: the hosts also get IPv6 addresses, 2001:db8:18::1 (brisk, or
+    /// the outside host in `shell`) and 2001:db8:18::2 (Linux, or the inside host),
+    /// routed only inside the lab's namespaces.
+    #[arg(long)]
+    ipv6: bool,
 }
 
 /// The emulator options of the path flags: pcaps named `a`/`b`, and link logs.
@@ -96,11 +108,11 @@ enum LabCmd {
         /// Read and discard, printing each connection's byte count and SHA-256.
         #[arg(long)]
         sink: bool,
-        /// Port brisk listens on (default 80 for --serve, else 7).
-        #[arg(long)]
+        /// Port brisk listens on, 1 to 65535 (default 80 for --serve, else 7).
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..), allow_hyphen_values = true)]
         port: Option<u16>,
         /// Tear down after this long.
-        #[arg(long = "for", default_value = "1h", value_parser = crate::args::positive_duration)]
+        #[arg(long = "for", default_value = "1h", value_parser = crate::args::positive_duration, allow_hyphen_values = true)]
         for_: Duration,
     },
     /// brisk sends to a Linux sink through the path.
@@ -118,13 +130,13 @@ enum LabCmd {
         #[arg(long)]
         json: bool,
         /// Length of the report's intervals (as iperf3's -i).
-        #[arg(long, default_value = "1s", value_parser = crate::args::positive_duration)]
+        #[arg(long, default_value = "1s", value_parser = crate::args::positive_duration, allow_hyphen_values = true)]
         interval: Duration,
     },
     /// Experiment real-bufferbloat: Linux CUBIC/BBR and brisk CUBIC (+ delay
     /// correlation) on 10 Mbit/s, 10 ms, 1000-packet drop-tail, next to the simulator.
     Bufferbloat {
-        #[arg(long, default_value = "20s", value_parser = crate::args::positive_duration)]
+        #[arg(long, default_value = "20s", value_parser = crate::args::positive_duration, allow_hyphen_values = true)]
         duration: Duration,
         /// Write table.md, summary.json, rtt.svg, rtt.csv here.
         #[arg(long, default_value = "target/real-bufferbloat")]
@@ -144,7 +156,7 @@ enum LabCmd {
         #[arg(long)]
         outside: Option<String>,
         /// The emulator stops after this long even if the command has not exited.
-        #[arg(long = "for", default_value = "24h", value_parser = crate::args::positive_duration)]
+        #[arg(long = "for", default_value = "24h", value_parser = crate::args::positive_duration, allow_hyphen_values = true)]
         for_: Duration,
         /// Program and arguments for the inside namespace.
         #[arg(last = true)]
@@ -322,22 +334,44 @@ fn iperf_json(r: &IperfRun) -> serde_json::Value {
     })
 }
 
+/// The inside command is what follows `--`; a program name beginning with '-' is a
+/// flag's value that went astray (`--rate -- -5`), never something to run.
+fn check_inside(inside: &[String]) -> anyhow::Result<()> {
+    if let Some(prog) = inside.first().filter(|p| p.starts_with('-')) {
+        anyhow::bail!(
+            "the inside command (after `--`) must be a program, not {prog:?}; a flag's value goes right after the flag, e.g. `--rate 5Mbit`"
+        );
+    }
+    Ok(())
+}
+
 fn shell(
     p: &PathArgs,
     outside: Option<String>,
     for_: Duration,
     inside: Vec<String>,
 ) -> anyhow::Result<()> {
+    // Everything that can fail before the lab exists fails before the banner.
+    check_inside(&inside)?;
+    if let Some(why) = brisk_emu::netns::unsupported_reason() {
+        anyhow::bail!("brisk lab shell cannot run here: {why}");
+    }
     let cfg = emu_config(p)?;
     let opts = emu_options(p, "outside.pcap", "inside.pcap")?;
+    let v6 = if p.ipv6 {
+        " (IPv6: outside 2001:db8:18::1, inside 2001:db8:18::2)"
+    } else {
+        ""
+    };
     eprintln!(
-        "brisk lab shell: outside 198.18.0.1 <-> emulator <-> inside 198.18.0.2 (MAHIMAHI_BASE=198.18.0.1); exit the inside command to tear down"
+        "brisk lab shell: outside 198.18.0.1 <-> emulator <-> inside 198.18.0.2{v6} (MAHIMAHI_BASE=198.18.0.1); exit the inside command to tear down"
     );
     let shell = brisk_emu::tools::shell::ShellConfig {
         outside,
         outside_settle: std::time::Duration::from_millis(300),
         inside,
         limit: Some(for_),
+        ipv6: p.ipv6,
     };
     let r = brisk_emu::tools::shell::run_shell(&cfg, &shell, opts)?;
     let (f, b) = (&r.emulator.forward, &r.emulator.reverse);
@@ -370,8 +404,14 @@ fn send(p: &PathArgs, bytes: u64, cc: &str, json: bool, interval: Duration) -> a
         "reno" => brisk_tcp::cc::CcAlgorithm::Reno,
         other => anyhow::bail!("--cc: brisk has reno and cubic, not {other:?}"),
     };
-    let lab = build(p, stack_config()?, Some(Duration::from_secs(3600)))?;
-    let addr = SocketAddr::from((KERNEL_ADDR, 5001));
+    let mut stack = stack_config()?;
+    let addr = if p.ipv6 {
+        stack.local6 = Some(BRISK_ADDR6);
+        SocketAddr::from((KERNEL_ADDR6, 5001))
+    } else {
+        SocketAddr::from((KERNEL_ADDR, 5001))
+    };
+    let lab = build(p, stack, Some(Duration::from_secs(3600)))?;
     let l = lab
         .kernel()
         .run_in(move || std::net::TcpListener::bind(addr))??;
@@ -443,12 +483,14 @@ fn up(
     let life = for_;
     let port = port.unwrap_or(if serve.is_some() { 80 } else { 7 });
     // The loop outlives the accept loop, which stops at `--for`.
-    let lab = build(
-        p,
-        stack_config()?,
-        Some(life.saturating_add(Duration::from_secs(10))),
-    )?;
-    let listener = lab.stack().listen(port)?;
+    let mut stack = stack_config()?;
+    if p.ipv6 {
+        // BriskLab puts it at BRISK_ADDR6 and the kernel at KERNEL_ADDR6.
+        stack.local6 = Some(BRISK_ADDR6);
+    }
+    let lab = build(p, stack, Some(life.saturating_add(Duration::from_secs(10))))?;
+    // Listening for the stack's life; the server accepts from the endpoint directly.
+    let _listener = lab.stack().listen(port)?;
     let ns = lab.kernel().name().to_string();
     let mode = match (&serve, echo, sink) {
         (Some(d), _, _) => format!("HTTP files from {}", d.display()),
@@ -456,8 +498,14 @@ fn up(
         _ => "echo".to_string(),
     };
     println!("brisk lab up: brisk {BRISK_ADDR}:{port} ({mode}) <-> emulator <-> Linux {KERNEL_ADDR} in netns {ns}");
+    if p.ipv6 {
+        println!("      IPv6: brisk [{BRISK_ADDR6}]:{port} <-> Linux {KERNEL_ADDR6}");
+    }
     println!("try:  ip netns exec {ns} curl -o /dev/null http://{BRISK_ADDR}:{port}/FILE");
     println!("      ip netns exec {ns} nc {BRISK_ADDR} {port}");
+    if p.ipv6 {
+        println!("      ip netns exec {ns} nc {BRISK_ADDR6} {port}");
+    }
     println!(
         "Ctrl-C (or --for {}) tears everything down.",
         brisk_sim::units::Dur(for_)
@@ -465,32 +513,47 @@ fn up(
     let _ = std::io::stdout().flush();
     let deadline =
         std::time::Instant::now() + std::time::Duration::from_nanos(life.as_nanos() as u64);
-    let mut listener = listener;
-    listener.set_accept_timeout(Some(std::time::Duration::from_millis(500)));
-    while std::time::Instant::now() < deadline {
-        let (mut s, peer) = match listener.accept() {
-            Ok(x) => x,
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
-            Err(e) => return Err(e.into()),
-        };
-        let serve = serve.clone();
-        std::thread::spawn(move || {
-            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(60)));
-            let _ = s.set_write_timeout(Some(std::time::Duration::from_secs(60)));
-            let r = match (&serve, sink) {
-                (Some(dir), _) => brisk_emu::http::serve_one(&mut s, dir)
-                    .map(|x| format!("{} {} ({} bytes)", x.status, x.path, x.body_bytes)),
-                (None, true) => tools::sink(&mut s, u64::MAX)
-                    .map(|d| format!("sink: {} bytes, sha256 {}", d.bytes, d.sha256)),
-                (None, false) => tools::echo(&mut s, u64::MAX).map(|n| format!("echoed {n} bytes")),
-            };
-            let _ = s.shutdown(Shutdown::Write);
-            match r {
-                Ok(m) => println!("{peer}: {m}"),
-                Err(e) => println!("{peer}: error: {e}"),
-            }
-        });
-    }
+    // One thread serves every connection from the endpoint's events (no thread per
+    // connection: 20 000 idle clients used to make thousands of threads).
+    let mut service = LabService {
+        serve: serve.map(std::sync::Arc::new),
+        sink,
+    };
+    let stats = brisk_emu::serve::serve(
+        lab.stack(),
+        port,
+        &mut service,
+        &brisk_emu::serve::ServeConfig::default(),
+        deadline,
+    )?;
+    eprintln!(
+        "brisk lab up: served {} connections (at most {} at once), {} reset after 60 s idle",
+        stats.accepted, stats.peak_open, stats.idle_resets
+    );
     lab.stop()?;
     Ok(())
+}
+
+/// What `lab up` serves on each connection.
+struct LabService {
+    serve: Option<std::sync::Arc<PathBuf>>,
+    sink: bool,
+}
+
+impl brisk_emu::serve::Service for LabService {
+    fn open(&mut self, _peer: SocketAddr) -> Box<dyn brisk_emu::serve::Session> {
+        use brisk_emu::serve::{Echo, HttpFiles, Sink};
+        match (&self.serve, self.sink) {
+            (Some(dir), _) => Box::new(HttpFiles::new(std::sync::Arc::clone(dir))),
+            (None, true) => Box::<Sink>::default(),
+            (None, false) => Box::<Echo>::default(),
+        }
+    }
+
+    fn closed(&mut self, peer: SocketAddr, outcome: std::io::Result<String>) {
+        match outcome {
+            Ok(m) => println!("{peer}: {m}"),
+            Err(e) => println!("{peer}: error: {e}"),
+        }
+    }
 }

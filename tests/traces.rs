@@ -62,47 +62,10 @@ fn shipped_traces_are_what_brisk_trace_writes() {
     }
 }
 
-#[derive(Default, Debug)]
-struct MmTotals {
-    capacity_bytes: u64,
-    arrival_bytes: u64,
-    departure_bytes: u64,
-    departures: u64,
-    last_ms: u64,
-}
-
-/// Parses a log by mm-throughput-graph's rules, failing where that script would die.
-fn parse_mm_log(text: &str) -> MmTotals {
-    let mut t = MmTotals::default();
-    let mut base = None;
-    for (i, line) in text.lines().enumerate() {
-        if let Some(b) = line.strip_prefix("# base timestamp: ") {
-            assert!(base.is_none(), "base timestamp multiply defined");
-            base = Some(b.parse::<u64>().unwrap());
-            continue;
-        }
-        if line.starts_with('#') {
-            continue;
-        }
-        assert!(base.is_some(), "logfile is missing base timestamp");
-        let f: Vec<&str> = line.split_whitespace().collect();
-        assert!(f.len() >= 3, "line {}: {line:?}", i + 1);
-        let ms: u64 = f[0].parse().unwrap();
-        let bytes: u64 = f[2].parse().unwrap();
-        t.last_ms = t.last_ms.max(ms);
-        match f[1] {
-            "+" => t.arrival_bytes += bytes,
-            "#" => t.capacity_bytes += bytes,
-            "-" => {
-                let delay: u64 = f[3].parse().expect("departure has a delay");
-                assert!(ms >= delay, "line {}: departs before it arrived", i + 1);
-                t.departure_bytes += bytes;
-                t.departures += 1;
-            }
-            other => panic!("line {}: unknown event type {other}", i + 1),
-        }
-    }
-    t
+/// Parses a log by mm-throughput-graph's rules and mm-link's time order
+/// (`brisk_net::mmlog::check_log`), failing where that script would die.
+fn parse_mm_log(text: &str) -> brisk_net::mmlog::LogSummary {
+    brisk_net::mmlog::check_log(text).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]

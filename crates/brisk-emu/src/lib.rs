@@ -26,7 +26,7 @@ pub mod tools;
 // (`brisk_emu::netns`, `brisk_emu::path`, ...), which other crates use.
 pub use emu::{dumbbell, emulator, inject, mux, path, route, side, threaded};
 pub use os::{cleanup, clock, netns, poll, tun, wake};
-pub use stack::{bulk, kernel_stream, socket};
+pub use stack::{bulk, kernel_stream, serve, socket};
 pub use tools::{bench, brisklab, ecn_audit, hist, http, lab, pcapread};
 
 pub use bench::{baseline, bench_capacity, bench_capacity_with, BaselineReport};

@@ -340,6 +340,8 @@ fn linux_knobs_are_applied_in_the_senders_namespace() {
     assert_eq!(first_flight, 4, "initcwnd 4");
     // The bottleneck's Mahimahi log: what left the link is the data plus headers.
     let log = std::fs::read_to_string(dir.join("bottleneck.mm.log")).unwrap();
+    // In time order and readable by mm-throughput-graph, as mm-link's logs.
+    brisk_net::mmlog::check_log(&log).expect("bottleneck.mm.log");
     let departed: u64 = log
         .lines()
         .filter(|l| !l.starts_with('#'))

@@ -367,6 +367,7 @@ pub fn run_controlled(
                     BufWriter::new(f),
                     name,
                     &source,
+                    &l.link.queue().describe(),
                     l.link.capacity(),
                     dur_nanos(l.link.delay()),
                 );

@@ -268,6 +268,7 @@ impl Route {
             BufWriter::new(f),
             name,
             &source,
+            &link.queue().describe(),
             link.capacity(),
             brisk_time::dur_nanos(link.delay()),
         );

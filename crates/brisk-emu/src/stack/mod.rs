@@ -20,6 +20,7 @@
 pub mod bulk;
 pub mod kernel_stream;
 pub mod pattern;
+pub mod serve;
 pub mod socket;
 
 use std::collections::HashMap;
@@ -95,6 +96,8 @@ pub(crate) struct Core {
     busy_ns: u64,
     by_handle: HashMap<ConnHandle, u64>,
     next_id: u64,
+    /// Connections owned by an event-loop server (serve.rs), whose events it takes.
+    pub(crate) served: serve::ServedConns,
 }
 
 impl Core {
@@ -138,6 +141,9 @@ impl Core {
         let mut any = false;
         while let Some((h, ev)) = self.ep.poll_event() {
             any = true;
+            if self.served.take(h, &ev) {
+                continue;
+            }
             let Some(&id) = self.by_handle.get(&h) else {
                 continue; // a listener's Incoming, or a socket already dropped
             };
@@ -224,6 +230,7 @@ impl BriskStack {
             busy_ns: 0,
             by_handle: HashMap::new(),
             next_id: 0,
+            served: serve::ServedConns::default(),
         };
         let shared = Arc::new(Shared {
             core: PiMutex::new(core),

@@ -90,21 +90,11 @@ fn percent_decode(s: &str) -> Option<String> {
     (!s.contains('\0')).then_some(s)
 }
 
-fn respond<W: Write>(
-    w: &mut W,
-    status: &str,
-    len: u64,
-    head_only: bool,
-    body: &[u8],
-) -> io::Result<()> {
-    write!(
-        w,
+fn response_head(status: &str, len: u64) -> Vec<u8> {
+    format!(
         "HTTP/1.1 {status}\r\nServer: brisk\r\nContent-Length: {len}\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n"
-    )?;
-    if !head_only {
-        w.write_all(body)?;
-    }
-    Ok(())
+    )
+    .into_bytes()
 }
 
 /// What the server did with one connection.
@@ -115,78 +105,92 @@ pub struct Served {
     pub body_bytes: u64,
 }
 
-/// Serves one request on `s` from files under `root`, then returns (the caller
-/// closes the connection).
-pub fn serve_one<S: Read + Write>(s: &mut S, root: &Path) -> io::Result<Served> {
+/// The answer to one request: the response head, and the file to stream after it
+/// with its length (`served.body_bytes` is that length until the body is sent).
+#[derive(Debug)]
+pub struct Reply {
+    pub head: Vec<u8>,
+    pub body: Option<(std::fs::File, u64)>,
+    pub served: Served,
+}
+
+/// Whether `buf` holds a whole request head (up to its blank line).
+pub fn head_complete(buf: &[u8]) -> bool {
+    buf.windows(2).any(|w| w == b"\n\n") || buf.windows(4).any(|w| w == b"\r\n\r\n")
+}
+
+/// Reads one request head from `r` and decides the reply from files under `root`:
+/// the shared logic of [`serve_one`] (blocking) and the lab's event-loop server
+/// (`stack::serve`), which hands it the buffered head.
+pub fn reply_to<R: BufRead>(r: &mut R, root: &Path) -> io::Result<Reply> {
     let mut budget = MAX_HEAD;
-    let mut r = BufReader::new(&mut *s);
-    let head = read_line(&mut r, &mut budget).and_then(|l| {
-        let h = read_headers(&mut r, &mut budget)?;
+    let head = read_line(r, &mut budget).and_then(|l| {
+        let h = read_headers(r, &mut budget)?;
         Ok((l, h))
     });
-    drop(r);
+    let reply = |status: &str, code: u16, path: &str| Reply {
+        head: response_head(status, 0),
+        body: None,
+        served: Served {
+            status: code,
+            path: path.to_string(),
+            body_bytes: 0,
+        },
+    };
     let (line, _headers) = match head {
         Ok(x) => x,
         Err(e) if e.kind() == ErrorKind::InvalidData => {
-            respond(s, "400 Bad Request", 0, false, b"")?;
-            return Ok(Served {
-                status: 400,
-                path: String::new(),
-                body_bytes: 0,
-            });
+            return Ok(reply("400 Bad Request", 400, ""))
         }
         Err(e) => return Err(e),
     };
     let mut parts = line.split_whitespace();
     let (method, target, version) = (parts.next(), parts.next(), parts.next());
     let (Some(method), Some(target), Some(version)) = (method, target, version) else {
-        respond(s, "400 Bad Request", 0, false, b"")?;
-        return Ok(Served {
-            status: 400,
-            path: String::new(),
-            body_bytes: 0,
-        });
-    };
-    let served = |status, body_bytes| Served {
-        status,
-        path: target.to_string(),
-        body_bytes,
+        return Ok(reply("400 Bad Request", 400, ""));
     };
     if !version.starts_with("HTTP/1.") {
-        respond(s, "400 Bad Request", 0, false, b"")?;
-        return Ok(served(400, 0));
+        return Ok(reply("400 Bad Request", 400, target));
     }
     let head_only = match method {
         "GET" => false,
         "HEAD" => true,
-        _ => {
-            respond(s, "405 Method Not Allowed", 0, false, b"")?;
-            return Ok(served(405, 0));
-        }
+        _ => return Ok(reply("405 Method Not Allowed", 405, target)),
     };
     let Some(path) = resolve(root, target) else {
-        respond(s, "403 Forbidden", 0, false, b"")?;
-        return Ok(served(403, 0));
+        return Ok(reply("403 Forbidden", 403, target));
     };
     let path = if path.is_dir() {
         path.join("index.html")
     } else {
         path
     };
-    let mut file = match std::fs::File::open(&path) {
+    let file = match std::fs::File::open(&path) {
         Ok(f) if f.metadata().is_ok_and(|m| m.is_file()) => f,
-        _ => {
-            respond(s, "404 Not Found", 0, false, b"")?;
-            return Ok(served(404, 0));
-        }
+        _ => return Ok(reply("404 Not Found", 404, target)),
     };
     let len = file.metadata()?.len();
-    respond(s, "200 OK", len, true, b"")?;
-    if head_only {
-        return Ok(served(200, 0));
+    Ok(Reply {
+        head: response_head("200 OK", len),
+        body: (!head_only).then_some((file, len)),
+        served: Served {
+            status: 200,
+            path: target.to_string(),
+            body_bytes: 0,
+        },
+    })
+}
+
+/// Serves one request on `s` from files under `root`, then returns (the caller
+/// closes the connection).
+pub fn serve_one<S: Read + Write>(s: &mut S, root: &Path) -> io::Result<Served> {
+    let reply = reply_to(&mut BufReader::new(&mut *s), root)?;
+    s.write_all(&reply.head)?;
+    let mut served = reply.served;
+    if let Some((mut file, len)) = reply.body {
+        served.body_bytes = io::copy(&mut Read::take(&mut file, len), s)?;
     }
-    let copied = io::copy(&mut Read::take(&mut file, len), s)?;
-    Ok(served(200, copied))
+    Ok(served)
 }
 
 /// A parsed response.

@@ -24,6 +24,11 @@ use crate::os::tun::{Tun, DEFAULT_MTU};
 pub const ADDR_A: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
 /// Host B's address.
 pub const ADDR_B: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
+/// Host A's IPv6 address in a dual-stack two-host lab (2001:db8::/32, RFC 3849; the
+/// brisk lab's `BRISK_ADDR6`).
+pub const ADDR_A6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0x18, 0, 0, 0, 0, 1);
+/// Host B's IPv6 address in a dual-stack two-host lab.
+pub const ADDR_B6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0x18, 0, 0, 0, 0, 2);
 /// Name of the TUN device inside each namespace (names are per namespace).
 pub const TUN_NAME: &str = "brisk-tun";
 
@@ -37,11 +42,22 @@ pub struct TwoHosts {
 impl TwoHosts {
     /// Builds the lab; the two TUN devices (A's, B's) are returned for the emulator.
     pub fn new(mtu: u32) -> Result<(TwoHosts, Tun, Tun)> {
+        Self::build(mtu, false)
+    }
+
+    /// As [`TwoHosts::new`], dual-stack: [`ADDR_A6`] and [`ADDR_B6`] as well, IPv6
+    /// switched on quietly (module docs).
+    pub fn dual_stack(mtu: u32) -> Result<(TwoHosts, Tun, Tun)> {
+        Self::build(mtu, true)
+    }
+
+    fn build(mtu: u32, ipv6: bool) -> Result<(TwoHosts, Tun, Tun)> {
         let mut lab = Lab::new()?;
         let a = lab.add_netns("a")?;
         let b = lab.add_netns("b")?;
-        let tun_a = host(lab.netns(a), ADDR_A, ADDR_B, None, mtu)?;
-        let tun_b = host(lab.netns(b), ADDR_B, ADDR_A, None, mtu)?;
+        let v6 = |l, p| ipv6.then_some((l, p));
+        let tun_a = host(lab.netns(a), ADDR_A, ADDR_B, v6(ADDR_A6, ADDR_B6), mtu)?;
+        let tun_b = host(lab.netns(b), ADDR_B, ADDR_A, v6(ADDR_B6, ADDR_A6), mtu)?;
         Ok((TwoHosts { lab }, tun_a, tun_b))
     }
 

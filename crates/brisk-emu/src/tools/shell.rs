@@ -9,14 +9,19 @@
 //!                                 ◀══ uplink (reverse) ═════════════════
 //! ```
 //! As in Mahimahi, `MAHIMAHI_BASE` inside names the outside address; brisk also sets
-//! `BRISK_OUTSIDE` and `BRISK_INSIDE` on both sides.
+//! `BRISK_OUTSIDE` and `BRISK_INSIDE` on both sides. With `ipv6` the hosts are
+//! dual-stack (2001:db8:18::1 outside, 2001:db8:18::2 inside, in
+//! `BRISK_OUTSIDE6`/`BRISK_INSIDE6`).
 //!
 //! Job control: the inside command runs in its own process group and, when stdin is a
 //! terminal, becomes the terminal's foreground group, so Ctrl-C reaches it (and an
 //! interactive shell's jobs) and not brisk; brisk tears down when it exits. The
 //! outside command runs in its own process group too and is sent SIGTERM, then
-//! SIGKILL after a grace period, at the end. The namespaces go with the lab's RAII
-//! guards, or with the interrupt handler if brisk itself is killed.
+//! SIGKILL after a grace period, at the end. If brisk itself gets SIGINT, SIGTERM or
+//! SIGHUP, the interrupt handler (os/cleanup.rs) ends both commands' process groups
+//! the same way (SIGTERM, then SIGKILL) and reaps them before it removes the
+//! namespaces, so nothing is left running orphaned. The namespaces go with the lab's
+//! RAII guards, or with the interrupt handler if brisk itself is killed.
 
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus};
@@ -27,8 +32,9 @@ use brisk_time::Duration;
 use crate::emu::emulator::{EmuReport, Emulator, EmulatorOptions};
 use crate::emu::path::EmuConfig;
 use crate::error::{EmuError, Result};
+use crate::os::cleanup;
 use crate::os::netns::{ip_binary, Netns};
-use crate::tools::lab::{TwoHosts, ADDR_A, ADDR_B};
+use crate::tools::lab::{TwoHosts, ADDR_A, ADDR_A6, ADDR_B, ADDR_B6};
 
 /// What to run where.
 #[derive(Clone, Debug, Default)]
@@ -41,6 +47,9 @@ pub struct ShellConfig {
     pub inside: Vec<String>,
     /// The emulator stops by itself after this long (bounds a forgotten shell).
     pub limit: Option<Duration>,
+    /// Dual-stack: the hosts also have [`ADDR_A6`] (outside) and [`ADDR_B6`]
+    /// (inside), named by `BRISK_OUTSIDE6` and `BRISK_INSIDE6`.
+    pub ipv6: bool,
 }
 
 /// How it went.
@@ -51,17 +60,21 @@ pub struct ShellReport {
     pub emulator: EmuReport,
 }
 
-fn env_cmd(ns: &Netns, cmd: &mut Command) {
+fn env_cmd(ns: &Netns, cmd: &mut Command, ipv6: bool) {
     cmd.env("BRISK_OUTSIDE", ADDR_A.to_string())
         .env("BRISK_INSIDE", ADDR_B.to_string())
         .env("MAHIMAHI_BASE", ADDR_A.to_string())
         .env("BRISK_NETNS", ns.name());
+    if ipv6 {
+        cmd.env("BRISK_OUTSIDE6", ADDR_A6.to_string())
+            .env("BRISK_INSIDE6", ADDR_B6.to_string());
+    }
 }
 
-fn in_netns(ns: &Netns, argv: &[String]) -> Command {
+fn in_netns(ns: &Netns, argv: &[String], ipv6: bool) -> Command {
     let mut c = Command::new(ip_binary());
     c.args(["netns", "exec", ns.name()]).args(argv);
-    env_cmd(ns, &mut c);
+    env_cmd(ns, &mut c, ipv6);
     // Its own process group: signals for it (and from its terminal) stay off brisk.
     c.process_group(0);
     c
@@ -126,6 +139,34 @@ fn stop_group(child: &mut Child, grace: StdDuration) {
     let _ = child.wait();
 }
 
+/// Starts `cmd` and registers its process group with the interrupt handler, which
+/// ends it before removing the namespaces if brisk gets SIGINT/SIGTERM/SIGHUP.
+fn spawn_group(cmd: &mut Command, what: &str) -> Result<Child> {
+    let child = cmd
+        .spawn()
+        .map_err(|e| EmuError::io(format!("starting the {what} command"), e))?;
+    if let Err(e) = cleanup::register_group(child.id() as libc::pid_t) {
+        let mut child = child;
+        stop_group(&mut child, StdDuration::ZERO);
+        return Err(e);
+    }
+    Ok(child)
+}
+
+/// After the normal path has reaped `child`: the handler must not signal its pid.
+fn forget_group(child: &Child) {
+    cleanup::unregister_group(child.id() as libc::pid_t);
+}
+
+/// If a signal's watcher has taken over the teardown (it ends the commands, removes
+/// the namespaces and re-raises the signal), this thread waits for the end instead
+/// of racing it to tear down and exit with a status of its own.
+fn yield_to_interrupt() {
+    while cleanup::interrupted() {
+        std::thread::sleep(StdDuration::from_secs(1));
+    }
+}
+
 /// Builds the two namespaces and the emulator with `path` (bottleneck = downlink,
 /// outside → inside; reverse = uplink), runs the commands, tears everything down.
 pub fn run_shell(
@@ -134,15 +175,17 @@ pub fn run_shell(
     opts: EmulatorOptions,
 ) -> Result<ShellReport> {
     crate::os::cleanup::install_interrupt_cleanup()?;
-    let (hosts, tun_a, tun_b) = TwoHosts::with_default_mtu()?;
+    let (hosts, tun_a, tun_b) = if cfg.ipv6 {
+        TwoHosts::dual_stack(crate::os::tun::DEFAULT_MTU)?
+    } else {
+        TwoHosts::with_default_mtu()?
+    };
     let emu = Emulator::new(tun_a, tun_b, path, opts)?;
     let handle = emu.spawn(cfg.limit)?;
     let mut server = match &cfg.outside {
         Some(line) => {
             let argv = ["sh".to_string(), "-c".to_string(), line.clone()];
-            let child = in_netns(hosts.ns_a(), &argv)
-                .spawn()
-                .map_err(|e| EmuError::io("starting the outside command", e))?;
+            let child = spawn_group(&mut in_netns(hosts.ns_a(), &argv, cfg.ipv6), "outside")?;
             std::thread::sleep(cfg.outside_settle);
             Some(child)
         }
@@ -153,20 +196,23 @@ pub fn run_shell(
     } else {
         cfg.inside.clone()
     };
-    let status = in_netns(hosts.ns_b(), &argv)
-        .spawn()
-        .map_err(|e| EmuError::io("starting the inside command", e))
-        .and_then(|mut child| {
+    let status = spawn_group(&mut in_netns(hosts.ns_b(), &argv, cfg.ipv6), "inside").and_then(
+        |mut child| {
             let back = take_terminal(child.id() as libc::pid_t);
             let st = child.wait();
+            yield_to_interrupt();
+            forget_group(&child);
             if let Some(pg) = back {
                 give_back_terminal(pg);
             }
             st.map_err(|e| EmuError::io("waiting for the inside command", e))
-        });
+        },
+    );
     if let Some(s) = server.as_mut() {
         stop_group(s, StdDuration::from_secs(2));
+        forget_group(s);
     }
+    yield_to_interrupt();
     let emulator = handle.stop();
     hosts.teardown()?;
     Ok(ShellReport {

@@ -147,6 +147,22 @@ pub enum AnyQueue {
 }
 
 impl AnyQueue {
+    /// The queue in the words of Mahimahi's `# queue:` log header
+    /// (`droptail [packets=100]`, `droptail [bytes=64000]`); other disciplines by name.
+    pub fn describe(&self) -> String {
+        match self {
+            AnyQueue::DropTail(q) => match q.limit() {
+                QueueLimit::Packets(n) => format!("droptail [packets={n}]"),
+                QueueLimit::Bytes(n) => format!("droptail [bytes={n}]"),
+            },
+            AnyQueue::CoDel(_) => "codel".into(),
+            AnyQueue::Red(_) => "red".into(),
+            AnyQueue::Pie(_) => "pie".into(),
+            AnyQueue::FqCoDel(_) => "fq_codel".into(),
+            AnyQueue::Prio(_) => "prio".into(),
+        }
+    }
+
     /// The strict-priority queue, for its per-band counters.
     pub fn as_prio(&self) -> Option<&Prio> {
         match self {
