@@ -10,7 +10,8 @@ import brisk
 
 SWEEP = "sweeps/bufferbloat-grid.toml"
 BASE = "scenarios/bufferbloat-cubic.toml"
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}
+# t(0.975, df), exact (R: qt(0.975, df)).
+T95 = {1: 12.706204736175, 2: 4.302652729749, 3: 3.182446305284, 4: 2.776445105198}
 
 
 def test_a_grid_gives_one_row_per_cell_seed_and_flow():

@@ -101,7 +101,7 @@ mod tests {
         assert_eq!(s[0]["rate"], json!("x"));
         assert_eq!(s[0]["goodput_bps.mean"], json!(2.0));
         let ci = s[0]["goodput_bps.ci95"].as_f64().unwrap();
-        assert!((ci - 4.303 / 3f64.sqrt()).abs() < 1e-9);
+        assert!((ci - crate::stats::t95(2) / 3f64.sqrt()).abs() < 1e-9);
         assert_eq!(s[1]["goodput_bps.ci95"], json!(0.0));
         assert_eq!(s[2]["goodput_bps.ci95"], Value::Null);
         assert!(s[0].get("seed.mean").is_none() && s[0].get("stream_ok.mean").is_none());
