@@ -2,11 +2,12 @@
 python/test.sh installs agree, and the Ray these tests run with is inside it."""
 
 import re
-import tomllib
 
 import pytest
 
 from conftest import ROOT
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11 and newer
 
 
 def _ray_spec(reqs):
