@@ -54,9 +54,10 @@ def test_the_sweep_file_and_the_same_grid_from_python_agree():
     b = brisk.sweep(
         BASE,
         grid={
-            "flow[0].tcp.delay_correlation": [False, True],
-            "bottleneck.rate": ["5Mbit", "10Mbit"],
             "flow[0].cc": ["cubic", "reno"],
+            "bottleneck.rate": ["5Mbit", "10Mbit"],
+            "bottleneck.loss": [{"kind": "bernoulli", "p": 0.0005},
+                                {"kind": "bernoulli", "p": 0.002}],
         },
         seeds=[1, 2, 3],
         progress=False,

@@ -33,21 +33,33 @@ pub fn t95(df: usize) -> f64 {
 pub const T95_SERIES_FROM: usize = 1000;
 
 /// Mean, 95 % CI half-width and count of the finite values (NaN mean when there are
-/// none; NaN half-width from a single value, which has no spread to estimate).
+/// none; NaN half-width from a single value, which has no spread to estimate). Values
+/// that are all equal (a deterministic scenario repeated under several seeds) give that
+/// value as the mean and a half-width of exactly 0, not the rounding noise of summing
+/// and dividing them (5.4e-15).
 pub fn mean_ci(xs: &[f64]) -> (f64, f64, usize) {
     let mut n = 0usize;
     let mut sum = 0.0;
-    for x in xs.iter().filter(|x| x.is_finite()) {
+    let mut first: Option<f64> = None;
+    let mut all_equal = true;
+    for &x in xs.iter().filter(|x| x.is_finite()) {
         n += 1;
         sum += x;
+        match first {
+            None => first = Some(x),
+            Some(f) => all_equal &= f == x,
+        }
     }
-    if n == 0 {
+    let Some(first) = first else {
         return (f64::NAN, f64::NAN, 0);
+    };
+    if n == 1 {
+        return (first, f64::NAN, 1);
+    }
+    if all_equal {
+        return (first, 0.0, n);
     }
     let mean = sum / n as f64;
-    if n == 1 {
-        return (mean, f64::NAN, 1);
-    }
     let var = xs
         .iter()
         .filter(|x| x.is_finite())
@@ -120,5 +132,15 @@ mod tests {
         assert_eq!((m, n), (5.0, 1));
         assert!(ci.is_nan());
         assert_eq!(mean_ci(&[]).2, 0);
+    }
+
+    #[test]
+    fn equal_values_have_their_value_as_mean_and_no_spread() {
+        // 0.1 three times sums to 0.30000000000000004: the mean would not be 0.1, and
+        // the deviations from it would give a CI of float noise.
+        let (m, ci, n) = mean_ci(&[0.1, 0.1, 0.1, f64::NAN]);
+        assert_eq!((m, ci, n), (0.1, 0.0, 3));
+        let x = 1_234_567.891_011;
+        assert_eq!(mean_ci(&[x; 40]), (x, 0.0, 40));
     }
 }
