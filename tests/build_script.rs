@@ -73,14 +73,22 @@ fn a_second_build_reuses_the_first_and_a_change_says_dirty() {
         !second.contains("Compiling"),
         "the second build recompiled:\n{second}"
     );
-    let stamp = run(&dir, &dir.join("target/debug/stamp").display().to_string(), &[]);
+    let stamp = run(
+        &dir,
+        &dir.join("target/debug/stamp").display().to_string(),
+        &[],
+    );
     assert_eq!(stamp, head.trim());
 
     // A staged change is one: the index changed, so the stamp says +dirty.
     std::fs::write(dir.join("notes.txt"), "x\n").unwrap();
     git(&["add", "notes.txt"]);
     run(&dir, &cargo, &["build", "--offline"]);
-    let stamp = run(&dir, &dir.join("target/debug/stamp").display().to_string(), &[]);
+    let stamp = run(
+        &dir,
+        &dir.join("target/debug/stamp").display().to_string(),
+        &[],
+    );
     assert_eq!(stamp, format!("{}+dirty", head.trim()));
     let _ = std::fs::remove_dir_all(&dir);
 }

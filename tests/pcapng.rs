@@ -39,11 +39,18 @@ fn read(path: &Path) -> (u64, Vec<String>) {
 
 /// tshark's output for `args` on `path`, or None (with a note) when tshark is missing.
 fn tshark(path: &Path, args: &[&str]) -> Option<String> {
-    match Command::new("tshark").arg("-r").arg(path).args(args).output() {
+    match Command::new("tshark")
+        .arg("-r")
+        .arg(path)
+        .args(args)
+        .output()
+    {
         Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).into_owned()),
         Ok(o) => panic!("tshark {args:?}: {}", String::from_utf8_lossy(&o.stderr)),
         Err(_) => {
-            eprintln!("skipped the tshark checks: tshark is not installed (apt-get install tshark)");
+            eprintln!(
+                "skipped the tshark checks: tshark is not installed (apt-get install tshark)"
+            );
             None
         }
     }
@@ -96,10 +103,17 @@ fn the_bottleneck_capture_holds_every_departure_and_every_drop_apart() {
     let (n, comments) = read(&dropped);
     assert_eq!(n, drops);
     assert_eq!(comments.len() as u64, drops);
-    assert!(comments.iter().all(|c| c == "drop: queue_full"), "{comments:?}");
+    assert!(
+        comments.iter().all(|c| c == "drop: queue_full"),
+        "{comments:?}"
+    );
 
     if let Some(o) = tshark(&dropped, &["-Y", "frame.comment contains \"drop\""]) {
-        assert_eq!(o.lines().count() as u64, drops, "tshark's filter finds the drops");
+        assert_eq!(
+            o.lines().count() as u64,
+            drops,
+            "tshark's filter finds the drops"
+        );
     }
     if let Some(report) = tshark(&departures, &["-q", "-z", "expert"]) {
         // Behind the queue a dropped segment is a gap ("previous segment(s) not
@@ -110,7 +124,8 @@ fn the_bottleneck_capture_holds_every_departure_and_every_drop_apart() {
         // there (at most the few retransmissions that were dropped themselves are not).
         // With the drops in the same file it counted 993 retransmissions and 1272
         // out-of-order segments for the sender's 254.
-        let filled = expert_count(&report, "retransmission") + expert_count(&report, "out-of-order");
+        let filled =
+            expert_count(&report, "retransmission") + expert_count(&report, "out-of-order");
         assert!(
             filled <= retransmitted && filled + retransmitted / 10 >= retransmitted,
             "Wireshark finds {filled} gap-filling segments, the sender retransmitted \

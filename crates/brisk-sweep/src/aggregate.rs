@@ -17,8 +17,7 @@ fn num(x: f64) -> Value {
 /// Whether two rows agree in every column but `seed`.
 fn same_but_seed(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
     a.len() == b.len()
-        && a
-            .iter()
+        && a.iter()
             .all(|(k, v)| k == "seed" || b.get(k).is_some_and(|w| w == v))
 }
 

@@ -257,10 +257,16 @@ mod tests {
         let table = res.table(&sweep);
         let (c0, c1) = table.split_at(table.find("cell 1").expect(&table));
         let c0 = &c0[c0.find("cell 0").expect(&table)..]; // past the header's "mean ± CI"
-        assert!(c0.contains("(deterministic: every seed gave the same run)"), "{table}");
+        assert!(
+            c0.contains("(deterministic: every seed gave the same run)"),
+            "{table}"
+        );
         assert!(!c0.contains('±'), "{table}");
         assert!(c1.contains('±') && !c1.contains("deterministic"), "{table}");
-        assert!(table.contains("1 of 2 (cell, flow) groups deterministic"), "{table}");
+        assert!(
+            table.contains("1 of 2 (cell, flow) groups deterministic"),
+            "{table}"
+        );
         assert!(res
             .summary_csv()
             .starts_with("cell,bottleneck.loss,seeds,flow,deterministic,"));

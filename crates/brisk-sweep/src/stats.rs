@@ -22,8 +22,7 @@ pub fn t95(df: usize) -> f64 {
         let v = df as f64;
         let g1 = (z.powi(3) + z) / 4.0;
         let g2 = (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / 96.0;
-        let g3 =
-            (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z) / 384.0;
+        let g3 = (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z) / 384.0;
         return z + g1 / v + g2 / (v * v) + g3 / (v * v * v);
     }
     StudentsT::new(0.0, 1.0, df as f64).map_or(f64::NAN, |t| t.inverse_cdf(0.975))
