@@ -108,19 +108,45 @@ def _ray_env(home: str) -> dict:
 # Set by the user, these would point the test cluster elsewhere.
 _RAY_ENV_DROPPED = ("RAY_AUTH_TOKEN_PATH", "RAY_ADDRESS")
 
+# The cluster's dir, its HOME inside, and the environment saved for the end of the
+# session. Set before any test runs: Ray reads its auth settings once per process, when
+# it is first used, and other tests may import it before the cluster starts.
+_CLUSTER: dict = {}
 
-@pytest.fixture(scope="session")
-def ray_cluster():
-    """`ray start --head --num-cpus 1` plus a second `ray start --address ...
-    --num-cpus 1` on this machine: two nodes, one CPU each, with their own HOME and
-    auth token (`_ray_env`). Stopped at the end of the session, also on failure."""
+
+def pytest_configure(config):
     # Ray's socket paths must stay short: a short temp dir of our own.
     temp_dir = tempfile.mkdtemp(prefix="rb", dir="/tmp")
     home = os.path.join(temp_dir, "home")
     os.mkdir(home)
     ray_env = _ray_env(home)
-    # The driver is this process: it reads the same variables when it joins.
-    saved = {k: os.environ.get(k) for k in [*ray_env, *_RAY_ENV_DROPPED]}
+    _CLUSTER["dir"] = temp_dir
+    _CLUSTER["saved"] = {k: os.environ.get(k) for k in [*ray_env, *_RAY_ENV_DROPPED]}
+    os.environ.update(ray_env)
+    for k in _RAY_ENV_DROPPED:
+        os.environ.pop(k, None)
+
+
+def pytest_unconfigure(config):
+    temp_dir = _CLUSTER.pop("dir", None)
+    if temp_dir:
+        _kill_session(temp_dir)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    for k, v in _CLUSTER.pop("saved", {}).items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """`ray start --head --num-cpus 1` plus a second `ray start --address ...
+    --num-cpus 1` on this machine: two nodes, one CPU each, with their own HOME and
+    auth token (`_ray_env`, set for the session by `pytest_configure`). Stopped at the
+    end of the session, also on failure."""
+    pytest.importorskip("ray")
+    temp_dir = _CLUSTER["dir"]
     port = _free_port()
     address = f"127.0.0.1:{port}"
     common = [
@@ -128,12 +154,8 @@ def ray_cluster():
         "--object-store-memory", "80000000",
         "--disable-usage-stats",
     ]
+    env = dict(os.environ)
     try:
-        os.environ.update(ray_env)
-        for k in _RAY_ENV_DROPPED:
-            os.environ.pop(k, None)
-        pytest.importorskip("ray")
-        env = dict(os.environ)
         subprocess.run(
             [_ray_bin(), "start", "--head", f"--port={port}", f"--temp-dir={temp_dir}",
              "--include-dashboard=false", *common],
@@ -160,9 +182,3 @@ def ray_cluster():
         except Exception:
             pass
         _kill_session(temp_dir)
-        shutil.rmtree(temp_dir, ignore_errors=True)
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
