@@ -208,7 +208,7 @@ impl SweepResult {
                     _ if deterministic => writeln!(s, "  {label:<16} {:.3}", m * scale),
                     // This metric alone was equal in every seed (no retransmissions in
                     // any): a ± 0.000 would read as a measured spread.
-                    Some(ci) if ci == 0.0 => {
+                    Some(0.0) => {
                         writeln!(s, "  {label:<16} {:.3} (same in every seed)", m * scale)
                     }
                     Some(ci) => writeln!(s, "  {label:<16} {:.3} ± {:.3}", m * scale, ci * scale),
