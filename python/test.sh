@@ -9,6 +9,6 @@ venv="${BRISK_PYENV:-target/pyenv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 venv="$(cd "$venv" && pwd)"
 "$venv/bin/pip" install -q --disable-pip-version-check \
-  "maturin>=1.9,<2" "pandas>=2" "tqdm>=4.60" "pytest>=7" "ray>=2.9"
+  "maturin>=1.9,<2" "pandas>=2" "tqdm>=4.60" "pytest>=7" "ray>=2.60,<2.61"  # ray: as in pyproject.toml
 (cd python && VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --release -q)
 exec "$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider "$@"

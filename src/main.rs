@@ -355,13 +355,23 @@ fn cmd_run_net(
     let sc = brisk_sim::topo_spec::NetScenario::load(path)?;
     let seed = seed.unwrap_or(sc.seed);
     interrupt::install();
-    let res = brisk_sim::wl_run::run_net_controlled(&sc, seed, &mut |_| !interrupt::interrupted())?;
+    let mut res =
+        brisk_sim::wl_run::run_net_controlled(&sc, seed, &mut |_| !interrupt::interrupted())?;
+    if let Some(i) = &mut res.interrupted {
+        // The controller stops only for a Ctrl-C.
+        i.signal = Some("SIGINT".into());
+        eprintln!(
+            "brisk: interrupted at {:.1} s of {:.1} s simulated; the results below cover that much",
+            i.at.as_secs_f64(),
+            i.of.as_secs_f64()
+        );
+    }
     if let Some(dir) = &out {
         res.write_dir(dir)?;
         stamp_run(dir, path)?;
     }
     print_run(json, out.as_deref(), || res.to_json(), || res.table())?;
-    if res.stopped_early {
+    if res.interrupted.is_some() {
         std::process::exit(130);
     }
     Ok(())
@@ -387,12 +397,14 @@ fn cmd_run(
         link_log_dir: if link_log { out.clone() } else { None },
         ..RunOptions::default()
     };
-    let res = run_with_progress(&sc, seed, &opts)?;
-    if res.stopped_early {
+    let mut res = run_with_progress(&sc, seed, &opts)?;
+    if let Some(i) = &mut res.interrupted {
+        // run_with_progress's controller stops only for a Ctrl-C.
+        i.signal = Some("SIGINT".into());
         eprintln!(
             "brisk: interrupted at {:.1} s of {:.1} s simulated; the results below cover that much",
-            res.duration.as_secs_f64(),
-            sc.duration.0.as_secs_f64()
+            i.at.as_secs_f64(),
+            i.of.as_secs_f64()
         );
     }
     if let Some(dir) = &out {
@@ -401,7 +413,7 @@ fn cmd_run(
         copy_traces(dir, &sc)?;
     }
     print_run(json, out.as_deref(), || res.to_json(), || res.table())?;
-    if res.stopped_early {
+    if res.interrupted.is_some() {
         // The shell's convention for a run ended by SIGINT.
         std::process::exit(130);
     }

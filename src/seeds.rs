@@ -72,6 +72,25 @@ fn column(
         .collect()
 }
 
+/// Whether every run gave the same results (its `--json` but the seed): the scenario
+/// draws nothing at random, so the seeds repeat one run and say nothing about spread.
+pub fn deterministic(runs: &[RunResult]) -> bool {
+    let strip = |r: &RunResult| {
+        let mut v = r.to_json();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("seed");
+        }
+        v
+    };
+    match runs.split_first() {
+        Some((first, rest)) if !rest.is_empty() => {
+            let a = strip(first);
+            rest.iter().all(|r| strip(r) == a)
+        }
+        _ => false,
+    }
+}
+
 pub fn to_json(sc: &Scenario, seeds: &[u64], runs: &[RunResult]) -> Value {
     let nflows = runs.first().map_or(0, |r| r.flows.len());
     let flows: Vec<Value> = (0..nflows)
@@ -87,6 +106,7 @@ pub fn to_json(sc: &Scenario, seeds: &[u64], runs: &[RunResult]) -> Value {
     json!({
         "scenario": sc.name,
         "seeds": seeds,
+        "deterministic": deterministic(runs),
         "flows": flows,
         "bottleneck": {
             "utilization": b(|r| r.bottleneck.utilization),
@@ -107,11 +127,23 @@ pub fn table(sc: &Scenario, seeds: &[u64], runs: &[RunResult]) -> String {
         seeds.last().copied().unwrap_or(0),
         runs.len()
     );
+    let det = deterministic(runs);
+    if det {
+        let _ = writeln!(
+            s,
+            "deterministic: every seed gave the same run (the scenario draws nothing at \
+             random: no random loss, jitter or corruption), so there is no spread to report"
+        );
+    }
     let cell = |xs: &[f64], scale: f64| {
         let (m, ci, n) = mean_ci(xs);
         match n {
             0 => "-".to_string(),
             1 => format!("{:.3}", m * scale),
+            // Equal in every seed: a CI of ± 0 would read as a measured spread (and
+            // in a deterministic run every value is; the line above says so).
+            _ if ci == 0.0 && det => format!("{:.3}", m * scale),
+            _ if ci == 0.0 => format!("{:.3} (same in every seed)", m * scale),
             _ => format!("{:.3} ± {:.3}", m * scale, ci * scale),
         }
     };

@@ -63,7 +63,7 @@ def connect(address: Optional[str]):
         import ray
     except ImportError:
         raise ImportError(
-            'backend="ray" needs Ray: pip install "ray>=2.9" (or pip install ./python[ray])'
+            'backend="ray" needs Ray: pip install "ray>=2.60,<2.61" (or pip install "./python[ray]")'
         ) from None
     if ray.is_initialized():
         return ray, False

@@ -32,10 +32,12 @@ class SweepResult:
         rows: one row per (cell, seed, flow): ``cell``, one column per grid key,
             ``seed``, ``flow``, then the flow's results and the run-wide ones
             (``bottleneck.*``, ``sim.*``), as ``brisk sweep`` writes ``rows.csv``.
-        summary: one row per (cell, flow): the grid values, ``seeds`` and, for every
-            numeric column, ``<column>.mean`` and ``<column>.ci95`` (the half-width of
-            the two-sided 95 % Student-t confidence interval across seeds; NaN from a
-            single seed).
+        summary: one row per (cell, flow): the grid values, ``seeds``,
+            ``deterministic`` (every seed gave the same row: the scenario draws nothing
+            at random; NaN from a single seed) and, for every numeric column,
+            ``<column>.mean`` and ``<column>.ci95`` (the half-width of the two-sided
+            95 % Student-t confidence interval across seeds; NaN from a single seed, 0
+            when the value is the same in every seed).
         runs: every run as (cell, seed, summary JSON text or None, error or None),
             cell-major. The summary text is byte-identical for the same cell and seed
             on any backend.
@@ -85,7 +87,8 @@ class SweepResult:
             f"<p><b>brisk sweep</b> {html.escape(self.name)}: {len(self.runs)} runs "
             f"({len(self.seeds)} seeds per cell), mean ± 95 % CI</p>"
         )
-        ids = [c for c in ["cell", *self.keys, "flow", "seeds"] if c in self.summary.columns]
+        ids = [c for c in ["cell", *self.keys, "flow", "seeds", "deterministic"]
+               if c in self.summary.columns]
         view = self.summary[ids].copy()
         metrics = [("goodput_bps", "goodput Mbit/s", 1e-6), ("rtt_ms.mean", "rtt mean ms", 1),
                    ("rtt_ms.p99", "rtt p99 ms", 1), ("fct_s", "fct s", 1),
@@ -94,7 +97,9 @@ class SweepResult:
         def pm(m: float, ci: float, scale: float) -> str:
             if m != m:  # NaN: no seed gave a number
                 return "–"
-            return f"{m * scale:.4g}" if ci != ci else f"{m * scale:.4g} ± {ci * scale:.2g}"
+            if ci != ci or ci == 0:  # one seed, or the same value in every seed
+                return f"{m * scale:.4g}"
+            return f"{m * scale:.4g} ± {ci * scale:.2g}"
 
         for key, label, scale in metrics:
             if f"{key}.mean" in self.summary.columns:

@@ -4,6 +4,7 @@ real two-node Ray cluster on this machine, removed at the end also on failure.""
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -49,18 +50,34 @@ def _ray_bin() -> str:
     return str(exe) if exe.exists() else (shutil.which("ray") or "ray")
 
 
+def _in_session(pid: Path, temp_dir: bytes) -> bool:
+    """Whether process `pid` belongs to the cluster in `temp_dir`: its command line names
+    the dir (raylets, GCS, workers), or its environment does (the cluster's HOME), or it
+    holds a file there open (its log: the dashboard and runtime-env agents retitle
+    themselves `ray::DashboardAgent`, which overwrites the command line and at times the
+    environment, and outlive `ray stop`'s raylet)."""
+    try:
+        if temp_dir in (pid / "cmdline").read_bytes():
+            return True
+        if temp_dir in (pid / "environ").read_bytes():
+            return True
+        for fd in (pid / "fd").iterdir():
+            if os.fsencode(os.readlink(fd)).startswith(temp_dir):
+                return True
+    except OSError:
+        pass
+    return False
+
+
 def _kill_session(temp_dir: str) -> None:
-    """Kills every process whose command line names `temp_dir` (this cluster's raylets,
-    GCS and workers, and nothing else on the machine: `ray stop` would stop every Ray)."""
+    """Kills every process of the cluster in `temp_dir` (`_in_session`), and nothing else
+    on the machine: `ray stop` would stop every Ray."""
     me = os.getpid()
+    key = temp_dir.encode()
     for d in Path("/proc").iterdir():
         if not d.name.isdigit() or int(d.name) == me:
             continue
-        try:
-            cmd = (d / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if temp_dir.encode() in cmd:
+        if _in_session(d, key):
             try:
                 os.kill(int(d.name), signal.SIGKILL)
             except OSError:
@@ -73,14 +90,63 @@ class RayCluster:
         self.temp_dir = temp_dir
 
 
+def _ray_env(home: str) -> dict:
+    """The environment of the test cluster, its nodes and the driver: nothing of the
+    user's Ray state. Ray 2.52 and newer keep a token in ~/.ray/auth_token (a plain
+    `ray.init()`, the README's local path, writes one) and `ray start` switches to token
+    authentication when it finds one; the second node did not, and the cluster refused
+    it ("InvalidAuthToken"). So: a HOME of the cluster's own, token authentication on,
+    with a fresh token in the environment of every process of it."""
+    return {
+        "HOME": home,
+        "RAY_AUTH_MODE": "token",
+        "RAY_AUTH_TOKEN": secrets.token_hex(32),
+        "RAY_USAGE_STATS_ENABLED": "0",
+    }
+
+
+# Set by the user, these would point the test cluster elsewhere.
+_RAY_ENV_DROPPED = ("RAY_AUTH_TOKEN_PATH", "RAY_ADDRESS")
+
+# The cluster's dir, its HOME inside, and the environment saved for the end of the
+# session. Set before any test runs: Ray reads its auth settings once per process, when
+# it is first used, and other tests may import it before the cluster starts.
+_CLUSTER: dict = {}
+
+
+def pytest_configure(config):
+    # Ray's socket paths must stay short: a short temp dir of our own.
+    temp_dir = tempfile.mkdtemp(prefix="rb", dir="/tmp")
+    home = os.path.join(temp_dir, "home")
+    os.mkdir(home)
+    ray_env = _ray_env(home)
+    _CLUSTER["dir"] = temp_dir
+    _CLUSTER["saved"] = {k: os.environ.get(k) for k in [*ray_env, *_RAY_ENV_DROPPED]}
+    os.environ.update(ray_env)
+    for k in _RAY_ENV_DROPPED:
+        os.environ.pop(k, None)
+
+
+def pytest_unconfigure(config):
+    temp_dir = _CLUSTER.pop("dir", None)
+    if temp_dir:
+        _kill_session(temp_dir)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    for k, v in _CLUSTER.pop("saved", {}).items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
 @pytest.fixture(scope="session")
 def ray_cluster():
     """`ray start --head --num-cpus 1` plus a second `ray start --address ...
-    --num-cpus 1` on this machine: two nodes, one CPU each. Stopped at the end of
-    the session, also on failure."""
+    --num-cpus 1` on this machine: two nodes, one CPU each, with their own HOME and
+    auth token (`_ray_env`, set for the session by `pytest_configure`). Stopped at the
+    end of the session, also on failure."""
     pytest.importorskip("ray")
-    # Ray's socket paths must stay short: a short temp dir of our own.
-    temp_dir = tempfile.mkdtemp(prefix="rb", dir="/tmp")
+    temp_dir = _CLUSTER["dir"]
     port = _free_port()
     address = f"127.0.0.1:{port}"
     common = [
@@ -88,7 +154,7 @@ def ray_cluster():
         "--object-store-memory", "80000000",
         "--disable-usage-stats",
     ]
-    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+    env = dict(os.environ)
     try:
         subprocess.run(
             [_ray_bin(), "start", "--head", f"--port={port}", f"--temp-dir={temp_dir}",
@@ -116,4 +182,3 @@ def ray_cluster():
         except Exception:
             pass
         _kill_session(temp_dir)
-        shutil.rmtree(temp_dir, ignore_errors=True)

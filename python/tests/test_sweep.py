@@ -10,7 +10,8 @@ import brisk
 
 SWEEP = "sweeps/bufferbloat-grid.toml"
 BASE = "scenarios/bufferbloat-cubic.toml"
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}
+# t(0.975, df), exact (R: qt(0.975, df)).
+T95 = {1: 12.706204736175, 2: 4.302652729749, 3: 3.182446305284, 4: 2.776445105198}
 
 
 def test_a_grid_gives_one_row_per_cell_seed_and_flow():
@@ -53,9 +54,10 @@ def test_the_sweep_file_and_the_same_grid_from_python_agree():
     b = brisk.sweep(
         BASE,
         grid={
-            "flow[0].tcp.delay_correlation": [False, True],
-            "bottleneck.rate": ["5Mbit", "10Mbit"],
             "flow[0].cc": ["cubic", "reno"],
+            "bottleneck.rate": ["5Mbit", "10Mbit"],
+            "bottleneck.loss": [{"kind": "bernoulli", "p": 0.0005},
+                                {"kind": "bernoulli", "p": 0.002}],
         },
         seeds=[1, 2, 3],
         progress=False,

@@ -37,5 +37,7 @@ pub use brisk_net::units;
 /// re-exported so `brisk_sim::metrics` paths hold.
 pub use brisk_net::metrics;
 
-pub use run::{run, run_controlled, run_with, FlowResult, RunOptions, RunResult, SimError};
+pub use run::{
+    run, run_controlled, run_with, FlowResult, Interruption, RunOptions, RunResult, SimError,
+};
 pub use scenario::{Scenario, ScenarioError};

@@ -24,12 +24,23 @@ const LOG_CAPACITY: usize = 1 << 16;
 /// A Mahimahi-format log of a link, written as the run goes.
 pub type LinkLog = MahimahiLog<BufWriter<File>>;
 
-/// A pcapng capture at a link: every packet as it leaves the link, and every dropped
-/// packet at its drop, with the reason as the packet's comment
-/// (`drop: queue_full`). A packet dropped after it was queued (an AQM or a full delay
-/// line) is recorded with its length but no bytes, since the link no longer holds them.
+/// A pcapng capture at a link, in two files: `departures` holds every packet as it
+/// leaves the link, `drops` every dropped packet at its drop, with the reason as the
+/// packet's comment (`drop: queue_full`). A packet dropped after it was queued (an AQM
+/// or a full delay line) is recorded with its length but no bytes, since the link no
+/// longer holds them.
+///
+/// Two files, not two interfaces of one: Wireshark's TCP analysis follows a connection
+/// by addresses and ports across all interfaces of a file (4.0 has no per-interface
+/// option; later ones have one, off by default). A drop is stamped when the packet
+/// arrives at the full queue, before up to the queue's worth of departures with lower
+/// sequence numbers, and mixed in, those made Wireshark count 993 "suspected
+/// retransmissions" and 1272 out-of-order segments where the sender retransmitted 254.
+/// Alone, the departures show each drop as a gap ("previous segment(s) not captured")
+/// and its retransmission as the segment that fills it (tests/pcapng.rs).
 pub struct LinkCapture {
-    pub writer: PcapNgWriter<BufWriter<File>>,
+    pub departures: PcapNgWriter<BufWriter<File>>,
+    pub drops: PcapNgWriter<BufWriter<File>>,
     /// The arriving packet's first bytes, until the link decides on it.
     head: Vec<u8>,
     head_id: Option<u64>,
@@ -38,9 +49,14 @@ pub struct LinkCapture {
 }
 
 impl LinkCapture {
-    pub fn new(writer: PcapNgWriter<BufWriter<File>>, snaplen: usize) -> Self {
+    pub fn new(
+        departures: PcapNgWriter<BufWriter<File>>,
+        drops: PcapNgWriter<BufWriter<File>>,
+        snaplen: usize,
+    ) -> Self {
         LinkCapture {
-            writer,
+            departures,
+            drops,
             head: Vec::new(),
             head_id: None,
             snaplen,
@@ -48,14 +64,30 @@ impl LinkCapture {
         }
     }
 
-    fn record(&mut self, at: Instant, data: &[u8], len: usize, comment: Option<&str>) {
+    fn record(&mut self, at: Instant, data: &[u8], len: usize) {
         if self.error.is_some() {
             return;
         }
         let ts = std::time::Duration::from_nanos(at.as_nanos());
-        if let Err(e) = self.writer.write(ts, data, len, comment) {
+        if let Err(e) = self.departures.write(ts, data, len, None) {
             self.error = Some(e);
         }
+    }
+
+    fn record_drop(&mut self, at: Instant, data: &[u8], len: usize, comment: &str) {
+        if self.error.is_some() {
+            return;
+        }
+        let ts = std::time::Duration::from_nanos(at.as_nanos());
+        if let Err(e) = self.drops.write(ts, data, len, Some(comment)) {
+            self.error = Some(e);
+        }
+    }
+
+    /// Flushes both files.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.departures.flush()?;
+        self.drops.flush()
     }
 }
 
@@ -131,7 +163,7 @@ impl LinkNode {
                     let comment = format!("drop: {}", reason.name());
                     let head = std::mem::take(&mut c.head);
                     let data: &[u8] = if c.head_id == Some(id) { &head } else { &[] };
-                    c.record(at, data, bytes, Some(&comment));
+                    c.record_drop(at, data, bytes, &comment);
                     c.head = head;
                 }
             }
@@ -155,8 +187,8 @@ impl LinkNode {
         self.absorb();
         if let (Some(c), Some(p)) = (&mut self.capture, &p) {
             // As it leaves the link (after the link's own `delay`, 0 for the dumbbell's
-            // bottleneck), so the file stays in time order with the drops.
-            c.record(now, &p.data, p.len(), None);
+            // bottleneck).
+            c.record(now, &p.data, p.len());
         }
         p
     }

@@ -115,6 +115,9 @@ impl RunResult {
         if let Some(h) = &self.trace_sha256 {
             out["trace_sha256"] = json!(h);
         }
+        if let Some(i) = &self.interrupted {
+            out["interrupted"] = i.to_json();
+        }
         out
     }
 

@@ -155,6 +155,29 @@ pub const QUANTILE_POINTS: usize = 1001;
 /// The shared bottleneck's results: brisk-report's, shared with real-packet runs.
 pub use brisk_report::BottleneckResult;
 
+/// Where a run stopped when its controller ended it before the scenario's end
+/// (`interrupted` in `brisk run --json` and summary.json; absent from a complete run).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interruption {
+    /// The simulated time reached: the results cover `[0, at]`.
+    pub at: Duration,
+    /// The scenario's duration.
+    pub of: Duration,
+    /// What asked for the stop, when the caller knows (`brisk run`: `SIGINT`).
+    pub signal: Option<String>,
+}
+
+impl Interruption {
+    /// `{"at_sim_time_s", "scenario_duration_s", "signal"}` (signal null when unknown).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "at_sim_time_s": self.at.as_secs_f64(),
+            "scenario_duration_s": self.of.as_secs_f64(),
+            "signal": self.signal,
+        })
+    }
+}
+
 /// Everything a run produced.
 #[derive(Clone, Debug)]
 pub struct RunResult {
@@ -166,9 +189,9 @@ pub struct RunResult {
     pub engine: EngineStats,
     /// SHA-256 over every packet hand-over, if `RunOptions::trace_hash`.
     pub trace_sha256: Option<String>,
-    /// The run was stopped by its controller before the scenario's end; `duration` is
-    /// then the simulated time it reached.
-    pub stopped_early: bool,
+    /// Set when the run was stopped by its controller before the scenario's end;
+    /// `duration` is then the simulated time it reached.
+    pub interrupted: Option<Interruption>,
     /// A network (workload) scenario's results, when the run was one
     /// ([`RunResult::from_workload`]); `flows` is then empty.
     pub workload: Option<Box<crate::wl_run::WorkloadResult>>,
@@ -195,7 +218,7 @@ impl RunResult {
             },
             engine: w.engine.clone(),
             trace_sha256: None,
-            stopped_early: w.stopped_early,
+            interrupted: w.interrupted.clone(),
             workload: Some(Box::new(w)),
         }
     }
@@ -342,12 +365,19 @@ pub fn run_controlled(
     .collect();
     if let Some(dir) = &opts.pcap_dir {
         for &(node, name, _) in &links {
-            let path = dir.join(format!("{name}.pcapng"));
-            let f = File::create(&path).map_err(io_err(&path))?;
             let snaplen = opts.snaplen.unwrap_or(brisk_wire::pcap::SNAPLEN);
-            let w = PcapNgWriter::new(BufWriter::new(f), name, snaplen).map_err(io_err(&path))?;
+            let open = |path: PathBuf, ifname: &str| {
+                let f = File::create(&path).map_err(io_err(&path))?;
+                PcapNgWriter::new(BufWriter::new(f), ifname, snaplen).map_err(io_err(&path))
+            };
+            // Departures and drops in files of their own: see `LinkCapture`.
+            let departures = open(dir.join(format!("{name}.pcapng")), name)?;
+            let drops = open(
+                dir.join(format!("{name}.drops.pcapng")),
+                &format!("{name} drops"),
+            )?;
             if let Some(l) = net.engine.node_mut(node).as_link_mut() {
-                l.set_capture(LinkCapture::new(w, snaplen as usize));
+                l.set_capture(LinkCapture::new(departures, drops, snaplen as usize));
             }
         }
     }
@@ -419,7 +449,7 @@ pub fn run_controlled(
                 if let Some(e) = c.error.take() {
                     return Err(io_err(&path)(e));
                 }
-                c.writer.flush().map_err(io_err(&path))?;
+                c.flush().map_err(io_err(&path))?;
             }
         }
     }
@@ -662,7 +692,11 @@ pub fn run_controlled(
         bottleneck,
         engine: net.engine.stats().clone(),
         trace_sha256: obs.hash.map(|h| hex(&h.finalize())),
-        stopped_early,
+        interrupted: stopped_early.then(|| Interruption {
+            at: end - Instant::ZERO,
+            of: sc.duration.0,
+            signal: None,
+        }),
         workload: None,
     })
 }

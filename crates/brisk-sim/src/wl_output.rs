@@ -16,7 +16,7 @@ fn opt_ms(v: Option<f64>) -> String {
 impl WorkloadResult {
     /// The JSON summary (aggregates only; per-flow rows go to `flows.csv`).
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut v = json!({
             "scenario": self.scenario,
             "seed": self.seed,
             "duration_s": self.duration.as_secs_f64(),
@@ -40,8 +40,12 @@ impl WorkloadResult {
                 "unroutable": self.engine.unroutable,
                 "peak_connections_per_host": self.peak_connections,
             },
-            "stopped_early": self.stopped_early,
-        })
+            "stopped_early": self.interrupted.is_some(),
+        });
+        if let Some(i) = &self.interrupted {
+            v["interrupted"] = i.to_json();
+        }
+        v
     }
 
     /// A terminal table: load, utilisation, FCTs per class and per size bin.

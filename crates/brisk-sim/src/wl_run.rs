@@ -101,7 +101,8 @@ pub struct WorkloadResult {
     /// flow, TIME-WAIT included): how many flows were open at once, for `brisk bench
     /// flows`. Not in the JSON output.
     pub peak_total_connections: usize,
-    pub stopped_early: bool,
+    /// Set when the controller stopped the run before the scenario's end.
+    pub interrupted: Option<crate::run::Interruption>,
 }
 
 /// The built network.
@@ -642,7 +643,11 @@ pub fn run_net_controlled(
         engine: b.engine.stats().clone(),
         peak_connections,
         peak_total_connections,
-        stopped_early,
+        interrupted: stopped_early.then(|| crate::run::Interruption {
+            at: end - Instant::ZERO,
+            of: sc.duration.0,
+            signal: None,
+        }),
     })
 }
 

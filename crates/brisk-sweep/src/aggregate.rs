@@ -14,10 +14,22 @@ fn num(x: f64) -> Value {
     serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
 }
 
+/// Whether two rows agree in every column but `seed`.
+fn same_but_seed(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .all(|(k, v)| k == "seed" || b.get(k).is_some_and(|w| w == v))
+}
+
 /// One summary row per (cell, flow), in the order the pairs first appear in `rows`:
-/// `cell`, the parameters, `flow`, `seeds` (runs in the group), then `<column>.mean`
-/// and `<column>.ci95` for each numeric column (null where no seed gave a number, and
-/// ci95 null from a single seed).
+/// `cell`, the parameters, `flow`, `seeds` (runs in the group), `deterministic`, then
+/// `<column>.mean` and `<column>.ci95` for each numeric column (null where no seed gave
+/// a number, and ci95 null from a single seed).
+///
+/// `deterministic` is true when the group has more than one seed and every seed's row
+/// is the same in every column but `seed`: the scenario draws nothing at random (no
+/// random loss, jitter or seeded workload), so its seeds repeat one run and a CI of 0
+/// says nothing about spread. Null from a single seed, which cannot tell.
 pub fn summarise(rows: &[Map<String, Value>], params: &[String]) -> Vec<Map<String, Value>> {
     // Group keys as JSON text: cells are integers, flows integers or class names.
     let mut order: Vec<String> = Vec::new();
@@ -51,6 +63,14 @@ pub fn summarise(rows: &[Map<String, Value>], params: &[String]) -> Vec<Map<Stri
             first.get("flow").cloned().unwrap_or(Value::Null),
         );
         s.insert("seeds".into(), Value::from(g.len()));
+        s.insert(
+            "deterministic".into(),
+            if g.len() > 1 {
+                Value::Bool(g[1..].iter().all(|r| same_but_seed(first, r)))
+            } else {
+                Value::Null
+            },
+        );
         // Numeric columns in the union of the group's rows, in sorted order.
         let mut cols: BTreeMap<&str, ()> = BTreeMap::new();
         for r in g {
@@ -101,9 +121,12 @@ mod tests {
         assert_eq!(s[0]["rate"], json!("x"));
         assert_eq!(s[0]["goodput_bps.mean"], json!(2.0));
         let ci = s[0]["goodput_bps.ci95"].as_f64().unwrap();
-        assert!((ci - 4.303 / 3f64.sqrt()).abs() < 1e-9);
+        assert!((ci - crate::stats::t95(2) / 3f64.sqrt()).abs() < 1e-9);
+        assert_eq!(s[0]["deterministic"], json!(false));
         assert_eq!(s[1]["goodput_bps.ci95"], json!(0.0));
+        assert_eq!(s[1]["deterministic"], json!(true));
         assert_eq!(s[2]["goodput_bps.ci95"], Value::Null);
+        assert_eq!(s[2]["deterministic"], Value::Null);
         assert!(s[0].get("seed.mean").is_none() && s[0].get("stream_ok.mean").is_none());
     }
 }

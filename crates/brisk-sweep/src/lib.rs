@@ -88,6 +88,9 @@ impl SweepResult {
         v.extend(self.params.iter().cloned());
         v.push(if per_seed { "seed" } else { "seeds" }.to_string());
         v.push("flow".to_string());
+        if !per_seed {
+            v.push("deterministic".to_string());
+        }
         v
     }
 
@@ -157,6 +160,19 @@ impl SweepResult {
             sweep.cells.len(),
             sweep.seeds.len()
         );
+        let det = self
+            .summary
+            .iter()
+            .filter(|r| r.get("deterministic") == Some(&Value::Bool(true)))
+            .count();
+        if det > 0 {
+            let _ = writeln!(
+                s,
+                "{det} of {} (cell, flow) groups deterministic: their scenario draws nothing \
+                 at random (no random loss, jitter or corruption), so every seed repeats one run",
+                self.summary.len()
+            );
+        }
         for row in &self.summary {
             let params: Vec<String> = self
                 .params
@@ -168,13 +184,19 @@ impl SweepResult {
                     )
                 })
                 .collect();
+            let deterministic = row.get("deterministic") == Some(&Value::Bool(true));
             let _ = writeln!(
                 s,
-                "cell {} flow {}{}{}",
+                "cell {} flow {}{}{}{}",
                 row.get("cell").unwrap_or(&Value::Null),
                 row.get("flow").unwrap_or(&Value::Null),
                 if params.is_empty() { "" } else { "  " },
-                params.join(", ")
+                params.join(", "),
+                if deterministic {
+                    "  (deterministic: every seed gave the same run)"
+                } else {
+                    ""
+                }
             );
             for (key, label, scale) in METRICS {
                 let Some(m) = row.get(&format!("{key}.mean")).and_then(Value::as_f64) else {
@@ -182,6 +204,13 @@ impl SweepResult {
                 };
                 let ci = row.get(&format!("{key}.ci95")).and_then(Value::as_f64);
                 let _ = match ci {
+                    // One value for the whole cell: no ± at all.
+                    _ if deterministic => writeln!(s, "  {label:<16} {:.3}", m * scale),
+                    // This metric alone was equal in every seed (no retransmissions in
+                    // any): a ± 0.000 would read as a measured spread.
+                    Some(0.0) => {
+                        writeln!(s, "  {label:<16} {:.3} (same in every seed)", m * scale)
+                    }
                     Some(ci) => writeln!(s, "  {label:<16} {:.3} ± {:.3}", m * scale, ci * scale),
                     None => writeln!(s, "  {label:<16} {:.3}", m * scale),
                 };
@@ -195,5 +224,51 @@ impl SweepResult {
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_whose_seeds_repeat_one_run_are_called_deterministic() {
+        // Cell 0 draws nothing at random; cell 1 loses packets at random.
+        let text = r#"
+            seeds = "1..3"
+            [base]
+            name = "t"
+            duration = "2s"
+            [base.bottleneck]
+            rate = "10Mbit"
+            [[base.flow]]
+            rtt = "20ms"
+            cc = "cubic"
+            app = { kind = "bulk" }
+            [grid]
+            "bottleneck.loss" = [{ kind = "none" }, { kind = "bernoulli", p = 0.01 }]
+        "#;
+        let sweep = Sweep::from_toml_str(text, "t.toml", Path::new(".")).unwrap();
+        let res = SweepResult::assemble(&sweep, run_local(&sweep, 2, &|_, _| {}));
+        assert!(res.failures().is_empty());
+        assert_eq!(res.summary[0]["deterministic"], Value::Bool(true));
+        assert_eq!(res.summary[1]["deterministic"], Value::Bool(false));
+        assert_eq!(res.summary[0]["goodput_bps.ci95"], serde_json::json!(0.0));
+        let table = res.table(&sweep);
+        let (c0, c1) = table.split_at(table.find("cell 1").expect(&table));
+        let c0 = &c0[c0.find("cell 0").expect(&table)..]; // past the header's "mean ± CI"
+        assert!(
+            c0.contains("(deterministic: every seed gave the same run)"),
+            "{table}"
+        );
+        assert!(!c0.contains('±'), "{table}");
+        assert!(c1.contains('±') && !c1.contains("deterministic"), "{table}");
+        assert!(
+            table.contains("1 of 2 (cell, flow) groups deterministic"),
+            "{table}"
+        );
+        assert!(res
+            .summary_csv()
+            .starts_with("cell,bottleneck.loss,seeds,flow,deterministic,"));
     }
 }
