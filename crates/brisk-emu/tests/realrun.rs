@@ -260,7 +260,9 @@ fn records_report_ack_latency_for_both_stacks_as_the_simulator_defines_it() {
         assert!(ack.min >= 60_000_000, "flow {i}: min {}", ack.min);
         assert!(ack.p50 < 105_000_000, "flow {i}: p50 {}", ack.p50);
         assert!(ack.max < 270_000_000, "flow {i}: max {}", ack.max);
-        let tx = f.record_latency_tx.expect("latency after first transmission");
+        let tx = f
+            .record_latency_tx
+            .expect("latency after first transmission");
         // From the first transmission to delivery: half the RTT and a little more.
         assert!(
             tx.min >= 30_000_000 && tx.p50 < 40_000_000,
@@ -275,7 +277,11 @@ fn records_report_ack_latency_for_both_stacks_as_the_simulator_defines_it() {
     // records.csv: one row per delivered record, generation ≤ first transmission ≤
     // delivery.
     let csv = r.records_csv().expect("records.csv");
-    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
     let delivered: u64 = r
         .flows
         .iter()

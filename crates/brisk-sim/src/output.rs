@@ -117,7 +117,9 @@ pub fn records_csv(r: &RunResult) -> Option<String> {
             any = true;
             // The source's rule (`DgramSource::write`); UDP datagrams have none.
             let prio = if f.app == "datagrams" {
-                let urgent = d.urgent_every.is_some_and(|n| (index + 1).is_multiple_of(n));
+                let urgent = d
+                    .urgent_every
+                    .is_some_and(|n| (index + 1).is_multiple_of(n));
                 if urgent {
                     crate::dgram_app::URGENT_PRIORITY
                 } else {

@@ -221,9 +221,20 @@ mod tests {
 
     const SENDER: [u8; 4] = [198, 18, 0, 1];
 
-    fn pkt(flow: usize, to_receiver: bool, seq: u32, ack: u32, flags: Flags, len: usize) -> Vec<u8> {
+    fn pkt(
+        flow: usize,
+        to_receiver: bool,
+        seq: u32,
+        ack: u32,
+        flags: Flags,
+        len: usize,
+    ) -> Vec<u8> {
         let recv = crate::emu::dumbbell::receiver_addr(flow).octets();
-        let (src, dst) = if to_receiver { (SENDER, recv) } else { (recv, SENDER) };
+        let (src, dst) = if to_receiver {
+            (SENDER, recv)
+        } else {
+            (recv, SENDER)
+        };
         let payload = vec![7u8; len];
         let ip = IpRepr::V4(Ipv4Repr {
             src: src.into(),

@@ -489,7 +489,13 @@ fn send_one<D: Side>(
 }
 
 /// Accounts one packet due at `t` whose write started at `written`.
-fn delivered(dir: &mut Dir, t: Instant, pkt: &Packet, written: Instant, pcap: Option<&mut Capture>) {
+fn delivered(
+    dir: &mut Dir,
+    t: Instant,
+    pkt: &Packet,
+    written: Instant,
+    pcap: Option<&mut Capture>,
+) {
     let r = &mut dir.report;
     r.delivered_packets += 1;
     r.delivered_bytes += pkt.data.len() as u64;
