@@ -603,6 +603,24 @@ fn check(run: &RealRun) -> Result<()> {
     Ok(())
 }
 
+/// Each flow's record size for the emulator's ACK tap; empty (the tap off, no cost per
+/// packet) when no flow sends records.
+fn record_sizes(run: &RealRun) -> Vec<Option<u64>> {
+    let sizes: Vec<Option<u64>> = run
+        .flows
+        .iter()
+        .map(|f| match f.app {
+            RealApp::Records { size, .. } => Some(size),
+            RealApp::Bulk { .. } => None,
+        })
+        .collect();
+    if sizes.iter().any(Option::is_some) {
+        sizes
+    } else {
+        Vec::new()
+    }
+}
+
 fn flow_seed(run: &RealRun, i: usize) -> u64 {
     run.seed.wrapping_mul(1_000_003).wrapping_add(i as u64)
 }
@@ -631,14 +649,7 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         opts: EmulatorOptions {
             pcap_a: run.pcap_dir.as_ref().map(|d| d.join("sender.pcap")),
             pcap_b: run.pcap_dir.as_ref().map(|d| d.join("receiver.pcap")),
-            ack_tap_a: run
-                .flows
-                .iter()
-                .map(|f| match f.app {
-                    RealApp::Records { size, .. } => Some(size),
-                    RealApp::Bulk { .. } => None,
-                })
-                .collect(),
+            ack_tap_a: record_sizes(run),
             link_logs: [
                 run.link_log_dir
                     .as_ref()
