@@ -113,28 +113,15 @@ fn run(
         .filter(|(name, _)| *name != "summary.json")
         .map(|(n, c)| (n.to_string(), c))
         .collect();
-    files.push(("records.csv".into(), records_csv(&res)));
-    Ok((summary, files))
-}
-
-/// Per delivered record: flow, generation and delivery time (s) and latency (ms); the
-/// record-latency series that `brisk run --out` summarises as quantiles only.
-fn records_csv(res: &brisk_sim::RunResult) -> String {
-    use std::fmt::Write;
-    let mut s = String::from("flow,generated_s,delivered_s,latency_ms\n");
-    for f in &res.flows {
-        for &(g, d) in &f.record_deliveries {
-            let _ = writeln!(
-                s,
-                "{},{},{},{}",
-                f.id,
-                g as f64 / 1e9,
-                d as f64 / 1e9,
-                d.saturating_sub(g) as f64 / 1e6
-            );
-        }
+    // `records.csv` is written only when a flow delivered records; the DataFrame is
+    // always there (empty, with its columns).
+    if !files.iter().any(|(n, _)| n == "records.csv") {
+        files.push((
+            "records.csv".into(),
+            brisk_sim::output::RECORDS_CSV_HEADER.to_string(),
+        ));
     }
-    s
+    Ok((summary, files))
 }
 
 /// One sweep run: the summary JSON of `text` (a cell's scenario) under `seed`. What a

@@ -53,7 +53,16 @@ def test_flows_and_series_are_dataframes_with_the_cli_columns(tmp_path):
 def test_record_latencies_come_as_a_frame():
     r = brisk.run("scenarios/records-example.toml")
     assert len(r.records) > 0
-    assert list(r.records.columns) == ["flow", "generated_s", "delivered_s", "latency_ms"]
+    assert list(r.records.columns) == [
+        "flow",
+        "app",
+        "index",
+        "priority",
+        "generated_s",
+        "first_tx_s",
+        "delivered_s",
+        "latency_ms",
+    ]
     assert (r.records.latency_ms >= 0).all()
 
 

@@ -223,6 +223,24 @@ pub struct RealFlowResult {
     pub srtt: Option<Stats>,
     /// Latency of the records delivered by the end (`records` apps).
     pub record_latency: Option<Stats>,
+    /// Records: from the first transmission of the record's last byte to its
+    /// delivery, for records delivered by the end (the simulator's
+    /// `record_latency_after_tx`; first transmissions from the emulator's tap).
+    pub record_latency_tx: Option<Stats>,
+    /// Records: from the first transmission of the record's last byte to the first
+    /// cumulative ACK covering it, for ACKs by the end: the simulator's `ack_latency`
+    /// (the RDB paper's metric), measured on the senders' side of the emulator
+    /// ([`crate::emu::ack_tap`]) for either stack.
+    pub ack_latency: Option<Stats>,
+    /// The ACK latencies themselves, ns (for analyses beyond the summary).
+    pub ack_latencies: Vec<u64>,
+    /// Records: (generation ns, delivery ns) per record delivered by the end, in
+    /// record order.
+    pub record_deliveries: Vec<(u64, u64)>,
+    /// Records: (index, first transmission of its last byte ns), in record order.
+    pub record_first_tx: Vec<(u64, u64)>,
+    /// A brisk sender's `TcpInfo` once its stream was drained (`None` for Linux).
+    pub sender_info: Option<brisk_tcp::TcpInfo>,
     /// This flow's first drop at the bottleneck (time since start of run).
     pub first_drop: Option<Instant>,
     /// The sender's controller diagnostics at the end (brisk flows; as the simulator).
@@ -280,6 +298,8 @@ struct Sampled {
     trace: Vec<brisk_tcp::TraceEvent>,
     /// brisk's controller diagnostics at the last sample (the simulator's `cc_diag`).
     cc_diag: Option<Value>,
+    /// brisk's `TcpInfo` at the last sample.
+    info: Option<brisk_tcp::TcpInfo>,
 }
 
 /// A flow's sending socket: brisk's or the kernel's.
@@ -329,6 +349,7 @@ impl Sender for crate::stack::socket::TcpStream {
             }
             out.retrans = info.retransmits;
             out.cc_diag = info.cc_diag.and_then(|d| serde_json::to_value(d).ok());
+            out.info = Some(info);
         }
         let mut trace = std::mem::take(&mut out.trace);
         self.drain_trace(&mut trace);
@@ -439,6 +460,7 @@ where
     let drain_retrans = last.retrans.saturating_sub(sampled.retrans);
     let mut res = flow_result(id, f, tx, rx?, sampled, cx.end);
     res.drain.retransmitted_packets = drain_retrans;
+    res.sender_info = last.info;
     Ok(res)
 }
 
@@ -486,6 +508,16 @@ fn flow_result(
         rtt,
         srtt,
         record_latency: rx.records.as_ref().and_then(|r| Stats::of(&r.latencies)),
+        // Filled in from the emulator's tap once the run has stopped.
+        record_latency_tx: None,
+        ack_latency: None,
+        ack_latencies: Vec::new(),
+        record_deliveries: rx
+            .records
+            .as_ref()
+            .map_or_else(Vec::new, |r| r.deliveries.clone()),
+        record_first_tx: Vec::new(),
+        sender_info: None,
         first_drop: None,
         cc_diag: sampled.cc_diag,
         srtt_series: sampled.srtt,
@@ -496,6 +528,34 @@ fn flow_result(
             .error
             .or(rx.error)
             .or_else(|| (bad_headers > 0).then(|| format!("{bad_headers} bad record headers"))),
+    }
+}
+
+impl RealFlowResult {
+    /// The emulator tap's measures of this flow, up to the scenario's end (`end_ns`),
+    /// where the simulator stops measuring.
+    fn add_tap(&mut self, tap: &crate::emu::ack_tap::AckTapFlow, end_ns: u64) {
+        if !matches!(self.app, "records") {
+            return;
+        }
+        self.ack_latencies = tap
+            .latencies
+            .iter()
+            .filter(|(at, _)| *at <= end_ns)
+            .map(|x| x.1)
+            .collect();
+        self.ack_latency = Stats::of(&self.ack_latencies);
+        // Records are read in order: delivery k is record k, as is first_tx entry k.
+        let after: Vec<u64> = self
+            .record_deliveries
+            .iter()
+            .zip(&tap.first_tx)
+            .enumerate()
+            .filter(|(k, (_, (index, _)))| *index == *k as u64)
+            .map(|(_, (&(_, delivered), &(_, tx)))| delivered.saturating_sub(tx))
+            .collect();
+        self.record_latency_tx = Stats::of(&after);
+        self.record_first_tx = tap.first_tx.clone();
     }
 }
 
@@ -543,6 +603,24 @@ fn check(run: &RealRun) -> Result<()> {
     Ok(())
 }
 
+/// Each flow's record size for the emulator's ACK tap; empty (the tap off, no cost per
+/// packet) when no flow sends records.
+fn record_sizes(run: &RealRun) -> Vec<Option<u64>> {
+    let sizes: Vec<Option<u64>> = run
+        .flows
+        .iter()
+        .map(|f| match f.app {
+            RealApp::Records { size, .. } => Some(size),
+            RealApp::Bulk { .. } => None,
+        })
+        .collect();
+    if sizes.iter().any(Option::is_some) {
+        sizes
+    } else {
+        Vec::new()
+    }
+}
+
 fn flow_seed(run: &RealRun, i: usize) -> u64 {
     run.seed.wrapping_mul(1_000_003).wrapping_add(i as u64)
 }
@@ -571,6 +649,7 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         opts: EmulatorOptions {
             pcap_a: run.pcap_dir.as_ref().map(|d| d.join("sender.pcap")),
             pcap_b: run.pcap_dir.as_ref().map(|d| d.join("receiver.pcap")),
+            ack_tap_a: record_sizes(run),
             link_logs: [
                 run.link_log_dir
                     .as_ref()
@@ -603,8 +682,12 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
     let cpu_s = process_cpu_s() - cpu0;
     let fwd = &mut emulator.forward;
     let meter = fwd.meter.take().unwrap_or_default();
+    let taps = std::mem::take(&mut emulator.ack_tap_a);
     for f in &mut flows {
         f.first_drop = meter.first_drop.get(f.id as usize).copied().flatten();
+        if let Some(tap) = taps.get(f.id as usize) {
+            f.add_tap(tap, end_at.as_nanos());
+        }
     }
     let elapsed = run.duration.as_nanos().max(1) as f64;
     let bottleneck = BottleneckResult {

@@ -225,6 +225,76 @@ fn buffer_overflow_reports_drops_and_their_first_time() {
 }
 
 #[test]
+fn records_report_ack_latency_for_both_stacks_as_the_simulator_defines_it() {
+    if !lab_available("real runs") {
+        return;
+    }
+    // Thin records (200 B every 20 ms) from each stack over an uncongested 10 Mbit/s
+    // link, 60 ms RTT, no loss: a record's ACK comes one RTT after its first
+    // transmission (plus the receiver's ACK delay, if any), never less.
+    let records = RealApp::Records {
+        size: 200,
+        interval: Duration::from_millis(20),
+        jitter: Duration::ZERO,
+        count: None,
+    };
+    let mut linux = flow(FlowStack::Linux, 60, records.clone());
+    linux.linux.nagle = Some(false);
+    let mut brisk = flow(FlowStack::Brisk, 60, records);
+    brisk.tcp.nagle = false;
+    let r = run("ack-latency", 3, 10_000_000, None, vec![brisk, linux]);
+    let j = r.to_json();
+    for (i, f) in r.flows.iter().enumerate() {
+        assert!(f.stream_ok, "flow {i}: {:?}", f.error);
+        let ack = f.ack_latency.expect("ack latency measured");
+        let delivered = f.record_latency.expect("record latency").count;
+        // Every record delivered by the end was sent; all but the last RTT's worth
+        // are ACKed by then.
+        assert!(
+            ack.count + 5 >= delivered && ack.count <= delivered + 5,
+            "flow {i}: {} ACKed, {delivered} delivered",
+            ack.count
+        );
+        assert!(ack.count > 100, "flow {i}: {} samples", ack.count);
+        // Plausible: at least the base RTT, at most RTT + a 200 ms delayed ACK.
+        assert!(ack.min >= 60_000_000, "flow {i}: min {}", ack.min);
+        assert!(ack.p50 < 105_000_000, "flow {i}: p50 {}", ack.p50);
+        assert!(ack.max < 270_000_000, "flow {i}: max {}", ack.max);
+        let tx = f
+            .record_latency_tx
+            .expect("latency after first transmission");
+        // From the first transmission to delivery: half the RTT and a little more.
+        assert!(
+            tx.min >= 30_000_000 && tx.p50 < 40_000_000,
+            "flow {i}: after-tx {tx:?}"
+        );
+        let ms = j["flows"][i]["ack_latency_ms"]["p50"].as_f64();
+        assert!(ms.is_some_and(|m| m >= 60.0), "flow {i}: JSON {ms:?}");
+        assert!(j["flows"][i]["record_latency_after_tx_ms"]["p50"]
+            .as_f64()
+            .is_some());
+    }
+    // records.csv: one row per delivered record, generation ≤ first transmission ≤
+    // delivery.
+    let csv = r.records_csv().expect("records.csv");
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let delivered: u64 = r
+        .flows
+        .iter()
+        .map(|f| f.record_latency.map_or(0, |s| s.count))
+        .sum();
+    assert_eq!(rows.len() as u64, delivered);
+    for row in &rows {
+        let x = |k: usize| row[k].parse::<f64>().unwrap();
+        assert!(x(4) <= x(5) && x(5) <= x(6), "{row:?}");
+    }
+}
+
+#[test]
 fn simulator_rejects_linux_flows_with_a_clear_error() {
     let sc = brisk_sim::Scenario::from_toml_str(
         "name = \"x\"\nduration = \"1s\"\n[bottleneck]\nrate = \"20Mbit\"\n[[flow]]\nrtt = \"10ms\"\nstack = \"linux\"\napp = { kind = \"bulk\" }\n",

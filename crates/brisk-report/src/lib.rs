@@ -20,4 +20,4 @@ pub use json::{latency_json, num, queue_delay_json, rtt_json};
 pub use result::{
     jain_fairness, stream_status, BottleneckResult, Drain, FlowSummary, RealFlowExtras, RunSummary,
 };
-pub use write::{drops_csv, queue_csv, write_files, WriteError};
+pub use write::{drops_csv, queue_csv, write_files, WriteError, RECORDS_CSV_HEADER};

@@ -77,10 +77,11 @@ pub struct FlowSummary {
     pub rtt: Option<Summary>,
     pub record_latency: Option<Summary>,
     /// Records: from the first transmission of the record's last byte to delivery
-    /// (simulator only; null in real runs).
+    /// (real runs: first transmissions as the emulator's senders' side saw them).
     pub record_latency_tx: Option<Summary>,
     /// Records: from the first transmission of the record's last byte to its
-    /// cumulative ACK (the RDB paper's ACK latency; simulator only, null in real runs).
+    /// cumulative ACK (the RDB paper's ACK latency; real runs measure it on the
+    /// senders' side of the emulator, `brisk-emu`'s `emu::ack_tap`).
     pub ack_latency: Option<Summary>,
     /// One-way delay and jitter of the data packets that reached the receiver (`None`
     /// when none did, or when the run cannot measure it).

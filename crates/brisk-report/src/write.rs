@@ -28,6 +28,12 @@ pub fn queue_csv(b: &BottleneckResult) -> String {
     s
 }
 
+/// Header of `records.csv` (simulated and real runs): one row per delivered record or
+/// datagram; times in seconds since the run's start, latency (delivery − generation)
+/// in ms; a column that does not apply to the app is empty (docs/scenarios.md).
+pub const RECORDS_CSV_HEADER: &str =
+    "flow,app,index,priority,generated_s,first_tx_s,delivered_s,latency_ms\n";
+
 /// `drops.csv`: one row per recorded drop.
 pub fn drops_csv(b: &BottleneckResult) -> String {
     let mut s = String::from("time_s,flow,reason\n");

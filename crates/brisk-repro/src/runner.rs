@@ -247,6 +247,7 @@ fn slim(r: &mut RunResult) {
         f.rtt_quantiles = Vec::new();
         f.record_latency_quantiles = Vec::new();
         f.record_deliveries = Vec::new();
+        f.record_first_tx = Vec::new();
         f.record_latency_tx_quantiles = Vec::new();
         f.ack_latency_quantiles = Vec::new();
     }

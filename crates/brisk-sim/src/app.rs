@@ -875,6 +875,15 @@ impl ClientApp {
         }
     }
 
+    /// Payload bytes a `datagrams` source has written into its stream (datagram
+    /// headers and bodies, before uCOBS framing; the receiver counts the same unit).
+    pub fn datagram_payload_sent(&self) -> Option<u64> {
+        match &self.kind {
+            ClientKind::Datagrams(d) => Some(d.payload_sent),
+            _ => None,
+        }
+    }
+
     /// Datagrams a `datagrams` or `udp` source generated.
     pub fn datagrams_generated(&self) -> Option<u64> {
         match &self.kind {

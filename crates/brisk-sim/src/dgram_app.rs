@@ -134,6 +134,9 @@ pub struct DgramSource {
     scratch: Vec<u8>,
     /// Datagrams not generated because `pending` was full.
     pub skipped: u64,
+    /// Payload bytes of the datagrams the stream has taken (each datagram's header and
+    /// body, before uCOBS encoding): the unit the receiver's `payload_bytes` counts.
+    pub payload_sent: u64,
     pub finished: bool,
 }
 
@@ -156,6 +159,7 @@ impl DgramSource {
             sender: UcobsSender::new(),
             scratch: Vec::with_capacity(size as usize),
             skipped: 0,
+            payload_sent: 0,
             finished: false,
         }
     }
@@ -205,6 +209,7 @@ impl DgramSource {
             };
             match self.sender.send(p, &self.scratch, prio) {
                 Ok(true) => {
+                    self.payload_sent += self.scratch.len() as u64;
                     self.pending.pop_front();
                 }
                 _ => return,

@@ -66,6 +66,83 @@ fn dc_csv(r: &RunResult) -> Option<String> {
     any.then_some(s)
 }
 
+pub use brisk_report::RECORDS_CSV_HEADER;
+
+/// `records.csv`: one row per delivered record (`records`) or datagram (`datagrams`,
+/// `udp`), per flow in generation order. `index`: the record's place among the records
+/// the sender wrote (skipped ones are not counted), or the datagram's index;
+/// `priority`: a datagram's uCOBS priority (1 normal, 2 urgent; empty for records and
+/// UDP); `first_tx_s`: when the record's last byte was first transmitted (records only:
+/// a datagram's place in the stream moves with prioritised sends); `latency_ms` is
+/// delivery − generation. `None` when no flow delivered any.
+pub fn records_csv(r: &RunResult) -> Option<String> {
+    let mut s = String::from(RECORDS_CSV_HEADER);
+    let mut any = false;
+    let t = |ns: u64| ns as f64 / 1e9;
+    for f in &r.flows {
+        // Records: pair each delivery with its first transmission by generation time,
+        // in order within equal times (a layered source generates several at once).
+        let mut del = f.record_deliveries.clone();
+        del.sort_unstable();
+        let tx = &f.record_first_tx;
+        let mut j = 0;
+        for &(gen, delivered) in &del {
+            any = true;
+            while j < tx.len() && tx[j].0 < gen {
+                j += 1;
+            }
+            let (index, first) = match tx.get(j) {
+                Some(&(g, at)) if g == gen => {
+                    j += 1;
+                    ((j - 1).to_string(), t(at).to_string())
+                }
+                _ => (String::new(), String::new()),
+            };
+            let _ = writeln!(
+                s,
+                "{},{},{index},,{},{first},{},{}",
+                f.id,
+                f.app,
+                t(gen),
+                t(delivered),
+                ms(delivered.saturating_sub(gen))
+            );
+        }
+        let Some(d) = &f.datagrams else {
+            continue;
+        };
+        let mut del = d.deliveries.clone();
+        del.sort_unstable();
+        for &(index, gen, delivered) in &del {
+            any = true;
+            // The source's rule (`DgramSource::write`); UDP datagrams have none.
+            let prio = if f.app == "datagrams" {
+                let urgent = d
+                    .urgent_every
+                    .is_some_and(|n| (index + 1).is_multiple_of(n));
+                if urgent {
+                    crate::dgram_app::URGENT_PRIORITY
+                } else {
+                    crate::dgram_app::NORMAL_PRIORITY
+                }
+                .to_string()
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                s,
+                "{},{},{index},{prio},{},,{},{}",
+                f.id,
+                f.app,
+                t(gen),
+                t(delivered),
+                ms(delivered.saturating_sub(gen))
+            );
+        }
+    }
+    any.then_some(s)
+}
+
 impl FlowResult {
     /// The flow's summary in the form both kinds of run report.
     pub fn summary(&self) -> FlowSummary {
@@ -211,6 +288,9 @@ impl RunResult {
         files.push(("drops.csv", drops_csv(&self.bottleneck)));
         if let Some(s) = dc_csv(self) {
             files.push(("dc.csv", s));
+        }
+        if let Some(s) = records_csv(self) {
+            files.push(("records.csv", s));
         }
         files
     }

@@ -88,6 +88,10 @@ pub struct FlowResult {
     /// measured, in delivery order (at most `crate::app::MAX_RECORD_TIMES`); per-frame
     /// analyses (the Minion VoIP bursts) need more than the quantiles.
     pub record_deliveries: Vec<(u64, u64)>,
+    /// Records: (generation ns, first transmission of the record's last byte ns) of
+    /// each record the sender sent whole at least once, in generation order (at most
+    /// `crate::app::MAX_RECORD_TIMES`): with `record_deliveries`, `records.csv`.
+    pub record_first_tx: Vec<(u64, u64)>,
     /// Records: latency from the first transmission of the record's last byte to its
     /// delivery (the thesis's wait in the receive queue, without the wait in the
     /// sender's buffer), and its quantiles.
@@ -147,6 +151,9 @@ pub struct DatagramResult {
     /// Per delivered datagram, in delivery order: (index, generation ns, delivery ns);
     /// at most `crate::app::MAX_RECORD_TIMES`.
     pub deliveries: Vec<(u64, u64, u64)>,
+    /// The source's `urgent_every` (`datagrams` only): datagram `i` was written at the
+    /// urgent priority iff `(i + 1) % n == 0`.
+    pub urgent_every: Option<u64>,
 }
 
 /// Points in the quantile vectors of [`FlowResult`] (every 0.1 %).
@@ -634,6 +641,9 @@ pub fn run_controlled(
                 }),
                 AppSpec::Page { .. } => v.app.page_server().map_or(0, |p| p.sent),
                 AppSpec::Udp { .. } => c.app.udp_sent().map_or(0, |u| u.2),
+                // The source writes through its uCOBS sender, not `tx`: payload bytes,
+                // as `bytes_delivered` counts them.
+                AppSpec::Datagrams { .. } => c.app.datagram_payload_sent().unwrap_or(0),
                 _ => c.app.tx.bytes,
             },
             goodput_bps: delivered as f64 * 8.0 * 1e9 / active as f64,
@@ -646,6 +656,10 @@ pub fn run_controlled(
             record_latency_quantiles: latency_quantiles,
             record_deliveries: match fi.app {
                 AppSpec::Records { .. } => v.app.stats.deliveries.clone(),
+                _ => Vec::new(),
+            },
+            record_first_tx: match fi.app {
+                AppSpec::Records { .. } => c.app.first_tx.clone(),
                 _ => Vec::new(),
             },
             record_latency_tx: after_tx.summary(),
@@ -680,6 +694,10 @@ pub fn run_controlled(
                 out_of_order: d.delivered_out_of_order,
                 bad: d.bad + v.app.dgram_sink().map_or(0, |s| s.scanner_drops()),
                 deliveries: d.deliveries.clone(),
+                urgent_every: match fi.app {
+                    AppSpec::Datagrams { urgent_every, .. } => urgent_every,
+                    _ => None,
+                },
             }),
         });
     }

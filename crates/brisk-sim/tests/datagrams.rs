@@ -40,6 +40,10 @@ fn check(r: &RunResult) -> &brisk_sim::run::DatagramResult {
     idx.sort_unstable();
     assert_eq!(idx, (0..500).collect::<Vec<_>>());
     assert_eq!(f.bytes_delivered, 500 * 640);
+    // The source wrote every datagram (header and body, before uCOBS framing), the
+    // unit `bytes_delivered` counts (it was 0: the source writes through its own
+    // uCOBS sender, not the app's byte counter).
+    assert_eq!(f.bytes_sent, 500 * 640);
     assert!(f.fct.is_some(), "the flow completes");
     d
 }

@@ -35,6 +35,7 @@ use brisk_time::{Duration, Instant};
 use brisk_wire::pcap::PcapWriter;
 use serde::Serialize;
 
+use crate::emu::ack_tap::{AckTap, AckTapFlow};
 use crate::emu::health::{self, DirInput, Health, HealthInput, HealthLimits};
 use crate::emu::path::{EmuConfig, PathChain};
 use crate::emu::route::{MeterReport, Route};
@@ -62,6 +63,9 @@ pub struct EmulatorOptions {
     /// pcap of everything read from and written to side A / side B.
     pub pcap_a: Option<PathBuf>,
     pub pcap_b: Option<PathBuf>,
+    /// Measure record streams' ACK latency on side A (the senders'; see
+    /// [`AckTap`]): each flow's record size (`None`: not measured). Empty: off.
+    pub ack_tap_a: Vec<Option<u64>>,
     /// Busy-poll instead of sleeping when the next deadline is this close (floor of
     /// the adaptive margin: the loop learns how late timer wake-ups come and starts
     /// spinning that much earlier, up to `max_spin`).
@@ -116,6 +120,7 @@ impl Default for EmulatorOptions {
             delivery_log: 0,
             pcap_a: None,
             pcap_b: None,
+            ack_tap_a: Vec::new(),
             spin: Duration::from_micros(10),
             max_spin: Duration::from_micros(200),
             batch: 64,
@@ -210,9 +215,30 @@ pub struct EmuReport {
     /// the dumbbell after the loop ends.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stack_thread: Option<crate::emu::threaded::ThreadedReport>,
+    /// Side A's ACK-latency tap, per flow (`EmulatorOptions::ack_tap_a`; empty if off).
+    #[serde(skip)]
+    pub ack_tap_a: Vec<AckTapFlow>,
 }
 
-type Pcap = PcapWriter<BufWriter<File>>;
+/// What watches one side's packets (read from it and written to it): its pcap and
+/// the ACK-latency tap, each optional.
+#[derive(Default)]
+struct Capture {
+    file: Option<PcapWriter<BufWriter<File>>>,
+    acks: Option<AckTap>,
+}
+
+impl Capture {
+    fn write_packet(&mut self, ts_ns: u64, data: &[u8]) -> std::io::Result<()> {
+        if let Some(t) = &mut self.acks {
+            t.observe(ts_ns, data);
+        }
+        match &mut self.file {
+            Some(f) => f.write_packet(ts_ns, data),
+            None => Ok(()),
+        }
+    }
+}
 
 struct Dir {
     path: Route,
@@ -343,7 +369,7 @@ fn release<D: Side>(
     dst: &mut D,
     now: Instant,
     io: &mut Io,
-    pcap: Option<&mut Pcap>,
+    pcap: Option<&mut Capture>,
 ) -> u64 {
     stage(dir, now);
     flush(dir, dst, io, pcap)
@@ -370,7 +396,7 @@ fn stage(dir: &mut Dir, now: Instant) {
 /// everything else, one packet per write. Every packet in `staged` is already due, so
 /// merging delays none of them beyond the write they share. Returns how many packets
 /// were written.
-fn flush<D: Side>(dir: &mut Dir, dst: &mut D, io: &mut Io, mut pcap: Option<&mut Pcap>) -> u64 {
+fn flush<D: Side>(dir: &mut Dir, dst: &mut D, io: &mut Io, mut pcap: Option<&mut Capture>) -> u64 {
     let mut sent = 0;
     let mut staged = std::mem::take(&mut dir.staged);
     let mut i = 0;
@@ -440,7 +466,7 @@ fn send_one<D: Side>(
     io: &mut Io,
     t: Instant,
     pkt: &Packet,
-    pcap: Option<&mut Pcap>,
+    pcap: Option<&mut Capture>,
 ) -> u64 {
     let written = io.clock.now();
     let ok = dst.send(t, &pkt.data);
@@ -463,7 +489,13 @@ fn send_one<D: Side>(
 }
 
 /// Accounts one packet due at `t` whose write started at `written`.
-fn delivered(dir: &mut Dir, t: Instant, pkt: &Packet, written: Instant, pcap: Option<&mut Pcap>) {
+fn delivered(
+    dir: &mut Dir,
+    t: Instant,
+    pkt: &Packet,
+    written: Instant,
+    pcap: Option<&mut Capture>,
+) {
     let r = &mut dir.report;
     r.delivered_packets += 1;
     r.delivered_bytes += pkt.data.len() as u64;
@@ -493,8 +525,8 @@ fn ingest<S: Side, D: Side>(
     dst: &mut D,
     now: Instant,
     io: &mut Io,
-    mut pcap_src: Option<&mut Pcap>,
-    mut pcap_dst: Option<&mut Pcap>,
+    mut pcap_src: Option<&mut Capture>,
+    mut pcap_dst: Option<&mut Capture>,
 ) -> (bool, u64) {
     let mut sent = 0;
     let mut now = now;
@@ -552,7 +584,7 @@ fn flush_unless_coalescing<D: Side>(
     dst: &mut D,
     now: Instant,
     io: &mut Io,
-    pcap: Option<&mut Pcap>,
+    pcap: Option<&mut Capture>,
 ) -> u64 {
     match dir.staged.first() {
         None => 0,
@@ -569,12 +601,22 @@ fn min_opt(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
     }
 }
 
-fn open_pcap(path: &Option<PathBuf>) -> Result<Option<Pcap>> {
-    let Some(p) = path else { return Ok(None) };
-    let f = File::create(p).map_err(|e| EmuError::io(format!("creating {}", p.display()), e))?;
-    PcapWriter::new(BufWriter::with_capacity(1 << 20, f))
-        .map(Some)
-        .map_err(|e| EmuError::io(format!("writing {}", p.display()), e))
+/// Side's capture: its pcap file and/or its ACK tap (`tap`: record sizes per flow,
+/// empty for none); `None` when neither is asked for.
+fn open_pcap(path: &Option<PathBuf>, tap: &[Option<u64>]) -> Result<Option<Capture>> {
+    let acks = (!tap.is_empty()).then(|| AckTap::new(tap));
+    let file = match path {
+        None => None,
+        Some(p) => {
+            let f = File::create(p)
+                .map_err(|e| EmuError::io(format!("creating {}", p.display()), e))?;
+            Some(
+                PcapWriter::new(BufWriter::with_capacity(1 << 20, f))
+                    .map_err(|e| EmuError::io(format!("writing {}", p.display()), e))?,
+            )
+        }
+    };
+    Ok((file.is_some() || acks.is_some()).then_some(Capture { file, acks }))
 }
 
 /// A two-sided link emulator. Build with [`Emulator::new`], then [`Emulator::run`]
@@ -654,8 +696,8 @@ impl<A: Side, B: Side> Emulator<A, B> {
             .opts
             .avoid_cpu
             .and_then(|cpu| sched::AffinityGuard::restrict(|c| c != cpu));
-        let mut pcap_a = open_pcap(&self.opts.pcap_a)?;
-        let mut pcap_b = open_pcap(&self.opts.pcap_b)?;
+        let mut pcap_a = open_pcap(&self.opts.pcap_a, &self.opts.ack_tap_a)?;
+        let mut pcap_b = open_pcap(&self.opts.pcap_b, &[])?;
         let clock = self.opts.clock.unwrap_or_else(Clock::start);
         let mut timer = TimerFd::new(clock)?;
         let mut ep = Epoll::new()?;
@@ -785,9 +827,13 @@ impl<A: Side, B: Side> Emulator<A, B> {
             }
         }
         let elapsed = clock.now();
+        let ack_tap_a = pcap_a
+            .as_mut()
+            .and_then(|p| p.acks.take())
+            .map_or_else(Vec::new, AckTap::finish);
         for (p, name) in [(pcap_a, "side A"), (pcap_b, "side B")] {
-            if let Some(mut p) = p {
-                p.flush()
+            if let Some(mut f) = p.and_then(|p| p.file) {
+                f.flush()
                     .map_err(|e| EmuError::io(format!("flushing the {name} pcap"), e))?;
             }
         }
@@ -827,6 +873,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
             forward,
             reverse,
             stack_thread: None,
+            ack_tap_a,
         };
         // Every run says so when the emulator distorted it, whichever tool ran it
         // (summaries repeat this in their tables and JSON).

@@ -2,6 +2,7 @@
 //! [`side`]s through brisk-net's elements ([`path`]), the dumbbell of real runs
 //! ([`dumbbell`], [`route`], [`mux`]), and crafted-packet injection ([`inject`]).
 
+pub mod ack_tap;
 pub mod dumbbell;
 pub mod emulator;
 pub mod health;

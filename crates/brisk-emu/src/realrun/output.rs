@@ -25,8 +25,8 @@ impl RealFlowResult {
             fct: self.fct,
             rtt: self.rtt,
             record_latency: self.record_latency,
-            record_latency_tx: None,
-            ack_latency: None,
+            record_latency_tx: self.record_latency_tx,
+            ack_latency: self.ack_latency,
             one_way_delay: None,
             stream_ok: self.stream_ok,
             first_drop: self.first_drop,
@@ -169,6 +169,37 @@ impl RealResult {
         t
     }
 
+    /// `records.csv` as the simulator writes it (`brisk_report::RECORDS_CSV_HEADER`):
+    /// one row per record delivered by the end; `first_tx_s` from the emulator's tap
+    /// (when the record's last byte first passed it), no priorities. `None` without
+    /// records.
+    pub fn records_csv(&self) -> Option<String> {
+        use std::fmt::Write as _;
+        let mut s = String::from(brisk_report::RECORDS_CSV_HEADER);
+        let mut any = false;
+        let t = |ns: u64| ns as f64 / 1e9;
+        for f in &self.flows {
+            for (k, &(gen, delivered)) in f.record_deliveries.iter().enumerate() {
+                any = true;
+                let first = f
+                    .record_first_tx
+                    .get(k)
+                    .filter(|x| x.0 == k as u64)
+                    .map_or(String::new(), |x| t(x.1).to_string());
+                let _ = writeln!(
+                    s,
+                    "{},{},{k},,{},{first},{},{}",
+                    f.id,
+                    f.app,
+                    t(gen),
+                    t(delivered),
+                    delivered.saturating_sub(gen) as f64 / 1e6
+                );
+            }
+        }
+        any.then_some(s)
+    }
+
     /// Jain's fairness index of the flows' goodputs: (Σx)² / (n·Σx²), 1 = equal shares.
     pub fn jain_fairness(&self) -> f64 {
         jain_fairness(self.flows.iter().map(|f| f.goodput_bps))
@@ -202,7 +233,7 @@ impl RealResult {
                 let _ = writeln!(gp, "{:.6},{},{}", *t as f64 / 1e9, f.id, v);
             }
         }
-        let files = [
+        let mut files = vec![
             ("summary.json", j),
             ("rtt.csv", rtt),
             ("cwnd.csv", cwnd),
@@ -210,6 +241,9 @@ impl RealResult {
             ("queue.csv", queue_csv(&self.bottleneck)),
             ("drops.csv", drops_csv(&self.bottleneck)),
         ];
+        if let Some(r) = self.records_csv() {
+            files.push(("records.csv", r));
+        }
         write_files(dir, &files).map_err(|e| {
             let what = if e.creating_dir {
                 "creating"

@@ -28,6 +28,9 @@ use brisk_app::records::{RecordHeader, RecordReader};
 pub(super) struct RecordRx {
     reader: RecordReader,
     pub(super) latencies: Vec<u64>,
+    /// (generation ns, delivery ns) of each record measured, in record order (the
+    /// stream is read in order, so entry k is record k).
+    pub(super) deliveries: Vec<(u64, u64)>,
     pub(super) bad_headers: u64,
 }
 
@@ -36,20 +39,21 @@ impl RecordRx {
         RecordRx {
             reader: RecordReader::new(size),
             latencies: Vec::new(),
+            deliveries: Vec::new(),
             bad_headers: 0,
         }
     }
 
     /// `data` was read at `at_ns`; latencies count only if `measure` (by the end).
     fn feed(&mut self, data: &[u8], at_ns: u64, measure: bool) {
-        let lat = &mut self.latencies;
-        self.reader.feed_at(
+        let (lat, del) = (&mut self.latencies, &mut self.deliveries);
+        self.reader.feed(
             data,
-            at_ns,
             |_, _| {},
-            |l| {
+            |sent| {
                 if measure && lat.len() < MAX_SAMPLES {
-                    lat.push(l);
+                    lat.push(at_ns.saturating_sub(sent));
+                    del.push((sent, at_ns));
                 }
             },
         );
