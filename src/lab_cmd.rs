@@ -16,6 +16,7 @@
 //! `--ipv6` makes the lab dual-stack (2001:db8:18::1 for brisk / the outside host,
 //! 2001:db8:18::2 for Linux / the inside host).
 
+use crate::iperf_json;
 use std::io::Write as _;
 use std::net::{Shutdown, SocketAddr};
 use std::path::PathBuf;
@@ -267,73 +268,6 @@ pub fn cmd_lab(args: LabArgs) -> anyhow::Result<()> {
     }
 }
 
-/// What `lab send --json` reports.
-struct IperfRun<'a> {
-    local: Option<SocketAddr>,
-    remote: SocketAddr,
-    cc: &'a str,
-    bytes: u64,
-    interval: f64,
-    send_s: f64,
-    retransmits: u64,
-    got: &'a tools::TransferReport,
-    intervals: &'a [tools::Interval],
-    intact: bool,
-}
-
-/// iperf3's `-J` layout (`start`, `intervals[].sum`, `end.sum_sent`/`sum_received`),
-/// so scripts written for iperf3 read brisk's transfers; brisk adds `end.intact` and
-/// `end.sha256`. Per-interval retransmissions are not sampled (null).
-fn iperf_json(r: &IperfRun) -> serde_json::Value {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let bps = |b: u64, s: f64| if s > 0.0 { b as f64 * 8.0 / s } else { 0.0 };
-    let intervals: Vec<serde_json::Value> = r
-        .intervals
-        .iter()
-        .map(|i| {
-            let s = i.end - i.start;
-            serde_json::json!({"sum": {
-                "start": i.start, "end": i.end, "seconds": s, "bytes": i.bytes,
-                "bits_per_second": bps(i.bytes, s), "retransmits": null, "sender": false
-            }})
-        })
-        .collect();
-    serde_json::json!({
-        "start": {
-            "connected": [{
-                "local_host": r.local.map(|a| a.ip().to_string()),
-                "local_port": r.local.map(|a| a.port()),
-                "remote_host": r.remote.ip().to_string(),
-                "remote_port": r.remote.port(),
-            }],
-            "version": format!("brisk {}", env!("CARGO_PKG_VERSION")),
-            "timestamp": {"timesecs": secs},
-            "test_start": {
-                "protocol": "TCP", "num_streams": 1, "bytes": r.bytes,
-                "congestion": r.cc, "reverse": 0, "interval": r.interval,
-            },
-        },
-        "intervals": intervals,
-        "end": {
-            "sum_sent": {
-                "start": 0, "end": r.send_s, "seconds": r.send_s, "bytes": r.bytes,
-                "bits_per_second": bps(r.bytes, r.send_s), "retransmits": r.retransmits,
-                "sender": true,
-            },
-            "sum_received": {
-                "start": 0, "end": r.got.seconds, "seconds": r.got.seconds,
-                "bytes": r.got.digest.bytes, "bits_per_second": r.got.goodput_bps,
-                "sender": false,
-            },
-            "sender_tcp_congestion": r.cc,
-            "intact": r.intact,
-            "sha256": r.got.digest.sha256,
-        },
-    })
-}
-
 /// The inside command is what follows `--`; a program name beginning with '-' is a
 /// flag's value that went astray (`--rate -- -5`), never something to run.
 fn check_inside(inside: &[String]) -> anyhow::Result<()> {
@@ -416,10 +350,19 @@ fn send(p: &PathArgs, bytes: u64, cc: &str, json: bool, interval: Duration) -> a
         .kernel()
         .run_in(move || std::net::TcpListener::bind(addr))??;
     let every = std::time::Duration::from_nanos(interval.as_nanos() as u64);
-    type Rx = (tools::TransferReport, Vec<tools::Interval>);
+    // The receiver's congestion control and CPU are for the JSON report.
+    type Rx = (
+        tools::TransferReport,
+        Vec<tools::Interval>,
+        String,
+        iperf_json::Cpu,
+    );
     let rx = std::thread::spawn(move || -> std::io::Result<Rx> {
         let (mut s, _) = l.accept()?;
-        tools::interval_sink(&mut s, u64::MAX, every)
+        let cpu0 = iperf_json::Cpu::thread();
+        let (got, intervals) = tools::interval_sink(&mut s, u64::MAX, every)?;
+        let cc = iperf_json::tcp_congestion(&s).unwrap_or_default();
+        Ok((got, intervals, cc, iperf_json::Cpu::thread().since(cpu0)))
     });
     let mut tcp = brisk_tcp::Config::default();
     tcp.congestion.controller = cc.into();
@@ -430,26 +373,46 @@ fn send(p: &PathArgs, bytes: u64, cc: &str, json: bool, interval: Duration) -> a
         Some(std::time::Duration::from_secs(5)),
     )?;
     let local = c.local_addr();
-    let t0 = std::time::Instant::now();
-    let sent = tools::source(&mut c, bytes, 1)?;
-    let send_s = t0.elapsed().as_secs_f64();
-    let info = c.info();
+    let cpu0 = iperf_json::Cpu::process();
+    let read_info = |c: &brisk_emu::TcpStream| c.info();
+    let mut w = iperf_json::Sampler::new(&mut c, &read_info, every);
+    let sent = tools::source(&mut w, bytes, 1)?;
+    let send_s = w.elapsed();
+    w.sample();
+    let (t0, mut samples) = w.into_parts();
+    let info = samples.last().map(|s| s.info.clone());
     c.shutdown(Shutdown::Write)?;
-    let (got, intervals) = rx
+    if json {
+        // Per-interval counters while the data drains, until the receiver has it all.
+        let mut w = iperf_json::Sampler::resume(&mut c, &read_info, every, t0, samples);
+        w.sample_until(|| rx.is_finished(), std::time::Duration::from_secs(3600));
+        samples = w.into_parts().1;
+    }
+    let (got, intervals, receiver_cc, remote_cpu) = rx
         .join()
         .map_err(|_| anyhow::anyhow!("receiver panicked"))??;
     if json {
-        let report = iperf_json(&IperfRun {
+        // The last reading, after the receiver saw the end, holds every retransmission.
+        if let Some(info) = c.info() {
+            let at = t0.elapsed().as_secs_f64();
+            samples.push(iperf_json::Sample { at, info });
+        }
+        let report = iperf_json::report(&iperf_json::IperfRun {
             local: local.ok(),
             remote: addr,
             cc: cc.name(),
+            receiver_cc,
             bytes,
             interval: every.as_secs_f64(),
             send_s,
-            retransmits: info.as_ref().map_or(0, |i| i.retransmits),
+            samples: &samples,
             got: &got,
             intervals: &intervals,
             intact: got.digest == sent,
+            host_cpu: iperf_json::Cpu::process().since(cpu0),
+            remote_cpu,
+            wall_s: got.seconds,
+            mss: u32::from(brisk_tcp::Config::default().mss),
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

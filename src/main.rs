@@ -14,6 +14,7 @@
 mod args;
 mod bench_cmd;
 mod interrupt;
+mod iperf_json;
 mod lab_cmd;
 mod pdrill_cmd;
 mod provenance;

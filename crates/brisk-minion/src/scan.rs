@@ -357,5 +357,7 @@ impl RecordScanner {
     }
 }
 
+#[doc(hidden)]
+pub mod checks;
 #[cfg(test)]
 mod tests;

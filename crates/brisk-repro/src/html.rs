@@ -73,7 +73,7 @@ pub fn page_with(
     );
     let _ = write!(
         o,
-        "<h1>brisk repro: reproduction report</h1><p class=\"note\">Mode: {}. Every number below comes from brisk's deterministic simulator (same seeds, same numbers), except those of the <code>real-*</code> experiments, which run real packets in real time against the Linux kernel (and are n/a on hosts without root or TUN). Claim IDs refer to <code>shared/claims.md</code>; a letter suffix names one part of a row; <code>DC-SWEEP-*</code> rows are ours. Failing claims listed in <code>repro/accepted-failures.toml</code> are marked “accepted” with the reason.</p>",
+        "<h1>brisk repro: reproduction report</h1><p class=\"note\">Mode: {}. Every number below comes from brisk's deterministic simulator (same seeds, same numbers), except those of the <code>real-*</code> experiments, which run real packets in real time against the Linux kernel (and are n/a on hosts without root or TUN). Claim IDs refer to the claims ledger, written beside this page as <a href=\"claims.md\">claims.md</a> (<code>repro/claims.md</code> in the repository; <a href=\"#ledger\">seeds and settings</a>); a letter suffix names one part of a row; <code>DC-SWEEP-*</code> rows are ours. Failing claims listed in <code>repro/accepted-failures.toml</code> are marked “accepted” with the reason.</p>",
         if quick { "--quick (fewer seeds, shorter runs)" } else { "full" }
     );
     if let Some(p) = provenance {

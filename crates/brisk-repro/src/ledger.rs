@@ -1,5 +1,5 @@
-//! The claims ledger the suite reproduces (`repro/claims.md`, the DC and UT rows of the
-//! workplace's `shared/claims.md`), so the report can state each claim's setting and
+//! The claims ledger the suite reproduces (`repro/claims.md`, the rows of the project's
+//! ledger that `brisk repro` reports), so the report can state each claim's setting and
 //! the seed texts it comes from without the reader having the workplace.
 
 use crate::html::esc;
@@ -82,7 +82,7 @@ fn text(s: &str) -> String {
 /// The report's ledger section: where the claims come from, the seed texts, and the
 /// named settings the rows refer to.
 pub fn section(md: &str) -> String {
-    let mut o = String::from("<h2 id=\"ledger\">Claims ledger and seeds</h2><p class=\"note\">Every claim ID below is a row of the workplace's claims ledger <code>shared/claims.md</code>, compiled from the seed texts listed here; the rows this suite checks are kept in the repository as <code>repro/claims.md</code> and written beside this page as <a href=\"claims.md\">claims.md</a>. Each experiment's section repeats its rows (source, setting, paper values, check). Rows with IDs the ledger lacks (<code>DC-SWEEP-*</code>, <code>DC-3d</code>, <code>DC-3g</code>, <code>DC-3h</code>, <code>REAL-*</code>, <code>RC3-X*</code>, <code>MN-X*</code>) are ours and say so.</p><table><tr><th>seed key</th><th>file (in <code>seeds/</code>)</th><th>document</th></tr>");
+    let mut o = String::from("<h2 id=\"ledger\">Claims ledger and seeds</h2><p class=\"note\">Every claim ID below is a row of the claims ledger, compiled from the seed texts listed here (the five research documents brisk reproduces); the rows this suite reports are kept in the repository as <code>repro/claims.md</code> and written beside this page as <a href=\"claims.md\">claims.md</a>. Each experiment's section repeats its rows (source, setting, paper values, check). Rows with IDs the ledger lacks (<code>DC-SWEEP-*</code>, <code>DC-3d</code>, <code>DC-3g</code>, <code>DC-3h</code>, <code>REAL-*</code>, <code>RC3-X*</code>, <code>MN-X*</code>) are ours and say so.</p><table><tr><th>seed key</th><th>file (in <code>seeds/</code>)</th><th>document</th></tr>");
     for [k, f, d] in seeds(md) {
         let _ = write!(
             o,

@@ -398,6 +398,20 @@ pub const REGISTRY: &[Experiment] = &[
         claims: exp::real_rc3::CLAIMS,
         plan: exp::real_rc3::plan,
     },
+    Experiment {
+        id: exp::design::ID,
+        title: exp::design::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::design::CLAIMS,
+        plan: exp::design::plan,
+    },
+    Experiment {
+        id: exp::design::NA_ID,
+        title: exp::design::NA_TITLE,
+        kind: Kind::Simulated,
+        claims: exp::design::NA_CLAIMS,
+        plan: exp::design::plan_not_reproducible,
+    },
 ];
 
 /// Looks up experiments by ID; `all` (or no IDs) selects every one.
@@ -449,7 +463,10 @@ mod tests {
                 let p = (e.plan)(quick).unwrap_or_else(|m| panic!("{}: {m}", e.id));
                 // mn-vpn drives its own nested stacks (brisk_sim::vpn) in the analysis
                 // and checks its configs in `plan`; it has no scenario jobs.
-                let own_driver = e.id == exp::mn_vpn::ID;
+                // design and not-reproducible run unit-test checks or only state
+                // reasons.
+                let own_driver =
+                    [exp::mn_vpn::ID, exp::design::ID, exp::design::NA_ID].contains(&e.id);
                 assert!(!p.jobs.is_empty() || own_driver, "{}", e.id);
             }
         }

@@ -282,6 +282,66 @@ fn from_zero(mut c: Chart) -> Chart {
     c
 }
 
+/// Sets the y axis of a rate chart by its bulk, not by a few spikes: when the largest
+/// sample exceeds twice the 98th percentile of all samples (at least 20), the axis
+/// stops at 1.25 × that percentile. Returns (samples cut, the cap, the largest sample).
+fn clip_spikes(mut c: Chart) -> (Chart, Option<(usize, f64, f64)>) {
+    let mut v: Vec<f64> = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .filter(|v| v.is_finite())
+        .collect();
+    if v.len() < 20 {
+        return (c, None);
+    }
+    v.sort_by(f64::total_cmp);
+    let p98 = v[((v.len() - 1) as f64 * 0.98).round() as usize];
+    let cap = p98 * 1.25;
+    let max = v[v.len() - 1];
+    if !(p98 > 0.0 && max > 2.0 * p98) {
+        return (c, None);
+    }
+    let n = v.iter().filter(|&&x| x > cap).count();
+    c.y_range = Some((0.0, cap));
+    (c, Some((n, cap, max)))
+}
+
+/// Gives every time-series panel the same time axis, 0 to the run's end (its duration,
+/// or the last sample of any panel), and carries the cumulative drop counts on to it.
+fn common_time_axis(panels: &mut [Panel], duration_s: Option<f64>) {
+    let last = panels
+        .iter()
+        .filter_map(|p| match &p.figure {
+            Figure::Chart(c) => Some(c),
+            _ => None,
+        })
+        .flat_map(|c| c.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)))
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max);
+    let end = duration_s
+        .filter(|d| d.is_finite() && *d > 0.0)
+        .unwrap_or(0.0)
+        .max(last);
+    if end <= 0.0 {
+        return;
+    }
+    for p in panels.iter_mut() {
+        if let Figure::Chart(c) = &mut p.figure {
+            c.x_range = Some((0.0, end));
+            if p.name == "drops" {
+                for s in &mut c.series {
+                    if let Some(&(t, n)) = s.points.last() {
+                        if t < end {
+                            s.points.push((end, n));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The time-series panels of one run directory.
 fn time_series(
     dir: &Path,
@@ -331,18 +391,26 @@ fn time_series(
                 })
                 .collect()
         };
+        let (chart, clipped) = clip_spikes(from_zero(per_flow_chart(
+            "Goodput",
+            "goodput (Mbit/s)",
+            flows,
+            series,
+        )));
+        let mut caption = format!(
+            "Bytes the receiving application read per sampling interval, per flow ({}).",
+            c.path.display()
+        );
+        if let Some((n, cap, max)) = clipped {
+            let _ = write!(
+                caption,
+                " The axis stops at {cap:.1} Mbit/s (1.25 × the 98th percentile of all samples): {n} sample(s) above it, up to {max:.1} Mbit/s, are cut off. Such spikes are bytes held behind a hole and read at once when it fills (head-of-line release), not the link's rate."
+            );
+        }
         panels.push(Panel {
             name: "goodput".into(),
-            figure: Figure::Chart(from_zero(per_flow_chart(
-                "Goodput",
-                "goodput (Mbit/s)",
-                flows,
-                series,
-            ))),
-            caption: format!(
-                "Bytes the receiving application read per sampling interval, per flow ({}).",
-                c.path.display()
-            ),
+            figure: Figure::Chart(chart),
+            caption,
         });
     }
     if let Some(c) = open("rtt.csv")? {
@@ -434,6 +502,7 @@ fn time_series(
             missing.join(", ")
         ));
     }
+    common_time_axis(&mut panels, run.duration_s);
     Ok(panels)
 }
 
@@ -706,6 +775,51 @@ mod tests {
         // The major axis runs along y = x: its first point is up and to the right.
         assert!(e[0].0 > 3.0 && e[0].1 > 3.0, "{:?}", e[0]);
         assert!(covariance_ellipse(&pts[..1]).is_none());
+    }
+
+    fn chart_of(points: Vec<(f64, f64)>) -> Chart {
+        Chart {
+            series: vec![Series::new("f", "#000000", Style::Line, points)],
+            ..Chart::default()
+        }
+    }
+
+    #[test]
+    fn one_head_of_line_spike_does_not_set_the_goodput_axis() {
+        let mut pts: Vec<(f64, f64)> = (0..100).map(|i| (i as f64, 9.0 + (i % 3) as f64)).collect();
+        pts[50].1 = 220.0;
+        let (c, clipped) = clip_spikes(chart_of(pts.clone()));
+        let (n, cap, max) = clipped.expect("clipped");
+        assert_eq!((n, max), (1, 220.0));
+        assert!((cap - 11.0 * 1.25).abs() < 1e-9, "{cap}");
+        assert_eq!(c.y_range, Some((0.0, cap)));
+        // Ordinary variation (peaks under twice the 98th percentile) is not cut.
+        pts[50].1 = 18.0;
+        assert!(clip_spikes(chart_of(pts)).1.is_none());
+    }
+
+    #[test]
+    fn every_time_series_panel_spans_the_run_and_drops_run_on_to_its_end() {
+        let panel = |name: &str, pts| Panel {
+            name: name.into(),
+            figure: Figure::Chart(chart_of(pts)),
+            caption: String::new(),
+        };
+        let mut panels = vec![
+            panel("goodput", vec![(0.1, 1.0), (19.9, 1.0)]),
+            panel("drops", vec![(0.0, 0.0), (3.0, 1.0), (4.0, 2.0)]),
+        ];
+        common_time_axis(&mut panels, Some(20.0));
+        for p in &panels {
+            let Figure::Chart(c) = &p.figure else {
+                panic!()
+            };
+            assert_eq!(c.x_range, Some((0.0, 20.0)), "{}", p.name);
+        }
+        let Figure::Chart(d) = &panels[1].figure else {
+            panic!()
+        };
+        assert_eq!(d.series[0].points.last(), Some(&(20.0, 2.0)));
     }
 
     #[test]

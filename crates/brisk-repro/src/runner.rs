@@ -1,7 +1,9 @@
 //! Running plans: every job of every selected experiment on one pool of
 //! `available_parallelism` threads, long jobs first, with a progress bar. Each job is
 //! an independent, deterministic simulation whose result is stored at its own index,
-//! so results never depend on scheduling.
+//! so results never depend on scheduling. A simulated experiment is analysed on the
+//! worker that finishes its last run, so its line (and its memory) is done with as soon
+//! as its runs are, not after the whole pool.
 //!
 //! Real-time experiments ([`Kind::RealTime`]) run afterwards: their simulator jobs go
 //! on the same pool, but their analyses (which drive real packets in real time) run
@@ -15,14 +17,25 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Progress on stderr: a bar on a terminal, one line per finished experiment when
-/// stderr is a file or pipe (CI logs), or nothing.
+/// How often a [`Progress`] in line mode reports that work is still going on.
+pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Progress on stderr: a bar on a terminal; when stderr is a file or pipe (CI logs,
+/// `2>log`), one line per finished experiment (verdict counts, elapsed time) and a
+/// heartbeat line at least every [`HEARTBEAT`] (runs done, what is running); or
+/// nothing.
 pub struct Progress {
     bar: Option<ProgressBar>,
     lines: bool,
     started: std::time::Instant,
     /// Labels of the jobs the pool is running now, shown on the bar.
     running: Mutex<Vec<String>>,
+    /// Runs finished and planned, for the heartbeat.
+    runs_done: AtomicUsize,
+    runs_total: AtomicUsize,
+    heartbeat: std::time::Duration,
+    /// Where lines go instead of stderr (tests).
+    sink: Option<std::sync::Arc<Mutex<Vec<String>>>>,
 }
 
 /// Where [`status`] goes: the bar of the [`Progress`] that is running experiments, and
@@ -54,7 +67,55 @@ impl Progress {
             lines: false,
             started: std::time::Instant::now(),
             running: Mutex::new(Vec::new()),
+            runs_done: AtomicUsize::new(0),
+            runs_total: AtomicUsize::new(0),
+            heartbeat: HEARTBEAT,
+            sink: None,
         }
+    }
+
+    /// Line mode into `sink` instead of stderr, with the given heartbeat (tests).
+    pub fn lines_into(
+        sink: std::sync::Arc<Mutex<Vec<String>>>,
+        heartbeat: std::time::Duration,
+    ) -> Self {
+        Progress {
+            lines: true,
+            heartbeat,
+            sink: Some(sink),
+            ..Self::hidden()
+        }
+    }
+
+    /// One line, prefixed and timed.
+    fn line(&self, msg: &str) {
+        let l = format!(
+            "brisk repro: {msg} at {:.0} s",
+            self.started.elapsed().as_secs_f64()
+        );
+        match &self.sink {
+            Some(s) => s.lock().unwrap_or_else(|p| p.into_inner()).push(l),
+            None => eprintln!("{l}"),
+        }
+    }
+
+    /// The heartbeat's line: runs done and what the pool runs now.
+    fn beat(&self) {
+        let running = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let what = match running.len() {
+            0 => "analysing".to_string(),
+            1 => format!("running {}", running[0]),
+            n => format!("running {} and {} more", running[0], n - 1),
+        };
+        self.line(&format!(
+            "{}/{} runs done, {what},",
+            self.runs_done.load(Ordering::Relaxed),
+            self.runs_total.load(Ordering::Relaxed)
+        ));
     }
 
     /// A bar on stderr when `bar` is wanted and stderr is a terminal; otherwise, when
@@ -90,17 +151,18 @@ impl Progress {
             return;
         }
         let n = |v: crate::claim::Verdict| r.claims.iter().filter(|c| c.verdict == v).count();
-        eprintln!(
-            "brisk repro: {} done at {:.0} s: {} pass, {} fail, {} n/a",
+        self.line(&format!(
+            "{} done ({} pass, {} fail, {} n/a)",
             r.id,
-            self.started.elapsed().as_secs_f64(),
             n(crate::claim::Verdict::Pass),
             n(crate::claim::Verdict::Fail),
             n(crate::claim::Verdict::NotApplicable)
-        );
+        ));
     }
 
     fn start(&self, total: usize) {
+        self.runs_total.store(total, Ordering::Relaxed);
+        self.runs_done.store(0, Ordering::Relaxed);
         if let Some(b) = &self.bar {
             b.set_length(total as u64);
             b.set_position(0);
@@ -132,6 +194,7 @@ impl Progress {
             r.remove(i);
         }
         self.show_running(&r);
+        self.runs_done.fetch_add(1, Ordering::Relaxed);
         if let Some(b) = &self.bar {
             b.inc(1);
         }
@@ -143,10 +206,7 @@ impl Progress {
             b.set_message(msg.to_string());
         }
         if self.lines {
-            eprintln!(
-                "brisk repro: {msg} running at {:.0} s",
-                self.started.elapsed().as_secs_f64()
-            );
+            self.line(&format!("{msg} running"));
         }
     }
 
@@ -169,12 +229,33 @@ pub fn run_jobs(
     threads: usize,
     progress: &Progress,
 ) -> Vec<Result<RunResult, String>> {
+    let slots: Mutex<Vec<Option<Result<RunResult, String>>>> =
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    run_pool(jobs, threads, progress, &|i, r| {
+        if let Ok(mut g) = slots.lock() {
+            g[i] = Some(r);
+        }
+    });
+    slots
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("run did not finish".into())))
+        .collect()
+}
+
+/// Runs `jobs` on `threads` workers, handing job `i`'s result to `done(i, result)` on
+/// the worker that ran it.
+fn run_pool(
+    jobs: &[Job],
+    threads: usize,
+    progress: &Progress,
+    done: &(dyn Fn(usize, Result<RunResult, String>) + Sync),
+) {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     // Longest first, index as the tie-break (any order gives the same results).
     order.sort_by(|&a, &b| jobs[b].cost().total_cmp(&jobs[a].cost()).then(a.cmp(&b)));
     let next = AtomicUsize::new(0);
-    let slots: Mutex<Vec<Option<Result<RunResult, String>>>> =
-        Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..threads.clamp(1, jobs.len().max(1)) {
             s.spawn(|| loop {
@@ -203,19 +284,11 @@ pub fn run_jobs(
                     slim(res);
                 }
                 release_freed_memory();
-                if let Ok(mut g) = slots.lock() {
-                    g[i] = Some(r);
-                }
                 progress.tick(&job.label);
+                done(i, r);
             });
         }
     });
-    slots
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err("run did not finish".into())))
-        .collect()
 }
 
 /// Returns the memory a finished run freed to the OS. glibc keeps freed heap pages
@@ -264,6 +337,10 @@ enum Planned {
 }
 
 /// Plans, runs (pooled) and analyses `exps`; one result per experiment, in order.
+///
+/// A simulated experiment is analysed by the worker that finishes its last run;
+/// experiments without runs after the pool; real-time ones after that, one at a time.
+/// In line mode a heartbeat thread reports progress until everything is done.
 pub fn run_experiments(
     exps: &[Experiment],
     quick: bool,
@@ -271,7 +348,9 @@ pub fn run_experiments(
 ) -> Vec<ExperimentResult> {
     let mut plans = Vec::new();
     let mut jobs = Vec::new();
-    for e in exps {
+    // Job index -> experiment index.
+    let mut owner = Vec::new();
+    for (k, e) in exps.iter().enumerate() {
         if let Kind::RealTime { unsupported } = e.kind {
             if let Some(reason) = unsupported() {
                 eprintln!("brisk repro: skipping {} (n/a): {reason}", e.id);
@@ -282,6 +361,7 @@ pub fn run_experiments(
         match (e.plan)(quick) {
             Ok(p) => {
                 let range = jobs.len()..jobs.len() + p.jobs.len();
+                owner.extend(std::iter::repeat_n(k, p.jobs.len()));
                 jobs.extend(p.jobs);
                 plans.push(Planned::Ready(range, p.analyse));
             }
@@ -289,39 +369,100 @@ pub fn run_experiments(
         }
     }
     progress.start(jobs.len());
-    let mut results = run_jobs(&jobs, threads(), progress);
-    let mut out: Vec<Option<ExperimentResult>> = exps.iter().map(|_| None).collect();
-    let mut realtime = Vec::new();
-    for (i, (e, plan)) in exps.iter().zip(plans).enumerate() {
-        let r = match plan {
-            Planned::Failed(msg) => failed(e, &msg),
-            Planned::Skipped(reason) => skipped(e, &reason),
-            Planned::Ready(range, analyse) => {
-                let mine: Result<Vec<RunResult>, String> = results[range]
-                    .iter_mut()
-                    .map(|r| std::mem::replace(r, Err(String::new())))
-                    .collect();
-                match mine {
-                    Err(msg) => failed(e, &msg),
-                    Ok(runs) if matches!(e.kind, Kind::RealTime { .. }) => {
-                        realtime.push((i, runs, analyse));
-                        continue;
-                    }
-                    Ok(runs) => analyse(&runs),
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        if progress.lines {
+            s.spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(progress.heartbeat)
+                {
+                    progress.beat();
                 }
-            }
-        };
+            });
+        }
+        let out = run_planned(exps, plans, &jobs, &owner, progress);
+        drop(stop);
+        out
+    })
+}
+
+/// The pool, the analyses and the real-time phase of [`run_experiments`].
+fn run_planned(
+    exps: &[Experiment],
+    plans: Vec<Planned>,
+    jobs: &[Job],
+    owner: &[usize],
+    progress: &Progress,
+) -> Vec<ExperimentResult> {
+    let slots: Mutex<Vec<Option<Result<RunResult, String>>>> =
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let out: Mutex<Vec<Option<ExperimentResult>>> = Mutex::new(exps.iter().map(|_| None).collect());
+    let remaining: Vec<AtomicUsize> = plans
+        .iter()
+        .map(|p| match p {
+            Planned::Ready(range, _) => AtomicUsize::new(range.len()),
+            _ => AtomicUsize::new(0),
+        })
+        .collect();
+    let plans: Vec<Mutex<Option<Planned>>> =
+        plans.into_iter().map(|p| Mutex::new(Some(p))).collect();
+    let take_plan = |k: usize| plans[k].lock().unwrap_or_else(|p| p.into_inner()).take();
+    let take_runs = |range: std::ops::Range<usize>| -> Result<Vec<RunResult>, String> {
+        let mut g = slots.lock().unwrap_or_else(|p| p.into_inner());
+        g[range]
+            .iter_mut()
+            .map(|r| r.take().unwrap_or_else(|| Err("run did not finish".into())))
+            .collect()
+    };
+    let store = |k: usize, r: ExperimentResult| {
         progress.done(&r);
-        out[i] = Some(r);
+        out.lock().unwrap_or_else(|p| p.into_inner())[k] = Some(r);
+    };
+    // Analyses a simulated experiment whose runs are all done.
+    let analyse_now = |k: usize| {
+        if matches!(exps[k].kind, Kind::RealTime { .. }) {
+            return;
+        }
+        let r = match take_plan(k) {
+            Some(Planned::Ready(range, analyse)) => match take_runs(range) {
+                Ok(runs) => analyse(&runs),
+                Err(msg) => failed(&exps[k], &msg),
+            },
+            Some(Planned::Failed(msg)) => failed(&exps[k], &msg),
+            Some(Planned::Skipped(reason)) => skipped(&exps[k], &reason),
+            None => return,
+        };
+        store(k, r);
+    };
+    run_pool(jobs, threads(), progress, &|i, r| {
+        slots.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+        let k = owner[i];
+        if remaining[k].fetch_sub(1, Ordering::AcqRel) == 1 {
+            analyse_now(k);
+        }
+    });
+    // Experiments without runs (or whose plan failed or was skipped).
+    for k in 0..exps.len() {
+        analyse_now(k);
     }
     // The pool is done and every other analysis has run: real time, one at a time.
-    for (i, runs, analyse) in realtime {
-        progress.message(&format!("{} (real time)", exps[i].id));
-        let r = analyse(&runs);
-        progress.done(&r);
-        out[i] = Some(r);
+    for (k, e) in exps.iter().enumerate() {
+        let Some(plan) = take_plan(k) else { continue };
+        let r = match plan {
+            Planned::Ready(range, analyse) => match take_runs(range) {
+                Ok(runs) => {
+                    progress.message(&format!("{} (real time)", e.id));
+                    analyse(&runs)
+                }
+                Err(msg) => failed(e, &msg),
+            },
+            Planned::Failed(msg) => failed(e, &msg),
+            Planned::Skipped(reason) => skipped(e, &reason),
+        };
+        store(k, r);
     }
     progress.finish();
+    let out = out.into_inner().unwrap_or_else(|p| p.into_inner());
     exps.iter()
         .zip(out)
         .map(|(e, r)| r.unwrap_or_else(|| failed(e, "not analysed")))
@@ -417,5 +558,70 @@ mod tests {
             assert_eq!(c.verdict, Verdict::NotApplicable);
             assert!(c.note.contains("/dev/net/tun is missing"), "{}", c.note);
         }
+    }
+
+    fn plan_slow(_: bool) -> Result<Plan, String> {
+        Ok(Plan {
+            jobs: Vec::new(),
+            analyse: Box::new(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(400));
+                let mut r = ExperimentResult::new("slow", "t");
+                r.claims.push(Claim::new("X-1", "x").check(true));
+                r
+            }),
+        })
+    }
+
+    /// Two one-second runs; the analysis sees both, in order.
+    fn plan_runs(_: bool) -> Result<Plan, String> {
+        let sc = brisk_sim::Scenario::from_toml_str(
+            "name = \"t\"\nduration = \"1s\"\n[bottleneck]\nrate = \"10Mbit\"\n[[flow]]\nrtt = \"10ms\"\napp = { kind = \"bulk\" }\n",
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(Plan {
+            jobs: vec![Job::new("a", sc.clone(), 1), Job::new("b", sc, 2)],
+            analyse: Box::new(|runs| {
+                let mut r = ExperimentResult::new("runs", "t");
+                r.claims.push(
+                    Claim::new("X-1", "two runs")
+                        .check(runs.len() == 2 && runs.iter().all(|x| x.flows[0].stream_ok)),
+                );
+                r
+            }),
+        })
+    }
+
+    #[test]
+    fn line_mode_prints_a_line_per_experiment_and_a_heartbeat() {
+        let sink = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let p = Progress::lines_into(sink.clone(), std::time::Duration::from_millis(50));
+        let exps = [
+            exp("runs", Kind::Simulated, plan_runs),
+            exp("slow", Kind::Simulated, plan_slow),
+        ];
+        let out = run_experiments(&exps, true, &p);
+        assert_eq!(
+            out[0].claims[0].verdict,
+            Verdict::Pass,
+            "{:?}",
+            out[0].claims
+        );
+        let lines = sink.lock().unwrap().clone();
+        for id in ["runs", "slow"] {
+            let want = format!("brisk repro: {id} done (1 pass, 0 fail, 0 n/a) at ");
+            assert!(lines.iter().any(|l| l.starts_with(&want)), "{lines:?}");
+        }
+        // The 400-ms analysis alone spans several 50-ms beats.
+        let beats: Vec<&String> = lines
+            .iter()
+            .filter(|l| l.contains("/2 runs done"))
+            .collect();
+        assert!(beats.len() >= 3, "{lines:?}");
+        assert!(
+            beats
+                .last()
+                .is_some_and(|l| l.contains("2/2 runs done, analysing")),
+            "{lines:?}"
+        );
     }
 }

@@ -6,6 +6,8 @@
 //! scenario and seed give byte-identical outputs (`output`).
 
 pub mod app;
+#[doc(hidden)]
+pub mod claim_checks;
 pub mod dgram_app;
 pub mod dropped;
 pub mod engine;

@@ -14,6 +14,8 @@
 //! `poll_event`, then re-read `poll_timeout`.
 
 pub mod cc;
+#[doc(hidden)]
+pub mod claim_checks;
 pub mod config;
 pub mod conn;
 pub mod endpoint;
@@ -27,6 +29,8 @@ pub mod sent;
 pub mod stats;
 pub mod stream;
 pub mod syncookie;
+#[doc(hidden)]
+pub mod testkit;
 
 pub use brisk_time::{Duration, Instant};
 pub use config::Config;

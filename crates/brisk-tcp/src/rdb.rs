@@ -137,70 +137,26 @@ pub fn bundle_start(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::sent::SentInfo;
-
-    fn ms(v: u64) -> Duration {
-        Duration::from_millis(v)
-    }
-
-    fn board(segs: &[(u64, u64)]) -> Scoreboard {
-        let mut b = Scoreboard::new();
-        for &(s, e) in segs {
-            b.push(s, e, false, SentInfo::default());
-        }
-        b
-    }
+    use crate::claim_checks::rdb as c;
 
     /// RDB-8 / W-7: the thresholds the paper's text states.
     #[test]
     fn thin_thresholds_are_exact() {
-        // "RDB with SPIFL3 is only allowed to bundle when it has less than three packets
-        // in the pipe."
-        let s3 = ThinTest::Spifl(3);
-        assert!(s3.is_thin(2, Some(ms(150))));
-        assert!(!s3.is_thin(3, Some(ms(150))));
-        // "RDB_lim=∞ uses DPIFL10; it is allowed to bundle as long as there are less
-        // than 15 PIFs" (RTT 150 ms / 10 ms).
-        let d10 = ThinTest::default();
-        assert!(d10.is_thin(14, Some(ms(150))));
-        assert!(!d10.is_thin(15, Some(ms(150))));
-        // DPIFL20 halves the limit; no RTT sample yet: thin (Linux's ~0U min RTT).
-        let d20 = ThinTest::Dpifl { itt_min: ms(20) };
-        assert!(d20.is_thin(7, Some(ms(150))) && !d20.is_thin(8, Some(ms(150))));
-        assert!(d20.is_thin(1000, None));
+        c::thin_thresholds_are_exact();
     }
 
     #[test]
     fn bundles_whole_segments_back_to_the_first_that_does_not_fit() {
-        // Three 200-byte segments outstanding, a new one of 200 at 601.
-        let b = board(&[(1, 201), (201, 401), (401, 601)]);
-        assert_eq!(bundle_start(&b, 601, 200, 1448, None), (1, 3));
-        assert_eq!(bundle_start(&b, 601, 200, 1448, Some(1)), (401, 1));
-        assert_eq!(bundle_start(&b, 601, 200, 1448, Some(2)), (201, 2));
-        // 600 bytes fit, 800 do not: the walk stops at the third (no skipping).
-        assert_eq!(bundle_start(&b, 601, 200, 599, None), (401, 1));
-        assert_eq!(bundle_start(&b, 601, 200, 600, None), (201, 2));
-        // The new segment alone fills the cap: nothing goes along.
-        assert_eq!(bundle_start(&b, 601, 1448, 1448, None), (601, 0));
+        c::bundles_whole_segments_back_to_the_first_that_does_not_fit();
     }
 
     #[test]
     fn the_paper_caps_hold_for_120_and_400_byte_writes() {
-        // At most 12 × 120 B (11 redundant) and 3 × 400 B (2 redundant) per 1448 B.
-        let segs: Vec<(u64, u64)> = (0..20).map(|i| (1 + i * 120, 121 + i * 120)).collect();
-        let b = board(&segs);
-        assert_eq!(bundle_start(&b, 2401, 120, 1448, None).1, 11);
-        let segs: Vec<(u64, u64)> = (0..5).map(|i| (1 + i * 400, 401 + i * 400)).collect();
-        let b = board(&segs);
-        assert_eq!(bundle_start(&b, 2001, 400, 1448, None).1, 2);
+        c::the_paper_caps_hold_for_120_and_400_byte_writes();
     }
 
     #[test]
     fn a_gap_or_an_empty_board_stops_the_walk() {
-        assert_eq!(bundle_start(&Scoreboard::new(), 1, 100, 1448, None), (1, 0));
-        // The newest outstanding segment does not end where the new one starts.
-        let b = board(&[(1, 101)]);
-        assert_eq!(bundle_start(&b, 201, 100, 1448, None), (201, 0));
+        c::a_gap_or_an_empty_board_stops_the_walk();
     }
 }

@@ -24,6 +24,8 @@
 //! Every choice where the RFC is silent (resolutions C1–C14 of the spec) and the
 //! departures: docs/mechanisms/new-cwv.md.
 
+#[doc(hidden)]
+pub mod checks;
 #[cfg(test)]
 mod tests;
 

@@ -7,7 +7,7 @@ mod early_retransmit;
 mod ecn;
 mod fidelity;
 mod handshake;
-pub(crate) mod harness;
+pub(crate) use crate::testkit as harness;
 mod hostile;
 mod idle;
 mod ipv6;

@@ -26,10 +26,7 @@ pub fn transfer(p: &mut Pair, c: ConnHandle, s: ConnHandle, data: &[u8], max: Du
     got
 }
 
-pub fn pattern(n: usize, seed: u64) -> Vec<u8> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    (0..n).map(|_| rng.gen()).collect()
-}
+pub use crate::testkit::pattern;
 
 #[test]
 fn bulk_transfer_delivers_exact_bytes() {

@@ -1,5 +1,6 @@
 use super::*;
 use crate::cc::testmodel::PathSender;
+use crate::claim_checks::delay_corr as c;
 use crate::sent::SentInfo;
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -76,14 +77,7 @@ const TAU_US: u64 = 1_000; // BDP = 20 packets
 
 #[test]
 fn dither_matches_the_thesis_worked_example() {
-    let cfg = DelayCorrConfig::default();
-    // "a BDP of roughly 8 TCP packets, producing low and high rate estimates of 10 and 18"
-    assert_eq!(cfg.dither(8, 0, 32), 10);
-    assert_eq!(cfg.dither(8, 16, 32), 18);
-    // Large BDPs: 6.25 % once est >> 4 exceeds 10.
-    assert_eq!(cfg.dither(176, 0, 32), 178);
-    assert_eq!(cfg.dither(176, 31, 32), 187);
-    assert_eq!(cfg.dither(175, 31, 32), 185);
+    c::dither_matches_the_thesis_worked_example();
 }
 
 #[test]
@@ -100,30 +94,9 @@ fn dither_phase_flips_at_half_the_window() {
     assert_eq!(off.dither(100, 20, 32), 100);
 }
 
-/// A window of points on rtt = base + (x − BDP)·τ.
-fn fifo_window(
-    w: usize,
-    bdp: u32,
-    base_us: u32,
-    tau_us: u32,
-    xs: impl Fn(usize) -> u32,
-) -> ObservationWindow {
-    let mut win = ObservationWindow::new(w);
-    for i in 0..w {
-        let x = xs(i);
-        win.push(x, base_us + (x - bdp) * tau_us);
-    }
-    win
-}
-
 #[test]
 fn fifo_line_gives_r_of_one_and_the_bdp_exactly() {
-    for (bdp, tau) in [(8u32, 6_000u32), (20, 1_000), (176, 57), (1000, 12)] {
-        let win = fifo_window(32, bdp, 50_000, tau, |i| bdp + 1 + (i as u32 * 7) % 40);
-        let m = win.moments();
-        assert!((m.r() - 1.0).abs() < 1e-12, "r = {}", m.r());
-        assert_eq!(m.x_at(50_000), Some(i128::from(bdp)));
-    }
+    c::fifo_line_gives_r_of_one_and_the_bdp_exactly();
 }
 
 #[test]
@@ -190,14 +163,7 @@ fn ack_for(now: Instant, sent_at: Instant, in_flight_at_send: u32) -> AckSample 
 
 #[test]
 fn per_socket_state_is_8w_plus_40_bytes() {
-    assert_eq!(
-        std::mem::size_of::<Observation>(),
-        8,
-        "two 32-bit values per slot"
-    );
-    assert_eq!(std::mem::size_of::<Sums>(), 40, "five 64-bit sums");
-    assert_eq!(ObservationWindow::new(32).state_bytes(), 296);
-    assert_eq!(ObservationWindow::new(128).state_bytes(), 1064);
+    c::per_socket_state_is_8w_plus_40_bytes();
 }
 
 proptest! {
@@ -206,19 +172,7 @@ proptest! {
         w in 2usize..200,
         obs in proptest::collection::vec((0u32..=u32::MAX, 0u32..=u32::MAX), 0..700),
     ) {
-        let mut win = ObservationWindow::new(w);
-        for &(x, y) in &obs {
-            win.push(x, y);
-            prop_assert_eq!(win.sums(), win.recompute());
-        }
-        prop_assert_eq!(win.len(), obs.len().min(w));
-        // The window holds exactly the last min(n, W) observations (saturated).
-        let mut want: Vec<_> = obs.iter().rev().take(w)
-            .map(|&(x, y)| (x.min(MAX_VALUE), y.min(MAX_VALUE))).collect();
-        let mut got: Vec<_> = win.observations().iter().map(|o| (o.rate, o.rtt_us)).collect();
-        want.sort_unstable();
-        got.sort_unstable();
-        prop_assert_eq!(got, want);
+        c::running_sums_case(w, &obs).map_err(TestCaseError::fail)?;
     }
 
     #[test]
@@ -264,7 +218,7 @@ fn extreme_values_fill_the_largest_window_without_overflow() {
 
 #[test]
 fn identical_observations_give_zero_correlation_and_no_action() {
-    let win = fifo_window(32, 0, 20_000, 0, |_| 10);
+    let win = c::fifo_window(32, 0, 20_000, 0, |_| 10);
     assert_eq!(win.moments().r(), 0.0);
     assert_eq!(win.moments().x_at(20_000), None);
 

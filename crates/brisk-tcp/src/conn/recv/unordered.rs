@@ -164,5 +164,7 @@ impl RecvBuffer {
     }
 }
 
+#[doc(hidden)]
+pub mod checks;
 #[cfg(test)]
 mod tests;

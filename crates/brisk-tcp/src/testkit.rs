@@ -1,3 +1,6 @@
+//! Test kit, not API (hidden from the docs): shared by the unit tests and the design-claim
+//! checks `brisk repro` runs (`claim_checks`).
+//!
 //! `Pair`: two endpoints, one clock, a configurable one-way latency and a per-packet
 //! hook to drop, duplicate, delay or CE-mark packets. Packets go through `emit_tcp_packet` /
 //! `parse_tcp_packet`, so the tests exercise the real wire format.
@@ -313,4 +316,11 @@ impl Pair {
             }
         }
     }
+}
+
+/// `n` seeded pseudo-random bytes (ChaCha8), the payload of the transfer tests.
+pub fn pattern(n: usize, seed: u64) -> Vec<u8> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..n).map(|_| rng.gen()).collect()
 }
