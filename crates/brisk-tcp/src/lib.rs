@@ -27,6 +27,7 @@ pub mod sent;
 pub mod stats;
 pub mod stream;
 pub mod syncookie;
+mod timer_heap;
 
 pub use brisk_time::{Duration, Instant};
 pub use config::Config;

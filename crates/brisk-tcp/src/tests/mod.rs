@@ -19,6 +19,7 @@ mod rc3;
 mod rdb;
 mod renege;
 mod restart;
+mod send_mem;
 mod syncookie;
 mod timers;
 mod transfer;
