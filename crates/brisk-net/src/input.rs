@@ -47,7 +47,7 @@ pub fn read_text_capped(path: &Path, cap: u64) -> std::io::Result<String> {
 }
 
 fn size(bytes: u64) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{bytes} bytes")
@@ -60,10 +60,9 @@ mod tests {
 
     #[test]
     fn an_endless_file_is_refused_at_the_cap() {
-        let t = std::time::Instant::now();
+        // (How fast is checked end to end in the binary's tests/input_caps.rs.)
         let e = read_text(Path::new("/dev/zero")).unwrap_err();
         assert!(e.to_string().contains("larger than 64 MiB"), "{e}");
-        assert!(t.elapsed() < std::time::Duration::from_secs(10));
     }
 
     #[test]

@@ -411,7 +411,8 @@ impl Endpoint {
         let Some(local_ip) = self.local_addr_for(remote.ip()) else {
             return Err(ConnError::Unsupported);
         };
-        if !usable_peer(remote.ip()) {
+        if self.martian_source(remote.ip()) {
+            // Also what lets `handle_parsed` skip the check for known connections.
             return Err(ConnError::Unsupported);
         }
         if self.live >= self.config.max_connections {
@@ -482,14 +483,16 @@ impl Endpoint {
             self.stats.drop_not_local += 1;
             return;
         }
+        let remote = SocketAddr::new(ip.src(), tcp.src_port);
+        if let Some(h) = self.lookup(tcp.dst_port, remote) {
+            // No connection has a martian peer (neither `connect` nor a listener
+            // makes one), so the check below is needed only without one.
+            self.deliver(now, h, ip.ecn(), ip.dscp(), tcp);
+            return;
+        }
         if self.martian_source(ip.src()) {
             // A source no peer may have: counted, never answered.
             self.stats.drop_martian += 1;
-            return;
-        }
-        let remote = SocketAddr::new(ip.src(), tcp.src_port);
-        if let Some(h) = self.lookup(tcp.dst_port, remote) {
-            self.deliver(now, h, ip.ecn(), ip.dscp(), tcp);
             return;
         }
         let f = tcp.flags;
@@ -845,13 +848,22 @@ impl Endpoint {
     /// (`crate::mem`); beyond it they are short, as with a full send buffer.
     #[inline]
     pub fn conn_mut(&mut self, h: ConnHandle) -> Option<&mut Connection> {
-        self.settle_lent();
-        let allowance = self.mem.send_allowance(h.0, self.live);
+        // Lent again with nothing received in between (`deliver` settles the lent
+        // connection): the allowance it has left is still what the policy gives it,
+        // as nothing else could allocate meanwhile.
+        let allowance = if self.lent == Some(h.0) {
+            None
+        } else {
+            self.settle_lent();
+            Some(self.mem.send_allowance(h.0, self.live))
+        };
         let slot = self.slots.get_mut(h.0 as usize)?.as_deref_mut()?;
         // Whatever the caller does may create output or change timers (one lookup).
         slot.mark_ready(h, &mut self.ready);
-        slot.conn.set_send_allowance(allowance);
-        self.lent = Some(h.0);
+        if let Some(a) = allowance {
+            slot.conn.set_send_allowance(a);
+            self.lent = Some(h.0);
+        }
         Some(&mut slot.conn)
     }
 
@@ -861,7 +873,7 @@ impl Endpoint {
     fn settle_lent(&mut self) {
         if let Some(i) = self.lent.take() {
             if let Some(slot) = self.slots.get(i as usize).and_then(|s| s.as_deref()) {
-                self.mem.update(i, slot.conn.mem_usage(), &mut self.stats);
+                let _ = self.mem.update(i, slot.conn.mem_usage(), &mut self.stats);
             }
         }
     }
@@ -1052,6 +1064,10 @@ impl Endpoint {
         }
         self.live -= 1;
         self.timers.disarm(h.0);
+        if self.lent == Some(h.0) {
+            // A new connection in this slot must get its own allowance.
+            self.lent = None;
+        }
         if slot.mem_wait {
             self.mem_waiters.retain(|&x| x != h);
         }
@@ -1090,7 +1106,7 @@ impl Endpoint {
         } else {
             (false, false)
         };
-        self.mem.update(h.0, slot.conn.mem_usage(), &mut self.stats);
+        let changed = self.mem.update(h.0, slot.conn.mem_usage(), &mut self.stats);
         if slot.conn.take_send_mem_limited() {
             self.stats.mem_send_limited += 1;
             if !slot.mem_wait {
@@ -1099,7 +1115,8 @@ impl Endpoint {
             }
         }
         self.timers.arm(h.0, slot.conn.poll_timeout());
-        if !self.mem_waiters.is_empty() && !self.mem.under_pressure() {
+        // Waiters wake only when the total changes (so only after an update).
+        if changed && !self.mem_waiters.is_empty() && !self.mem.under_pressure() {
             self.wake_mem_waiters();
         }
         if became_established || closed_unaccepted {

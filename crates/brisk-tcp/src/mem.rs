@@ -187,12 +187,20 @@ impl MemAccount {
     }
 
     /// Bytes slot `idx`'s writes may newly allocate, of `conns` connections (module
-    /// doc; Linux `__sk_mem_raise_allocated` for `SK_MEM_SEND`).
+    /// doc; Linux `__sk_mem_raise_allocated` for `SK_MEM_SEND`). Inline for its
+    /// common answer, out of pressure (every `conn_mut` asks).
+    #[inline]
     pub(crate) fn send_allowance(&self, idx: u32, conns: usize) -> usize {
-        let room = self.limits.high.saturating_sub(self.total);
         if !self.under_pressure {
-            return room;
+            return self.limits.high.saturating_sub(self.total);
         }
+        self.send_allowance_under_pressure(idx, conns)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn send_allowance_under_pressure(&self, idx: u32, conns: usize) -> usize {
+        let room = self.limits.high.saturating_sub(self.total);
         let held = self.charged.get(idx as usize).copied().unwrap_or_default();
         let share = (self.limits.high / conns.max(1)).saturating_sub(held.charged());
         let min = SEND_MIN.saturating_sub(held.send);
@@ -204,13 +212,15 @@ impl MemAccount {
         self.limits.high.saturating_sub(self.total)
     }
 
-    /// Records what slot `idx` holds now.
+    /// Records what slot `idx` holds now; returns whether it changed.
     #[inline]
-    pub(crate) fn update(&mut self, idx: u32, now: MemUsage, stats: &mut EndpointStats) {
+    pub(crate) fn update(&mut self, idx: u32, now: MemUsage, stats: &mut EndpointStats) -> bool {
         // Most calls find the usage unchanged: decide that without a call.
         if self.charged.get(idx as usize) != Some(&now) {
             self.update_changed(idx, now, stats);
+            return true;
         }
+        false
     }
 
     #[inline(never)]
@@ -245,7 +255,7 @@ impl MemAccount {
 
     /// Slot `idx` is gone.
     pub(crate) fn remove(&mut self, idx: u32, stats: &mut EndpointStats) {
-        self.update(idx, MemUsage::default(), stats);
+        let _ = self.update(idx, MemUsage::default(), stats);
     }
 
     /// Above `pressure`: collapse, then prune largest first, down to `low`.
@@ -298,7 +308,7 @@ impl MemAccount {
             st.mem_collapses += after.collapses - before.collapses;
             st.mem_collapsed_bytes += after.collapsed_bytes - before.collapsed_bytes;
             st.mem_collapse_freed += after.collapse_freed - before.collapse_freed;
-            self.update(idx, usage, st);
+            let _ = self.update(idx, usage, st);
         }
         // Prune, largest holder first.
         while self.total > self.limits.low {
@@ -308,7 +318,7 @@ impl MemAccount {
             let need = self.total - self.limits.low;
             let Some(c) = conns.conn_mut(idx) else {
                 // A slot without a connection holds nothing.
-                self.update(idx, MemUsage::default(), st);
+                let _ = self.update(idx, MemUsage::default(), st);
                 continue;
             };
             let before = c.prune_stats();
@@ -319,7 +329,7 @@ impl MemAccount {
             st.mem_pruned_bytes += after.pruned_bytes - before.pruned_bytes;
             st.mem_pruned_ranges += after.pruned_ranges - before.pruned_ranges;
             st.mem_prune_freed += after.prune_freed - before.prune_freed;
-            self.update(idx, usage, st);
+            let _ = self.update(idx, usage, st);
         }
     }
 }

@@ -43,12 +43,14 @@ impl Connection {
     /// means unlimited, the default). A write beyond it is taken in part or refused, as
     /// one beyond a full send buffer (Linux `sk_stream_memory_free` false: the socket is
     /// not writable), and `Event::Writable` follows once memory allows.
+    #[inline]
     pub fn set_send_allowance(&mut self, bytes: usize) {
         self.snd.sendbuf.set_mem_allowance(bytes);
     }
 
     /// Whether a write was cut short by the send allowance since the last call; the
     /// connection then wants `Event::Writable` (`Connection::mem_writable`).
+    #[inline]
     pub fn take_send_mem_limited(&mut self) -> bool {
         self.snd.sendbuf.take_mem_limited()
     }

@@ -167,8 +167,14 @@ impl SendBuffer {
     }
 
     /// Whether a write was cut short by the memory allowance since the last call.
+    #[inline]
     pub fn take_mem_limited(&mut self) -> bool {
-        std::mem::take(&mut self.mem_limited)
+        // Read first: the common answer stores nothing.
+        if self.mem_limited {
+            self.mem_limited = false;
+            return true;
+        }
+        false
     }
 
     /// How many of `n` bytes about to be copied in (after any `unshare`) the memory
