@@ -150,8 +150,8 @@ fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs>
 /// scenario's `[bottleneck]`/`[reverse]` become the one shared emulated bottleneck.
 pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
     let file = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
+    let text = brisk_net::input::read_text(path)
+        .map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
     let (clean, linux_cc) = split_linux_cc(&text, &file)?;
     let sc = Scenario::from_toml_str_named(&clean, &file)?;
     let mut flows = Vec::new();

@@ -672,13 +672,8 @@ impl LinkSpec {
             message,
         };
         let path = base.join(&tf.path);
-        let meta = std::fs::metadata(&path)
-            .map_err(|e| err(format!("cannot read {}: {e}", path.display())))?;
-        // 5M lines of at most 9 digits each, plus slack for CRLF.
-        if meta.len() > 64 << 20 {
-            return Err(err(format!("{}: larger than 64MiB", path.display())));
-        }
-        let text = std::fs::read_to_string(&path)
+        // Capped while reading: a device or pipe reports no length.
+        let text = crate::input::read_text(&path)
             .map_err(|e| err(format!("cannot read {}: {e}", path.display())))?;
         let trace =
             DeliveryTrace::parse(&text).map_err(|e| err(format!("{} {e}", path.display())))?;

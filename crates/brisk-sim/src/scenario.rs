@@ -29,7 +29,7 @@ pub struct ScenarioError {
 /// `ScenarioError` on the field `(file)`. Shared by every scenario kind.
 pub(crate) fn read_file(path: &Path) -> Result<(String, String), ScenarioError> {
     let file = path.display().to_string();
-    match std::fs::read_to_string(path) {
+    match brisk_net::input::read_text(path) {
         Ok(text) => Ok((file, text)),
         Err(e) => Err(ScenarioError {
             file,

@@ -587,7 +587,7 @@ impl NetScenario {
         if let Some(f) = sc.topology.as_ref().and_then(|t| t.file.as_ref()) {
             let base = Path::new(file).parent().unwrap_or(Path::new(""));
             let path = base.join(f);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            let text = brisk_net::input::read_text(&path).map_err(|e| {
                 err((
                     "topology.file".into(),
                     format!("cannot read {}: {e}", path.display()),

@@ -28,14 +28,9 @@
 //!
 //! Cost per operation does not grow with the number of connections: connections with
 //! possible output sit in a FIFO ready queue (round-robin), and deadlines sit in a
-//! min-heap with lazy invalidation — each connection has at most one live heap entry,
-//! registered at its earliest known deadline; an entry that surfaces early simply
-//! re-registers the connection's current deadline. A superseded entry (its connection
-//! registered an earlier deadline since) would otherwise stay until its own deadline,
-//! which may be hours away (keepalive); once the heap holds more than twice the live
-//! entries it had after the last compaction plus `TIMER_HEAP_SLACK`, the stale ones are
-//! dropped in one O(n) pass (issue 13; `compact_timers`), so the heap stays within
-//! 2 × armed connections + `TIMER_HEAP_SLACK` at amortised O(1) per registration.
+//! min-heap with lazy invalidation (`crate::timer_heap`): each connection has at most
+//! one live entry, registered at its earliest known deadline, and the heap holds at
+//! most 2 × armed connections + 64 entries at all times (issues 13 and 29).
 
 use crate::cc::spec::{CcContext, CcFactory, HostCc, StandardCcFactory};
 use crate::cc::CongestionControl;
@@ -45,6 +40,7 @@ use crate::event::{ConnError, Event};
 use crate::mem::{MemAccount, MemLimits};
 use crate::stats::EndpointStats;
 use crate::syncookie::{self, SynCookies};
+use crate::timer_heap::TimerHeap;
 use brisk_time::Instant;
 use brisk_wire::{
     emit_tcp_packet, parse_tcp_packet, parse_tcp_packet_trusted, Ecn, Flags, IpRepr, Ipv4Repr,
@@ -52,8 +48,7 @@ use brisk_wire::{
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -183,8 +178,8 @@ struct Slot {
     /// In the listener's accept queue (established, not yet accepted).
     queued: bool,
     in_ready: bool,
-    /// Deadline of this slot's live heap entry.
-    registered: Option<Instant>,
+    /// In `Endpoint::mem_waiters`: a write was refused for memory.
+    mem_wait: bool,
     /// Closed event handed out: reap.
     closed: bool,
 }
@@ -209,9 +204,6 @@ struct Reply {
     ack: Option<SeqNum>,
 }
 
-/// Stale timer-heap entries tolerated beyond twice the live ones before a compaction.
-const TIMER_HEAP_SLACK: usize = 64;
-
 /// See the module doc.
 pub struct Endpoint {
     /// The address `local_addr` reports: the only one, or the IPv4 one of a dual stack.
@@ -235,9 +227,7 @@ pub struct Endpoint {
     /// Recent connection configs: (given, IPv6, as used), at most `CONN_CONFIGS_KEPT`.
     conn_configs: Vec<(Arc<Config>, bool, Arc<Config>)>,
     ready: VecDeque<ConnHandle>,
-    timers: BinaryHeap<Reverse<(Instant, u32)>>,
-    /// Heap length that triggers the next `compact_timers`.
-    timers_compact_at: usize,
+    timers: TimerHeap,
     events: VecDeque<(ConnHandle, Event)>,
     replies: VecDeque<Reply>,
     stats: EndpointStats,
@@ -246,6 +236,12 @@ pub struct Endpoint {
     host_cc: HostCc,
     cookies: SynCookies,
     mem: MemAccount,
+    /// The slot last lent to the application by `conn_mut`: its writes may have
+    /// changed what it holds, so it is re-read before the next allowance is given.
+    lent: Option<u32>,
+    /// Connections whose writes were refused for memory, woken (`Event::Writable`)
+    /// when the total leaves pressure. At most one entry per live slot.
+    mem_waiters: VecDeque<ConnHandle>,
 }
 
 impl Endpoint {
@@ -291,8 +287,7 @@ impl Endpoint {
             listeners: HashMap::new(),
             conn_configs: Vec::new(),
             ready: VecDeque::new(),
-            timers: BinaryHeap::new(),
-            timers_compact_at: TIMER_HEAP_SLACK,
+            timers: TimerHeap::default(),
             events: VecDeque::new(),
             replies: VecDeque::new(),
             stats: EndpointStats::default(),
@@ -301,6 +296,8 @@ impl Endpoint {
             host_cc: HostCc::default(),
             cookies,
             mem,
+            lent: None,
+            mem_waiters: VecDeque::new(),
         }
     }
 
@@ -327,7 +324,28 @@ impl Endpoint {
         }
     }
 
-    /// Starts listening on `port` with an accept backlog of `backlog` connections.
+    /// Linux's martian sources (`ip_route_input_slow`'s `martian_source`,
+    /// `ip6_rcv_core`): a source no peer may have ([`usable_peer`]: unspecified,
+    /// `0.0.0.0/8`, multicast, broadcast, IPv4-mapped in an IPv6 header), a loopback
+    /// address (`127.0.0.0/8`, `::1`), or our own address (IPv4: `fib_validate_source`
+    /// finds it local; IPv6 Linux accepts it, brisk drops it too, as a LAND attack's
+    /// SYN). Answering one would aim SYN-ACKs and RSTs at ourselves or at many hosts.
+    /// An endpoint whose own address of that family is a loopback address is on a
+    /// loopback device, where both are ordinary (Linux accepts them from `lo`).
+    fn martian_source(&self, src: IpAddr) -> bool {
+        if !usable_peer(src) {
+            return true;
+        }
+        let ours = match src {
+            IpAddr::V4(_) => self.v4.map(IpAddr::V4),
+            IpAddr::V6(_) => self.v6.map(IpAddr::V6),
+        };
+        match ours {
+            Some(a) if a.is_loopback() => false,
+            _ => src.is_loopback() || ours == Some(src),
+        }
+    }
+
     /// Changes the SYN-cookie mode (`EndpointConfig::syncookies` and
     /// `syncookies_always`; Linux's `tcp_syncookies` 0, 1, 2) for SYNs from now on.
     pub fn set_syncookies(&mut self, on: bool, always: bool) {
@@ -410,7 +428,8 @@ impl Endpoint {
         let Some(local_ip) = self.local_addr_for(remote.ip()) else {
             return Err(ConnError::Unsupported);
         };
-        if !usable_peer(remote.ip()) {
+        if self.martian_source(remote.ip()) {
+            // Also what lets `handle_parsed` skip the check for known connections.
             return Err(ConnError::Unsupported);
         }
         if self.live >= self.config.max_connections {
@@ -481,14 +500,16 @@ impl Endpoint {
             self.stats.drop_not_local += 1;
             return;
         }
-        if !usable_peer(ip.src()) {
-            // A source no peer may have: counted as a header error, never answered.
-            self.stats.drop_parse += 1;
-            return;
-        }
         let remote = SocketAddr::new(ip.src(), tcp.src_port);
         if let Some(h) = self.lookup(tcp.dst_port, remote) {
+            // No connection has a martian peer (neither `connect` nor a listener
+            // makes one), so the check below is needed only without one.
             self.deliver(now, h, ip.ecn(), ip.dscp(), tcp);
+            return;
+        }
+        if self.martian_source(ip.src()) {
+            // A source no peer may have: counted, never answered.
+            self.stats.drop_martian += 1;
             return;
         }
         let f = tcp.flags;
@@ -508,6 +529,7 @@ impl Endpoint {
             self.stats.drop_backlog_full += 1;
             return;
         }
+        self.settle_lent();
         let allowance = self.mem.allowance();
         let Some(slot) = self.slot_mut(h) else { return };
         let before = *slot.conn.counters();
@@ -799,23 +821,15 @@ impl Endpoint {
     /// call is harmless).
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.peek().map(|Reverse((t, _))| *t)
+        self.timers.peek()
     }
 
     pub fn handle_timeout(&mut self, now: Instant) {
-        while let Some(&Reverse((t, idx))) = self.timers.peek() {
-            if t > now {
-                break;
-            }
-            self.timers.pop();
+        while let Some(idx) = self.timers.pop_due(now) {
             let h = ConnHandle(idx);
             let Some(slot) = self.slot_mut(h) else {
                 continue;
             };
-            if slot.registered != Some(t) {
-                continue; // stale entry
-            }
-            slot.registered = None;
             slot.conn.handle_timeout(now);
             self.touch(h);
         }
@@ -846,12 +860,39 @@ impl Endpoint {
 
     /// Mutable access for application calls; the connection is re-examined for output
     /// and timers on the next `poll_transmit` / `poll_timeout`.
+    ///
+    /// Writes may allocate only what the endpoint's memory policy allows them
+    /// (`crate::mem`); beyond it they are short, as with a full send buffer.
     #[inline]
     pub fn conn_mut(&mut self, h: ConnHandle) -> Option<&mut Connection> {
+        // Lent again with nothing received in between (`deliver` settles the lent
+        // connection): the allowance it has left is still what the policy gives it,
+        // as nothing else could allocate meanwhile.
+        let allowance = if self.lent == Some(h.0) {
+            None
+        } else {
+            self.settle_lent();
+            Some(self.mem.send_allowance(h.0, self.live))
+        };
         let slot = self.slots.get_mut(h.0 as usize)?.as_deref_mut()?;
         // Whatever the caller does may create output or change timers (one lookup).
         slot.mark_ready(h, &mut self.ready);
+        if let Some(a) = allowance {
+            slot.conn.set_send_allowance(a);
+            self.lent = Some(h.0);
+        }
         Some(&mut slot.conn)
+    }
+
+    /// Re-reads what the connection last lent by `conn_mut` holds, so that the next
+    /// allowance sees its writes.
+    #[inline]
+    fn settle_lent(&mut self) {
+        if let Some(i) = self.lent.take() {
+            if let Some(slot) = self.slots.get(i as usize).and_then(|s| s.as_deref()) {
+                let _ = self.mem.update(i, slot.conn.mem_usage(), &mut self.stats);
+            }
+        }
     }
 
     pub fn stats(&self) -> &EndpointStats {
@@ -884,24 +925,6 @@ impl Endpoint {
     }
 
     // ----- internals -----
-
-    /// Drops the heap entries `handle_timeout` would skip as stale: those whose slot is
-    /// gone or whose connection has registered another deadline since. Only entries
-    /// with no effect leave, so timeouts are handled in the same order as before;
-    /// `poll_timeout` merely stops reporting the early wake-ups they caused. Linux has
-    /// no such pass: its timers are per socket (`sk_reset_timer` on a timer wheel),
-    /// re-armed in place. A wheel would quantise brisk's nanosecond deadlines, and the
-    /// heap orders ties by handle, which keeps runs reproducible.
-    fn compact_timers(&mut self) {
-        let slots = &self.slots;
-        self.timers.retain(|&Reverse((t, idx))| {
-            slots
-                .get(idx as usize)
-                .and_then(|s| s.as_ref())
-                .is_some_and(|s| s.registered == Some(t))
-        });
-        self.timers_compact_at = 2 * self.timers.len() + TIMER_HEAP_SLACK;
-    }
 
     /// What a new connection is made of: an RFC 6528 ISN, the next seed from the
     /// endpoint's RNG, and the controller the factory builds with that seed.
@@ -1005,7 +1028,7 @@ impl Endpoint {
             listener,
             queued: false,
             in_ready: false,
-            registered: None,
+            mem_wait: false,
             closed: false,
         });
         // FIFO reuse keeps a just-freed handle from being reissued at once.
@@ -1057,6 +1080,14 @@ impl Endpoint {
             }
         }
         self.live -= 1;
+        self.timers.disarm(h.0);
+        if self.lent == Some(h.0) {
+            // A new connection in this slot must get its own allowance.
+            self.lent = None;
+        }
+        if slot.mem_wait {
+            self.mem_waiters.retain(|&x| x != h);
+        }
         self.free.push_back(h.0);
         self.mem.remove(h.0, &mut self.stats);
     }
@@ -1092,24 +1123,42 @@ impl Endpoint {
         } else {
             (false, false)
         };
-        self.mem.update(h.0, slot.conn.mem_usage(), &mut self.stats);
-        let deadline = slot.conn.poll_timeout();
-        let register = match (deadline, slot.registered) {
-            (Some(d), Some(r)) => d < r,
-            (Some(_), None) => true,
-            _ => false,
-        };
-        if register {
-            // NOTE(unwrap): `register` implies `deadline` is Some.
-            let d = deadline.unwrap();
-            slot.registered = Some(d);
-            self.timers.push(Reverse((d, h.0)));
+        let changed = self.mem.update(h.0, slot.conn.mem_usage(), &mut self.stats);
+        if slot.conn.take_send_mem_limited() {
+            self.stats.mem_send_limited += 1;
+            if !slot.mem_wait {
+                slot.mem_wait = true;
+                self.mem_waiters.push_back(h);
+            }
+        }
+        self.timers.arm(h.0, slot.conn.poll_timeout());
+        // Waiters wake only when the total changes (so only after an update).
+        if changed && !self.mem_waiters.is_empty() && !self.mem.under_pressure() {
+            self.wake_mem_waiters();
         }
         if became_established || closed_unaccepted {
             self.after_events(h, became_established);
         }
-        if self.timers.len() > self.timers_compact_at {
-            self.compact_timers();
+    }
+
+    /// The total left pressure: connections whose writes were refused for memory get
+    /// `Event::Writable` (if they still want it), collected at their next poll.
+    #[cold]
+    #[inline(never)]
+    fn wake_mem_waiters(&mut self) {
+        if self.mem.total() >= self.mem.high() {
+            return;
+        }
+        while let Some(h) = self.mem_waiters.pop_front() {
+            if let Some(slot) = self
+                .slots
+                .get_mut(h.0 as usize)
+                .and_then(|s| s.as_deref_mut())
+            {
+                slot.mem_wait = false;
+                slot.conn.mem_writable();
+                slot.mark_ready(h, &mut self.ready);
+            }
         }
     }
 
@@ -1172,13 +1221,14 @@ impl crate::mem::Conns for Vec<Option<Box<Slot>>> {
     }
 }
 
-/// Whether `ip` can be a TCP peer's address: not unspecified, multicast, broadcast,
-/// or (in an IPv6 header) IPv4-mapped. Linux drops such sources too (`tcp_v4_rcv`'s
-/// multicast/broadcast check, `ip6_rcv_core`, `tcp_v6_conn_request`); answering them
-/// would aim RSTs and SYN-ACKs at many hosts or at none.
+/// Whether `ip` can be a TCP peer's address: not unspecified ("this network",
+/// `0.0.0.0/8`, included: Linux `ipv4_is_zeronet`), multicast, broadcast, or (in an
+/// IPv6 header) IPv4-mapped. Linux drops such sources too (`ip_route_input_slow`,
+/// `tcp_v4_rcv`'s multicast/broadcast check, `ip6_rcv_core`, `tcp_v6_conn_request`);
+/// answering them would aim RSTs and SYN-ACKs at many hosts or at none.
 fn usable_peer(ip: IpAddr) -> bool {
     match ip {
-        IpAddr::V4(a) => !(a.is_unspecified() || a.is_multicast() || a.is_broadcast()),
+        IpAddr::V4(a) => !(a.octets()[0] == 0 || a.is_multicast() || a.is_broadcast()),
         IpAddr::V6(a) => !(a.is_unspecified() || a.is_multicast() || a.to_ipv4_mapped().is_some()),
     }
 }

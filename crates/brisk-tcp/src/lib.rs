@@ -31,6 +31,7 @@ pub mod stream;
 pub mod syncookie;
 #[doc(hidden)]
 pub mod testkit;
+mod timer_heap;
 
 pub use brisk_time::{Duration, Instant};
 pub use config::Config;

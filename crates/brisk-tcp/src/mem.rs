@@ -25,9 +25,34 @@
 //!
 //! In-order data waiting for the application has been cumulatively ACKed and is never
 //! dropped; it is charged (an application that does not read holds memory), so when it
-//! alone fills the budget, new data is refused until the application reads. The send
-//! side is reported but not charged: the application bounds it with
-//! `Config::send_buffer`, and charging it would let our own writes prune our peers.
+//! alone fills the budget, new data is refused until the application reads.
+//!
+//! Send buffers are charged too, by allocated capacity, to the same budget (Linux's
+//! `tcp_memory_allocated` counts `sk_wmem_queued` with the receive queues). Before it
+//! was not, 400 peers that sent to `brisk lab up --echo` and never read took 3.16 GB
+//! against a 1.5 GiB limit: the receive data was charged, the 4 MiB send buffers that
+//! the echo filled were not (issue 29). Sent data cannot be dropped, so the policy is
+//! on the write side, after Linux's `__sk_mem_raise_allocated` for `SK_MEM_SEND` and
+//! `sk_stream_memory_free`. Before lending a connection to the application the
+//! endpoint gives it an allowance ([`MemAccount::send_allowance`]), what its writes
+//! may newly allocate:
+//!
+//! - out of pressure: up to `high` (the total never passes it);
+//! - under pressure (entered above `pressure`, left at or below `low`): only while
+//!   the connection holds less than `SEND_MIN` of send buffer (Linux's `wmem[0]`
+//!   guarantee) or less than its fair share, `high` / connections (Linux's
+//!   `sk_prot_mem_limits(sk, 2) > sockets × sk_mem_pages(..)` test), and never past
+//!   `high`.
+//!
+//! A write beyond the allowance is taken in part or refused, as one beyond a full
+//! send buffer: the application sees a short write and waits for `Event::Writable`
+//! (Linux: the socket is not writable, `sk_stream_wait_memory`). It comes when the
+//! connection's own data is ACKed, or, for connections refused with nothing in
+//! flight, when the total leaves pressure. A drained send buffer larger than 64 KiB
+//! gives its allocation back, so idle connections do not hold it. Refused writes are
+//! counted (`mem_send_limited`). Because send data counts, writes can raise the total
+//! above `pressure` and so cause out-of-order data to be pruned, as in Linux; under
+//! pressure writes stop growing, so received data is what takes it to `high`.
 
 use crate::conn::pressure::MemUsage;
 use crate::conn::Connection;
@@ -106,6 +131,10 @@ impl Default for MemLimits {
     }
 }
 
+/// What a connection's send buffer may hold under pressure regardless of its share
+/// (Linux `sysctl_tcp_wmem[0]`, one page; here 16 KiB, about ten segments).
+pub(crate) const SEND_MIN: usize = 16 << 10;
+
 /// How many of the largest holders a pressure episode collapses (besides the
 /// connection the segment arrived on) before it prunes; bounds its cost.
 const COLLAPSE_SCAN: usize = 16;
@@ -126,6 +155,8 @@ pub(crate) struct MemAccount {
     /// (out-of-order charge, slot) for slots holding out-of-order data.
     by_ooo: BTreeSet<(usize, u32)>,
     send: usize,
+    /// Linux `tcp_memory_pressure`: set above `pressure`, cleared at or below `low`.
+    under_pressure: bool,
 }
 
 impl MemAccount {
@@ -136,7 +167,44 @@ impl MemAccount {
             charged: Vec::new(),
             by_ooo: BTreeSet::new(),
             send: 0,
+            under_pressure: false,
         }
+    }
+
+    /// Bytes charged now.
+    pub(crate) fn total(&self) -> usize {
+        self.total
+    }
+
+    /// The hard limit.
+    pub(crate) fn high(&self) -> usize {
+        self.limits.high
+    }
+
+    /// Whether the total is under pressure (see the module doc).
+    pub(crate) fn under_pressure(&self) -> bool {
+        self.under_pressure
+    }
+
+    /// Bytes slot `idx`'s writes may newly allocate, of `conns` connections (module
+    /// doc; Linux `__sk_mem_raise_allocated` for `SK_MEM_SEND`). Inline for its
+    /// common answer, out of pressure (every `conn_mut` asks).
+    #[inline]
+    pub(crate) fn send_allowance(&self, idx: u32, conns: usize) -> usize {
+        if !self.under_pressure {
+            return self.limits.high.saturating_sub(self.total);
+        }
+        self.send_allowance_under_pressure(idx, conns)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn send_allowance_under_pressure(&self, idx: u32, conns: usize) -> usize {
+        let room = self.limits.high.saturating_sub(self.total);
+        let held = self.charged.get(idx as usize).copied().unwrap_or_default();
+        let share = (self.limits.high / conns.max(1)).saturating_sub(held.charged());
+        let min = SEND_MIN.saturating_sub(held.send);
+        room.min(share.max(min))
     }
 
     /// Bytes a connection may newly allocate for the next segment.
@@ -144,13 +212,15 @@ impl MemAccount {
         self.limits.high.saturating_sub(self.total)
     }
 
-    /// Records what slot `idx` holds now.
+    /// Records what slot `idx` holds now; returns whether it changed.
     #[inline]
-    pub(crate) fn update(&mut self, idx: u32, now: MemUsage, stats: &mut EndpointStats) {
+    pub(crate) fn update(&mut self, idx: u32, now: MemUsage, stats: &mut EndpointStats) -> bool {
         // Most calls find the usage unchanged: decide that without a call.
         if self.charged.get(idx as usize) != Some(&now) {
             self.update_changed(idx, now, stats);
+            return true;
         }
+        false
     }
 
     #[inline(never)]
@@ -173,6 +243,11 @@ impl MemAccount {
         }
         self.total = self.total - old.charged() + now.charged();
         self.send = self.send - old.send + now.send;
+        if self.total > self.limits.pressure {
+            self.under_pressure = true;
+        } else if self.total <= self.limits.low {
+            self.under_pressure = false;
+        }
         stats.mem_charged = self.total as u64;
         stats.mem_peak = stats.mem_peak.max(self.total as u64);
         stats.mem_send = self.send as u64;
@@ -180,7 +255,7 @@ impl MemAccount {
 
     /// Slot `idx` is gone.
     pub(crate) fn remove(&mut self, idx: u32, stats: &mut EndpointStats) {
-        self.update(idx, MemUsage::default(), stats);
+        let _ = self.update(idx, MemUsage::default(), stats);
     }
 
     /// Above `pressure`: collapse, then prune largest first, down to `low`.
@@ -233,7 +308,7 @@ impl MemAccount {
             st.mem_collapses += after.collapses - before.collapses;
             st.mem_collapsed_bytes += after.collapsed_bytes - before.collapsed_bytes;
             st.mem_collapse_freed += after.collapse_freed - before.collapse_freed;
-            self.update(idx, usage, st);
+            let _ = self.update(idx, usage, st);
         }
         // Prune, largest holder first.
         while self.total > self.limits.low {
@@ -243,7 +318,7 @@ impl MemAccount {
             let need = self.total - self.limits.low;
             let Some(c) = conns.conn_mut(idx) else {
                 // A slot without a connection holds nothing.
-                self.update(idx, MemUsage::default(), st);
+                let _ = self.update(idx, MemUsage::default(), st);
                 continue;
             };
             let before = c.prune_stats();
@@ -254,7 +329,7 @@ impl MemAccount {
             st.mem_pruned_bytes += after.pruned_bytes - before.pruned_bytes;
             st.mem_pruned_ranges += after.pruned_ranges - before.pruned_ranges;
             st.mem_prune_freed += after.prune_freed - before.prune_freed;
-            self.update(idx, usage, st);
+            let _ = self.update(idx, usage, st);
         }
     }
 }

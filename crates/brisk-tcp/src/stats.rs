@@ -97,6 +97,10 @@ pub struct EndpointStats {
     pub drop_checksum: u64,
     /// Packets addressed to another IP.
     pub drop_not_local: u64,
+    /// Packets from a martian source (Linux `martian_source`): unspecified,
+    /// `0.0.0.0/8`, multicast, broadcast, IPv4-mapped in an IPv6 header, loopback, or
+    /// the endpoint's own address (`Endpoint::martian_source`). Never answered.
+    pub drop_martian: u64,
     pub drop_no_socket: u64,
     pub drop_backlog_full: u64,
     pub drop_table_full: u64,
@@ -117,12 +121,15 @@ pub struct EndpointStats {
     /// for another 4-tuple, or asking for options not offered (Linux
     /// `SyncookiesFailed`). The drop reason for them; each is answered with an RST.
     pub syncookies_failed: u64,
-    /// Memory accounting (`crate::mem`): bytes charged now (out-of-order stores and
-    /// unread in-order data, by capacity), the most ever charged, and unacknowledged
-    /// send data (reported, not charged).
+    /// Memory accounting (`crate::mem`): bytes charged now (out-of-order stores,
+    /// unread in-order data and send buffers, by capacity), the most ever charged, and
+    /// of the charge now, what send buffers hold.
     pub mem_charged: u64,
     pub mem_peak: u64,
     pub mem_send: u64,
+    /// Writes taken in part or refused because the send allowance ran out (memory
+    /// pressure or the hard limit; `crate::mem`).
+    pub mem_send_limited: u64,
     /// Data segments dropped because they would have allocated beyond the hard limit
     /// (summed from the connections' `mem_dropped`).
     pub drop_mem: u64,

@@ -1,6 +1,6 @@
 //! The connection's side of endpoint-wide memory accounting (`crate::mem`): what it
-//! holds, the budget its receive path may still allocate, and collapse / prune on the
-//! endpoint's request (`recv::prune`, Linux `tcp_collapse_ofo_queue` and
+//! holds, the budgets its receive path and its writes may still allocate, and
+//! collapse / prune on the endpoint's request (`recv::prune`, Linux `tcp_collapse_ofo_queue` and
 //! `tcp_prune_ofo_queue`). A connection driven without an endpoint keeps the default
 //! budget, unlimited, and is never pruned.
 
@@ -14,15 +14,16 @@ pub struct MemUsage {
     pub ooo: usize,
     /// In-order data not yet read, by allocated capacity (ACKed: never dropped).
     pub ready: usize,
-    /// Data written and not yet acknowledged (reported, not charged: the application
-    /// bounds it with `Config::send_buffer`).
+    /// The send buffer, by allocated capacity (bytes written by reference, with
+    /// `write_shared`, cost nothing). Never dropped: writes are refused instead.
     pub send: usize,
 }
 
 impl MemUsage {
-    /// The bytes charged against the endpoint's limits.
+    /// The bytes charged against the endpoint's limits: receive and send alike, as
+    /// Linux's `tcp_memory_allocated` counts both.
     pub fn charged(&self) -> usize {
-        self.ooo + self.ready
+        self.ooo + self.ready + self.send
     }
 }
 
@@ -33,7 +34,33 @@ impl Connection {
         MemUsage {
             ooo: r.ooo_charge(),
             ready: r.ready_charge(),
-            send: self.send_buffered(),
+            send: self.snd.sendbuf.mem_charge(),
+        }
+    }
+
+    /// Bytes writes may newly allocate in the send buffer until the next call (the
+    /// endpoint sets it before lending the connection to the application; `usize::MAX`
+    /// means unlimited, the default). A write beyond it is taken in part or refused, as
+    /// one beyond a full send buffer (Linux `sk_stream_memory_free` false: the socket is
+    /// not writable), and `Event::Writable` follows once memory allows.
+    #[inline]
+    pub fn set_send_allowance(&mut self, bytes: usize) {
+        self.snd.sendbuf.set_mem_allowance(bytes);
+    }
+
+    /// Whether a write was cut short by the send allowance since the last call; the
+    /// connection then wants `Event::Writable` (`Connection::mem_writable`).
+    #[inline]
+    pub fn take_send_mem_limited(&mut self) -> bool {
+        self.snd.sendbuf.take_mem_limited()
+    }
+
+    /// Memory was freed after a write was refused for it: `Event::Writable` if the
+    /// application still waits for room.
+    pub fn mem_writable(&mut self) {
+        if self.snd.writable_wanted && self.send_capacity() > 0 {
+            self.snd.writable_wanted = false;
+            self.push_event(crate::event::Event::Writable);
         }
     }
 

@@ -129,7 +129,17 @@ pub struct SendBuffer {
     writes: VecDeque<WriteRecord>,
     /// Set while the live bytes are held by reference (then `data` is empty).
     shared: Option<SharedRun>,
+    /// Bytes `data` may newly allocate until the endpoint sets it again (`usize::MAX`:
+    /// no limit, the default; `crate::mem`).
+    mem_allow: usize,
+    /// A write was cut short by `mem_allow` since the last `take_mem_limited`.
+    mem_limited: bool,
 }
+
+/// A drained buffer whose allocation is larger than this gives it back (Linux frees
+/// each skb once it is ACKed): an idle connection that once sent megabytes should not
+/// hold them, charged, for its lifetime.
+const KEEP_DRAINED: usize = 64 << 10;
 
 impl SendBuffer {
     pub fn new(limit: usize) -> Self {
@@ -140,7 +150,59 @@ impl SendBuffer {
             limit,
             writes: VecDeque::new(),
             shared: None,
+            mem_allow: usize::MAX,
+            mem_limited: false,
         }
+    }
+
+    /// Bytes the buffer holds allocated (bytes held by reference cost nothing): what
+    /// the endpoint charges for it (`crate::mem`).
+    pub fn mem_charge(&self) -> usize {
+        self.data.capacity()
+    }
+
+    /// Sets the bytes later writes may newly allocate (`usize::MAX`: no limit).
+    pub fn set_mem_allowance(&mut self, bytes: usize) {
+        self.mem_allow = bytes;
+    }
+
+    /// Whether a write was cut short by the memory allowance since the last call.
+    #[inline]
+    pub fn take_mem_limited(&mut self) -> bool {
+        // Read first: the common answer stores nothing.
+        if self.mem_limited {
+            self.mem_limited = false;
+            return true;
+        }
+        false
+    }
+
+    /// How many of `n` bytes about to be copied in (after any `unshare`) the memory
+    /// allowance admits, reserving the allocation for them: amortised doubling while
+    /// the allowance covers it, exact growth near it (so the charge never passes it),
+    /// and with `whole`, all or nothing. Linux `sk_wmem_schedule` for a send buffer.
+    fn admit(&mut self, n: usize, whole: bool) -> usize {
+        let live = self.data.len() + self.shared.as_ref().map_or(0, |r| r.len);
+        let cap = self.data.capacity();
+        let need = live + n;
+        if need <= cap || self.mem_allow == usize::MAX {
+            return n;
+        }
+        let room = cap.saturating_add(self.mem_allow);
+        let grow_to = if need.max(cap * 2) <= room {
+            need.max(cap * 2)
+        } else if need <= room {
+            need
+        } else {
+            self.mem_limited = true;
+            if whole || room <= live {
+                return 0;
+            }
+            room
+        };
+        self.data.reserve_exact(grow_to - self.data.len());
+        self.mem_allow -= (self.data.capacity() - cap).min(self.mem_allow);
+        n.min(grow_to - live)
     }
 
     /// Buffered bytes (unacknowledged and unsent).
@@ -169,6 +231,7 @@ impl SendBuffer {
     /// Appends as much of `bytes` as fits; returns the count.
     pub fn write(&mut self, bytes: &[u8], priority: u8) -> usize {
         let n = bytes.len().min(self.capacity());
+        let n = self.admit(n, false);
         if n == 0 {
             return 0;
         }
@@ -183,12 +246,25 @@ impl SendBuffer {
     /// every live byte then comes from `src` contiguously. `len` is clamped to
     /// [`MAX_SHARED_SLICE`].
     pub fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize, priority: u8) -> usize {
-        let n = len.min(MAX_SHARED_SLICE).min(self.capacity());
+        let mut n = len.min(MAX_SHARED_SLICE).min(self.capacity());
         if n == 0 {
             return 0;
         }
         let offset = self.end();
         let pos = (off % src.period() as u64) as usize;
+        let by_ref = match &self.shared {
+            Some(run) => {
+                run.len == 0 || (run.src.same(src) && (run.pos + run.len) % src.period() == pos)
+            }
+            None => self.data.len() == self.head,
+        };
+        if !by_ref {
+            // A copy: it allocates.
+            n = self.admit(n, false);
+            if n == 0 {
+                return 0;
+            }
+        }
         match &mut self.shared {
             Some(run)
                 if run.len == 0
@@ -263,6 +339,9 @@ impl SendBuffer {
         if n == 0 || n > self.capacity() || self.writes.len() >= MAX_WRITE_RECORDS {
             return 0;
         }
+        if self.admit(n, true) == 0 {
+            return 0;
+        }
         // Walk back over the unsent lower-priority writes (the unsent queue is kept in
         // descending priority, so they are all at its back).
         let mut at = self.writes.len();
@@ -326,7 +405,11 @@ impl SendBuffer {
         }
         self.head += n;
         if self.head == self.data.len() {
-            self.data.clear();
+            if self.data.capacity() > KEEP_DRAINED {
+                self.data = Vec::new();
+            } else {
+                self.data.clear();
+            }
             self.head = 0;
         } else if self.head >= 4096 && self.head * 2 >= self.data.len() {
             self.data.drain(..self.head);

@@ -202,6 +202,97 @@ fn a_v4_mapped_peer_is_reached_over_ipv4() {
     );
 }
 
+/// Issue 29: martian sources (Linux `ip_route_input_slow`'s `martian_source`,
+/// `ip6_rcv_core`) got SYN-ACKs. SYNs (and, to a closed port, what would draw an
+/// RST) from loopback, from our own address, from multicast, broadcast, "this network"
+/// and unspecified sources are dropped unanswered and counted as `drop_martian`; a
+/// SYN from an ordinary peer still gets its SYN-ACK.
+#[test]
+fn martian_sources_are_dropped_and_counted() {
+    let mut ep = Endpoint::dual_stack(S4, S6, cfg(2));
+    ep.listen(PORT, 8, Config::default()).unwrap();
+    let now = Instant::from_millis(1);
+    let v4 = [
+        Ipv4Addr::LOCALHOST,
+        Ipv4Addr::new(127, 3, 2, 1),
+        S4,
+        Ipv4Addr::new(224, 0, 0, 1),
+        Ipv4Addr::BROADCAST,
+        Ipv4Addr::UNSPECIFIED,
+        Ipv4Addr::new(0, 1, 2, 3),
+    ];
+    let v6 = [
+        Ipv6Addr::LOCALHOST,
+        S6,
+        Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1),
+    ];
+    for src in v4 {
+        ep.handle_packet(now, &craft(IpAddr::V4(src), IpAddr::V4(S4), &syn(PORT)));
+        ep.handle_packet(now, &craft(IpAddr::V4(src), IpAddr::V4(S4), &syn(PORT + 1)));
+    }
+    for src in v6 {
+        ep.handle_packet(now, &craft6(src, S6, &syn(PORT)));
+        ep.handle_packet(now, &craft6(src, S6, &syn(PORT + 1)));
+    }
+    let mut buf = Vec::new();
+    assert!(
+        ep.poll_transmit(now, &mut buf).is_none(),
+        "a martian was answered"
+    );
+    assert_eq!(ep.connection_count(), 0);
+    let st = ep.stats();
+    assert_eq!(st.drop_martian, 2 * (v4.len() + v6.len()) as u64, "{st:?}");
+    assert_eq!(
+        st.drop_no_socket + st.drop_parse + st.drop_not_local,
+        0,
+        "{st:?}"
+    );
+    // An ordinary peer is still answered.
+    ep.handle_packet(now, &craft(IpAddr::V4(C4), IpAddr::V4(S4), &syn(PORT)));
+    ep.handle_packet(now, &craft6(C6, S6, &syn(PORT)));
+    let mut answered = 0;
+    while ep.poll_transmit(now, &mut buf).is_some() {
+        answered += 1;
+    }
+    assert_eq!(answered, 2, "SYN-ACKs to real peers");
+}
+
+/// On a loopback device loopback sources are ordinary (Linux accepts them from
+/// `lo`): an endpoint whose own address is loopback answers them, its own address
+/// included (a client on the same host).
+#[test]
+fn loopback_endpoints_accept_loopback_peers() {
+    for (local, peer) in [
+        (
+            IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V4(Ipv4Addr::LOCALHOST),
+        ),
+        (
+            IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)),
+        ),
+        (
+            IpAddr::V6(Ipv6Addr::LOCALHOST),
+            IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ),
+    ] {
+        let mut ep = Endpoint::new(local, cfg(3));
+        ep.listen(PORT, 8, Config::default()).unwrap();
+        let now = Instant::from_millis(1);
+        let pkt = match (peer, local) {
+            (IpAddr::V6(p), IpAddr::V6(l)) => craft6(p, l, &syn(PORT)),
+            _ => craft(peer, local, &syn(PORT)),
+        };
+        ep.handle_packet(now, &pkt);
+        let mut buf = Vec::new();
+        assert!(
+            ep.poll_transmit(now, &mut buf).is_some(),
+            "{peer} -> {local}"
+        );
+        assert_eq!(ep.stats().drop_martian, 0);
+    }
+}
+
 #[test]
 fn unusable_ipv6_sources_are_dropped_unanswered() {
     let mut ep = Endpoint::dual_stack(S4, S6, cfg(2));
@@ -225,7 +316,7 @@ fn unusable_ipv6_sources_are_dropped_unanswered() {
         "nothing answered"
     );
     assert_eq!(ep.connection_count(), 0);
-    assert_eq!(ep.stats().drop_parse, 6);
+    assert_eq!(ep.stats().drop_martian, 6);
     assert_eq!(ep.stats().drop_not_local, 1);
 }
 

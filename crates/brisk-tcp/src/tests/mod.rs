@@ -20,6 +20,7 @@ mod rdb;
 mod records;
 mod renege;
 mod restart;
+mod send_mem;
 mod syncookie;
 mod timers;
 mod transfer;
