@@ -319,6 +319,8 @@ fn intercept_above_min_rtt_floors_the_estimate_at_zero_plus_dither() {
         1000,
         DelayCorrConfig {
             sampling: false,
+            // Algorithm 2 as written: the fit's pipe (200 packets) would defer.
+            pipe_check: false,
             ..Default::default()
         },
     );
@@ -345,6 +347,8 @@ fn clamped_cwnd_respects_floor_and_cwnd_clamp() {
     let cfg = DelayCorrConfig {
         dither: false,
         min_cwnd: 4,
+        // Algorithm 2 as written: these lines are steeper than their pipe.
+        pipe_check: false,
         ..DelayCorrConfig::default()
     };
     let mut cc = CcState::new(100, 1448);
