@@ -86,6 +86,11 @@ pub struct DelayCorrConfig {
     /// through `CongestionControl::diagnostics`) but never set cwnd, so the base runs
     /// exactly as without the layer. For measuring r on a path the base bloats (DC-3).
     pub passive: bool,
+    /// brisk's pipe check (not in the thesis; issue 29): declare bufferbloat only if the
+    /// estimate plus the high dither reaches the pipe the fit's own slope implies,
+    /// `min_rtt / m` packets. Off gives Algorithm 2 as written. See
+    /// [`DelayCorrConfig::reaches_pipe`].
+    pub pipe_check: bool,
 }
 
 impl Default for DelayCorrConfig {
@@ -104,6 +109,7 @@ impl Default for DelayCorrConfig {
             release: ReleasePolicy::Reanchor,
             seed: 0,
             passive: false,
+            pipe_check: true,
         }
     }
 }
@@ -157,6 +163,27 @@ impl DelayCorrConfig {
         self
     }
 
+    /// The high dither of Algorithm 3 for `estimate`: max(`dither_high_min`,
+    /// estimate >> `dither_high_shift`), whether or not dithering is on.
+    pub fn high_dither(&self, estimate: u64) -> u64 {
+        u64::from(self.dither_high_min).max(estimate >> self.dither_high_shift.min(63))
+    }
+
+    /// The pipe check (brisk's, issue 29). On a saturated FIFO, Little's law makes the
+    /// RTT of a packet sent with x in flight `x·τ` (τ = the bottleneck's time per
+    /// packet), a line through the origin: the fit's slope m is τ, so the path holds
+    /// `pipe = min_rtt / m` packets without queueing, and Algorithm 2's estimate
+    /// `(min_rtt − b)/m` equals it. Bursts *below* the pipe (slow-start rounds, the
+    /// dither's own step, ACK-clock pairs) also queue for a moment and give r ≈ 1 with the
+    /// same slope, but their line starts at the window the burst began from, so the
+    /// estimate lands far below the pipe. Clamping there holds the link idle; the
+    /// thesis' premise that the correlation vanishes below the BDP fails. Bufferbloat is
+    /// therefore declared only while the estimate plus the layer's own probing amplitude
+    /// (the high dither) reaches the pipe. Exact in `i128`.
+    pub fn reaches_pipe(&self, estimate: u64, pipe: i128) -> bool {
+        !self.pipe_check || i128::from(estimate.saturating_add(self.high_dither(estimate))) >= pipe
+    }
+
     /// Algorithm 3 (`bbr_dither`): the estimate plus the low dither while the
     /// window's next-overwrite `index` is in the first half of W, else plus
     /// max(`dither_high_min`, estimate >> `dither_high_shift`).
@@ -167,7 +194,7 @@ impl DelayCorrConfig {
         let d = if index < (w >> 1) {
             u64::from(self.dither_low)
         } else {
-            u64::from(self.dither_high_min).max(estimate >> self.dither_high_shift.min(63))
+            self.high_dither(estimate)
         };
         estimate.saturating_add(d)
     }
@@ -186,8 +213,14 @@ pub struct DelayCorrSnapshot {
     pub consults: u64,
     /// Consults that set cwnd.
     pub clamps: u64,
-    /// Times control was handed back because the statistic fell below the threshold.
+    /// Times control was handed back because the statistic fell below the threshold
+    /// (or the pipe check failed).
     pub releases: u64,
+    /// Consults with the statistic at or above the threshold that deferred to the base
+    /// because the estimate fell short of the pipe ([`DelayCorrConfig::reaches_pipe`]).
+    pub short_of_pipe: u64,
+    /// The pipe `min_rtt / m` (packets) of the last consult at or above the threshold.
+    pub pipe: Option<u32>,
     /// Observations stored since creation.
     pub stored: u64,
     /// Observations currently in the window (≤ W).
@@ -348,6 +381,19 @@ impl DelayCorrelation {
         // b ≥ min_rtt (a negative estimate) means even an empty pipe predicts queueing:
         // the least window consistent with the fit is zero; the dither still probes.
         let est = u64::try_from(est.clamp(0, i128::from(u32::MAX))).unwrap_or(0);
+        let pipe = m.pipe(target)?;
+        self.snap.pipe = Some(u32::try_from(pipe.clamp(0, i128::from(u32::MAX))).unwrap_or(0));
+        let x_max = self
+            .window
+            .observations()
+            .iter()
+            .map(|o| o.rate)
+            .max()
+            .unwrap_or(0);
+        if !self.cfg.reaches_pipe(u64::from(x_max), pipe) {
+            self.snap.short_of_pipe += 1;
+            return None;
+        }
         self.snap.estimate = Some(u32::try_from(est).unwrap_or(u32::MAX));
         let cwnd = self
             .cfg

@@ -273,6 +273,8 @@ fn intercept_above_min_rtt_floors_the_estimate_at_zero_plus_dither() {
         1000,
         DelayCorrConfig {
             sampling: false,
+            // Algorithm 2 as written: the fit's pipe (200 packets) would defer.
+            pipe_check: false,
             ..Default::default()
         },
     );
@@ -299,6 +301,8 @@ fn clamped_cwnd_respects_floor_and_cwnd_clamp() {
     let cfg = DelayCorrConfig {
         dither: false,
         min_cwnd: 4,
+        // Algorithm 2 as written: these lines are steeper than their pipe.
+        pipe_check: false,
         ..DelayCorrConfig::default()
     };
     let mut cc = CcState::new(100, 1448);
@@ -715,4 +719,75 @@ fn config_wraps_the_base_controller_only_when_asked() {
     cfg.congestion.controller = crate::cc::CcSpec::from(CcAlgorithm::Reno).with_layer(dc);
     assert_eq!(cfg.build_cc(7).label(), "reno+dc");
     assert_eq!(cfg.cc_name(), "reno+dc");
+}
+
+// ---------------------------------------------------------------------------
+// The pipe check (issue 29): a burst below the pipe correlates perfectly but must not
+// clamp; a standing queue through the origin still does.
+
+/// Feeds 32 observations on the line `rtt = 20 ms + (x − foot)·100 µs` for
+/// x = foot+1 ..= foot+32, after one 20-ms sample that sets the min RTT.
+/// τ = 100 µs, so the path holds min_rtt / τ = 200 packets.
+fn feed_line(dc: &mut DelayCorrelation, cc: &mut CcState, foot: u32) {
+    let t0 = Instant::from_secs(1);
+    dc.on_ack(cc, &ack_for(t0, ago(t0, Duration::from_millis(20)), 1));
+    for i in 1..=32u32 {
+        let now = t0 + Duration::from_millis(u64::from(i));
+        let x = foot + i;
+        let rtt = Duration::from_micros(20_000 + u64::from(x - foot) * 100);
+        let ack = ack_for(now, ago(now, rtt), x);
+        dc.on_ack(cc, &ack);
+        dc.cong_avoid(cc, &ack);
+    }
+}
+
+#[test]
+fn a_burst_below_the_pipe_defers_and_algorithm_2_alone_clamps_there() {
+    // The line starts at 50 packets in flight: r = 1, estimate 50, but the largest
+    // in-flight (82) plus the high dither (10) is far short of the 200-packet pipe.
+    let cfg = DelayCorrConfig {
+        sampling: false,
+        ..Default::default()
+    };
+    let (mut dc, _) = layer(1000, cfg.clone());
+    let mut cc = CcState::new(100, 1448);
+    feed_line(&mut dc, &mut cc, 50);
+    let s = dc.snapshot();
+    assert!(s.r.unwrap() > 0.99);
+    assert_eq!(s.clamps, 0, "a burst below the pipe is not bufferbloat");
+    assert!(s.short_of_pipe > 0);
+    assert_eq!(s.pipe, Some(200));
+    // Algorithm 2 as written clamps at the burst's foot: the trap of issue 29.
+    let (mut lit, _) = layer(
+        1000,
+        DelayCorrConfig {
+            pipe_check: false,
+            ..cfg
+        },
+    );
+    let mut cc = CcState::new(100, 1448);
+    feed_line(&mut lit, &mut cc, 50);
+    let s = lit.snapshot();
+    assert!(s.clamping);
+    assert_eq!(s.estimate, Some(50));
+}
+
+#[test]
+fn a_standing_queue_reaches_the_pipe_and_clamps_at_it() {
+    // The same slope with its foot at the pipe (200): a standing queue. The check
+    // passes and the estimate is the pipe.
+    let (mut dc, _) = layer(
+        1000,
+        DelayCorrConfig {
+            sampling: false,
+            ..Default::default()
+        },
+    );
+    let mut cc = CcState::new(300, 1448);
+    feed_line(&mut dc, &mut cc, 200);
+    let s = dc.snapshot();
+    assert!(s.clamping);
+    assert_eq!(s.short_of_pipe, 0);
+    assert_eq!(s.estimate, Some(200));
+    assert_eq!(s.pipe, Some(200));
 }

@@ -104,6 +104,16 @@ impl Moments {
         let num = self.sx * self.cov + (self.n * i128::from(y_target) - self.sy) * self.varx;
         Some(num.div_euclid(self.n * self.cov))
     }
+
+    /// The packets the path holds without queueing by the fit's slope, floored:
+    /// `y_target / m = y_target·varx / cov` (Little's law on a saturated FIFO, where m is
+    /// the bottleneck's time per packet). `None` unless the slope is positive.
+    pub fn pipe(&self, y_target: u32) -> Option<i128> {
+        if self.cov <= 0 || self.varx <= 0 {
+            return None;
+        }
+        Some((i128::from(y_target) * self.varx).div_euclid(self.cov))
+    }
 }
 
 /// Circular window of the last `W` stored observations with running sums.
