@@ -136,27 +136,32 @@ pub fn tcp_payload_len(buf: &[u8]) -> Option<usize> {
         .checked_sub(transport.checked_add(data_offset)?)
 }
 
-/// A TCP segment's sequence number and flags byte (CWR … FIN), from a raw IPv4 or
-/// IPv6 packet; `None` as for [`tcp_payload_len`].
-pub fn tcp_seq_flags(buf: &[u8]) -> Option<(u32, u8)> {
-    let transport = match version(buf)? {
+/// Where the TCP header of a raw IPv4 or IPv6 packet starts; `None` as for
+/// [`tcp_payload_len`].
+fn tcp_header_at(buf: &[u8]) -> Option<usize> {
+    match version(buf)? {
         4 => {
             let ihl = usize::from(buf[0] & 0x0f) * 4;
             let frag = u16::from_be_bytes(array::<2>(buf, 6)?) & 0x1fff;
-            if ihl < V4_MIN_HEADER || frag != 0 || buf[V4_PROTOCOL] != 6 {
-                return None;
-            }
-            ihl
+            (ihl >= V4_MIN_HEADER && frag == 0 && buf[V4_PROTOCOL] == 6).then_some(ihl)
         }
-        _ => {
-            if buf[V6_NEXT_HEADER] != 6 {
-                return None;
-            }
-            V6_HEADER
-        }
-    };
+        _ => (buf[V6_NEXT_HEADER] == 6).then_some(V6_HEADER),
+    }
+}
+
+/// A TCP segment's sequence number and flags byte (CWR … FIN), from a raw IPv4 or
+/// IPv6 packet; `None` as for [`tcp_payload_len`].
+pub fn tcp_seq_flags(buf: &[u8]) -> Option<(u32, u8)> {
+    let transport = tcp_header_at(buf)?;
     let seq = u32::from_be_bytes(array::<4>(buf, transport + 4)?);
     Some((seq, *buf.get(transport + 13)?))
+}
+
+/// A TCP segment's acknowledgment number, from a raw IPv4 or IPv6 packet; `None` as
+/// for [`tcp_payload_len`].
+pub fn tcp_ack(buf: &[u8]) -> Option<u32> {
+    let transport = tcp_header_at(buf)?;
+    Some(u32::from_be_bytes(array::<4>(buf, transport + 8)?))
 }
 
 #[cfg(test)]
@@ -209,11 +214,12 @@ mod tests {
     }
 
     #[test]
-    fn sequence_number_and_flags_of_both_families() {
+    fn sequence_number_flags_and_ack_of_both_families() {
         use crate::seq::SeqNum;
         use crate::tcp::Flags;
         let seg = TcpRepr {
             seq: SeqNum(0xdead_beef),
+            ack: SeqNum(0x0123_4567),
             flags: Flags::SYN | Flags::FIN,
             ..tcp(1, 2)
         };
@@ -245,6 +251,7 @@ mod tests {
             p.clear();
             emit_tcp_packet(&ip, &seg, &mut p);
             assert_eq!(tcp_seq_flags(&p), Some((0xdead_beef, 0x03)));
+            assert_eq!(tcp_ack(&p), Some(0x0123_4567));
             assert_eq!(tcp_seq_flags(&p[..p.len() - 8]), None, "truncated header");
         }
     }

@@ -138,7 +138,7 @@ impl AckTap {
             let end = offset(seq, base, f.high).saturating_add(len as u64);
             f.sent(end, at_ns);
         } else if flags & ACK != 0 && flags & SYN == 0 {
-            let (Some(base), Some(ack)) = (f.base, ack_number(pkt)) else {
+            let (Some(base), Some(ack)) = (f.base, peek::tcp_ack(pkt)) else {
                 return;
             };
             f.acked_to(offset(ack, base, f.acked), at_ns);
@@ -198,17 +198,6 @@ impl FlowTap {
             }
         }
     }
-}
-
-/// The ACK number of a raw IPv4 or IPv6 TCP packet.
-fn ack_number(pkt: &[u8]) -> Option<u32> {
-    let transport = match pkt.first()? >> 4 {
-        4 => usize::from(pkt[0] & 0x0f) * 4,
-        6 => 40,
-        _ => return None,
-    };
-    let b = pkt.get(transport + 8..transport + 12)?;
-    Some(u32::from_be_bytes(b.try_into().ok()?))
 }
 
 #[cfg(test)]
