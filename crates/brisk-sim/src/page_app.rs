@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use crate::app::{Pattern, PATTERN_LEN};
+use brisk_app::payload::{Pattern, PATTERN_LEN};
 
 /// Most objects on a page (each is one msTCP stream).
 pub const MAX_PAGE_OBJECTS: usize = 1024;

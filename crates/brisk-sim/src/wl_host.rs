@@ -37,7 +37,7 @@ use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 
-use crate::app::{Pattern, PATTERN_LEN};
+use brisk_app::payload::{Pattern, PATTERN_LEN};
 use crate::engine::Ctx;
 
 /// The port every workload host listens on.
