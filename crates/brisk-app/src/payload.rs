@@ -134,17 +134,21 @@ impl TxStream {
         }
         total
     }
-    /// Writes `scratch`, filled with the next pattern bytes, as one message through
-    /// `put` (a blocking stream's `write_all`, or a write that also half-closes): for
-    /// senders whose write calls matter, such as RC3's (each write is a chunk) over a
-    /// stack running in another thread. False, with the error kept, if `put` failed;
-    /// the bytes then do not count.
+    /// Writes `scratch` as one message through `put` (a blocking stream's `write_all`,
+    /// or a write that also half-closes): `prefix` (a record header; empty for bulk),
+    /// then the pattern bytes of the offsets that follow it. For senders whose write
+    /// calls matter over a stack running in another thread: RC3 makes each write a
+    /// chunk, and a record's header written alone could leave in a segment of its own.
+    /// False, with the error kept, if `put` failed; the bytes then do not count.
     pub fn write_message(
         &mut self,
+        prefix: &[u8],
         scratch: &mut [u8],
         put: impl FnOnce(&[u8]) -> io::Result<()>,
     ) -> bool {
-        self.pat.fill(self.bytes, scratch);
+        let k = prefix.len().min(scratch.len());
+        scratch[..k].copy_from_slice(&prefix[..k]);
+        self.pat.fill(self.bytes + k as u64, &mut scratch[k..]);
         if let Err(e) = put(scratch) {
             self.error.get_or_insert(e);
             return false;
@@ -203,11 +207,13 @@ mod tests {
         let (mut tx, mut rx) = (TxStream::new(p.clone()), RxStream::new(p));
         let mut buf = vec![0u8; 70_000];
         let mut wire = Vec::new();
-        assert!(tx.write_message(&mut buf, |d| {
+        assert!(tx.write_message(&[], &mut buf, |d| {
             wire.extend_from_slice(d);
             Ok(())
         }));
-        assert!(!tx.write_message(&mut buf[..10], |_| Err(io::ErrorKind::TimedOut.into())));
+        assert!(!tx.write_message(&[], &mut buf[..10], |_| Err(
+            io::ErrorKind::TimedOut.into()
+        )));
         assert_eq!(tx.bytes, 70_000);
         assert_eq!(tx.error.as_ref().map(io::Error::kind), Some(io::ErrorKind::TimedOut));
         rx.check_pattern(0, &wire);

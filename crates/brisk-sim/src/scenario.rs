@@ -1269,14 +1269,14 @@ impl Scenario {
                     if jitter_sd.is_some_and(|j| j.0 > interval.0 * 10) {
                         return Err((p("app.jitter_sd"), "must be at most 10 intervals".into()));
                     }
-                    if size.0 < crate::app::RECORD_HEADER_LEN as u64
+                    if size.0 < brisk_app::records::HEADER_LEN as u64
                         || size.0 > brisk_app::records::MAX_RECORD
                     {
                         return Err((
                             p("app.size"),
                             format!(
                                 "must be between {} (the record header) and 64MiB",
-                                crate::app::RECORD_HEADER_LEN
+                                brisk_app::records::HEADER_LEN
                             ),
                         ));
                     }
@@ -1294,12 +1294,12 @@ impl Scenario {
                     count,
                     urgent_every,
                 } => {
-                    if size.0 < crate::app::RECORD_HEADER_LEN as u64 || size.0 > 65_536 {
+                    if size.0 < brisk_app::records::HEADER_LEN as u64 || size.0 > 65_536 {
                         return Err((
                             p("app.size"),
                             format!(
                                 "must be between {} (the record header) and 64KiB",
-                                crate::app::RECORD_HEADER_LEN
+                                brisk_app::records::HEADER_LEN
                             ),
                         ));
                     }
@@ -1326,12 +1326,12 @@ impl Scenario {
                     count,
                 } => {
                     let max = crate::udp_app::MAX_UDP_PAYLOAD;
-                    if size.0 < crate::app::RECORD_HEADER_LEN as u64 || size.0 > max {
+                    if size.0 < brisk_app::records::HEADER_LEN as u64 || size.0 > max {
                         return Err((
                             p("app.size"),
                             format!(
                                 "must be between {} (the record header) and {max} bytes (one IPv4 packet)",
-                                crate::app::RECORD_HEADER_LEN
+                                brisk_app::records::HEADER_LEN
                             ),
                         ));
                     }

@@ -194,6 +194,30 @@ impl RecordSource {
     }
 }
 
+impl RecordSource {
+    /// For a blocking sender that writes each record in one call (a real socket, where
+    /// a header written alone could leave in a segment of its own): writes the next
+    /// pending record whole, its body the pattern, through `put` (`scratch` is at
+    /// least a record long). `None` when no record is pending; `Some(false)` if `put`
+    /// failed (the error is the [`TxStream`]'s).
+    pub fn write_next_whole(
+        &mut self,
+        tx: &mut TxStream,
+        scratch: &mut [u8],
+        put: impl FnOnce(&[u8]) -> std::io::Result<()>,
+    ) -> Option<bool> {
+        let r = self.pending.front()?;
+        // What is left of it (all of it unless `write` wrote part of it).
+        let left = (HEADER_LEN - r.header_sent) as u64 + r.body_left;
+        let n = (left as usize).min(scratch.len());
+        let ok = tx.write_message(&r.header[r.header_sent..], &mut scratch[..n], put);
+        if ok {
+            self.pending.pop_front();
+        }
+        Some(ok)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,5 +277,24 @@ mod tests {
         rx.feed(&out.0, |_, _| {}, |s| sent.push(s));
         assert_eq!(rx.bad_headers(), 0);
         assert_eq!(sent, ends.iter().map(|e| e.1).collect::<Vec<_>>());
+
+        // Whole records, one call each, make the same bytes.
+        let mut src = RecordSource::new(plan);
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut tx2 = TxStream::new(Pattern::new(3));
+        let (mut whole, mut calls, mut scratch) = (Vec::new(), 0, vec![0u8; 100]);
+        src.start(Instant::ZERO);
+        while let Some(t) = src.next_at() {
+            src.generate(t, &mut rng, || 1);
+            while let Some(ok) = src.write_next_whole(&mut tx2, &mut scratch, |d| {
+                calls += 1;
+                whole.extend_from_slice(d);
+                Ok(())
+            }) {
+                assert!(ok);
+            }
+        }
+        assert_eq!((whole, calls), (out.0, 20));
+        assert_eq!(tx2.sha256(), tx.sha256());
     }
 }
