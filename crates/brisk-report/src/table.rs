@@ -192,3 +192,98 @@ impl RunSummary<'_> {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{BottleneckResult, Drain, FlowSummary, RealFlowExtras};
+    use brisk_time::Duration;
+    use serde_json::Value;
+
+    fn flow(id: u32, real: bool) -> FlowSummary {
+        FlowSummary {
+            id,
+            cc: "cubic".into(),
+            app: "records".into(),
+            start_s: 0.0,
+            goodput_bps: 2e6,
+            bytes_delivered: 10,
+            bytes_sent: 10,
+            retransmitted_packets: 3,
+            fct: None,
+            rtt: None,
+            record_latency: None,
+            record_latency_tx: None,
+            ack_latency: None,
+            one_way_delay: None,
+            stream_ok: true,
+            first_drop: None,
+            records_skipped: 0,
+            cc_diag: Value::Null,
+            error: None,
+            real: real.then(|| RealFlowExtras {
+                stack: "linux".into(),
+                srtt: None,
+                rtt_base: Duration::from_millis(20),
+                drain: Drain {
+                    bytes: 5,
+                    ..Drain::default()
+                },
+            }),
+        }
+    }
+
+    fn table(real: bool, extras: &TableExtras) -> String {
+        let b = BottleneckResult {
+            utilization: 0.5,
+            drops: 0,
+            ce_marked: 0,
+            first_drop: None,
+            queue_delay: None,
+            max_queue_packets: 7,
+            queue_series: Vec::new(),
+            drop_records: Vec::new(),
+        };
+        RunSummary {
+            scenario: "t",
+            seed: 1,
+            duration: Duration::from_secs(2),
+            flows: vec![flow(0, real)],
+            bottleneck: &b,
+        }
+        .table(extras)
+    }
+
+    #[test]
+    fn both_kinds_of_run_share_the_layout() {
+        let sim = table(false, &TableExtras::default());
+        assert_eq!(
+            sim,
+            "scenario t  seed 1  duration 2.000s\n\
+             flow cc     app          goodput   rtt mean    rtt p99    owd p95  retrans       fct  stream\n   \
+             0 cubic  records    2.00Mbit/s          -          -          -        3         -      ok\n\
+             bottleneck: utilization 50.0%  drops 0  first drop -  queue delay mean - p99 -  max queue 7 pkts\n"
+        );
+        let real = table(
+            true,
+            &TableExtras {
+                title_suffix: "  (real packets)".into(),
+                flow_lines: vec![vec![rdb_line(1, 2, 3)]],
+                bottleneck_suffix: "; CPU 1 s".into(),
+                trailer: "emulator\n".into(),
+            },
+        );
+        let lines: Vec<&str> = real.lines().collect();
+        assert!(lines[0].ends_with("(real packets)"));
+        assert!(lines[1].starts_with("flow  stack cc"), "{}", lines[1]);
+        assert!(lines[1].contains("rtt p99  srtt mean    owd p95"), "{}", lines[1]);
+        assert!(lines[2].starts_with("   0  linux cubic"), "{}", lines[2]);
+        assert!(lines[3].starts_with("     after the end: 5 bytes"));
+        assert_eq!(
+            lines[4],
+            "     RDB: 1 bundles, 2 redundant bytes, 3 CWR from hidden losses"
+        );
+        assert!(lines[5].ends_with("max queue 7 pkts; CPU 1 s"));
+        assert_eq!(lines[6], "emulator");
+    }
+}
