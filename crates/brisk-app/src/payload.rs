@@ -211,11 +211,12 @@ mod tests {
             wire.extend_from_slice(d);
             Ok(())
         }));
-        assert!(!tx.write_message(&[], &mut buf[..10], |_| Err(
-            io::ErrorKind::TimedOut.into()
-        )));
+        assert!(!tx.write_message(&[], &mut buf[..10], |_| Err(io::ErrorKind::TimedOut.into())));
         assert_eq!(tx.bytes, 70_000);
-        assert_eq!(tx.error.as_ref().map(io::Error::kind), Some(io::ErrorKind::TimedOut));
+        assert_eq!(
+            tx.error.as_ref().map(io::Error::kind),
+            Some(io::ErrorKind::TimedOut)
+        );
         rx.check_pattern(0, &wire);
         rx.account(&wire);
         assert_eq!((rx.bad_bytes, rx.sha256()), (0, tx.sha256()));

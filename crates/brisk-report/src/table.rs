@@ -276,7 +276,11 @@ mod tests {
         let lines: Vec<&str> = real.lines().collect();
         assert!(lines[0].ends_with("(real packets)"));
         assert!(lines[1].starts_with("flow  stack cc"), "{}", lines[1]);
-        assert!(lines[1].contains("rtt p99  srtt mean    owd p95"), "{}", lines[1]);
+        assert!(
+            lines[1].contains("rtt p99  srtt mean    owd p95"),
+            "{}",
+            lines[1]
+        );
         assert!(lines[2].starts_with("   0  linux cubic"), "{}", lines[2]);
         assert!(lines[3].starts_with("     after the end: 5 bytes"));
         assert_eq!(

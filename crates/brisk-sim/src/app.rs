@@ -86,7 +86,6 @@ impl RecordParser {
     }
 }
 
-
 /// The layered source's rate control: the CDG paper's SCC video (Hayes et al.) is
 /// under-specified, so this is a labelled substitute, a delay-based layer controller
 /// in SCC's spirit. It watches the delay of each record from its generation to its
@@ -758,12 +757,9 @@ impl ServerApp {
                     rev.clone(),
                 )))
             }
-            AppSpec::Udp { size, count, .. } => ServerKind::Udp(Box::new(UdpSink::new(
-                fwd.clone(),
-                size.0,
-                count,
-                port,
-            ))),
+            AppSpec::Udp { size, count, .. } => {
+                ServerKind::Udp(Box::new(UdpSink::new(fwd.clone(), size.0, count, port)))
+            }
             AppSpec::RequestResponse {
                 request, response, ..
             } => ServerKind::Rr {

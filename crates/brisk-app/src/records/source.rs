@@ -118,7 +118,12 @@ impl RecordSource {
 
     /// Generates the records due by `now`: `per_tick()` of them at each scheduled time
     /// (1 for a plain source; a layered one sends one per active layer).
-    pub fn generate<R: Rng>(&mut self, now: Instant, rng: &mut R, mut per_tick: impl FnMut() -> u32) {
+    pub fn generate<R: Rng>(
+        &mut self,
+        now: Instant,
+        rng: &mut R,
+        mut per_tick: impl FnMut() -> u32,
+    ) {
         let size = self.plan.size;
         while let Some(t) = self.next_at {
             if t > now {

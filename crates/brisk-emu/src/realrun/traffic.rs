@@ -51,13 +51,7 @@ impl RecordRx {
 
     /// `data` was read at `at_ns`; latencies count only if `measure` (by the end).
     /// `body(i, bytes)` sees every body byte (`i`: its index in `data`).
-    fn feed(
-        &mut self,
-        data: &[u8],
-        at_ns: u64,
-        measure: bool,
-        body: impl FnMut(usize, &[u8]),
-    ) {
+    fn feed(&mut self, data: &[u8], at_ns: u64, measure: bool, body: impl FnMut(usize, &[u8])) {
         let (lat, del) = (&mut self.latencies, &mut self.deliveries);
         self.reader.feed(data, body, |sent| {
             if measure && lat.len() < MAX_SAMPLES {
