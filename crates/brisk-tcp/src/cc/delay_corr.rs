@@ -87,9 +87,11 @@ pub struct DelayCorrConfig {
     /// exactly as without the layer. For measuring r on a path the base bloats (DC-3).
     pub passive: bool,
     /// brisk's pipe check (not in the thesis; issue 29): declare bufferbloat only if the
-    /// estimate plus the high dither reaches the pipe the fit's own slope implies,
-    /// `min_rtt / m` packets. Off gives Algorithm 2 as written. See
-    /// [`DelayCorrConfig::reaches_pipe`].
+    /// window's largest in-flight plus the high dither reaches the pipe the fit's own
+    /// slope implies, `min_rtt / m` packets, and the estimate plus its high dither
+    /// reaches the pipe Little's law gives at the window's centroid (DC-3d). Off gives
+    /// Algorithm 2 as written. See [`DelayCorrConfig::reaches_pipe`] and
+    /// [`DelayCorrConfig::agrees_with_centroid`].
     pub pipe_check: bool,
 }
 
@@ -184,6 +186,19 @@ impl DelayCorrConfig {
         !self.pipe_check || i128::from(estimate.saturating_add(self.high_dither(estimate))) >= pipe
     }
 
+    /// The second half of the pipe check (DC-3d): Algorithm 2's `estimate` plus its own
+    /// high dither must reach the pipe that Little's law gives at the window's centroid,
+    /// `min_rtt · Σx / Σy` ([`Moments::centroid_pipe`]). A window that mixes parallel
+    /// lines (several slow-start rounds, each queueing from its own foot) or an idle
+    /// cluster with a queued one (before and after a loss) still fits with r ≈ 1 and
+    /// reaches the slope's pipe, but its estimate is the foot of the lowest line, far
+    /// below the centroid's pipe. On a saturated FIFO the two agree. Always true with
+    /// `pipe_check` off.
+    pub fn agrees_with_centroid(&self, estimate: u64, centroid_pipe: i128) -> bool {
+        !self.pipe_check
+            || i128::from(estimate.saturating_add(self.high_dither(estimate))) >= centroid_pipe
+    }
+
     /// Algorithm 3 (`bbr_dither`): the estimate plus the low dither while the
     /// window's next-overwrite `index` is in the first half of W, else plus
     /// max(`dither_high_min`, estimate >> `dither_high_shift`).
@@ -219,6 +234,10 @@ pub struct DelayCorrSnapshot {
     /// Consults with the statistic at or above the threshold that deferred to the base
     /// because the estimate fell short of the pipe ([`DelayCorrConfig::reaches_pipe`]).
     pub short_of_pipe: u64,
+    /// Consults that reached the slope's pipe but deferred because the estimate fell
+    /// short of Little's law at the window's centroid
+    /// ([`DelayCorrConfig::agrees_with_centroid`]).
+    pub off_centroid: u64,
     /// The pipe `min_rtt / m` (packets) of the last consult at or above the threshold.
     pub pipe: Option<u32>,
     /// Observations stored since creation.
@@ -392,6 +411,12 @@ impl DelayCorrelation {
             .unwrap_or(0);
         if !self.cfg.reaches_pipe(u64::from(x_max), pipe) {
             self.snap.short_of_pipe += 1;
+            return None;
+        }
+        // `m.n > 0` and a positive slope mean Σy > 0, so this is `Some`.
+        let centroid = m.centroid_pipe(target)?;
+        if !self.cfg.agrees_with_centroid(est, centroid) {
+            self.snap.off_centroid += 1;
             return None;
         }
         self.snap.estimate = Some(u32::try_from(est).unwrap_or(u32::MAX));

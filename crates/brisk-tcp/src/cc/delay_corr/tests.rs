@@ -791,3 +791,73 @@ fn a_standing_queue_reaches_the_pipe_and_clamps_at_it() {
     assert_eq!(s.estimate, Some(200));
     assert_eq!(s.pipe, Some(200));
 }
+
+/// Feeds 16 observations of an idle cluster (x = 120..=135 at the 20-ms minimum RTT),
+/// then 16 of a queue on Little's line (x = 400..=415, rtt = x·100 µs): the window the
+/// 1 Gbit/s run held after a loss (DC-3d), scaled to a 200-packet pipe.
+fn feed_idle_then_queued(dc: &mut DelayCorrelation, cc: &mut CcState) {
+    let t0 = Instant::from_secs(1);
+    let pts = (120..136u32)
+        .map(|x| (x, 20_000u64))
+        .chain((400..416u32).map(|x| (x, u64::from(x) * 100)));
+    for (i, (x, rtt_us)) in pts.enumerate() {
+        let now = t0 + Duration::from_millis(i as u64);
+        let ack = ack_for(now, ago(now, Duration::from_micros(rtt_us)), x);
+        dc.on_ack(cc, &ack);
+        dc.cong_avoid(cc, &ack);
+    }
+}
+
+#[test]
+fn a_window_mixing_an_idle_and_a_queued_cluster_defers_at_the_centroid() {
+    // r ≈ 1 and the largest in-flight (415) passes the slope's pipe (269), but the
+    // estimate (127, the idle cluster) plus the high dither is short of Little's law at
+    // the centroid (20 ms · Σx/Σy = 176): no clamp.
+    let cfg = DelayCorrConfig {
+        sampling: false,
+        ..Default::default()
+    };
+    let (mut dc, _) = layer(1000, cfg.clone());
+    let mut cc = CcState::new(500, 1448);
+    feed_idle_then_queued(&mut dc, &mut cc);
+    let s = dc.snapshot();
+    assert!(s.r.unwrap() > 0.99);
+    assert_eq!(s.pipe, Some(269));
+    assert_eq!(s.short_of_pipe, 0);
+    assert!(s.off_centroid > 0);
+    assert_eq!(
+        s.clamps, 0,
+        "a foot below the centroid's pipe is not bufferbloat"
+    );
+    let m = dc.window().moments();
+    assert_eq!(m.centroid_pipe(20_000), Some(176));
+    // Algorithm 2 as written clamps at the idle cluster.
+    let (mut lit, _) = layer(
+        1000,
+        DelayCorrConfig {
+            pipe_check: false,
+            ..cfg
+        },
+    );
+    let mut cc = CcState::new(500, 1448);
+    feed_idle_then_queued(&mut lit, &mut cc);
+    let s = lit.snapshot();
+    assert!(s.clamping);
+    assert_eq!(s.estimate, Some(127));
+}
+
+#[test]
+fn on_little_s_line_the_centroid_pipe_is_the_slope_pipe() {
+    // Observations y = x·τ exactly: both pipes equal min_rtt / τ.
+    let mut w = ObservationWindow::new(32);
+    for x in 201..=232u32 {
+        w.push(x, x * 100);
+    }
+    let m = w.moments();
+    assert_eq!(m.pipe(20_000), Some(200));
+    assert_eq!(m.centroid_pipe(20_000), Some(200));
+    assert_eq!(
+        ObservationWindow::new(4).moments().centroid_pipe(20_000),
+        None
+    );
+}

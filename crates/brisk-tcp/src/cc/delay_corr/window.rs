@@ -114,6 +114,20 @@ impl Moments {
         }
         Some((i128::from(y_target) * self.varx).div_euclid(self.cov))
     }
+
+    /// The packets the path holds without queueing by Little's law at the window's
+    /// centroid, floored: `y_target · Σx / Σy`. On a saturated FIFO every observation has
+    /// `y = x·τ`, so the mean RTT is τ times the mean in-flight and this equals
+    /// [`Self::pipe`]; unlike the slope, the ratio of the means does not amplify small
+    /// offsets in x by `pipe / spread of x`. Observations below that line (sent while
+    /// the link was idle, or counting in-flight packets the bottleneck had already
+    /// dropped) raise it. `None` for an empty window or Σy = 0.
+    pub fn centroid_pipe(&self, y_target: u32) -> Option<i128> {
+        if self.sy <= 0 || self.n <= 0 {
+            return None;
+        }
+        Some((i128::from(y_target) * self.sx).div_euclid(self.sy))
+    }
 }
 
 /// Circular window of the last `W` stored observations with running sums.
