@@ -1,8 +1,9 @@
 //! Per-connection configuration, with Linux 6.x defaults.
 
-use crate::cc::spec::{CcContext, CcFactory, HostCc, StandardCcFactory};
+use crate::cc::host::{FlowId, GroupId, HostCc, PathInfo};
+use crate::cc::spec::{CcContext, CcFactory, StandardCcFactory};
 use crate::cc::{CcSpec, CongestionControl};
-use brisk_time::Duration;
+use brisk_time::{Duration, Instant};
 
 /// Per-connection knobs, grouped by mechanism. `Default` matches a stock Linux 6.x
 /// host: IW10, MSS 1448 with timestamps (1460 advertised), SACK, window scaling,
@@ -238,10 +239,41 @@ impl Default for Config {
 impl Config {
     /// The controller this configuration asks for, built by brisk's standard factory
     /// for a connection with `seed` on a host of its own. Endpoints build through
-    /// their `EndpointConfig::cc_factory` and share one `HostCc` instead.
+    /// their `EndpointConfig::cc_factory`, with the path and the host's shared state.
     pub fn build_cc(&self, seed: u64) -> Box<dyn CongestionControl> {
-        let host = HostCc::default();
-        StandardCcFactory.build(&self.congestion.controller, CcContext { seed, host: &host })
+        let mut host = HostCc::new();
+        let any = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
+        let (flow, group) = host.join(any, any, None);
+        let path = self.cc_path(any, any, Instant::ZERO, flow, group);
+        let ctx = CcContext {
+            seed,
+            path: &path,
+            host: &mut host,
+        };
+        StandardCcFactory.build(&self.congestion.controller, ctx)
+    }
+
+    /// What a controller factory is told about a connection with this configuration
+    /// on `local`→`remote`: the MSS and window it starts with (as `Connection` sets
+    /// them up) and its RTO before the first sample.
+    pub fn cc_path(
+        &self,
+        local: std::net::SocketAddr,
+        remote: std::net::SocketAddr,
+        now: Instant,
+        flow: FlowId,
+        group: Option<GroupId>,
+    ) -> PathInfo {
+        PathInfo {
+            local,
+            remote,
+            mss: u32::from(self.mss).max(64),
+            initial_cwnd: self.congestion.initial_cwnd.max(1),
+            initial_rto: self.recovery.initial_rto,
+            now,
+            flow,
+            group,
+        }
     }
 
     /// The label the built controller reports, e.g. "cubic" or "cubic+dc".

@@ -32,8 +32,9 @@
 //! one live entry, registered at its earliest known deadline, and the heap holds at
 //! most 2 × armed connections + 64 entries at all times (issues 13 and 29).
 
-use crate::cc::spec::{CcContext, CcFactory, HostCc, StandardCcFactory};
-use crate::cc::CongestionControl;
+use crate::cc::host::{Grouping, HostCc, HostHome};
+use crate::cc::spec::{CcContext, CcFactory, StandardCcFactory};
+use crate::cc::FlowCc;
 use crate::config::Config;
 use crate::conn::{isn, Connection, Setup, State};
 use crate::event::{ConnError, Event};
@@ -66,8 +67,11 @@ pub struct EndpointConfig {
     /// Defaults for connections accepted by listeners.
     pub default_config: Config,
     /// Builds each connection's congestion controller from its `Config::congestion`
-    /// spec, with the connection's seed and the host's shared `HostCc`.
+    /// spec, with the connection's seed, its path and the host's shared `HostCc`.
     pub cc_factory: Arc<dyn CcFactory>,
+    /// Which congestion group a new connection joins in the host's `HostCc` (FSE's
+    /// and coupled controllers' room, `crate::cc::host`). Default: none.
+    pub cc_grouping: Grouping,
     /// SYN cookies (RFC 4987 §3.6, `crate::syncookie`) when a listener's SYN queue is
     /// full, as Linux's default `net.ipv4.tcp_syncookies = 1`. Default on; off, a SYN
     /// that finds the queue full is dropped unanswered (`drop_backlog_full`) and a SYN
@@ -96,6 +100,7 @@ impl EndpointConfig {
             max_connections: 65_536,
             default_config: Config::default(),
             cc_factory: Arc::new(StandardCcFactory),
+            cc_grouping: Grouping::None,
             syncookies: true,
             syncookies_always: false,
             mem: MemLimits::DEFAULT,
@@ -233,7 +238,9 @@ pub struct Endpoint {
     stats: EndpointStats,
     ip_ident: u16,
     next_seed: u64,
-    host_cc: HostCc,
+    /// The host's congestion state, lent to a connection's controller during each
+    /// call into that connection (`lend_cc`).
+    host_cc: HostHome,
     cookies: SynCookies,
     mem: MemAccount,
     /// The slot last lent to the application by `conn_mut`: its writes may have
@@ -293,7 +300,7 @@ impl Endpoint {
             stats: EndpointStats::default(),
             ip_ident: 0,
             next_seed,
-            host_cc: HostCc::default(),
+            host_cc: HostHome::default(),
             cookies,
             mem,
             lent: None,
@@ -531,10 +538,18 @@ impl Endpoint {
         }
         self.settle_lent();
         let allowance = self.mem.allowance();
-        let Some(slot) = self.slot_mut(h) else { return };
+        let Some(slot) = self
+            .slots
+            .get_mut(h.0 as usize)
+            .and_then(|s| s.as_deref_mut())
+        else {
+            return;
+        };
         let before = *slot.conn.counters();
         slot.conn.set_mem_allowance(allowance);
-        slot.conn.handle_segment_dscp(now, ecn, dscp, tcp);
+        lend_cc(&mut self.host_cc, &mut slot.conn, |c| {
+            c.handle_segment_dscp(now, ecn, dscp, tcp)
+        });
         let after = *slot.conn.counters();
         self.stats.drop_mem += after.mem_dropped - before.mem_dropped;
         self.stats.drop_paws += after.paws_drops - before.paws_drops;
@@ -777,7 +792,7 @@ impl Endpoint {
             slot.in_ready = false;
             // By reference: binding the segment by value copied it out of the
             // `Option` for every packet sent.
-            let polled = slot.conn.poll_transmit(now);
+            let polled = lend_cc(&mut self.host_cc, &mut slot.conn, |c| c.poll_transmit(now));
             let Some(seg) = &polled else {
                 self.touch_events_and_timer(h);
                 continue;
@@ -827,10 +842,14 @@ impl Endpoint {
     pub fn handle_timeout(&mut self, now: Instant) {
         while let Some(idx) = self.timers.pop_due(now) {
             let h = ConnHandle(idx);
-            let Some(slot) = self.slot_mut(h) else {
+            let Some(slot) = self
+                .slots
+                .get_mut(idx as usize)
+                .and_then(|s| s.as_deref_mut())
+            else {
                 continue;
             };
-            slot.conn.handle_timeout(now);
+            lend_cc(&mut self.host_cc, &mut slot.conn, |c| c.handle_timeout(now));
             self.touch(h);
         }
     }
@@ -938,7 +957,7 @@ impl Endpoint {
         let config = self.conn_config(config, remote.is_ipv6());
         let iss = isn::initial_seq(now, local, remote, &self.config.isn_secret);
         let seed = self.seed();
-        let cc = self.build_cc(&config, seed);
+        let cc = self.build_cc(now, local, remote, &config, seed);
         Setup {
             local,
             remote,
@@ -974,19 +993,34 @@ impl Endpoint {
         used
     }
 
-    fn build_cc(&self, config: &Config, seed: u64) -> Box<dyn CongestionControl> {
+    /// The connection's controller: the flow joins the host's table (and its group),
+    /// then the factory builds with the path and the host state. `reap` releases it.
+    fn build_cc(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        config: &Config,
+        seed: u64,
+    ) -> FlowCc {
+        let host = self.host_cc.get_mut();
+        let (flow, group) = host.join(local, remote, self.config.cc_grouping.key(remote));
+        let path = config.cc_path(local, remote, now, flow, group);
         let ctx = CcContext {
             seed,
-            host: &self.host_cc,
+            path: &path,
+            host,
         };
-        self.config
+        let ctrl = self
+            .config
             .cc_factory
-            .build(&config.congestion.controller, ctx)
+            .build(&config.congestion.controller, ctx);
+        FlowCc::new(ctrl, Some(flow))
     }
 
     /// The state shared by this host's congestion controllers.
     pub fn host_cc(&self) -> &HostCc {
-        &self.host_cc
+        self.host_cc.get()
     }
 
     fn seed(&mut self) -> u64 {
@@ -1062,7 +1096,7 @@ impl Endpoint {
     }
 
     fn reap(&mut self, h: ConnHandle) {
-        let Some(slot) = self.slots.get_mut(h.0 as usize).and_then(|s| s.take()) else {
+        let Some(mut slot) = self.slots.get_mut(h.0 as usize).and_then(|s| s.take()) else {
             return;
         };
         let key = (slot.conn.local().port(), slot.conn.remote());
@@ -1080,6 +1114,9 @@ impl Endpoint {
             }
         }
         self.live -= 1;
+        if let Some(flow) = slot.conn.flow_cc_mut().flow() {
+            self.host_cc.get_mut().leave(flow);
+        }
         self.timers.disarm(h.0);
         if self.lent == Some(h.0) {
             // A new connection in this slot must get its own allowance.
@@ -1261,6 +1298,21 @@ fn ip_repr(local: IpAddr, remote: IpAddr, ecn: Ecn, dscp: u8, ident: u16) -> Opt
         })),
         _ => None,
     }
+}
+
+/// Runs `f` on `conn` with the host's congestion state lent to its controller, so
+/// that every hook the call reaches sees the host (`crate::cc::host`): one pointer
+/// moved in, one moved back, no lock.
+#[inline]
+fn lend_cc<R>(
+    home: &mut HostHome,
+    conn: &mut Connection,
+    f: impl FnOnce(&mut Connection) -> R,
+) -> R {
+    home.lend_to(conn.flow_cc_mut());
+    let r = f(conn);
+    home.take_back(conn.flow_cc_mut());
+    r
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@
 //! follows from the smaller drop (K = ∛((W_max − cwnd)/C) at the next epoch), so the
 //! curve starts from the ABE window. docs/mechanisms/abe.md records the choice.
 
-use super::{CcAlgorithm, CcLayer, CcState, CongestionCause, CongestionControl};
+use super::{CcAlgorithm, CcLayer, CongestionCause, CongestionControl, FlowCtx};
 use brisk_time::Instant;
 
 /// The layer's tag in labels: "cubic+abe".
@@ -76,7 +76,7 @@ impl CcLayer for Abe {
     fn inner_mut(&mut self) -> &mut dyn CongestionControl {
         self.inner.as_mut()
     }
-    fn ssthresh(&mut self, cc: &mut CcState, now: Instant, cause: CongestionCause) -> u32 {
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, now: Instant, cause: CongestionCause) -> u32 {
         // The base controller updates its own state for the reduction in any case.
         let base = self.inner.ssthresh(cc, now, cause);
         let beta = if cause == CongestionCause::Ecn {
@@ -94,7 +94,7 @@ impl CcLayer for Abe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::{cubic::Cubic, reno::Reno};
+    use crate::cc::{cubic::Cubic, reno::Reno, CcState};
 
     fn state(cwnd: u32) -> CcState {
         CcState {
@@ -109,11 +109,21 @@ mod tests {
         let mut reno = Abe::new(Box::new(Reno), default_beta_ecn(CcAlgorithm::Reno));
         let mut cc = state(100);
         assert_eq!(
-            CongestionControl::ssthresh(&mut reno, &mut cc, Instant::ZERO, CongestionCause::Ecn),
+            CongestionControl::ssthresh(
+                &mut reno,
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Ecn
+            ),
             80
         );
         assert_eq!(
-            CongestionControl::ssthresh(&mut reno, &mut cc, Instant::ZERO, CongestionCause::Loss),
+            CongestionControl::ssthresh(
+                &mut reno,
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Loss
+            ),
             50
         );
         let mut cubic = Abe::new(
@@ -121,11 +131,21 @@ mod tests {
             default_beta_ecn(CcAlgorithm::Cubic),
         );
         assert_eq!(
-            CongestionControl::ssthresh(&mut cubic, &mut cc, Instant::ZERO, CongestionCause::Ecn),
+            CongestionControl::ssthresh(
+                &mut cubic,
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Ecn
+            ),
             85
         );
         assert_eq!(
-            CongestionControl::ssthresh(&mut cubic, &mut cc, Instant::ZERO, CongestionCause::Loss),
+            CongestionControl::ssthresh(
+                &mut cubic,
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Loss
+            ),
             70
         );
         assert_eq!(CongestionControl::label(&cubic), "cubic+abe");
@@ -141,12 +161,22 @@ mod tests {
             CongestionCause::Rto,
         ] {
             assert_eq!(
-                CongestionControl::ssthresh(&mut a, &mut cc, Instant::ZERO, cause),
+                CongestionControl::ssthresh(
+                    &mut a,
+                    &mut FlowCtx::alone(&mut cc),
+                    Instant::ZERO,
+                    cause
+                ),
                 70
             );
         }
         assert_eq!(
-            CongestionControl::ssthresh(&mut a, &mut cc, Instant::ZERO, CongestionCause::Ecn),
+            CongestionControl::ssthresh(
+                &mut a,
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Ecn
+            ),
             80
         );
     }
@@ -156,7 +186,12 @@ mod tests {
         let mut a = Abe::new(Box::new(Reno), 0.5);
         let mut cc = state(3);
         assert_eq!(
-            CongestionControl::ssthresh(&mut a, &mut cc, Instant::ZERO, CongestionCause::Ecn),
+            CongestionControl::ssthresh(
+                &mut a,
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Ecn
+            ),
             2
         );
     }
@@ -168,7 +203,7 @@ mod tests {
             assert_eq!(
                 CongestionControl::ssthresh(
                     &mut a,
-                    &mut state(100),
+                    &mut FlowCtx::alone(&mut state(100)),
                     Instant::ZERO,
                     CongestionCause::Ecn
                 ),

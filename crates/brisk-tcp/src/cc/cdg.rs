@@ -28,7 +28,9 @@
 //! connection's seed, so runs are reproducible. docs/mechanisms/cdg.md has the choices.
 
 use super::reno::Reno;
-use super::{AckSample, CcDiagnostics, CcEvent, CcState, CongestionCause, CongestionControl};
+use super::{
+    AckSample, CcDiagnostics, CcEvent, CcState, CongestionCause, CongestionControl, FlowCtx,
+};
 use brisk_time::Instant;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -355,7 +357,7 @@ impl CongestionControl for Cdg {
         "cdg"
     }
 
-    fn init(&mut self, cc: &mut CcState, _now: Instant) {
+    fn init(&mut self, cc: &mut FlowCtx<'_>, _now: Instant) {
         self.rtt_seq = cc.snd_nxt;
         self.shadow_wnd = cc.cwnd;
     }
@@ -368,7 +370,7 @@ impl CongestionControl for Cdg {
     /// covers (`last_ackt`), not the estimator's sample (the oldest, or the echoed
     /// timestamp), so an ACK held back for a second segment does not add the wait
     /// for that segment; none when that segment was retransmitted.
-    fn on_ack(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn on_ack(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         let Some(newest) = ack.newest_acked.filter(|n| !n.retransmit) else {
             return;
         };
@@ -391,7 +393,7 @@ impl CongestionControl for Cdg {
     }
 
     /// Linux `tcp_cdg_cong_avoid`; the connection calls it outside CWR and recovery.
-    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         if cc.in_slow_start() && self.cfg.hystart_detect != 0 {
             self.hystart_update(cc, ack.now);
         }
@@ -422,7 +424,7 @@ impl CongestionControl for Cdg {
 
     /// Linux `tcp_cdg_ssthresh`: the backoff's β for CDG's own reduction; for a loss
     /// or ECN, half the window, or half the shadow window when that is larger.
-    fn ssthresh(&mut self, cc: &mut CcState, _now: Instant, cause: CongestionCause) -> u32 {
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, cause: CongestionCause) -> u32 {
         self.undo_cwnd = cc.cwnd;
         if self.state == CdgState::Backoff && cause == CongestionCause::Delay {
             let beta = self.cfg.backoff_beta.min(1024);
@@ -438,14 +440,14 @@ impl CongestionControl for Cdg {
         (cc.cwnd >> 1).max(2)
     }
 
-    fn undo_cwnd(&mut self, cc: &CcState, _prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, cc: &mut FlowCtx<'_>, _prior_cwnd: u32) -> u32 {
         cc.cwnd.max(self.undo_cwnd)
     }
 
     /// Linux `tcp_cdg_cwnd_event`: a restart after idle forgets the delay history; the
     /// end of a reduction (`CA_EVENT_COMPLETE_CWR`, brisk's `ExitRecovery` for both
     /// CWR and recovery) starts a fresh round so the reduction's own RTTs are skipped.
-    fn on_event(&mut self, cc: &mut CcState, _now: Instant, ev: CcEvent) {
+    fn on_event(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
         match ev {
             CcEvent::CwndRestart => self.reset(cc),
             CcEvent::ExitRecovery => {
@@ -503,8 +505,8 @@ mod tests {
                 }),
                 ..AckSample::default()
             };
-            cdg.on_ack(cc, &ack);
-            cdg.cong_avoid(cc, &ack);
+            cdg.on_ack(&mut FlowCtx::alone(cc), &ack);
+            cdg.cong_avoid(&mut FlowCtx::alone(cc), &ack);
             if std::mem::take(&mut cc.request_cwr) {
                 return true;
             }
@@ -541,7 +543,11 @@ mod tests {
         assert!(backed_off);
         assert_eq!(cdg.state, CdgState::Backoff);
         // The reduction is the backoff β (724/1024), not Reno's half.
-        let ss = cdg.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Delay);
+        let ss = cdg.ssthresh(
+            &mut FlowCtx::alone(&mut cc),
+            Instant::ZERO,
+            CongestionCause::Delay,
+        );
         assert_eq!(ss, cc.cwnd * 724 / 1024);
     }
 
@@ -556,7 +562,11 @@ mod tests {
             rtt += 2_000; // a competitor keeps filling the queue, whatever CDG does
             if round(&mut cdg, &mut cc, &mut t, rtt, 3) {
                 taken += 1;
-                cdg.on_event(&mut cc, Instant::ZERO, CcEvent::ExitRecovery);
+                cdg.on_event(
+                    &mut FlowCtx::alone(&mut cc),
+                    Instant::ZERO,
+                    CcEvent::ExitRecovery,
+                );
             }
         }
         assert_eq!(taken, 5, "use_ineff = 5 backoffs, then none");
@@ -571,13 +581,21 @@ mod tests {
         // Half the shadow window (50) beats half of cwnd (10), but the shadow is
         // never taken above cwnd itself.
         assert_eq!(
-            cdg.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss),
+            cdg.ssthresh(
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Loss
+            ),
             20
         );
         cdg.shadow_wnd = 100;
         cc.cwnd = 80;
         assert_eq!(
-            cdg.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss),
+            cdg.ssthresh(
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Loss
+            ),
             50
         );
         let mut plain = Cdg::new(
@@ -589,7 +607,11 @@ mod tests {
         );
         plain.shadow_wnd = 100;
         assert_eq!(
-            plain.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss),
+            plain.ssthresh(
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Loss
+            ),
             40
         );
     }

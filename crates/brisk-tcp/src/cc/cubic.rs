@@ -19,7 +19,7 @@
 mod tests;
 
 use super::reno::{cong_avoid_ai, slow_start};
-use super::{AckSample, CcEvent, CcState, CongestionCause, CongestionControl};
+use super::{AckSample, CcEvent, CcState, CongestionCause, CongestionControl, FlowCtx};
 use brisk_time::{Duration, Instant};
 
 /// Fixed-point scale of β (Linux `BICTCP_BETA_SCALE`).
@@ -419,13 +419,13 @@ impl CongestionControl for Cubic {
         "cubic"
     }
 
-    fn init(&mut self, cc: &mut CcState, now: Instant) {
+    fn init(&mut self, cc: &mut FlowCtx<'_>, now: Instant) {
         self.reset();
         self.hystart_reset(cc, now);
     }
 
     /// Linux `cubictcp_acked`: track the min RTT and run HyStart.
-    fn on_ack(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn on_ack(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         let Some(rtt) = ack.rtt else { return };
         // Right after a reduction, RTT samples still reflect the old queue.
         if let Some(epoch) = self.epoch_start {
@@ -446,7 +446,7 @@ impl CongestionControl for Cubic {
         }
     }
 
-    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         if !cc.cwnd_limited {
             return;
         }
@@ -463,7 +463,7 @@ impl CongestionControl for Cubic {
 
     /// Linux `cubictcp_recalc_ssthresh`: end the epoch, remember W_max (lowered further
     /// by fast convergence if the last one was not regained), and cut to β·cwnd.
-    fn ssthresh(&mut self, cc: &mut CcState, _now: Instant, _cause: CongestionCause) -> u32 {
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, _cause: CongestionCause) -> u32 {
         self.epoch_start = None;
         let cwnd = u64::from(cc.cwnd);
         let beta = u64::from(self.cfg.beta);
@@ -477,7 +477,7 @@ impl CongestionControl for Cubic {
         saturate_u32(cwnd * beta / scale).max(2)
     }
 
-    fn on_event(&mut self, cc: &mut CcState, now: Instant, ev: CcEvent) {
+    fn on_event(&mut self, cc: &mut FlowCtx<'_>, now: Instant, ev: CcEvent) {
         match ev {
             CcEvent::TxStart { idle } => {
                 // Linux `cubictcp_cwnd_event`: idle time does not count towards the
@@ -502,7 +502,7 @@ impl CongestionControl for Cubic {
 
     /// Linux uses `tcp_reno_undo_cwnd`: the larger of cwnd and the cwnd before the
     /// reduction. W_max is not restored (unlike RFC 9438 §4.9's suggestion).
-    fn undo_cwnd(&mut self, cc: &CcState, prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, cc: &mut FlowCtx<'_>, prior_cwnd: u32) -> u32 {
         cc.cwnd.max(prior_cwnd)
     }
 }

@@ -22,7 +22,7 @@
 //! above K, no averaging.
 
 use super::reno::{reno_ssthresh, Reno};
-use super::{AckSample, CcDiagnostics, CcState, CongestionCause, CongestionControl};
+use super::{AckSample, CcDiagnostics, CcState, CongestionCause, CongestionControl, FlowCtx};
 use brisk_time::Instant;
 
 /// `DCTCP_MAX_ALPHA`: α = 1.
@@ -144,13 +144,13 @@ impl CongestionControl for Dctcp {
         "dctcp"
     }
 
-    fn init(&mut self, cc: &mut CcState, _now: Instant) {
+    fn init(&mut self, cc: &mut FlowCtx<'_>, _now: Instant) {
         self.next_seq = cc.snd_nxt;
     }
 
     /// Every ACK, in CWR and recovery too (Linux `dctcp_update_alpha` runs from
     /// `in_ack_event`, whatever the CA state).
-    fn on_ack(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn on_ack(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         let n = u64::from(ack.acked_segs);
         self.delivered += n;
         if ack.ece {
@@ -159,12 +159,12 @@ impl CongestionControl for Dctcp {
         self.update_alpha(cc);
     }
 
-    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         Reno.cong_avoid(cc, ack);
     }
 
     /// RFC 8257 §3.3 for ECN: cwnd·(1 − α/2); §3.5 for everything else: half.
-    fn ssthresh(&mut self, cc: &mut CcState, _now: Instant, cause: CongestionCause) -> u32 {
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, cause: CongestionCause) -> u32 {
         self.loss_cwnd = cc.cwnd;
         match cause {
             CongestionCause::Ecn => {
@@ -175,7 +175,7 @@ impl CongestionControl for Dctcp {
         }
     }
 
-    fn undo_cwnd(&mut self, cc: &CcState, _prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, cc: &mut FlowCtx<'_>, _prior_cwnd: u32) -> u32 {
         cc.cwnd.max(self.loss_cwnd)
     }
 
@@ -205,7 +205,7 @@ mod tests {
                 ece: i < marked,
                 ..AckSample::default()
             };
-            d.on_ack(cc, &ack);
+            d.on_ack(&mut FlowCtx::alone(cc), &ack);
         }
     }
 
@@ -213,7 +213,7 @@ mod tests {
     fn alpha_tracks_the_marked_fraction() {
         let mut d = Dctcp::new(DctcpConfig::default());
         let mut cc = CcState::new(10, 1000);
-        d.init(&mut cc, Instant::ZERO);
+        d.init(&mut FlowCtx::alone(&mut cc), Instant::ZERO);
         cc.snd_nxt = 10_000;
         // Without marks α decays from 1 by g = 1/16 a window.
         for _ in 0..10 {
@@ -242,15 +242,33 @@ mod tests {
         });
         let mut cc = CcState::new(100, 1000);
         // α = 1/4: cwnd · (1 − 1/8).
-        assert_eq!(d.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Ecn), 88);
         assert_eq!(
-            d.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss),
+            d.ssthresh(
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Ecn
+            ),
+            88
+        );
+        assert_eq!(
+            d.ssthresh(
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Loss
+            ),
             50
         );
         // α = 1 (the initial value): the first mark halves.
         let mut d = Dctcp::new(DctcpConfig::default());
-        assert_eq!(d.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Ecn), 50);
-        assert_eq!(d.undo_cwnd(&cc, 0), 100);
+        assert_eq!(
+            d.ssthresh(
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Ecn
+            ),
+            50
+        );
+        assert_eq!(d.undo_cwnd(&mut FlowCtx::alone(&mut cc), 0), 100);
     }
 
     #[test]

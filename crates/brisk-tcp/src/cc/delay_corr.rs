@@ -23,7 +23,9 @@ mod tests;
 
 pub use window::{Moments, Observation, ObservationWindow, Sums, MAX_VALUE, MAX_WINDOW};
 
-use super::{AckSample, CcDiagnostics, CcEvent, CcState, CongestionCause, CongestionControl};
+use super::{
+    AckSample, CcDiagnostics, CcEvent, CcState, CongestionCause, CongestionControl, FlowCtx,
+};
 use crate::recovery::minmax::WindowedMin;
 use brisk_time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
@@ -431,7 +433,7 @@ impl DelayCorrelation {
     }
 
     /// Hand cwnd back to the base controller (see [`ReleasePolicy`]).
-    fn release(&mut self, cc: &mut CcState, now: Instant) {
+    fn release(&mut self, cc: &mut FlowCtx<'_>, now: Instant) {
         self.clamping = false;
         self.snap.releases += 1;
         if self.cfg.release == ReleasePolicy::Reanchor {
@@ -459,14 +461,14 @@ impl super::layer::CcLayer for DelayCorrelation {
 
     /// Observations are collected on every ACK, in recovery too (only retransmitted
     /// segments are excluded); the base sees every ACK as before.
-    fn on_ack(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn on_ack(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         self.observe(cc, ack);
         self.base.on_ack(cc, ack);
     }
 
     /// The connection calls this only outside fast recovery and CWR, which is where
     /// the layer may act (PRR owns cwnd inside them).
-    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         match self.consult(cc) {
             Some(cwnd) if !self.cfg.passive => {
                 if !self.clamping {
@@ -488,7 +490,7 @@ impl super::layer::CcLayer for DelayCorrelation {
         }
     }
 
-    fn on_event(&mut self, cc: &mut CcState, now: Instant, ev: CcEvent) {
+    fn on_event(&mut self, cc: &mut FlowCtx<'_>, now: Instant, ev: CcEvent) {
         match ev {
             // Loss or ECN: the base has just computed ssthresh from the clamped cwnd
             // and recovery owns cwnd; the layer re-consults afterwards.

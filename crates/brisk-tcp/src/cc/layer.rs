@@ -8,7 +8,9 @@
 //! Linux has no such composition (a `tcp_congestion_ops` is one module); this is the
 //! shape the thesis's "layer around any controller" (Nowlan 2014 §3.4) asks for.
 
-use super::{AckSample, CcDiagnostics, CcEvent, CcState, CongestionCause, CongestionControl};
+use super::{
+    AckSample, CcDiagnostics, CcEvent, CcState, CongestionCause, CongestionControl, FlowCtx,
+};
 use crate::sent::SentInfo;
 use brisk_time::Instant;
 use std::fmt;
@@ -21,25 +23,25 @@ pub trait CcLayer: fmt::Debug + Send {
     fn inner(&self) -> &dyn CongestionControl;
     fn inner_mut(&mut self) -> &mut dyn CongestionControl;
 
-    fn init(&mut self, cc: &mut CcState, now: Instant) {
+    fn init(&mut self, cc: &mut FlowCtx<'_>, now: Instant) {
         self.inner_mut().init(cc, now);
     }
-    fn on_ack(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn on_ack(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         self.inner_mut().on_ack(cc, ack);
     }
-    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         self.inner_mut().cong_avoid(cc, ack);
     }
-    fn ssthresh(&mut self, cc: &mut CcState, now: Instant, cause: CongestionCause) -> u32 {
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, now: Instant, cause: CongestionCause) -> u32 {
         self.inner_mut().ssthresh(cc, now, cause)
     }
-    fn on_event(&mut self, cc: &mut CcState, now: Instant, ev: CcEvent) {
+    fn on_event(&mut self, cc: &mut FlowCtx<'_>, now: Instant, ev: CcEvent) {
         self.inner_mut().on_event(cc, now, ev);
     }
-    fn on_sent(&mut self, cc: &mut CcState, info: &SentInfo) {
+    fn on_sent(&mut self, cc: &mut FlowCtx<'_>, info: &SentInfo) {
         self.inner_mut().on_sent(cc, info);
     }
-    fn undo_cwnd(&mut self, cc: &CcState, prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, cc: &mut FlowCtx<'_>, prior_cwnd: u32) -> u32 {
         self.inner_mut().undo_cwnd(cc, prior_cwnd)
     }
     fn pacing_rate(&self, cc: &CcState) -> Option<u64> {
@@ -59,25 +61,25 @@ impl<L: CcLayer> CongestionControl for L {
     fn label(&self) -> String {
         format!("{}+{}", self.inner().label(), self.tag())
     }
-    fn init(&mut self, cc: &mut CcState, now: Instant) {
+    fn init(&mut self, cc: &mut FlowCtx<'_>, now: Instant) {
         CcLayer::init(self, cc, now);
     }
-    fn on_ack(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn on_ack(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         CcLayer::on_ack(self, cc, ack);
     }
-    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         CcLayer::cong_avoid(self, cc, ack);
     }
-    fn ssthresh(&mut self, cc: &mut CcState, now: Instant, cause: CongestionCause) -> u32 {
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, now: Instant, cause: CongestionCause) -> u32 {
         CcLayer::ssthresh(self, cc, now, cause)
     }
-    fn on_event(&mut self, cc: &mut CcState, now: Instant, ev: CcEvent) {
+    fn on_event(&mut self, cc: &mut FlowCtx<'_>, now: Instant, ev: CcEvent) {
         CcLayer::on_event(self, cc, now, ev);
     }
-    fn on_sent(&mut self, cc: &mut CcState, info: &SentInfo) {
+    fn on_sent(&mut self, cc: &mut FlowCtx<'_>, info: &SentInfo) {
         CcLayer::on_sent(self, cc, info);
     }
-    fn undo_cwnd(&mut self, cc: &CcState, prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, cc: &mut FlowCtx<'_>, prior_cwnd: u32) -> u32 {
         CcLayer::undo_cwnd(self, cc, prior_cwnd)
     }
     fn pacing_rate(&self, cc: &CcState) -> Option<u64> {
@@ -127,13 +129,17 @@ mod tests {
                 acked_segs: 1 + i % 3,
                 ..Default::default()
             };
-            plain.cong_avoid(&mut a, &ack);
-            CongestionControl::cong_avoid(&mut layered, &mut b, &ack);
+            plain.cong_avoid(&mut FlowCtx::alone(&mut a), &ack);
+            CongestionControl::cong_avoid(&mut layered, &mut FlowCtx::alone(&mut b), &ack);
             if i == 120 {
-                a.ssthresh = plain.ssthresh(&mut a, Instant::ZERO, CongestionCause::Loss);
+                a.ssthresh = plain.ssthresh(
+                    &mut FlowCtx::alone(&mut a),
+                    Instant::ZERO,
+                    CongestionCause::Loss,
+                );
                 b.ssthresh = CongestionControl::ssthresh(
                     &mut layered,
-                    &mut b,
+                    &mut FlowCtx::alone(&mut b),
                     Instant::ZERO,
                     CongestionCause::Loss,
                 );

@@ -3,8 +3,10 @@
 //!
 //! Like Linux, the window is counted in **segments** (`CcState::cwnd`), with
 //! `cwnd_cnt` for fractional growth. The connection owns a [`CcState`], refreshes its
-//! read-only fields before each call, and hands `&mut` to the controller, which moves
-//! `cwnd`/`ssthresh`. Loss *detection* (RACK-TLP, RTO) and PRR live in `recovery/`;
+//! read-only fields before each call, and hands it to the controller inside a
+//! [`FlowCtx`] (which derefs to it): the controller moves `cwnd`/`ssthresh`, and
+//! reaches the flow's identity and the state its host shares across flows (groups,
+//! published statistics: `host.rs`) through the same context. Loss *detection* (RACK-TLP, RTO) and PRR live in `recovery/`;
 //! controllers only see the resulting events, which keeps TLP-restart, RTO-restart and
 //! RDB free to change detection without touching any controller.
 //!
@@ -17,6 +19,8 @@ pub mod cdg;
 pub mod cubic;
 pub mod dctcp;
 pub mod delay_corr;
+pub mod flow;
+pub mod host;
 pub mod layer;
 pub mod new_cwv;
 pub mod reno;
@@ -27,8 +31,14 @@ pub(crate) mod testmodel;
 mod traces;
 
 pub use crate::sent::SentInfo;
+pub use flow::FlowCc;
+pub use host::{
+    FlowCtx, FlowId, FlowStats, GroupId, GroupKey, GroupState, Grouping, HostCc, PathInfo,
+};
 pub use layer::CcLayer;
-pub use spec::{BaseTuning, CcFactory, CcSpec, HostCc, LayerSpec, StandardCcFactory};
+pub use spec::{
+    BaseTuning, CcContext, CcFactory, CcSpec, LayerKind, LayerOrder, LayerSpec, StandardCcFactory,
+};
 
 use brisk_time::{Duration, Instant};
 use std::fmt;
@@ -179,29 +189,29 @@ pub trait CongestionControl: fmt::Debug + Send {
     }
 
     /// Called once when the connection is established (Linux `init`).
-    fn init(&mut self, _cc: &mut CcState, _now: Instant) {}
+    fn init(&mut self, _cc: &mut FlowCtx<'_>, _now: Instant) {}
 
     /// Every ACK that acknowledges new data, before `cong_avoid` (Linux `pkts_acked`).
-    fn on_ack(&mut self, _cc: &mut CcState, _ack: &AckSample) {}
+    fn on_ack(&mut self, _cc: &mut FlowCtx<'_>, _ack: &AckSample) {}
 
     /// Window growth outside recovery (Linux `cong_avoid`). Not called while in recovery,
     /// CWR or after an RTO until snd_una advances past the recovery point.
-    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample);
+    fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample);
 
     /// The new slow-start threshold on a congestion signal (Linux `ssthresh`), segments.
     /// `cause` says which signal; the connection applies the result (and never lets it
     /// below 2) through its one reduction path.
-    fn ssthresh(&mut self, cc: &mut CcState, now: Instant, cause: CongestionCause) -> u32;
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, now: Instant, cause: CongestionCause) -> u32;
 
     /// State changes and other events (Linux `cwnd_event` and `set_state`).
-    fn on_event(&mut self, _cc: &mut CcState, _now: Instant, _ev: CcEvent) {}
+    fn on_event(&mut self, _cc: &mut FlowCtx<'_>, _now: Instant, _ev: CcEvent) {}
 
     /// A segment has just been sent (or retransmitted).
-    fn on_sent(&mut self, _cc: &mut CcState, _info: &SentInfo) {}
+    fn on_sent(&mut self, _cc: &mut FlowCtx<'_>, _info: &SentInfo) {}
 
     /// The cwnd to restore on an undo (Linux `undo_cwnd`); default: the larger of cwnd and
     /// `prior_cwnd`.
-    fn undo_cwnd(&mut self, cc: &CcState, prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, cc: &mut FlowCtx<'_>, prior_cwnd: u32) -> u32 {
         cc.cwnd.max(prior_cwnd)
     }
 

@@ -29,7 +29,9 @@ pub mod checks;
 #[cfg(test)]
 mod tests;
 
-use super::{AckSample, CcDiagnostics, CcEvent, CcState, CongestionCause, CongestionControl};
+use super::{
+    AckSample, CcDiagnostics, CcEvent, CcState, CongestionCause, CongestionControl, FlowCtx,
+};
 use crate::sent::SentInfo;
 use brisk_time::{Duration, Instant};
 
@@ -379,13 +381,13 @@ impl super::layer::CcLayer for NewCwv {
         self.base.as_mut()
     }
 
-    fn init(&mut self, cc: &mut CcState, now: Instant) {
+    fn init(&mut self, cc: &mut FlowCtx<'_>, now: Instant) {
         self.iw = cc.cwnd.max(1);
         self.last_eval = now;
         self.base.init(cc, now);
     }
 
-    fn on_ack(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn on_ack(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         self.first_flight_end.get_or_insert(self.cum_sent);
         self.cum_acked += ack.acked_bytes;
         self.prior_in_flight = ack.prior_in_flight;
@@ -399,7 +401,7 @@ impl super::layer::CcLayer for NewCwv {
 
     /// §4.4: not cwnd-limited and non-validated: no growth. `cwnd_blocked` is the
     /// strict test (spec C5), not slow start's 2× allowance.
-    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         if self.nv_since.is_some() && !cc.cwnd_blocked {
             self.diag.growth_withheld += 1;
             return;
@@ -412,7 +414,7 @@ impl super::layer::CcLayer for NewCwv {
     /// non-validated reduces to `max(pipeACK, LossFlightSize)/2`; otherwise, and for
     /// an RTO, the base answers. The base is asked either way, so its own state
     /// (CUBIC's W_max, epoch) sees the signal.
-    fn ssthresh(&mut self, cc: &mut CcState, now: Instant, cause: CongestionCause) -> u32 {
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, now: Instant, cause: CongestionCause) -> u32 {
         let base = self.base.ssthresh(cc, now, cause);
         self.last_cause = Some(cause);
         if cause == CongestionCause::Rto || cause == CongestionCause::Delay {
@@ -440,7 +442,7 @@ impl super::layer::CcLayer for NewCwv {
         u32::try_from((d_bytes / 2 / mss).max(1)).unwrap_or(u32::MAX)
     }
 
-    fn on_event(&mut self, cc: &mut CcState, now: Instant, ev: CcEvent) {
+    fn on_event(&mut self, cc: &mut FlowCtx<'_>, now: Instant, ev: CcEvent) {
         self.base.on_event(cc, now, ev);
         match ev {
             // A probe-repaired loss has no recovery period (the connection reduces to
@@ -472,7 +474,7 @@ impl super::layer::CcLayer for NewCwv {
         self.last_cause = None;
     }
 
-    fn on_sent(&mut self, cc: &mut CcState, info: &SentInfo) {
+    fn on_sent(&mut self, cc: &mut FlowCtx<'_>, info: &SentInfo) {
         if info.retransmit {
             if let Some(ep) = &mut self.episode {
                 ep.retrans_bytes = ep.retrans_bytes.saturating_add(u64::from(info.bytes));

@@ -14,7 +14,7 @@
 //! - On a congestion signal, ssthresh = max(cwnd/2, 2) (RFC 5681 eq. 4 with
 //!   FlightSize replaced by cwnd, as Linux does).
 
-use super::{AckSample, CcState, CongestionCause, CongestionControl};
+use super::{AckSample, CcState, CongestionCause, CongestionControl, FlowCtx};
 use brisk_time::Instant;
 
 /// Linux `tcp_slow_start`: grow cwnd by `acked` segments up to ssthresh (and the
@@ -60,7 +60,7 @@ impl CongestionControl for Reno {
         "reno"
     }
 
-    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         if !cc.cwnd_limited {
             return;
         }
@@ -75,7 +75,7 @@ impl CongestionControl for Reno {
         cong_avoid_ai(cc, w, acked);
     }
 
-    fn ssthresh(&mut self, cc: &mut CcState, _now: Instant, _cause: CongestionCause) -> u32 {
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, _cause: CongestionCause) -> u32 {
         reno_ssthresh(cc.cwnd)
     }
 }
@@ -97,7 +97,7 @@ mod tests {
     fn round(r: &mut Reno, cc: &mut CcState) {
         let w = cc.cwnd;
         for _ in 0..w {
-            r.cong_avoid(cc, &ack(1));
+            r.cong_avoid(&mut FlowCtx::alone(cc), &ack(1));
         }
     }
 
@@ -123,7 +123,7 @@ mod tests {
         let mut r = Reno;
         let mut cc = limited(10, 12);
         // A stretch ACK of 5 segments: 2 take cwnd to ssthresh, 3 count towards +1.
-        r.cong_avoid(&mut cc, &ack(5));
+        r.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack(5));
         assert_eq!(cc.cwnd, 12);
         assert_eq!(cc.cwnd_cnt, 3);
     }
@@ -144,13 +144,13 @@ mod tests {
         let mut r = Reno;
         let mut cc = limited(10, 5);
         for i in 1..10 {
-            r.cong_avoid(&mut cc, &ack(1));
+            r.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack(1));
             assert_eq!((cc.cwnd, cc.cwnd_cnt), (10, i));
         }
-        r.cong_avoid(&mut cc, &ack(1));
+        r.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack(1));
         assert_eq!((cc.cwnd, cc.cwnd_cnt), (11, 0));
         // A stretch ACK covering more than a window adds several segments at once.
-        r.cong_avoid(&mut cc, &ack(25));
+        r.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack(25));
         assert_eq!((cc.cwnd, cc.cwnd_cnt), (13, 3));
     }
 
@@ -159,7 +159,7 @@ mod tests {
         let mut r = Reno;
         let mut cc = limited(10, 5);
         cc.cwnd_cnt = 40; // earned at a much larger window
-        r.cong_avoid(&mut cc, &ack(1));
+        r.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack(1));
         assert_eq!((cc.cwnd, cc.cwnd_cnt), (11, 1));
     }
 
@@ -180,7 +180,11 @@ mod tests {
         for (cwnd, expect) in [(100, 50), (21, 10), (5, 2), (3, 2), (1, 2), (0, 2)] {
             let mut cc = limited(cwnd, u32::MAX);
             assert_eq!(
-                r.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss),
+                r.ssthresh(
+                    &mut FlowCtx::alone(&mut cc),
+                    Instant::ZERO,
+                    CongestionCause::Loss
+                ),
                 expect,
                 "cwnd {cwnd}"
             );
@@ -191,7 +195,11 @@ mod tests {
     fn aimd_sawtooth_halves_then_climbs_linearly() {
         let mut r = Reno;
         let mut cc = limited(64, 64);
-        cc.ssthresh = r.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss);
+        cc.ssthresh = r.ssthresh(
+            &mut FlowCtx::alone(&mut cc),
+            Instant::ZERO,
+            CongestionCause::Loss,
+        );
         cc.cwnd = cc.ssthresh;
         assert_eq!(cc.cwnd, 32);
         for _ in 0..32 {

@@ -1,18 +1,18 @@
 //! Which controller a connection runs, as data: a base algorithm plus an ordered list of
 //! layers ([`CcSpec`]), and the factory that turns a spec into a controller
-//! ([`CcFactory`]). The endpoint owns one factory and one [`HostCc`] handle, so that
+//! ([`CcFactory`]). The endpoint owns one factory and the host's [`HostCc`], so that
 //! controllers which need randomness (CDG's probabilistic backoff) get a per-connection
 //! seed, and controllers which couple flows (FSE, RFC 8699; shared-bottleneck
-//! detection, RFC 8382) reach state shared by the host's connections.
+//! detection, RFC 8382) learn their path and group at build time ([`PathInfo`]).
 
 use super::abe::{Abe, AbeConfig};
 use super::cdg::CdgConfig;
 use super::dctcp::DctcpConfig;
 use super::delay_corr::{DelayCorrConfig, DelayCorrelation};
+use super::host::{HostCc, PathInfo};
 use super::new_cwv::{NewCwv, NewCwvConfig};
 use super::{CcAlgorithm, CongestionControl};
 use std::fmt;
-use std::sync::{Arc, Mutex};
 
 /// One layer around the base controller, innermost first in [`CcSpec::layers`].
 #[derive(Clone, Debug, PartialEq)]
@@ -34,6 +34,117 @@ impl LayerSpec {
             LayerSpec::NewCwv(_) => super::new_cwv::TAG,
             LayerSpec::Abe(_) => super::abe::TAG,
         }
+    }
+}
+
+impl LayerSpec {
+    /// The layer's kind, without its settings.
+    pub fn kind(&self) -> LayerKind {
+        match self {
+            LayerSpec::DelayCorrelation(_) => LayerKind::DelayCorrelation,
+            LayerSpec::NewCwv(_) => LayerKind::NewCwv,
+            LayerSpec::Abe(_) => LayerKind::Abe,
+        }
+    }
+}
+
+/// A layer's kind: what a [`LayerOrder`] lists. Written as the layer's tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum LayerKind {
+    #[serde(rename = "dc")]
+    DelayCorrelation,
+    #[serde(rename = "cwv")]
+    NewCwv,
+    #[serde(rename = "abe")]
+    Abe,
+}
+
+impl LayerKind {
+    /// Every kind, in the default order.
+    pub const ALL: [LayerKind; 3] = [
+        LayerKind::DelayCorrelation,
+        LayerKind::NewCwv,
+        LayerKind::Abe,
+    ];
+
+    pub fn tag(self) -> &'static str {
+        match self {
+            LayerKind::DelayCorrelation => super::delay_corr::TAG,
+            LayerKind::NewCwv => super::new_cwv::TAG,
+            LayerKind::Abe => super::abe::TAG,
+        }
+    }
+
+    /// The kind with this tag ("dc", "cwv", "abe").
+    pub fn from_tag(tag: &str) -> Option<LayerKind> {
+        LayerKind::ALL.into_iter().find(|k| k.tag() == tag)
+    }
+}
+
+/// The order in which layers wrap the base controller, innermost first: the data a
+/// scenario gives to say, for example, that ABE sits inside new-CWV. A spec built
+/// with [`CcSpec::with_layer_in`] places each layer by it. Kinds a list leaves out
+/// follow the listed ones in the default order.
+///
+/// Default: delay correlation, then new-CWV, then ABE (`cubic+dc+cwv+abe`), the order
+/// the scenario builder has always used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "Vec<LayerKind>", into = "Vec<LayerKind>")]
+pub struct LayerOrder([LayerKind; 3]);
+
+impl Default for LayerOrder {
+    fn default() -> Self {
+        LayerOrder(LayerKind::ALL)
+    }
+}
+
+/// A layer order that names a kind twice.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("layer \"{0}\" is listed more than once (each of dc, cwv, abe at most once)")]
+pub struct LayerOrderError(pub &'static str);
+
+impl LayerOrder {
+    /// `kinds` innermost first, each at most once.
+    pub fn new(kinds: &[LayerKind]) -> Result<Self, LayerOrderError> {
+        let mut order = [LayerKind::DelayCorrelation; 3];
+        let mut n = 0;
+        for &k in kinds.iter().chain(LayerKind::ALL.iter()) {
+            let seen = order[..n].contains(&k);
+            if seen && n < kinds.len() {
+                return Err(LayerOrderError(k.tag()));
+            }
+            if !seen {
+                order[n] = k;
+                n += 1;
+            }
+        }
+        Ok(LayerOrder(order))
+    }
+
+    /// The kinds, innermost first.
+    pub fn kinds(&self) -> &[LayerKind; 3] {
+        &self.0
+    }
+
+    /// Where `kind` sits: 0 innermost.
+    pub fn position(&self, kind: LayerKind) -> usize {
+        self.0
+            .iter()
+            .position(|&k| k == kind)
+            .unwrap_or(self.0.len())
+    }
+}
+
+impl TryFrom<Vec<LayerKind>> for LayerOrder {
+    type Error = LayerOrderError;
+    fn try_from(v: Vec<LayerKind>) -> Result<Self, Self::Error> {
+        LayerOrder::new(&v)
+    }
+}
+
+impl From<LayerOrder> for Vec<LayerKind> {
+    fn from(o: LayerOrder) -> Self {
+        o.0.to_vec()
     }
 }
 
@@ -72,6 +183,19 @@ impl CcSpec {
         self
     }
 
+    /// `self` with `layer` placed among the present layers where `order` puts its
+    /// kind (after any layer of the same kind already there).
+    pub fn with_layer_in(mut self, layer: LayerSpec, order: &LayerOrder) -> Self {
+        let p = order.position(layer.kind());
+        let at = self
+            .layers
+            .iter()
+            .position(|l| order.position(l.kind()) > p)
+            .unwrap_or(self.layers.len());
+        self.layers.insert(at, layer);
+        self
+    }
+
     /// The label the built controller reports: "cubic", "cubic+dc", ...
     pub fn name(&self) -> String {
         let mut s = self.base.name().to_string();
@@ -107,38 +231,16 @@ impl CcSpec {
     }
 }
 
-/// State shared by all controllers of one host (one endpoint). Cloning gives another
-/// handle to the same state. Today it counts the controllers built, which is what an
-/// ensemble needs first (FSE's flow count); FSE and shared-bottleneck detection will
-/// keep their per-bottleneck groups here.
-#[derive(Clone, Debug, Default)]
-pub struct HostCc(Arc<Mutex<HostCcState>>);
-
-#[derive(Debug, Default)]
-struct HostCcState {
-    built: u64,
-}
-
-impl HostCc {
-    /// Controllers built for this host so far.
-    pub fn controllers_built(&self) -> u64 {
-        self.lock().built
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HostCcState> {
-        // A poisoned lock only means another connection panicked mid-update of a
-        // counter; the value is still meaningful.
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// What a factory gets besides the spec.
-#[derive(Clone, Copy, Debug)]
+/// What a factory gets besides the spec: the connection's seed, the path the
+/// controller will run on (its flow and group in the host), and the host's state, to
+/// read or to prepare a group for the new flow.
+#[derive(Debug)]
 pub struct CcContext<'a> {
     /// The connection's seed (from the endpoint's RNG): the only source of randomness
     /// a controller may use.
     pub seed: u64,
-    pub host: &'a HostCc,
+    pub path: &'a PathInfo,
+    pub host: &'a mut HostCc,
 }
 
 /// Builds controllers from specs. The endpoint holds one (`EndpointConfig::cc_factory`);
@@ -153,7 +255,7 @@ pub struct StandardCcFactory;
 
 impl CcFactory for StandardCcFactory {
     fn build(&self, spec: &CcSpec, ctx: CcContext<'_>) -> Box<dyn CongestionControl> {
-        ctx.host.lock().built += 1;
+        ctx.host.count_built();
         let mut cc = spec.base.build_with(&spec.tuning, ctx.seed);
         for layer in &spec.layers {
             cc = match layer {
@@ -181,26 +283,90 @@ impl CcFactory for StandardCcFactory {
 mod tests {
     use super::*;
 
+    fn path(host: &mut HostCc) -> PathInfo {
+        let any = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
+        let (flow, group) = host.join(any, any, None);
+        PathInfo {
+            local: any,
+            remote: any,
+            mss: 1448,
+            initial_cwnd: 10,
+            initial_rto: brisk_time::Duration::from_secs(1),
+            now: brisk_time::Instant::ZERO,
+            flow,
+            group,
+        }
+    }
+
     #[test]
     fn names_compose_from_the_spec_and_match_the_built_label() {
-        let host = HostCc::default();
-        let ctx = CcContext {
-            seed: 7,
-            host: &host,
+        let mut host = HostCc::default();
+        let p = path(&mut host);
+        let mut build = |spec: &CcSpec| {
+            let ctx = CcContext {
+                seed: 7,
+                path: &p,
+                host: &mut host,
+            };
+            StandardCcFactory.build(spec, ctx).label()
         };
         for base in [CcAlgorithm::Reno, CcAlgorithm::Cubic] {
             let plain = CcSpec::from(base);
             assert_eq!(plain.name(), base.name());
-            assert_eq!(StandardCcFactory.build(&plain, ctx).label(), plain.name());
+            assert_eq!(build(&plain), plain.name());
             let dc = plain.with_layer(LayerSpec::DelayCorrelation(DelayCorrConfig::default()));
             assert_eq!(dc.name(), format!("{}+dc", base.name()));
-            assert_eq!(StandardCcFactory.build(&dc, ctx).label(), dc.name());
+            assert_eq!(build(&dc), dc.name());
             assert!(dc.delay_correlation().is_some());
             let cwv = dc.with_layer(LayerSpec::NewCwv(NewCwvConfig::default()));
             assert_eq!(cwv.name(), format!("{}+dc+cwv", base.name()));
-            assert_eq!(StandardCcFactory.build(&cwv, ctx).label(), cwv.name());
+            assert_eq!(build(&cwv), cwv.name());
             assert!(cwv.new_cwv().is_some() && cwv.delay_correlation().is_some());
         }
         assert_eq!(host.controllers_built(), 6);
+    }
+
+    #[test]
+    fn layer_order_is_data_and_defaults_to_dc_cwv_abe() {
+        let dc = LayerSpec::DelayCorrelation(DelayCorrConfig::default());
+        let cwv = LayerSpec::NewCwv(NewCwvConfig::default());
+        let abe = LayerSpec::Abe(AbeConfig::default());
+        let build = |order: &LayerOrder, added: &[&LayerSpec]| {
+            let mut s = CcSpec::from(CcAlgorithm::Cubic);
+            for l in added {
+                s = s.with_layer_in((*l).clone(), order);
+            }
+            s.name()
+        };
+        let default = LayerOrder::default();
+        // Whatever order the layers are added in, the default order gives today's
+        // composition, which `with_layer` in scenario order also gives.
+        assert_eq!(build(&default, &[&abe, &dc, &cwv]), "cubic+dc+cwv+abe");
+        assert_eq!(build(&default, &[&dc, &cwv, &abe]), "cubic+dc+cwv+abe");
+        let plain = CcSpec::from(CcAlgorithm::Cubic)
+            .with_layer(dc.clone())
+            .with_layer(cwv.clone())
+            .with_layer(abe.clone());
+        assert_eq!(plain.name(), "cubic+dc+cwv+abe");
+        let inner_abe = LayerOrder::new(&[LayerKind::Abe, LayerKind::DelayCorrelation]).unwrap();
+        assert_eq!(
+            inner_abe.kinds(),
+            &[
+                LayerKind::Abe,
+                LayerKind::DelayCorrelation,
+                LayerKind::NewCwv
+            ]
+        );
+        assert_eq!(build(&inner_abe, &[&dc, &cwv, &abe]), "cubic+abe+dc+cwv");
+        assert_eq!(build(&inner_abe, &[&cwv]), "cubic+cwv");
+        let e = LayerOrder::new(&[LayerKind::NewCwv, LayerKind::NewCwv]).unwrap_err();
+        assert!(
+            e.to_string().contains("\"cwv\" is listed more than once"),
+            "{e}"
+        );
+        for k in LayerKind::ALL {
+            assert_eq!(LayerKind::from_tag(k.tag()), Some(k));
+        }
+        assert_eq!(LayerKind::from_tag("bbr"), None);
     }
 }

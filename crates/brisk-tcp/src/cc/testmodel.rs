@@ -9,7 +9,7 @@
 //! clock and the RTT each ACK reports (CUBIC's round-based tests, which study the
 //! window against time on an uncongested path: `tau = 0`).
 
-use super::{AckSample, CcState, CongestionCause, CongestionControl};
+use super::{AckSample, CcState, CongestionCause, CongestionControl, FlowCtx};
 use crate::sent::SentInfo;
 use brisk_time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
@@ -44,7 +44,7 @@ impl<C: CongestionControl> PathSender<C> {
         let mut cc = CcState::new(cwnd, MSS);
         cc.ssthresh = ssthresh;
         cc.cwnd_limited = true;
-        ctrl.init(&mut cc, Instant::ZERO);
+        ctrl.init(&mut FlowCtx::alone(&mut cc), Instant::ZERO);
         let mut s = PathSender {
             ctrl,
             cc,
@@ -83,7 +83,7 @@ impl<C: CongestionControl> PathSender<C> {
                 retransmit: false,
             };
             self.cc.in_flight = info.in_flight_at_send;
-            self.ctrl.on_sent(&mut self.cc, &info);
+            self.ctrl.on_sent(&mut FlowCtx::alone(&mut self.cc), &info);
             self.flight.push_back((info, ack_at));
         }
     }
@@ -120,8 +120,9 @@ impl<C: CongestionControl> PathSender<C> {
             prior_in_flight: self.cc.in_flight + 1,
             ece: false,
         };
-        self.ctrl.on_ack(&mut self.cc, &ack);
-        self.ctrl.cong_avoid(&mut self.cc, &ack);
+        self.ctrl.on_ack(&mut FlowCtx::alone(&mut self.cc), &ack);
+        self.ctrl
+            .cong_avoid(&mut FlowCtx::alone(&mut self.cc), &ack);
         self.trace.push((self.cc.cwnd, rtt.as_micros() as u64));
         self.fill();
     }
@@ -129,7 +130,9 @@ impl<C: CongestionControl> PathSender<C> {
     /// A congestion event handled as Linux does by the end of recovery: ssthresh from
     /// the controller, cwnd = ssthresh, cwnd_cnt cleared, the excess in flight gone.
     pub fn loss(&mut self, cause: CongestionCause) -> u32 {
-        let ss = self.ctrl.ssthresh(&mut self.cc, self.now, cause);
+        let ss = self
+            .ctrl
+            .ssthresh(&mut FlowCtx::alone(&mut self.cc), self.now, cause);
         self.cc.ssthresh = ss;
         self.cc.cwnd = ss;
         self.cc.cwnd_cnt = 0;

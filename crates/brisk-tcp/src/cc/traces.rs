@@ -32,6 +32,7 @@ use super::reno::Reno;
 use super::testmodel::{PathSender, MSS};
 use super::{
     AckSample, CcAlgorithm, CcDiagnostics, CcEvent, CcState, CongestionCause, CongestionControl,
+    FlowCtx,
 };
 use crate::sent::SentInfo;
 use brisk_time::{Duration, Instant};
@@ -48,25 +49,25 @@ impl CongestionControl for Dyn {
     fn label(&self) -> String {
         self.0.label()
     }
-    fn init(&mut self, cc: &mut CcState, now: Instant) {
+    fn init(&mut self, cc: &mut FlowCtx<'_>, now: Instant) {
         self.0.init(cc, now)
     }
-    fn on_ack(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn on_ack(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         self.0.on_ack(cc, ack)
     }
-    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         self.0.cong_avoid(cc, ack)
     }
-    fn ssthresh(&mut self, cc: &mut CcState, now: Instant, cause: CongestionCause) -> u32 {
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, now: Instant, cause: CongestionCause) -> u32 {
         self.0.ssthresh(cc, now, cause)
     }
-    fn on_event(&mut self, cc: &mut CcState, now: Instant, ev: CcEvent) {
+    fn on_event(&mut self, cc: &mut FlowCtx<'_>, now: Instant, ev: CcEvent) {
         self.0.on_event(cc, now, ev)
     }
-    fn on_sent(&mut self, cc: &mut CcState, info: &SentInfo) {
+    fn on_sent(&mut self, cc: &mut FlowCtx<'_>, info: &SentInfo) {
         self.0.on_sent(cc, info)
     }
-    fn undo_cwnd(&mut self, cc: &CcState, prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, cc: &mut FlowCtx<'_>, prior_cwnd: u32) -> u32 {
         self.0.undo_cwnd(cc, prior_cwnd)
     }
     fn pacing_rate(&self, cc: &CcState) -> Option<u64> {
@@ -166,7 +167,9 @@ impl Script {
         };
         s.flight.push_back((info, ack_at));
         self.sync();
-        self.s.ctrl.on_sent(&mut self.s.cc, &info);
+        self.s
+            .ctrl
+            .on_sent(&mut FlowCtx::alone(&mut self.s.cc), &info);
     }
 
     fn fill(&mut self) {
@@ -195,7 +198,9 @@ impl Script {
             prior_in_flight: self.s.cc.in_flight + 1,
             ece,
         };
-        self.s.ctrl.on_ack(&mut self.s.cc, &ack);
+        self.s
+            .ctrl
+            .on_ack(&mut FlowCtx::alone(&mut self.s.cc), &ack);
         match &mut self.reducing {
             Some(left) => {
                 *left = left.saturating_sub(1);
@@ -203,14 +208,18 @@ impl Script {
                     self.reducing = None;
                     self.s.cc.cwnd = self.s.cc.ssthresh.max(1);
                     let now = self.s.now;
-                    self.s
-                        .ctrl
-                        .on_event(&mut self.s.cc, now, CcEvent::ExitRecovery);
+                    self.s.ctrl.on_event(
+                        &mut FlowCtx::alone(&mut self.s.cc),
+                        now,
+                        CcEvent::ExitRecovery,
+                    );
                     self.line("exit reduction");
                 }
             }
             None => {
-                self.s.ctrl.cong_avoid(&mut self.s.cc, &ack);
+                self.s
+                    .ctrl
+                    .cong_avoid(&mut FlowCtx::alone(&mut self.s.cc), &ack);
                 if std::mem::take(&mut self.s.cc.request_cwr) {
                     self.reduce(CongestionCause::Delay);
                 }
@@ -228,7 +237,11 @@ impl Script {
         }
         self.sync();
         let now = self.s.now;
-        let ss = self.s.ctrl.ssthresh(&mut self.s.cc, now, cause).max(2);
+        let ss = self
+            .s
+            .ctrl
+            .ssthresh(&mut FlowCtx::alone(&mut self.s.cc), now, cause)
+            .max(2);
         self.s.cc.ssthresh = ss;
         self.s.cc.cwnd_cnt = 0;
         let ev = match cause {
@@ -249,7 +262,9 @@ impl Script {
             }
         }
         self.sync();
-        self.s.ctrl.on_event(&mut self.s.cc, now, ev);
+        self.s
+            .ctrl
+            .on_event(&mut FlowCtx::alone(&mut self.s.cc), now, ev);
         let what = match cause {
             CongestionCause::Loss => "loss",
             CongestionCause::ProbeLoss => "probe loss",
@@ -302,9 +317,11 @@ impl Script {
         self.s.now += idle;
         let now = self.s.now;
         self.sync();
-        self.s
-            .ctrl
-            .on_event(&mut self.s.cc, now, CcEvent::TxStart { idle });
+        self.s.ctrl.on_event(
+            &mut FlowCtx::alone(&mut self.s.cc),
+            now,
+            CcEvent::TxStart { idle },
+        );
         if !self.new_cwv && idle > RTO && self.reducing.is_none() {
             let cc = &mut self.s.cc;
             let cwnd = cc.cwnd;
@@ -317,9 +334,11 @@ impl Script {
             }
             cc.cwnd = w.max(restart);
             cc.cwnd_cnt = 0;
-            self.s
-                .ctrl
-                .on_event(&mut self.s.cc, now, CcEvent::CwndRestart);
+            self.s.ctrl.on_event(
+                &mut FlowCtx::alone(&mut self.s.cc),
+                now,
+                CcEvent::CwndRestart,
+            );
         }
         self.line("idle 1.5s, restart");
     }
@@ -335,9 +354,11 @@ impl Script {
         self.idle(Duration::from_millis(1500));
         self.rounds("after idle", 3, g, false);
         let now = self.s.now;
-        self.s
-            .ctrl
-            .on_event(&mut self.s.cc, now, CcEvent::AppLimited);
+        self.s.ctrl.on_event(
+            &mut FlowCtx::alone(&mut self.s.cc),
+            now,
+            CcEvent::AppLimited,
+        );
         self.rounds("app-limited", 60, App::Limited(5), false);
         self.rounds("greedy again", 3, g, false);
         self.reduce(CongestionCause::ProbeLoss);

@@ -42,7 +42,7 @@ pub mod timer;
 mod transmit;
 mod undo;
 
-use crate::cc::{CcState, CongestionControl};
+use crate::cc::CcState;
 use crate::config::Config;
 use crate::event::{ConnError, Event, RetransmitKind, TraceEvent};
 use crate::recovery::scoreboard::Scoreboard;
@@ -257,7 +257,7 @@ pub struct Setup {
     pub config: Arc<Config>,
     pub iss: u32,
     pub seed: u64,
-    pub cc: Box<dyn CongestionControl>,
+    pub cc: crate::cc::FlowCc,
 }
 
 impl Connection {
@@ -270,6 +270,12 @@ impl Connection {
             &self.cong.vars,
             self.cong.is_cwnd_limited,
         )
+    }
+
+    /// The controller, to lend it the host's congestion state for one call
+    /// (`crate::cc::host::HostHome::lend_to`).
+    pub(crate) fn flow_cc_mut(&mut self) -> &mut crate::cc::FlowCc {
+        &mut self.cong.ctrl
     }
 
     fn from_setup(now: Instant, setup: Setup, passive: bool) -> Self {

@@ -7,7 +7,7 @@ use super::ack_policy::AckState;
 use super::recv::RecvBuffer;
 use super::send::SendBuffer;
 use super::{CaState, Segment};
-use crate::cc::{CcDiagnostics, CcState, CongestionControl};
+use crate::cc::{CcDiagnostics, CcState, FlowCc};
 use crate::event::TraceEvent;
 use crate::recovery::frto::Frto;
 use crate::recovery::rack::Rack;
@@ -198,8 +198,8 @@ impl LossRecovery {
 /// Linux-style CA state and cwnd-limited tracking.
 #[derive(Debug)]
 pub(super) struct Congestion {
-    /// The controller (base plus layers).
-    pub ctrl: Box<dyn CongestionControl>,
+    /// The controller (base plus layers), with the flow's identity in its host.
+    pub ctrl: FlowCc,
     /// The variables the controller sees (cwnd, ssthresh, ...).
     pub vars: CcState,
     /// The controller's label ("cubic+dc"), computed once.
@@ -215,7 +215,7 @@ pub(super) struct Congestion {
 }
 
 impl Congestion {
-    pub fn new(ctrl: Box<dyn CongestionControl>, vars: CcState) -> Self {
+    pub fn new(ctrl: FlowCc, vars: CcState) -> Self {
         let label: Arc<str> = ctrl.label().into();
         Congestion {
             ctrl,

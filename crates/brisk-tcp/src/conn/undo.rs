@@ -127,7 +127,7 @@ impl Connection {
         }
         if let Some(prior) = self.loss.undo.take() {
             self.refresh_cc_state();
-            let cwnd = self.cong.ctrl.undo_cwnd(&self.cong.vars, prior.cwnd);
+            let cwnd = self.cong.ctrl.undo_cwnd(&mut self.cong.vars, prior.cwnd);
             self.set_cwnd(cwnd);
             if prior.ssthresh > self.cong.vars.ssthresh {
                 self.cong.vars.ssthresh = prior.ssthresh;

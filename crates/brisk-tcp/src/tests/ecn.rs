@@ -104,7 +104,7 @@ fn ce_marks_without_ecn_negotiated_change_nothing() {
 /// built by a custom factory: the endpoint's factory hook and the layer trait in one.
 mod recording {
     use crate::cc::spec::{CcContext, CcFactory, StandardCcFactory};
-    use crate::cc::{CcLayer, CcSpec, CcState, CongestionCause, CongestionControl};
+    use crate::cc::{CcLayer, CcSpec, CongestionCause, CongestionControl, FlowCtx};
     use brisk_time::Instant;
     use std::sync::{Arc, Mutex};
 
@@ -123,7 +123,7 @@ mod recording {
         fn inner_mut(&mut self) -> &mut dyn CongestionControl {
             self.inner.as_mut()
         }
-        fn ssthresh(&mut self, cc: &mut CcState, now: Instant, cause: CongestionCause) -> u32 {
+        fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, now: Instant, cause: CongestionCause) -> u32 {
             self.causes.lock().unwrap().push(cause);
             self.inner.ssthresh(cc, now, cause)
         }

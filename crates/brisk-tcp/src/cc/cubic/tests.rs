@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::cc::testmodel::PathSender;
+use crate::cc::FlowCtx;
 
 /// A cwnd-limited sender on an uncongested path (the shared [`PathSender`] with no
 /// bottleneck), clocked in rounds: each round, the segments in flight are ACKed one by
@@ -150,7 +151,11 @@ fn ssthresh_never_below_two() {
     for cwnd in [0, 1, 2, 3] {
         let mut cc = CcState::new(cwnd, 1448);
         assert_eq!(
-            Cubic::default().ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss),
+            Cubic::default().ssthresh(
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Loss
+            ),
             2
         );
     }
@@ -253,9 +258,17 @@ fn fast_convergence_lowers_w_max_when_it_was_not_regained() {
         ..CubicConfig::default()
     });
     let mut cc = CcState::new(100, 1448);
-    slow.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss);
+    slow.ssthresh(
+        &mut FlowCtx::alone(&mut cc),
+        Instant::ZERO,
+        CongestionCause::Loss,
+    );
     cc.cwnd = 80;
-    slow.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss);
+    slow.ssthresh(
+        &mut FlowCtx::alone(&mut cc),
+        Instant::ZERO,
+        CongestionCause::Loss,
+    );
     assert_eq!(slow.last_max_cwnd(), 80);
 }
 
@@ -309,10 +322,11 @@ fn idle_time_does_not_advance_the_curve() {
     shifted.now += idle;
     unshifted.now += idle;
     let now = shifted.now;
-    shifted
-        .s
-        .ctrl
-        .on_event(&mut shifted.s.cc, now, CcEvent::TxStart { idle });
+    shifted.s.ctrl.on_event(
+        &mut FlowCtx::alone(&mut shifted.s.cc),
+        now,
+        CcEvent::TxStart { idle },
+    );
     for s in [&mut busy, &mut shifted, &mut unshifted] {
         let t = s.now + Duration::from_secs(1);
         s.run_until(t);
@@ -335,7 +349,7 @@ fn tx_start_never_moves_the_epoch_into_the_future() {
     sim.round();
     let now = sim.now;
     sim.s.ctrl.on_event(
-        &mut sim.s.cc,
+        &mut FlowCtx::alone(&mut sim.s.cc),
         now,
         CcEvent::TxStart {
             idle: Duration::from_secs(1000),
@@ -454,7 +468,9 @@ fn rto_forgets_the_curve_and_rearms_hystart() {
     assert!(sim.ctrl.hystart_exit().is_some());
     sim.loss();
     let now = sim.now;
-    sim.s.ctrl.on_event(&mut sim.s.cc, now, CcEvent::Rto);
+    sim.s
+        .ctrl
+        .on_event(&mut FlowCtx::alone(&mut sim.s.cc), now, CcEvent::Rto);
     assert_eq!(sim.ctrl.last_max_cwnd(), 0);
     assert_eq!(sim.ctrl.delay_min(), None);
     assert_eq!(sim.ctrl.hystart_exit(), None);
@@ -478,9 +494,9 @@ fn rtt_samples_right_after_a_reduction_are_ignored() {
 #[test]
 fn undo_restores_the_larger_window() {
     let mut c = Cubic::default();
-    let cc = CcState::new(70, 1448);
-    assert_eq!(c.undo_cwnd(&cc, 100), 100);
-    assert_eq!(c.undo_cwnd(&cc, 50), 70);
+    let mut cc = CcState::new(70, 1448);
+    assert_eq!(c.undo_cwnd(&mut FlowCtx::alone(&mut cc), 100), 100);
+    assert_eq!(c.undo_cwnd(&mut FlowCtx::alone(&mut cc), 50), 70);
 }
 
 #[test]
@@ -504,7 +520,11 @@ fn bad_beta_in_config_falls_back_instead_of_panicking() {
         });
         let mut cc = CcState::new(100, 1448);
         assert_eq!(
-            c.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss),
+            c.ssthresh(
+                &mut FlowCtx::alone(&mut cc),
+                Instant::ZERO,
+                CongestionCause::Loss
+            ),
             70
         );
     }

@@ -28,18 +28,18 @@ impl CongestionControl for Probe {
     fn name(&self) -> &'static str {
         "probe"
     }
-    fn on_ack(&mut self, _cc: &mut CcState, _ack: &AckSample) {
+    fn on_ack(&mut self, _cc: &mut FlowCtx<'_>, _ack: &AckSample) {
         self.calls.on_ack.fetch_add(1, Ordering::Relaxed);
     }
-    fn cong_avoid(&mut self, cc: &mut CcState, ack: &AckSample) {
+    fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         self.calls.cong_avoid.fetch_add(1, Ordering::Relaxed);
         cc.cwnd = cc.cwnd.saturating_add(ack.acked_segs).min(self.cap);
     }
-    fn ssthresh(&mut self, cc: &mut CcState, _now: Instant, _cause: CongestionCause) -> u32 {
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, _cause: CongestionCause) -> u32 {
         self.calls.ssthresh.fetch_add(1, Ordering::Relaxed);
         (cc.cwnd / 2).max(2)
     }
-    fn on_event(&mut self, _cc: &mut CcState, _now: Instant, _ev: CcEvent) {
+    fn on_event(&mut self, _cc: &mut FlowCtx<'_>, _now: Instant, _ev: CcEvent) {
         self.calls.events.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -121,10 +121,10 @@ fn worked_example_through_the_layer_sets_10_then_18() {
         if i == 0 {
             // One sample at the path's minimum RTT (an uncongested packet).
             let a0 = ack_for(now, ago(now, Duration::from_micros(base_us)), 8);
-            dc.on_ack(&mut cc, &a0);
+            dc.on_ack(&mut FlowCtx::alone(&mut cc), &a0);
         }
-        dc.on_ack(&mut cc, &ack);
-        dc.cong_avoid(&mut cc, &ack);
+        dc.on_ack(&mut FlowCtx::alone(&mut cc), &ack);
+        dc.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack);
         cwnds.push((dc.window().index(), cc.cwnd));
     }
     let s = dc.snapshot();
@@ -231,8 +231,8 @@ fn identical_observations_give_zero_correlation_and_no_action() {
     for i in 0..100u64 {
         let now = Instant::from_millis(100 + i);
         let ack = ack_for(now, ago(now, Duration::from_millis(20)), 10);
-        dc.on_ack(&mut cc, &ack);
-        dc.cong_avoid(&mut cc, &ack);
+        dc.on_ack(&mut FlowCtx::alone(&mut cc), &ack);
+        dc.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack);
     }
     let s = dc.snapshot();
     assert_eq!(s.r, Some(0.0));
@@ -257,8 +257,8 @@ fn negative_slope_never_clamps() {
         // More in flight, *less* delay.
         let rtt = Duration::from_micros(60_000 - u64::from(x) * 1000);
         let ack = ack_for(now, ago(now, rtt), x);
-        dc.on_ack(&mut cc, &ack);
-        dc.cong_avoid(&mut cc, &ack);
+        dc.on_ack(&mut FlowCtx::alone(&mut cc), &ack);
+        dc.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack);
     }
     let s = dc.snapshot();
     assert!(s.r.unwrap() < -0.99);
@@ -280,14 +280,17 @@ fn intercept_above_min_rtt_floors_the_estimate_at_zero_plus_dither() {
     );
     let mut cc = CcState::new(50, 1448);
     let t0 = Instant::from_secs(1);
-    dc.on_ack(&mut cc, &ack_for(t0, ago(t0, Duration::from_millis(20)), 1));
+    dc.on_ack(
+        &mut FlowCtx::alone(&mut cc),
+        &ack_for(t0, ago(t0, Duration::from_millis(20)), 1),
+    );
     for i in 1..=32u64 {
         let now = t0 + Duration::from_millis(i);
         let x = 10 + i as u32;
         let rtt = Duration::from_micros(30_000 + u64::from(x) * 100);
         let ack = ack_for(now, ago(now, rtt), x);
-        dc.on_ack(&mut cc, &ack);
-        dc.cong_avoid(&mut cc, &ack);
+        dc.on_ack(&mut FlowCtx::alone(&mut cc), &ack);
+        dc.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack);
     }
     let s = dc.snapshot();
     assert!(s.clamping);
@@ -317,7 +320,7 @@ fn clamped_cwnd_respects_floor_and_cwnd_clamp() {
         cc.cwnd_clamp = clamp;
         let t0 = Instant::from_secs(1);
         dc.on_ack(
-            &mut cc,
+            &mut FlowCtx::alone(&mut cc),
             &ack_for(t0, ago(t0, Duration::from_millis(20)), bdp),
         );
         for i in 1..=32u64 {
@@ -325,8 +328,8 @@ fn clamped_cwnd_respects_floor_and_cwnd_clamp() {
             let x = bdp + i as u32;
             let rtt = Duration::from_micros(20_000 + u64::from(x - bdp) * 100);
             let ack = ack_for(now, ago(now, rtt), x);
-            dc.on_ack(&mut cc, &ack);
-            dc.cong_avoid(&mut cc, &ack);
+            dc.on_ack(&mut FlowCtx::alone(&mut cc), &ack);
+            dc.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack);
         }
         assert_eq!(dc.snapshot().estimate, Some(bdp));
         assert_eq!(cc.cwnd, want, "bdp {bdp} clamp {clamp}");
@@ -513,7 +516,8 @@ fn recovery_interrupts_the_clamp_and_observations_continue() {
     f.run(10_000);
     assert!(f.ctrl.is_clamping());
     let now = f.now;
-    f.ctrl.on_event(&mut f.cc, now, CcEvent::EnterRecovery);
+    f.ctrl
+        .on_event(&mut FlowCtx::alone(&mut f.cc), now, CcEvent::EnterRecovery);
     assert!(!f.ctrl.is_clamping());
     assert_eq!(calls.events.load(Ordering::Relaxed), 1, "event forwarded");
     // In recovery the connection calls on_ack but not cong_avoid: the layer keeps
@@ -523,17 +527,18 @@ fn recovery_interrupts_the_clamp_and_observations_continue() {
     for i in 0..50u64 {
         let t = now + Duration::from_millis(i);
         let ack = ack_for(t, ago(t, Duration::from_millis(25)), 25);
-        f.ctrl.on_ack(&mut f.cc, &ack);
+        f.ctrl.on_ack(&mut FlowCtx::alone(&mut f.cc), &ack);
     }
     assert!(f.ctrl.snapshot().stored > stored);
     assert_eq!(f.ctrl.snapshot().consults, consults);
     assert_eq!(f.cc.cwnd, 7);
     // After recovery the next ACK re-consults, and the bloated history clamps again.
     let t = now + Duration::from_millis(60);
-    f.ctrl.on_event(&mut f.cc, t, CcEvent::ExitRecovery);
+    f.ctrl
+        .on_event(&mut FlowCtx::alone(&mut f.cc), t, CcEvent::ExitRecovery);
     let ack = ack_for(t, ago(t, Duration::from_millis(25)), 25);
-    f.ctrl.on_ack(&mut f.cc, &ack);
-    f.ctrl.cong_avoid(&mut f.cc, &ack);
+    f.ctrl.on_ack(&mut FlowCtx::alone(&mut f.cc), &ack);
+    f.ctrl.cong_avoid(&mut FlowCtx::alone(&mut f.cc), &ack);
     assert_eq!(f.ctrl.snapshot().consults, consults + 1);
 }
 
@@ -543,21 +548,22 @@ fn after_an_rto_consults_wait_for_a_segment_sent_after_it() {
     let mut f = fifo(dc, 10, BASE_US, TAU_US);
     f.run(10_000);
     let rto_at = f.now + Duration::from_millis(300);
-    f.ctrl.on_event(&mut f.cc, rto_at, CcEvent::Rto);
+    f.ctrl
+        .on_event(&mut FlowCtx::alone(&mut f.cc), rto_at, CcEvent::Rto);
     f.cc.cwnd = 1;
     let consults = f.ctrl.snapshot().consults;
     // ACKs for segments sent before the RTO: observed, but no consult.
     let t = rto_at + Duration::from_millis(5);
     let old = ack_for(t, ago(rto_at, Duration::from_millis(10)), 30);
-    f.ctrl.on_ack(&mut f.cc, &old);
-    f.ctrl.cong_avoid(&mut f.cc, &old);
+    f.ctrl.on_ack(&mut FlowCtx::alone(&mut f.cc), &old);
+    f.ctrl.cong_avoid(&mut FlowCtx::alone(&mut f.cc), &old);
     assert_eq!(f.ctrl.snapshot().consults, consults);
     assert_eq!(f.cc.cwnd, 2, "the base (slow start) owned cwnd");
     // A segment first sent after the RTO ends the deferral.
     let t2 = rto_at + Duration::from_millis(40);
     let new = ack_for(t2, rto_at + Duration::from_millis(15), 2);
-    f.ctrl.on_ack(&mut f.cc, &new);
-    f.ctrl.cong_avoid(&mut f.cc, &new);
+    f.ctrl.on_ack(&mut FlowCtx::alone(&mut f.cc), &new);
+    f.ctrl.cong_avoid(&mut FlowCtx::alone(&mut f.cc), &new);
     assert_eq!(f.ctrl.snapshot().consults, consults + 1);
 }
 
@@ -574,7 +580,7 @@ fn retransmitted_segments_give_no_observation() {
     let now = Instant::from_secs(1);
     let mut ack = ack_for(now, ago(now, Duration::from_millis(5)), 10);
     ack.newest_acked.as_mut().unwrap().retransmit = true;
-    dc.on_ack(&mut cc, &ack);
+    dc.on_ack(&mut FlowCtx::alone(&mut cc), &ack);
     assert_eq!(dc.snapshot().stored, 0);
     assert_eq!(
         dc.snapshot().min_rtt,
@@ -582,10 +588,10 @@ fn retransmitted_segments_give_no_observation() {
         "ambiguous RTT must not lower min RTT"
     );
     ack.newest_acked = None;
-    dc.on_ack(&mut cc, &ack);
+    dc.on_ack(&mut FlowCtx::alone(&mut cc), &ack);
     assert_eq!(dc.snapshot().stored, 0);
     let ack = ack_for(now, ago(now, Duration::from_millis(5)), 10);
-    dc.on_ack(&mut cc, &ack);
+    dc.on_ack(&mut FlowCtx::alone(&mut cc), &ack);
     assert_eq!(dc.snapshot().stored, 1);
 }
 
@@ -597,7 +603,7 @@ fn sampling_keeps_about_w_per_two_cwnd_rounds() {
     for i in 0..n {
         let now = Instant::from_millis(1000 + i);
         dc.on_ack(
-            &mut cc,
+            &mut FlowCtx::alone(&mut cc),
             &ack_for(now, ago(now, Duration::from_millis(20)), 300),
         );
     }
@@ -609,7 +615,7 @@ fn sampling_keeps_about_w_per_two_cwnd_rounds() {
     for i in 0..100 {
         let now = Instant::from_millis(100_000 + i);
         dc.on_ack(
-            &mut cc,
+            &mut FlowCtx::alone(&mut cc),
             &ack_for(now, ago(now, Duration::from_millis(20)), 16),
         );
     }
@@ -692,14 +698,18 @@ fn delegates_name_independent_hooks_to_the_base() {
     );
     assert_eq!(dc.base().name(), "probe");
     assert_eq!(
-        dc.ssthresh(&mut cc, Instant::ZERO, CongestionCause::Loss),
+        dc.ssthresh(
+            &mut FlowCtx::alone(&mut cc),
+            Instant::ZERO,
+            CongestionCause::Loss
+        ),
         5
     );
-    assert_eq!(dc.undo_cwnd(&cc, 20), 20);
+    assert_eq!(dc.undo_cwnd(&mut FlowCtx::alone(&mut cc), 20), 20);
     assert_eq!(dc.pacing_rate(&cc), None);
     let now = Instant::from_secs(1);
     dc.on_ack(
-        &mut cc,
+        &mut FlowCtx::alone(&mut cc),
         &ack_for(now, ago(now, Duration::from_millis(3)), 1),
     );
     assert_eq!(calls.on_ack.load(Ordering::Relaxed), 1);
@@ -730,14 +740,17 @@ fn config_wraps_the_base_controller_only_when_asked() {
 /// τ = 100 µs, so the path holds min_rtt / τ = 200 packets.
 fn feed_line(dc: &mut DelayCorrelation, cc: &mut CcState, foot: u32) {
     let t0 = Instant::from_secs(1);
-    dc.on_ack(cc, &ack_for(t0, ago(t0, Duration::from_millis(20)), 1));
+    dc.on_ack(
+        &mut FlowCtx::alone(cc),
+        &ack_for(t0, ago(t0, Duration::from_millis(20)), 1),
+    );
     for i in 1..=32u32 {
         let now = t0 + Duration::from_millis(u64::from(i));
         let x = foot + i;
         let rtt = Duration::from_micros(20_000 + u64::from(x - foot) * 100);
         let ack = ack_for(now, ago(now, rtt), x);
-        dc.on_ack(cc, &ack);
-        dc.cong_avoid(cc, &ack);
+        dc.on_ack(&mut FlowCtx::alone(cc), &ack);
+        dc.cong_avoid(&mut FlowCtx::alone(cc), &ack);
     }
 }
 

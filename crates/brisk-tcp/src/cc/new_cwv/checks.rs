@@ -27,7 +27,7 @@ impl Flow {
         cc.ssthresh = ssthresh;
         cc.srtt = RTT;
         let mut l = NewCwv::new(Box::new(Reno), NewCwvConfig::default());
-        CongestionControl::init(&mut l, &mut cc, Instant::ZERO);
+        CongestionControl::init(&mut l, &mut FlowCtx::alone(&mut cc), Instant::ZERO);
         Flow {
             l,
             cc,
@@ -50,7 +50,7 @@ impl Flow {
             self.outstanding += 1;
             self.max_out = self.max_out.max(self.outstanding);
             self.cc.in_flight = self.outstanding;
-            CongestionControl::on_sent(&mut self.l, &mut self.cc, &info);
+            CongestionControl::on_sent(&mut self.l, &mut FlowCtx::alone(&mut self.cc), &info);
         }
     }
 
@@ -70,9 +70,9 @@ impl Flow {
         // base; `cwnd_blocked`, the strict test the layer reads, is set by the test.
         self.cc.cwnd_limited =
             self.cc.cwnd_blocked || (self.cc.in_slow_start() && self.cc.cwnd < 2 * self.max_out);
-        CongestionControl::on_ack(&mut self.l, &mut self.cc, &ack);
+        CongestionControl::on_ack(&mut self.l, &mut FlowCtx::alone(&mut self.cc), &ack);
         if !self.l.in_recovery {
-            CongestionControl::cong_avoid(&mut self.l, &mut self.cc, &ack);
+            CongestionControl::cong_avoid(&mut self.l, &mut FlowCtx::alone(&mut self.cc), &ack);
         }
     }
 
@@ -99,11 +99,20 @@ impl Flow {
 
     fn loss(&mut self, prior_in_flight: u32) -> u32 {
         self.l.prior_in_flight = prior_in_flight;
-        let ss =
-            CongestionControl::ssthresh(&mut self.l, &mut self.cc, self.now, CongestionCause::Loss)
-                .max(2);
+        let ss = CongestionControl::ssthresh(
+            &mut self.l,
+            &mut FlowCtx::alone(&mut self.cc),
+            self.now,
+            CongestionCause::Loss,
+        )
+        .max(2);
         self.cc.ssthresh = ss;
-        CongestionControl::on_event(&mut self.l, &mut self.cc, self.now, CcEvent::EnterRecovery);
+        CongestionControl::on_event(
+            &mut self.l,
+            &mut FlowCtx::alone(&mut self.cc),
+            self.now,
+            CcEvent::EnterRecovery,
+        );
         ss
     }
 
@@ -117,14 +126,19 @@ impl Flow {
                 app_limited: false,
                 retransmit: true,
             };
-            CongestionControl::on_sent(&mut self.l, &mut self.cc, &info);
+            CongestionControl::on_sent(&mut self.l, &mut FlowCtx::alone(&mut self.cc), &info);
         }
     }
 
     /// The connection's `exit_recovery`: cwnd = ssthresh, then the event.
     fn exit_recovery(&mut self) {
         self.cc.cwnd = self.cc.ssthresh;
-        CongestionControl::on_event(&mut self.l, &mut self.cc, self.now, CcEvent::ExitRecovery);
+        CongestionControl::on_event(
+            &mut self.l,
+            &mut FlowCtx::alone(&mut self.cc),
+            self.now,
+            CcEvent::ExitRecovery,
+        );
     }
 
     /// A flow sending `per_round` segments per round; after two rounds (pipeACK
@@ -259,9 +273,19 @@ pub fn the_loss_cwnd_never_falls_below_one_segment() {
 pub fn an_rto_exits_the_non_validated_phase_and_undefines_pipeack() {
     let mut f = Flow::rate_limited(20, u32::MAX, 10, 6);
     assert!(!f.l.is_validated());
-    let ss = CongestionControl::ssthresh(&mut f.l, &mut f.cc, f.now, CongestionCause::Rto);
+    let ss = CongestionControl::ssthresh(
+        &mut f.l,
+        &mut FlowCtx::alone(&mut f.cc),
+        f.now,
+        CongestionCause::Rto,
+    );
     assert_eq!(ss, 10, "RFC 5681: the base's answer");
-    CongestionControl::on_event(&mut f.l, &mut f.cc, f.now, CcEvent::Rto);
+    CongestionControl::on_event(
+        &mut f.l,
+        &mut FlowCtx::alone(&mut f.cc),
+        f.now,
+        CcEvent::Rto,
+    );
     assert!(f.l.is_validated());
     assert_eq!(f.l.pipeack(f.now), None);
 }
@@ -269,9 +293,19 @@ pub fn an_rto_exits_the_non_validated_phase_and_undefines_pipeack() {
 pub fn an_undone_recovery_keeps_the_restored_window() {
     let mut f = Flow::rate_limited(20, u32::MAX, 10, 6);
     f.loss(8);
-    CongestionControl::on_event(&mut f.l, &mut f.cc, f.now, CcEvent::Undo);
+    CongestionControl::on_event(
+        &mut f.l,
+        &mut FlowCtx::alone(&mut f.cc),
+        f.now,
+        CcEvent::Undo,
+    );
     f.cc.cwnd = 20; // the connection's undo
-    CongestionControl::on_event(&mut f.l, &mut f.cc, f.now, CcEvent::ExitRecovery);
+    CongestionControl::on_event(
+        &mut f.l,
+        &mut FlowCtx::alone(&mut f.cc),
+        f.now,
+        CcEvent::ExitRecovery,
+    );
     assert_eq!(f.cc.cwnd, 20);
 }
 

@@ -1,0 +1,590 @@
+//! The congestion state a host's flows share, and how a controller reaches it.
+//!
+//! Coupled congestion control needs state above one connection: FSE's group rate or
+//! window (RFC 8699 §5.2), LIA/OLIA's coupled increase over a connection's subflows
+//! (RFC 6356 §3; Khalili et al. 2013), and the per-flow delay statistics a
+//! shared-bottleneck detector groups flows by (RFC 8382 §3). This module is the room
+//! for them; none of those mechanisms is built yet.
+//!
+//! Ownership, without a lock or a shared pointer:
+//! - [`HostCc`] is plain data owned by the host's `Endpoint` (in a [`HostHome`]). The
+//!   simulator's hosts and brisk-emu's real-run stack each own one `Endpoint`, so each
+//!   owns its host state; nothing is global.
+//! - Each connection's controller sits in a [`FlowCc`]: the boxed controller plus the
+//!   flow's [`FlowId`] in its host.
+//! - While the endpoint drives one connection (`handle_segment`, `poll_transmit`,
+//!   `handle_timeout`), it *lends* the host state to that connection's `FlowCc`: one
+//!   pointer moved in and moved back out ([`HostHome::lend_to`] /
+//!   [`HostHome::take_back`]). Every hook then receives a [`FlowCtx`]: the flow's
+//!   variables ([`CcState`], through `Deref`), its identity and the lent host state.
+//!   Only one connection runs at a time, so no other flow can see the state half
+//!   updated, and the same inputs give the same bytes.
+//! - Outside an endpoint (unit tests, [`crate::Config::build_cc`]) a controller runs
+//!   alone: [`FlowCtx::alone`] has no host, no group and no published statistics.
+
+use super::{CcState, FlowCc};
+use brisk_time::{Duration, Instant};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+use std::ops::{Deref, DerefMut};
+
+/// A flow's identity in its host's [`HostCc`]: the path a controller runs on. Valid
+/// from the controller's build until its connection leaves the endpoint; then the
+/// number may be reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlowId(u32);
+
+impl FlowId {
+    /// The flow's index in its host's table (for traces and reports).
+    pub fn index(self) -> u32 {
+        self.0
+    }
+}
+
+/// A group of flows that share congestion state (one bottleneck for FSE or SBD; one
+/// MPTCP connection's subflows for LIA/OLIA).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GroupId(u32);
+
+impl GroupId {
+    pub fn index(self) -> u32 {
+        self.0
+    }
+}
+
+/// What puts flows in one group. Two flows with equal keys are in the same group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum GroupKey {
+    /// All flows to one remote host: RFC 8699 §2's "flows between the same pair of
+    /// hosts", the ensemble RFC 2140 shares state over.
+    RemoteHost(IpAddr),
+    /// A group a host-level detector (SBD, RFC 8382) or an MPTCP connection made;
+    /// the number is the caller's.
+    Assigned(u64),
+}
+
+/// Which group the endpoint puts a new flow in ([`crate::EndpointConfig`]'s
+/// `cc_grouping`). Default: none, every flow alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Grouping {
+    #[default]
+    None,
+    /// One group per remote host ([`GroupKey::RemoteHost`]).
+    RemoteHost,
+}
+
+impl Grouping {
+    /// The key a flow to `remote` gets.
+    pub fn key(self, remote: SocketAddr) -> Option<GroupKey> {
+        match self {
+            Grouping::None => None,
+            Grouping::RemoteHost => Some(GroupKey::RemoteHost(remote.ip())),
+        }
+    }
+}
+
+/// What the factory knows about the path a controller will run on, as quinn's
+/// `ControllerFactory::build(now, mtu)` and s2n-quic's `PathInfo` give theirs.
+#[derive(Clone, Copy, Debug)]
+pub struct PathInfo {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    /// The sender MSS the connection starts with, bytes (the peer's MSS option may
+    /// lower it; [`CcState::mss`] holds the value in use).
+    pub mss: u32,
+    /// The initial window, segments.
+    pub initial_cwnd: u32,
+    /// The RTO before the first RTT sample (RFC 6298 §2.1): the only RTT hint a new
+    /// connection has. A route-metrics cache (Linux `tcp_metrics`) would add a
+    /// remembered RTT here.
+    pub initial_rto: Duration,
+    /// When the connection is set up.
+    pub now: Instant,
+    /// The flow's identity in its host.
+    pub flow: FlowId,
+    /// The group the flow joined, if the host groups flows.
+    pub group: Option<GroupId>,
+}
+
+/// RFC 8382 §3's per-flow summary over one base interval T, the statistics a
+/// shared-bottleneck detector groups flows by. Written by a measuring layer; zero
+/// until one exists.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OwdSummary {
+    /// Skewness estimate of the one-way delay (skew_est, §3.1).
+    pub skew_est: f64,
+    /// Variability estimate (var_est, §3.1).
+    pub var_est: f64,
+    /// Oscillation frequency estimate (freq_est, §3.1).
+    pub freq_est: f64,
+    /// Packet loss fraction (pkt_loss, §3.1).
+    pub pkt_loss: f64,
+    /// Intervals summarised so far.
+    pub intervals: u32,
+}
+
+/// What one flow publishes for the host: its controller writes it in its hooks
+/// ([`FlowCtx::stats_mut`]); a host-level detector or a coupled sibling reads it
+/// ([`HostCc::flow_stats`], [`HostCc::members`]). brisk's controllers publish nothing
+/// yet, so every flow pays nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FlowStats {
+    /// Congestion window, segments (LIA's cwnd_i, FSE's FSE_R(i) as a window).
+    pub cwnd: u32,
+    pub mss: u32,
+    /// Smoothed RTT (LIA's rtt_i).
+    pub srtt: Duration,
+    /// FSE's priority P(i) (RFC 8699 §5.1); 0 until set.
+    pub priority: u8,
+    pub owd: OwdSummary,
+}
+
+/// State shared by one group's flows.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GroupState {
+    /// The group window, bytes: FSE's sum of calculated windows (S_CR, RFC 8699
+    /// §5.2, window-based) or the coupled increase's cwnd_total (RFC 6356 §3). Written
+    /// by coupled controllers only; 0 until one runs.
+    pub window: u64,
+    /// FSE's sum of priorities (S_P).
+    pub priority_sum: u32,
+}
+
+#[derive(Clone, Debug)]
+struct FlowEntry {
+    local: SocketAddr,
+    remote: SocketAddr,
+    group: Option<GroupId>,
+    stats: FlowStats,
+}
+
+#[derive(Clone, Debug)]
+struct GroupEntry {
+    key: GroupKey,
+    members: Vec<FlowId>,
+    state: GroupState,
+}
+
+/// The congestion state of one host: its flows (path, group, published statistics)
+/// and its groups (members and group state). Owned by the endpoint; lent to a
+/// connection's controller for the duration of one call (module doc).
+///
+/// Bounded: one flow entry per live connection (the endpoint's `max_connections`),
+/// released when the connection leaves; a group lives while it has members.
+#[derive(Clone, Debug, Default)]
+pub struct HostCc {
+    flows: Vec<Option<FlowEntry>>,
+    free_flows: Vec<u32>,
+    groups: Vec<Option<GroupEntry>>,
+    free_groups: Vec<u32>,
+    by_key: BTreeMap<GroupKey, GroupId>,
+    live: usize,
+    built: u64,
+}
+
+impl HostCc {
+    pub const fn new() -> Self {
+        HostCc {
+            flows: Vec::new(),
+            free_flows: Vec::new(),
+            groups: Vec::new(),
+            free_groups: Vec::new(),
+            by_key: BTreeMap::new(),
+            live: 0,
+            built: 0,
+        }
+    }
+
+    /// A new flow on `local`→`remote`, in the group of `key` (created if new).
+    pub fn join(
+        &mut self,
+        local: SocketAddr,
+        remote: SocketAddr,
+        key: Option<GroupKey>,
+    ) -> (FlowId, Option<GroupId>) {
+        let entry = FlowEntry {
+            local,
+            remote,
+            group: None,
+            stats: FlowStats::default(),
+        };
+        let id = match self.free_flows.pop() {
+            Some(i) => {
+                self.flows[i as usize] = Some(entry);
+                FlowId(i)
+            }
+            None => {
+                self.flows.push(Some(entry));
+                FlowId((self.flows.len() - 1) as u32)
+            }
+        };
+        self.live += 1;
+        let group = key.map(|k| self.enter_group(id, k));
+        (id, group)
+    }
+
+    /// The flow's connection left the endpoint: its entry and group membership go.
+    pub fn leave(&mut self, flow: FlowId) {
+        let Some(entry) = self.flows.get_mut(flow.0 as usize).and_then(Option::take) else {
+            return;
+        };
+        if let Some(g) = entry.group {
+            self.leave_group(flow, g);
+        }
+        self.free_flows.push(flow.0);
+        self.live -= 1;
+    }
+
+    /// Moves `flow` to the group of `key` (or to no group): what a shared-bottleneck
+    /// detector does when its grouping changes. Returns the new group.
+    pub fn regroup(&mut self, flow: FlowId, key: Option<GroupKey>) -> Option<GroupId> {
+        let old = self.entry(flow)?.group;
+        if let Some(g) = old {
+            if key.is_some() && self.groups[g.0 as usize].as_ref().map(|e| e.key) == key {
+                return old;
+            }
+            self.leave_group(flow, g);
+            if let Some(e) = self.entry_mut(flow) {
+                e.group = None;
+            }
+        }
+        key.map(|k| self.enter_group(flow, k))
+    }
+
+    fn enter_group(&mut self, flow: FlowId, key: GroupKey) -> GroupId {
+        let g = match self.by_key.get(&key) {
+            Some(&g) => g,
+            None => {
+                let entry = GroupEntry {
+                    key,
+                    members: Vec::new(),
+                    state: GroupState::default(),
+                };
+                let g = match self.free_groups.pop() {
+                    Some(i) => {
+                        self.groups[i as usize] = Some(entry);
+                        GroupId(i)
+                    }
+                    None => {
+                        self.groups.push(Some(entry));
+                        GroupId((self.groups.len() - 1) as u32)
+                    }
+                };
+                self.by_key.insert(key, g);
+                g
+            }
+        };
+        if let Some(e) = self.groups[g.0 as usize].as_mut() {
+            e.members.push(flow);
+        }
+        if let Some(e) = self.entry_mut(flow) {
+            e.group = Some(g);
+        }
+        g
+    }
+
+    fn leave_group(&mut self, flow: FlowId, g: GroupId) {
+        let Some(e) = self.groups.get_mut(g.0 as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        e.members.retain(|&f| f != flow);
+        if e.members.is_empty() {
+            self.by_key.remove(&e.key);
+            self.groups[g.0 as usize] = None;
+            self.free_groups.push(g.0);
+        }
+    }
+
+    fn entry(&self, flow: FlowId) -> Option<&FlowEntry> {
+        self.flows.get(flow.0 as usize)?.as_ref()
+    }
+
+    fn entry_mut(&mut self, flow: FlowId) -> Option<&mut FlowEntry> {
+        self.flows.get_mut(flow.0 as usize)?.as_mut()
+    }
+
+    /// The flow's path (local, remote).
+    pub fn path(&self, flow: FlowId) -> Option<(SocketAddr, SocketAddr)> {
+        self.entry(flow).map(|e| (e.local, e.remote))
+    }
+
+    pub fn flow_stats(&self, flow: FlowId) -> Option<&FlowStats> {
+        self.entry(flow).map(|e| &e.stats)
+    }
+
+    pub fn flow_stats_mut(&mut self, flow: FlowId) -> Option<&mut FlowStats> {
+        self.entry_mut(flow).map(|e| &mut e.stats)
+    }
+
+    pub fn group_of(&self, flow: FlowId) -> Option<GroupId> {
+        self.entry(flow)?.group
+    }
+
+    pub fn group(&self, g: GroupId) -> Option<&GroupState> {
+        Some(&self.groups.get(g.0 as usize)?.as_ref()?.state)
+    }
+
+    pub fn group_mut(&mut self, g: GroupId) -> Option<&mut GroupState> {
+        Some(&mut self.groups.get_mut(g.0 as usize)?.as_mut()?.state)
+    }
+
+    /// The group's flows, in the order they joined.
+    pub fn members(&self, g: GroupId) -> &[FlowId] {
+        match self.groups.get(g.0 as usize) {
+            Some(Some(e)) => &e.members,
+            _ => &[],
+        }
+    }
+
+    /// Every live flow with its statistics, in index order (a detector's input).
+    pub fn flows(&self) -> impl Iterator<Item = (FlowId, &FlowStats)> + '_ {
+        self.flows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| Some((FlowId(i as u32), &e.as_ref()?.stats)))
+    }
+
+    /// Live flows.
+    pub fn flow_count(&self) -> usize {
+        self.live
+    }
+
+    /// Groups with at least one member.
+    pub fn group_count(&self) -> usize {
+        self.by_key.len()
+    }
+
+    /// Controllers built for this host so far (FSE's flow count needs it first).
+    pub fn controllers_built(&self) -> u64 {
+        self.built
+    }
+
+    pub(crate) fn count_built(&mut self) {
+        self.built += 1;
+    }
+
+    /// Table sizes (flow slots, group slots), for tests that check they stay bounded.
+    pub fn footprint(&self) -> (usize, usize) {
+        (self.flows.len(), self.groups.len())
+    }
+}
+
+/// Where the endpoint keeps its [`HostCc`] between connection calls, and from where it
+/// lends it (module doc). The host is always at home except while a connection call
+/// runs, and then the home is mutably borrowed by the lending code, so nobody can look.
+#[derive(Debug)]
+pub struct HostHome(Option<Box<HostCc>>);
+
+/// What the home shows if a panic (caught by the caller) ended a call before the
+/// host came back.
+static EMPTY_HOST: HostCc = HostCc::new();
+
+impl Default for HostHome {
+    fn default() -> Self {
+        HostHome(Some(Box::default()))
+    }
+}
+
+impl HostHome {
+    pub fn get(&self) -> &HostCc {
+        self.0.as_deref().unwrap_or(&EMPTY_HOST)
+    }
+
+    pub fn get_mut(&mut self) -> &mut HostCc {
+        self.0.get_or_insert_with(Box::default)
+    }
+
+    /// Lends the host to `flow` for one connection call. A swap, not an assignment:
+    /// neither side's old value needs dropping (the drop glue cost 1 % of a bulk
+    /// run's instructions).
+    #[inline]
+    pub(crate) fn lend_to(&mut self, flow: &mut FlowCc) {
+        debug_assert!(flow.lent.is_none());
+        std::mem::swap(&mut self.0, &mut flow.lent);
+    }
+
+    /// Takes the host back from `flow` after the call.
+    #[inline]
+    pub(crate) fn take_back(&mut self, flow: &mut FlowCc) {
+        debug_assert!(self.0.is_none());
+        std::mem::swap(&mut self.0, &mut flow.lent);
+    }
+}
+
+/// What every controller hook receives: the flow's variables (`Deref` to
+/// [`CcState`], so `cc.cwnd` reads as before), the flow's identity, and the host's
+/// shared state while the endpoint lends it.
+pub struct FlowCtx<'a> {
+    vars: &'a mut CcState,
+    flow: Option<FlowId>,
+    host: Option<&'a mut HostCc>,
+}
+
+impl<'a> FlowCtx<'a> {
+    pub fn new(vars: &'a mut CcState, flow: Option<FlowId>, host: Option<&'a mut HostCc>) -> Self {
+        FlowCtx { vars, flow, host }
+    }
+
+    /// A flow in no host: no group, nothing published (unit tests, standalone use).
+    pub fn alone(vars: &'a mut CcState) -> Self {
+        FlowCtx {
+            vars,
+            flow: None,
+            host: None,
+        }
+    }
+
+    pub fn vars(&mut self) -> &mut CcState {
+        self.vars
+    }
+
+    /// The flow's identity in its host; `None` alone.
+    pub fn flow(&self) -> Option<FlowId> {
+        self.flow
+    }
+
+    /// The host's shared state, if lent.
+    pub fn host(&self) -> Option<&HostCc> {
+        self.host.as_deref()
+    }
+
+    pub fn host_mut(&mut self) -> Option<&mut HostCc> {
+        self.host.as_deref_mut()
+    }
+
+    /// The flow's group, if it is in one.
+    pub fn group_id(&self) -> Option<GroupId> {
+        self.host()?.group_of(self.flow?)
+    }
+
+    pub fn group(&self) -> Option<&GroupState> {
+        let g = self.group_id()?;
+        self.host()?.group(g)
+    }
+
+    pub fn group_mut(&mut self) -> Option<&mut GroupState> {
+        let g = self.group_id()?;
+        self.host_mut()?.group_mut(g)
+    }
+
+    /// This flow's published statistics, to write.
+    pub fn stats_mut(&mut self) -> Option<&mut FlowStats> {
+        let f = self.flow?;
+        self.host_mut()?.flow_stats_mut(f)
+    }
+}
+
+impl Deref for FlowCtx<'_> {
+    type Target = CcState;
+    fn deref(&self) -> &CcState {
+        self.vars
+    }
+}
+
+impl DerefMut for FlowCtx<'_> {
+    fn deref_mut(&mut self) -> &mut CcState {
+        self.vars
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(host: u8, port: u16) -> SocketAddr {
+        SocketAddr::from(([198, 18, 0, host], port))
+    }
+
+    #[test]
+    fn flows_join_and_leave_groups_by_key_and_tables_stay_bounded() {
+        let mut h = HostCc::new();
+        let me = addr(1, 80);
+        // Hostile churn: many short flows to a few peers, never more than 8 alive.
+        let mut alive = std::collections::VecDeque::new();
+        for i in 0..10_000u32 {
+            let peer = addr(2 + (i % 3) as u8, 1000);
+            let key = Grouping::RemoteHost.key(peer);
+            let (f, g) = h.join(me, peer, key);
+            assert_eq!(h.group_of(f), g);
+            assert!(h.members(g.unwrap()).contains(&f));
+            alive.push_back(f);
+            if alive.len() > 8 {
+                h.leave(alive.pop_front().unwrap());
+            }
+        }
+        assert_eq!(h.flow_count(), 8);
+        assert_eq!(h.group_count(), 3);
+        let (flow_slots, group_slots) = h.footprint();
+        assert!(
+            flow_slots <= 9 && group_slots <= 3,
+            "{flow_slots} {group_slots}"
+        );
+        for f in alive.drain(..) {
+            h.leave(f);
+            h.leave(f); // a second leave is a no-op
+        }
+        assert_eq!((h.flow_count(), h.group_count()), (0, 0));
+    }
+
+    #[test]
+    fn a_detector_moves_flows_between_groups() {
+        let mut h = HostCc::new();
+        let (a, _) = h.join(addr(1, 1), addr(2, 1), None);
+        let (b, _) = h.join(addr(1, 2), addr(3, 1), None);
+        assert_eq!(h.group_count(), 0);
+        let g = h.regroup(a, Some(GroupKey::Assigned(7))).unwrap();
+        assert_eq!(h.regroup(b, Some(GroupKey::Assigned(7))), Some(g));
+        assert_eq!(h.members(g), &[a, b]);
+        assert_eq!(
+            h.regroup(a, Some(GroupKey::Assigned(7))),
+            Some(g),
+            "no change"
+        );
+        h.group_mut(g).unwrap().window = 99;
+        let g2 = h.regroup(a, Some(GroupKey::Assigned(8))).unwrap();
+        assert_ne!(g, g2);
+        assert_eq!(h.members(g), &[b]);
+        assert_eq!(
+            h.group(g).unwrap().window,
+            99,
+            "the old group keeps its state"
+        );
+        assert_eq!(h.regroup(b, None), None);
+        assert_eq!(h.group(g), None, "an empty group goes");
+        assert_eq!(h.group_count(), 1);
+        assert_eq!(h.path(a), Some((addr(1, 1), addr(2, 1))));
+    }
+
+    #[test]
+    fn hooks_reach_the_host_only_while_it_is_lent() {
+        let mut home = HostHome::default();
+        let (flow, _) = home
+            .get_mut()
+            .join(addr(1, 1), addr(2, 1), Some(GroupKey::Assigned(1)));
+        let mut fc = FlowCc::new(Box::new(super::super::reno::Reno), Some(flow));
+        let mut vars = CcState::new(10, 1448);
+        {
+            let mut cx = FlowCtx::new(&mut vars, fc.flow(), fc.lent.as_deref_mut());
+            assert!(cx.host().is_none() && cx.group().is_none() && cx.stats_mut().is_none());
+        }
+        home.lend_to(&mut fc);
+        assert_eq!(home.get().flow_count(), 0, "away while lent");
+        {
+            let mut cx = FlowCtx::new(&mut vars, fc.flow(), fc.lent.as_deref_mut());
+            cx.stats_mut().unwrap().cwnd = cx.cwnd;
+            cx.group_mut().unwrap().window = 5;
+            cx.cwnd += 1; // the variables, through Deref
+        }
+        home.take_back(&mut fc);
+        assert!(fc.lent.is_none());
+        let h = home.get();
+        assert_eq!(h.flow_stats(flow).unwrap().cwnd, 10);
+        assert_eq!(h.group(h.group_of(flow).unwrap()).unwrap().window, 5);
+        assert_eq!(vars.cwnd, 11);
+        let mut alone = CcState::new(3, 1000);
+        let cx = FlowCtx::alone(&mut alone);
+        assert_eq!((cx.flow(), cx.group_id(), cx.cwnd), (None, None, 3));
+    }
+}
