@@ -816,8 +816,8 @@ fn feed_idle_then_queued(dc: &mut DelayCorrelation, cc: &mut CcState) {
     for (i, (x, rtt_us)) in pts.enumerate() {
         let now = t0 + Duration::from_millis(i as u64);
         let ack = ack_for(now, ago(now, Duration::from_micros(rtt_us)), x);
-        dc.on_ack(cc, &ack);
-        dc.cong_avoid(cc, &ack);
+        dc.on_ack(&mut FlowCtx::alone(cc), &ack);
+        dc.cong_avoid(&mut FlowCtx::alone(cc), &ack);
     }
 }
 
