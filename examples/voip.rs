@@ -62,7 +62,7 @@ fn call(args: &Args, unordered: bool, port: u16) -> anyhow::Result<Call> {
         ..PathSpec::default()
     };
     let path = EmuConfig {
-        rtt: Some(Dur(Duration::from_millis(args.rtt_ms))),
+        rtt: Some(Dur(brisk_time::Duration::from_millis(args.rtt_ms))),
         bottleneck: spec.clone(),
         reverse: Some(spec),
         seed: 1,
@@ -70,7 +70,7 @@ fn call(args: &Args, unordered: bool, port: u16) -> anyhow::Result<Call> {
     let mut stack = StackConfig::new(BRISK_ADDR);
     stack.tcp.unordered = unordered;
     let limit = Duration::from_secs(args.secs + 60);
-    let lab = BriskLab::new(&path, stack, EmulatorOptions::default(), Some(limit))
+    let lab = BriskLab::new(&path, stack, EmulatorOptions::default(), Some(limit.into()))
         .context("starting the lab (needs root and /dev/net/tun)")?;
     let listener = lab.stack().listen(port)?;
     let to = SocketAddr::from((BRISK_ADDR, port));

@@ -4,7 +4,6 @@
 //! `cargo run --release -p brisk-emu --example capacity [rate_bps] [seconds]`
 
 use brisk_emu::{bench_capacity_with, netns};
-use std::time::Duration;
 
 fn main() {
     if let Some(why) = netns::unsupported_reason() {
@@ -17,7 +16,7 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(10_000_000_000);
     let secs: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(5);
-    match bench_capacity_with(rate, Duration::from_secs(secs)) {
+    match bench_capacity_with(rate, brisk_time::Duration::from_secs(secs)) {
         Ok(r) => println!(
             "{}",
             serde_json::to_string_pretty(&r.to_json("capacity")).unwrap_or_default()

@@ -115,7 +115,7 @@ fn ecn_negotiated_marked_echoed_and_answered_both_ways() {
     std::fs::create_dir_all(&dir.0).unwrap();
     let (pa, pb) = (dir.0.join("ecn-brisk.pcap"), dir.0.join("ecn-kernel.pcap"));
     let path = EmuConfig {
-        rtt: Some(Dur(Duration::from_millis(RTT_MS))),
+        rtt: Some(Dur(brisk_time::Duration::from_millis(RTT_MS))),
         bottleneck: codel_ecn(),
         reverse: Some(codel_ecn()),
         seed: 3,

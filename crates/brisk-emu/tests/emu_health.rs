@@ -19,9 +19,9 @@ fn run(rate_bps: u64, secs: u64) -> brisk_emu::BaselineReport {
 fn run_with(rate_bps: u64, secs: u64, opts: EmulatorOptions) -> brisk_emu::BaselineReport {
     let path = EmuConfig::bottleneck(rate_bps, Duration::ZERO);
     let bulk = BulkConfig {
-        amount: Amount::Time(Duration::from_secs(secs)),
+        amount: Amount::Time(std::time::Duration::from_secs(secs)),
         cc: "cubic".into(),
-        timeout: Duration::from_secs(secs + 20),
+        timeout: std::time::Duration::from_secs(secs + 20),
         ..BulkConfig::default()
     };
     baseline(&path, &bulk, opts).unwrap()

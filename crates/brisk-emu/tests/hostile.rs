@@ -121,7 +121,7 @@ fn hostile_input_is_dropped_or_answered_and_the_stream_survives() {
         ..PathSpec::default()
     };
     let path = EmuConfig {
-        rtt: Some(Dur(Duration::from_millis(4))),
+        rtt: Some(Dur(brisk_time::Duration::from_millis(4))),
         bottleneck: fwd,
         reverse: None,
         seed: 1,

@@ -27,7 +27,7 @@ fn tmp(name: &str) -> PathBuf {
 
 fn rtt(ms: u64) -> EmuConfig {
     EmuConfig {
-        rtt: Some(Dur(Duration::from_millis(ms))),
+        rtt: Some(Dur(brisk_time::Duration::from_millis(ms))),
         ..EmuConfig::default()
     }
 }
@@ -38,7 +38,7 @@ fn lab_cfg(path: &EmuConfig, stack: StackConfig, dir: Option<&PathBuf>) -> Brisk
         pcap_b: dir.map(|d| d.join("kernel.pcap")),
         ..EmulatorOptions::default()
     };
-    BriskLab::new(path, stack, opts, Some(Duration::from_secs(60))).expect("brisk lab")
+    BriskLab::new(path, stack, opts, Some(brisk_time::Duration::from_secs(60))).expect("brisk lab")
 }
 
 /// Segments in a pcap, with who sent them (true: brisk).
@@ -413,13 +413,13 @@ fn transfer_survives_a_three_second_outage() {
     let spec = PathSpec {
         rate: Some(Rate(20_000_000)),
         outages: vec![OutageSpec {
-            start: Dur(Duration::from_secs(1)),
-            duration: Dur(Duration::from_secs(3)),
+            start: Dur(brisk_time::Duration::from_secs(1)),
+            duration: Dur(brisk_time::Duration::from_secs(3)),
         }],
         ..PathSpec::default()
     };
     let path = EmuConfig {
-        rtt: Some(Dur(Duration::from_millis(10))),
+        rtt: Some(Dur(brisk_time::Duration::from_millis(10))),
         bottleneck: spec.clone(),
         reverse: Some(spec),
         seed: 3,

@@ -41,7 +41,7 @@ fn path(
         (spec(ack_loss), spec(data_loss))
     };
     EmuConfig {
-        rtt: Some(Dur(Duration::from_millis(rtt_ms))),
+        rtt: Some(Dur(brisk_time::Duration::from_millis(rtt_ms))),
         bottleneck: fwd,
         reverse: Some(rev),
         seed: 21,
@@ -292,13 +292,13 @@ fn brisk_sender_uses_reordered_acks_instead_of_dropping_them_by_paws() {
     let spec = PathSpec {
         rate: Some(Rate(100_000_000)),
         jitter: Some(brisk_emu::path::JitterSpec {
-            max: Dur(Duration::from_millis(1)),
+            max: Dur(brisk_time::Duration::from_millis(1)),
             reorder: true,
         }),
         ..PathSpec::default()
     };
     let path = EmuConfig {
-        rtt: Some(Dur(Duration::from_millis(4))),
+        rtt: Some(Dur(brisk_time::Duration::from_millis(4))),
         bottleneck: spec.clone(),
         reverse: Some(spec),
         seed: 9,

@@ -44,7 +44,7 @@ fn random_file(path: &std::path::Path, len: usize, seed: u64) -> Vec<u8> {
 
 fn path() -> EmuConfig {
     EmuConfig {
-        rtt: Some(Dur(Duration::from_millis(4))),
+        rtt: Some(Dur(brisk_time::Duration::from_millis(4))),
         ..EmuConfig::default()
     }
 }

@@ -125,7 +125,9 @@ fn lossy(p: f64, rtt_ms: u64) -> EmuConfig {
         ..PathSpec::default()
     };
     EmuConfig {
-        rtt: Some(brisk_emu::path::Dur(Duration::from_millis(rtt_ms))),
+        rtt: Some(brisk_emu::path::Dur(brisk_time::Duration::from_millis(
+            rtt_ms,
+        ))),
         bottleneck: spec.clone(),
         reverse: Some(spec),
         seed: 7,
@@ -250,13 +252,13 @@ fn reordering() -> EmuConfig {
     let spec = PathSpec {
         rate: Some(brisk_emu::path::Rate(100_000_000)),
         jitter: Some(JitterSpec {
-            max: brisk_emu::path::Dur(Duration::from_millis(1)),
+            max: brisk_emu::path::Dur(brisk_time::Duration::from_millis(1)),
             reorder: true,
         }),
         ..PathSpec::default()
     };
     EmuConfig {
-        rtt: Some(brisk_emu::path::Dur(Duration::from_millis(4))),
+        rtt: Some(brisk_emu::path::Dur(brisk_time::Duration::from_millis(4))),
         bottleneck: spec.clone(),
         reverse: Some(spec),
         seed: 9,

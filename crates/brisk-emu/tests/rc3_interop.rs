@@ -23,7 +23,7 @@ fn path(p: f64) -> EmuConfig {
         ..PathSpec::default()
     };
     EmuConfig {
-        rtt: Some(brisk_emu::path::Dur(Duration::from_millis(20))),
+        rtt: Some(brisk_emu::path::Dur(brisk_time::Duration::from_millis(20))),
         bottleneck: spec.clone(),
         reverse: Some(spec),
         seed: 11,
@@ -40,7 +40,7 @@ fn rc3_sends_to_linux(name: &str, loss: f64, seed: u64) {
         &path(loss),
         stack,
         brisk_emu::EmulatorOptions::default(),
-        Some(Duration::from_secs(120)),
+        Some(brisk_time::Duration::from_secs(120)),
     )
     .expect("brisk lab");
     let port = 5001;

@@ -4,7 +4,6 @@
 use std::collections::VecDeque;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use brisk_emu::{EmuConfig, Emulator, EmulatorOptions, Side};
 use brisk_time::Instant;
@@ -55,14 +54,16 @@ fn fdless_sides_are_driven_by_their_own_timeouts() {
     };
     let a_got = a.got.clone();
     // 10 Mbit/s: 1250 bytes take exactly 1 ms; 4 ms RTT -> 2 ms each way.
-    let cfg = EmuConfig::bottleneck(10_000_000, Duration::from_millis(4));
+    let cfg = EmuConfig::bottleneck(10_000_000, brisk_time::Duration::from_millis(4));
     let opts = EmulatorOptions {
         delivery_log: 100,
         ..EmulatorOptions::default()
     };
     let mut emu = Emulator::new(a, b, &cfg, opts).unwrap();
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let r = emu.run(&stop, Some(Duration::from_millis(60))).unwrap();
+    let r = emu
+        .run(&stop, Some(brisk_time::Duration::from_millis(60)))
+        .unwrap();
 
     let got = b_got.lock().unwrap();
     assert_eq!(got.len(), 20);
@@ -75,7 +76,7 @@ fn fdless_sides_are_driven_by_their_own_timeouts() {
     let read = d[0].read_at;
     assert!(read >= at);
     for (k, x) in d.iter().enumerate() {
-        let want = read + Duration::from_millis(k as u64 + 1 + 2);
+        let want = read + brisk_time::Duration::from_millis(k as u64 + 1 + 2);
         assert_eq!(x.scheduled, want, "packet {k}");
         assert!(x.written >= x.scheduled);
     }

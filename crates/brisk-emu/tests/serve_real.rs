@@ -60,12 +60,12 @@ fn start(
     stack.backlog = 1024;
     let lab = BriskLab::new(
         &EmuConfig {
-            rtt: Some(brisk_emu::path::Dur(Duration::from_millis(2))),
+            rtt: Some(brisk_emu::path::Dur(brisk_time::Duration::from_millis(2))),
             ..EmuConfig::default()
         },
         stack,
         EmulatorOptions::default(),
-        Some(Duration::from_secs(120)),
+        Some(brisk_time::Duration::from_secs(120)),
     )
     .expect("brisk lab");
     let _listener = lab.stack().listen(7).unwrap();

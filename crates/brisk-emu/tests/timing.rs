@@ -28,9 +28,11 @@ fn packets_leave_at_the_serialisation_rate() {
         pcap_b: Some(pcap.clone()),
         ..EmulatorOptions::default()
     };
-    let cfg = EmuConfig::bottleneck(10_000_000, Duration::ZERO);
+    let cfg = EmuConfig::bottleneck(10_000_000, brisk_time::Duration::ZERO);
     let emu = Emulator::new(tun_a, tun_b, &cfg, opts).unwrap();
-    let handle = emu.spawn(Some(Duration::from_secs(20))).unwrap();
+    let handle = emu
+        .spawn(Some(brisk_time::Duration::from_secs(20)))
+        .unwrap();
 
     let rx = hosts
         .ns_b()

@@ -16,7 +16,7 @@ use common::lab_available;
 const MB: u64 = 1_000_000;
 
 fn path(loss: Option<LossSpec>) -> EmuConfig {
-    let mut cfg = EmuConfig::bottleneck(100_000_000, Duration::from_millis(10));
+    let mut cfg = EmuConfig::bottleneck(100_000_000, brisk_time::Duration::from_millis(10));
     cfg.bottleneck.queue = Some(QueueSpec::droptail_packets(200));
     cfg.bottleneck.loss = loss;
     cfg.seed = 42;

@@ -509,7 +509,7 @@ fn a_paced_flow_writes_on_its_schedule_and_is_tracked_apart() {
     assert_eq!(f.size, 620_000);
     assert_eq!(
         f.start,
-        brisk_time::Instant::ZERO + std::time::Duration::from_millis(200)
+        brisk_time::Instant::ZERO + brisk_time::Duration::from_millis(200)
     );
     let m = f.paced.as_ref().unwrap();
     let (fb, acked) = (f.first_byte.unwrap(), f.acked.unwrap());
@@ -522,8 +522,8 @@ fn a_paced_flow_writes_on_its_schedule_and_is_tracked_apart() {
     // 320 KB after the first write go in 10 chunks of 32 KB, the last at 500 ms: the
     // flow cannot complete before that, and completes soon after on an idle path.
     let fct = acked - fb;
-    assert!(fct >= std::time::Duration::from_millis(500), "{fct:?}");
-    assert!(fct < std::time::Duration::from_millis(1500), "{fct:?}");
+    assert!(fct >= brisk_time::Duration::from_millis(500), "{fct:?}");
+    assert!(fct < brisk_time::Duration::from_millis(1500), "{fct:?}");
     // It is not in the FCT statistics.
     let measured = r
         .flows

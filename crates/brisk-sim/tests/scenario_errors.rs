@@ -27,7 +27,7 @@ fn a_minimal_scenario_parses_with_defaults() {
     assert_eq!(sc.flows.len(), 1);
     assert_eq!(sc.total_flows(), 1);
     assert_eq!(sc.bottleneck.rate.unwrap().0, 10_000_000);
-    assert_eq!(sc.flows[0].rtt.0, std::time::Duration::from_millis(10));
+    assert_eq!(sc.flows[0].rtt.0, brisk_time::Duration::from_millis(10));
 }
 
 #[test]
@@ -227,7 +227,7 @@ fn a_zero_rtt_is_rejected() {
 fn durations_take_hours_and_days() {
     let sc = Scenario::from_toml_str(&GOOD.replace(r#"duration = "1s""#, r#"duration = "24h""#))
         .unwrap();
-    assert_eq!(sc.duration.0, std::time::Duration::from_secs(86_400));
+    assert_eq!(sc.duration.0, brisk_time::Duration::from_secs(86_400));
 }
 
 #[test]
@@ -411,7 +411,7 @@ fn red_and_time_limited_queues_parse_and_their_errors_name_the_field() {
         .bottleneck
         .build(
             "bottleneck",
-            std::time::Duration::ZERO,
+            brisk_time::Duration::ZERO,
             brisk_net::spec::LinkSeeds { loss: 1, impair: 2 },
         )
         .unwrap();

@@ -3,11 +3,14 @@
 //! `Instant` is a `u64` count of nanoseconds since an arbitrary origin (`ZERO` in the
 //! simulator, the emulator's start in real time). Nothing here reads a clock: callers
 //! pass `now` in, which is what keeps the TCP core and the network elements
-//! deterministic. Durations are `std::time::Duration`.
+//! deterministic. [`Duration`] is integer nanoseconds too, with `std::time::Duration`'s
+//! method names (module `duration`); convert to `std`'s at the real-time boundary.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
-pub use std::time::Duration;
+
+mod duration;
+pub use duration::{dur_nanos, Duration};
 
 /// A point in (virtual or real) time, in integer nanoseconds.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -60,11 +63,6 @@ impl Instant {
     pub fn checked_sub(self, d: Duration) -> Option<Instant> {
         self.0.checked_sub(dur_nanos(d)).map(Instant)
     }
-}
-
-/// A duration in nanoseconds, saturated to `u64` (584 years).
-pub fn dur_nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl Add<Duration> for Instant {

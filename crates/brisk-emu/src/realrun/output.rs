@@ -25,7 +25,7 @@ impl RealFlowResult {
             bytes_delivered: self.bytes_delivered,
             bytes_sent: self.bytes_sent,
             retransmitted_packets: self.retransmitted_packets,
-            fct: self.fct,
+            fct: self.fct.map(Into::into),
             rtt: self.rtt,
             record_latency: self.record_latency,
             record_latency_tx: self.record_latency_tx,

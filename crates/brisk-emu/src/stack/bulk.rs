@@ -15,8 +15,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 
-use brisk_time::Duration;
 use serde::Serialize;
+use std::time::Duration;
 
 use crate::error::{cvt, EmuError, Result};
 use crate::os::netns::Netns;

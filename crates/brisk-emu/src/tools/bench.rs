@@ -68,7 +68,9 @@ pub fn baseline(
     let (hosts, tun_a, tun_b) = TwoHosts::with_default_mtu()?;
     let emu = Emulator::new(tun_a, tun_b, path, opts)?;
     // Bounded even if the transfer hangs: the loop stops by itself after this.
-    let handle = emu.spawn(Some(bulk.timeout.saturating_add(Duration::from_secs(5))))?;
+    let handle = emu.spawn(Some(
+        Duration::from(bulk.timeout).saturating_add(Duration::from_secs(5)),
+    ))?;
     let transfer = run_bulk(hosts.ns_a(), hosts.ns_b(), ADDR_B, bulk);
     let emulator = handle.stop()?;
     hosts.teardown()?;
@@ -93,9 +95,9 @@ pub fn veth_baseline(bulk: &BulkConfig) -> Result<BulkReport> {
 pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineReport> {
     let path = EmuConfig::bottleneck(rate_bps, Duration::ZERO);
     let bulk = BulkConfig {
-        amount: Amount::Time(seconds),
+        amount: Amount::Time(seconds.into()),
         cc: "cubic".into(),
-        timeout: seconds.saturating_add(Duration::from_secs(20)),
+        timeout: seconds.saturating_add(Duration::from_secs(20)).into(),
         ..BulkConfig::default()
     };
     let opts = EmulatorOptions::default();

@@ -109,7 +109,7 @@ pub fn lab_with(
         path,
         brisk_emu::StackConfig::new(brisk_emu::BRISK_ADDR),
         opts,
-        Some(Duration::from_secs(120)),
+        Some(brisk_time::Duration::from_secs(120)),
     )
     .expect("brisk lab")
 }
@@ -123,7 +123,7 @@ pub fn dual_stack_lab(path: &brisk_emu::EmuConfig) -> BriskLab {
         path,
         stack,
         brisk_emu::EmulatorOptions::default(),
-        Some(Duration::from_secs(120)),
+        Some(brisk_time::Duration::from_secs(120)),
     )
     .expect("dual-stack brisk lab")
 }
@@ -149,7 +149,7 @@ pub fn lossy_lab(
         ..PathSpec::default()
     };
     let path = brisk_emu::EmuConfig {
-        rtt: Some(Dur(Duration::from_millis(rtt_ms))),
+        rtt: Some(Dur(brisk_time::Duration::from_millis(rtt_ms))),
         bottleneck: spec.clone(),
         reverse: Some(spec),
         seed,
@@ -162,7 +162,7 @@ pub fn lossy_lab(
         &path,
         stack,
         brisk_emu::EmulatorOptions::default(),
-        Some(Duration::from_secs(120)),
+        Some(brisk_time::Duration::from_secs(120)),
     )
     .expect("brisk lab")
 }

@@ -7,10 +7,7 @@ use super::{CaState, Connection};
 use crate::conn::timer::Timer;
 use crate::recovery::rack::DUPTHRESH;
 use crate::recovery::tlp;
-use brisk_time::{dur_nanos, Duration, Instant};
-
-/// `TLP_WC_DELACK` in nanoseconds.
-const TLP_WC_DELACK_NS: u64 = super::TLP_WC_DELACK.as_nanos() as u64;
+use brisk_time::{Duration, Instant};
 
 impl Connection {
     /// RACK (RFC 8985 §6.2 step 5) plus the reorder timer (§6.3).
@@ -185,31 +182,18 @@ impl Connection {
             && !self.loss.board.is_empty()
             && self.loss.tlp.high_seq.is_none()
             && self.cong.ca_state <= CaState::Cwr;
-        let Some(srtt) = self.loss.rtt.srtt_nanos().filter(|_| allowed) else {
+        let Some(srtt) = self.loss.rtt.srtt().filter(|_| allowed) else {
             self.timers.stop(Timer::Tlp);
             return;
         };
-        // In nanoseconds: `Instant - Instant` builds a `Duration` (a division by 10^9)
-        // and `Instant + Duration` takes it apart again. `pto_nanos` is exactly
-        // `dur_nanos(pto(..))`, and `Instant + d` is `saturating_add_nanos(dur_nanos(d))`,
-        // so `at` is the same instant.
-        let now_ns = now.as_nanos();
-        let rto_left = self
-            .timers
-            .get(Timer::Rto)
-            .map(|t| t.as_nanos().saturating_sub(now_ns));
+        let rto_left = self.timers.get(Timer::Rto).map(|t| t - now);
         let packets_out = self.loss.board.packets_out();
         // A call per formula rather than a function pointer, so the formula is inlined.
         let pto = match self.config.recovery.tlp_pto {
-            tlp::PtoFormula::Rfc8985 => {
-                tlp::pto_nanos(srtt, packets_out, TLP_WC_DELACK_NS, rto_left)
+            tlp::PtoFormula::Rfc8985 => tlp::pto(srtt, packets_out, super::TLP_WC_DELACK, rto_left),
+            tlp::PtoFormula::Draft01 => {
+                tlp::pto_draft01(srtt, packets_out, super::TLP_WC_DELACK, rto_left)
             }
-            tlp::PtoFormula::Draft01 => dur_nanos(tlp::pto_draft01(
-                Duration::from_nanos(srtt),
-                packets_out,
-                super::TLP_WC_DELACK,
-                rto_left.map(Duration::from_nanos),
-            )),
         };
         // TLP-restart: PTO − T_last, T_last the time since the most recent
         // transmission of any outstanding segment (resolution B3); an overdue probe
@@ -220,8 +204,8 @@ impl Connection {
             .last()
             .filter(|_| self.config.recovery.tlp_restart)
         {
-            Some(last) => last.xmit_ts.saturating_add_nanos(pto).max(now),
-            None => now.saturating_add_nanos(pto),
+            Some(last) => (last.xmit_ts + pto).max(now),
+            None => now + pto,
         };
         self.timers.set(Timer::Tlp, at);
     }

@@ -849,11 +849,6 @@ impl Connection {
         self.loss.rtt.rto_backoff(self.loss.backoff)
     }
 
-    /// `current_rto` in nanoseconds (`RttEstimator::rto_backoff_nanos`).
-    fn current_rto_nanos(&self) -> u64 {
-        self.loss.rtt.rto_backoff_nanos(self.loss.backoff)
-    }
-
     fn push_event(&mut self, ev: Event) {
         if self.events.contains(&ev) && !matches!(ev, Event::Closed(_)) {
             return;

@@ -53,8 +53,8 @@ impl Connection {
             }
             RtoArm::DataSent => {
                 if !self.timers.is_set(Timer::Rto) {
-                    let t = self.current_rto_nanos();
-                    self.timers.set(Timer::Rto, now.saturating_add_nanos(t));
+                    let t = self.current_rto();
+                    self.timers.set(Timer::Rto, now + t);
                 }
                 if let Some(uto) = self.config.timeouts.user_timeout {
                     if !self.timers.is_set(Timer::UserTimeout) {
@@ -63,15 +63,11 @@ impl Connection {
                 }
             }
             RtoArm::Progress => {
-                let t = self.current_rto_nanos();
-                let at = self
-                    .rto_restart_base()
-                    .map_or(now.saturating_add_nanos(t), |base| {
-                        // RFC 7765 §4 step 3: RTO − T_earliest if positive, else RTO.
-                        Some(base.saturating_add_nanos(t))
-                            .filter(|at| *at > now)
-                            .unwrap_or(now.saturating_add_nanos(t))
-                    });
+                let t = self.current_rto();
+                let at = self.rto_restart_base().map_or(now + t, |base| {
+                    // RFC 7765 §4 step 3: RTO − T_earliest if positive, else RTO.
+                    Some(base + t).filter(|at| *at > now).unwrap_or(now + t)
+                });
                 self.timers.set(Timer::Rto, at);
                 if let Some(uto) = self.config.timeouts.user_timeout {
                     self.timers.set(Timer::UserTimeout, now + uto);
@@ -83,8 +79,8 @@ impl Connection {
                 self.timers.set(Timer::Rto, now + t);
             }
             RtoArm::HeadRetransmit | RtoArm::Probe | RtoArm::Backoff => {
-                let t = self.current_rto_nanos();
-                self.timers.set(Timer::Rto, now.saturating_add_nanos(t));
+                let t = self.current_rto();
+                self.timers.set(Timer::Rto, now + t);
             }
         }
     }

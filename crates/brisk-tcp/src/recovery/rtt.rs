@@ -91,31 +91,6 @@ impl RttEstimator {
         super::rto::backoff(self.rto(), backoffs, self.max_rto)
     }
 
-    /// `dur_nanos(self.rto_backoff(backoffs))` without building `Duration`s (a division
-    /// by 10^9 and a checked multiplication each): the connection arms the RTO with it
-    /// on every ACK that acknowledges new data. Clamping to `u64::MAX` commutes with
-    /// `min` and with multiplying by the backoff factor, and the one `Duration` that may
-    /// exceed `u64` nanoseconds (`initial_rto`, `max_rto`) is clamped before either,
-    /// so the result is the same (`rto_backoff_nanos_matches_rto_backoff`).
-    pub fn rto_backoff_nanos(&self, backoffs: u32) -> u64 {
-        let max = dur_nanos(self.max_rto);
-        let base = if self.latest.is_none() {
-            dur_nanos(self.initial_rto)
-        } else {
-            let var = self.rttvar4.max(dur_nanos(self.min_rto));
-            (self.srtt8 / 8).saturating_add(var).min(max)
-        };
-        let factor = 1u32.checked_shl(backoffs.min(31)).unwrap_or(u32::MAX);
-        base.saturating_mul(u64::from(factor)).min(max)
-    }
-
-    /// `srtt()` in nanoseconds: `srtt_now` is `srtt8 / 8` made a `Duration`, set
-    /// together with it, so this is `srtt().map(dur_nanos)` without the conversion.
-    #[inline]
-    pub fn srtt_nanos(&self) -> Option<u64> {
-        self.srtt_now.map(|_| self.srtt8 / 8)
-    }
-
     /// Smoothed RTT; `None` before the first sample.
     pub fn srtt(&self) -> Option<Duration> {
         self.srtt_now
@@ -157,7 +132,7 @@ mod tests {
     }
 
     #[test]
-    fn rto_backoff_nanos_matches_rto_backoff() {
+    fn rto_backoff_saturates_and_stays_within_max_rto() {
         let big = Duration::from_secs(u64::MAX / 4);
         let durs = [
             Duration::ZERO,
@@ -187,13 +162,15 @@ mod tests {
                         if i > 0 {
                             e.on_sample(Instant::from_nanos(r), Duration::from_nanos(r));
                         }
-                        assert_eq!(e.srtt_nanos(), e.srtt().map(dur_nanos));
+                        let mut prev = Duration::ZERO;
                         for n in [0, 1, 2, 5, 30, 31, 32, 40, u32::MAX] {
-                            assert_eq!(
-                                e.rto_backoff_nanos(n),
-                                dur_nanos(e.rto_backoff(n)),
+                            let rto = e.rto_backoff(n);
+                            // Each backoff doubles until the cap, never past it.
+                            assert!(
+                                rto <= e.max_rto() && rto >= prev,
                                 "initial {initial:?} min {min:?} max {max:?} sample {i} backoff {n}"
                             );
+                            prev = rto;
                         }
                     }
                 }
@@ -206,7 +183,6 @@ mod tests {
         let e = linux_default();
         assert_eq!(e.rto(), Duration::from_secs(1));
         assert_eq!(e.srtt(), None);
-        assert_eq!(e.srtt_nanos(), None);
         assert_eq!(e.latest(), None);
         assert_eq!(e.min_rtt(), None);
         assert_eq!(e.rttvar(), Duration::ZERO);
@@ -217,7 +193,6 @@ mod tests {
         let mut e = linux_default();
         e.on_sample(Instant::ZERO, ms(100));
         assert_eq!(e.srtt(), Some(ms(100)));
-        assert_eq!(e.srtt_nanos(), Some(100_000_000));
         assert_eq!(e.rttvar(), ms(50));
         // 100 + max(4·50, 200)
         assert_eq!(e.rto(), ms(300));

@@ -5,12 +5,12 @@
 //! the RTO, so TLP-restart (arming relative to the last ACK or the last send) can change
 //! only where `pto` is evaluated, not this code.
 
-use brisk_time::{dur_nanos, Duration};
+use brisk_time::Duration;
 
 /// RFC 8985 §7.2 / Linux 4.13+: `PTO = 2·SRTT`, plus the worst-case delayed-ACK time
 /// when only one segment is in flight (the probe's ACK may be delayed), never later
-/// than the pending RTO. [`pto_nanos`] in `Duration`s (inputs beyond `u64`
-/// nanoseconds, 584 years, saturate as `Instant + Duration` does).
+/// than the pending RTO. Integer nanoseconds underneath, saturating at
+/// `Duration::MAX` as `Instant + Duration` does.
 #[inline]
 pub fn pto(
     srtt: Duration,
@@ -18,24 +18,6 @@ pub fn pto(
     wc_delayed_ack: Duration,
     rto_remaining: Option<Duration>,
 ) -> Duration {
-    Duration::from_nanos(pto_nanos(
-        dur_nanos(srtt),
-        packets_out,
-        dur_nanos(wc_delayed_ack),
-        rto_remaining.map(dur_nanos),
-    ))
-}
-
-/// The RFC 8985 probe timeout in integer nanoseconds, saturating: the schedule path
-/// keeps it in integers to skip the `Duration` conversions (a division by 10^9 per
-/// `Instant` difference) on every send and every ACK.
-#[inline]
-pub fn pto_nanos(
-    srtt: u64,
-    packets_out: u32,
-    wc_delayed_ack: u64,
-    rto_remaining: Option<u64>,
-) -> u64 {
     let mut t = srtt.saturating_mul(2);
     if packets_out == 1 {
         t = t.saturating_add(wc_delayed_ack);
@@ -156,7 +138,7 @@ mod tests {
     }
 
     #[test]
-    fn pto_nanos_matches_pto() {
+    fn pto_saturates_instead_of_overflowing() {
         let vals = [
             0u64,
             1,
@@ -176,6 +158,14 @@ mod tests {
             for &wc in &vals {
                 for packets_out in [0, 1, 2, 100] {
                     for rto in std::iter::once(None).chain(vals.iter().map(|&r| Some(r))) {
+                        // The same formula in u128, clamped to the range at the end.
+                        let mut want = 2 * u128::from(srtt);
+                        if packets_out == 1 {
+                            want += u128::from(wc);
+                        }
+                        let want = want
+                            .min(rto.map_or(u128::MAX, u128::from))
+                            .min(u128::from(u64::MAX)) as u64;
                         let d = pto(
                             Duration::from_nanos(srtt),
                             packets_out,
@@ -183,8 +173,8 @@ mod tests {
                             rto.map(Duration::from_nanos),
                         );
                         assert_eq!(
-                            pto_nanos(srtt, packets_out, wc, rto),
-                            dur_nanos(d),
+                            d,
+                            Duration::from_nanos(want),
                             "srtt {srtt} wc {wc} packets {packets_out} rto {rto:?}"
                         );
                     }
