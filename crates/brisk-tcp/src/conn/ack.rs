@@ -14,7 +14,7 @@ use super::undo::AckFlags;
 use super::{CaState, Connection};
 use crate::cc::{AckSample, CongestionCause, SentInfo};
 use crate::conn::timer::Timer;
-use crate::event::{Event, TraceEvent};
+use crate::event::TraceEvent;
 use crate::recovery::scoreboard::SentSegment;
 use crate::recovery::tlp::TlpOutcome;
 use brisk_time::{Duration, Instant};
@@ -63,8 +63,8 @@ impl Connection {
         // An old ACK (reordered behind a newer one): its cumulative ACK, window and
         // timing are stale, but its SACK blocks may be news. Like Linux `tcp_ack`'s
         // `old_ack` path, only SACK tagging and loss detection run for it.
-        let old = ack < self.snd.snd_una as i64;
-        if ack < 0 || (old && (!self.opts.sack_ok || seg.sack.is_empty())) {
+        let old = ack < self.sub.snd.snd_una as i64;
+        if ack < 0 || (old && (!self.sub.opts.sack_ok || seg.sack.is_empty())) {
             return;
         }
         let ack = ack as u64;
@@ -73,12 +73,12 @@ impl Connection {
             return;
         }
         let prior = Prior {
-            una: self.snd.snd_una,
-            in_flight: self.loss.board.in_flight(),
-            highest_sacked: self.loss.board.highest_sacked(),
+            una: self.sub.snd.snd_una,
+            in_flight: self.sub.loss.board.in_flight(),
+            highest_sacked: self.sub.loss.board.highest_sacked(),
         };
         // Any acceptable ACK shows the peer is alive (Linux resets `icsk_probes_out`).
-        self.probes.persist_probes = 0;
+        self.sub.probes.persist_probes = 0;
 
         let window_changed = self.update_send_window(seg, ack, seq, old, prior.una);
         let sack = self.classify_sack(seg, ack, prior.una, old);
@@ -94,7 +94,10 @@ impl Connection {
         }
         let dsack = sack.dsack.filter(|_| dsack_plausible);
         if dsack.is_some() {
-            self.loss.rack.on_dsack(self.snd.snd_una, self.snd_max());
+            self.sub
+                .loss
+                .rack
+                .on_dsack(self.sub.snd.snd_una, self.snd_max());
         }
         let mut flags = AckFlags {
             una_advanced: ack > prior.una,
@@ -104,7 +107,7 @@ impl Connection {
             ece: false,
             tsecr: seg
                 .timestamps
-                .filter(|t| self.opts.ts_ok && t.tsecr != 0)
+                .filter(|t| self.sub.opts.ts_ok && t.tsecr != 0)
                 .map(|t| t.tsecr),
         };
         // RC3 (`rc3_send`): a low-priority ACK updates the scoreboard and the
@@ -118,7 +121,7 @@ impl Connection {
         if old {
             // Linux `old_ack`: delivery and loss detection only; no RTT sample (the
             // ACK was held back), no window growth, no TLP or timer changes.
-            self.cong.vars.delivered += u64::from(d.segs);
+            self.sub.cong.vars.delivered += u64::from(d.segs);
             self.refresh_cc_state();
             self.detect_losses(now, d.segs, dsack.is_some());
             self.alert(now, AckAge::Old, &flags, prior);
@@ -131,14 +134,14 @@ impl Connection {
             self.note_rtt_sample(now, rtt);
         }
 
-        let ece = self.opts.ecn_ok && seg.flags.contains(Flags::ECE);
+        let ece = self.sub.opts.ecn_ok && seg.flags.contains(Flags::ECE);
         let is_dupack = !low
             && ack == prior.una
             && seg.payload.is_empty()
             && !window_changed
             && !seg.flags.fin()
-            && !self.loss.board.is_empty();
-        self.cong.vars.delivered += u64::from(d.segs);
+            && !self.sub.loss.board.is_empty();
+        self.sub.cong.vars.delivered += u64::from(d.segs);
         self.refresh_cc_state();
         // Window growth from a low ACK only for what it cumulatively ACKed of the
         // primary loop's segments (the Linux patch credits those on the next
@@ -154,28 +157,31 @@ impl Connection {
             ece,
         };
         if cc_segs > 0 || d.bytes > 0 {
-            self.cong.ctrl.on_ack(&mut self.cong.vars, &ack_sample);
+            self.sub
+                .cong
+                .ctrl
+                .on_ack(&mut self.sub.cong.vars, &ack_sample);
         }
         if !low {
             self.detect_losses(now, d.segs, dsack.is_some());
-            if !self.opts.sack_ok {
+            if !self.sub.opts.sack_ok {
                 self.newreno_detect(ack, prior.una, is_dupack);
             }
         }
         flags.dupack = is_dupack && dsack.is_none();
         flags.ece = ece;
         self.alert(now, AckAge::Current { ece }, &flags, prior);
-        if bundle_loss && self.cong.ca_state < CaState::Cwr {
+        if bundle_loss && self.sub.cong.ca_state < CaState::Cwr {
             self.enter_cwr(now, prior.in_flight, CongestionCause::BundleLoss);
             self.info.rdb_loss_cwr += 1;
         }
 
         // TLP episode end (RFC 8985 §7.4).
-        let dsack_for_probe = match (dsack, self.loss.tlp.high_seq) {
+        let dsack_for_probe = match (dsack, self.sub.loss.tlp.high_seq) {
             (Some((_, r)), Some(h)) => r <= h,
             _ => false,
         };
-        if self.loss.tlp.on_ack(ack, dsack_for_probe, is_dupack) == TlpOutcome::Loss {
+        if self.sub.loss.tlp.on_ack(ack, dsack_for_probe, is_dupack) == TlpOutcome::Loss {
             self.tlp_loss_response(now);
         }
         self.grow_window(now, cc_segs, &ack_sample);
@@ -205,32 +211,32 @@ impl Connection {
     /// - the TLP has no episode to end; `grow_window` outside a reduction grows
     ///   nothing without deliveries, and only re-clamps cwnd and traces it.
     fn ack_changes_nothing(&self, seg: &TcpRepr<'_>, ack: u64) -> bool {
-        let b = &self.loss.board;
-        ack == self.snd.snd_una
+        let b = &self.sub.loss.board;
+        ack == self.sub.snd.snd_una
             && seg.sack.is_empty()
             && b.is_empty()
-            && self.cong.ca_state == CaState::Open
-            && !(self.opts.ecn_ok && seg.flags.contains(Flags::ECE))
-            && self.loss.tlp.high_seq.is_none()
-            && !self.loss.undo.all_retrans_dsacked()
-            && self.snd.rlp.is_none()
+            && self.sub.cong.ca_state == CaState::Open
+            && !(self.sub.opts.ecn_ok && seg.flags.contains(Flags::ECE))
+            && self.sub.loss.tlp.high_seq.is_none()
+            && !self.sub.loss.undo.all_retrans_dsacked()
+            && self.mech.rlp.is_none()
     }
 
     /// `process_ack` for an ACK `ack_changes_nothing` accepted: the same writes in
     /// the same order, without the phases that provably do nothing.
     fn process_idle_ack(&mut self, now: Instant, seg: &TcpRepr<'_>, ack: u64, seq: i64) {
         debug_assert!(
-            self.loss.board.lost_out() == 0
-                && self.loss.board.sacked_out() == 0
-                && self.loss.board.retrans_out() == 0
+            self.sub.loss.board.lost_out() == 0
+                && self.sub.loss.board.sacked_out() == 0
+                && self.sub.loss.board.retrans_out() == 0
         );
-        self.probes.persist_probes = 0;
+        self.sub.probes.persist_probes = 0;
         self.update_send_window(seg, ack, seq, false, ack);
         self.refresh_cc_state();
         // `alert` → `undo_and_exit`: Open, nothing retransmitted outstanding.
-        self.loss.undo.clear_stamp();
+        self.sub.loss.undo.clear_stamp();
         // `grow_window` without deliveries outside a reduction.
-        self.set_cwnd(self.cong.vars.cwnd);
+        self.set_cwnd(self.sub.cong.vars.cwnd);
         self.trace_cwnd(now);
         self.end_round();
         // `rearm_after_ack(now, false, false)` with nothing outstanding: no RTO, probe,
@@ -253,7 +259,7 @@ impl Connection {
             LossInference::Ack => None,
             LossInference::Dsack => dsack,
         };
-        ack > prior_una && self.loss.board.hidden_by_bundle(ack, received) > 0
+        ack > prior_una && self.sub.loss.board.hidden_by_bundle(ack, received) > 0
     }
 
     /// Phase 1 (RFC 9293 §3.10.7.4, as Linux `tcp_may_update_window`): a duplicate ACK
@@ -268,16 +274,16 @@ impl Connection {
         old: bool,
         prior_una: u64,
     ) -> bool {
-        let wnd = u64::from(seg.window) << self.opts.snd_wscale;
-        let changed = wnd != self.snd.snd_wnd;
+        let wnd = u64::from(seg.window) << self.sub.opts.snd_wscale;
+        let changed = wnd != self.sub.snd.snd_wnd;
         if !old
             && (ack > prior_una
-                || seq > self.snd.snd_wl1
-                || (seq == self.snd.snd_wl1 && wnd > self.snd.snd_wnd))
+                || seq > self.sub.snd.snd_wl1
+                || (seq == self.sub.snd.snd_wl1 && wnd > self.sub.snd.snd_wnd))
         {
-            self.snd.snd_wnd = wnd;
-            self.snd.snd_wl1 = seq;
-            self.snd.max_snd_wnd = self.snd.max_snd_wnd.max(wnd);
+            self.sub.snd.snd_wnd = wnd;
+            self.sub.snd.snd_wl1 = seq;
+            self.sub.snd.max_snd_wnd = self.sub.snd.max_snd_wnd.max(wnd);
         }
         changed
     }
@@ -293,7 +299,7 @@ impl Connection {
     ) -> SackClass {
         // No blocks (every ACK of a loss-free transfer): nothing to classify, count or
         // hide from RC3; `classify` of no blocks is the default.
-        if !self.opts.sack_ok || seg.sack.is_empty() {
+        if !self.sub.opts.sack_ok || seg.sack.is_empty() {
             return SackClass::default();
         }
         let mut raw = [(0i64, 0i64); 4];
@@ -310,7 +316,7 @@ impl Connection {
         };
         let mut class = sack_classify::classify(&raw[..n], edges);
         self.counters.sack_blocks_ignored += class.ignored;
-        if let Some(rlp) = self.snd.rlp.as_deref_mut() {
+        if let Some(rlp) = self.mech.rlp.as_deref_mut() {
             // RC3 (§4.2.4 turns D-SACK off): copies and the primary loop overlap by
             // design, so duplicates say nothing about spurious retransmissions.
             if class.dsack.take().is_some() {
@@ -330,11 +336,11 @@ impl Connection {
         ack: u64,
         prior: Prior,
     ) -> Delivery {
-        let min_rtt = self.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
-        let high_seq = self.loss.high_seq;
+        let min_rtt = self.sub.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
+        let high_seq = self.sub.loss.high_seq;
         let mut d = Delivery::default();
-        let rack = &mut self.loss.rack;
-        let rlp = self.snd.rlp.as_deref();
+        let rack = &mut self.sub.loss.rack;
+        let rlp = self.mech.rlp.as_deref();
         let mut on_delivered = |s: &SentSegment, by_sack: bool| {
             d.segs += 1;
             d.sacked += u32::from(by_sack);
@@ -363,52 +369,51 @@ impl Connection {
             }
         };
         if sack.len > 0 {
-            self.loss
+            self.sub
+                .loss
                 .board
                 .sack(sack.blocks(), |s| on_delivered(s, true));
         }
         if ack > prior.una {
-            self.loss
+            self.sub
+                .loss
                 .board
                 .ack_cumulative(ack, |s| on_delivered(s, false));
-            self.snd.snd_una = ack;
-            let fin_end = self.snd.fin_seq.map_or(u64::MAX, |f| f);
+            self.sub.snd.snd_una = ack;
+            let fin_end = self.sub.snd.fin_seq.map_or(u64::MAX, |f| f);
             let data_acked = ack.min(fin_end).saturating_sub(1);
             let prev_data = prior.una.min(fin_end).saturating_sub(1);
             // Bytes an ACK bump jumps over were never sent by the primary loop: they
             // grow no window (spec A4(c)), though they are acknowledged.
-            let cc_acked = ack.min(self.snd.snd_nxt).min(fin_end).saturating_sub(1);
+            let cc_acked = ack.min(self.sub.snd.snd_nxt).min(fin_end).saturating_sub(1);
             d.bytes = cc_acked.saturating_sub(prev_data);
-            self.snd.sendbuf.ack_to(data_acked);
+            self.stream.sendbuf.ack_to(data_acked);
             self.info.bytes_acked += data_acked.saturating_sub(prev_data);
-            if let Some(rlp) = self.snd.rlp.as_deref_mut() {
+            if let Some(rlp) = self.mech.rlp.as_deref_mut() {
                 rlp.on_cumulative(ack);
-                if ack > self.snd.snd_nxt {
+                if ack > self.sub.snd.snd_nxt {
                     // The ACK bump (§4.1.1): the primary loop crossed the RLP's copies.
                     rlp.info.ack_bumps += 1;
-                    self.snd.snd_nxt = ack;
-                    self.snd.sendbuf.mark_sent(data_acked);
+                    self.sub.snd.snd_nxt = ack;
+                    self.stream.sendbuf.mark_sent(data_acked);
                 }
             }
-            self.loss.backoff = 0;
-            self.loss.last_progress = now;
-            self.loss.dupacks = 0;
-            if self.snd.writable_wanted && self.snd.sendbuf.capacity() > 0 && !self.snd.fin_queued {
-                self.snd.writable_wanted = false;
-                self.push_event(Event::Writable);
-            }
+            self.sub.loss.backoff = 0;
+            self.sub.loss.last_progress = now;
+            self.sub.loss.dupacks = 0;
+            self.stream.on_space_freed();
         }
-        if let Some(rlp) = self.snd.rlp.as_deref_mut() {
+        if let Some(rlp) = self.mech.rlp.as_deref_mut() {
             // What SACKs show beyond the primary loop is the RLP's delivery: the
             // primary loop skips it (spec A5).
             for &(l, r) in sack.blocks() {
-                if r > self.snd.snd_nxt {
-                    rlp.on_sacked(l.max(self.snd.snd_nxt), r);
+                if r > self.sub.snd.snd_nxt {
+                    rlp.on_sacked(l.max(self.sub.snd.snd_nxt), r);
                 }
             }
         }
         if d.reordering {
-            self.loss.rack.on_reordering();
+            self.sub.loss.rack.on_reordering();
         }
         d
     }
@@ -427,7 +432,7 @@ impl Connection {
     ) -> Option<Duration> {
         let oldest_clean = d.oldest_clean.filter(|_| !d.retrans_acked);
         let sample = oldest_clean.or(d.sack_clean).map(|t| now - t);
-        if sample.is_some() || !una_advanced || !self.opts.ts_ok {
+        if sample.is_some() || !una_advanced || !self.sub.opts.ts_ok {
             return sample;
         }
         let ts = seg.timestamps.filter(|t| t.tsecr != 0)?;
@@ -440,7 +445,7 @@ impl Connection {
     fn detect_losses(&mut self, now: Instant, delivered: u32, dsack: bool) {
         if self.config.recovery.rack && (delivered > 0 || dsack) {
             self.rack_detect(now);
-        } else if !self.config.recovery.rack && self.opts.sack_ok && delivered > 0 {
+        } else if !self.config.recovery.rack && self.sub.opts.sack_ok && delivered > 0 {
             self.dupthresh_detect();
             self.early_retransmit(now);
         }
@@ -459,30 +464,30 @@ impl Connection {
         // (those are for CWR and Recovery) and no undo (excluded here), only clears
         // the retransmission stamp when nothing retransmitted is outstanding, and
         // returns false (no lost marks cleared, so no second RACK pass).
-        if self.cong.ca_state == CaState::Open
+        if self.sub.cong.ca_state == CaState::Open
             && age != AckAge::Old
             && !flags.ece
-            && !self.loss.undo.all_retrans_dsacked()
+            && !self.sub.loss.undo.all_retrans_dsacked()
         {
             if !self.any_retrans_done() {
-                self.loss.undo.clear_stamp();
+                self.sub.loss.undo.clear_stamp();
             }
         } else if self.undo_and_exit(now, flags) && self.config.recovery.rack {
             self.rack_detect(now);
         }
         let ece = age == AckAge::Current { ece: true };
-        if self.loss.board.lost_out() > 0 && self.cong.ca_state < CaState::Recovery {
+        if self.sub.loss.board.lost_out() > 0 && self.sub.cong.ca_state < CaState::Recovery {
             self.enter_recovery(now, prior.in_flight, ece);
-        } else if ece && self.cong.ca_state < CaState::Cwr {
+        } else if ece && self.sub.cong.ca_state < CaState::Cwr {
             self.enter_cwr(now, prior.in_flight, CongestionCause::Ecn);
         }
-        if self.cong.ca_state == CaState::Open && self.loss.board.sacked_out() > 0 {
-            self.cong.ca_state = CaState::Disorder;
+        if self.sub.cong.ca_state == CaState::Open && self.sub.loss.board.sacked_out() > 0 {
+            self.sub.cong.ca_state = CaState::Disorder;
         } else if age != AckAge::Old
-            && self.cong.ca_state == CaState::Disorder
-            && self.loss.board.sacked_out() == 0
+            && self.sub.cong.ca_state == CaState::Disorder
+            && self.sub.loss.board.sacked_out() == 0
         {
-            self.cong.ca_state = CaState::Open;
+            self.sub.cong.ca_state = CaState::Open;
         }
     }
 
@@ -491,7 +496,11 @@ impl Connection {
     fn grow_window(&mut self, now: Instant, delivered: u32, ack_sample: &AckSample) {
         if self.in_reduction() {
             if delivered > 0 {
-                let cwnd = self.loss.prr.on_ack(delivered, self.loss.board.in_flight());
+                let cwnd = self
+                    .sub
+                    .loss
+                    .prr
+                    .on_ack(delivered, self.sub.loss.board.in_flight());
                 self.set_cwnd(cwnd.max(1));
             }
         } else if delivered > 0 {
@@ -501,33 +510,36 @@ impl Connection {
                 // cwnd-limited when in flight came within `slack` segments of cwnd
                 // (`tcp_max_tso_deferred_mss` = 3), in slow start too. The RDB paper's
                 // thin-stream senders ran with this rule (RDB §IV-B).
-                let (cwnd, pif) = (self.cong.vars.cwnd, ack_sample.prior_in_flight);
-                self.cong.vars.cwnd_limited = pif >= cwnd || cwnd - pif <= slack;
+                let (cwnd, pif) = (self.sub.cong.vars.cwnd, ack_sample.prior_in_flight);
+                self.sub.cong.vars.cwnd_limited = pif >= cwnd || cwnd - pif <= slack;
             }
-            self.cong.ctrl.cong_avoid(&mut self.cong.vars, ack_sample);
-            if std::mem::take(&mut self.cong.vars.request_cwr) {
+            self.sub
+                .cong
+                .ctrl
+                .cong_avoid(&mut self.sub.cong.vars, ack_sample);
+            if std::mem::take(&mut self.sub.cong.vars.request_cwr) {
                 // The controller's own reduction (Linux: `tcp_enter_cwr` from its
                 // `cong_avoid`); growth and reduction never both happen on one ACK.
                 self.enter_cwr(now, ack_sample.prior_in_flight, CongestionCause::Delay);
             }
         }
-        self.set_cwnd(self.cong.vars.cwnd);
+        self.set_cwnd(self.sub.cong.vars.cwnd);
         self.trace_cwnd(now);
     }
 
     /// A new round for cwnd-limited tracking once SND.UNA passes the round's end.
     fn end_round(&mut self) {
-        if self.snd.snd_una >= self.cong.round_end {
-            self.cong.round_end = self.snd.snd_nxt;
-            self.cong.max_packets_out = self.loss.board.packets_out();
-            self.cong.is_cwnd_limited = false;
+        if self.sub.snd.snd_una >= self.sub.cong.round_end {
+            self.sub.cong.round_end = self.sub.snd.snd_nxt;
+            self.sub.cong.max_packets_out = self.sub.loss.board.packets_out();
+            self.sub.cong.is_cwnd_limited = false;
         }
     }
 
     /// Phase 7 (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`).
     fn rearm_after_ack(&mut self, now: Instant, una_advanced: bool, delivered: bool) {
-        let reneged = una_advanced && self.loss.board.head_sacked();
-        if self.loss.board.is_empty() {
+        let reneged = una_advanced && self.sub.loss.board.head_sacked();
+        if self.sub.loss.board.is_empty() {
             self.disarm_rto();
         } else if reneged {
             // SACK reneging: neither a full RTO nor a probe, a short timeout.
@@ -543,9 +555,9 @@ impl Connection {
 
     /// The peer's window is open: no zero-window probing.
     fn stop_persist_if_open(&mut self) {
-        if self.snd.snd_wnd > 0 && self.timers.is_set(Timer::Persist) {
-            self.timers.stop(Timer::Persist);
-            self.probes.persist_backoff = 0;
+        if self.sub.snd.snd_wnd > 0 && self.sub.timers.is_set(Timer::Persist) {
+            self.sub.timers.stop(Timer::Persist);
+            self.sub.probes.persist_backoff = 0;
         }
     }
 
@@ -557,7 +569,7 @@ impl Connection {
 
     /// `rtt_sample` for a caller that refreshes the CC state itself afterwards.
     fn note_rtt_sample(&mut self, now: Instant, rtt: Duration) {
-        self.loss.rtt.on_sample(now, rtt);
+        self.sub.loss.rtt.on_sample(now, rtt);
         self.trace(TraceEvent::RttSample { at: now, rtt });
     }
 }
