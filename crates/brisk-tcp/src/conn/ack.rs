@@ -87,7 +87,10 @@ impl Connection {
         let dsack_plausible = sack
             .dsack
             .is_some_and(|(l, r)| self.account_dsack(l, r, prior.una));
-        let bundle_loss = !old && self.rdb_hidden_loss(ack, prior.una, sack.dsack);
+        let bundle_loss = !old
+            && self
+                .mech
+                .hidden_loss(&self.sub.loss.board, ack, prior.una, sack.dsack);
         let d = self.mark_delivered(now, &sack, ack, prior);
         if sack.dsack.is_some() {
             self.info.dsack_received += 1;
@@ -112,7 +115,10 @@ impl Connection {
         };
         // RC3 (`rc3_send`): a low-priority ACK updates the scoreboard and the
         // cumulative ACK only.
-        let low = !old && self.rc3_low_ack(ack > prior.una, d.sacked > 0, sack.len > 0);
+        let low = !old
+            && self
+                .mech
+                .ack_is_low(self.rx_dscp, ack > prior.una, d.sacked > 0, sack.len > 0);
         let sample = if low {
             None
         } else {
@@ -203,8 +209,8 @@ impl Connection {
     ///   so there is no RTT sample (no delivery, SND.UNA did not advance), no
     ///   `on_ack`, and `detect_losses` / `newreno_detect` have nothing to do (no
     ///   delivery, no D-SACK, no duplicate ACK: that needs data outstanding);
-    /// - RDB's hidden-loss check needs SND.UNA to advance; RC3 is excluded
-    ///   (`rc3_low_ack` counts low ACKs);
+    /// - sender mechanisms are asked once (`Mechanisms::quiet_on_idle_ack`): RDB's
+    ///   hidden-loss check needs SND.UNA to advance; RC3 acts (it counts low ACKs);
     /// - `alert` in Open without ECE, with no lost or SACKed segment and no D-SACK undo
     ///   due (`all_retrans_dsacked`), only clears the retransmission stamp (nothing
     ///   retransmitted is outstanding);
@@ -219,7 +225,7 @@ impl Connection {
             && !(self.sub.opts.ecn_ok && seg.flags.contains(Flags::ECE))
             && self.sub.loss.tlp.high_seq.is_none()
             && !self.sub.loss.undo.all_retrans_dsacked()
-            && self.mech.rlp.is_none()
+            && self.mech.quiet_on_idle_ack()
     }
 
     /// `process_ack` for an ACK `ack_changes_nothing` accepted: the same writes in
@@ -243,23 +249,6 @@ impl Connection {
         // reorder or user timer; a persist timer ends if the window is open.
         self.disarm_rto();
         self.stop_persist_if_open();
-    }
-
-    /// RDB's fairness fix 1 (`crate::rdb`; RDB §III-A): an ACK that advances SND.UNA to
-    /// the end of a bundle while segments the bundle carried were still unacknowledged
-    /// reveals losses the bundle hid (no gap, so no dupACK, ever reached the sender).
-    /// Checked before the scoreboard forgets them; CWR follows at most once per window.
-    fn rdb_hidden_loss(&self, ack: u64, prior_una: u64, dsack: Option<(u64, u64)>) -> bool {
-        use crate::rdb::LossInference;
-        let Some(rdb) = self.config.transmit.rdb else {
-            return false;
-        };
-        let received = match rdb.loss_inference {
-            LossInference::Off => return false,
-            LossInference::Ack => None,
-            LossInference::Dsack => dsack,
-        };
-        ack > prior_una && self.sub.loss.board.hidden_by_bundle(ack, received) > 0
     }
 
     /// Phase 1 (RFC 9293 §3.10.7.4, as Linux `tcp_may_update_window`): a duplicate ACK
@@ -316,13 +305,7 @@ impl Connection {
         };
         let mut class = sack_classify::classify(&raw[..n], edges);
         self.counters.sack_blocks_ignored += class.ignored;
-        if let Some(rlp) = self.mech.rlp.as_deref_mut() {
-            // RC3 (§4.2.4 turns D-SACK off): copies and the primary loop overlap by
-            // design, so duplicates say nothing about spurious retransmissions.
-            if class.dsack.take().is_some() {
-                rlp.info.dsacks_ignored += 1;
-            }
-        }
+        self.mech.on_sack_classified(&mut class);
         class
     }
 
@@ -340,7 +323,7 @@ impl Connection {
         let high_seq = self.sub.loss.high_seq;
         let mut d = Delivery::default();
         let rack = &mut self.sub.loss.rack;
-        let rlp = self.mech.rlp.as_deref();
+        let rlp = self.mech.copies();
         let mut on_delivered = |s: &SentSegment, by_sack: bool| {
             d.segs += 1;
             d.sacked += u32::from(by_sack);
@@ -389,29 +372,19 @@ impl Connection {
             d.bytes = cc_acked.saturating_sub(prev_data);
             self.stream.sendbuf.ack_to(data_acked);
             self.info.bytes_acked += data_acked.saturating_sub(prev_data);
-            if let Some(rlp) = self.mech.rlp.as_deref_mut() {
-                rlp.on_cumulative(ack);
-                if ack > self.sub.snd.snd_nxt {
-                    // The ACK bump (§4.1.1): the primary loop crossed the RLP's copies.
-                    rlp.info.ack_bumps += 1;
-                    self.sub.snd.snd_nxt = ack;
-                    self.stream.sendbuf.mark_sent(data_acked);
-                }
+            if let Some(bumped) = self.mech.on_cumulative_ack(ack, self.sub.snd.snd_nxt) {
+                // The ACK bump (§4.1.1): the primary loop crossed the RLP's copies.
+                self.sub.snd.snd_nxt = bumped;
+                self.stream.sendbuf.mark_sent(data_acked);
             }
             self.sub.loss.backoff = 0;
             self.sub.loss.last_progress = now;
             self.sub.loss.dupacks = 0;
             self.stream.on_space_freed();
         }
-        if let Some(rlp) = self.mech.rlp.as_deref_mut() {
-            // What SACKs show beyond the primary loop is the RLP's delivery: the
-            // primary loop skips it (spec A5).
-            for &(l, r) in sack.blocks() {
-                if r > self.sub.snd.snd_nxt {
-                    rlp.on_sacked(l.max(self.sub.snd.snd_nxt), r);
-                }
-            }
-        }
+        // What SACKs show beyond the primary loop is a mechanism's delivery (spec A5).
+        self.mech
+            .on_sacked_beyond(sack.blocks(), self.sub.snd.snd_nxt);
         if d.reordering {
             self.sub.loss.rack.on_reordering();
         }

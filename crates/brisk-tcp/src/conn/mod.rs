@@ -318,13 +318,7 @@ impl Connection {
                 probes: Probes::new(now),
                 timers: TimerTable::default(),
             },
-            mech: Mechanisms {
-                rlp: config
-                    .transmit
-                    .rc3
-                    .as_ref()
-                    .map(|r| Box::new(crate::rc3::rlp::Rlp::new(r.levels.clone()))),
-            },
+            mech: Mechanisms::new(&config),
             pending_rst: None,
             closed_reported: false,
             counters: ConnCounters::default(),
@@ -400,7 +394,7 @@ impl Connection {
     /// With prioritised send on this is a priority-0 write that may be taken in part
     /// (a plain stream write has no boundaries to keep).
     pub fn write(&mut self, data: &[u8]) -> usize {
-        if self.config.unordered_send && self.mech.rlp.is_none() {
+        if self.mech.whole_writes() {
             let n = data.len().min(self.stream.sendbuf.capacity());
             let taken = self.queue_write(&data[..n], 0);
             if taken < data.len() {
@@ -424,7 +418,7 @@ impl Connection {
     /// send buffer may keep a reference to `src` instead of a copy (see
     /// [`SharedBytes`]). `len` is clamped to [`send::MAX_SHARED_SLICE`].
     pub fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
-        if self.config.unordered_send && self.mech.rlp.is_none() {
+        if self.mech.whole_writes() {
             return self.write(src.at(off, len));
         }
         let len = len.min(send::MAX_SHARED_SLICE);
@@ -432,7 +426,7 @@ impl Connection {
     }
 
     fn queue_write(&mut self, data: &[u8], priority: u8) -> usize {
-        let prioritised = self.config.unordered_send && self.mech.rlp.is_none();
+        let prioritised = self.mech.whole_writes();
         self.queue_with(data.len(), |b| {
             if prioritised {
                 b.write_prioritised(data, priority)
@@ -454,11 +448,8 @@ impl Connection {
         }
         let offset = self.stream.sendbuf.end();
         let n = put(&mut self.stream.sendbuf);
-        if let Some(rlp) = self.mech.rlp.as_deref_mut() {
-            // RC3 §4.2.1: each write is a chunk of its own for the RLP (sequence space
-            // is the stream offset plus the SYN).
-            rlp.on_write(offset + 1, offset + 1 + n as u64);
-        }
+        // Sequence space is the stream offset plus the SYN.
+        self.mech.on_write_queued(offset + 1, offset + 1 + n as u64);
         if n < want {
             self.stream.writable_wanted = true;
         }
@@ -511,6 +502,7 @@ impl Connection {
         if self.config.unordered_send != on {
             Arc::make_mut(&mut self.config).unordered_send = on;
         }
+        self.mech.set_prioritised(on);
     }
 
     pub fn unordered_send(&self) -> bool {
@@ -625,7 +617,7 @@ impl Connection {
     /// all, and one longer than this (the send buffer) never fits: callers that wait
     /// for room report it as an error instead. `None`: writes may be taken in part.
     pub fn whole_write_limit(&self) -> Option<usize> {
-        (self.config.unordered_send && self.mech.rlp.is_none()).then_some(self.config.send_buffer)
+        self.mech.whole_writes().then_some(self.config.send_buffer)
     }
 
     /// The error for a prioritised write longer than [`whole_write_limit`](Self::whole_write_limit).
@@ -738,7 +730,7 @@ impl Connection {
                 .saturating_sub(self.rcv_nxt())
                 .min(u64::from(u32::MAX)) as u32,
             cc_diag: self.sub.cong.ctrl.diagnostics(),
-            rc3: self.mech.rlp.as_ref().map(|r| r.info),
+            rc3: self.mech.rc3_info(),
         }
     }
 
@@ -797,10 +789,7 @@ impl Connection {
     /// (so SACKs and cumulative ACKs of copies are accepted: the paper's relaxed SACK
     /// validation and "ACK bump", §4.1.1).
     fn snd_max(&self) -> u64 {
-        match self.mech.rlp.as_deref() {
-            Some(r) => self.sub.snd.snd_nxt.max(r.high()),
-            None => self.sub.snd.snd_nxt,
-        }
+        self.mech.snd_max(self.sub.snd.snd_nxt)
     }
 
     fn rcv_nxt(&self) -> u64 {

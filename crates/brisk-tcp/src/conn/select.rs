@@ -5,6 +5,7 @@
 //! (NextSeg rule 3), and the TLP probe (RFC 8985 §7.3). RDB's bundles,
 //! RC3's tail copies and prioritised order are further selections that go here.
 
+use super::mech::BundleView;
 use super::rto_timer::RtoArm;
 use super::{CaState, Connection, Segment, SegmentKind, State};
 use crate::cc::{CcEvent, SentInfo};
@@ -143,7 +144,7 @@ impl Connection {
         }
         // RC3: skip what the RLP's copies delivered; a hole ends where the next
         // delivered range begins.
-        let hole_end = self.rc3_skip_delivered();
+        let hole_end = self.skip_delivered();
         let next = self.sub.snd.snd_nxt - 1; // stream offset of the next new byte
         let end = self.stream.sendbuf.end();
         let avail = end - next;
@@ -228,7 +229,12 @@ impl Connection {
             self.on_tx_start(now);
         }
         let start = self.sub.snd.snd_nxt;
-        let tx_start = self.rdb_bundle_start(start, len, fin, in_flight);
+        let view = BundleView {
+            board: &self.sub.loss.board,
+            min_rtt: self.sub.loss.rtt.min_rtt(),
+            mss: self.sub.opts.mss,
+        };
+        let tx_start = self.mech.segment_start(start, len, fin, in_flight, view);
         let tx_len = len + (start - tx_start) as u32;
         let seq_len = u64::from(len) + u64::from(fin);
         let info = self.sent_info(now, len, false);
@@ -280,24 +286,17 @@ impl Connection {
         Some(self.build_data_segment(now, tx_start, tx_len, fin, SegmentKind::NewData))
     }
 
-    /// RDB (`crate::rdb`): where the packet carrying new bytes `[start, start + len)`
-    /// begins. Earlier unacknowledged segments go in front of the new data when the
-    /// stream is thin with `pif` packets in flight before this one; never on a FIN
-    /// (the patch leaves FIN segments alone) and never on an empty segment.
-    fn rdb_bundle_start(&self, start: u64, len: u32, fin: bool, pif: u32) -> u64 {
-        let Some(rdb) = self.config.transmit.rdb else {
-            return start;
-        };
-        if len == 0 || fin || self.sub.loss.board.is_empty() {
-            return start;
+    /// Before the primary loop sends new data: the mechanisms may move SND.NXT over
+    /// data they delivered (RC3, spec A5); returns where the next such range begins,
+    /// which bounds the next segment (u64::MAX: no bound).
+    fn skip_delivered(&mut self) -> u64 {
+        let data_end = self.stream.sendbuf.end() + 1;
+        let next = self.mech.before_new_data(self.sub.snd.snd_nxt, data_end);
+        if next.snd_nxt > self.sub.snd.snd_nxt {
+            self.sub.snd.snd_nxt = next.snd_nxt;
+            self.stream.sendbuf.mark_sent(next.snd_nxt - 1);
         }
-        if !rdb.thin.is_thin(pif, self.sub.loss.rtt.min_rtt()) {
-            return start;
-        }
-        let cap = rdb
-            .max_bytes
-            .map_or(self.sub.opts.mss, |m| m.min(self.sub.opts.mss));
-        crate::rdb::bundle_start(&self.sub.loss.board, start, len, cap, rdb.lim).0
+        next.bound
     }
 
     /// RFC 8985 §7.3: new data if the window allows, else the highest segment again.

@@ -93,7 +93,7 @@ impl Connection {
             // Everything above found nothing, and building the ACK changed none of
             // what they read; `finish` cleared `ack_due`'s reasons. RC3's copies are
             // left out of the argument.
-            self.ack_ended_poll = self.mech.rlp.is_none();
+            self.ack_ended_poll = !self.mech.sends_extras();
             return Some(s);
         }
         None
