@@ -51,6 +51,20 @@ struct Delivery {
     newest: Option<SentInfo>,
 }
 
+/// What phases 2-4 found (`Connection::ack_facts`); the default is what they find
+/// for an ACK that changes nothing.
+#[derive(Clone, Copy, Debug, Default)]
+struct AckFacts {
+    d: Delivery,
+    /// A plausible D-SACK block.
+    dsack: Option<(u64, u64)>,
+    /// RDB: the ACK revealed losses a bundle hid.
+    bundle_loss: bool,
+    /// RC3: a low-priority ACK.
+    low: bool,
+    sample: Option<Duration>,
+}
+
 /// An old ACK (reordered behind a newer one) or a current one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum AckAge {
@@ -68,10 +82,31 @@ impl Connection {
             return;
         }
         let ack = ack as u64;
+        // One body for every ACK; for an ACK that changes nothing but the window (every
+        // ACK a one-way transfer's receiver sees) its instance skips the phases that
+        // provably find nothing (`ack_changes_nothing`), and nothing else.
         if self.ack_changes_nothing(seg, ack) {
-            self.process_idle_ack(now, seg, ack, seq);
-            return;
+            self.ack_body::<true>(now, seg, ack, seq, false);
+        } else {
+            self.ack_body::<false>(now, seg, ack, seq, old);
         }
+    }
+
+    /// The orchestration of an ACK: each phase takes the facts the previous ones
+    /// found. `IDLE`: [`ack_changes_nothing`](Self::ack_changes_nothing) holds, which
+    /// proves that phases 2-4 find nothing (no SACK block, no D-SACK, no delivery, no
+    /// RTT sample, no mechanism acting), that the ACK carries no ECE and that it is
+    /// no duplicate ACK (nothing is outstanding); those are taken as found, every other
+    /// phase runs as for any ACK.
+    #[inline(always)]
+    fn ack_body<const IDLE: bool>(
+        &mut self,
+        now: Instant,
+        seg: &TcpRepr<'_>,
+        ack: u64,
+        seq: i64,
+        old: bool,
+    ) {
         let prior = Prior {
             una: self.sub.snd.snd_una,
             in_flight: self.sub.loss.board.in_flight(),
@@ -79,8 +114,105 @@ impl Connection {
         };
         // Any acceptable ACK shows the peer is alive (Linux resets `icsk_probes_out`).
         self.sub.probes.persist_probes = 0;
-
         let window_changed = self.update_send_window(seg, ack, seq, old, prior.una);
+        let facts = if IDLE {
+            AckFacts::default()
+        } else {
+            self.ack_facts(now, seg, ack, old, prior)
+        };
+        let mut flags = AckFlags {
+            una_advanced: ack > prior.una,
+            data_sacked: facts.d.sacked > 0,
+            orig_acked: facts.d.orig_acked,
+            dupack: false,
+            ece: false,
+            tsecr: seg
+                .timestamps
+                .filter(|t| self.sub.opts.ts_ok && t.tsecr != 0)
+                .map(|t| t.tsecr),
+        };
+        let d = facts.d;
+        if old {
+            // Linux `old_ack`: delivery and loss detection only; no RTT sample (the
+            // ACK was held back), no window growth, no TLP or timer changes.
+            self.sub.cong.vars.delivered += u64::from(d.segs);
+            self.refresh_cc_state();
+            self.detect_losses(now, d.segs, facts.dsack.is_some());
+            self.alert(now, AckAge::Old, &flags, prior);
+            self.trace_cwnd(now);
+            return;
+        }
+        if let Some(rtt) = facts.sample {
+            // The refresh of the controller's view that `rtt_sample` does is left to
+            // the one just below: nothing in between reads or changes what it copies.
+            self.note_rtt_sample(now, rtt);
+        }
+
+        let ece = !IDLE && self.sub.opts.ecn_ok && seg.flags.contains(Flags::ECE);
+        let is_dupack = !IDLE
+            && !facts.low
+            && ack == prior.una
+            && seg.payload.is_empty()
+            && !window_changed
+            && !seg.flags.fin()
+            && !self.sub.loss.board.is_empty();
+        self.sub.cong.vars.delivered += u64::from(d.segs);
+        self.refresh_cc_state();
+        // Window growth from a low ACK only for what it cumulatively ACKed of the
+        // primary loop's segments (the Linux patch credits those on the next
+        // priority-0 ACK; brisk at once, spec A4(e)); SACKs on it grow nothing.
+        let cc_segs = if facts.low { d.segs - d.sacked } else { d.segs };
+        let ack_sample = AckSample {
+            now,
+            acked_segs: cc_segs,
+            acked_bytes: d.bytes,
+            rtt: facts.sample,
+            newest_acked: d.newest,
+            prior_in_flight: prior.in_flight,
+            ece,
+        };
+        if cc_segs > 0 || d.bytes > 0 {
+            self.sub
+                .cong
+                .ctrl
+                .on_ack(&mut self.sub.cong.vars, &ack_sample);
+        }
+        if !facts.low {
+            self.detect_losses(now, d.segs, facts.dsack.is_some());
+            if !self.sub.opts.sack_ok {
+                self.newreno_detect(ack, prior.una, is_dupack);
+            }
+        }
+        flags.dupack = is_dupack && facts.dsack.is_none();
+        flags.ece = ece;
+        self.alert(now, AckAge::Current { ece }, &flags, prior);
+        if facts.bundle_loss && self.sub.cong.ca_state < CaState::Cwr {
+            self.enter_cwr(now, prior.in_flight, CongestionCause::BundleLoss);
+            self.info.rdb_loss_cwr += 1;
+        }
+        let delivered = d.segs > 0;
+        self.ack_finish(
+            now,
+            ack,
+            prior,
+            facts.dsack,
+            is_dupack,
+            cc_segs,
+            delivered,
+            &ack_sample,
+        );
+    }
+
+    /// Phases 2-4: the SACK blocks classified, D-SACK accounted, the delivery marked,
+    /// the mechanisms' view of the ACK and the RTT sample.
+    fn ack_facts(
+        &mut self,
+        now: Instant,
+        seg: &TcpRepr<'_>,
+        ack: u64,
+        old: bool,
+        prior: Prior,
+    ) -> AckFacts {
         let sack = self.classify_sack(seg, ack, prior.una, old);
         // D-SACK accounting for undo, before the scoreboard forgets what it covers; a
         // dubious D-SACK is ignored from here on (Linux `tcp_check_dsack`).
@@ -102,17 +234,6 @@ impl Connection {
                 .rack
                 .on_dsack(self.sub.snd.snd_una, self.snd_max());
         }
-        let mut flags = AckFlags {
-            una_advanced: ack > prior.una,
-            data_sacked: d.sacked > 0,
-            orig_acked: d.orig_acked,
-            dupack: false,
-            ece: false,
-            tsecr: seg
-                .timestamps
-                .filter(|t| self.sub.opts.ts_ok && t.tsecr != 0)
-                .map(|t| t.tsecr),
-        };
         // RC3 (`rc3_send`): a low-priority ACK updates the scoreboard and the
         // cumulative ACK only.
         let low = !old
@@ -124,64 +245,29 @@ impl Connection {
         } else {
             self.ack_rtt_sample(now, seg, &d, ack > prior.una)
         };
-        if old {
-            // Linux `old_ack`: delivery and loss detection only; no RTT sample (the
-            // ACK was held back), no window growth, no TLP or timer changes.
-            self.sub.cong.vars.delivered += u64::from(d.segs);
-            self.refresh_cc_state();
-            self.detect_losses(now, d.segs, dsack.is_some());
-            self.alert(now, AckAge::Old, &flags, prior);
-            self.trace_cwnd(now);
-            return;
+        AckFacts {
+            d,
+            dsack,
+            bundle_loss,
+            low,
+            sample,
         }
-        if let Some(rtt) = sample {
-            // The refresh of the controller's view that `rtt_sample` does is left to
-            // the one just below: nothing in between reads or changes what it copies.
-            self.note_rtt_sample(now, rtt);
-        }
+    }
 
-        let ece = self.sub.opts.ecn_ok && seg.flags.contains(Flags::ECE);
-        let is_dupack = !low
-            && ack == prior.una
-            && seg.payload.is_empty()
-            && !window_changed
-            && !seg.flags.fin()
-            && !self.sub.loss.board.is_empty();
-        self.sub.cong.vars.delivered += u64::from(d.segs);
-        self.refresh_cc_state();
-        // Window growth from a low ACK only for what it cumulatively ACKed of the
-        // primary loop's segments (the Linux patch credits those on the next
-        // priority-0 ACK; brisk at once, spec A4(e)); SACKs on it grow nothing.
-        let cc_segs = if low { d.segs - d.sacked } else { d.segs };
-        let ack_sample = AckSample {
-            now,
-            acked_segs: cc_segs,
-            acked_bytes: d.bytes,
-            rtt: sample,
-            newest_acked: d.newest,
-            prior_in_flight: prior.in_flight,
-            ece,
-        };
-        if cc_segs > 0 || d.bytes > 0 {
-            self.sub
-                .cong
-                .ctrl
-                .on_ack(&mut self.sub.cong.vars, &ack_sample);
-        }
-        if !low {
-            self.detect_losses(now, d.segs, dsack.is_some());
-            if !self.sub.opts.sack_ok {
-                self.newreno_detect(ack, prior.una, is_dupack);
-            }
-        }
-        flags.dupack = is_dupack && dsack.is_none();
-        flags.ece = ece;
-        self.alert(now, AckAge::Current { ece }, &flags, prior);
-        if bundle_loss && self.sub.cong.ca_state < CaState::Cwr {
-            self.enter_cwr(now, prior.in_flight, CongestionCause::BundleLoss);
-            self.info.rdb_loss_cwr += 1;
-        }
-
+    /// Phases 6-7: the TLP episode's end, window growth, the round, the timers.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn ack_finish(
+        &mut self,
+        now: Instant,
+        ack: u64,
+        prior: Prior,
+        dsack: Option<(u64, u64)>,
+        is_dupack: bool,
+        cc_segs: u32,
+        delivered: bool,
+        ack_sample: &AckSample,
+    ) {
         // TLP episode end (RFC 8985 §7.4).
         let dsack_for_probe = match (dsack, self.sub.loss.tlp.high_seq) {
             (Some((_, r)), Some(h)) => r <= h,
@@ -190,9 +276,9 @@ impl Connection {
         if self.sub.loss.tlp.on_ack(ack, dsack_for_probe, is_dupack) == TlpOutcome::Loss {
             self.tlp_loss_response(now);
         }
-        self.grow_window(now, cc_segs, &ack_sample);
+        self.grow_window(now, cc_segs, ack_sample);
         self.end_round();
-        self.rearm_after_ack(now, ack > prior.una, d.segs > 0);
+        self.rearm_after_ack(now, ack > prior.una, delivered);
     }
 
     /// Whether this ACK can move nothing but the send window: it acknowledges no new
@@ -202,8 +288,8 @@ impl Connection {
     /// `tcp_rcv_established` fast path likewise calls `tcp_ack` on a data segment only
     /// when `ack_seq != snd_una` would change something (header prediction).
     ///
-    /// What `process_ack` does with such an ACK, phase by phase, and why
-    /// [`process_idle_ack`](Self::process_idle_ack) may skip the rest:
+    /// What `process_ack` does with such an ACK, phase by phase, and why its `IDLE`
+    /// instance ([`ack_body`](Self::ack_body)) may take phases 2-4 as finding nothing:
     /// - no blocks: `classify_sack` returns the default (no D-SACK, nothing ignored);
     /// - `ack == snd_una` with an empty scoreboard: `mark_delivered` delivers nothing,
     ///   so there is no RTT sample (no delivery, SND.UNA did not advance), no
@@ -226,29 +312,6 @@ impl Connection {
             && self.sub.loss.tlp.high_seq.is_none()
             && !self.sub.loss.undo.all_retrans_dsacked()
             && self.mech.quiet_on_idle_ack()
-    }
-
-    /// `process_ack` for an ACK `ack_changes_nothing` accepted: the same writes in
-    /// the same order, without the phases that provably do nothing.
-    fn process_idle_ack(&mut self, now: Instant, seg: &TcpRepr<'_>, ack: u64, seq: i64) {
-        debug_assert!(
-            self.sub.loss.board.lost_out() == 0
-                && self.sub.loss.board.sacked_out() == 0
-                && self.sub.loss.board.retrans_out() == 0
-        );
-        self.sub.probes.persist_probes = 0;
-        self.update_send_window(seg, ack, seq, false, ack);
-        self.refresh_cc_state();
-        // `alert` → `undo_and_exit`: Open, nothing retransmitted outstanding.
-        self.sub.loss.undo.clear_stamp();
-        // `grow_window` without deliveries outside a reduction.
-        self.set_cwnd(self.sub.cong.vars.cwnd);
-        self.trace_cwnd(now);
-        self.end_round();
-        // `rearm_after_ack(now, false, false)` with nothing outstanding: no RTO, probe,
-        // reorder or user timer; a persist timer ends if the window is open.
-        self.disarm_rto();
-        self.stop_persist_if_open();
     }
 
     /// Phase 1 (RFC 9293 §3.10.7.4, as Linux `tcp_may_update_window`): a duplicate ACK
