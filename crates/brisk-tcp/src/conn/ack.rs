@@ -133,13 +133,7 @@ impl Connection {
         };
         let d = facts.d;
         if old {
-            // Linux `old_ack`: delivery and loss detection only; no RTT sample (the
-            // ACK was held back), no window growth, no TLP or timer changes.
-            self.sub.cong.vars.delivered += u64::from(d.segs);
-            self.refresh_cc_state();
-            self.detect_losses(now, d.segs, facts.dsack.is_some());
-            self.alert(now, AckAge::Old, &flags, prior);
-            self.trace_cwnd(now);
+            self.old_ack(now, &facts, &flags, prior);
             return;
         }
         if let Some(rtt) = facts.sample {
@@ -201,6 +195,17 @@ impl Connection {
             delivered,
             &ack_sample,
         );
+    }
+
+    /// Linux `old_ack`: delivery and loss detection only; no RTT sample (the ACK was
+    /// held back), no window growth, no TLP or timer changes.
+    fn old_ack(&mut self, now: Instant, facts: &AckFacts, flags: &AckFlags, prior: Prior) {
+        let d = facts.d;
+        self.sub.cong.vars.delivered += u64::from(d.segs);
+        self.refresh_cc_state();
+        self.detect_losses(now, d.segs, facts.dsack.is_some());
+        self.alert(now, AckAge::Old, flags, prior);
+        self.trace_cwnd(now);
     }
 
     /// Phases 2-4: the SACK blocks classified, D-SACK accounted, the delivery marked,

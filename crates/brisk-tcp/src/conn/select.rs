@@ -14,6 +14,15 @@ use crate::event::{RetransmitKind, TraceEvent};
 use crate::recovery::rto;
 use brisk_time::Instant;
 
+/// The new segment `send_new_data` decided on: the stream offset of its first byte,
+/// its length, whether the FIN goes with it, and packets in flight before it.
+struct NewSegment {
+    next: u64,
+    len: u32,
+    fin: bool,
+    in_flight: u32,
+}
+
 impl Connection {
     fn sent_info(&self, now: Instant, bytes: u32, retransmit: bool) -> SentInfo {
         SentInfo {
@@ -139,92 +148,12 @@ impl Connection {
     /// New data (and FIN) within cwnd and the peer's window. `probe` (a TLP) ignores
     /// cwnd and Nagle.
     pub(super) fn send_new_data(&mut self, now: Instant, probe: bool) -> Option<Segment> {
-        if !self.data_state_open() {
-            return None;
-        }
-        // RC3: skip what the RLP's copies delivered; a hole ends where the next
-        // delivered range begins.
-        let hole_end = self.skip_delivered();
-        let next = self.sub.snd.snd_nxt - 1; // stream offset of the next new byte
-        let end = self.stream.sendbuf.end();
-        let avail = end - next;
-        if avail == 0 && !self.stream.fin_queued {
-            // Out of data with room to send more: application-limited (RFC 7661).
-            if self.sub.loss.board.in_flight() < self.sub.cong.vars.cwnd
-                && !self.sub.cong.vars.app_limited
-            {
-                self.sub.cong.vars.app_limited = true;
-                self.sub
-                    .cong
-                    .ctrl
-                    .on_event(&mut self.sub.cong.vars, now, CcEvent::AppLimited);
-            }
-            return None;
-        }
-        let in_flight = self.sub.loss.board.in_flight();
-        if !probe && in_flight >= self.sub.cong.vars.cwnd {
-            self.sub.cong.is_cwnd_limited = true;
-            self.sub.cong.vars.app_limited = false;
-            return None;
-        }
-        let wnd_left =
-            (self.sub.snd.snd_una + self.sub.snd.snd_wnd).saturating_sub(self.sub.snd.snd_nxt);
-        let to_hole_end = hole_end.saturating_sub(self.sub.snd.snd_nxt);
-        let hole_limited = to_hole_end < avail.min(u64::from(self.sub.opts.mss));
-        // A record end (MSG_EOR) ahead cuts the segment there. Like a hole's end it is
-        // not a small write: Linux applies Nagle only to the last skb of the queue.
-        // Marks stay until acknowledged: a retransmission ending at one keeps its PSH.
-        let acked = self.sub.snd.snd_una.saturating_sub(1);
-        while self.stream.record_ends.front().is_some_and(|&e| e <= acked) {
-            self.stream.record_ends.pop_front();
-        }
-        let ahead = self.stream.record_ends.partition_point(|&e| e <= next);
-        let to_record_end = self
-            .stream
-            .record_ends
-            .get(ahead)
-            .map_or(u64::MAX, |&e| e - next);
-        let record_limited = to_record_end < avail.min(u64::from(self.sub.opts.mss));
-        let len = avail
-            .min(u64::from(self.sub.opts.mss))
-            .min(wnd_left)
-            .min(to_hole_end)
-            .min(to_record_end) as u32;
-        if len == 0 && avail > 0 {
-            // Zero window (or too small for one byte): persist (RFC 9293 §3.8.6.1).
-            if self.sub.loss.board.is_empty() && !self.sub.timers.is_set(Timer::Persist) {
-                let t = rto::backoff(
-                    self.sub.loss.rtt.rto(),
-                    self.sub.probes.persist_backoff,
-                    self.config.recovery.max_rto,
-                );
-                self.sub.timers.set(Timer::Persist, now + t);
-            }
-            return None;
-        }
-        let fin = self.stream.fin_queued && next + u64::from(len) == end;
-        // A hole cut short by delivered data (RC3) is not a small write: no Nagle or SWS.
-        if !probe
-            && !hole_limited
-            && !record_limited
-            && u64::from(len) < u64::from(self.sub.opts.mss)
-            && !fin
-        {
-            let window_limited = u64::from(len) < avail;
-            // Nagle (RFC 896, Minshall): hold a small segment while an earlier small
-            // one is unacknowledged.
-            if self.config.nagle && !window_limited && self.sub.snd.snd_sml > self.sub.snd.snd_una {
-                return None;
-            }
-            // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): a window-limited small segment
-            // waits unless it is at least half the largest window seen.
-            if window_limited
-                && !self.sub.loss.board.is_empty()
-                && u64::from(len) < self.sub.snd.max_snd_wnd / 2
-            {
-                return None;
-            }
-        }
+        let NewSegment {
+            next,
+            len,
+            fin,
+            in_flight,
+        } = self.new_segment(now, probe)?;
         if self.sub.loss.board.is_empty() {
             self.on_tx_start(now);
         }
@@ -284,6 +213,97 @@ impl Connection {
         // whatever the order, so stopping the delayed ACK after arming the RTO and TLP
         // leaves the same table.
         Some(self.build_data_segment(now, tx_start, tx_len, fin, SegmentKind::NewData))
+    }
+
+    /// Which new bytes go next, if any may go now (the decision of `send_new_data`):
+    /// application-limited, cwnd-limited, the peer's window (zero: persist), a hole's
+    /// or a record's end, Nagle and sender SWS avoidance.
+    #[inline]
+    fn new_segment(&mut self, now: Instant, probe: bool) -> Option<NewSegment> {
+        if !self.data_state_open() {
+            return None;
+        }
+        // RC3: skip what the RLP's copies delivered; a hole ends where the next
+        // delivered range begins.
+        let hole_end = self.skip_delivered();
+        let next = self.sub.snd.snd_nxt - 1; // stream offset of the next new byte
+        let end = self.stream.sendbuf.end();
+        let avail = end - next;
+        if avail == 0 && !self.stream.fin_queued {
+            // Out of data with room to send more: application-limited (RFC 7661).
+            if self.sub.loss.board.in_flight() < self.sub.cong.vars.cwnd
+                && !self.sub.cong.vars.app_limited
+            {
+                self.sub.cong.vars.app_limited = true;
+                self.sub
+                    .cong
+                    .ctrl
+                    .on_event(&mut self.sub.cong.vars, now, CcEvent::AppLimited);
+            }
+            return None;
+        }
+        let in_flight = self.sub.loss.board.in_flight();
+        if !probe && in_flight >= self.sub.cong.vars.cwnd {
+            self.sub.cong.is_cwnd_limited = true;
+            self.sub.cong.vars.app_limited = false;
+            return None;
+        }
+        let wnd_left =
+            (self.sub.snd.snd_una + self.sub.snd.snd_wnd).saturating_sub(self.sub.snd.snd_nxt);
+        let to_hole_end = hole_end.saturating_sub(self.sub.snd.snd_nxt);
+        let hole_limited = to_hole_end < avail.min(u64::from(self.sub.opts.mss));
+        // A record end (MSG_EOR) ahead cuts the segment there. Like a hole's end it is
+        // not a small write: Linux applies Nagle only to the last skb of the queue.
+        // Marks stay until acknowledged: a retransmission ending at one keeps its PSH.
+        let acked = self.sub.snd.snd_una.saturating_sub(1);
+        let to_record_end = self.stream.to_record_end(next, acked);
+        let record_limited = to_record_end < avail.min(u64::from(self.sub.opts.mss));
+        let len = avail
+            .min(u64::from(self.sub.opts.mss))
+            .min(wnd_left)
+            .min(to_hole_end)
+            .min(to_record_end) as u32;
+        if len == 0 && avail > 0 {
+            // Zero window (or too small for one byte): persist (RFC 9293 §3.8.6.1).
+            if self.sub.loss.board.is_empty() && !self.sub.timers.is_set(Timer::Persist) {
+                let t = rto::backoff(
+                    self.sub.loss.rtt.rto(),
+                    self.sub.probes.persist_backoff,
+                    self.config.recovery.max_rto,
+                );
+                self.sub.timers.set(Timer::Persist, now + t);
+            }
+            return None;
+        }
+        let fin = self.stream.fin_queued && next + u64::from(len) == end;
+        // A hole cut short by delivered data (RC3) is not a small write: no Nagle or SWS.
+        if !probe
+            && !hole_limited
+            && !record_limited
+            && u64::from(len) < u64::from(self.sub.opts.mss)
+            && !fin
+        {
+            let window_limited = u64::from(len) < avail;
+            // Nagle (RFC 896, Minshall): hold a small segment while an earlier small
+            // one is unacknowledged.
+            if self.config.nagle && !window_limited && self.sub.snd.snd_sml > self.sub.snd.snd_una {
+                return None;
+            }
+            // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): a window-limited small segment
+            // waits unless it is at least half the largest window seen.
+            if window_limited
+                && !self.sub.loss.board.is_empty()
+                && u64::from(len) < self.sub.snd.max_snd_wnd / 2
+            {
+                return None;
+            }
+        }
+        Some(NewSegment {
+            next,
+            len,
+            fin,
+            in_flight,
+        })
     }
 
     /// Before the primary loop sends new data: the mechanisms may move SND.NXT over

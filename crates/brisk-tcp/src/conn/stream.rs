@@ -93,4 +93,16 @@ impl Stream {
         self.record_ends.push_back(end);
         true
     }
+
+    /// Bytes from stream offset `next` to the next record end ahead (u64::MAX: none);
+    /// marks at or below `acked` (the stream offset SND.UNA stands for) are dropped
+    /// first. Marks stay until acknowledged: a retransmission ending at one keeps its
+    /// PSH.
+    pub fn to_record_end(&mut self, next: u64, acked: u64) -> u64 {
+        while self.record_ends.front().is_some_and(|&e| e <= acked) {
+            self.record_ends.pop_front();
+        }
+        let ahead = self.record_ends.partition_point(|&e| e <= next);
+        self.record_ends.get(ahead).map_or(u64::MAX, |&e| e - next)
+    }
 }
