@@ -497,6 +497,10 @@ impl Connection {
     /// real loss among them starts a new recovery at once. The state machine, then recovery or CWR entry, then
     /// Open/Disorder. An old ACK never enters CWR and never reopens from Disorder
     /// (its SACK news can only add to what is SACKed).
+    ///
+    /// Inline: every ACK runs it, and for an idle ACK (`ack_body::<true>`) its
+    /// arguments are constants.
+    #[inline]
     fn alert(&mut self, now: Instant, age: AckAge, flags: &AckFlags, prior: Prior) {
         // A current ACK without ECE in Open with no D-SACK undo due, the common ACK of
         // a loss-free transfer: as Linux's `tcp_fastretrans_alert` looks further only
@@ -577,7 +581,9 @@ impl Connection {
         }
     }
 
-    /// Phase 7 (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`).
+    /// Phase 7 (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`). Inline for the same
+    /// reason as `alert`.
+    #[inline]
     fn rearm_after_ack(&mut self, now: Instant, una_advanced: bool, delivered: bool) {
         let reneged = una_advanced && self.sub.loss.board.head_sacked();
         if self.sub.loss.board.is_empty() {

@@ -49,7 +49,7 @@ pub(super) struct NextBytes {
     pub bound: u64,
 }
 
-/// What an RDB bundle may carry, read from the subflow.
+/// What an RDB bundle may carry, read from the subflow (built only when RDB runs).
 pub(super) struct BundleView<'a> {
     pub board: &'a Scoreboard,
     pub min_rtt: Option<Duration>,
@@ -156,17 +156,17 @@ impl Mechanisms {
     /// unacknowledged segments go in front when the stream is thin with `pif` packets
     /// in flight before this one; never on a FIN, never on an empty segment).
     #[inline]
-    pub fn segment_start(
+    pub fn segment_start<'v>(
         &self,
         start: u64,
         len: u32,
         fin: bool,
         pif: u32,
-        view: BundleView<'_>,
+        view: impl FnOnce() -> BundleView<'v>,
     ) -> u64 {
         for m in &self.list {
             if let Mechanism::Rdb(rdb) = m {
-                return rdb_bundle_start(rdb, start, len, fin, pif, view);
+                return rdb_bundle_start(rdb, start, len, fin, pif, view());
             }
         }
         start

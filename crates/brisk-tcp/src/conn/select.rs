@@ -158,10 +158,11 @@ impl Connection {
             self.on_tx_start(now);
         }
         let start = self.sub.snd.snd_nxt;
-        let view = BundleView {
-            board: &self.sub.loss.board,
-            min_rtt: self.sub.loss.rtt.min_rtt(),
-            mss: self.sub.opts.mss,
+        let (board, rtt, mss) = (&self.sub.loss.board, &self.sub.loss.rtt, self.sub.opts.mss);
+        let view = || BundleView {
+            board,
+            min_rtt: rtt.min_rtt(),
+            mss,
         };
         let tx_start = self.mech.segment_start(start, len, fin, in_flight, view);
         let tx_len = len + (start - tx_start) as u32;
@@ -256,7 +257,7 @@ impl Connection {
         // not a small write: Linux applies Nagle only to the last skb of the queue.
         // Marks stay until acknowledged: a retransmission ending at one keeps its PSH.
         let acked = self.sub.snd.snd_una.saturating_sub(1);
-        let to_record_end = self.stream.to_record_end(next, acked);
+        let to_record_end = self.stream.bytes_to_record_end(next, acked);
         let record_limited = to_record_end < avail.min(u64::from(self.sub.opts.mss));
         let len = avail
             .min(u64::from(self.sub.opts.mss))

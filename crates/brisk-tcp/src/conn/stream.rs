@@ -98,7 +98,7 @@ impl Stream {
     /// marks at or below `acked` (the stream offset SND.UNA stands for) are dropped
     /// first. Marks stay until acknowledged: a retransmission ending at one keeps its
     /// PSH.
-    pub fn to_record_end(&mut self, next: u64, acked: u64) -> u64 {
+    pub fn bytes_to_record_end(&mut self, next: u64, acked: u64) -> u64 {
         while self.record_ends.front().is_some_and(|&e| e <= acked) {
             self.record_ends.pop_front();
         }
