@@ -32,13 +32,19 @@
 //! one live entry, registered at its earliest known deadline, and the heap holds at
 //! most 2 × armed connections + 64 entries at all times (issues 13 and 29).
 
-use crate::cc::host::{Grouping, HostCc, HostHome};
-use crate::cc::spec::{CcContext, CcFactory, StandardCcFactory};
+mod config;
+mod listen;
+mod table;
+
+pub use config::{EndpointConfig, OsRngError};
+
+use crate::cc::host::{HostCc, HostHome};
+use crate::cc::spec::CcContext;
 use crate::cc::FlowCc;
 use crate::config::Config;
 use crate::conn::{isn, Connection, Setup, State};
 use crate::event::{ConnError, Event};
-use crate::mem::{MemAccount, MemLimits};
+use crate::mem::MemAccount;
 use crate::stats::EndpointStats;
 use crate::syncookie::{self, SynCookies};
 use crate::timer_heap::TimerHeap;
@@ -52,88 +58,6 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
-
-/// Endpoint-wide settings.
-#[derive(Clone, Debug)]
-pub struct EndpointConfig {
-    /// RFC 6528 secret key for ISN generation. RFC 6528 §3 needs it unknown to an
-    /// off-path attacker, so `default()` draws it from the OS; only simulators and
-    /// tests, whose peers are not attackers, should set a known value.
-    pub isn_secret: [u8; 16],
-    /// Seed for the endpoint's ChaCha RNG (ephemeral ports, jitter).
-    pub rng_seed: u64,
-    /// Connection-table limit; beyond it new connections are refused and counted.
-    pub max_connections: usize,
-    /// Defaults for connections accepted by listeners.
-    pub default_config: Config,
-    /// Builds each connection's congestion controller from its `Config::congestion`
-    /// spec, with the connection's seed, its path and the host's shared `HostCc`.
-    pub cc_factory: Arc<dyn CcFactory>,
-    /// Which congestion group a new connection joins in the host's `HostCc` (FSE's
-    /// and coupled controllers' room, `crate::cc::host`). Default: none.
-    pub cc_grouping: Grouping,
-    /// SYN cookies (RFC 4987 §3.6, `crate::syncookie`) when a listener's SYN queue is
-    /// full, as Linux's default `net.ipv4.tcp_syncookies = 1`. Default on; off, a SYN
-    /// that finds the queue full is dropped unanswered (`drop_backlog_full`) and a SYN
-    /// flood locks legitimate clients out. Their key is derived from `isn_secret`.
-    pub syncookies: bool,
-    /// With `syncookies` on, answer every SYN to a listener with a cookie, queue or no
-    /// queue (Linux `net.ipv4.tcp_syncookies = 2`, meant for testing). Default off.
-    pub syncookies_always: bool,
-    /// Endpoint-wide memory thresholds (`crate::mem`, Linux's `tcp_mem`).
-    pub mem: MemLimits,
-}
-
-/// The OS random number generator could not be read (`getrandom(2)` or the
-/// platform's equivalent, through the `getrandom` crate).
-#[derive(Debug, thiserror::Error)]
-#[error("the OS random number generator failed: {0}")]
-pub struct OsRngError(getrandom::Error);
-
-impl EndpointConfig {
-    /// Defaults with the given ISN secret and RNG seed: for simulators, tests and
-    /// replays, where the same inputs must give the same bytes out.
-    pub fn seeded(isn_secret: [u8; 16], rng_seed: u64) -> Self {
-        EndpointConfig {
-            isn_secret,
-            rng_seed,
-            max_connections: 65_536,
-            default_config: Config::default(),
-            cc_factory: Arc::new(StandardCcFactory),
-            cc_grouping: Grouping::None,
-            syncookies: true,
-            syncookies_always: false,
-            mem: MemLimits::DEFAULT,
-        }
-    }
-
-    /// Defaults with the ISN secret and RNG seed drawn from the OS, each on its own
-    /// (the seed steers observable choices such as ephemeral ports, so it must not
-    /// reveal the secret). Use this where a failure must be reported, not panic.
-    pub fn from_os_rng() -> Result<Self, OsRngError> {
-        let mut isn_secret = [0u8; 16];
-        getrandom::getrandom(&mut isn_secret).map_err(OsRngError)?;
-        let mut seed = [0u8; 8];
-        getrandom::getrandom(&mut seed).map_err(OsRngError)?;
-        Ok(Self::seeded(isn_secret, u64::from_le_bytes(seed)))
-    }
-}
-
-impl Default for EndpointConfig {
-    /// [`EndpointConfig::from_os_rng`]: a library or socket user who takes the
-    /// defaults gets unpredictable ISNs (RFC 6528) without asking. A fixed secret
-    /// here would be public, and with it every ISN predictable from the 4-tuple and
-    /// the clock.
-    ///
-    /// # Panics
-    ///
-    /// If the OS random number generator fails; falling back to a known secret
-    /// silently would defeat RFC 6528. Callers that must not panic use
-    /// `from_os_rng` (or `seeded`).
-    fn default() -> Self {
-        Self::from_os_rng().unwrap_or_else(|e| panic!("EndpointConfig::default: {e}"))
-    }
-}
 
 /// A stable handle to a connection in the endpoint's table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -360,55 +284,6 @@ impl Endpoint {
         self.config.syncookies_always = always;
     }
 
-    /// Listens on `port`; the connections it accepts share one copy of `config`
-    /// while they do not change it.
-    pub fn listen(&mut self, port: u16, backlog: usize, config: Config) -> Result<(), ConnError> {
-        self.listen_shared(port, backlog, Arc::new(config))
-    }
-
-    /// [`listen`](Self::listen) with a config the caller may share further.
-    pub fn listen_shared(
-        &mut self,
-        port: u16,
-        backlog: usize,
-        config: Arc<Config>,
-    ) -> Result<(), ConnError> {
-        if port == 0 {
-            return Err(ConnError::Unsupported);
-        }
-        if self.listeners.contains_key(&port) {
-            return Err(ConnError::AddrInUse);
-        }
-        self.listeners.insert(
-            port,
-            Listener {
-                backlog: backlog.max(1),
-                config,
-                syn_queue: 0,
-                accept: VecDeque::new(),
-                last_overflow: None,
-            },
-        );
-        Ok(())
-    }
-
-    /// A listener's configuration, for connections it accepts from now on.
-    pub fn listen_config(&self, port: u16) -> Option<&Config> {
-        self.listeners.get(&port).map(|l| &*l.config)
-    }
-
-    /// Replaces a listener's configuration (a socket option set on a listening
-    /// socket): connections whose SYN arrives later take it; ones already in the SYN
-    /// or accept queue keep theirs, as Linux's children copy the listener at SYN time.
-    pub fn set_listen_config(&mut self, port: u16, config: Config) -> Result<(), ConnError> {
-        let l = self
-            .listeners
-            .get_mut(&port)
-            .ok_or(ConnError::Unsupported)?;
-        l.config = Arc::new(config);
-        Ok(())
-    }
-
     /// Active open. `local_port` 0 picks an ephemeral port.
     pub fn connect(
         &mut self,
@@ -457,19 +332,6 @@ impl Endpoint {
         let h = self.insert(conn, None);
         self.touch(h);
         Ok(h)
-    }
-
-    /// Takes the next established connection from `port`'s accept queue.
-    pub fn accept(&mut self, port: u16) -> Option<ConnHandle> {
-        let l = self.listeners.get_mut(&port)?;
-        let h = l.accept.pop_front()?;
-        if let Some(slot) = self.slot_mut(h) {
-            slot.queued = false;
-            slot.listener = None;
-        }
-        // Events that arrived before accept (data, FIN, close) are delivered now.
-        self.touch(h);
-        Some(h)
     }
 
     /// One IP packet from the network. Both the IPv4 header and the TCP checksum
@@ -558,183 +420,6 @@ impl Endpoint {
         self.stats.oow_acks_suppressed += after.oow_acks_suppressed - before.oow_acks_suppressed;
         self.touch(h);
         self.mem.relieve(&mut self.slots, h.0, &mut self.stats);
-    }
-
-    /// Linux `tcp_check_req` on a full accept queue (`listen_overflow`): the ACK that
-    /// would complete a passive handshake is dropped, so the connection stays in
-    /// SYN-RECEIVED and retransmits its SYN-ACK until the application makes room or
-    /// the SYN-ACK retries run out. Keeps the accept queue within the backlog.
-    fn accept_overflow(&self, h: ConnHandle, tcp: &TcpRepr<'_>) -> bool {
-        let Some(slot) = self.slots.get(h.0 as usize).and_then(|s| s.as_ref()) else {
-            return false;
-        };
-        let f = tcp.flags;
-        let completes = f.ack() && !f.rst() && !f.syn();
-        completes
-            && !slot.queued
-            && slot.conn.state() == State::SynReceived
-            && slot
-                .listener
-                .and_then(|port| self.listeners.get(&port))
-                .is_some_and(|l| l.accept.len() >= l.backlog)
-    }
-
-    /// RFC 9293 §3.10.7.2: a SYN to a listener creates a connection in SYN-RECEIVED,
-    /// within the backlog and table limits.
-    fn on_listen_syn(&mut self, now: Instant, remote: SocketAddr, tcp: &TcpRepr<'_>) {
-        let port = tcp.dst_port;
-        let Some(l) = self.listeners.get(&port) else {
-            return;
-        };
-        if l.accept.len() >= l.backlog {
-            self.stats.drop_backlog_full += 1;
-            return;
-        }
-        let always = self.config.syncookies && self.config.syncookies_always;
-        if l.syn_queue >= l.backlog || always {
-            self.on_syn_queue_full(now, remote, tcp);
-            return;
-        }
-        if self.live >= self.config.max_connections {
-            self.stats.drop_table_full += 1;
-            return;
-        }
-        // `handle_packet` checked the destination, so an address of this family exists.
-        let Some(local_ip) = self.local_addr_for(remote.ip()) else {
-            self.stats.drop_not_local += 1;
-            return;
-        };
-        let config = l.config.clone();
-        let local = SocketAddr::new(local_ip, port);
-        let setup = self.setup(now, local, remote, config);
-        let conn = Connection::accept(now, setup, tcp);
-        if let Some(l) = self.listeners.get_mut(&port) {
-            l.syn_queue += 1;
-        }
-        let h = self.insert(conn, Some(port));
-        self.touch(h);
-    }
-
-    /// Linux `tcp_conn_request` with `want_cookie`: a SYN that finds the SYN queue full
-    /// gets a cookie SYN-ACK (no state kept), or with cookies off is dropped.
-    fn on_syn_queue_full(&mut self, now: Instant, remote: SocketAddr, tcp: &TcpRepr<'_>) {
-        let port = tcp.dst_port;
-        // The address of the SYN's family (a dual-stack endpoint has two).
-        let Some(local_ip) = self.local_addr_for(remote.ip()) else {
-            self.stats.drop_not_local += 1;
-            return;
-        };
-        let local = SocketAddr::new(local_ip, port);
-        let Some(l) = self.listeners.get_mut(&port) else {
-            return;
-        };
-        if !self.config.syncookies {
-            self.stats.drop_backlog_full += 1;
-            return;
-        }
-        l.last_overflow = Some(now);
-        if self
-            .cookies
-            .queue_synack(now, local, remote, &l.config, tcp)
-        {
-            self.stats.syncookies_sent += 1;
-        } else {
-            self.stats.drop_backlog_full += 1;
-        }
-    }
-
-    /// Linux `cookie_v4_check`: an ACK (no SYN, no RST) for no connection, to a
-    /// listener whose SYN queue overflowed lately, is checked as a SYN cookie. Valid:
-    /// the connection is created and handed the ACK (and its data), unless the accept
-    /// queue or table is full (dropped; the peer's retransmission may find room).
-    /// Invalid: counted and answered with an RST. False if not checked at all.
-    fn on_cookie_ack(
-        &mut self,
-        now: Instant,
-        ecn: Ecn,
-        dscp: u8,
-        remote: SocketAddr,
-        tcp: &TcpRepr<'_>,
-    ) -> bool {
-        let f = tcp.flags;
-        let port = tcp.dst_port;
-        let Some(l) = self.listeners.get(&port) else {
-            return false;
-        };
-        let recent = l
-            .last_overflow
-            .is_some_and(|t| now.saturating_duration_since(t) <= syncookie::COOKIE_VALID);
-        if !self.config.syncookies || !recent || !f.ack() || f.syn() || f.rst() {
-            return false;
-        }
-        let Some(local_ip) = self.local_addr_for(remote.ip()) else {
-            return false;
-        };
-        let local = SocketAddr::new(local_ip, port);
-        let opts = match self.cookies.validate(now, local, remote, &l.config, tcp) {
-            Ok(o) => o,
-            Err(_) => {
-                self.stats.syncookies_failed += 1;
-                self.reply_rst(port, remote, tcp);
-                return true;
-            }
-        };
-        self.stats.syncookies_validated += 1;
-        if l.accept.len() >= l.backlog {
-            self.stats.drop_backlog_full += 1;
-            return true;
-        }
-        if self.live >= self.config.max_connections {
-            self.stats.drop_table_full += 1;
-            return true;
-        }
-        let config = l.config.clone();
-        let ts_offset = self.cookies.ts_offset(local.ip(), remote.ip());
-        let mut setup = self.setup(now, local, remote, config);
-        setup.iss = tcp.ack.0.wrapping_sub(1);
-        let conn = Connection::accept_cookie(now, setup, tcp, &opts, ts_offset);
-        if let Some(l) = self.listeners.get_mut(&port) {
-            l.syn_queue += 1;
-        }
-        let h = self.insert(conn, Some(port));
-        self.deliver(now, h, ecn, dscp, tcp);
-        // The ACK acknowledges the cookie exactly and sits at RCV.NXT, so it always
-        // completes the handshake. Were that ever not so, the connection would wait
-        // in SYN-RECEIVED with no SYN-ACK to retransmit: remove it rather than leak.
-        if self
-            .conn(h)
-            .is_some_and(|c| c.state() == State::SynReceived)
-        {
-            self.reap(h);
-        }
-        true
-    }
-
-    /// RFC 9293 §3.10.7.1: never answer an RST; an ACK gets `<SEQ=SEG.ACK><CTL=RST>`,
-    /// anything else `<SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>`.
-    fn reply_rst(&mut self, local_port: u16, remote: SocketAddr, tcp: &TcpRepr<'_>) {
-        if tcp.flags.rst() {
-            return;
-        }
-        if self.replies.len() >= MAX_PENDING_RSTS {
-            return;
-        }
-        let reply = if tcp.flags.ack() {
-            Reply {
-                remote,
-                local_port,
-                seq: tcp.ack,
-                ack: None,
-            }
-        } else {
-            Reply {
-                remote,
-                local_port,
-                seq: SeqNum(0),
-                ack: Some(tcp.seq + tcp.seg_len()),
-            }
-        };
-        self.replies.push_back(reply);
     }
 
     /// Whether [`poll_transmit`](Self::poll_transmit) has anything to look at: a
@@ -903,17 +588,6 @@ impl Endpoint {
         Some(&mut slot.conn)
     }
 
-    /// Re-reads what the connection last lent by `conn_mut` holds, so that the next
-    /// allowance sees its writes.
-    #[inline]
-    fn settle_lent(&mut self) {
-        if let Some(i) = self.lent.take() {
-            if let Some(slot) = self.slots.get(i as usize).and_then(|s| s.as_deref()) {
-                let _ = self.mem.update(i, slot.conn.mem_usage(), &mut self.stats);
-            }
-        }
-    }
-
     pub fn stats(&self) -> &EndpointStats {
         &self.stats
     }
@@ -1050,212 +724,6 @@ impl Endpoint {
         }
         Err(ConnError::TableFull)
     }
-
-    fn slot_mut(&mut self, h: ConnHandle) -> Option<&mut Slot> {
-        self.slots.get_mut(h.0 as usize)?.as_deref_mut()
-    }
-
-    fn insert(&mut self, conn: Connection, listener: Option<u16>) -> ConnHandle {
-        let key = (conn.local().port(), conn.remote());
-        let slot = Box::new(Slot {
-            conn,
-            listener,
-            queued: false,
-            in_ready: false,
-            mem_wait: false,
-            closed: false,
-        });
-        // FIFO reuse keeps a just-freed handle from being reissued at once.
-        let idx = match self.free.pop_front() {
-            Some(i) => {
-                self.slots[i as usize] = Some(slot);
-                i
-            }
-            None => {
-                self.slots.push(Some(slot));
-                (self.slots.len() - 1) as u32
-            }
-        };
-        let h = ConnHandle(idx);
-        self.table.insert(key, h);
-        self.last_hit = None;
-        self.live += 1;
-        h
-    }
-
-    /// The connection of `(local port, remote)`, through the one-entry cache.
-    fn lookup(&mut self, port: u16, remote: SocketAddr) -> Option<ConnHandle> {
-        if let Some((k, h)) = self.last_hit {
-            if k == (port, remote) {
-                return Some(h);
-            }
-        }
-        let h = *self.table.get(&(port, remote))?;
-        self.last_hit = Some(((port, remote), h));
-        Some(h)
-    }
-
-    fn reap(&mut self, h: ConnHandle) {
-        let Some(mut slot) = self.slots.get_mut(h.0 as usize).and_then(|s| s.take()) else {
-            return;
-        };
-        let key = (slot.conn.local().port(), slot.conn.remote());
-        if self.table.get(&key) == Some(&h) {
-            self.table.remove(&key);
-            self.last_hit = None;
-        }
-        if let Some(port) = slot.listener {
-            if let Some(l) = self.listeners.get_mut(&port) {
-                if slot.queued {
-                    l.accept.retain(|&x| x != h);
-                } else {
-                    l.syn_queue = l.syn_queue.saturating_sub(1);
-                }
-            }
-        }
-        self.live -= 1;
-        if let Some(flow) = slot.conn.flow_cc_mut().flow() {
-            self.host_cc.get_mut().leave(flow);
-        }
-        self.timers.disarm(h.0);
-        if self.lent == Some(h.0) {
-            // A new connection in this slot must get its own allowance.
-            self.lent = None;
-        }
-        if slot.mem_wait {
-            self.mem_waiters.retain(|&x| x != h);
-        }
-        self.free.push_back(h.0);
-        self.mem.remove(h.0, &mut self.stats);
-    }
-
-    fn mark_ready(&mut self, h: ConnHandle) {
-        if let Some(slot) = self
-            .slots
-            .get_mut(h.0 as usize)
-            .and_then(|s| s.as_deref_mut())
-        {
-            slot.mark_ready(h, &mut self.ready);
-        }
-    }
-
-    /// After any input to a connection: queue it for output, collect its events and
-    /// register its deadline.
-    fn touch(&mut self, h: ConnHandle) {
-        self.mark_ready(h);
-        self.touch_events_and_timer(h);
-    }
-
-    /// Inline (always: it is called from four places): after every poll and every
-    /// segment (about 890 000 calls in `bench sim`'s 2 s run), and its call and
-    /// register saves were a quarter of its cost.
-    #[inline(always)]
-    fn touch_events_and_timer(&mut self, h: ConnHandle) {
-        let Some(slot) = self.slots.get_mut(h.0 as usize).and_then(|s| s.as_mut()) else {
-            return;
-        };
-        // Passive connections report to the application only once accepted.
-        let (became_established, closed_unaccepted) = if !slot.queued && slot.conn.has_events() {
-            take_events(slot, h, &mut self.events)
-        } else {
-            (false, false)
-        };
-        let changed = self.mem.update(h.0, slot.conn.mem_usage(), &mut self.stats);
-        if slot.conn.take_send_mem_limited() {
-            self.stats.mem_send_limited += 1;
-            if !slot.mem_wait {
-                slot.mem_wait = true;
-                self.mem_waiters.push_back(h);
-            }
-        }
-        self.timers.arm(h.0, slot.conn.poll_timeout());
-        // Waiters wake only when the total changes (so only after an update).
-        if changed && !self.mem_waiters.is_empty() && !self.mem.under_pressure() {
-            self.wake_mem_waiters();
-        }
-        if became_established || closed_unaccepted {
-            self.after_events(h, became_established);
-        }
-    }
-
-    /// The total left pressure: connections whose writes were refused for memory get
-    /// `Event::Writable` (if they still want it), collected at their next poll.
-    #[cold]
-    #[inline(never)]
-    fn wake_mem_waiters(&mut self) {
-        if self.mem.total() >= self.mem.high() {
-            return;
-        }
-        while let Some(h) = self.mem_waiters.pop_front() {
-            if let Some(slot) = self
-                .slots
-                .get_mut(h.0 as usize)
-                .and_then(|s| s.as_deref_mut())
-            {
-                slot.mem_wait = false;
-                slot.conn.mem_writable();
-                slot.mark_ready(h, &mut self.ready);
-            }
-        }
-    }
-
-    /// `touch_events_and_timer`'s rare end: a passive connection became established
-    /// (queue it for accept) or closed before it was accepted (reap it).
-    #[cold]
-    #[inline(never)]
-    fn after_events(&mut self, h: ConnHandle, became_established: bool) {
-        if became_established {
-            let Some(slot) = self.slot_mut(h) else {
-                return;
-            };
-            slot.queued = true;
-            if let Some(port) = slot.listener {
-                if let Some(l) = self.listeners.get_mut(&port) {
-                    l.syn_queue = l.syn_queue.saturating_sub(1);
-                    l.accept.push_back(h);
-                    self.events.push_back((h, Event::Incoming { port }));
-                }
-            }
-        } else {
-            self.reap(h);
-        }
-    }
-}
-
-/// Moves a connection's events to the endpoint's queue (`slot` not queued for
-/// accept). A passive connection not yet accepted reports none: returns whether it
-/// became established (its later events stay for after accept) and whether it closed.
-#[inline(never)]
-fn take_events(
-    slot: &mut Slot,
-    h: ConnHandle,
-    events: &mut VecDeque<(ConnHandle, Event)>,
-) -> (bool, bool) {
-    let unaccepted = slot.listener.is_some() && !slot.queued;
-    let mut closed_unaccepted = false;
-    let mut became_established = false;
-    while let Some(ev) = slot.conn.poll_event() {
-        if unaccepted {
-            match ev {
-                Event::Connected => became_established = true,
-                Event::Closed(_) => closed_unaccepted = true,
-                _ => {}
-            }
-            if became_established {
-                // Keep data/FIN events for after accept.
-                break;
-            }
-        } else if events.len() < MAX_EVENTS {
-            events.push_back((h, ev));
-        }
-    }
-    (became_established, closed_unaccepted)
-}
-
-impl crate::mem::Conns for Vec<Option<Box<Slot>>> {
-    fn conn_mut(&mut self, idx: u32) -> Option<&mut Connection> {
-        self.get_mut(idx as usize)?.as_mut().map(|s| &mut s.conn)
-    }
 }
 
 /// Whether `ip` can be a TCP peer's address: not unspecified ("this network",
@@ -1273,6 +741,21 @@ fn usable_peer(ip: IpAddr) -> bool {
 /// The IP header of an outgoing segment. IPv6 packets carry flow label 0 (RFC 6437
 /// §2 allows it; Linux hashes the 4-tuple into one, which only path hashing uses) and
 /// hop limit 64, Linux's default; their ident and DF have no IPv6 counterpart.
+/// Runs `f` on `conn` with the host's congestion state lent to its controller, so
+/// that every hook the call reaches sees the host (`crate::cc::host`): one pointer
+/// moved in, one moved back, no lock.
+#[inline]
+fn lend_cc<R>(
+    home: &mut HostHome,
+    conn: &mut Connection,
+    f: impl FnOnce(&mut Connection) -> R,
+) -> R {
+    home.lend_to(conn.flow_cc_mut());
+    let r = f(conn);
+    home.take_back(conn.flow_cc_mut());
+    r
+}
+
 fn ip_repr(local: IpAddr, remote: IpAddr, ecn: Ecn, dscp: u8, ident: u16) -> Option<IpRepr> {
     match (local, remote) {
         (IpAddr::V4(src), IpAddr::V4(dst)) => Some(IpRepr::V4(Ipv4Repr {
@@ -1297,42 +780,5 @@ fn ip_repr(local: IpAddr, remote: IpAddr, ecn: Ecn, dscp: u8, ident: u16) -> Opt
             payload_len: 0,
         })),
         _ => None,
-    }
-}
-
-/// Runs `f` on `conn` with the host's congestion state lent to its controller, so
-/// that every hook the call reaches sees the host (`crate::cc::host`): one pointer
-/// moved in, one moved back, no lock.
-#[inline]
-fn lend_cc<R>(
-    home: &mut HostHome,
-    conn: &mut Connection,
-    f: impl FnOnce(&mut Connection) -> R,
-) -> R {
-    home.lend_to(conn.flow_cc_mut());
-    let r = f(conn);
-    home.take_back(conn.flow_cc_mut());
-    r
-}
-
-#[cfg(test)]
-mod config_tests {
-    use super::EndpointConfig;
-
-    /// RFC 6528: the default ISN secret is unpredictable, not a constant of the source.
-    #[test]
-    fn default_isn_secret_and_seed_come_from_the_os() {
-        let a = EndpointConfig::default();
-        let b = EndpointConfig::default();
-        assert_ne!(a.isn_secret, [0x5a; 16], "the old public constant");
-        assert_ne!(a.isn_secret, b.isn_secret);
-        assert_ne!(a.rng_seed, b.rng_seed);
-    }
-
-    /// Simulators and replays get exactly what they pass.
-    #[test]
-    fn seeded_keeps_the_given_values() {
-        let c = EndpointConfig::seeded([7; 16], 42);
-        assert_eq!((c.isn_secret, c.rng_seed), ([7; 16], 42));
     }
 }

@@ -14,7 +14,7 @@ use super::undo::AckFlags;
 use super::{CaState, Connection};
 use crate::cc::{AckSample, CongestionCause, SentInfo};
 use crate::conn::timer::Timer;
-use crate::event::{Event, TraceEvent};
+use crate::event::TraceEvent;
 use crate::recovery::scoreboard::SentSegment;
 use crate::recovery::tlp::TlpOutcome;
 use brisk_time::{Duration, Instant};
@@ -51,6 +51,20 @@ struct Delivery {
     newest: Option<SentInfo>,
 }
 
+/// What phases 2-4 found (`Connection::ack_facts`); the default is what they find
+/// for an ACK that changes nothing.
+#[derive(Clone, Copy, Debug, Default)]
+struct AckFacts {
+    d: Delivery,
+    /// A plausible D-SACK block.
+    dsack: Option<(u64, u64)>,
+    /// RDB: the ACK revealed losses a bundle hid.
+    bundle_loss: bool,
+    /// RC3: a low-priority ACK.
+    low: bool,
+    sample: Option<Duration>,
+}
+
 /// An old ACK (reordered behind a newer one) or a current one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum AckAge {
@@ -63,124 +77,213 @@ impl Connection {
         // An old ACK (reordered behind a newer one): its cumulative ACK, window and
         // timing are stale, but its SACK blocks may be news. Like Linux `tcp_ack`'s
         // `old_ack` path, only SACK tagging and loss detection run for it.
-        let old = ack < self.snd.snd_una as i64;
-        if ack < 0 || (old && (!self.opts.sack_ok || seg.sack.is_empty())) {
+        let old = ack < self.sub.snd.snd_una as i64;
+        if ack < 0 || (old && (!self.sub.opts.sack_ok || seg.sack.is_empty())) {
             return;
         }
         let ack = ack as u64;
+        // One body for every ACK; for an ACK that changes nothing but the window (every
+        // ACK a one-way transfer's receiver sees) its instance skips the phases that
+        // provably find nothing (`ack_changes_nothing`), and nothing else.
         if self.ack_changes_nothing(seg, ack) {
-            self.process_idle_ack(now, seg, ack, seq);
-            return;
+            self.ack_body::<true>(now, seg, ack, seq, false);
+        } else {
+            self.ack_body::<false>(now, seg, ack, seq, old);
         }
+    }
+
+    /// The orchestration of an ACK: each phase takes the facts the previous ones
+    /// found. `IDLE`: [`ack_changes_nothing`](Self::ack_changes_nothing) holds, which
+    /// proves that phases 2-4 find nothing (no SACK block, no D-SACK, no delivery, no
+    /// RTT sample, no mechanism acting), that the ACK carries no ECE and that it is
+    /// no duplicate ACK (nothing is outstanding); those are taken as found, every other
+    /// phase runs as for any ACK.
+    #[inline(always)]
+    fn ack_body<const IDLE: bool>(
+        &mut self,
+        now: Instant,
+        seg: &TcpRepr<'_>,
+        ack: u64,
+        seq: i64,
+        old: bool,
+    ) {
         let prior = Prior {
-            una: self.snd.snd_una,
-            in_flight: self.loss.board.in_flight(),
-            highest_sacked: self.loss.board.highest_sacked(),
+            una: self.sub.snd.snd_una,
+            in_flight: self.sub.loss.board.in_flight(),
+            highest_sacked: self.sub.loss.board.highest_sacked(),
         };
         // Any acceptable ACK shows the peer is alive (Linux resets `icsk_probes_out`).
-        self.probes.persist_probes = 0;
-
+        self.sub.probes.persist_probes = 0;
         let window_changed = self.update_send_window(seg, ack, seq, old, prior.una);
+        let facts = if IDLE {
+            AckFacts::default()
+        } else {
+            self.ack_facts(now, seg, ack, old, prior)
+        };
+        let mut flags = AckFlags {
+            una_advanced: ack > prior.una,
+            data_sacked: facts.d.sacked > 0,
+            orig_acked: facts.d.orig_acked,
+            dupack: false,
+            ece: false,
+            tsecr: seg
+                .timestamps
+                .filter(|t| self.sub.opts.ts_ok && t.tsecr != 0)
+                .map(|t| t.tsecr),
+        };
+        let d = facts.d;
+        if old {
+            self.old_ack(now, &facts, &flags, prior);
+            return;
+        }
+        if let Some(rtt) = facts.sample {
+            // The refresh of the controller's view that `rtt_sample` does is left to
+            // the one just below: nothing in between reads or changes what it copies.
+            self.note_rtt_sample(now, rtt);
+        }
+
+        let ece = !IDLE && self.sub.opts.ecn_ok && seg.flags.contains(Flags::ECE);
+        let is_dupack = !IDLE
+            && !facts.low
+            && ack == prior.una
+            && seg.payload.is_empty()
+            && !window_changed
+            && !seg.flags.fin()
+            && !self.sub.loss.board.is_empty();
+        self.sub.cong.vars.delivered += u64::from(d.segs);
+        self.refresh_cc_state();
+        // Window growth from a low ACK only for what it cumulatively ACKed of the
+        // primary loop's segments (the Linux patch credits those on the next
+        // priority-0 ACK; brisk at once, spec A4(e)); SACKs on it grow nothing.
+        let cc_segs = if facts.low { d.segs - d.sacked } else { d.segs };
+        let ack_sample = AckSample {
+            now,
+            acked_segs: cc_segs,
+            acked_bytes: d.bytes,
+            rtt: facts.sample,
+            newest_acked: d.newest,
+            prior_in_flight: prior.in_flight,
+            ece,
+        };
+        if cc_segs > 0 || d.bytes > 0 {
+            self.sub
+                .cong
+                .ctrl
+                .on_ack(&mut self.sub.cong.vars, &ack_sample);
+        }
+        if !facts.low {
+            self.detect_losses(now, d.segs, facts.dsack.is_some());
+            if !self.sub.opts.sack_ok {
+                self.newreno_detect(ack, prior.una, is_dupack);
+            }
+        }
+        flags.dupack = is_dupack && facts.dsack.is_none();
+        flags.ece = ece;
+        self.alert(now, AckAge::Current { ece }, &flags, prior);
+        if facts.bundle_loss && self.sub.cong.ca_state < CaState::Cwr {
+            self.enter_cwr(now, prior.in_flight, CongestionCause::BundleLoss);
+            self.info.rdb_loss_cwr += 1;
+        }
+        let delivered = d.segs > 0;
+        self.ack_finish(
+            now,
+            ack,
+            prior,
+            facts.dsack,
+            is_dupack,
+            cc_segs,
+            delivered,
+            &ack_sample,
+        );
+    }
+
+    /// Linux `old_ack`: delivery and loss detection only; no RTT sample (the ACK was
+    /// held back), no window growth, no TLP or timer changes.
+    fn old_ack(&mut self, now: Instant, facts: &AckFacts, flags: &AckFlags, prior: Prior) {
+        let d = facts.d;
+        self.sub.cong.vars.delivered += u64::from(d.segs);
+        self.refresh_cc_state();
+        self.detect_losses(now, d.segs, facts.dsack.is_some());
+        self.alert(now, AckAge::Old, flags, prior);
+        self.trace_cwnd(now);
+    }
+
+    /// Phases 2-4: the SACK blocks classified, D-SACK accounted, the delivery marked,
+    /// the mechanisms' view of the ACK and the RTT sample.
+    fn ack_facts(
+        &mut self,
+        now: Instant,
+        seg: &TcpRepr<'_>,
+        ack: u64,
+        old: bool,
+        prior: Prior,
+    ) -> AckFacts {
         let sack = self.classify_sack(seg, ack, prior.una, old);
         // D-SACK accounting for undo, before the scoreboard forgets what it covers; a
         // dubious D-SACK is ignored from here on (Linux `tcp_check_dsack`).
         let dsack_plausible = sack
             .dsack
             .is_some_and(|(l, r)| self.account_dsack(l, r, prior.una));
-        let bundle_loss = !old && self.rdb_hidden_loss(ack, prior.una, sack.dsack);
+        let bundle_loss = !old
+            && self
+                .mech
+                .hidden_loss(&self.sub.loss.board, ack, prior.una, sack.dsack);
         let d = self.mark_delivered(now, &sack, ack, prior);
         if sack.dsack.is_some() {
             self.info.dsack_received += 1;
         }
         let dsack = sack.dsack.filter(|_| dsack_plausible);
         if dsack.is_some() {
-            self.loss.rack.on_dsack(self.snd.snd_una, self.snd_max());
+            self.sub
+                .loss
+                .rack
+                .on_dsack(self.sub.snd.snd_una, self.snd_max());
         }
-        let mut flags = AckFlags {
-            una_advanced: ack > prior.una,
-            data_sacked: d.sacked > 0,
-            orig_acked: d.orig_acked,
-            dupack: false,
-            ece: false,
-            tsecr: seg
-                .timestamps
-                .filter(|t| self.opts.ts_ok && t.tsecr != 0)
-                .map(|t| t.tsecr),
-        };
         // RC3 (`rc3_send`): a low-priority ACK updates the scoreboard and the
         // cumulative ACK only.
-        let low = !old && self.rc3_low_ack(ack > prior.una, d.sacked > 0, sack.len > 0);
+        let low = !old
+            && self
+                .mech
+                .ack_is_low(self.rx_dscp, ack > prior.una, d.sacked > 0, sack.len > 0);
         let sample = if low {
             None
         } else {
             self.ack_rtt_sample(now, seg, &d, ack > prior.una)
         };
-        if old {
-            // Linux `old_ack`: delivery and loss detection only; no RTT sample (the
-            // ACK was held back), no window growth, no TLP or timer changes.
-            self.cong.vars.delivered += u64::from(d.segs);
-            self.refresh_cc_state();
-            self.detect_losses(now, d.segs, dsack.is_some());
-            self.alert(now, AckAge::Old, &flags, prior);
-            self.trace_cwnd(now);
-            return;
+        AckFacts {
+            d,
+            dsack,
+            bundle_loss,
+            low,
+            sample,
         }
-        if let Some(rtt) = sample {
-            // The refresh of the controller's view that `rtt_sample` does is left to
-            // the one just below: nothing in between reads or changes what it copies.
-            self.note_rtt_sample(now, rtt);
-        }
+    }
 
-        let ece = self.opts.ecn_ok && seg.flags.contains(Flags::ECE);
-        let is_dupack = !low
-            && ack == prior.una
-            && seg.payload.is_empty()
-            && !window_changed
-            && !seg.flags.fin()
-            && !self.loss.board.is_empty();
-        self.cong.vars.delivered += u64::from(d.segs);
-        self.refresh_cc_state();
-        // Window growth from a low ACK only for what it cumulatively ACKed of the
-        // primary loop's segments (the Linux patch credits those on the next
-        // priority-0 ACK; brisk at once, spec A4(e)); SACKs on it grow nothing.
-        let cc_segs = if low { d.segs - d.sacked } else { d.segs };
-        let ack_sample = AckSample {
-            now,
-            acked_segs: cc_segs,
-            acked_bytes: d.bytes,
-            rtt: sample,
-            newest_acked: d.newest,
-            prior_in_flight: prior.in_flight,
-            ece,
-        };
-        if cc_segs > 0 || d.bytes > 0 {
-            self.cong.ctrl.on_ack(&mut self.cong.vars, &ack_sample);
-        }
-        if !low {
-            self.detect_losses(now, d.segs, dsack.is_some());
-            if !self.opts.sack_ok {
-                self.newreno_detect(ack, prior.una, is_dupack);
-            }
-        }
-        flags.dupack = is_dupack && dsack.is_none();
-        flags.ece = ece;
-        self.alert(now, AckAge::Current { ece }, &flags, prior);
-        if bundle_loss && self.cong.ca_state < CaState::Cwr {
-            self.enter_cwr(now, prior.in_flight, CongestionCause::BundleLoss);
-            self.info.rdb_loss_cwr += 1;
-        }
-
+    /// Phases 6-7: the TLP episode's end, window growth, the round, the timers.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn ack_finish(
+        &mut self,
+        now: Instant,
+        ack: u64,
+        prior: Prior,
+        dsack: Option<(u64, u64)>,
+        is_dupack: bool,
+        cc_segs: u32,
+        delivered: bool,
+        ack_sample: &AckSample,
+    ) {
         // TLP episode end (RFC 8985 §7.4).
-        let dsack_for_probe = match (dsack, self.loss.tlp.high_seq) {
+        let dsack_for_probe = match (dsack, self.sub.loss.tlp.high_seq) {
             (Some((_, r)), Some(h)) => r <= h,
             _ => false,
         };
-        if self.loss.tlp.on_ack(ack, dsack_for_probe, is_dupack) == TlpOutcome::Loss {
+        if self.sub.loss.tlp.on_ack(ack, dsack_for_probe, is_dupack) == TlpOutcome::Loss {
             self.tlp_loss_response(now);
         }
-        self.grow_window(now, cc_segs, &ack_sample);
+        self.grow_window(now, cc_segs, ack_sample);
         self.end_round();
-        self.rearm_after_ack(now, ack > prior.una, d.segs > 0);
+        self.rearm_after_ack(now, ack > prior.una, delivered);
     }
 
     /// Whether this ACK can move nothing but the send window: it acknowledges no new
@@ -190,70 +293,30 @@ impl Connection {
     /// `tcp_rcv_established` fast path likewise calls `tcp_ack` on a data segment only
     /// when `ack_seq != snd_una` would change something (header prediction).
     ///
-    /// What `process_ack` does with such an ACK, phase by phase, and why
-    /// [`process_idle_ack`](Self::process_idle_ack) may skip the rest:
+    /// What `process_ack` does with such an ACK, phase by phase, and why its `IDLE`
+    /// instance ([`ack_body`](Self::ack_body)) may take phases 2-4 as finding nothing:
     /// - no blocks: `classify_sack` returns the default (no D-SACK, nothing ignored);
     /// - `ack == snd_una` with an empty scoreboard: `mark_delivered` delivers nothing,
     ///   so there is no RTT sample (no delivery, SND.UNA did not advance), no
     ///   `on_ack`, and `detect_losses` / `newreno_detect` have nothing to do (no
     ///   delivery, no D-SACK, no duplicate ACK: that needs data outstanding);
-    /// - RDB's hidden-loss check needs SND.UNA to advance; RC3 is excluded
-    ///   (`rc3_low_ack` counts low ACKs);
+    /// - sender mechanisms are asked once (`Mechanisms::quiet_on_idle_ack`): RDB's
+    ///   hidden-loss check needs SND.UNA to advance; RC3 acts (it counts low ACKs);
     /// - `alert` in Open without ECE, with no lost or SACKed segment and no D-SACK undo
     ///   due (`all_retrans_dsacked`), only clears the retransmission stamp (nothing
     ///   retransmitted is outstanding);
     /// - the TLP has no episode to end; `grow_window` outside a reduction grows
     ///   nothing without deliveries, and only re-clamps cwnd and traces it.
     fn ack_changes_nothing(&self, seg: &TcpRepr<'_>, ack: u64) -> bool {
-        let b = &self.loss.board;
-        ack == self.snd.snd_una
+        let b = &self.sub.loss.board;
+        ack == self.sub.snd.snd_una
             && seg.sack.is_empty()
             && b.is_empty()
-            && self.cong.ca_state == CaState::Open
-            && !(self.opts.ecn_ok && seg.flags.contains(Flags::ECE))
-            && self.loss.tlp.high_seq.is_none()
-            && !self.loss.undo.all_retrans_dsacked()
-            && self.snd.rlp.is_none()
-    }
-
-    /// `process_ack` for an ACK `ack_changes_nothing` accepted: the same writes in
-    /// the same order, without the phases that provably do nothing.
-    fn process_idle_ack(&mut self, now: Instant, seg: &TcpRepr<'_>, ack: u64, seq: i64) {
-        debug_assert!(
-            self.loss.board.lost_out() == 0
-                && self.loss.board.sacked_out() == 0
-                && self.loss.board.retrans_out() == 0
-        );
-        self.probes.persist_probes = 0;
-        self.update_send_window(seg, ack, seq, false, ack);
-        self.refresh_cc_state();
-        // `alert` → `undo_and_exit`: Open, nothing retransmitted outstanding.
-        self.loss.undo.clear_stamp();
-        // `grow_window` without deliveries outside a reduction.
-        self.set_cwnd(self.cong.vars.cwnd);
-        self.trace_cwnd(now);
-        self.end_round();
-        // `rearm_after_ack(now, false, false)` with nothing outstanding: no RTO, probe,
-        // reorder or user timer; a persist timer ends if the window is open.
-        self.disarm_rto();
-        self.stop_persist_if_open();
-    }
-
-    /// RDB's fairness fix 1 (`crate::rdb`; RDB §III-A): an ACK that advances SND.UNA to
-    /// the end of a bundle while segments the bundle carried were still unacknowledged
-    /// reveals losses the bundle hid (no gap, so no dupACK, ever reached the sender).
-    /// Checked before the scoreboard forgets them; CWR follows at most once per window.
-    fn rdb_hidden_loss(&self, ack: u64, prior_una: u64, dsack: Option<(u64, u64)>) -> bool {
-        use crate::rdb::LossInference;
-        let Some(rdb) = self.config.transmit.rdb else {
-            return false;
-        };
-        let received = match rdb.loss_inference {
-            LossInference::Off => return false,
-            LossInference::Ack => None,
-            LossInference::Dsack => dsack,
-        };
-        ack > prior_una && self.loss.board.hidden_by_bundle(ack, received) > 0
+            && self.sub.cong.ca_state == CaState::Open
+            && !(self.sub.opts.ecn_ok && seg.flags.contains(Flags::ECE))
+            && self.sub.loss.tlp.high_seq.is_none()
+            && !self.sub.loss.undo.all_retrans_dsacked()
+            && self.mech.quiet_on_idle_ack()
     }
 
     /// Phase 1 (RFC 9293 §3.10.7.4, as Linux `tcp_may_update_window`): a duplicate ACK
@@ -268,16 +331,16 @@ impl Connection {
         old: bool,
         prior_una: u64,
     ) -> bool {
-        let wnd = u64::from(seg.window) << self.opts.snd_wscale;
-        let changed = wnd != self.snd.snd_wnd;
+        let wnd = u64::from(seg.window) << self.sub.opts.snd_wscale;
+        let changed = wnd != self.sub.snd.snd_wnd;
         if !old
             && (ack > prior_una
-                || seq > self.snd.snd_wl1
-                || (seq == self.snd.snd_wl1 && wnd > self.snd.snd_wnd))
+                || seq > self.sub.snd.snd_wl1
+                || (seq == self.sub.snd.snd_wl1 && wnd > self.sub.snd.snd_wnd))
         {
-            self.snd.snd_wnd = wnd;
-            self.snd.snd_wl1 = seq;
-            self.snd.max_snd_wnd = self.snd.max_snd_wnd.max(wnd);
+            self.sub.snd.snd_wnd = wnd;
+            self.sub.snd.snd_wl1 = seq;
+            self.sub.snd.max_snd_wnd = self.sub.snd.max_snd_wnd.max(wnd);
         }
         changed
     }
@@ -293,7 +356,7 @@ impl Connection {
     ) -> SackClass {
         // No blocks (every ACK of a loss-free transfer): nothing to classify, count or
         // hide from RC3; `classify` of no blocks is the default.
-        if !self.opts.sack_ok || seg.sack.is_empty() {
+        if !self.sub.opts.sack_ok || seg.sack.is_empty() {
             return SackClass::default();
         }
         let mut raw = [(0i64, 0i64); 4];
@@ -310,13 +373,7 @@ impl Connection {
         };
         let mut class = sack_classify::classify(&raw[..n], edges);
         self.counters.sack_blocks_ignored += class.ignored;
-        if let Some(rlp) = self.snd.rlp.as_deref_mut() {
-            // RC3 (§4.2.4 turns D-SACK off): copies and the primary loop overlap by
-            // design, so duplicates say nothing about spurious retransmissions.
-            if class.dsack.take().is_some() {
-                rlp.info.dsacks_ignored += 1;
-            }
-        }
+        self.mech.on_sack_classified(&mut class);
         class
     }
 
@@ -330,11 +387,11 @@ impl Connection {
         ack: u64,
         prior: Prior,
     ) -> Delivery {
-        let min_rtt = self.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
-        let high_seq = self.loss.high_seq;
+        let min_rtt = self.sub.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
+        let high_seq = self.sub.loss.high_seq;
         let mut d = Delivery::default();
-        let rack = &mut self.loss.rack;
-        let rlp = self.snd.rlp.as_deref();
+        let rack = &mut self.sub.loss.rack;
+        let rlp = self.mech.copies();
         let mut on_delivered = |s: &SentSegment, by_sack: bool| {
             d.segs += 1;
             d.sacked += u32::from(by_sack);
@@ -363,52 +420,41 @@ impl Connection {
             }
         };
         if sack.len > 0 {
-            self.loss
+            self.sub
+                .loss
                 .board
                 .sack(sack.blocks(), |s| on_delivered(s, true));
         }
         if ack > prior.una {
-            self.loss
+            self.sub
+                .loss
                 .board
                 .ack_cumulative(ack, |s| on_delivered(s, false));
-            self.snd.snd_una = ack;
-            let fin_end = self.snd.fin_seq.map_or(u64::MAX, |f| f);
+            self.sub.snd.snd_una = ack;
+            let fin_end = self.sub.snd.fin_seq.map_or(u64::MAX, |f| f);
             let data_acked = ack.min(fin_end).saturating_sub(1);
             let prev_data = prior.una.min(fin_end).saturating_sub(1);
             // Bytes an ACK bump jumps over were never sent by the primary loop: they
             // grow no window (spec A4(c)), though they are acknowledged.
-            let cc_acked = ack.min(self.snd.snd_nxt).min(fin_end).saturating_sub(1);
+            let cc_acked = ack.min(self.sub.snd.snd_nxt).min(fin_end).saturating_sub(1);
             d.bytes = cc_acked.saturating_sub(prev_data);
-            self.snd.sendbuf.ack_to(data_acked);
+            self.stream.sendbuf.ack_to(data_acked);
             self.info.bytes_acked += data_acked.saturating_sub(prev_data);
-            if let Some(rlp) = self.snd.rlp.as_deref_mut() {
-                rlp.on_cumulative(ack);
-                if ack > self.snd.snd_nxt {
-                    // The ACK bump (§4.1.1): the primary loop crossed the RLP's copies.
-                    rlp.info.ack_bumps += 1;
-                    self.snd.snd_nxt = ack;
-                    self.snd.sendbuf.mark_sent(data_acked);
-                }
+            if let Some(bumped) = self.mech.on_cumulative_ack(ack, self.sub.snd.snd_nxt) {
+                // The ACK bump (§4.1.1): the primary loop crossed the RLP's copies.
+                self.sub.snd.snd_nxt = bumped;
+                self.stream.sendbuf.mark_sent(data_acked);
             }
-            self.loss.backoff = 0;
-            self.loss.last_progress = now;
-            self.loss.dupacks = 0;
-            if self.snd.writable_wanted && self.snd.sendbuf.capacity() > 0 && !self.snd.fin_queued {
-                self.snd.writable_wanted = false;
-                self.push_event(Event::Writable);
-            }
+            self.sub.loss.backoff = 0;
+            self.sub.loss.last_progress = now;
+            self.sub.loss.dupacks = 0;
+            self.stream.on_space_freed();
         }
-        if let Some(rlp) = self.snd.rlp.as_deref_mut() {
-            // What SACKs show beyond the primary loop is the RLP's delivery: the
-            // primary loop skips it (spec A5).
-            for &(l, r) in sack.blocks() {
-                if r > self.snd.snd_nxt {
-                    rlp.on_sacked(l.max(self.snd.snd_nxt), r);
-                }
-            }
-        }
+        // What SACKs show beyond the primary loop is a mechanism's delivery (spec A5).
+        self.mech
+            .on_sacked_beyond(sack.blocks(), self.sub.snd.snd_nxt);
         if d.reordering {
-            self.loss.rack.on_reordering();
+            self.sub.loss.rack.on_reordering();
         }
         d
     }
@@ -427,7 +473,7 @@ impl Connection {
     ) -> Option<Duration> {
         let oldest_clean = d.oldest_clean.filter(|_| !d.retrans_acked);
         let sample = oldest_clean.or(d.sack_clean).map(|t| now - t);
-        if sample.is_some() || !una_advanced || !self.opts.ts_ok {
+        if sample.is_some() || !una_advanced || !self.sub.opts.ts_ok {
             return sample;
         }
         let ts = seg.timestamps.filter(|t| t.tsecr != 0)?;
@@ -440,7 +486,7 @@ impl Connection {
     fn detect_losses(&mut self, now: Instant, delivered: u32, dsack: bool) {
         if self.config.recovery.rack && (delivered > 0 || dsack) {
             self.rack_detect(now);
-        } else if !self.config.recovery.rack && self.opts.sack_ok && delivered > 0 {
+        } else if !self.config.recovery.rack && self.sub.opts.sack_ok && delivered > 0 {
             self.dupthresh_detect();
             self.early_retransmit(now);
         }
@@ -451,6 +497,10 @@ impl Connection {
     /// real loss among them starts a new recovery at once. The state machine, then recovery or CWR entry, then
     /// Open/Disorder. An old ACK never enters CWR and never reopens from Disorder
     /// (its SACK news can only add to what is SACKed).
+    ///
+    /// Inline: every ACK runs it, and for an idle ACK (`ack_body::<true>`) its
+    /// arguments are constants.
+    #[inline]
     fn alert(&mut self, now: Instant, age: AckAge, flags: &AckFlags, prior: Prior) {
         // A current ACK without ECE in Open with no D-SACK undo due, the common ACK of
         // a loss-free transfer: as Linux's `tcp_fastretrans_alert` looks further only
@@ -459,30 +509,30 @@ impl Connection {
         // (those are for CWR and Recovery) and no undo (excluded here), only clears
         // the retransmission stamp when nothing retransmitted is outstanding, and
         // returns false (no lost marks cleared, so no second RACK pass).
-        if self.cong.ca_state == CaState::Open
+        if self.sub.cong.ca_state == CaState::Open
             && age != AckAge::Old
             && !flags.ece
-            && !self.loss.undo.all_retrans_dsacked()
+            && !self.sub.loss.undo.all_retrans_dsacked()
         {
             if !self.any_retrans_done() {
-                self.loss.undo.clear_stamp();
+                self.sub.loss.undo.clear_stamp();
             }
         } else if self.undo_and_exit(now, flags) && self.config.recovery.rack {
             self.rack_detect(now);
         }
         let ece = age == AckAge::Current { ece: true };
-        if self.loss.board.lost_out() > 0 && self.cong.ca_state < CaState::Recovery {
+        if self.sub.loss.board.lost_out() > 0 && self.sub.cong.ca_state < CaState::Recovery {
             self.enter_recovery(now, prior.in_flight, ece);
-        } else if ece && self.cong.ca_state < CaState::Cwr {
+        } else if ece && self.sub.cong.ca_state < CaState::Cwr {
             self.enter_cwr(now, prior.in_flight, CongestionCause::Ecn);
         }
-        if self.cong.ca_state == CaState::Open && self.loss.board.sacked_out() > 0 {
-            self.cong.ca_state = CaState::Disorder;
+        if self.sub.cong.ca_state == CaState::Open && self.sub.loss.board.sacked_out() > 0 {
+            self.sub.cong.ca_state = CaState::Disorder;
         } else if age != AckAge::Old
-            && self.cong.ca_state == CaState::Disorder
-            && self.loss.board.sacked_out() == 0
+            && self.sub.cong.ca_state == CaState::Disorder
+            && self.sub.loss.board.sacked_out() == 0
         {
-            self.cong.ca_state = CaState::Open;
+            self.sub.cong.ca_state = CaState::Open;
         }
     }
 
@@ -491,7 +541,11 @@ impl Connection {
     fn grow_window(&mut self, now: Instant, delivered: u32, ack_sample: &AckSample) {
         if self.in_reduction() {
             if delivered > 0 {
-                let cwnd = self.loss.prr.on_ack(delivered, self.loss.board.in_flight());
+                let cwnd = self
+                    .sub
+                    .loss
+                    .prr
+                    .on_ack(delivered, self.sub.loss.board.in_flight());
                 self.set_cwnd(cwnd.max(1));
             }
         } else if delivered > 0 {
@@ -501,33 +555,38 @@ impl Connection {
                 // cwnd-limited when in flight came within `slack` segments of cwnd
                 // (`tcp_max_tso_deferred_mss` = 3), in slow start too. The RDB paper's
                 // thin-stream senders ran with this rule (RDB §IV-B).
-                let (cwnd, pif) = (self.cong.vars.cwnd, ack_sample.prior_in_flight);
-                self.cong.vars.cwnd_limited = pif >= cwnd || cwnd - pif <= slack;
+                let (cwnd, pif) = (self.sub.cong.vars.cwnd, ack_sample.prior_in_flight);
+                self.sub.cong.vars.cwnd_limited = pif >= cwnd || cwnd - pif <= slack;
             }
-            self.cong.ctrl.cong_avoid(&mut self.cong.vars, ack_sample);
-            if std::mem::take(&mut self.cong.vars.request_cwr) {
+            self.sub
+                .cong
+                .ctrl
+                .cong_avoid(&mut self.sub.cong.vars, ack_sample);
+            if std::mem::take(&mut self.sub.cong.vars.request_cwr) {
                 // The controller's own reduction (Linux: `tcp_enter_cwr` from its
                 // `cong_avoid`); growth and reduction never both happen on one ACK.
                 self.enter_cwr(now, ack_sample.prior_in_flight, CongestionCause::Delay);
             }
         }
-        self.set_cwnd(self.cong.vars.cwnd);
+        self.set_cwnd(self.sub.cong.vars.cwnd);
         self.trace_cwnd(now);
     }
 
     /// A new round for cwnd-limited tracking once SND.UNA passes the round's end.
     fn end_round(&mut self) {
-        if self.snd.snd_una >= self.cong.round_end {
-            self.cong.round_end = self.snd.snd_nxt;
-            self.cong.max_packets_out = self.loss.board.packets_out();
-            self.cong.is_cwnd_limited = false;
+        if self.sub.snd.snd_una >= self.sub.cong.round_end {
+            self.sub.cong.round_end = self.sub.snd.snd_nxt;
+            self.sub.cong.max_packets_out = self.sub.loss.board.packets_out();
+            self.sub.cong.is_cwnd_limited = false;
         }
     }
 
-    /// Phase 7 (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`).
+    /// Phase 7 (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`). Inline for the same
+    /// reason as `alert`.
+    #[inline]
     fn rearm_after_ack(&mut self, now: Instant, una_advanced: bool, delivered: bool) {
-        let reneged = una_advanced && self.loss.board.head_sacked();
-        if self.loss.board.is_empty() {
+        let reneged = una_advanced && self.sub.loss.board.head_sacked();
+        if self.sub.loss.board.is_empty() {
             self.disarm_rto();
         } else if reneged {
             // SACK reneging: neither a full RTO nor a probe, a short timeout.
@@ -543,9 +602,9 @@ impl Connection {
 
     /// The peer's window is open: no zero-window probing.
     fn stop_persist_if_open(&mut self) {
-        if self.snd.snd_wnd > 0 && self.timers.is_set(Timer::Persist) {
-            self.timers.stop(Timer::Persist);
-            self.probes.persist_backoff = 0;
+        if self.sub.snd.snd_wnd > 0 && self.sub.timers.is_set(Timer::Persist) {
+            self.sub.timers.stop(Timer::Persist);
+            self.sub.probes.persist_backoff = 0;
         }
     }
 
@@ -557,7 +616,7 @@ impl Connection {
 
     /// `rtt_sample` for a caller that refreshes the CC state itself afterwards.
     fn note_rtt_sample(&mut self, now: Instant, rtt: Duration) {
-        self.loss.rtt.on_sample(now, rtt);
+        self.sub.loss.rtt.on_sample(now, rtt);
         self.trace(TraceEvent::RttSample { at: now, rtt });
     }
 }

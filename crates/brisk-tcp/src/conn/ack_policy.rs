@@ -63,14 +63,14 @@ impl AckState {
 impl Connection {
     /// An ACK must go out at the next transmission opportunity.
     pub(super) fn ack_now(&mut self) {
-        self.rcv.ack.immediate = true;
+        self.sub.rcv.ack.immediate = true;
     }
 
     /// Whether a pure ACK is due now: one was asked for, or a CE mark must be echoed
     /// on data not yet acknowledged.
     pub(super) fn ack_due(&self) -> bool {
-        self.rcv.ack.immediate
-            || self.rcv.ece_pending && self.rcv.ack.pending && !self.accurate_ce_echo()
+        self.sub.rcv.ack.immediate
+            || self.sub.rcv.ece_pending && self.sub.rcv.ack.pending && !self.accurate_ce_echo()
     }
 
     /// Whether this receiver echoes each CE mark on the ACK of the marked segment
@@ -91,28 +91,28 @@ impl Connection {
         let ce = ecn == brisk_wire::Ecn::Ce;
         if !self.accurate_ce_echo() {
             if ce {
-                self.rcv.ece_pending = true;
+                self.sub.rcv.ece_pending = true;
                 self.ack_now();
             }
             return;
         }
-        if ce == self.rcv.ece_pending {
+        if ce == self.sub.rcv.ece_pending {
             return;
         }
         // Data not yet acknowledged, whether its ACK is delayed or owed at once (in
         // a receive batch the owed ACK has not gone out yet).
-        let unacked = self.rcv_nxt() > self.rcv.last_ack_sent;
-        if unacked && self.rcv.owed_acks.len() < super::MAX_OWED_ACKS {
-            let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
+        let unacked = self.rcv_nxt() > self.sub.rcv.last_ack_sent;
+        if unacked && self.sub.rcv.owed_acks.len() < super::MAX_OWED_ACKS {
+            let s = self.header(now, self.sub.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
             let s = self.finish(now, s);
-            self.rcv.owed_acks.push_back(s);
+            self.sub.rcv.owed_acks.push_back(s);
         }
-        self.rcv.ece_pending = ce;
+        self.sub.rcv.ece_pending = ce;
     }
 
     /// The delayed-ACK timer fired: send the ACK it held back.
     pub(super) fn on_delayed_ack_timer(&mut self) {
-        if self.rcv.ack.pending {
+        if self.sub.rcv.ack.pending {
             self.ack_now();
         }
     }
@@ -127,14 +127,14 @@ impl Connection {
     /// only for a small pushed segment, the only case it decides: it has no effect.
     #[inline]
     pub(super) fn note_pushed(&mut self, now: Instant, len: usize, psh: bool) {
-        let small = (len as u64) < u64::from(self.opts.rcv_mss);
+        let small = (len as u64) < u64::from(self.sub.opts.rcv_mss);
         if !(psh && small) {
             return;
         }
         let ato = self.config.ack.ato.min(self.config.ack.max_delay);
-        let interactive = self.cong.last_data_sent.is_some_and(|t| now - t < ato);
+        let interactive = self.sub.cong.last_data_sent.is_some_and(|t| now - t < ato);
         if !interactive {
-            self.rcv.ack.pushed = true;
+            self.sub.rcv.ack.pushed = true;
         }
     }
 
@@ -142,7 +142,10 @@ impl Connection {
     /// has taken everything (Linux `tcp_cleanup_rbuf`: `ICSK_ACK_PUSHED`, not
     /// pingpong, receive memory empty).
     pub(super) fn ack_pushed_after_read(&mut self) {
-        if self.rcv.ack.pending && self.rcv.ack.pushed && self.rcv.recvbuf.readable() == 0 {
+        if self.sub.rcv.ack.pending
+            && self.sub.rcv.ack.pushed
+            && self.stream.recvbuf.readable() == 0
+        {
             self.ack_now();
         }
     }
@@ -151,11 +154,11 @@ impl Connection {
     /// `tcp_cleanup_rbuf`) when the window we could offer is at least twice what the
     /// peer sees (`before`) and grew by a segment or more.
     pub(super) fn window_update_after_read(&mut self, before: u64) {
-        if !self.state.synchronized() || self.rcv.fin_received {
+        if !self.state.synchronized() || self.stream.fin_received {
             return;
         }
         let new = self.window_to_offer();
-        if new >= 2 * before.max(1) && new - before >= u64::from(self.opts.rcv_mss) {
+        if new >= 2 * before.max(1) && new - before >= u64::from(self.sub.opts.rcv_mss) {
             self.ack_now();
         }
     }
@@ -164,16 +167,16 @@ impl Connection {
     /// Inline: asked for every in-order data segment.
     #[inline]
     pub(super) fn schedule_ack(&mut self, now: Instant) {
-        if !self.config.ack.delayed || self.rcv.ack.quick > 0 {
+        if !self.config.ack.delayed || self.sub.rcv.ack.quick > 0 {
             self.ack_now();
-        } else if self.rcv.ack.unacked_bytes > u64::from(self.opts.rcv_mss) {
+        } else if self.sub.rcv.ack.unacked_bytes > u64::from(self.sub.opts.rcv_mss) {
             // More than one full segment unacknowledged: ACK every second segment.
             self.ack_now();
         } else {
-            self.rcv.ack.pending = true;
-            if !self.timers.is_set(Timer::DelayedAck) {
+            self.sub.rcv.ack.pending = true;
+            if !self.sub.timers.is_set(Timer::DelayedAck) {
                 let ato = self.config.ack.ato.min(self.config.ack.max_delay);
-                self.timers.set(Timer::DelayedAck, now + ato);
+                self.sub.timers.set(Timer::DelayedAck, now + ato);
             }
         }
     }
@@ -201,7 +204,7 @@ impl Connection {
     /// changes nothing: the read has no effect.
     #[inline]
     pub(super) fn owe_ack_before_arrival(&mut self, now: Instant, off: u64, end: u64) {
-        if !self.rcv.ack.immediate {
+        if !self.sub.rcv.ack.immediate {
             return;
         }
         self.owe_ack_before_arrival_immediate(now, off, end);
@@ -210,20 +213,20 @@ impl Connection {
     /// `owe_ack_before_arrival` once an immediate ACK is pending.
     #[inline(never)]
     fn owe_ack_before_arrival_immediate(&mut self, now: Instant, off: u64, end: u64) {
-        let dsack = self.opts.sack_ok && self.rcv.recvbuf.has_dsack();
-        if !(self.rcv.recvbuf.has_ooo() || dsack) {
+        let dsack = self.sub.opts.sack_ok && self.stream.recvbuf.has_dsack();
+        if !(self.stream.recvbuf.has_ooo() || dsack) {
             return;
         }
-        let out_of_order = off > self.rcv.recvbuf.nxt();
+        let out_of_order = off > self.stream.recvbuf.nxt();
         let hides = dsack
             || (out_of_order
-                && (!self.opts.sack_ok || !self.rcv.recvbuf.extends_latest_block(off, end)));
-        if !hides || self.rcv.owed_acks.len() >= super::MAX_OWED_ACKS {
+                && (!self.sub.opts.sack_ok || !self.stream.recvbuf.extends_latest_block(off, end)));
+        if !hides || self.sub.rcv.owed_acks.len() >= super::MAX_OWED_ACKS {
             return;
         }
-        let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
+        let s = self.header(now, self.sub.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
         let s = self.finish(now, s);
-        self.rcv.owed_acks.push_back(s);
+        self.sub.rcv.owed_acks.push_back(s);
     }
 
     /// The 16-bit window field: free space, never shrinking the right edge (RFC 7323
@@ -231,30 +234,31 @@ impl Connection {
     /// avoidance, RFC 9293 §3.8.6.2.2).
     pub(super) fn advertise_window(&mut self) -> u16 {
         let nxt = self.rcv_nxt();
-        let cur = self.rcv.rcv_adv.saturating_sub(nxt);
+        let cur = self.sub.rcv.rcv_adv.saturating_sub(nxt);
         let offer = self.window_to_offer();
-        let step = (self.rcv.recvbuf.capacity() as u64 / 2).min(u64::from(self.opts.rcv_mss));
+        let step =
+            (self.stream.recvbuf.capacity() as u64 / 2).min(u64::from(self.sub.opts.rcv_mss));
         let wnd = if offer <= cur || offer - cur < step {
             cur
         } else {
             offer
         };
-        let ws = self.opts.rcv_wscale;
+        let ws = self.sub.opts.rcv_wscale;
         let field = wnd.div_ceil(1u64 << ws).min(65_535);
-        self.rcv.rcv_adv = self.rcv.rcv_adv.max(nxt + (field << ws));
+        self.sub.rcv.rcv_adv = self.sub.rcv.rcv_adv.max(nxt + (field << ws));
         field as u16
     }
 
     /// The window we would advertise now, in bytes, before scaling.
     pub(super) fn window_to_offer(&self) -> u64 {
-        let free = self.rcv.recvbuf.free() as u64;
-        let max = 65_535u64 << self.opts.rcv_wscale;
+        let free = self.stream.recvbuf.free() as u64;
+        let max = 65_535u64 << self.sub.opts.rcv_wscale;
         // Round down to the scale granularity so the right edge is exact.
-        (free.min(max) >> self.opts.rcv_wscale) << self.opts.rcv_wscale
+        (free.min(max) >> self.sub.opts.rcv_wscale) << self.sub.opts.rcv_wscale
     }
 
     /// What the peer currently sees as our window.
     pub(super) fn rcv_window_now(&self) -> u64 {
-        self.rcv.rcv_adv.saturating_sub(self.rcv_nxt())
+        self.sub.rcv.rcv_adv.saturating_sub(self.rcv_nxt())
     }
 }

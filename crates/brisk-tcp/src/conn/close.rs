@@ -31,7 +31,7 @@ impl Connection {
     /// When timer `t` is due, for tests that check a deadline exactly.
     #[cfg(test)]
     pub(crate) fn timer_deadline(&self, t: Timer) -> Option<Instant> {
-        self.timers.get(t)
+        self.sub.timers.get(t)
     }
 
     /// Linux `tcp_fin_time`: the FIN-WAIT-2 timeout, but never under 3.5 RTO, so a
@@ -47,8 +47,12 @@ impl Connection {
     /// (Linux `tcp_close`). Armed once: data arriving later does not extend it.
     #[inline(always)] // every poll asks (a plain hint was not taken); rarely an orphan
     pub(super) fn arm_fin_wait2(&mut self, now: Instant) {
-        if self.orphaned && self.state == State::FinWait2 && !self.timers.is_set(Timer::FinWait2) {
-            self.timers
+        if self.orphaned
+            && self.state == State::FinWait2
+            && !self.sub.timers.is_set(Timer::FinWait2)
+        {
+            self.sub
+                .timers
                 .set(Timer::FinWait2, now.saturating_add(self.fin_time()));
         }
     }
@@ -63,14 +67,14 @@ impl Connection {
 
     pub(super) fn enter_time_wait(&mut self, now: Instant) {
         self.state = State::TimeWait;
-        self.timers.stop_all();
-        self.loss.tlp.reset();
-        self.probes.probe_pending = false;
+        self.sub.timers.stop_all();
+        self.sub.loss.tlp.reset();
+        self.sub.probes.probe_pending = false;
         self.restart_time_wait(now);
     }
 
     fn restart_time_wait(&mut self, now: Instant) {
-        self.timers.set(
+        self.sub.timers.set(
             Timer::TimeWait,
             now.saturating_add(self.config.timeouts.time_wait),
         );

@@ -38,13 +38,14 @@ impl Connection {
         self.refresh_cc_state();
         if cut {
             let ss = self
+                .sub
                 .cong
                 .ctrl
-                .ssthresh(&mut self.cong.vars, now, cause)
+                .ssthresh(&mut self.sub.cong.vars, now, cause)
                 .max(2);
-            self.cong.vars.ssthresh = ss;
+            self.sub.cong.vars.ssthresh = ss;
         }
-        let ss = self.cong.vars.ssthresh;
+        let ss = self.sub.cong.vars.ssthresh;
         match cause {
             CongestionCause::Loss => self.cc_event(now, CcEvent::EnterRecovery),
             CongestionCause::Ecn | CongestionCause::BundleLoss | CongestionCause::Delay => {
@@ -56,7 +57,7 @@ impl Connection {
             }
             CongestionCause::Rto => {
                 self.set_cwnd(1);
-                self.cong.vars.cwnd_cnt = 0;
+                self.sub.cong.vars.cwnd_cnt = 0;
                 self.cc_event(now, CcEvent::Rto);
             }
         }
@@ -65,28 +66,31 @@ impl Connection {
 
     /// The connection's only write of cwnd: clamped to [1, cwnd_clamp].
     pub(super) fn set_cwnd(&mut self, cwnd: u32) {
-        self.cong.vars.cwnd = cwnd.clamp(1, self.cong.vars.cwnd_clamp.max(1));
+        self.sub.cong.vars.cwnd = cwnd.clamp(1, self.sub.cong.vars.cwnd_clamp.max(1));
     }
 
     /// An event for the controller (Linux `cwnd_event` / `set_state`).
     pub(super) fn cc_event(&mut self, now: Instant, ev: CcEvent) {
-        self.cong.ctrl.on_event(&mut self.cong.vars, now, ev);
+        self.sub
+            .cong
+            .ctrl
+            .on_event(&mut self.sub.cong.vars, now, ev);
     }
 
     /// Refreshes the read-only variables the controller sees.
     pub(super) fn refresh_cc_state(&mut self) {
-        self.cong.vars.in_flight = self.loss.board.in_flight();
-        self.cong.vars.srtt = self.loss.rtt.srtt().unwrap_or(Duration::ZERO);
-        self.cong.vars.min_rtt = self.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
-        self.cong.vars.cwnd_limited = if self.cong.vars.in_slow_start() {
-            self.cong.vars.cwnd < 2 * self.cong.max_packets_out
+        self.sub.cong.vars.in_flight = self.sub.loss.board.in_flight();
+        self.sub.cong.vars.srtt = self.sub.loss.rtt.srtt().unwrap_or(Duration::ZERO);
+        self.sub.cong.vars.min_rtt = self.sub.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
+        self.sub.cong.vars.cwnd_limited = if self.sub.cong.vars.in_slow_start() {
+            self.sub.cong.vars.cwnd < 2 * self.sub.cong.max_packets_out
         } else {
-            self.cong.is_cwnd_limited
+            self.sub.cong.is_cwnd_limited
         };
-        self.cong.vars.cwnd_blocked = self.cong.is_cwnd_limited;
-        self.cong.vars.snd_una = self.snd.snd_una;
-        self.cong.vars.snd_nxt = self.snd.snd_nxt;
-        self.cong.vars.sacked_out = self.loss.board.sacked_out();
+        self.sub.cong.vars.cwnd_blocked = self.sub.cong.is_cwnd_limited;
+        self.sub.cong.vars.snd_una = self.sub.snd.snd_una;
+        self.sub.cong.vars.snd_nxt = self.sub.snd.snd_nxt;
+        self.sub.cong.vars.sacked_out = self.sub.loss.board.sacked_out();
     }
 
     /// Linux `tcp_enter_recovery`: a new undo episode; the window is reduced unless a
@@ -94,24 +98,25 @@ impl Connection {
     /// it is saved for an undo unless ECE came with the loss (`ece`).
     pub(super) fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32, ece: bool) {
         self.refresh_cc_state();
-        self.loss.undo.forbid_restore();
-        self.loss
+        self.sub.loss.undo.forbid_restore();
+        self.sub
+            .loss
             .undo
-            .start(self.snd.snd_una, self.loss.board.retrans_out());
-        if self.cong.ca_state != CaState::Cwr {
-            let (cwnd, ssthresh) = (self.cong.vars.cwnd, self.cong.vars.ssthresh);
-            self.loss.undo.set_prior_cwnd(cwnd);
+            .start(self.sub.snd.snd_una, self.sub.loss.board.retrans_out());
+        if self.sub.cong.ca_state != CaState::Cwr {
+            let (cwnd, ssthresh) = (self.sub.cong.vars.cwnd, self.sub.cong.vars.ssthresh);
+            self.sub.loss.undo.set_prior_cwnd(cwnd);
             if !ece {
                 let prior = crate::recovery::undo::current_ssthresh(cwnd, ssthresh, false);
-                self.loss.undo.save(cwnd, Some(prior));
+                self.sub.loss.undo.save(cwnd, Some(prior));
             }
             self.init_cwnd_reduction();
             let ss = self.congestion_response(now, CongestionCause::Loss, true);
-            self.loss.prr.enter(ss, prior_in_flight.max(1));
-            self.loss.high_seq = self.snd.snd_nxt;
+            self.sub.loss.prr.enter(ss, prior_in_flight.max(1));
+            self.sub.loss.high_seq = self.sub.snd.snd_nxt;
         }
-        self.cong.ca_state = CaState::Recovery;
-        self.timers.stop(Timer::Tlp);
+        self.sub.cong.ca_state = CaState::Recovery;
+        self.sub.timers.stop(Timer::Tlp);
         self.trace(TraceEvent::Recovery {
             at: now,
             enter: true,
@@ -122,32 +127,33 @@ impl Connection {
     /// cause is ECN (RFC 3168 §6.1.2) or a loss RDB's bundles hid (`crate::rdb`).
     pub(super) fn enter_cwr(&mut self, now: Instant, prior_in_flight: u32, cause: CongestionCause) {
         self.refresh_cc_state();
-        self.loss.undo.forbid_restore();
-        self.loss.undo.cancel();
-        self.loss.undo.set_prior_cwnd(self.cong.vars.cwnd);
+        self.sub.loss.undo.forbid_restore();
+        self.sub.loss.undo.cancel();
+        self.sub.loss.undo.set_prior_cwnd(self.sub.cong.vars.cwnd);
         self.init_cwnd_reduction();
         let ss = self.congestion_response(now, cause, true);
-        self.loss.prr.enter(ss, prior_in_flight.max(1));
-        self.loss.high_seq = self.snd.snd_nxt;
-        self.cong.ca_state = CaState::Cwr;
+        self.sub.loss.prr.enter(ss, prior_in_flight.max(1));
+        self.sub.loss.high_seq = self.sub.snd.snd_nxt;
+        self.sub.cong.ca_state = CaState::Cwr;
         match cause {
             CongestionCause::Ecn => self.info.ecn_cwr += 1,
             CongestionCause::Delay => self.info.delay_cwr += 1,
             _ => {}
         }
         // The CWR flag answers ECE (RFC 3168 §6.1.2) and nothing else.
-        self.cong.cwr_pending = cause == CongestionCause::Ecn;
+        self.sub.cong.cwr_pending = cause == CongestionCause::Ecn;
     }
 
     pub(super) fn exit_recovery(&mut self, now: Instant) {
-        let was_recovery = self.cong.ca_state == CaState::Recovery;
-        if self.cong.vars.ssthresh < u32::MAX {
-            self.set_cwnd(self.cong.vars.ssthresh.max(1));
+        let was_recovery = self.sub.cong.ca_state == CaState::Recovery;
+        if self.sub.cong.vars.ssthresh < u32::MAX {
+            self.set_cwnd(self.sub.cong.vars.ssthresh.max(1));
         }
-        self.cong.ca_state = CaState::Open;
-        self.cong
+        self.sub.cong.ca_state = CaState::Open;
+        self.sub
+            .cong
             .ctrl
-            .on_event(&mut self.cong.vars, now, CcEvent::ExitRecovery);
+            .on_event(&mut self.sub.cong.vars, now, CcEvent::ExitRecovery);
         if was_recovery {
             self.trace(TraceEvent::Recovery {
                 at: now,
@@ -159,12 +165,12 @@ impl Connection {
     /// RFC 8985 §7.4.2: the probe repaired a loss; reduce as for a loss, at once
     /// (Linux `tcp_process_tlp_ack`).
     pub(super) fn tlp_loss_response(&mut self, now: Instant) {
-        if self.cong.ca_state >= CaState::Cwr {
+        if self.sub.cong.ca_state >= CaState::Cwr {
             return;
         }
         self.refresh_cc_state();
         // Linux `tcp_init_cwnd_reduction` records the window it reduces.
-        self.loss.undo.set_prior_cwnd(self.cong.vars.cwnd);
+        self.sub.loss.undo.set_prior_cwnd(self.sub.cong.vars.cwnd);
         self.init_cwnd_reduction();
         self.congestion_response(now, CongestionCause::ProbeLoss, true);
     }
@@ -174,7 +180,7 @@ impl Connection {
     /// the old window does not buy an early increment after the reduction (without it,
     /// most recovery exits ended one segment above ssthresh).
     fn init_cwnd_reduction(&mut self) {
-        self.cong.vars.cwnd_cnt = 0;
+        self.sub.cong.vars.cwnd_cnt = 0;
     }
 
     /// Transmission restarts with nothing in flight (Linux `tcp_event_data_sent` raising
@@ -183,13 +189,14 @@ impl Connection {
     /// initial window, halving once per RTO of idleness (RFC 5681 §4.1, RFC 2861 as Linux
     /// `tcp_cwnd_restart` implements it).
     pub(super) fn on_tx_start(&mut self, now: Instant) {
-        let Some(last) = self.cong.last_data_sent else {
+        let Some(last) = self.sub.cong.last_data_sent else {
             return;
         };
         let idle = now - last;
-        self.cong
+        self.sub
+            .cong
             .ctrl
-            .on_event(&mut self.cong.vars, now, CcEvent::TxStart { idle });
+            .on_event(&mut self.sub.cong.vars, now, CcEvent::TxStart { idle });
         let rto = self.current_rto();
         // With new-CWV, idle time is governed by its NVP instead (RFC 7661 §4.4; spec C10).
         let new_cwv = self.config.congestion.controller.new_cwv().is_some();
@@ -200,9 +207,9 @@ impl Connection {
         {
             return;
         }
-        let cwnd = self.cong.vars.cwnd;
+        let cwnd = self.sub.cong.vars.cwnd;
         // Linux `tcp_current_ssthresh`: remember 3/4 of the window we are leaving.
-        self.cong.vars.ssthresh = self.cong.vars.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+        self.sub.cong.vars.ssthresh = self.sub.cong.vars.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
         let restart = self.config.congestion.initial_cwnd.min(cwnd).max(1);
         let mut w = cwnd;
         let mut left = idle;
@@ -211,7 +218,7 @@ impl Connection {
             w >>= 1;
         }
         self.set_cwnd(w.max(restart));
-        self.cong.vars.cwnd_cnt = 0;
+        self.sub.cong.vars.cwnd_cnt = 0;
         self.refresh_cc_state();
         self.cc_event(now, CcEvent::CwndRestart);
         self.trace_cwnd(now);
@@ -219,6 +226,6 @@ impl Connection {
 
     /// In fast recovery or CWR, where PRR owns cwnd.
     pub(super) fn in_reduction(&self) -> bool {
-        matches!(self.cong.ca_state, CaState::Recovery | CaState::Cwr)
+        matches!(self.sub.cong.ca_state, CaState::Recovery | CaState::Cwr)
     }
 }

@@ -44,13 +44,13 @@ impl Connection {
         };
         let window = synack_window(&setup.config);
         let mut c = Connection::accept(now, setup, &syn);
-        c.opts.ts_offset = ts_offset;
+        c.sub.opts.ts_offset = ts_offset;
         // The SYN-ACK went out, statelessly: SND.NXT = ISS + 1, nothing to
         // retransmit and no send time for an RTT sample (as Linux's `snt_synack = 0`).
-        c.hs.syn_pending = false;
-        c.snd.snd_nxt = 1;
-        c.rcv.rcv_adv = c.rcv_nxt() + u64::from(window);
-        c.rcv.last_ack_sent = c.rcv_nxt();
+        c.sub.hs.syn_pending = false;
+        c.sub.snd.snd_nxt = 1;
+        c.sub.rcv.rcv_adv = c.rcv_nxt() + u64::from(window);
+        c.sub.rcv.last_ack_sent = c.rcv_nxt();
         c
     }
 }
@@ -60,7 +60,7 @@ impl Connection {
     /// What the handshake settled: (peer MSS as our send MSS, the peer's window shift
     /// if scaling, SACK, timestamps, ECN).
     pub(crate) fn negotiated(&self) -> (u32, Option<u8>, bool, bool, bool) {
-        let o = &self.opts;
+        let o = &self.sub.opts;
         (
             o.mss,
             o.ws_ok.then_some(o.snd_wscale),

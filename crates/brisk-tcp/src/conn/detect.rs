@@ -14,23 +14,27 @@ impl Connection {
     pub(super) fn rack_detect(&mut self, now: Instant) {
         // Nothing can be lost and no timer is due (`Rack::may_detect`): the result of
         // `detect_loss` would be (0, None), so skip the reordering window and the walk.
-        if !self.loss.rack.may_detect(&self.loss.board) {
-            self.timers.stop(Timer::RackReorder);
+        if !self.sub.loss.rack.may_detect(&self.sub.loss.board) {
+            self.sub.timers.stop(Timer::RackReorder);
             return;
         }
-        let min_rtt = self.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
-        let srtt = self.loss.rtt.srtt().unwrap_or(Duration::ZERO);
-        let reo = self.loss.rack.reo_wnd(
+        let min_rtt = self.sub.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
+        let srtt = self.sub.loss.rtt.srtt().unwrap_or(Duration::ZERO);
+        let reo = self.sub.loss.rack.reo_wnd(
             min_rtt,
             srtt,
-            self.cong.ca_state >= CaState::Recovery,
-            self.loss.board.sacked_out(),
+            self.sub.cong.ca_state >= CaState::Recovery,
+            self.sub.loss.board.sacked_out(),
         );
-        let (lost, timeout) = self.loss.rack.detect_loss(&mut self.loss.board, now, reo);
+        let (lost, timeout) = self
+            .sub
+            .loss
+            .rack
+            .detect_loss(&mut self.sub.loss.board, now, reo);
         self.info.lost += u64::from(lost);
         match timeout {
-            Some(t) => self.timers.set(Timer::RackReorder, now + t),
-            None => self.timers.stop(Timer::RackReorder),
+            Some(t) => self.sub.timers.set(Timer::RackReorder, now + t),
+            None => self.sub.timers.stop(Timer::RackReorder),
         }
     }
 
@@ -39,7 +43,15 @@ impl Connection {
     pub(super) fn dupthresh_detect(&mut self) {
         let mut above = 0u32;
         let mut lost_ids = Vec::new();
-        for s in self.loss.board.iter().collect::<Vec<_>>().into_iter().rev() {
+        for s in self
+            .sub
+            .loss
+            .board
+            .iter()
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
             if s.sacked {
                 above += 1;
             } else if above >= DUPTHRESH && !s.lost && !s.retrans {
@@ -47,7 +59,7 @@ impl Connection {
             }
         }
         for id in lost_ids {
-            if self.loss.board.mark_lost(id) {
+            if self.sub.loss.board.mark_lost(id) {
                 self.info.lost += 1;
             }
         }
@@ -63,16 +75,23 @@ impl Connection {
     /// single probe SACK far above a hole is therefore enough, where RFC 6675 needs
     /// DupThresh SACKed segments. Only without RACK.
     fn fack_detect(&mut self) {
-        let high = self.loss.board.highest_sacked();
+        let high = self.sub.loss.board.highest_sacked();
         if high == 0 {
             return;
         }
-        let fackets = self.loss.board.iter().take_while(|s| s.end <= high).count() as u32;
+        let fackets = self
+            .sub
+            .loss
+            .board
+            .iter()
+            .take_while(|s| s.end <= high)
+            .count() as u32;
         if fackets <= DUPTHRESH {
             return;
         }
         let head = (fackets - DUPTHRESH) as usize;
         let ids: Vec<u64> = self
+            .sub
             .loss
             .board
             .iter()
@@ -81,7 +100,7 @@ impl Connection {
             .map(|s| s.id)
             .collect();
         for id in ids {
-            if self.loss.board.mark_lost(id) {
+            if self.sub.loss.board.mark_lost(id) {
                 self.info.lost += 1;
             }
         }
@@ -101,10 +120,10 @@ impl Connection {
             return;
         }
         if mode == EarlyRetransmit::Delayed {
-            if !self.timers.is_set(Timer::RackReorder) {
-                let srtt = self.loss.rtt.srtt().unwrap_or(Duration::ZERO);
+            if !self.sub.timers.is_set(Timer::RackReorder) {
+                let srtt = self.sub.loss.rtt.srtt().unwrap_or(Duration::ZERO);
                 let delay = (srtt / 4).max(Duration::from_millis(2));
-                self.timers.set(Timer::RackReorder, now + delay);
+                self.sub.timers.set(Timer::RackReorder, now + delay);
             }
             return;
         }
@@ -120,8 +139,8 @@ impl Connection {
     }
 
     fn er_applies(&self) -> bool {
-        let b = &self.loss.board;
-        self.cong.ca_state < CaState::Recovery
+        let b = &self.sub.loss.board;
+        self.sub.cong.ca_state < CaState::Recovery
             && b.retrans_out() == 0
             && b.sacked_out() >= 1
             && b.packets_out() < 4
@@ -131,8 +150,9 @@ impl Connection {
     }
 
     fn er_mark_lost(&mut self) {
-        let high = self.loss.board.highest_sacked();
+        let high = self.sub.loss.board.highest_sacked();
         let ids: Vec<u64> = self
+            .sub
             .loss
             .board
             .iter()
@@ -140,7 +160,7 @@ impl Connection {
             .map(|s| s.id)
             .collect();
         for id in ids {
-            if self.loss.board.mark_lost(id) {
+            if self.sub.loss.board.mark_lost(id) {
                 self.info.lost += 1;
             }
         }
@@ -148,28 +168,29 @@ impl Connection {
 
     /// Linux `tcp_may_send_now`: unsent data that cwnd and the peer's window let go.
     fn may_send_new_data(&self) -> bool {
-        let unsent = self.snd.sendbuf.end() + 1 > self.snd.snd_nxt;
-        let wnd_left = (self.snd.snd_una + self.snd.snd_wnd).saturating_sub(self.snd.snd_nxt);
-        unsent && wnd_left > 0 && self.loss.board.in_flight() < self.cong.vars.cwnd
+        let unsent = self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt;
+        let wnd_left =
+            (self.sub.snd.snd_una + self.sub.snd.snd_wnd).saturating_sub(self.sub.snd.snd_nxt);
+        unsent && wnd_left > 0 && self.sub.loss.board.in_flight() < self.sub.cong.vars.cwnd
     }
 
     /// Peers without SACK: RFC 6582 NewReno duplicate-ACK counting.
     pub(super) fn newreno_detect(&mut self, ack: u64, prior_una: u64, is_dupack: bool) {
-        let head = self.loss.board.first().map(|s| s.id);
+        let head = self.sub.loss.board.first().map(|s| s.id);
         if is_dupack {
-            self.loss.dupacks += 1;
-            if self.loss.dupacks == DUPTHRESH && self.cong.ca_state < CaState::Recovery {
+            self.sub.loss.dupacks += 1;
+            if self.sub.loss.dupacks == DUPTHRESH && self.sub.cong.ca_state < CaState::Recovery {
                 if let Some(id) = head {
-                    self.info.lost += u64::from(self.loss.board.mark_lost(id));
+                    self.info.lost += u64::from(self.sub.loss.board.mark_lost(id));
                 }
             }
         } else if ack > prior_una
-            && ack < self.loss.high_seq
-            && self.cong.ca_state == CaState::Recovery
+            && ack < self.sub.loss.high_seq
+            && self.sub.cong.ca_state == CaState::Recovery
         {
             // Partial ACK: the next hole is lost too.
             if let Some(id) = head {
-                self.info.lost += u64::from(self.loss.board.mark_lost(id));
+                self.info.lost += u64::from(self.sub.loss.board.mark_lost(id));
             }
         }
     }
@@ -178,16 +199,16 @@ impl Connection {
     /// (RFC 8985 §7.2, Linux `tcp_schedule_loss_probe`).
     pub(super) fn schedule_tlp(&mut self, now: Instant) {
         let allowed = self.config.recovery.tlp
-            && self.opts.sack_ok
-            && !self.loss.board.is_empty()
-            && self.loss.tlp.high_seq.is_none()
-            && self.cong.ca_state <= CaState::Cwr;
-        let Some(srtt) = self.loss.rtt.srtt().filter(|_| allowed) else {
-            self.timers.stop(Timer::Tlp);
+            && self.sub.opts.sack_ok
+            && !self.sub.loss.board.is_empty()
+            && self.sub.loss.tlp.high_seq.is_none()
+            && self.sub.cong.ca_state <= CaState::Cwr;
+        let Some(srtt) = self.sub.loss.rtt.srtt().filter(|_| allowed) else {
+            self.sub.timers.stop(Timer::Tlp);
             return;
         };
-        let rto_left = self.timers.get(Timer::Rto).map(|t| t - now);
-        let packets_out = self.loss.board.packets_out();
+        let rto_left = self.sub.timers.get(Timer::Rto).map(|t| t - now);
+        let packets_out = self.sub.loss.board.packets_out();
         // A call per formula rather than a function pointer, so the formula is inlined.
         let pto = match self.config.recovery.tlp_pto {
             tlp::PtoFormula::Rfc8985 => tlp::pto(srtt, packets_out, super::TLP_WC_DELACK, rto_left),
@@ -199,6 +220,7 @@ impl Connection {
         // transmission of any outstanding segment (resolution B3); an overdue probe
         // fires at once (B4).
         let at = match self
+            .sub
             .loss
             .board
             .last()
@@ -207,6 +229,6 @@ impl Connection {
             Some(last) => (last.xmit_ts + pto).max(now),
             None => now + pto,
         };
-        self.timers.set(Timer::Tlp, at);
+        self.sub.timers.set(Timer::Tlp, at);
     }
 }

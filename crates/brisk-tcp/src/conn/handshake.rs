@@ -13,7 +13,7 @@ use brisk_wire::{Flags, SeqNum, TcpRepr, Timestamps, WindowScale};
 
 impl Connection {
     pub(super) fn syn_segment(&mut self, now: Instant) -> Segment {
-        self.hs.syn_pending = false;
+        self.sub.hs.syn_pending = false;
         let active = self.state == State::SynSent;
         let mut flags = Flags::SYN;
         if !active {
@@ -22,10 +22,10 @@ impl Connection {
         if active && self.config.ecn.enabled {
             flags.insert(Flags::ECE);
             flags.insert(Flags::CWR);
-        } else if !active && self.opts.ecn_ok {
+        } else if !active && self.sub.opts.ecn_ok {
             flags.insert(Flags::ECE);
         }
-        let window = self.rcv.recvbuf.free().min(65_535) as u16;
+        let window = self.stream.recvbuf.free().min(65_535) as u16;
         let (ws, sack, ts) = if active {
             (
                 self.config.options.window_scaling,
@@ -33,16 +33,20 @@ impl Connection {
                 self.config.options.timestamps,
             )
         } else {
-            (self.opts.ws_ok, self.opts.sack_ok, self.opts.ts_ok)
+            (
+                self.sub.opts.ws_ok,
+                self.sub.opts.sack_ok,
+                self.sub.opts.ts_ok,
+            )
         };
-        let tsecr = if active { 0 } else { self.opts.ts_recent };
+        let tsecr = if active { 0 } else { self.sub.opts.ts_recent };
         let header = TcpRepr {
             seq: self.wire_snd(0),
             ack: if active { SeqNum(0) } else { self.wire_rcv(1) },
             flags,
             window,
             mss: Some(self.config.mss),
-            window_scale: ws.then_some(WindowScale::clamped(self.opts.rcv_wscale)),
+            window_scale: ws.then_some(WindowScale::clamped(self.sub.opts.rcv_wscale)),
             sack_permitted: sack,
             timestamps: ts.then(|| Timestamps {
                 tsval: self.tsval(now),
@@ -51,13 +55,13 @@ impl Connection {
             ..self.bare_header()
         };
         let s = self.segment(header, SegmentKind::Control);
-        self.snd.snd_nxt = self.snd.snd_nxt.max(1);
-        if self.hs.syn_sent_at.is_none() {
-            self.hs.syn_sent_at = Some(now);
+        self.sub.snd.snd_nxt = self.sub.snd.snd_nxt.max(1);
+        if self.sub.hs.syn_sent_at.is_none() {
+            self.sub.hs.syn_sent_at = Some(now);
         }
         if !active {
-            self.rcv.rcv_adv = self.rcv_nxt() + u64::from(window);
-            self.rcv.last_ack_sent = self.rcv_nxt();
+            self.sub.rcv.rcv_adv = self.rcv_nxt() + u64::from(window);
+            self.sub.rcv.last_ack_sent = self.rcv_nxt();
         }
         self.arm_rto(now, RtoArm::Handshake);
         self.record_tx(now, &s);
@@ -68,35 +72,35 @@ impl Connection {
     pub(super) fn negotiate(&mut self, syn: &TcpRepr<'_>, passive: bool) {
         let peer_mss = u32::from(syn.mss.unwrap_or(536)).max(64);
         let ws_ok = self.config.options.window_scaling && syn.window_scale.is_some();
-        self.opts.ws_ok = ws_ok;
-        self.opts.snd_wscale = if ws_ok {
+        self.sub.opts.ws_ok = ws_ok;
+        self.sub.opts.snd_wscale = if ws_ok {
             syn.window_scale.map_or(0, WindowScale::get)
         } else {
             0
         };
         if !ws_ok {
-            self.opts.rcv_wscale = 0;
+            self.sub.opts.rcv_wscale = 0;
         }
-        self.opts.sack_ok = self.config.options.sack && syn.sack_permitted;
-        self.opts.ts_ok = self.config.options.timestamps && syn.timestamps.is_some();
-        if let Some(ts) = syn.timestamps.filter(|_| self.opts.ts_ok) {
-            self.opts.ts_recent = ts.tsval;
-            self.opts.ts_recent_valid = true;
+        self.sub.opts.sack_ok = self.config.options.sack && syn.sack_permitted;
+        self.sub.opts.ts_ok = self.config.options.timestamps && syn.timestamps.is_some();
+        if let Some(ts) = syn.timestamps.filter(|_| self.sub.opts.ts_ok) {
+            self.sub.opts.ts_recent = ts.tsval;
+            self.sub.opts.ts_recent_valid = true;
         }
         let ece = syn.flags.contains(Flags::ECE);
         let cwr = syn.flags.contains(Flags::CWR);
-        self.opts.ecn_ok =
+        self.sub.opts.ecn_ok =
             self.config.ecn.enabled && if passive { ece && cwr } else { ece && !cwr };
-        let opt = if self.opts.ts_ok { 12 } else { 0 };
-        self.opts.mss = peer_mss
+        let opt = if self.sub.opts.ts_ok { 12 } else { 0 };
+        self.sub.opts.mss = peer_mss
             .min(u32::from(self.config.mss))
             .saturating_sub(opt)
             .max(48);
-        self.opts.rcv_mss = u32::from(self.config.mss).saturating_sub(opt).max(48);
-        self.cong.vars.mss = self.opts.mss;
+        self.sub.opts.rcv_mss = u32::from(self.config.mss).saturating_sub(opt).max(48);
+        self.sub.cong.vars.mss = self.sub.opts.mss;
         // The SYN's window is never scaled (RFC 7323 §2.2).
-        self.snd.snd_wnd = u64::from(syn.window);
-        self.snd.max_snd_wnd = self.snd.snd_wnd;
+        self.sub.snd.snd_wnd = u64::from(syn.window);
+        self.sub.snd.max_snd_wnd = self.sub.snd.snd_wnd;
     }
 
     /// RFC 9293 §3.10.7.3.
@@ -104,7 +108,7 @@ impl Connection {
         let f = seg.flags;
         if f.ack() {
             let ack = self.unwrap_ack(seg.ack);
-            if ack <= 0 || ack > self.snd.snd_nxt as i64 {
+            if ack <= 0 || ack > self.sub.snd.snd_nxt as i64 {
                 if !f.rst() {
                     self.pending_rst = Some((seg.ack, None));
                 }
@@ -122,14 +126,14 @@ impl Connection {
         if !f.syn() {
             return;
         }
-        self.opts.irs = seg.seq.0;
+        self.sub.opts.irs = seg.seq.0;
         self.negotiate(seg, false);
-        self.probes.last_recv = now;
+        self.sub.probes.last_recv = now;
         if f.ack() {
-            self.snd.snd_una = 1;
-            self.snd.snd_wl1 = 0;
-            if !self.hs.syn_retransmitted {
-                if let Some(t) = self.hs.syn_sent_at {
+            self.sub.snd.snd_una = 1;
+            self.sub.snd.snd_wl1 = 0;
+            if !self.sub.hs.syn_retransmitted {
+                if let Some(t) = self.sub.hs.syn_sent_at {
                     self.rtt_sample(now, now - t);
                 }
             }
@@ -140,28 +144,28 @@ impl Connection {
         } else {
             // Simultaneous open (RFC 9293 §3.5, figure 8): SYN-ACK with our ISS again.
             self.state = State::SynReceived;
-            self.hs.syn_pending = true;
+            self.sub.hs.syn_pending = true;
         }
     }
 
     /// Handshake complete: start CC, keepalive and the established-state bookkeeping.
     pub(super) fn established(&mut self, now: Instant) {
-        self.state = if self.snd.fin_queued {
+        self.state = if self.stream.fin_queued {
             State::FinWait1
         } else {
             State::Established
         };
-        self.hs.syn_pending = false;
-        self.timers.stop(Timer::Rto);
-        self.loss.backoff = 0;
-        self.hs.syn_retries = 0;
+        self.sub.hs.syn_pending = false;
+        self.sub.timers.stop(Timer::Rto);
+        self.sub.loss.backoff = 0;
+        self.sub.hs.syn_retries = 0;
         self.set_cwnd(self.config.congestion.initial_cwnd.max(1));
-        self.cong.ctrl.init(&mut self.cong.vars, now);
+        self.sub.cong.ctrl.init(&mut self.sub.cong.vars, now);
         self.trace_cwnd(now);
-        self.loss.last_progress = now;
-        self.cong.round_end = self.snd.snd_nxt;
+        self.sub.loss.last_progress = now;
+        self.sub.cong.round_end = self.sub.snd.snd_nxt;
         if let Some(idle) = self.config.timeouts.keepalive {
-            self.timers.set(Timer::Keepalive, now + idle);
+            self.sub.timers.set(Timer::Keepalive, now + idle);
         }
     }
 }

@@ -20,23 +20,28 @@
 
 mod ack;
 mod ack_policy;
+mod app;
 mod close;
 mod congestion;
 mod cookie_open;
 mod detect;
 mod handshake;
 pub mod isn;
+mod mech;
 mod parts;
 mod paws;
 pub mod pressure;
 mod rc3_send;
 pub mod recv;
+mod report;
 mod rto_timer;
 mod sack_classify;
 mod segment;
 mod select;
 pub mod send;
 mod state;
+mod stream;
+mod subflow;
 mod timeout;
 pub mod timer;
 mod transmit;
@@ -52,14 +57,16 @@ use ack_policy::AckState;
 pub(crate) use ack_policy::MAX_QUICKACKS;
 use brisk_time::{Duration, Instant};
 use brisk_wire::{Ecn, SeqNum, TcpRepr};
+use mech::Mechanisms;
 use parts::{Congestion, Handshake, LossRecovery, Negotiated, Probes, RecvSide, SendSpace, Tracer};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 pub use recv::unordered::UnorderedRead;
 use send::{SendBuffer, SharedBytes};
-use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use stream::Stream;
+use subflow::Subflow;
 use timer::TimerTable;
 
 /// RFC 9293 §3.3.2 states.
@@ -187,8 +194,6 @@ pub struct ConnCounters {
 
 /// Maximum recorded trace events; beyond it recording stops and drops are counted.
 pub const TRACE_LIMIT: usize = 1 << 20;
-/// Maximum queued application events (they coalesce; this is a safety bound).
-const EVENT_LIMIT: usize = 64;
 /// RFC 8985 §7.2 WCDelAckT / Linux adds `tcp_rto_min` (200 ms) with one segment out.
 const TLP_WC_DELACK: Duration = Duration::from_millis(200);
 /// Linux tcp_synack_retries.
@@ -202,22 +207,17 @@ pub struct Connection {
     /// (408 B each otherwise; `set_unordered*` copy it on write).
     pub(crate) config: Arc<Config>,
     state: State,
-    local: SocketAddr,
-    remote: SocketAddr,
     passive: bool,
 
-    opts: Negotiated,
-    snd: SendSpace,
-    hs: Handshake,
-    rcv: RecvSide,
-    loss: LossRecovery,
-    cong: Congestion,
-    probes: Probes,
+    /// The data level: buffers, FIN, writability, events.
+    stream: Stream,
+    /// The one path the stream travels on (one 4-tuple).
+    sub: Subflow,
+    /// Sender mechanisms beside the primary send loop (RC3).
+    mech: Mechanisms,
 
     // --- output and reporting ---
     pending_rst: Option<(SeqNum, Option<SeqNum>)>,
-    timers: TimerTable,
-    events: VecDeque<Event>,
     closed_reported: bool,
     counters: ConnCounters,
     info: InfoCounts,
@@ -266,16 +266,16 @@ impl Connection {
     #[cfg(test)]
     pub(crate) fn cc_probe(&self) -> (CaState, &crate::cc::CcState, bool) {
         (
-            self.cong.ca_state,
-            &self.cong.vars,
-            self.cong.is_cwnd_limited,
+            self.sub.cong.ca_state,
+            &self.sub.cong.vars,
+            self.sub.cong.is_cwnd_limited,
         )
     }
 
     /// The controller, to lend it the host's congestion state for one call
     /// (`crate::cc::host::HostHome::lend_to`).
     pub(crate) fn flow_cc_mut(&mut self) -> &mut crate::cc::FlowCc {
-        &mut self.cong.ctrl
+        &mut self.sub.cong.ctrl
     }
 
     fn from_setup(now: Instant, setup: Setup, passive: bool) -> Self {
@@ -308,31 +308,26 @@ impl Connection {
         };
         Connection {
             state: State::Closed,
-            local,
-            remote,
             passive,
-            opts: Negotiated::new(iss, base_mss, rcv_wscale, ts_offset),
-            snd: {
-                let mut s = SendSpace::new(config.send_buffer);
-                s.rlp = config
-                    .transmit
-                    .rc3
-                    .as_ref()
-                    .map(|r| Box::new(crate::rc3::rlp::Rlp::new(r.levels.clone())));
-                s
-            },
-            hs: Handshake::default(),
-            rcv: RecvSide::new(
+            stream: Stream::new(
+                config.send_buffer,
                 config.recv_buffer,
                 config.max_ooo_segments,
-                config.ack.quick_acks,
             ),
-            loss: LossRecovery::new(rtt, now),
-            cong: Congestion::new(cc, vars),
-            probes: Probes::new(now),
+            sub: Subflow {
+                local,
+                remote,
+                opts: Negotiated::new(iss, base_mss, rcv_wscale, ts_offset),
+                snd: SendSpace::new(),
+                hs: Handshake::default(),
+                rcv: RecvSide::new(config.ack.quick_acks),
+                loss: LossRecovery::new(rtt, now),
+                cong: Congestion::new(cc, vars),
+                probes: Probes::new(now),
+                timers: TimerTable::default(),
+            },
+            mech: Mechanisms::new(&config),
             pending_rst: None,
-            timers: TimerTable::default(),
-            events: VecDeque::new(),
             closed_reported: false,
             counters: ConnCounters::default(),
             info: InfoCounts::default(),
@@ -350,8 +345,8 @@ impl Connection {
     pub fn connect(now: Instant, setup: Setup) -> Self {
         let mut c = Connection::from_setup(now, setup, false);
         c.state = State::SynSent;
-        c.hs.syn_pending = true;
-        c.snd.snd_nxt = 0;
+        c.sub.hs.syn_pending = true;
+        c.sub.snd.snd_nxt = 0;
         c
     }
 
@@ -360,10 +355,10 @@ impl Connection {
     pub fn accept(now: Instant, setup: Setup, syn: &TcpRepr<'_>) -> Self {
         let mut c = Connection::from_setup(now, setup, true);
         c.state = State::SynReceived;
-        c.opts.irs = syn.seq.0;
+        c.sub.opts.irs = syn.seq.0;
         c.negotiate(syn, true);
-        c.hs.syn_pending = true;
-        c.probes.last_recv = now;
+        c.sub.hs.syn_pending = true;
+        c.sub.probes.last_recv = now;
         c
     }
 
@@ -373,17 +368,17 @@ impl Connection {
         self.state
     }
     pub fn local(&self) -> SocketAddr {
-        self.local
+        self.sub.local
     }
     pub fn remote(&self) -> SocketAddr {
-        self.remote
+        self.sub.remote
     }
     pub fn is_passive(&self) -> bool {
         self.passive
     }
     /// Payload bytes per full-sized segment we send.
     pub fn mss(&self) -> u32 {
-        self.opts.mss
+        self.sub.opts.mss
     }
     pub fn counters(&self) -> &ConnCounters {
         &self.counters
@@ -394,416 +389,28 @@ impl Connection {
     }
     /// Disjoint out-of-order ranges held for reassembly.
     pub fn ooo_ranges(&self) -> usize {
-        self.rcv.recvbuf.ooo_ranges()
+        self.stream.recvbuf.ooo_ranges()
     }
     pub fn ca_state(&self) -> CaState {
-        self.cong.ca_state
-    }
-
-    // ----- application calls -----
-
-    /// Queues bytes for sending; returns how many fit in the send buffer.
-    ///
-    /// With prioritised send on this is a priority-0 write that may be taken in part
-    /// (a plain stream write has no boundaries to keep).
-    pub fn write(&mut self, data: &[u8]) -> usize {
-        if self.config.unordered_send && self.snd.rlp.is_none() {
-            let n = data.len().min(self.snd.sendbuf.capacity());
-            let taken = self.queue_write(&data[..n], 0);
-            if taken < data.len() {
-                self.snd.writable_wanted = true;
-            }
-            return taken;
-        }
-        self.queue_write(data, 0)
-    }
-
-    /// `write` with a scheduling priority (higher is more urgent). With prioritised send
-    /// on ([`set_unordered_send`](Self::set_unordered_send)) the write is taken whole or
-    /// not at all and goes ahead of unsent writes of lower priority (never ahead of sent
-    /// or partly sent data; `docs/mechanisms/utcp.md`). Otherwise the priority is only
-    /// recorded and bytes are sent in write order.
-    pub fn write_with_priority(&mut self, data: &[u8], priority: u8) -> usize {
-        self.queue_write(data, priority)
-    }
-
-    /// `write(src.at(off, len))`, byte for byte and event for event, except that the
-    /// send buffer may keep a reference to `src` instead of a copy (see
-    /// [`SharedBytes`]). `len` is clamped to [`send::MAX_SHARED_SLICE`].
-    pub fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
-        if self.config.unordered_send && self.snd.rlp.is_none() {
-            return self.write(src.at(off, len));
-        }
-        let len = len.min(send::MAX_SHARED_SLICE);
-        self.queue_with(len, |b| b.write_shared(src, off, len, 0))
-    }
-
-    fn queue_write(&mut self, data: &[u8], priority: u8) -> usize {
-        let prioritised = self.config.unordered_send && self.snd.rlp.is_none();
-        self.queue_with(data.len(), |b| {
-            if prioritised {
-                b.write_prioritised(data, priority)
-            } else {
-                b.write(data, priority)
-            }
-        })
-    }
-
-    /// A write of `want` bytes that `put` places in the send buffer.
-    fn queue_with(&mut self, want: usize, put: impl FnOnce(&mut SendBuffer) -> usize) -> usize {
-        if self.snd.fin_queued
-            || !matches!(
-                self.state,
-                State::SynSent | State::SynReceived | State::Established | State::CloseWait
-            )
-        {
-            return 0;
-        }
-        let offset = self.snd.sendbuf.end();
-        let n = put(&mut self.snd.sendbuf);
-        if let Some(rlp) = self.snd.rlp.as_deref_mut() {
-            // RC3 §4.2.1: each write is a chunk of its own for the RLP (sequence space
-            // is the stream offset plus the SYN).
-            rlp.on_write(offset + 1, offset + 1 + n as u64);
-        }
-        if n < want {
-            self.snd.writable_wanted = true;
-        }
-        n
-    }
-
-    /// Reads in-order bytes; returns how many were copied.
-    pub fn read(&mut self, buf: &mut [u8]) -> usize {
-        let before = self.rcv_window_now();
-        let n = self.rcv.recvbuf.read(buf);
-        if n > 0 {
-            self.window_update_after_read(before);
-            self.ack_pushed_after_read();
-        }
-        n
-    }
-
-    /// [`read`](Self::read) that hands the bytes to `f` in place instead of copying
-    /// them out (`buf` is used only when they wrap around the receive ring; at most
-    /// `buf.len()` bytes, as `read`). Same window updates and ACK effects as `read`;
-    /// `f` runs before them and cannot reach the connection.
-    pub fn read_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> usize {
-        let before = self.rcv_window_now();
-        let n = self.rcv.recvbuf.read_in_place(buf, f);
-        if n > 0 {
-            self.window_update_after_read(before);
-            self.ack_pushed_after_read();
-        }
-        n
-    }
-
-    /// Unordered receive on or off (uTCP `SO_UNORDERED`; `docs/mechanisms/utcp.md`).
-    /// May be switched at any time; already-handed-out bytes stay handed out.
-    pub fn set_unordered(&mut self, on: bool) {
-        if self.config.unordered != on {
-            Arc::make_mut(&mut self.config).unordered = on;
-        }
-        if on && self.rcv.recvbuf.has_undelivered_ooo() {
-            self.push_event(Event::Readable);
-        }
-    }
-
-    pub fn unordered(&self) -> bool {
-        self.config.unordered
-    }
-
-    /// Prioritised send on or off (uTCP `SO_UNORDEREDSEND`). Writes queued before the
-    /// switch keep their place; later ones are placed by priority.
-    pub fn set_unordered_send(&mut self, on: bool) {
-        if self.config.unordered_send != on {
-            Arc::make_mut(&mut self.config).unordered_send = on;
-        }
-    }
-
-    pub fn unordered_send(&self) -> bool {
-        self.config.unordered_send
-    }
-
-    /// Nagle on or off on an open connection (`TCP_NODELAY` set after `connect` or
-    /// `accept`). Switching it off lets a held small segment go at the next transmit
-    /// poll, as Linux's `tcp_push_pending_frames` in `do_tcp_setsockopt`.
-    pub fn set_nagle(&mut self, on: bool) {
-        if self.config.nagle != on {
-            Arc::make_mut(&mut self.config).nagle = on;
-        }
-    }
-
-    /// The send buffer limit on an open connection (`SO_SNDBUF`), bytes. Bytes already
-    /// queued stay; writes are refused until the buffer drains below the new limit.
-    pub fn set_send_buffer(&mut self, bytes: usize) {
-        if self.config.send_buffer != bytes {
-            Arc::make_mut(&mut self.config).send_buffer = bytes;
-        }
-        self.snd.sendbuf.set_limit(bytes);
-    }
-
-    /// Ends a record at the current end of the send buffer (Linux's `MSG_EOR`): no
-    /// segment sent later carries bytes from both sides of this point, so the last
-    /// bytes written so far leave in a segment of their own end (Linux marks the tail
-    /// skb `eor`, and `tcp_skb_can_collapse_to` keeps later writes out of it).
-    /// Returns false when there is nothing unsent to mark or 4096 marks are held (then the record may share a segment with what follows).
-    pub fn end_record(&mut self) -> bool {
-        let end = self.snd.sendbuf.end();
-        let next = self.snd.snd_nxt.saturating_sub(1);
-        if end <= next || self.snd.record_ends.back().is_some_and(|&e| e >= end) {
-            return false;
-        }
-        if self.snd.record_ends.len() >= parts::MAX_RECORD_MARKS {
-            return false;
-        }
-        self.snd.record_ends.push_back(end);
-        true
-    }
-
-    /// The send buffer limit, bytes.
-    pub fn send_buffer(&self) -> usize {
-        self.config.send_buffer
-    }
-
-    /// The user timeout on an open connection (`TCP_USER_TIMEOUT`, RFC 5482); `None`
-    /// turns it off. Takes effect at the next retransmission or probe timer.
-    pub fn set_user_timeout(&mut self, t: Option<Duration>) {
-        Arc::make_mut(&mut self.config).timeouts.user_timeout = t;
-    }
-
-    /// Reads one contiguous run with its 0-based stream offset: in-order data first
-    /// (exactly as `read`, including window updates); otherwise, with unordered receive
-    /// on, the lowest-offset out-of-order run not yet handed out. Each byte is handed
-    /// out of order at most once and always again in order once the hole before it
-    /// fills (at-least-once). Out-of-order reads free no buffer space, so ACKs, SACKs
-    /// and the window do not depend on them. `None`: nothing to read (or empty `buf`).
-    pub fn read_unordered(&mut self, buf: &mut [u8]) -> Option<UnorderedRead> {
-        if buf.is_empty() {
-            return None;
-        }
-        if self.rcv.recvbuf.readable() > 0 {
-            let offset = self.rcv.recvbuf.read_offset();
-            let len = self.read(buf);
-            return Some(UnorderedRead {
-                offset,
-                len,
-                in_order: true,
-            });
-        }
-        if !self.config.unordered {
-            return None;
-        }
-        let (offset, len) = self.rcv.recvbuf.read_ooo(buf)?;
-        Some(UnorderedRead {
-            offset,
-            len,
-            in_order: false,
-        })
-    }
-
-    /// Out-of-order reads declined because the handed-out bookkeeping was at its cap
-    /// (a hostile peer's doing; the bytes still arrive in order).
-    pub fn unordered_declined(&self) -> u64 {
-        self.rcv.recvbuf.unordered_declined()
-    }
-
-    /// Bytes ready to read.
-    pub fn readable(&self) -> usize {
-        self.rcv.recvbuf.readable()
-    }
-
-    /// Free space in the send buffer.
-    pub fn send_capacity(&self) -> usize {
-        if self.snd.fin_queued {
-            0
-        } else {
-            self.snd.sendbuf.capacity()
-        }
-    }
-
-    /// Bytes written but not yet acknowledged.
-    /// Stream bytes sent at least once (SND.NXT as a stream offset, without SYN and
-    /// FIN).
-    pub fn sent_offset(&self) -> u64 {
-        let n = self.snd.snd_nxt.saturating_sub(1);
-        n.saturating_sub(u64::from(self.snd.fin_seq.is_some()))
-    }
-
-    /// Stream bytes cumulatively acknowledged (SND.UNA as a stream offset, without
-    /// SYN and FIN).
-    pub fn acked_offset(&self) -> u64 {
-        let fin_end = self.snd.fin_seq.unwrap_or(u64::MAX);
-        self.snd.snd_una.min(fin_end).saturating_sub(1)
-    }
-
-    pub fn send_buffered(&self) -> usize {
-        self.snd.sendbuf.len()
-    }
-
-    /// With prioritised send on, `write_with_priority` takes a write whole or not at
-    /// all, and one longer than this (the send buffer) never fits: callers that wait
-    /// for room report it as an error instead. `None`: writes may be taken in part.
-    pub fn whole_write_limit(&self) -> Option<usize> {
-        (self.config.unordered_send && self.snd.rlp.is_none()).then_some(self.config.send_buffer)
-    }
-
-    /// The error for a prioritised write longer than [`whole_write_limit`](Self::whole_write_limit).
-    pub fn check_whole_write(&self, len: usize) -> std::io::Result<()> {
-        match self.whole_write_limit() {
-            Some(max) if len > max => Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("a prioritised write of {len} bytes is larger than the send buffer ({max} bytes)"),
-            )),
-            _ => Ok(()),
-        }
-    }
-
-    /// Whether the peer's FIN has been received (after all data before it).
-    pub fn peer_closed(&self) -> bool {
-        self.rcv.fin_received
-    }
-
-    /// Graceful close of both directions (FIN after queued data). The application
-    /// gives the connection up, as Linux's `close()` orphans the socket: FIN-WAIT-2
-    /// then lasts at most `TimeoutConfig::fin_timeout` (`close.rs`), where after
-    /// `shutdown_write` alone it lasts until the peer's FIN. Data that has arrived
-    /// (or still arrives before the connection ends) can still be read.
-    pub fn close(&mut self) {
-        match self.state {
-            State::SynSent => self.terminate(Ok(())),
-            _ => {
-                self.orphaned = true;
-                self.shutdown_write();
-                // In FIN-WAIT-2 already (after `shutdown_write`), the timer is armed
-                // at the next `poll_transmit`, which has the time (Linux `tcp_close`).
-            }
-        }
-    }
-
-    /// Half-close: no more writes, FIN after queued data; reading continues.
-    pub fn shutdown_write(&mut self) {
-        if self.snd.fin_queued {
-            return;
-        }
-        match self.state {
-            State::SynSent => self.terminate(Ok(())),
-            State::SynReceived => self.snd.fin_queued = true,
-            State::Established => {
-                self.snd.fin_queued = true;
-                self.state = State::FinWait1;
-            }
-            State::CloseWait => {
-                self.snd.fin_queued = true;
-                self.state = State::LastAck;
-            }
-            _ => {}
-        }
-    }
-
-    /// Abort: send RST (in synchronized states), drop everything (RFC 9293 §3.10.5).
-    pub fn abort(&mut self) {
-        if self.state == State::Closed {
-            return;
-        }
-        if self.state.synchronized() || self.state == State::SynReceived {
-            self.queue_rst_ack();
-        }
-        self.terminate(Err(ConnError::Aborted));
-    }
-
-    pub fn info(&self) -> TcpInfo {
-        // Every field spelled out (no `..Default`), so a new `TcpInfo` field must be
-        // filled here.
-        let c = &self.info;
-        TcpInfo {
-            state: self.state.name(),
-            cc: self.cong.label.clone(),
-            cwnd: self.cong.vars.cwnd,
-            ssthresh: self.cong.vars.ssthresh,
-            mss: self.opts.mss,
-            srtt: self.loss.rtt.srtt().unwrap_or_default(),
-            rttvar: self.loss.rtt.rttvar(),
-            min_rtt: self.loss.rtt.min_rtt().unwrap_or_default(),
-            rto: self.current_rto(),
-            in_flight: self.loss.board.in_flight(),
-            retransmits: c.retransmits,
-            retransmitted_bytes: c.retransmitted_bytes,
-            rdb_packets: c.rdb_packets,
-            rdb_bytes: c.rdb_bytes,
-            rdb_loss_cwr: c.rdb_loss_cwr,
-            ecn_cwr: c.ecn_cwr,
-            delay_cwr: c.delay_cwr,
-            lost: c.lost,
-            sacked: self.loss.board.sacked_out(),
-            delivered: self.cong.vars.delivered,
-            bytes_sent: c.bytes_sent,
-            bytes_acked: c.bytes_acked,
-            bytes_received: c.bytes_received,
-            segs_out: c.segs_out,
-            data_segs_out: c.data_segs_out,
-            segs_in: c.segs_in,
-            dsack_received: c.dsack_received,
-            rto_count: c.rto_count,
-            tlp_count: c.tlp_count,
-            undo_count: c.undo_count,
-            dsack_undo: c.dsack_undo,
-            spurious_rto: c.spurious_rto,
-            app_limited: self.cong.vars.app_limited,
-            snd_wnd: self.snd.snd_wnd.min(u64::from(u32::MAX)) as u32,
-            rcv_wnd: self
-                .rcv
-                .rcv_adv
-                .saturating_sub(self.rcv_nxt())
-                .min(u64::from(u32::MAX)) as u32,
-            cc_diag: self.cong.ctrl.diagnostics(),
-            rc3: self.snd.rlp.as_ref().map(|r| r.info),
-        }
-    }
-
-    /// Turns recording of `TraceEvent`s on or off (bounded buffer, drained by `drain_trace`).
-    pub fn set_trace(&mut self, on: bool) {
-        if on {
-            self.tracer.buf.get_or_insert_with(Vec::new);
-        } else {
-            self.tracer.buf = None;
-        }
-    }
-
-    /// Whether `drain_trace` would move anything: an inline test, so a caller that
-    /// drains after every poll (the simulator's hosts) skips the call and its loop
-    /// when nothing was recorded.
-    #[inline]
-    pub fn has_trace(&self) -> bool {
-        self.tracer.buf.as_ref().is_some_and(|b| !b.is_empty())
-    }
-
-    pub fn drain_trace(&mut self, out: &mut Vec<TraceEvent>) {
-        if let Some(t) = self.tracer.buf.as_mut() {
-            out.append(t);
-        }
-    }
-
-    /// Trace events not recorded because the buffer was full.
-    pub fn trace_dropped(&self) -> u64 {
-        self.tracer.dropped
+        self.sub.cong.ca_state
     }
 
     // ----- output: events and timers -----
 
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        self.stream.events.pop_front()
     }
 
     /// Whether `poll_event` would return an event.
     #[inline]
     pub(crate) fn has_events(&self) -> bool {
-        !self.events.is_empty()
+        !self.stream.events.is_empty()
     }
 
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next()
+        self.sub.timers.next()
     }
 
     // ----- helpers shared by the submodules -----
@@ -815,21 +422,18 @@ impl Connection {
     /// (so SACKs and cumulative ACKs of copies are accepted: the paper's relaxed SACK
     /// validation and "ACK bump", §4.1.1).
     fn snd_max(&self) -> u64 {
-        match self.snd.rlp.as_deref() {
-            Some(r) => self.snd.snd_nxt.max(r.high()),
-            None => self.snd.snd_nxt,
-        }
+        self.mech.snd_max(self.sub.snd.snd_nxt)
     }
 
     fn rcv_nxt(&self) -> u64 {
-        1 + self.rcv.recvbuf.nxt() + u64::from(self.rcv.fin_received)
+        1 + self.stream.recvbuf.nxt() + u64::from(self.stream.fin_received)
     }
 
     fn wire_snd(&self, s: u64) -> SeqNum {
-        SeqNum(self.opts.iss.wrapping_add(s as u32))
+        SeqNum(self.sub.opts.iss.wrapping_add(s as u32))
     }
     fn wire_rcv(&self, s: u64) -> SeqNum {
-        SeqNum(self.opts.irs.wrapping_add(s as u32))
+        SeqNum(self.sub.opts.irs.wrapping_add(s as u32))
     }
     /// An incoming sequence number as an offset from the IRS, relative to RCV.NXT.
     fn unwrap_rcv(&self, seq: SeqNum) -> i64 {
@@ -838,24 +442,19 @@ impl Connection {
     }
     /// An incoming ACK number as an offset from the ISS, relative to SND.UNA.
     fn unwrap_ack(&self, ack: SeqNum) -> i64 {
-        self.snd.snd_una as i64 + i64::from(ack.diff(self.wire_snd(self.snd.snd_una)))
+        self.sub.snd.snd_una as i64 + i64::from(ack.diff(self.wire_snd(self.sub.snd.snd_una)))
     }
 
     fn tsval(&self, now: Instant) -> u32 {
-        (now.as_millis() as u32).wrapping_add(self.opts.ts_offset)
+        (now.as_millis() as u32).wrapping_add(self.sub.opts.ts_offset)
     }
 
     fn current_rto(&self) -> Duration {
-        self.loss.rtt.rto_backoff(self.loss.backoff)
+        self.sub.loss.rtt.rto_backoff(self.sub.loss.backoff)
     }
 
     fn push_event(&mut self, ev: Event) {
-        if self.events.contains(&ev) && !matches!(ev, Event::Closed(_)) {
-            return;
-        }
-        if self.events.len() < EVENT_LIMIT {
-            self.events.push_back(ev);
-        }
+        self.stream.push_event(ev);
     }
 
     fn trace(&mut self, ev: TraceEvent) {
@@ -872,7 +471,7 @@ impl Connection {
     /// Inline for its common answer on every ACK: no change and no trace buffer.
     #[inline]
     fn trace_cwnd(&mut self, now: Instant) {
-        let cur = (self.cong.vars.cwnd, self.cong.vars.ssthresh);
+        let cur = (self.sub.cong.vars.cwnd, self.sub.cong.vars.ssthresh);
         if cur != self.tracer.last_cwnd || self.tracer.buf.is_some() {
             self.trace_cwnd_changes(now);
         }
@@ -880,7 +479,7 @@ impl Connection {
 
     #[inline(never)]
     fn trace_cwnd_changes(&mut self, now: Instant) {
-        let cur = (self.cong.vars.cwnd, self.cong.vars.ssthresh);
+        let cur = (self.sub.cong.vars.cwnd, self.sub.cong.vars.ssthresh);
         if cur != self.tracer.last_cwnd {
             self.tracer.last_cwnd = cur;
             self.trace(TraceEvent::Cwnd {
@@ -893,7 +492,7 @@ impl Connection {
             return;
         }
         // Compared by value: a copy of a few words, no allocation.
-        if let Some(diag) = self.cong.ctrl.diagnostics() {
+        if let Some(diag) = self.sub.cong.ctrl.diagnostics() {
             if self.tracer.last_diag != Some(diag) {
                 self.tracer.last_diag = Some(diag);
                 self.trace(TraceEvent::CcState { at: now, diag });
@@ -907,19 +506,19 @@ impl Connection {
         } else {
             Some(self.wire_rcv(self.rcv_nxt()))
         };
-        self.pending_rst = Some((self.wire_snd(self.snd.snd_nxt), ack));
+        self.pending_rst = Some((self.wire_snd(self.sub.snd.snd_nxt), ack));
     }
 
     /// Ends the connection: timers stop, buffers are dropped, `Closed` is reported once.
     fn terminate(&mut self, result: Result<(), ConnError>) {
         self.state = State::Closed;
-        self.timers.stop_all();
-        self.loss.board = Scoreboard::new();
-        self.snd.sendbuf = SendBuffer::new(0);
-        self.probes.probe_pending = false;
-        self.loss.tlp.reset();
-        self.rcv.ack = AckState::new(self.config.ack.quick_acks);
-        self.rcv.owed_acks.clear();
+        self.sub.timers.stop_all();
+        self.sub.loss.board = Scoreboard::new();
+        self.stream.sendbuf = SendBuffer::new(0);
+        self.sub.probes.probe_pending = false;
+        self.sub.loss.tlp.reset();
+        self.sub.rcv.ack = AckState::new(self.config.ack.quick_acks);
+        self.sub.rcv.owed_acks.clear();
         if !self.closed_reported {
             self.closed_reported = true;
             self.push_event(Event::Closed(result));

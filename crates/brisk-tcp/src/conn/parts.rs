@@ -1,11 +1,9 @@
-//! The connection's state in parts with one job each (quinn's `PathData` is the
+//! The subflow's state in parts with one job each (quinn's `PathData` is the
 //! model): what the handshake negotiated, the send and receive sequence spaces, the
 //! handshake's own progress, loss recovery, congestion control, probes and tracing.
-//! An MPTCP subflow will be exactly a send space, a recovery and a congestion part.
+//! The data level (buffers, FIN, writability, events) is `super::stream::Stream`.
 
 use super::ack_policy::AckState;
-use super::recv::RecvBuffer;
-use super::send::SendBuffer;
 use super::{CaState, Segment};
 use crate::cc::{CcDiagnostics, CcState, FlowCc};
 use crate::event::TraceEvent;
@@ -59,7 +57,8 @@ impl Negotiated {
     }
 }
 
-/// The send sequence space (offsets from the ISS) and the send buffer.
+/// The send sequence space (offsets from the ISS) of one subflow: sequence numbers
+/// only; the bytes are the stream's (`super::stream::Stream`).
 #[derive(Debug)]
 pub(super) struct SendSpace {
     pub snd_una: u64,
@@ -71,26 +70,12 @@ pub(super) struct SendSpace {
     pub snd_wl1: i64,
     /// End of the last small segment sent (Minshall's Nagle variant).
     pub snd_sml: u64,
-    pub sendbuf: SendBuffer,
-    pub fin_queued: bool,
+    /// Sequence number of our FIN once sent.
     pub fin_seq: Option<u64>,
-    /// A write was refused for lack of space: report `Writable` when space frees.
-    pub writable_wanted: bool,
-    /// RC3's recursive-low-priority loop (`crate::rc3::rlp`), when RC3 is on. Boxed:
-    /// most connections do not run it.
-    pub rlp: Option<Box<crate::rc3::rlp::Rlp>>,
-    /// Ends of records (`Connection::end_record`, Linux `MSG_EOR`) not yet
-    /// acknowledged, as stream offsets in order: no new segment spans one, and a
-    /// segment ending at one carries PSH. At most [`MAX_RECORD_MARKS`].
-    pub record_ends: VecDeque<u64>,
 }
 
-/// Most record ends a connection holds (one per `end_record`); beyond it a
-/// mark is refused and later writes may share segments with the record.
-pub const MAX_RECORD_MARKS: usize = 4_096;
-
 impl SendSpace {
-    pub fn new(send_buffer: usize) -> Self {
+    pub fn new() -> Self {
         SendSpace {
             snd_una: 0,
             snd_nxt: 0,
@@ -98,12 +83,7 @@ impl SendSpace {
             max_snd_wnd: 0,
             snd_wl1: 0,
             snd_sml: 0,
-            sendbuf: SendBuffer::new(send_buffer),
-            fin_queued: false,
             fin_seq: None,
-            writable_wanted: false,
-            rlp: None,
-            record_ends: VecDeque::new(),
         }
     }
 }
@@ -117,13 +97,10 @@ pub(super) struct Handshake {
     pub syn_retransmitted: bool,
 }
 
-/// The receive sequence space (offsets from the IRS), reassembly and the ACK policy.
+/// The receive sequence space (offsets from the IRS) and the ACK policy; the
+/// reassembly buffer is the stream's.
 #[derive(Debug)]
 pub(super) struct RecvSide {
-    pub recvbuf: RecvBuffer,
-    pub fin_received: bool,
-    /// Stream offset of the peer's FIN once seen (possibly ahead of a hole).
-    pub peer_fin: Option<u64>,
     /// Right edge we advertised (RCV.NXT + RCV.WND), never moved left (RFC 7323 §2.4).
     pub rcv_adv: u64,
     pub last_ack_sent: u64,
@@ -139,11 +116,8 @@ pub(super) struct RecvSide {
 }
 
 impl RecvSide {
-    pub fn new(recv_buffer: usize, max_ooo_segments: usize, quick_acks: u32) -> Self {
+    pub fn new(quick_acks: u32) -> Self {
         RecvSide {
-            recvbuf: RecvBuffer::new(recv_buffer, max_ooo_segments),
-            fin_received: false,
-            peer_fin: None,
             rcv_adv: 0,
             last_ack_sent: 0,
             ack: AckState::new(quick_acks),

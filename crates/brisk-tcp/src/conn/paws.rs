@@ -23,13 +23,13 @@ const PAWS_WINDOW: i32 = 1;
 impl Connection {
     /// Whether PAWS rejects `seg` (`seq`: its sequence number as a receive offset).
     pub(super) fn paws_rejects(&self, seg: &TcpRepr<'_>, seq: i64) -> bool {
-        if !self.opts.ts_ok || !self.opts.ts_recent_valid || seg.flags.rst() {
+        if !self.sub.opts.ts_ok || !self.sub.opts.ts_recent_valid || seg.flags.rst() {
             return false;
         }
         let Some(ts) = seg.timestamps else {
             return false;
         };
-        let behind = self.opts.ts_recent.wrapping_sub(ts.tsval) as i32;
+        let behind = self.sub.opts.ts_recent.wrapping_sub(ts.tsval) as i32;
         behind > PAWS_WINDOW && !self.disordered_ack(seg, seq, behind)
     }
 
@@ -37,11 +37,11 @@ impl Connection {
     /// how far its TSval trails TS.Recent, > 0).
     fn disordered_ack(&self, seg: &TcpRepr<'_>, seq: i64, behind: i32) -> bool {
         let pure_at_rcv_nxt = seg.flags.ack() && seg.seg_len() == 0 && seq == self.rcv_nxt() as i64;
-        let duplicate = self.unwrap_ack(seg.ack) == self.snd.snd_una as i64;
-        let wnd = u64::from(seg.window) << self.opts.snd_wscale;
+        let duplicate = self.unwrap_ack(seg.ack) == self.sub.snd.snd_una as i64;
+        let wnd = u64::from(seg.window) << self.sub.opts.snd_wscale;
         // Linux `tcp_may_update_window` with ACK == SND.UNA.
-        let window_update =
-            seq > self.snd.snd_wl1 || (seq == self.snd.snd_wl1 && wnd > self.snd.snd_wnd);
+        let window_update = seq > self.sub.snd.snd_wl1
+            || (seq == self.sub.snd.snd_wl1 && wnd > self.sub.snd.snd_wnd);
         pure_at_rcv_nxt && duplicate && !window_update && behind <= self.tsval_replay_window()
     }
 

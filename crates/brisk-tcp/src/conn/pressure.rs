@@ -30,11 +30,11 @@ impl MemUsage {
 impl Connection {
     /// What this connection holds now.
     pub fn mem_usage(&self) -> MemUsage {
-        let r = &self.rcv.recvbuf;
+        let r = &self.stream.recvbuf;
         MemUsage {
             ooo: r.ooo_charge(),
             ready: r.ready_charge(),
-            send: self.snd.sendbuf.mem_charge(),
+            send: self.stream.sendbuf.mem_charge(),
         }
     }
 
@@ -45,21 +45,21 @@ impl Connection {
     /// not writable), and `Event::Writable` follows once memory allows.
     #[inline]
     pub fn set_send_allowance(&mut self, bytes: usize) {
-        self.snd.sendbuf.set_mem_allowance(bytes);
+        self.stream.sendbuf.set_mem_allowance(bytes);
     }
 
     /// Whether a write was cut short by the send allowance since the last call; the
     /// connection then wants `Event::Writable` (`Connection::mem_writable`).
     #[inline]
     pub fn take_send_mem_limited(&mut self) -> bool {
-        self.snd.sendbuf.take_mem_limited()
+        self.stream.sendbuf.take_mem_limited()
     }
 
     /// Memory was freed after a write was refused for it: `Event::Writable` if the
     /// application still waits for room.
     pub fn mem_writable(&mut self) {
-        if self.snd.writable_wanted && self.send_capacity() > 0 {
-            self.snd.writable_wanted = false;
+        if self.stream.writable_wanted && self.send_capacity() > 0 {
+            self.stream.writable_wanted = false;
             self.push_event(crate::event::Event::Writable);
         }
     }
@@ -67,27 +67,27 @@ impl Connection {
     /// Bytes the receive path may newly allocate until the next call (the endpoint
     /// sets it before each segment; `usize::MAX` means unlimited, the default).
     pub fn set_mem_allowance(&mut self, bytes: usize) {
-        self.rcv.recvbuf.set_mem_allowance(bytes);
+        self.stream.recvbuf.set_mem_allowance(bytes);
     }
 
     /// Compacts the out-of-order store; returns the charged bytes freed.
     pub fn collapse_ooo(&mut self) -> usize {
-        self.rcv.recvbuf.collapse_ooo()
+        self.stream.recvbuf.collapse_ooo()
     }
 
     /// Charged bytes a collapse would free.
     pub fn ooo_slack(&self) -> usize {
-        self.rcv.recvbuf.ooo_slack()
+        self.stream.recvbuf.ooo_slack()
     }
 
     /// Drops out-of-order data from the top until `need` charged bytes are freed (or
     /// none is left); returns the bytes freed. Never touches in-order data.
     pub fn prune_ooo(&mut self, need: usize) -> usize {
-        self.rcv.recvbuf.prune_ooo(need)
+        self.stream.recvbuf.prune_ooo(need)
     }
 
     /// Collapse and prune work done on this connection.
     pub fn prune_stats(&self) -> PruneStats {
-        self.rcv.recvbuf.prune_stats
+        self.stream.recvbuf.prune_stats
     }
 }

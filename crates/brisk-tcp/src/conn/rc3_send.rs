@@ -39,7 +39,9 @@ impl Connection {
     /// only read), the rest out of line.
     #[inline]
     pub(super) fn send_rlp_copy(&mut self, now: Instant) -> Option<Segment> {
-        self.snd.rlp.as_ref()?;
+        if !self.mech.sends_extras() {
+            return None;
+        }
         self.send_rlp_copy_due(now)
     }
 
@@ -48,16 +50,12 @@ impl Connection {
         if !self.data_state_open() {
             return None;
         }
-        let wnd_end = self.snd.snd_una + self.snd.snd_wnd;
-        let (snd_nxt, mss) = (self.snd.snd_nxt, self.opts.mss);
-        let copy = self
-            .snd
-            .rlp
-            .as_deref_mut()?
-            .next_copy(snd_nxt, wnd_end, mss)?;
+        let wnd_end = self.sub.snd.snd_una + self.sub.snd.snd_wnd;
+        let (snd_nxt, mss) = (self.sub.snd.snd_nxt, self.sub.opts.mss);
+        let copy = self.mech.extra_segment(snd_nxt, wnd_end, mss)?;
         let len = (copy.end - copy.start) as u32;
         let mut flags = Flags::ACK;
-        if copy.end - 1 == self.snd.sendbuf.end() {
+        if copy.end - 1 == self.stream.sendbuf.end() {
             flags.insert(Flags::PSH);
         }
         let mut s = self.header(now, copy.start, flags, SegmentKind::Redundant);
@@ -69,62 +67,25 @@ impl Connection {
         Some(s)
     }
 
-    /// Before the primary loop sends new data: jumps SND.NXT over data SACKs showed
-    /// delivered (spec A5) and returns where the next delivered range begins, which
-    /// bounds the next segment (u64::MAX without RC3 or without such a range).
-    pub(super) fn rc3_skip_delivered(&mut self) -> u64 {
-        let Some(rlp) = self.snd.rlp.as_deref_mut() else {
-            return u64::MAX;
-        };
-        let data_end = self.snd.sendbuf.end() + 1;
-        if let Some(e) = rlp.delivered_end(self.snd.snd_nxt) {
-            let e = e.min(data_end);
-            if e > self.snd.snd_nxt {
-                rlp.info.skipped_bytes += e - self.snd.snd_nxt;
-                self.snd.snd_nxt = e;
-                self.snd.sendbuf.mark_sent(e - 1);
-            }
-        }
-        rlp.next_delivered_after(self.snd.snd_nxt)
-            .unwrap_or(u64::MAX)
-    }
-
-    /// Whether an ACK is RC3-low: see the module doc. `advanced`: it moved SND.UNA;
-    /// `p0_sacked`: it newly SACKed segments of the scoreboard (sent by the primary
-    /// loop); `blocks`: it carried SACK blocks.
-    pub(super) fn rc3_low_ack(&mut self, advanced: bool, p0_sacked: bool, blocks: bool) -> bool {
-        let dscp = self.rx_dscp;
-        let Some(rlp) = self.snd.rlp.as_deref_mut() else {
-            return false;
-        };
-        let low = dscp != 0 || (!advanced && !p0_sacked && blocks);
-        if low {
-            rlp.info.low_acks += 1;
-        }
-        low
-    }
-
     /// The receiver's half (§4.1.2): whether data just handled arrived at low priority
     /// on a connection running RC3, so its ACK goes at once at the data's DSCP.
     pub(super) fn rc3_low_data(&self) -> bool {
-        self.rx_dscp != 0 && self.snd.rlp.is_some()
+        self.rx_dscp != 0 && self.mech.runs_rc3()
     }
 
     /// An ACK at the arriving data's DSCP, queued to go now. It leaves the priority-0
     /// ACK state alone: a pending delayed ACK stays pending and goes at priority 0.
     pub(super) fn queue_low_ack(&mut self, now: Instant) {
-        if self.rcv.owed_acks.len() >= super::MAX_OWED_ACKS {
+        if self.sub.rcv.owed_acks.len() >= super::MAX_OWED_ACKS {
             self.ack_now();
             return;
         }
         let dscp = self.rx_dscp;
-        let mut s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
+        let mut s = self.header(now, self.sub.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
         s.meta.dscp = dscp;
         s.meta.priority = dscp;
         self.record_tx(now, &s);
-        self.rcv.owed_acks.push_back(s);
-        if let Some(rlp) = self.snd.rlp.as_deref_mut() {
-            rlp.info.low_acks_sent += 1;
-        }
+        self.sub.rcv.owed_acks.push_back(s);
+        self.mech.on_low_ack_sent();
     }
 }

@@ -275,24 +275,9 @@ impl RecvBuffer {
             .chain(prev.map(|p| p.1))
             .fold(end, u64::max);
         let fin_len = (fin_end - fin_start) as usize;
-        let (grow, exact) = match base.and_then(|b| self.ooo.get(&b)) {
-            Some(v) => {
-                let extra = fin_len - v.len();
-                match grow_policy(v, extra, 0, self.mem_allow) {
-                    Some(exact) => (extra, exact),
-                    None => {
-                        self.mem_dropped += 1;
-                        return Arrival::Dropped;
-                    }
-                }
-            }
-            None => {
-                if fin_len + prune::RANGE_OVERHEAD > self.mem_allow {
-                    self.mem_dropped += 1;
-                    return Arrival::Dropped;
-                }
-                (fin_len, true)
-            }
+        let Some((grow, exact)) = self.ooo_growth(base, fin_len) else {
+            self.mem_dropped += 1;
+            return Arrival::Dropped;
         };
         let mut dup: Option<(u64, u64)> = None;
         let mut later = later.as_slice();
@@ -337,21 +322,7 @@ impl RecvBuffer {
                 (off, v)
             }
         };
-        for &s in later {
-            // NOTE(unwrap): keys collected from the map just above.
-            let v = self.ooo.remove(&s).unwrap();
-            self.ooo_bytes -= v.len();
-            self.ooo_charge -= prune::charge(&v);
-            let e = s + v.len() as u64;
-            let cur = start + buf.len() as u64;
-            let ov_end = e.min(end);
-            if ov_end > s {
-                dup.get_or_insert((s, ov_end));
-            }
-            if e > cur {
-                extend_from(&mut buf, &v, (cur - s) as usize);
-            }
-        }
+        self.absorb_ranges(later, start, &mut buf, end, &mut dup);
         if dup.is_some() {
             self.dsack = dup;
         }
@@ -362,6 +333,47 @@ impl RecvBuffer {
         self.delivered.on_insert(off);
         self.report_first(start, rend);
         Arrival::OutOfOrder
+    }
+
+    /// How much the buffer that will hold a merged out-of-order range of `fin_len`
+    /// bytes grows (the range at `base`, else a new one), and whether to reserve
+    /// exactly: `None` when the memory budget does not allow it.
+    fn ooo_growth(&self, base: Option<u64>, fin_len: usize) -> Option<(usize, bool)> {
+        match base.and_then(|b| self.ooo.get(&b)) {
+            Some(v) => {
+                let extra = fin_len - v.len();
+                grow_policy(v, extra, 0, self.mem_allow).map(|exact| (extra, exact))
+            }
+            None => (fin_len + prune::RANGE_OVERHEAD <= self.mem_allow).then_some((fin_len, true)),
+        }
+    }
+
+    /// Moves the stored ranges starting at `later` (each touched by the new segment,
+    /// which ends at `end`) into `buf`, the merged range starting at `start`; the
+    /// first overlap with the new segment becomes the D-SACK candidate `dup`.
+    fn absorb_ranges(
+        &mut self,
+        later: &[u64],
+        start: u64,
+        buf: &mut VecDeque<u8>,
+        end: u64,
+        dup: &mut Option<(u64, u64)>,
+    ) {
+        for &s in later {
+            // NOTE(unwrap): keys collected from the map by the caller.
+            let v = self.ooo.remove(&s).unwrap();
+            self.ooo_bytes -= v.len();
+            self.ooo_charge -= prune::charge(&v);
+            let e = s + v.len() as u64;
+            let cur = start + buf.len() as u64;
+            let ov_end = e.min(end);
+            if ov_end > s {
+                dup.get_or_insert((s, ov_end));
+            }
+            if e > cur {
+                extend_from(buf, &v, (cur - s) as usize);
+            }
+        }
     }
 
     /// RFC 2018 §4: the block holding the latest segment goes first; other blocks keep

@@ -41,24 +41,24 @@ impl Connection {
     pub(super) fn arm_rto(&mut self, now: Instant, why: RtoArm) {
         match why {
             RtoArm::Handshake | RtoArm::HandshakeRetry => {
-                if why == RtoArm::Handshake && self.timers.is_set(Timer::Rto) {
+                if why == RtoArm::Handshake && self.sub.timers.is_set(Timer::Rto) {
                     return;
                 }
                 let t = rto::backoff(
                     self.config.recovery.initial_rto,
-                    self.hs.syn_retries,
+                    self.sub.hs.syn_retries,
                     self.config.recovery.max_rto,
                 );
-                self.timers.set(Timer::Rto, now + t);
+                self.sub.timers.set(Timer::Rto, now + t);
             }
             RtoArm::DataSent => {
-                if !self.timers.is_set(Timer::Rto) {
+                if !self.sub.timers.is_set(Timer::Rto) {
                     let t = self.current_rto();
-                    self.timers.set(Timer::Rto, now + t);
+                    self.sub.timers.set(Timer::Rto, now + t);
                 }
                 if let Some(uto) = self.config.timeouts.user_timeout {
-                    if !self.timers.is_set(Timer::UserTimeout) {
-                        self.timers.set(Timer::UserTimeout, now + uto);
+                    if !self.sub.timers.is_set(Timer::UserTimeout) {
+                        self.sub.timers.set(Timer::UserTimeout, now + uto);
                     }
                 }
             }
@@ -68,19 +68,19 @@ impl Connection {
                     // RFC 7765 §4 step 3: RTO − T_earliest if positive, else RTO.
                     Some(base + t).filter(|at| *at > now).unwrap_or(now + t)
                 });
-                self.timers.set(Timer::Rto, at);
+                self.sub.timers.set(Timer::Rto, at);
                 if let Some(uto) = self.config.timeouts.user_timeout {
-                    self.timers.set(Timer::UserTimeout, now + uto);
+                    self.sub.timers.set(Timer::UserTimeout, now + uto);
                 }
             }
             RtoArm::Reneging => {
-                let srtt = self.loss.rtt.srtt().unwrap_or(Duration::ZERO);
+                let srtt = self.sub.loss.rtt.srtt().unwrap_or(Duration::ZERO);
                 let t = (srtt / 16).max(Duration::from_millis(10));
-                self.timers.set(Timer::Rto, now + t);
+                self.sub.timers.set(Timer::Rto, now + t);
             }
             RtoArm::HeadRetransmit | RtoArm::Probe | RtoArm::Backoff => {
                 let t = self.current_rto();
-                self.timers.set(Timer::Rto, now + t);
+                self.sub.timers.set(Timer::Rto, now + t);
             }
         }
     }
@@ -91,20 +91,20 @@ impl Connection {
     /// RTO restarts from now.
     fn rto_restart_base(&self) -> Option<Instant> {
         let rrthresh = self.config.recovery.rto_restart?;
-        let unsent = self.snd.sendbuf.end() + 1 > self.snd.snd_nxt;
-        if unsent || self.loss.board.packets_out() >= rrthresh {
+        let unsent = self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt;
+        if unsent || self.sub.loss.board.packets_out() >= rrthresh {
             return None;
         }
-        self.loss.board.first().map(|s| s.xmit_ts)
+        self.sub.loss.board.first().map(|s| s.xmit_ts)
     }
 
     /// Nothing is outstanding: no retransmission, probe, reorder or user timer.
     /// Inline: four slot takes, after every ACK that leaves nothing outstanding.
     #[inline]
     pub(super) fn disarm_rto(&mut self) {
-        self.timers.stop(Timer::Rto);
-        self.timers.stop(Timer::Tlp);
-        self.timers.stop(Timer::RackReorder);
-        self.timers.stop(Timer::UserTimeout);
+        self.sub.timers.stop(Timer::Rto);
+        self.sub.timers.stop(Timer::Tlp);
+        self.sub.timers.stop(Timer::RackReorder);
+        self.sub.timers.stop(Timer::UserTimeout);
     }
 }

@@ -15,8 +15,8 @@ impl Connection {
     /// A header with this connection's ports and nothing else set.
     pub(super) fn bare_header(&self) -> TcpRepr<'static> {
         TcpRepr {
-            src_port: self.local.port(),
-            dst_port: self.remote.port(),
+            src_port: self.sub.local.port(),
+            dst_port: self.sub.remote.port(),
             ..TcpRepr::default()
         }
     }
@@ -87,20 +87,20 @@ impl Connection {
     ) -> Segment {
         let rcv_nxt = self.rcv_nxt();
         let window = self.advertise_window();
-        if self.rcv.ece_pending {
+        if self.sub.rcv.ece_pending {
             flags.insert(Flags::ECE);
         }
         let mut sack = SackBlocks::new();
         // Skipping `sack_blocks` when it has nothing to say (every segment of a
         // receiver without holes) is exact: it would return no block and change nothing.
-        if self.opts.sack_ok && !self.rcv.recvbuf.sack_blocks_idle() {
-            let max = if self.opts.ts_ok { 3 } else { 4 };
-            let mut v = std::mem::take(&mut self.rcv.sack_scratch);
-            self.rcv.recvbuf.sack_blocks(max, &mut v);
+        if self.sub.opts.sack_ok && !self.stream.recvbuf.sack_blocks_idle() {
+            let max = if self.sub.opts.ts_ok { 3 } else { 4 };
+            let mut v = std::mem::take(&mut self.sub.rcv.sack_scratch);
+            self.stream.recvbuf.sack_blocks(max, &mut v);
             // An out-of-order FIN is SACKed with its data, as Linux does (its
             // `end_seq` includes the FIN): otherwise a sender whose segment carried
             // the FIN never sees that segment SACKed, and RACK cannot use it.
-            let fin = self.rcv.peer_fin.filter(|_| !self.rcv.fin_received);
+            let fin = self.stream.peer_fin.filter(|_| !self.stream.fin_received);
             for &(l, r) in &v {
                 let r = if Some(r) == fin { r + 1 } else { r };
                 sack.push(SackBlock {
@@ -108,10 +108,10 @@ impl Connection {
                     right: self.wire_rcv(r + 1),
                 });
             }
-            self.rcv.sack_scratch = v;
-        } else if !self.opts.sack_ok {
+            self.sub.rcv.sack_scratch = v;
+        } else if !self.sub.opts.sack_ok {
             // Without SACK a D-SACK cannot be sent; forget it so it forces no ACKs.
-            self.rcv.recvbuf.clear_dsack();
+            self.stream.recvbuf.clear_dsack();
         }
         let header = TcpRepr {
             seq: self.wire_snd(seq),
@@ -119,9 +119,9 @@ impl Connection {
             flags,
             window,
             sack,
-            timestamps: self.opts.ts_ok.then(|| Timestamps {
+            timestamps: self.sub.opts.ts_ok.then(|| Timestamps {
                 tsval: self.tsval(now),
-                tsecr: self.opts.ts_recent,
+                tsecr: self.sub.opts.ts_recent,
             }),
             ..self.bare_header()
         };
@@ -147,9 +147,9 @@ impl Connection {
     /// `finish` for a segment of `payload_len` bytes, without taking the segment:
     /// what `finish` does, in the same order (`record_tx` reads only the length).
     pub(super) fn finish_sent(&mut self, now: Instant, payload_len: u32) {
-        self.rcv.last_ack_sent = self.rcv_nxt();
-        self.rcv.ack.on_ack_sent();
-        self.timers.stop(Timer::DelayedAck);
+        self.sub.rcv.last_ack_sent = self.rcv_nxt();
+        self.sub.rcv.ack.on_ack_sent();
+        self.sub.timers.stop(Timer::DelayedAck);
         self.record_tx_len(now, payload_len);
     }
 
@@ -171,19 +171,23 @@ impl Connection {
         // PSH at the end of the queued data, and at a record's end (Linux marks the
         // tail skb of each send, `tcp_mark_push`; an `eor` skb keeps it).
         if len > 0
-            && (data_end - 1 == self.snd.sendbuf.end()
-                || (!self.snd.record_ends.is_empty()
-                    && self.snd.record_ends.binary_search(&(data_end - 1)).is_ok()))
+            && (data_end - 1 == self.stream.sendbuf.end()
+                || (!self.stream.record_ends.is_empty()
+                    && self
+                        .stream
+                        .record_ends
+                        .binary_search(&(data_end - 1))
+                        .is_ok()))
         {
             flags.insert(Flags::PSH);
         }
         let mut ecn = Ecn::NotEct;
-        if self.opts.ecn_ok && len > 0 && kind == SegmentKind::NewData {
+        if self.sub.opts.ecn_ok && len > 0 && kind == SegmentKind::NewData {
             // RFC 3168 §6.1.5: ECT on new data only, never on retransmissions.
             ecn = Ecn::Ect0;
-            if self.cong.cwr_pending {
+            if self.sub.cong.cwr_pending {
                 flags.insert(Flags::CWR);
-                self.cong.cwr_pending = false;
+                self.sub.cong.cwr_pending = false;
             }
         }
         let s = self.header_with(now, start, flags, kind, start.saturating_sub(1), len, ecn);
@@ -197,7 +201,7 @@ impl Connection {
 
     fn record_tx_len(&mut self, now: Instant, payload_len: u32) {
         self.info.segs_out += 1;
-        self.probes.last_send = now;
+        self.sub.probes.last_send = now;
         if payload_len > 0 {
             self.info.bytes_sent += u64::from(payload_len);
             self.info.data_segs_out += 1;

@@ -5,6 +5,7 @@
 //! (NextSeg rule 3), and the TLP probe (RFC 8985 §7.3). RDB's bundles,
 //! RC3's tail copies and prioritised order are further selections that go here.
 
+use super::mech::BundleView;
 use super::rto_timer::RtoArm;
 use super::{CaState, Connection, Segment, SegmentKind, State};
 use crate::cc::{CcEvent, SentInfo};
@@ -13,14 +14,23 @@ use crate::event::{RetransmitKind, TraceEvent};
 use crate::recovery::rto;
 use brisk_time::Instant;
 
+/// The new segment `send_new_data` decided on: the stream offset of its first byte,
+/// its length, whether the FIN goes with it, and packets in flight before it.
+struct NewSegment {
+    next: u64,
+    len: u32,
+    fin: bool,
+    in_flight: u32,
+}
+
 impl Connection {
     fn sent_info(&self, now: Instant, bytes: u32, retransmit: bool) -> SentInfo {
         SentInfo {
             sent_at: now,
             bytes,
-            in_flight_at_send: self.loss.board.in_flight() + 1,
-            delivered_at_send: self.cong.vars.delivered,
-            app_limited: self.cong.vars.app_limited,
+            in_flight_at_send: self.sub.loss.board.in_flight() + 1,
+            delivered_at_send: self.sub.cong.vars.delivered,
+            app_limited: self.sub.cong.vars.app_limited,
             retransmit,
         }
     }
@@ -32,7 +42,7 @@ impl Connection {
     /// `bench sim`'s 2 s run ask); the rest out of line.
     #[inline]
     pub(super) fn send_retransmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.loss.board.no_lost_pending() {
+        if self.sub.loss.board.no_lost_pending() {
             return None;
         }
         self.send_retransmit_lost(now)
@@ -40,12 +50,12 @@ impl Connection {
 
     #[inline(never)]
     fn send_retransmit_lost(&mut self, now: Instant) -> Option<Segment> {
-        let lost = self.loss.board.next_lost()?;
-        if self.loss.board.in_flight() >= self.cong.vars.cwnd {
-            self.cong.is_cwnd_limited = true;
+        let lost = self.sub.loss.board.next_lost()?;
+        if self.sub.loss.board.in_flight() >= self.sub.cong.vars.cwnd {
+            self.sub.cong.is_cwnd_limited = true;
             return None;
         }
-        let rk = if self.cong.ca_state == CaState::Loss {
+        let rk = if self.sub.cong.ca_state == CaState::Loss {
             RetransmitKind::Rto
         } else {
             RetransmitKind::Fast
@@ -67,9 +77,9 @@ impl Connection {
     #[inline(always)]
     pub(super) fn send_forward_retransmit(&mut self, now: Instant) -> Option<Segment> {
         if self.config.recovery.rack
-            || self.cong.ca_state != CaState::Recovery
-            || !self.opts.sack_ok
-            || self.loss.board.in_flight() >= self.cong.vars.cwnd
+            || self.sub.cong.ca_state != CaState::Recovery
+            || !self.sub.opts.sack_ok
+            || self.sub.loss.board.in_flight() >= self.sub.cong.vars.cwnd
         {
             return None;
         }
@@ -78,10 +88,11 @@ impl Connection {
 
     #[inline(never)]
     fn send_forward_retransmit_search(&mut self, now: Instant) -> Option<Segment> {
-        let high = self.loss.board.highest_sacked();
+        let high = self.sub.loss.board.highest_sacked();
         // Bounded by the segments below the highest SACK; only in recovery, with RACK
         // off (the legacy profile's other scans are as long).
         let id = self
+            .sub
             .loss
             .board
             .iter()
@@ -93,15 +104,15 @@ impl Connection {
 
     fn retransmit(&mut self, now: Instant, id: u64, rk: RetransmitKind) -> Segment {
         // NOTE(unwrap): callers pass an id just read from the scoreboard.
-        let seg = *self.loss.board.get(id).unwrap();
+        let seg = *self.sub.loss.board.get(id).unwrap();
         let len = seg.payload_len();
         let s = self.build_data_segment(now, seg.start, len, seg.fin, SegmentKind::Retransmit(rk));
         let info = self.sent_info(now, len, true);
-        self.loss.board.on_retransmit(id, info);
-        self.loss.undo.on_retransmit(self.tsval(now));
-        self.cong.ctrl.on_sent(&mut self.cong.vars, &info);
+        self.sub.loss.board.on_retransmit(id, info);
+        self.sub.loss.undo.on_retransmit(self.tsval(now));
+        self.sub.cong.ctrl.on_sent(&mut self.sub.cong.vars, &info);
         if self.in_reduction() {
-            self.loss.prr.on_sent(1);
+            self.sub.loss.prr.on_sent(1);
         }
         self.info.retransmits += 1;
         self.info.retransmitted_bytes += u64::from(len);
@@ -111,7 +122,7 @@ impl Connection {
             len,
             kind: rk,
         });
-        if seg.start == self.snd.snd_una && rk == RetransmitKind::Fast {
+        if seg.start == self.sub.snd.snd_una && rk == RetransmitKind::Fast {
             self.arm_rto(now, RtoArm::HeadRetransmit);
         } else {
             self.arm_rto(now, RtoArm::DataSent);
@@ -123,7 +134,7 @@ impl Connection {
     /// CLOSING too: close() queues the FIN (FIN-WAIT-1) before it can go, and a peer FIN
     /// that arrives first moves us to CLOSING with data and our FIN still unsent.
     pub(super) fn data_state_open(&self) -> bool {
-        self.snd.fin_seq.is_none()
+        self.sub.snd.fin_seq.is_none()
             && matches!(
                 self.state,
                 State::Established
@@ -137,122 +148,56 @@ impl Connection {
     /// New data (and FIN) within cwnd and the peer's window. `probe` (a TLP) ignores
     /// cwnd and Nagle.
     pub(super) fn send_new_data(&mut self, now: Instant, probe: bool) -> Option<Segment> {
-        if !self.data_state_open() {
-            return None;
-        }
-        // RC3: skip what the RLP's copies delivered; a hole ends where the next
-        // delivered range begins.
-        let hole_end = self.rc3_skip_delivered();
-        let next = self.snd.snd_nxt - 1; // stream offset of the next new byte
-        let end = self.snd.sendbuf.end();
-        let avail = end - next;
-        if avail == 0 && !self.snd.fin_queued {
-            // Out of data with room to send more: application-limited (RFC 7661).
-            if self.loss.board.in_flight() < self.cong.vars.cwnd && !self.cong.vars.app_limited {
-                self.cong.vars.app_limited = true;
-                self.cong
-                    .ctrl
-                    .on_event(&mut self.cong.vars, now, CcEvent::AppLimited);
-            }
-            return None;
-        }
-        let in_flight = self.loss.board.in_flight();
-        if !probe && in_flight >= self.cong.vars.cwnd {
-            self.cong.is_cwnd_limited = true;
-            self.cong.vars.app_limited = false;
-            return None;
-        }
-        let wnd_left = (self.snd.snd_una + self.snd.snd_wnd).saturating_sub(self.snd.snd_nxt);
-        let to_hole_end = hole_end.saturating_sub(self.snd.snd_nxt);
-        let hole_limited = to_hole_end < avail.min(u64::from(self.opts.mss));
-        // A record end (MSG_EOR) ahead cuts the segment there. Like a hole's end it is
-        // not a small write: Linux applies Nagle only to the last skb of the queue.
-        // Marks stay until acknowledged: a retransmission ending at one keeps its PSH.
-        let acked = self.snd.snd_una.saturating_sub(1);
-        while self.snd.record_ends.front().is_some_and(|&e| e <= acked) {
-            self.snd.record_ends.pop_front();
-        }
-        let ahead = self.snd.record_ends.partition_point(|&e| e <= next);
-        let to_record_end = self
-            .snd
-            .record_ends
-            .get(ahead)
-            .map_or(u64::MAX, |&e| e - next);
-        let record_limited = to_record_end < avail.min(u64::from(self.opts.mss));
-        let len = avail
-            .min(u64::from(self.opts.mss))
-            .min(wnd_left)
-            .min(to_hole_end)
-            .min(to_record_end) as u32;
-        if len == 0 && avail > 0 {
-            // Zero window (or too small for one byte): persist (RFC 9293 §3.8.6.1).
-            if self.loss.board.is_empty() && !self.timers.is_set(Timer::Persist) {
-                let t = rto::backoff(
-                    self.loss.rtt.rto(),
-                    self.probes.persist_backoff,
-                    self.config.recovery.max_rto,
-                );
-                self.timers.set(Timer::Persist, now + t);
-            }
-            return None;
-        }
-        let fin = self.snd.fin_queued && next + u64::from(len) == end;
-        // A hole cut short by delivered data (RC3) is not a small write: no Nagle or SWS.
-        if !probe
-            && !hole_limited
-            && !record_limited
-            && u64::from(len) < u64::from(self.opts.mss)
-            && !fin
-        {
-            let window_limited = u64::from(len) < avail;
-            // Nagle (RFC 896, Minshall): hold a small segment while an earlier small
-            // one is unacknowledged.
-            if self.config.nagle && !window_limited && self.snd.snd_sml > self.snd.snd_una {
-                return None;
-            }
-            // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): a window-limited small segment
-            // waits unless it is at least half the largest window seen.
-            if window_limited
-                && !self.loss.board.is_empty()
-                && u64::from(len) < self.snd.max_snd_wnd / 2
-            {
-                return None;
-            }
-        }
-        if self.loss.board.is_empty() {
+        let NewSegment {
+            next,
+            len,
+            fin,
+            in_flight,
+        } = self.new_segment(now, probe)?;
+        if self.sub.loss.board.is_empty() {
             self.on_tx_start(now);
         }
-        let start = self.snd.snd_nxt;
-        let tx_start = self.rdb_bundle_start(start, len, fin, in_flight);
+        let start = self.sub.snd.snd_nxt;
+        let (board, rtt, mss) = (&self.sub.loss.board, &self.sub.loss.rtt, self.sub.opts.mss);
+        let view = || BundleView {
+            board,
+            min_rtt: rtt.min_rtt(),
+            mss,
+        };
+        let tx_start = self.mech.segment_start(start, len, fin, in_flight, view);
         let tx_len = len + (start - tx_start) as u32;
         let seq_len = u64::from(len) + u64::from(fin);
         let info = self.sent_info(now, len, false);
-        self.loss.board.push(start, start + seq_len, fin, info);
+        self.sub.loss.board.push(start, start + seq_len, fin, info);
         if tx_start < start {
-            self.loss.board.set_last_tx_start(tx_start);
+            self.sub.loss.board.set_last_tx_start(tx_start);
             self.info.rdb_packets += 1;
             self.info.rdb_bytes += start - tx_start;
         }
-        self.snd.snd_nxt += seq_len;
+        self.sub.snd.snd_nxt += seq_len;
         if fin {
-            self.snd.fin_seq = Some(self.snd.snd_nxt - 1);
+            self.sub.snd.fin_seq = Some(self.sub.snd.snd_nxt - 1);
         }
-        self.snd.sendbuf.mark_sent(next + u64::from(len));
-        if len < self.opts.mss {
-            self.snd.snd_sml = self.snd.snd_nxt;
+        self.stream.sendbuf.mark_sent(next + u64::from(len));
+        if len < self.sub.opts.mss {
+            self.sub.snd.snd_sml = self.sub.snd.snd_nxt;
         }
-        self.cong.max_packets_out = self.cong.max_packets_out.max(self.loss.board.packets_out());
+        self.sub.cong.max_packets_out = self
+            .sub
+            .cong
+            .max_packets_out
+            .max(self.sub.loss.board.packets_out());
         // Linux `tcp_write_xmit`: a send that fills cwnd marks the window cwnd-limited,
         // not only a send that cwnd blocks (`is_cwnd_limited |= in_flight >= cwnd`).
-        if self.loss.board.in_flight() >= self.cong.vars.cwnd {
-            self.cong.is_cwnd_limited = true;
+        if self.sub.loss.board.in_flight() >= self.sub.cong.vars.cwnd {
+            self.sub.cong.is_cwnd_limited = true;
         }
-        self.cong.last_data_sent = Some(now);
-        self.cong.ctrl.on_sent(&mut self.cong.vars, &info);
+        self.sub.cong.last_data_sent = Some(now);
+        self.sub.cong.ctrl.on_sent(&mut self.sub.cong.vars, &info);
         if self.in_reduction() {
-            self.loss.prr.on_sent(1);
+            self.sub.loss.prr.on_sent(1);
         }
-        self.timers.stop(Timer::Persist);
+        self.sub.timers.stop(Timer::Persist);
         self.arm_rto(now, RtoArm::DataSent);
         if !probe {
             self.schedule_tlp(now);
@@ -271,38 +216,122 @@ impl Connection {
         Some(self.build_data_segment(now, tx_start, tx_len, fin, SegmentKind::NewData))
     }
 
-    /// RDB (`crate::rdb`): where the packet carrying new bytes `[start, start + len)`
-    /// begins. Earlier unacknowledged segments go in front of the new data when the
-    /// stream is thin with `pif` packets in flight before this one; never on a FIN
-    /// (the patch leaves FIN segments alone) and never on an empty segment.
-    fn rdb_bundle_start(&self, start: u64, len: u32, fin: bool, pif: u32) -> u64 {
-        let Some(rdb) = self.config.transmit.rdb else {
-            return start;
-        };
-        if len == 0 || fin || self.loss.board.is_empty() {
-            return start;
+    /// Which new bytes go next, if any may go now (the decision of `send_new_data`):
+    /// application-limited, cwnd-limited, the peer's window (zero: persist), a hole's
+    /// or a record's end, Nagle and sender SWS avoidance.
+    #[inline]
+    fn new_segment(&mut self, now: Instant, probe: bool) -> Option<NewSegment> {
+        if !self.data_state_open() {
+            return None;
         }
-        if !rdb.thin.is_thin(pif, self.loss.rtt.min_rtt()) {
-            return start;
+        // RC3: skip what the RLP's copies delivered; a hole ends where the next
+        // delivered range begins.
+        let hole_end = self.skip_delivered();
+        let next = self.sub.snd.snd_nxt - 1; // stream offset of the next new byte
+        let end = self.stream.sendbuf.end();
+        let avail = end - next;
+        if avail == 0 && !self.stream.fin_queued {
+            // Out of data with room to send more: application-limited (RFC 7661).
+            if self.sub.loss.board.in_flight() < self.sub.cong.vars.cwnd
+                && !self.sub.cong.vars.app_limited
+            {
+                self.sub.cong.vars.app_limited = true;
+                self.sub
+                    .cong
+                    .ctrl
+                    .on_event(&mut self.sub.cong.vars, now, CcEvent::AppLimited);
+            }
+            return None;
         }
-        let cap = rdb
-            .max_bytes
-            .map_or(self.opts.mss, |m| m.min(self.opts.mss));
-        crate::rdb::bundle_start(&self.loss.board, start, len, cap, rdb.lim).0
+        let in_flight = self.sub.loss.board.in_flight();
+        if !probe && in_flight >= self.sub.cong.vars.cwnd {
+            self.sub.cong.is_cwnd_limited = true;
+            self.sub.cong.vars.app_limited = false;
+            return None;
+        }
+        let wnd_left =
+            (self.sub.snd.snd_una + self.sub.snd.snd_wnd).saturating_sub(self.sub.snd.snd_nxt);
+        let to_hole_end = hole_end.saturating_sub(self.sub.snd.snd_nxt);
+        let hole_limited = to_hole_end < avail.min(u64::from(self.sub.opts.mss));
+        // A record end (MSG_EOR) ahead cuts the segment there. Like a hole's end it is
+        // not a small write: Linux applies Nagle only to the last skb of the queue.
+        // Marks stay until acknowledged: a retransmission ending at one keeps its PSH.
+        let acked = self.sub.snd.snd_una.saturating_sub(1);
+        let to_record_end = self.stream.bytes_to_record_end(next, acked);
+        let record_limited = to_record_end < avail.min(u64::from(self.sub.opts.mss));
+        let len = avail
+            .min(u64::from(self.sub.opts.mss))
+            .min(wnd_left)
+            .min(to_hole_end)
+            .min(to_record_end) as u32;
+        if len == 0 && avail > 0 {
+            // Zero window (or too small for one byte): persist (RFC 9293 §3.8.6.1).
+            if self.sub.loss.board.is_empty() && !self.sub.timers.is_set(Timer::Persist) {
+                let t = rto::backoff(
+                    self.sub.loss.rtt.rto(),
+                    self.sub.probes.persist_backoff,
+                    self.config.recovery.max_rto,
+                );
+                self.sub.timers.set(Timer::Persist, now + t);
+            }
+            return None;
+        }
+        let fin = self.stream.fin_queued && next + u64::from(len) == end;
+        // A hole cut short by delivered data (RC3) is not a small write: no Nagle or SWS.
+        if !probe
+            && !hole_limited
+            && !record_limited
+            && u64::from(len) < u64::from(self.sub.opts.mss)
+            && !fin
+        {
+            let window_limited = u64::from(len) < avail;
+            // Nagle (RFC 896, Minshall): hold a small segment while an earlier small
+            // one is unacknowledged.
+            if self.config.nagle && !window_limited && self.sub.snd.snd_sml > self.sub.snd.snd_una {
+                return None;
+            }
+            // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): a window-limited small segment
+            // waits unless it is at least half the largest window seen.
+            if window_limited
+                && !self.sub.loss.board.is_empty()
+                && u64::from(len) < self.sub.snd.max_snd_wnd / 2
+            {
+                return None;
+            }
+        }
+        Some(NewSegment {
+            next,
+            len,
+            fin,
+            in_flight,
+        })
+    }
+
+    /// Before the primary loop sends new data: the mechanisms may move SND.NXT over
+    /// data they delivered (RC3, spec A5); returns where the next such range begins,
+    /// which bounds the next segment (u64::MAX: no bound).
+    fn skip_delivered(&mut self) -> u64 {
+        let data_end = self.stream.sendbuf.end() + 1;
+        let next = self.mech.before_new_data(self.sub.snd.snd_nxt, data_end);
+        if next.snd_nxt > self.sub.snd.snd_nxt {
+            self.sub.snd.snd_nxt = next.snd_nxt;
+            self.stream.sendbuf.mark_sent(next.snd_nxt - 1);
+        }
+        next.bound
     }
 
     /// RFC 8985 §7.3: new data if the window allows, else the highest segment again.
     pub(super) fn send_tlp_probe(&mut self, now: Instant) -> Option<Segment> {
-        self.loss.tlp.pending = false;
+        self.sub.loss.tlp.pending = false;
         let s = match self.send_new_data(now, true) {
             Some(s) => {
-                self.loss.tlp.on_probe_sent(self.snd.snd_nxt, false);
+                self.sub.loss.tlp.on_probe_sent(self.sub.snd.snd_nxt, false);
                 s
             }
             None => {
-                let last = self.loss.board.last().copied().filter(|l| !l.sacked)?;
+                let last = self.sub.loss.board.last().copied().filter(|l| !l.sacked)?;
                 let s = self.retransmit(now, last.id, RetransmitKind::Tlp);
-                self.loss.tlp.on_probe_sent(self.snd.snd_nxt, true);
+                self.sub.loss.tlp.on_probe_sent(self.sub.snd.snd_nxt, true);
                 s
             }
         };

@@ -47,7 +47,7 @@ impl Connection {
         // A retransmitted SYN while in SYN-RECEIVED: our SYN-ACK was lost, resend it
         // (Linux `tcp_check_req`), before the window check would only ACK it.
         if self.state == State::SynReceived && f.syn() && !f.ack() && !f.rst() && seq == 0 {
-            self.hs.syn_pending = true;
+            self.sub.hs.syn_pending = true;
             return false;
         }
 
@@ -59,7 +59,7 @@ impl Connection {
             && !f.rst()
             && seq == 0
             && seg.seg_len() == 1
-            && self.unwrap_ack(seg.ack) == self.snd.snd_nxt as i64;
+            && self.unwrap_ack(seg.ack) == self.sub.snd.snd_nxt as i64;
 
         // PAWS (RFC 7323 §5.3, `paws`): an old TSval marks a stale duplicate; ACK and
         // drop — except a reordered duplicate ACK, as Linux.
@@ -78,12 +78,12 @@ impl Connection {
             // Linux `tcp_send_dupack`: old data below RCV.NXT is D-SACKed (RFC 2883),
             // so a sender whose originals were only delayed learns it and can undo.
             // Nothing at or above RCV.NXT is taken from a segment PAWS rejected.
-            let nxt = self.rcv.recvbuf.nxt();
+            let nxt = self.stream.recvbuf.nxt();
             if !seg.payload.is_empty() && seq >= 1 && ((seq - 1) as u64) < nxt {
                 let off = (seq - 1) as u64;
                 let keep = (nxt - off).min(seg.payload.len() as u64) as usize;
                 self.owe_ack_before_arrival(now, off, off + keep as u64);
-                let _ = self.rcv.recvbuf.insert(off, &seg.payload[..keep]);
+                let _ = self.stream.recvbuf.insert(off, &seg.payload[..keep]);
             }
             self.ack_now();
             return false;
@@ -107,7 +107,7 @@ impl Connection {
         // retransmitted SYN means our SYN-ACK was lost: send it again.
         if f.syn() && !simopen_synack {
             if self.state == State::SynReceived && seq == 0 {
-                self.hs.syn_pending = true;
+                self.sub.hs.syn_pending = true;
             } else {
                 self.challenge_ack(now);
             }
@@ -165,7 +165,7 @@ impl Connection {
                 if !seg.payload.is_empty() && seq + len <= rcv_nxt && seq >= 1 {
                     let off = (seq - 1) as u64;
                     self.owe_ack_before_arrival(now, off, off + seg.payload.len() as u64);
-                    let _ = self.rcv.recvbuf.insert(off, seg.payload);
+                    let _ = self.stream.recvbuf.insert(off, seg.payload);
                 }
                 self.ack_now();
             }
@@ -182,18 +182,18 @@ impl Connection {
             let off = (seq - 1).max(0) as u64;
             self.owe_ack_before_arrival(now, off, off + seg.payload.len() as u64);
         }
-        self.probes.last_recv = now;
-        self.probes.keepalive_probes = 0;
+        self.sub.probes.last_recv = now;
+        self.sub.probes.keepalive_probes = 0;
 
         let ack = self.unwrap_ack(seg.ack);
         if self.state == State::SynReceived {
-            if ack > 0 && ack <= self.snd.snd_nxt as i64 {
-                self.snd.snd_una = 1;
-                self.snd.snd_wnd = u64::from(seg.window) << self.opts.snd_wscale;
-                self.snd.max_snd_wnd = self.snd.snd_wnd;
-                self.snd.snd_wl1 = seq;
-                if !self.hs.syn_retransmitted {
-                    if let Some(t) = self.hs.syn_sent_at {
+            if ack > 0 && ack <= self.sub.snd.snd_nxt as i64 {
+                self.sub.snd.snd_una = 1;
+                self.sub.snd.snd_wnd = u64::from(seg.window) << self.sub.opts.snd_wscale;
+                self.sub.snd.max_snd_wnd = self.sub.snd.snd_wnd;
+                self.sub.snd.snd_wl1 = seq;
+                if !self.sub.hs.syn_retransmitted {
+                    if let Some(t) = self.sub.hs.syn_sent_at {
                         self.rtt_sample(now, now - t);
                     }
                 }
@@ -211,7 +211,7 @@ impl Connection {
             self.challenge_ack(now);
             return false;
         }
-        if ack < self.snd.snd_una as i64 - self.snd.max_snd_wnd as i64 {
+        if ack < self.sub.snd.snd_una as i64 - self.sub.snd.max_snd_wnd as i64 {
             self.counters.bad_acks += 1;
             self.challenge_ack(now);
             return false;
@@ -221,14 +221,14 @@ impl Connection {
         // only after them. A segment ACKing unsent data (a blind or confused sender) must
         // not move TS.Recent: with a high TSval it would make PAWS drop the peer's real
         // segments afterwards (packetdrill's ts_recent/invalid_ack.pkt).
-        if self.opts.ts_ok {
+        if self.sub.opts.ts_ok {
             if let Some(ts) = seg.timestamps {
-                if seq <= self.rcv.last_ack_sent as i64
-                    && (!self.opts.ts_recent_valid
-                        || ts.tsval.wrapping_sub(self.opts.ts_recent) as i32 >= 0)
+                if seq <= self.sub.rcv.last_ack_sent as i64
+                    && (!self.sub.opts.ts_recent_valid
+                        || ts.tsval.wrapping_sub(self.sub.opts.ts_recent) as i32 >= 0)
                 {
-                    self.opts.ts_recent = ts.tsval;
-                    self.opts.ts_recent_valid = true;
+                    self.sub.opts.ts_recent = ts.tsval;
+                    self.sub.opts.ts_recent_valid = true;
                 }
             }
         }
@@ -241,7 +241,11 @@ impl Connection {
     fn after_ack(&mut self, now: Instant, ecn: Ecn, seg: &TcpRepr<'_>, seq: i64) {
         let f = seg.flags;
         // Our FIN acknowledged?
-        let fin_acked = self.snd.fin_seq.is_some_and(|fs| self.snd.snd_una > fs);
+        let fin_acked = self
+            .sub
+            .snd
+            .fin_seq
+            .is_some_and(|fs| self.sub.snd.snd_una > fs);
         match self.state {
             State::FinWait1 if fin_acked => {
                 self.state = State::FinWait2;
@@ -267,7 +271,7 @@ impl Connection {
         }
         if f.contains(brisk_wire::Flags::CWR) && !self.accurate_ce_echo() {
             // RFC 3168 §6.1.3: the sender reacted; stop echoing ECE.
-            self.rcv.ece_pending = false;
+            self.sub.rcv.ece_pending = false;
         }
     }
 
@@ -287,45 +291,49 @@ impl Connection {
         // bytes, because the scaled window field is rounded up so as not to shrink it
         // (`advertise_window`, as Linux's `tcp_select_window` aligns up). Bytes in that
         // slack are dropped; the sender retransmits them once the window opens.
-        let buffer_end = 1 + self.rcv.recvbuf.read_offset() + self.rcv.recvbuf.capacity() as u64;
-        let right = self.rcv.rcv_adv.min(buffer_end).max(self.rcv_nxt()) as i64;
+        let buffer_end =
+            1 + self.stream.recvbuf.read_offset() + self.stream.recvbuf.capacity() as u64;
+        let right = self.sub.rcv.rcv_adv.min(buffer_end).max(self.rcv_nxt()) as i64;
         if seq + data.len() as i64 > right {
             let keep = (right - seq).max(0) as usize;
             data = &data[..keep.min(data.len())];
             fin = false;
         }
         let off = (seq - 1) as u64;
-        if self.opts.ecn_ok && !seg.payload.is_empty() {
+        if self.sub.opts.ecn_ok && !seg.payload.is_empty() {
             self.note_ecn(now, ecn);
         }
         // RC3's receiver (§4.1.2): low-priority data is ACKed at once at its own
         // priority and stays out of the priority-0 ACK clock.
         let low = !data.is_empty() && self.rc3_low_data();
         if low {
-            let ooo_before = self.rcv.recvbuf.ooo_dropped;
-            let mem_before = self.rcv.recvbuf.mem_dropped;
-            let arrival = self.rcv.recvbuf.insert(off, data);
+            let ooo_before = self.stream.recvbuf.ooo_dropped;
+            let mem_before = self.stream.recvbuf.mem_dropped;
+            let arrival = self.stream.recvbuf.insert(off, data);
             if let Arrival::InOrder { advanced, .. } = arrival {
                 self.info.bytes_received += advanced;
                 self.push_event(Event::Readable);
             } else if arrival == Arrival::OutOfOrder && self.config.unordered {
                 self.push_event(Event::Readable);
             }
-            self.counters.ooo_dropped += self.rcv.recvbuf.ooo_dropped - ooo_before;
-            self.counters.mem_dropped += self.rcv.recvbuf.mem_dropped - mem_before;
+            self.counters.ooo_dropped += self.stream.recvbuf.ooo_dropped - ooo_before;
+            self.counters.mem_dropped += self.stream.recvbuf.mem_dropped - mem_before;
             self.queue_low_ack(now);
         } else if !data.is_empty() {
-            let ooo_before = self.rcv.recvbuf.ooo_dropped;
-            let mem_before = self.rcv.recvbuf.mem_dropped;
-            match self.rcv.recvbuf.insert(off, data) {
+            let ooo_before = self.stream.recvbuf.ooo_dropped;
+            let mem_before = self.stream.recvbuf.mem_dropped;
+            match self.stream.recvbuf.insert(off, data) {
                 Arrival::InOrder {
                     advanced,
                     filled_hole,
                 } => {
                     self.info.bytes_received += advanced;
                     self.push_event(Event::Readable);
-                    self.rcv.ack.unacked_bytes += advanced;
-                    if filled_hole || self.rcv.recvbuf.has_ooo() || self.rcv.recvbuf.has_dsack() {
+                    self.sub.rcv.ack.unacked_bytes += advanced;
+                    if filled_hole
+                        || self.stream.recvbuf.has_ooo()
+                        || self.stream.recvbuf.has_dsack()
+                    {
                         self.ack_now();
                     } else {
                         self.note_pushed(now, data.len(), seg.flags.contains(Flags::PSH));
@@ -343,25 +351,30 @@ impl Connection {
                     self.ack_now();
                 }
             }
-            self.counters.ooo_dropped += self.rcv.recvbuf.ooo_dropped - ooo_before;
-            self.counters.mem_dropped += self.rcv.recvbuf.mem_dropped - mem_before;
+            self.counters.ooo_dropped += self.stream.recvbuf.ooo_dropped - ooo_before;
+            self.counters.mem_dropped += self.stream.recvbuf.mem_dropped - mem_before;
         }
         if fin {
-            self.rcv.peer_fin = Some(off + data.len() as u64);
+            self.stream.peer_fin = Some(off + data.len() as u64);
         }
-        if !self.rcv.fin_received && self.rcv.peer_fin == Some(self.rcv.recvbuf.nxt()) {
+        if !self.stream.fin_received && self.stream.peer_fin == Some(self.stream.recvbuf.nxt()) {
             self.on_peer_fin(now);
         }
     }
 
     fn on_peer_fin(&mut self, now: Instant) {
-        self.rcv.fin_received = true;
+        self.stream.fin_received = true;
         self.ack_now();
         self.push_event(Event::PeerClosed);
         match self.state {
             State::SynReceived | State::Established => self.state = State::CloseWait,
             State::FinWait1 => {
-                if self.snd.fin_seq.is_some_and(|fs| self.snd.snd_una > fs) {
+                if self
+                    .sub
+                    .snd
+                    .fin_seq
+                    .is_some_and(|fs| self.sub.snd.snd_una > fs)
+                {
                     self.enter_time_wait(now);
                 } else {
                     self.state = State::Closing;

@@ -15,7 +15,7 @@ impl Connection {
             if self.state == State::Closed {
                 return;
             }
-            if !self.timers.expire(t, now) {
+            if !self.sub.timers.expire(t, now) {
                 continue;
             }
             match t {
@@ -41,32 +41,32 @@ impl Connection {
             } else {
                 super::SYNACK_RETRIES
             };
-            if self.hs.syn_retries >= limit {
+            if self.sub.hs.syn_retries >= limit {
                 self.terminate(Err(ConnError::TimedOut {
-                    retries: self.hs.syn_retries,
+                    retries: self.sub.hs.syn_retries,
                 }));
                 return;
             }
-            self.hs.syn_retries += 1;
-            self.hs.syn_pending = true;
-            self.hs.syn_retransmitted = true;
+            self.sub.hs.syn_retries += 1;
+            self.sub.hs.syn_pending = true;
+            self.sub.hs.syn_retransmitted = true;
             self.arm_rto(now, RtoArm::HandshakeRetry);
             return;
         }
-        if self.loss.board.is_empty() {
+        if self.sub.loss.board.is_empty() {
             return;
         }
-        if self.loss.backoff >= self.config.recovery.max_retries {
+        if self.sub.loss.backoff >= self.config.recovery.max_retries {
             self.terminate(Err(ConnError::TimedOut {
-                retries: self.loss.backoff,
+                retries: self.sub.loss.backoff,
             }));
             return;
         }
-        self.loss.backoff += 1;
+        self.sub.loss.backoff += 1;
         self.info.rto_count += 1;
         self.trace(TraceEvent::Rto {
             at: now,
-            backoff: self.loss.backoff,
+            backoff: self.sub.loss.backoff,
         });
         self.enter_loss(now);
         self.arm_rto(now, RtoArm::Backoff);
@@ -78,53 +78,54 @@ impl Connection {
     /// unless a recovery was under way, except for repeated timeouts (§3.2).
     fn enter_loss(&mut self, now: Instant) {
         self.refresh_cc_state();
-        let new_recovery = self.cong.ca_state < CaState::Recovery;
-        let new_episode = self.cong.ca_state <= CaState::Disorder
-            || self.loss.high_seq <= self.snd.snd_una
-            || (self.cong.ca_state == CaState::Loss && self.loss.backoff == 1);
-        let (prior_cwnd, prior_ssthresh) = (self.cong.vars.cwnd, self.cong.vars.ssthresh);
-        let in_reduction = matches!(self.cong.ca_state, CaState::Cwr | CaState::Recovery);
-        if self.cong.ca_state == CaState::Recovery {
+        let new_recovery = self.sub.cong.ca_state < CaState::Recovery;
+        let new_episode = self.sub.cong.ca_state <= CaState::Disorder
+            || self.sub.loss.high_seq <= self.sub.snd.snd_una
+            || (self.sub.cong.ca_state == CaState::Loss && self.sub.loss.backoff == 1);
+        let (prior_cwnd, prior_ssthresh) = (self.sub.cong.vars.cwnd, self.sub.cong.vars.ssthresh);
+        let in_reduction = matches!(self.sub.cong.ca_state, CaState::Cwr | CaState::Recovery);
+        if self.sub.cong.ca_state == CaState::Recovery {
             self.trace(TraceEvent::Recovery {
                 at: now,
                 enter: false,
             });
         }
         self.congestion_response(now, CongestionCause::Rto, new_episode);
-        if self.loss.board.head_sacked() {
+        if self.sub.loss.board.head_sacked() {
             // SACK reneging: the SACKed data must be sent again too.
-            self.loss.board.clear_sacked();
+            self.sub.loss.board.clear_sacked();
             self.counters.sack_reneging += 1;
         }
-        let lost = self.loss.board.mark_all_lost();
+        let lost = self.sub.loss.board.mark_all_lost();
         self.info.lost += u64::from(lost);
         if new_episode {
             let ss =
                 crate::recovery::undo::current_ssthresh(prior_cwnd, prior_ssthresh, in_reduction);
-            self.loss.undo.save(prior_cwnd, Some(ss));
-            self.loss
+            self.sub.loss.undo.save(prior_cwnd, Some(ss));
+            self.sub
+                .loss
                 .undo
-                .start(self.snd.snd_una, self.loss.board.retrans_out());
+                .start(self.sub.snd.snd_una, self.sub.loss.board.retrans_out());
         }
-        self.loss.frto.on_rto(
+        self.sub.loss.frto.on_rto(
             self.config.recovery.frto,
             new_recovery,
-            self.loss.backoff > 1,
+            self.sub.loss.backoff > 1,
         );
-        self.loss.high_seq = self.snd.snd_nxt;
-        self.cong.ca_state = CaState::Loss;
-        self.loss.tlp.reset();
-        self.timers.stop(Timer::Tlp);
-        self.timers.stop(Timer::RackReorder);
+        self.sub.loss.high_seq = self.sub.snd.snd_nxt;
+        self.sub.cong.ca_state = CaState::Loss;
+        self.sub.loss.tlp.reset();
+        self.sub.timers.stop(Timer::Tlp);
+        self.sub.timers.stop(Timer::RackReorder);
         self.trace_cwnd(now);
     }
 
     fn on_tlp_timer(&mut self, now: Instant) {
-        if !self.loss.board.is_empty()
-            && self.cong.ca_state <= CaState::Cwr
-            && self.loss.tlp.high_seq.is_none()
+        if !self.sub.loss.board.is_empty()
+            && self.sub.cong.ca_state <= CaState::Cwr
+            && self.sub.loss.tlp.high_seq.is_none()
         {
-            self.loss.tlp.pending = true;
+            self.sub.loss.tlp.pending = true;
             self.arm_rto(now, RtoArm::Probe);
         }
     }
@@ -133,13 +134,13 @@ impl Connection {
     /// The loss-detection timer: RACK's reorder timer (RFC 8985 §6.3), or without RACK
     /// the delayed early retransmit's (Linux `ICSK_TIME_EARLY_RETRANS`).
     fn on_reorder_timer(&mut self, now: Instant) {
-        let prior_in_flight = self.loss.board.in_flight();
+        let prior_in_flight = self.sub.loss.board.in_flight();
         if self.config.recovery.rack {
             self.rack_detect(now);
         } else {
             self.early_retransmit_timer();
         }
-        if self.loss.board.lost_out() > 0 && self.cong.ca_state < CaState::Recovery {
+        if self.sub.loss.board.lost_out() > 0 && self.sub.cong.ca_state < CaState::Recovery {
             self.enter_recovery(now, prior_in_flight, false);
         }
     }
@@ -148,26 +149,26 @@ impl Connection {
     /// keep the connection alive indefinitely, unanswered ones count towards
     /// `max_retries`.
     fn on_persist(&mut self, now: Instant) {
-        let unsent = self.snd.sendbuf.end() + 1 > self.snd.snd_nxt;
-        if !self.state.synchronized() || !self.loss.board.is_empty() || !unsent {
-            self.probes.persist_backoff = 0;
+        let unsent = self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt;
+        if !self.state.synchronized() || !self.sub.loss.board.is_empty() || !unsent {
+            self.sub.probes.persist_backoff = 0;
             return;
         }
-        if self.probes.persist_probes >= self.config.recovery.max_retries {
+        if self.sub.probes.persist_probes >= self.config.recovery.max_retries {
             self.terminate(Err(ConnError::TimedOut {
-                retries: self.probes.persist_probes,
+                retries: self.sub.probes.persist_probes,
             }));
             return;
         }
-        self.probes.persist_probes += 1;
-        self.probes.persist_backoff = self.probes.persist_backoff.saturating_add(1);
-        self.probes.probe_pending = true;
+        self.sub.probes.persist_probes += 1;
+        self.sub.probes.persist_backoff = self.sub.probes.persist_backoff.saturating_add(1);
+        self.sub.probes.probe_pending = true;
         let t = rto::backoff(
-            self.loss.rtt.rto(),
-            self.probes.persist_backoff,
+            self.sub.loss.rtt.rto(),
+            self.sub.probes.persist_backoff,
             self.config.recovery.max_rto,
         );
-        self.timers.set(Timer::Persist, now + t);
+        self.sub.timers.set(Timer::Persist, now + t);
     }
 
     /// RFC 1122 §4.2.3.6 keepalive, Linux `tcp_keepalive_timer`.
@@ -181,25 +182,27 @@ impl Connection {
         ) {
             return;
         }
-        let busy = !self.loss.board.is_empty() || self.snd.sendbuf.end() + 1 > self.snd.snd_nxt;
-        let elapsed = now - self.probes.last_recv;
+        let busy =
+            !self.sub.loss.board.is_empty() || self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt;
+        let elapsed = now - self.sub.probes.last_recv;
         if busy {
-            self.timers.set(Timer::Keepalive, now + idle);
+            self.sub.timers.set(Timer::Keepalive, now + idle);
             return;
         }
-        if elapsed < idle && self.probes.keepalive_probes == 0 {
-            self.timers
-                .set(Timer::Keepalive, self.probes.last_recv + idle);
+        if elapsed < idle && self.sub.probes.keepalive_probes == 0 {
+            self.sub
+                .timers
+                .set(Timer::Keepalive, self.sub.probes.last_recv + idle);
             return;
         }
-        if self.probes.keepalive_probes >= self.config.timeouts.keepalive_probes {
+        if self.sub.probes.keepalive_probes >= self.config.timeouts.keepalive_probes {
             self.queue_rst_ack();
             self.terminate(Err(ConnError::KeepaliveTimeout));
             return;
         }
-        self.probes.keepalive_probes += 1;
-        self.probes.probe_pending = true;
-        self.timers.set(
+        self.sub.probes.keepalive_probes += 1;
+        self.sub.probes.probe_pending = true;
+        self.sub.timers.set(
             Timer::Keepalive,
             now + self.config.timeouts.keepalive_interval,
         );
@@ -210,12 +213,13 @@ impl Connection {
         let Some(uto) = self.config.timeouts.user_timeout else {
             return;
         };
-        if self.loss.board.is_empty() {
+        if self.sub.loss.board.is_empty() {
             return;
         }
-        if now - self.loss.last_progress < uto {
-            self.timers
-                .set(Timer::UserTimeout, self.loss.last_progress + uto);
+        if now - self.sub.loss.last_progress < uto {
+            self.sub
+                .timers
+                .set(Timer::UserTimeout, self.sub.loss.last_progress + uto);
             return;
         }
         self.queue_rst_ack();

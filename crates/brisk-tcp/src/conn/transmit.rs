@@ -20,37 +20,37 @@ impl Connection {
         if let Some((seq, ack)) = self.pending_rst.take() {
             return Some(self.rst_segment(now, seq, ack));
         }
-        if let Some(s) = self.rcv.owed_acks.pop_front() {
+        if let Some(s) = self.sub.rcv.owed_acks.pop_front() {
             return Some(s);
         }
         match self.state {
             State::Closed | State::Listen => return None,
             State::SynSent => {
-                return if self.hs.syn_pending {
+                return if self.sub.hs.syn_pending {
                     Some(self.syn_segment(now))
                 } else {
                     None
                 };
             }
             State::SynReceived => {
-                if self.hs.syn_pending {
+                if self.sub.hs.syn_pending {
                     return Some(self.syn_segment(now));
                 }
-                if self.rcv.ack.immediate {
-                    let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
+                if self.sub.rcv.ack.immediate {
+                    let s = self.header(now, self.sub.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
                     return Some(self.finish(now, s));
                 }
                 return None;
             }
             _ => {}
         }
-        if self.probes.probe_pending {
-            self.probes.probe_pending = false;
-            let seq = self.snd.snd_una.saturating_sub(1);
+        if self.sub.probes.probe_pending {
+            self.sub.probes.probe_pending = false;
+            let seq = self.sub.snd.snd_una.saturating_sub(1);
             let s = self.header(now, seq, Flags::ACK, SegmentKind::Probe);
             return Some(self.finish(now, s));
         }
-        if self.loss.tlp.pending {
+        if self.sub.loss.tlp.pending {
             if let Some(s) = self.send_tlp_probe(now) {
                 return Some(s);
             }
@@ -58,14 +58,14 @@ impl Connection {
         // F-RTO step 2b (RFC 5682 §3.1; Linux `tcp_xmit_recovery` with REXMIT_NEW):
         // new data instead of retransmissions; if none can go, recover as usual.
         let mut retransmit = true;
-        if self.loss.frto.new_data_first() {
+        if self.sub.loss.frto.new_data_first() {
             if let Some(s) = self.send_new_data(now, false) {
                 return Some(s);
             }
-            if self.snd.snd_nxt > self.loss.high_seq {
+            if self.sub.snd.snd_nxt > self.sub.loss.high_seq {
                 retransmit = false;
             } else {
-                self.loss.frto.stop();
+                self.sub.loss.frto.stop();
             }
         }
         if retransmit {
@@ -86,14 +86,14 @@ impl Connection {
             return Some(s);
         }
         if self.ack_due() {
-            let s = self.header(now, self.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
+            let s = self.header(now, self.sub.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
             // `finish` without passing the segment through it (a copy of it per ACK):
             // a `header` segment has no payload.
             self.finish_sent(now, 0);
             // Everything above found nothing, and building the ACK changed none of
             // what they read; `finish` cleared `ack_due`'s reasons. RC3's copies are
             // left out of the argument.
-            self.ack_ended_poll = self.snd.rlp.is_none();
+            self.ack_ended_poll = !self.mech.sends_extras();
             return Some(s);
         }
         None
@@ -118,7 +118,7 @@ impl Connection {
         if seg.payload_len == 0 {
             return &[];
         }
-        self.snd
+        self.stream
             .sendbuf
             .slice(seg.payload_offset, seg.payload_len as usize)
     }

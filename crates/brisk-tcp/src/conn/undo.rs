@@ -32,13 +32,14 @@ pub(super) struct AckFlags {
 impl Connection {
     /// Linux `tcp_any_retrans_done`.
     pub(super) fn any_retrans_done(&self) -> bool {
-        self.loss.board.retrans_out() > 0 || self.loss.board.first().is_some_and(|s| s.ever_retrans)
+        self.sub.loss.board.retrans_out() > 0
+            || self.sub.loss.board.first().is_some_and(|s| s.ever_retrans)
     }
 
     /// Linux `tcp_packet_delayed`'s non-SACK exception: once SND.UNA reached the
     /// recovery point, a missing retransmission stamp proves nothing.
     fn no_stamp_unreliable(&self) -> bool {
-        !self.opts.sack_ok && self.snd.snd_una >= self.loss.high_seq
+        !self.sub.opts.sack_ok && self.sub.snd.snd_una >= self.sub.loss.high_seq
     }
 
     /// A D-SACK for `[l, r)` arrived on an ACK that found SND.UNA at `prior_una`; called
@@ -49,21 +50,26 @@ impl Connection {
     /// network duplicated the packet).
     pub(super) fn account_dsack(&mut self, l: u64, r: u64, prior_una: u64) -> bool {
         let len = r - l;
-        if len > self.snd.max_snd_wnd.max(u64::from(self.opts.mss)) {
+        if len > self.sub.snd.max_snd_wnd.max(u64::from(self.sub.opts.mss)) {
             return false;
         }
-        let mss = u64::from(self.opts.mss.max(1));
+        let mss = u64::from(self.sub.opts.mss.max(1));
         let segs = len.div_ceil(mss).clamp(1, u64::from(u32::MAX)) as u32;
-        if !self.loss.undo.dsack_plausible(segs, self.info.retransmits) {
+        if !self
+            .sub
+            .loss
+            .undo
+            .dsack_plausible(segs, self.info.retransmits)
+        {
             return false;
         }
         // Data below SND.UNA is forgotten: count it by size ("dumb counting").
         let dup = if r <= prior_una {
             segs
         } else {
-            self.loss.board.count_retransmitted(l, r, segs)
+            self.sub.loss.board.count_retransmitted(l, r, segs)
         };
-        self.loss.undo.on_dsack(r, dup);
+        self.sub.loss.undo.on_dsack(r, dup);
         true
     }
 
@@ -73,16 +79,18 @@ impl Connection {
     pub(super) fn undo_and_exit(&mut self, now: Instant, f: &AckFlags) -> bool {
         if f.ece {
             // A. ECN proves congestion: the reduction must stand.
-            self.loss.undo.forbid_restore();
+            self.sub.loss.undo.forbid_restore();
         }
         // D. Exits at the recovery point. CWR holds until something *above* high_seq
         // is ACKed (Linux `tcp_fastretrans_alert`): the CWR flag rides on the first
         // segment at high_seq, and until the receiver has seen it, its ACKs keep ECE;
         // leaving at high_seq itself would take that echo as new congestion and cut
         // the window twice for one mark.
-        if self.snd.snd_una >= self.loss.high_seq {
-            match self.cong.ca_state {
-                CaState::Cwr if self.snd.snd_una > self.loss.high_seq => self.exit_recovery(now),
+        if self.sub.snd.snd_una >= self.sub.loss.high_seq {
+            match self.sub.cong.ca_state {
+                CaState::Cwr if self.sub.snd.snd_una > self.sub.loss.high_seq => {
+                    self.exit_recovery(now)
+                }
                 CaState::Cwr => {}
                 CaState::Recovery => {
                     if self.try_undo_recovery(now, f.tsecr) {
@@ -96,12 +104,12 @@ impl Connection {
         }
         // E. Per-state checks.
         let mut unmarked = false;
-        match self.cong.ca_state {
+        match self.sub.cong.ca_state {
             CaState::Recovery => {
                 if f.una_advanced {
                     unmarked = self.try_undo_partial(now, f.tsecr);
                 }
-                if self.cong.ca_state == CaState::Recovery && self.try_undo_dsack(now) {
+                if self.sub.cong.ca_state == CaState::Recovery && self.try_undo_dsack(now) {
                     self.try_keep_open(now);
                 }
             }
@@ -113,8 +121,8 @@ impl Connection {
             }
             CaState::Cwr => {}
         }
-        if self.cong.ca_state <= CaState::Disorder && !self.any_retrans_done() {
-            self.loss.undo.clear_stamp();
+        if self.sub.cong.ca_state <= CaState::Disorder && !self.any_retrans_done() {
+            self.sub.loss.undo.clear_stamp();
         }
         unmarked
     }
@@ -123,20 +131,25 @@ impl Connection {
     /// unless ECN forbade it, optionally clearing lost marks; counts and traces.
     fn undo_cwnd_reduction(&mut self, now: Instant, unmark_loss: bool, kind: UndoKind) {
         if unmark_loss {
-            self.loss.board.unmark_all_lost();
+            self.sub.loss.board.unmark_all_lost();
         }
-        if let Some(prior) = self.loss.undo.take() {
+        if let Some(prior) = self.sub.loss.undo.take() {
             self.refresh_cc_state();
-            let cwnd = self.cong.ctrl.undo_cwnd(&mut self.cong.vars, prior.cwnd);
-            self.set_cwnd(cwnd);
-            if prior.ssthresh > self.cong.vars.ssthresh {
-                self.cong.vars.ssthresh = prior.ssthresh;
-                // Linux `tcp_ecn_withdraw_cwr`: no CWR for a reduction taken back.
-                self.cong.cwr_pending = false;
-            }
-            self.cong
+            let cwnd = self
+                .sub
+                .cong
                 .ctrl
-                .on_event(&mut self.cong.vars, now, CcEvent::Undo);
+                .undo_cwnd(&mut self.sub.cong.vars, prior.cwnd);
+            self.set_cwnd(cwnd);
+            if prior.ssthresh > self.sub.cong.vars.ssthresh {
+                self.sub.cong.vars.ssthresh = prior.ssthresh;
+                // Linux `tcp_ecn_withdraw_cwr`: no CWR for a reduction taken back.
+                self.sub.cong.cwr_pending = false;
+            }
+            self.sub
+                .cong
+                .ctrl
+                .on_event(&mut self.sub.cong.vars, now, CcEvent::Undo);
         }
         self.info.undo_count += 1;
         match kind {
@@ -147,8 +160,8 @@ impl Connection {
         self.trace(TraceEvent::Undo {
             at: now,
             kind,
-            cwnd: self.cong.vars.cwnd,
-            ssthresh: self.cong.vars.ssthresh,
+            cwnd: self.sub.cong.vars.cwnd,
+            ssthresh: self.sub.cong.vars.ssthresh,
         });
         self.trace_cwnd(now);
     }
@@ -158,8 +171,13 @@ impl Connection {
     /// was D-SACKed, or the ACK echoes a timestamp from before the first
     /// retransmission. The caller changes the state.
     fn try_undo_recovery(&mut self, now: Instant, tsecr: Option<u32>) -> bool {
-        if self.loss.undo.may_undo(tsecr, self.no_stamp_unreliable()) {
-            let kind = if self.cong.ca_state == CaState::Loss {
+        if self
+            .sub
+            .loss
+            .undo
+            .may_undo(tsecr, self.no_stamp_unreliable())
+        {
+            let kind = if self.sub.cong.ca_state == CaState::Loss {
                 UndoKind::Loss
             } else {
                 UndoKind::Recovery
@@ -167,7 +185,7 @@ impl Connection {
             self.undo_cwnd_reduction(now, false, kind);
             true
         } else {
-            self.loss.rack.on_recovery_exit();
+            self.sub.loss.rack.on_recovery_exit();
             false
         }
     }
@@ -175,10 +193,11 @@ impl Connection {
     /// Recovery ends with its reduction undone: cwnd stays as restored (Linux
     /// `tcp_end_cwnd_reduction` skips the reset without `undo_marker`).
     fn leave_recovery_undone(&mut self, now: Instant) {
-        self.cong.ca_state = CaState::Open;
-        self.cong
+        self.sub.cong.ca_state = CaState::Open;
+        self.sub
+            .cong
             .ctrl
-            .on_event(&mut self.cong.vars, now, CcEvent::ExitRecovery);
+            .on_event(&mut self.sub.cong.vars, now, CcEvent::ExitRecovery);
         self.trace(TraceEvent::Recovery {
             at: now,
             enter: false,
@@ -189,8 +208,9 @@ impl Connection {
     /// transmission (per timestamps) shows reordering, not loss. Undone once no
     /// retransmission is in flight. Returns whether lost marks were cleared.
     fn try_undo_partial(&mut self, now: Instant, tsecr: Option<u32>) -> bool {
-        if !self.loss.undo.is_pending()
+        if !self.sub.loss.undo.is_pending()
             || !self
+                .sub
                 .loss
                 .undo
                 .packet_delayed(tsecr, self.no_stamp_unreliable())
@@ -198,12 +218,12 @@ impl Connection {
             return false;
         }
         // Linux `tcp_check_sack_reordering`: the hole was filled by a delayed original.
-        self.loss.rack.on_reordering();
-        if self.loss.board.retrans_out() > 0 {
+        self.sub.loss.rack.on_reordering();
+        if self.sub.loss.board.retrans_out() > 0 {
             return false;
         }
         if !self.any_retrans_done() {
-            self.loss.undo.clear_stamp();
+            self.sub.loss.undo.clear_stamp();
         }
         self.undo_cwnd_reduction(now, true, UndoKind::Partial);
         self.try_keep_open(now);
@@ -212,7 +232,7 @@ impl Connection {
 
     /// Linux `tcp_try_undo_dsack`: every retransmission of the episode was D-SACKed.
     fn try_undo_dsack(&mut self, now: Instant) -> bool {
-        if !self.loss.undo.all_retrans_dsacked() {
+        if !self.sub.loss.undo.all_retrans_dsacked() {
             return false;
         }
         self.undo_cwnd_reduction(now, false, UndoKind::Dsack);
@@ -222,18 +242,18 @@ impl Connection {
     /// Linux `tcp_try_keep_open`: back to Open, or Disorder while SACKed, lost or
     /// retransmitted segments remain; a new recovery point if the state changed.
     fn try_keep_open(&mut self, now: Instant) {
-        let left_out = self.loss.board.sacked_out() + self.loss.board.lost_out() > 0;
+        let left_out = self.sub.loss.board.sacked_out() + self.sub.loss.board.lost_out() > 0;
         let state = if left_out || self.any_retrans_done() {
             CaState::Disorder
         } else {
             CaState::Open
         };
-        if self.cong.ca_state != state {
-            if self.cong.ca_state == CaState::Recovery {
+        if self.sub.cong.ca_state != state {
+            if self.sub.cong.ca_state == CaState::Recovery {
                 self.leave_recovery_undone(now);
             }
-            self.cong.ca_state = state;
-            self.loss.high_seq = self.snd.snd_nxt;
+            self.sub.cong.ca_state = state;
+            self.sub.loss.high_seq = self.sub.snd.snd_nxt;
         }
     }
 
@@ -242,15 +262,21 @@ impl Connection {
     /// and the connection leaves Loss (a non-SACK peer stays in Loss unless F-RTO
     /// decided, as in Linux: its duplicate ACKs cannot tell reordering from loss).
     fn try_undo_loss(&mut self, now: Instant, frto: bool, tsecr: Option<u32>) -> bool {
-        if !frto && !self.loss.undo.may_undo(tsecr, self.no_stamp_unreliable()) {
+        if !frto
+            && !self
+                .sub
+                .loss
+                .undo
+                .may_undo(tsecr, self.no_stamp_unreliable())
+        {
             return false;
         }
         let kind = if frto { UndoKind::Frto } else { UndoKind::Loss };
         self.undo_cwnd_reduction(now, true, kind);
-        self.loss.backoff = 0;
-        if frto || self.opts.sack_ok {
-            self.cong.ca_state = CaState::Open;
-            self.loss.frto.stop();
+        self.sub.loss.backoff = 0;
+        if frto || self.sub.opts.sack_ok {
+            self.sub.cong.ca_state = CaState::Open;
+            self.sub.loss.frto.stop();
         }
         true
     }
@@ -259,36 +285,37 @@ impl Connection {
     /// when SND.UNA advances; F-RTO (RFC 5682 §3.1); the end of the episode at the
     /// recovery point. Returns whether lost marks were cleared.
     fn process_loss(&mut self, now: Instant, f: &AckFlags) -> bool {
-        let recovered = self.snd.snd_una >= self.loss.high_seq;
+        let recovered = self.sub.snd.snd_una >= self.sub.loss.high_seq;
         if f.una_advanced && self.try_undo_loss(now, false, f.tsecr) {
             return true;
         }
-        let unsent = self.snd.sendbuf.end() + 1 > self.snd.snd_nxt
-            || (self.snd.fin_queued && self.snd.fin_seq.is_none());
+        let unsent = self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt
+            || (self.stream.fin_queued && self.sub.snd.fin_seq.is_none());
         let a = FrtoAck {
             una_advanced: f.una_advanced,
             orig_acked: f.orig_acked,
             data_sacked: f.data_sacked,
             dupack: f.dupack,
             recovered,
-            new_data_sent: self.snd.snd_nxt > self.loss.high_seq,
-            can_send_new: unsent && self.snd.snd_una + self.snd.snd_wnd > self.snd.snd_nxt,
+            new_data_sent: self.sub.snd.snd_nxt > self.sub.loss.high_seq,
+            can_send_new: unsent
+                && self.sub.snd.snd_una + self.sub.snd.snd_wnd > self.sub.snd.snd_nxt,
         };
-        match self.loss.frto.on_ack(&a) {
+        match self.sub.loss.frto.on_ack(&a) {
             FrtoVerdict::Spurious => return self.try_undo_loss(now, true, f.tsecr),
             FrtoVerdict::SendNewData => {
-                self.loss.high_seq = self.snd.snd_nxt;
+                self.sub.loss.high_seq = self.sub.snd.snd_nxt;
                 return false;
             }
-            FrtoVerdict::FallBack => self.loss.high_seq = self.snd.snd_nxt,
+            FrtoVerdict::FallBack => self.sub.loss.high_seq = self.sub.snd.snd_nxt,
             FrtoVerdict::Continue => {}
         }
         if recovered {
             // RFC 5682 step 2a: all was lost indeed, or the retransmissions were
             // delivered as late originals; the usual end-of-recovery undo check.
             self.try_undo_recovery(now, f.tsecr);
-            self.cong.ca_state = CaState::Open;
-            self.loss.frto.stop();
+            self.sub.cong.ca_state = CaState::Open;
+            self.sub.loss.frto.stop();
         }
         false
     }
