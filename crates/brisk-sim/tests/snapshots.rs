@@ -1,6 +1,10 @@
-//! Behaviour snapshots: every scenario in `scenarios/` and a handful of fault-campaign
-//! seeds, each run once, recorded as its full JSON summary plus a SHA-256 of every
-//! packet hand-over (`trace_sha256`) and of each host's pcap.
+//! Behaviour snapshots: every scenario in `scenarios/` (one example per mechanism:
+//! controllers, layers, AQMs, sender and receiver mechanisms, a network workload), a
+//! handful of fault-campaign seeds, and fault seeds rerun over each controller, layer
+//! and AQM, each run once, recorded as its full JSON summary plus a SHA-256 of every
+//! packet hand-over (`trace_sha256`) and of each host's pcap (a network scenario: its
+//! table). The controllers' own cwnd traces are snapshots in `brisk-tcp`
+//! (`crates/brisk-tcp/src/cc/traces.rs`).
 //!
 //! A change to any snapshot is a change of behaviour: make it in its own commit and
 //! say why in the message. Structural work (refactors) must leave them untouched.
@@ -10,12 +14,94 @@
 mod common;
 
 use brisk_sim::{run_with, RunOptions, Scenario};
+use common::fault::Over;
 use sha2::{Digest, Sha256};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 /// Fault-campaign seeds recorded (a mix of loss models, impairments and apps).
 const FAULT_SEEDS: [u64; 8] = [0, 1, 2, 3, 5, 8, 13, 21];
+
+/// Fault-campaign seeds rerun over each controller, layer and AQM that the plain
+/// campaign (CUBIC or Reno over drop-tail) never reaches: the generated path, impairments
+/// and app stay those of the seed; the controller, queue and ECN/layer knobs are
+/// replaced (`common::fault::scenario_over`). Each pair has a seed without random loss
+/// (so a queue builds and the AQM or the ECN threshold acts) and one with the seed's
+/// impairments.
+const FAULT_OVER: [(&str, Over, [u64; 2]); 8] = [
+    (
+        "cdg",
+        Over {
+            cc: "cdg",
+            queue: None,
+            tcp: "",
+        },
+        [4, 6],
+    ),
+    (
+        "dctcp-step",
+        Over {
+            cc: "dctcp",
+            queue: Some(r#"{ kind = "droptail", packets = 100, ecn_threshold_packets = 20 }"#),
+            tcp: "ecn = true\n",
+        },
+        [10, 9],
+    ),
+    (
+        "reno-dc",
+        Over {
+            cc: "reno",
+            queue: None,
+            tcp: "delay_correlation = true\n",
+        },
+        [25, 11],
+    ),
+    (
+        "cubic-cwv",
+        Over {
+            cc: "cubic",
+            queue: None,
+            tcp: "new_cwv = true\nnew_cwv_nvp = \"2s\"\n",
+        },
+        [12, 43],
+    ),
+    (
+        "cubic-abe-pie",
+        Over {
+            cc: "cubic",
+            queue: Some(r#"{ kind = "pie", ecn = true }"#),
+            tcp: "ecn = true\nabe = true\n",
+        },
+        [30, 15],
+    ),
+    (
+        "reno-red",
+        Over {
+            cc: "reno",
+            queue: Some(r#"{ kind = "red", ecn = true, packets = 200 }"#),
+            tcp: "ecn = true\n",
+        },
+        [38, 17],
+    ),
+    (
+        "cubic-codel",
+        Over {
+            cc: "cubic",
+            queue: Some(r#"{ kind = "codel" }"#),
+            tcp: "",
+        },
+        [61, 20],
+    ),
+    (
+        "cdg-fq-codel",
+        Over {
+            cc: "cdg",
+            queue: Some(r#"{ kind = "fq_codel" }"#),
+            tcp: "",
+        },
+        [64, 22],
+    ),
+];
 
 /// Scenarios whose pcaps would be too large to write in a test (the 1 Gbit/s
 /// benchmark writes ~5 GB); `trace_sha256` covers every one of their packets anyway.
@@ -119,5 +205,18 @@ fn fault_seeds_are_unchanged() {
         let sc = Scenario::from_toml_str(&toml).expect("fault scenario");
         let text = record(&sc, seed, &format!("fault-{seed}"), true);
         settings().bind(|| insta::assert_snapshot!(format!("fault-seed-{seed}"), text));
+    }
+}
+
+#[test]
+fn fault_seeds_over_each_controller_are_unchanged() {
+    for (label, over, seeds) in FAULT_OVER {
+        for seed in seeds {
+            let toml = common::fault::scenario_over(seed, Some(&over));
+            let sc = Scenario::from_toml_str(&toml)
+                .unwrap_or_else(|e| panic!("{label} seed {seed}: {e}\n{toml}"));
+            let text = record(&sc, seed, &format!("fault-{label}-{seed}"), true);
+            settings().bind(|| insta::assert_snapshot!(format!("fault-{label}-seed-{seed}"), text));
+        }
     }
 }

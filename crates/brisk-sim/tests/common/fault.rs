@@ -7,13 +7,33 @@ use std::fmt::Write;
 
 /// A random but valid scenario for `seed`, as TOML (so failures print a reproducible file).
 pub fn scenario_for(seed: u64) -> String {
+    scenario_over(seed, None)
+}
+
+/// What [`scenario_over`] puts in place of the generated controller and queue.
+#[derive(Clone, Copy, Debug)]
+pub struct Over {
+    /// The flow's `cc`.
+    pub cc: &'static str,
+    /// The bottleneck's `queue` table; `None` keeps the generated drop-tail queue.
+    pub queue: Option<&'static str>,
+    /// Lines added to `[flow.tcp]` (keys the generator never writes: `ecn`, layers).
+    pub tcp: &'static str,
+}
+
+/// `scenario_for(seed)` with the controller, queue and extra TCP knobs of `over`: the
+/// generator draws the same numbers, so every other part of the scenario is the same.
+pub fn scenario_over(seed: u64, over: Option<&Over>) -> String {
     let mut r = ChaCha8Rng::seed_from_u64(seed ^ 0xb415_c0de);
     let rate_mbit = r.gen_range(1..=50);
     let rtt_ms = r.gen_range(2..=200);
     let queue = r.gen_range(4..=300);
     let mut link = String::new();
     writeln!(link, "rate = \"{rate_mbit}Mbit\"").unwrap();
-    writeln!(link, "queue = {{ kind = \"droptail\", packets = {queue} }}").unwrap();
+    match over.and_then(|o| o.queue) {
+        Some(q) => writeln!(link, "queue = {q}").unwrap(),
+        None => writeln!(link, "queue = {{ kind = \"droptail\", packets = {queue} }}").unwrap(),
+    }
     match r.gen_range(0..4) {
         0 => {}
         1 | 2 => writeln!(link, "loss = {{ kind = \"bernoulli\", p = {:.4} }}", r.gen_range(0.0..0.10)).unwrap(),
@@ -90,8 +110,12 @@ pub fn scenario_for(seed: u64) -> String {
             r.gen_range(1..8)
         ),
     };
-    let cc = if r.gen_bool(0.5) { "cubic" } else { "reno" };
+    let mut cc = if r.gen_bool(0.5) { "cubic" } else { "reno" };
     let mut tcp = String::new();
+    if let Some(o) = over {
+        cc = o.cc;
+        tcp.push_str(o.tcp);
+    }
     for knob in [
         "sack",
         "timestamps",

@@ -23,6 +23,8 @@ pub mod reno;
 pub mod spec;
 #[cfg(test)]
 pub(crate) mod testmodel;
+#[cfg(test)]
+mod traces;
 
 pub use crate::sent::SentInfo;
 pub use layer::CcLayer;
