@@ -10,9 +10,11 @@
 //! simulator does); the kernel exposes only its smoothed RTT, so Linux flows report
 //! `tcpi_rtt` sampled every `sample_interval` (at most 10 ms) — and *both* stacks
 //! carry that sampled `srtt` series, the like-for-like measure between brisk and Linux.
-//! Records (`app = records`) are framed as the simulator's (24-byte header `BRK1 |
-//! index | send time ns | length`, big-endian), stamped with their scheduled time on
-//! the shared clock; the receiver parses them and measures each record's latency.
+//! The apps are brisk-app's `bulk` and `records`, the simulator's (`realrun/traffic.rs`
+//! drives them over blocking streams): the same payload, records framed and scheduled
+//! as the simulator's (24-byte header `BRK1 | index | send time ns | length`,
+//! big-endian), stamped with their scheduled time on the shared clock; the receiver
+//! parses them and measures each record's latency.
 //! Bottleneck: the simulator's `LinkMeter` watches the shared link up to the
 //! scenario's end (drops, first drop per flow, queueing delay, queue series), and
 //! utilisation is the link's busy time over the scenario's duration.
@@ -34,7 +36,7 @@ use crate::stack::bulk::{set_cc, tcp_stats};
 use crate::stack::kernel_stream::KernelStream;
 use crate::stack::StackConfig;
 use brisk_tcp::stream::ByteStream;
-use traffic::{intact, receive, send_bulk, send_records, Check, Expect, RecordRx, RxOut, TxOut};
+use traffic::{intact, receive, send_bulk, send_records, Expect, RecordRx, RxOut, TxOut};
 
 mod from_scenario;
 pub mod linux_knobs;
@@ -416,10 +418,7 @@ where
                 Expect {
                     records,
                     bytes: f.app.expected_bytes(),
-                    check: match f.app {
-                        RealApp::Bulk { .. } => Check::Pattern(seed),
-                        RealApp::Records { .. } => Check::Sha256,
-                    },
+                    seed,
                 },
             ))
         });

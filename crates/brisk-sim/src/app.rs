@@ -2,10 +2,10 @@
 //! `request_response`, as a client (the flow's sender, which opens the connection) and a
 //! server (the receiver).
 //!
-//! Every payload byte at stream offset `o` is `pattern[o % PATTERN_LEN]` from a per-flow
-//! seeded table, except record headers. The reading side checks every byte as it reads
-//! it and both sides SHA-256 the whole stream, so integrity is verified exactly even for
-//! transfers cut off by the end of the run (prefix consistency).
+//! The payload (brisk-app's `payload`: a per-flow seeded pattern, checked byte for byte
+//! as it is read, SHA-256 at both ends), the `bulk` sender and the `records` framing,
+//! schedule and queue are brisk-app's, shared with real-packet runs; this module adds
+//! the simulator's event-driven wiring and the apps only the simulator runs.
 //!
 //! Record framing (`records`): each record is `size` bytes, starting with a 24-byte
 //! header `magic "BRK1" | index u64 | send time ns u64 | length u32` (big-endian). The
@@ -24,9 +24,8 @@
 //! simulator's streams never fail, so an error is treated as "nothing moved".
 
 use brisk_time::{dur_nanos, Duration, Instant};
-use rand::{Rng, RngCore, SeedableRng};
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use sha2::{Digest, Sha256};
 use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
@@ -38,181 +37,26 @@ use crate::scenario::AppSpec;
 use crate::udp_app::{UdpSink, UdpSource};
 use crate::unordered::{FirstDelivery, RecordAssembly, UnorderedRx};
 use crate::web::{Page, SharedPage, SizeQueue};
-use brisk_app::records::{self, RecordHeader, RecordReader};
+use brisk_app::bulk::BulkSource;
+use brisk_app::records::{self, RecordPlan, RecordReader, RecordSource};
 use brisk_tcp::stream::ByteStream;
-use brisk_tcp::SharedBytes;
 #[cfg(test)]
 use brisk_tcp::UnorderedRead;
 
 /// Length of a record header (brisk-app's framing, shared with real-packet runs).
 pub const RECORD_HEADER_LEN: usize = records::HEADER_LEN;
-/// Pattern period: a prime, so it never lines up with segment or record sizes.
-pub const PATTERN_LEN: usize = 65_521;
-/// Records generated but not yet accepted by TCP; beyond this, records are skipped.
-pub const MAX_PENDING_RECORDS: usize = 1 << 20;
 /// A web request's size when the scenario gives none (a typical HTTP/1.1 GET).
 pub const DEFAULT_WEB_REQUEST: u64 = 300;
-/// Most bytes one `read`/`write` call moves.
-const CHUNK: usize = 64 * 1024;
+
+// The payload and the stream halves are brisk-app's (shared with real-packet runs);
+// re-exported so the `brisk_sim::app` paths hold.
+pub use brisk_app::payload::{Pattern, RxStream, TxStream, PATTERN_LEN};
+pub use brisk_app::records::{MAX_PENDING_RECORDS, MAX_RECORD_TIMES};
 
 /// What an app needs from a connection: brisk-tcp's [`ByteStream`], which
 /// `brisk_tcp::Connection` (the simulator's app-side handle) implements, as do the
 /// real-packet lab's streams. The old name stays for existing users.
 pub use brisk_tcp::stream::ByteStream as Pipe;
-
-/// The per-flow payload: a seeded `PATTERN_LEN`-byte period, held as brisk-tcp's
-/// [`SharedBytes`] so a sender's send buffer can refer to it instead of copying it
-/// ([`ByteStream::write_shared`]).
-///
-/// The table is drawn from its seed on first use, not when the flow is built: every
-/// flow has one pattern per direction, and a bulk flow's reverse direction (or a flow
-/// that has not started) never reads its bytes. The draw depends on the seed alone, so
-/// when it happens changes no byte.
-#[derive(Debug)]
-pub struct Pattern {
-    seed: u64,
-    table: std::cell::OnceCell<SharedBytes>,
-    /// Whether streams using this pattern also keep SHA-256 digests (the per-byte
-    /// pattern check is always on; the digests cost ~half the run time at 1 Gbit/s).
-    hash: bool,
-}
-
-impl Pattern {
-    pub fn new(seed: u64) -> Rc<Pattern> {
-        Self::with_hashing(seed, true)
-    }
-    /// A pattern whose streams keep SHA-256 digests only if `hash`.
-    pub fn with_hashing(seed: u64, hash: bool) -> Rc<Pattern> {
-        Rc::new(Pattern {
-            seed,
-            table: std::cell::OnceCell::new(),
-            hash,
-        })
-    }
-    /// The pattern as a periodic sequence (byte `o` is the pattern at stream offset `o`).
-    pub(crate) fn shared(&self) -> &SharedBytes {
-        self.table.get_or_init(|| {
-            let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-            let mut period = vec![0u8; PATTERN_LEN];
-            rng.fill_bytes(&mut period);
-            SharedBytes::periodic(&period)
-        })
-    }
-    /// `n <= PATTERN_LEN` pattern bytes starting at stream offset `off`.
-    pub(crate) fn at(&self, off: u64, n: usize) -> &[u8] {
-        self.shared().at(off, n.min(PATTERN_LEN))
-    }
-}
-
-/// The writing half of a stream: offset and running hash of what TCP accepted.
-#[derive(Debug)]
-pub struct TxStream {
-    pat: Rc<Pattern>,
-    pub bytes: u64,
-    hash: Option<Sha256>,
-}
-
-impl TxStream {
-    pub fn new(pat: Rc<Pattern>) -> Self {
-        TxStream {
-            hash: pat.hash.then(Sha256::new),
-            pat,
-            bytes: 0,
-        }
-    }
-    /// Writes up to `max` pattern bytes; returns how many TCP took.
-    pub(crate) fn write_pattern(&mut self, p: &mut dyn ByteStream, max: u64) -> u64 {
-        // Offer a chunk even when the buffer looks full: a short write is what tells
-        // TCP to report `Writable` once space frees up.
-        self.write_chunks(p, max, CHUNK, false)
-    }
-    /// Writes up to `max` pattern bytes in calls of at most `size` bytes, each through
-    /// `write_with_priority` (priority 0): a prioritised sender takes each call whole or
-    /// not at all (uTCP's one write, one record), a plain one takes what fits.
-    fn write_sized(&mut self, p: &mut dyn ByteStream, max: u64, size: usize) -> u64 {
-        self.write_chunks(p, max, size, true)
-    }
-    /// Pattern bytes in calls of at most `size` until `max` or a short write.
-    fn write_chunks(&mut self, p: &mut dyn ByteStream, max: u64, size: usize, whole: bool) -> u64 {
-        let mut total = 0u64;
-        while total < max {
-            let want = (max - total).min(size as u64) as usize;
-            let chunk = self.pat.at(self.bytes, want);
-            let n = if whole {
-                p.write_with_priority(chunk, 0)
-            } else {
-                // The same bytes as `write(chunk)`; the stream may keep a reference.
-                p.write_shared(self.pat.shared(), self.bytes, chunk.len())
-            };
-            let n = n.unwrap_or(0).min(chunk.len());
-            if let Some(h) = &mut self.hash {
-                h.update(&chunk[..n]);
-            }
-            self.bytes += n as u64;
-            total += n as u64;
-            if n < chunk.len() {
-                break;
-            }
-        }
-        total
-    }
-    /// Writes raw bytes (record headers); returns how many TCP took.
-    fn write_raw(&mut self, p: &mut dyn ByteStream, data: &[u8]) -> usize {
-        let n = p.write(data).unwrap_or(0).min(data.len());
-        if let Some(h) = &mut self.hash {
-            h.update(&data[..n]);
-        }
-        self.bytes += n as u64;
-        n
-    }
-    /// The digest so far (None when hashing is off).
-    pub fn sha256(&self) -> Option<[u8; 32]> {
-        self.hash.as_ref().map(|h| h.clone().finalize().into())
-    }
-}
-
-/// The reading half: offset, running hash and a count of bytes that broke the pattern.
-#[derive(Debug)]
-pub struct RxStream {
-    pat: Rc<Pattern>,
-    pub bytes: u64,
-    hash: Option<Sha256>,
-    pub bad_bytes: u64,
-}
-
-impl RxStream {
-    pub fn new(pat: Rc<Pattern>) -> Self {
-        RxStream {
-            hash: pat.hash.then(Sha256::new),
-            pat,
-            bytes: 0,
-            bad_bytes: 0,
-        }
-    }
-    /// Checks `data`, read at the current offset, against the pattern.
-    pub(crate) fn check_pattern(&mut self, off: u64, data: &[u8]) {
-        let mut done = 0;
-        while done < data.len() {
-            let n = (data.len() - done).min(PATTERN_LEN);
-            let want = self.pat.at(off + done as u64, n);
-            let got = &data[done..done + n];
-            if want != got {
-                self.bad_bytes += want.iter().zip(got).filter(|(a, b)| a != b).count() as u64;
-            }
-            done += n;
-        }
-    }
-    pub(crate) fn account(&mut self, data: &[u8]) {
-        if let Some(h) = &mut self.hash {
-            h.update(data);
-        }
-        self.bytes += data.len() as u64;
-    }
-    /// The digest so far (None when hashing is off).
-    pub fn sha256(&self) -> Option<[u8; 32]> {
-        self.hash.as_ref().map(|h| h.clone().finalize().into())
-    }
-}
 
 /// Parses records out of the byte stream (receiver side of `records`): brisk-app's
 /// framing, with every body byte checked against the pattern.
@@ -240,36 +84,6 @@ impl RecordParser {
     fn bad_headers(&self) -> u64 {
         self.reader.bad_headers()
     }
-}
-
-fn record_header(index: u64, sent_at: Instant, size: u64) -> [u8; RECORD_HEADER_LEN] {
-    RecordHeader {
-        index,
-        sent_at_ns: sent_at.as_nanos(),
-        // NOTE: size is validated to be <= 64 MiB, so it fits.
-        len: size as u32,
-    }
-    .encode()
-}
-
-#[derive(Debug)]
-struct PendingRecord {
-    header: [u8; RECORD_HEADER_LEN],
-    header_sent: usize,
-    body_left: u64,
-    /// Its generation time (the header's send time), ns.
-    gen_ns: u64,
-}
-
-/// Most (generation, time) pairs kept per flow for the latency after first
-/// transmission (a 24 h run of 20 ms records has 4.3 M; beyond this, none are added).
-pub const MAX_RECORD_TIMES: usize = 1 << 22;
-
-/// A standard normal draw (Box–Muller), from the app's own seeded RNG.
-fn normal(rng: &mut ChaCha8Rng) -> f64 {
-    let u1: f64 = 1.0 - rng.gen::<f64>(); // (0, 1]: ln stays finite
-    let u2: f64 = rng.gen();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
 /// The layered source's rate control: the CDG paper's SCC video (Hayes et al.) is
@@ -359,21 +173,11 @@ pub struct AppStats {
 
 #[derive(Debug)]
 enum ClientKind {
-    Bulk {
-        total: Option<u64>,
-        /// Bytes per write call (`None`: as much as the send buffer takes).
-        write: Option<usize>,
-    },
+    /// brisk-app's bulk sender.
+    Bulk(BulkSource),
+    /// brisk-app's records sender.
     Records {
-        size: u64,
-        interval: Duration,
-        jitter: Duration,
-        jitter_sd: Duration,
-        count: Option<u64>,
-        generated: u64,
-        next_base: Instant,
-        next_at: Option<Instant>,
-        pending: VecDeque<PendingRecord>,
+        source: RecordSource,
         /// A layered source: records per interval follow this controller.
         layers: Option<LayerControl>,
     },
@@ -434,10 +238,10 @@ pub struct ClientApp {
 impl ClientApp {
     pub fn new(spec: &AppSpec, fwd: Rc<Pattern>, rev: Rc<Pattern>, seed: u64) -> Self {
         let kind = match *spec {
-            AppSpec::Bulk { bytes, write_size } => ClientKind::Bulk {
+            AppSpec::Bulk { bytes, write_size } => ClientKind::Bulk(BulkSource {
                 total: bytes.map(|b| b.0),
-                write: write_size.map(|w| w.0 as usize),
-            },
+                write_size: write_size.map(|w| w.0 as usize),
+            }),
             AppSpec::Records {
                 size,
                 interval,
@@ -447,15 +251,13 @@ impl ClientApp {
                 layers,
             } => ClientKind::Records {
                 layers: layers.map(|n| LayerControl::new(n, Instant::ZERO)),
-                size: size.0,
-                interval: interval.0,
-                jitter: jitter.map(|j| j.0).unwrap_or_default(),
-                jitter_sd: jitter_sd.map(|j| j.0).unwrap_or_default(),
-                count,
-                generated: 0,
-                next_base: Instant::ZERO,
-                next_at: None,
-                pending: VecDeque::new(),
+                source: RecordSource::new(RecordPlan {
+                    size: size.0,
+                    interval: interval.0,
+                    jitter: jitter.map(|j| j.0).unwrap_or_default(),
+                    jitter_sd: jitter_sd.map(|j| j.0).unwrap_or_default(),
+                    count,
+                }),
             },
             AppSpec::Datagrams {
                 size,
@@ -571,16 +373,11 @@ impl ClientApp {
     pub fn on_connected(&mut self, now: Instant, p: &mut dyn ByteStream) {
         self.connected = true;
         match &mut self.kind {
-            ClientKind::Records {
-                next_base, next_at, ..
-            } => {
-                *next_base = now;
-                *next_at = Some(now);
-            }
+            ClientKind::Records { source, .. } => source.start(now),
             ClientKind::Rr { next_at, .. } => *next_at = Some(now),
             ClientKind::Datagrams(d) => d.start(now),
             ClientKind::Page(c) => c.start(now, p),
-            ClientKind::Bulk { .. } | ClientKind::Udp(_) => {}
+            ClientKind::Bulk(_) | ClientKind::Udp(_) => {}
             ClientKind::Web { .. } => self.web_next(now, p),
         }
         self.handle_timeout(now, p);
@@ -644,10 +441,11 @@ impl ClientApp {
     /// App timer (record generation, think time).
     pub fn poll_timeout(&self) -> Option<Instant> {
         match &self.kind {
-            ClientKind::Records { next_at, .. } | ClientKind::Rr { next_at, .. } => *next_at,
+            ClientKind::Records { source, .. } => source.next_at(),
+            ClientKind::Rr { next_at, .. } => *next_at,
             ClientKind::Datagrams(d) => d.sched.next_at,
             // The host drives a UDP source (`ClientApp::udp_next_at`).
-            ClientKind::Bulk { .. }
+            ClientKind::Bulk(_)
             | ClientKind::Web { .. }
             | ClientKind::Page(_)
             | ClientKind::Udp(_) => None,
@@ -656,58 +454,16 @@ impl ClientApp {
 
     pub fn handle_timeout(&mut self, now: Instant, p: &mut dyn ByteStream) {
         match &mut self.kind {
-            ClientKind::Records {
-                size,
-                interval,
-                jitter,
-                jitter_sd,
-                count,
-                generated,
-                next_base,
-                next_at,
-                pending,
-                layers,
-            } => {
-                while let Some(t) = *next_at {
-                    if t > now {
-                        break;
-                    }
+            ClientKind::Records { source, layers } => {
+                let skipped = source.skipped;
+                source.generate(now, &mut self.rng, || {
                     let per_tick = layers.as_ref().map_or(1, |l| l.active);
-                    for _ in 0..per_tick {
-                        if pending.len() < MAX_PENDING_RECORDS {
-                            pending.push_back(PendingRecord {
-                                header: record_header(*generated, t, *size),
-                                header_sent: 0,
-                                body_left: *size - RECORD_HEADER_LEN as u64,
-                                gen_ns: t.as_nanos(),
-                            });
-                        } else {
-                            self.stats.records_skipped += 1;
-                        }
-                        *generated += 1;
-                    }
                     if let Some(l) = layers.as_mut() {
                         l.note_tick(per_tick);
                     }
-                    if count.is_some_and(|c| *generated >= c) {
-                        *next_at = None;
-                        break;
-                    }
-                    *next_base += if jitter_sd.is_zero() {
-                        *interval
-                    } else {
-                        let gap = dur_nanos(*interval) as f64
-                            + normal(&mut self.rng) * dur_nanos(*jitter_sd) as f64;
-                        Duration::from_nanos(gap.max(0.0) as u64)
-                    };
-                    let j = if jitter.is_zero() {
-                        0
-                    } else {
-                        self.rng.gen_range(0..=dur_nanos(*jitter))
-                    };
-                    // Keep generation times monotonic even when jitter exceeds the interval.
-                    *next_at = Some((*next_base + Duration::from_nanos(j)).max(t));
-                }
+                    per_tick
+                });
+                self.stats.records_skipped += source.skipped - skipped;
             }
             ClientKind::Rr {
                 request,
@@ -726,7 +482,7 @@ impl ClientApp {
                 }
             }
             ClientKind::Datagrams(d) => d.generate(now, &mut self.rng),
-            ClientKind::Bulk { .. }
+            ClientKind::Bulk(_)
             | ClientKind::Web { .. }
             | ClientKind::Page(_)
             | ClientKind::Udp(_) => {}
@@ -782,48 +538,13 @@ impl ClientApp {
             return;
         }
         match &mut self.kind {
-            ClientKind::Bulk { total, write } => {
-                let max = total.map_or(u64::MAX, |t| t - self.tx.bytes);
-                match *write {
-                    None => {
-                        self.tx.write_pattern(p, max);
-                    }
-                    Some(m) => {
-                        self.tx.write_sized(p, max, m);
-                    }
-                }
-                if total.is_some_and(|t| self.tx.bytes >= t) {
-                    let _ = p.shutdown_write();
-                    self.closed = true;
-                }
-            }
-            ClientKind::Records {
-                pending,
-                count,
-                generated,
-                next_at,
-                ..
-            } => {
-                while let Some(r) = pending.front_mut() {
-                    if r.header_sent < RECORD_HEADER_LEN {
-                        r.header_sent += self.tx.write_raw(p, &r.header[r.header_sent..]);
-                        if r.header_sent < RECORD_HEADER_LEN {
-                            break;
-                        }
-                    }
-                    r.body_left -= self.tx.write_pattern(p, r.body_left);
-                    if r.body_left > 0 {
-                        break;
-                    }
-                    // Bounded by the send buffer: entries leave as the bytes are sent.
-                    self.written.push_back((self.tx.bytes, r.gen_ns));
-                    pending.pop_front();
-                }
-                if pending.is_empty() && next_at.is_none() && count.is_some_and(|c| *generated >= c)
-                {
-                    let _ = p.shutdown_write();
-                    self.closed = true;
-                }
+            ClientKind::Bulk(b) => self.closed = b.write(&mut self.tx, p),
+            ClientKind::Records { source, .. } => {
+                // Bounded by the send buffer: entries leave as the bytes are sent.
+                let written = &mut self.written;
+                self.closed = source.write(&mut self.tx, p, |end, gen_ns| {
+                    written.push_back((end, gen_ns));
+                });
             }
             ClientKind::Datagrams(d) => {
                 d.write(now, p);
@@ -1014,7 +735,8 @@ pub struct ServerApp {
 }
 
 impl ServerApp {
-    pub fn new(spec: &AppSpec, fwd: Rc<Pattern>, rev: Rc<Pattern>) -> Self {
+    /// The receiver of `spec`, listening on `port` (which a `udp` receiver checks).
+    pub fn new(spec: &AppSpec, fwd: Rc<Pattern>, rev: Rc<Pattern>, port: u16) -> Self {
         let kind = match *spec {
             AppSpec::Bulk { bytes, .. } => ServerKind::Bulk {
                 total: bytes.map(|b| b.0),
@@ -1035,12 +757,9 @@ impl ServerApp {
                     rev.clone(),
                 )))
             }
-            AppSpec::Udp { size, count, .. } => ServerKind::Udp(Box::new(UdpSink::new(
-                fwd.clone(),
-                size.0,
-                count,
-                crate::host::BASE_PORT,
-            ))),
+            AppSpec::Udp { size, count, .. } => {
+                ServerKind::Udp(Box::new(UdpSink::new(fwd.clone(), size.0, count, port)))
+            }
             AppSpec::RequestResponse {
                 request, response, ..
             } => ServerKind::Rr {
@@ -1421,7 +1140,7 @@ mod tests {
         };
         let (f, r) = pats();
         let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 7);
-        let mut s = ServerApp::new(&spec, f, r);
+        let mut s = ServerApp::new(&spec, f, r, 5001);
         let (mut cp, mut sp) = (mem(10_000), mem(10_000));
         let mut scratch = vec![0u8; 4096];
         c.on_connected(Instant::ZERO, &mut cp);
@@ -1446,7 +1165,7 @@ mod tests {
         };
         let (f, r) = pats();
         let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 7);
-        let mut s = ServerApp::new(&spec, f, r);
+        let mut s = ServerApp::new(&spec, f, r, 5001);
         let (mut cp, mut sp) = (mem(5000), mem(0));
         c.on_connected(Instant::ZERO, &mut cp);
         cp.sent[1234] ^= 0x10;
@@ -1468,7 +1187,7 @@ mod tests {
         };
         let (f, r) = pats();
         let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 3);
-        let mut s = ServerApp::new(&spec, f, r);
+        let mut s = ServerApp::new(&spec, f, r, 5001);
         let (mut cp, mut sp) = (mem(1 << 20), mem(0));
         c.on_connected(Instant::ZERO, &mut cp);
         let mut t = Instant::ZERO;
@@ -1539,7 +1258,7 @@ mod tests {
         };
         let (f, r) = pats();
         let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 3);
-        let mut s = ServerApp::new(&spec, f, r);
+        let mut s = ServerApp::new(&spec, f, r, 5001);
         let mut cp = mem(1 << 20);
         c.on_connected(Instant::ZERO, &mut cp);
         while let Some(w) = c.poll_timeout() {
@@ -1628,7 +1347,7 @@ mod tests {
         };
         let (f, r) = pats();
         let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 1);
-        let mut s = ServerApp::new(&spec, f, r);
+        let mut s = ServerApp::new(&spec, f, r, 5001);
         let (mut cp, mut sp) = (mem(1 << 20), mem(1 << 20));
         let mut now = Instant::ZERO;
         c.on_connected(now, &mut cp);

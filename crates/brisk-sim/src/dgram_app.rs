@@ -29,8 +29,9 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use crate::app::{Pattern, MAX_PENDING_RECORDS, MAX_RECORD_TIMES};
 use crate::metrics::Samples;
+use brisk_app::payload::Pattern;
+use brisk_app::records::{MAX_PENDING_RECORDS, MAX_RECORD_TIMES};
 
 /// Priority of ordinary datagrams.
 pub const NORMAL_PRIORITY: u8 = 1;

@@ -1,6 +1,7 @@
 //! Presenting a `RunResult`: the `--json` object (also `summary.json`), CSV time series
 //! (`goodput.csv`, `rtt.csv`, `cwnd.csv`, `queue.csv`, `drops.csv`, and `dc.csv` when a
-//! flow runs delay correlation) and the human table.
+//! flow runs delay correlation) and the human table (brisk-report's layout, shared
+//! with real runs).
 //!
 //! Times are seconds, rates bit/s, delays milliseconds, unless a column name says
 //! otherwise. Output is a pure function of the result, so equal runs give equal bytes.
@@ -14,15 +15,14 @@ use std::path::Path;
 pub use brisk_report::{latency_json, queue_delay_json, rtt_json};
 
 use crate::run::{FlowResult, RunResult, SimError};
-use brisk_report::{drops_csv, queue_csv, write_files, FlowSummary, RunSummary};
+use brisk_report::{
+    drops_csv, queue_csv, rdb_line, write_files, FlowSummary, RunSummary, TableExtras,
+};
 use brisk_tcp::cc::CcDiagnostics;
 use brisk_time::Instant;
 
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
-}
-fn ms_f(ns: f64) -> f64 {
-    ns / 1e6
 }
 fn secs(t: Instant) -> f64 {
     t.as_secs_f64()
@@ -172,17 +172,21 @@ impl FlowResult {
 }
 
 impl RunResult {
-    /// The summary object printed by `brisk run --json` and written as `summary.json`:
-    /// brisk-report's run summary plus the engine's counters (`sim`).
-    pub fn to_json(&self) -> Value {
-        let mut out = RunSummary {
+    /// The run's summary in the form both kinds of run report.
+    fn summary(&self) -> RunSummary<'_> {
+        RunSummary {
             scenario: &self.scenario,
             seed: self.seed,
             duration: self.duration,
             flows: self.flows.iter().map(FlowResult::summary).collect(),
             bottleneck: &self.bottleneck,
         }
-        .to_json();
+    }
+
+    /// The summary object printed by `brisk run --json` and written as `summary.json`:
+    /// brisk-report's run summary plus the engine's counters (`sim`).
+    pub fn to_json(&self) -> Value {
+        let mut out = self.summary().to_json();
         out["sim"] = json!({
             "events": self.engine.events,
             "packets": self.engine.packets,
@@ -304,132 +308,23 @@ impl RunResult {
             .unwrap_or(0.1)
     }
 
-    /// The human-readable summary table.
+    /// The human-readable summary table (brisk-report's, shared with real runs).
     pub fn table(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "scenario {}  seed {}  duration {:.3}s",
-            self.scenario,
-            self.seed,
-            self.duration.as_secs_f64()
-        );
-        // The cc column fits the longest label ("cubic+dc").
-        let ccw = self
+        let flow_lines = self
             .flows
             .iter()
-            .map(|f| f.cc.len())
-            .max()
-            .unwrap_or(0)
-            .max(6);
-        let _ = writeln!(
-            s,
-            "{:>4} {:<ccw$} {:<8} {:>11} {:>10} {:>10} {:>10} {:>8} {:>9} {:>7}",
-            "flow",
-            "cc",
-            "app",
-            "goodput",
-            "rtt mean",
-            "rtt p99",
-            "owd p95",
-            "retrans",
-            "fct",
-            "stream"
-        );
-        for f in &self.flows {
-            let (mean, p99) = f.rtt.map_or(("-".into(), "-".into()), |r| {
-                (
-                    format!("{:.2}ms", ms_f(r.mean)),
-                    format!("{:.2}ms", ms(r.p99)),
-                )
-            });
-            let owd = f
-                .one_way_delay
-                .map_or("-".into(), |d| format!("{:.2}ms", ms(d.p95_ns)));
-            let fct = f
-                .fct
-                .map_or("-".into(), |d| format!("{:.3}s", d.as_secs_f64()));
-            let _ = writeln!(
-                s,
-                "{:>4} {:<ccw$} {:<8} {:>6.2}Mbit/s {:>10} {:>10} {:>10} {:>8} {:>9} {:>7}",
-                f.id,
-                f.cc,
-                &f.app[..f.app.len().min(8)],
-                f.goodput_bps / 1e6,
-                mean,
-                p99,
-                owd,
-                f.retransmitted_packets,
-                fct,
-                brisk_report::stream_status(f.stream_ok, f.bytes_delivered)
-            );
-            if f.bytes_delivered == 0 && f.bytes_sent > 0 {
-                let _ = writeln!(s, "     no data delivered");
-            }
-            if let Some(l) = &f.record_latency {
-                let _ = writeln!(
-                    s,
-                    "     latency over {} {}: mean {:.2}ms p99 {:.2}ms max {:.2}ms",
-                    l.count,
-                    if f.app == "web" { "objects" } else { "records" },
-                    ms_f(l.mean),
-                    ms(l.p99),
-                    ms(l.max)
-                );
-            }
-            if let Some(l) = &f.record_latency_tx {
-                let _ = writeln!(
-                    s,
-                    "     after first transmission: mean {:.2}ms p99 {:.2}ms max {:.2}ms",
-                    ms_f(l.mean),
-                    ms(l.p99),
-                    ms(l.max)
-                );
-            }
-            if let Some(l) = &f.ack_latency {
-                let _ = writeln!(
-                    s,
-                    "     ACK latency: mean {:.2}ms p99 {:.2}ms max {:.2}ms",
-                    ms_f(l.mean),
-                    ms(l.p99),
-                    ms(l.max)
-                );
-            }
-            if let Some(i) = f.sender_info.as_ref().filter(|i| i.rdb_packets > 0) {
-                let _ = writeln!(
-                    s,
-                    "     RDB: {} bundles, {} redundant bytes, {} CWR from hidden losses",
-                    i.rdb_packets, i.rdb_bytes, i.rdb_loss_cwr
-                );
-            }
-            if let Some(e) = &f.error {
-                let _ = writeln!(s, "     error: {e}");
-            }
-        }
-        if self.flows.len() > 1 {
-            let _ = writeln!(
-                s,
-                "Jain's fairness index (goodput): {:.3}",
-                self.jain_fairness()
-            );
-        }
-        let b = &self.bottleneck;
-        let _ = writeln!(
-            s,
-            "bottleneck: utilization {:.1}%  drops {}{}  first drop {}  queue delay mean {} p99 {}  max queue {} pkts",
-            b.utilization * 100.0,
-            b.drops,
-            // Marks only where a queue marks, so drop-tail summaries read as before.
-            if b.ce_marked > 0 {
-                format!("  CE-marked {}", b.ce_marked)
-            } else {
-                String::new()
-            },
-            b.first_drop.map_or("-".into(), |t| format!("{:.3}s", secs(t))),
-            b.queue_delay.map_or("-".into(), |q| format!("{:.2}ms", ms_f(q.mean))),
-            b.queue_delay.map_or("-".into(), |q| format!("{:.2}ms", ms(q.p99))),
-            b.max_queue_packets,
-        );
-        s
+            .map(|f| {
+                f.sender_info
+                    .as_ref()
+                    .filter(|i| i.rdb_packets > 0)
+                    .map(|i| rdb_line(i.rdb_packets, i.rdb_bytes, i.rdb_loss_cwr))
+                    .into_iter()
+                    .collect()
+            })
+            .collect();
+        self.summary().table(&TableExtras {
+            flow_lines,
+            ..TableExtras::default()
+        })
     }
 }

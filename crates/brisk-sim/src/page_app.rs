@@ -35,7 +35,7 @@ use brisk_time::Instant;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use crate::app::{Pattern, PATTERN_LEN};
+use brisk_app::payload::{Pattern, PATTERN_LEN};
 
 /// The page's words and limits are the scenario vocabulary's.
 pub use brisk_scenario::app::{

@@ -262,8 +262,12 @@ pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Networ
                 sender
                     .add_flow(id, Role::Client(Box::new(client)))
                     .map_err(listen)?;
-                let side =
-                    ServerSide::new(ServerApp::new(&f.app, fwd, rev), port, config.clone(), rows);
+                let side = ServerSide::new(
+                    ServerApp::new(&f.app, fwd, rev, port),
+                    port,
+                    config.clone(),
+                    rows,
+                );
                 receiver
                     .add_flow(id, Role::Server(Box::new(side)))
                     .map_err(listen)?;

@@ -19,8 +19,9 @@ use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 
-use crate::app::{Pattern, MAX_PENDING_RECORDS};
 use crate::dgram_app::{datagram_bytes, DgramAccount, Schedule};
+use brisk_app::payload::Pattern;
+use brisk_app::records::MAX_PENDING_RECORDS;
 
 /// The source port of every UDP flow (each flow has its own pair of hosts).
 pub const UDP_SRC_PORT: u16 = 49152;

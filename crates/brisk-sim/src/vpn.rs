@@ -30,7 +30,7 @@
 //! bytes. Every queue is bounded: the TUN queues by `tun_queue`, the outer streams by
 //! their buffers, the links by their queues and delay lines.
 
-use crate::app::{Pattern, RxStream, TxStream};
+use brisk_app::payload::{Pattern, RxStream, TxStream};
 use brisk_minion::{Limits, UcobsReceiver, UcobsSender};
 use brisk_net::{DropTail, Element, Link, LinkParams, Loss, Packet, QueueLimit};
 use brisk_tcp::{Config, ConnHandle, Connection, Endpoint, EndpointConfig, Event, State};

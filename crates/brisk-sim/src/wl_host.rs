@@ -37,8 +37,8 @@ use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 
-use crate::app::{Pattern, PATTERN_LEN};
 use crate::engine::Ctx;
+use brisk_app::payload::{Pattern, PATTERN_LEN};
 
 /// The port every workload host listens on.
 pub const WL_PORT: u16 = 5001;

@@ -4,6 +4,7 @@
 //! records out of the byte stream and counts one delivered when its last byte has been
 //! read, with latency `read time - send time`.
 //!
+//! [`RecordSource`] generates records on their schedule and writes them;
 //! [`RecordReader`] parses the in-order stream; [`RecordAssembly`] counts a record
 //! delivered once all its bytes have reached the app in any order (unordered receive,
 //! where each byte is handed over first-delivery only).
@@ -13,9 +14,11 @@
 
 mod assembly;
 mod reader;
+mod source;
 
 pub use assembly::{RecordAssembly, MAX_PARTIAL_RECORDS};
 pub use reader::RecordReader;
+pub use source::{normal, RecordPlan, RecordSource, MAX_PENDING_RECORDS};
 
 /// Length of a record header.
 pub const HEADER_LEN: usize = 24;
@@ -23,6 +26,9 @@ pub const HEADER_LEN: usize = 24;
 pub const MAGIC: [u8; 4] = *b"BRK1";
 /// Largest record size the apps accept (bounds the sender's buffer).
 pub const MAX_RECORD: u64 = 64 << 20;
+/// Most (generation, time) pairs kept per flow for the latency after first
+/// transmission (a 24 h run of 20 ms records has 4.3 M; beyond this, none are added).
+pub const MAX_RECORD_TIMES: usize = 1 << 22;
 
 /// A record header's fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,12 +1,15 @@
 //! Presenting a [`RealResult`] through brisk-report: the simulator's JSON fields (plus `stack`, `srtt_ms`,
-//! `rtt_base_ms` per flow and a `real` section), a table, and the simulator's CSV files.
+//! `rtt_base_ms` per flow and a `real` section), the simulator's table (brisk-report's,
+//! with a stack and an srtt column and the emulator's lines), and the simulator's CSV
+//! files.
 
 use serde_json::{json, Value};
 
-use super::{RealFlowResult, RealResult, Stats};
+use super::{RealFlowResult, RealResult};
 use crate::error::{EmuError, Result};
 use brisk_report::{
-    drops_csv, jain_fairness, queue_csv, write_files, FlowSummary, RealFlowExtras, RunSummary,
+    drops_csv, jain_fairness, queue_csv, rdb_line, write_files, FlowSummary, RealFlowExtras,
+    RunSummary, TableExtras,
 };
 
 impl RealFlowResult {
@@ -48,14 +51,7 @@ impl RealResult {
     /// `srtt_ms` and `rtt_base_ms` per flow and a `real` section (emulator counters,
     /// CPU) in place of the simulator's `sim`.
     pub fn to_json(&self) -> Value {
-        let mut out = RunSummary {
-            scenario: &self.scenario,
-            seed: self.seed,
-            duration: self.duration,
-            flows: self.flows.iter().map(RealFlowResult::summary).collect(),
-            bottleneck: &self.bottleneck,
-        }
-        .to_json();
+        let mut out = self.summary().to_json();
         out["real"] = json!({
             "jain_fairness": self.jain_fairness(),
             "cpu_s": self.cpu_s,
@@ -65,88 +61,37 @@ impl RealResult {
         out
     }
 
-    /// A human-readable table.
+    /// The run's summary in the form both kinds of run report.
+    fn summary(&self) -> RunSummary<'_> {
+        RunSummary {
+            scenario: &self.scenario,
+            seed: self.seed,
+            duration: self.duration,
+            flows: self.flows.iter().map(RealFlowResult::summary).collect(),
+            bottleneck: &self.bottleneck,
+        }
+    }
+
+    /// The human-readable table: the simulator's (brisk-report's), with each flow's
+    /// stack and sampled srtt, its traffic after the end, and the emulator's lines.
     pub fn table(&self) -> String {
         use std::fmt::Write as _;
-        let mut t = String::new();
-        let _ = writeln!(
-            t,
-            "{} (real packets, {:.1} s)",
-            self.scenario,
-            self.duration.as_secs_f64()
-        );
-        let _ = writeln!(
-            t,
-            "{:>4} {:>6} {:>6} {:>12} {:>10} {:>10} {:>10} {:>8} {:>6}",
-            "flow", "stack", "cc", "goodput", "rtt mean", "rtt p99", "srtt mean", "retx", "ok"
-        );
-        let ms = |s: &Option<Stats>, p99: bool| {
-            s.map_or("-".to_string(), |s| {
-                format!("{:.2}ms", if p99 { s.p99 as f64 } else { s.mean } / 1e6)
+        let flow_lines = self
+            .flows
+            .iter()
+            .map(|f| {
+                f.sender_info
+                    .as_ref()
+                    .filter(|i| i.rdb_packets > 0)
+                    .map(|i| rdb_line(i.rdb_packets, i.rdb_bytes, i.rdb_loss_cwr))
+                    .into_iter()
+                    .collect()
             })
-        };
-        for f in &self.flows {
-            let _ = writeln!(
-                t,
-                "{:>4} {:>6} {:>6} {:>7.2}Mbit/s {:>10} {:>10} {:>10} {:>8} {:>6}",
-                f.id,
-                f.stack,
-                f.cc,
-                f.goodput_bps / 1e6,
-                ms(&f.rtt, false),
-                ms(&f.rtt, true),
-                ms(&f.srtt, false),
-                f.retransmitted_packets,
-                brisk_report::stream_status(f.stream_ok, f.bytes_delivered)
-            );
-            if f.bytes_delivered == 0 {
-                let _ = writeln!(t, "     no data delivered");
-            }
-            if f.drain.bytes > 0 || f.drain.retransmitted_packets > 0 {
-                let _ = writeln!(
-                    t,
-                    "     after the end: {} bytes and {} retransmissions while draining for {:.2} s (not in the totals)",
-                    f.drain.bytes,
-                    f.drain.retransmitted_packets,
-                    f.drain.duration.as_secs_f64()
-                );
-            }
-            if f.record_latency.is_some() {
-                let _ = writeln!(
-                    t,
-                    "     record latency: mean {} p99 {} over {} records",
-                    ms(&f.record_latency, false),
-                    ms(&f.record_latency, true),
-                    f.record_latency.map_or(0, |s| s.count)
-                );
-            }
-            if let Some(e) = &f.error {
-                let _ = writeln!(t, "     error: {e}");
-            }
-        }
-        if self.flows.len() > 1 {
-            let _ = writeln!(
-                t,
-                "Jain's fairness index (goodput): {:.3}",
-                self.jain_fairness()
-            );
-        }
-        let b = &self.bottleneck;
-        let _ = writeln!(
-            t,
-            "bottleneck: utilization {:.1}%, drops {}, first drop {}, max queue {} pkts, queueing delay mean {} p99 {}; emulator delivery error p99 {:.1} us; CPU {:.2} s",
-            b.utilization * 100.0,
-            b.drops,
-            b.first_drop.map_or("-".into(), |t| format!("{:.3}s", t.as_secs_f64())),
-            b.max_queue_packets,
-            ms(&b.queue_delay, false),
-            ms(&b.queue_delay, true),
-            self.emulator.forward.delivery_error.p99_ns as f64 / 1e3,
-            self.cpu_s,
-        );
+            .collect();
+        let mut trailer = String::new();
         let h = &self.emulator.health;
         let _ = writeln!(
-            t,
+            trailer,
             "emulator ({}): busy {:.0} % (headroom {:.0} %), delivery error {} p50 {:.1} us p99 {:.1} us max {:.1} us (threshold {:.0} us), kernel drops {}: {}",
             self.emulator.scheduling,
             h.busy_fraction * 100.0,
@@ -159,14 +104,23 @@ impl RealResult {
             h.kernel_drops.map_or("?".into(), |d| d.to_string()),
             if h.is_clean() { "clean" } else { "DISTORTED, see the warnings" },
         );
-        t.push_str(&self.emulator.warning_lines());
-        // Traffic does not stop at the end: each stream is drained to check its hash.
+        trailer.push_str(&self.emulator.warning_lines());
+        // Traffic does not stop at the end: each stream is drained to check its bytes.
         let _ = writeln!(
-            t,
+            trailer,
             "totals stop at the scenario's end ({:.1} s), as the simulator's do; each stream is then drained (at most 15 s) to check its bytes: that traffic is in the pcaps and counted apart (\"after the end\", JSON `drain`)",
             self.duration.as_secs_f64()
         );
-        t
+        self.summary().table(&TableExtras {
+            title_suffix: "  (real packets)".into(),
+            flow_lines,
+            bottleneck_suffix: format!(
+                "; emulator delivery error p99 {:.1} us; CPU {:.2} s",
+                self.emulator.forward.delivery_error.p99_ns as f64 / 1e3,
+                self.cpu_s
+            ),
+            trailer,
+        })
     }
 
     /// `records.csv` as the simulator writes it (`brisk_report::RECORDS_CSV_HEADER`):

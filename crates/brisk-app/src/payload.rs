@@ -1,0 +1,268 @@
+//! The payload of the simulator's and the real runs' streams, and the two halves that
+//! write and check it.
+//!
+//! Every payload byte at stream offset `o` is `pattern[o % PATTERN_LEN]` from a
+//! per-flow seeded table, except record headers. The reading side checks every byte as
+//! it reads it and both sides may SHA-256 the whole stream, so integrity is verified
+//! exactly even for transfers cut off by the end of a run (prefix consistency).
+//!
+//! The halves talk to the connection through brisk-tcp's [`ByteStream`], so the same
+//! code runs over the simulator's connections, brisk's sockets and the kernel's. A
+//! stream error moves nothing; the first one other than `Interrupted` is kept
+//! ([`TxStream::error`]) for callers whose streams can fail (the simulator's never do).
+
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use sha2::{Digest, Sha256};
+use std::io;
+use std::rc::Rc;
+
+use brisk_tcp::stream::ByteStream;
+use brisk_tcp::SharedBytes;
+
+/// Pattern period: a prime, so it never lines up with segment or record sizes.
+pub const PATTERN_LEN: usize = 65_521;
+/// Most bytes one `read`/`write` call moves.
+pub const CHUNK: usize = 64 * 1024;
+
+/// The per-flow payload: a seeded `PATTERN_LEN`-byte period, held as brisk-tcp's
+/// [`SharedBytes`] so a sender's send buffer can refer to it instead of copying it
+/// ([`ByteStream::write_shared`]).
+///
+/// The table is drawn from its seed on first use, not when the flow is built: every
+/// flow has one pattern per direction, and a bulk flow's reverse direction (or a flow
+/// that has not started) never reads its bytes. The draw depends on the seed alone, so
+/// when it happens changes no byte.
+#[derive(Debug)]
+pub struct Pattern {
+    seed: u64,
+    table: std::cell::OnceCell<SharedBytes>,
+    /// Whether streams using this pattern also keep SHA-256 digests (the per-byte
+    /// pattern check is always on; the digests cost ~half the run time at 1 Gbit/s).
+    hash: bool,
+}
+
+impl Pattern {
+    pub fn new(seed: u64) -> Rc<Pattern> {
+        Self::with_hashing(seed, true)
+    }
+    /// A pattern whose streams keep SHA-256 digests only if `hash`.
+    pub fn with_hashing(seed: u64, hash: bool) -> Rc<Pattern> {
+        Rc::new(Pattern {
+            seed,
+            table: std::cell::OnceCell::new(),
+            hash,
+        })
+    }
+    /// The pattern as a periodic sequence (byte `o` is the pattern at stream offset `o`).
+    pub fn shared(&self) -> &SharedBytes {
+        self.table.get_or_init(|| {
+            let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+            let mut period = vec![0u8; PATTERN_LEN];
+            rng.fill_bytes(&mut period);
+            SharedBytes::periodic(&period)
+        })
+    }
+    /// `n <= PATTERN_LEN` pattern bytes starting at stream offset `off`.
+    pub fn at(&self, off: u64, n: usize) -> &[u8] {
+        self.shared().at(off, n.min(PATTERN_LEN))
+    }
+    /// Copies the pattern bytes of stream offsets `off .. off + out.len()` into `out`
+    /// (for writers that need one contiguous message longer than the period).
+    pub fn fill(&self, off: u64, out: &mut [u8]) {
+        let mut done = 0;
+        while done < out.len() {
+            let src = self.at(off + done as u64, out.len() - done);
+            out[done..done + src.len()].copy_from_slice(src);
+            done += src.len();
+        }
+    }
+}
+
+/// The writing half of a stream: offset and running hash of what the stream accepted.
+#[derive(Debug)]
+pub struct TxStream {
+    pat: Rc<Pattern>,
+    pub bytes: u64,
+    hash: Option<Sha256>,
+    /// The first write error other than `Interrupted` (none in the simulator).
+    pub error: Option<io::Error>,
+}
+
+impl TxStream {
+    pub fn new(pat: Rc<Pattern>) -> Self {
+        TxStream {
+            hash: pat.hash.then(Sha256::new),
+            pat,
+            bytes: 0,
+            error: None,
+        }
+    }
+    /// Writes up to `max` pattern bytes; returns how many the stream took.
+    pub fn write_pattern(&mut self, p: &mut dyn ByteStream, max: u64) -> u64 {
+        // Offer a chunk even when the buffer looks full: a short write is what tells
+        // TCP to report `Writable` once space frees up.
+        self.write_chunks(p, max, CHUNK, false)
+    }
+    /// Writes up to `max` pattern bytes in calls of at most `size` bytes, each through
+    /// `write_with_priority` (priority 0): a prioritised sender takes each call whole or
+    /// not at all (uTCP's one write, one record), a plain one takes what fits.
+    pub fn write_sized(&mut self, p: &mut dyn ByteStream, max: u64, size: usize) -> u64 {
+        self.write_chunks(p, max, size, true)
+    }
+    /// Pattern bytes in calls of at most `size` until `max` or a short write.
+    fn write_chunks(&mut self, p: &mut dyn ByteStream, max: u64, size: usize, whole: bool) -> u64 {
+        let mut total = 0u64;
+        while total < max {
+            let want = (max - total).min(size as u64) as usize;
+            let chunk = self.pat.at(self.bytes, want);
+            let n = if whole {
+                p.write_with_priority(chunk, 0)
+            } else {
+                // The same bytes as `write(chunk)`; the stream may keep a reference.
+                p.write_shared(self.pat.shared(), self.bytes, chunk.len())
+            };
+            let n = keep_error(&mut self.error, n).min(chunk.len());
+            if let Some(h) = &mut self.hash {
+                h.update(&chunk[..n]);
+            }
+            self.bytes += n as u64;
+            total += n as u64;
+            if n < chunk.len() {
+                break;
+            }
+        }
+        total
+    }
+    /// Writes `scratch` as one message through `put` (a blocking stream's `write_all`,
+    /// or a write that also half-closes): `prefix` (a record header; empty for bulk),
+    /// then the pattern bytes of the offsets that follow it. For senders whose write
+    /// calls matter over a stack running in another thread: RC3 makes each write a
+    /// chunk, and a record's header written alone could leave in a segment of its own.
+    /// False, with the error kept, if `put` failed; the bytes then do not count.
+    pub fn write_message(
+        &mut self,
+        prefix: &[u8],
+        scratch: &mut [u8],
+        put: impl FnOnce(&[u8]) -> io::Result<()>,
+    ) -> bool {
+        let k = prefix.len().min(scratch.len());
+        scratch[..k].copy_from_slice(&prefix[..k]);
+        self.pat.fill(self.bytes + k as u64, &mut scratch[k..]);
+        if let Err(e) = put(scratch) {
+            self.error.get_or_insert(e);
+            return false;
+        }
+        if let Some(h) = &mut self.hash {
+            h.update(&*scratch);
+        }
+        self.bytes += scratch.len() as u64;
+        true
+    }
+    /// Writes raw bytes (record headers); returns how many the stream took.
+    pub fn write_raw(&mut self, p: &mut dyn ByteStream, data: &[u8]) -> usize {
+        let n = keep_error(&mut self.error, p.write(data)).min(data.len());
+        if let Some(h) = &mut self.hash {
+            h.update(&data[..n]);
+        }
+        self.bytes += n as u64;
+        n
+    }
+    /// The digest so far (None when hashing is off).
+    pub fn sha256(&self) -> Option<[u8; 32]> {
+        self.hash.as_ref().map(|h| h.clone().finalize().into())
+    }
+}
+
+/// A write's count, 0 on error; the first error other than `Interrupted` is kept.
+fn keep_error(slot: &mut Option<io::Error>, r: io::Result<usize>) -> usize {
+    match r {
+        Ok(n) => n,
+        Err(e) => {
+            if e.kind() != io::ErrorKind::Interrupted && slot.is_none() {
+                *slot = Some(e);
+            }
+            0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_matches_at_across_periods() {
+        let p = Pattern::new(5);
+        let mut long = vec![0u8; 3 * PATTERN_LEN + 17];
+        p.fill(12_345, &mut long);
+        for (k, piece) in long.chunks(1000).enumerate() {
+            assert_eq!(piece, p.at(12_345 + 1000 * k as u64, piece.len()));
+        }
+    }
+
+    #[test]
+    fn a_message_counts_and_hashes_only_if_put_succeeds() {
+        let p = Pattern::new(1);
+        let (mut tx, mut rx) = (TxStream::new(p.clone()), RxStream::new(p));
+        let mut buf = vec![0u8; 70_000];
+        let mut wire = Vec::new();
+        assert!(tx.write_message(&[], &mut buf, |d| {
+            wire.extend_from_slice(d);
+            Ok(())
+        }));
+        assert!(!tx.write_message(&[], &mut buf[..10], |_| Err(io::ErrorKind::TimedOut.into())));
+        assert_eq!(tx.bytes, 70_000);
+        assert_eq!(
+            tx.error.as_ref().map(io::Error::kind),
+            Some(io::ErrorKind::TimedOut)
+        );
+        rx.check_pattern(0, &wire);
+        rx.account(&wire);
+        assert_eq!((rx.bad_bytes, rx.sha256()), (0, tx.sha256()));
+    }
+}
+
+/// The reading half: offset, running hash and a count of bytes that broke the pattern.
+#[derive(Debug)]
+pub struct RxStream {
+    pat: Rc<Pattern>,
+    pub bytes: u64,
+    hash: Option<Sha256>,
+    pub bad_bytes: u64,
+}
+
+impl RxStream {
+    pub fn new(pat: Rc<Pattern>) -> Self {
+        RxStream {
+            hash: pat.hash.then(Sha256::new),
+            pat,
+            bytes: 0,
+            bad_bytes: 0,
+        }
+    }
+    /// Checks `data`, read at stream offset `off`, against the pattern.
+    pub fn check_pattern(&mut self, off: u64, data: &[u8]) {
+        let mut done = 0;
+        while done < data.len() {
+            let n = (data.len() - done).min(PATTERN_LEN);
+            let want = self.pat.at(off + done as u64, n);
+            let got = &data[done..done + n];
+            if want != got {
+                self.bad_bytes += want.iter().zip(got).filter(|(a, b)| a != b).count() as u64;
+            }
+            done += n;
+        }
+    }
+    /// Counts `data` as read (and hashes it).
+    pub fn account(&mut self, data: &[u8]) {
+        if let Some(h) = &mut self.hash {
+            h.update(data);
+        }
+        self.bytes += data.len() as u64;
+    }
+    /// The digest so far (None when hashing is off).
+    pub fn sha256(&self) -> Option<[u8; 32]> {
+        self.hash.as_ref().map(|h| h.clone().finalize().into())
+    }
+}
