@@ -195,7 +195,7 @@ fn emu_config(p: &PathArgs) -> anyhow::Result<EmuConfig> {
         (&mut bottleneck, "--trace"),
         (&mut reverse, "--uplink-trace"),
     ] {
-        spec.load_trace(std::path::Path::new(""), flag)
+        brisk_scenario::input::load_link_trace(spec, std::path::Path::new(""), flag)
             .map_err(|e| anyhow::anyhow!("{flag}: {}", e.message))?;
     }
     Ok(EmuConfig {

@@ -343,7 +343,7 @@ fn main() -> ExitCode {
 /// Whether the file is a network scenario (a topology with a `[workload]`); an
 /// unreadable file goes to the dumbbell loader, which reports it.
 fn is_net_scenario(path: &Path) -> bool {
-    brisk_net::input::read_text(path).is_ok_and(|t| brisk_sim::topo_spec::is_net_scenario(&t))
+    brisk_scenario::input::read_text(path).is_ok_and(|t| brisk_sim::topo_spec::is_net_scenario(&t))
 }
 
 /// `brisk run` of a network scenario: FCT aggregates and utilisation.
@@ -519,7 +519,7 @@ fn copy_traces(dir: &Path, sc: &Scenario) -> anyhow::Result<()> {
 
 /// Provenance into `dir/summary.json` and a copy of the scenario file beside it.
 pub(crate) fn stamp_run(dir: &Path, scenario: &Path) -> anyhow::Result<()> {
-    let text = brisk_net::input::read_text(scenario).ok();
+    let text = brisk_scenario::input::read_text(scenario).ok();
     let prov = provenance::provenance(Some(scenario), text.as_deref());
     provenance::stamp(dir, prov, text.as_deref())
 }

@@ -10,259 +10,20 @@
 use std::path::{Path, PathBuf};
 
 use brisk_emu::path::QueueSpec;
-use brisk_emu::realrun::{run_real, FlowStack, LinuxKnobs, RealApp, RealFlow, RealResult, RealRun};
+use brisk_emu::realrun::{run_real, FlowStack, RealResult, RealRun};
 use brisk_emu::EmuConfig;
-use brisk_sim::scenario::{AppSpec, IpVersion, Stack, TcpKnobs};
-use brisk_sim::Scenario;
+use brisk_scenario::Scenario;
 use brisk_time::Duration;
 
-/// Kernel cc names the simulator's `cc` field does not know; replaced by "cubic" for
-/// parsing (the real name is kept per flow).
-fn split_linux_cc(text: &str, file: &str) -> anyhow::Result<(String, Vec<Option<String>>)> {
-    let mut doc: toml::Value =
-        toml::from_str(text).map_err(|e| anyhow::anyhow!("{file}: (file): {e}"))?;
-    let mut names = Vec::new();
-    if let Some(flows) = doc.get_mut("flow").and_then(|f| f.as_array_mut()) {
-        for f in flows {
-            let linux = f.get("stack").and_then(|s| s.as_str()) == Some("linux");
-            let cc = f
-                .get("cc")
-                .and_then(|c| c.as_str())
-                .unwrap_or("cubic")
-                .to_string();
-            if linux {
-                if let Some(t) = f.as_table_mut() {
-                    t.insert("cc".into(), toml::Value::String("cubic".into()));
-                }
-                names.push(Some(cc));
-            } else {
-                names.push(None);
-            }
-        }
-    }
-    Ok((toml::to_string(&doc)?, names))
-}
-
-/// The kernel settings a Linux flow's `[flow.tcp]` asks for (see brisk-emu's
-/// `linux_knobs` for where each goes); a knob Linux cannot take per flow is an error
-/// naming it, never silently ignored.
-fn linux_knobs(t: &TcpKnobs, i: usize, file: &str) -> anyhow::Result<LinuxKnobs> {
-    let refuse = |knob: &str, why: &str| {
-        anyhow::anyhow!("{file}: flow[{i}].tcp.{knob}: not available for stack = \"linux\": {why}")
-    };
-    let no_knob = "Linux has no per-connection setting for it";
-    let brisk_only = "a brisk mechanism the kernel does not implement";
-    let checks: [(&str, bool, &str); 20] = [
-        ("ack_timer", t.ack_timer.is_some(), no_knob),
-        ("quick_acks", t.quick_acks.is_some(), no_knob),
-        (
-            "rto_restart",
-            t.rto_restart.is_some(),
-            "Linux has no RTO-restart (RFC 7765)",
-        ),
-        ("tlp_restart", t.tlp_restart == Some(true), brisk_only),
-        ("delayed_ack", t.delayed_ack.is_some(), no_knob),
-        ("max_ack_delay", t.max_ack_delay.is_some(), no_knob),
-        (
-            "initial_rto",
-            t.initial_rto.is_some(),
-            "the kernel's initial RTO is fixed at 1 s",
-        ),
-        (
-            "time_wait",
-            t.time_wait.is_some(),
-            "the kernel's TIME-WAIT is fixed at 60 s",
-        ),
-        (
-            "keepalive",
-            t.keepalive.is_some(),
-            "keepalive does not act within a run",
-        ),
-        ("unordered", t.unordered == Some(true), brisk_only),
-        ("delay_correlation", t.delay_correlation_on(), brisk_only),
-        ("dc_window", t.dc_window.is_some(), brisk_only),
-        (
-            "tlp_pto",
-            t.tlp_pto.is_some(),
-            "this kernel's PTO is fixed (RFC 8985's)",
-        ),
-        (
-            "early_retransmit",
-            t.early_retransmit.is_some(),
-            "Linux 4.15 removed early retransmit (RACK replaced it)",
-        ),
-        (
-            "fack",
-            t.fack.is_some(),
-            "Linux 4.15 removed FACK (RACK replaced it)",
-        ),
-        (
-            "linux_profile",
-            t.linux_profile.is_some(),
-            "a profile of brisk knobs; the kernel is what it is",
-        ),
-        (
-            "cwnd_limited_slack",
-            t.cwnd_limited_slack.is_some(),
-            "this kernel has the 3.16+ rule and no setting for it",
-        ),
-        (
-            "rdb",
-            t.rdb_config().is_some(),
-            "mainline Linux has no RDB (it was an out-of-tree patch)",
-        ),
-        (
-            "dc_threshold",
-            t.dc_threshold.is_some() || t.dc_passive.is_some(),
-            brisk_only,
-        ),
-        (
-            "abe",
-            t.abe.is_some() || t.beta_ecn.is_some() || t.beta_loss.is_some(),
-            "mainline Linux has no ABE (the paper's was a patched module)",
-        ),
-    ];
-    if let Some((knob, _, why)) = checks.iter().find(|c| c.1) {
-        return Err(refuse(knob, why));
-    }
-    Ok(LinuxKnobs {
-        ecn: t.ecn_switch(),
-        sack: t.sack,
-        timestamps: t.timestamps,
-        window_scaling: t.window_scaling,
-        rack: t.rack,
-        tlp: t.tlp,
-        max_retries: t.max_retries,
-        initial_cwnd: t.initial_cwnd,
-        min_rto: t.min_rto.map(|d| d.0),
-        mss: t.mss,
-        nagle: t.nagle,
-        send_buffer: t.send_buffer.map(|s| s.0),
-        recv_buffer: t.recv_buffer.map(|s| s.0),
-        user_timeout: t.user_timeout.map(|d| d.0),
-        // The kernel's IP_TOS is set after the handshake: the data carries it, the SYN
-        // and the receiver's ACKs stay DSCP 0 (brisk marks every packet it sends).
-        dscp: t.dscp,
-    })
-}
-
-/// Parses a scenario for a real run: per-flow stack, rtt, start and app; the
-/// scenario's `[bottleneck]`/`[reverse]` become the one shared emulated bottleneck.
+/// Loads a scenario for a real run: the one scenario loader and validation
+/// (brisk-scenario), then brisk-emu's mapping of the flows onto real ones.
 pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
-    let file = path.display().to_string();
-    let text = brisk_net::input::read_text(path)
-        .map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
-    let (clean, linux_cc) = split_linux_cc(&text, &file)?;
-    let sc = Scenario::from_toml_str_named(&clean, &file)?;
-    let mut flows = Vec::new();
-    for (i, f) in sc.flows.iter().enumerate() {
-        if f.ip.unwrap_or(sc.ip) == IpVersion::V6 {
-            let field = if f.ip.is_some() {
-                format!("flow[{i}].ip")
-            } else {
-                "ip".into()
-            };
-            anyhow::bail!(
-                "{file}: {field}: real runs use IPv4 only (yet): the dumbbell's devices and multiplexer are IPv4; the brisk lab and its interop tests run over IPv6 (docs/emulator.md)"
-            );
-        }
-        let app = match &f.app {
-            AppSpec::Bulk {
-                bytes,
-                write_size: None,
-            } => RealApp::Bulk {
-                bytes: bytes.map(|b| b.0),
-            },
-            AppSpec::Records {
-                size,
-                interval,
-                jitter,
-                jitter_sd: None,
-                count,
-                layers: None,
-            } => RealApp::Records {
-                size: size.0,
-                interval: interval.0,
-                jitter: jitter.map_or(Duration::ZERO, |j| j.0),
-                count: *count,
-            },
-            AppSpec::Bulk { .. } => anyhow::bail!(
-                "{file}: flow[{i}].app.write_size: real runs write as much as the socket takes (a write size is simulator-only, yet)"
-            ),
-            AppSpec::Records {
-                layers: Some(_), ..
-            } => anyhow::bail!(
-                "{file}: flow[{i}].app.layers: real runs do not run the layered source (yet)"
-            ),
-            AppSpec::Records { .. } => anyhow::bail!(
-                "{file}: flow[{i}].app.jitter_sd: real runs support only uniform `jitter` (yet)"
-            ),
-            AppSpec::RequestResponse { .. } => anyhow::bail!(
-                "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"request_response\" (yet)"
-            ),
-            AppSpec::Web { .. } => anyhow::bail!(
-                "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"web\" (yet)"
-            ),
-            AppSpec::Datagrams { .. } => anyhow::bail!(
-                "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"datagrams\" (yet)"
-            ),
-            AppSpec::Page { .. } => anyhow::bail!(
-                "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"page\" (yet)"
-            ),
-            AppSpec::Udp { .. } => anyhow::bail!(
-                "{file}: flow[{i}].app: real runs support kind = \"bulk\" and \"records\", not \"udp\" (yet)"
-            ),
-        };
-        let (stack, cc) = match f.stack {
-            Stack::Brisk => (FlowStack::Brisk, f.cc.name().to_string()),
-            Stack::Linux => (
-                FlowStack::Linux,
-                linux_cc[i].clone().unwrap_or_else(|| "cubic".into()),
-            ),
-        };
-        let linux = match stack {
-            FlowStack::Linux => linux_knobs(&f.tcp, i, &file)?,
-            // The receiver is Linux for brisk flows too: their receive buffer is its
-            // SO_RCVBUF, as the simulated brisk receiver's is its `recv_buffer`.
-            FlowStack::Brisk => LinuxKnobs {
-                recv_buffer: f.tcp.recv_buffer.map(|s| s.0),
-                ..LinuxKnobs::default()
-            },
-        };
-        for _ in 0..f.count {
-            flows.push(RealFlow {
-                stack,
-                cc: cc.clone(),
-                linux: linux.clone(),
-                tcp: f.tcp.to_config(f.cc),
-                start: f.start.0,
-                rtt: f.rtt.0,
-                app: app.clone(),
-            });
-        }
-    }
-    if flows.len() > brisk_emu::dumbbell::MAX_FLOWS {
-        anyhow::bail!(
-            "{file}: flow: real runs take at most {} flows (counting `count`), not {}",
-            brisk_emu::dumbbell::MAX_FLOWS,
-            flows.len()
-        );
-    }
-    Ok(RealRun {
-        name: sc.name.clone(),
-        seed: seed.unwrap_or(sc.seed),
-        duration: sc.duration.0,
-        path: EmuConfig {
-            rtt: None,
-            bottleneck: sc.bottleneck.clone(),
-            reverse: sc.reverse.clone(),
-            seed: seed.unwrap_or(sc.seed),
-        },
-        flows,
-        sample_interval: sc.sample_interval(),
-        pcap_dir: None,
-        link_log_dir: None,
-    })
+    let sc = Scenario::load(path)?;
+    Ok(brisk_emu::realrun::real_run(
+        &sc,
+        &path.display().to_string(),
+        seed,
+    )?)
 }
 
 pub fn cmd_run_real(
@@ -404,13 +165,16 @@ pub fn cmd_bench_real(d: Duration, rate: u64, rtt: Duration) -> anyhow::Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use brisk_emu::realrun::LinuxKnobs;
 
     fn knobs(tcp: &str) -> anyhow::Result<LinuxKnobs> {
         let text = format!(
             "name = \"k\"\nduration = \"1s\"\n[bottleneck]\nrate = \"10Mbit\"\n[[flow]]\nstack = \"linux\"\nrtt = \"10ms\"\ncc = \"cubic\"\napp = {{ kind = \"bulk\" }}\n[flow.tcp]\n{tcp}\n"
         );
         let sc = Scenario::from_toml_str_named(&text, "k.toml")?;
-        linux_knobs(&sc.flows[0].tcp, 0, "k.toml")
+        Ok(brisk_emu::realrun::real_run(&sc, "k.toml", None)?.flows[0]
+            .linux
+            .clone())
     }
 
     #[test]

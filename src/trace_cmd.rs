@@ -88,7 +88,7 @@ pub fn cmd_trace(cmd: TraceCmd) -> anyhow::Result<()> {
             generate::lte_like(min, max, ms(period), seed)
         }
         TraceCmd::Info { file } => {
-            let text = brisk_net::input::read_text(&file)
+            let text = brisk_scenario::input::read_text(&file)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
             let t = DeliveryTrace::parse(&text)
                 .map_err(|e| anyhow::anyhow!("{} {e}", file.display()))?;

@@ -38,10 +38,12 @@ use crate::stack::StackConfig;
 use brisk_tcp::stream::ByteStream;
 use traffic::{intact, receive, send_bulk, send_records, Expect, RecordRx, RxOut, TxOut};
 
+mod from_scenario;
 pub mod linux_knobs;
 mod output;
 mod traffic;
 
+pub use from_scenario::real_run;
 pub use linux_knobs::LinuxKnobs;
 
 /// Which TCP sends a flow.

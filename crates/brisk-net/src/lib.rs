@@ -18,7 +18,6 @@ pub mod chain;
 pub mod element;
 pub mod error;
 pub mod impair;
-pub mod input;
 pub mod link;
 pub mod loss;
 pub mod mahimahi;

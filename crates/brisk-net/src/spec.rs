@@ -21,7 +21,6 @@
 //! and the emulator both build their links here, so the same description means the
 //! same elements in virtual and in real time.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use brisk_time::{Duration, Instant};
@@ -79,7 +78,8 @@ pub struct LinkSpec {
 }
 
 /// A Mahimahi trace file named in a link description. Serde reads only the path; the
-/// owner loads it ([`LinkSpec::load_trace`]) relative to the description's file.
+/// owner reads it relative to the description's file and attaches it
+/// ([`LinkSpec::attach_trace`]).
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(from = "String", into = "String")]
 pub struct TraceFile {
@@ -657,26 +657,27 @@ impl LinkSpec {
         Ok(())
     }
 
-    /// Reads and parses the `trace` file, if any and not yet loaded, resolving a
-    /// relative path against `base` (the scenario file's directory). `name` prefixes
-    /// the field in errors, which also name the file and line.
-    pub fn load_trace(&mut self, base: &Path, name: &str) -> Result<(), SpecError> {
+    /// The path of the `trace` file this link names and has not loaded yet, if any.
+    /// brisk-net reads no files: the scenario loader (`brisk_scenario::input`) reads it
+    /// and hands the text to [`LinkSpec::attach_trace`].
+    pub fn trace_to_load(&self) -> Option<&str> {
+        self.trace
+            .as_ref()
+            .filter(|t| t.loaded.is_none())
+            .map(|t| t.path.as_str())
+    }
+
+    /// Parses `text`, the contents of the `trace` file (shown as `shown` in errors),
+    /// and keeps it as this link's delivery trace. `name` prefixes the field in
+    /// errors, which also name the file and line.
+    pub fn attach_trace(&mut self, text: &str, shown: &str, name: &str) -> Result<(), SpecError> {
         let Some(tf) = &mut self.trace else {
             return Ok(());
         };
-        if tf.loaded.is_some() {
-            return Ok(());
-        }
-        let err = |message: String| SpecError {
+        let trace = DeliveryTrace::parse(text).map_err(|e| SpecError {
             field: format!("{name}.trace"),
-            message,
-        };
-        let path = base.join(&tf.path);
-        // Capped while reading: a device or pipe reports no length.
-        let text = crate::input::read_text(&path)
-            .map_err(|e| err(format!("cannot read {}: {e}", path.display())))?;
-        let trace =
-            DeliveryTrace::parse(&text).map_err(|e| err(format!("{} {e}", path.display())))?;
+            message: format!("{shown} {e}"),
+        })?;
         tf.loaded = Some(Arc::new(trace));
         Ok(())
     }

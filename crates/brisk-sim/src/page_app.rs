@@ -32,69 +32,22 @@
 use brisk_minion::mstcp::{MsEvent, MsReceiver, MsSender, RecvLimits, SendLimits};
 use brisk_tcp::stream::ByteStream;
 use brisk_time::Instant;
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
 use brisk_app::payload::{Pattern, PATTERN_LEN};
 
-/// Most objects on a page (each is one msTCP stream).
-pub const MAX_PAGE_OBJECTS: usize = 1024;
-/// Largest object.
-pub const MAX_OBJECT: u64 = 16 << 20;
-/// Largest page (all objects).
-pub const MAX_PAGE: u64 = 64 << 20;
-/// Request size when the scenario gives none (spec §6.5: "requests ≈ 300 B").
-pub const DEFAULT_PAGE_REQUEST: u64 = 300;
-/// Smallest request: "GET " and the index.
-pub const MIN_PAGE_REQUEST: u64 = 8;
-/// msTCP chunk payload when the scenario gives none (spec §5: a chunk's record fits
-/// one 1448-byte segment).
-pub const DEFAULT_CHUNK: u64 = 1400;
-/// HTTP/2 frame payload when the scenario gives none (RFC 9113's initial
-/// SETTINGS_MAX_FRAME_SIZE).
-pub const DEFAULT_FRAME: u64 = 16_384;
-/// HTTP/2's largest frame payload (2^24 − 1).
-pub const MAX_FRAME: u64 = (1 << 24) - 1;
+/// The page's words and limits are the scenario vocabulary's.
+pub use brisk_scenario::app::{
+    PageConfig, PageFraming, DEFAULT_CHUNK, DEFAULT_FRAME, DEFAULT_PAGE_REQUEST, MAX_FRAME,
+    MAX_OBJECT, MAX_PAGE, MAX_PAGE_OBJECTS, MIN_PAGE_REQUEST,
+};
 /// HTTP/2's frame header.
 pub const H2_HEADER: usize = 9;
 /// Distance between objects' starting offsets in the pattern (a prime, so objects
 /// start at different places of the 65 521-byte table).
 const OBJECT_STRIDE: u64 = 1_000_003;
 const REQUEST_MAGIC: &[u8; 4] = b"GET ";
-
-/// How the page's responses share the connection.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum PageFraming {
-    /// HTTP/1.1 pipelining over in-order TCP.
-    #[default]
-    Pipelined,
-    /// HTTP/1.0-style parallel requests over msTCP (uCOBS; unordered with uTCP).
-    Mstcp,
-    /// HTTP/2-style frames, round-robin, over in-order TCP.
-    H2,
-}
-
-impl PageFraming {
-    pub fn name(self) -> &'static str {
-        match self {
-            PageFraming::Pipelined => "pipelined",
-            PageFraming::Mstcp => "mstcp",
-            PageFraming::H2 => "h2",
-        }
-    }
-}
-
-/// A page's settings (validated by the scenario).
-#[derive(Clone, Debug)]
-pub struct PageConfig {
-    pub sizes: Rc<[u64]>,
-    pub framing: PageFraming,
-    pub request: u64,
-    pub chunk: u64,
-    pub frame: u64,
-}
 
 /// `n` bytes of object `k` from offset `off` (`n` ≤ the pattern's length).
 fn object_bytes(pat: &Pattern, k: usize, off: u64, n: usize) -> &[u8] {

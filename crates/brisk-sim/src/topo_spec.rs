@@ -530,31 +530,6 @@ fn validate_paced(p: &PacedSpec, duration: Duration) -> Result<(), (String, Stri
     Ok(())
 }
 
-/// serde's messages name Rust types; same translation as `crate::scenario`.
-fn de_error(
-    text: &str,
-    file: &str,
-    e: serde_path_to_error::Error<toml::de::Error>,
-) -> ScenarioError {
-    let path = e.path().to_string();
-    let inner = e.into_inner();
-    let mut message = crate::scenario::humane_types(inner.message());
-    if let Some(span) = inner.span() {
-        let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-        message.push_str(&format!(" (line {line})"));
-    }
-    let field = if path.is_empty() || path == "." {
-        "(file)".to_string()
-    } else {
-        path
-    };
-    ScenarioError {
-        file: file.to_string(),
-        field,
-        message,
-    }
-}
-
 /// Whether a scenario text is a network scenario (has a top-level `workload` table).
 /// Text that does not parse is left to the dumbbell parser, whose errors are the
 /// established ones.
@@ -567,9 +542,7 @@ impl NetScenario {
     /// Parses and validates; `file` labels errors and is where `edges` files are
     /// resolved from.
     pub fn from_toml_str_named(text: &str, file: &str) -> Result<NetScenario, ScenarioError> {
-        let de = toml::Deserializer::new(text);
-        let mut sc: NetScenario =
-            serde_path_to_error::deserialize(de).map_err(|e| de_error(text, file, e))?;
+        let mut sc: NetScenario = brisk_scenario::error::parse_toml(text, file)?;
         let err = |(field, message): (String, String)| ScenarioError {
             file: file.to_string(),
             field,
@@ -587,7 +560,7 @@ impl NetScenario {
         if let Some(f) = sc.topology.as_ref().and_then(|t| t.file.as_ref()) {
             let base = Path::new(file).parent().unwrap_or(Path::new(""));
             let path = base.join(f);
-            let text = brisk_net::input::read_text(&path).map_err(|e| {
+            let text = brisk_scenario::input::read_text(&path).map_err(|e| {
                 err((
                     "topology.file".into(),
                     format!("cannot read {}: {e}", path.display()),
@@ -604,7 +577,7 @@ impl NetScenario {
     }
 
     pub fn load(path: &Path) -> Result<NetScenario, ScenarioError> {
-        let (file, text) = crate::scenario::read_file(path)?;
+        let (file, text) = brisk_scenario::input::read_file(path)?;
         Self::from_toml_str_named(&text, &file)
     }
 

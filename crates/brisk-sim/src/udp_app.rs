@@ -25,8 +25,8 @@ use brisk_app::records::MAX_PENDING_RECORDS;
 
 /// The source port of every UDP flow (each flow has its own pair of hosts).
 pub const UDP_SRC_PORT: u16 = 49152;
-/// Largest `size` of a `udp` flow: the largest UDP payload in an IPv4 packet.
-pub const MAX_UDP_PAYLOAD: u64 = 65_535 - 20 - 8;
+/// Largest `size` of a `udp` flow (the scenario vocabulary's limit).
+pub use brisk_scenario::app::MAX_UDP_PAYLOAD;
 
 /// The sending side.
 #[derive(Debug)]

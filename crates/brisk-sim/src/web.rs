@@ -23,12 +23,10 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-/// Most connections a page may use.
-pub const MAX_CONNECTIONS: u32 = 16;
-/// Connections per page when the scenario gives none (browsers use 6 per host name).
-pub const DEFAULT_WEB_CONNECTIONS: u32 = 6;
-/// Most objects on a page.
-pub const MAX_OBJECTS: usize = 10_000;
+/// The limits are the scenario vocabulary's.
+pub use brisk_scenario::app::{
+    DEFAULT_WEB_CONNECTIONS, MAX_WEB_CONNECTIONS as MAX_CONNECTIONS, MAX_WEB_OBJECTS as MAX_OBJECTS,
+};
 
 /// One object of the page, as the run saw it.
 #[derive(Clone, Debug, Default, PartialEq)]

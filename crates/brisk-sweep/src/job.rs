@@ -18,7 +18,7 @@ pub fn run_summary(
 ) -> Result<String, String> {
     let v = match kind {
         ScenarioKind::Dumbbell => {
-            let sc = brisk_sim::Scenario::from_toml_str_named(scenario, label)
+            let sc = brisk_scenario::Scenario::from_toml_str_named(scenario, label)
                 .map_err(|e| e.to_string())?;
             brisk_sim::run(&sc, seed)
                 .map_err(|e| e.to_string())?

@@ -74,7 +74,7 @@ impl Sweep {
     /// Reads a sweep file.
     pub fn load(path: &Path) -> Result<Sweep, SweepError> {
         let file = path.display().to_string();
-        let text = brisk_net::input::read_text(path).map_err(|e| SweepError {
+        let text = brisk_scenario::input::read_text(path).map_err(|e| SweepError {
             file: file.clone(),
             field: "(file)".into(),
             message: e.to_string(),
@@ -148,7 +148,7 @@ impl Sweep {
             Some(toml::Value::String(p)) => {
                 let path: PathBuf = dir.join(&p);
                 let label = path.display().to_string();
-                let text = brisk_net::input::read_text(&path)
+                let text = brisk_scenario::input::read_text(&path)
                     .map_err(|e| err("base", format!("{label}: {e}")))?;
                 let t: toml::Table = toml::from_str(&text).map_err(|e| SweepError {
                     file: label.clone(),
@@ -405,7 +405,7 @@ pub(crate) fn check_scenario(
     kind: ScenarioKind,
 ) -> Result<(), (String, String)> {
     match kind {
-        ScenarioKind::Dumbbell => brisk_sim::Scenario::from_toml_str_named(text, label)
+        ScenarioKind::Dumbbell => brisk_scenario::Scenario::from_toml_str_named(text, label)
             .map(|_| ())
             .map_err(|e| (e.field, e.message)),
         ScenarioKind::Network => {

@@ -3,9 +3,16 @@
 //! `brisk run /dev/zero` and `brisk trace info /dev/zero` read until allocation failed
 //! (4.2 GB, issue 29). A file's reported length cannot be trusted for this (character
 //! devices, pipes and `/proc` files report 0), so the cap is enforced while reading.
+//!
+//! This is the edge where brisk reads files: scenario text ([`read_file`]) and the
+//! delivery traces links name ([`load_link_trace`]); brisk-net and the simulator only
+//! get text.
 
 use std::io::Read;
 use std::path::Path;
+
+use crate::error::ScenarioError;
+use brisk_net::spec::{LinkSpec, SpecError};
 
 /// The most brisk reads from one input file: 64 MiB. The largest legitimate input is
 /// a delivery trace at its limit (`mahimahi::MAX_TRACE_LINES`, 5 million lines of up
@@ -44,6 +51,36 @@ pub fn read_text_capped(path: &Path, cap: u64) -> std::io::Result<String> {
             ),
         )
     })
+}
+
+/// A scenario file's name (for messages) and text; an unreadable file is a
+/// `ScenarioError` on the field `(file)`. Shared by every scenario kind.
+pub fn read_file(path: &Path) -> Result<(String, String), ScenarioError> {
+    let file = path.display().to_string();
+    match read_text(path) {
+        Ok(text) => Ok((file, text)),
+        Err(e) => Err(ScenarioError {
+            file,
+            field: "(file)".into(),
+            message: format!("cannot read: {e}"),
+        }),
+    }
+}
+
+/// Reads and attaches `link`'s `trace` file, if it names one not yet loaded,
+/// resolving a relative path against `base` (the scenario file's directory). `name`
+/// prefixes the field in errors (`bottleneck`, `--trace`, ...).
+pub fn load_link_trace(link: &mut LinkSpec, base: &Path, name: &str) -> Result<(), SpecError> {
+    let Some(file) = link.trace_to_load() else {
+        return Ok(());
+    };
+    let path = base.join(file);
+    // Capped while reading: a device or pipe reports no length.
+    let text = read_text(&path).map_err(|e| SpecError {
+        field: format!("{name}.trace"),
+        message: format!("cannot read {}: {e}", path.display()),
+    })?;
+    link.attach_trace(&text, &path.display().to_string(), name)
 }
 
 fn size(bytes: u64) -> String {

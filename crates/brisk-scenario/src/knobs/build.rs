@@ -1,0 +1,238 @@
+//! From knobs to `brisk_tcp::Config`: the plain fields come from the table
+//! (`apply_fields`); here are the mechanisms, which read several knobs each, and the
+//! controller's layers, stacked in the order the knobs give.
+
+use super::*;
+use brisk_tcp::cc::CcAlgorithm;
+use serde::{Deserialize, Serialize};
+
+/// A congestion-control layer around the base controller, by its `layer_order` name.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LayerName {
+    /// The delay-correlation bufferbloat limiter (`delay_correlation`).
+    DelayCorrelation,
+    /// New congestion window validation, RFC 7661 (`new_cwv`).
+    NewCwv,
+    /// Alternative Backoff with ECN, RFC 8511 (`abe`).
+    Abe,
+}
+
+impl LayerName {
+    /// The order the layers stack in when `layer_order` does not say: innermost first.
+    pub const DEFAULT_ORDER: [LayerName; 3] = [
+        LayerName::DelayCorrelation,
+        LayerName::NewCwv,
+        LayerName::Abe,
+    ];
+
+    /// The knob that switches this layer on.
+    pub fn key(self) -> &'static str {
+        match self {
+            LayerName::DelayCorrelation => "delay_correlation",
+            LayerName::NewCwv => "new_cwv",
+            LayerName::Abe => "abe",
+        }
+    }
+}
+
+impl TcpKnobs {
+    pub(super) fn switch<T>(k: &Option<SwitchOrTable<T>>) -> Option<bool> {
+        match k {
+            Some(SwitchOrTable::Switch(b)) => Some(*b),
+            // Normalised away; a table alone means "on".
+            Some(SwitchOrTable::Table(_)) => Some(true),
+            None => None,
+        }
+    }
+
+    /// `[flow.tcp.ecn]` with `enabled` becomes the switch (a table alone means on).
+    pub(super) fn normalize_ecn(&mut self) {
+        if let Some(SwitchOrTable::Table(t)) = self.ecn.clone() {
+            self.ecn = t
+                .enabled
+                .map(SwitchOrTable::Switch)
+                .or(Some(SwitchOrTable::Switch(true)));
+        }
+    }
+
+    /// The ECN switch, if set (`ecn = true` or a `[flow.tcp.ecn]` table).
+    pub fn ecn_switch(&self) -> Option<bool> {
+        match &self.ecn {
+            Some(SwitchOrTable::Table(t)) => Some(t.enabled.unwrap_or(true)),
+            other => Self::switch(other),
+        }
+    }
+
+    /// Whether delay correlation is switched on.
+    pub fn delay_correlation_on(&self) -> bool {
+        Self::switch(&self.delay_correlation) == Some(true)
+    }
+
+    /// The delay-correlation configuration these knobs ask for, if it is on.
+    pub fn delay_correlation_config(&self) -> Option<brisk_tcp::cc::delay_corr::DelayCorrConfig> {
+        if !self.delay_correlation_on() {
+            return None;
+        }
+        let mut dc = brisk_tcp::cc::delay_corr::DelayCorrConfig::default();
+        if let Some(w) = self.dc_window {
+            dc.window = w;
+        }
+        if let Some(t) = self.dc_threshold {
+            dc.threshold = t;
+        }
+        dc.passive = self.dc_passive == Some(true);
+        Some(dc)
+    }
+
+    /// CDG's and DCTCP's parameters: Linux's defaults overridden by the tables.
+    pub fn base_tuning(&self) -> brisk_tcp::cc::BaseTuning {
+        let mut b = brisk_tcp::cc::BaseTuning::default();
+        if let Some(t) = &self.cdg {
+            let c = &mut b.cdg;
+            c.window = t.window.unwrap_or(c.window);
+            c.backoff_beta = t.backoff_beta.unwrap_or(c.backoff_beta);
+            c.backoff_factor = t.backoff_factor.unwrap_or(c.backoff_factor);
+            c.hystart_detect = t.hystart_detect.unwrap_or(c.hystart_detect);
+            c.use_ineff = t.use_ineff.unwrap_or(c.use_ineff);
+            c.use_shadow = t.use_shadow.unwrap_or(c.use_shadow);
+            c.use_tolerance = t.use_tolerance.unwrap_or(c.use_tolerance);
+        }
+        if let Some(t) = &self.dctcp {
+            let d = &mut b.dctcp;
+            d.shift_g = t.shift_g.unwrap_or(d.shift_g);
+            d.alpha_on_init = t.alpha_on_init.unwrap_or(d.alpha_on_init);
+        }
+        b
+    }
+
+    /// The TCP configuration for this flow: Linux defaults overridden by the knobs
+    /// (call after [`TcpKnobs::normalize`], as scenario loading does).
+    pub fn to_config(&self, cc: CcAlgorithm) -> brisk_tcp::Config {
+        let mut c = brisk_tcp::Config::default();
+        c.congestion.controller = cc.into();
+        c.congestion.controller.tuning = self.base_tuning();
+        if self.linux_profile == Some(LinuxProfile::Linux3_17) {
+            // The tail-loss paper's sender (spec §1.0): no RACK (3.17 predates it),
+            // delayed early retransmit with TLP (tcp_early_retrans = 3), the 2013
+            // draft's PTO. Explicit knobs (applied next) override these.
+            c.recovery.rack = false;
+            c.recovery.early_retransmit = brisk_tcp::config::EarlyRetransmit::Delayed;
+            c.recovery.tlp_pto = brisk_tcp::recovery::tlp::PtoFormula::Draft01;
+            c.recovery.fack = true;
+        }
+        self.apply_fields(&mut c);
+        if let Some(on) = Self::switch(&self.ecn) {
+            c.ecn.enabled = on;
+        }
+        c.transmit.rdb = self.rdb_config();
+        c.transmit.rc3 = self.rc3_config().and_then(Result::ok);
+        for layer in self.layers() {
+            c.congestion.controller = c.congestion.controller.with_layer(layer);
+        }
+        c
+    }
+
+    /// The layers switched on, in `layer_order` (innermost first); those on but not
+    /// listed follow in the default order.
+    pub fn layer_names(&self) -> Vec<LayerName> {
+        let listed = self.layer_order.as_deref().unwrap_or(&[]);
+        let rest = LayerName::DEFAULT_ORDER
+            .into_iter()
+            .filter(|l| !listed.contains(l));
+        listed
+            .iter()
+            .copied()
+            .chain(rest)
+            .filter(|l| self.layer_on(*l))
+            .collect()
+    }
+
+    fn layer_on(&self, l: LayerName) -> bool {
+        match l {
+            LayerName::DelayCorrelation => self.delay_correlation_on(),
+            LayerName::NewCwv => self.new_cwv == Some(true),
+            LayerName::Abe => self.abe == Some(true),
+        }
+    }
+
+    /// The controller layers these knobs ask for, innermost first.
+    pub fn layers(&self) -> Vec<brisk_tcp::cc::LayerSpec> {
+        use brisk_tcp::cc::LayerSpec;
+        self.layer_names()
+            .into_iter()
+            .filter_map(|l| match l {
+                LayerName::DelayCorrelation => self
+                    .delay_correlation_config()
+                    .map(LayerSpec::DelayCorrelation),
+                LayerName::NewCwv => self.new_cwv_config().map(LayerSpec::NewCwv),
+                LayerName::Abe => Some(LayerSpec::Abe(brisk_tcp::cc::abe::AbeConfig {
+                    beta_ecn: self.beta_ecn,
+                    beta_loss: self.beta_loss,
+                })),
+            })
+            .collect()
+    }
+
+    /// The RC3 configuration these knobs ask for, if it is on; `Err` names what is
+    /// wrong with the levels (validation reports it).
+    pub fn rc3_config(&self) -> Option<Result<brisk_tcp::rc3::Rc3Config, String>> {
+        use brisk_tcp::rc3::{LevelRule, Rc3Config, Rc3Levels};
+        match &self.rc3 {
+            None | Some(SwitchOrTable::Switch(false)) => None,
+            Some(SwitchOrTable::Switch(true)) => Some(Ok(Rc3Config::default())),
+            Some(SwitchOrTable::Table(t)) => {
+                let rule = match t.rule {
+                    Some(Rc3RuleKnob::Linux) => LevelRule::LinuxCumulative,
+                    _ => LevelRule::Design,
+                };
+                let sizes = t.levels.clone().unwrap_or_else(|| vec![40, 400, 4000]);
+                Some(
+                    Rc3Levels::new(sizes, rule)
+                        .map(|levels| Rc3Config { levels })
+                        .map_err(|e| e.to_string()),
+                )
+            }
+        }
+    }
+
+    /// The RDB configuration these knobs ask for, if it is on (after validation, so
+    /// the limits are in range).
+    pub fn rdb_config(&self) -> Option<brisk_tcp::rdb::RdbConfig> {
+        if Self::switch(&self.rdb) != Some(true) {
+            return None;
+        }
+        let mut cfg = brisk_tcp::rdb::RdbConfig::default();
+        match self.rdb_lim {
+            Some(RdbLim::Count(n)) => cfg.lim = Some(n.min(1024) as u32),
+            Some(RdbLim::Unlimited) => cfg.lim = None,
+            None => {}
+        }
+        if let Some(n) = self.rdb_spifl {
+            cfg.thin = brisk_tcp::rdb::ThinTest::Spifl(n);
+        } else if let Some(d) = self.rdb_itt_min {
+            cfg.thin = brisk_tcp::rdb::ThinTest::Dpifl { itt_min: d.0 };
+        }
+        cfg.max_bytes = self.rdb_max_bytes;
+        if let Some(l) = self.rdb_loss_inference {
+            cfg.loss_inference = match l {
+                RdbLossInference::Ack => brisk_tcp::rdb::LossInference::Ack,
+                RdbLossInference::Dsack => brisk_tcp::rdb::LossInference::Dsack,
+                RdbLossInference::Off => brisk_tcp::rdb::LossInference::Off,
+            };
+        }
+        Some(cfg)
+    }
+
+    /// The new-CWV configuration these knobs ask for, if it is on.
+    pub fn new_cwv_config(&self) -> Option<brisk_tcp::cc::new_cwv::NewCwvConfig> {
+        if self.new_cwv != Some(true) {
+            return None;
+        }
+        let mut cfg = brisk_tcp::cc::new_cwv::NewCwvConfig::default();
+        if let Some(nvp) = self.new_cwv_nvp {
+            cfg.nvp = nvp.0;
+        }
+        Some(cfg)
+    }
+}

@@ -1,0 +1,114 @@
+//! The vocabulary's own rules: layer order as data, kernel cc names only on Linux
+//! flows, and every flat knob also accepted in its group table.
+
+use brisk_scenario::knobs::LayerName;
+use brisk_scenario::{Scenario, ScenarioError, TcpKnobs};
+
+fn flow(extra: &str, tcp: &str) -> Result<Scenario, ScenarioError> {
+    Scenario::from_toml_str_named(
+        &format!(
+            "name = \"v\"\nduration = \"1s\"\n[bottleneck]\nrate = \"10Mbit\"\n[[flow]]\nrtt = \"10ms\"\napp = {{ kind = \"bulk\" }}\n{extra}\n[flow.tcp]\n{tcp}\n"
+        ),
+        "v.toml",
+    )
+}
+
+fn layer_tags(sc: &Scenario) -> String {
+    sc.flows[0]
+        .tcp
+        .to_config(sc.flows[0].cc)
+        .congestion
+        .controller
+        .name()
+}
+
+#[test]
+fn layers_stack_in_the_default_order_unless_layer_order_says_otherwise() {
+    let on = "ecn = true\nabe = true\nnew_cwv = true\ndelay_correlation = true\n";
+    let default = flow("", on).unwrap();
+    let d = layer_tags(&default);
+    assert_eq!(
+        default.flows[0].tcp.layer_names(),
+        LayerName::DEFAULT_ORDER.to_vec(),
+        "{d}"
+    );
+    let swapped = flow(
+        "",
+        &format!("{on}layer_order = [\"abe\", \"delay_correlation\"]"),
+    )
+    .unwrap();
+    assert_eq!(
+        swapped.flows[0].tcp.layer_names(),
+        vec![
+            LayerName::Abe,
+            LayerName::DelayCorrelation,
+            LayerName::NewCwv
+        ]
+    );
+    assert_ne!(layer_tags(&swapped), d);
+    // The grouped form means the same.
+    let grouped = flow(
+        "",
+        &format!("{on}[flow.tcp.congestion]\nlayer_order = [\"abe\", \"delay_correlation\"]"),
+    )
+    .unwrap();
+    assert_eq!(layer_tags(&grouped), layer_tags(&swapped));
+}
+
+#[test]
+fn a_bad_layer_order_names_the_field() {
+    for (tcp, says) in [
+        (
+            "abe = true\necn = true\nlayer_order = [\"abe\", \"abe\"]",
+            "twice",
+        ),
+        (
+            "abe = true\necn = true\nlayer_order = [\"new_cwv\"]",
+            "not switched on",
+        ),
+    ] {
+        let e = flow("", tcp).unwrap_err();
+        assert_eq!(e.field, "flow[0].tcp.layer_order", "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+    let e = flow("", "layer_order = [\"vegas\"]").unwrap_err();
+    assert!(e.field.starts_with("flow[0].tcp.layer_order"), "{e}");
+    assert!(e.message.contains("vegas"), "{e}");
+}
+
+#[test]
+fn kernel_cc_names_are_for_linux_flows_only() {
+    let sc = flow("cc = \"bbr\"\nstack = \"linux\"", "").unwrap();
+    assert_eq!(sc.flows[0].kernel_cc(), "bbr");
+    let e = flow("cc = \"bbr\"", "").unwrap_err();
+    assert_eq!(e.field, "flow[0].cc", "{e}");
+    assert!(
+        e.message.contains("bbr") && e.message.contains("cubic"),
+        "{e}"
+    );
+}
+
+#[test]
+fn every_flat_knob_is_a_key_of_the_flat_form() {
+    // Each declared key is accepted by serde (an unknown one would be refused by name).
+    for key in TcpKnobs::FLAT_KEYS {
+        let e = flow("", &format!("{key} = {{ nonsense = 1 }}")).unwrap_err();
+        assert!(
+            !e.message.contains(&format!("unknown field `{key}`")),
+            "{key}: {e}"
+        );
+    }
+    let e = flow("", "tlp_restrat = true").unwrap_err();
+    assert_eq!(e.field, "flow[0].tcp.tlp_restrat", "{e}");
+}
+
+#[test]
+fn a_knob_set_flat_and_grouped_is_refused_naming_both() {
+    let e = flow(
+        "",
+        "tlp_restart = true\n[flow.tcp.recovery]\ntlp_restart = false",
+    )
+    .unwrap_err();
+    assert_eq!(e.field, "flow[0].tcp.recovery.tlp_restart", "{e}");
+    assert!(e.message.contains("tcp.tlp_restart"), "{e}");
+}
