@@ -1,7 +1,8 @@
 //! `brisk`: the command-line front end.
 //!
 //! - `brisk run SCENARIO.toml [--seed N | --seeds A..B] [--out DIR] [--pcap] [--json]`
-//! - `brisk plot DIR [--out FILE.html]`: time series and throughput-delay chart
+//! - `brisk plot DIR [--out FILE.html]`: time series and throughput-delay chart (a
+//!   sweep directory: one throughput-delay chart across its cells)
 //! - `brisk bench sim|scale|net|flows` (see `bench_cmd`)
 //! - `brisk sweep FILE [--jobs N] [--out DIR] [--json]` (see `sweep_cmd`)
 //! - `brisk repro [ID ...|all] [--quick] [--json] [--out DIR]` (see `repro_cmd`)
@@ -85,9 +86,10 @@ enum Cmd {
     },
     /// Plot a run's --out directory (simulated, real or --seeds) into one
     /// self-contained HTML page: goodput, RTT, cwnd, queue and drops over time, one
-    /// line per flow, and throughput against one-way delay (Pantheon-style).
+    /// line per flow, and throughput against one-way delay (Pantheon-style). A
+    /// `brisk sweep --out` directory gets one throughput-delay chart across its cells.
     Plot {
-        /// The directory `brisk run --out` wrote.
+        /// The directory `brisk run --out` (or `brisk sweep --out`) wrote.
         dir: PathBuf,
         /// The HTML file to write (default: DIR/plot.html).
         #[arg(long)]

@@ -1,6 +1,10 @@
-//! `brisk plot` end to end: a short run written with `--out` (and a `--seeds` run),
-//! plotted, and every inline SVG parsed with a real XML parser; and the errors for a
-//! missing directory and a garbled CSV, which must name the file and line.
+//! `brisk plot` end to end: a short run written with `--out` (and a `--seeds` run, and
+//! a `brisk sweep --out` directory), plotted, and every inline SVG parsed with a real
+//! XML parser, its legend clear of the data; and the errors for a missing directory and
+//! a garbled CSV, which must name the file and line.
+
+#[path = "../crates/brisk-repro/tests/common/mod.rs"]
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -79,6 +83,9 @@ fn svgs(html: &str) -> Vec<(String, String, String)> {
                     assert!(!v.contains("NaN") && !v.contains("inf"), "{id}: {a}={v}");
                 }
             }
+        }
+        if let Err(e) = common::legend_clear(&text, &id) {
+            panic!("{e}");
         }
         out.push((id, title, text));
         rest = &rest[end..];
@@ -245,5 +252,58 @@ fn bad_input_names_the_file_and_line() {
     std::fs::write(out.join("summary.json"), "{\"flows\": [").unwrap();
     let e = String::from_utf8_lossy(&brisk(&["plot", out.to_str().unwrap()]).stderr).into_owned();
     assert!(e.contains("summary.json:1: not JSON"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_sweep_directory_plots_one_marker_per_cell() {
+    let d = tmp("sweep");
+    scenario(&d);
+    // 2 × 3 = 6 cells, the loss grid value an inline table (quoted in rows.csv);
+    // 2 seeds each, so the lossy cells differ between seeds and get ellipses.
+    let sweep = d.join("s.toml");
+    std::fs::write(
+        &sweep,
+        "name = \"plot-sweep\"\nbase = \"sc.toml\"\nseeds = \"1..2\"\n\
+         [grid]\n\"bottleneck.rate\" = [\"5Mbit\", \"10Mbit\"]\n\
+         \"bottleneck.loss\" = [{ kind = \"bernoulli\", p = 0.0 }, { kind = \"bernoulli\", p = 0.005 }, { kind = \"bernoulli\", p = 0.02 }]\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    ok(&[
+        "sweep",
+        sweep.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(std::fs::read_to_string(out.join("rows.csv"))
+        .unwrap()
+        .contains("\"{ kind = \"\"bernoulli\"\""));
+    let said = ok(&["plot", out.to_str().unwrap()]);
+    assert!(said.contains("plot.html"), "{said}");
+    let html = std::fs::read_to_string(out.join("plot.html")).unwrap();
+    // `svgs` checks every figure's legend against its data.
+    let figs = svgs(&html);
+    assert_eq!(figs.len(), 1, "one chart for the sweep");
+    let (id, title, text) = &figs[0];
+    assert_eq!(id, "plot-throughput-delay");
+    assert!(title.contains("Throughput against delay"), "{title}");
+    let markers = count(text, |n| {
+        n.has_tag_name("circle") && n.attribute("r") == Some("5")
+    });
+    assert_eq!(markers, 6, "one marker per cell");
+    let tags = count(text, |n| n.attribute("class") == Some("tag"));
+    assert_eq!(tags, 6, "each marker numbered");
+    // Each cell labelled by its grid values.
+    for label in [
+        "0: loss=bernoulli p=0.0, rate=5Mbit",
+        "5: loss=bernoulli p=0.02, rate=10Mbit",
+    ] {
+        assert!(text.contains(label), "{label} not in the legend");
+    }
+    // The loss-free cells are deterministic (no ellipse), the lossy ones are not.
+    let ellipses = count(text, |n| n.attribute("class") == Some("outline"));
+    assert_eq!(ellipses, 4, "an ellipse per lossy cell");
+    assert!(html.contains("6 cells × 2 seed(s)"), "title counts cells");
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -14,6 +14,7 @@
 //!
 //! Nothing here owns a clock, a socket or a thread: the caller drives it.
 
+pub mod cpu_cost;
 pub mod frame;
 pub mod mstcp;
 pub mod paper_api;

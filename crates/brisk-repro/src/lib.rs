@@ -399,6 +399,15 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::real_rc3::plan,
     },
     Experiment {
+        id: exp::mn_cpu::ID,
+        title: exp::mn_cpu::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::mn_cpu::unsupported,
+        },
+        claims: exp::mn_cpu::CLAIMS,
+        plan: exp::mn_cpu::plan,
+    },
+    Experiment {
         id: exp::design::ID,
         title: exp::design::TITLE,
         kind: Kind::Simulated,
@@ -465,8 +474,13 @@ mod tests {
                 // and checks its configs in `plan`; it has no scenario jobs.
                 // design and not-reproducible run unit-test checks or only state
                 // reasons.
-                let own_driver =
-                    [exp::mn_vpn::ID, exp::design::ID, exp::design::NA_ID].contains(&e.id);
+                let own_driver = [
+                    exp::mn_vpn::ID,
+                    exp::mn_cpu::ID,
+                    exp::design::ID,
+                    exp::design::NA_ID,
+                ]
+                .contains(&e.id);
                 assert!(!p.jobs.is_empty() || own_driver, "{}", e.id);
             }
         }

@@ -2,6 +2,11 @@
 //! or `--real`), one panel per measure and one line per flow, and a Pantheon-style
 //! chart of throughput against one-way delay; all in one self-contained HTML page.
 //!
+//! A `brisk sweep --out` directory (`rows.csv`, `runs.jsonl`) gets one throughput-delay
+//! chart across the sweep's cells instead, as Pantheon compares schemes and flent
+//! compares runs: one marker per cell (the mean over its seeds, numbered as in
+//! `rows.csv`, labelled by its grid values) with the seeds' covariance ellipse.
+//!
 //! The panels come from the run's CSV files (`goodput.csv`, `rtt.csv`, `cwnd.csv`,
 //! `queue.csv`, `drops.csv`; a missing one is skipped with a note), the flows' names
 //! and the throughput-delay points from `summary.json`. A directory written by
@@ -32,6 +37,51 @@ fn err(msg: impl Into<String>) -> PlotError {
     PlotError(msg.into())
 }
 
+/// Splits CSV text into records with the line each starts on (RFC 4180: a quoted field
+/// may hold commas, doubled quotes and line breaks, as `brisk sweep` writes a grid
+/// value such as `{ kind = "bernoulli", p = 0.002 }`). Fields are trimmed. `Err` holds
+/// the line of a quote that is never closed.
+fn csv_records(text: &str) -> Result<Vec<(usize, Vec<String>)>, usize> {
+    let mut out = Vec::new();
+    let (mut fields, mut cur) = (Vec::new(), String::new());
+    let (mut quoted, mut line, mut start, mut quote_line) = (false, 1usize, 1usize, 0usize);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                cur.push('"');
+            }
+            ('"', true) => quoted = false,
+            ('"', false) => {
+                quoted = true;
+                quote_line = line;
+            }
+            (',', false) => fields.push(std::mem::take(&mut cur).trim().to_string()),
+            ('\n', q) => {
+                line += 1;
+                if q {
+                    cur.push('\n');
+                } else {
+                    fields.push(std::mem::take(&mut cur).trim().to_string());
+                    out.push((start, std::mem::take(&mut fields)));
+                    start = line;
+                }
+            }
+            ('\r', false) => {}
+            (c, _) => cur.push(c),
+        }
+    }
+    if quoted {
+        return Err(quote_line);
+    }
+    if !cur.is_empty() || !fields.is_empty() {
+        fields.push(cur.trim().to_string());
+        out.push((start, fields));
+    }
+    Ok(out)
+}
+
 /// One CSV file: its header and its rows with their line numbers.
 #[derive(Debug)]
 struct Csv {
@@ -50,29 +100,31 @@ impl Csv {
         };
         let text = String::from_utf8(text)
             .map_err(|e| err(format!("{}: not UTF-8 text: {e}", path.display())))?;
-        let mut lines = text.lines().enumerate();
-        let header: Vec<String> = match lines.next() {
-            Some((_, h)) if !h.trim().is_empty() => {
-                h.split(',').map(|f| f.trim().to_string()).collect()
-            }
+        let records = csv_records(&text).map_err(|line| {
+            err(format!(
+                "{}:{line}: a quoted field is not closed",
+                path.display()
+            ))
+        })?;
+        let mut records = records.into_iter();
+        let header: Vec<String> = match records.next() {
+            Some((_, h)) if !(h.len() == 1 && h[0].is_empty()) => h,
             _ => return Err(err(format!("{}:1: empty file, no header", path.display()))),
         };
         let mut rows = Vec::new();
-        for (i, l) in lines {
-            if l.trim().is_empty() {
+        for (line, fields) in records {
+            if fields.len() == 1 && fields[0].is_empty() {
                 continue;
             }
-            let fields: Vec<String> = l.split(',').map(|f| f.trim().to_string()).collect();
             if fields.len() != header.len() {
                 return Err(err(format!(
-                    "{}:{}: {} fields where the header has {}",
+                    "{}:{line}: {} fields where the header has {}",
                     path.display(),
-                    i + 1,
                     fields.len(),
                     header.len()
                 )));
             }
-            rows.push((i + 1, fields));
+            rows.push((line, fields));
         }
         Ok(Some(Csv {
             path: path.to_path_buf(),
@@ -581,8 +633,20 @@ fn throughput_delay(runs: &[RunInfo]) -> Option<Panel> {
     } else {
         "Pantheon-style: each flow's mean throughput against its 95th-percentile one-way delay (sender host to receiver host). Delay increases to the left, so better is up and to the right.".into()
     };
-    // Padded on both sides: a point or ellipse at the data's edge must not sit on the
-    // frame, and delay and throughput are never below 0.
+    let mut caption = caption;
+    if without > 0 {
+        let _ = write!(
+            caption,
+            " {without} flow(s) without a one-way delay are left out."
+        );
+    }
+    Some(tput_delay_panel(series, caption))
+}
+
+/// The throughput-delay figure of `series` (markers, maybe with ellipses), its axes
+/// padded on both sides: a point or ellipse at the data's edge must not sit on the
+/// frame, and delay and throughput are never below 0.
+fn tput_delay_panel(series: Vec<Series>, caption: String) -> Panel {
     let all: Vec<(f64, f64)> = series
         .iter()
         .flat_map(|s| s.points.iter().chain(s.polygons.iter().flatten()))
@@ -600,14 +664,7 @@ fn throughput_delay(runs: &[RunInfo]) -> Option<Panel> {
     };
     let x_range = padded(all.iter().map(|p| p.0).collect());
     let y_range = padded(all.iter().map(|p| p.1).collect());
-    let mut caption = caption;
-    if without > 0 {
-        let _ = write!(
-            caption,
-            " {without} flow(s) without a one-way delay are left out."
-        );
-    }
-    Some(Panel {
+    Panel {
         name: "throughput-delay".into(),
         figure: Figure::Chart(Chart {
             title: "Throughput against delay (better: up and right)".into(),
@@ -620,6 +677,194 @@ fn throughput_delay(runs: &[RunInfo]) -> Option<Panel> {
             ..Chart::default()
         }),
         caption,
+    }
+}
+
+/// Whether `dir` is a `brisk sweep --out` directory: `rows.csv` beside `runs.jsonl`,
+/// and no run's `summary.json`.
+fn is_sweep_dir(dir: &Path) -> bool {
+    dir.join("rows.csv").is_file()
+        && dir.join("runs.jsonl").is_file()
+        && !dir.join("summary.json").exists()
+}
+
+/// A grid value as a legend shows it: `{ kind = "bernoulli", p = 0.002 }` becomes
+/// `bernoulli p=0.002`.
+fn short_value(v: &str) -> String {
+    let v = v.trim();
+    let inner = v
+        .strip_prefix('{')
+        .and_then(|x| x.strip_suffix('}'))
+        .unwrap_or(v);
+    let parts: Vec<String> = inner
+        .split(',')
+        .map(|p| {
+            let p = p.trim().replace('"', "");
+            match p.split_once('=') {
+                Some((k, x)) if k.trim() == "kind" => x.trim().to_string(),
+                Some((k, x)) => format!("{}={}", k.trim(), x.trim()),
+                None => p,
+            }
+        })
+        .collect();
+    parts.join(" ")
+}
+
+/// Short names for the grid keys: the last dotted part (`bottleneck.rate` -> `rate`),
+/// or the whole key where two keys would share it.
+fn short_keys(keys: &[String]) -> Vec<String> {
+    let last = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    keys.iter()
+        .map(|k| {
+            let l = last(k);
+            if keys.iter().filter(|o| last(o) == l).count() > 1 {
+                k.clone()
+            } else {
+                l
+            }
+        })
+        .collect()
+}
+
+/// One sweep cell as the chart needs it.
+struct SweepCell {
+    label: String,
+    /// Per seed: (total goodput Mbit/s, largest flow p95 one-way delay ms); `None`
+    /// where a flow of that run has no one-way delay.
+    seeds: BTreeMap<u64, Option<(f64, f64)>>,
+    flows: BTreeMap<u64, usize>,
+}
+
+/// The sweep's throughput-delay chart: one marker per cell (its mean over seeds),
+/// tagged with the cell's number, with the seeds' 1-sigma covariance ellipse.
+fn sweep_page(dir: &Path) -> Result<PlotPage, PlotError> {
+    let path = dir.join("rows.csv");
+    let c = Csv::read(&path)?.ok_or_else(|| err(format!("{}: not found", path.display())))?;
+    let (cc, sc) = (c.col(&["cell"])?, c.col(&["seed"])?);
+    c.col(&["flow"])?;
+    let g = c.col(&["goodput_bps"])?;
+    let d = c.col(&["one_way_delay.p95_ms"]).map_err(|e| {
+        err(format!(
+            "{e}: a network (workload) sweep has no per-flow delay to plot"
+        ))
+    })?;
+    if cc >= sc {
+        return Err(err(format!(
+            "{}:1: the grid keys should sit between cell and seed in the header",
+            path.display()
+        )));
+    }
+    let keys: Vec<String> = c.header[cc + 1..sc].to_vec();
+    let short = short_keys(&keys);
+    let int = |line: usize, row: &[String], col: usize| -> Result<u64, PlotError> {
+        row[col].parse::<u64>().map_err(|_| {
+            err(format!(
+                "{}:{line}: {} is not a whole number: {:?}",
+                path.display(),
+                c.header[col],
+                row[col]
+            ))
+        })
+    };
+    let mut cells: BTreeMap<u64, SweepCell> = BTreeMap::new();
+    for (line, row) in &c.rows {
+        let (cell, seed) = (int(*line, row, cc)?, int(*line, row, sc)?);
+        let (gbps, owd) = (c.num(*line, row, g)?, c.num(*line, row, d)?);
+        let e = cells.entry(cell).or_insert_with(|| SweepCell {
+            label: format!(
+                "{cell}: {}",
+                short
+                    .iter()
+                    .zip(&row[cc + 1..sc])
+                    .map(|(k, v)| format!("{k}={}", short_value(v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            seeds: BTreeMap::new(),
+            flows: BTreeMap::new(),
+        });
+        *e.flows.entry(seed).or_default() += 1;
+        let pt = e.seeds.entry(seed).or_insert(Some((0.0, 0.0)));
+        *pt = match *pt {
+            Some((t, w)) if gbps.is_finite() && owd.is_finite() => {
+                Some((t + gbps / 1e6, w.max(owd)))
+            }
+            _ => None,
+        };
+    }
+    if cells.is_empty() {
+        return Err(err(format!("{}: no rows", path.display())));
+    }
+    let n_seeds = cells.values().map(|c| c.seeds.len()).max().unwrap_or(0);
+    let many_flows = cells.values().any(|c| c.flows.values().any(|&n| n > 1));
+    let mut series = Vec::new();
+    let (mut without, mut deterministic) = (Vec::new(), 0);
+    for (i, (cell, cl)) in cells.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = cl.seeds.values().flatten().map(|&(t, w)| (w, t)).collect();
+        if pts.is_empty() {
+            without.push(cell.to_string());
+            continue;
+        }
+        let n = pts.len() as f64;
+        let mean = (
+            pts.iter().map(|p| p.0).sum::<f64>() / n,
+            pts.iter().map(|p| p.1).sum::<f64>() / n,
+        );
+        let mut s = Series::new(&cl.label, categorical(i), Style::Marker, vec![mean])
+            .with_tag(cell.to_string());
+        if pts.iter().all(|p| *p == pts[0]) {
+            deterministic += usize::from(pts.len() > 1);
+        } else {
+            s.polygons = covariance_ellipse(&pts).into_iter().collect();
+        }
+        series.push(s);
+    }
+    if series.is_empty() {
+        return Err(err(format!(
+            "{}: no cell has a one-way delay (one_way_delay.p95_ms is empty in every row)",
+            path.display()
+        )));
+    }
+    let what = if many_flows {
+        "the cell's total throughput (the sum over its flows) against the largest 95th-percentile one-way delay among its flows"
+    } else {
+        "the flow's throughput against its 95th-percentile one-way delay"
+    };
+    let mut caption = format!(
+        "Pantheon-style, one point per sweep cell (numbered as in rows.csv): {what}, the mean over the cell's seeds, with the 1-sigma covariance ellipse of the seeds' points. Delay increases to the left, so better is up and to the right."
+    );
+    if deterministic > 0 {
+        let _ = write!(
+            caption,
+            " {deterministic} cell(s) gave the same point in every seed (deterministic), so they have no ellipse."
+        );
+    }
+    if !without.is_empty() {
+        let _ = write!(
+            caption,
+            " Left out, no one-way delay: cell(s) {}.",
+            without.join(", ")
+        );
+    }
+    let scenario = std::fs::read_to_string(dir.join("runs.jsonl"))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| serde_json::from_str::<Value>(l).ok())
+                .and_then(|v| v["summary"]["scenario"].as_str().map(str::to_string))
+        })
+        .unwrap_or_else(|| "?".into());
+    Ok(PlotPage {
+        title: format!(
+            "brisk plot: sweep over {scenario}, {} cells × {n_seeds} seed(s)",
+            cells.len()
+        ),
+        notes: vec![format!(
+            "A brisk sweep directory ({}): grid keys {}. Plot one run's time series with brisk run on that cell's scenario and --out.",
+            path.display(),
+            keys.join(", ")
+        )],
+        panels: vec![tput_delay_panel(series, caption)],
     })
 }
 
@@ -647,6 +892,9 @@ fn seed_dirs(dir: &Path) -> Result<Vec<(u64, PathBuf)>, PlotError> {
 pub fn build(dir: &Path) -> Result<PlotPage, PlotError> {
     if !dir.is_dir() {
         return Err(err(format!("{}: no such directory", dir.display())));
+    }
+    if is_sweep_dir(dir) {
+        return sweep_page(dir);
     }
     let seeds = seed_dirs(dir)?;
     let mut notes = Vec::new();

@@ -486,6 +486,8 @@ struct WSeries {
     band: Vec<(F, F, F)>,
     polygons: Vec<Vec<(F, F)>>,
     steps: bool,
+    #[serde(default)]
+    tag: Option<String>,
 }
 
 impl From<&Series> for WSeries {
@@ -498,6 +500,7 @@ impl From<&Series> for WSeries {
             band,
             polygons,
             steps,
+            tag,
         } = s;
         WSeries {
             name: name.clone(),
@@ -516,6 +519,7 @@ impl From<&Series> for WSeries {
                 .collect(),
             polygons: polygons.iter().map(|p| pairs(p)).collect(),
             steps: *steps,
+            tag: tag.clone(),
         }
     }
 }
@@ -540,6 +544,7 @@ impl WSeries {
                 .collect(),
             polygons: self.polygons.into_iter().map(unpairs).collect(),
             steps: self.steps,
+            tag: self.tag,
         })
     }
 }

@@ -209,5 +209,6 @@ pub fn record_wire_len(tls13: bool, gcm12: bool, n: usize) -> usize {
         }
 }
 
+pub mod fuzz;
 #[cfg(test)]
 mod tests;

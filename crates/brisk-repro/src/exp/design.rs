@@ -1,5 +1,6 @@
 //! design: the ledger's `design` rows, which unit and property tests check (DC-7, DC-8,
-//! UT-1, UT-4, MN-11, RDB-7, RDB-8, TLP-7, CWV-1 to CWV-3, RC3-18). Each row runs the
+//! UT-1, UT-4, MN-11, RDB-7, RDB-8, TLP-7, CWV-1 to CWV-3, RC3-18), and MN-6's seeded
+//! fuzz loop (`brisk_minion::utls::fuzz`). Each row runs the
 //! check function its unit test runs (`brisk_tcp::claim_checks`,
 //! `brisk_sim::claim_checks`, `brisk_minion::scan::checks`): the verdict is `pass` when
 //! the check returns and `fail`, with its message, when it panics. Property checks run
@@ -16,8 +17,8 @@ pub const ID: &str = "design";
 pub const TITLE: &str =
     "Design claims checked by the unit and property tests (exact traces, thresholds, state sizes)";
 pub const CLAIMS: &[&str] = &[
-    "DC-7", "DC-8", "UT-1", "UT-4", "MN-11", "RDB-7", "RDB-8", "TLP-7", "CWV-1", "CWV-2", "CWV-3",
-    "RC3-18",
+    "DC-7", "DC-8", "UT-1", "UT-4", "MN-11", "MN-6", "RDB-7", "RDB-8", "TLP-7", "CWV-1", "CWV-2",
+    "CWV-3", "RC3-18",
 ];
 
 /// One design row: the ledger's statement and the check that decides it.
@@ -65,6 +66,13 @@ const ROWS: &[Row] = &[
         paper: "(a) 1 and 3 at once, 2 after retransmission; (b) 1, then 2 and 3; (c) 3 at once; single markers fail",
         tests: "brisk-minion scan",
         check: |_| brisk_minion::scan::checks::mn11(),
+    },
+    Row {
+        id: "MN-6",
+        description: "uTLS: a stock TLS sender's stream, tampered with (flipped bytes, planted headers, garbage, replays, truncation) and delivered as uTCP would (0–30 % of segments late): deliveries of data the peer did not send (Minion §6, §4.6)",
+        paper: "never delivers a record whose MAC fails (0); a tampered record in order is fatal, as in TLS",
+        tests: "brisk-minion mn6",
+        check: |cases| mn6(cases as u64 * 150 / 64),
     },
     Row {
         id: "RDB-7",
@@ -117,6 +125,26 @@ const ROWS: &[Row] = &[
     },
 ];
 
+/// MN-6's fuzz loop over `sessions` seeded sessions: panics (a failing row) on any
+/// delivery of data the peer did not send, a datagram delivered twice, a buffer over
+/// its bound, or tampering that never failed a session in order.
+fn mn6(sessions: u64) -> String {
+    let r = brisk_minion::utls::fuzz::mn6_fuzz(sessions);
+    assert!(
+        r.wrong == 0 && r.twice == 0 && r.over_bound == 0,
+        "{} wrong deliveries, {} repeated, {} sessions over their buffer bounds in {} sessions",
+        r.wrong,
+        r.twice,
+        r.over_bound,
+        r.sessions
+    );
+    assert!(r.failed > 0, "no tampered session failed in order");
+    format!(
+        "0 wrong deliveries in {} tampered sessions ({} genuine datagrams delivered, {} sessions failed in order as TLS does); interop with OpenSSL over real packets: brisk-emu --test utls_real",
+        r.sessions, r.delivered, r.failed
+    )
+}
+
 /// The message of a caught panic.
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
@@ -139,6 +167,8 @@ fn row_claim(r: &Row, cases: usize) -> Claim {
         r.tests,
         if matches!(r.id, "DC-7" | "UT-4") {
             format!(" with {cases} seeded property cases")
+        } else if r.id == "MN-6" {
+            format!(" with {} seeded sessions", cases * 150 / 64)
         } else {
             String::new()
         }

@@ -16,6 +16,7 @@ pub mod dc_r;
 pub mod dc_sweep;
 pub mod dc_video;
 pub mod design;
+pub mod mn_cpu;
 pub mod mn_fallback;
 pub mod mn_overhead;
 pub mod mn_priority;

@@ -7,7 +7,7 @@
 //! straight ramp. Where an explicit range cuts data off, the figure says so under the
 //! x axis.
 
-use super::legend::{legend, Item};
+use super::legend::{legend, text_width, Item};
 use super::{axes, esc, header, range, Axis, H, MB, ML, MR, MT, W};
 use crate::claim::fmt_num;
 use std::fmt::Write;
@@ -42,6 +42,9 @@ pub struct Series {
     /// does, keeping the style's dashes, and never break it at wide x steps: for an
     /// empirical CDF those are sparse samples, not missing ones.
     pub steps: bool,
+    /// A short label drawn beside each point of a `Marker` or `Points` series (e.g. a
+    /// sweep cell's number), so that series whose colours repeat stay apart.
+    pub tag: Option<String>,
 }
 
 impl Series {
@@ -54,7 +57,14 @@ impl Series {
             band: Vec::new(),
             polygons: Vec::new(),
             steps: false,
+            tag: None,
         }
+    }
+
+    /// Label each point with `tag` (see the field).
+    pub fn with_tag(mut self, tag: impl Into<String>) -> Self {
+        self.tag = Some(tag.into());
+        self
     }
 
     /// Draw the points as an empirical CDF (see `steps`).
@@ -164,6 +174,23 @@ fn trace(pix: &[(f64, f64)], into: &mut Vec<(f64, f64)>) {
         for k in 1..n {
             let t = k as f64 / n as f64;
             into.push((a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t));
+        }
+    }
+}
+
+/// Points every 4 px over a text label's box (left, top, right, bottom), so the legend
+/// keeps off the label as it keeps off lines.
+fn fill_box(b: (f64, f64, f64, f64), into: &mut Vec<(f64, f64)>) {
+    let (nx, ny) = (
+        ((b.2 - b.0) / 4.0).ceil().clamp(1.0, 200.0) as usize,
+        ((b.3 - b.1) / 4.0).ceil().clamp(1.0, 20.0) as usize,
+    );
+    for i in 0..=nx {
+        for j in 0..=ny {
+            into.push((
+                b.0 + (b.2 - b.0) * i as f64 / nx as f64,
+                b.1 + (b.3 - b.1) * j as f64 / ny as f64,
+            ));
         }
     }
 }
@@ -310,6 +337,15 @@ pub fn chart(c: &Chart, id: &str) -> String {
             esc(label)
         );
         trace(&[(ML, py), (W - MR, py)], &mut occupied);
+        fill_box(
+            (
+                ML + 4.0,
+                ly - 9.0,
+                ML + 4.0 + text_width(label, 10.0),
+                ly + 2.0,
+            ),
+            &mut occupied,
+        );
     }
     for (v, label) in &c.v_lines {
         if !x.accepts(*v) {
@@ -325,8 +361,19 @@ pub fn chart(c: &Chart, id: &str) -> String {
             esc(label)
         );
         trace(&[(px, MT), (px, H - MB)], &mut occupied);
+        fill_box(
+            (
+                px + 3.0,
+                MT + 3.0,
+                px + 3.0 + text_width(label, 10.0),
+                MT + 14.0,
+            ),
+            &mut occupied,
+        );
     }
     let gaps = |s: &Series| matches!(s.style, Style::Line | Style::Dashed) && !s.steps;
+    // Filled areas (bands, ellipses) in pixels: the legend must not sit inside one.
+    let mut filled: Vec<Vec<(f64, f64)>> = Vec::new();
     // Bands first, so every line is drawn over them.
     for s in &c.series {
         let ok = |b: (f64, f64, f64)| x.accepts(b.0) && y.accepts(b.1) && y.accepts(b.2);
@@ -345,6 +392,7 @@ pub fn chart(c: &Chart, id: &str) -> String {
             );
             trace(&upper, &mut occupied);
             trace(&lower, &mut occupied);
+            filled.push(upper.into_iter().chain(lower).collect());
         }
     }
     for s in &c.series {
@@ -369,6 +417,7 @@ pub fn chart(c: &Chart, id: &str) -> String {
             let mut closed = pix.clone();
             closed.push(pix[0]);
             trace(&closed, &mut occupied);
+            filled.push(pix);
         }
     }
     for s in &c.series {
@@ -387,6 +436,25 @@ pub fn chart(c: &Chart, id: &str) -> String {
                         r#"<circle cx="{px:.1}" cy="{py:.1}" {r} fill="{}"/>"#,
                         s.color
                     );
+                    if let Some(tag) = &s.tag {
+                        // Right of the marker, or left of it where the plot ends.
+                        let tw = text_width(tag, 10.0);
+                        let tx = if px + 7.0 + tw > W - MR {
+                            px - 7.0 - tw
+                        } else {
+                            px + 7.0
+                        };
+                        let ty = if py - 13.0 < MT { py + 13.0 } else { py - 5.0 };
+                        let _ = write!(
+                            body,
+                            r##"<text class="tag" x="{tx:.1}" y="{ty:.1}" font-size="10" fill="#333">{}</text>"##,
+                            esc(tag)
+                        );
+                        fill_box(
+                            (tx, ty - 8.0, tx + text_width(tag, 10.0), ty + 1.0),
+                            &mut occupied,
+                        );
+                    }
                     if s.style == Style::Marker {
                         // The dot's whole disc, so the legend keeps clear of it.
                         for (dx, dy) in [(-5.0, 0.0), (5.0, 0.0), (0.0, -5.0), (0.0, 5.0)] {
@@ -451,6 +519,7 @@ pub fn chart(c: &Chart, id: &str) -> String {
         &items,
         (ML, MT, W - MR, H - MB),
         &occupied,
+        &filled,
         bottom,
     );
     let mut out = String::new();
