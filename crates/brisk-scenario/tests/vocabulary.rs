@@ -1,7 +1,7 @@
 //! The vocabulary's own rules: layer order as data, kernel cc names only on Linux
 //! flows, and every flat knob also accepted in its group table.
 
-use brisk_scenario::knobs::LayerName;
+use brisk_scenario::knobs::LayerKind;
 use brisk_scenario::{Scenario, ScenarioError, TcpKnobs};
 
 fn flow(extra: &str, tcp: &str) -> Result<Scenario, ScenarioError> {
@@ -29,7 +29,7 @@ fn layers_stack_in_the_default_order_unless_layer_order_says_otherwise() {
     let d = layer_tags(&default);
     assert_eq!(
         default.flows[0].tcp.layer_names(),
-        LayerName::DEFAULT_ORDER.to_vec(),
+        LayerKind::ALL.to_vec(),
         "{d}"
     );
     let swapped = flow(
@@ -40,9 +40,9 @@ fn layers_stack_in_the_default_order_unless_layer_order_says_otherwise() {
     assert_eq!(
         swapped.flows[0].tcp.layer_names(),
         vec![
-            LayerName::Abe,
-            LayerName::DelayCorrelation,
-            LayerName::NewCwv
+            LayerKind::Abe,
+            LayerKind::DelayCorrelation,
+            LayerKind::NewCwv
         ]
     );
     assert_ne!(layer_tags(&swapped), d);

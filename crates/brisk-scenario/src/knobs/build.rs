@@ -3,38 +3,7 @@
 //! controller's layers, stacked in the order the knobs give.
 
 use super::*;
-use brisk_tcp::cc::CcAlgorithm;
-use serde::{Deserialize, Serialize};
-
-/// A congestion-control layer around the base controller, by its `layer_order` name.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum LayerName {
-    /// The delay-correlation bufferbloat limiter (`delay_correlation`).
-    DelayCorrelation,
-    /// New congestion window validation, RFC 7661 (`new_cwv`).
-    NewCwv,
-    /// Alternative Backoff with ECN, RFC 8511 (`abe`).
-    Abe,
-}
-
-impl LayerName {
-    /// The order the layers stack in when `layer_order` does not say: innermost first.
-    pub const DEFAULT_ORDER: [LayerName; 3] = [
-        LayerName::DelayCorrelation,
-        LayerName::NewCwv,
-        LayerName::Abe,
-    ];
-
-    /// The knob that switches this layer on.
-    pub fn key(self) -> &'static str {
-        match self {
-            LayerName::DelayCorrelation => "delay_correlation",
-            LayerName::NewCwv => "new_cwv",
-            LayerName::Abe => "abe",
-        }
-    }
-}
+use brisk_tcp::cc::{CcAlgorithm, LayerKind, LayerOrder};
 
 impl TcpKnobs {
     pub(super) fn switch<T>(k: &Option<SwitchOrTable<T>>) -> Option<bool> {
@@ -127,32 +96,35 @@ impl TcpKnobs {
         }
         c.transmit.rdb = self.rdb_config();
         c.transmit.rc3 = self.rc3_config().and_then(Result::ok);
+        let order = self.layer_order();
         for layer in self.layers() {
-            c.congestion.controller = c.congestion.controller.with_layer(layer);
+            c.congestion.controller = c.congestion.controller.with_layer_in(layer, &order);
         }
         c
     }
 
-    /// The layers switched on, in `layer_order` (innermost first); those on but not
-    /// listed follow in the default order.
-    pub fn layer_names(&self) -> Vec<LayerName> {
-        let listed = self.layer_order.as_deref().unwrap_or(&[]);
-        let rest = LayerName::DEFAULT_ORDER
-            .into_iter()
-            .filter(|l| !listed.contains(l));
-        listed
+    /// The order the layers stack in: `layer_order`'s list, then the layers it
+    /// leaves out in the default order (brisk-tcp's `LayerOrder`). A list naming a
+    /// layer twice is a validation error; here it falls back to the default.
+    pub fn layer_order(&self) -> LayerOrder {
+        LayerOrder::new(self.layer_order.as_deref().unwrap_or(&[])).unwrap_or_default()
+    }
+
+    /// The layers switched on, in stacking order (innermost first).
+    pub fn layer_names(&self) -> Vec<LayerKind> {
+        self.layer_order()
+            .kinds()
             .iter()
             .copied()
-            .chain(rest)
             .filter(|l| self.layer_on(*l))
             .collect()
     }
 
-    fn layer_on(&self, l: LayerName) -> bool {
+    fn layer_on(&self, l: LayerKind) -> bool {
         match l {
-            LayerName::DelayCorrelation => self.delay_correlation_on(),
-            LayerName::NewCwv => self.new_cwv == Some(true),
-            LayerName::Abe => self.abe == Some(true),
+            LayerKind::DelayCorrelation => self.delay_correlation_on(),
+            LayerKind::NewCwv => self.new_cwv == Some(true),
+            LayerKind::Abe => self.abe == Some(true),
         }
     }
 
@@ -162,11 +134,11 @@ impl TcpKnobs {
         self.layer_names()
             .into_iter()
             .filter_map(|l| match l {
-                LayerName::DelayCorrelation => self
+                LayerKind::DelayCorrelation => self
                     .delay_correlation_config()
                     .map(LayerSpec::DelayCorrelation),
-                LayerName::NewCwv => self.new_cwv_config().map(LayerSpec::NewCwv),
-                LayerName::Abe => Some(LayerSpec::Abe(brisk_tcp::cc::abe::AbeConfig {
+                LayerKind::NewCwv => self.new_cwv_config().map(LayerSpec::NewCwv),
+                LayerKind::Abe => Some(LayerSpec::Abe(brisk_tcp::cc::abe::AbeConfig {
                     beta_ecn: self.beta_ecn,
                     beta_loss: self.beta_loss,
                 })),

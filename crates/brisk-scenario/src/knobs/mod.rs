@@ -12,7 +12,7 @@ mod build;
 mod types;
 mod validate;
 
-pub use build::LayerName;
+pub use brisk_tcp::cc::LayerKind;
 pub use types::*;
 pub use validate::validate_tcp;
 
@@ -104,7 +104,7 @@ tcp_knobs! {
             /// switched on: names from "delay_correlation", "new_cwv", "abe" (default
             /// that order). A layer switched on but not listed goes outside the listed
             /// ones, in the default order.
-            layer_order as layer_order: Vec<LayerName> => mechanism, linux unchecked;
+            layer_order as layer_order: Vec<LayerKind> => mechanism, linux unchecked;
         }
         /// `[flow.tcp.recovery]`: rack, tlp, min_rto, initial_rto, max_retries,
         /// rto_restart, tlp_restart, tlp_pto, early_retransmit, fack.

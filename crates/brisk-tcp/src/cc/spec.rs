@@ -48,12 +48,14 @@ impl LayerSpec {
     }
 }
 
-/// A layer's kind: what a [`LayerOrder`] lists. Written as the layer's tag.
+/// A layer's kind: what a [`LayerOrder`] lists. Written as the scenario knob that
+/// switches it on (`delay_correlation`, `new_cwv`, `abe`, the names a scenario's
+/// `layer_order` uses); the layer's tag (`dc`, `cwv`) is read too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum LayerKind {
-    #[serde(rename = "dc")]
+    #[serde(rename = "delay_correlation", alias = "dc")]
     DelayCorrelation,
-    #[serde(rename = "cwv")]
+    #[serde(rename = "new_cwv", alias = "cwv")]
     NewCwv,
     #[serde(rename = "abe")]
     Abe,
@@ -72,6 +74,16 @@ impl LayerKind {
             LayerKind::DelayCorrelation => super::delay_corr::TAG,
             LayerKind::NewCwv => super::new_cwv::TAG,
             LayerKind::Abe => super::abe::TAG,
+        }
+    }
+
+    /// The scenario knob that switches this layer on, which is also its name in a
+    /// layer order.
+    pub fn key(self) -> &'static str {
+        match self {
+            LayerKind::DelayCorrelation => "delay_correlation",
+            LayerKind::NewCwv => "new_cwv",
+            LayerKind::Abe => "abe",
         }
     }
 
