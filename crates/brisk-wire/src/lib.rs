@@ -21,6 +21,7 @@
 pub mod checksum;
 pub mod error;
 pub mod ip;
+pub mod mptcp;
 pub mod packet;
 pub mod pcap;
 pub mod pcapng;
