@@ -11,17 +11,20 @@
 //! | [`endpoint`] | a listening `Endpoint` fed packets from four peers, with virtual time and application calls | no panic; every emitted packet parses and round-trips; bytes read (in order and unordered) equal what the peer sent at that sequence number; tables, queues and buffers within their limits |
 //! | [`conn`] | one connection driven to a chosen state by a scripted prefix, then fed segments near its windows | as `endpoint`, and the prefix reaches its state |
 //! | [`minion`] | uCOBS framing, the record scanner (in order and out of order), msTCP's chunk header and demultiplexer, uTLS's record header | no panic; round trip; the scanner delivers exactly the records a reference split finds, each once; held bytes, streams and chunks within their limits |
+//! | [`mptcp`] | brisk-wire's MPTCP option (kind 30) parser on one option's data, or on a whole option area through `ExtraOptions` and a packet; the DSS checksum; the MPTCP crypto | no panic; exact lengths; `parse(emit(x)) == x`; emit is a fixpoint; short buffers refused; a chunked DSS checksum equals the one-shot sum |
 //!
 //! Inputs are read with [`Input`], which yields zeros once the bytes run out, so every
 //! input is valid and a mutation changes a decision rather than ending the run.
 
 mod input;
 mod minion;
+mod mptcp;
 mod tcp;
 mod wire;
 
 pub use input::Input;
 pub use minion::minion;
+pub use mptcp::mptcp;
 pub use tcp::{conn, endpoint};
 pub use wire::wire;
 
@@ -29,11 +32,12 @@ pub use wire::wire;
 pub type Target = fn(&[u8]);
 
 /// The targets by name, for the smoke tests and the seed writer.
-pub const TARGETS: [(&str, Target); 4] = [
+pub const TARGETS: [(&str, Target); 5] = [
     ("wire", wire),
     ("endpoint", endpoint),
     ("conn", conn),
     ("minion", minion),
+    ("mptcp", mptcp),
 ];
 
 /// A starting corpus for `target`: inputs that reach deep states (valid packets,
@@ -45,6 +49,7 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
         "endpoint" => tcp::endpoint_seeds(),
         "conn" => tcp::conn_seeds(),
         "minion" => minion::seeds(),
+        "mptcp" => mptcp::seeds(),
         _ => Vec::new(),
     }
 }

@@ -100,6 +100,11 @@ fn minion_smoke() {
     smoke("minion");
 }
 
+#[test]
+fn mptcp_smoke() {
+    smoke("mptcp");
+}
+
 /// The scripted prefix of `conn` reaches each of its states (else the target would
 /// fuzz fewer states than it claims).
 #[test]
