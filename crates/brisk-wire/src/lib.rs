@@ -1,6 +1,7 @@
 //! brisk-wire: packet formats. Parse and emit IPv4 (and IPv6) and TCP with every
 //! flag and the options Linux uses (RFC 9293, RFC 7323, RFC 2018, RFC 3168), and UDP
-//! (RFC 768) for the simulator's datagram flows.
+//! (RFC 768) for the simulator's datagram flows, and the MPTCP option (kind 30, RFC
+//! 8684 v1: [`mptcp`]) typed on top of the raw [`ExtraOptions`].
 //!
 //! Promises, after smoltcp's `wire`:
 //! - parsing never panics and never allocates: truncated or inconsistent input is a

@@ -603,7 +603,9 @@ fn kat_join_hmacs() {
 
 #[test]
 fn kat_add_addr_hmac() {
-    let v: [(u64, u64, u8, &str, Option<u16>, u64); 4] = [
+    // (sender key, receiver key, address id, address, port, HMAC)
+    type Row = (u64, u64, u8, &'static str, Option<u16>, u64);
+    let v: [Row; 4] = [
         (
             0x0123456789abcdef,
             0xfedcba9876543210,

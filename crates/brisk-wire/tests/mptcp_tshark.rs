@@ -641,7 +641,7 @@ fn tshark_dissects_every_option_form() {
         }
     }
     // tshark derived the token from the SYN/ACK's key, as brisk does.
-    let tokens = nums(&rows[1][col("mptcp.expected_token")]);
+    let tokens = nums(rows[1][col("mptcp.expected_token")]);
     assert!(
         tokens.contains(&u128::from(crypto::token(KEY_B))),
         "tshark's token of KEY_B: {tokens:?}"

@@ -2,6 +2,7 @@
 //! RFC 7413), MPTCP (kind 30, RFC 8684), the experimental kinds 253/254 (RFC 6994)
 //! and anything a peer sends that we do not interpret. Kept as raw `kind, len, data`
 //! bytes in a fixed 40-byte buffer, so a `TcpRepr` stays `Copy` and allocation-free.
+//! MPTCP's items are typed on top of this by [`crate::mptcp`].
 //!
 //! On emission the extras follow the standard options (Linux writes Fast Open and
 //! MPTCP after SACK in `tcp_options_write`), each padded with leading NOPs to a
