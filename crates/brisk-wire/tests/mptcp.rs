@@ -909,3 +909,36 @@ fn linux_dss_checksums_and_data_fin() {
         m.checksum.unwrap()
     );
 }
+
+/// Linux's MP_CAPABLE with the first data (a run of `linux_capture.sh OUT nosignal`:
+/// no ADD_ADDR from the server, so the client's first data went before the fourth ACK): both
+/// keys, the data-level length and the checksum of the implicit mapping, DSN = the
+/// client's IDSN + 1 and subflow sequence number 1 (RFC 8684 §3.1; Linux's
+/// `mptcp_incoming_options`, `mpc_map`).
+#[test]
+fn linux_mp_capable_with_data_checksum() {
+    let wire = hex("1e180181fc5e10c482ddb6dd0620dc3a12f2dacb000caa3b");
+    let o = parse_wire(&wire).unwrap();
+    let MptcpOption::MpCapable(MpCapable {
+        checksum_required: true,
+        form:
+            MpCapableForm::AckData {
+                sender_key,
+                receiver_key,
+                data_len: 12,
+                checksum: Some(c),
+            },
+        ..
+    }) = o
+    else {
+        panic!("{o:?}")
+    };
+    assert_eq!(
+        (sender_key, receiver_key),
+        (0xfc5e10c482ddb6dd, 0x0620dc3a12f2dacb)
+    );
+    assert!(o.fits_segment(false, true, false, true));
+    let dsn = crypto::idsn(sender_key).wrapping_add(1);
+    assert_eq!(dss_checksum(dsn, 1, 12, b"hello, mptcp"), c);
+    assert_eq!(emit_wire(&o), wire);
+}

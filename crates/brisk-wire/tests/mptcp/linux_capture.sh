@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Captures a Linux MPTCP v1 connection (two subflows, DSS checksums on, an ADD_ADDR
 # with HMAC, a DATA_FIN) between two network namespaces this script creates, into
-# the pcap given as $1. The test vectors in tests/mptcp.rs (`linux_*`) were taken
-# from such a capture with
+# the pcap given as $1. With `nosignal` as $2 the server announces nothing, so the
+# client's first data usually goes with MP_CAPABLE (length 24) rather than DSS.
+# tests/mptcp_linux.rs runs it and checks every option; the fixed vectors in
+# tests/mptcp.rs (`linux_*`) were taken from two runs with
 #   tshark -r OUT.pcap -T fields -e frame.number -e tcp.flags.str -e tcp.options.mptcp.subtype -e tcp.option_len -e tcp.options -e tcp.payload
 # Needs root, iproute2 with `ip mptcp`, python3 and dumpcap. Addresses 198.18.0.0/15.
 set -euo pipefail
-out=${1:?usage: linux_capture.sh OUT.pcap}
-c=mpopt-cap-c; s=mpopt-cap-s
+out=${1:?usage: linux_capture.sh OUT.pcap [nosignal]}
+signal=${2:-signal}
+c=mpopt-cap-c-$$; s=mpopt-cap-s-$$
 cleanup() {
     [[ -n ${cap:-} ]] && kill "$cap" 2>/dev/null || true
     [[ -n ${srv:-} ]] && kill "$srv" 2>/dev/null || true
@@ -29,11 +32,13 @@ for ns in "$c" "$s"; do
 done
 # The server announces its second address: ADD_ADDR with HMAC, echoed by the client,
 # which then joins it (MP_JOIN SYN, SYN/ACK, ACK).
-ip -n "$s" mptcp endpoint add 198.18.1.2 dev mps1 signal
+if [[ $signal != nosignal ]]; then
+    ip -n "$s" mptcp endpoint add 198.18.1.2 dev mps1 signal
+fi
 ip netns exec "$c" dumpcap -q -i mpc0 -i mpc1 -w "$out" 2>/dev/null &
 cap=$!
 sleep 1
-ip netns exec "$s" python3 -c '
+ip netns exec "$s" timeout 15 python3 -c '
 import socket
 l = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
 l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
