@@ -37,7 +37,9 @@ if [[ $signal != nosignal ]]; then
 fi
 ip netns exec "$c" dumpcap -q -i mpc0 -i mpc1 -w "$out" 2>/dev/null &
 cap=$!
-sleep 1
+# Wait until dumpcap has written its file header (it is capturing), at most 5 s.
+for _ in $(seq 50); do [[ -s $out ]] && break; sleep 0.1; done
+sleep 0.5
 ip netns exec "$s" timeout 15 python3 -c '
 import socket
 l = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
