@@ -19,8 +19,8 @@
 //!   MP_JOIN (16) likewise.
 //! - Established, timestamps on: 28 bytes remain, exactly a DSS with a 64-bit data
 //!   ACK, a 64-bit mapping and a checksum (4 + 8 + 14 + 2). Linux always sends 64-bit
-//!   DSNs (and 64-bit data ACKs once the peer does), so a data segment's DSS takes 24
-//!   or 28 bytes.
+//!   DSNs and data ACKs of 32 or 64 bits (both seen in one 6.18 capture), so a data
+//!   segment's DSS takes 24 or 28 bytes aligned.
 //! - MPTCP before SACK: Linux sizes the MPTCP options first and gives SACK blocks
 //!   what is left (none beside timestamps and a full DSS; one beside a DSS with only
 //!   a data ACK). brisk-wire's emitter does the same: extras (kind 30 among them) are
