@@ -21,6 +21,7 @@ pub mod conn;
 pub mod endpoint;
 pub mod event;
 pub mod mem;
+pub mod mptcp;
 pub mod rangeset;
 pub mod rc3;
 pub mod rdb;

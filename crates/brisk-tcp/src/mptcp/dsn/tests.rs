@@ -1,0 +1,236 @@
+use super::*;
+use proptest::prelude::*;
+
+const WIN: WindowCtx = WindowCtx {
+    data_ack: 1_000,
+    right_edge: 1_000 + 65_536,
+};
+
+fn map(dsn: u64, sub_off: u64, len: u16) -> Mapping {
+    Mapping {
+        dsn,
+        sub_off,
+        len,
+        data_fin: false,
+    }
+}
+
+#[test]
+fn send_map_coalesces_contiguous_bytes_and_looks_up() {
+    let mut s = SendMap::new(0, 4);
+    s.push(1_000, 0, 1_000).unwrap();
+    s.push(2_000, 1_000, 1_000).unwrap();
+    assert_eq!(s.len(), 1, "contiguous at both levels: one mapping");
+    // A jump in DSN (another subflow took 2000..3000) starts a new mapping.
+    s.push(4_000, 2_000, 500).unwrap();
+    assert_eq!(s.len(), 2);
+    assert_eq!(s.lookup(1_999).unwrap().dsn, 1_000);
+    assert_eq!(s.lookup(2_000).unwrap(), map(4_000, 2_000, 500));
+    assert_eq!(s.lookup(2_500), None);
+    s.on_subflow_ack(2_000);
+    assert_eq!(s.len(), 1);
+}
+
+#[test]
+fn send_map_errors_name_the_field() {
+    let mut s = SendMap::new(10, 1);
+    let e = s.push(0, 11, 5).unwrap_err();
+    assert_eq!(
+        e,
+        MapError::NotContiguous {
+            expected: 10,
+            got: 11
+        }
+    );
+    assert!(e.to_string().contains("expected 10"));
+    assert!(matches!(
+        s.push(0, 10, 70_000),
+        Err(MapError::TooLong { len: 70_000 })
+    ));
+    s.push(0, 10, 5).unwrap();
+    let e = s.push(100, 15, 5).unwrap_err();
+    assert_eq!(e, MapError::Full { limit: 1 });
+    assert!(e.to_string().contains("at most 1"));
+}
+
+#[test]
+fn data_fin_joins_the_last_mapping_or_stands_alone() {
+    let mut s = SendMap::new(0, 4);
+    s.push(0, 0, 100).unwrap();
+    let m = s.push_data_fin(100).unwrap();
+    assert_eq!((m.len, m.data_fin, m.payload()), (101, true, 100));
+    let mut s = SendMap::new(0, 4);
+    let m = s.push_data_fin(7).unwrap();
+    assert_eq!((m.len, m.payload(), m.wire_ssn()), (1, 0, 0));
+    s.on_subflow_ack(0);
+    assert_eq!(s.len(), 1, "the FIN-only mapping waits for its ACK");
+    s.on_subflow_ack(1);
+    assert!(s.is_empty());
+}
+
+#[test]
+fn recv_map_verdicts_as_linux() {
+    let mut r = RecvMap::new(8);
+    let mut c = MapCounters::default();
+    let mut v = |r: &mut RecvMap, m, off, len| {
+        let v = r.on_mapping(m, off, len, WIN);
+        c.count(v);
+        v
+    };
+    assert_eq!(v(&mut r, map(1_000, 0, 1_000), 0, 500), MapVerdict::New);
+    // The same mapping again on the next segment.
+    assert_eq!(
+        v(&mut r, map(1_000, 0, 1_000), 500, 500),
+        MapVerdict::Duplicate
+    );
+    // Same bytes, other DSN.
+    assert_eq!(
+        v(&mut r, map(5_000, 0, 1_000), 0, 100),
+        MapVerdict::Inconsistent
+    );
+    // The segment is not inside its mapping.
+    assert_eq!(
+        v(&mut r, map(3_000, 2_000, 100), 2_100, 10),
+        MapVerdict::NotCovering
+    );
+    // Beyond the advertised right edge.
+    assert_eq!(
+        v(&mut r, map(WIN.right_edge, 5_000, 100), 5_000, 100),
+        MapVerdict::OutsideWindow
+    );
+    assert_eq!(v(&mut r, map(9, 9, 0), 9, 1), MapVerdict::Infinite);
+    // Consistent overlap extends.
+    assert_eq!(
+        v(&mut r, map(1_500, 500, 1_000), 1_000, 100),
+        MapVerdict::Extended
+    );
+    assert_eq!(r.len(), 1);
+    assert_eq!(r.lookup(1_499), Some((2_499, 1)));
+    assert_eq!(r.lookup(1_500), None);
+    assert_eq!(c.new, 1);
+    assert_eq!(c.duplicate, 1);
+    assert_eq!(c.inconsistent, 1);
+    assert_eq!(c.not_covering, 1);
+    assert_eq!(c.outside_window, 1);
+    assert_eq!(c.infinite, 1);
+    assert_eq!(c.extended, 1);
+}
+
+#[test]
+fn recv_map_data_fin_rules() {
+    let mut r = RecvMap::new(8);
+    let fin = Mapping {
+        dsn: 1_000,
+        sub_off: 0,
+        len: 101,
+        data_fin: true,
+    };
+    assert_eq!(r.on_mapping(fin, 0, 100, WIN), MapVerdict::New);
+    assert_eq!(r.data_fin_after(99), Some(1_100));
+    // Data after the DATA_FIN on the same subflow.
+    assert_eq!(
+        r.on_mapping(map(1_050, 50, 100), 50, 100, WIN),
+        MapVerdict::Inconsistent
+    );
+    let only = Mapping {
+        dsn: 1_100,
+        sub_off: 0,
+        len: 1,
+        data_fin: true,
+    };
+    assert_eq!(
+        r.on_mapping(only, 0, 0, WIN),
+        MapVerdict::DataFinOnly { dsn: 1_100 }
+    );
+}
+
+#[test]
+fn recv_map_flood_stays_bounded() {
+    // A hostile peer maps every other byte: the table never passes its limit.
+    let mut r = RecvMap::new(64);
+    let mut full = 0;
+    for i in 0..10_000u64 {
+        let w = WindowCtx {
+            data_ack: 0,
+            right_edge: u64::MAX / 2,
+        };
+        if r.on_mapping(map(i * 2, i * 2, 1), i * 2, 1, w) == MapVerdict::TableFull {
+            full += 1;
+        }
+        assert!(r.len() <= 64);
+    }
+    assert_eq!(full, 10_000 - 64);
+    r.consumed(u64::MAX / 4);
+    assert!(r.is_empty());
+}
+
+#[test]
+fn expand32_examples() {
+    // Data ACK just past a 32-bit wrap.
+    assert_eq!(expand32(0x1_FFFF_FFF0, 0x10), 0x2_0000_0010);
+    // A late (older) value just before the wrap.
+    assert_eq!(expand32(0x2_0000_0010, 0xFFFF_FFF0), 0x1_FFFF_FFF0);
+    assert_eq!(expand32(5, 5), 5);
+}
+
+proptest! {
+    #[test]
+    fn expand32_recovers_values_within_half_the_space(
+        reference in any::<u64>(), dist in -(1i64 << 31)..(1i64 << 31)
+    ) {
+        let x = reference.wrapping_add(dist as u64);
+        prop_assert_eq!(expand32(reference, x as u32), x);
+    }
+
+    /// Whatever mappings a peer sends, the held ones stay disjoint, each lookup agrees
+    /// with the mapping that was stored for that byte, and the count stays bounded.
+    #[test]
+    fn recv_map_holds_disjoint_consistent_mappings(
+        ops in proptest::collection::vec((0u64..4_000, 0u64..4_000, 1u16..600, any::<bool>()), 1..200)
+    ) {
+        let mut r = RecvMap::new(16);
+        let w = WindowCtx { data_ack: 0, right_edge: 1 << 40 };
+        let mut truth: BTreeMap<u64, u64> = BTreeMap::new();
+        for (dsn, off, len, fin) in ops {
+            let m = Mapping { dsn, sub_off: off, len, data_fin: fin && len > 1 };
+            let v = r.on_mapping(m, off, 1, w);
+            if matches!(v, MapVerdict::New | MapVerdict::Extended) {
+                for b in off..off + m.payload() {
+                    truth.insert(b, dsn + (b - off));
+                }
+            }
+            prop_assert!(r.len() <= 16);
+            let mut prev_end = 0;
+            for (&s, h) in &r.maps {
+                prop_assert!(s >= prev_end, "held mappings overlap");
+                prev_end = s + h.len;
+            }
+        }
+        for (b, d) in truth {
+            prop_assert_eq!(r.lookup(b).map(|x| x.0), Some(d));
+        }
+    }
+
+    /// The send map's lookup finds, for every mapped byte, the DSN it was given.
+    #[test]
+    fn send_map_lookup_matches_pushes(
+        lens in proptest::collection::vec((1u64..3_000, 0u64..3), 1..100)
+    ) {
+        let mut s = SendMap::new(0, 1_000);
+        let (mut off, mut dsn) = (0u64, 0u64);
+        let mut pushed = Vec::new();
+        for (len, gap) in lens {
+            dsn += gap * 10_000; // other subflows took data between
+            s.push(dsn, off, len).unwrap();
+            pushed.push((off, dsn, len));
+            off += len;
+            dsn += len;
+        }
+        for (o, d, l) in pushed {
+            for b in [o, o + l / 2, o + l - 1] {
+                let m = s.lookup(b).unwrap();
+                prop_assert_eq!(m.dsn + (b - m.sub_off), d + (b - o));
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! MPTCP's data level (RFC 8684), sans-IO: the pieces a multipath connection needs
+//! above its subflows, each a pure structure the connection will drive.
+//!
+//! - [`dsn`]: the data-sequence map (§3.3): per-subflow mappings on both sides, their
+//!   validation as Linux's `get_mapping_status` (`subflow.c`) does, and the 32→64-bit
+//!   expansion of DSNs and Data ACKs (§3.3.1).
+//! - [`recv`]: the data-level receive buffer (reordering across subflows, the
+//!   connection-level window of §3.3.4, DATA_FIN, the Data ACK, unordered reads).
+//! - [`sched`]: schedulers as pure decisions over subflow views (minimum RTT with
+//!   penalisation and opportunistic retransmission, Linux 6.x's linger-time default,
+//!   round-robin, redundant, STTF).
+//! - [`pm`]: the path manager, shaped like Linux's in-kernel one (`pm_kernel.c`):
+//!   fullmesh and ndiffports, limits, the address table, ADD_ADDR retransmission.
+//! - [`reinject`]: the seed's Table I retransmission policy (fast retransmit stays on
+//!   its subflow; an RTO also re-injects the data on another subflow).
+//!
+//! Nothing here owns a clock or a socket: the caller passes `now` and the subflows'
+//! state as [`sched::SubflowView`]s and applies the decisions returned. Every table
+//! has a limit, fixed at construction. Docs: `docs/mechanisms/mptcp.md`.
+
+pub mod dsn;
+pub mod pm;
+pub mod recv;
+pub mod reinject;
+pub mod sched;
+
+/// Most subflows one connection holds: the initial one plus Linux's largest `subflows`
+/// limit, 8 additional ones (`MPTCP_PM_ADDR_MAX`; `ip mptcp limits set subflows 9`
+/// answers "limit greater than maximum (8)" on this machine's 6.18 kernel).
+pub const MAX_SUBFLOWS: usize = 9;
+
+/// A set of subflow indices (`0..MAX_SUBFLOWS`) as a bit mask.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SubflowMask(pub u16);
+
+impl SubflowMask {
+    pub const EMPTY: SubflowMask = SubflowMask(0);
+
+    /// The mask holding only `i` (indices at or above `MAX_SUBFLOWS` give the empty mask).
+    pub fn one(i: usize) -> SubflowMask {
+        if i < MAX_SUBFLOWS {
+            SubflowMask(1 << i)
+        } else {
+            SubflowMask(0)
+        }
+    }
+
+    pub fn contains(self, i: usize) -> bool {
+        i < MAX_SUBFLOWS && self.0 & (1 << i) != 0
+    }
+
+    pub fn with(self, i: usize) -> SubflowMask {
+        SubflowMask(self.0 | SubflowMask::one(i).0)
+    }
+
+    pub fn without(self, i: usize) -> SubflowMask {
+        SubflowMask(self.0 & !SubflowMask::one(i).0)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// The indices in the set, lowest first.
+    pub fn iter(self) -> impl Iterator<Item = usize> {
+        (0..MAX_SUBFLOWS).filter(move |&i| self.contains(i))
+    }
+}

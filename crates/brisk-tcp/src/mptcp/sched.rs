@@ -1,0 +1,411 @@
+//! Schedulers: which subflow sends the next segment, as a pure decision over a slice of
+//! [`SubflowView`]s (at most [`MAX_SUBFLOWS`]; later entries are ignored). Enum dispatch,
+//! no allocation, no trait object on the per-packet path.
+//!
+//! - [`SchedKind::MinRtt`] — the lowest smoothed RTT among subflows with room in their
+//!   window ("LowRTT", the default of the out-of-tree Linux MPTCP v0.89 the seed used,
+//!   `get_available_subflow` in `mptcp_sched.c`), with **penalisation** and
+//!   **opportunistic retransmission** (Raiciu et al., "How hard can it be? Designing and
+//!   implementing a deployable multipath TCP", NSDI 2012 §4.2; the seed's "LowRTT + RP";
+//!   v0.89's `mptcp_rcv_buf_optimization`): [`MinRtt::opportunistic`].
+//! - [`SchedKind::Linger`] — Linux 6.x's default (`mptcp_subflow_get_send`,
+//!   `protocol.c`): the lowest *linger time*, bytes the subflow still has to push (in
+//!   flight and queued) over its rate estimate, window room not required (TCP sends what
+//!   the window allows). It has no penalisation and no opportunistic retransmission;
+//!   data stuck on a subflow is re-injected only by the data-level retransmission timer
+//!   (`mptcp_subflow_get_retrans`). This is how 6.x's default differs from the seed's.
+//! - [`SchedKind::RoundRobin`] — one segment per turn over the subflows with room (v0.89
+//!   `mptcp_rr.c` with `num_segments = 1`).
+//! - [`SchedKind::Redundant`] — every subflow with room sends the segment (v0.89
+//!   `mptcp_redundant.c`).
+//! - [`SchedKind::Sttf`] — shortest transfer time first (the seed's main body §3.2.1):
+//!   the subflow on which the segment would *arrive* first, counting data already
+//!   queued on it and its window, even a subflow whose window is full; unsent data is
+//!   re-assigned on every decision ([`sttf_reschedule`]).
+//!
+//! **The STTF estimate** (the seed gives no formula; this one is decided here). For a
+//! segment of `len` bytes on subflow `i` with window `cwnd`, smoothed RTT `srtt`, `F`
+//! bytes in flight and `Q` bytes queued but unsent:
+//!
+//! ```text
+//!   T_i = srtt/2 + srtt · max(0, F + Q + len − cwnd) / cwnd
+//! ```
+//!
+//! The second term is the wait for window: a window-limited sender moves `cwnd` bytes
+//! per RTT (the fluid rate `cwnd/srtt`), and the segment can leave once the bytes ahead
+//! of it that do not fit the current window have drained; the first is the one-way
+//! delay. It is the spec's suggested `(queued + len)/rate + RTT/2` with rate =
+//! cwnd/RTT, corrected for the window already open, and the same completion-time idea
+//! as ECF (Lim et al., "ECF: An MPTCP path scheduler to manage heterogeneous paths",
+//! CoNEXT 2017), which compares `(1 + k/cwnd)·RTT` across paths. Departures: window
+//! growth during the wait (slow start doubling) is not modelled, which makes STTF
+//! conservative about a slow-starting path; serialisation time is folded into the
+//! window term. A subflow with no RTT sample yet counts as the slowest sampled one.
+//!
+//! Candidates (every kind): usable subflows not excluded by the caller; backup subflows
+//! only when no non-backup subflow is usable (RFC 8684 §3.3.8; Linux keeps
+//! `send_info[SSK_MODE_BACKUP]` apart the same way).
+
+use super::{SubflowMask, MAX_SUBFLOWS};
+use brisk_time::{Duration, Instant};
+use std::fmt;
+use std::str::FromStr;
+
+/// What the scheduler sees of one subflow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubflowView {
+    /// Smoothed RTT; zero when there is no sample yet.
+    pub srtt: Duration,
+    /// Congestion window, bytes.
+    pub cwnd: u32,
+    /// Bytes in flight.
+    pub in_flight: u32,
+    /// Bytes assigned to this subflow and not yet sent.
+    pub queued: u32,
+    /// Maximum segment size, bytes.
+    pub mss: u32,
+    /// The subflow is a backup (MP_JOIN / MP_PRIO B bit).
+    pub backup: bool,
+    /// Estimated send rate, bytes per second (delivery or pacing rate); 0 unknown.
+    pub rate: u64,
+    /// Established, not closing, not stale: may carry data.
+    pub usable: bool,
+    /// Congestion state Open (not in recovery or loss): penalisation touches only these.
+    pub ca_open: bool,
+}
+
+impl SubflowView {
+    /// Room in the window for one more segment (Linux `tcp_cwnd_test`: in flight below
+    /// the window).
+    pub fn has_room(&self) -> bool {
+        self.in_flight < self.cwnd
+    }
+}
+
+/// The scheduler's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// Send (or, for STTF and linger, queue) on this subflow.
+    One(usize),
+    /// Send a copy on each of these subflows (redundant).
+    Many(SubflowMask),
+    /// No subflow may take the segment now.
+    None,
+}
+
+/// The scheduler kinds, as configured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SchedKind {
+    MinRtt,
+    Linger,
+    RoundRobin,
+    Redundant,
+    Sttf,
+}
+
+impl SchedKind {
+    pub const NAMES: &'static str = "minrtt, linger, roundrobin, redundant, sttf";
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedKind::MinRtt => "minrtt",
+            SchedKind::Linger => "linger",
+            SchedKind::RoundRobin => "roundrobin",
+            SchedKind::Redundant => "redundant",
+            SchedKind::Sttf => "sttf",
+        }
+    }
+}
+
+/// An unknown scheduler name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownScheduler(pub String);
+
+impl fmt::Display for UnknownScheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown mptcp scheduler '{}' (expected one of {})",
+            self.0,
+            SchedKind::NAMES
+        )
+    }
+}
+
+impl std::error::Error for UnknownScheduler {}
+
+impl FromStr for SchedKind {
+    type Err = UnknownScheduler;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s {
+            "minrtt" => SchedKind::MinRtt,
+            "linger" => SchedKind::Linger,
+            "roundrobin" => SchedKind::RoundRobin,
+            "redundant" => SchedKind::Redundant,
+            "sttf" => SchedKind::Sttf,
+            _ => return Err(UnknownScheduler(s.to_string())),
+        })
+    }
+}
+
+/// A scheduler with its state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    MinRtt(MinRtt),
+    Linger,
+    RoundRobin { next: usize },
+    Redundant,
+    Sttf,
+}
+
+impl Scheduler {
+    pub fn new(kind: SchedKind) -> Scheduler {
+        match kind {
+            SchedKind::MinRtt => Scheduler::MinRtt(MinRtt::default()),
+            SchedKind::Linger => Scheduler::Linger,
+            SchedKind::RoundRobin => Scheduler::RoundRobin { next: 0 },
+            SchedKind::Redundant => Scheduler::Redundant,
+            SchedKind::Sttf => Scheduler::Sttf,
+        }
+    }
+
+    pub fn kind(&self) -> SchedKind {
+        match self {
+            Scheduler::MinRtt(_) => SchedKind::MinRtt,
+            Scheduler::Linger => SchedKind::Linger,
+            Scheduler::RoundRobin { .. } => SchedKind::RoundRobin,
+            Scheduler::Redundant => SchedKind::Redundant,
+            Scheduler::Sttf => SchedKind::Sttf,
+        }
+    }
+
+    /// Which subflow takes the next segment of `len` bytes; subflows in `exclude` are
+    /// not considered (a re-injection excludes the subflow that failed).
+    pub fn pick(&mut self, views: &[SubflowView], len: u32, exclude: SubflowMask) -> Pick {
+        let views = &views[..views.len().min(MAX_SUBFLOWS)];
+        let cand = candidates(views, exclude);
+        match self {
+            Scheduler::MinRtt(_) => min_rtt(views, cand).map_or(Pick::None, Pick::One),
+            Scheduler::Linger => argmin(views, cand, linger_key).map_or(Pick::None, Pick::One),
+            Scheduler::RoundRobin { next } => {
+                let n = views.len();
+                for k in 0..n {
+                    let i = (*next + k) % n;
+                    if cand.contains(i) && views[i].has_room() {
+                        *next = (i + 1) % n;
+                        return Pick::One(i);
+                    }
+                }
+                Pick::None
+            }
+            Scheduler::Redundant => {
+                let mut m = SubflowMask::EMPTY;
+                for i in cand.iter().filter(|&i| views[i].has_room()) {
+                    m = m.with(i);
+                }
+                if m.is_empty() {
+                    Pick::None
+                } else {
+                    Pick::Many(m)
+                }
+            }
+            Scheduler::Sttf => {
+                let slow = slowest(views, cand);
+                argmin(views, cand, |v| sttf_time(v, len, slow)).map_or(Pick::None, Pick::One)
+            }
+        }
+    }
+}
+
+/// Usable, not excluded; backups only when no non-backup subflow is usable.
+pub fn candidates(views: &[SubflowView], exclude: SubflowMask) -> SubflowMask {
+    let (mut active, mut backup) = (SubflowMask::EMPTY, SubflowMask::EMPTY);
+    for (i, v) in views.iter().enumerate().take(MAX_SUBFLOWS) {
+        if !v.usable || exclude.contains(i) {
+            continue;
+        }
+        if v.backup {
+            backup = backup.with(i);
+        } else {
+            active = active.with(i);
+        }
+    }
+    if active.is_empty() {
+        backup
+    } else {
+        active
+    }
+}
+
+/// The largest sampled RTT among the candidates (what an unsampled subflow counts as).
+fn slowest(views: &[SubflowView], cand: SubflowMask) -> Duration {
+    cand.iter()
+        .map(|i| views[i].srtt)
+        .max()
+        .unwrap_or(Duration::ZERO)
+}
+
+fn rtt_or(v: &SubflowView, slow: Duration) -> Duration {
+    if v.srtt.is_zero() {
+        slow
+    } else {
+        v.srtt
+    }
+}
+
+/// Index of the smallest key among the candidates; ties to the lowest index.
+fn argmin<K: Ord>(
+    views: &[SubflowView],
+    cand: SubflowMask,
+    key: impl Fn(&SubflowView) -> K,
+) -> Option<usize> {
+    let mut best: Option<(K, usize)> = None;
+    for i in cand.iter() {
+        let k = key(&views[i]);
+        if best.as_ref().is_none_or(|(b, _)| k < *b) {
+            best = Some((k, i));
+        }
+    }
+    best.map(|(_, i)| i)
+}
+
+/// Minimum RTT among candidates with room.
+fn min_rtt(views: &[SubflowView], cand: SubflowMask) -> Option<usize> {
+    let slow = slowest(views, cand);
+    let mut room = SubflowMask::EMPTY;
+    for i in cand.iter().filter(|&i| views[i].has_room()) {
+        room = room.with(i);
+    }
+    argmin(views, room, |v| rtt_or(v, slow))
+}
+
+/// Linux 6.x's linger time, `(in flight + queued) << 32 / rate`; the rate falls back
+/// to `cwnd / srtt` (what `sk_pacing_rate` is built from) and a subflow with no rate
+/// at all lingers 0 (it has nothing measured against it yet).
+pub fn linger_key(v: &SubflowView) -> u128 {
+    let bytes = u128::from(v.in_flight) + u128::from(v.queued);
+    let rate = if v.rate > 0 {
+        u128::from(v.rate)
+    } else if !v.srtt.is_zero() {
+        u128::from(v.cwnd) * 1_000_000_000 / v.srtt.as_nanos().max(1)
+    } else {
+        0
+    };
+    (bytes << 32).checked_div(rate).unwrap_or(0)
+}
+
+/// The STTF estimate of the module docs, in nanoseconds; `slow` stands in for a missing
+/// RTT sample. A subflow with no window at all never wins.
+pub fn sttf_time(v: &SubflowView, len: u32, slow: Duration) -> u128 {
+    if v.cwnd == 0 {
+        return u128::MAX;
+    }
+    let rtt = rtt_or(v, slow).as_nanos();
+    let ahead = u128::from(v.in_flight) + u128::from(v.queued) + u128::from(len);
+    let excess = ahead.saturating_sub(u128::from(v.cwnd));
+    rtt / 2 + rtt * excess / u128::from(v.cwnd)
+}
+
+/// STTF's re-scheduling of unsent data: the `queued` of every view is cleared and the
+/// unsent segments (lengths in data order) are assigned again one by one, each to the
+/// subflow with the least [`sttf_time`] given the segments assigned before it;
+/// `assign(k, i)` reports segment `k` going to subflow `i` (the caller moves it). No
+/// allocation; O(segments × subflows) — the caller bounds the unsent data it passes.
+pub fn sttf_reschedule(
+    views: &mut [SubflowView],
+    segs: impl IntoIterator<Item = u32>,
+    exclude: SubflowMask,
+    mut assign: impl FnMut(usize, usize),
+) {
+    let n = views.len().min(MAX_SUBFLOWS);
+    let views = &mut views[..n];
+    for v in views.iter_mut() {
+        v.queued = 0;
+    }
+    let cand = candidates(views, exclude);
+    let slow = slowest(views, cand);
+    for (k, len) in segs.into_iter().enumerate() {
+        let Some(i) = argmin(views, cand, |v| sttf_time(v, len, slow)) else {
+            return;
+        };
+        views[i].queued = views[i].queued.saturating_add(len);
+        assign(k, i);
+    }
+}
+
+/// Minimum-RTT state: when the slow subflows were last penalised.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MinRtt {
+    last_penalised: Option<Instant>,
+}
+
+/// What [`MinRtt::opportunistic`] decided.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Opportunistic {
+    /// Send the segment at the data-level SND.UNA again on this subflow.
+    pub retransmit_on: Option<usize>,
+    /// Halve these subflows' windows (and ssthresh if not in slow start): the caller
+    /// applies it through their congestion control.
+    pub penalise: SubflowMask,
+}
+
+impl MinRtt {
+    /// The connection is limited by the peer's data-level window (nothing new may go)
+    /// while the minimum-RTT subflow has room: the head-of-line segment (the data-level
+    /// SND.UNA), carried so far by the subflows in `carriers`, is what blocks the
+    /// receiver. As v0.89's `mptcp_rcv_buf_optimization` (NSDI 2012 §4.2):
+    /// - **penalise** each slower carrier whose congestion state is Open, at most once
+    ///   per RTT of the fast subflow;
+    /// - **retransmit opportunistically** on the fast subflow if it has not carried the
+    ///   segment, unless a carrier is nearly as fast: retransmit when some carrier's
+    ///   window is at most 4 segments, otherwise only if every carrier's RTT exceeds 4×
+    ///   the fast subflow's.
+    pub fn opportunistic(
+        &mut self,
+        now: Instant,
+        views: &[SubflowView],
+        carriers: SubflowMask,
+    ) -> Opportunistic {
+        let views = &views[..views.len().min(MAX_SUBFLOWS)];
+        let cand = candidates(views, SubflowMask::EMPTY);
+        let Some(fast) = min_rtt(views, cand) else {
+            return Opportunistic::default();
+        };
+        let f = views[fast];
+        let mut out = Opportunistic::default();
+        let due = self
+            .last_penalised
+            .is_none_or(|t| now.saturating_duration_since(t) >= f.srtt);
+        if due {
+            for j in carriers.iter().filter(|&j| j != fast && j < views.len()) {
+                if views[j].srtt > f.srtt && views[j].ca_open {
+                    out.penalise = out.penalise.with(j);
+                }
+            }
+            if !out.penalise.is_empty() {
+                self.last_penalised = Some(now);
+            }
+        }
+        if !carriers.contains(fast) {
+            let mut retrans = false;
+            for j in carriers.iter().filter(|&j| j != fast && j < views.len()) {
+                if views[j].cwnd <= 4 * views[j].mss.max(1) {
+                    retrans = true;
+                    break;
+                }
+                if f.srtt * 4 >= views[j].srtt {
+                    retrans = false;
+                    break;
+                }
+                retrans = true;
+            }
+            if retrans {
+                out.retransmit_on = Some(fast);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;

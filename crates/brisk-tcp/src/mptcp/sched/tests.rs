@@ -1,0 +1,238 @@
+use super::*;
+use proptest::prelude::*;
+
+fn v(rtt_ms: u64, cwnd_segs: u32, flight_segs: u32) -> SubflowView {
+    SubflowView {
+        srtt: Duration::from_millis(rtt_ms),
+        cwnd: cwnd_segs * 1_000,
+        in_flight: flight_segs * 1_000,
+        queued: 0,
+        mss: 1_000,
+        backup: false,
+        rate: 0,
+        usable: true,
+        ca_open: true,
+    }
+}
+
+const NONE: SubflowMask = SubflowMask::EMPTY;
+
+#[test]
+fn names_parse_and_errors_list_them() {
+    for k in [
+        SchedKind::MinRtt,
+        SchedKind::Linger,
+        SchedKind::RoundRobin,
+        SchedKind::Redundant,
+        SchedKind::Sttf,
+    ] {
+        assert_eq!(k.name().parse::<SchedKind>().unwrap(), k);
+        assert_eq!(Scheduler::new(k).kind(), k);
+    }
+    let e = "blest".parse::<SchedKind>().unwrap_err().to_string();
+    assert!(e.contains("'blest'") && e.contains("sttf"), "{e}");
+}
+
+#[test]
+fn min_rtt_takes_the_fastest_with_room_and_backups_last() {
+    let mut s = Scheduler::new(SchedKind::MinRtt);
+    let mut views = [v(50, 10, 0), v(20, 10, 0), v(30, 10, 0)];
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(1));
+    views[1].in_flight = views[1].cwnd; // full
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(2));
+    assert_eq!(s.pick(&views, 1_000, SubflowMask::one(2)), Pick::One(0));
+    // A backup is not used while a non-backup subflow is usable, even window-full.
+    views[2].backup = true;
+    views[0].in_flight = views[0].cwnd;
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::None);
+    views[0].usable = false;
+    views[1].usable = false;
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(2));
+    // No RTT sample yet: counts as the slowest sampled one.
+    let views = [v(40, 10, 0), v(0, 10, 0)];
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(0));
+}
+
+#[test]
+fn linger_is_queued_bytes_over_rate() {
+    let mut s = Scheduler::new(SchedKind::Linger);
+    // 30 kB at 10 MB/s lingers 3 ms; 10 kB at 2 MB/s lingers 5 ms.
+    let mut a = v(10, 40, 30);
+    a.rate = 10_000_000;
+    let mut b = v(80, 40, 10);
+    b.rate = 2_000_000;
+    assert_eq!(s.pick(&[a, b], 1_000, NONE), Pick::One(0));
+    a.queued = 30_000; // 6 ms now
+    assert_eq!(s.pick(&[a, b], 1_000, NONE), Pick::One(1));
+    // Window room is not required (TCP sends when the window opens): b's window is
+    // full (40 kB at 2 MB/s, 20 ms) but a lingers longer (230 kB at 10 MB/s, 23 ms).
+    b.in_flight = b.cwnd;
+    b.queued = 0;
+    a.queued = 200_000;
+    assert!(linger_key(&b) < linger_key(&a));
+    assert_eq!(s.pick(&[a, b], 1_000, NONE), Pick::One(1));
+}
+
+#[test]
+fn round_robin_rotates_over_subflows_with_room() {
+    let mut s = Scheduler::new(SchedKind::RoundRobin);
+    let mut views = [v(10, 10, 0), v(90, 10, 0), v(30, 10, 0)];
+    let got: Vec<_> = (0..4).map(|_| s.pick(&views, 1_000, NONE)).collect();
+    assert_eq!(
+        got,
+        vec![Pick::One(0), Pick::One(1), Pick::One(2), Pick::One(0)]
+    );
+    views[1].in_flight = views[1].cwnd;
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(2));
+}
+
+#[test]
+fn redundant_sends_on_every_subflow_with_room() {
+    let mut s = Scheduler::new(SchedKind::Redundant);
+    let mut views = [v(10, 10, 0), v(90, 10, 0), v(30, 10, 10)];
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::Many(SubflowMask(0b011)));
+    views[0].in_flight = views[0].cwnd;
+    views[1].in_flight = views[1].cwnd;
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::None);
+}
+
+#[test]
+fn sttf_counts_queued_data_and_may_pick_a_full_window() {
+    let mut s = Scheduler::new(SchedKind::Sttf);
+    // WLAN-like 40 ms and 3G-like 140 ms, both with empty windows.
+    let mut views = [v(40, 10, 0), v(140, 10, 0)];
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(0));
+    // 40 segments ahead on the fast path: (41 - 10)/10 · 40 ms + 20 ms = 144 ms > 70 ms.
+    views[0].queued = 40_000;
+    assert_eq!(sttf_time(&views[0], 1_000, Duration::ZERO), 144_000_000);
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(1));
+    // Both windows full: STTF still answers (the segment waits on the chosen path).
+    let views = [v(40, 10, 10), v(140, 10, 10)];
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(0));
+    // MinRtt would not.
+    assert_eq!(
+        Scheduler::new(SchedKind::MinRtt).pick(&views, 1_000, NONE),
+        Pick::None
+    );
+}
+
+#[test]
+fn sttf_reschedule_spreads_unsent_data_by_arrival_time() {
+    let mut views = [v(40, 10, 0), v(140, 10, 0)];
+    views[1].queued = 99_000; // stale assignment: cleared
+    let mut to = [0usize; 2];
+    sttf_reschedule(&mut views, std::iter::repeat_n(1_000, 40), NONE, |_, i| {
+        to[i] += 1
+    });
+    // Fast path: k-th segment arrives at 20 + 4·max(0, k−10) ms; slow path: 70 + 14·max(0, k−10).
+    // The fast path wins while 20 + 4(k−10) ≤ 70, i.e. up to 22 segments, then both share.
+    assert_eq!(to[0] + to[1], 40);
+    assert!(to[0] > to[1] && to[1] > 0, "{to:?}");
+    assert_eq!(views[0].queued as usize, to[0] * 1_000);
+    assert_eq!(views[1].queued as usize, to[1] * 1_000);
+}
+
+#[test]
+fn penalisation_once_per_rtt_and_opportunistic_retransmission() {
+    let mut m = MinRtt::default();
+    let views = [v(20, 10, 0), v(200, 20, 20)];
+    let t0 = Instant::from_millis(1_000);
+    // The HoL segment sits on the slow subflow only.
+    let o = m.opportunistic(t0, &views, SubflowMask::one(1));
+    assert_eq!(o.penalise, SubflowMask::one(1));
+    assert_eq!(o.retransmit_on, Some(0), "200 ms > 4 × 20 ms");
+    // Within one RTT of the fast subflow: no second penalty.
+    let o = m.opportunistic(t0 + Duration::from_millis(10), &views, SubflowMask::one(1));
+    assert!(o.penalise.is_empty());
+    let o = m.opportunistic(t0 + Duration::from_millis(20), &views, SubflowMask::one(1));
+    assert_eq!(o.penalise, SubflowMask::one(1));
+    // A carrier nearly as fast (< 4×) with a large window: no retransmission.
+    let views = [v(20, 10, 0), v(60, 20, 20)];
+    let o = m.opportunistic(t0, &views, SubflowMask::one(1));
+    assert_eq!(o.retransmit_on, None);
+    // ... unless its window is tiny (≤ 4 segments).
+    let views = [v(20, 10, 0), v(60, 4, 4)];
+    assert_eq!(
+        m.opportunistic(t0, &views, SubflowMask::one(1))
+            .retransmit_on,
+        Some(0)
+    );
+    // Already carried by the fast subflow: nothing to retransmit; a carrier in
+    // recovery is not penalised.
+    let mut views = [v(20, 10, 0), v(200, 20, 20)];
+    views[1].ca_open = false;
+    let o = m.opportunistic(t0 + Duration::from_secs(1), &views, SubflowMask(0b11));
+    assert_eq!(o, Opportunistic::default());
+}
+
+fn arb_view() -> impl Strategy<Value = SubflowView> {
+    (
+        0u64..300,
+        1u32..50,
+        0u32..60,
+        0u32..100,
+        any::<bool>(),
+        any::<bool>(),
+        0u64..50_000_000,
+    )
+        .prop_map(|(rtt, cwnd, fl, q, backup, usable, rate)| SubflowView {
+            srtt: Duration::from_millis(rtt),
+            cwnd: cwnd * 1_000,
+            in_flight: fl * 1_000,
+            queued: q * 1_000,
+            mss: 1_000,
+            backup,
+            rate,
+            usable,
+            ca_open: true,
+        })
+}
+
+proptest! {
+    /// Every kind picks only candidates (usable, not excluded, backups only when no
+    /// active subflow is usable); minimum RTT and STTF pick a minimum of their metric.
+    #[test]
+    fn picks_are_candidates_and_minimal(
+        views in proptest::collection::vec(arb_view(), 0..=MAX_SUBFLOWS),
+        exclude in 0u16..(1 << MAX_SUBFLOWS),
+        len in 1u32..1_500,
+    ) {
+        let ex = SubflowMask(exclude);
+        let cand = candidates(&views, ex);
+        for kind in [SchedKind::MinRtt, SchedKind::Linger, SchedKind::RoundRobin, SchedKind::Redundant, SchedKind::Sttf] {
+            let mut s = Scheduler::new(kind);
+            match s.pick(&views, len, ex) {
+                Pick::One(i) => {
+                    prop_assert!(cand.contains(i));
+                    if matches!(kind, SchedKind::MinRtt | SchedKind::RoundRobin) {
+                        prop_assert!(views[i].has_room());
+                    }
+                    if kind == SchedKind::Sttf {
+                        let slow = slowest(&views, cand);
+                        let t = sttf_time(&views[i], len, slow);
+                        for j in cand.iter() {
+                            prop_assert!(t <= sttf_time(&views[j], len, slow));
+                        }
+                    }
+                    if kind == SchedKind::MinRtt {
+                        let slow = slowest(&views, cand);
+                        for j in cand.iter().filter(|&j| views[j].has_room()) {
+                            prop_assert!(rtt_or(&views[i], slow) <= rtt_or(&views[j], slow));
+                        }
+                    }
+                }
+                Pick::Many(m) => {
+                    prop_assert_eq!(kind, SchedKind::Redundant);
+                    for i in m.iter() {
+                        prop_assert!(cand.contains(i) && views[i].has_room());
+                    }
+                }
+                Pick::None => {
+                    if matches!(kind, SchedKind::Sttf | SchedKind::Linger) {
+                        prop_assert!(cand.is_empty() || kind == SchedKind::Sttf);
+                    }
+                }
+            }
+        }
+    }
+}
