@@ -49,6 +49,17 @@ impl Mapping {
         u64::from(self.len).saturating_sub(u64::from(self.data_fin))
     }
 
+    /// The infinite mapping a sender falling back to TCP sends once (§3.7): from data
+    /// sequence `dsn` at subflow offset `sub_off` on, every byte maps one to one.
+    pub fn infinite(dsn: u64, sub_off: u64) -> Mapping {
+        Mapping {
+            dsn,
+            sub_off,
+            len: 0,
+            data_fin: false,
+        }
+    }
+
     /// The infinite mapping (data-level length 0): the peer fell back (§3.7).
     pub fn is_infinite(&self) -> bool {
         self.len == 0

@@ -147,6 +147,8 @@ pub struct RecvStats {
     pub duplicate_bytes: u64,
     /// Segments dropped beyond the window [NoDSSInWindow].
     pub outside_window: u64,
+    /// Bytes cut off a segment that ran past the window's right edge.
+    pub beyond_window_bytes: u64,
     /// Segments dropped at the held-range limit.
     pub ranges_full: u64,
     /// Segments dropped for data beyond the DATA_FIN.
@@ -263,7 +265,8 @@ impl DataRecv {
         }
         let from = (skip + (start - start_off)) as usize;
         self.copy_in(start, &data[from..from + (stop - start) as usize]);
-        self.stats.duplicate_bytes += data.len() as u64 - (stop - start);
+        self.stats.beyond_window_bytes += end - stop;
+        self.stats.duplicate_bytes += data.len() as u64 - (stop - start) - (end - stop);
         if in_order {
             self.advance_ack(stop);
         }

@@ -98,7 +98,10 @@ fn recv_map_verdicts_as_linux() {
         v(&mut r, map(WIN.right_edge, 5_000, 100), 5_000, 100),
         MapVerdict::OutsideWindow
     );
-    assert_eq!(v(&mut r, map(9, 9, 0), 9, 1), MapVerdict::Infinite);
+    assert_eq!(
+        v(&mut r, Mapping::infinite(9, 9), 9, 1),
+        MapVerdict::Infinite
+    );
     // Consistent overlap extends.
     assert_eq!(
         v(&mut r, map(1_500, 500, 1_000), 1_000, 100),

@@ -52,6 +52,13 @@ fn window_is_relative_to_the_data_ack_and_never_shrinks() {
     // Beyond the edge: dropped.
     assert_eq!(r.insert(4_000, &bytes(4_000, 10)), Insert::OutsideWindow);
     assert_eq!(r.stats.outside_window, 1);
+    // Straddling the edge: the part inside is kept, the rest cut off and counted.
+    assert_eq!(
+        r.insert(3_900, &bytes(3_900, 200)),
+        Insert::Stored { in_order: false }
+    );
+    assert_eq!(r.stats.beyond_window_bytes, 100);
+    assert_eq!(r.stats.duplicate_bytes, 0);
     let mut out = vec![0u8; 3_000];
     r.read(&mut out);
     assert_eq!(r.advertise(), 4_000);

@@ -124,10 +124,12 @@ fn sttf_reschedule_spreads_unsent_data_by_arrival_time() {
     sttf_reschedule(&mut views, std::iter::repeat_n(1_000, 40), NONE, |_, i| {
         to[i] += 1
     });
-    // Fast path: k-th segment arrives at 20 + 4·max(0, k−10) ms; slow path: 70 + 14·max(0, k−10).
-    // The fast path wins while 20 + 4(k−10) ≤ 70, i.e. up to 22 segments, then both share.
-    assert_eq!(to[0] + to[1], 40);
-    assert!(to[0] > to[1] && to[1] > 0, "{to:?}");
+    // The k-th segment on the fast path arrives at 20 + 4·max(0, k−10) ms, on the slow
+    // one at 70 + 14·max(0, k−10) ms; ties go to the lower index. The fast path takes
+    // segments 1..=22 (68 ms ≤ 70), the slow one its first 10 (70 ms), then the fast
+    // one 23..=26 (72..84, the tie at 84 included), the slow one its 11th (84), the
+    // fast one 27..=29 (88..96): 29 and 11.
+    assert_eq!(to, [29, 11]);
     assert_eq!(views[0].queued as usize, to[0] * 1_000);
     assert_eq!(views[1].queued as usize, to[1] * 1_000);
 }
