@@ -180,8 +180,10 @@ impl SendMap {
 
     /// The DATA_FIN goes out on this subflow at data sequence `dsn`: it joins the last
     /// mapping when that ends right before it (Linux: `mptcp_write_data_fin`, which
-    /// adds it to the last extension), else it is a mapping of its own (length 1, no
-    /// payload).
+    /// adds it to the last extension). Otherwise it rides alone on a segment with no
+    /// payload (length 1, subflow sequence 0): that mapping is returned but not held,
+    /// since no subflow sequence number carries it — the Data ACK acknowledges it and
+    /// the data level re-sends it.
     pub fn push_data_fin(&mut self, dsn: u64) -> Result<Mapping, MapError> {
         if let Some(last) = self.maps.back_mut() {
             if !last.data_fin
@@ -193,17 +195,12 @@ impl SendMap {
                 return Ok(*last);
             }
         }
-        if self.maps.len() >= self.limit {
-            return Err(MapError::Full { limit: self.limit });
-        }
-        let m = Mapping {
+        Ok(Mapping {
             dsn,
             sub_off: self.end,
             len: 1,
             data_fin: true,
-        };
-        self.maps.push_back(m);
-        Ok(m)
+        })
     }
 
     /// The mapping covering subflow offset `off` (to send again with a retransmission),
@@ -220,11 +217,9 @@ impl SendMap {
 
     /// The subflow's cumulative ACK reached offset `una`: mappings wholly below it are
     /// done on this subflow (the data level frees the bytes on the Data ACK, not here).
-    /// A DATA_FIN-only mapping stays until `una` passes its position (the FIN's ACK).
     pub fn on_subflow_ack(&mut self, una: u64) {
         while let Some(m) = self.maps.front() {
-            let end = m.sub_off + m.payload() + u64::from(m.data_fin && m.payload() == 0);
-            if end <= una {
+            if m.sub_off + m.payload() <= una {
                 self.maps.pop_front();
             } else {
                 break;

@@ -70,3 +70,53 @@ impl SubflowMask {
         (0..MAX_SUBFLOWS).filter(move |&i| self.contains(i))
     }
 }
+
+/// What [`deliver`] did with a subflow's in-order bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Delivered {
+    /// Subflow bytes consumed (mapped and handed to the data level, whatever the
+    /// receive buffer made of them).
+    pub consumed: u64,
+    /// Bytes the receive buffer stored (not duplicates, inside the window).
+    pub stored: u64,
+    /// A DATA_FIN closed the last mapping consumed and was passed on.
+    pub data_fin: Option<recv::FinVerdict>,
+}
+
+/// Hands a subflow's in-order bytes, starting at subflow offset `sub_off`, to the data
+/// level: each run goes to the DSN its mapping gives (one `RecvMap` lookup per mapping,
+/// not per byte), a DATA_FIN ending a mapping is passed on, and mappings fully consumed
+/// are dropped. Stops at the first byte no mapping covers: the subflow keeps it until
+/// its mapping arrives (Linux `get_mapping_status` returning `MAPPING_EMPTY` waits the
+/// same way).
+pub fn deliver(
+    map: &mut dsn::RecvMap,
+    recv: &mut recv::DataRecv,
+    sub_off: u64,
+    bytes: &[u8],
+) -> Delivered {
+    let mut out = Delivered::default();
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let off = sub_off + at as u64;
+        let Some((dsn, run)) = map.lookup(off) else {
+            break;
+        };
+        let n = (run.min((bytes.len() - at) as u64)) as usize;
+        if let recv::Insert::Stored { .. } = recv.insert(dsn, &bytes[at..at + n]) {
+            out.stored += n as u64;
+        }
+        if n as u64 == run {
+            if let Some(fin) = map.data_fin_after(off + n as u64 - 1) {
+                out.data_fin = Some(recv.on_data_fin(fin));
+            }
+        }
+        at += n;
+    }
+    out.consumed = at as u64;
+    map.consumed(sub_off + at as u64);
+    out
+}
+
+#[cfg(test)]
+mod tests;
