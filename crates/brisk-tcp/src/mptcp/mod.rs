@@ -57,17 +57,30 @@ impl SubflowMask {
         SubflowMask(self.0 & !SubflowMask::one(i).0)
     }
 
+    /// Bits at or above `MAX_SUBFLOWS` are not members.
+    fn members(self) -> u16 {
+        self.0 & ((1 << MAX_SUBFLOWS) - 1)
+    }
+
     pub fn is_empty(self) -> bool {
-        self.0 == 0
+        self.members() == 0
     }
 
     pub fn len(self) -> usize {
-        self.0.count_ones() as usize
+        self.members().count_ones() as usize
     }
 
-    /// The indices in the set, lowest first.
+    /// The indices in the set, lowest first (one step per member, by bit scan).
     pub fn iter(self) -> impl Iterator<Item = usize> {
-        (0..MAX_SUBFLOWS).filter(move |&i| self.contains(i))
+        let mut bits = self.members();
+        std::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            Some(i)
+        })
     }
 }
 

@@ -112,3 +112,19 @@ fn unmapped_bytes_wait_on_the_subflow() {
     let d = deliver(&mut map, &mut recv, 0, &[1, 2, 3]);
     assert_eq!((d.consumed, d.stored), (2, 2));
 }
+
+#[test]
+fn subflow_mask_iterates_members_in_order() {
+    let m = SubflowMask(0b1_0000_0101);
+    assert_eq!(m.iter().collect::<Vec<_>>(), vec![0, 2, 8]);
+    assert_eq!(m.len(), 3);
+    assert!(SubflowMask::one(MAX_SUBFLOWS).is_empty());
+    // Bits beyond MAX_SUBFLOWS are not members.
+    assert_eq!(SubflowMask(0xFFFF).iter().count(), MAX_SUBFLOWS);
+    assert_eq!(SubflowMask(0xFFFF).len(), MAX_SUBFLOWS);
+    assert!(SubflowMask(1 << 15).is_empty());
+    assert_eq!(
+        m.without(2).with(1).iter().collect::<Vec<_>>(),
+        vec![0, 1, 8]
+    );
+}
