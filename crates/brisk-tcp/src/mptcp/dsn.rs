@@ -76,6 +76,56 @@ impl Mapping {
     }
 }
 
+impl Mapping {
+    /// A mapping as parsed from a DSS option (`brisk_wire::mptcp::Mapping`, with the
+    /// option's F flag as `data_fin`), made 64-bit: a 32-bit DSN is expanded against
+    /// `dsn_ref` (the receiver's Data ACK or the previous mapping's end) and the 32-bit
+    /// relative subflow sequence number against `sub_ref` (the subflow's next expected
+    /// offset), both with [`expand32`]. A DATA_FIN-only mapping (subflow sequence 0)
+    /// sits at `sub_ref`.
+    pub fn from_wire(
+        w: &brisk_wire::mptcp::Mapping,
+        data_fin: bool,
+        dsn_ref: u64,
+        sub_ref: u64,
+    ) -> Mapping {
+        let dsn = match w.dsn {
+            brisk_wire::mptcp::DataSeq::Bits32(v) => expand32(dsn_ref, v),
+            brisk_wire::mptcp::DataSeq::Bits64(v) => v,
+        };
+        let fin_only = data_fin && w.data_len == 1 && w.subflow_seq == 0;
+        let sub_off = if fin_only {
+            sub_ref
+        } else {
+            // The wire counts from the ISN (the SYN takes one); offsets from the first
+            // payload byte.
+            expand32(sub_ref.wrapping_add(1), w.subflow_seq).wrapping_sub(1)
+        };
+        Mapping {
+            dsn,
+            sub_off,
+            len: w.data_len,
+            data_fin,
+        }
+    }
+
+    /// The DSS mapping to emit (no checksum: the caller adds it when negotiated, over
+    /// the payload), with a 64-bit or 32-bit DSN. The DATA_FIN goes in the option's F
+    /// flag ([`Mapping::data_fin`]).
+    pub fn to_wire(&self, dsn64: bool) -> brisk_wire::mptcp::Mapping {
+        brisk_wire::mptcp::Mapping {
+            dsn: if dsn64 {
+                brisk_wire::mptcp::DataSeq::Bits64(self.dsn)
+            } else {
+                brisk_wire::mptcp::DataSeq::Bits32(self.dsn as u32)
+            },
+            subflow_seq: self.wire_ssn(),
+            data_len: self.len,
+            checksum: None,
+        }
+    }
+}
+
 /// The 64-bit value whose low 32 bits are `v`, nearest to `reference` (within
 /// −2^31..2^31). RFC 8684 §3.3.1 lets a sender send 32-bit DSNs and Data ACKs; the
 /// receiver infers the high bits from what it knows (Linux: `__mptcp_expand_seq` for

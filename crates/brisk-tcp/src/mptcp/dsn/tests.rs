@@ -175,6 +175,39 @@ fn recv_map_flood_stays_bounded() {
 }
 
 #[test]
+fn wire_mappings_round_trip_through_brisk_wire() {
+    // A subflow past 4 GiB: the 32-bit relative sequence number wrapped.
+    let m = Mapping {
+        dsn: 0x1_2345_6789_0000,
+        sub_off: 0x1_0000_0005,
+        len: 1_400,
+        data_fin: false,
+    };
+    for dsn64 in [true, false] {
+        let w = m.to_wire(dsn64);
+        assert_eq!(w.subflow_seq, 6);
+        assert_eq!(
+            Mapping::from_wire(&w, false, m.dsn - 50_000, m.sub_off - 3_000),
+            m
+        );
+    }
+    // DATA_FIN alone: subflow sequence 0, placed at the reference.
+    let fin = Mapping {
+        dsn: 77,
+        sub_off: 900,
+        len: 1,
+        data_fin: true,
+    };
+    let w = fin.to_wire(false);
+    assert_eq!(w.subflow_seq, 0);
+    assert_eq!(Mapping::from_wire(&w, true, 70, 900), fin);
+    // The infinite mapping stays infinite.
+    let w = Mapping::infinite(5, 0).to_wire(true);
+    assert!(w.is_infinite());
+    assert!(Mapping::from_wire(&w, false, 0, 0).is_infinite());
+}
+
+#[test]
 fn expand32_examples() {
     // Data ACK just past a 32-bit wrap.
     assert_eq!(expand32(0x1_FFFF_FFF0, 0x10), 0x2_0000_0010);
