@@ -9,7 +9,9 @@
 //! after the hole arrives (duplicate ACKs), enters recovery once per window with
 //! cwnd = ssthresh at once (PRR's end point), retransmits the hole and leaves recovery
 //! when the flight at the signal is ACKed. Seeded per-segment jitter (below τ) breaks
-//! the phase locking a deterministic drop-tail queue otherwise shows.
+//! the phase locking a deterministic drop-tail queue otherwise shows. A link may also
+//! drop at random before its queue (`loss_ppm`), a path whose congestion level is
+//! set by the test.
 
 use crate::cc::host::{FlowCtx, FlowId, GroupKey, HostCc};
 use crate::cc::testmodel::MSS;
@@ -23,6 +25,8 @@ use std::net::SocketAddr;
 pub(crate) struct Link {
     pub tau: Duration,
     pub queue: u32,
+    /// Random loss before the queue, parts per million (a lossy radio hop).
+    pub loss_ppm: u32,
     last_depart: Instant,
     pub drops: u64,
 }
@@ -33,6 +37,7 @@ impl Link {
         Link {
             tau: Duration::from_micros(1_000_000 / rate),
             queue,
+            loss_ppm: 0,
             last_depart: Instant::ZERO,
             drops: 0,
         }
@@ -147,6 +152,8 @@ impl Model {
             self.rng
                 .gen_range(0..self.links[self.flows[i].link].tau.as_micros().max(1) as u64),
         );
+        let link_loss = self.links[self.flows[i].link].loss_ppm;
+        let random_loss = link_loss > 0 && self.rng.gen_range(0..1_000_000) < link_loss;
         let f = &mut self.flows[i];
         let link = &mut self.links[f.link];
         let waiting = if link.last_depart > now {
@@ -156,7 +163,7 @@ impl Model {
             0
         };
         let prev_ack = f.flight.back().map(|s| s.ack_at).unwrap_or(now);
-        let (ack_at, lost) = if waiting >= link.queue {
+        let (ack_at, lost) = if random_loss || waiting >= link.queue {
             link.drops += 1;
             // Found by the duplicate ACKs that follow: one RTT on, after the previous.
             (prev_ack.max(now + f.base), true)

@@ -140,3 +140,361 @@ fn lisa_takes_from_the_fastest_slow_starter_and_a_reduction_drops_the_rest() {
     let st = host.flow_stats(a.id).unwrap().coupled;
     assert_eq!((st.lisa_debit, st.lisa_ignore), (0, 0));
 }
+
+// ---------------------------------------------------------------------------------
+// RFC 6356 §2's goals over the multipath model.
+
+/// The controller of one run: a coupled one, or uncoupled Reno per subflow (the
+/// control that shows each property can fail).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Ctl {
+    Coupled(CcAlgorithm),
+    Uncoupled,
+}
+
+impl Ctl {
+    fn build(self) -> Box<dyn CongestionControl> {
+        match self {
+            Ctl::Coupled(a) => a.build(),
+            Ctl::Uncoupled => Box::new(Reno),
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Ctl::Coupled(a) => a.name(),
+            Ctl::Uncoupled => "uncoupled",
+        }
+    }
+}
+
+const WARMUP: Duration = Duration::from_secs(20);
+const MEASURE: Duration = Duration::from_secs(60);
+
+/// One path of a scenario: a link (segments/s, queue) and the RTT over it.
+#[derive(Clone, Copy, Debug)]
+struct PathSpec {
+    rate: u64,
+    rtt: Duration,
+    queue: u32,
+    /// Competing single-path Reno flows on the link.
+    competitors: usize,
+}
+
+/// A scenario's paths, drawn from `seed`.
+fn draw(seed: u64, n: usize, rate: (u64, u64), rtt_ms: (u64, u64)) -> Vec<PathSpec> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            let rate = rng.gen_range(rate.0..=rate.1);
+            let rtt = ms(rng.gen_range(rtt_ms.0..=rtt_ms.1));
+            // About one BDP of buffer (Reno's full-utilisation rule), at least 8.
+            let queue = ((rate * rtt.as_micros() as u64 / 1_000_000) as u32).max(8);
+            PathSpec {
+                rate,
+                rtt,
+                queue,
+                competitors: 0,
+            }
+        })
+        .collect()
+}
+
+/// Runs the group `ctl` with one subflow per entry of `subflows` (link index, RTT)
+/// over `links`, each with its competitors (same RTT as the path). Returns segments
+/// per second: (per subflow, per competitor).
+fn run(
+    links: &[PathSpec],
+    subflows: &[(usize, Duration)],
+    ctl: Option<Ctl>,
+    seed: u64,
+) -> (Vec<f64>, Vec<f64>) {
+    run_with(links, &[], subflows, ctl, seed)
+}
+
+fn run_lossy(
+    links: &[PathSpec],
+    loss_ppm: &[u32],
+    subflows: &[(usize, Duration)],
+    ctl: Ctl,
+    seed: u64,
+) -> (Vec<f64>, Vec<f64>) {
+    run_with(links, loss_ppm, subflows, Some(ctl), seed)
+}
+
+fn run_with(
+    links: &[PathSpec],
+    loss_ppm: &[u32],
+    subflows: &[(usize, Duration)],
+    ctl: Option<Ctl>,
+    seed: u64,
+) -> (Vec<f64>, Vec<f64>) {
+    let mut m = Model::new(
+        links
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut l = Link::new(p.rate, p.queue);
+                l.loss_ppm = loss_ppm.get(i).copied().unwrap_or(0);
+                l
+            })
+            .collect(),
+        seed,
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
+    let mut subs = Vec::new();
+    if let Some(ctl) = ctl {
+        for (k, &(link, rtt)) in subflows.iter().enumerate() {
+            // Subflows join a few RTTs apart, as MPTCP's do.
+            let start = ms(k as u64 * 150 + rng.gen_range(0..50));
+            subs.push(m.add(ctl.build(), link, rtt, Some(1), start));
+        }
+    }
+    let mut comp = Vec::new();
+    for (l, p) in links.iter().enumerate() {
+        for _ in 0..p.competitors {
+            let start = ms(rng.gen_range(0..500));
+            comp.push(m.add(Box::new(Reno), l, p.rtt, None, start));
+        }
+    }
+    m.run_until(WARMUP);
+    m.reset_counts();
+    m.run_until(WARMUP + MEASURE);
+    let secs = MEASURE.as_secs_f64();
+    let rate = |ids: &[usize]| ids.iter().map(|&i| m.delivered(&[i]) as f64 / secs).collect();
+    (rate(&subs), rate(&comp))
+}
+
+const COUPLED: [Ctl; 3] = [
+    Ctl::Coupled(CcAlgorithm::Lia),
+    Ctl::Coupled(CcAlgorithm::Olia),
+    Ctl::Coupled(CcAlgorithm::Balia),
+];
+const SEEDS: [u64; 4] = [1, 2, 3, 4];
+
+/// Goal 2 (RFC 6356 §2, "do no harm"): two or three subflows with different RTTs
+/// through one bottleneck shared with a single-path TCP take no more than one TCP on
+/// the best of those paths would (the same run with the group replaced by one Reno
+/// flow on the lowest-RTT path). Uncoupled subflows take more: the property can fail.
+fn goal2(seed: u64, n: usize) -> Vec<(Ctl, f64)> {
+    let mut link = draw(seed, 1, (800, 1500), (20, 60))[0];
+    link.competitors = 1;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed * 31 + n as u64);
+    let mut rtts: Vec<Duration> = (0..n)
+        .map(|_| link.rtt + ms(rng.gen_range(0..=link.rtt.as_millis() as u64)))
+        .collect();
+    rtts[0] = link.rtt; // the best path: the competitor's RTT
+    let links = [link];
+    let subs: Vec<(usize, Duration)> = rtts.iter().map(|&r| (0, r)).collect();
+    let (reference, _) = run(&links, &subs[..1], Some(Ctl::Uncoupled), seed);
+    let reference = reference[0];
+    let mut out = Vec::new();
+    for ctl in COUPLED.into_iter().chain([Ctl::Uncoupled]) {
+        let (g, _) = run(&links, &subs, Some(ctl), seed);
+        out.push((ctl, g.iter().sum::<f64>() / reference));
+    }
+    out
+}
+
+/// Goal 1 (RFC 6356 §2, "improve throughput"): subflows over disjoint links with
+/// different rates and RTTs, each shared with single-path TCPs, give the connection
+/// at least what one TCP gets on the best of the paths (each path measured alone with
+/// the same competitors).
+fn goal1(seed: u64, n: usize) -> Vec<(Ctl, f64)> {
+    let mut links = draw(seed, n, (500, 1500), (15, 120));
+    let mut rng = ChaCha8Rng::seed_from_u64(seed * 17 + n as u64);
+    for l in &mut links {
+        l.competitors = rng.gen_range(1..=2);
+    }
+    let subs: Vec<(usize, Duration)> = links.iter().enumerate().map(|(i, p)| (i, p.rtt)).collect();
+    let best = (0..n)
+        .map(|i| run(&links, &subs[i..=i], Some(Ctl::Uncoupled), seed).0[0])
+        .fold(0.0, f64::max);
+    COUPLED
+        .into_iter()
+        .chain([Ctl::Uncoupled])
+        .map(|ctl| {
+            let (g, _) = run(&links, &subs, Some(ctl), seed);
+            (ctl, g.iter().sum::<f64>() / best)
+        })
+        .collect()
+}
+
+/// Goal 3 (RFC 6356 §2, "balance congestion"): two disjoint links of equal rate and
+/// RTT, the second with a higher loss rate (more congested; random loss before the
+/// queue, so every packet sees the path's congestion level). Returns the share of
+/// the connection's traffic on the congested path. Uncoupled Reno splits as
+/// 1/√p (≈ 0.3 here); LIA's equilibrium is ∝ 1/p, OLIA's moves all but a minimum off.
+fn goal3(seed: u64) -> Vec<(Ctl, f64)> {
+    let p = draw(seed, 1, (800, 1200), (20, 80))[0];
+    let mut rng = ChaCha8Rng::seed_from_u64(seed * 7);
+    let links = [p, p];
+    let loss = [
+        rng.gen_range(1_000..=3_000),
+        rng.gen_range(10_000..=20_000),
+    ];
+    let subs = [(0, p.rtt), (1, p.rtt)];
+    COUPLED
+        .into_iter()
+        .chain([Ctl::Uncoupled])
+        .map(|ctl| {
+            let (g, _) = run_lossy(&links, &loss, &subs, ctl, seed);
+            (ctl, g[1] / (g[0] + g[1]))
+        })
+        .collect()
+}
+
+fn show(v: &[(Ctl, f64)]) -> String {
+    v.iter()
+        .map(|(c, x)| format!("{} {x:.2}", c.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[test]
+fn goal2_do_no_harm_at_a_shared_bottleneck() {
+    for seed in SEEDS {
+        for n in [2, 3] {
+            let r = goal2(seed, n);
+            eprintln!("goal 2 seed {seed} subflows {n}: group / one TCP = {}", show(&r));
+            for (ctl, ratio) in r {
+                if ctl == Ctl::Uncoupled {
+                    assert!(ratio >= 1.15, "the control: uncoupled takes more ({ratio:.2})");
+                } else {
+                    assert!(ratio <= 1.10, "{} takes {ratio:.2}× one TCP", ctl.name());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn goal1_improve_throughput_over_disjoint_paths() {
+    for seed in SEEDS {
+        for n in [2, 3] {
+            let r = goal1(seed, n);
+            eprintln!("goal 1 seed {seed} subflows {n}: group / best single-path TCP = {}", show(&r));
+            for (ctl, ratio) in r {
+                assert!(ratio >= 0.80, "{} gets {ratio:.2}× the best path", ctl.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn goal3_balance_congestion_moves_traffic_off_the_lossier_path() {
+    for seed in SEEDS {
+        let r = goal3(seed);
+        eprintln!("goal 3 seed {seed}: share on the congested path = {}", show(&r));
+        let share = |c: Ctl| r.iter().find(|(x, _)| *x == c).map(|(_, s)| *s).unwrap();
+        let uncoupled = share(Ctl::Uncoupled);
+        for ctl in COUPLED {
+            assert!(
+                share(ctl) <= uncoupled - 0.08,
+                "{} keeps {:.2} on the congested path (uncoupled {uncoupled:.2})",
+                ctl.name(),
+                share(ctl)
+            );
+        }
+        // OLIA moves more off than LIA (its α_r shifts window to the best paths).
+        let (lia, olia) = (
+            share(Ctl::Coupled(CcAlgorithm::Lia)),
+            share(Ctl::Coupled(CcAlgorithm::Olia)),
+        );
+        assert!(olia < lia, "olia {olia:.2} lia {lia:.2}");
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// A lone member, the bound, the factory.
+
+/// cwnd after every ACK of a one-flow run on the model.
+fn lone_trace(ctrl: Box<dyn CongestionControl>, group: Option<u64>, seed: u64) -> Vec<u32> {
+    let mut m = Model::new(vec![Link::new(1000, 30)], seed);
+    m.trace = true;
+    m.add(ctrl, 0, ms(40), group, ms(0));
+    m.run_until(Duration::from_secs(20));
+    let f = &m.flows[0];
+    assert!(f.losses > 0 || f.trace.len() > 100);
+    f.trace.iter().map(|&(_, w)| w).collect()
+}
+
+#[test]
+fn a_single_member_group_is_reno_exactly() {
+    for seed in [1, 2, 3] {
+        let reno = lone_trace(Box::new(Reno), None, seed);
+        for alg in CcAlgorithm::COUPLED {
+            for lisa in [false, true] {
+                let kind = alg.coupling().unwrap();
+                let t = lone_trace(Box::new(coupled(kind, lisa)), Some(5), seed);
+                assert_eq!(t, reno, "{} lisa {lisa} seed {seed}", alg.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn members_beyond_the_bound_cost_no_more_and_still_couple() {
+    let mut host = HostCc::new();
+    let mut subs: Vec<Sub> = (0..12)
+        .map(|i| Sub::new(&mut host, 10 + i, coupled(Coupling::Lia, false), 20, 20))
+        .collect();
+    for s in &mut subs {
+        s.cc.ssthresh = 10; // congestion avoidance
+        s.init(&mut host);
+        s.ack(&mut host);
+    }
+    let g = host.group_of(subs[0].id).unwrap();
+    assert_eq!(host.members(g).len(), 12);
+    assert_eq!(host.coupled_members(g).len(), MAX_COUPLED);
+    for s in &subs {
+        let mut vars = s.cc.clone();
+        let cx = FlowCtx::new(&mut vars, Some(s.id), Some(&mut host));
+        let own = s.ctrl.own(&cx);
+        let ms = Members::gather(&cx, own);
+        assert!(ms.as_slice().len() <= MAX_COUPLED + 1);
+        assert_eq!(ms.as_slice()[ms.me()], own);
+        // Nine (or eight) equal members: each grows ~1/n² as fast as Reno.
+        assert!(lia::window(ms.as_slice(), ms.me()) >= 20 * 8);
+    }
+}
+
+#[test]
+fn the_factory_builds_each_by_name_and_labels_lisa() {
+    let mut host = HostCc::new();
+    let (flow, group) = host.join(addr(1), addr(2), Some(GroupKey::Assigned(3)));
+    let path = PathInfo {
+        local: addr(1),
+        remote: addr(2),
+        mss: 1448,
+        initial_cwnd: 10,
+        initial_rto: Duration::from_secs(1),
+        now: Instant::ZERO,
+        flow,
+        group,
+    };
+    for alg in CcAlgorithm::COUPLED {
+        for lisa in [false, true] {
+            let mut spec = CcSpec::from(alg);
+            spec.tuning.coupled.lisa = lisa;
+            let ctx = CcContext {
+                seed: 1,
+                path: &path,
+                host: &mut host,
+            };
+            let c = StandardCcFactory.build(&spec, ctx);
+            assert_eq!(c.label(), spec.name());
+            let want = if lisa {
+                format!("{}+lisa", alg.name())
+            } else {
+                alg.name().to_string()
+            };
+            assert_eq!(spec.name(), want);
+            assert_eq!(c.name(), alg.name());
+        }
+        // The scenario vocabulary: serde names.
+        use serde::de::value::{Error, StrDeserializer};
+        use serde::Deserialize;
+        let parsed = CcAlgorithm::deserialize(StrDeserializer::<Error>::new(alg.name())).unwrap();
+        assert_eq!(parsed, alg);
+    }
+}
