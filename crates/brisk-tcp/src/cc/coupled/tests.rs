@@ -498,3 +498,64 @@ fn the_factory_builds_each_by_name_and_labels_lisa() {
         assert_eq!(parsed, alg);
     }
 }
+
+// ---------------------------------------------------------------------------------
+// cwnd traces of a two-subflow connection, as snapshots (`coupled/snapshots/`).
+
+/// Two subflows through one shared bottleneck (1000 segments/s, 17-segment queue, the
+/// LISA paper's BDP), RTTs 40 and 50 ms, the second joining at 150 ms (three RTTs
+/// after the first, as in the seed's measurements); each flow's cwnd and ssthresh
+/// every 100 ms for 6 s.
+fn pair_trace(make: fn() -> Box<dyn CongestionControl>) -> String {
+    use std::fmt::Write;
+    let mut m = Model::new(vec![Link::new(1000, 17)], 11);
+    m.trace = true;
+    let label = make().label();
+    m.add(make(), 0, ms(40), Some(1), ms(0));
+    m.add(make(), 0, ms(50), Some(1), ms(150));
+    let mut out = format!("{label}: two subflows, shared 1000 seg/s link, queue 17, RTT 40/50 ms\n");
+    for step in 1..=60u64 {
+        m.run_until(ms(step * 100));
+        let ss = |s: u32| {
+            if s == u32::MAX {
+                "inf".to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        let (a, b) = (&m.flows[0].cc, &m.flows[1].cc);
+        writeln!(
+            out,
+            "{:>5.1}s cwnd {:>3} {:>3} sum {:>3} ssthresh {:>3} {:>3}",
+            step as f64 / 10.0,
+            a.cwnd,
+            b.cwnd,
+            a.cwnd + b.cwnd,
+            ss(a.ssthresh),
+            ss(b.ssthresh)
+        )
+        .unwrap();
+    }
+    let (d0, d1) = (m.flows[0].delivered, m.flows[1].delivered);
+    writeln!(out, "delivered {d0} + {d1}, drops {}", m.links[0].drops).unwrap();
+    out
+}
+
+fn snapshot(name: &str, make: fn() -> Box<dyn CongestionControl>) {
+    let text = pair_trace(make);
+    assert_eq!(text, pair_trace(make), "{name} is not deterministic");
+    let mut s = insta::Settings::clone_current();
+    s.set_prepend_module_to_snapshot(false);
+    s.set_omit_expression(true);
+    s.bind(|| insta::assert_snapshot!(format!("pair-{name}"), text));
+}
+
+#[test]
+fn pair_traces() {
+    snapshot("lia", || Box::new(coupled(Coupling::Lia, false)));
+    snapshot("olia", || Box::new(coupled(Coupling::Olia, false)));
+    snapshot("balia", || Box::new(coupled(Coupling::Balia, false)));
+    snapshot("lia+lisa", || Box::new(coupled(Coupling::Lia, true)));
+    snapshot("olia+lisa", || Box::new(coupled(Coupling::Olia, true)));
+    snapshot("uncoupled-reno", || Box::new(Reno));
+}
