@@ -129,8 +129,8 @@ pub struct OwdSummary {
 
 /// What one flow publishes for the host: its controller writes it in its hooks
 /// ([`FlowCtx::stats_mut`]); a host-level detector or a coupled sibling reads it
-/// ([`HostCc::flow_stats`], [`HostCc::members`]). brisk's controllers publish nothing
-/// yet, so every flow pays nothing.
+/// ([`HostCc::flow_stats`], [`HostCc::members`]). Only the coupled controllers
+/// (`coupled/`) publish, so a single-path flow pays nothing.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FlowStats {
     /// Congestion window, segments (LIA's cwnd_i, FSE's FSE_R(i) as a window).

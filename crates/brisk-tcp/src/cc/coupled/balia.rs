@@ -100,7 +100,10 @@ mod tests {
             let max = x.iter().cloned().fold(0.0, f64::max);
             let ai = sum * sum * 10.0 * f64::from(ms[i].cwnd) / ((x[i] + max) * (4.0 * x[i] + max));
             let got = window(&ms, i);
-            assert!((f64::from(got) - ai.ceil()).abs() <= 1.0, "{i}: {got} vs {ai}");
+            assert!(
+                (f64::from(got) - ai.ceil()).abs() <= 1.0,
+                "{i}: {got} vs {ai}"
+            );
         }
     }
 }

@@ -25,9 +25,9 @@
 pub mod balia;
 pub mod lia;
 pub mod lisa;
-pub mod olia;
 #[cfg(test)]
 pub(crate) mod model;
+pub mod olia;
 #[cfg(test)]
 mod tests;
 
@@ -207,7 +207,9 @@ impl Coupled {
             if f == me {
                 continue;
             }
-            let Some(s) = host.flow_stats(f) else { continue };
+            let Some(s) = host.flow_stats(f) else {
+                continue;
+            };
             ids[n] = f;
             cands[n] = lisa::Candidate {
                 cwnd: s.cwnd,
@@ -306,7 +308,10 @@ impl CongestionControl for Coupled {
     }
 
     fn on_event(&mut self, cx: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
-        if matches!(ev, CcEvent::EnterRecovery | CcEvent::EnterCwr | CcEvent::Rto) {
+        if matches!(
+            ev,
+            CcEvent::EnterRecovery | CcEvent::EnterCwr | CcEvent::Rto
+        ) {
             self.olia.loss();
             self.olia_cnt = 0;
             if self.lisa {
@@ -363,4 +368,3 @@ impl Coupled {
         }
     }
 }
-

@@ -141,8 +141,10 @@ impl Model {
         f.cc.srtt = f.base;
         f.cc.min_rtt = f.base;
         let now = self.now;
-        f.ctrl
-            .init(&mut FlowCtx::new(&mut f.cc, Some(f.id), Some(&mut self.host)), now);
+        f.ctrl.init(
+            &mut FlowCtx::new(&mut f.cc, Some(f.id), Some(&mut self.host)),
+            now,
+        );
         self.fill(i);
     }
 
@@ -225,7 +227,9 @@ impl Model {
     fn ack(&mut self, i: usize) {
         let now = self.now;
         let f = &mut self.flows[i];
-        let Some(seg) = f.flight.pop_front() else { return };
+        let Some(seg) = f.flight.pop_front() else {
+            return;
+        };
         f.cc.in_flight = f.flight.len() as u32;
         let mut cx = FlowCtx::new(&mut f.cc, Some(f.id), Some(&mut self.host));
         if seg.lost {

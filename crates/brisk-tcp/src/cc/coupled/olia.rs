@@ -122,7 +122,9 @@ pub fn increment(members: &[Member], me: usize) -> i64 {
     // S = 2^16 · Σ w_p·rtt_r/rtt_p, so (w_r/rtt_r²)/(Σ w_p/rtt_p)² = 2^32·w_r / S².
     let mut s: u128 = 0;
     for m in members {
-        s = s.saturating_add((u128::from(m.cwnd) << SCALE).saturating_mul(rr) / u128::from(m.srtt_us));
+        s = s.saturating_add(
+            (u128::from(m.cwnd) << SCALE).saturating_mul(rr) / u128::from(m.srtt_us),
+        );
     }
     let s2 = s.saturating_mul(s).max(1);
     let first = ((wr << (3 * SCALE)) / s2).min(i64::MAX as u128) as i64;
@@ -141,7 +143,6 @@ mod tests {
             srtt_us: rtt_ms * 1000,
             inter_loss: l,
             since_loss: 0,
-            ..Default::default()
         }
     }
 

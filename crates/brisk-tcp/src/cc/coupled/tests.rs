@@ -109,9 +109,16 @@ fn lisa_takes_from_the_fastest_slow_starter_and_a_reduction_drops_the_rest() {
     b.init(&mut host);
     assert_eq!(b.cc.cwnd, 10, "a ≥ 20 gives 10");
     let st = host.flow_stats(a.id).unwrap().coupled;
-    assert_eq!((st.lisa_debit, st.lisa_ignore), (10, 10), "24 in flight − 14 kept");
+    assert_eq!(
+        (st.lisa_debit, st.lisa_ignore),
+        (10, 10),
+        "24 in flight − 14 kept"
+    );
     a.ack(&mut host);
-    assert_eq!(a.cc.cwnd, 14, "the debit is applied at the donor's next ACK");
+    assert_eq!(
+        a.cc.cwnd, 14,
+        "the debit is applied at the donor's next ACK"
+    );
     assert_eq!(a.ctrl.lisa_ignoring(), 9);
     for _ in 0..6 {
         b.ack(&mut host);
@@ -127,7 +134,8 @@ fn lisa_takes_from_the_fastest_slow_starter_and_a_reduction_drops_the_rest() {
     assert_eq!(b.cc.cwnd, 8, "debit applied, this ACK's increase ignored");
     assert_eq!(b.ctrl.lisa_ignoring(), 7);
     let mut cx = FlowCtx::new(&mut b.cc, Some(b.id), Some(&mut host));
-    b.ctrl.on_event(&mut cx, Instant::ZERO, CcEvent::EnterRecovery);
+    b.ctrl
+        .on_event(&mut cx, Instant::ZERO, CcEvent::EnterRecovery);
     assert_eq!(b.ctrl.lisa_ignoring(), 0, "L5: a reduction drops the rest");
     // Members in congestion avoidance are no donors: with none, the joiner keeps its IW.
     for s in [&mut a, &mut b, &mut c] {
@@ -260,7 +268,11 @@ fn run_with(
     m.reset_counts();
     m.run_until(WARMUP + MEASURE);
     let secs = MEASURE.as_secs_f64();
-    let rate = |ids: &[usize]| ids.iter().map(|&i| m.delivered(&[i]) as f64 / secs).collect();
+    let rate = |ids: &[usize]| {
+        ids.iter()
+            .map(|&i| m.delivered(&[i]) as f64 / secs)
+            .collect()
+    };
     (rate(&subs), rate(&comp))
 }
 
@@ -328,10 +340,7 @@ fn goal3(seed: u64) -> Vec<(Ctl, f64)> {
     let p = draw(seed, 1, (800, 1200), (20, 80))[0];
     let mut rng = ChaCha8Rng::seed_from_u64(seed * 7);
     let links = [p, p];
-    let loss = [
-        rng.gen_range(1_000..=3_000),
-        rng.gen_range(10_000..=20_000),
-    ];
+    let loss = [rng.gen_range(1_000..=3_000), rng.gen_range(10_000..=20_000)];
     let subs = [(0, p.rtt), (1, p.rtt)];
     COUPLED
         .into_iter()
@@ -355,10 +364,16 @@ fn goal2_do_no_harm_at_a_shared_bottleneck() {
     for seed in SEEDS {
         for n in [2, 3] {
             let r = goal2(seed, n);
-            eprintln!("goal 2 seed {seed} subflows {n}: group / one TCP = {}", show(&r));
+            eprintln!(
+                "goal 2 seed {seed} subflows {n}: group / one TCP = {}",
+                show(&r)
+            );
             for (ctl, ratio) in r {
                 if ctl == Ctl::Uncoupled {
-                    assert!(ratio >= 1.15, "the control: uncoupled takes more ({ratio:.2})");
+                    assert!(
+                        ratio >= 1.15,
+                        "the control: uncoupled takes more ({ratio:.2})"
+                    );
                 } else {
                     assert!(ratio <= 1.10, "{} takes {ratio:.2}× one TCP", ctl.name());
                 }
@@ -372,9 +387,16 @@ fn goal1_improve_throughput_over_disjoint_paths() {
     for seed in SEEDS {
         for n in [2, 3] {
             let r = goal1(seed, n);
-            eprintln!("goal 1 seed {seed} subflows {n}: group / best single-path TCP = {}", show(&r));
+            eprintln!(
+                "goal 1 seed {seed} subflows {n}: group / best single-path TCP = {}",
+                show(&r)
+            );
             for (ctl, ratio) in r {
-                assert!(ratio >= 0.80, "{} gets {ratio:.2}× the best path", ctl.name());
+                assert!(
+                    ratio >= 0.80,
+                    "{} gets {ratio:.2}× the best path",
+                    ctl.name()
+                );
             }
         }
     }
@@ -384,7 +406,10 @@ fn goal1_improve_throughput_over_disjoint_paths() {
 fn goal3_balance_congestion_moves_traffic_off_the_lossier_path() {
     for seed in SEEDS {
         let r = goal3(seed);
-        eprintln!("goal 3 seed {seed}: share on the congested path = {}", show(&r));
+        eprintln!(
+            "goal 3 seed {seed}: share on the congested path = {}",
+            show(&r)
+        );
         let share = |c: Ctl| r.iter().find(|(x, _)| *x == c).map(|(_, s)| *s).unwrap();
         let uncoupled = share(Ctl::Uncoupled);
         for ctl in COUPLED {
@@ -513,7 +538,8 @@ fn pair_trace(make: fn() -> Box<dyn CongestionControl>) -> String {
     let label = make().label();
     m.add(make(), 0, ms(40), Some(1), ms(0));
     m.add(make(), 0, ms(50), Some(1), ms(150));
-    let mut out = format!("{label}: two subflows, shared 1000 seg/s link, queue 17, RTT 40/50 ms\n");
+    let mut out =
+        format!("{label}: two subflows, shared 1000 seg/s link, queue 17, RTT 40/50 ms\n");
     for step in 1..=60u64 {
         m.run_until(ms(step * 100));
         let ss = |s: u32| {
