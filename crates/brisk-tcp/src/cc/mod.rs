@@ -179,6 +179,9 @@ pub enum CcEvent {
 /// One exception: the new-CWV layer (`new_cwv.rs`) sets cwnd and ssthresh in its
 /// `on_event(ExitRecovery)`, after the connection's own exit value, because RFC 7661
 /// §4.4.1 prescribes the window at the end of recovery; the connection re-clamps it.
+/// Another: LISA (`coupled/lisa.rs`, an option of the coupled controllers) sets a
+/// joining subflow's initial window in `init` and applies a donor's credit in `on_ack`,
+/// because seed 004's Algorithm 1 runs before the new subflow's first send.
 pub trait CongestionControl: fmt::Debug + Send {
     /// Short name of this controller alone, e.g. "cubic" (a layer: its tag, "dc").
     fn name(&self) -> &'static str;

@@ -312,8 +312,8 @@ impl CongestionControl for Coupled {
             ev,
             CcEvent::EnterRecovery | CcEvent::EnterCwr | CcEvent::Rto
         ) {
+            // Linux keeps OLIA's own fractional counter across a loss; so do we.
             self.olia.loss();
-            self.olia_cnt = 0;
             if self.lisa {
                 self.lisa_drop(cx);
             }
