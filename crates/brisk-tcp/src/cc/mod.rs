@@ -247,6 +247,8 @@ pub enum CcDiagnostics {
     Cdg(cdg::CdgDiagnostics),
     /// DCTCP ([`dctcp`], RFC 8257).
     Dctcp(dctcp::DctcpDiagnostics),
+    /// The coupled MPTCP controllers and LISA ([`coupled`]).
+    Coupled(coupled::CoupledDiagnostics),
 }
 
 /// Which controller to build. Parsed from config / scenario files.

@@ -33,7 +33,7 @@ mod tests;
 
 use super::host::MAX_COUPLED;
 use super::reno::{cong_avoid_ai, reno_ssthresh, slow_start};
-use super::{AckSample, CcEvent, CongestionCause, CongestionControl, FlowCtx};
+use super::{AckSample, CcDiagnostics, CcEvent, CongestionCause, CongestionControl, FlowCtx};
 use brisk_time::Instant;
 
 /// Which coupled increase.
@@ -134,11 +134,25 @@ impl Members {
     }
 }
 
+/// What a coupled controller reports (`TcpInfo::cc_diag`, traces).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CoupledDiagnostics {
+    /// Members in the last coupled computation, this flow included (1: Reno).
+    pub members: u8,
+    /// LISA: segments of cwnd this flow has given to joining siblings, in total.
+    pub lisa_given: u32,
+    /// LISA: the initial window this flow took as a joiner (0: it took none).
+    pub lisa_credit: u32,
+    /// LISA: slow-start ACKs (segments) it still ignores.
+    pub lisa_ignoring: u32,
+}
+
 /// LIA, OLIA or BALIA on one subflow, optionally with LISA.
 #[derive(Debug)]
 pub struct Coupled {
     kind: Coupling,
     lisa: bool,
+    diag: CoupledDiagnostics,
     olia: olia::LossMarks,
     /// OLIA's fractional growth, 2⁻¹⁶ segments (may go negative).
     olia_cnt: i64,
@@ -150,6 +164,10 @@ impl Coupled {
         Coupled {
             kind,
             lisa: cfg.lisa,
+            diag: CoupledDiagnostics {
+                members: 1,
+                ..Default::default()
+            },
             olia: olia::LossMarks::default(),
             olia_cnt: 0,
             ignore: lisa::Ignore::default(),
@@ -231,6 +249,9 @@ impl Coupled {
             cx.cwnd,
         );
         cx.cwnd = credit.new_cwnd.min(cx.cwnd_clamp.max(1));
+        if donor.is_some() {
+            self.diag.lisa_credit = cx.cwnd;
+        }
         if let (Some(i), Some(host)) = (donor, cx.host_mut()) {
             if let Some(s) = host.flow_stats_mut(ids[i]) {
                 s.coupled.lisa_debit = s.coupled.lisa_debit.saturating_add(credit.take);
@@ -248,6 +269,7 @@ impl Coupled {
         let ignore = std::mem::take(&mut st.coupled.lisa_ignore);
         if debit > 0 {
             cx.cwnd = cx.cwnd.saturating_sub(debit).max(1);
+            self.diag.lisa_given = self.diag.lisa_given.saturating_add(debit);
         }
         self.ignore.add(ignore);
     }
@@ -307,6 +329,12 @@ impl CongestionControl for Coupled {
         reno_ssthresh(cx.cwnd)
     }
 
+    fn diagnostics(&self) -> Option<CcDiagnostics> {
+        let mut d = self.diag;
+        d.lisa_ignoring = self.ignore.left();
+        Some(CcDiagnostics::Coupled(d))
+    }
+
     fn on_event(&mut self, cx: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
         if matches!(
             ev,
@@ -342,6 +370,7 @@ impl Coupled {
         }
         let ms = Members::gather(cx, self.own(cx));
         let (members, me) = (ms.as_slice(), ms.me());
+        self.diag.members = members.len() as u8;
         if members.len() <= 1 {
             let w = cx.cwnd;
             cong_avoid_ai(cx, w, acked);

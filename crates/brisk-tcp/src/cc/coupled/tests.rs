@@ -8,7 +8,7 @@ use super::*;
 use crate::cc::host::{GroupKey, HostCc};
 use crate::cc::reno::Reno;
 use crate::cc::spec::{CcContext, CcFactory, CcSpec, StandardCcFactory};
-use crate::cc::{CcAlgorithm, CcState, PathInfo};
+use crate::cc::{CcAlgorithm, CcDiagnostics, CcState, PathInfo};
 use brisk_time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -621,4 +621,97 @@ fn lisa_lowers_start_up_losses_at_a_shared_bottleneck() {
     }
     eprintln!("LISA total drops {with}, without {without}");
     assert!(with < without, "LISA {with} drops, without {without}");
+}
+
+// ---------------------------------------------------------------------------------
+// Through real endpoints: the endpoint lends the host room to each connection, so
+// connections it groups (here by remote host, as an MPTCP connection will group its
+// subflows) couple, and LISA credits a joiner from a slow-starting sibling.
+
+/// Two connections to one server, grouped, with `lia` (+ LISA if `lisa`): the first
+/// runs into slow start, the second is opened then. Returns the first connection's
+/// cwnd as sampled at every step, and the host room's view after the transfers.
+fn endpoints(lisa: bool) -> (Vec<u32>, u64, usize, [CoupledDiagnostics; 2]) {
+    use crate::cc::host::Grouping;
+    use crate::endpoint::{Endpoint, EndpointConfig};
+    use crate::testkit::{Pair, CLIENT_IP};
+    let mut cfg = crate::Config::default();
+    cfg.congestion.controller = CcSpec::from(CcAlgorithm::Lia);
+    cfg.congestion.controller.tuning.coupled.lisa = lisa;
+    let mut p = Pair::with_configs(ms(10), cfg.clone(), crate::Config::default());
+    p.client = Endpoint::new(
+        CLIENT_IP,
+        EndpointConfig {
+            isn_secret: [1; 16],
+            rng_seed: 1,
+            default_config: cfg,
+            cc_grouping: Grouping::RemoteHost,
+            ..EndpointConfig::seeded([7; 16], 7)
+        },
+    );
+    let (c1, s1) = p.establish();
+    let data = crate::testkit::pattern(400_000, 3);
+    p.client.conn_mut(c1).unwrap().write(&data);
+    let mut w1 = Vec::new();
+    assert!(p.run_until(Duration::from_secs(5), |p| {
+        let w = p.client.conn(c1).unwrap().info().cwnd;
+        w1.push(w);
+        w >= 24
+    }));
+    let (c2, s2) = p.establish();
+    p.client.conn_mut(c2).unwrap().write(&data);
+    let (mut got1, mut got2) = (Vec::new(), Vec::new());
+    assert!(p.run_until(Duration::from_secs(30), |p| {
+        w1.push(p.client.conn(c1).unwrap().info().cwnd);
+        Pair::read_all(&mut p.server, s1, &mut got1);
+        Pair::read_all(&mut p.server, s2, &mut got2);
+        got1.len() == data.len() && got2.len() == data.len()
+    }));
+    assert!(got1 == data && got2 == data, "both transfers intact");
+    let retransmits = p.client.conn(c1).unwrap().info().retransmits
+        + p.client.conn(c2).unwrap().info().retransmits;
+    let host = p.client.host_cc();
+    let active = host
+        .flows()
+        .filter(|(_, s)| s.coupled.active && s.cwnd > 0)
+        .count();
+    assert_eq!(host.group_count(), 1);
+    let diag = |h| match p.client.conn(h).unwrap().info().cc_diag {
+        Some(CcDiagnostics::Coupled(d)) => d,
+        other => panic!("{other:?}"),
+    };
+    (w1, retransmits, active, [diag(c1), diag(c2)])
+}
+
+#[test]
+fn grouped_connections_couple_through_the_endpoint_and_lisa_credits_the_joiner() {
+    for lisa in [false, true] {
+        let (w1, retransmits, active, [d1, d2]) = endpoints(lisa);
+        assert_eq!(retransmits, 0, "a lossless pipe");
+        assert_eq!(active, 2, "both flows published into the host room");
+        assert_eq!(
+            (d1.members, d2.members),
+            (1, 1),
+            "slow start throughout: no CA step"
+        );
+        // The first connection was at ≥ 24 in slow start when the second opened: with
+        // LISA it gave 10 and the joiner started at 10 (Algorithm 1's first branch);
+        // without LISA nothing moved and its window never fell (no loss here).
+        if lisa {
+            assert_eq!((d1.lisa_given, d2.lisa_credit), (10, 10), "{d1:?} {d2:?}");
+            assert_eq!((d1.lisa_credit, d2.lisa_given), (0, 0));
+        } else {
+            assert_eq!(
+                (d1, d2),
+                (
+                    CoupledDiagnostics {
+                        members: 1,
+                        ..Default::default()
+                    },
+                    d1
+                )
+            );
+            assert!(w1.windows(2).all(|w| w[1] >= w[0]));
+        }
+    }
 }
