@@ -19,8 +19,8 @@
 //! Departures: the quotient is rounded **up** (Linux truncates), so the increase is
 //! never above the RFC's (goal 2, "do no harm", errs on the safe side); and `w` is
 //! recomputed on every congestion-avoidance ACK from the members' published windows
-//! (O(members) ≤ 9, no allocation) rather than cached until a window changes
-//! (RFC 6356 §4 allows either; the result is the same when nothing changed).
+//! (O(members) ≤ 9, no allocation) rather than cached until a window changes (the
+//! optimisation RFC 6356 §4 describes; the result is the same when nothing changed).
 
 use super::Member;
 
