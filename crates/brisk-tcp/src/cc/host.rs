@@ -4,7 +4,9 @@
 //! window (RFC 8699 §5.2), LIA/OLIA's coupled increase over a connection's subflows
 //! (RFC 6356 §3; Khalili et al. 2013), and the per-flow delay statistics a
 //! shared-bottleneck detector groups flows by (RFC 8382 §3). This module is the room
-//! for them; none of those mechanisms is built yet.
+//! for them. The coupled MPTCP controllers (LIA, OLIA, BALIA and LISA, `coupled/`)
+//! are its first users: each subflow publishes its window, RTT and loss distances in
+//! [`FlowStats`] and reads its siblings' there.
 //!
 //! Ownership, without a lock or a shared pointer:
 //! - [`HostCc`] is plain data owned by the host's `Endpoint` (in a [`HostHome`]). The
@@ -127,8 +129,8 @@ pub struct OwdSummary {
 
 /// What one flow publishes for the host: its controller writes it in its hooks
 /// ([`FlowCtx::stats_mut`]); a host-level detector or a coupled sibling reads it
-/// ([`HostCc::flow_stats`], [`HostCc::members`]). brisk's controllers publish nothing
-/// yet, so every flow pays nothing.
+/// ([`HostCc::flow_stats`], [`HostCc::members`]). Only the coupled controllers
+/// (`coupled/`) publish, so a single-path flow pays nothing.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FlowStats {
     /// Congestion window, segments (LIA's cwnd_i, FSE's FSE_R(i) as a window).
@@ -139,6 +141,37 @@ pub struct FlowStats {
     /// FSE's priority P(i) (RFC 8699 §5.1); 0 until set.
     pub priority: u8,
     pub owd: OwdSummary,
+    /// What a coupled controller (`coupled/`) publishes for its siblings.
+    pub coupled: CoupledStats,
+}
+
+/// Most members a coupled computation reads: Linux's `MPTCP_SUBFLOWS_MAX` (8 subflows
+/// per MPTCP connection). A coupled controller reads the first `MAX_COUPLED` members
+/// of its group plus itself, so its per-ACK cost is bounded whatever the group size;
+/// members beyond the bound couple against those eight, and are not seen by them (the
+/// MPTCP path manager keeps to Linux's limit, so this bounds cost, not behaviour).
+pub const MAX_COUPLED: usize = 8;
+
+/// A coupled controller's published per-flow state (RFC 6356 §3's cwnd_i and rtt_i
+/// are [`FlowStats::cwnd`] and [`FlowStats::srtt`]; these are the rest).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CoupledStats {
+    /// The flow takes part in the coupled computation: it has an RTT sample (Linux
+    /// `mptcp_sk_can_send() && srtt`).
+    pub active: bool,
+    /// Whether the flow is in slow start (cwnd < ssthresh): LISA's donors.
+    pub slow_start: bool,
+    /// Segments in flight at the flow's last hook (LISA's `inflight`, spec L2).
+    pub in_flight: u32,
+    /// OLIA's l1r: bytes delivered between the last two losses (Khalili et al. 2013 §IV).
+    pub inter_loss: u64,
+    /// OLIA's l2r: bytes delivered since the last loss.
+    pub since_loss: u64,
+    /// LISA's mailbox: segments a joining sibling took from this flow's cwnd, applied
+    /// by this flow's controller at its next ACK (seed 004 B.2 Alg. 1 lines 6, 12).
+    pub lisa_debit: u32,
+    /// LISA's mailbox: slow-start ACKs (segments) this flow is to ignore (lines 21–23).
+    pub lisa_ignore: u32,
 }
 
 /// State shared by one group's flows.
@@ -336,6 +369,12 @@ impl HostCc {
             Some(Some(e)) => &e.members,
             _ => &[],
         }
+    }
+
+    /// The first [`MAX_COUPLED`] members of `g`: what a coupled computation reads.
+    pub fn coupled_members(&self, g: GroupId) -> &[FlowId] {
+        let m = self.members(g);
+        &m[..m.len().min(MAX_COUPLED)]
     }
 
     /// Every live flow with its statistics, in index order (a detector's input).

@@ -16,6 +16,7 @@
 
 pub mod abe;
 pub mod cdg;
+pub mod coupled;
 pub mod cubic;
 pub mod dctcp;
 pub mod delay_corr;
@@ -178,6 +179,9 @@ pub enum CcEvent {
 /// One exception: the new-CWV layer (`new_cwv.rs`) sets cwnd and ssthresh in its
 /// `on_event(ExitRecovery)`, after the connection's own exit value, because RFC 7661
 /// §4.4.1 prescribes the window at the end of recovery; the connection re-clamps it.
+/// Another: LISA (`coupled/lisa.rs`, an option of the coupled controllers) sets a
+/// joining subflow's initial window in `init` and applies a donor's credit in `on_ack`,
+/// because seed 004's Algorithm 1 runs before the new subflow's first send.
 pub trait CongestionControl: fmt::Debug + Send {
     /// Short name of this controller alone, e.g. "cubic" (a layer: its tag, "dc").
     fn name(&self) -> &'static str;
@@ -243,6 +247,8 @@ pub enum CcDiagnostics {
     Cdg(cdg::CdgDiagnostics),
     /// DCTCP ([`dctcp`], RFC 8257).
     Dctcp(dctcp::DctcpDiagnostics),
+    /// The coupled MPTCP controllers and LISA ([`coupled`]).
+    Coupled(coupled::CoupledDiagnostics),
 }
 
 /// Which controller to build. Parsed from config / scenario files.
@@ -256,16 +262,35 @@ pub enum CcAlgorithm {
     Cdg,
     /// Data Center TCP (RFC 8257), as Linux `tcp_dctcp.c`; needs ECN.
     Dctcp,
+    /// RFC 6356's coupled LIA for MPTCP subflows ([`coupled`]); Reno when alone.
+    Lia,
+    /// OLIA (Khalili et al. 2013, Linux `mptcp_olia.c`); Reno when alone.
+    Olia,
+    /// BALIA (Peng et al. 2016, Linux `mptcp_balia.c`); Reno when alone.
+    Balia,
 }
 
 impl CcAlgorithm {
-    /// Every base controller, in the order reports list them.
+    /// Every single-path base controller, in the order reports list them.
     pub const ALL: [CcAlgorithm; 4] = [
         CcAlgorithm::Reno,
         CcAlgorithm::Cubic,
         CcAlgorithm::Cdg,
         CcAlgorithm::Dctcp,
     ];
+
+    /// The coupled controllers for MPTCP subflows ([`coupled`]).
+    pub const COUPLED: [CcAlgorithm; 3] = [CcAlgorithm::Lia, CcAlgorithm::Olia, CcAlgorithm::Balia];
+
+    /// The coupled increase this controller runs, if it is a coupled one.
+    pub fn coupling(self) -> Option<coupled::Coupling> {
+        match self {
+            CcAlgorithm::Lia => Some(coupled::Coupling::Lia),
+            CcAlgorithm::Olia => Some(coupled::Coupling::Olia),
+            CcAlgorithm::Balia => Some(coupled::Coupling::Balia),
+            _ => None,
+        }
+    }
 
     /// The controller with default tuning and seed 0; [`spec::StandardCcFactory`]
     /// builds with the spec's tuning and the connection's seed.
@@ -274,13 +299,18 @@ impl CcAlgorithm {
     }
 
     /// The controller with `tuning` (CDG's and DCTCP's module parameters) and `seed`
-    /// (CDG's probabilistic backoff: the only randomness a base controller draws).
+    /// (CDG's probabilistic backoff: the only randomness a base controller draws);
+    /// the coupled controllers read `tuning.coupled` (LISA).
     pub fn build_with(self, tuning: &spec::BaseTuning, seed: u64) -> Box<dyn CongestionControl> {
         match self {
             CcAlgorithm::Reno => Box::new(reno::Reno),
             CcAlgorithm::Cubic => Box::new(cubic::Cubic::default()),
             CcAlgorithm::Cdg => Box::new(cdg::Cdg::new(tuning.cdg.clone(), seed)),
             CcAlgorithm::Dctcp => Box::new(dctcp::Dctcp::new(tuning.dctcp.clone())),
+            CcAlgorithm::Lia | CcAlgorithm::Olia | CcAlgorithm::Balia => {
+                let kind = self.coupling().unwrap_or(coupled::Coupling::Lia);
+                Box::new(coupled::Coupled::new(kind, tuning.coupled))
+            }
         }
     }
     pub fn name(self) -> &'static str {
@@ -289,6 +319,9 @@ impl CcAlgorithm {
             CcAlgorithm::Cubic => "cubic",
             CcAlgorithm::Cdg => "cdg",
             CcAlgorithm::Dctcp => "dctcp",
+            CcAlgorithm::Lia => "lia",
+            CcAlgorithm::Olia => "olia",
+            CcAlgorithm::Balia => "balia",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather

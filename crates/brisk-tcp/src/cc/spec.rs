@@ -176,6 +176,8 @@ pub struct CcSpec {
 pub struct BaseTuning {
     pub cdg: CdgConfig,
     pub dctcp: DctcpConfig,
+    /// The coupled controllers' option (LISA), read by `lia`, `olia` and `balia`.
+    pub coupled: super::coupled::CoupledConfig,
 }
 
 impl From<CcAlgorithm> for CcSpec {
@@ -208,9 +210,12 @@ impl CcSpec {
         self
     }
 
-    /// The label the built controller reports: "cubic", "cubic+dc", ...
+    /// The label the built controller reports: "cubic", "cubic+dc", "lia+lisa", ...
     pub fn name(&self) -> String {
         let mut s = self.base.name().to_string();
+        if self.base.coupling().is_some() && self.tuning.coupled.lisa {
+            s.push_str("+lisa");
+        }
         for l in &self.layers {
             s.push('+');
             s.push_str(l.tag());

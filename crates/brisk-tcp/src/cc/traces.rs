@@ -460,3 +460,14 @@ fn stacked_layers() {
         true,
     );
 }
+
+/// The coupled controllers outside any host (no group) are Reno, trace for trace;
+/// their two-subflow traces are in `coupled/snapshots/`.
+#[test]
+fn coupled_alone_is_reno() {
+    let reno = trace(Box::new(Reno), false);
+    for alg in CcAlgorithm::COUPLED {
+        let t = trace(alg.build(), false);
+        assert_eq!(t.replacen(alg.name(), "reno", 1), reno, "{}", alg.name());
+    }
+}
