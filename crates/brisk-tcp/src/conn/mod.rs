@@ -427,6 +427,13 @@ impl Connection {
         self.mech.snd_max(self.sub.snd.snd_nxt)
     }
 
+    /// Whether the stream holds bytes the subflow has not sent yet (its SND.NXT is
+    /// before the stream's end, through the subflow's map).
+    #[inline]
+    fn has_unsent_data(&self) -> bool {
+        self.sub.map.stream_to_snd(self.stream.sendbuf.end()) > self.sub.snd.snd_nxt
+    }
+
     /// RCV.NXT: the subflow's own (`RecvSide::rcv_nxt`), moved as in-order bytes and
     /// the FIN arrive.
     #[inline]
