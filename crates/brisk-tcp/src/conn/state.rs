@@ -163,10 +163,17 @@ impl Connection {
             // its D-SACK at once, so a real sender's loss recovery is unchanged.
             if !self.oow_rate_limited(now, seg) {
                 // A retransmission of data we already have: D-SACK it (RFC 2883).
+                // Only bytes below the stream's in-order end: once the peer's FIN is
+                // taken RCV.NXT is one past it, and a byte on the FIN's number is
+                // not data (taking it put a byte after the end of the stream).
                 if !seg.payload.is_empty() && seq + len <= rcv_nxt && seq >= 1 {
                     let off = self.sub.map.rcv_to_stream(seq as u64);
-                    self.owe_ack_before_arrival(now, off, off + seg.payload.len() as u64);
-                    let _ = self.land(seq as u64, seg.payload);
+                    let below = self.stream.recvbuf.nxt().saturating_sub(off);
+                    let keep = below.min(seg.payload.len() as u64) as usize;
+                    if keep > 0 {
+                        self.owe_ack_before_arrival(now, off, off + keep as u64);
+                        let _ = self.land(seq as u64, &seg.payload[..keep]);
+                    }
                 }
                 self.ack_now();
             }
