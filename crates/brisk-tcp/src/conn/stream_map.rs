@@ -18,7 +18,10 @@
 //! the DSS option on arrival (Linux `mptcp_subflow_context`'s `map_seq` /
 //! `map_subflow_seq` / `map_data_len`, `get_mapping_status` in `net/mptcp/subflow.c`).
 //! There the methods below become lookups, and the FIN offsets differ: a subflow FIN
-//! is not the stream's end (DATA_FIN is, §3.3.3).
+//! is not the stream's end (DATA_FIN is, §3.3.3). The tables are issue 31's
+//! `mptcp::dsn` (`SendMap`, `RecvMap`), which count a subflow's bytes from 0 after
+//! its SYN: their subflow offset is this module's sequence offset less one, the same
+//! shift `snd_to_stream` / `rcv_to_stream` make here.
 
 /// Subflow sequence offsets ↔ stream offsets (plain TCP: shifted by the SYN).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
