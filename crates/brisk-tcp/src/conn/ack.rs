@@ -431,12 +431,12 @@ impl Connection {
                 .board
                 .ack_cumulative(ack, |s| on_delivered(s, false));
             self.sub.snd.snd_una = ack;
-            let fin_end = self.sub.snd.fin_seq.map_or(u64::MAX, |f| f);
-            let data_acked = ack.min(fin_end).saturating_sub(1);
-            let prev_data = prior.una.min(fin_end).saturating_sub(1);
+            // The stream bytes this ACK frees (through the subflow's map).
+            let data_acked = self.sub.stream_acked(ack);
+            let prev_data = self.sub.stream_acked(prior.una);
             // Bytes an ACK bump jumps over were never sent by the primary loop: they
             // grow no window (spec A4(c)), though they are acknowledged.
-            let cc_acked = ack.min(self.sub.snd.snd_nxt).min(fin_end).saturating_sub(1);
+            let cc_acked = self.sub.stream_acked(ack.min(self.sub.snd.snd_nxt));
             d.bytes = cc_acked.saturating_sub(prev_data);
             self.stream.sendbuf.ack_to(data_acked);
             self.info.bytes_acked += data_acked.saturating_sub(prev_data);

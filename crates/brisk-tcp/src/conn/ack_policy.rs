@@ -154,7 +154,7 @@ impl Connection {
     /// `tcp_cleanup_rbuf`) when the window we could offer is at least twice what the
     /// peer sees (`before`) and grew by a segment or more.
     pub(super) fn window_update_after_read(&mut self, before: u64) {
-        if !self.state.synchronized() || self.stream.fin_received {
+        if !self.state.synchronized() || self.sub.rcv.fin_received {
             return;
         }
         let new = self.window_to_offer();
@@ -259,6 +259,6 @@ impl Connection {
 
     /// What the peer currently sees as our window.
     pub(super) fn rcv_window_now(&self) -> u64 {
-        self.sub.rcv.rcv_adv.saturating_sub(self.rcv_nxt())
+        self.sub.rcv.rcv_wnd()
     }
 }

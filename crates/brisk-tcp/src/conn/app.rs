@@ -65,8 +65,12 @@ impl Connection {
         }
         let offset = self.stream.sendbuf.end();
         let n = put(&mut self.stream.sendbuf);
-        // Sequence space is the stream offset plus the SYN.
-        self.mech.on_write_queued(offset + 1, offset + 1 + n as u64);
+        // The mechanisms count in the subflow's sequence space.
+        let map = self.sub.map;
+        self.mech.on_write_queued(
+            map.stream_to_snd(offset),
+            map.stream_to_snd(offset + n as u64),
+        );
         if n < want {
             self.stream.writable_wanted = true;
         }
@@ -215,15 +219,14 @@ impl Connection {
     /// Stream bytes sent at least once (SND.NXT as a stream offset, without SYN and
     /// FIN).
     pub fn sent_offset(&self) -> u64 {
-        let n = self.sub.snd.snd_nxt.saturating_sub(1);
+        let n = self.sub.map.snd_to_stream(self.sub.snd.snd_nxt);
         n.saturating_sub(u64::from(self.sub.snd.fin_seq.is_some()))
     }
 
     /// Stream bytes cumulatively acknowledged (SND.UNA as a stream offset, without
     /// SYN and FIN).
     pub fn acked_offset(&self) -> u64 {
-        let fin_end = self.sub.snd.fin_seq.unwrap_or(u64::MAX);
-        self.sub.snd.snd_una.min(fin_end).saturating_sub(1)
+        self.sub.stream_acked(self.sub.snd.snd_una)
     }
 
     pub fn send_buffered(&self) -> usize {

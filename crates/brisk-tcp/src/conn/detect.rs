@@ -168,7 +168,7 @@ impl Connection {
 
     /// Linux `tcp_may_send_now`: unsent data that cwnd and the peer's window let go.
     fn may_send_new_data(&self) -> bool {
-        let unsent = self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt;
+        let unsent = self.has_unsent_data();
         let wnd_left =
             (self.sub.snd.snd_una + self.sub.snd.snd_wnd).saturating_sub(self.sub.snd.snd_nxt);
         unsent && wnd_left > 0 && self.sub.loss.board.in_flight() < self.sub.cong.vars.cwnd

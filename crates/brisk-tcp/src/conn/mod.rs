@@ -41,6 +41,7 @@ mod select;
 pub mod send;
 mod state;
 mod stream;
+mod stream_map;
 mod subflow;
 mod timeout;
 pub mod timer;
@@ -325,6 +326,7 @@ impl Connection {
                 cong: Congestion::new(cc, vars),
                 probes: Probes::new(now),
                 timers: TimerTable::default(),
+                map: stream_map::StreamMap,
             },
             mech: Mechanisms::new(&config),
             pending_rst: None,
@@ -425,8 +427,18 @@ impl Connection {
         self.mech.snd_max(self.sub.snd.snd_nxt)
     }
 
+    /// Whether the stream holds bytes the subflow has not sent yet (its SND.NXT is
+    /// before the stream's end, through the subflow's map).
+    #[inline]
+    fn has_unsent_data(&self) -> bool {
+        self.sub.map.stream_to_snd(self.stream.sendbuf.end()) > self.sub.snd.snd_nxt
+    }
+
+    /// RCV.NXT: the subflow's own (`RecvSide::rcv_nxt`), moved as in-order bytes and
+    /// the FIN arrive.
+    #[inline]
     fn rcv_nxt(&self) -> u64 {
-        1 + self.stream.recvbuf.nxt() + u64::from(self.stream.fin_received)
+        self.sub.rcv.rcv_nxt
     }
 
     fn wire_snd(&self, s: u64) -> SeqNum {

@@ -70,7 +70,9 @@ pub(super) struct SendSpace {
     pub snd_wl1: i64,
     /// End of the last small segment sent (Minshall's Nagle variant).
     pub snd_sml: u64,
-    /// Sequence number of our FIN once sent.
+    /// Sequence number of our FIN once sent: the subflow's FIN. In plain TCP it
+    /// follows the stream's last byte (`Stream::fin_queued`); under MPTCP the
+    /// stream's end is a DATA_FIN and this FIN closes one subflow only.
     pub fin_seq: Option<u64>,
 }
 
@@ -86,6 +88,12 @@ impl SendSpace {
             fin_seq: None,
         }
     }
+
+    /// Whether our FIN is sent and acknowledged (SND.UNA passed it).
+    #[inline]
+    pub fn fin_acked(&self) -> bool {
+        self.fin_seq.is_some_and(|fs| self.snd_una > fs)
+    }
 }
 
 /// The handshake's progress (SYN / SYN-ACK retransmission and its RTT sample).
@@ -97,10 +105,21 @@ pub(super) struct Handshake {
     pub syn_retransmitted: bool,
 }
 
-/// The receive sequence space (offsets from the IRS) and the ACK policy; the
-/// reassembly buffer is the stream's.
+/// The receive sequence space (offsets from the IRS; RFC 9293 §3.3.1's RCV.NXT and
+/// RCV.WND, the IRS being `Negotiated::irs`) and the ACK policy; the reassembly
+/// buffer is the stream's, reached through `super::stream_map::StreamMap`.
 #[derive(Debug)]
 pub(super) struct RecvSide {
+    /// RCV.NXT: the next sequence offset expected. 1 from the start (the peer's SYN
+    /// takes 0; before the handshake nothing reads it but the RST we may send); moved
+    /// only by `advance` (in-order bytes arrived) and `on_fin` (the FIN arrived in
+    /// order).
+    pub rcv_nxt: u64,
+    /// Sequence offset of the peer's FIN once seen, possibly ahead of a hole: the
+    /// subflow's FIN (plain TCP: also the stream's end; MPTCP: not the DATA_FIN).
+    pub fin_seq: Option<u64>,
+    /// The peer's FIN arrived in order and RCV.NXT took it (`on_fin`).
+    pub fin_received: bool,
     /// Right edge we advertised (RCV.NXT + RCV.WND), never moved left (RFC 7323 §2.4).
     pub rcv_adv: u64,
     pub last_ack_sent: u64,
@@ -118,6 +137,9 @@ pub(super) struct RecvSide {
 impl RecvSide {
     pub fn new(quick_acks: u32) -> Self {
         RecvSide {
+            rcv_nxt: 1,
+            fin_seq: None,
+            fin_received: false,
             rcv_adv: 0,
             last_ack_sent: 0,
             ack: AckState::new(quick_acks),
@@ -126,6 +148,38 @@ impl RecvSide {
             owed_acks: VecDeque::new(),
             ece_pending: false,
         }
+    }
+
+    /// `n` more bytes arrived in order: RCV.NXT moves over them.
+    #[inline]
+    pub fn advance(&mut self, n: u64) {
+        self.rcv_nxt += n;
+    }
+
+    /// Whether the peer's FIN is the next thing expected and not yet taken (all data
+    /// before it is in).
+    #[inline]
+    pub fn fin_due(&self) -> bool {
+        !self.fin_received && self.fin_seq == Some(self.rcv_nxt)
+    }
+
+    /// The peer's FIN arrived in order: RCV.NXT moves over its sequence number.
+    #[inline]
+    pub fn on_fin(&mut self) {
+        self.fin_received = true;
+        self.rcv_nxt += 1;
+    }
+
+    /// The FIN seen but not yet in order, for SACK blocks (None once taken).
+    #[inline]
+    pub fn fin_ahead(&self) -> Option<u64> {
+        self.fin_seq.filter(|_| !self.fin_received)
+    }
+
+    /// RCV.WND as the peer sees it: the advertised right edge less RCV.NXT.
+    #[inline]
+    pub fn rcv_wnd(&self) -> u64 {
+        self.rcv_adv.saturating_sub(self.rcv_nxt)
     }
 }
 

@@ -55,11 +55,11 @@ impl Connection {
         let copy = self.mech.extra_segment(snd_nxt, wnd_end, mss)?;
         let len = (copy.end - copy.start) as u32;
         let mut flags = Flags::ACK;
-        if copy.end - 1 == self.stream.sendbuf.end() {
+        if self.sub.map.snd_to_stream(copy.end) == self.stream.sendbuf.end() {
             flags.insert(Flags::PSH);
         }
         let mut s = self.header(now, copy.start, flags, SegmentKind::Redundant);
-        s.payload_offset = copy.start - 1;
+        s.payload_offset = self.sub.map.snd_to_stream(copy.start);
         s.payload_len = len;
         s.meta.dscp = copy.priority;
         s.meta.priority = copy.priority;

@@ -91,7 +91,7 @@ impl Connection {
     /// RTO restarts from now.
     fn rto_restart_base(&self) -> Option<Instant> {
         let rrthresh = self.config.recovery.rto_restart?;
-        let unsent = self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt;
+        let unsent = self.has_unsent_data();
         if unsent || self.sub.loss.board.packets_out() >= rrthresh {
             return None;
         }

@@ -100,12 +100,14 @@ impl Connection {
             // An out-of-order FIN is SACKed with its data, as Linux does (its
             // `end_seq` includes the FIN): otherwise a sender whose segment carried
             // the FIN never sees that segment SACKed, and RACK cannot use it.
-            let fin = self.stream.peer_fin.filter(|_| !self.stream.fin_received);
+            let fin = self.sub.rcv.fin_ahead();
+            let map = self.sub.map;
             for &(l, r) in &v {
+                let (l, r) = (map.stream_to_rcv(l), map.stream_to_rcv(r));
                 let r = if Some(r) == fin { r + 1 } else { r };
                 sack.push(SackBlock {
-                    left: self.wire_rcv(l + 1),
-                    right: self.wire_rcv(r + 1),
+                    left: self.wire_rcv(l),
+                    right: self.wire_rcv(r),
                 });
             }
             self.sub.rcv.sack_scratch = v;
@@ -167,17 +169,15 @@ impl Connection {
         if fin {
             flags.insert(Flags::FIN);
         }
-        let data_end = start + u64::from(len);
+        // The stream bytes this segment carries: [payload_offset, data_end).
+        let payload_offset = self.sub.map.snd_to_stream(start);
+        let data_end = self.sub.map.snd_to_stream(start + u64::from(len));
         // PSH at the end of the queued data, and at a record's end (Linux marks the
         // tail skb of each send, `tcp_mark_push`; an `eor` skb keeps it).
         if len > 0
-            && (data_end - 1 == self.stream.sendbuf.end()
+            && (data_end == self.stream.sendbuf.end()
                 || (!self.stream.record_ends.is_empty()
-                    && self
-                        .stream
-                        .record_ends
-                        .binary_search(&(data_end - 1))
-                        .is_ok()))
+                    && self.stream.record_ends.binary_search(&data_end).is_ok()))
         {
             flags.insert(Flags::PSH);
         }
@@ -190,7 +190,7 @@ impl Connection {
                 self.sub.cong.cwr_pending = false;
             }
         }
-        let s = self.header_with(now, start, flags, kind, start.saturating_sub(1), len, ecn);
+        let s = self.header_with(now, start, flags, kind, payload_offset, len, ecn);
         self.finish_sent(now, len);
         s
     }

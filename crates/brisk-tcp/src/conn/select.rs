@@ -227,7 +227,7 @@ impl Connection {
         // RC3: skip what the RLP's copies delivered; a hole ends where the next
         // delivered range begins.
         let hole_end = self.skip_delivered();
-        let next = self.sub.snd.snd_nxt - 1; // stream offset of the next new byte
+        let next = self.sub.map.snd_to_stream(self.sub.snd.snd_nxt); // the next new byte
         let end = self.stream.sendbuf.end();
         let avail = end - next;
         if avail == 0 && !self.stream.fin_queued {
@@ -256,7 +256,7 @@ impl Connection {
         // A record end (MSG_EOR) ahead cuts the segment there. Like a hole's end it is
         // not a small write: Linux applies Nagle only to the last skb of the queue.
         // Marks stay until acknowledged: a retransmission ending at one keeps its PSH.
-        let acked = self.sub.snd.snd_una.saturating_sub(1);
+        let acked = self.sub.map.snd_to_stream(self.sub.snd.snd_una);
         let to_record_end = self.stream.bytes_to_record_end(next, acked);
         let record_limited = to_record_end < avail.min(u64::from(self.sub.opts.mss));
         let len = avail
@@ -311,11 +311,13 @@ impl Connection {
     /// data they delivered (RC3, spec A5); returns where the next such range begins,
     /// which bounds the next segment (u64::MAX: no bound).
     fn skip_delivered(&mut self) -> u64 {
-        let data_end = self.stream.sendbuf.end() + 1;
+        let data_end = self.sub.map.stream_to_snd(self.stream.sendbuf.end());
         let next = self.mech.before_new_data(self.sub.snd.snd_nxt, data_end);
         if next.snd_nxt > self.sub.snd.snd_nxt {
             self.sub.snd.snd_nxt = next.snd_nxt;
-            self.stream.sendbuf.mark_sent(next.snd_nxt - 1);
+            self.stream
+                .sendbuf
+                .mark_sent(self.sub.map.snd_to_stream(next.snd_nxt));
         }
         next.bound
     }

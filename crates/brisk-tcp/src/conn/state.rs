@@ -78,12 +78,13 @@ impl Connection {
             // Linux `tcp_send_dupack`: old data below RCV.NXT is D-SACKed (RFC 2883),
             // so a sender whose originals were only delayed learns it and can undo.
             // Nothing at or above RCV.NXT is taken from a segment PAWS rejected.
+            // (Below the stream's in-order end, which a FIN taken does not move.)
             let nxt = self.stream.recvbuf.nxt();
-            if !seg.payload.is_empty() && seq >= 1 && ((seq - 1) as u64) < nxt {
-                let off = (seq - 1) as u64;
+            if !seg.payload.is_empty() && seq >= 1 && self.sub.map.rcv_to_stream(seq as u64) < nxt {
+                let off = self.sub.map.rcv_to_stream(seq as u64);
                 let keep = (nxt - off).min(seg.payload.len() as u64) as usize;
                 self.owe_ack_before_arrival(now, off, off + keep as u64);
-                let _ = self.stream.recvbuf.insert(off, &seg.payload[..keep]);
+                let _ = self.land(seq as u64, &seg.payload[..keep]);
             }
             self.ack_now();
             return false;
@@ -162,10 +163,17 @@ impl Connection {
             // its D-SACK at once, so a real sender's loss recovery is unchanged.
             if !self.oow_rate_limited(now, seg) {
                 // A retransmission of data we already have: D-SACK it (RFC 2883).
+                // Only bytes below the stream's in-order end: once the peer's FIN is
+                // taken RCV.NXT is one past it, and a byte on the FIN's number is
+                // not data (taking it put a byte after the end of the stream).
                 if !seg.payload.is_empty() && seq + len <= rcv_nxt && seq >= 1 {
-                    let off = (seq - 1) as u64;
-                    self.owe_ack_before_arrival(now, off, off + seg.payload.len() as u64);
-                    let _ = self.stream.recvbuf.insert(off, seg.payload);
+                    let off = self.sub.map.rcv_to_stream(seq as u64);
+                    let below = self.stream.recvbuf.nxt().saturating_sub(off);
+                    let keep = below.min(seg.payload.len() as u64) as usize;
+                    if keep > 0 {
+                        self.owe_ack_before_arrival(now, off, off + keep as u64);
+                        let _ = self.land(seq as u64, &seg.payload[..keep]);
+                    }
                 }
                 self.ack_now();
             }
@@ -179,7 +187,7 @@ impl Connection {
     fn accept_ack(&mut self, now: Instant, seg: &TcpRepr<'_>, seq: i64) -> bool {
         // An ACK still owed for earlier segments echoes their TSval, not this one's.
         if !seg.payload.is_empty() {
-            let off = (seq - 1).max(0) as u64;
+            let off = self.sub.map.rcv_to_stream(seq.max(1) as u64);
             self.owe_ack_before_arrival(now, off, off + seg.payload.len() as u64);
         }
         self.sub.probes.last_recv = now;
@@ -240,12 +248,8 @@ impl Connection {
     /// CWR.
     fn after_ack(&mut self, now: Instant, ecn: Ecn, seg: &TcpRepr<'_>, seq: i64) {
         let f = seg.flags;
-        // Our FIN acknowledged?
-        let fin_acked = self
-            .sub
-            .snd
-            .fin_seq
-            .is_some_and(|fs| self.sub.snd.snd_una > fs);
+        // Our FIN (the subflow's) acknowledged?
+        let fin_acked = self.sub.snd.fin_acked();
         match self.state {
             State::FinWait1 if fin_acked => {
                 self.state = State::FinWait2;
@@ -291,15 +295,16 @@ impl Connection {
         // bytes, because the scaled window field is rounded up so as not to shrink it
         // (`advertise_window`, as Linux's `tcp_select_window` aligns up). Bytes in that
         // slack are dropped; the sender retransmits them once the window opens.
-        let buffer_end =
-            1 + self.stream.recvbuf.read_offset() + self.stream.recvbuf.capacity() as u64;
+        let buffer_end = self.sub.map.stream_to_rcv(
+            self.stream.recvbuf.read_offset() + self.stream.recvbuf.capacity() as u64,
+        );
         let right = self.sub.rcv.rcv_adv.min(buffer_end).max(self.rcv_nxt()) as i64;
         if seq + data.len() as i64 > right {
             let keep = (right - seq).max(0) as usize;
             data = &data[..keep.min(data.len())];
             fin = false;
         }
-        let off = (seq - 1) as u64;
+        let seq = seq as u64;
         if self.sub.opts.ecn_ok && !seg.payload.is_empty() {
             self.note_ecn(now, ecn);
         }
@@ -309,7 +314,7 @@ impl Connection {
         if low {
             let ooo_before = self.stream.recvbuf.ooo_dropped;
             let mem_before = self.stream.recvbuf.mem_dropped;
-            let arrival = self.stream.recvbuf.insert(off, data);
+            let arrival = self.land(seq, data);
             if let Arrival::InOrder { advanced, .. } = arrival {
                 self.info.bytes_received += advanced;
                 self.push_event(Event::Readable);
@@ -322,7 +327,7 @@ impl Connection {
         } else if !data.is_empty() {
             let ooo_before = self.stream.recvbuf.ooo_dropped;
             let mem_before = self.stream.recvbuf.mem_dropped;
-            match self.stream.recvbuf.insert(off, data) {
+            match self.land(seq, data) {
                 Arrival::InOrder {
                     advanced,
                     filled_hole,
@@ -355,26 +360,44 @@ impl Connection {
             self.counters.mem_dropped += self.stream.recvbuf.mem_dropped - mem_before;
         }
         if fin {
-            self.stream.peer_fin = Some(off + data.len() as u64);
+            // The subflow's FIN; in plain TCP also the stream's end (under MPTCP the
+            // stream's end is the DATA_FIN, RFC 8684 §3.3.3, and the two differ).
+            let fin_seq = seq + data.len() as u64;
+            self.sub.rcv.fin_seq = Some(fin_seq);
+            self.stream.peer_fin = Some(self.sub.map.rcv_to_stream(fin_seq));
         }
-        if !self.stream.fin_received && self.stream.peer_fin == Some(self.stream.recvbuf.nxt()) {
+        if self.sub.rcv.fin_due() {
             self.on_peer_fin(now);
         }
     }
 
+    /// Lands `data`, which starts at receive-sequence offset `seq` (at least 1), in the
+    /// stream's receive buffer at the offset the subflow's map gives, and moves the
+    /// subflow's RCV.NXT over the bytes that came in order. Plain TCP: the subflow's
+    /// in-order bytes are the stream's, so the stream's advance is the subflow's.
+    #[inline]
+    fn land(&mut self, seq: u64, data: &[u8]) -> Arrival {
+        let off = self.sub.map.rcv_to_stream(seq);
+        let arrival = self.stream.recvbuf.insert(off, data);
+        if let Arrival::InOrder { advanced, .. } = arrival {
+            self.sub.rcv.advance(advanced);
+        }
+        arrival
+    }
+
+    /// The peer's FIN came in order: the subflow takes it (RCV.NXT, the ACK, the
+    /// closing states and TIME-WAIT are the subflow's) and, in plain TCP, the stream
+    /// ends with it (the application sees `PeerClosed`).
     fn on_peer_fin(&mut self, now: Instant) {
+        debug_assert_eq!(self.stream.peer_fin, Some(self.stream.recvbuf.nxt()));
         self.stream.fin_received = true;
+        self.sub.rcv.on_fin();
         self.ack_now();
         self.push_event(Event::PeerClosed);
         match self.state {
             State::SynReceived | State::Established => self.state = State::CloseWait,
             State::FinWait1 => {
-                if self
-                    .sub
-                    .snd
-                    .fin_seq
-                    .is_some_and(|fs| self.sub.snd.snd_una > fs)
-                {
+                if self.sub.snd.fin_acked() {
                     self.enter_time_wait(now);
                 } else {
                     self.state = State::Closing;

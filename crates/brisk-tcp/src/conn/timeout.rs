@@ -149,7 +149,7 @@ impl Connection {
     /// keep the connection alive indefinitely, unanswered ones count towards
     /// `max_retries`.
     fn on_persist(&mut self, now: Instant) {
-        let unsent = self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt;
+        let unsent = self.has_unsent_data();
         if !self.state.synchronized() || !self.sub.loss.board.is_empty() || !unsent {
             self.sub.probes.persist_backoff = 0;
             return;
@@ -182,8 +182,7 @@ impl Connection {
         ) {
             return;
         }
-        let busy =
-            !self.sub.loss.board.is_empty() || self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt;
+        let busy = !self.sub.loss.board.is_empty() || self.has_unsent_data();
         let elapsed = now - self.sub.probes.last_recv;
         if busy {
             self.sub.timers.set(Timer::Keepalive, now + idle);

@@ -289,8 +289,8 @@ impl Connection {
         if f.una_advanced && self.try_undo_loss(now, false, f.tsecr) {
             return true;
         }
-        let unsent = self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt
-            || (self.stream.fin_queued && self.sub.snd.fin_seq.is_none());
+        let unsent =
+            self.has_unsent_data() || (self.stream.fin_queued && self.sub.snd.fin_seq.is_none());
         let a = FrtoAck {
             una_advanced: f.una_advanced,
             orig_acked: f.orig_acked,

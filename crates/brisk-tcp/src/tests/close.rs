@@ -368,3 +368,38 @@ fn time_wait_dup_acks_are_rate_limited() {
     p.drive();
     assert_eq!(p.seen(true).len() - acks_before, 1);
 }
+
+/// After the peer's FIN is taken, RCV.NXT is one past it. An old-looking segment whose
+/// last byte sits on the FIN's sequence number (only a broken or hostile peer sends
+/// one) is a duplicate to answer, not data: nothing becomes readable after the end
+/// of the stream. (Before, the D-SACK path inserted that byte into the stream.)
+#[test]
+fn a_byte_on_the_peer_fins_number_is_not_data_after_the_end() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (c, s) = p.establish();
+    p.client.conn_mut(c).unwrap().write(b"abc");
+    p.client.conn_mut(c).unwrap().close();
+    p.drive();
+    let mut buf = [0u8; 16];
+    assert_eq!(p.server.conn_mut(s).unwrap().read(&mut buf), 3);
+    assert_eq!(p.server.conn(s).unwrap().state(), State::CloseWait);
+    assert!(p.server_has(Event::PeerClosed));
+    // The client's last segment carried the FIN (with or without the data): three
+    // bytes ending on the FIN's number.
+    let last = *p.seen(true).last().unwrap();
+    assert!(last.flags.contains(Flags::FIN));
+    let x = super::handshake::from_client(&p, Flags::ACK, last.len as i32 - 2, b"xyz");
+    let acks_before = p.seen(false).len();
+    p.inject(true, x);
+    p.drive();
+    let conn = p.server.conn_mut(s).unwrap();
+    assert_eq!(
+        conn.readable(),
+        0,
+        "a byte after the stream's end became readable"
+    );
+    assert_eq!(conn.read(&mut buf), 0);
+    assert_eq!(conn.state(), State::CloseWait);
+    // Answered with a duplicate ACK, as any unacceptable segment.
+    assert!(p.seen(false).len() > acks_before);
+}
