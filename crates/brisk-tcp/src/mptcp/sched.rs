@@ -35,10 +35,11 @@
 //! The second term is the wait for window: a window-limited sender moves `cwnd` bytes
 //! per RTT (the fluid rate `cwnd/srtt`), and the segment can leave once the bytes ahead
 //! of it that do not fit the current window have drained; the first is the one-way
-//! delay. It is the spec's suggested `(queued + len)/rate + RTT/2` with rate =
-//! cwnd/RTT, corrected for the window already open, and the same completion-time idea
-//! as ECF (Lim et al., "ECF: An MPTCP path scheduler to manage heterogeneous paths",
-//! CoNEXT 2017), which compares `(1 + k/cwnd)·RTT` across paths. Departures: window
+//! delay. STTF is the RITE project's own (seed §3.2, which cites no paper and gives no
+//! formula; nor does the spec); the estimate is brisk's, a fluid window-drain model.
+//! It shares the completion-time idea of ECF (Lim, Nahum, Towsley, Gibbens, "ECF: An
+//! MPTCP path scheduler to manage heterogeneous paths", ACM CoNEXT 2017), whose rule is
+//! different (docs/mechanisms/mptcp.md). Departures: window
 //! growth during the wait (slow start doubling) is not modelled, which makes STTF
 //! conservative about a slow-starting path; serialisation time is folded into the
 //! window term. A subflow with no RTT sample yet counts as the slowest sampled one.
