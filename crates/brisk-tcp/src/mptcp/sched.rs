@@ -77,10 +77,12 @@ pub struct SubflowView {
 }
 
 impl SubflowView {
-    /// Room in the window for one more segment (Linux `tcp_cwnd_test`: in flight below
-    /// the window).
+    /// Room in the window for one more segment, as v0.89's `mptcp_is_temp_unavailable`
+    /// (used by its default, round-robin and redundant schedulers): in flight below
+    /// the window, and what is already queued on the subflow unsent does not overfill
+    /// the room left (`write_seq - snd_nxt > (cwnd - in_flight) · mss` means no).
     pub fn has_room(&self) -> bool {
-        self.in_flight < self.cwnd
+        self.in_flight < self.cwnd && self.queued <= self.cwnd - self.in_flight
     }
 }
 

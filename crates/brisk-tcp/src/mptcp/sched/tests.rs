@@ -48,6 +48,13 @@ fn min_rtt_takes_the_fastest_with_room_and_backups_last() {
     views[0].usable = false;
     views[1].usable = false;
     assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(2));
+    // Unsent data queued on a subflow counts against its room (v0.89
+    // `mptcp_is_temp_unavailable`): 4 segments of room, 5 queued → full.
+    let mut q = [v(20, 10, 6), v(50, 10, 0)];
+    q[0].queued = 4_000;
+    assert_eq!(s.pick(&q, 1_000, NONE), Pick::One(0));
+    q[0].queued = 5_000;
+    assert_eq!(s.pick(&q, 1_000, NONE), Pick::One(1));
     // No RTT sample yet: counts as the slowest sampled one.
     let views = [v(40, 10, 0), v(0, 10, 0)];
     assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(0));
