@@ -19,9 +19,11 @@
 //!   `MPTCP_PM_ADDR_MAX`), subflow slots ([`MAX_SUBFLOWS`]), announcements awaiting their
 //!   echo (8), and the action queue ([`ACTION_QUEUE`]); overflow is refused and counted.
 //! - **ADD_ADDR retransmission** (`mptcp_pm_add_timer`, `mptcp_adjust_add_addr_timeout`
-//!   in 6.18): an announcement not echoed is re-sent after `min(largest subflow RTO,
-//!   add_addr_timeout)` (the sysctl alone when no RTO is known; 0 disables), the wait
-//!   doubling each time, at most [`ADD_ADDR_RETRANS_MAX`] times.
+//!   in 6.18 — present in this 6.18 kernel's `/proc/kallsyms`): an announcement not
+//!   echoed is re-sent after `min(largest subflow RTO, add_addr_timeout)` (the sysctl
+//!   alone when no RTO is known; 0 disables), the first wait included
+//!   (`mptcp_pm_alloc_anno_list` uses it too), the wait doubling each time, at most
+//!   [`ADD_ADDR_RETRANS_MAX`] times.
 //! - A received ADD_ADDR is always echoed (`mptcp_pm_add_addr_received`), and acted on
 //!   only within the limits and if the address is new.
 
@@ -319,8 +321,17 @@ impl PathManager {
     /// initial subflow in slot 0. As `mptcp_pm_nl_fully_established` →
     /// `mptcp_pm_create_subflow_or_signal_addr`: announce the `signal` endpoints and
     /// open the mode's subflows. The client calls this; a server's path manager
-    /// usually only announces (its endpoints have `signal`, not `subflow`).
-    pub fn on_established(&mut self, now: Instant, local: Addr, remote: Addr) {
+    /// usually only announces (its endpoints have `signal`, not `subflow`). `max_rto`
+    /// is the largest subflow RTO now (None if unknown): the first re-send wait is
+    /// taken from it already, as `mptcp_pm_alloc_anno_list` calls
+    /// `mptcp_adjust_add_addr_timeout`.
+    pub fn on_established(
+        &mut self,
+        now: Instant,
+        local: Addr,
+        remote: Addr,
+        max_rto: Option<Duration>,
+    ) {
         let local = Addr { id: 0, ..local };
         let remote = Addr { id: 0, ..remote };
         self.initial_local = Some(local);
@@ -336,19 +347,19 @@ impl PathManager {
         for i in 0..ADDR_MAX {
             let Some(e) = self.local[i] else { continue };
             if e.signal && !self.announced[i] {
-                self.announce(now, e.addr);
+                self.announce(now, e.addr, max_rto);
                 self.announced[i] = true;
             }
         }
         self.fill_subflows();
     }
 
-    fn announce(&mut self, now: Instant, addr: Addr) {
+    fn announce(&mut self, now: Instant, addr: Addr, max_rto: Option<Duration>) {
         let Some(free) = self.anno.iter().position(|a| a.is_none()) else {
             self.stats.actions_dropped += 1;
             return;
         };
-        let wait = self.timeout(None);
+        let wait = self.timeout(max_rto);
         self.anno[free] = Some(Announce {
             addr,
             retrans: 0,

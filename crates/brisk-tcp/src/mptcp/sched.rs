@@ -7,7 +7,8 @@
 //!   `get_available_subflow` in `mptcp_sched.c`), with **penalisation** and
 //!   **opportunistic retransmission** (Raiciu et al., "How hard can it be? Designing and
 //!   implementing a deployable multipath TCP", NSDI 2012 §4.2; the seed's "LowRTT + RP";
-//!   v0.89's `mptcp_rcv_buf_optimization`): [`MinRtt::opportunistic`].
+//!   v0.89's `mptcp_rcv_buf_optimization`, checked against its source in
+//!   `net/mptcp/mptcp_sched.c`): [`MinRtt::opportunistic`], [`penalty`].
 //! - [`SchedKind::Linger`] — Linux 6.x's default (`mptcp_subflow_get_send`,
 //!   `protocol.c`): the lowest *linger time*, bytes the subflow still has to push (in
 //!   flight and queued) over its rate estimate, window room not required (TCP sends what
@@ -34,10 +35,11 @@
 //! The second term is the wait for window: a window-limited sender moves `cwnd` bytes
 //! per RTT (the fluid rate `cwnd/srtt`), and the segment can leave once the bytes ahead
 //! of it that do not fit the current window have drained; the first is the one-way
-//! delay. It is the spec's suggested `(queued + len)/rate + RTT/2` with rate =
-//! cwnd/RTT, corrected for the window already open, and the same completion-time idea
-//! as ECF (Lim et al., "ECF: An MPTCP path scheduler to manage heterogeneous paths",
-//! CoNEXT 2017), which compares `(1 + k/cwnd)·RTT` across paths. Departures: window
+//! delay. STTF is the RITE project's own (seed §3.2, which cites no paper and gives no
+//! formula; nor does the spec); the estimate is brisk's, a fluid window-drain model.
+//! It shares the completion-time idea of ECF (Lim, Nahum, Towsley, Gibbens, "ECF: An
+//! MPTCP path scheduler to manage heterogeneous paths", ACM CoNEXT 2017), whose rule is
+//! different (docs/mechanisms/mptcp.md). Departures: window
 //! growth during the wait (slow start doubling) is not modelled, which makes STTF
 //! conservative about a slow-starting path; serialisation time is folded into the
 //! window term. A subflow with no RTT sample yet counts as the slowest sampled one.
@@ -75,10 +77,12 @@ pub struct SubflowView {
 }
 
 impl SubflowView {
-    /// Room in the window for one more segment (Linux `tcp_cwnd_test`: in flight below
-    /// the window).
+    /// Room in the window for one more segment, as v0.89's `mptcp_is_temp_unavailable`
+    /// (used by its default, round-robin and redundant schedulers): in flight below
+    /// the window, and what is already queued on the subflow unsent does not overfill
+    /// the room left (`write_seq - snd_nxt > (cwnd - in_flight) · mss` means no).
     pub fn has_room(&self) -> bool {
-        self.in_flight < self.cwnd
+        self.in_flight < self.cwnd && self.queued <= self.cwnd - self.in_flight
     }
 }
 
@@ -333,10 +337,11 @@ pub fn sttf_reschedule(
     }
 }
 
-/// Minimum-RTT state: when the slow subflows were last penalised.
+/// Minimum-RTT state: per subflow, when it last penalised a slower one (v0.89 keeps
+/// `last_rbuf_opti` in each subflow's `defsched_priv`, not per connection).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MinRtt {
-    last_penalised: Option<Instant>,
+    last_penalised: [Option<Instant>; MAX_SUBFLOWS],
 }
 
 /// What [`MinRtt::opportunistic`] decided.
@@ -344,27 +349,60 @@ pub struct MinRtt {
 pub struct Opportunistic {
     /// Send the segment at the data-level SND.UNA again on this subflow.
     pub retransmit_on: Option<usize>,
-    /// Halve these subflows' windows (and ssthresh if not in slow start): the caller
-    /// applies it through their congestion control.
-    pub penalise: SubflowMask,
+    /// Penalise this subflow: the caller sets its window and ssthresh to [`penalty`]'s
+    /// answer through its congestion control.
+    pub penalise: Option<usize>,
+}
+
+/// v0.89's penalty on a slower subflow (`mptcp_rcv_buf_optimization`, in segments
+/// there, in bytes here): the window halved, at least one segment; ssthresh halved, at
+/// least two segments, but only if the subflow is not in slow start (window at or
+/// above ssthresh before the cut). Returns `(cwnd, ssthresh)`.
+pub fn penalty(cwnd: u32, ssthresh: u32, mss: u32) -> (u32, u32) {
+    let mss = mss.max(1);
+    let new_ssthresh = if cwnd >= ssthresh {
+        (ssthresh / 2).max(2 * mss)
+    } else {
+        ssthresh
+    };
+    ((cwnd / 2).max(mss), new_ssthresh)
 }
 
 impl MinRtt {
-    /// The connection is limited by the peer's data-level window (nothing new may go)
-    /// while the minimum-RTT subflow has room: the head-of-line segment (the data-level
-    /// SND.UNA), carried so far by the subflows in `carriers`, is what blocks the
-    /// receiver. As v0.89's `mptcp_rcv_buf_optimization` (NSDI 2012 §4.2):
-    /// - **penalise** each slower carrier whose congestion state is Open, at most once
-    ///   per RTT of the fast subflow;
-    /// - **retransmit opportunistically** on the fast subflow if it has not carried the
-    ///   segment, unless a carrier is nearly as fast: retransmit when some carrier's
-    ///   window is at most 4 segments, otherwise only if every carrier's RTT exceeds 4×
-    ///   the fast subflow's.
+    /// Subflow `i` was created at `now`: as v0.89's `defsched_init`, it may not
+    /// penalise before one of its RTTs has passed. A subflow never started this way
+    /// may penalise at once.
+    pub fn subflow_started(&mut self, i: usize, now: Instant) {
+        if let Some(t) = self.last_penalised.get_mut(i) {
+            *t = Some(now);
+        }
+    }
+
+    /// The head-of-line segment (the data-level SND.UNA, sent and not yet
+    /// data-acknowledged, carried so far by the subflows in `carriers`) may be what
+    /// blocks the receiver. v0.89's `mptcp_rcv_buf_optimization` (NSDI 2012 §4.2),
+    /// run for the minimum-RTT subflow with room (the "fast" one, what
+    /// `get_available_subflow` returns):
+    /// - `penal` is true when v0.89 may penalise: the peer's data-level window blocks
+    ///   the next new segment (`mptcp_next_segment`, `penal = 1`), or the send buffer
+    ///   is full (`!sk_stream_memory_free`). False (the application waits for send
+    ///   space, `__mptcp_next_segment`, `penal = 0`, buffer not full): retransmission
+    ///   only.
+    /// - **penalise** only the *first* carrier other than the fast subflow (v0.89
+    ///   breaks after it; brisk walks subflows in index order, v0.89 its connection
+    ///   list), and only if its srtt is larger than the fast one's and its congestion
+    ///   state is Open; at most once per srtt of the fast subflow (per-subflow time,
+    ///   updated only when a penalty is given).
+    /// - **retransmit opportunistically** on the fast subflow if it has not carried
+    ///   the segment: walking the carriers, the first whose window (after this call's
+    ///   penalty) is at most 4 segments means yes, the first with srtt at most 4× the
+    ///   fast one's means no; when every carrier's srtt exceeds 4× the fast one's, yes.
     pub fn opportunistic(
         &mut self,
         now: Instant,
         views: &[SubflowView],
         carriers: SubflowMask,
+        penal: bool,
     ) -> Opportunistic {
         let views = &views[..views.len().min(MAX_SUBFLOWS)];
         let cand = candidates(views, SubflowMask::EMPTY);
@@ -373,27 +411,32 @@ impl MinRtt {
         };
         let f = views[fast];
         let mut out = Opportunistic::default();
-        let due = self
-            .last_penalised
-            .is_none_or(|t| now.saturating_duration_since(t) >= f.srtt);
-        if due {
-            for j in carriers.iter().filter(|&j| j != fast && j < views.len()) {
-                if views[j].srtt > f.srtt && views[j].ca_open {
-                    out.penalise = out.penalise.with(j);
+        let others = || carriers.iter().filter(|&j| j != fast && j < views.len());
+        let due =
+            self.last_penalised[fast].is_none_or(|t| now.saturating_duration_since(t) >= f.srtt);
+        if penal && due {
+            if let Some(j) = others().next() {
+                if f.srtt < views[j].srtt && views[j].ca_open {
+                    out.penalise = Some(j);
+                    self.last_penalised[fast] = Some(now);
                 }
-            }
-            if !out.penalise.is_empty() {
-                self.last_penalised = Some(now);
             }
         }
         if !carriers.contains(fast) {
             let mut retrans = false;
-            for j in carriers.iter().filter(|&j| j != fast && j < views.len()) {
-                if views[j].cwnd <= 4 * views[j].mss.max(1) {
+            for j in others() {
+                let v = views[j];
+                let mss = v.mss.max(1);
+                let cwnd = if out.penalise == Some(j) {
+                    penalty(v.cwnd, u32::MAX, mss).0
+                } else {
+                    v.cwnd
+                };
+                if cwnd <= 4 * mss {
                     retrans = true;
                     break;
                 }
-                if f.srtt * 4 >= views[j].srtt {
+                if f.srtt * 4 >= v.srtt {
                     retrans = false;
                     break;
                 }

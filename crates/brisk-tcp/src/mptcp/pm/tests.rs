@@ -87,7 +87,7 @@ fn fullmesh_opens_a_subflow_per_pair_within_the_limit() {
         ..PmConfig::default()
     };
     let mut pm = PathManager::new(&cfg).unwrap();
-    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100));
+    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100), None);
     // local 1 → remote 0.
     assert_eq!(opens(&drain(&mut pm)), vec![(1, 0)]);
     pm.on_add_addr(a(5, 101));
@@ -107,7 +107,7 @@ fn fullmesh_opens_a_subflow_per_pair_within_the_limit() {
 fn default_limits_accept_no_add_addr() {
     // As Linux out of the box: the ADD_ADDR is echoed, nothing is opened.
     let mut pm = PathManager::new(&PmConfig::default()).unwrap();
-    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100));
+    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100), None);
     pm.on_add_addr(a(1, 101));
     assert_eq!(
         drain(&mut pm),
@@ -126,7 +126,7 @@ fn ndiffports_opens_n_subflows_over_one_pair() {
         ..PmConfig::default()
     };
     let mut pm = PathManager::new(&cfg).unwrap();
-    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100));
+    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100), None);
     assert_eq!(opens(&drain(&mut pm)), vec![(0, 0); 3]);
     assert_eq!(pm.subflows().len(), 4);
     // The limit caps it too.
@@ -135,7 +135,7 @@ fn ndiffports_opens_n_subflows_over_one_pair() {
         ..PmConfig::default()
     };
     let mut pm = PathManager::new(&cfg).unwrap();
-    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100));
+    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100), None);
     assert_eq!(opens(&drain(&mut pm)).len(), 2);
 }
 
@@ -147,7 +147,7 @@ fn add_addr_is_resent_until_echoed_with_backoff() {
     };
     let mut pm = PathManager::new(&cfg).unwrap();
     let t0 = Instant::from_secs(10);
-    pm.on_established(t0, a(0, 1), a(0, 100));
+    pm.on_established(t0, a(0, 1), a(0, 100), None);
     assert_eq!(drain(&mut pm), vec![PmAction::AddAddr { addr: a(1, 2) }]);
     // No RTO known yet: the sysctl, 120 s.
     assert_eq!(pm.poll_timeout(), Some(t0 + Duration::from_secs(120)));
@@ -166,18 +166,27 @@ fn add_addr_is_resent_until_echoed_with_backoff() {
     assert_eq!(drain(&mut pm).len(), 3);
     // An echo stops it.
     let mut pm = PathManager::new(&cfg).unwrap();
-    pm.on_established(t0, a(0, 1), a(0, 100));
+    pm.on_established(t0, a(0, 1), a(0, 100), None);
     pm.on_add_addr_echo(a(1, 2));
     assert_eq!(pm.poll_timeout(), None);
     pm.on_add_addr_echo(a(7, 7));
     assert_eq!(pm.stats.echo_unknown, 1);
+    // The first wait already uses the subflows' RTO when known at announce time
+    // (`mptcp_pm_alloc_anno_list` → `mptcp_adjust_add_addr_timeout`), capped by the
+    // sysctl.
+    let mut pm = PathManager::new(&cfg).unwrap();
+    pm.on_established(t0, a(0, 1), a(0, 100), Some(Duration::from_millis(250)));
+    assert_eq!(pm.poll_timeout(), Some(t0 + Duration::from_millis(250)));
+    let mut pm = PathManager::new(&cfg).unwrap();
+    pm.on_established(t0, a(0, 1), a(0, 100), Some(Duration::from_secs(500)));
+    assert_eq!(pm.poll_timeout(), Some(t0 + Duration::from_secs(120)));
     // add_addr_timeout 0: never re-sent.
     let mut pm = PathManager::new(&PmConfig {
         add_addr_timeout: Duration::ZERO,
         ..cfg.clone()
     })
     .unwrap();
-    pm.on_established(t0, a(0, 1), a(0, 100));
+    pm.on_established(t0, a(0, 1), a(0, 100), None);
     assert_eq!(pm.poll_timeout(), None);
 }
 
@@ -191,7 +200,7 @@ fn remove_addr_closes_its_subflows_and_frees_the_limit() {
         ..PmConfig::default()
     };
     let mut pm = PathManager::new(&cfg).unwrap();
-    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100));
+    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100), None);
     pm.on_add_addr(a(4, 101));
     let acts = drain(&mut pm);
     let slot = acts
@@ -212,7 +221,7 @@ fn remove_addr_closes_its_subflows_and_frees_the_limit() {
         ..PmConfig::default()
     };
     let mut pm = PathManager::new(&cfg).unwrap();
-    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100));
+    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100), None);
     drain(&mut pm);
     pm.remove_local(2);
     let acts = drain(&mut pm);
@@ -224,7 +233,7 @@ fn remove_addr_closes_its_subflows_and_frees_the_limit() {
 #[test]
 fn joins_beyond_the_limit_are_refused() {
     let mut pm = PathManager::new(&PmConfig::default()).unwrap();
-    pm.on_established(Instant::ZERO, a(0, 100), a(0, 1));
+    pm.on_established(Instant::ZERO, a(0, 100), a(0, 1), None);
     assert!(pm.allow_join(a(0, 100), a(1, 2)).is_some());
     assert!(pm.allow_join(a(0, 100), a(2, 3)).is_some());
     assert_eq!(pm.allow_join(a(0, 100), a(3, 4)), None);
@@ -243,7 +252,7 @@ fn add_addr_flood_stays_bounded() {
         ..PmConfig::default()
     };
     let mut pm = PathManager::new(&cfg).unwrap();
-    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100));
+    pm.on_established(Instant::ZERO, a(0, 1), a(0, 100), None);
     for i in 0..10_000u32 {
         let addr = Addr {
             id: (i % 256) as u8,
@@ -279,7 +288,7 @@ proptest! {
             ..PmConfig::default()
         };
         let mut pm = PathManager::new(&cfg).unwrap();
-        pm.on_established(Instant::ZERO, a(0, 1), a(0, 100));
+        pm.on_established(Instant::ZERO, a(0, 1), a(0, 100), None);
         let mut t = Instant::ZERO;
         for (op, x, y) in ops {
             match op {

@@ -48,6 +48,13 @@ fn min_rtt_takes_the_fastest_with_room_and_backups_last() {
     views[0].usable = false;
     views[1].usable = false;
     assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(2));
+    // Unsent data queued on a subflow counts against its room (v0.89
+    // `mptcp_is_temp_unavailable`): 4 segments of room, 5 queued → full.
+    let mut q = [v(20, 10, 6), v(50, 10, 0)];
+    q[0].queued = 4_000;
+    assert_eq!(s.pick(&q, 1_000, NONE), Pick::One(0));
+    q[0].queued = 5_000;
+    assert_eq!(s.pick(&q, 1_000, NONE), Pick::One(1));
     // No RTT sample yet: counts as the slowest sampled one.
     let views = [v(40, 10, 0), v(0, 10, 0)];
     assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(0));
@@ -135,36 +142,151 @@ fn sttf_reschedule_spreads_unsent_data_by_arrival_time() {
 }
 
 #[test]
-fn penalisation_once_per_rtt_and_opportunistic_retransmission() {
+fn penalisation_once_per_rtt_of_the_fast_subflow() {
     let mut m = MinRtt::default();
     let views = [v(20, 10, 0), v(200, 20, 20)];
     let t0 = Instant::from_millis(1_000);
     // The HoL segment sits on the slow subflow only.
-    let o = m.opportunistic(t0, &views, SubflowMask::one(1));
-    assert_eq!(o.penalise, SubflowMask::one(1));
+    let o = m.opportunistic(t0, &views, SubflowMask::one(1), true);
+    assert_eq!(o.penalise, Some(1));
     assert_eq!(o.retransmit_on, Some(0), "200 ms > 4 × 20 ms");
-    // Within one RTT of the fast subflow: no second penalty.
-    let o = m.opportunistic(t0 + Duration::from_millis(10), &views, SubflowMask::one(1));
-    assert!(o.penalise.is_empty());
-    let o = m.opportunistic(t0 + Duration::from_millis(20), &views, SubflowMask::one(1));
-    assert_eq!(o.penalise, SubflowMask::one(1));
-    // A carrier nearly as fast (< 4×) with a large window: no retransmission.
-    let views = [v(20, 10, 0), v(60, 20, 20)];
-    let o = m.opportunistic(t0, &views, SubflowMask::one(1));
+    // Within one srtt of the fast subflow: no second penalty, retransmission still.
+    let o = m.opportunistic(
+        t0 + Duration::from_millis(19),
+        &views,
+        SubflowMask::one(1),
+        true,
+    );
+    assert_eq!(o.penalise, None);
+    assert_eq!(o.retransmit_on, Some(0));
+    let o = m.opportunistic(
+        t0 + Duration::from_millis(20),
+        &views,
+        SubflowMask::one(1),
+        true,
+    );
+    assert_eq!(o.penalise, Some(1));
+    // penal = false (application waiting for send space, buffer not full):
+    // retransmission only, never a penalty.
+    let o = m.opportunistic(
+        t0 + Duration::from_secs(5),
+        &views,
+        SubflowMask::one(1),
+        false,
+    );
+    assert_eq!(o.penalise, None);
+    assert_eq!(o.retransmit_on, Some(0));
+    // The timer is the fast subflow's own, set at its start (v0.89 `defsched_init`):
+    // a subflow started at t1 may not penalise before one srtt has passed.
+    let mut m = MinRtt::default();
+    let t1 = Instant::from_millis(5_000);
+    m.subflow_started(0, t1);
+    let o = m.opportunistic(
+        t1 + Duration::from_millis(5),
+        &views,
+        SubflowMask::one(1),
+        true,
+    );
+    assert_eq!(o.penalise, None);
+    let o = m.opportunistic(
+        t1 + Duration::from_millis(20),
+        &views,
+        SubflowMask::one(1),
+        true,
+    );
+    assert_eq!(o.penalise, Some(1));
+    // A penalty given by one fast subflow does not hold back another: subflow 2
+    // becomes the fastest with room and penalises at once.
+    let mut views3 = [v(20, 10, 10), v(200, 20, 20), v(10, 10, 0)];
+    views3[0].in_flight = views3[0].cwnd; // subflow 0 full
+    let o = m.opportunistic(
+        t1 + Duration::from_millis(21),
+        &views3,
+        SubflowMask::one(1),
+        true,
+    );
+    assert_eq!(o.penalise, Some(1));
+    assert_eq!(o.retransmit_on, Some(2));
+}
+
+#[test]
+fn only_the_first_carrier_is_penalised_and_only_if_slower_and_open() {
+    let t0 = Instant::from_millis(1_000);
+    // Both slow subflows carry the segment: only the first (index order) is cut.
+    let views = [v(20, 10, 0), v(200, 20, 20), v(300, 20, 20)];
+    let o = MinRtt::default().opportunistic(t0, &views, SubflowMask(0b110), true);
+    assert_eq!(o.penalise, Some(1));
+    // The first carrier in recovery: nobody is cut (v0.89 stops at the first carrier),
+    // and the penalty time is not taken, so a later call may cut.
+    let mut views = views;
+    views[1].ca_open = false;
+    let mut m = MinRtt::default();
+    let o = m.opportunistic(t0, &views, SubflowMask(0b110), true);
+    assert_eq!(o.penalise, None);
+    views[1].ca_open = true;
+    let o = m.opportunistic(
+        t0 + Duration::from_millis(1),
+        &views,
+        SubflowMask(0b110),
+        true,
+    );
+    assert_eq!(o.penalise, Some(1));
+    // Already carried by the fast subflow: nothing to retransmit.
+    let o = MinRtt::default().opportunistic(t0, &views, SubflowMask(0b011), true);
     assert_eq!(o.retransmit_on, None);
-    // ... unless its window is tiny (≤ 4 segments).
-    let views = [v(20, 10, 0), v(60, 4, 4)];
+    assert_eq!(o.penalise, Some(1));
+    // A carrier no slower than the fast subflow is not penalised.
+    let views = [v(20, 10, 0), v(20, 20, 20)];
+    let o = MinRtt::default().opportunistic(t0, &views, SubflowMask::one(1), true);
+    assert_eq!(o, Opportunistic::default());
+}
+
+#[test]
+fn opportunistic_retransmission_conditions() {
+    let t0 = Instant::from_millis(1_000);
+    let retrans = |views: &[SubflowView], carriers: u16, penal: bool| {
+        MinRtt::default()
+            .opportunistic(t0, views, SubflowMask(carriers), penal)
+            .retransmit_on
+    };
+    // A carrier at most 4× as slow with a large window: no retransmission.
+    assert_eq!(retrans(&[v(20, 10, 0), v(80, 20, 20)], 0b10, false), None);
+    // Strictly more than 4×: retransmit.
     assert_eq!(
-        m.opportunistic(t0, &views, SubflowMask::one(1))
-            .retransmit_on,
+        retrans(&[v(20, 10, 0), v(81, 20, 20)], 0b10, false),
         Some(0)
     );
-    // Already carried by the fast subflow: nothing to retransmit; a carrier in
-    // recovery is not penalised.
-    let mut views = [v(20, 10, 0), v(200, 20, 20)];
-    views[1].ca_open = false;
-    let o = m.opportunistic(t0 + Duration::from_secs(1), &views, SubflowMask(0b11));
-    assert_eq!(o, Opportunistic::default());
+    // A window of at most 4 segments: retransmit whatever the RTT.
+    assert_eq!(retrans(&[v(20, 10, 0), v(60, 4, 4)], 0b10, false), Some(0));
+    assert_eq!(retrans(&[v(20, 10, 0), v(60, 5, 5)], 0b10, false), None);
+    // The window test sees the penalty given in the same call: 8 segments halved
+    // to 4 means retransmit, though the carrier is under 4× as slow.
+    assert_eq!(retrans(&[v(20, 10, 0), v(60, 8, 8)], 0b10, false), None);
+    assert_eq!(retrans(&[v(20, 10, 0), v(60, 8, 8)], 0b10, true), Some(0));
+    // The first carrier decides when it is at most 4× as slow ...
+    assert_eq!(
+        retrans(&[v(20, 10, 0), v(60, 20, 20), v(300, 20, 20)], 0b110, false),
+        None
+    );
+    // ... and a later carrier with a tiny window still says yes after a slow one.
+    assert_eq!(
+        retrans(&[v(20, 10, 0), v(300, 20, 20), v(60, 3, 3)], 0b110, false),
+        Some(0)
+    );
+    // The fast subflow needs room in its window.
+    assert_eq!(retrans(&[v(20, 10, 10), v(300, 20, 20)], 0b10, false), None);
+}
+
+#[test]
+fn penalty_halves_cwnd_and_ssthresh_outside_slow_start() {
+    // Congestion avoidance (cwnd ≥ ssthresh): both halved.
+    assert_eq!(penalty(20_000, 16_000, 1_000), (10_000, 8_000));
+    assert_eq!(penalty(16_000, 16_000, 1_000), (8_000, 8_000));
+    // Slow start (cwnd < ssthresh): ssthresh kept.
+    assert_eq!(penalty(8_000, 64_000, 1_000), (4_000, 64_000));
+    // Floors: one segment of window, two of ssthresh.
+    assert_eq!(penalty(1_000, 1_000, 1_000), (1_000, 2_000));
+    assert_eq!(penalty(3_000, 3_000, 1_000), (1_500, 2_000));
 }
 
 fn arb_view() -> impl Strategy<Value = SubflowView> {
