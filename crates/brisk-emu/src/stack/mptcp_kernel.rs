@@ -32,12 +32,27 @@ pub fn unsupported_reason() -> Option<String> {
     None
 }
 
-/// Turns MPTCP on in `ns` and makes `cc` the namespace's default congestion control
-/// (new namespaces default to the host's, often bbr; MPTCP subflows inherit the
-/// namespace default unless the socket sets its own).
-pub fn enable(ns: &Netns, cc: &str) -> Result<()> {
-    ns.sysctl("net.mptcp.enabled", "1")?;
-    ns.sysctl("net.ipv4.tcp_congestion_control", cc)
+/// Turns MPTCP on in `ns`. (The congestion control is set per socket, by
+/// [`listen`] and [`connect`]: a namespace may not make a controller its default
+/// unless the host allows it, and new namespaces default to the host's, often bbr.)
+pub fn enable(ns: &Netns) -> Result<()> {
+    ns.sysctl("net.mptcp.enabled", "1")
+}
+
+/// `TCP_CONGESTION` on an MPTCP socket: Linux applies it to every subflow, the
+/// joins included (`mptcp_setsockopt_sol_tcp_congestion`).
+fn set_cc(fd: RawFd, cc: &str) -> std::io::Result<()> {
+    // SAFETY: setsockopt reads `cc.len()` bytes from a live str.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            cc.as_ptr().cast(),
+            cc.len() as libc::socklen_t,
+        )
+    })
+    .map(drop)
 }
 
 /// `ip mptcp limits set subflows S add_addr_accepted A` in `ns`.
@@ -168,8 +183,10 @@ fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     (ss, len as libc::socklen_t)
 }
 
-/// An MPTCP listener on `addr` in `ns` (`SO_REUSEADDR`, backlog 16).
-pub fn listen(ns: &Netns, addr: SocketAddr) -> Result<TcpListener> {
+/// An MPTCP listener on `addr` in `ns` with congestion control `cc` (`SO_REUSEADDR`,
+/// backlog 16).
+pub fn listen(ns: &Netns, addr: SocketAddr, cc: &str) -> Result<TcpListener> {
+    let cc = cc.to_string();
     ns.run_in(move || -> std::io::Result<TcpListener> {
         let fd = mptcp_socket(&addr)?;
         // SAFETY: fd is a fresh socket we own; TcpListener closes it.
@@ -185,6 +202,7 @@ pub fn listen(ns: &Netns, addr: SocketAddr) -> Result<TcpListener> {
                 std::mem::size_of::<libc::c_int>() as libc::socklen_t,
             )
         })?;
+        set_cc(fd, &cc)?;
         let (ss, len) = sockaddr(&addr);
         // SAFETY: ss holds a valid address of `len` bytes.
         cvt(unsafe { libc::bind(fd, (&ss as *const libc::sockaddr_storage).cast(), len) })?;
@@ -195,14 +213,16 @@ pub fn listen(ns: &Netns, addr: SocketAddr) -> Result<TcpListener> {
     .map_err(|e| EmuError::io(format!("MPTCP listen on {addr}"), e))
 }
 
-/// An MPTCP connection from `ns` to `addr`; the connect gives up after `timeout`
-/// (`SO_SNDTIMEO`, which Linux's connect honours).
-pub fn connect(ns: &Netns, addr: SocketAddr, timeout: Duration) -> Result<TcpStream> {
+/// An MPTCP connection from `ns` to `addr` with congestion control `cc`; the
+/// connect gives up after `timeout` (`SO_SNDTIMEO`, which Linux's connect honours).
+pub fn connect(ns: &Netns, addr: SocketAddr, cc: &str, timeout: Duration) -> Result<TcpStream> {
+    let cc = cc.to_string();
     ns.run_in(move || -> std::io::Result<TcpStream> {
         let fd = mptcp_socket(&addr)?;
         // SAFETY: fd is a fresh socket we own; TcpStream closes it.
         let s = unsafe { TcpStream::from_raw_fd(fd) };
         s.set_write_timeout(Some(timeout))?;
+        set_cc(fd, &cc)?;
         let (ss, len) = sockaddr(&addr);
         // SAFETY: ss holds a valid address of `len` bytes.
         cvt(unsafe { libc::connect(fd, (&ss as *const libc::sockaddr_storage).cast(), len) })?;
@@ -225,7 +245,7 @@ pub struct MptcpTransfer {
 
 /// Sends `bytes` of the seeded ChaCha8 stream (`tools::source`) from `client_ns` over
 /// a fresh MPTCP connection to a listener on `listen_on` in `server_ns`, reached at
-/// `connect_to`; both ends hash what they wrote and read. The client half-closes after
+/// `connect_to`, both sockets with congestion control `cc`; both ends hash what they wrote and read. The client half-closes after
 /// the last byte and waits for the server's close. Every blocking call, and the
 /// whole run, is bounded by `timeout`.
 pub fn transfer(
@@ -233,11 +253,12 @@ pub fn transfer(
     server_ns: &Netns,
     listen_on: SocketAddr,
     connect_to: SocketAddr,
+    cc: &str,
     bytes: u64,
     seed: u64,
     timeout: Duration,
 ) -> Result<MptcpTransfer> {
-    let listener = listen(server_ns, listen_on)?;
+    let listener = listen(server_ns, listen_on, cc)?;
     let server = std::thread::Builder::new()
         .name("brisk-mptcp-rx".into())
         .spawn(move || -> Result<(StreamDigest, f64)> {
@@ -246,28 +267,31 @@ pub fn transfer(
             Ok((r.digest, r.seconds))
         })
         .map_err(|e| EmuError::io("spawning the MPTCP receiver", e))?;
-    let sent =
-        connect(client_ns, connect_to, timeout.min(Duration::from_secs(10))).and_then(|mut s| {
-            s.set_read_timeout(Some(timeout))
-                .map_err(|e| EmuError::io("MPTCP sender timeouts", e))?;
-            let d = source(&mut s, bytes, seed).map_err(|e| EmuError::io("MPTCP sender", e))?;
-            s.shutdown(Shutdown::Write)
-                .map_err(|e| EmuError::io("MPTCP half-close", e))?;
-            let mut one = [0u8; 1];
-            loop {
-                match s.read(&mut one) {
-                    Ok(0) => break,
-                    Ok(_) => {}
-                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == ErrorKind::ConnectionReset => break,
-                    Err(e) => {
-                        return Err(EmuError::io("waiting for the MPTCP receiver to close", e))
-                    }
-                }
+    let sent = connect(
+        client_ns,
+        connect_to,
+        cc,
+        timeout.min(Duration::from_secs(10)),
+    )
+    .and_then(|mut s| {
+        s.set_read_timeout(Some(timeout))
+            .map_err(|e| EmuError::io("MPTCP sender timeouts", e))?;
+        let d = source(&mut s, bytes, seed).map_err(|e| EmuError::io("MPTCP sender", e))?;
+        s.shutdown(Shutdown::Write)
+            .map_err(|e| EmuError::io("MPTCP half-close", e))?;
+        let mut one = [0u8; 1];
+        loop {
+            match s.read(&mut one) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::ConnectionReset => break,
+                Err(e) => return Err(EmuError::io("waiting for the MPTCP receiver to close", e)),
             }
-            s.flush().ok();
-            Ok(d)
-        });
+        }
+        s.flush().ok();
+        Ok(d)
+    });
     let received = server
         .join()
         .map_err(|p| EmuError::Panicked(crate::error::panic_message(&*p)))?;
