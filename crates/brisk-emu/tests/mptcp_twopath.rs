@@ -169,17 +169,15 @@ fn run_for(
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
             .unwrap_or_default()
         });
-        let t = mptcp::transfer(
-            na,
-            nb,
-            SocketAddr::from((Ipv4Addr::UNSPECIFIED, PORT)),
-            SocketAddr::from((addr_b(0), PORT)),
-            "cubic",
-            BYTES,
-            7,
+        let spec = mptcp::TransferSpec {
+            listen_on: SocketAddr::from((Ipv4Addr::UNSPECIFIED, PORT)),
+            connect_to: SocketAddr::from((addr_b(0), PORT)),
+            cc: "cubic".into(),
+            bytes: BYTES,
+            seed: 7,
             timeout,
-        )
-        .map_err(|e| e.to_string());
+        };
+        let t = mptcp::transfer(na, nb, &spec).map_err(|e| e.to_string());
         (t, probe.join().expect("ss probe"))
     });
     let wall = t0.elapsed();

@@ -139,9 +139,9 @@ fn overwrite(pkt: &mut [u8], tcp: usize, at: usize, len: usize, mut check: u16) 
     let mut w = first;
     while w < at + len {
         let old = u16::from_be_bytes([pkt[w], pkt[w + 1]]);
-        for b in w..w + 2 {
-            if (at..at + len).contains(&b) {
-                pkt[b] = NOP;
+        for (i, byte) in pkt[w..w + 2].iter_mut().enumerate() {
+            if (at..at + len).contains(&(w + i)) {
+                *byte = NOP;
             }
         }
         let new = u16::from_be_bytes([pkt[w], pkt[w + 1]]);

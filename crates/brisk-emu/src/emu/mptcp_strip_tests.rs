@@ -31,7 +31,7 @@ fn segment(
     pseudo: impl Fn(usize) -> Accumulator,
 ) -> Vec<u8> {
     let mut opts = options.to_vec();
-    while opts.len() % 4 != 0 {
+    while !opts.len().is_multiple_of(4) {
         opts.push(0);
     }
     let doff = 20 + opts.len();

@@ -243,21 +243,40 @@ pub struct MptcpTransfer {
     pub intact: bool,
 }
 
-/// Sends `bytes` of the seeded ChaCha8 stream (`tools::source`) from `client_ns` over
-/// a fresh MPTCP connection to a listener on `listen_on` in `server_ns`, reached at
-/// `connect_to`, both sockets with congestion control `cc`; both ends hash what they wrote and read. The client half-closes after
-/// the last byte and waits for the server's close. Every blocking call, and the
-/// whole run, is bounded by `timeout`.
+/// What [`transfer`] sends, where, and how long it may take.
+#[derive(Clone, Debug)]
+pub struct TransferSpec {
+    /// The server's listening address (`0.0.0.0:port` accepts joins to any address).
+    pub listen_on: SocketAddr,
+    /// Where the client connects (the initial subflow's destination).
+    pub connect_to: SocketAddr,
+    /// Congestion control of both sockets (and so of every subflow).
+    pub cc: String,
+    pub bytes: u64,
+    /// Seed of the ChaCha8 stream (`tools::source`).
+    pub seed: u64,
+    /// Bound on every blocking call and on the whole run.
+    pub timeout: Duration,
+}
+
+/// Sends `spec.bytes` of the seeded ChaCha8 stream (`tools::source`) from
+/// `client_ns` over a fresh MPTCP connection to a listener in `server_ns`; both ends
+/// hash what they wrote and read. The client half-closes after the last byte and
+/// waits for the server's close. Every blocking call, and the whole run, is bounded
+/// by `spec.timeout`.
 pub fn transfer(
     client_ns: &Netns,
     server_ns: &Netns,
-    listen_on: SocketAddr,
-    connect_to: SocketAddr,
-    cc: &str,
-    bytes: u64,
-    seed: u64,
-    timeout: Duration,
+    spec: &TransferSpec,
 ) -> Result<MptcpTransfer> {
+    let TransferSpec {
+        listen_on,
+        connect_to,
+        ref cc,
+        bytes,
+        seed,
+        timeout,
+    } = *spec;
     let listener = listen(server_ns, listen_on, cc)?;
     let server = std::thread::Builder::new()
         .name("brisk-mptcp-rx".into())
