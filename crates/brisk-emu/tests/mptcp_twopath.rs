@@ -242,11 +242,14 @@ fn summary(o: &Outcome) {
     eprintln!("server (B) MPTcpExt: {:?}", mptcp_counters(&o.b));
 }
 
+/// tshark and mergecap (both in Debian's tshark package) for the capture checks.
 fn tshark_available() -> bool {
-    Command::new("tshark")
-        .arg("-v")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    ["tshark", "mergecap"].iter().all(|tool| {
+        Command::new(tool)
+            .arg("-v")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
 }
 
 /// Packets of `pcap` matching `filter`, with MPTCP mapping analysis on.
@@ -345,7 +348,7 @@ fn both_paths(name: &str, paths: &str) {
         assert_eq!(get(a, e) + get(b, e), 0, "{e} counted");
     }
     if !tshark_available() {
-        eprintln!("tshark missing: capture checks skipped");
+        eprintln!("tshark or mergecap missing: capture checks skipped");
         return;
     }
     let all = merged(&scratch.0);
@@ -416,7 +419,7 @@ fn fallback(name: &str, direction: StripDirection) {
         }
     }
     if !tshark_available() {
-        eprintln!("tshark missing: capture checks skipped");
+        eprintln!("tshark or mergecap missing: capture checks skipped");
         return;
     }
     // After the handshake no packet on either side of path 0 carries an MPTCP option.
