@@ -10,7 +10,8 @@
 //!   Linux sink through the path and prints goodput and whether the data arrived intact.
 //! - `brisk lab bufferbloat [--duration 20s] [--out DIR]`: experiment real-bufferbloat.
 //! - `brisk lab shell [...path flags] [--outside CMD] [-- CMD]`: two Linux hosts joined
-//!   by the emulator, like Mahimahi's mm-link (`brisk_emu::tools::shell`).
+//!   by the emulator, like Mahimahi's mm-link (`brisk_emu::tools::shell`); with
+//!   `--paths FILE` by several emulated paths (`brisk_emu::tools::multipath`).
 //! - `brisk lab clean`: removes `brisk-*` namespaces left by dead processes.
 //!
 //! `--ipv6` makes the lab dual-stack (2001:db8:18::1 for brisk / the outside host,
@@ -156,6 +157,12 @@ enum LabCmd {
         /// stopped at the end.
         #[arg(long)]
         outside: Option<String>,
+        /// Several paths instead of one: a TOML file of `[[path]]` tables (each the
+        /// path keys, plus `strip_mptcp = { direction, packets }`); path k joins
+        /// outside 198.18.k.1 and inside 198.18.k.2 (docs/emulator.md, "Two paths").
+        /// Only `--pcap` of the path flags goes with it.
+        #[arg(long, conflicts_with_all = ["rtt", "rate", "trace", "uplink_rate", "uplink_trace", "loss", "queue", "jitter", "link_log", "ipv6"])]
+        paths: Option<PathBuf>,
         /// The emulator stops after this long even if the command has not exited.
         #[arg(long = "for", default_value = "24h", value_parser = crate::args::positive_duration, allow_hyphen_values = true)]
         for_: Duration,
@@ -247,6 +254,14 @@ pub fn cmd_lab(args: LabArgs) -> anyhow::Result<()> {
         LabCmd::Shell {
             path,
             outside,
+            paths: Some(file),
+            for_,
+            inside,
+        } => multipath_shell(&path, &file, outside, for_, inside),
+        LabCmd::Shell {
+            path,
+            outside,
+            paths: None,
             for_,
             inside,
         } => shell(&path, outside, for_, inside),
@@ -323,6 +338,68 @@ fn shell(
             "brisk lab shell: emulator clean (busy {:.0} %, delivery error p99 {:.1} us)",
             r.emulator.health.busy_fraction * 100.0,
             r.emulator.health.late_p99_us
+        );
+    }
+    match r.status.code() {
+        Some(0) => Ok(()),
+        Some(c) => anyhow::bail!("the inside command exited with status {c}"),
+        None => anyhow::bail!("the inside command was killed ({})", r.status),
+    }
+}
+
+/// `brisk lab shell --paths FILE`: the multipath lab (brisk_emu::tools::multipath).
+fn multipath_shell(
+    p: &PathArgs,
+    file: &std::path::Path,
+    outside: Option<String>,
+    for_: Duration,
+    inside: Vec<String>,
+) -> anyhow::Result<()> {
+    use brisk_emu::tools::multipath::{addr_a, addr_b, MultiPathConfig, MultiPathOptions};
+    check_inside(&inside)?;
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| anyhow::anyhow!("--paths {}: {e}", file.display()))?;
+    let cfg = MultiPathConfig::from_toml(&text)
+        .map_err(|e| anyhow::anyhow!("--paths {}: {e}", file.display()))?;
+    if let Some(why) = brisk_emu::netns::unsupported_reason() {
+        anyhow::bail!("brisk lab shell cannot run here: {why}");
+    }
+    if let Some(d) = &p.pcap {
+        std::fs::create_dir_all(d).map_err(|e| anyhow::anyhow!("creating {}: {e}", d.display()))?;
+    }
+    let opts = MultiPathOptions {
+        pcap_dir: p.pcap.clone(),
+        limit: Some(for_),
+        ..MultiPathOptions::default()
+    };
+    let n = cfg.paths.len();
+    let pairs: Vec<String> = (0..n)
+        .map(|k| format!("path {k}: outside {} <-> inside {}", addr_a(k), addr_b(k)))
+        .collect();
+    eprintln!(
+        "brisk lab shell: {n} paths ({}); BRISK_OUTSIDE_k, BRISK_INSIDE_k, BRISK_DEV_k name them; exit the inside command to tear down",
+        pairs.join("; ")
+    );
+    let shell = brisk_emu::tools::shell::ShellConfig {
+        outside,
+        outside_settle: std::time::Duration::from_millis(300),
+        inside,
+        limit: Some(for_),
+        ipv6: false,
+    };
+    let r = brisk_emu::tools::shell::run_multipath_shell(&cfg, &shell, &opts)?;
+    for (k, e) in r.paths.iter().enumerate() {
+        let (f, b) = (&e.forward, &e.reverse);
+        eprintln!(
+            "brisk lab shell: path {k}: downlink {} packets ({} bytes) delivered, {} dropped, {} MPTCP-stripped; uplink {} ({} bytes) delivered, {} dropped, {} MPTCP-stripped",
+            f.delivered_packets,
+            f.delivered_bytes,
+            f.dropped_queue_full + f.dropped_loss + f.dropped_outage + f.dropped_overflow,
+            f.mptcp_stripped_packets,
+            b.delivered_packets,
+            b.delivered_bytes,
+            b.dropped_queue_full + b.dropped_loss + b.dropped_outage + b.dropped_overflow,
+            b.mptcp_stripped_packets,
         );
     }
     match r.status.code() {

@@ -417,3 +417,88 @@ fn ipv6_through_the_shell_reaches_linux_over_the_emulator() {
         "{got} bit/s over IPv6 at 20 Mbit/s"
     );
 }
+
+/// `--paths`: the multipath lab from the CLI, with Linux MPTCP at both ends
+/// (scripts/mptcp-xfer.py): the same SHA-256 at both ends, the join counted, both
+/// paths used, nothing left behind.
+#[test]
+fn multipath_shell_carries_an_mptcp_transfer_over_both_paths() {
+    if let Some(why) = brisk_emu::netns::unsupported_reason() {
+        eprintln!("skip multipath shell test: {why}");
+        return;
+    }
+    if Command::new("python3").arg("--version").output().is_err()
+        || !std::path::Path::new("/proc/sys/net/mptcp/enabled").exists()
+    {
+        eprintln!("skip multipath shell test: needs python3 and an MPTCP kernel");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("brisk-mpshell-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml = dir.join("two.toml");
+    std::fs::write(
+        &toml,
+        "[[path]]\nrtt = \"10ms\"\nreverse = { rate = \"20Mbit\" }\n\
+         [[path]]\nrtt = \"20ms\"\nreverse = { rate = \"20Mbit\" }\n",
+    )
+    .unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/mptcp-xfer.py");
+    let limits = "ip mptcp limits set subflows 2 add_addr_accepted 2";
+    let child = Command::new(BIN)
+        .args(["lab", "shell", "--paths"])
+        .arg(&toml)
+        .args(["--for", "50s", "--outside"])
+        .arg(format!(
+            "{limits}; ip mptcp endpoint add $BRISK_OUTSIDE_1 dev $BRISK_DEV_1 signal; \
+             exec python3 {script} server 5201"
+        ))
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "{limits}; python3 {script} client $BRISK_OUTSIDE_0 5201 3000000 && sleep 0.5 && \
+             nstat -az MPTcpExtMPJoinSynAckRx"
+        ))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let child = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let (out, err) = (
+        String::from_utf8_lossy(&child.stdout),
+        String::from_utf8_lossy(&child.stderr),
+    );
+    assert!(child.status.success(), "{out}\n{err}");
+    let sha = |who: &str| {
+        out.lines()
+            .find(|l| l.starts_with(who))
+            .and_then(|l| l.split("sha256 ").nth(1))
+            .map(str::to_string)
+    };
+    let (c, s) = (sha("client:"), sha("server:"));
+    assert!(c.is_some() && c == s, "{out}");
+    assert!(out.contains("server: 3000000 bytes"), "{out}");
+    let joins: u64 = out
+        .lines()
+        .find(|l| l.starts_with("MPTcpExtMPJoinSynAckRx"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert_eq!(joins, 1, "{out}");
+    // Both paths' uplinks (inside → outside) carried data.
+    for k in 0..2 {
+        let line = err
+            .lines()
+            .find(|l| l.contains(&format!("path {k}: downlink")))
+            .unwrap_or_else(|| panic!("no path {k} line in\n{err}"));
+        let bytes: u64 = line
+            .split("uplink ")
+            .nth(1)
+            .and_then(|r| r.split(" (").nth(1))
+            .and_then(|r| r.split(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        assert!(bytes > 100_000, "path {k} uplink {bytes} bytes: {line}");
+    }
+    assert!(leftovers(pid).is_empty(), "{:?}", leftovers(pid));
+}

@@ -37,6 +37,7 @@ use serde::Serialize;
 
 use crate::emu::ack_tap::{AckTap, AckTapFlow};
 use crate::emu::health::{self, DirInput, Health, HealthInput, HealthLimits};
+use crate::emu::mptcp_strip::{self, StripPackets};
 use crate::emu::path::{EmuConfig, PathChain};
 use crate::emu::route::{MeterReport, Route};
 use crate::emu::side::Side;
@@ -162,6 +163,10 @@ pub struct DirReport {
     pub dropped_overflow: u64,
     pub duplicated: u64,
     pub corrupted: u64,
+    /// Packets whose MPTCP options the option-stripping middlebox overwrote
+    /// ([`Emulator::strip_mptcp`], emu/mptcp_strip.rs), and how many options.
+    pub mptcp_stripped_packets: u64,
+    pub mptcp_stripped_options: u64,
     pub max_queue_packets: usize,
     /// Per-band counters of a `prio` queue on this direction's link, band 0 first.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -250,6 +255,8 @@ struct Dir {
     /// Packets the model has released (each with its departure time) that are not
     /// written yet, oldest first; see [`flush`]. Its capacity is kept.
     staged: Vec<(Instant, Packet)>,
+    /// The MPTCP-option stripper at this direction's entrance, if any.
+    strip: Option<StripPackets>,
 }
 
 impl Dir {
@@ -262,6 +269,7 @@ impl Dir {
             report: DirReport::default(),
             delivery_cap,
             staged: Vec::with_capacity(gro::MAX_RUN * 4),
+            strip: None,
         }
     }
 
@@ -548,6 +556,15 @@ fn ingest<S: Side, D: Side>(
                 if let Some(p) = pcap_src.as_deref_mut() {
                     let _ = p.write_packet(now.as_nanos(), &buf);
                 }
+                // The middlebox sits at the path's entrance: the source side's pcap
+                // has the packet as sent, the destination's as delivered.
+                if let Some(which) = dir.strip {
+                    let s = mptcp_strip::strip(&mut buf, which);
+                    if s.options > 0 {
+                        dir.report.mptcp_stripped_packets += 1;
+                        dir.report.mptcp_stripped_options += u64::from(s.options);
+                    }
+                }
                 let id = io.next_id;
                 io.next_id += 1;
                 let pkt = Packet {
@@ -680,6 +697,14 @@ impl<A: Side, B: Side> Emulator<A, B> {
             rev: Dir::new(rev, 1, opts.delivery_log),
             opts,
         })
+    }
+
+    /// Puts an MPTCP-option stripper (emu/mptcp_strip.rs) at the entrance of the
+    /// forward (A → B) and/or reverse (B → A) direction; `None` removes it. What it
+    /// did is counted in each [`DirReport`]'s `mptcp_stripped_*`.
+    pub fn strip_mptcp(&mut self, forward: Option<StripPackets>, reverse: Option<StripPackets>) {
+        self.fwd.strip = forward;
+        self.rev.strip = reverse;
     }
 
     /// Runs until `stop` is set or `limit` has passed; returns the report. Time zero

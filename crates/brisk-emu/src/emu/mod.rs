@@ -7,6 +7,7 @@ pub mod dumbbell;
 pub mod emulator;
 pub mod health;
 pub mod inject;
+pub mod mptcp_strip;
 pub mod mux;
 pub mod path;
 pub mod route;

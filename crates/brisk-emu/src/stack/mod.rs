@@ -19,6 +19,7 @@
 
 pub mod bulk;
 pub mod kernel_stream;
+pub mod mptcp_kernel;
 pub mod pattern;
 pub mod serve;
 pub mod socket;

@@ -144,7 +144,7 @@ const QUIET_IPV6: [(&str, &str); 5] = [
 /// Switches IPv6 off in `ns`, so no router solicitations or MLD reports wander
 /// through the path. Kernels without IPv6 have no such sysctl; that is as good as
 /// disabled.
-fn disable_ipv6(ns: &Netns) {
+pub(crate) fn disable_ipv6(ns: &Netns) {
     let _ = ns.sysctl("net.ipv6.conf.all.disable_ipv6", "1");
     let _ = ns.sysctl("net.ipv6.conf.default.disable_ipv6", "1");
 }

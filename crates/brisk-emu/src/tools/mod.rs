@@ -11,6 +11,7 @@ pub mod ecn_audit;
 pub mod hist;
 pub mod http;
 pub mod lab;
+pub mod multipath;
 pub mod pcapread;
 pub mod shell;
 

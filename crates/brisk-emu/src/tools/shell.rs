@@ -35,6 +35,7 @@ use crate::error::{EmuError, Result};
 use crate::os::cleanup;
 use crate::os::netns::{ip_binary, Netns};
 use crate::tools::lab::{TwoHosts, ADDR_A, ADDR_A6, ADDR_B, ADDR_B6};
+use crate::tools::multipath::{self, MultiPathConfig, MultiPathLab, MultiPathOptions};
 
 /// What to run where.
 #[derive(Clone, Debug, Default)]
@@ -71,10 +72,11 @@ fn env_cmd(ns: &Netns, cmd: &mut Command, ipv6: bool) {
     }
 }
 
-fn in_netns(ns: &Netns, argv: &[String], ipv6: bool) -> Command {
+fn in_netns(ns: &Netns, argv: &[String], ipv6: bool, env: &[(String, String)]) -> Command {
     let mut c = Command::new(ip_binary());
     c.args(["netns", "exec", ns.name()]).args(argv);
     env_cmd(ns, &mut c, ipv6);
+    c.envs(env.iter().map(|(k, v)| (k, v)));
     // Its own process group: signals for it (and from its terminal) stay off brisk.
     c.process_group(0);
     c
@@ -182,10 +184,75 @@ pub fn run_shell(
     };
     let emu = Emulator::new(tun_a, tun_b, path, opts)?;
     let handle = emu.spawn(cfg.limit)?;
+    let status = run_commands(hosts.ns_a(), hosts.ns_b(), cfg, &[]);
+    let emulator = handle.stop();
+    hosts.teardown()?;
+    Ok(ShellReport {
+        status: status?,
+        emulator: emulator?,
+    })
+}
+
+/// What a multipath shell ([`run_multipath_shell`]) did.
+#[derive(Debug)]
+pub struct MultiPathShellReport {
+    /// The inside command's exit status.
+    pub status: ExitStatus,
+    /// Each path's emulator, path 0 first.
+    pub paths: Vec<EmuReport>,
+}
+
+/// As [`run_shell`], over the multipath lab (tools/multipath.rs): the outside host is
+/// its host A (198.18.k.1 on path k), the inside host its host B (198.18.k.2); path
+/// `k`'s `bottleneck` is its downlink. Besides `BRISK_OUTSIDE`/`BRISK_INSIDE`
+/// (path 0's), both commands get `BRISK_PATHS` (the number of paths) and
+/// `BRISK_OUTSIDE_<k>`, `BRISK_INSIDE_<k>` and `BRISK_DEV_<k>` (the device) per path,
+/// for `ip mptcp endpoint add $BRISK_INSIDE_1 dev $BRISK_DEV_1 subflow` and the like.
+/// IPv4 only.
+pub fn run_multipath_shell(
+    paths: &MultiPathConfig,
+    cfg: &ShellConfig,
+    opts: &MultiPathOptions,
+) -> Result<MultiPathShellReport> {
+    if cfg.ipv6 {
+        return Err(EmuError::Config(
+            "the multipath lab is IPv4 only (no --ipv6 with --paths)".into(),
+        ));
+    }
+    crate::os::cleanup::install_interrupt_cleanup()?;
+    let lab = MultiPathLab::start(paths, opts)?;
+    let mut env = vec![("BRISK_PATHS".to_string(), lab.paths().to_string())];
+    for k in 0..lab.paths() {
+        env.push((
+            format!("BRISK_OUTSIDE_{k}"),
+            multipath::addr_a(k).to_string(),
+        ));
+        env.push((
+            format!("BRISK_INSIDE_{k}"),
+            multipath::addr_b(k).to_string(),
+        ));
+        env.push((format!("BRISK_DEV_{k}"), multipath::tun_name(k)));
+    }
+    let status = run_commands(lab.ns_a(), lab.ns_b(), cfg, &env);
+    let reports = lab.teardown();
+    Ok(MultiPathShellReport {
+        status: status?,
+        paths: reports?,
+    })
+}
+
+/// Runs the outside command (if any) and then the inside one in their namespaces,
+/// waits for the inside one, ends the outside one; returns the inside status.
+fn run_commands(
+    outside: &Netns,
+    inside: &Netns,
+    cfg: &ShellConfig,
+    env: &[(String, String)],
+) -> Result<ExitStatus> {
     let mut server = match &cfg.outside {
         Some(line) => {
             let argv = ["sh".to_string(), "-c".to_string(), line.clone()];
-            let child = spawn_group(&mut in_netns(hosts.ns_a(), &argv, cfg.ipv6), "outside")?;
+            let child = spawn_group(&mut in_netns(outside, &argv, cfg.ipv6, env), "outside")?;
             std::thread::sleep(cfg.outside_settle);
             Some(child)
         }
@@ -196,8 +263,8 @@ pub fn run_shell(
     } else {
         cfg.inside.clone()
     };
-    let status = spawn_group(&mut in_netns(hosts.ns_b(), &argv, cfg.ipv6), "inside").and_then(
-        |mut child| {
+    let status =
+        spawn_group(&mut in_netns(inside, &argv, cfg.ipv6, env), "inside").and_then(|mut child| {
             let back = take_terminal(child.id() as libc::pid_t);
             let st = child.wait();
             yield_to_interrupt();
@@ -206,17 +273,11 @@ pub fn run_shell(
                 give_back_terminal(pg);
             }
             st.map_err(|e| EmuError::io("waiting for the inside command", e))
-        },
-    );
+        });
     if let Some(s) = server.as_mut() {
         stop_group(s, StdDuration::from_secs(2));
         forget_group(s);
     }
     yield_to_interrupt();
-    let emulator = handle.stop();
-    hosts.teardown()?;
-    Ok(ShellReport {
-        status: status?,
-        emulator: emulator?,
-    })
+    status
 }
