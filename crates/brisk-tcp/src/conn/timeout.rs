@@ -1,7 +1,8 @@
 //! What each timer does when it expires (timers are handled in `Timer::ALL` order).
 
+use super::loss::Entry;
 use super::rto_timer::RtoArm;
-use super::{CaState, Connection, State};
+use super::{Connection, State};
 use crate::cc::CongestionCause;
 use crate::conn::timer::Timer;
 use crate::event::{ConnError, TraceEvent};
@@ -72,60 +73,39 @@ impl Connection {
         self.arm_rto(now, RtoArm::Backoff);
     }
 
-    /// Linux `tcp_enter_loss`. A timeout outside a recovery (or after its recovery
-    /// point, or the first after an undone one) starts a new episode: ssthresh is
-    /// reduced once and the window before it saved for an undo. F-RTO (RFC 5682) runs
-    /// unless a recovery was under way, except for repeated timeouts (§3.2).
+    /// Linux `tcp_enter_loss`. Loss recovery decides the episode (a new one outside
+    /// a recovery, after its recovery point, or the first timeout after an undone
+    /// one); congestion control responds to the RTO (ssthresh cut once per episode);
+    /// then loss recovery marks everything outstanding lost and arms F-RTO.
     fn enter_loss(&mut self, now: Instant) {
         self.refresh_cc_state();
-        let new_recovery = self.sub.cong.ca_state < CaState::Recovery;
-        let new_episode = self.sub.cong.ca_state <= CaState::Disorder
-            || self.sub.loss.high_seq <= self.sub.snd.snd_una
-            || (self.sub.cong.ca_state == CaState::Loss && self.sub.loss.backoff == 1);
-        let (prior_cwnd, prior_ssthresh) = (self.sub.cong.vars.cwnd, self.sub.cong.vars.ssthresh);
-        let in_reduction = matches!(self.sub.cong.ca_state, CaState::Cwr | CaState::Recovery);
-        if self.sub.cong.ca_state == CaState::Recovery {
+        let una = self.sub.snd.snd_una;
+        let episode = self.sub.loss.loss_episode(una);
+        let (cwnd, ssthresh) = self.sub.cong.window();
+        if episode.leaves_recovery {
             self.trace(TraceEvent::Recovery {
                 at: now,
                 enter: false,
             });
         }
-        self.congestion_response(now, CongestionCause::Rto, new_episode);
-        if self.sub.loss.board.head_sacked() {
-            // SACK reneging: the SACKed data must be sent again too.
-            self.sub.loss.board.clear_sacked();
+        self.congestion_response(now, CongestionCause::Rto, episode.new_episode);
+        let nxt = self.sub.snd.snd_nxt;
+        let frto = self.config.recovery.frto;
+        let (lost, reneged) = self
+            .sub
+            .loss
+            .enter_loss(episode, cwnd, ssthresh, una, nxt, frto);
+        if reneged {
             self.counters.sack_reneging += 1;
         }
-        let lost = self.sub.loss.board.mark_all_lost();
         self.info.lost += u64::from(lost);
-        if new_episode {
-            let ss =
-                crate::recovery::undo::current_ssthresh(prior_cwnd, prior_ssthresh, in_reduction);
-            self.sub.loss.undo.save(prior_cwnd, Some(ss));
-            self.sub
-                .loss
-                .undo
-                .start(self.sub.snd.snd_una, self.sub.loss.board.retrans_out());
-        }
-        self.sub.loss.frto.on_rto(
-            self.config.recovery.frto,
-            new_recovery,
-            self.sub.loss.backoff > 1,
-        );
-        self.sub.loss.high_seq = self.sub.snd.snd_nxt;
-        self.sub.cong.ca_state = CaState::Loss;
-        self.sub.loss.tlp.reset();
         self.sub.timers.stop(Timer::Tlp);
         self.sub.timers.stop(Timer::RackReorder);
         self.trace_cwnd(now);
     }
 
     fn on_tlp_timer(&mut self, now: Instant) {
-        if !self.sub.loss.board.is_empty()
-            && self.sub.cong.ca_state <= CaState::Cwr
-            && self.sub.loss.tlp.high_seq.is_none()
-        {
-            self.sub.loss.tlp.pending = true;
+        if self.sub.loss.probe_due() {
             self.arm_rto(now, RtoArm::Probe);
         }
     }
@@ -140,7 +120,7 @@ impl Connection {
         } else {
             self.early_retransmit_timer();
         }
-        if self.sub.loss.board.lost_out() > 0 && self.sub.cong.ca_state < CaState::Recovery {
+        if self.sub.loss.entry_due(false) == Some(Entry::Recovery) {
             self.enter_recovery(now, prior_in_flight, false);
         }
     }
