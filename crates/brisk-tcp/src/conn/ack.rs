@@ -76,8 +76,12 @@ impl Connection {
     /// found. `IDLE`: [`ack_changes_nothing`](Self::ack_changes_nothing) holds, which
     /// proves that phases 2-4 find nothing (no SACK block, no D-SACK, no delivery, no
     /// RTT sample, no mechanism acting), that the ACK carries no ECE and that it is
-    /// no duplicate ACK (nothing is outstanding); those are taken as found, every other
-    /// phase runs as for any ACK.
+    /// no duplicate ACK (nothing is outstanding); those are taken as found. The later
+    /// phases run as for any ACK, with the loss part's half of that predicate
+    /// (`LossRecovery::quiet`: nothing outstanding, Open, no TLP episode, no D-SACK
+    /// undo due) handed to them as a fact: it answers their own checks of those
+    /// conditions, so the undo checks, the entries, the TLP episode's end, PRR and the
+    /// RTO plan fold to their answers for it without a second body.
     #[inline(always)]
     fn ack_body<const IDLE: bool>(
         &mut self,
@@ -156,24 +160,38 @@ impl Connection {
         }
         flags.dupack = is_dupack && facts.dsack.is_none();
         flags.ece = ece;
-        self.alert(now, AckAge::Current { ece }, &flags, prior);
+        self.alert::<IDLE>(now, AckAge::Current { ece }, &flags, prior);
         if facts.bundle_loss && self.sub.loss.below_cwr() {
             self.enter_cwr(now, prior.in_flight, CongestionCause::BundleLoss);
             self.info.rdb_loss_cwr += 1;
         }
+        self.ack_finish::<IDLE>(now, ack, prior, &facts, is_dupack, &ack_sample);
+    }
+
+    /// Phases 6-7: the TLP episode's end, window growth, the round, the timers.
+    #[inline(always)]
+    fn ack_finish<const IDLE: bool>(
+        &mut self,
+        now: Instant,
+        ack: u64,
+        prior: Prior,
+        facts: &AckFacts,
+        is_dupack: bool,
+        ack_sample: &AckSample,
+    ) {
         // TLP episode end (RFC 8985 §7.4).
         if self
             .sub
             .loss
-            .probe_repaired_loss(ack, facts.dsack, is_dupack)
+            .probe_repaired_loss(IDLE, ack, facts.dsack, is_dupack)
         {
             self.tlp_loss_response(now);
         }
-        self.grow_window(now, cc_segs, &ack_sample);
+        self.grow_window(now, IDLE, ack_sample);
         let packets_out = self.sub.loss.packets_out();
         let (una, nxt) = (self.sub.snd.snd_una, self.sub.snd.snd_nxt);
         self.sub.cong.end_round(una, nxt, packets_out);
-        self.rearm_after_ack(now, ack > prior.una, d.segs > 0);
+        self.rearm_after_ack(now, IDLE, ack > prior.una, facts.d.segs > 0);
     }
 
     /// Linux `old_ack`: delivery and loss detection only; no RTT sample (the ACK was
@@ -183,7 +201,7 @@ impl Connection {
         self.sub.cong.on_delivered(d.segs);
         self.refresh_cc_state();
         self.detect_losses(now, d.segs, facts.dsack.is_some());
-        self.alert(now, AckAge::Old, flags, prior);
+        self.alert::<false>(now, AckAge::Old, flags, prior);
         self.trace_cwnd(now);
     }
 
@@ -400,22 +418,28 @@ impl Connection {
     /// never reopens from Disorder (its SACK news can only add to what is SACKed).
     ///
     /// Inline: every ACK runs it, and for an idle ACK (`ack_body::<true>`) its
-    /// arguments are constants.
+    /// arguments are constants, and `LossRecovery::quiet` a fact (`IDLE`).
     #[inline]
-    fn alert(&mut self, now: Instant, age: AckAge, flags: &AckFlags, prior: Prior) {
+    fn alert<const IDLE: bool>(
+        &mut self,
+        now: Instant,
+        age: AckAge,
+        flags: &AckFlags,
+        prior: Prior,
+    ) {
         let current = age != AckAge::Old;
-        if !self.sub.loss.needs_undo_checks(current, flags.ece) {
-            self.sub.loss.on_plain_ack();
+        if !self.sub.loss.needs_undo_checks(IDLE, current, flags.ece) {
+            self.sub.loss.on_plain_ack(IDLE);
         } else if self.undo_and_exit(now, flags) && self.config.recovery.rack {
             self.rack_detect(now);
         }
         let ece = age == AckAge::Current { ece: true };
-        match self.sub.loss.entry_due(ece) {
+        match self.sub.loss.entry_due(IDLE, ece) {
             Some(Entry::Recovery) => self.enter_recovery(now, prior.in_flight, ece),
             Some(Entry::Cwr) => self.enter_cwr(now, prior.in_flight, CongestionCause::Ecn),
             None => {}
         }
-        self.sub.loss.settle_disorder(current);
+        self.sub.loss.settle_disorder(IDLE, current);
     }
 
     /// Loss recovery's undo checks with the send side's edges as values; congestion
@@ -442,9 +466,11 @@ impl Connection {
     }
 
     /// Phase 6 (Linux `tcp_cong_control`): PRR while reducing, else the controller's
-    /// growth; then the clamp.
-    fn grow_window(&mut self, now: Instant, delivered: u32, ack_sample: &AckSample) {
-        if self.sub.loss.in_reduction() {
+    /// growth; then the clamp. `quiet`: `LossRecovery::quiet` held (Open).
+    #[inline]
+    fn grow_window(&mut self, now: Instant, quiet: bool, ack_sample: &AckSample) {
+        let delivered = ack_sample.acked_segs;
+        if self.sub.loss.reducing(quiet) {
             if delivered > 0 {
                 let cwnd = self.sub.loss.prr_cwnd(delivered);
                 self.sub.cong.set_cwnd(cwnd.max(1));
@@ -466,8 +492,8 @@ impl Connection {
     /// Phase 7 (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`): loss recovery's plan
     /// applied to the timers. Inline for the same reason as `alert`.
     #[inline]
-    fn rearm_after_ack(&mut self, now: Instant, una_advanced: bool, delivered: bool) {
-        let (rto, probe) = self.sub.loss.rearm_plan(una_advanced, delivered);
+    fn rearm_after_ack(&mut self, now: Instant, quiet: bool, una_advanced: bool, delivered: bool) {
+        let (rto, probe) = self.sub.loss.rearm_plan(quiet, una_advanced, delivered);
         match rto {
             RtoPlan::Disarm => self.disarm_rto(),
             // SACK reneging: neither a full RTO nor a probe, a short timeout.

@@ -101,6 +101,12 @@ impl LossRecovery {
         }
     }
 
+    /// In fast recovery or CWR, where PRR owns cwnd (`quiet`: Open, so not).
+    #[inline]
+    pub fn reducing(&self, quiet: bool) -> bool {
+        !quiet && self.in_reduction()
+    }
+
     /// In fast recovery or CWR, where PRR owns cwnd.
     #[inline]
     pub fn in_reduction(&self) -> bool {
@@ -178,7 +184,10 @@ impl LossRecovery {
     }
 
     /// Nothing outstanding, Open, no TLP episode and no D-SACK undo due: an ACK
-    /// that advances nothing finds nothing to do here (`ack_changes_nothing`).
+    /// that advances nothing finds nothing to do here (`ack_changes_nothing`). The
+    /// ACK path's methods take this as a fact (`quiet`) that answers their own
+    /// checks of the same conditions, so its idle instance skips them (one body, the
+    /// checks folded away, no twin).
     #[inline]
     pub fn quiet(&self) -> bool {
         self.board.is_empty()
@@ -194,10 +203,10 @@ impl LossRecovery {
     }
 
     /// The reduction this ACK starts, if any: recovery when segments are marked lost,
-    /// CWR on ECE.
+    /// CWR on ECE. `quiet`: nothing is outstanding, so nothing is lost.
     #[inline]
-    pub fn entry_due(&self, ece: bool) -> Option<Entry> {
-        if self.board.lost_out() > 0 && self.ca_state < CaState::Recovery {
+    pub fn entry_due(&self, quiet: bool, ece: bool) -> Option<Entry> {
+        if !quiet && self.board.lost_out() > 0 && self.ca_state < CaState::Recovery {
             Some(Entry::Recovery)
         } else if ece && self.ca_state < CaState::Cwr {
             Some(Entry::Cwr)
@@ -207,9 +216,12 @@ impl LossRecovery {
     }
 
     /// Open and Disorder follow what is SACKed; an old ACK never reopens (its SACK
-    /// news can only add to what is SACKed).
+    /// news can only add to what is SACKed). `quiet`: Open with nothing SACKed.
     #[inline]
-    pub fn settle_disorder(&mut self, current: bool) {
+    pub fn settle_disorder(&mut self, quiet: bool, current: bool) {
+        if quiet {
+            return;
+        }
         if self.ca_state == CaState::Open && self.board.sacked_out() > 0 {
             self.ca_state = CaState::Disorder;
         } else if current && self.ca_state == CaState::Disorder && self.board.sacked_out() == 0 {
@@ -311,13 +323,18 @@ impl LossRecovery {
 
     /// RFC 8985 §7.4: whether this ACK ends a TLP episode by showing that the probe
     /// repaired a loss.
+    /// `quiet`: no episode is open.
     #[inline]
     pub fn probe_repaired_loss(
         &mut self,
+        quiet: bool,
         ack: u64,
         dsack: Option<(u64, u64)>,
         is_dupack: bool,
     ) -> bool {
+        if quiet {
+            return false;
+        }
         let dsack_for_probe = match (dsack, self.tlp.high_seq) {
             (Some((_, r)), Some(h)) => r <= h,
             _ => false,
@@ -332,11 +349,11 @@ impl LossRecovery {
     }
 
     /// Phase 7's decision (Linux `tcp_set_xmit_timer`): the RTO plan, and whether the
-    /// probe timer is scheduled again.
+    /// probe timer is scheduled again. `quiet`: nothing is outstanding.
     #[inline]
-    pub fn rearm_plan(&self, una_advanced: bool, delivered: bool) -> (RtoPlan, bool) {
+    pub fn rearm_plan(&self, quiet: bool, una_advanced: bool, delivered: bool) -> (RtoPlan, bool) {
         let reneged = una_advanced && self.board.head_sacked();
-        let rto = if self.board.is_empty() {
+        let rto = if quiet || self.board.is_empty() {
             RtoPlan::Disarm
         } else if reneged {
             RtoPlan::Reneging
@@ -405,6 +422,30 @@ impl LossRecovery {
     #[inline]
     pub fn outstanding(&self) -> bool {
         !self.board.is_empty()
+    }
+
+    /// The RTO fired with data outstanding: one more backoff step (RFC 6298 §5.5),
+    /// or, at `max_retries` steps, `Err` with the steps taken (the connection gives
+    /// up).
+    pub fn back_off(&mut self, max_retries: u32) -> Result<u32, u32> {
+        if self.backoff >= max_retries {
+            return Err(self.backoff);
+        }
+        self.backoff += 1;
+        Ok(self.backoff)
+    }
+
+    /// When a cumulative ACK last acknowledged data (for the user timeout).
+    #[inline]
+    pub fn last_progress(&self) -> Instant {
+        self.last_progress
+    }
+
+    /// The last (re)transmission time of the earliest outstanding segment (RTO-restart's
+    /// base, RFC 7765 §4).
+    #[inline]
+    pub fn earliest_xmit(&self) -> Option<Instant> {
+        self.board.first().map(|s| s.xmit_ts)
     }
 
     /// The RTO without backoff (for the persist timer).

@@ -54,21 +54,18 @@ impl Connection {
             self.arm_rto(now, RtoArm::HandshakeRetry);
             return;
         }
-        if self.sub.loss.board.is_empty() {
+        if !self.sub.loss.outstanding() {
             return;
         }
-        if self.sub.loss.backoff >= self.config.recovery.max_retries {
-            self.terminate(Err(ConnError::TimedOut {
-                retries: self.sub.loss.backoff,
-            }));
-            return;
-        }
-        self.sub.loss.backoff += 1;
+        let backoff = match self.sub.loss.back_off(self.config.recovery.max_retries) {
+            Ok(backoff) => backoff,
+            Err(retries) => {
+                self.terminate(Err(ConnError::TimedOut { retries }));
+                return;
+            }
+        };
         self.info.rto_count += 1;
-        self.trace(TraceEvent::Rto {
-            at: now,
-            backoff: self.sub.loss.backoff,
-        });
+        self.trace(TraceEvent::Rto { at: now, backoff });
         self.enter_loss(now);
         self.arm_rto(now, RtoArm::Backoff);
     }
@@ -114,13 +111,13 @@ impl Connection {
     /// The loss-detection timer: RACK's reorder timer (RFC 8985 §6.3), or without RACK
     /// the delayed early retransmit's (Linux `ICSK_TIME_EARLY_RETRANS`).
     fn on_reorder_timer(&mut self, now: Instant) {
-        let prior_in_flight = self.sub.loss.board.in_flight();
+        let prior_in_flight = self.sub.loss.in_flight();
         if self.config.recovery.rack {
             self.rack_detect(now);
         } else {
             self.early_retransmit_timer();
         }
-        if self.sub.loss.entry_due(false) == Some(Entry::Recovery) {
+        if self.sub.loss.entry_due(false, false) == Some(Entry::Recovery) {
             self.enter_recovery(now, prior_in_flight, false);
         }
     }
@@ -130,7 +127,7 @@ impl Connection {
     /// `max_retries`.
     fn on_persist(&mut self, now: Instant) {
         let unsent = self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt;
-        if !self.state.synchronized() || !self.sub.loss.board.is_empty() || !unsent {
+        if !self.state.synchronized() || self.sub.loss.outstanding() || !unsent {
             self.sub.probes.persist_backoff = 0;
             return;
         }
@@ -144,7 +141,7 @@ impl Connection {
         self.sub.probes.persist_backoff = self.sub.probes.persist_backoff.saturating_add(1);
         self.sub.probes.probe_pending = true;
         let t = rto::backoff(
-            self.sub.loss.rtt.rto(),
+            self.sub.loss.rto(),
             self.sub.probes.persist_backoff,
             self.config.recovery.max_rto,
         );
@@ -163,7 +160,7 @@ impl Connection {
             return;
         }
         let busy =
-            !self.sub.loss.board.is_empty() || self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt;
+            self.sub.loss.outstanding() || self.stream.sendbuf.end() + 1 > self.sub.snd.snd_nxt;
         let elapsed = now - self.sub.probes.last_recv;
         if busy {
             self.sub.timers.set(Timer::Keepalive, now + idle);
@@ -193,13 +190,12 @@ impl Connection {
         let Some(uto) = self.config.timeouts.user_timeout else {
             return;
         };
-        if self.sub.loss.board.is_empty() {
+        if !self.sub.loss.outstanding() {
             return;
         }
-        if now - self.sub.loss.last_progress < uto {
-            self.sub
-                .timers
-                .set(Timer::UserTimeout, self.sub.loss.last_progress + uto);
+        let last_progress = self.sub.loss.last_progress();
+        if now - last_progress < uto {
+            self.sub.timers.set(Timer::UserTimeout, last_progress + uto);
             return;
         }
         self.queue_rst_ack();

@@ -146,16 +146,20 @@ impl LossRecovery {
     /// common ACK of a loss-free transfer. For such an ACK the checks, which Open
     /// does not have, are skipped exactly: there `undo_and_exit` runs no exit (those
     /// are for CWR and Recovery) and no undo (excluded here), and returns false.
+    /// `quiet`: [`quiet`](Self::quiet) held for this ACK (Open, no D-SACK undo due).
     #[inline]
-    pub fn needs_undo_checks(&self, current: bool, ece: bool) -> bool {
-        !(self.ca_state == CaState::Open && current && !ece && !self.undo.all_retrans_dsacked())
+    pub fn needs_undo_checks(&self, quiet: bool, current: bool, ece: bool) -> bool {
+        let open_no_dsack_undo =
+            quiet || (self.ca_state == CaState::Open && !self.undo.all_retrans_dsacked());
+        !(open_no_dsack_undo && current && !ece)
     }
 
     /// What `undo_and_exit` still does for an ACK that needs no undo checks: clear the
-    /// retransmission stamp when nothing retransmitted is outstanding.
+    /// retransmission stamp when nothing retransmitted is outstanding (`quiet`:
+    /// nothing is outstanding).
     #[inline]
-    pub fn on_plain_ack(&mut self) {
-        if !self.any_retrans_done() {
+    pub fn on_plain_ack(&mut self, quiet: bool) {
+        if quiet || !self.any_retrans_done() {
             self.undo.clear_stamp();
         }
     }
