@@ -371,3 +371,76 @@ impl LossRecovery {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The part alone: facts in, conclusions out, no connection.
+    use super::*;
+    use crate::recovery::RttEstimator;
+    use brisk_time::{Duration, Instant};
+
+    fn part() -> LossRecovery {
+        let rtt = RttEstimator::new(
+            Duration::from_secs(1),
+            Duration::from_millis(200),
+            Duration::from_secs(60),
+        );
+        LossRecovery::new(rtt, Instant::from_millis(0))
+    }
+
+    fn edges(una: u64) -> SendEdges {
+        SendEdges {
+            una,
+            nxt: 100,
+            sack_ok: true,
+            can_send_new: false,
+        }
+    }
+
+    #[test]
+    fn cwr_ends_only_above_its_recovery_point_with_an_untraced_exit() {
+        let mut l = part();
+        l.begin_cwr(10);
+        l.reduce_from(5, 10, 100);
+        let mut out = CcSteps::new();
+        assert!(!l.undo_and_exit(&AckFlags::default(), &edges(100), &mut out));
+        assert!(out.as_slice().is_empty());
+        assert_eq!(l.ca_state, CaState::Cwr);
+        l.undo_and_exit(&AckFlags::default(), &edges(101), &mut out);
+        assert!(matches!(
+            out.as_slice(),
+            [CcStep::Exit {
+                was_recovery: false
+            }]
+        ));
+        assert_eq!(l.ca_state, CaState::Open);
+    }
+
+    #[test]
+    fn a_recovery_without_retransmissions_is_undone_with_the_saved_window() {
+        for ece in [false, true] {
+            let mut l = part();
+            assert!(l.begin_recovery(0, 20, 40, false));
+            l.reduce_from(10, 20, 100);
+            let f = AckFlags {
+                una_advanced: true,
+                ece,
+                ..AckFlags::default()
+            };
+            let mut out = CcSteps::new();
+            l.undo_and_exit(&f, &edges(100), &mut out);
+            match out.as_slice() {
+                [CcStep::Undo {
+                    saved,
+                    kind: UndoKind::Recovery,
+                    ..
+                }, CcStep::LeaveUndone] => {
+                    // ECN proves congestion: the window is not restored.
+                    assert_eq!(saved.map(|w| w.cwnd), (!ece).then_some(20), "ece {ece}");
+                }
+                other => panic!("ece {ece}: {other:?}"),
+            }
+            assert_eq!(l.ca_state, CaState::Open);
+        }
+    }
+}
