@@ -7,16 +7,19 @@
 //!    `tcp_fastretrans_alert`), shared by new and old ACKs;
 //! 6. TLP episode end (RFC 8985 §7.4), window growth (PRR or `cong_avoid`);
 //! 7. the timer re-arm (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`).
+//!
+//! The connection only orchestrates: each phase hands values to a part's method
+//! (loss recovery: `loss.rs`, `detect.rs`, `undo.rs`; congestion: `congestion.rs`;
+//! the mechanisms: `mech.rs`) and passes on what it returns.
 
+use super::loss::{Delivery, Entry, RtoPlan};
 use super::rto_timer::RtoArm;
 use super::sack_classify::{self, SackClass, SackEdges};
-use super::undo::AckFlags;
-use super::{CaState, Connection};
-use crate::cc::{AckSample, CongestionCause, SentInfo};
+use super::undo::{AckFlags, CcSteps, SendEdges};
+use super::Connection;
+use crate::cc::{AckSample, CongestionCause};
 use crate::conn::timer::Timer;
 use crate::event::TraceEvent;
-use crate::recovery::scoreboard::SentSegment;
-use crate::recovery::tlp::TlpOutcome;
 use brisk_time::{Duration, Instant};
 use brisk_wire::{Flags, TcpRepr};
 
@@ -26,29 +29,6 @@ struct Prior {
     una: u64,
     in_flight: u32,
     highest_sacked: u64,
-}
-
-/// What phase 3 found: the delivered segments, summarised.
-#[derive(Clone, Copy, Debug, Default)]
-struct Delivery {
-    /// Segments newly (S)ACKed.
-    segs: u32,
-    /// Of those, by SACK.
-    sacked: u32,
-    /// Payload bytes newly ACKed cumulatively.
-    bytes: u64,
-    /// A never-retransmitted segment at or below the recovery point was (S)ACKed.
-    orig_acked: bool,
-    /// A cumulatively ACKed segment had been retransmitted.
-    retrans_acked: bool,
-    /// A never-retransmitted segment below the highest SACKed one was delivered.
-    reordering: bool,
-    /// Earliest send time of never-retransmitted segments, cumulatively ACKed.
-    oldest_clean: Option<Instant>,
-    /// The same for SACKed ones.
-    sack_clean: Option<Instant>,
-    /// Send-time state of the most recently sent segment delivered.
-    newest: Option<SentInfo>,
 }
 
 /// What phases 2-4 found (`Connection::ack_facts`); the default is what they find
@@ -96,8 +76,12 @@ impl Connection {
     /// found. `IDLE`: [`ack_changes_nothing`](Self::ack_changes_nothing) holds, which
     /// proves that phases 2-4 find nothing (no SACK block, no D-SACK, no delivery, no
     /// RTT sample, no mechanism acting), that the ACK carries no ECE and that it is
-    /// no duplicate ACK (nothing is outstanding); those are taken as found, every other
-    /// phase runs as for any ACK.
+    /// no duplicate ACK (nothing is outstanding); those are taken as found. The later
+    /// phases run as for any ACK, with the loss part's half of that predicate
+    /// (`LossRecovery::quiet`: nothing outstanding, Open, no TLP episode, no D-SACK
+    /// undo due) handed to them as a fact: it answers their own checks of those
+    /// conditions, so the undo checks, the entries, the TLP episode's end, PRR and the
+    /// RTO plan fold to their answers for it without a second body.
     #[inline(always)]
     fn ack_body<const IDLE: bool>(
         &mut self,
@@ -109,8 +93,8 @@ impl Connection {
     ) {
         let prior = Prior {
             una: self.sub.snd.snd_una,
-            in_flight: self.sub.loss.board.in_flight(),
-            highest_sacked: self.sub.loss.board.highest_sacked(),
+            in_flight: self.sub.loss.in_flight(),
+            highest_sacked: self.sub.loss.highest_sacked(),
         };
         // Any acceptable ACK shows the peer is alive (Linux resets `icsk_probes_out`).
         self.sub.probes.persist_probes = 0;
@@ -149,8 +133,8 @@ impl Connection {
             && seg.payload.is_empty()
             && !window_changed
             && !seg.flags.fin()
-            && !self.sub.loss.board.is_empty();
-        self.sub.cong.vars.delivered += u64::from(d.segs);
+            && self.sub.loss.outstanding();
+        self.sub.cong.on_delivered(d.segs);
         self.refresh_cc_state();
         // Window growth from a low ACK only for what it cumulatively ACKed of the
         // primary loop's segments (the Linux patch credits those on the next
@@ -166,10 +150,7 @@ impl Connection {
             ece,
         };
         if cc_segs > 0 || d.bytes > 0 {
-            self.sub
-                .cong
-                .ctrl
-                .on_ack(&mut self.sub.cong.vars, &ack_sample);
+            self.sub.cong.on_ack(&ack_sample);
         }
         if !facts.low {
             self.detect_losses(now, d.segs, facts.dsack.is_some());
@@ -179,32 +160,48 @@ impl Connection {
         }
         flags.dupack = is_dupack && facts.dsack.is_none();
         flags.ece = ece;
-        self.alert(now, AckAge::Current { ece }, &flags, prior);
-        if facts.bundle_loss && self.sub.cong.ca_state < CaState::Cwr {
+        self.alert::<IDLE>(now, AckAge::Current { ece }, &flags, prior);
+        if facts.bundle_loss && self.sub.loss.below_cwr() {
             self.enter_cwr(now, prior.in_flight, CongestionCause::BundleLoss);
             self.info.rdb_loss_cwr += 1;
         }
-        let delivered = d.segs > 0;
-        self.ack_finish(
-            now,
-            ack,
-            prior,
-            facts.dsack,
-            is_dupack,
-            cc_segs,
-            delivered,
-            &ack_sample,
-        );
+        self.ack_finish::<IDLE>(now, ack, prior, &facts, is_dupack, &ack_sample);
+    }
+
+    /// Phases 6-7: the TLP episode's end, window growth, the round, the timers.
+    #[inline(always)]
+    fn ack_finish<const IDLE: bool>(
+        &mut self,
+        now: Instant,
+        ack: u64,
+        prior: Prior,
+        facts: &AckFacts,
+        is_dupack: bool,
+        ack_sample: &AckSample,
+    ) {
+        // TLP episode end (RFC 8985 §7.4).
+        if self
+            .sub
+            .loss
+            .probe_repaired_loss(IDLE, ack, facts.dsack, is_dupack)
+        {
+            self.tlp_loss_response(now);
+        }
+        self.grow_window(now, IDLE, ack_sample);
+        let packets_out = self.sub.loss.packets_out();
+        let (una, nxt) = (self.sub.snd.snd_una, self.sub.snd.snd_nxt);
+        self.sub.cong.end_round(una, nxt, packets_out);
+        self.rearm_after_ack(now, IDLE, ack > prior.una, facts.d.segs > 0);
     }
 
     /// Linux `old_ack`: delivery and loss detection only; no RTT sample (the ACK was
     /// held back), no window growth, no TLP or timer changes.
     fn old_ack(&mut self, now: Instant, facts: &AckFacts, flags: &AckFlags, prior: Prior) {
         let d = facts.d;
-        self.sub.cong.vars.delivered += u64::from(d.segs);
+        self.sub.cong.on_delivered(d.segs);
         self.refresh_cc_state();
         self.detect_losses(now, d.segs, facts.dsack.is_some());
-        self.alert(now, AckAge::Old, flags, prior);
+        self.alert::<false>(now, AckAge::Old, flags, prior);
         self.trace_cwnd(now);
     }
 
@@ -221,23 +218,26 @@ impl Connection {
         let sack = self.classify_sack(seg, ack, prior.una, old);
         // D-SACK accounting for undo, before the scoreboard forgets what it covers; a
         // dubious D-SACK is ignored from here on (Linux `tcp_check_dsack`).
-        let dsack_plausible = sack
-            .dsack
-            .is_some_and(|(l, r)| self.account_dsack(l, r, prior.una));
+        let dsack_plausible = sack.dsack.is_some_and(|b| {
+            let mss = self.sub.opts.mss;
+            let max_len = self.sub.snd.max_snd_wnd.max(u64::from(mss));
+            let retransmits = self.info.retransmits;
+            self.sub
+                .loss
+                .account_dsack(b, prior.una, max_len, mss, retransmits)
+        });
         let bundle_loss = !old
             && self
                 .mech
-                .hidden_loss(&self.sub.loss.board, ack, prior.una, sack.dsack);
+                .hidden_loss(self.sub.loss.board(), ack, prior.una, sack.dsack);
         let d = self.mark_delivered(now, &sack, ack, prior);
         if sack.dsack.is_some() {
             self.info.dsack_received += 1;
         }
         let dsack = sack.dsack.filter(|_| dsack_plausible);
         if dsack.is_some() {
-            self.sub
-                .loss
-                .rack
-                .on_dsack(self.sub.snd.snd_una, self.snd_max());
+            let (una, snd_max) = (self.sub.snd.snd_una, self.snd_max());
+            self.sub.loss.on_dsack(una, snd_max);
         }
         // RC3 (`rc3_send`): a low-priority ACK updates the scoreboard and the
         // cumulative ACK only.
@@ -257,33 +257,6 @@ impl Connection {
             low,
             sample,
         }
-    }
-
-    /// Phases 6-7: the TLP episode's end, window growth, the round, the timers.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn ack_finish(
-        &mut self,
-        now: Instant,
-        ack: u64,
-        prior: Prior,
-        dsack: Option<(u64, u64)>,
-        is_dupack: bool,
-        cc_segs: u32,
-        delivered: bool,
-        ack_sample: &AckSample,
-    ) {
-        // TLP episode end (RFC 8985 §7.4).
-        let dsack_for_probe = match (dsack, self.sub.loss.tlp.high_seq) {
-            (Some((_, r)), Some(h)) => r <= h,
-            _ => false,
-        };
-        if self.sub.loss.tlp.on_ack(ack, dsack_for_probe, is_dupack) == TlpOutcome::Loss {
-            self.tlp_loss_response(now);
-        }
-        self.grow_window(now, cc_segs, ack_sample);
-        self.end_round();
-        self.rearm_after_ack(now, ack > prior.una, delivered);
     }
 
     /// Whether this ACK can move nothing but the send window: it acknowledges no new
@@ -308,14 +281,10 @@ impl Connection {
     /// - the TLP has no episode to end; `grow_window` outside a reduction grows
     ///   nothing without deliveries, and only re-clamps cwnd and traces it.
     fn ack_changes_nothing(&self, seg: &TcpRepr<'_>, ack: u64) -> bool {
-        let b = &self.sub.loss.board;
         ack == self.sub.snd.snd_una
             && seg.sack.is_empty()
-            && b.is_empty()
-            && self.sub.cong.ca_state == CaState::Open
+            && self.sub.loss.quiet()
             && !(self.sub.opts.ecn_ok && seg.flags.contains(Flags::ECE))
-            && self.sub.loss.tlp.high_seq.is_none()
-            && !self.sub.loss.undo.all_retrans_dsacked()
             && self.mech.quiet_on_idle_ack()
     }
 
@@ -377,9 +346,9 @@ impl Connection {
         class
     }
 
-    /// Phase 3: newly SACKed, then cumulatively ACKed segments leave the scoreboard's
-    /// outstanding set; RACK learns each delivery; the send buffer frees what the
-    /// cumulative ACK covers.
+    /// Phase 3: loss recovery marks what was delivered (`LossRecovery::deliver`);
+    /// then the send space and the stream take the cumulative ACK, and the
+    /// mechanisms what it and the SACKs show.
     fn mark_delivered(
         &mut self,
         now: Instant,
@@ -387,49 +356,15 @@ impl Connection {
         ack: u64,
         prior: Prior,
     ) -> Delivery {
-        let min_rtt = self.sub.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
-        let high_seq = self.sub.loss.high_seq;
-        let mut d = Delivery::default();
-        let rack = &mut self.sub.loss.rack;
-        let rlp = self.mech.copies();
-        let mut on_delivered = |s: &SentSegment, by_sack: bool| {
-            d.segs += 1;
-            d.sacked += u32::from(by_sack);
-            d.retrans_acked |= !by_sack && s.ever_retrans;
-            // RC3 (spec A4(d)): a segment the RLP also copied may have been delivered
-            // by its copy, so its timing says nothing about this send.
-            let copied = !s.ever_retrans && rlp.is_some_and(|r| r.overlaps_sent(s.start, s.end));
-            if !s.ever_retrans && !copied {
-                // Linux `FLAG_ORIG_SACK_ACKED`, F-RTO's evidence (RFC 5682 §3.1 step 3b).
-                d.orig_acked |= s.end <= high_seq;
-                let slot = if by_sack {
-                    &mut d.sack_clean
-                } else {
-                    &mut d.oldest_clean
-                };
-                *slot = Some(slot.map_or(s.xmit_ts, |t| t.min(s.xmit_ts)));
-                if s.end < prior.highest_sacked {
-                    d.reordering = true;
-                }
-            }
-            if !matches!(d.newest, Some(n) if s.info.sent_at < n.sent_at) {
-                d.newest = Some(s.info);
-            }
-            if !copied {
-                rack.on_delivered(now, s.xmit_ts, s.end, s.ever_retrans, min_rtt);
-            }
-        };
-        if sack.len > 0 {
-            self.sub
-                .loss
-                .board
-                .sack(sack.blocks(), |s| on_delivered(s, true));
-        }
+        let mut d = self.sub.loss.deliver(
+            now,
+            sack.blocks(),
+            ack,
+            prior.una,
+            prior.highest_sacked,
+            self.mech.copies(),
+        );
         if ack > prior.una {
-            self.sub
-                .loss
-                .board
-                .ack_cumulative(ack, |s| on_delivered(s, false));
             self.sub.snd.snd_una = ack;
             // The stream bytes this ACK frees (through the subflow's map).
             let data_acked = self.sub.stream_acked(ack);
@@ -445,17 +380,11 @@ impl Connection {
                 self.sub.snd.snd_nxt = bumped;
                 self.stream.sendbuf.mark_sent(data_acked);
             }
-            self.sub.loss.backoff = 0;
-            self.sub.loss.last_progress = now;
-            self.sub.loss.dupacks = 0;
             self.stream.on_space_freed();
         }
         // What SACKs show beyond the primary loop is a mechanism's delivery (spec A5).
         self.mech
             .on_sacked_beyond(sack.blocks(), self.sub.snd.snd_nxt);
-        if d.reordering {
-            self.sub.loss.rack.on_reordering();
-        }
         d
     }
 
@@ -481,120 +410,98 @@ impl Connection {
         ((ms as i32) >= 0).then(|| Duration::from_millis(u64::from(ms)))
     }
 
-    /// Phase 5a: RACK, or RFC 6675 DupThresh when RACK is off. (Peers without SACK
-    /// add NewReno's duplicate-ACK counting after it.)
-    fn detect_losses(&mut self, now: Instant, delivered: u32, dsack: bool) {
-        if self.config.recovery.rack && (delivered > 0 || dsack) {
-            self.rack_detect(now);
-        } else if !self.config.recovery.rack && self.sub.opts.sack_ok && delivered > 0 {
-            self.dupthresh_detect();
-            self.early_retransmit(now);
-        }
-    }
-
-    /// Phase 5b, the recovery state machine (Linux `tcp_fastretrans_alert`): undo and
-    /// exits, then entries. An undo that cleared lost marks lets RACK look again, so a
-    /// real loss among them starts a new recovery at once. The state machine, then recovery or CWR entry, then
-    /// Open/Disorder. An old ACK never enters CWR and never reopens from Disorder
-    /// (its SACK news can only add to what is SACKed).
+    /// Phase 5b, the recovery state machine (Linux `tcp_fastretrans_alert`): loss
+    /// recovery's undo checks and exits (`LossRecovery::undo_and_exit`, whose
+    /// conclusions congestion control then applies), then the entries, then
+    /// Open/Disorder. An undo that cleared lost marks lets RACK look again, so a real
+    /// loss among them starts a new recovery at once. An old ACK never enters CWR and
+    /// never reopens from Disorder (its SACK news can only add to what is SACKed).
     ///
     /// Inline: every ACK runs it, and for an idle ACK (`ack_body::<true>`) its
-    /// arguments are constants.
+    /// arguments are constants, and `LossRecovery::quiet` a fact (`IDLE`).
     #[inline]
-    fn alert(&mut self, now: Instant, age: AckAge, flags: &AckFlags, prior: Prior) {
-        // A current ACK without ECE in Open with no D-SACK undo due, the common ACK of
-        // a loss-free transfer: as Linux's `tcp_fastretrans_alert` looks further only
-        // at a "dubious" ACK (`tcp_ack_is_dubious`), the undo and exit checks, which
-        // Open does not have, are skipped. Exact: there `undo_and_exit` runs no exit
-        // (those are for CWR and Recovery) and no undo (excluded here), only clears
-        // the retransmission stamp when nothing retransmitted is outstanding, and
-        // returns false (no lost marks cleared, so no second RACK pass).
-        if self.sub.cong.ca_state == CaState::Open
-            && age != AckAge::Old
-            && !flags.ece
-            && !self.sub.loss.undo.all_retrans_dsacked()
-        {
-            if !self.any_retrans_done() {
-                self.sub.loss.undo.clear_stamp();
-            }
+    fn alert<const IDLE: bool>(
+        &mut self,
+        now: Instant,
+        age: AckAge,
+        flags: &AckFlags,
+        prior: Prior,
+    ) {
+        let current = age != AckAge::Old;
+        if !self.sub.loss.needs_undo_checks(IDLE, current, flags.ece) {
+            self.sub.loss.on_plain_ack(IDLE);
         } else if self.undo_and_exit(now, flags) && self.config.recovery.rack {
             self.rack_detect(now);
         }
         let ece = age == AckAge::Current { ece: true };
-        if self.sub.loss.board.lost_out() > 0 && self.sub.cong.ca_state < CaState::Recovery {
-            self.enter_recovery(now, prior.in_flight, ece);
-        } else if ece && self.sub.cong.ca_state < CaState::Cwr {
-            self.enter_cwr(now, prior.in_flight, CongestionCause::Ecn);
+        match self.sub.loss.entry_due(IDLE, ece) {
+            Some(Entry::Recovery) => self.enter_recovery(now, prior.in_flight, ece),
+            Some(Entry::Cwr) => self.enter_cwr(now, prior.in_flight, CongestionCause::Ecn),
+            None => {}
         }
-        if self.sub.cong.ca_state == CaState::Open && self.sub.loss.board.sacked_out() > 0 {
-            self.sub.cong.ca_state = CaState::Disorder;
-        } else if age != AckAge::Old
-            && self.sub.cong.ca_state == CaState::Disorder
-            && self.sub.loss.board.sacked_out() == 0
-        {
-            self.sub.cong.ca_state = CaState::Open;
-        }
+        self.sub.loss.settle_disorder(IDLE, current);
+    }
+
+    /// Loss recovery's undo checks with the send side's edges as values; congestion
+    /// control applies what they concluded. Returns whether lost marks were cleared.
+    #[inline(never)]
+    fn undo_and_exit(&mut self, now: Instant, flags: &AckFlags) -> bool {
+        let (una, nxt, wnd) = (
+            self.sub.snd.snd_una,
+            self.sub.snd.snd_nxt,
+            self.sub.snd.snd_wnd,
+        );
+        let unsent =
+            self.has_unsent_data() || (self.stream.fin_queued && self.sub.snd.fin_seq.is_none());
+        let edges = SendEdges {
+            una,
+            nxt,
+            sack_ok: self.sub.opts.sack_ok,
+            can_send_new: unsent && una + wnd > nxt,
+        };
+        let mut steps = CcSteps::new();
+        let unmarked = self.sub.loss.undo_and_exit(flags, &edges, &mut steps);
+        self.apply_steps(now, &steps);
+        unmarked
     }
 
     /// Phase 6 (Linux `tcp_cong_control`): PRR while reducing, else the controller's
-    /// growth; then the clamp.
-    fn grow_window(&mut self, now: Instant, delivered: u32, ack_sample: &AckSample) {
-        if self.in_reduction() {
+    /// growth; then the clamp. `quiet`: `LossRecovery::quiet` held (Open).
+    #[inline]
+    fn grow_window(&mut self, now: Instant, quiet: bool, ack_sample: &AckSample) {
+        let delivered = ack_sample.acked_segs;
+        if self.sub.loss.reducing(quiet) {
             if delivered > 0 {
-                let cwnd = self
-                    .sub
-                    .loss
-                    .prr
-                    .on_ack(delivered, self.sub.loss.board.in_flight());
-                self.set_cwnd(cwnd.max(1));
+                let cwnd = self.sub.loss.prr_cwnd(delivered);
+                self.sub.cong.set_cwnd(cwnd.max(1));
             }
         } else if delivered > 0 {
             self.refresh_cc_state();
-            if let Some(slack) = self.config.congestion.cwnd_limited_slack {
-                // Linux before 3.16 (`tcp_is_cwnd_limited(sk, prior_in_flight)`): also
-                // cwnd-limited when in flight came within `slack` segments of cwnd
-                // (`tcp_max_tso_deferred_mss` = 3), in slow start too. The RDB paper's
-                // thin-stream senders ran with this rule (RDB §IV-B).
-                let (cwnd, pif) = (self.sub.cong.vars.cwnd, ack_sample.prior_in_flight);
-                self.sub.cong.vars.cwnd_limited = pif >= cwnd || cwnd - pif <= slack;
-            }
-            self.sub
-                .cong
-                .ctrl
-                .cong_avoid(&mut self.sub.cong.vars, ack_sample);
-            if std::mem::take(&mut self.sub.cong.vars.request_cwr) {
+            let slack = self.config.congestion.cwnd_limited_slack;
+            if self.sub.cong.grow(ack_sample, slack) {
                 // The controller's own reduction (Linux: `tcp_enter_cwr` from its
-                // `cong_avoid`); growth and reduction never both happen on one ACK.
+                // `cong_avoid`).
                 self.enter_cwr(now, ack_sample.prior_in_flight, CongestionCause::Delay);
             }
         }
-        self.set_cwnd(self.sub.cong.vars.cwnd);
+        let cwnd = self.sub.cong.window().0;
+        self.sub.cong.set_cwnd(cwnd);
         self.trace_cwnd(now);
     }
 
-    /// A new round for cwnd-limited tracking once SND.UNA passes the round's end.
-    fn end_round(&mut self) {
-        if self.sub.snd.snd_una >= self.sub.cong.round_end {
-            self.sub.cong.round_end = self.sub.snd.snd_nxt;
-            self.sub.cong.max_packets_out = self.sub.loss.board.packets_out();
-            self.sub.cong.is_cwnd_limited = false;
-        }
-    }
-
-    /// Phase 7 (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`). Inline for the same
-    /// reason as `alert`.
+    /// Phase 7 (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`): loss recovery's plan
+    /// applied to the timers. Inline for the same reason as `alert`.
     #[inline]
-    fn rearm_after_ack(&mut self, now: Instant, una_advanced: bool, delivered: bool) {
-        let reneged = una_advanced && self.sub.loss.board.head_sacked();
-        if self.sub.loss.board.is_empty() {
-            self.disarm_rto();
-        } else if reneged {
+    fn rearm_after_ack(&mut self, now: Instant, quiet: bool, una_advanced: bool, delivered: bool) {
+        let (rto, probe) = self.sub.loss.rearm_plan(quiet, una_advanced, delivered);
+        match rto {
+            RtoPlan::Disarm => self.disarm_rto(),
             // SACK reneging: neither a full RTO nor a probe, a short timeout.
-            self.arm_rto(now, RtoArm::Reneging);
-        } else if una_advanced {
-            self.arm_rto(now, RtoArm::Progress);
+            RtoPlan::Reneging => self.arm_rto(now, RtoArm::Reneging),
+            RtoPlan::Progress => self.arm_rto(now, RtoArm::Progress),
+            RtoPlan::Keep => {}
         }
-        if (una_advanced || delivered) && !reneged {
+        if probe {
             self.schedule_tlp(now);
         }
         self.stop_persist_if_open();
@@ -616,7 +523,7 @@ impl Connection {
 
     /// `rtt_sample` for a caller that refreshes the CC state itself afterwards.
     fn note_rtt_sample(&mut self, now: Instant, rtt: Duration) {
-        self.sub.loss.rtt.on_sample(now, rtt);
+        self.sub.loss.on_rtt_sample(now, rtt);
         self.trace(TraceEvent::RttSample { at: now, rtt });
     }
 }

@@ -1,34 +1,281 @@
-//! The connection's congestion part: the one path by which congestion signals reach
-//! the controller and the one place where the connection writes cwnd.
+//! Congestion control's part ([`Congestion`]) and the connection's orchestration of
+//! the window's responses.
 //!
-//! - [`Connection::congestion_response`] is the funnel for every window reduction
-//!   (loss, tail-loss probe, ECN, RTO): ssthresh from the controller with its cause,
-//!   then the window, then the controller's event. Linux spreads this over
-//!   `tcp_enter_recovery`, `tcp_enter_cwr`, `tcp_process_tlp_ack` and `tcp_enter_loss`.
-//! - [`Connection::set_cwnd`] is the only connection-side writer of cwnd (PRR, exits,
+//! - [`Congestion::on_cause`] is the one funnel for every window reduction (loss,
+//!   tail-loss probe, ECN, RDB's hidden loss, a controller's delay signal, RTO):
+//!   ssthresh from the controller with its cause, then the window, then the
+//!   controller's event. Linux spreads this over `tcp_enter_recovery`,
+//!   `tcp_enter_cwr`, `tcp_process_tlp_ack` and `tcp_enter_loss`.
+//! - [`Congestion::set_cwnd`] is the only connection-side writer of cwnd (PRR, exits,
 //!   undo, idle restart, the clamp); controllers write it only in `cong_avoid`.
-//! - The CA-state transitions (Linux `tcp_set_ca_state`): recovery, CWR, their exit,
-//!   and restart after idle (`tcp_cwnd_restart`).
+//! - The part reads nothing of loss recovery's fields: what it needs comes as a
+//!   [`LossView`] or as a cause. The CA-state transitions (Linux `tcp_set_ca_state`)
+//!   are loss recovery's (`loss.rs`, `undo.rs`); the connection joins the two halves
+//!   here: recovery, CWR, the steps an undo concluded, restart after idle.
 
-use super::{CaState, Connection};
-use crate::cc::{CcEvent, CongestionCause};
-use crate::conn::timer::Timer;
-use crate::event::TraceEvent;
+use super::loss::LossView;
+use super::parts::Congestion;
+use super::undo::{CcStep, CcSteps};
+use super::Connection;
+use crate::cc::{AckSample, CcEvent, CongestionCause, SentInfo};
+use crate::event::{TraceEvent, UndoKind};
+use crate::recovery::undo::Prior as SavedWindow;
 use brisk_time::{Duration, Instant};
 
-impl Connection {
+impl Congestion {
+    /// Refreshes the read-only variables the controller sees.
+    #[inline]
+    pub fn refresh(&mut self, v: &LossView, snd_una: u64, snd_nxt: u64) {
+        self.vars.in_flight = v.in_flight;
+        self.vars.srtt = v.srtt;
+        self.vars.min_rtt = v.min_rtt;
+        self.vars.cwnd_limited = if self.vars.in_slow_start() {
+            self.vars.cwnd < 2 * self.max_packets_out
+        } else {
+            self.is_cwnd_limited
+        };
+        self.vars.cwnd_blocked = self.is_cwnd_limited;
+        self.vars.snd_una = snd_una;
+        self.vars.snd_nxt = snd_nxt;
+        self.vars.sacked_out = v.sacked_out;
+    }
+
+    /// The connection's only write of cwnd: clamped to [1, cwnd_clamp].
+    #[inline]
+    pub fn set_cwnd(&mut self, cwnd: u32) {
+        self.vars.cwnd = cwnd.clamp(1, self.vars.cwnd_clamp.max(1));
+    }
+
+    /// (cwnd, ssthresh).
+    #[inline]
+    pub fn window(&self) -> (u32, u32) {
+        (self.vars.cwnd, self.vars.ssthresh)
+    }
+
+    /// Whether cwnd lets one more packet go with `in_flight` out.
+    #[inline]
+    pub fn has_room(&self, in_flight: u32) -> bool {
+        in_flight < self.vars.cwnd
+    }
+
+    /// An event for the controller (Linux `cwnd_event` / `set_state`).
+    #[inline]
+    pub fn event(&mut self, now: Instant, ev: CcEvent) {
+        self.ctrl.on_event(&mut self.vars, now, ev);
+    }
+
     /// The window's response to a congestion signal. With `cut`, the controller is
     /// asked for the new ssthresh (never below 2) with `cause`; then the window moves
     /// as the cause demands and the controller hears the matching event:
-    /// - `Loss`: fast recovery starts; PRR (the caller) will own cwnd.
+    /// - `Loss`: fast recovery starts; PRR (loss recovery) will own cwnd.
     /// - `Ecn`, `BundleLoss`, `Delay`: CWR starts (RFC 3168 §6.1.2; the RDB patch's
     ///   `tcp_enter_cwr`; a controller's own request, as CDG's backoff); PRR owns
-    ///   cwnd. (A layer's delay signal reaches its base inside the layer, not here.)
+    ///   cwnd. The CWR flag answers ECE (RFC 3168 §6.1.2) and nothing else. (A
+    ///   layer's delay signal reaches its base inside the layer, not here.)
     /// - `ProbeLoss`: RFC 8985 §7.4.2, reduce at once to ssthresh.
     /// - `Rto`: cwnd collapses to one segment (RFC 5681 §3.1).
     ///
+    /// Every reduction but the RTO's first resets what Linux
+    /// `tcp_init_cwnd_reduction` resets, the additive-increase credit, so the credit
+    /// earned at the old window does not buy an early increment after it (without
+    /// it, most recovery exits ended one segment above ssthresh).
+    ///
     /// A repeated RTO within one episode calls this with `cut == false`: the window
     /// still collapses and the controller still hears `Rto`. Returns ssthresh.
+    pub fn on_cause(&mut self, now: Instant, cause: CongestionCause, cut: bool) -> u32 {
+        if cause != CongestionCause::Rto {
+            self.vars.cwnd_cnt = 0;
+        }
+        if cut {
+            let ss = self.ctrl.ssthresh(&mut self.vars, now, cause).max(2);
+            self.vars.ssthresh = ss;
+        }
+        let ss = self.vars.ssthresh;
+        match cause {
+            CongestionCause::Loss => self.event(now, CcEvent::EnterRecovery),
+            CongestionCause::Ecn | CongestionCause::BundleLoss | CongestionCause::Delay => {
+                self.event(now, CcEvent::EnterCwr);
+                self.cwr_pending = cause == CongestionCause::Ecn;
+            }
+            CongestionCause::ProbeLoss => {
+                self.event(now, CcEvent::EnterCwr);
+                self.set_cwnd(ss);
+            }
+            CongestionCause::Rto => {
+                self.set_cwnd(1);
+                self.vars.cwnd_cnt = 0;
+                self.event(now, CcEvent::Rto);
+            }
+        }
+        ss
+    }
+
+    /// A reduction ended at its recovery point (Linux `tcp_end_cwnd_reduction`):
+    /// cwnd = ssthresh, and the controller hears it.
+    pub fn exit_reduction(&mut self, now: Instant) {
+        if self.vars.ssthresh < u32::MAX {
+            self.set_cwnd(self.vars.ssthresh.max(1));
+        }
+        self.event(now, CcEvent::ExitRecovery);
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction`, congestion's half: the controller's
+    /// `undo_cwnd` from the saved window, and ssthresh back if it was higher (then no
+    /// CWR for a reduction taken back: Linux `tcp_ecn_withdraw_cwr`).
+    pub fn undo(&mut self, now: Instant, saved: SavedWindow) {
+        let cwnd = self.ctrl.undo_cwnd(&mut self.vars, saved.cwnd);
+        self.set_cwnd(cwnd);
+        if saved.ssthresh > self.vars.ssthresh {
+            self.vars.ssthresh = saved.ssthresh;
+            self.cwr_pending = false;
+        }
+        self.event(now, CcEvent::Undo);
+    }
+
+    /// `segs` segments were delivered (the delivery count rate samples read).
+    #[inline]
+    pub fn on_delivered(&mut self, segs: u32) {
+        self.vars.delivered += u64::from(segs);
+    }
+
+    /// How long no data was sent, if any ever was (Linux `lsndtime`).
+    #[inline]
+    pub fn idle_for(&self, now: Instant) -> Option<Duration> {
+        self.last_data_sent.map(|last| now - last)
+    }
+
+    /// The controller's view of an ACK that delivered something (`pkts_acked`).
+    #[inline]
+    pub fn on_ack(&mut self, s: &AckSample) {
+        self.ctrl.on_ack(&mut self.vars, s);
+    }
+
+    /// Window growth outside a reduction (Linux `tcp_cong_control`'s `cong_avoid`).
+    /// Returns whether the controller asked for a reduction of its own (Linux:
+    /// `tcp_enter_cwr` from its `cong_avoid`); growth and reduction never both
+    /// happen on one ACK.
+    #[inline]
+    pub fn grow(&mut self, s: &AckSample, cwnd_limited_slack: Option<u32>) -> bool {
+        if let Some(slack) = cwnd_limited_slack {
+            // Linux before 3.16 (`tcp_is_cwnd_limited(sk, prior_in_flight)`): also
+            // cwnd-limited when in flight came within `slack` segments of cwnd
+            // (`tcp_max_tso_deferred_mss` = 3), in slow start too. The RDB paper's
+            // thin-stream senders ran with this rule (RDB §IV-B).
+            let (cwnd, pif) = (self.vars.cwnd, s.prior_in_flight);
+            self.vars.cwnd_limited = pif >= cwnd || cwnd - pif <= slack;
+        }
+        self.ctrl.cong_avoid(&mut self.vars, s);
+        std::mem::take(&mut self.vars.request_cwr)
+    }
+
+    /// A new round for cwnd-limited tracking once SND.UNA passes the round's end.
+    #[inline]
+    pub fn end_round(&mut self, snd_una: u64, snd_nxt: u64, packets_out: u32) {
+        if snd_una >= self.round_end {
+            self.round_end = snd_nxt;
+            self.max_packets_out = packets_out;
+            self.is_cwnd_limited = false;
+        }
+    }
+
+    /// The send-time state a new send record carries (`in_flight` before it).
+    #[inline]
+    pub fn sent_info(
+        &self,
+        now: Instant,
+        bytes: u32,
+        retransmit: bool,
+        in_flight: u32,
+    ) -> SentInfo {
+        SentInfo {
+            sent_at: now,
+            bytes,
+            in_flight_at_send: in_flight + 1,
+            delivered_at_send: self.vars.delivered,
+            app_limited: self.vars.app_limited,
+            retransmit,
+        }
+    }
+
+    /// Whether cwnd blocks a (re)transmission with `in_flight` out; a blocked send
+    /// marks the window cwnd-limited.
+    #[inline]
+    pub fn blocks(&mut self, in_flight: u32) -> bool {
+        let blocked = in_flight >= self.vars.cwnd;
+        if blocked {
+            self.is_cwnd_limited = true;
+        }
+        blocked
+    }
+
+    /// `blocks` for new data, which also ends an application-limited period.
+    #[inline]
+    pub fn blocks_new_data(&mut self, in_flight: u32) -> bool {
+        let blocked = self.blocks(in_flight);
+        if blocked {
+            self.vars.app_limited = false;
+        }
+        blocked
+    }
+
+    /// Out of data with room to send more: application-limited (RFC 7661); the
+    /// controller hears it once per period.
+    #[inline]
+    pub fn note_app_limited(&mut self, now: Instant, in_flight: u32) {
+        if in_flight < self.vars.cwnd && !self.vars.app_limited {
+            self.vars.app_limited = true;
+            self.event(now, CcEvent::AppLimited);
+        }
+    }
+
+    /// A retransmission went out (the controller's `on_sent`).
+    #[inline]
+    pub fn on_sent(&mut self, info: &SentInfo) {
+        self.ctrl.on_sent(&mut self.vars, info);
+    }
+
+    /// New data went out, leaving `packets_out` / `in_flight`: the round's peak, the
+    /// cwnd-limited mark (Linux `tcp_write_xmit`: a send that fills cwnd marks the
+    /// window cwnd-limited, not only a send that cwnd blocks), the idle clock, the
+    /// controller's `on_sent`.
+    #[inline]
+    pub fn on_data_sent(
+        &mut self,
+        now: Instant,
+        info: &SentInfo,
+        packets_out: u32,
+        in_flight: u32,
+    ) {
+        self.max_packets_out = self.max_packets_out.max(packets_out);
+        if in_flight >= self.vars.cwnd {
+            self.is_cwnd_limited = true;
+        }
+        self.last_data_sent = Some(now);
+        self.ctrl.on_sent(&mut self.vars, info);
+    }
+
+    /// RFC 2861 as Linux `tcp_cwnd_restart` implements it: after `idle` longer than
+    /// `rto`, cwnd decays towards the initial window (`initial`), halving once per
+    /// RTO of idleness; 3/4 of the window left is remembered in ssthresh (Linux
+    /// `tcp_current_ssthresh`).
+    pub fn restart_window(&mut self, idle: Duration, rto: Duration, initial: u32) {
+        let cwnd = self.vars.cwnd;
+        self.vars.ssthresh = self.vars.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+        let restart = initial.min(cwnd).max(1);
+        let mut w = cwnd;
+        let mut left = idle;
+        while left > rto && w > restart {
+            left -= rto;
+            w >>= 1;
+        }
+        self.set_cwnd(w.max(restart));
+        self.vars.cwnd_cnt = 0;
+    }
+}
+
+impl Connection {
+    /// Congestion control responds to `cause` (see [`Congestion::on_cause`]) with
+    /// its view of loss recovery refreshed first. Returns ssthresh.
     pub(super) fn congestion_response(
         &mut self,
         now: Instant,
@@ -36,87 +283,37 @@ impl Connection {
         cut: bool,
     ) -> u32 {
         self.refresh_cc_state();
-        if cut {
-            let ss = self
-                .sub
-                .cong
-                .ctrl
-                .ssthresh(&mut self.sub.cong.vars, now, cause)
-                .max(2);
-            self.sub.cong.vars.ssthresh = ss;
-        }
-        let ss = self.sub.cong.vars.ssthresh;
-        match cause {
-            CongestionCause::Loss => self.cc_event(now, CcEvent::EnterRecovery),
-            CongestionCause::Ecn | CongestionCause::BundleLoss | CongestionCause::Delay => {
-                self.cc_event(now, CcEvent::EnterCwr)
-            }
-            CongestionCause::ProbeLoss => {
-                self.cc_event(now, CcEvent::EnterCwr);
-                self.set_cwnd(ss);
-            }
-            CongestionCause::Rto => {
-                self.set_cwnd(1);
-                self.sub.cong.vars.cwnd_cnt = 0;
-                self.cc_event(now, CcEvent::Rto);
-            }
-        }
-        ss
+        self.sub.cong.on_cause(now, cause, cut)
     }
 
-    /// The connection's only write of cwnd: clamped to [1, cwnd_clamp].
+    /// The connection's only write of cwnd (see [`Congestion::set_cwnd`]).
     pub(super) fn set_cwnd(&mut self, cwnd: u32) {
-        self.sub.cong.vars.cwnd = cwnd.clamp(1, self.sub.cong.vars.cwnd_clamp.max(1));
+        self.sub.cong.set_cwnd(cwnd);
     }
 
-    /// An event for the controller (Linux `cwnd_event` / `set_state`).
-    pub(super) fn cc_event(&mut self, now: Instant, ev: CcEvent) {
+    /// Refreshes the read-only variables the controller sees, from loss recovery's
+    /// view and the send space's edges.
+    #[inline]
+    pub(super) fn refresh_cc_state(&mut self) {
+        let v = self.sub.loss.view();
         self.sub
             .cong
-            .ctrl
-            .on_event(&mut self.sub.cong.vars, now, ev);
+            .refresh(&v, self.sub.snd.snd_una, self.sub.snd.snd_nxt);
     }
 
-    /// Refreshes the read-only variables the controller sees.
-    pub(super) fn refresh_cc_state(&mut self) {
-        self.sub.cong.vars.in_flight = self.sub.loss.board.in_flight();
-        self.sub.cong.vars.srtt = self.sub.loss.rtt.srtt().unwrap_or(Duration::ZERO);
-        self.sub.cong.vars.min_rtt = self.sub.loss.rtt.min_rtt().unwrap_or(Duration::ZERO);
-        self.sub.cong.vars.cwnd_limited = if self.sub.cong.vars.in_slow_start() {
-            self.sub.cong.vars.cwnd < 2 * self.sub.cong.max_packets_out
-        } else {
-            self.sub.cong.is_cwnd_limited
-        };
-        self.sub.cong.vars.cwnd_blocked = self.sub.cong.is_cwnd_limited;
-        self.sub.cong.vars.snd_una = self.sub.snd.snd_una;
-        self.sub.cong.vars.snd_nxt = self.sub.snd.snd_nxt;
-        self.sub.cong.vars.sacked_out = self.sub.loss.board.sacked_out();
-    }
-
-    /// Linux `tcp_enter_recovery`: a new undo episode; the window is reduced unless a
-    /// CWR reduction is already under way, which simply continues. The window before
-    /// it is saved for an undo unless ECE came with the loss (`ece`).
+    /// Linux `tcp_enter_recovery`: loss recovery starts an undo episode and says
+    /// whether the window is cut (not while a CWR reduction continues); congestion
+    /// control responds to the loss; PRR takes the new ssthresh.
     pub(super) fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32, ece: bool) {
         self.refresh_cc_state();
-        self.sub.loss.undo.forbid_restore();
-        self.sub
-            .loss
-            .undo
-            .start(self.sub.snd.snd_una, self.sub.loss.board.retrans_out());
-        if self.sub.cong.ca_state != CaState::Cwr {
-            let (cwnd, ssthresh) = (self.sub.cong.vars.cwnd, self.sub.cong.vars.ssthresh);
-            self.sub.loss.undo.set_prior_cwnd(cwnd);
-            if !ece {
-                let prior = crate::recovery::undo::current_ssthresh(cwnd, ssthresh, false);
-                self.sub.loss.undo.save(cwnd, Some(prior));
-            }
-            self.init_cwnd_reduction();
+        let (cwnd, ssthresh) = self.sub.cong.window();
+        let una = self.sub.snd.snd_una;
+        if self.sub.loss.begin_recovery(una, cwnd, ssthresh, ece) {
             let ss = self.congestion_response(now, CongestionCause::Loss, true);
-            self.sub.loss.prr.enter(ss, prior_in_flight.max(1));
-            self.sub.loss.high_seq = self.sub.snd.snd_nxt;
+            let nxt = self.sub.snd.snd_nxt;
+            self.sub.loss.reduce_from(ss, prior_in_flight, nxt);
         }
-        self.sub.cong.ca_state = CaState::Recovery;
-        self.sub.timers.stop(Timer::Tlp);
+        self.sub.timers.stop(super::timer::Timer::Tlp);
         self.trace(TraceEvent::Recovery {
             at: now,
             enter: true,
@@ -124,79 +321,99 @@ impl Connection {
     }
 
     /// Linux `tcp_enter_cwr`: a reduction over one window by PRR, never undone. The
-    /// cause is ECN (RFC 3168 §6.1.2) or a loss RDB's bundles hid (`crate::rdb`).
+    /// cause is ECN (RFC 3168 §6.1.2), a loss RDB's bundles hid (`crate::rdb`), or
+    /// the controller's own request.
     pub(super) fn enter_cwr(&mut self, now: Instant, prior_in_flight: u32, cause: CongestionCause) {
         self.refresh_cc_state();
-        self.sub.loss.undo.forbid_restore();
-        self.sub.loss.undo.cancel();
-        self.sub.loss.undo.set_prior_cwnd(self.sub.cong.vars.cwnd);
-        self.init_cwnd_reduction();
+        self.sub.loss.begin_cwr(self.sub.cong.window().0);
         let ss = self.congestion_response(now, cause, true);
-        self.sub.loss.prr.enter(ss, prior_in_flight.max(1));
-        self.sub.loss.high_seq = self.sub.snd.snd_nxt;
-        self.sub.cong.ca_state = CaState::Cwr;
+        let nxt = self.sub.snd.snd_nxt;
+        self.sub.loss.reduce_from(ss, prior_in_flight, nxt);
         match cause {
             CongestionCause::Ecn => self.info.ecn_cwr += 1,
             CongestionCause::Delay => self.info.delay_cwr += 1,
             _ => {}
         }
-        // The CWR flag answers ECE (RFC 3168 §6.1.2) and nothing else.
-        self.sub.cong.cwr_pending = cause == CongestionCause::Ecn;
-    }
-
-    pub(super) fn exit_recovery(&mut self, now: Instant) {
-        let was_recovery = self.sub.cong.ca_state == CaState::Recovery;
-        if self.sub.cong.vars.ssthresh < u32::MAX {
-            self.set_cwnd(self.sub.cong.vars.ssthresh.max(1));
-        }
-        self.sub.cong.ca_state = CaState::Open;
-        self.sub
-            .cong
-            .ctrl
-            .on_event(&mut self.sub.cong.vars, now, CcEvent::ExitRecovery);
-        if was_recovery {
-            self.trace(TraceEvent::Recovery {
-                at: now,
-                enter: false,
-            });
-        }
     }
 
     /// RFC 8985 §7.4.2: the probe repaired a loss; reduce as for a loss, at once
-    /// (Linux `tcp_process_tlp_ack`).
+    /// (Linux `tcp_process_tlp_ack`), unless a reduction is under way.
     pub(super) fn tlp_loss_response(&mut self, now: Instant) {
-        if self.sub.cong.ca_state >= CaState::Cwr {
-            return;
+        if self
+            .sub
+            .loss
+            .begin_probe_reduction(self.sub.cong.window().0)
+        {
+            self.congestion_response(now, CongestionCause::ProbeLoss, true);
         }
-        self.refresh_cc_state();
-        // Linux `tcp_init_cwnd_reduction` records the window it reduces.
-        self.sub.loss.undo.set_prior_cwnd(self.sub.cong.vars.cwnd);
-        self.init_cwnd_reduction();
-        self.congestion_response(now, CongestionCause::ProbeLoss, true);
     }
 
-    /// What Linux `tcp_init_cwnd_reduction` resets when a reduction starts (recovery,
-    /// CWR, a TLP-detected loss): the additive-increase credit, so the credit earned at
-    /// the old window does not buy an early increment after the reduction (without it,
-    /// most recovery exits ended one segment above ssthresh).
-    fn init_cwnd_reduction(&mut self) {
-        self.sub.cong.vars.cwnd_cnt = 0;
+    /// Applies, in order, what loss recovery's undo checks concluded for congestion
+    /// control, with the counters and traces each carries.
+    pub(super) fn apply_steps(&mut self, now: Instant, steps: &CcSteps) {
+        for &step in steps.as_slice() {
+            match step {
+                CcStep::Exit { was_recovery } => {
+                    self.sub.cong.exit_reduction(now);
+                    if was_recovery {
+                        self.trace_recovery_exit(now);
+                    }
+                }
+                CcStep::LeaveUndone => {
+                    self.sub.cong.event(now, CcEvent::ExitRecovery);
+                    self.trace_recovery_exit(now);
+                }
+                CcStep::Undo { saved, kind, view } => self.apply_undo(now, saved, kind, &view),
+            }
+        }
+    }
+
+    /// An undo: the saved window back through the controller (unless ECN forbade
+    /// it), counted and traced.
+    fn apply_undo(
+        &mut self,
+        now: Instant,
+        saved: Option<SavedWindow>,
+        kind: UndoKind,
+        view: &LossView,
+    ) {
+        if let Some(saved) = saved {
+            let (una, nxt) = (self.sub.snd.snd_una, self.sub.snd.snd_nxt);
+            self.sub.cong.refresh(view, una, nxt);
+            self.sub.cong.undo(now, saved);
+        }
+        self.info.undo_count += 1;
+        match kind {
+            UndoKind::Dsack => self.info.dsack_undo += 1,
+            UndoKind::Loss | UndoKind::Frto => self.info.spurious_rto += 1,
+            UndoKind::Recovery | UndoKind::Partial => {}
+        }
+        let (cwnd, ssthresh) = self.sub.cong.window();
+        self.trace(TraceEvent::Undo {
+            at: now,
+            kind,
+            cwnd,
+            ssthresh,
+        });
+        self.trace_cwnd(now);
+    }
+
+    fn trace_recovery_exit(&mut self, now: Instant) {
+        self.trace(TraceEvent::Recovery {
+            at: now,
+            enter: false,
+        });
     }
 
     /// Transmission restarts with nothing in flight (Linux `tcp_event_data_sent` raising
     /// CA_EVENT_TX_START, and `tcp_slow_start_after_idle_check`). CUBIC shifts its epoch
     /// by the idle time; after idling longer than the RTO, cwnd decays towards the
-    /// initial window, halving once per RTO of idleness (RFC 5681 §4.1, RFC 2861 as Linux
-    /// `tcp_cwnd_restart` implements it).
+    /// initial window (RFC 5681 §4.1, [`Congestion::restart_window`]).
     pub(super) fn on_tx_start(&mut self, now: Instant) {
-        let Some(last) = self.sub.cong.last_data_sent else {
+        let Some(idle) = self.sub.cong.idle_for(now) else {
             return;
         };
-        let idle = now - last;
-        self.sub
-            .cong
-            .ctrl
-            .on_event(&mut self.sub.cong.vars, now, CcEvent::TxStart { idle });
+        self.sub.cong.event(now, CcEvent::TxStart { idle });
         let rto = self.current_rto();
         // With new-CWV, idle time is governed by its NVP instead (RFC 7661 §4.4; spec C10).
         let new_cwv = self.config.congestion.controller.new_cwv().is_some();
@@ -207,25 +424,16 @@ impl Connection {
         {
             return;
         }
-        let cwnd = self.sub.cong.vars.cwnd;
-        // Linux `tcp_current_ssthresh`: remember 3/4 of the window we are leaving.
-        self.sub.cong.vars.ssthresh = self.sub.cong.vars.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
-        let restart = self.config.congestion.initial_cwnd.min(cwnd).max(1);
-        let mut w = cwnd;
-        let mut left = idle;
-        while left > rto && w > restart {
-            left -= rto;
-            w >>= 1;
-        }
-        self.set_cwnd(w.max(restart));
-        self.sub.cong.vars.cwnd_cnt = 0;
+        let initial = self.config.congestion.initial_cwnd;
+        self.sub.cong.restart_window(idle, rto, initial);
         self.refresh_cc_state();
-        self.cc_event(now, CcEvent::CwndRestart);
+        self.sub.cong.event(now, CcEvent::CwndRestart);
         self.trace_cwnd(now);
     }
 
     /// In fast recovery or CWR, where PRR owns cwnd.
+    #[inline]
     pub(super) fn in_reduction(&self) -> bool {
-        matches!(self.sub.cong.ca_state, CaState::Recovery | CaState::Cwr)
+        self.sub.loss.in_reduction()
     }
 }

@@ -27,6 +27,7 @@ mod cookie_open;
 mod detect;
 mod handshake;
 pub mod isn;
+mod loss;
 mod mech;
 mod parts;
 mod paws;
@@ -267,7 +268,7 @@ impl Connection {
     #[cfg(test)]
     pub(crate) fn cc_probe(&self) -> (CaState, &crate::cc::CcState, bool) {
         (
-            self.sub.cong.ca_state,
+            self.sub.loss.ca_state,
             &self.sub.cong.vars,
             self.sub.cong.is_cwnd_limited,
         )
@@ -394,7 +395,7 @@ impl Connection {
         self.stream.recvbuf.ooo_ranges()
     }
     pub fn ca_state(&self) -> CaState {
-        self.sub.cong.ca_state
+        self.sub.loss.ca_state
     }
 
     // ----- output: events and timers -----

@@ -195,6 +195,9 @@ pub(super) struct LossRecovery {
     /// Saved window and evidence for undoing a spurious reduction.
     pub undo: Undo,
     pub frto: Frto,
+    /// The recovery state machine's state (Linux `icsk_ca_state`, driven by
+    /// `tcp_fastretrans_alert`): Open, Disorder, CWR, Recovery, Loss.
+    pub ca_state: CaState,
     /// Recovery point (RFC 6582 `recover`, Linux `high_seq`).
     pub high_seq: u64,
     /// RTO backoff exponent.
@@ -214,6 +217,7 @@ impl LossRecovery {
             prr: Prr::default(),
             undo: Undo::default(),
             frto: Frto::default(),
+            ca_state: CaState::Open,
             high_seq: 0,
             backoff: 0,
             dupacks: 0,
@@ -222,8 +226,8 @@ impl LossRecovery {
     }
 }
 
-/// Congestion control: the controller, the variables it reads and writes, the
-/// Linux-style CA state and cwnd-limited tracking.
+/// Congestion control: the controller, the variables it reads and writes, and
+/// cwnd-limited tracking. (The CA state is loss recovery's.)
 #[derive(Debug)]
 pub(super) struct Congestion {
     /// The controller (base plus layers), with the flow's identity in its host.
@@ -232,7 +236,6 @@ pub(super) struct Congestion {
     pub vars: CcState,
     /// The controller's label ("cubic+dc"), computed once.
     pub label: Arc<str>,
-    pub ca_state: CaState,
     pub max_packets_out: u32,
     /// When data was last sent (Linux `lsndtime`): idle periods are measured from it.
     pub last_data_sent: Option<Instant>,
@@ -249,7 +252,6 @@ impl Congestion {
             ctrl,
             vars,
             label,
-            ca_state: CaState::Open,
             max_packets_out: 0,
             last_data_sent: None,
             is_cwnd_limited: false,

@@ -74,7 +74,7 @@ impl Connection {
                 }
             }
             RtoArm::Reneging => {
-                let srtt = self.sub.loss.rtt.srtt().unwrap_or(Duration::ZERO);
+                let srtt = self.sub.loss.view().srtt;
                 let t = (srtt / 16).max(Duration::from_millis(10));
                 self.sub.timers.set(Timer::Rto, now + t);
             }
@@ -92,10 +92,10 @@ impl Connection {
     fn rto_restart_base(&self) -> Option<Instant> {
         let rrthresh = self.config.recovery.rto_restart?;
         let unsent = self.has_unsent_data();
-        if unsent || self.sub.loss.board.packets_out() >= rrthresh {
+        if unsent || self.sub.loss.packets_out() >= rrthresh {
             return None;
         }
-        self.sub.loss.board.first().map(|s| s.xmit_ts)
+        self.sub.loss.earliest_xmit()
     }
 
     /// Nothing is outstanding: no retransmission, probe, reorder or user timer.

@@ -5,10 +5,9 @@
 //! (NextSeg rule 3), and the TLP probe (RFC 8985 §7.3). RDB's bundles,
 //! RC3's tail copies and prioritised order are further selections that go here.
 
-use super::mech::BundleView;
 use super::rto_timer::RtoArm;
-use super::{CaState, Connection, Segment, SegmentKind, State};
-use crate::cc::{CcEvent, SentInfo};
+use super::{Connection, Segment, SegmentKind, State};
+use crate::cc::SentInfo;
 use crate::conn::timer::Timer;
 use crate::event::{RetransmitKind, TraceEvent};
 use crate::recovery::rto;
@@ -25,14 +24,8 @@ struct NewSegment {
 
 impl Connection {
     fn sent_info(&self, now: Instant, bytes: u32, retransmit: bool) -> SentInfo {
-        SentInfo {
-            sent_at: now,
-            bytes,
-            in_flight_at_send: self.sub.loss.board.in_flight() + 1,
-            delivered_at_send: self.sub.cong.vars.delivered,
-            app_limited: self.sub.cong.vars.app_limited,
-            retransmit,
-        }
+        let in_flight = self.sub.loss.in_flight();
+        self.sub.cong.sent_info(now, bytes, retransmit, in_flight)
     }
 
     /// Retransmits the lowest segment marked lost, if cwnd allows (RFC 6675 §5 NextSeg
@@ -42,7 +35,7 @@ impl Connection {
     /// `bench sim`'s 2 s run ask); the rest out of line.
     #[inline]
     pub(super) fn send_retransmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.sub.loss.board.no_lost_pending() {
+        if self.sub.loss.no_lost_pending() {
             return None;
         }
         self.send_retransmit_lost(now)
@@ -50,17 +43,12 @@ impl Connection {
 
     #[inline(never)]
     fn send_retransmit_lost(&mut self, now: Instant) -> Option<Segment> {
-        let lost = self.sub.loss.board.next_lost()?;
-        if self.sub.loss.board.in_flight() >= self.sub.cong.vars.cwnd {
-            self.sub.cong.is_cwnd_limited = true;
+        let lost = self.sub.loss.next_lost()?;
+        if self.sub.cong.blocks(self.sub.loss.in_flight()) {
             return None;
         }
-        let rk = if self.sub.cong.ca_state == CaState::Loss {
-            RetransmitKind::Rto
-        } else {
-            RetransmitKind::Fast
-        };
-        Some(self.retransmit(now, lost.id, rk))
+        let rk = self.sub.loss.retransmit_kind();
+        Some(self.retransmit(now, lost, rk))
     }
 
     /// RFC 6675 §4 NextSeg rule 3, as Linux 3.x ran it (`tcp_xmit_retransmit_queue`
@@ -77,9 +65,9 @@ impl Connection {
     #[inline(always)]
     pub(super) fn send_forward_retransmit(&mut self, now: Instant) -> Option<Segment> {
         if self.config.recovery.rack
-            || self.sub.cong.ca_state != CaState::Recovery
+            || !self.sub.loss.in_fast_recovery()
             || !self.sub.opts.sack_ok
-            || self.sub.loss.board.in_flight() >= self.sub.cong.vars.cwnd
+            || !self.sub.cong.has_room(self.sub.loss.in_flight())
         {
             return None;
         }
@@ -88,32 +76,19 @@ impl Connection {
 
     #[inline(never)]
     fn send_forward_retransmit_search(&mut self, now: Instant) -> Option<Segment> {
-        let high = self.sub.loss.board.highest_sacked();
-        // Bounded by the segments below the highest SACK; only in recovery, with RACK
-        // off (the legacy profile's other scans are as long).
-        let id = self
-            .sub
-            .loss
-            .board
-            .iter()
-            .take_while(|s| s.end <= high)
-            .find(|s| !s.sacked && !s.retrans && !s.lost)
-            .map(|s| s.id)?;
+        let id = self.sub.loss.forward_retransmit_candidate()?;
         Some(self.retransmit(now, id, RetransmitKind::Fast))
     }
 
     fn retransmit(&mut self, now: Instant, id: u64, rk: RetransmitKind) -> Segment {
         // NOTE(unwrap): callers pass an id just read from the scoreboard.
-        let seg = *self.sub.loss.board.get(id).unwrap();
+        let seg = self.sub.loss.segment(id);
         let len = seg.payload_len();
         let s = self.build_data_segment(now, seg.start, len, seg.fin, SegmentKind::Retransmit(rk));
         let info = self.sent_info(now, len, true);
-        self.sub.loss.board.on_retransmit(id, info);
-        self.sub.loss.undo.on_retransmit(self.tsval(now));
-        self.sub.cong.ctrl.on_sent(&mut self.sub.cong.vars, &info);
-        if self.in_reduction() {
-            self.sub.loss.prr.on_sent(1);
-        }
+        let tsval = self.tsval(now);
+        self.sub.loss.on_retransmitted(id, info, tsval);
+        self.sub.cong.on_sent(&info);
         self.info.retransmits += 1;
         self.info.retransmitted_bytes += u64::from(len);
         self.trace(TraceEvent::Retransmit {
@@ -154,23 +129,21 @@ impl Connection {
             fin,
             in_flight,
         } = self.new_segment(now, probe)?;
-        if self.sub.loss.board.is_empty() {
+        if !self.sub.loss.outstanding() {
             self.on_tx_start(now);
         }
         let start = self.sub.snd.snd_nxt;
-        let (board, rtt, mss) = (&self.sub.loss.board, &self.sub.loss.rtt, self.sub.opts.mss);
-        let view = || BundleView {
-            board,
-            min_rtt: rtt.min_rtt(),
-            mss,
-        };
-        let tx_start = self.mech.segment_start(start, len, fin, in_flight, view);
+        let (loss, mss) = (&self.sub.loss, self.sub.opts.mss);
+        let tx_start = self
+            .mech
+            .segment_start(start, len, fin, in_flight, || loss.bundle_view(mss));
         let tx_len = len + (start - tx_start) as u32;
         let seq_len = u64::from(len) + u64::from(fin);
         let info = self.sent_info(now, len, false);
-        self.sub.loss.board.push(start, start + seq_len, fin, info);
+        self.sub
+            .loss
+            .on_new_segment(start, start + seq_len, fin, info, tx_start);
         if tx_start < start {
-            self.sub.loss.board.set_last_tx_start(tx_start);
             self.info.rdb_packets += 1;
             self.info.rdb_bytes += start - tx_start;
         }
@@ -182,21 +155,10 @@ impl Connection {
         if len < self.sub.opts.mss {
             self.sub.snd.snd_sml = self.sub.snd.snd_nxt;
         }
-        self.sub.cong.max_packets_out = self
-            .sub
+        let (packets_out, in_flight) = (self.sub.loss.packets_out(), self.sub.loss.in_flight());
+        self.sub
             .cong
-            .max_packets_out
-            .max(self.sub.loss.board.packets_out());
-        // Linux `tcp_write_xmit`: a send that fills cwnd marks the window cwnd-limited,
-        // not only a send that cwnd blocks (`is_cwnd_limited |= in_flight >= cwnd`).
-        if self.sub.loss.board.in_flight() >= self.sub.cong.vars.cwnd {
-            self.sub.cong.is_cwnd_limited = true;
-        }
-        self.sub.cong.last_data_sent = Some(now);
-        self.sub.cong.ctrl.on_sent(&mut self.sub.cong.vars, &info);
-        if self.in_reduction() {
-            self.sub.loss.prr.on_sent(1);
-        }
+            .on_data_sent(now, &info, packets_out, in_flight);
         self.sub.timers.stop(Timer::Persist);
         self.arm_rto(now, RtoArm::DataSent);
         if !probe {
@@ -232,21 +194,12 @@ impl Connection {
         let avail = end - next;
         if avail == 0 && !self.stream.fin_queued {
             // Out of data with room to send more: application-limited (RFC 7661).
-            if self.sub.loss.board.in_flight() < self.sub.cong.vars.cwnd
-                && !self.sub.cong.vars.app_limited
-            {
-                self.sub.cong.vars.app_limited = true;
-                self.sub
-                    .cong
-                    .ctrl
-                    .on_event(&mut self.sub.cong.vars, now, CcEvent::AppLimited);
-            }
+            let in_flight = self.sub.loss.in_flight();
+            self.sub.cong.note_app_limited(now, in_flight);
             return None;
         }
-        let in_flight = self.sub.loss.board.in_flight();
-        if !probe && in_flight >= self.sub.cong.vars.cwnd {
-            self.sub.cong.is_cwnd_limited = true;
-            self.sub.cong.vars.app_limited = false;
+        let in_flight = self.sub.loss.in_flight();
+        if !probe && self.sub.cong.blocks_new_data(in_flight) {
             return None;
         }
         let wnd_left =
@@ -266,9 +219,9 @@ impl Connection {
             .min(to_record_end) as u32;
         if len == 0 && avail > 0 {
             // Zero window (or too small for one byte): persist (RFC 9293 §3.8.6.1).
-            if self.sub.loss.board.is_empty() && !self.sub.timers.is_set(Timer::Persist) {
+            if !self.sub.loss.outstanding() && !self.sub.timers.is_set(Timer::Persist) {
                 let t = rto::backoff(
-                    self.sub.loss.rtt.rto(),
+                    self.sub.loss.rto(),
                     self.sub.probes.persist_backoff,
                     self.config.recovery.max_rto,
                 );
@@ -293,7 +246,7 @@ impl Connection {
             // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): a window-limited small segment
             // waits unless it is at least half the largest window seen.
             if window_limited
-                && !self.sub.loss.board.is_empty()
+                && self.sub.loss.outstanding()
                 && u64::from(len) < self.sub.snd.max_snd_wnd / 2
             {
                 return None;
@@ -324,16 +277,16 @@ impl Connection {
 
     /// RFC 8985 §7.3: new data if the window allows, else the highest segment again.
     pub(super) fn send_tlp_probe(&mut self, now: Instant) -> Option<Segment> {
-        self.sub.loss.tlp.pending = false;
+        self.sub.loss.probe_taken();
         let s = match self.send_new_data(now, true) {
             Some(s) => {
-                self.sub.loss.tlp.on_probe_sent(self.sub.snd.snd_nxt, false);
+                self.sub.loss.on_probe_sent(self.sub.snd.snd_nxt, false);
                 s
             }
             None => {
-                let last = self.sub.loss.board.last().copied().filter(|l| !l.sacked)?;
-                let s = self.retransmit(now, last.id, RetransmitKind::Tlp);
-                self.sub.loss.tlp.on_probe_sent(self.sub.snd.snd_nxt, true);
+                let last = self.sub.loss.probe_retransmit()?;
+                let s = self.retransmit(now, last, RetransmitKind::Tlp);
+                self.sub.loss.on_probe_sent(self.sub.snd.snd_nxt, true);
                 s
             }
         };

@@ -1,7 +1,8 @@
 //! What each timer does when it expires (timers are handled in `Timer::ALL` order).
 
+use super::loss::Entry;
 use super::rto_timer::RtoArm;
-use super::{CaState, Connection, State};
+use super::{Connection, State};
 use crate::cc::CongestionCause;
 use crate::conn::timer::Timer;
 use crate::event::{ConnError, TraceEvent};
@@ -53,79 +54,55 @@ impl Connection {
             self.arm_rto(now, RtoArm::HandshakeRetry);
             return;
         }
-        if self.sub.loss.board.is_empty() {
+        if !self.sub.loss.outstanding() {
             return;
         }
-        if self.sub.loss.backoff >= self.config.recovery.max_retries {
-            self.terminate(Err(ConnError::TimedOut {
-                retries: self.sub.loss.backoff,
-            }));
-            return;
-        }
-        self.sub.loss.backoff += 1;
+        let backoff = match self.sub.loss.back_off(self.config.recovery.max_retries) {
+            Ok(backoff) => backoff,
+            Err(retries) => {
+                self.terminate(Err(ConnError::TimedOut { retries }));
+                return;
+            }
+        };
         self.info.rto_count += 1;
-        self.trace(TraceEvent::Rto {
-            at: now,
-            backoff: self.sub.loss.backoff,
-        });
+        self.trace(TraceEvent::Rto { at: now, backoff });
         self.enter_loss(now);
         self.arm_rto(now, RtoArm::Backoff);
     }
 
-    /// Linux `tcp_enter_loss`. A timeout outside a recovery (or after its recovery
-    /// point, or the first after an undone one) starts a new episode: ssthresh is
-    /// reduced once and the window before it saved for an undo. F-RTO (RFC 5682) runs
-    /// unless a recovery was under way, except for repeated timeouts (§3.2).
+    /// Linux `tcp_enter_loss`. Loss recovery decides the episode (a new one outside
+    /// a recovery, after its recovery point, or the first timeout after an undone
+    /// one); congestion control responds to the RTO (ssthresh cut once per episode);
+    /// then loss recovery marks everything outstanding lost and arms F-RTO.
     fn enter_loss(&mut self, now: Instant) {
         self.refresh_cc_state();
-        let new_recovery = self.sub.cong.ca_state < CaState::Recovery;
-        let new_episode = self.sub.cong.ca_state <= CaState::Disorder
-            || self.sub.loss.high_seq <= self.sub.snd.snd_una
-            || (self.sub.cong.ca_state == CaState::Loss && self.sub.loss.backoff == 1);
-        let (prior_cwnd, prior_ssthresh) = (self.sub.cong.vars.cwnd, self.sub.cong.vars.ssthresh);
-        let in_reduction = matches!(self.sub.cong.ca_state, CaState::Cwr | CaState::Recovery);
-        if self.sub.cong.ca_state == CaState::Recovery {
+        let una = self.sub.snd.snd_una;
+        let episode = self.sub.loss.loss_episode(una);
+        let (cwnd, ssthresh) = self.sub.cong.window();
+        if episode.leaves_recovery {
             self.trace(TraceEvent::Recovery {
                 at: now,
                 enter: false,
             });
         }
-        self.congestion_response(now, CongestionCause::Rto, new_episode);
-        if self.sub.loss.board.head_sacked() {
-            // SACK reneging: the SACKed data must be sent again too.
-            self.sub.loss.board.clear_sacked();
+        self.congestion_response(now, CongestionCause::Rto, episode.new_episode);
+        let nxt = self.sub.snd.snd_nxt;
+        let frto = self.config.recovery.frto;
+        let (lost, reneged) = self
+            .sub
+            .loss
+            .enter_loss(episode, cwnd, ssthresh, una, nxt, frto);
+        if reneged {
             self.counters.sack_reneging += 1;
         }
-        let lost = self.sub.loss.board.mark_all_lost();
         self.info.lost += u64::from(lost);
-        if new_episode {
-            let ss =
-                crate::recovery::undo::current_ssthresh(prior_cwnd, prior_ssthresh, in_reduction);
-            self.sub.loss.undo.save(prior_cwnd, Some(ss));
-            self.sub
-                .loss
-                .undo
-                .start(self.sub.snd.snd_una, self.sub.loss.board.retrans_out());
-        }
-        self.sub.loss.frto.on_rto(
-            self.config.recovery.frto,
-            new_recovery,
-            self.sub.loss.backoff > 1,
-        );
-        self.sub.loss.high_seq = self.sub.snd.snd_nxt;
-        self.sub.cong.ca_state = CaState::Loss;
-        self.sub.loss.tlp.reset();
         self.sub.timers.stop(Timer::Tlp);
         self.sub.timers.stop(Timer::RackReorder);
         self.trace_cwnd(now);
     }
 
     fn on_tlp_timer(&mut self, now: Instant) {
-        if !self.sub.loss.board.is_empty()
-            && self.sub.cong.ca_state <= CaState::Cwr
-            && self.sub.loss.tlp.high_seq.is_none()
-        {
-            self.sub.loss.tlp.pending = true;
+        if self.sub.loss.probe_due() {
             self.arm_rto(now, RtoArm::Probe);
         }
     }
@@ -134,13 +111,13 @@ impl Connection {
     /// The loss-detection timer: RACK's reorder timer (RFC 8985 §6.3), or without RACK
     /// the delayed early retransmit's (Linux `ICSK_TIME_EARLY_RETRANS`).
     fn on_reorder_timer(&mut self, now: Instant) {
-        let prior_in_flight = self.sub.loss.board.in_flight();
+        let prior_in_flight = self.sub.loss.in_flight();
         if self.config.recovery.rack {
             self.rack_detect(now);
         } else {
             self.early_retransmit_timer();
         }
-        if self.sub.loss.board.lost_out() > 0 && self.sub.cong.ca_state < CaState::Recovery {
+        if self.sub.loss.entry_due(false, false) == Some(Entry::Recovery) {
             self.enter_recovery(now, prior_in_flight, false);
         }
     }
@@ -150,7 +127,7 @@ impl Connection {
     /// `max_retries`.
     fn on_persist(&mut self, now: Instant) {
         let unsent = self.has_unsent_data();
-        if !self.state.synchronized() || !self.sub.loss.board.is_empty() || !unsent {
+        if !self.state.synchronized() || self.sub.loss.outstanding() || !unsent {
             self.sub.probes.persist_backoff = 0;
             return;
         }
@@ -164,7 +141,7 @@ impl Connection {
         self.sub.probes.persist_backoff = self.sub.probes.persist_backoff.saturating_add(1);
         self.sub.probes.probe_pending = true;
         let t = rto::backoff(
-            self.sub.loss.rtt.rto(),
+            self.sub.loss.rto(),
             self.sub.probes.persist_backoff,
             self.config.recovery.max_rto,
         );
@@ -182,7 +159,7 @@ impl Connection {
         ) {
             return;
         }
-        let busy = !self.sub.loss.board.is_empty() || self.has_unsent_data();
+        let busy = self.sub.loss.outstanding() || self.has_unsent_data();
         let elapsed = now - self.sub.probes.last_recv;
         if busy {
             self.sub.timers.set(Timer::Keepalive, now + idle);
@@ -212,13 +189,12 @@ impl Connection {
         let Some(uto) = self.config.timeouts.user_timeout else {
             return;
         };
-        if self.sub.loss.board.is_empty() {
+        if !self.sub.loss.outstanding() {
             return;
         }
-        if now - self.sub.loss.last_progress < uto {
-            self.sub
-                .timers
-                .set(Timer::UserTimeout, self.sub.loss.last_progress + uto);
+        let last_progress = self.sub.loss.last_progress();
+        if now - last_progress < uto {
+            self.sub.timers.set(Timer::UserTimeout, last_progress + uto);
             return;
         }
         self.queue_rst_ack();

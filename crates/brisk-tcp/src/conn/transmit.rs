@@ -50,7 +50,7 @@ impl Connection {
             let s = self.header(now, seq, Flags::ACK, SegmentKind::Probe);
             return Some(self.finish(now, s));
         }
-        if self.sub.loss.tlp.pending {
+        if self.sub.loss.probe_pending() {
             if let Some(s) = self.send_tlp_probe(now) {
                 return Some(s);
             }
@@ -58,15 +58,11 @@ impl Connection {
         // F-RTO step 2b (RFC 5682 §3.1; Linux `tcp_xmit_recovery` with REXMIT_NEW):
         // new data instead of retransmissions; if none can go, recover as usual.
         let mut retransmit = true;
-        if self.sub.loss.frto.new_data_first() {
+        if self.sub.loss.frto_new_data_first() {
             if let Some(s) = self.send_new_data(now, false) {
                 return Some(s);
             }
-            if self.sub.snd.snd_nxt > self.sub.loss.high_seq {
-                retransmit = false;
-            } else {
-                self.sub.loss.frto.stop();
-            }
+            retransmit = self.sub.loss.frto_nothing_new(self.sub.snd.snd_nxt);
         }
         if retransmit {
             if let Some(s) = self.send_retransmit(now) {
