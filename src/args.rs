@@ -45,7 +45,7 @@ pub fn rate(s: &str) -> Result<u64, String> {
 
 /// A drop-tail queue limit: `1000` or `1000packets` (packets), or a size with a unit
 /// such as `64KiB` or `1500000B` (bytes); at least 1 packet or 1500 bytes.
-pub fn queue(s: &str) -> Result<brisk_net::spec::QueueSpec, String> {
+pub fn queue(s: &str) -> Result<brisk_scenario::link::QueueSpec, String> {
     let t = s.trim();
     let digits = t
         .trim_end_matches("packets")
@@ -55,10 +55,10 @@ pub fn queue(s: &str) -> Result<brisk_net::spec::QueueSpec, String> {
         if n == 0 || n > 1_000_000 {
             return Err("must be from 1 to 1000000 packets".into());
         }
-        return Ok(brisk_net::spec::QueueSpec::droptail_packets(n));
+        return Ok(brisk_scenario::link::QueueSpec::droptail_packets(n));
     }
     match brisk_sim::units::parse_size(t) {
-        Some(b) if (1500..=1 << 30).contains(&b) => Ok(brisk_net::spec::QueueSpec::Droptail {
+        Some(b) if (1500..=1 << 30).contains(&b) => Ok(brisk_scenario::link::QueueSpec::Droptail {
             packets: None,
             bytes: Some(brisk_sim::units::Size(b)),
             time: None,
@@ -120,15 +120,15 @@ mod tests {
         }
         assert_eq!(
             queue("1000"),
-            Ok(brisk_net::spec::QueueSpec::droptail_packets(1000))
+            Ok(brisk_scenario::link::QueueSpec::droptail_packets(1000))
         );
         assert_eq!(
             queue("50packets"),
-            Ok(brisk_net::spec::QueueSpec::droptail_packets(50))
+            Ok(brisk_scenario::link::QueueSpec::droptail_packets(50))
         );
         assert!(matches!(
             queue("64KiB"),
-            Ok(brisk_net::spec::QueueSpec::Droptail { bytes: Some(_), .. })
+            Ok(brisk_scenario::link::QueueSpec::Droptail { bytes: Some(_), .. })
         ));
         assert!(queue("0").unwrap_err().contains("from 1"));
         assert!(queue("lots").is_err());

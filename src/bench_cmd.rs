@@ -73,9 +73,8 @@ pub fn cmd_bench_net(
     hosts_per_router: Option<u32>,
     rc3: bool,
 ) -> anyhow::Result<()> {
-    use brisk_sim::topo_spec::NetScenario;
     let text = net_bench_text(rate, hosts_per_router, rc3);
-    let mut sc = NetScenario::from_toml_str_named(&text, "rc3-internet2-small.toml")?;
+    let mut sc = brisk_sim::topo_build::from_toml_str_named(&text, "rc3-internet2-small.toml")?;
     sc.workload.flows = Some(flows);
     sc.duration = brisk_sim::units::Dur(Duration::from_secs(3600));
     if let Some(t) = &mut sc.topology {
@@ -161,10 +160,9 @@ fn rss_mb() -> Option<f64> {
 }
 
 pub fn cmd_bench_flows(b: &FlowsBench) -> anyhow::Result<()> {
-    use brisk_sim::topo_spec::NetScenario;
     use brisk_sim::units::{Dur, Rate, Size};
     let text = net_bench_text(b.rate, Some(b.hosts_per_router), true);
-    let mut sc = NetScenario::from_toml_str_named(&text, "rc3-internet2-small.toml")?;
+    let mut sc = brisk_sim::topo_build::from_toml_str_named(&text, "rc3-internet2-small.toml")?;
     sc.workload.flows = Some(b.flows);
     sc.workload.load = b.load;
     sc.workload.tcp.send_buffer = Some(Size(b.send_buffer));
@@ -362,7 +360,7 @@ fn bench_sim_aqms(sc: &Scenario, opts: &RunOptions, base_eps: f64) -> anyhow::Re
     let aqms = [
         (
             "CoDel",
-            brisk_net::spec::QueueSpec::Codel {
+            brisk_scenario::link::QueueSpec::Codel {
                 target: None,
                 interval: None,
                 packets: None,
@@ -371,7 +369,7 @@ fn bench_sim_aqms(sc: &Scenario, opts: &RunOptions, base_eps: f64) -> anyhow::Re
         ),
         (
             "FQ-CoDel",
-            brisk_net::spec::QueueSpec::FqCodel {
+            brisk_scenario::link::QueueSpec::FqCodel {
                 target: None,
                 interval: None,
                 flows: None,
@@ -386,7 +384,7 @@ fn bench_sim_aqms(sc: &Scenario, opts: &RunOptions, base_eps: f64) -> anyhow::Re
             // RC3's strict priority: one flow, so one band, but every packet is
             // classified by its DSCP and accounted per band.
             "prio",
-            brisk_net::spec::QueueSpec::Prio {
+            brisk_scenario::link::QueueSpec::Prio {
                 bands: Some(4),
                 packets: Some(1000),
                 bytes: None,

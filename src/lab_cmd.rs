@@ -60,7 +60,7 @@ struct PathArgs {
     loss: Option<f64>,
     /// Bottleneck drop-tail queue: packets (`1000`) or bytes (`64KiB`); default 1000 packets.
     #[arg(long, value_parser = crate::args::queue, allow_hyphen_values = true)]
-    queue: Option<brisk_net::spec::QueueSpec>,
+    queue: Option<brisk_scenario::link::QueueSpec>,
     /// Extra delay per packet, uniform in [0, JITTER], order kept, brisk → Linux.
     #[arg(long, value_parser = crate::args::jitter, allow_hyphen_values = true)]
     jitter: Option<Duration>,
@@ -182,7 +182,7 @@ fn emu_config(p: &PathArgs) -> anyhow::Result<EmuConfig> {
         rate,
         loss: loss.clone(),
         queue: p.queue.clone(),
-        jitter: p.jitter.map(|j| brisk_net::spec::JitterSpec {
+        jitter: p.jitter.map(|j| brisk_scenario::link::JitterSpec {
             max: Dur(j),
             reorder: false,
         }),

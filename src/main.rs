@@ -345,7 +345,8 @@ fn main() -> ExitCode {
 /// Whether the file is a network scenario (a topology with a `[workload]`); an
 /// unreadable file goes to the dumbbell loader, which reports it.
 fn is_net_scenario(path: &Path) -> bool {
-    brisk_scenario::input::read_text(path).is_ok_and(|t| brisk_sim::topo_spec::is_net_scenario(&t))
+    brisk_scenario::input::read_text(path)
+        .is_ok_and(|t| brisk_scenario::network::is_net_scenario(&t))
 }
 
 /// `brisk run` of a network scenario: FCT aggregates and utilisation.
@@ -355,7 +356,7 @@ fn cmd_run_net(
     out: Option<PathBuf>,
     json: bool,
 ) -> anyhow::Result<()> {
-    let sc = brisk_sim::topo_spec::NetScenario::load(path)?;
+    let sc = brisk_sim::topo_build::load(path)?;
     let seed = seed.unwrap_or(sc.seed);
     interrupt::install();
     let mut res =

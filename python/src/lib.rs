@@ -63,7 +63,7 @@ fn toml_from_json(py: Python<'_>, json: &str) -> PyResult<String> {
 /// Whether TOML text is a network scenario (a topology with a `[workload]`).
 #[pyfunction]
 fn scenario_kind(text: &str) -> &'static str {
-    if brisk_sim::topo_spec::is_net_scenario(text) {
+    if brisk_scenario::network::is_net_scenario(text) {
         "network"
     } else {
         "dumbbell"
@@ -83,9 +83,8 @@ fn run(
 ) -> PyResult<(String, Vec<(String, String)>)> {
     let err = |e: brisk_sim::ScenarioError| scenario_error(py, &e.file, &e.field, &e.message);
     let io = |e: String| PyRuntimeError::new_err(e);
-    if brisk_sim::topo_spec::is_net_scenario(text) {
-        let sc =
-            brisk_sim::topo_spec::NetScenario::from_toml_str_named(text, label).map_err(err)?;
+    if brisk_scenario::network::is_net_scenario(text) {
+        let sc = brisk_sim::topo_build::from_toml_str_named(text, label).map_err(err)?;
         let seed = seed.unwrap_or(sc.seed);
         let res = py
             .detach(|| brisk_sim::wl_run::run_net(&sc, seed))

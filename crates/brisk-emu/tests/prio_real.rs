@@ -14,7 +14,7 @@ mod common;
 
 use brisk_emu::path::{EmuConfig, PathSpec, QueueSpec, Rate};
 use brisk_emu::realrun::{run_real, RealFlow, RealResult, RealRun};
-use brisk_net::units::Size;
+use brisk_scenario::units::Size;
 use brisk_time::Duration;
 use common::lab_available;
 

@@ -10,15 +10,20 @@
 //! delay, jitter, duplication, corruption). Both keep [`Counters`] and an opt-in,
 //! bounded [`NetEvent`] log that the owner drains. [`Chain`] joins two elements into
 //! one. [`meter`] turns a link's event log into bottleneck measurements ([`metrics`]
-//! holds the bounded sample sets and series it fills). [`spec`] is the scenario vocabulary of a link (in the [`units`] quantities),
-//! its range checks, and the one function that builds its elements, shared by the
-//! simulator and the emulator.
+//! holds the bounded sample sets and series it fills). [`LinkConfig`] is one link's
+//! parameters and the one function that builds its elements, shared by the simulator
+//! and the emulator.
+//!
+//! brisk-net knows no scenario file and reads no file: the words a link is written in
+//! (and their units, defaults and range checks) are brisk-scenario's `link::LinkSpec`,
+//! which converts itself into a [`LinkConfig`].
 
 pub mod chain;
 pub mod element;
 pub mod error;
 pub mod impair;
 pub mod link;
+pub mod link_config;
 pub mod loss;
 pub mod mahimahi;
 pub mod meter;
@@ -27,24 +32,20 @@ pub mod mmlog;
 pub mod outage;
 pub mod queue;
 mod rate;
-pub mod spec;
 pub mod stats;
-#[cfg(test)]
-mod testutil;
+/// A driver for element tests (also brisk-scenario's link tests).
+#[doc(hidden)]
+pub mod testutil;
 pub mod trace;
-pub mod units;
 
 pub use chain::Chain;
 pub use element::{Element, Packet};
 pub use error::NetError;
 pub use impair::{ImpairParams, Impairment};
 pub use link::{Link, LinkParams};
+pub use link_config::{LinkBuildError, LinkConfig, LinkElements, LinkSeeds, QueueConfig};
 pub use loss::{Loss, LossModel};
 pub use outage::Outage;
 pub use queue::{AnyQueue, Dequeued, DropTail, Queue, QueueDrop, QueueLimit};
-pub use spec::{
-    BandPieSpec, JitterSpec, LinkBuildError, LinkElements, LinkSeeds, LinkSpec, LossSpec,
-    OutageSpec, QueueSpec, SpecError,
-};
 pub use stats::{Counters, DropReason, PktBytes};
 pub use trace::{EventLog, NetEvent};

@@ -5,7 +5,7 @@ use brisk_time::Instant;
 
 use crate::element::{Element, Packet};
 
-pub(crate) fn pkt(id: u64, len: usize) -> Packet {
+pub fn pkt(id: u64, len: usize) -> Packet {
     Packet {
         data: vec![0x45; len],
         id,
@@ -17,10 +17,7 @@ pub(crate) fn pkt(id: u64, len: usize) -> Packet {
 
 /// Runs `e` over `arrivals` (sorted by time) until it is idle; returns each packet with
 /// the time it came out. Departures due at the same instant as an arrival come first.
-pub(crate) fn run<E: Element>(
-    e: &mut E,
-    arrivals: Vec<(Instant, Packet)>,
-) -> Vec<(Instant, Packet)> {
+pub fn run<E: Element>(e: &mut E, arrivals: Vec<(Instant, Packet)>) -> Vec<(Instant, Packet)> {
     debug_assert!(arrivals.windows(2).all(|w| w[0].0 <= w[1].0));
     let mut out = Vec::new();
     let mut arrivals = arrivals.into_iter().peekable();
@@ -53,7 +50,7 @@ pub(crate) fn run<E: Element>(
 }
 
 /// `n` packets of `len` bytes, one every `gap_ns` from time 0, ids 0..n.
-pub(crate) fn train(n: u64, len: usize, gap_ns: u64) -> Vec<(Instant, Packet)> {
+pub fn train(n: u64, len: usize, gap_ns: u64) -> Vec<(Instant, Packet)> {
     (0..n)
         .map(|i| (Instant::from_nanos(i * gap_ns), pkt(i, len)))
         .collect()

@@ -30,7 +30,7 @@ pub struct Job {
     pub dropped_ranges: bool,
     /// A network (workload) scenario to run instead of `scenario` (which then holds a
     /// placeholder); its results arrive in `RunResult::workload`.
-    pub net: Option<Box<brisk_sim::topo_spec::NetScenario>>,
+    pub net: Option<Box<brisk_scenario::network::NetScenario>>,
 }
 
 impl Job {
@@ -49,7 +49,7 @@ impl Job {
     /// A run of a network (workload) scenario.
     pub fn network(
         label: impl Into<String>,
-        net: brisk_sim::topo_spec::NetScenario,
+        net: brisk_scenario::network::NetScenario,
         seed: u64,
     ) -> Self {
         // The dumbbell field is unused for network runs; a minimal valid scenario keeps

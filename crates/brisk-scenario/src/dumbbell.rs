@@ -9,8 +9,8 @@
 use crate::app::AppSpec;
 use crate::error::ScenarioError;
 use crate::knobs::{validate_tcp, TcpKnobs};
+use crate::link::LinkSpec;
 use crate::units::Dur;
-use brisk_net::spec::LinkSpec;
 use brisk_tcp::cc::CcAlgorithm;
 use brisk_time::Duration;
 use serde::{Deserialize, Serialize};

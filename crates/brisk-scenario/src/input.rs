@@ -12,7 +12,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::error::ScenarioError;
-use brisk_net::spec::{LinkSpec, SpecError};
+use crate::link::{LinkSpec, SpecError};
 
 /// The most brisk reads from one input file: 64 MiB. The largest legitimate input is
 /// a delivery trace at its limit (`mahimahi::MAX_TRACE_LINES`, 5 million lines of up

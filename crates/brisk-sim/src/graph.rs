@@ -2,7 +2,7 @@
 //! routing computed once when the network is built (issue 11 §1; RC3, NSDI 2014, §5.1;
 //! spec `rc3.md` §2.1 and A7).
 //!
-//! A [`Graph`] holds named nodes and directed links, each link a full brisk-net
+//! A [`Graph`] holds named nodes and directed links, each link a full brisk-scenario
 //! [`LinkSpec`] (rate, delay, queue kind, loss), so a link is exactly what the dumbbell's
 //! bottleneck is. Routing ([`Graph::routes`]) picks, for every node and destination
 //! host, the out-link on a path of **least total propagation delay** (the links'
@@ -13,9 +13,10 @@
 //! traffic unevenly; see docs/mechanisms/rc3.md).
 //!
 //! The generators (`internet2`, `fat_tree`, `dumbbell`, an edge list) live in
-//! [`crate::topo_gen`]; the scenario syntax in [`crate::topo_spec`].
+//! [`crate::topo_gen`], the building from a scenario in [`crate::topo_build`]; the
+//! scenario syntax in brisk-scenario's `network`.
 
-use brisk_net::spec::LinkSpec;
+use brisk_scenario::link::LinkSpec;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
@@ -26,15 +27,8 @@ pub const MAX_LINKS: usize = 100_000;
 /// Most (router, host) route entries (bounds the routing tables' memory: 8 bytes each).
 pub const MAX_ROUTE_ENTRIES: usize = 20_000_000;
 
-/// What a node does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NodeKind {
-    /// Runs a TCP endpoint; never forwards.
-    Host,
-    /// Forwards by destination address.
-    Router,
-}
+/// What a node does: a word of the scenario (`[[node]] kind = "host"`).
+pub use brisk_scenario::network::NodeKind;
 
 #[derive(Clone, Debug)]
 pub struct GraphNode {

@@ -15,12 +15,13 @@ pub mod fct;
 pub mod graph;
 pub mod host;
 pub mod node;
+pub mod outcome;
 pub mod output;
 pub mod page_app;
 pub mod run;
 pub mod scenario;
+pub mod topo_build;
 pub mod topo_gen;
-pub mod topo_spec;
 pub mod topology;
 pub mod udp_app;
 pub mod unordered;
@@ -31,9 +32,9 @@ pub mod wl_output;
 pub mod wl_run;
 pub mod workload;
 
-/// Scenario quantities (`Dur`, `Rate`, `Size`); defined in brisk-net next to the link
-/// description that uses them, and re-exported here so `brisk_sim::units` paths hold.
-pub use brisk_net::units;
+/// Scenario quantities (`Dur`, `Rate`, `Size`); defined in brisk-scenario next to the
+/// link description that uses them, and re-exported here so `brisk_sim::units` paths hold.
+pub use brisk_scenario::units;
 
 /// Bounded sample sets and series; in brisk-net beside the link meter that fills them,
 /// re-exported so `brisk_sim::metrics` paths hold.

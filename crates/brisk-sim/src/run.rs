@@ -18,7 +18,7 @@ use crate::host::{CcRow, CwndRow, Role, RttRow};
 use crate::metrics::Summary;
 use crate::node::LinkCapture;
 use crate::scenario::{AppSpec, Scenario};
-use crate::topology::{self, BuildError};
+use crate::topology;
 use brisk_net::mmlog::MahimahiLog;
 use brisk_net::Packet;
 use brisk_tcp::cc::CcDiagnostics;
@@ -45,20 +45,7 @@ pub struct RunOptions {
     pub dropped_ranges: bool,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum SimError {
-    #[error(transparent)]
-    Build(#[from] BuildError),
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    /// The scenario asks for something only real-packet runs can do.
-    #[error("{0}")]
-    Unsupported(String),
-}
+pub use crate::outcome::{Interruption, SimError};
 
 /// One flow's results.
 #[derive(Clone, Debug)]
@@ -161,29 +148,6 @@ pub const QUANTILE_POINTS: usize = 1001;
 
 /// The shared bottleneck's results: brisk-report's, shared with real-packet runs.
 pub use brisk_report::BottleneckResult;
-
-/// Where a run stopped when its controller ended it before the scenario's end
-/// (`interrupted` in `brisk run --json` and summary.json; absent from a complete run).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Interruption {
-    /// The simulated time reached: the results cover `[0, at]`.
-    pub at: Duration,
-    /// The scenario's duration.
-    pub of: Duration,
-    /// What asked for the stop, when the caller knows (`brisk run`: `SIGINT`).
-    pub signal: Option<String>,
-}
-
-impl Interruption {
-    /// `{"at_sim_time_s", "scenario_duration_s", "signal"}` (signal null when unknown).
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "at_sim_time_s": self.at.as_secs_f64(),
-            "scenario_duration_s": self.of.as_secs_f64(),
-            "signal": self.signal,
-        })
-    }
-}
 
 /// Everything a run produced.
 #[derive(Clone, Debug)]

@@ -8,21 +8,13 @@
 //! ("core"), a router's port towards a host, and the host's own uplink (its NIC queue,
 //! which RC3 wants large and strict-priority).
 
-use brisk_net::spec::LinkSpec;
+use brisk_scenario::link::LinkSpec;
 
 use crate::graph::{Graph, GraphError, NodeKind};
 use crate::units::{Dur, Rate};
 
-/// The three link descriptions a generator uses.
-#[derive(Clone, Debug, Default)]
-pub struct Links {
-    /// Router to router, both directions.
-    pub core: LinkSpec,
-    /// Router to host (the router's output port).
-    pub down: LinkSpec,
-    /// Host to router (the host's NIC).
-    pub up: LinkSpec,
-}
+/// The three link descriptions a generator uses (a topology's words).
+pub use brisk_scenario::network::Links;
 
 /// Abilene's routers with Indianapolis merged into Chicago (spec A7).
 pub const INTERNET2_ROUTERS: [&str; 10] = [

@@ -274,7 +274,7 @@ pub struct WlHost {
 
 /// Whether `port` is one of the workload listeners' ([`WL_PORT`] and the class ports).
 fn is_wl_port(port: u16) -> bool {
-    (WL_PORT..=WL_PORT + crate::topo_spec::MAX_CLASSES as u16).contains(&port)
+    (WL_PORT..=WL_PORT + brisk_scenario::network::MAX_CLASSES as u16).contains(&port)
 }
 
 impl WlHost {

@@ -32,10 +32,10 @@ use crate::engine::{Engine, EngineStats, NodeId};
 use crate::fct::{FctStats, FlowFct};
 use crate::graph::{Graph, NodeKind, Routing};
 use crate::node::SimNode;
-use crate::topo_spec::NetScenario;
+use crate::outcome::SimError;
 use crate::topology::{add_link, derive_seed, sender_ip, BuildError};
 use crate::wl_host::{FlowBook, FlowRecord, PacedRecord, SharedBook, WlHost};
-use crate::SimError;
+use brisk_scenario::network::NetScenario;
 
 /// Simulated time between checks for completion and for `control`.
 pub const STEP: Duration = Duration::from_millis(100);
@@ -102,7 +102,7 @@ pub struct WorkloadResult {
     /// flows`. Not in the JSON output.
     pub peak_total_connections: usize,
     /// Set when the controller stopped the run before the scenario's end.
-    pub interrupted: Option<crate::run::Interruption>,
+    pub interrupted: Option<crate::outcome::Interruption>,
 }
 
 /// The built network.
@@ -162,7 +162,8 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
             message: m,
         })
     };
-    let (g, fifo_routers) = sc.graph_seeded(seed).map_err(|(f, m)| bad(&f, m))?;
+    let (g, fifo_routers) =
+        crate::topo_build::graph_seeded(sc, seed).map_err(|(f, m)| bad(&f, m))?;
     let routing = g.routes().map_err(|e| bad("topology", e.to_string()))?;
     let w = &sc.workload;
     let cdf = w.sizes.cdf().map_err(|(f, m)| bad(&f, m))?;
@@ -251,7 +252,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
     let mut rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, "workload", 0));
     let mut recs: Vec<FlowRecord> = Vec::new();
     let mut t = 0.0f64;
-    let class_frac = |pick: fn(&crate::topo_spec::ClassSpec) -> Option<f64>| {
+    let class_frac = |pick: fn(&brisk_scenario::network::ClassSpec) -> Option<f64>| {
         w.classes
             .iter()
             .enumerate()
@@ -273,7 +274,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
         let pick = rng.gen_range(0..nh - len);
         // Skip the source's own router's run of hosts.
         let dst = order[if pick < start { pick } else { pick + len }];
-        let size = cdf.sample(&mut rng);
+        let size = crate::workload::sample(&cdf, &mut rng);
         let id = recs.len() as u32;
         let mut class = host_class[src];
         if !flow_classes.is_empty() {
@@ -341,7 +342,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
     }
 
     let mut per_host: Vec<VecDeque<(Instant, u32, IpAddr)>> = vec![VecDeque::new(); nh];
-    let download = w.direction == crate::topo_spec::Direction::Download;
+    let download = w.direction == brisk_scenario::network::Direction::Download;
     for r in &recs {
         // A download is opened by its receiver, towards the sender.
         let (opener, peer) = if download {
@@ -643,7 +644,7 @@ pub fn run_net_controlled(
         engine: b.engine.stats().clone(),
         peak_connections,
         peak_total_connections,
-        interrupted: stopped_early.then(|| crate::run::Interruption {
+        interrupted: stopped_early.then(|| crate::outcome::Interruption {
             at: end - Instant::ZERO,
             of: sc.duration.0,
             signal: None,

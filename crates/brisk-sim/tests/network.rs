@@ -3,7 +3,7 @@
 //! the load calibration holds, runs are deterministic, classes get their own TCP, and
 //! bad files get errors naming the field.
 
-use brisk_sim::topo_spec::NetScenario;
+use brisk_sim::topo_build;
 use brisk_sim::wl_run::{run_net, WorkloadResult};
 
 /// The Internet2 graph, 2 hosts per router, 100 Mbit/s, with `workload` appended.
@@ -27,7 +27,7 @@ tcp = { initial_cwnd = 4, recv_buffer = "8MB", send_buffer = "8MB" }
 "#;
 
 fn run(text: &str) -> WorkloadResult {
-    let sc = NetScenario::from_toml_str(text).unwrap_or_else(|e| panic!("{e}"));
+    let sc = topo_build::from_toml_str(text).unwrap_or_else(|e| panic!("{e}"));
     run_net(&sc, sc.seed).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -106,7 +106,7 @@ fn internet2_workload_completes_intact_with_the_calibrated_core_load() {
 #[test]
 fn same_seed_same_bytes_other_seed_other_flows() {
     let text = internet2("", &format!("{BASE}flows = 200\n"));
-    let sc = NetScenario::from_toml_str(&text).unwrap();
+    let sc = topo_build::from_toml_str(&text).unwrap();
     let dir =
         |n: &str| std::env::temp_dir().join(format!("brisk-net-det-{}-{n}", std::process::id()));
     let mut outs = Vec::new();
@@ -186,8 +186,8 @@ fn seeded_core_rates_and_fifo_routers() {
         &format!("{BASE}flows = 300\n"),
     )
     .replace("rate = \"100Mbps\"", "rate = \"50Mbps\"");
-    let sc = NetScenario::from_toml_str(&text).unwrap();
-    let (g, fifo) = sc.graph_seeded(7).unwrap();
+    let sc = topo_build::from_toml_str(&text).unwrap();
+    let (g, fifo) = topo_build::graph_seeded(&sc, 7).unwrap();
     let mut rates = std::collections::BTreeSet::new();
     for (l, link) in g.links().iter().enumerate() {
         let rate = link.spec.rate.unwrap().0;
@@ -202,7 +202,7 @@ fn seeded_core_rates_and_fifo_routers() {
         let from = &g.nodes()[link.from].name;
         let fifo_q = matches!(
             link.spec.queue,
-            Some(brisk_net::spec::QueueSpec::Droptail {
+            Some(brisk_scenario::link::QueueSpec::Droptail {
                 packets: Some(50),
                 ..
             })
@@ -212,8 +212,8 @@ fn seeded_core_rates_and_fifo_routers() {
     assert_eq!(rates.len(), 13, "one draw per core link pair");
     assert_eq!(fifo.len(), 5);
     // Another seed, other choices; the same seed, the same ones.
-    assert_ne!(sc.graph_seeded(8).unwrap().1, fifo);
-    assert_eq!(sc.graph_seeded(7).unwrap().1, fifo);
+    assert_ne!(topo_build::graph_seeded(&sc, 8).unwrap().1, fifo);
+    assert_eq!(topo_build::graph_seeded(&sc, 7).unwrap().1, fifo);
     let r = run_net(&sc, 7).unwrap();
     assert_all_intact(&r);
     assert_eq!(r.fifo_routers, fifo);
@@ -296,13 +296,13 @@ fn edge_lists_load_relative_to_the_scenario() {
         "name = \"ring\"\nduration = \"20s\"\ntopology = { kind = \"edges\", file = \"topologies/ring.txt\", hosts_per_router = 1, rate = \"100Mbps\" }\n[workload]\nsizes = \"rc3-2000\"\nload = 0.2\nflows = 100\n",
     )
     .unwrap();
-    let s = NetScenario::load(&sc).unwrap();
+    let s = topo_build::load(&sc).unwrap();
     let r = run_net(&s, 1).unwrap();
     assert_all_intact(&r);
     // Opposite routers are 2 hops apart, neighbours 1: (8·1 + 4·2) / 12 ordered pairs.
     assert!((r.mean_core_hops - 16.0 / 12.0).abs() < 1e-9);
     std::fs::write(&sc, "name = \"ring\"\nduration = \"20s\"\ntopology = { kind = \"edges\", file = \"nope.txt\", rate = \"1Gbps\" }\n[workload]\nsizes = \"rc3-2000\"\nload = 0.2\n").unwrap();
-    let e = NetScenario::load(&sc).unwrap_err();
+    let e = topo_build::load(&sc).unwrap_err();
     assert_eq!(e.field, "topology.file");
     assert!(e.message.contains("cannot read"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
@@ -314,17 +314,17 @@ fn the_shipped_internet2_edge_list_routes_like_the_generator() {
     let scen = |topo: &str| {
         format!("name = \"e\"\nduration = \"10s\"\ntopology = {{ {topo}, hosts_per_router = 2, rate = \"1Gbps\", hop_delay = \"10ms\" }}\n[workload]\nsizes = \"rc3-2000\"\nload = 0.3\n")
     };
-    let from_file = NetScenario::from_toml_str_named(
-        &scen("kind = \"edges\", file = \"topologies/internet2.txt\""),
-        &dir.join("x.toml").display().to_string(),
+    let from_file = topo_build::graph(
+        &topo_build::from_toml_str_named(
+            &scen("kind = \"edges\", file = \"topologies/internet2.txt\""),
+            &dir.join("x.toml").display().to_string(),
+        )
+        .unwrap(),
     )
-    .unwrap()
-    .graph()
     .unwrap();
-    let built = NetScenario::from_toml_str(&scen("kind = \"internet2\""))
-        .unwrap()
-        .graph()
-        .unwrap();
+    let built =
+        topo_build::graph(&topo_build::from_toml_str(&scen("kind = \"internet2\"")).unwrap())
+            .unwrap();
     let hops = |g: &brisk_sim::graph::Graph| {
         let r = g.routes().unwrap();
         let n = r.hosts.len();
@@ -344,7 +344,7 @@ fn the_shipped_internet2_edge_list_routes_like_the_generator() {
 
 /// (scenario text, field, words the message must contain).
 fn bad(text: &str, field: &str, words: &[&str]) {
-    let e = NetScenario::from_toml_str(text).expect_err(text);
+    let e = topo_build::from_toml_str(text).expect_err(text);
     assert_eq!(e.field, field, "{e}");
     for w in words {
         assert!(e.message.contains(w), "{e} lacks {w:?}");
@@ -362,7 +362,7 @@ fn bad_network_scenarios_name_the_field() {
     let ok_links = "[[link]]\na = \"a1\"\nb = \"A\"\nrate = \"1Gbps\"\n[[link]]\na = \"b1\"\nb = \"B\"\nrate = \"1Gbps\"\n";
     let ab = "[[link]]\na = \"A\"\nb = \"B\"\nrate = \"1Gbps\"\n";
     // Sanity: the base is valid.
-    NetScenario::from_toml_str(&two_routers(&format!("{ok_links}{ab}"))).unwrap();
+    topo_build::from_toml_str(&two_routers(&format!("{ok_links}{ab}"))).unwrap();
     bad(
         &two_routers(&format!("{ok_links}[[link]]\na = \"A\"\nb = \"C\"\n")),
         "link[2]",
@@ -475,7 +475,7 @@ fn bad_network_scenarios_name_the_field() {
     let star = "name = \"s\"\nduration = \"1s\"\ntopology = { kind = \"dumbbell\", hosts_per_side = 2, rate = \"1Gbps\" }\n[workload]\nsizes = \"rc3-2000\"\nload = 0.3\n";
     bad(star, "topology.bottleneck", &["missing"]);
     // Too many flows for the bound.
-    let sc = NetScenario::from_toml_str(&internet2(
+    let sc = topo_build::from_toml_str(&internet2(
         "",
         "sizes = { cdf = [[100, 1.0]] }\nload = 1.0\n",
     ))
@@ -586,7 +586,7 @@ fn flow_classes_run_at_both_ends_in_download_mode() {
 fn bad_paced_and_dscp_fields_are_named() {
     let p = |body: &str| internet2("", &format!("{BASE}flows = 10\n[workload.paced]\n{body}\n"));
     let ok = "start = \"0.1s\"\nfirst = \"1MB\"\nchunk = \"64KB\"\ninterval = \"100ms\"\ntotal = \"2MB\"";
-    NetScenario::from_toml_str(&p(ok)).unwrap();
+    topo_build::from_toml_str(&p(ok)).unwrap();
     bad(
         &p(&ok.replace("first = \"1MB\"", "first = \"3MB\"")),
         "workload.paced.first",
@@ -630,7 +630,7 @@ fn bad_paced_and_dscp_fields_are_named() {
             &format!("{}flows = 10\n", BASE.replace("send_buffer = \"8MB\"", tcp)),
         )
     };
-    NetScenario::from_toml_str(&d("send_buffer = \"8MB\", dscp = 63")).unwrap();
+    topo_build::from_toml_str(&d("send_buffer = \"8MB\", dscp = 63")).unwrap();
     bad(
         &d("send_buffer = \"8MB\", dscp = 64"),
         "workload.tcp.dscp",

@@ -128,8 +128,8 @@ fn every_shipped_scenario_parses() {
         if path.extension().is_some_and(|e| e == "toml") {
             // A `[workload]` makes it a network scenario, with its own parser.
             let text = std::fs::read_to_string(&path).unwrap();
-            if brisk_sim::topo_spec::is_net_scenario(&text) {
-                brisk_sim::topo_spec::NetScenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            if brisk_scenario::network::is_net_scenario(&text) {
+                brisk_sim::topo_build::load(&path).unwrap_or_else(|e| panic!("{e}"));
             } else {
                 Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
             }
@@ -386,7 +386,7 @@ fn codel_parameters_out_of_range_name_the_field() {
     .unwrap();
     assert!(matches!(
         sc.bottleneck.queue,
-        Some(brisk_net::spec::QueueSpec::Codel { ecn: true, .. })
+        Some(brisk_scenario::link::QueueSpec::Codel { ecn: true, .. })
     ));
 }
 
@@ -412,7 +412,7 @@ fn red_and_time_limited_queues_parse_and_their_errors_name_the_field() {
         .build(
             "bottleneck",
             brisk_time::Duration::ZERO,
-            brisk_net::spec::LinkSeeds { loss: 1, impair: 2 },
+            brisk_scenario::link::LinkSeeds { loss: 1, impair: 2 },
         )
         .unwrap();
     match link.link.queue() {

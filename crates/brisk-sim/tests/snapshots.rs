@@ -183,9 +183,9 @@ fn scenarios_are_unchanged() {
             .to_string_lossy()
             .into_owned();
         let toml = std::fs::read_to_string(&path).expect("scenario text");
-        if brisk_sim::topo_spec::is_net_scenario(&toml) {
+        if brisk_scenario::network::is_net_scenario(&toml) {
             // A network scenario: its table (utilisation, FCT per class and size bin).
-            let sc = brisk_sim::topo_spec::NetScenario::load(&path)
+            let sc = brisk_sim::topo_build::load(&path)
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let res = brisk_sim::wl_run::run_net(&sc, sc.seed).expect("network run");
             let text = res.table();

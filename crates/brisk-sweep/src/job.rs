@@ -25,7 +25,7 @@ pub fn run_summary(
                 .to_json()
         }
         ScenarioKind::Network => {
-            let sc = brisk_sim::topo_spec::NetScenario::from_toml_str_named(scenario, label)
+            let sc = brisk_sim::topo_build::from_toml_str_named(scenario, label)
                 .map_err(|e| e.to_string())?;
             brisk_sim::wl_run::run_net(&sc, seed)
                 .map_err(|e| e.to_string())?

@@ -408,11 +408,9 @@ pub(crate) fn check_scenario(
         ScenarioKind::Dumbbell => brisk_scenario::Scenario::from_toml_str_named(text, label)
             .map(|_| ())
             .map_err(|e| (e.field, e.message)),
-        ScenarioKind::Network => {
-            brisk_sim::topo_spec::NetScenario::from_toml_str_named(text, label)
-                .map(|_| ())
-                .map_err(|e| (e.field, e.message))
-        }
+        ScenarioKind::Network => brisk_sim::topo_build::from_toml_str_named(text, label)
+            .map(|_| ())
+            .map_err(|e| (e.field, e.message)),
     }
 }
 

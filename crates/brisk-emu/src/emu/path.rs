@@ -13,8 +13,8 @@
 //! loss = { kind = "bernoulli", p = 0.01 }
 //! jitter = { max = "1ms" }
 //! ```
-//! Each direction is checked and built by brisk-net's [`LinkSpec`](brisk_net::LinkSpec)
-//! — the very code behind the simulator's links — into a [`Link`], followed by an
+//! Each direction is a brisk-scenario [`LinkSpec`](brisk_scenario::link::LinkSpec),
+//! checked and built by the very code behind the simulator's links into a [`Link`], followed by an
 //! [`Impairment`] when jitter, duplication or corruption is asked for. Outage times
 //! count from the emulator's start.
 
@@ -25,12 +25,12 @@ use serde::Deserialize;
 use crate::error::{EmuError, Result};
 
 /// The simulator's link vocabulary, so a scenario's `[bottleneck]` is a path direction
-/// as it stands (one definition, in brisk-net, for both).
-pub use brisk_net::spec::{JitterSpec, LossSpec, OutageSpec, QueueSpec};
-pub use brisk_net::units::{parse_rate, Dur, Rate};
+/// as it stands (one definition, in brisk-scenario, for both).
+pub use brisk_scenario::link::{JitterSpec, LossSpec, OutageSpec, QueueSpec};
+pub use brisk_scenario::units::{parse_rate, Dur, Rate};
 
-/// One direction of the path: the simulator's [`LinkSpec`](brisk_net::LinkSpec).
-pub type PathSpec = brisk_net::LinkSpec;
+/// One direction of the path: the simulator's [`LinkSpec`](brisk_scenario::link::LinkSpec).
+pub type PathSpec = brisk_scenario::link::LinkSpec;
 
 /// Both directions of a two-host path.
 #[derive(Clone, Debug, PartialEq, Deserialize)]

@@ -251,9 +251,9 @@ impl Queue for AnyQueue {
     }
 }
 
-/// IPv4 packets for the queues' tests.
-#[cfg(test)]
-pub(crate) mod test_packets {
+/// IPv4 packets for the queues' tests (and brisk-scenario's link tests).
+#[doc(hidden)]
+pub mod test_packets {
     use super::Packet;
     use brisk_time::Instant;
     use brisk_wire::Ecn;

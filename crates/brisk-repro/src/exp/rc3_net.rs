@@ -15,8 +15,8 @@
 //! Runs are pooled per arm: the flows of all seeds that arrived after the warm-up.
 
 use crate::experiment::Job;
+use brisk_scenario::network::NetScenario;
 use brisk_sim::fct::{FctStats, FlowFct};
-use brisk_sim::topo_spec::NetScenario;
 use brisk_sim::RunResult;
 
 /// Upper edges of the size bins (bytes): 4, 10, 40, 100, 440, 1000, 4440 packets of
@@ -186,7 +186,7 @@ pub fn scenario_extra(
     for c in classes {
         text.push_str(&format!("[[workload.class]]\n{c}\n"));
     }
-    NetScenario::from_toml_str_named(&text, name).map_err(|e| e.to_string())
+    brisk_sim::topo_build::from_toml_str_named(&text, name).map_err(|e| e.to_string())
 }
 
 /// The flows of `runs` (all seeds of one arm) that arrived after the warm-up, with

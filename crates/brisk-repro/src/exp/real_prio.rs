@@ -27,7 +27,7 @@ use brisk_emu::path::{EmuConfig, PathSpec, QueueSpec, Rate};
 use brisk_emu::realrun::{run_real, RealFlow, RealRun};
 use brisk_emu::EmuError;
 use brisk_net::queue::BandCounters;
-use brisk_net::units::Size;
+use brisk_sim::units::Size;
 use brisk_sim::{RunResult, Scenario};
 use brisk_time::Duration;
 

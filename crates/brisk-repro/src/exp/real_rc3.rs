@@ -29,7 +29,7 @@ use crate::figure::Figure;
 use crate::svg::{Chart, Series, Style, BLUE, GREEN, RED};
 use brisk_emu::path::{EmuConfig, PathSpec, QueueSpec, Rate};
 use brisk_emu::realrun::{run_real, FlowStack, LinuxKnobs, RealApp, RealFlow, RealRun};
-use brisk_net::units::Size;
+use brisk_sim::units::Size;
 use brisk_sim::{RunResult, Scenario};
 use brisk_time::Duration;
 use std::fmt::Write;

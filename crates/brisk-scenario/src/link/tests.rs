@@ -1,7 +1,9 @@
 use super::*;
-use crate::element::Element;
-use crate::stats::DropReason;
-use crate::testutil::pkt;
+use brisk_net::queue::{PrioParams, QueueLimit};
+use brisk_net::stats::DropReason;
+use brisk_net::testutil::pkt;
+use brisk_net::Element;
+use brisk_time::Instant;
 
 const SEEDS: LinkSeeds = LinkSeeds { loss: 1, impair: 2 };
 
@@ -102,7 +104,7 @@ fn outages_drop_arrivals_from_start_for_their_duration() {
 fn list_loss_drops_exactly_the_listed_packets() {
     let l = spec(r#"loss = { kind = "list", packets = [1] }"#).unwrap();
     let mut link = l.build("l", Duration::ZERO, SEEDS).unwrap().link;
-    let out = crate::testutil::run(&mut link, crate::testutil::train(3, 100, 1000));
+    let out = brisk_net::testutil::run(&mut link, brisk_net::testutil::train(3, 100, 1000));
     let ids: Vec<u64> = out.iter().map(|(_, p)| p.id).collect();
     assert_eq!(ids, vec![0, 2]);
 }
@@ -246,7 +248,7 @@ fn prio_queue_errors_name_the_field_and_the_range() {
 
 #[test]
 fn prio_push_outs_count_as_queue_full_drops_at_the_link() {
-    use crate::queue::test_packets::ip_tos;
+    use brisk_net::queue::test_packets::ip_tos;
     let l = spec("rate = \"1Mbit\"\nqueue = { kind = \"prio\", bands = 2, packets = 3 }").unwrap();
     let mut e = l.build("l", Duration::ZERO, SEEDS).unwrap();
     let t = Instant::ZERO;
@@ -262,7 +264,7 @@ fn prio_push_outs_count_as_queue_full_drops_at_the_link() {
 
 #[test]
 fn prio_with_one_class_of_traffic_is_exactly_drop_tail() {
-    use crate::queue::test_packets::ip_tos;
+    use brisk_net::queue::test_packets::ip_tos;
     // The same bursty arrivals (all DSCP 0) into a 1 Mbit/s link with a 20-packet
     // drop-tail and with a 4-band prio queue of 20 packets: the same packets leave at
     // the same times, and the same ones are dropped.

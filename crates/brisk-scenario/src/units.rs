@@ -14,9 +14,8 @@
 //! - sizes: a bare integer (bytes) or `B`, `KB`/`kB` (1000), `KiB` (1024), `MB`, `MiB`,
 //!   `GB`, `GiB` — e.g. `"64KiB"`, `"1MB"`.
 //!
-//! They live here, below both the simulator and the emulator, because a link
-//! description ([`crate::spec`]) is written in them; `brisk_sim::units` re-exports this
-//! module, so scenario code keeps its paths.
+//! They live here with the link description ([`crate::link`]) written in them;
+//! `brisk_sim::units` re-exports this module, so scenario code keeps its paths.
 
 use brisk_time::Duration;
 use serde::de::{self, Deserializer, Visitor};

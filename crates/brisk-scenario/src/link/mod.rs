@@ -1,8 +1,6 @@
 //! The scenario vocabulary of one link (`[bottleneck]`, `[reverse]` in a scenario file,
-//! a direction of the emulator's path), its range checks, and the one function that
-//! turns it into brisk-net elements: a [`Link`] (outage → loss → queue → serialiser →
-//! delay), followed by an [`Impairment`] only when jitter, duplication or corruption is
-//! asked for. See docs/scenarios.md for the keys.
+//! a topology's links, a direction of the emulator's path) and its range checks. See
+//! docs/scenarios.md for the keys.
 //!
 //! ```toml
 //! rate = "10Mbit"
@@ -17,27 +15,29 @@
 //! # instead of `rate`: a Mahimahi delivery trace, relative to the scenario file
 //! # trace = "../traces/lte-like.down"
 //! ```
-//! Unknown keys are errors, so a typo never silently means "default". The simulator
-//! and the emulator both build their links here, so the same description means the
-//! same elements in virtual and in real time.
+//! Unknown keys are errors, so a typo never silently means "default".
+//!
+//! A [`LinkSpec`] becomes brisk-net's runtime parameters in one place ([`convert`]:
+//! `LinkSpec::config`, with the defaults of each queue), and brisk-net builds the
+//! elements from those (`brisk_net::LinkConfig::build`). The simulator and the
+//! emulator both build their links that way, so the same description means the same
+//! elements in virtual and in real time.
 
 use std::sync::Arc;
 
-use brisk_time::{Duration, Instant};
+use brisk_net::mahimahi::DeliveryTrace;
+use brisk_net::queue::CoDelParams;
+use brisk_time::Duration;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::error::NetError;
-use crate::impair::{ImpairParams, Impairment};
-use crate::link::{Link, LinkParams};
-use crate::loss::{Loss, LossModel};
-use crate::mahimahi::DeliveryTrace;
-use crate::outage::Outage;
-use crate::queue::{
-    AnyQueue, CoDel, CoDelParams, DropTail, FqCoDel, FqCoDelParams, Pie, PieParams, Prio,
-    PrioParams, QueueLimit, Red, RedParams,
-};
 use crate::units::{Dur, Rate, Size};
+
+pub mod convert;
+
+/// What a link description becomes: brisk-net's types, re-exported so that a caller of
+/// [`LinkSpec::build`] needs no second import.
+pub use brisk_net::{LinkBuildError, LinkConfig, LinkElements, LinkSeeds};
 
 /// Queue limit of a rate-limited link whose description gives none (Linux's default
 /// `txqueuelen`).
@@ -267,28 +267,6 @@ pub struct BandPieSpec {
     pub ecn_drop_above: Option<f64>,
 }
 
-impl BandPieSpec {
-    /// The parameters, with Linux 3.17.4's defaults where a key is absent.
-    pub fn params(&self) -> PieParams {
-        let d = PieParams::default();
-        PieParams {
-            target: self.target.map_or(d.target, |t| t.0),
-            tupdate: self.tupdate.map_or(d.tupdate, |t| t.0),
-            alpha: self.alpha.unwrap_or(d.alpha),
-            beta: self.beta.unwrap_or(d.beta),
-            max_burst: self.max_burst.map_or(d.max_burst, |t| t.0),
-            bytemode: self.bytemode,
-            ecn: self.ecn,
-            ecn_drop_above: if self.ecn_drop_rule.unwrap_or(true) {
-                Some(self.ecn_drop_above.unwrap_or(0.1))
-            } else {
-                None
-            },
-            ..d
-        }
-    }
-}
-
 impl QueueSpec {
     /// A drop-tail queue of `n` packets without ECN marking.
     pub fn droptail_packets(n: u64) -> QueueSpec {
@@ -375,32 +353,6 @@ pub struct SpecError {
     /// E.g. `bottleneck.loss.p`.
     pub field: String,
     pub message: String,
-}
-
-/// An element refused its parameters while a link was built.
-#[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("{field}: {source}")]
-pub struct LinkBuildError {
-    /// `<name>.queue`, `<name>.loss`, or `<name>` for the link or impairment itself.
-    pub field: String,
-    #[source]
-    pub source: NetError,
-}
-
-/// Seeds of a link's two random streams, chosen by the owner so that each keeps its
-/// own derivation scheme (and thus its runs' randomness).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LinkSeeds {
-    pub loss: u64,
-    pub impair: u64,
-}
-
-/// What one link description becomes.
-#[derive(Clone, Debug)]
-pub struct LinkElements {
-    pub link: Link,
-    /// Present only when jitter, duplication or corruption is asked for.
-    pub impairment: Option<Impairment>,
 }
 
 impl LinkSpec {
@@ -688,311 +640,7 @@ impl LinkSpec {
             || self.duplicate.is_some_and(|p| p > 0.0)
             || self.corrupt.is_some_and(|p| p > 0.0)
     }
-
-    /// Builds the elements, with `extra_delay` added to the link's own delay (the
-    /// emulator folds each direction's share of the base RTT in here). `name` labels
-    /// errors. Call [`validate`](Self::validate) first for errors that name the key;
-    /// the elements' own checks still catch anything it lets through.
-    pub fn build(
-        &self,
-        name: &str,
-        extra_delay: Duration,
-        seeds: LinkSeeds,
-    ) -> Result<LinkElements, LinkBuildError> {
-        let err = |part: &str| {
-            let field = if part.is_empty() {
-                name.to_string()
-            } else {
-                format!("{name}.{part}")
-            };
-            move |source| LinkBuildError { field, source }
-        };
-        let params = LinkParams {
-            rate_bps: self.rate.map_or(0, |r| r.0),
-            delay: extra_delay.saturating_add(self.delay.map_or(Duration::ZERO, |d| d.0)),
-            outages: self
-                .outages
-                .iter()
-                .map(|o| Outage {
-                    start: Instant::ZERO + o.start.0,
-                    end: Instant::ZERO + o.start.0 + o.duration.0,
-                })
-                .collect(),
-            trace: match &self.trace {
-                None => None,
-                Some(t) => Some(t.loaded.clone().ok_or_else(|| LinkBuildError {
-                    field: format!("{name}.trace"),
-                    source: NetError::invalid("trace", &t.path, "was not loaded"),
-                })?),
-            },
-            ..LinkParams::default()
-        };
-        let queue: AnyQueue = match &self.queue {
-            Some(QueueSpec::Codel { .. }) => CoDel::new(self.codel_params())
-                .map_err(err("queue"))?
-                .into(),
-            // RED and PIE draw from the loss seed on streams of their own.
-            Some(QueueSpec::Red { .. }) => Red::new(self.red_params(), seeds.loss)
-                .map_err(err("queue"))?
-                .into(),
-            Some(QueueSpec::Pie { .. }) => Pie::new(self.pie_params(), seeds.loss)
-                .map_err(err("queue"))?
-                .into(),
-            // The flow hash's key comes from the loss seed too (its own stream).
-            Some(QueueSpec::FqCodel { .. }) => FqCoDel::new(self.fq_codel_params(), seeds.loss)
-                .map_err(err("queue"))?
-                .into(),
-            Some(QueueSpec::Prio { band0_pie, .. }) => {
-                let mut q = Prio::new(self.prio_params()).map_err(err("queue"))?;
-                if let Some(b) = band0_pie {
-                    // PIE's draws come from the loss seed, as a PIE queue's do.
-                    q = q
-                        .with_band0_pie(b.params(), seeds.loss)
-                        .map_err(err("queue"))?;
-                }
-                q.into()
-            }
-            _ => {
-                let limits = self.queue_limits();
-                let mut droptail = DropTail::new(limits.0).map_err(err("queue"))?;
-                if let Some(k) = limits.1 {
-                    droptail = droptail.with_ecn_threshold(k);
-                }
-                droptail.into()
-            }
-        };
-        let loss = Loss::new(self.loss_model(), seeds.loss).map_err(err("loss"))?;
-        let link = Link::new(params, queue, loss).map_err(err(""))?;
-        if !self.is_impaired() {
-            return Ok(LinkElements {
-                link,
-                impairment: None,
-            });
-        }
-        let params = ImpairParams {
-            jitter: self.jitter.as_ref().map_or(Duration::ZERO, |j| j.max.0),
-            reorder: self.jitter.as_ref().is_some_and(|j| j.reorder),
-            duplicate_p: self.duplicate.unwrap_or(0.0),
-            corrupt_p: self.corrupt.unwrap_or(0.0),
-            ..ImpairParams::default()
-        };
-        let impairment = Impairment::new(params, seeds.impair).map_err(err(""))?;
-        Ok(LinkElements {
-            link,
-            impairment: Some(impairment),
-        })
-    }
-
-    /// CoDel's parameters: the scenario's, else RFC 8289's defaults.
-    fn codel_params(&self) -> CoDelParams {
-        let d = CoDelParams::default();
-        match &self.queue {
-            Some(QueueSpec::Codel {
-                target,
-                interval,
-                packets,
-                ecn,
-            }) => CoDelParams {
-                target: target.map_or(d.target, |t| t.0),
-                interval: interval.map_or(d.interval, |t| t.0),
-                limit_packets: packets.map_or(d.limit_packets, to_usize),
-                ecn: *ecn,
-                ..d
-            },
-            _ => d,
-        }
-    }
-
-    /// RED's parameters: the scenario's, else the defaults; the link rate for the
-    /// idle decay.
-    fn red_params(&self) -> RedParams {
-        let d = RedParams {
-            rate_bps: self.rate.map_or(0, |r| r.0),
-            ..RedParams::default()
-        };
-        match &self.queue {
-            Some(QueueSpec::Red {
-                min_th,
-                max_th,
-                max_p,
-                w_q,
-                gentle,
-                ecn,
-                harddrop,
-                packets,
-                mean_packet,
-            }) => RedParams {
-                min_th: min_th.unwrap_or(d.min_th),
-                max_th: max_th.unwrap_or(d.max_th),
-                max_p: max_p.unwrap_or(d.max_p),
-                w_q: w_q.unwrap_or(d.w_q),
-                gentle: gentle.unwrap_or(d.gentle),
-                ecn: *ecn,
-                harddrop: *harddrop,
-                limit_packets: packets.map_or(d.limit_packets, to_usize),
-                mean_packet: mean_packet.map_or(d.mean_packet, to_usize),
-                ..d
-            },
-            _ => d,
-        }
-    }
-
-    /// PIE's parameters: the scenario's, else Linux 3.17.4's.
-    fn pie_params(&self) -> PieParams {
-        let d = PieParams::default();
-        match &self.queue {
-            Some(QueueSpec::Pie {
-                target,
-                tupdate,
-                alpha,
-                beta,
-                max_burst,
-                packets,
-                bytemode,
-                ecn,
-                ecn_drop_rule,
-                ecn_drop_above,
-            }) => PieParams {
-                target: target.map_or(d.target, |t| t.0),
-                tupdate: tupdate.map_or(d.tupdate, |t| t.0),
-                alpha: alpha.unwrap_or(d.alpha),
-                beta: beta.unwrap_or(d.beta),
-                max_burst: max_burst.map_or(d.max_burst, |t| t.0),
-                limit_packets: packets.map_or(d.limit_packets, to_usize),
-                bytemode: *bytemode,
-                ecn: *ecn,
-                ecn_drop_above: if ecn_drop_rule.unwrap_or(true) {
-                    Some(ecn_drop_above.unwrap_or(0.1))
-                } else {
-                    None
-                },
-                ..d
-            },
-            _ => d,
-        }
-    }
-
-    /// FQ-CoDel's parameters: the scenario's, else Linux's.
-    fn fq_codel_params(&self) -> FqCoDelParams {
-        let d = FqCoDelParams::default();
-        match &self.queue {
-            Some(QueueSpec::FqCodel {
-                target,
-                interval,
-                flows,
-                quantum,
-                packets,
-                memory_limit,
-                drop_batch,
-                ecn,
-            }) => FqCoDelParams {
-                codel: CoDelParams {
-                    target: target.map_or(d.codel.target, |t| t.0),
-                    interval: interval.map_or(d.codel.interval, |t| t.0),
-                    ecn: ecn.unwrap_or(d.codel.ecn),
-                    ..d.codel
-                },
-                flows: flows.map_or(d.flows, to_usize),
-                quantum: quantum.map_or(d.quantum, to_usize),
-                limit_packets: packets.map_or(d.limit_packets, to_usize),
-                memory_limit: memory_limit.map_or(d.memory_limit, |m| to_usize(m.0)),
-                drop_batch: drop_batch.map_or(d.drop_batch, to_usize),
-            },
-            _ => d,
-        }
-    }
-
-    /// The strict-priority queue's parameters: the scenario's, else 3 bands (Linux's
-    /// `prio`), the queue limit of `queue_limits`, push-out on.
-    fn prio_params(&self) -> PrioParams {
-        let d = PrioParams::default();
-        match &self.queue {
-            Some(QueueSpec::Prio {
-                bands, push_out, ..
-            }) => PrioParams {
-                bands: bands.map_or(d.bands, to_usize),
-                limit: self.queue_limits().0,
-                push_out: push_out.unwrap_or(d.push_out),
-            },
-            _ => d,
-        }
-    }
-
-    /// The queue limit and the optional ECN marking threshold.
-    fn queue_limits(&self) -> (QueueLimit, Option<QueueLimit>) {
-        let packets = |p: u64| QueueLimit::Packets(to_usize(p));
-        let bytes = |b: Size| QueueLimit::Bytes(to_usize(b.0));
-        let default = if self.rate.is_none() && self.trace.is_none() {
-            QueueLimit::Packets(UNLIMITED_QUEUE_PACKETS)
-        } else {
-            QueueLimit::Packets(DEFAULT_QUEUE_PACKETS)
-        };
-        match &self.queue {
-            None => (default, None),
-            Some(QueueSpec::Droptail {
-                packets: p,
-                bytes: b,
-                time: t,
-                ecn_threshold_packets: kp,
-                ecn_threshold_bytes: kb,
-            }) => {
-                // A time limit is that many bytes at the link's rate.
-                let in_time = t
-                    .zip(self.rate)
-                    .map(|(t, r)| Size((u128::from(r.0) * t.0.as_nanos() / 8_000_000_000) as u64));
-                let limit = match (b.or(in_time), p) {
-                    (Some(b), _) => bytes(b),
-                    (None, Some(p)) => packets(*p),
-                    (None, None) => default,
-                };
-                (limit, kb.map(bytes).or(kp.map(packets)))
-            }
-            Some(QueueSpec::Prio {
-                packets: p,
-                bytes: b,
-                ..
-            }) => match (b, p) {
-                (Some(b), _) => (bytes(*b), None),
-                (None, Some(p)) => (packets(*p), None),
-                (None, None) => (QueueLimit::Packets(1000), None),
-            },
-            Some(
-                QueueSpec::Codel { packets: p, .. }
-                | QueueSpec::Red { packets: p, .. }
-                | QueueSpec::Pie { packets: p, .. }
-                | QueueSpec::FqCodel { packets: p, .. },
-            ) => (p.map_or(QueueLimit::Packets(1000), packets), None),
-        }
-    }
-
-    fn loss_model(&self) -> LossModel {
-        match &self.loss {
-            None | Some(LossSpec::None) => LossModel::None,
-            Some(LossSpec::Bernoulli { p }) => LossModel::Bernoulli { p: *p },
-            Some(LossSpec::GilbertElliott {
-                p_good_bad,
-                p_bad_good,
-                loss_good,
-                loss_bad,
-            }) => LossModel::GilbertElliott {
-                p_gb: *p_good_bad,
-                p_bg: *p_bad_good,
-                loss_good: *loss_good,
-                loss_bad: *loss_bad,
-            },
-            Some(LossSpec::List { packets, count }) => match count {
-                ListCount::All => LossModel::List(packets.clone()),
-                ListCount::Data => LossModel::DataList(packets.clone()),
-            },
-        }
-    }
-}
-
-/// A count from a scenario as a `usize`, saturating (the ranges are checked before).
-fn to_usize(v: u64) -> usize {
-    usize::try_from(v).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]
-#[path = "spec_tests.rs"]
 mod tests;
