@@ -190,4 +190,27 @@ mod tests {
             assert_ne!(k, LinuxKnobs::default(), "{key} does not reach LinuxKnobs");
         }
     }
+
+    /// brisk-only knobs on a Linux flow are refused with the knob's name and a reason,
+    /// not silently dropped; switched off, the on/off ones are accepted. (`new_cwv_nvp`
+    /// and `layer_order` need a brisk layer switched on, which is refused first.)
+    #[test]
+    fn brisk_only_knobs_on_a_linux_flow_are_refused_by_name() {
+        let base = "name = \"k\"\nduration = \"1s\"\n[bottleneck]\nrate = \"10Mbit\"\n[[flow]]\nstack = \"linux\"\nrtt = \"10ms\"\napp = { kind = \"bulk\" }\n[flow.tcp]\n";
+        for (line, key) in [
+            ("unordered_send = true", "unordered_send"),
+            ("rc3 = true", "rc3"),
+            ("new_cwv = true", "new_cwv"),
+            ("new_cwv = true\nnew_cwv_nvp = \"4s\"", "new_cwv"),
+        ] {
+            let sc = Scenario::from_toml_str(&format!("{base}{line}\n")).unwrap();
+            let (named, why) = LinuxKnobs::from_knobs(&sc.flows[0].tcp).unwrap_err();
+            assert_eq!(named, key, "{line}");
+            assert!(!why.is_empty());
+        }
+        for line in ["unordered_send = false", "rc3 = false", "new_cwv = false"] {
+            let sc = Scenario::from_toml_str(&format!("{base}{line}\n")).unwrap();
+            assert!(LinuxKnobs::from_knobs(&sc.flows[0].tcp).is_ok(), "{line}");
+        }
+    }
 }

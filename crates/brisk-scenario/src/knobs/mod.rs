@@ -23,6 +23,9 @@ const NO_KNOB: &str = "Linux has no per-connection setting for it";
 /// A brisk mechanism the kernel lacks.
 const BRISK_ONLY: &str = "a brisk mechanism the kernel does not implement";
 
+/// Linux validates cwnd by RFC 2861 (`tcp_slow_start_after_idle`), not RFC 7661.
+const NO_NEW_CWV: &str = "Linux has RFC 2861's cwnd validation, not new-CWV (RFC 7661)";
+
 tcp_knobs! {
     flat {
         mss: u16 => set(mss), linux kernel;
@@ -41,7 +44,7 @@ tcp_knobs! {
         unordered: bool => set(unordered), linux refuse_on(BRISK_ONLY);
         /// Prioritised send (uTCP `SO_UNORDEREDSEND`): a `datagrams` app's urgent writes
         /// overtake unsent ordinary ones (docs/mechanisms/utcp.md).
-        unordered_send: bool => set(unordered_send), linux unchecked;
+        unordered_send: bool => set(unordered_send), linux refuse_on(BRISK_ONLY);
         /// `[flow.tcp.cdg]`: CDG's Linux module parameters (window, backoff_beta,
         /// backoff_factor, hystart_detect, use_ineff, use_shadow, use_tolerance;
         /// docs/mechanisms/cdg.md); needs `cc = "cdg"`.
@@ -54,7 +57,8 @@ tcp_knobs! {
         /// ("design", the paper's, default; or "linux", the patch's cumulative
         /// thresholds). As a sender it adds the recursive-low-priority copies; as a
         /// receiver it ACKs low-priority data at the data's priority.
-        rc3: Rc3Knob => mechanism, linux unchecked;
+        rc3: Rc3Knob => mechanism,
+            linux refuse_on("mainline Linux has no RC3 (the paper's was a patched kernel)");
         /// DSCP of every packet the connection sends, 0 to 63 (default 0). On a `prio`
         /// queue a packet's band is its DSCP (capped at the last band), so `dscp = 1` puts
         /// a connection one band below DSCP-0 traffic (RC3-13's "everything else shifts
@@ -79,9 +83,9 @@ tcp_knobs! {
             /// Wrap `cc` in new congestion window validation (RFC 7661;
             /// docs/mechanisms/new-cwv.md). With it on, the RFC 5681 restart after idle
             /// is off (the NVP governs idle time).
-            new_cwv as new_cwv: bool => mechanism, linux unchecked;
+            new_cwv as new_cwv: bool => mechanism, linux refuse_on(NO_NEW_CWV);
             /// new-CWV non-validated period (default 300s, > 0); needs `new_cwv`.
-            new_cwv_nvp as new_cwv_nvp: Dur => mechanism, linux unchecked;
+            new_cwv_nvp as new_cwv_nvp: Dur => mechanism, linux refuse_set(NO_NEW_CWV);
             /// Linux before 3.16: cwnd may grow while in flight is within this many
             /// segments of cwnd (Linux used 3; the RDB paper's senders). Absent: today's
             /// rule.
@@ -104,7 +108,8 @@ tcp_knobs! {
             /// switched on: names from "delay_correlation", "new_cwv", "abe" (default
             /// that order). A layer switched on but not listed goes outside the listed
             /// ones, in the default order.
-            layer_order as layer_order: Vec<LayerKind> => mechanism, linux unchecked;
+            layer_order as layer_order: Vec<LayerKind> => mechanism,
+                linux refuse_set("Linux has none of brisk's congestion layers");
         }
         /// `[flow.tcp.recovery]`: rack, tlp, min_rto, initial_rto, max_retries,
         /// rto_restart, tlp_restart, tlp_pto, early_retransmit, fack.
