@@ -54,6 +54,9 @@ pub struct Config {
     pub transmit: TransmitConfig,
     /// Handshake retries, TIME-WAIT, keepalive and the user timeout.
     pub timeouts: TimeoutConfig,
+    /// Multipath TCP (RFC 8684): `Some` offers MP_CAPABLE on `connect` and accepts
+    /// it on a listener; `None` is plain TCP. Boxed: most connections have none.
+    pub mptcp: Option<Box<crate::mptcp::MptcpConfig>>,
 }
 
 /// Options offered in the SYN (RFC 2018, RFC 7323).
@@ -232,6 +235,7 @@ impl Default for Config {
                 keepalive_interval: Duration::from_secs(75),
                 keepalive_probes: 9,
             },
+            mptcp: None,
         }
     }
 }

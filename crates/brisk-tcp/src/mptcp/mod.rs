@@ -14,15 +14,20 @@
 //! - [`reinject`]: the seed's Table I retransmission policy (fast retransmit stays on
 //!   its subflow; an RTO also re-injects the data on another subflow).
 //!
+//! - [`config`]: a connection's MPTCP knobs (`Config::mptcp`), with Linux 6.18's defaults.
+//!
 //! Nothing here owns a clock or a socket: the caller passes `now` and the subflows'
 //! state as [`sched::SubflowView`]s and applies the decisions returned. Every table
 //! has a limit, fixed at construction. Docs: `docs/mechanisms/mptcp.md`.
 
+pub mod config;
 pub mod dsn;
 pub mod pm;
 pub mod recv;
 pub mod reinject;
 pub mod sched;
+
+pub use config::{MptcpConfig, MptcpConfigError};
 
 /// Most subflows one connection holds: the initial one plus Linux's largest `subflows`
 /// limit, 8 additional ones (`MPTCP_PM_ADDR_MAX`; `ip mptcp limits set subflows 9`
