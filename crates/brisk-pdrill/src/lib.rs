@@ -6,6 +6,8 @@
 //! The scripts brisk ships live in `scripts/` (run by `tests/scripts.rs`); upstream
 //! suites are measured, not vendored (`docs/conformance.md`).
 
+mod mp_run;
+pub mod mptcp;
 pub mod run;
 pub mod script;
 
