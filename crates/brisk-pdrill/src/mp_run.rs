@@ -123,8 +123,15 @@ impl MpState {
         Ok(())
     }
 
-    /// The bytes of an inbound MPTCP option (kind, length, data). `payload` is the
-    /// segment's payload length (the runner sends zeros), for `cksum=auto`.
+    /// The script's MP_JOIN nonce: `rand=` as written, else [`SCRIPT_NONCE`].
+    fn script_nonce_of(&mut self, field: &str, v: &Val) -> Result<u32, String> {
+        match v {
+            Val::Any | Val::Auto => Ok(SCRIPT_NONCE),
+            v => Ok(self.resolve(field, v, None)? as u32),
+        }
+    }
+
+    /// The bytes of an inbound MPTCP option (kind, length, data).
     pub fn inbound_bytes(&mut self, o: &MpOpt) -> Result<Vec<u8>, String> {
         let opt = match o {
             MpOpt::Capable(c) => return self.capable_bytes(c),
@@ -139,8 +146,7 @@ impl MpState {
                     token,
                     self.local_key.map(|k| u64::from(crypto::token(k))),
                 )? as u32;
-                let nonce =
-                    self.resolve("mp_join_syn rand", nonce, Some(u64::from(SCRIPT_NONCE)))? as u32;
+                let nonce = self.script_nonce_of("mp_join_syn rand", nonce)?;
                 self.script_nonce = nonce;
                 MptcpOption::MpJoin(MpJoin::Syn {
                     backup: *backup,
@@ -155,9 +161,7 @@ impl MpState {
                 hmac,
                 nonce,
             } => {
-                let nonce =
-                    self.resolve("mp_join_syn_ack rand", nonce, Some(u64::from(SCRIPT_NONCE)))?
-                        as u32;
+                let nonce = self.script_nonce_of("mp_join_syn_ack rand", nonce)?;
                 self.script_nonce = nonce;
                 let auto = self.join_synack_auto(false);
                 let truncated_hmac = self.resolve("mp_join_syn_ack sender_hmac", hmac, auto)?;
@@ -353,7 +357,7 @@ impl MpState {
 
     /// An option the endpoint sent, in script space: DSNs relative to brisk's IDSN,
     /// data ACKs to the script's.
-    pub fn from_wire(&self, o: &MptcpOption) -> MpOpt {
+    pub fn to_script(&self, o: &MptcpOption) -> MpOpt {
         let rel = |s: DataSeq, base: u64| match s {
             DataSeq::Bits32(v) => Seq {
                 width: Some(4),
@@ -456,7 +460,7 @@ impl MpState {
         }
     }
 
-    /// Matches the endpoint's option (from [`from_wire`](Self::from_wire)) against
+    /// Matches the endpoint's option (from [`to_script`](Self::to_script)) against
     /// the script's; the error names the field.
     pub fn matches(&mut self, want: &MpOpt, got: &MpOpt) -> Result<(), String> {
         let num = |v: &Val| match v {
@@ -740,4 +744,220 @@ impl MpState {
 fn mapping_checksum(dsn64: u64, ssn: u32, dll: u16, fin: bool) -> u16 {
     let data = usize::from(dll).saturating_sub(usize::from(fin));
     dss_checksum(dsn64, ssn, dll, &vec![0u8; data])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::script::{parse, EventKind, Options, TcpOpt};
+
+    fn opt(text: &str) -> MpOpt {
+        let s = parse(&format!("0 > . 1:1(0) ack 1 <{text}>")).unwrap();
+        let EventKind::Outbound(p) = &s.events[0].kind else {
+            panic!()
+        };
+        let Options::List(l) = &p.options else {
+            panic!()
+        };
+        match &l[0] {
+            TcpOpt::Mptcp(o) => o.clone(),
+            o => panic!("{o:?}"),
+        }
+    }
+
+    /// Script → wire bytes → brisk-wire's parser → script: the same option, for every
+    /// subtype and form with literal values (no keys known: DSNs are absolute).
+    #[test]
+    fn literal_options_round_trip_through_the_wire() {
+        for text in [
+            "mpcapable v1 flags[flag_h] nokey",
+            "mpcapable v1 flags[flag_a, flag_h] key[0x1122334455667788]",
+            "mpcapable v1 flags[flag_c, flag_h] key[5, 0x99aabbccddeeff00]",
+            "mpcapable v1 flags[flag_h] key[5, 6] mpcdatalen 1000 nocs",
+            "mpcapable v1 flags[flag_a, flag_h] key[5, 6] mpcdatalen 100 cksum=4660",
+            "mp_join_syn backup=1 address_id=3 token=0xdeadbeef rand=7",
+            "mp_join_syn_ack backup=0 address_id=0 sender_hmac=0x1234567890abcdef rand=9",
+            "mp_join_ack sender_hmac=0x00112233445566778899aabbccddeeff00112233",
+            "dss dack4=1 nocs",
+            "dss dack8=0x100000001 nocs",
+            "dss dack8=1 dsn8=1 ssn=1 dll=1000 nocs",
+            "dss dack4=5 dsn4=3 ssn=3 dll=2 cksum=4660",
+            "dss dsn8=1 ssn=0 dll=1 nocs fin",
+            "dss dack4=1 nocs fin",
+            "add_address address_id=1 addr[198.51.100.2] hmac=0x1122334455667788",
+            "add_address address_id=1 addr[198.51.100.2] addr_echo",
+            "add_address address_id=2 addr[2001:db8::2] port=8080 hmac=0x1122334455667788",
+            "add_address address_id=0 addr[198.51.100.2] port=80 addr_echo",
+            "remove_address address_id=[1,2,3,4,5,6,7,8]",
+            "mp_prio backup=1",
+            "mp_fail dsn8=1001",
+            "mp_fastclose key=42",
+            "mp_reset 1",
+            "mp_reset 6 flags[flag_t]",
+        ] {
+            let o = opt(text);
+            let mut st = MpState::new();
+            let bytes = st
+                .inbound_bytes(&o)
+                .unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(usize::from(bytes[1]), bytes.len(), "{text}");
+            let wire = MptcpOption::parse(&bytes[2..]).unwrap_or_else(|e| panic!("{text}: {e}"));
+            let back = MpState::new().to_script(&wire);
+            assert_eq!(back.to_string(), text, "{text}");
+        }
+    }
+
+    /// Keys learned from the exchange make `auto` values and relative DSNs: brisk's
+    /// key from its SYN-ACK, the script's from its third ACK.
+    #[test]
+    fn keys_give_tokens_idsns_and_hmacs() {
+        let mut st = MpState::new();
+        let lk = 0x0102_0304_0506_0708;
+        let b = MpState::new()
+            .inbound_bytes(&opt("mpcapable v1 flags[flag_h] key[0x0102030405060708]"))
+            .unwrap();
+        st.learn(&MptcpOption::parse(&b[2..]).unwrap());
+        assert_eq!(st.local_key, Some(lk));
+        let mut st2 = MpState::new();
+        st2.local_key = Some(lk);
+        // The third ACK binds ckey and uses skey (bound by brisk's SYN-ACK).
+        st2.vars.insert("skey".into(), lk);
+        let b = st2
+            .inbound_bytes(&opt("mpcapable v1 flags[flag_h] key[ckey=2, skey]"))
+            .unwrap();
+        assert_eq!(&b[4..12], &2u64.to_be_bytes());
+        assert_eq!(&b[12..20], &lk.to_be_bytes());
+        assert_eq!(st2.remote_key, Some(2));
+        // A join SYN's token=auto is brisk's token.
+        let b = st2
+            .inbound_bytes(&opt("mp_join_syn backup=0 address_id=1 token=auto"))
+            .unwrap();
+        assert_eq!(&b[4..8], &crypto::token(lk).to_be_bytes());
+        let b2 = st2
+            .inbound_bytes(&opt(
+                "mp_join_syn backup=0 address_id=1 token=sha256_32(skey)",
+            ))
+            .unwrap();
+        assert_eq!(b, b2);
+        // Inbound DSN 1 is the script's IDSN + 1; its data ACK 1 brisk's IDSN + 1.
+        let b = st2
+            .inbound_bytes(&opt("dss dack8=1 dsn8=1 ssn=1 dll=10 nocs"))
+            .unwrap();
+        let Ok(MptcpOption::Dss(d)) = MptcpOption::parse(&b[2..]) else {
+            panic!()
+        };
+        assert_eq!(
+            d.data_ack.unwrap().value(),
+            crypto::idsn(lk).wrapping_add(1)
+        );
+        assert_eq!(
+            d.mapping.unwrap().dsn.value(),
+            crypto::idsn(2).wrapping_add(1)
+        );
+        // ... and brisk's DSS shows relative again.
+        assert_eq!(
+            st2.to_script(&MptcpOption::Dss(Dss {
+                data_ack: Some(DataSeq::Bits32(crypto::idsn(2).wrapping_add(11) as u32)),
+                mapping: Some(Mapping {
+                    dsn: DataSeq::Bits64(crypto::idsn(lk).wrapping_add(1)),
+                    subflow_seq: 1,
+                    data_len: 5,
+                    checksum: None
+                }),
+                data_fin: false,
+            }))
+            .to_string(),
+            "dss dack4=11 dsn8=1 ssn=1 dll=5 nocs"
+        );
+        // The join HMACs follow RFC 8684 §3.2 (crypto's own tests check the values).
+        st2.local_nonce = Some(99);
+        st2.script_nonce = 7;
+        let ours = crypto::join_synack_hmac(lk, 2, 99, 7);
+        st2.matches(
+            &opt("mp_join_syn_ack backup=0 sender_hmac=auto"),
+            &MpOpt::JoinSynAck {
+                backup: false,
+                address_id: Some(0),
+                hmac: Val::Num(ours),
+                nonce: Val::Num(99),
+            },
+        )
+        .unwrap();
+        let e = st2
+            .matches(
+                &opt("mp_join_syn_ack backup=0 sender_hmac=auto"),
+                &MpOpt::JoinSynAck {
+                    backup: false,
+                    address_id: Some(0),
+                    hmac: Val::Num(ours ^ 1),
+                    nonce: Val::Num(99),
+                },
+            )
+            .unwrap_err();
+        assert!(
+            e.starts_with("mp_join_syn_ack sender_hmac: expected"),
+            "{e}"
+        );
+        let b = st2
+            .inbound_bytes(&opt("mp_join_ack sender_hmac=auto"))
+            .unwrap();
+        assert_eq!(&b[4..24], &crypto::join_ack_hmac(2, lk, 7, 99));
+    }
+
+    /// A wrong expectation names the option and the field; a variable binds on first
+    /// sight and must match after.
+    #[test]
+    fn mismatches_name_the_field() {
+        let mut st = MpState::new();
+        let got = opt("dss dack4=1001 dsn8=1 ssn=1 dll=1000 nocs");
+        st.matches(&opt("dss dack=1001 dsn=1 ssn=1 dll=1000 nocs"), &got)
+            .unwrap();
+        st.matches(&opt("dss dack4 dsn8 ssn=* dll=*"), &got)
+            .unwrap();
+        let cases = [
+            (
+                "dss dack=5 dsn=1 ssn=1 dll=1000 nocs",
+                "dss dack: expected 5 actual 1001",
+            ),
+            (
+                "dss dack8=1001 dsn=1 ssn=1 dll=1000",
+                "dss dack: expected 8 bytes",
+            ),
+            (
+                "dss dack=1001 dsn=1 ssn=2 dll=1000",
+                "dss ssn: expected 2 actual 1",
+            ),
+            (
+                "dss dack=1001 dsn=1 ssn=1 dll=999",
+                "dss dll: expected 999 actual 1000",
+            ),
+            (
+                "dss dack=1001 dsn=1 ssn=1 dll=1000 cksum=5",
+                "dss: expected a checksum actual none",
+            ),
+            (
+                "dss dack=1001 dsn=1 ssn=1 dll=1000 fin",
+                "dss: expected DATA_FIN (fin) actual no DATA_FIN",
+            ),
+            ("dss dack=1001", "dss: expected no dsn actual dsn8=1"),
+            ("mp_prio backup=1", "expected mp_prio backup=1 actual dss"),
+        ];
+        for (want, msg) in cases {
+            let e = st.matches(&opt(want), &got).unwrap_err();
+            assert!(e.starts_with(msg), "{want}: {e}");
+        }
+        let k = opt("mpcapable v1 flags[flag_h] key[5]");
+        st.matches(&opt("mpcapable v1 flags[flag_h] key[skey]"), &k)
+            .unwrap();
+        assert_eq!(st.vars["skey"], 5);
+        let k6 = opt("mpcapable v1 flags[flag_h] key[6]");
+        let e = st
+            .matches(&opt("mpcapable v1 flags[flag_h] key[skey]"), &k6)
+            .unwrap_err();
+        assert_eq!(e, "mpcapable sender key: expected 5 actual 6");
+        let e = st
+            .matches(&opt("mpcapable v1 flags[flag_a, flag_h] key[skey]"), &k)
+            .unwrap_err();
+        assert!(e.contains("flags 0x81") && e.contains("flags 0x01"), "{e}");
+    }
 }

@@ -196,8 +196,9 @@ impl MpOpt {
         let ck = |c: &Cksum| matches!(c, Cksum::Val(Val::Any));
         match self {
             MpOpt::Capable(c) => c.keys.iter().any(any) || ck(&c.cksum),
-            MpOpt::JoinSyn { token, nonce, .. } => any(token) || any(nonce),
-            MpOpt::JoinSynAck { hmac, nonce, .. } => any(hmac) || any(nonce),
+            // A nonce not written (`rand=`) is the runner's on an inbound packet.
+            MpOpt::JoinSyn { token, .. } => any(token),
+            MpOpt::JoinSynAck { hmac, .. } => any(hmac),
             MpOpt::JoinAck { hmac } => *hmac == Hmac160::Any,
             MpOpt::Dss(d) => {
                 seq(&d.dack)

@@ -959,7 +959,7 @@ impl Runner {
                         .collect(),
                 )),
                 (brisk_wire::mptcp::KIND, _) => match MptcpOption::parse(body) {
-                    Ok(o) => opts.push(TcpOpt::Mptcp(self.mp.from_wire(&o))),
+                    Ok(o) => opts.push(TcpOpt::Mptcp(self.mp.to_script(&o))),
                     Err(e) => {
                         return fail(format!(
                             "the endpoint sent an MPTCP option that does not parse: {e}"
@@ -1048,7 +1048,24 @@ fn compare(want: &Packet, got: &Packet, mp: &mut MpState) -> Result<(), String> 
         Options::List(l) => l,
     };
     if want_opts.len() != got_opts.len() {
-        return Err("bad outbound TCP options".into());
+        // Name the first option that is missing or extra, in script order.
+        let n = want_opts.len().min(got_opts.len());
+        let at = (0..n)
+            .find(|&i| {
+                std::mem::discriminant(&want_opts[i]) != std::mem::discriminant(&got_opts[i])
+            })
+            .unwrap_or(n);
+        return Err(match (want_opts.get(at), got_opts.get(at)) {
+            (Some(w), Some(g)) => format!(
+                "bad outbound TCP options: {} expected, {} sent; option {}: expected {w} actual {g}",
+                want_opts.len(),
+                got_opts.len(),
+                at + 1
+            ),
+            (Some(w), None) => format!("bad outbound TCP options: expected {w} (option {}), not sent", at + 1),
+            (None, Some(g)) => format!("bad outbound TCP options: {g} (option {}) sent, not expected", at + 1),
+            (None, None) => "bad outbound TCP options".into(),
+        });
     }
     for (w, g) in want_opts.iter().zip(got_opts) {
         let same = match (w, g) {
