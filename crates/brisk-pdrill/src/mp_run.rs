@@ -9,7 +9,7 @@
 //! MP_JOIN nonces are the script's `rand=` (or [`SCRIPT_NONCE`]) and the one brisk's
 //! MP_JOIN shows.
 
-use crate::mptcp::{Capable, Cksum, DssOpt, Hmac160, MpOpt, Seq, Val};
+use crate::mptcp::{AddrRef, Capable, Cksum, DssOpt, Hmac160, MpOpt, Seq, Val};
 use brisk_wire::mptcp::{
     checksum::dss_checksum, crypto, AddAddr, DataSeq, Dss, Mapping, MpCapableForm, MpJoin,
     MpTcpRst, MptcpOption, RemoveAddr, ResetReason,
@@ -29,6 +29,8 @@ pub(crate) struct MpState {
     /// The latest MP_JOIN nonces: the script's and brisk's.
     pub script_nonce: u32,
     pub local_nonce: Option<u32>,
+    /// brisk connected: `caddrN` names its addresses, `saddrN` the script's.
+    pub brisk_client: bool,
 }
 
 fn width_val(s: &Seq, v: u64) -> DataSeq {
@@ -190,6 +192,7 @@ impl MpState {
                 hmac,
             } => {
                 let id = address_id.unwrap_or(0);
+                let addr = &crate::run::resolve_addr(*addr, self.brisk_client);
                 let hmac = match hmac {
                     None => None,
                     Some(h) => {
@@ -212,7 +215,23 @@ impl MpState {
             MpOpt::RemoveAddr(ids) => MptcpOption::RemoveAddr(
                 RemoveAddr::new(ids).map_err(|e| format!("remove_address: {e}"))?,
             ),
-            MpOpt::Prio { backup } => MptcpOption::MpPrio { backup: *backup },
+            MpOpt::Prio {
+                backup,
+                address_id: Some(id),
+            } => {
+                // RFC 6824's MP_PRIO with an address id (length 4), which brisk-wire
+                // does not build: a script sends it to check that it is ignored.
+                return Ok(vec![
+                    brisk_wire::mptcp::KIND,
+                    4,
+                    0x50 | u8::from(*backup),
+                    *id,
+                ]);
+            }
+            MpOpt::Prio {
+                backup,
+                address_id: None,
+            } => MptcpOption::MpPrio { backup: *backup },
             MpOpt::Fail { dsn } => {
                 let rel = self.resolve("mp_fail dsn8", dsn, None)?;
                 MptcpOption::MpFail {
@@ -441,12 +460,15 @@ impl MpState {
             }),
             MptcpOption::AddAddr(a) => MpOpt::AddAddr {
                 address_id: Some(a.address_id),
-                addr: a.addr,
+                addr: AddrRef::Ip(a.addr),
                 port: a.port,
                 hmac: a.hmac.map(Val::Num),
             },
             MptcpOption::RemoveAddr(r) => MpOpt::RemoveAddr(r.ids().to_vec()),
-            MptcpOption::MpPrio { backup } => MpOpt::Prio { backup },
+            MptcpOption::MpPrio { backup } => MpOpt::Prio {
+                backup,
+                address_id: None,
+            },
             MptcpOption::MpFail { dsn } => MpOpt::Fail {
                 dsn: Val::Num(dsn.wrapping_sub(self.local_idsn())),
             },
@@ -581,6 +603,10 @@ impl MpState {
                 },
             ) => {
                 self.check_id("add_address address_id", *address_id, *gid)?;
+                let (addr, ga) = (
+                    crate::run::resolve_addr(*addr, self.brisk_client),
+                    crate::run::resolve_addr(*ga, self.brisk_client),
+                );
                 if addr != ga || port != gp {
                     return Err(format!("add_address: expected address {addr} port {port:?} actual {ga} port {gp:?}"));
                 }
@@ -589,7 +615,7 @@ impl MpState {
                     (Some(w), Some(g)) => {
                         let id = gid.unwrap_or(0);
                         let auto = match (self.local_key, self.remote_key) {
-                            (Some(s), Some(r)) => Some(crypto::add_addr_hmac(s, r, id, *ga, *gp)),
+                            (Some(s), Some(r)) => Some(crypto::add_addr_hmac(s, r, id, ga, *gp)),
                             _ => None,
                         };
                         self.check("add_address hmac", w, num(g), auto)
@@ -599,9 +625,13 @@ impl MpState {
                 }
             }
             (MpOpt::RemoveAddr(w), MpOpt::RemoveAddr(g)) if w == g => Ok(()),
-            (MpOpt::Prio { backup }, MpOpt::Prio { backup: g }) => {
-                self.check_flag("mp_prio backup", *backup, *g)
-            }
+            (
+                MpOpt::Prio {
+                    backup,
+                    address_id: None,
+                },
+                MpOpt::Prio { backup: g, .. },
+            ) => self.check_flag("mp_prio backup", *backup, *g),
             (MpOpt::Fail { dsn }, MpOpt::Fail { dsn: g }) => {
                 self.check("mp_fail dsn8", dsn, num(g), None)
             }

@@ -38,6 +38,46 @@
 use std::fmt;
 use std::net::IpAddr;
 
+/// An address as the MPTCP fork names it: `caddrN` is the client's Nth address,
+/// `saddrN` the server's (which side is brisk depends on who connected: the runner
+/// resolves them), or a literal. A bare `caddr`/`saddr` is N = 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddrRef {
+    Ip(IpAddr),
+    Client(u8),
+    Server(u8),
+}
+
+impl fmt::Display for AddrRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AddrRef::Ip(a) => write!(f, "{a}"),
+            AddrRef::Client(n) => write!(f, "caddr{n}"),
+            AddrRef::Server(n) => write!(f, "saddr{n}"),
+        }
+    }
+}
+
+impl AddrRef {
+    /// `caddrN`, `saddrN` (N 0-9, or none for 0) or a literal IP address.
+    pub fn parse(s: &str) -> Option<AddrRef> {
+        let num = |p: &str| {
+            let n = s.strip_prefix(p)?;
+            if n.is_empty() {
+                return Some(0);
+            }
+            n.parse::<u8>().ok().filter(|n| *n <= 9)
+        };
+        if let Some(n) = num("caddr") {
+            return Some(AddrRef::Client(n));
+        }
+        if let Some(n) = num("saddr") {
+            return Some(AddrRef::Server(n));
+        }
+        s.parse().ok().map(AddrRef::Ip)
+    }
+}
+
 /// A value in an MPTCP option, as written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Val {
@@ -140,14 +180,17 @@ pub enum MpOpt {
     Dss(DssOpt),
     AddAddr {
         address_id: Option<u8>,
-        addr: IpAddr,
+        addr: AddrRef,
         port: Option<u16>,
         /// `None`: the echo (`addr_echo`), which carries no HMAC.
         hmac: Option<Val>,
     },
     RemoveAddr(Vec<u8>),
+    /// `address_id` is RFC 6824's (v0) form, which a script may send to check that
+    /// it is refused; RFC 8684 has none.
     Prio {
         backup: bool,
+        address_id: Option<u8>,
     },
     Fail {
         dsn: Val,
@@ -345,7 +388,13 @@ impl fmt::Display for MpOpt {
                 let ids: Vec<String> = ids.iter().map(u8::to_string).collect();
                 write!(f, "remove_address address_id=[{}]", ids.join(","))
             }
-            MpOpt::Prio { backup } => write!(f, "mp_prio backup={}", u8::from(*backup)),
+            MpOpt::Prio { backup, address_id } => {
+                write!(f, "mp_prio backup={}", u8::from(*backup))?;
+                if let Some(a) = address_id {
+                    write!(f, " address_id={a}")?;
+                }
+                Ok(())
+            }
             MpOpt::Fail { dsn } => write!(f, "mp_fail dsn8={dsn}"),
             MpOpt::Fastclose { key } => write!(f, "mp_fastclose key={key}"),
             MpOpt::TcpRst { reason, transient } => {

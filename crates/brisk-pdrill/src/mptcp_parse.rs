@@ -2,8 +2,7 @@
 //! Every error names the option and the field, and gives the range.
 
 use super::{Cursor, ParseError};
-use crate::mptcp::{Capable, Cksum, DssOpt, Hmac160, MpOpt, Seq, Val};
-use std::net::IpAddr;
+use crate::mptcp::{AddrRef, Capable, Cksum, DssOpt, Hmac160, MpOpt, Seq, Val};
 
 const U8: u64 = u8::MAX as u64;
 const U16: u64 = u16::MAX as u64;
@@ -109,15 +108,23 @@ impl Cursor<'_> {
             "remove_address" => self.mp_remove_addr()?,
             "mp_prio" => {
                 let mut backup = None;
+                let mut address_id = None;
                 while !self.mp_end() {
                     let f = self.word().to_string();
                     match f.as_str() {
                         "backup" => backup = Some(self.mp_bool(kw, "backup")?),
-                        _ => return Err(self.mp_unknown(kw, &f, "backup")),
+                        "address_id" => {
+                            if !self.eat("=") {
+                                return Err(self.err("mp_prio: expected '=' after address_id"));
+                            }
+                            address_id = Some(self.mp_num(kw, "address_id", U8)? as u8);
+                        }
+                        _ => return Err(self.mp_unknown(kw, &f, "backup or address_id")),
                     }
                 }
                 MpOpt::Prio {
                     backup: backup.ok_or_else(|| self.err("mp_prio: expected backup=0|1"))?,
+                    address_id,
                 }
             }
             "mp_fail" => {
@@ -473,11 +480,16 @@ impl Cursor<'_> {
                 }
             }
         }
-        if d.dsn.is_none()
-            && (d.ssn.is_some() || d.dll.is_some() || matches!(d.cksum, Cksum::Val(_)))
-        {
-            return Err(self
-                .err("dss: ssn, dll and cksum belong to a mapping, which needs dsn4=N or dsn8=N"));
+        if d.dsn.is_none() {
+            if matches!(d.cksum, Cksum::Val(_)) {
+                return Err(
+                    self.err("dss: cksum belongs to a mapping, which needs dsn4=N or dsn8=N")
+                );
+            }
+            // The fork's scripts write `ssn=1 dll=0` on DSSs without a mapping, and
+            // the fork ignores them there (`dss_do_dack_only`): so does this runner.
+            d.ssn = None;
+            d.dll = None;
         }
         if inbound {
             if d.dsn.as_ref().is_some_and(|s| s.width.is_none())
@@ -525,12 +537,12 @@ impl Cursor<'_> {
                         Some(a) => inner[a + 1..].split('"').next().unwrap_or(""),
                         None => inner.trim(),
                     };
-                    match lit.parse::<IpAddr>() {
-                        Ok(a) => addr = Some(a),
-                        Err(_) => {
+                    match AddrRef::parse(lit) {
+                        Some(a) => addr = Some(a),
+                        None => {
                             return Err(self.st.err(
                                 inner_start,
-                                format!("add_address addr: {lit:?} is not an IPv4 or IPv6 address"),
+                                format!("add_address addr: {lit:?} is not an IPv4 or IPv6 address, caddr0-9 or saddr0-9"),
                             ))
                         }
                     }

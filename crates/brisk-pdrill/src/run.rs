@@ -23,6 +23,7 @@
 //! blocks and shell commands the runner cannot apply are skipped and counted.
 
 use crate::mp_run::MpState;
+use crate::mptcp::AddrRef;
 use crate::script::{
     flag, flags_str, parse, Event, EventKind, Options, Packet, ParseError, Syscall, TcpOpt, Time,
 };
@@ -47,15 +48,26 @@ pub const REMOTE_PORT: u16 = 47_000;
 /// Added to every inbound sequence number: the remote ISN the script's 0 stands for.
 /// Not zero, so that a number used unmapped shows up as a mismatch.
 pub const REMOTE_ISN: u32 = 0x4000_0000;
-/// The script side's Nth address (`addr[caddrN]`; `caddr0` is [`REMOTE_IP`]).
+/// The script side's Nth address (0 is [`REMOTE_IP`]).
 pub fn script_addr(n: u8) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1 + n))
 }
 
-/// brisk's Nth address (`addr[saddrN]`; `saddr0` is [`LOCAL_IP`], the endpoint's only
-/// address: a packet to another is not brisk's).
+/// brisk's Nth address (0 is [`LOCAL_IP`], the endpoint's only address: a packet to
+/// another is not brisk's).
 pub fn brisk_addr(n: u8) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(192, 168, 0, 1 + n))
+}
+
+/// An `addr[...]` name as an address; `brisk_client`: brisk connected.
+pub(crate) fn resolve_addr(a: AddrRef, brisk_client: bool) -> IpAddr {
+    match a {
+        AddrRef::Ip(ip) => ip,
+        AddrRef::Client(n) if brisk_client => brisk_addr(n),
+        AddrRef::Client(n) => script_addr(n),
+        AddrRef::Server(n) if brisk_client => script_addr(n),
+        AddrRef::Server(n) => brisk_addr(n),
+    }
 }
 
 /// One subflow's sequence spaces (the MPTCP fork's `addr[...]` packets switch
@@ -383,6 +395,8 @@ struct Runner {
     /// spaces (at most 10 × 10 address pairs, what `addr[...]` can name).
     addrs: (IpAddr, IpAddr),
     flows: HashMap<(IpAddr, IpAddr), FlowSeq>,
+    /// brisk connected (it is the client of `addr[caddrN]`).
+    brisk_client: bool,
     /// What an `IPPROTO_MPTCP` socket gets as `Config::mptcp` (Linux's defaults,
     /// changed by `net.mptcp.*` sysctls and `ip mptcp limits`).
     mptcp_cfg: MptcpConfig,
@@ -440,6 +454,7 @@ impl Runner {
             mp: MpState::new(),
             addrs: (IpAddr::V4(LOCAL_IP), IpAddr::V4(REMOTE_IP)),
             flows: HashMap::new(),
+            brisk_client: false,
             mptcp_cfg: MptcpConfig::default(),
             mptcp_enabled: true,
         }
@@ -658,6 +673,12 @@ impl Runner {
         )
     }
 
+    /// An `addr[...]` name: `caddrN` is the client's, `saddrN` the server's, and
+    /// brisk is the client once it has connected.
+    fn addr(&self, a: AddrRef) -> IpAddr {
+        resolve_addr(a, self.brisk_client)
+    }
+
     fn flow_seq(&self) -> FlowSeq {
         FlowSeq {
             ports: self.ports,
@@ -702,8 +723,8 @@ impl Runner {
 
     fn inbound(&mut self, p: &Packet) -> Step {
         if p.addrs != [None, None] {
-            let remote = p.addrs[0].unwrap_or(self.addrs.1);
-            let local = p.addrs[1].unwrap_or(self.addrs.0);
+            let remote = p.addrs[0].map_or(self.addrs.1, |a| self.addr(a));
+            let local = p.addrs[1].map_or(self.addrs.0, |a| self.addr(a));
             self.switch_flow(local, remote);
         }
         let mut opts = Vec::new();
@@ -803,8 +824,8 @@ impl Runner {
     fn outbound(&mut self, p: &Packet, t: Time, start: i64, end: i64) -> Step {
         let tol = self.cfg.tolerance_us;
         if p.addrs != [None, None] {
-            let local = p.addrs[0].unwrap_or(self.addrs.0);
-            let remote = p.addrs[1].unwrap_or(self.addrs.1);
+            let local = p.addrs[0].map_or(self.addrs.0, |a| self.addr(a));
+            let remote = p.addrs[1].map_or(self.addrs.1, |a| self.addr(a));
             self.switch_flow(local, remote);
         }
         let deadline = if t == Time::Any {
@@ -1421,6 +1442,8 @@ impl Runner {
                             unreachable!("matched just above")
                         };
                         let remote = SocketAddr::new(IpAddr::V4(REMOTE_IP), SCRIPT_PORT);
+                        self.brisk_client = true;
+                        self.mp.brisk_client = true;
                         let h = match self.ep.connect(now, 0, remote, *cfg) {
                             Ok(h) => h,
                             Err(e) => return fail(format!("connect: {e}")),

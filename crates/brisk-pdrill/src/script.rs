@@ -95,9 +95,9 @@ pub struct Packet {
     /// written (inbound: not-ECT; outbound: not checked).
     pub ecn: Option<u8>,
     /// The MPTCP fork's `addr[src] > addr[dst]` prefix: the subflow's addresses
-    /// (`caddrN` is the script side's Nth address, `saddrN` brisk's, or a literal);
-    /// one not written keeps the previous packet's.
-    pub addrs: [Option<std::net::IpAddr>; 2],
+    /// (`caddrN` the client's Nth address, `saddrN` the server's, or a literal); one
+    /// not written keeps the previous packet's.
+    pub addrs: [Option<crate::mptcp::AddrRef>; 2],
 }
 
 /// A system call line: `name(arg, ...) = result [ERRNO (text)]`.
@@ -735,7 +735,7 @@ impl Cursor<'_> {
     }
 
     /// The fork's `addr[src] > addr[dst]` (either side may be left out), if written.
-    fn addr_prefix(&mut self) -> Result<[Option<std::net::IpAddr>; 2], ParseError> {
+    fn addr_prefix(&mut self) -> Result<[Option<crate::mptcp::AddrRef>; 2], ParseError> {
         let mut out = [None, None];
         self.ws();
         if !(self.rest().starts_with("addr[") || self.rest().starts_with("> addr[")) {
@@ -756,7 +756,7 @@ impl Cursor<'_> {
     }
 
     /// `addr[caddrN]`, `addr[saddrN]` (N 0-9) or `addr[<literal>]`.
-    fn addr_name(&mut self) -> Result<std::net::IpAddr, ParseError> {
+    fn addr_name(&mut self) -> Result<crate::mptcp::AddrRef, ParseError> {
         let start = self.i;
         if !self.eat("addr[") {
             return Err(self.err("expected addr[...]"));
@@ -765,21 +765,10 @@ impl Cursor<'_> {
         if !self.eat("]") {
             return Err(self.err("expected ']' after addr[..."));
         }
-        let num = |p: &str| {
-            w.strip_prefix(p)
-                .and_then(|n| n.parse::<u8>().ok())
-                .filter(|n| *n <= 9)
-        };
-        if let Some(n) = num("caddr") {
-            return Ok(crate::run::script_addr(n));
-        }
-        if let Some(n) = num("saddr") {
-            return Ok(crate::run::brisk_addr(n));
-        }
-        w.parse().map_err(|_| {
+        crate::mptcp::AddrRef::parse(&w).ok_or_else(|| {
             self.st.err(
                 start,
-                format!("addr[{w}]: expected caddr0-caddr9 (the script's addresses), saddr0-saddr9 (brisk's) or an IP address"),
+                format!("addr[{w}]: expected caddr0-caddr9 (the client's addresses), saddr0-saddr9 (the server's) or an IP address"),
             )
         })
     }

@@ -77,6 +77,43 @@ fn trace() {
     println!("{path}: {r}");
 }
 
+/// Runs every `.pkt` under `BRISK_PDRILL_DIR` (an upstream suite, not vendored) and
+/// prints one line per script and a tally
+/// (`cargo test --release -p brisk-pdrill --test scripts measure -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn measure() {
+    let Ok(dir) = std::env::var("BRISK_PDRILL_DIR") else {
+        return;
+    };
+    let mut files = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from(dir)];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("readable directory") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "pkt") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut pass, mut fail, mut unsup, mut parse) = (0, 0, 0, 0);
+    for f in &files {
+        let src = std::fs::read_to_string(f).expect("readable script");
+        let r = run_script(&src, &RunConfig::default());
+        match r.outcome {
+            Outcome::Pass => pass += 1,
+            Outcome::Fail { .. } => fail += 1,
+            Outcome::Unsupported { .. } => unsup += 1,
+            Outcome::Parse(_) => parse += 1,
+        }
+        println!("{}: {r}", f.display());
+    }
+    println!("{pass} pass, {fail} fail, {unsup} unsupported, {parse} parse errors");
+}
+
 /// The runner catches what it should: a wrong option, a late packet, a wrong return
 /// value, a missing packet, and an unsupported call is reported as such.
 #[test]
