@@ -225,6 +225,7 @@ impl fmt::Display for Packet {
         match &self.options {
             Options::None => Ok(()),
             Options::Any => write!(f, " <...>"),
+            Options::List(l) if l.is_empty() => Ok(()),
             Options::List(l) => {
                 write!(f, " <")?;
                 for (i, o) in l.iter().enumerate() {
