@@ -251,3 +251,47 @@ fn mptcp_disabled_refuses_the_socket() {
     );
     assert!(r.passed() && r.skipped.is_empty(), "{r}");
 }
+
+/// Against brisk's MPTCP connection: a wrong value in an expected DSS fails the
+/// script at that line, naming the field, the expected and the actual value; the
+/// right one passes.
+#[test]
+fn a_wrong_mptcp_value_fails_the_script_by_field() {
+    let base = "0 socket(..., SOCK_STREAM, IPPROTO_MPTCP) = 3\n\
+                +0 bind(3, ..., ...) = 0\n\
+                +0 listen(3, 1) = 0\n\
+                +0 < S 0:0(0) win 32792 <mss 1460,sackOK,nop,nop,nop,wscale 7,mpcapable v1 flags[flag_h] nokey>\n\
+                +0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8,mpcapable v1 flags[flag_h] key[skey]>\n\
+                +0 < . 1:1(0) ack 1 win 257 <mpcapable v1 flags[flag_h] key[ckey=2, skey]>\n\
+                +0 accept(3, ..., ...) = 4\n\
+                +0 < P. 1:1001(1000) ack 1 win 257 <dss dack8=1 dsn8=1 ssn=1 dll=1000 nocs>\n";
+    let run = |tail: &str| run_script(&format!("{base}{tail}"), &RunConfig::default());
+    let ok = run("+0 > . 1:1(0) ack 1001 <dss dack=1001>\n");
+    assert!(ok.passed(), "{ok}");
+    let r = run("+0 > . 1:1(0) ack 1001 <dss dack=1000>\n");
+    let Outcome::Fail { line, msg } = &r.outcome else {
+        panic!("{r}")
+    };
+    assert_eq!(*line, 9, "{r}");
+    assert!(
+        msg.starts_with("bad outbound MPTCP option: dss dack: expected 1000 actual 1001"),
+        "{msg}"
+    );
+    let r = run("+0 > . 1:1(0) ack 1001 <dss dack4=1001>\n");
+    assert!(
+        r.to_string()
+            .contains("dss dack: expected 4 bytes (dack4) actual 8 (dack8)"),
+        "{r}"
+    );
+    // A key that is not brisk's (skey is bound to brisk's by its SYN-ACK).
+    let r = run_script(
+        &base.replace("key[skey]>\n", "key[skey=5]>\n"),
+        &RunConfig::default(),
+    );
+    assert!(
+        r.to_string().contains("line 5")
+            && r.to_string()
+                .contains("mpcapable sender key: expected 5 actual"),
+        "{r}"
+    );
+}
