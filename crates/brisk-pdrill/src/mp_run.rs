@@ -2,9 +2,9 @@
 //! showing the endpoint's options in script space, and matching them against a
 //! script's expectation while binding variables (the fork's `mp_state` variables).
 //!
-//! The runner learns the two keys from the MP_CAPABLE exchange: the first key an
-//! outbound MP_CAPABLE carries is brisk's, the first key an inbound one carries is the
-//! script's. From them come the tokens (`token=auto`), the IDSNs that script DSNs and
+//! The runner learns the two keys from the MP_CAPABLE exchange: the first key of the
+//! first keyed outbound MP_CAPABLE is brisk's, the first key of the first keyed
+//! inbound one is the script's (later ones do not change them). From them come the tokens (`token=auto`), the IDSNs that script DSNs and
 //! data ACKs are relative to, and the HMACs (`sender_hmac=auto`, `hmac=auto`); the
 //! MP_JOIN nonces are the script's `rand=` (or [`SCRIPT_NONCE`]) and the one brisk's
 //! MP_JOIN shows.
@@ -271,8 +271,10 @@ impl MpState {
             };
             keys.push(self.resolve(field, k, auto)?);
         }
-        if let Some(k) = keys.first() {
-            self.remote_key = Some(*k);
+        // The script's key is the first it sends (as the fork's `mptcp_gen_key`): its
+        // scripts repeat the keys in either order on the data MP_CAPABLE.
+        if self.remote_key.is_none() {
+            self.remote_key = keys.first().copied();
         }
         let mut b = vec![brisk_wire::mptcp::KIND, 0, c.version, c.flags];
         for k in &keys {
@@ -365,7 +367,9 @@ impl MpState {
                 MpCapableForm::Syn => {}
                 MpCapableForm::SynAck { sender_key }
                 | MpCapableForm::Ack { sender_key, .. }
-                | MpCapableForm::AckData { sender_key, .. } => self.local_key = Some(sender_key),
+                | MpCapableForm::AckData { sender_key, .. } => {
+                    self.local_key.get_or_insert(sender_key);
+                }
             },
             MptcpOption::MpJoin(MpJoin::Syn { nonce, .. } | MpJoin::SynAck { nonce, .. }) => {
                 self.local_nonce = Some(nonce)
