@@ -2175,21 +2175,23 @@ impl Runner {
                 continue;
             }
             if prog == "ip" && part.contains(" mptcp limits set ") {
-                // `ip mptcp limits set subflows N add_addr_accepted N` (Linux allows 0-8).
+                // `ip mptcp limits set subflows N add_addr_accepted N` (Linux allows 0-8):
+                // applied only if every value is valid, as `ip` refuses the command.
                 let w: Vec<&str> = part.split_whitespace().collect();
+                let mut limits = self.mptcp_cfg.pm.limits;
                 let mut ok = true;
                 for pair in w.windows(2) {
                     let n = pair[1].parse::<u8>().ok().filter(|n| *n <= 8);
                     match (pair[0], n) {
-                        ("subflows", Some(n)) => self.mptcp_cfg.pm.limits.subflows = n,
-                        ("add_addr_accepted", Some(n)) => {
-                            self.mptcp_cfg.pm.limits.add_addr_accepted = n
-                        }
+                        ("subflows", Some(n)) => limits.subflows = n,
+                        ("add_addr_accepted", Some(n)) => limits.add_addr_accepted = n,
                         ("subflows" | "add_addr_accepted", None) => ok = false,
                         _ => {}
                     }
                 }
-                if !ok {
+                if ok {
+                    self.mptcp_cfg.pm.limits = limits;
+                } else {
                     unknown.push(part.chars().take(60).collect::<String>());
                 }
                 continue;

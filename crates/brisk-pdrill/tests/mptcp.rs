@@ -295,3 +295,27 @@ fn a_wrong_mptcp_value_fails_the_script_by_field() {
         "{r}"
     );
 }
+
+/// `net.mptcp.checksum_enabled=1` reaches the MPTCP socket's config: its SYN asks for
+/// checksums (flag A); a plain socket still offers nothing. A limit Linux refuses is
+/// skipped and counted, not applied.
+#[test]
+fn mptcp_sysctls_configure_later_sockets() {
+    let src = "`sysctl -q net.mptcp.checksum_enabled=1`\n\
+               0 socket(..., SOCK_STREAM, IPPROTO_MPTCP) = 3\n\
+               +0 fcntl(3, F_SETFL, O_RDWR|O_NONBLOCK) = 0\n\
+               +0 connect(3, ..., ...) = -1 EINPROGRESS (Operation now in progress)\n\
+               +0 > S 0:0(0) <mss 1460,sackOK,TS val 100 ecr 0,nop,wscale 8,mpcapable v1 flags[flag_a, flag_h] nokey>\n";
+    let r = run_script(src, &RunConfig::default());
+    assert!(r.passed() && r.skipped.is_empty(), "{r}");
+    let r = run_script(
+        &src.replace("IPPROTO_MPTCP", "IPPROTO_TCP"),
+        &RunConfig::default(),
+    );
+    assert!(r.to_string().contains("not sent"), "{r}");
+    let r = run_script(
+        "`ip mptcp limits set subflows 9 add_addr_accepted 2`\n0 socket(..., SOCK_STREAM, IPPROTO_MPTCP) = 3\n",
+        &RunConfig::default(),
+    );
+    assert!(r.passed() && r.skipped.len() == 1, "{r}");
+}
