@@ -12,14 +12,13 @@
 //! connection's own reduction path.
 //!
 //! Parameters (§2.5): TARGET "MUST be 100 ms or less": default 100 ms, the largest
-//! allowed, the value the RFC discusses in §3.2 and that uTP implementations
-//! publish; Linux-like LEDBAT variants (the out-of-tree `tcp_ledbat.c`, LEDBAT++)
+//! allowed, and the value the RFC's own discussion of TARGET argues for; Linux-like LEDBAT variants (the out-of-tree `tcp_ledbat.c`, LEDBAT++)
 //! choose smaller targets, settable here. GAIN "MUST be 1 or less": 1.
 //! BASE_HISTORY 10, CURRENT_FILTER 4, ALLOWED_INCREASE 1, MIN_CWND 2 (SHOULD values).
 //!
 //! Delay measurement: the RFC measures one-way delay with sender timestamps. A TCP
 //! congestion hook here gets the RTT sample of each ACK, so the delay is the **RTT**,
-//! as Windows' LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus §3) does: base and current
+//! as LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus, Windows) does: base and current
 //! delay share the reverse path, so its constant part cancels; reverse-path queueing
 //! counts as forward (documented limitation). The one-way variant needs the peer's
 //! TSval in the hook (the same feed SBD needs, `sbd/mod.rs`).
@@ -27,8 +26,8 @@
 //! No slow start: RFC 6817's pseudo-code grows cwnd only by the linear controller from
 //! the initial window; the connection's IW applies (the RFC asks it be no larger than
 //! TCP's). Linux has no mainline LEDBAT; we follow the RFC's pseudo-code, not a
-//! kernel function. Known and kept: the latecomer advantage (§4.4 of the RFC, Rossi
-//! et al. 2010): a flow that starts while another holds the queue at TARGET takes
+//! kernel function. Known and kept: the latecomer advantage (RFC 6817 §4, its
+//! discussion of fairness among LEDBAT flows; Rossi et al. 2010): a flow that starts while another holds the queue at TARGET takes
 //! that queue for base delay and starves the first (test `latecomer_*`).
 
 #[cfg(test)]

@@ -213,7 +213,7 @@ impl TwoFlows {
     }
 }
 
-/// RFC 6817 §4.4's latecomer advantage, shown rather than hidden: flow 1 holds the
+/// RFC 6817 §4's latecomer advantage, shown rather than hidden: flow 1 holds the
 /// queue at TARGET (100 ms) when flow 2 starts; flow 2's first samples include that
 /// queue, so its base delay is ~100 ms too high, it pushes the queue to ~2·TARGET,
 /// and flow 1 (which measures the true base) backs off to MIN_CWND. Started
