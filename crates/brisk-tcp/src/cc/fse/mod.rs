@@ -350,7 +350,7 @@ impl Fse {
         new_dr: f64,
     ) -> Result<Update, FseError> {
         let cc_r = check_rate("calculated rate", cc_r)?;
-        if !(new_dr >= 0.0) {
+        if new_dr.is_nan() || new_dr < 0.0 {
             return Err(FseError::Rate {
                 field: "desired rate",
                 value: new_dr,

@@ -257,7 +257,7 @@ fn check_sequence(alg: Algorithm, ops: &[Op]) -> Result<(), TestCaseError> {
                 if flows.is_empty() {
                     continue;
                 }
-                now = now + Duration::from_millis(u64::from(dt_ms));
+                now += Duration::from_millis(u64::from(dt_ms));
                 let f = flows[usize::from(who) % flows.len()];
                 let before = fse.s_cr();
                 let fse_r = fse.rate(f).unwrap();

@@ -36,7 +36,7 @@ fn growth_is_at_most_one_segment_per_rtt() {
     for _ in 0..200 {
         // One round: every segment in flight ACKed at the base RTT.
         let n = s.flight.len();
-        s.now = s.now + MS(40);
+        s.now += MS(40);
         for _ in 0..n {
             s.ack_oldest(MS(40));
         }
@@ -107,10 +107,14 @@ fn config_errors_name_the_parameter() {
     assert!(LedbatConfig::default().validate().is_ok());
 }
 
+/// A LEDBAT sender of the two-flow model: controller, variables, and in flight (send
+/// state, ACK arrival).
+type Sender = (Ledbat, CcState, VecDeque<(SentInfo, Instant)>);
+
 /// Two LEDBAT flows through one FIFO bottleneck (1 ms per segment, 40 ms base RTT),
 /// ACK-clocked, no loss. Flow 2 starts at `start2`.
 struct TwoFlows {
-    flows: [(Ledbat, CcState, VecDeque<(SentInfo, Instant)>); 2],
+    flows: [Sender; 2],
     started: [bool; 2],
     start: [Instant; 2],
     last_depart: Instant,

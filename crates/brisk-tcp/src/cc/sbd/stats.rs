@@ -263,7 +263,7 @@ impl FlowStats {
     }
 
     fn replace_newest(&mut self, rec: IntervalRecord) {
-        let old = self.records.get(1).map_or(false, |r| r.crossing);
+        let old = self.records.get(1).is_some_and(|r| r.crossing);
         self.crossings = self.crossings - u32::from(old) + u32::from(rec.crossing);
         let cap = self.records.buf.len();
         let i = (self.records.head + cap - 1) % cap;
