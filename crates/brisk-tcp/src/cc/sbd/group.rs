@@ -47,6 +47,13 @@ impl Grouper {
         }
     }
 
+    /// Drops a removed flow from the last decision.
+    pub fn forget(&mut self, slot: usize) {
+        if let Some(l) = self.labels.get_mut(slot) {
+            *l = None;
+        }
+    }
+
     pub fn group_of(&self, slot: usize) -> Option<u32> {
         self.labels.get(slot).copied().flatten()
     }

@@ -259,6 +259,7 @@ impl Sbd {
     pub fn remove(&mut self, f: SbdFlow) {
         if let Some(slot) = self.flows.get_mut(f.index()) {
             *slot = None;
+            self.grouper.forget(f.index());
         }
     }
 

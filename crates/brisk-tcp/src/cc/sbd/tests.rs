@@ -365,5 +365,6 @@ fn the_detector_is_bounded() {
     }
     assert_eq!(sbd.on_owd(SbdFlow(9), 1), Err(SbdError::UnknownFlow(9)));
     sbd.remove(f[0]);
+    assert_eq!(sbd.group_of(f[0]), None, "a removed flow is in no group");
     assert!(sbd.register().is_ok(), "a freed slot is reused");
 }
