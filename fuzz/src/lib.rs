@@ -8,8 +8,8 @@
 //! | target | drives | invariants |
 //! | --- | --- | --- |
 //! | [`wire`] | brisk-wire's parsers | no panic; every parsed packet re-emits and re-parses equal (bar the documented truncations); emit is a fixpoint; checksums we fix up verify |
-//! | [`endpoint`] | a listening `Endpoint` fed packets from four peers, with virtual time and application calls | no panic; every emitted packet parses and round-trips; bytes read (in order and unordered) equal what the peer sent at that sequence number; tables, queues and buffers within their limits |
-//! | [`conn`] | one connection driven to a chosen state by a scripted prefix, then fed segments near its windows | as `endpoint`, and the prefix reaches its state |
+//! | [`endpoint`] | a listening `Endpoint` fed packets from four peers (two of them MPTCP peers on a second, MPTCP listener: every subtype, valid — keys, tokens, HMACs, mappings — and mangled, `mp_peer`), with virtual time and application calls | no panic; every emitted packet parses and round-trips; bytes read (in order and unordered) equal what the peer sent at that sequence number; tables, queues and buffers within their limits |
+//! | [`conn`] | one connection (plain or MPTCP) driven to a chosen state by a scripted prefix, then fed segments near its windows (with MPTCP options when MPTCP) | as `endpoint`, and the prefix reaches its state |
 //! | [`minion`] | uCOBS framing, the record scanner (in order and out of order), msTCP's chunk header and demultiplexer, uTLS's record header | no panic; round trip; the scanner delivers exactly the records a reference split finds, each once; held bytes, streams and chunks within their limits |
 //! | [`mptcp`] | brisk-wire's MPTCP option (kind 30) parser on one option's data, or on a whole option area through `ExtraOptions` and a packet; the DSS checksum; the MPTCP crypto | no panic; exact lengths; `parse(emit(x)) == x`; emit is a fixpoint; short buffers refused; a chunked DSS checksum equals the one-shot sum |
 //!
@@ -18,6 +18,7 @@
 
 mod input;
 mod minion;
+mod mp_peer;
 mod mptcp;
 mod tcp;
 mod wire;
