@@ -166,6 +166,20 @@ counters! {
 }
 
 impl MptcpCounters {
+    /// Writes the counters as `nstat` prints Linux's (`MPTcpExt<Name>` and the value,
+    /// one a line; `nstat -a` shows zeros too, as `zeros` does here), so the two can
+    /// be diffed. brisk-only counters are written as `BriskMPTcp<Name>`.
+    pub fn write_nstat(&self, out: &mut impl std::fmt::Write, zeros: bool) -> std::fmt::Result {
+        for (c, (_, v)) in COUNTERS.iter().zip(self.pairs()) {
+            if v == 0 && !zeros {
+                continue;
+            }
+            let prefix = if c.linux { "MPTcpExt" } else { "BriskMPTcp" };
+            writeln!(out, "{:<40}{v:<16}0.0", format!("{prefix}{}", c.name))?;
+        }
+        Ok(())
+    }
+
     /// Counts a failed or refused join step.
     pub fn count_join_error(&mut self, e: &JoinError) {
         match e {
@@ -276,5 +290,14 @@ mod tests {
         for (n, v) in pairs {
             assert_eq!(b.get(n), Some(v));
         }
+        let mut out = String::new();
+        b.write_nstat(&mut out, false).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 5, "{out}");
+        assert!(lines[0].starts_with("MPTcpExtMPJoinNoTokenFound") && lines[0].contains(" 2 "));
+        assert!(out.contains("BriskMPTcpOFORangesFull") || !out.contains("OFORangesFull"));
+        let mut all = String::new();
+        b.write_nstat(&mut all, true).unwrap();
+        assert_eq!(all.lines().count(), COUNTERS.len());
     }
 }
