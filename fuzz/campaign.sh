@@ -3,7 +3,7 @@
 #
 #   fuzz/campaign.sh TARGET SECONDS [OUTDIR]
 #
-# TARGET is wire, endpoint, conn, minion or mptcp. Builds the AFL++ binary with cargo-afl
+# TARGET is wire, endpoint, conn, minion, mptcp or mpctl. Builds the AFL++ binary with cargo-afl
 # (`cargo install cargo-afl`; its own AFL++ is used), writes the seed corpus, and runs
 # ONE afl-fuzz instance (one core) for SECONDS. Run it again with the same OUTDIR to
 # resume from the corpus found so far. Prints the executions, crashes, hangs and
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 target=${1:?usage: fuzz/campaign.sh TARGET SECONDS [OUTDIR]}
 secs=${2:?usage: fuzz/campaign.sh TARGET SECONDS [OUTDIR]}
 out=${3:-target/fuzz/$target}
-case $target in wire|endpoint|conn|minion|mptcp) ;; *) echo "unknown target $target" >&2; exit 2 ;; esac
+case $target in wire|endpoint|conn|minion|mptcp|mpctl) ;; *) echo "unknown target $target" >&2; exit 2 ;; esac
 
 # A separate target directory: AFL's instrumentation flags would otherwise rebuild
 # the workspace's ordinary artifacts.

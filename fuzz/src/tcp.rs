@@ -14,6 +14,7 @@
 //! round-trips, and that tables, queues and buffers are within their configured limits.
 
 use crate::input::Input;
+use crate::mp_peer::{self, MpPeer, SegCtx};
 use brisk_tcp::{Config, ConnHandle, Endpoint, EndpointConfig, Event, State};
 use brisk_time::{Duration, Instant};
 use brisk_wire::{
@@ -24,6 +25,9 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 const LOCAL: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
 const LISTEN_PORT: u16 = 80;
+/// A second listener, with MPTCP configured (`Config::mptcp`): peers 2 and 3 talk to
+/// it with MPTCP options on their segments.
+const MPTCP_PORT: u16 = 81;
 const ACTIVE_PORT: u16 = 5555;
 const PEERS: usize = 4;
 /// Most operations per input, so no input runs for long.
@@ -58,6 +62,10 @@ struct Peer {
     irs: Option<u32>,
     /// Last TSval the endpoint sent (echoed in our TSecr).
     ep_tsval: u32,
+    /// MPTCP: the peer's key, the endpoint's once seen; off for peers 0 and 1.
+    mp: MpPeer,
+    /// The peer has sent its MP_CAPABLE third ACK (reset by its next SYN).
+    mp_done: bool,
 }
 
 struct Track {
@@ -109,20 +117,25 @@ impl World {
         let mut ep = Endpoint::new(IpAddr::V4(LOCAL), ec);
         ep.listen(LISTEN_PORT, limits.backlog, limits.config.clone())
             .expect("listen on a fresh endpoint");
+        ep.listen(MPTCP_PORT, limits.backlog, mptcp_config(&limits.config))
+            .expect("listen on a fresh endpoint");
         let peers = std::array::from_fn(|k| {
             let isn = 0x1000_0000u32.wrapping_mul(k as u32 + 1).wrapping_sub(1000);
+            let mptcp = k >= 2;
             Peer {
                 addr: SocketAddr::new(
                     IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2 + (k / 2) as u8)),
                     40_000 + (k % 2) as u16,
                 ),
-                local_port: LISTEN_PORT,
+                local_port: if mptcp { MPTCP_PORT } else { LISTEN_PORT },
                 isn,
                 next: isn.wrapping_add(1),
                 ep_iss: 0,
                 ep_max: 0,
                 irs: None,
                 ep_tsval: 0,
+                mp: MpPeer::new(mptcp, k),
+                mp_done: false,
             }
         });
         World {
@@ -191,6 +204,11 @@ impl World {
         }
         // The peer's in-order point moves when it sends the next bytes.
         let p = &mut self.peers[k];
+        if seg.flags.syn() {
+            p.mp_done = false;
+        } else if seg.flags.ack() && p.mp.ep_key.is_some() {
+            p.mp_done = true;
+        }
         let start = seg.seq + u32::from(seg.flags.syn());
         let end = seg.seq + seg.seg_len();
         if start.diff(SeqNum(p.next)) <= 0 && end.diff(SeqNum(p.next)) > 0 {
@@ -227,6 +245,9 @@ impl World {
             }
             if let Some(ts) = tcp.timestamps {
                 p.ep_tsval = ts.tsval;
+            }
+            if p.mp.on {
+                p.mp.learn(&tcp.extra);
             }
         }
         while let Some((h, ev)) = self.ep.poll_event() {
@@ -372,7 +393,10 @@ impl World {
             3 => p.ep_max.wrapping_add((inp.u16() as i16 as i32) as u32),
             _ => inp.u32(),
         };
-        let window = match inp.u8() % 4 {
+        // Bit 2 of the window byte: MPTCP options decoded from the input after the
+        // payload length (the canonical ones otherwise, for an MPTCP peer).
+        let wb = inp.u8();
+        let window = match wb % 4 {
             0 => 65_535,
             1 => 0,
             _ => inp.u16(),
@@ -433,7 +457,29 @@ impl World {
             .map(|i| stream_byte(k, data_seq.wrapping_add(i)))
             .collect();
         seg.payload = &payload;
+        if p.mp.on || wb & 4 != 0 {
+            let ctx = self.seg_ctx(k, flags, data_seq, &payload);
+            seg.extra = if wb & 4 != 0 {
+                mp_peer::fuzzed(&p.mp, inp, &ctx)
+            } else {
+                mp_peer::scripted(&p.mp, &ctx)
+            };
+        }
         self.send(k, &seg);
+    }
+
+    /// Where a segment of peer `k` with payload at `data_seq` sits, for its MPTCP
+    /// options.
+    fn seg_ctx<'a>(&self, k: usize, flags: Flags, data_seq: u32, payload: &'a [u8]) -> SegCtx<'a> {
+        let p = &self.peers[k];
+        let irs = p.irs.unwrap_or(p.isn);
+        SegCtx {
+            flags,
+            sub_off: u64::from(data_seq.wrapping_sub(irs.wrapping_add(1))),
+            payload,
+            ep_acked: u64::from(p.ep_max.wrapping_sub(p.ep_iss.wrapping_add(1))),
+            handshake: !p.mp_done,
+        }
     }
 
     /// One operation decoded from the input.
@@ -520,6 +566,12 @@ impl World {
                     let payload: Vec<u8> = (0..1000u32)
                         .map(|i| stream_byte(k, p.next.wrapping_add(i)))
                         .collect();
+                    let extra = if p.mp.on {
+                        let ctx = self.seg_ctx(k, Flags::ACK, p.next, &payload);
+                        mp_peer::scripted(&p.mp, &ctx)
+                    } else {
+                        Default::default()
+                    };
                     let seg = TcpRepr {
                         src_port: p.addr.port(),
                         dst_port: p.local_port,
@@ -528,6 +580,7 @@ impl World {
                         flags: Flags::ACK,
                         window: 65_535,
                         payload: &payload,
+                        extra,
                         ..TcpRepr::default()
                     };
                     self.send(k, &seg);
@@ -552,6 +605,11 @@ impl World {
             .map(|i| stream_byte(k, data_seq.wrapping_add(i)))
             .collect();
         let syn = flags.syn();
+        let extra = if p.mp.on {
+            mp_peer::scripted(&p.mp, &self.seg_ctx(k, flags, data_seq, &payload))
+        } else {
+            Default::default()
+        };
         let seg = TcpRepr {
             src_port: p.addr.port(),
             dst_port: p.local_port,
@@ -567,6 +625,7 @@ impl World {
                 tsecr: p.ep_tsval,
             }),
             payload: &payload,
+            extra,
             ..TcpRepr::default()
         };
         self.send(k, &seg);
@@ -576,6 +635,15 @@ impl World {
         self.find(k)
             .and_then(|h| self.ep.conn(h))
             .map(|c| c.state())
+    }
+}
+
+/// `base` with MPTCP on (Linux 6.18's defaults, checksums as the config's byte says
+/// elsewhere: off).
+fn mptcp_config(base: &Config) -> Config {
+    Config {
+        mptcp: Some(Box::default()),
+        ..base.clone()
     }
 }
 
@@ -611,9 +679,10 @@ const TARGET_STATES: [State; 11] = [
 ];
 
 /// Target `conn`: byte 0 picks the state (and whether the connection was opened
-/// actively), byte 1 the limits and options, byte 2 the handshake's options; a
-/// scripted exchange takes one connection to that state, then up to 256 operations
-/// from its peer follow.
+/// actively), byte 1 the limits and options, byte 2 the handshake's options (bit 4:
+/// the connection is MPTCP, its peer's segments carrying MPTCP options; bit 5: the
+/// peer asks for DSS checksums); a scripted exchange takes one connection to that
+/// state, then up to 256 operations from its peer follow.
 pub fn conn(data: &[u8]) {
     let mut inp = Input::new(data);
     let pick = inp.u8();
@@ -621,11 +690,19 @@ pub fn conn(data: &[u8]) {
     let active = which == 0 || which == 2 || (which != 1 && pick & 0x80 != 0);
     let mut w = World::new(inp.u8());
     let opts = inp.u8();
+    let mptcp = opts & 0x10 != 0;
+    if mptcp {
+        let p = &mut w.peers[0];
+        p.mp = MpPeer::new(true, 0);
+        p.mp.csum = opts & 0x20 != 0;
+        p.local_port = MPTCP_PORT;
+    }
     let reached = script(&mut w, which, active, opts);
-    assert_eq!(
-        reached,
-        Some(TARGET_STATES[which]),
-        "the scripted prefix must reach its state (script {which}, active {active})"
+    // An MPTCP connection may take its own path through the states (DATA_FIN before
+    // FIN, a fallback, a reset): the scripted prefix is not held to its state then.
+    assert!(
+        mptcp || reached == Some(TARGET_STATES[which]),
+        "the scripted prefix must reach its state (script {which}, active {active}): {reached:?}"
     );
     for _ in 0..MAX_OPS {
         if inp.is_empty() {
@@ -642,7 +719,11 @@ fn script(w: &mut World, which: usize, active: bool, opts: u8) -> Option<State> 
     let k = 0;
     if active {
         w.peers[k].local_port = ACTIVE_PORT;
-        let cfg = w.limits.config.clone();
+        let cfg = if w.peers[k].mp.on {
+            mptcp_config(&w.limits.config)
+        } else {
+            w.limits.config.clone()
+        };
         let remote = w.peers[k].addr;
         w.ep.connect(w.now, ACTIVE_PORT, remote, cfg).ok()?;
         w.pump();
@@ -714,6 +795,14 @@ mod enc {
         let opts = if syn { 1 | 4 | 16 | 32 } else { 32 };
         vec![0, k, flags, seq_mode, ack_mode, 0, opts, len]
     }
+    /// As [`seg`], with MPTCP options decoded from `mp` (count, then per option a
+    /// selector, a variant byte and fields: see `mp_peer::fuzzed`).
+    pub fn seg_mp(k: u8, flags: u8, len: u8, syn: bool, mp: &[u8]) -> Vec<u8> {
+        let mut s = seg(k, flags, 0, 0, syn, len);
+        s[5] = 4;
+        s.extend_from_slice(mp);
+        s
+    }
     pub const SYN: u8 = 3;
     pub const ACK: u8 = 0;
     pub const ACK_PSH: u8 = 1;
@@ -765,6 +854,44 @@ pub(crate) fn endpoint_seeds() -> Vec<Vec<u8>> {
         s.extend(wait(8));
         seeds.push(s);
     }
+    // MPTCP peers (2 and 3, the MPTCP listener): the handshake and data with the
+    // canonical options, then each control option, valid and mangled.
+    for cfg in [0u8, 0x81, 0x08] {
+        let mut s = vec![cfg];
+        for k in 2..4 {
+            s.extend(seg(k, SYN, 0, 0, true, 0));
+            s.extend(seg(k, ACK, 0, 0, false, 0));
+        }
+        s.extend(burst(2, 3));
+        s.extend(seg(3, ACK_PSH, 0, 0, false, 130));
+        s.extend(read(0));
+        s.extend(write(0, 3000));
+        // ADD_ADDR (good HMAC, v4 with port), echo, MP_PRIO, REMOVE_ADDR.
+        s.extend(seg_mp(
+            2,
+            ACK,
+            0,
+            false,
+            &[2, 3, 2, 5, 0, 1, 2, 0x1f, 0x90, 5, 1],
+        ));
+        s.extend(seg_mp(2, ACK, 0, false, &[2, 3, 0, 5, 0, 1, 2, 4, 0, 7]));
+        // DSS with a good data ACK and mapping; one 1 GiB ahead; a mangled one.
+        s.extend(seg_mp(3, ACK_PSH, 140, false, &[2, 2, 6, 0, 2, 15]));
+        s.extend(seg_mp(3, ACK_PSH, 140, false, &[1, 0x82, 6, 0, 3, 1]));
+        // MP_FAIL, MP_TCPRST, MP_FASTCLOSE (our key).
+        s.extend(seg_mp(2, ACK, 0, false, &[2, 6, 0, 8, 1, 2]));
+        s.extend(seg_mp(3, ACK, 0, false, &[1, 7, 0]));
+        // An MP_JOIN SYN with the endpoint's token, and raw bytes.
+        s.extend(seg_mp(
+            2,
+            SYN,
+            0,
+            true,
+            &[2, 1, 0, 1, 0, 0, 0, 9, 9, 4, 0x10, 0x30],
+        ));
+        s.extend(timers());
+        seeds.push(s);
+    }
     seeds
 }
 
@@ -772,8 +899,14 @@ pub(crate) fn conn_seeds() -> Vec<Vec<u8>> {
     use enc::*;
     let mut seeds = Vec::new();
     for state in 0..TARGET_STATES.len() as u8 {
-        for (cfg, active) in [(0u8, 0u8), (0xff, 0x80), (0x08, 0x80)] {
-            let mut s = vec![state | active, cfg, 0];
+        for (cfg, active, opts) in [
+            (0u8, 0u8, 0u8),
+            (0xff, 0x80, 0),
+            (0x08, 0x80, 0),
+            (0, 0, 0x10),
+            (0x81, 0x80, 0x30),
+        ] {
+            let mut s = vec![state | active, cfg, opts];
             s.extend(seg(0, ACK_PSH, 0, 0, false, 130));
             s.extend(seg(0, ACK_PSH, 1, 0, false, 140));
             s.push(9);

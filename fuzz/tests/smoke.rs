@@ -105,6 +105,11 @@ fn mptcp_smoke() {
     smoke("mptcp");
 }
 
+#[test]
+fn mpctl_smoke() {
+    smoke("mpctl");
+}
+
 /// The scripted prefix of `conn` reaches each of its states (else the target would
 /// fuzz fewer states than it claims).
 #[test]

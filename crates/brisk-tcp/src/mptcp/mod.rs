@@ -21,12 +21,17 @@
 //! has a limit, fixed at construction. Docs: `docs/mechanisms/mptcp.md`.
 
 pub mod config;
+pub mod control;
+pub mod counters;
 pub mod dsn;
+pub mod join;
+pub mod limits;
 pub mod meta;
 pub mod pm;
 pub mod recv;
 pub mod reinject;
 pub mod sched;
+pub mod token;
 
 pub use config::{MptcpConfig, MptcpConfigError};
 
