@@ -307,6 +307,7 @@ pub fn cmd_bench_sim(d: Duration, repeat: u32, no_ns3: bool, no_aqm: bool) -> an
     if !no_aqm {
         bench_sim_aqms(&sc, &opts, res.engine.events as f64 / wall)?;
     }
+    bench_sim_mptcp(&sc, &opts, repeat, (wall, cpu), &res)?;
     match ns3 {
         _ if no_ns3 => {}
         Some(Ok(n)) => {
@@ -409,6 +410,69 @@ fn bench_sim_aqms(sc: &Scenario, opts: &RunOptions, base_eps: f64) -> anyhow::Re
                 .map_or("-".into(), |q| format!("{:.2} ms", q.mean / 1e6))
         );
     }
+    Ok(())
+}
+
+/// The same flow as MPTCP (RFC 8684, one subflow: both ends offer MP_CAPABLE and
+/// every segment carries a DSS), `repeat` runs as the TCP line, as events/s and CPU
+/// per packet against TCP's (`tcp`: its median wall and CPU time, `base` its run).
+/// The transfer must be whole and still MPTCP at the end, or the line is an error,
+/// so the bench cannot pass on a broken or fallen-back transfer.
+fn bench_sim_mptcp(
+    sc: &Scenario,
+    opts: &RunOptions,
+    repeat: u32,
+    tcp: (f64, f64),
+    base: &brisk_sim::RunResult,
+) -> anyhow::Result<()> {
+    let mp = RunOptions {
+        mptcp: Some(brisk_tcp::mptcp::MptcpConfig::default()),
+        ..opts.clone()
+    };
+    let (mut walls, mut cpus, mut res) = (Vec::new(), Vec::new(), None);
+    for _ in 0..repeat {
+        let (t0, c0) = (std::time::Instant::now(), thread_cpu_s());
+        let r = brisk_sim::run_with(sc, sc.seed, &mp)?;
+        walls.push(t0.elapsed().as_secs_f64().max(1e-9));
+        cpus.push((thread_cpu_s() - c0).max(1e-9));
+        res = Some(r);
+    }
+    let r = res.expect("repeat >= 1");
+    let f = r
+        .flows
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("MPTCP run: no flow"))?;
+    // The per-byte pattern check stays on in the benchmark (only the SHA-256 digests
+    // are skipped): `stream_ok` is false on any wrong, missing or extra byte.
+    if !f.stream_ok || f.bytes_delivered == 0 || f.error.is_some() {
+        anyhow::bail!(
+            "MPTCP run: transfer broken ({} bytes delivered, stream check {}, error {:?})",
+            f.bytes_delivered,
+            if f.stream_ok { "passed" } else { "failed" },
+            f.error
+        );
+    }
+    if !f.mptcp {
+        anyhow::bail!("MPTCP run: the connection is not MPTCP at the end (fell back to TCP)");
+    }
+    walls.sort_by(f64::total_cmp);
+    cpus.sort_by(f64::total_cmp);
+    let (wall, cpu) = (median(&walls), median(&cpus));
+    let eps = r.engine.events as f64 / wall;
+    let tcp_eps = base.engine.events as f64 / tcp.0;
+    // A packet's cost: CPU time per packet the engine moved, MPTCP's over TCP's (the
+    // issue's target: at most 1.25x).
+    let per_pkt = cpu / r.engine.packets.max(1) as f64;
+    let tcp_per_pkt = tcp.1 / base.engine.packets.max(1) as f64;
+    println!(
+        "  MPTCP, 1 subflow {eps:.0} events/s ({:.2}x TCP's), {:.0} ns CPU per packet ({:.2}x TCP's {:.0}), goodput {:.1} Mbit/s, {} events, bytes checked (median of {repeat})",
+        eps / tcp_eps,
+        per_pkt * 1e9,
+        per_pkt / tcp_per_pkt,
+        tcp_per_pkt * 1e9,
+        f.goodput_bps / 1e6,
+        r.engine.events
+    );
     Ok(())
 }
 

@@ -111,6 +111,9 @@ pub struct ClientSide {
     pub closed: bool,
     /// Stream bytes the connection retransmitted (from its trace).
     pub retx: ByteRanges,
+    /// The connection still ran MPTCP at the end of the run (it offered it, the peer
+    /// took it and it never fell back): set by `finish`.
+    pub mptcp: bool,
 }
 
 /// The receiver side of one flow.
@@ -204,6 +207,7 @@ impl ClientSide {
             connect_error: None,
             closed: false,
             retx: ByteRanges::default(),
+            mptcp: false,
         }
     }
 }
@@ -291,6 +295,7 @@ impl Host {
                     Event::Closed(r) => {
                         if let Some(conn) = ep.conn(h) {
                             c.info = Some(conn.info());
+                            c.mptcp = conn.is_mptcp();
                         }
                         c.error = r.err();
                         c.closed = true;
@@ -429,6 +434,7 @@ impl Host {
                 Role::Client(c) => {
                     if let Some(conn) = c.conn.and_then(|h| self.ep.conn(h)) {
                         c.info = Some(conn.info());
+                        c.mptcp = conn.is_mptcp();
                     }
                 }
                 Role::Server(s) if s.app.is_web() => {

@@ -43,6 +43,10 @@ pub struct RunOptions {
     /// Record the stream bytes of each flow the bottleneck dropped
     /// (`FlowResult::dropped_ranges`), for tail-loss analyses.
     pub dropped_ranges: bool,
+    /// Make every flow MPTCP (RFC 8684) with this configuration, both ends: the
+    /// benchmark's MPTCP line (`brisk bench sim`), which compares it with the same
+    /// scenario as plain TCP. `None` (the default) leaves the flows as they are.
+    pub mptcp: Option<brisk_tcp::mptcp::MptcpConfig>,
 }
 
 pub use crate::outcome::{Interruption, SimError};
@@ -92,6 +96,9 @@ pub struct FlowResult {
     /// retransmitted bytes, RDB bundles), if the connection was opened.
     pub sender_info: Option<brisk_tcp::TcpInfo>,
     pub stream_ok: bool,
+    /// The sender's connection ran MPTCP to the end of the run (RFC 8684: offered,
+    /// taken, never fallen back to plain TCP).
+    pub mptcp: bool,
     pub first_drop: Option<Instant>,
     pub error: Option<String>,
     /// Whether each side's connection reported `Closed` by the end of the run:
@@ -292,7 +299,12 @@ pub fn run_controlled(
             "flow[{i}].stack = \"linux\": the simulator runs only brisk's TCP; run this scenario over real packets with `brisk run --real`"
         )));
     }
-    let mut net = topology::build_with(sc, seed, !opts.skip_stream_hashes)?;
+    let mut net = topology::build_mptcp(
+        sc,
+        seed,
+        !opts.skip_stream_hashes,
+        opts.mptcp.as_ref(),
+    )?;
     let mut obs = RunObserver {
         hash: opts.trace_hash.then(Sha256::new),
         pcaps: Vec::new(),
@@ -632,6 +644,7 @@ pub fn run_controlled(
             ack_latency_quantiles: c.app.stats.ack_latencies.quantiles(QUANTILE_POINTS),
             sender_info: c.info.clone(),
             stream_ok,
+            mptcp: c.mptcp,
             first_drop: first_drops.get(fi.id as usize).copied().flatten(),
             error,
             closed: [c.closed, v.closed],

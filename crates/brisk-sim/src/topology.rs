@@ -173,6 +173,17 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Network, BuildError> {
 
 /// Builds the dumbbell; `hash_streams = false` leaves only the per-byte pattern check.
 pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Network, BuildError> {
+    build_mptcp(sc, seed, hash_streams, None)
+}
+
+/// [`build_with`], with every flow's connections (both ends) made MPTCP with `mptcp`
+/// when it is given: `brisk bench sim`'s MPTCP line (`RunOptions::mptcp`).
+pub fn build_mptcp(
+    sc: &Scenario,
+    seed: u64,
+    hash_streams: bool,
+    mptcp: Option<&brisk_tcp::mptcp::MptcpConfig>,
+) -> Result<Network, BuildError> {
     let mut e: Engine<SimNode> = Engine::new();
     let interval = sc.sample_interval();
     let rows =
@@ -191,7 +202,10 @@ pub fn build_with(sc: &Scenario, seed: u64, hash_streams: bool) -> Result<Networ
     for (si, f) in sc.flows.iter().enumerate() {
         for _ in 0..f.count {
             let (s_ip, r_ip) = flow_ips(id, f.ip.unwrap_or(sc.ip));
-            let config = f.tcp.to_config(f.cc);
+            let mut config = f.tcp.to_config(f.cc);
+            if let Some(m) = mptcp {
+                config.mptcp = Some(Box::new(m.clone()));
+            }
             let fwd = Pattern::with_hashing(
                 derive_seed(seed, "pattern-fwd", u64::from(id)),
                 hash_streams,

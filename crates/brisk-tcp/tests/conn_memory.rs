@@ -168,6 +168,11 @@ fn measure(config: &Config) -> Cost {
 }
 
 fn check(name: &str, c: &Cost) {
+    check_within(name, c, 3584.0);
+}
+
+/// [`check`] with `idle_bound` (B per idle connection) in place of TCP's 3.5 KB.
+fn check_within(name: &str, c: &Cost, idle_bound: f64) {
     let Cost {
         idle,
         used,
@@ -184,7 +189,10 @@ fn check(name: &str, c: &Cost) {
     // Nothing proportional to the configured buffers (4 MiB send, 6 MiB receive) is
     // held by an idle connection; after 64 KB a connection keeps about 64 KB of grown
     // buffers plus its idle state.
-    assert!(idle < 3584.0, "idle {idle:.0} B (target: at most 4096 B)");
+    assert!(
+        idle < idle_bound,
+        "idle {idle:.0} B (bound {idle_bound:.0} B; TCP's target: at most 4096 B)"
+    );
     assert!(used < 96.0 * 1024.0, "used {used:.0} B");
     assert_eq!(left, 0, "closed connections are reaped");
     // What stays is the endpoint's slot table (a Vec of boxed slots, 8 B each, reused
@@ -197,11 +205,32 @@ fn check(name: &str, c: &Cost) {
 }
 
 /// One test, so the global counter is not shared with a concurrent one: plain TCP, then
-/// RC3 senders (whose RLP keeps chunk and range state per write).
+/// RC3 senders (whose RLP keeps chunk and range state per write), then MPTCP.
 #[test]
 fn idle_and_used_connections_cost_little_and_closed_ones_nothing() {
-    check("TCP", &measure(&Config::default()));
+    let tcp = measure(&Config::default());
+    check("TCP", &tcp);
     let mut rc3 = Config::default();
     rc3.transmit.rc3 = Some(brisk_tcp::rc3::Rc3Config::default());
     check("RC3", &measure(&rc3));
+    // MPTCP (RFC 8684) over one subflow, both ends: the outer connection keeps its
+    // own (dormant) TCP parts beside the meta and the subflow's full connection, so an
+    // idle MPTCP connection is about two TCP connections plus the data level. The
+    // bound is two TCP bounds plus 1 KB for the meta (keys, DSN state, counters, the
+    // subflow table): a change that makes the data level hold a buffer proportional
+    // to the configured sizes while idle fails here. Issue 31 asks for this number
+    // beside TCP's; its two-subflow figure adds one subflow connection (not built
+    // yet: MP_JOIN is in progress).
+    let mp = Config {
+        mptcp: Some(Box::new(brisk_tcp::mptcp::MptcpConfig::default())),
+        ..Config::default()
+    };
+    let m = measure(&mp);
+    check_within("MPTCP, 1 subflow", &m, 2.0 * 3584.0 + 1024.0);
+    eprintln!(
+        "MPTCP over TCP, idle: +{:.0} B per connection ({:.2}x); the outer connection's dormant TCP state is part of it: size_of::<Connection>() {} B is held twice (outer and subflow)",
+        m.idle - tcp.idle,
+        m.idle / tcp.idle,
+        std::mem::size_of::<brisk_tcp::Connection>()
+    );
 }
