@@ -230,7 +230,13 @@ fn build_kind() -> &'static str {
     }
 }
 
-pub fn cmd_bench_sim(d: Duration, repeat: u32, no_ns3: bool, no_aqm: bool) -> anyhow::Result<()> {
+pub fn cmd_bench_sim(
+    d: Duration,
+    repeat: u32,
+    no_ns3: bool,
+    no_aqm: bool,
+    no_mptcp: bool,
+) -> anyhow::Result<()> {
     let mut sc = Scenario::from_toml_str_named(BENCH_SCENARIO, "bench-1g.toml")?;
     sc.duration = brisk_sim::units::Dur(d);
     // Stream digests are app-level work ns-3 does not do; the per-byte check stays.
@@ -307,7 +313,9 @@ pub fn cmd_bench_sim(d: Duration, repeat: u32, no_ns3: bool, no_aqm: bool) -> an
     if !no_aqm {
         bench_sim_aqms(&sc, &opts, res.engine.events as f64 / wall)?;
     }
-    bench_sim_mptcp(&sc, &opts, repeat, (wall, cpu), &res)?;
+    if !no_mptcp {
+        bench_sim_mptcp(&sc, &opts, repeat, (wall, cpu), &res)?;
+    }
     match ns3 {
         _ if no_ns3 => {}
         Some(Ok(n)) => {

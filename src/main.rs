@@ -141,6 +141,9 @@ enum BenchCmd {
         /// Skip the runs through CoDel, FQ-CoDel and prio.
         #[arg(long)]
         no_aqm: bool,
+        /// Skip the MPTCP run (the same flow with MPTCP on both ends).
+        #[arg(long)]
+        no_mptcp: bool,
     },
     /// Simulator scale: N bulk CUBIC flows sharing one bottleneck (bench sim's, 10 ms
     /// RTT, IPv6 so that 10^5 flows have addresses), all starting at 0, one child
@@ -306,8 +309,9 @@ fn main() -> ExitCode {
                     repeat,
                     no_ns3,
                     no_aqm,
+                    no_mptcp,
                 },
-        } => bench_cmd::cmd_bench_sim(duration, repeat, no_ns3, no_aqm),
+        } => bench_cmd::cmd_bench_sim(duration, repeat, no_ns3, no_aqm, no_mptcp),
         Cmd::Bench {
             what:
                 BenchCmd::Scale {

@@ -299,12 +299,7 @@ pub fn run_controlled(
             "flow[{i}].stack = \"linux\": the simulator runs only brisk's TCP; run this scenario over real packets with `brisk run --real`"
         )));
     }
-    let mut net = topology::build_mptcp(
-        sc,
-        seed,
-        !opts.skip_stream_hashes,
-        opts.mptcp.as_ref(),
-    )?;
+    let mut net = topology::build_mptcp(sc, seed, !opts.skip_stream_hashes, opts.mptcp.as_ref())?;
     let mut obs = RunObserver {
         hash: opts.trace_hash.then(Sha256::new),
         pcaps: Vec::new(),

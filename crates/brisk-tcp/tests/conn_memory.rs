@@ -195,7 +195,10 @@ fn check_within(name: &str, c: &Cost, idle_bound: f64) {
     );
     // After 64 KB: the idle bound's margin over TCP's plus TCP's 96 KB.
     let used_bound = 96.0 * 1024.0 + idle_bound - 3584.0;
-    assert!(used < used_bound, "used {used:.0} B (bound {used_bound:.0} B)");
+    assert!(
+        used < used_bound,
+        "used {used:.0} B (bound {used_bound:.0} B)"
+    );
     assert_eq!(left, 0, "closed connections are reaped");
     // What stays is the endpoint's slot table (a Vec of boxed slots, 8 B each, reused
     // by later connections), its hash map's capacity and the timer heap's: less than
@@ -260,9 +263,9 @@ fn report_mptcp(m: &Cost, tcp: &Cost) {
 ///
 /// Ignored because it fails today (measured 4 225 334 B per idle connection): the
 /// data-level receive ring is allocated whole at construction (`DataRecv::new`, 4 MiB
-/// + 128 B by default) and the subflow's send map reserves `SEND_MAPS` entries
-/// (`SendMap::new`, `VecDeque::with_capacity`, about 24 KB). Run alone (the counter is
-/// the process's): `cargo test --release -p brisk-tcp --test conn_memory -- --ignored`.
+/// and 128 B by default) and the subflow's send map reserves `SEND_MAPS` entries
+/// (`SendMap::new`, `VecDeque::with_capacity`, about 24 KB). Run it alone (the counter
+/// is the process's): `cargo test --release -p brisk-tcp --test conn_memory -- --ignored`.
 #[test]
 #[ignore = "fails: an idle MPTCP connection holds its 4 MiB data-level ring and a 1024-entry send map (docs/mechanisms/mptcp.md, Cost)"]
 fn idle_mptcp_connection_costs_at_most_two_tcp_connections() {
