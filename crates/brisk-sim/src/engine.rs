@@ -276,9 +276,10 @@ pub fn ecmp_pick(key: (u64, u64), data: &[u8], ways: usize) -> usize {
     }
     let hash = h.finish() >> 33; // 31 bits, as Linux's `hash >> 1`
     let n = ways.max(1) as u64;
-    // Upper bound of next hop i: round(2^31 · (i + 1) / n) − 1.
+    // Upper bound of next hop i: round(2^31 · (i + 1) / n) − 1, so `hash` below
+    // round(2^31 · (i + 1) / n).
     (0..n)
-        .find(|&i| hash <= ((1u64 << 31) * (i + 1) + n / 2) / n - 1)
+        .find(|&i| hash < ((1u64 << 31) * (i + 1) + n / 2) / n)
         .unwrap_or(n - 1) as usize
 }
 

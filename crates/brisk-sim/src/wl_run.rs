@@ -154,13 +154,8 @@ fn host_addrs(routing: &Routing, k: usize) -> Vec<IpAddr> {
 fn source_index(routing: &Routing, k: usize, pick: Option<SourceAddress>) -> u32 {
     match pick {
         None => 0,
-        Some(SourceAddress::Index(i)) => {
-            if i < routing.address_count(k) {
-                i
-            } else {
-                0
-            }
-        }
+        Some(SourceAddress::Index(i)) if i < routing.address_count(k) => i,
+        Some(SourceAddress::Index(_)) => 0,
         Some(SourceAddress::Address(ip)) => host_addrs(routing, k)
             .iter()
             .position(|&a| a == ip)
