@@ -40,7 +40,7 @@ pub fn enable(ns: &Netns) -> Result<()> {
 }
 
 /// A flow's `[flow.tcp.mptcp]` as a namespace's kernel takes it (what
-/// `brisk_scenario::MptcpKnobs::linux_refusal` lets through): `ip mptcp limits`,
+/// `brisk_scenario::knobs::MptcpKnobs::linux_refusal` lets through): `ip mptcp limits`,
 /// `ip mptcp endpoint`s and the `net.mptcp` sysctls. These are per namespace, so the
 /// flows sharing one must agree (see `realrun`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,7 +74,7 @@ impl KernelMptcp {
     /// ADD_ADDR timeout, a port on an endpoint that does not signal it.
     pub fn from_config(c: &brisk_tcp::mptcp::MptcpConfig) -> std::result::Result<Self, String> {
         let t = c.pm.add_addr_timeout;
-        if t.as_nanos() % 1_000_000_000 != 0 {
+        if !t.as_nanos().is_multiple_of(1_000_000_000) {
             return Err(format!(
                 "add_addr_timeout {t:?}: net.mptcp.add_addr_timeout is whole seconds"
             ));
