@@ -98,12 +98,12 @@ def test_bad_seeds_backend_and_grid_shapes_say_why():
         brisk.repro(["no-such-experiment"], quick=True)
 
 
-def test_mptcp_knobs_reach_the_run_and_warn_while_brisk_runs_them_as_plain_tcp():
+def test_mptcp_knobs_reach_the_run_and_warn_that_brisk_runs_one_subflow():
     import copy
 
     d = copy.deepcopy(GOOD)
     d["flow"][0]["cc"] = "lia+lisa"
     d["flow"][0]["tcp"] = {"mptcp": {"subflows": 3, "scheduler": "sttf", "endpoint": [{"addr": "198.18.9.1"}]}}
-    with pytest.warns(UserWarning, match=r"flow\[0\]\.tcp\.mptcp: .*plain TCP"):
+    with pytest.warns(UserWarning, match=r"flow\[0\]\.tcp\.mptcp: .*one subflow"):
         r = brisk.run(d)
     assert r.summary["flows"][0]["bytes_delivered"] > 0

@@ -22,12 +22,16 @@
 //! for, an IP-level annotation) ends the run with [`Outcome::Unsupported`]; Python
 //! blocks and shell commands the runner cannot apply are skipped and counted.
 
+use crate::mp_run::MpState;
+use crate::mptcp::AddrRef;
 use crate::script::{
     flag, flags_str, parse, Event, EventKind, Options, Packet, ParseError, Syscall, TcpOpt, Time,
 };
+use brisk_tcp::mptcp::MptcpConfig;
 use brisk_tcp::{
     Config, ConnError, ConnHandle, Endpoint, EndpointConfig, Event as TcpEvent, Instant,
 };
+use brisk_wire::mptcp::MptcpOption;
 use brisk_wire::parse_tcp_packet;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -44,6 +48,39 @@ pub const REMOTE_PORT: u16 = 47_000;
 /// Added to every inbound sequence number: the remote ISN the script's 0 stands for.
 /// Not zero, so that a number used unmapped shows up as a mismatch.
 pub const REMOTE_ISN: u32 = 0x4000_0000;
+/// The script side's Nth address (0 is [`REMOTE_IP`]).
+pub fn script_addr(n: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1 + n))
+}
+
+/// brisk's Nth address (0 is [`LOCAL_IP`], the endpoint's only address: a packet to
+/// another is not brisk's).
+pub fn brisk_addr(n: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(192, 168, 0, 1 + n))
+}
+
+/// An `addr[...]` name as an address; `brisk_client`: brisk connected.
+pub(crate) fn resolve_addr(a: AddrRef, brisk_client: bool) -> IpAddr {
+    match a {
+        AddrRef::Ip(ip) => ip,
+        AddrRef::Client(n) if brisk_client => brisk_addr(n),
+        AddrRef::Client(n) => script_addr(n),
+        AddrRef::Server(n) if brisk_client => script_addr(n),
+        AddrRef::Server(n) => brisk_addr(n),
+    }
+}
+
+/// One subflow's sequence spaces (the MPTCP fork's `addr[...]` packets switch
+/// between them); the runner's fields hold the current one's.
+#[derive(Clone, Copy)]
+struct FlowSeq {
+    ports: (u16, u16),
+    local_isn: u32,
+    local_script_isn: u32,
+    remote_script_isn: u32,
+    remote_isn_set: bool,
+}
+
 /// Virtual time of the script's 0 (brisk's clock must not start at 0: TS values).
 const BASE_US: u64 = 1_000_000;
 /// packetdrill's `sniff_outbound_live_packet` gives up this long after the expected time.
@@ -352,6 +389,19 @@ struct Runner {
     blocked_write: Option<(ConnHandle, usize, usize)>,
     /// Per-descriptor state of Linux socket APIs brisk's endpoint has no part in.
     extra: HashMap<i64, SockExtra>,
+    /// MPTCP keys, nonces and script variables.
+    mp: MpState,
+    /// The current flow's addresses (local, remote), and the others' sequence
+    /// spaces (at most 10 × 10 address pairs, what `addr[...]` can name).
+    addrs: (IpAddr, IpAddr),
+    flows: HashMap<(IpAddr, IpAddr), FlowSeq>,
+    /// brisk connected (it is the client of `addr[caddrN]`).
+    brisk_client: bool,
+    /// What an `IPPROTO_MPTCP` socket gets as `Config::mptcp` (Linux's defaults,
+    /// changed by `net.mptcp.*` sysctls and `ip mptcp limits`).
+    mptcp_cfg: MptcpConfig,
+    /// `net.mptcp.enabled`: off, `socket(..., IPPROTO_MPTCP)` fails as Linux's does.
+    mptcp_enabled: bool,
 }
 
 /// What the runner keeps per descriptor for `SO_ZEROCOPY`, `TCP_INQ` and epoll.
@@ -401,6 +451,12 @@ impl Runner {
             ecn_passive: false,
             blocked_write: None,
             extra: HashMap::new(),
+            mp: MpState::new(),
+            addrs: (IpAddr::V4(LOCAL_IP), IpAddr::V4(REMOTE_IP)),
+            flows: HashMap::new(),
+            brisk_client: false,
+            mptcp_cfg: MptcpConfig::default(),
+            mptcp_enabled: true,
         }
     }
 
@@ -490,8 +546,17 @@ impl Runner {
                 // The endpoint's ISN, which a script's SYN or SYN-ACK writes as 0:
                 // learned when the SYN leaves, so inbound ACKs map even if the script
                 // does not list the SYN.
+                let (ip_src, ip_dst) = brisk_wire::peek::src_addr(&buf)
+                    .zip(brisk_wire::peek::dst_addr(&buf))
+                    .unwrap_or(self.addrs);
                 if tcp.flags.syn() {
-                    self.local_isn = tcp.seq.0;
+                    match self.flows.get_mut(&(ip_src, ip_dst)) {
+                        Some(f) if (ip_src, ip_dst) != self.addrs => f.local_isn = tcp.seq.0,
+                        _ => self.local_isn = tcp.seq.0,
+                    }
+                }
+                for o in brisk_wire::mptcp::options(&tcp.extra).flatten() {
+                    self.mp.learn(&o);
                 }
             }
             if self.cfg.trace {
@@ -603,12 +668,65 @@ fn secs(us: i64) -> f64 {
 impl Runner {
     fn flow(&self) -> (SocketAddr, SocketAddr) {
         (
-            SocketAddr::new(IpAddr::V4(LOCAL_IP), self.ports.0),
-            SocketAddr::new(IpAddr::V4(REMOTE_IP), self.ports.1),
+            SocketAddr::new(self.addrs.0, self.ports.0),
+            SocketAddr::new(self.addrs.1, self.ports.1),
         )
     }
 
+    /// An `addr[...]` name: `caddrN` is the client's, `saddrN` the server's, and
+    /// brisk is the client once it has connected.
+    fn addr(&self, a: AddrRef) -> IpAddr {
+        resolve_addr(a, self.brisk_client)
+    }
+
+    fn flow_seq(&self) -> FlowSeq {
+        FlowSeq {
+            ports: self.ports,
+            local_isn: self.local_isn,
+            local_script_isn: self.local_script_isn,
+            remote_script_isn: self.remote_script_isn,
+            remote_isn_set: self.remote_isn_set,
+        }
+    }
+
+    /// Makes (local, remote) the current flow: a new one starts with the current
+    /// ports and no ISNs yet.
+    fn switch_flow(&mut self, local: IpAddr, remote: IpAddr) {
+        if (local, remote) == self.addrs {
+            return;
+        }
+        self.flows.insert(self.addrs, self.flow_seq());
+        let f = self.flows.remove(&(local, remote)).unwrap_or(FlowSeq {
+            ports: self.ports,
+            local_isn: 0,
+            local_script_isn: 0,
+            remote_script_isn: 0,
+            remote_isn_set: false,
+        });
+        self.ports = f.ports;
+        self.local_isn = f.local_isn;
+        self.local_script_isn = f.local_script_isn;
+        self.remote_script_isn = f.remote_script_isn;
+        self.remote_isn_set = f.remote_isn_set;
+        self.addrs = (local, remote);
+    }
+
+    /// The sequence spaces of the flow a packet (local → remote) belongs to.
+    fn flow_of(&self, local: IpAddr, remote: IpAddr) -> FlowSeq {
+        if (local, remote) != self.addrs {
+            if let Some(f) = self.flows.get(&(local, remote)) {
+                return *f;
+            }
+        }
+        self.flow_seq()
+    }
+
     fn inbound(&mut self, p: &Packet) -> Step {
+        if p.addrs != [None, None] {
+            let remote = p.addrs[0].map_or(self.addrs.1, |a| self.addr(a));
+            let local = p.addrs[1].map_or(self.addrs.0, |a| self.addr(a));
+            self.switch_flow(local, remote);
+        }
         let mut opts = Vec::new();
         if let Options::List(list) = &p.options {
             for o in list {
@@ -631,6 +749,7 @@ impl Runner {
                             opts.extend_from_slice(&r.wrapping_add(self.local_isn).to_be_bytes());
                         }
                     }
+                    TcpOpt::Mptcp(o) => opts.extend(self.mp.inbound_bytes(o).map_err(Stop::Fail)?),
                 }
             }
         }
@@ -704,6 +823,11 @@ impl Runner {
 
     fn outbound(&mut self, p: &Packet, t: Time, start: i64, end: i64) -> Step {
         let tol = self.cfg.tolerance_us;
+        if p.addrs != [None, None] {
+            let local = p.addrs[0].map_or(self.addrs.0, |a| self.addr(a));
+            let remote = p.addrs[1].map_or(self.addrs.1, |a| self.addr(a));
+            self.switch_flow(local, remote);
+        }
         let deadline = if t == Time::Any {
             self.now + ANY_WAIT_US
         } else {
@@ -720,9 +844,18 @@ impl Runner {
             ));
         };
         let at = first.at;
-        let Ok((_, tcp)) = parse_tcp_packet(&first.bytes) else {
+        let Ok((ip, tcp)) = parse_tcp_packet(&first.bytes) else {
             return fail("the endpoint sent a packet that does not parse as TCP/IP");
         };
+        if (ip.src(), ip.dst()) != self.addrs {
+            return fail(format!(
+                "expected outbound packet > {p} on subflow {} > {}, but the endpoint sent one on {} > {}",
+                self.addrs.0,
+                self.addrs.1,
+                ip.src(),
+                ip.dst()
+            ));
+        }
         if tcp.flags.syn() {
             // The endpoint's ISN: the script's SYN sequence number stands for it.
             self.local_isn = tcp.seq.0;
@@ -769,7 +902,7 @@ impl Runner {
                 ));
             }
         }
-        if let Err(what) = compare(p, &actual) {
+        if let Err(what) = compare(p, &actual, &mut self.mp) {
             return fail(format!(
                 "{what}\n    expected: > {p}\n    actual:   > {actual} (at {:.6} s)",
                 secs(at)
@@ -804,7 +937,8 @@ impl Runner {
         let Ok((ip, tcp)) = parse_tcp_packet(bytes) else {
             return fail("the endpoint sent a packet that does not parse as TCP/IP");
         };
-        let remote_isn = REMOTE_ISN.wrapping_add(self.remote_script_isn);
+        let fs = self.flow_of(ip.src(), ip.dst());
+        let remote_isn = REMOTE_ISN.wrapping_add(fs.remote_script_isn);
         let syn = tcp.flags.syn();
         let hl = ip.header_len();
         let doff = usize::from(bytes.get(hl + 12).copied().unwrap_or(0x50) >> 4) * 4;
@@ -845,6 +979,14 @@ impl Runner {
                         })
                         .collect(),
                 )),
+                (brisk_wire::mptcp::KIND, _) => match MptcpOption::parse(body) {
+                    Ok(o) => opts.push(TcpOpt::Mptcp(self.mp.to_script(&o))),
+                    Err(e) => {
+                        return fail(format!(
+                            "the endpoint sent an MPTCP option that does not parse: {e}"
+                        ))
+                    }
+                },
                 (k, _) => {
                     return unsupported(format!(
                         "the endpoint sent TCP option kind {k}, which the runner cannot show"
@@ -855,15 +997,15 @@ impl Runner {
         }
         Ok(Packet {
             flags: tcp.flags.bits() & 0xff,
-            seq: tcp.seq.0.wrapping_sub(self.local_isn).wrapping_add(if syn {
-                self.local_script_isn
+            seq: tcp.seq.0.wrapping_sub(fs.local_isn).wrapping_add(if syn {
+                fs.local_script_isn
             } else {
                 0
             }),
             len: tcp.payload.len() as u32,
             ack: tcp.flags.ack().then(|| {
                 tcp.ack.0.wrapping_sub(remote_isn).wrapping_add(if syn {
-                    self.remote_script_isn
+                    fs.remote_script_isn
                 } else {
                     0
                 })
@@ -872,13 +1014,14 @@ impl Runner {
             urg: None,
             options: Options::List(opts),
             ecn: None,
+            addrs: [None, None],
         })
     }
 }
 
 /// Compares a script packet with an actual one (both in script space), as
 /// packetdrill's `verify_tcp` and `verify_outbound_live_tcp_options`.
-fn compare(want: &Packet, got: &Packet) -> Result<(), String> {
+fn compare(want: &Packet, got: &Packet, mp: &mut MpState) -> Result<(), String> {
     if want.flags != got.flags {
         return Err(format!(
             "bad outbound TCP flags: expected {} actual {}",
@@ -926,11 +1069,33 @@ fn compare(want: &Packet, got: &Packet) -> Result<(), String> {
         Options::List(l) => l,
     };
     if want_opts.len() != got_opts.len() {
-        return Err("bad outbound TCP options".into());
+        // Name the first option that is missing or extra, in script order.
+        let n = want_opts.len().min(got_opts.len());
+        let at = (0..n)
+            .find(|&i| {
+                std::mem::discriminant(&want_opts[i]) != std::mem::discriminant(&got_opts[i])
+            })
+            .unwrap_or(n);
+        return Err(match (want_opts.get(at), got_opts.get(at)) {
+            (Some(w), Some(g)) => format!(
+                "bad outbound TCP options: {} expected, {} sent; option {}: expected {w} actual {g}",
+                want_opts.len(),
+                got_opts.len(),
+                at + 1
+            ),
+            (Some(w), None) => format!("bad outbound TCP options: expected {w} (option {}), not sent", at + 1),
+            (None, Some(g)) => format!("bad outbound TCP options: {g} (option {}) sent, not expected", at + 1),
+            (None, None) => "bad outbound TCP options".into(),
+        });
     }
     for (w, g) in want_opts.iter().zip(got_opts) {
         let same = match (w, g) {
             (TcpOpt::Ts { .. }, TcpOpt::Ts { .. }) => true,
+            (TcpOpt::Mptcp(wm), TcpOpt::Mptcp(gm)) => {
+                mp.matches(wm, gm)
+                    .map_err(|e| format!("bad outbound MPTCP option: {e}"))?;
+                true
+            }
             _ => w == g,
         };
         if !same {
@@ -1148,13 +1313,24 @@ impl Runner {
                 if !ty.contains("SOCK_STREAM") {
                     return unsupported(format!("socket type {ty}"));
                 }
+                // `IPPROTO_MPTCP` (the MPTCP fork's scripts, Linux's MPTCP sockets):
+                // an MPTCP connection, `Config::mptcp` from the sysctls so far.
+                let mptcp = c.args.get(2).is_some_and(|p| p == "IPPROTO_MPTCP");
+                if mptcp && !self.mptcp_enabled {
+                    return Ok(Done((-1, Some("ENOPROTOOPT"))));
+                }
                 let fd = self.new_fd(c.ret);
                 // A new connection: its SYN names the remote ISN again.
                 self.remote_isn_set = false;
+                self.mp = MpState::new();
+                let mut cfg = Box::new(self.cfg.tcp.clone());
+                if mptcp {
+                    cfg.mptcp = Some(Box::new(self.mptcp_cfg.clone()));
+                }
                 self.fds.insert(
                     fd,
                     Sock::Fresh {
-                        cfg: Box::new(self.cfg.tcp.clone()),
+                        cfg,
                         nonblock: ty.contains("SOCK_NONBLOCK"),
                     },
                 );
@@ -1266,6 +1442,8 @@ impl Runner {
                             unreachable!("matched just above")
                         };
                         let remote = SocketAddr::new(IpAddr::V4(REMOTE_IP), SCRIPT_PORT);
+                        self.brisk_client = true;
+                        self.mp.brisk_client = true;
                         let h = match self.ep.connect(now, 0, remote, *cfg) {
                             Ok(h) => h,
                             Err(e) => return fail(format!("connect: {e}")),
@@ -1996,6 +2174,28 @@ impl Runner {
                 // Queueing disciplines on the tun device: no counterpart, no effect here.
                 continue;
             }
+            if prog == "ip" && part.contains(" mptcp limits set ") {
+                // `ip mptcp limits set subflows N add_addr_accepted N` (Linux allows 0-8):
+                // applied only if every value is valid, as `ip` refuses the command.
+                let w: Vec<&str> = part.split_whitespace().collect();
+                let mut limits = self.mptcp_cfg.pm.limits;
+                let mut ok = true;
+                for pair in w.windows(2) {
+                    let n = pair[1].parse::<u8>().ok().filter(|n| *n <= 8);
+                    match (pair[0], n) {
+                        ("subflows", Some(n)) => limits.subflows = n,
+                        ("add_addr_accepted", Some(n)) => limits.add_addr_accepted = n,
+                        ("subflows" | "add_addr_accepted", None) => ok = false,
+                        _ => {}
+                    }
+                }
+                if ok {
+                    self.mptcp_cfg.pm.limits = limits;
+                } else {
+                    unknown.push(part.chars().take(60).collect::<String>());
+                }
+                continue;
+            }
             if prog == "ip" && part.contains(" route ") {
                 let w: Vec<&str> = part.split_whitespace().collect();
                 let mut known = true;
@@ -2044,6 +2244,18 @@ impl Runner {
 
     fn sysctl(&mut self, k: &str, v: &str) -> bool {
         let n: Option<u64> = v.parse().ok();
+        if let Some(m) = k.strip_prefix("net.mptcp.") {
+            let Some(n @ 0..=1) = n else { return false };
+            match m {
+                "enabled" => self.mptcp_enabled = n == 1,
+                "checksum_enabled" => self.mptcp_cfg.checksum = n == 1,
+                "allow_join_initial_addr_port" => {
+                    self.mptcp_cfg.allow_join_initial_addr_port = n == 1
+                }
+                _ => return false,
+            }
+            return true;
+        }
         if k.trim_start_matches("net.ipv4.") == "tcp_syncookies" {
             // 0: off; 1: when the SYN queue is full (Linux's default); 2: always.
             let Some(n @ 0..=2) = n else { return false };

@@ -8,7 +8,11 @@
 //! so the runner can report it rather than fail to parse; only text that is not
 //! packetdrill at all is a [`ParseError`], which names its line and column.
 
+use crate::mptcp::MpOpt;
 use std::fmt;
+
+#[path = "mptcp_parse.rs"]
+mod mptcp_parse;
 
 /// Largest payload a packet line may give, bytes (packetdrill's `is_valid_u16`).
 pub const MAX_PAYLOAD: u32 = 65_535;
@@ -57,8 +61,13 @@ pub enum TcpOpt {
     Mss(u16),
     WScale(u8),
     SackOk,
-    Ts { val: u32, ecr: u32 },
+    Ts {
+        val: u32,
+        ecr: u32,
+    },
     Sack(Vec<(u32, u32)>),
+    /// An MPTCP option (kind 30), in the MPTCP packetdrill fork's syntax.
+    Mptcp(MpOpt),
 }
 
 /// The options part of a packet line.
@@ -85,6 +94,10 @@ pub struct Packet {
     /// `[noecn]`, `[ect0]`, `[ect1]`, `[ce]`: the IP ECN field (0-3); `None` if not
     /// written (inbound: not-ECT; outbound: not checked).
     pub ecn: Option<u8>,
+    /// The MPTCP fork's `addr[src] > addr[dst]` prefix: the subflow's addresses
+    /// (`caddrN` the client's Nth address, `saddrN` the server's, or a literal); one
+    /// not written keeps the previous packet's.
+    pub addrs: [Option<crate::mptcp::AddrRef>; 2],
 }
 
 /// A system call line: `name(arg, ...) = result [ERRNO (text)]`.
@@ -179,12 +192,22 @@ impl fmt::Display for TcpOpt {
                 }
                 Ok(())
             }
+            TcpOpt::Mptcp(o) => write!(f, "{o}"),
         }
     }
 }
 
 impl fmt::Display for Packet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.addrs != [None, None] {
+            if let Some(a) = self.addrs[0] {
+                write!(f, "addr[{a}] ")?;
+            }
+            write!(f, "> ")?;
+            if let Some(a) = self.addrs[1] {
+                write!(f, "addr[{a}] ")?;
+            }
+        }
         write!(
             f,
             "{} {}:{}({})",
@@ -202,6 +225,7 @@ impl fmt::Display for Packet {
         match &self.options {
             Options::None => Ok(()),
             Options::Any => write!(f, " <...>"),
+            Options::List(l) if l.is_empty() => Ok(()),
             Options::List(l) => {
                 write!(f, " <")?;
                 for (i, o) in l.iter().enumerate() {
@@ -606,6 +630,7 @@ impl Cursor<'_> {
                 return Err(self.err("expected ']' after the ECN annotation"));
             }
         }
+        let addrs = self.addr_prefix()?;
         self.ws();
         let fstart = self.i;
         let fw = self.word().to_string();
@@ -670,6 +695,7 @@ impl Cursor<'_> {
             urg: None,
             options: Options::None,
             ecn,
+            addrs,
         };
         loop {
             self.ws();
@@ -678,7 +704,7 @@ impl Cursor<'_> {
             }
             if self.rest().starts_with('<') {
                 self.i += 1;
-                pkt.options = self.options()?;
+                pkt.options = self.options(inbound)?;
                 continue;
             }
             let kstart = self.i;
@@ -709,8 +735,47 @@ impl Cursor<'_> {
         Ok(pkt)
     }
 
+    /// The fork's `addr[src] > addr[dst]` (either side may be left out), if written.
+    fn addr_prefix(&mut self) -> Result<[Option<crate::mptcp::AddrRef>; 2], ParseError> {
+        let mut out = [None, None];
+        self.ws();
+        if !(self.rest().starts_with("addr[") || self.rest().starts_with("> addr[")) {
+            return Ok(out);
+        }
+        if !self.rest().starts_with('>') {
+            out[0] = Some(self.addr_name()?);
+        }
+        if !self.eat(">") {
+            return Err(self.err("expected '>' between addr[source] and addr[destination]"));
+        }
+        self.ws();
+        if self.rest().starts_with("addr[") {
+            out[1] = Some(self.addr_name()?);
+        }
+        // `[src, dst]` as written; the runner maps them to (remote, local) or (local, remote).
+        Ok(out)
+    }
+
+    /// `addr[caddrN]`, `addr[saddrN]` (N 0-9) or `addr[<literal>]`.
+    fn addr_name(&mut self) -> Result<crate::mptcp::AddrRef, ParseError> {
+        let start = self.i;
+        if !self.eat("addr[") {
+            return Err(self.err("expected addr[...]"));
+        }
+        let w = self.word().to_string();
+        if !self.eat("]") {
+            return Err(self.err("expected ']' after addr[..."));
+        }
+        crate::mptcp::AddrRef::parse(&w).ok_or_else(|| {
+            self.st.err(
+                start,
+                format!("addr[{w}]: expected caddr0-caddr9 (the client's addresses), saddr0-saddr9 (the server's) or an IP address"),
+            )
+        })
+    }
+
     /// Options after the `<`, through the closing `>`.
-    fn options(&mut self) -> Result<Options, ParseError> {
+    fn options(&mut self, inbound: bool) -> Result<Options, ParseError> {
         self.ws();
         if self.rest().starts_with("...") {
             self.i += 3;
@@ -756,6 +821,9 @@ impl Cursor<'_> {
                         blocks.push((l, r));
                     }
                     list.push(TcpOpt::Sack(blocks));
+                }
+                w if crate::mptcp::is_keyword(w) => {
+                    list.push(TcpOpt::Mptcp(self.mptcp_option(w, inbound)?));
                 }
                 "FO" | "FOEXP" | "md5" | "exp" | "mptcp" | "tarr" | "acc" | "AccECN" | "ae"
                 | "ecn" => {

@@ -23,9 +23,21 @@ fn every_script_passes() {
     for f in &files {
         let src = std::fs::read_to_string(f).expect("readable script");
         let r = run_script(&src, &cfg);
+        let name = f.file_name().unwrap().to_string_lossy();
+        if let Some(reason) = xfail(&src) {
+            // A known failure must still fail, at a packet or call (not parse or be
+            // unsupported), so that a fix shows up here.
+            match r.outcome {
+                Outcome::Fail { .. } => eprintln!("known failure {name} ({reason}): {r}"),
+                _ => failed.push(format!(
+                    "{name}: marked xfail ({reason}) but ended {r}; remove the xfail line if it passes"
+                )),
+            }
+            continue;
+        }
         // brisk's own scripts use nothing the runner skips.
         if !r.passed() || !r.skipped.is_empty() {
-            failed.push(format!("{}: {r}", f.file_name().unwrap().to_string_lossy()));
+            failed.push(format!("{name}: {r}"));
         }
     }
     assert!(
@@ -35,6 +47,71 @@ fn every_script_passes() {
         files.len(),
         failed.join("\n")
     );
+}
+
+/// A script's known-failure mark: a line `// xfail: <reason>` (a real bug or a missing
+/// feature in brisk, named in docs/conformance.md).
+fn xfail(src: &str) -> Option<&str> {
+    src.lines()
+        .find_map(|l| l.trim().strip_prefix("// xfail:"))
+        .map(str::trim)
+}
+
+/// Runs the script named by `BRISK_PDRILL_TRACE` and prints every packet and call
+/// (`cargo test --release -p brisk-pdrill --test scripts trace -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn trace() {
+    let Ok(path) = std::env::var("BRISK_PDRILL_TRACE") else {
+        return;
+    };
+    let src = std::fs::read_to_string(&path).expect("readable script");
+    let cfg = RunConfig {
+        trace: true,
+        ..RunConfig::default()
+    };
+    let r = run_script(&src, &cfg);
+    for l in &r.log {
+        println!("{l}");
+    }
+    println!("{path}: {r}");
+}
+
+/// Runs every `.pkt` under `BRISK_PDRILL_DIR` (an upstream suite, not vendored) and
+/// prints one line per script and a tally
+/// (`cargo test --release -p brisk-pdrill --test scripts measure -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn measure() {
+    let Ok(dir) = std::env::var("BRISK_PDRILL_DIR") else {
+        return;
+    };
+    let mut files = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from(dir)];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("readable directory") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "pkt") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut pass, mut fail, mut unsup, mut parse) = (0, 0, 0, 0);
+    for f in &files {
+        let src = std::fs::read_to_string(f).expect("readable script");
+        let r = run_script(&src, &RunConfig::default());
+        match r.outcome {
+            Outcome::Pass => pass += 1,
+            Outcome::Fail { .. } => fail += 1,
+            Outcome::Unsupported { .. } => unsup += 1,
+            Outcome::Parse(_) => parse += 1,
+        }
+        println!("{}: {r}", f.display());
+    }
+    println!("{pass} pass, {fail} fail, {unsup} unsupported, {parse} parse errors");
 }
 
 /// The runner catches what it should: a wrong option, a late packet, a wrong return

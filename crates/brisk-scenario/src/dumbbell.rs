@@ -283,19 +283,20 @@ impl Scenario {
     }
 
     /// What the run will not do although the scenario asks for it, one line each
-    /// (the CLI prints them to stderr): today, MPTCP on a brisk flow, which runs as
-    /// plain TCP until brisk's connection reads `Config::mptcp`
-    /// ([`crate::knobs::BRISK_MPTCP_ACTS`]).
+    /// (the CLI prints them to stderr): today, MPTCP beyond one subflow on a brisk
+    /// flow, until brisk's connection has MP_JOIN ([`crate::knobs::BRISK_MPTCP_JOINS`]).
     pub fn warnings(&self) -> Vec<String> {
         self.flows
             .iter()
             .enumerate()
             .filter(|(_, f)| {
-                !crate::knobs::BRISK_MPTCP_ACTS && f.stack == Stack::Brisk && f.tcp.mptcp.is_some()
+                !crate::knobs::BRISK_MPTCP_JOINS
+                    && f.stack == Stack::Brisk
+                    && f.tcp.mptcp.is_some()
             })
             .map(|(i, _)| {
                 format!(
-                    "flow[{i}].tcp.mptcp: brisk's MPTCP connection is not built yet; this brisk flow runs as plain TCP over one path (no MP_CAPABLE is sent)"
+                    "flow[{i}].tcp.mptcp: brisk's MPTCP connection runs one subflow so far (no MP_JOIN yet): subflows, add_addr_accepted, path_manager, scheduler and endpoints do not act"
                 )
             })
             .collect()

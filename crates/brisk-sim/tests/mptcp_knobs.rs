@@ -1,9 +1,8 @@
 //! `[flow.tcp.mptcp]` in the simulator: the knobs reach both endpoints' `Config::mptcp`,
-//! the coupled controllers are `cc` names, and until brisk's MPTCP connection reads
-//! `Config::mptcp` a brisk flow with the table runs as plain TCP, byte for byte, and
-//! the scenario says so.
+//! the coupled controllers are `cc` names, a flow with the table runs brisk's MPTCP
+//! connection (one subflow until MP_JOIN exists, which the scenario's warning says).
 
-use brisk_scenario::knobs::BRISK_MPTCP_ACTS;
+use brisk_scenario::knobs::BRISK_MPTCP_JOINS;
 use brisk_sim::Scenario;
 use brisk_tcp::cc::CcAlgorithm;
 use brisk_tcp::mptcp::pm::PmMode;
@@ -100,31 +99,37 @@ fn errors_name_the_key_and_flow_mptcp_points_at_the_tcp_table() {
     }
 }
 
-/// Pins today's state: brisk's connection does not read `Config::mptcp` yet, so a
-/// flow with the table must run exactly as without it (several seeds), and the
-/// scenario must warn. When the MPTCP connection lands this fails: set
-/// `BRISK_MPTCP_ACTS` and turn this into a test that the table changes the run.
+/// The table makes the run an MPTCP one (the DSS costs option space, so the bytes on
+/// the wire differ from plain TCP's), intact and deterministic over several seeds;
+/// while brisk's connection has no joins, the scenario warns that the path knobs do
+/// not act.
 #[test]
-fn a_brisk_flow_with_mptcp_runs_as_plain_tcp_until_the_connection_reads_it() {
+fn a_brisk_flow_with_mptcp_runs_one_subflow_until_joins_exist() {
     let plain = Scenario::from_toml_str(&scenario("lia", "")).unwrap();
     let mp = Scenario::from_toml_str(&scenario("lia", TABLE)).unwrap();
     assert!(plain.warnings().is_empty());
-    if BRISK_MPTCP_ACTS {
-        assert!(mp.warnings().is_empty());
-        return;
-    }
     let w = mp.warnings();
-    assert_eq!(w.len(), 1, "{w:?}");
-    assert!(
-        w[0].starts_with("flow[1].tcp.mptcp:") && w[0].contains("plain TCP"),
-        "{w:?}"
-    );
-    for seed in [1, 2, 3] {
-        let a = brisk_sim::run(&plain, seed).unwrap().to_json();
-        let b = brisk_sim::run(&mp, seed).unwrap().to_json();
-        assert_eq!(
-            a, b,
-            "seed {seed}: the MPTCP table changed the run; if brisk's connection now reads Config::mptcp, set BRISK_MPTCP_ACTS"
+    if BRISK_MPTCP_JOINS {
+        assert!(w.is_empty(), "{w:?}");
+    } else {
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("flow[1].tcp.mptcp:") && w[0].contains("one subflow"),
+            "{w:?}"
         );
+    }
+    for seed in [1, 2, 3] {
+        let a = brisk_sim::run(&plain, seed).unwrap();
+        let b = brisk_sim::run(&mp, seed).unwrap();
+        for f in &b.flows {
+            assert!(f.stream_ok, "seed {seed} flow {}: intact", f.id);
+        }
+        assert_ne!(
+            a.to_json()["flows"][1],
+            b.to_json()["flows"][1],
+            "seed {seed}: the MPTCP flow runs exactly as plain TCP; does the connection read Config::mptcp?"
+        );
+        let again = brisk_sim::run(&mp, seed).unwrap();
+        assert_eq!(b.to_json(), again.to_json(), "seed {seed}: deterministic");
     }
 }

@@ -418,6 +418,8 @@ impl Endpoint {
         self.stats.drop_out_of_window += after.out_of_window - before.out_of_window;
         self.stats.challenge_acks += after.challenge_acks - before.challenge_acks;
         self.stats.oow_acks_suppressed += after.oow_acks_suppressed - before.oow_acks_suppressed;
+        self.stats.mptcp_refused += after.mptcp_refused - before.mptcp_refused;
+        self.stats.mptcp_fallbacks += after.mptcp_fallbacks - before.mptcp_fallbacks;
         self.touch(h);
         self.mem.relieve(&mut self.slots, h.0, &mut self.stats);
     }

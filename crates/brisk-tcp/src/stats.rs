@@ -110,6 +110,12 @@ pub struct EndpointStats {
     /// Replies withheld by the per-connection `Config::invalid_ratelimit` (not drops:
     /// the segments they answered are counted under their own reason).
     pub oow_acks_suppressed: u64,
+    /// MPTCP segments refused for their DSS, each resetting its subflow
+    /// (`ConnCounters::mptcp_refused`; Linux `DSSNoMatchTCP`, `DataCsumErr`, ...).
+    pub mptcp_refused: u64,
+    /// MPTCP offers that fell back to plain TCP on a segment (RFC 8684 §3.7; Linux
+    /// `MPCapableFallbackACK`, `MPCapableFallbackSYNACK`, `DSSFallback`).
+    pub mptcp_fallbacks: u64,
     pub rst_sent: u64,
     /// SYN-ACKs sent with a SYN cookie because the listener's SYN queue was full
     /// (Linux `SyncookiesSent`).

@@ -46,6 +46,9 @@ pub struct Seen {
 }
 
 type Hook = Box<dyn FnMut(&Seen) -> Action>;
+/// Rewrites a packet's bytes in flight (after logging, before the hook's action), as
+/// a middlebox would.
+type Rewrite = Box<dyn FnMut(&Seen, &mut Vec<u8>)>;
 
 pub struct Pair {
     pub now: Instant,
@@ -57,6 +60,7 @@ pub struct Pair {
     pub client_events: Vec<(ConnHandle, Event)>,
     pub server_events: Vec<(ConnHandle, Event)>,
     hook: Option<Hook>,
+    rewrite: Option<Rewrite>,
     client_cfg: Config,
     wire: BTreeMap<(Instant, u64), (bool, Vec<u8>)>,
     next_id: u64,
@@ -93,6 +97,7 @@ impl Pair {
             client_events: Vec::new(),
             server_events: Vec::new(),
             hook: None,
+            rewrite: None,
             client_cfg: client,
             wire: BTreeMap::new(),
             next_id: 0,
@@ -106,6 +111,11 @@ impl Pair {
     }
     pub fn clear_hook(&mut self) {
         self.hook = None;
+    }
+
+    /// Rewrites packets in flight (a middlebox); the log keeps what was sent.
+    pub fn set_rewrite(&mut self, f: impl FnMut(&Seen, &mut Vec<u8>) + 'static) {
+        self.rewrite = Some(Box::new(f));
     }
 
     pub fn server_addr() -> SocketAddr {
@@ -161,6 +171,10 @@ impl Pair {
                 };
                 self.sent[dir] += 1;
                 self.log.push((seen, bytes.clone()));
+                let mut bytes = bytes;
+                if let Some(r) = self.rewrite.as_mut() {
+                    r(&seen, &mut bytes);
+                }
                 let action = self.hook.as_mut().map_or(Action::Deliver, |h| h(&seen));
                 match action {
                     Action::Deliver => self.schedule(self.latency, to_server, bytes),

@@ -21,13 +21,14 @@ use brisk_tcp::mptcp::{MptcpConfig, MptcpConfigError, MAX_SUBFLOWS};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 
-/// Whether brisk's connection acts on `Config::mptcp` yet. Until the MPTCP connection
-/// lands (helper `mpconn`, issue 31) a brisk flow with `[flow.tcp.mptcp]` runs as plain
-/// TCP over one path, and [`crate::Scenario::warnings`] says so; whoever makes the
-/// connection read `Config::mptcp` sets this to `true` (brisk-sim's test
-/// `a_brisk_flow_with_mptcp_runs_as_plain_tcp_until_the_connection_reads_it` fails
-/// until they do).
-pub const BRISK_MPTCP_ACTS: bool = false;
+/// Whether brisk's MPTCP connection opens and accepts subflows beyond its first.
+/// The connection (helper `mpconn`, issue 31) reads `Config::mptcp` over one subflow
+/// (MP_CAPABLE, DSS, DATA_FIN, fallback) but has no MP_JOIN yet, so `subflows`,
+/// `add_addr_accepted`, `path_manager`, `scheduler` and the endpoints do not act on a
+/// brisk flow, and [`crate::Scenario::warnings`] says so. Whoever adds joins sets this
+/// to `true` (brisk-sim's test `a_brisk_flow_with_mptcp_runs_one_subflow_until_joins_exist`
+/// checks the warning follows it).
+pub const BRISK_MPTCP_JOINS: bool = false;
 
 /// `[flow.tcp.mptcp]`; see the module doc. Absent keys take Linux's defaults.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]

@@ -21,10 +21,13 @@ pub mod cubic;
 pub mod dctcp;
 pub mod delay_corr;
 pub mod flow;
+pub mod fse;
 pub mod host;
 pub mod layer;
+pub mod ledbat;
 pub mod new_cwv;
 pub mod reno;
+pub mod sbd;
 pub mod spec;
 #[cfg(test)]
 pub(crate) mod testmodel;
@@ -268,6 +271,8 @@ pub enum CcAlgorithm {
     Olia,
     /// BALIA (Peng et al. 2016, Linux `mptcp_balia.c`); Reno when alone.
     Balia,
+    /// LEDBAT (RFC 6817), less-than-best-effort ([`ledbat`]); no Linux module.
+    Ledbat,
 }
 
 impl CcAlgorithm {
@@ -311,6 +316,7 @@ impl CcAlgorithm {
                 let kind = self.coupling().unwrap_or(coupled::Coupling::Lia);
                 Box::new(coupled::Coupled::new(kind, tuning.coupled))
             }
+            CcAlgorithm::Ledbat => Box::new(ledbat::Ledbat::default()),
         }
     }
     pub fn name(self) -> &'static str {
@@ -322,6 +328,7 @@ impl CcAlgorithm {
             CcAlgorithm::Lia => "lia",
             CcAlgorithm::Olia => "olia",
             CcAlgorithm::Balia => "balia",
+            CcAlgorithm::Ledbat => "ledbat",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather

@@ -11,6 +11,9 @@ impl Connection {
     /// With prioritised send on this is a priority-0 write that may be taken in part
     /// (a plain stream write has no boundaries to keep).
     pub fn write(&mut self, data: &[u8]) -> usize {
+        if self.mp.is_some() {
+            return self.mp_write(data);
+        }
         if self.mech.whole_writes() {
             let n = data.len().min(self.stream.sendbuf.capacity());
             let taken = self.queue_write(&data[..n], 0);
@@ -28,6 +31,9 @@ impl Connection {
     /// or partly sent data; `docs/mechanisms/utcp.md`). Otherwise the priority is only
     /// recorded and bytes are sent in write order.
     pub fn write_with_priority(&mut self, data: &[u8], priority: u8) -> usize {
+        if self.mp.is_some() {
+            return self.mp_write(data);
+        }
         self.queue_write(data, priority)
     }
 
@@ -35,6 +41,9 @@ impl Connection {
     /// send buffer may keep a reference to `src` instead of a copy (see
     /// [`SharedBytes`]). `len` is clamped to [`send::MAX_SHARED_SLICE`].
     pub fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
+        if self.mp.is_some() {
+            return self.mp_write(src.at(off, len.min(send::MAX_SHARED_SLICE)));
+        }
         if self.mech.whole_writes() {
             return self.write(src.at(off, len));
         }
@@ -79,6 +88,9 @@ impl Connection {
 
     /// Reads in-order bytes; returns how many were copied.
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        if self.mp.is_some() {
+            return self.mp_read(buf);
+        }
         let before = self.rcv_window_now();
         let n = self.stream.recvbuf.read(buf);
         if n > 0 {
@@ -93,6 +105,11 @@ impl Connection {
     /// `buf.len()` bytes, as `read`). Same window updates and ACK effects as `read`;
     /// `f` runs before them and cannot reach the connection.
     pub fn read_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> usize {
+        if self.mp.is_some() {
+            let n = self.mp_read(buf);
+            f(&buf[..n]);
+            return n;
+        }
         let before = self.rcv_window_now();
         let n = self.stream.recvbuf.read_in_place(buf, f);
         if n > 0 {
@@ -179,6 +196,16 @@ impl Connection {
         if buf.is_empty() {
             return None;
         }
+        if self.mp.is_some() {
+            // In-order only at the data level for now (unordered reads not wired).
+            let offset = self.mp_read_offset();
+            let len = self.mp_read(buf);
+            return (len > 0).then_some(UnorderedRead {
+                offset,
+                len,
+                in_order: true,
+            });
+        }
         if self.stream.recvbuf.readable() > 0 {
             let offset = self.stream.recvbuf.read_offset();
             let len = self.read(buf);
@@ -207,11 +234,17 @@ impl Connection {
 
     /// Bytes ready to read.
     pub fn readable(&self) -> usize {
+        if self.mp.is_some() {
+            return self.mp_readable();
+        }
         self.stream.recvbuf.readable()
     }
 
     /// Free space in the send buffer.
     pub fn send_capacity(&self) -> usize {
+        if self.mp.is_some() {
+            return self.mp_send_capacity();
+        }
         self.stream.send_capacity()
     }
 
@@ -253,6 +286,9 @@ impl Connection {
 
     /// Whether the peer's FIN has been received (after all data before it).
     pub fn peer_closed(&self) -> bool {
+        if self.mp.is_some() {
+            return self.mp_peer_closed();
+        }
         self.stream.fin_received
     }
 
@@ -262,6 +298,9 @@ impl Connection {
     /// `shutdown_write` alone it lasts until the peer's FIN. Data that has arrived
     /// (or still arrives before the connection ends) can still be read.
     pub fn close(&mut self) {
+        if self.mp.is_some() {
+            return self.mp_shutdown_write(true);
+        }
         match self.state {
             State::SynSent => self.terminate(Ok(())),
             _ => {
@@ -275,6 +314,9 @@ impl Connection {
 
     /// Half-close: no more writes, FIN after queued data; reading continues.
     pub fn shutdown_write(&mut self) {
+        if self.mp.is_some() {
+            return self.mp_shutdown_write(false);
+        }
         if self.stream.fin_queued {
             return;
         }
@@ -295,6 +337,9 @@ impl Connection {
 
     /// Abort: send RST (in synchronized states), drop everything (RFC 9293 §3.10.5).
     pub fn abort(&mut self) {
+        if self.mp.is_some() {
+            return self.mp_abort();
+        }
         if self.state == State::Closed {
             return;
         }

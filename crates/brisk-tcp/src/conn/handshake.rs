@@ -91,7 +91,7 @@ impl Connection {
         let cwr = syn.flags.contains(Flags::CWR);
         self.sub.opts.ecn_ok =
             self.config.ecn.enabled && if passive { ece && cwr } else { ece && !cwr };
-        let opt = if self.sub.opts.ts_ok { 12 } else { 0 };
+        let opt = (if self.sub.opts.ts_ok { 12 } else { 0 }) + u32::from(self.sub.opts.opt_reserve);
         self.sub.opts.mss = peer_mss
             .min(u32::from(self.config.mss))
             .saturating_sub(opt)

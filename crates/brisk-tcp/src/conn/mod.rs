@@ -29,6 +29,7 @@ mod handshake;
 pub mod isn;
 mod loss;
 mod mech;
+mod mp;
 mod parts;
 mod paws;
 pub mod pressure;
@@ -192,6 +193,12 @@ pub struct ConnCounters {
     /// stopped at a SACKed segment; Linux `TCPSACKReneging`): SACK marks were cleared.
     pub sack_reneging: u64,
     pub bad_acks: u64,
+    /// MPTCP: segments refused for their DSS (mapping outside the window or
+    /// inconsistent, bad checksum, data without a mapping once fallback is no longer
+    /// possible); each resets the subflow (`mp.rs`).
+    pub mptcp_refused: u64,
+    /// MPTCP offers that fell back to plain TCP (RFC 8684 §3.7).
+    pub mptcp_fallbacks: u64,
 }
 
 /// Maximum recorded trace events; beyond it recording stops and drops are counted.
@@ -237,6 +244,12 @@ pub struct Connection {
     /// The last `poll_transmit` returned a pure ACK from its last branch: see
     /// [`Connection::poll_exhausted`].
     ack_ended_poll: bool,
+    /// The MPTCP-level socket (RFC 8684; `mp.rs`): `Some` makes this connection the
+    /// data level over its subflows, which the application and I/O calls delegate
+    /// to; `None` (plain TCP, or after fallback) costs one branch per call.
+    mp: Option<Box<crate::mptcp::meta::Meta>>,
+    /// Why an MPTCP offer fell back to plain TCP (RFC 8684 §3.7).
+    mp_fallback: Option<crate::mptcp::meta::Fallback>,
 }
 
 /// RC3 copies wait in the host's priority queue, so they carry TSvals older than
@@ -277,6 +290,9 @@ impl Connection {
     /// The controller, to lend it the host's congestion state for one call
     /// (`crate::cc::host::HostHome::lend_to`).
     pub(crate) fn flow_cc_mut(&mut self) -> &mut crate::cc::FlowCc {
+        if let Some(m) = self.mp.as_deref_mut() {
+            return m.subs[0].conn.flow_cc_mut();
+        }
         &mut self.sub.cong.ctrl
     }
 
@@ -340,12 +356,17 @@ impl Connection {
             last_oow_ack_time: None,
             rx_dscp: 0,
             ack_ended_poll: false,
+            mp: None,
+            mp_fallback: None,
             config,
         }
     }
 
     /// Active open: the connection starts in SYN-SENT with a SYN to send.
     pub fn connect(now: Instant, setup: Setup) -> Self {
+        if setup.config.mptcp.is_some() {
+            return Connection::mp_connect(now, setup);
+        }
         let mut c = Connection::from_setup(now, setup, false);
         c.state = State::SynSent;
         c.sub.hs.syn_pending = true;
@@ -356,6 +377,9 @@ impl Connection {
     /// Passive open from a listener's SYN: the connection starts in SYN-RECEIVED with a
     /// SYN-ACK to send. `syn` must be a SYN without ACK/RST (the endpoint checks).
     pub fn accept(now: Instant, setup: Setup, syn: &TcpRepr<'_>) -> Self {
+        if let Some(mpc) = Connection::mp_syn_option(&setup.config, syn) {
+            return Connection::mp_accept(now, setup, syn, mpc);
+        }
         let mut c = Connection::from_setup(now, setup, true);
         c.state = State::SynReceived;
         c.sub.opts.irs = syn.seq.0;
@@ -384,6 +408,9 @@ impl Connection {
         self.sub.opts.mss
     }
     pub fn counters(&self) -> &ConnCounters {
+        if let Some(m) = self.mp.as_deref() {
+            return m.subs[0].conn.counters();
+        }
         &self.counters
     }
     /// Whether the connection is fully closed (and its Closed event queued).
@@ -413,6 +440,9 @@ impl Connection {
 
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.mp.is_some() {
+            return self.mp_poll_timeout();
+        }
         self.sub.timers.next()
     }
 

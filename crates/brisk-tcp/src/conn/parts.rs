@@ -35,6 +35,10 @@ pub(super) struct Negotiated {
     pub ts_offset: u32,
     pub ts_recent: u32,
     pub ts_recent_valid: bool,
+    /// Option bytes kept free on every established segment beside timestamps (an
+    /// MPTCP subflow's DSS, `mptcp::meta::DSS_RESERVE`; 0 for plain TCP): the MSS
+    /// shrinks by it, as Linux's `tcp_current_mss` by `mptcp_established_options`.
+    pub opt_reserve: u8,
 }
 
 impl Negotiated {
@@ -53,6 +57,7 @@ impl Negotiated {
             ts_offset,
             ts_recent: 0,
             ts_recent_valid: false,
+            opt_reserve: 0,
         }
     }
 }

@@ -4,6 +4,10 @@ use super::*;
 
 impl Connection {
     pub fn info(&self) -> TcpInfo {
+        if let Some(m) = self.mp.as_deref() {
+            // MPTCP: the first subflow's.
+            return m.subs[0].conn.info();
+        }
         // Every field spelled out (no `..Default`), so a new `TcpInfo` field must be
         // filled here.
         let c = &self.info;

@@ -17,6 +17,9 @@ impl Connection {
     /// `handle_segment` with the IP header's DSCP, which RC3 reads: low-priority data
     /// is ACKed at its priority, and low-priority ACKs only update the scoreboard.
     pub fn handle_segment_dscp(&mut self, now: Instant, ecn: Ecn, dscp: u8, seg: &TcpRepr<'_>) {
+        if self.mp.is_some() {
+            return self.mp_handle_segment(now, ecn, dscp, seg);
+        }
         self.rx_dscp = dscp;
         self.info.segs_in += 1;
         match self.state {

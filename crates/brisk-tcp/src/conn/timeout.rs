@@ -12,6 +12,9 @@ use brisk_time::Instant;
 impl Connection {
     /// Expires every timer due at `now`, in a fixed order.
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self.mp.is_some() {
+            return self.mp_handle_timeout(now);
+        }
         for t in Timer::ALL {
             if self.state == State::Closed {
                 return;

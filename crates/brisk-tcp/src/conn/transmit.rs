@@ -13,6 +13,9 @@ impl Connection {
     /// The next segment to send, if any.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        if self.mp.is_some() {
+            return self.mp_poll_transmit(now);
+        }
         self.ack_ended_poll = false;
         // `close` has no clock: an orphan already in FIN-WAIT-2 gets its timer here,
         // at the poll that follows every application call.
@@ -113,6 +116,9 @@ impl Connection {
     pub fn payload(&self, seg: &Segment) -> &[u8] {
         if seg.payload_len == 0 {
             return &[];
+        }
+        if self.mp.is_some() {
+            return self.mp_payload(seg);
         }
         self.stream
             .sendbuf

@@ -22,6 +22,7 @@
 
 pub mod config;
 pub mod dsn;
+pub mod meta;
 pub mod pm;
 pub mod recv;
 pub mod reinject;

@@ -14,6 +14,7 @@ mod idle;
 mod ipv6;
 mod listener;
 mod loss;
+mod mptcp;
 mod overlap;
 mod prio_send;
 mod rc3;

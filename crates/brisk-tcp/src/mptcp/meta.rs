@@ -1,0 +1,180 @@
+//! The MPTCP-level socket's state (Linux's `mptcp_sock`, `net/mptcp/protocol.c`):
+//! keys, tokens and IDSNs (RFC 8684 §3.1), the data-level send buffer (bytes kept
+//! until DATA-ACKed, §3.3.2), the data-level receive buffer ([`DataRecv`]), and the
+//! subflows, each a complete plain-TCP [`Connection`] with its data-sequence maps.
+//! A [`Connection`] whose `mp` is `Some` delegates its application and I/O calls
+//! here (`conn/mp.rs` is the glue); its own stream and subflow stay dormant.
+
+use super::dsn::{MapCounters, RecvMap, SendMap};
+use super::recv::DataRecv;
+use crate::conn::Connection;
+use brisk_time::Instant;
+use std::collections::VecDeque;
+
+/// Most mappings a subflow's send side holds (each coalesces up to 64 KiB while the
+/// data level continues on that subflow, so one subflow's 64 MiB).
+pub const SEND_MAPS: usize = 1024;
+/// Most mappings a subflow's receive side holds for bytes not yet consumed (a
+/// per-segment mapping for each out-of-order segment the subflow holds).
+pub const RECV_MAPS: usize = 4096;
+/// Option space a subflow keeps free for the DSS on every established segment: data
+/// ACK (8), DSN (8), subflow sequence (4), length (2), checksum (2) and the 4-byte
+/// header, 28 aligned (Linux `mptcp_established_options_dss`, counted by
+/// `tcp_current_mss`).
+pub const DSS_RESERVE: u8 = 28;
+
+/// Why a connection that offered MPTCP runs as plain TCP (RFC 8684 §3.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fallback {
+    /// The SYN-ACK had no MP_CAPABLE (a peer without MPTCP, or a middlebox stripped it).
+    NoMpCapableSynAck,
+    /// The ACK completing a passive handshake had no MP_CAPABLE (or the wrong key).
+    NoMpCapableAck,
+    /// Before the connection was fully established, the peer sent data or
+    /// acknowledged ours without a DSS option.
+    NoDss,
+}
+
+/// Per-connection MPTCP counters (Linux's `MPTcpExt*` MIBs where one matches).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MptcpCounters {
+    /// Verdicts on received mappings (`dsn::MapVerdict`).
+    pub map: MapCounters,
+    /// Segments whose DSS checksum failed (Linux `DataCsumErr`): dropped, the subflow reset.
+    pub csum_bad: u64,
+    /// Mappings spanning several segments, whose checksum is not verified (not built).
+    pub csum_unverified: u64,
+    /// Mappings refused (outside the window, inconsistent, not covering the
+    /// segment, table full; Linux `DSSNoMatchTCP`, `DSSTCPMismatch`, `NoDSSInWindow`):
+    /// the subflow is reset, as Linux's `subflow_check_data_avail` does.
+    pub map_refused: u64,
+    /// Infinite mappings received after the handshake (fallback then is not built:
+    /// the subflow is reset).
+    pub infinite_rx: u64,
+    /// Data without a mapping after data reached the data level (fallback is no
+    /// longer possible): the subflow is reset (Linux `MPTCP_RST_EMPTCP`).
+    pub no_dss_reset: u64,
+    /// MPTCP options that failed to parse (ignored).
+    pub bad_options: u64,
+    /// Options that did not fit the segment (left out).
+    pub opt_no_room: u64,
+    /// Data ACKs outside what was sent (ignored).
+    pub bad_data_acks: u64,
+    /// MP_FASTCLOSE received with our key (the connection is reset).
+    pub fastclose_rx: u64,
+    /// Bytes a subflow delivered in order that no mapping covered (held on the subflow).
+    pub unmapped_held: u64,
+}
+
+/// The data-level send buffer: bytes from the application, kept until the Data ACK
+/// covers them. Offsets count from the first byte (DSN = local IDSN + 1 + offset).
+#[derive(Debug)]
+pub struct DataSend {
+    pub buf: VecDeque<u8>,
+    /// Offset of `buf`'s first byte (the Data ACK's offset).
+    pub una: u64,
+    /// Offset of the first byte no subflow has taken yet.
+    pub nxt: u64,
+    pub limit: usize,
+    /// The application closed: a DATA_FIN follows the last byte.
+    pub fin_queued: bool,
+    /// The peer's Data ACK covered the DATA_FIN.
+    pub fin_acked: bool,
+    /// A write was cut short: report `Writable` when the Data ACK frees room.
+    pub writable_wanted: bool,
+    /// When to request an ACK again to resend an unacknowledged DATA_FIN.
+    pub fin_rtx_at: Option<Instant>,
+    pub fin_rtx_count: u32,
+}
+
+impl DataSend {
+    pub fn new(limit: usize) -> DataSend {
+        DataSend {
+            buf: VecDeque::new(),
+            una: 0,
+            nxt: 0,
+            limit,
+            fin_queued: false,
+            fin_acked: false,
+            writable_wanted: false,
+            fin_rtx_at: None,
+            fin_rtx_count: 0,
+        }
+    }
+
+    pub fn end(&self) -> u64 {
+        self.una + self.buf.len() as u64
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.limit.saturating_sub(self.buf.len())
+    }
+
+    /// The unassigned bytes from offset `from` on, as (at most) two slices.
+    pub fn from(&self, from: u64) -> (&[u8], &[u8]) {
+        let skip = (from - self.una) as usize;
+        let (a, b) = self.buf.as_slices();
+        if skip < a.len() {
+            (&a[skip..], b)
+        } else {
+            (&b[skip - a.len()..], &[])
+        }
+    }
+}
+
+/// One subflow: a complete plain-TCP connection and its data-sequence maps.
+pub struct SubflowCtx {
+    pub conn: Connection,
+    pub smap: SendMap,
+    pub rmap: RecvMap,
+    /// Subflow offset of the next byte the subflow's stream takes (its write end).
+    pub written: u64,
+    /// Subflow offset of the first byte not yet read from the subflow.
+    pub consumed: u64,
+    /// Bytes read from the subflow that no mapping covered yet, from `consumed`.
+    pub pending: Vec<u8>,
+}
+
+/// The MPTCP-level socket.
+pub struct Meta {
+    pub passive: bool,
+    pub local_key: u64,
+    pub remote_key: Option<u64>,
+    pub local_token: u32,
+    pub local_idsn: u64,
+    pub remote_idsn: u64,
+    /// DSS checksums in use (either side asked, RFC 8684 §3.1).
+    pub csum: bool,
+    /// Client: the server has sent a DSS (RFC 8684 §3.1's "fully established");
+    /// server: the keys arrived.
+    pub fully_established: bool,
+    pub snd: DataSend,
+    /// Made once the peer's key is known.
+    pub recv: Option<DataRecv>,
+    pub rcv_cfg: super::recv::RecvConfig,
+    pub subs: Vec<SubflowCtx>,
+    pub counters: MptcpCounters,
+    /// The peer's DATA_FIN reached the application's stream (PeerClosed sent).
+    pub peer_closed_reported: bool,
+    /// Send MP_FASTCLOSE on the subflows' RSTs (the application aborted).
+    pub fastclose: bool,
+    /// The subflows were told to close (after our DATA_FIN was acknowledged).
+    pub subflows_closing: bool,
+    pub orphaned: bool,
+    /// Bytes the application has read (the next read's data-level offset).
+    pub read_total: u64,
+    /// Scratch for reading subflow bytes (allocated once).
+    pub scratch: Vec<u8>,
+}
+
+impl Meta {
+    /// The DSN of data-level send offset `off`.
+    pub fn snd_dsn(&self, off: u64) -> u64 {
+        self.local_idsn.wrapping_add(1).wrapping_add(off)
+    }
+
+    /// The DATA_FIN's DSN, once the application closed.
+    pub fn fin_dsn(&self) -> Option<u64> {
+        self.snd.fin_queued.then(|| self.snd_dsn(self.snd.end()))
+    }
+}
