@@ -21,7 +21,7 @@ use crate::mptcp::dsn::{self, MapVerdict, Mapping, RecvMap, SendMap, WindowCtx};
 use crate::mptcp::meta::{
     DataSend, Fallback, Meta, MptcpCounters, SubflowCtx, DSS_RESERVE, RECV_MAPS, SEND_MAPS,
 };
-use crate::mptcp::recv::{DataRecv, FinVerdict};
+use crate::mptcp::recv::{DataRecv, FinVerdict, RecvConfig};
 use brisk_wire::mptcp::checksum::{dss_checksum, DssChecksum};
 use brisk_wire::mptcp::crypto;
 use brisk_wire::mptcp::{self as wire, DataSeq, Dss, MpCapable, MpCapableForm, MptcpOption};
@@ -89,7 +89,17 @@ impl Connection {
             fully_established: false,
             snd: DataSend::new(config.send_buffer),
             recv: None,
-            rcv_cfg: mcfg.recv,
+            // The data level holds what the application can read: at most the
+            // connection's receive buffer (SO_RCVBUF on Linux's MPTCP socket), as the
+            // data-level send buffer is its send buffer.
+            rcv_cfg: RecvConfig {
+                capacity: mcfg
+                    .recv
+                    .capacity
+                    .min(u32::try_from(config.recv_buffer).unwrap_or(u32::MAX))
+                    .max(1),
+                ..mcfg.recv
+            },
             subs: vec![SubflowCtx {
                 conn: sub,
                 smap: SendMap::new(0, SEND_MAPS),
