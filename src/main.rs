@@ -395,6 +395,7 @@ fn cmd_run(
     json: bool,
 ) -> anyhow::Result<()> {
     let sc = Scenario::load(path)?;
+    warn(&sc);
     if pcap && out.is_none() {
         anyhow::bail!("--pcap needs --out DIR (pcaps are written there)");
     }
@@ -426,6 +427,13 @@ fn cmd_run(
         std::process::exit(130);
     }
     Ok(())
+}
+
+/// The scenario's warnings (what it asks for and will not get), on stderr.
+pub(crate) fn warn(sc: &Scenario) {
+    for w in sc.warnings() {
+        eprintln!("brisk: warning: {w}");
+    }
 }
 
 /// Runs a simulation with a progress bar on a terminal, in simulated seconds, once it
@@ -483,6 +491,7 @@ fn cmd_run_seeds(
     json: bool,
 ) -> anyhow::Result<()> {
     let sc = Scenario::load(path)?;
+    warn(&sc);
     let list: Vec<u64> = range.clone().collect();
     if let Some(dir) = &out {
         provenance::prepare_out(dir, force)?;

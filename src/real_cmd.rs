@@ -19,6 +19,7 @@ use brisk_time::Duration;
 /// (brisk-scenario), then brisk-emu's mapping of the flows onto real ones.
 pub fn load_real(path: &Path, seed: Option<u64>) -> anyhow::Result<RealRun> {
     let sc = Scenario::load(path)?;
+    crate::warn(&sc);
     Ok(brisk_emu::realrun::real_run(
         &sc,
         &path.display().to_string(),

@@ -15,6 +15,7 @@ Scenario files, sweep files and their fields: docs/scenarios.md and docs/sweeps.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Optional, Union
 
 from . import _brisk
@@ -70,4 +71,8 @@ def run(
     text, label = scenario_text(scenario)
     out_s = os.fspath(out) if out is not None else None
     summary, files = _brisk.run(text, label, seed, out_s)
+    # What the scenario asks for and the run did not do (as `brisk run` warns on
+    # stderr), e.g. MPTCP on a brisk flow before brisk's MPTCP connection exists.
+    for w in _brisk.scenario_warnings(text, label):
+        warnings.warn(w, UserWarning, stacklevel=2)
     return RunResult(summary, dict(files), _brisk.scenario_kind(text))

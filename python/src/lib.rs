@@ -70,6 +70,19 @@ fn scenario_kind(text: &str) -> &'static str {
     }
 }
 
+/// What a dumbbell scenario asks for and a run will not do, one line each (brisk
+/// run's stderr warnings; `brisk.run` raises them as `UserWarning`s). Invalid or
+/// network scenarios give none: `run` reports the former.
+#[pyfunction]
+fn scenario_warnings(text: &str, label: &str) -> Vec<String> {
+    if brisk_scenario::network::is_net_scenario(text) {
+        return Vec::new();
+    }
+    brisk_sim::Scenario::from_toml_str_named(text, label)
+        .map(|sc| sc.warnings())
+        .unwrap_or_default()
+}
+
 /// One run, as `brisk run` does it: returns (summary JSON, {file name: CSV text}).
 /// `out`, if given, receives the files `brisk run --out` writes (without provenance).
 #[pyfunction]
@@ -347,6 +360,7 @@ fn _brisk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__build__", env!("BRISK_BUILD"))?;
     m.add_function(wrap_pyfunction!(toml_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_warnings, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_summary, m)?)?;
     m.add_function(wrap_pyfunction!(repro, m)?)?;

@@ -32,6 +32,9 @@ def with_(path, value):
         (("flow", 0, "cc"), "vegas", "flow[0].cc", "vegas"),
         (("flow", 0, "rtt"), None, "flow[0].rtt", "leave the field out"),
         (("bottleneck", "colour"), "red", "bottleneck.colour", "unknown field"),
+        (("flow", 0, "tcp"), {"mptcp": {"subflows": 9}}, "flow[0].tcp.mptcp.subflows", "0..=8"),
+        (("flow", 0, "tcp"), {"mptcp": {"scheduler": "fast"}}, "flow[0].tcp.mptcp.scheduler", "sttf"),
+        (("flow", 0, "tcp"), {"mptcp": {"subflow": 2}}, "flow[0].tcp.mptcp.subflow", "unknown field"),
     ],
 )
 def test_a_bad_scenario_names_its_field(path, value, field, words):
@@ -93,3 +96,14 @@ def test_bad_seeds_backend_and_grid_shapes_say_why():
         brisk.sweep("sweeps/bufferbloat-grid.toml", grid={"x": [1]}, progress=False)
     with pytest.raises(ValueError, match="unknown experiment"):
         brisk.repro(["no-such-experiment"], quick=True)
+
+
+def test_mptcp_knobs_reach_the_run_and_warn_that_brisk_runs_one_subflow():
+    import copy
+
+    d = copy.deepcopy(GOOD)
+    d["flow"][0]["cc"] = "lia+lisa"
+    d["flow"][0]["tcp"] = {"mptcp": {"subflows": 3, "scheduler": "sttf", "endpoint": [{"addr": "198.18.9.1"}]}}
+    with pytest.warns(UserWarning, match=r"flow\[0\]\.tcp\.mptcp: .*one subflow"):
+        r = brisk.run(d)
+    assert r.summary["flows"][0]["bytes_delivered"] > 0

@@ -34,6 +34,9 @@ use crate::error::{EmuError, Result};
 use crate::os::clock::Clock;
 use crate::stack::bulk::{set_cc, tcp_stats};
 use crate::stack::kernel_stream::KernelStream;
+use crate::stack::mptcp_kernel::{
+    self, counters, delta, mptcp_only, subflow_info, KernelEndpoint, KernelMptcp, SubflowInfo,
+};
 use crate::stack::StackConfig;
 use brisk_tcp::stream::ByteStream;
 use traffic::{intact, receive, send_bulk, send_records, Expect, RecordRx, RxOut, TxOut};
@@ -257,6 +260,18 @@ pub struct RealFlowResult {
     pub goodput_series: Vec<(u64, u64)>,
     pub stream_ok: bool,
     pub error: Option<String>,
+    /// An MPTCP Linux sender's subflows (`MPTCP_TCPINFO`) at its last reading: after
+    /// the drain if they were still open, else at the scenario's end.
+    pub subflows: Vec<SubflowInfo>,
+}
+
+/// The namespaces' `MPTcpExt*` counters over a run with MPTCP flows (what `nstat`
+/// shows), as deltas from before the first flow.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct MptcpCounters {
+    /// The Linux senders' namespace (empty without Linux flows).
+    pub senders: std::collections::BTreeMap<String, u64>,
+    pub receivers: std::collections::BTreeMap<String, u64>,
 }
 
 /// A real run's results.
@@ -273,6 +288,8 @@ pub struct RealResult {
     pub cpu_s: f64,
     /// Seconds the loop spent inside brisk's endpoint (0 without brisk flows).
     pub brisk_busy_s: f64,
+    /// With any `[flow.tcp.mptcp]` flow: the kernels' MPTCP counters.
+    pub mptcp: Option<MptcpCounters>,
 }
 
 fn process_cpu_s() -> f64 {
@@ -304,6 +321,8 @@ struct Sampled {
     cc_diag: Option<Value>,
     /// brisk's `TcpInfo` at the last sample.
     info: Option<brisk_tcp::TcpInfo>,
+    /// An MPTCP sender's subflows at the last sample that found any.
+    subflows: Vec<SubflowInfo>,
 }
 
 /// A flow's sending socket: brisk's or the kernel's.
@@ -372,6 +391,30 @@ impl Sender for crate::stack::socket::TcpStream {
     }
     fn write_last(&self, data: &[u8]) -> std::io::Result<()> {
         self.write_all_then_shutdown(data)
+    }
+}
+
+/// A Linux MPTCP sender: the kernel's socket, plus its subflows at each sample.
+struct MptcpSender(std::net::TcpStream);
+
+impl Sender for MptcpSender {
+    fn stream(&self) -> impl ByteStream + '_ {
+        KernelStream::new(&self.0)
+    }
+    fn sample(&self, out: &mut Sampled, at: u64) {
+        self.0.sample(out, at);
+        use std::os::fd::AsRawFd;
+        if let Ok(sf) = subflow_info(self.0.as_raw_fd()) {
+            if !sf.is_empty() {
+                out.subflows = sf;
+            }
+        }
+    }
+    fn half_close(&self) {
+        self.0.half_close();
+    }
+    fn write_last(&self, data: &[u8]) -> std::io::Result<()> {
+        self.0.write_last(data)
     }
 }
 
@@ -459,9 +502,15 @@ where
     let mut last = Sampled::default();
     c.sample(&mut last, since(cx.clock).as_nanos() as u64);
     let drain_retrans = last.retrans.saturating_sub(sampled.retrans);
+    let sampled_subflows = sampled.subflows.clone();
     let mut res = flow_result(id, f, tx, rx?, sampled, cx.end);
     res.drain.retransmitted_packets = drain_retrans;
     res.sender_info = last.info;
+    res.subflows = if last.subflows.is_empty() {
+        sampled_subflows
+    } else {
+        last.subflows
+    };
     Ok(res)
 }
 
@@ -529,6 +578,7 @@ fn flow_result(
             .error
             .or(rx.error)
             .or_else(|| (bad_headers > 0).then(|| format!("{bad_headers} bad record headers"))),
+        subflows: Vec::new(),
     }
 }
 
@@ -584,6 +634,7 @@ fn check(run: &RealRun) -> Result<()> {
     if let Some(e) = LinuxKnobs::namespace_conflict(linux_flows) {
         return Err(EmuError::Config(e));
     }
+    mptcp_settings(run)?;
     let have = crate::stack::bulk::available_congestion_controls();
     for (i, f) in run.flows.iter().enumerate() {
         if f.stack == FlowStack::Linux && !have.contains(&f.cc) {
@@ -602,6 +653,42 @@ fn check(run: &RealRun) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The one MPTCP setting of the run's namespaces, if any flow has `[flow.tcp.mptcp]`:
+/// limits and sysctls are per namespace (the receivers' is shared by all flows, the
+/// Linux senders' by the Linux flows), so every MPTCP flow must ask for the same; the
+/// endpoints are the Linux senders'. An error names the first flow that differs.
+fn mptcp_settings(run: &RealRun) -> Result<Option<KernelMptcp>> {
+    let mut first: Option<(usize, KernelMptcp)> = None;
+    let mut endpoints: Option<(usize, Vec<KernelEndpoint>)> = None;
+    for (i, f) in run.flows.iter().enumerate() {
+        let Some(m) = &f.linux.mptcp else { continue };
+        match &first {
+            Some((j, k)) if k.without_endpoints() != m.without_endpoints() => {
+                return Err(EmuError::Config(format!(
+                    "flow[{i}].tcp.mptcp: Linux keeps MPTCP's limits and sysctls per namespace and the flows share them, so they must match flow[{j}]'s"
+                )))
+            }
+            Some(_) => {}
+            None => first = Some((i, m.clone())),
+        }
+        if f.stack == FlowStack::Linux {
+            match &endpoints {
+                Some((j, e)) if *e != m.endpoints => {
+                    return Err(EmuError::Config(format!(
+                        "flow[{i}].tcp.mptcp.endpoint: the Linux senders share a namespace and its endpoints, so they must match flow[{j}]'s"
+                    )))
+                }
+                Some(_) => {}
+                None => endpoints = Some((i, m.endpoints.clone())),
+            }
+        }
+    }
+    Ok(first.map(|(_, k)| KernelMptcp {
+        endpoints: endpoints.map(|e| e.1).unwrap_or_default(),
+        ..k
+    }))
 }
 
 /// Each flow's record size for the emulator's ACK tap; empty (the tap off, no cost per
@@ -632,6 +719,7 @@ pub const RECEIVER_PORT: u16 = 5201;
 /// Runs `run` over real packets; needs root and /dev/net/tun.
 pub fn run_real(run: &RealRun) -> Result<RealResult> {
     check(run)?;
+    let mptcp = mptcp_settings(run)?;
     let brisk = run.flows.iter().any(|f| f.stack == FlowStack::Brisk);
     let linux = run.flows.iter().any(|f| f.stack == FlowStack::Linux);
     let end_at = Instant::ZERO + run.duration;
@@ -646,6 +734,10 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         rtts: run.flows.iter().map(|f| f.rtt).collect(),
         brisk: brisk.then_some(stack),
         linux,
+        linux_extra: mptcp
+            .as_ref()
+            .map(|m| m.endpoints.iter().map(|e| e.addr).collect())
+            .unwrap_or_default(),
         meter: Some((run.sample_interval, end_at)),
         opts: EmulatorOptions {
             pcap_a: run.pcap_dir.as_ref().map(|d| d.join("sender.pcap")),
@@ -669,6 +761,16 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
             }
         }
     }
+    // MPTCP's namespace settings, then the counters' starting point.
+    let mut counters0 = None;
+    if let Some(m) = &mptcp {
+        m.without_endpoints()
+            .apply(lab.receivers(), crate::tools::lab::TUN_NAME)?;
+        if let Some(ns) = lab.senders() {
+            m.apply(ns, crate::tools::lab::TUN_NAME)?;
+        }
+        counters0 = Some(mptcp_counters(&lab)?);
+    }
     let cpu0 = process_cpu_s();
     let cx = Ctx {
         clock: lab.clock(),
@@ -678,6 +780,16 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
     };
     let flows = run_flows(run, &lab, cx);
     let busy = lab.stack().map_or(0.0, |s| s.busy_seconds());
+    let mptcp = match counters0 {
+        Some((s0, r0)) => {
+            let (s1, r1) = mptcp_counters(&lab)?;
+            Some(MptcpCounters {
+                senders: mptcp_only(delta(&s0, &s1)),
+                receivers: mptcp_only(delta(&r0, &r1)),
+            })
+        }
+        None => None,
+    };
     let mut emulator = lab.stop()?;
     let mut flows = flows?;
     let cpu_s = process_cpu_s() - cpu0;
@@ -715,17 +827,32 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         emulator,
         cpu_s,
         brisk_busy_s: busy,
+        mptcp,
     })
+}
+
+type Counters = std::collections::BTreeMap<String, u64>;
+
+/// The senders' (empty without Linux flows) and the receivers' netstat counters.
+fn mptcp_counters(lab: &Dumbbell) -> Result<(Counters, Counters)> {
+    let s = match lab.senders() {
+        Some(ns) => counters(ns)?,
+        None => Counters::new(),
+    };
+    Ok((s, counters(lab.receivers())?))
 }
 
 fn run_flows(run: &RealRun, lab: &Dumbbell, cx: Ctx) -> Result<Vec<RealFlowResult>> {
     let listeners: Vec<std::net::TcpListener> = (0..run.flows.len())
         .map(|i| {
             let addr = SocketAddr::from((receiver_addr(i), RECEIVER_PORT));
-            let l = lab
-                .receivers()
-                .run_in(move || std::net::TcpListener::bind(addr))?
-                .map_err(|e| EmuError::io(format!("bind {addr}"), e))?;
+            let l = if run.flows[i].linux.mptcp.is_some() {
+                mptcp_kernel::listen_with(lab.receivers(), addr, None)?
+            } else {
+                lab.receivers()
+                    .run_in(move || std::net::TcpListener::bind(addr))?
+                    .map_err(|e| EmuError::io(format!("bind {addr}"), e))?
+            };
             // The receiver is Linux whichever stack sends, so its knobs (the
             // receive buffer) apply to brisk flows too.
             run.flows[i].linux.apply_listener(&l)?;
@@ -762,6 +889,16 @@ fn run_flows(run: &RealRun, lab: &Dumbbell, cx: Ctx) -> Result<Vec<RealFlowResul
                         let ns = lab
                             .senders()
                             .ok_or_else(|| EmuError::Config("no Linux senders".into()))?;
+                        if f.linux.mptcp.is_some() {
+                            // IPPROTO_MPTCP, TCP_CONGESTION before the connect (Linux
+                            // gives it to every subflow), then the socket knobs.
+                            let c =
+                                mptcp_kernel::connect(ns, addr, &f.cc, StdDuration::from_secs(5))?;
+                            f.linux.apply_sender(&c)?;
+                            c.set_write_timeout(write_timeout)
+                                .map_err(|e| EmuError::io("SO_SNDTIMEO", e))?;
+                            return run_flow(id, f, &MptcpSender(c), l, seed, cx);
+                        }
                         let cc = f.cc.clone();
                         let knobs = f.linux.clone();
                         // TCP_CONGESTION and the socket knobs before any data is written.

@@ -94,6 +94,9 @@ pub struct FlowSpec {
     pub stack: Stack,
     /// This flow's IP version; default the scenario's `ip`.
     pub ip: Option<IpVersion>,
+    /// A `[flow.mptcp]` table, kept only to be refused with a pointer to
+    /// `[flow.tcp.mptcp]`, where MPTCP's knobs are.
+    mptcp: Option<toml::Value>,
 }
 
 impl FlowSpec {
@@ -102,10 +105,27 @@ impl FlowSpec {
         self.cc_name.as_deref().unwrap_or("cubic")
     }
 
-    /// brisk's controller named `name`, in serde's words when there is none.
+    /// brisk's controller named `name`, in serde's words when there is none. A
+    /// coupled controller may carry `+lisa` (`lia+lisa`: LISA on, the `lisa` knob).
     fn brisk_cc(name: &str) -> Result<CcAlgorithm, String> {
         use serde::de::value::{Error, StrDeserializer};
-        CcAlgorithm::deserialize(StrDeserializer::<Error>::new(name)).map_err(|e| e.to_string())
+        let (base, lisa) = Self::split_lisa(name);
+        let cc = CcAlgorithm::deserialize(StrDeserializer::<Error>::new(base))
+            .map_err(|e| e.to_string())?;
+        if lisa && cc.coupling().is_none() {
+            return Err(format!(
+                "\"+lisa\" goes with a coupled controller (lia+lisa, olia+lisa, balia+lisa), not \"{base}\""
+            ));
+        }
+        Ok(cc)
+    }
+
+    /// `name` without a `+lisa` suffix, and whether it had one.
+    fn split_lisa(name: &str) -> (&str, bool) {
+        match name.strip_suffix("+lisa") {
+            Some(base) => (base, true),
+            None => (name, false),
+        }
     }
 }
 
@@ -127,6 +147,9 @@ struct FlowToml {
     stack: Stack,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ip: Option<IpVersion>,
+    /// Refused at load with a pointer to `[flow.tcp.mptcp]`.
+    #[serde(default, skip_serializing)]
+    mptcp: Option<toml::Value>,
 }
 
 impl From<FlowToml> for FlowSpec {
@@ -136,6 +159,15 @@ impl From<FlowToml> for FlowSpec {
             (Stack::Brisk, Some(n)) => FlowSpec::brisk_cc(n).unwrap_or_default(),
             _ => CcAlgorithm::default(),
         };
+        let mut tcp = f.tcp;
+        // `cc = "lia+lisa"` is `lisa = true` (an explicit `lisa = false` stays, and
+        // loading refuses the contradiction by name).
+        if f.stack == Stack::Brisk
+            && f.cc.as_deref().is_some_and(|n| FlowSpec::split_lisa(n).1)
+            && tcp.lisa.is_none()
+        {
+            tcp.lisa = Some(true);
+        }
         FlowSpec {
             rtt: f.rtt,
             cc,
@@ -143,9 +175,10 @@ impl From<FlowToml> for FlowSpec {
             start: f.start,
             count: f.count,
             app: f.app,
-            tcp: f.tcp,
+            tcp,
             stack: f.stack,
             ip: f.ip,
+            mptcp: f.mptcp,
         }
     }
 }
@@ -161,6 +194,7 @@ impl From<FlowSpec> for FlowToml {
             tcp: f.tcp,
             stack: f.stack,
             ip: f.ip,
+            mptcp: None,
         }
     }
 }
@@ -192,6 +226,20 @@ impl Scenario {
                     field: format!("flow[{i}].cc"),
                     message,
                 })?;
+                if FlowSpec::split_lisa(n).1 && f.tcp.lisa == Some(false) {
+                    return Err(ScenarioError {
+                        file: file.to_string(),
+                        field: format!("flow[{i}].tcp.lisa"),
+                        message: format!("is false, but cc = \"{n}\" switches LISA on"),
+                    });
+                }
+            }
+            if f.mptcp.is_some() {
+                return Err(ScenarioError {
+                    file: file.to_string(),
+                    field: format!("flow[{i}].mptcp"),
+                    message: "MPTCP's knobs are TCP knobs: write them as [flow.tcp.mptcp]".into(),
+                });
             }
         }
         for (i, f) in sc.flows.iter_mut().enumerate() {
@@ -232,6 +280,26 @@ impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let (file, text) = crate::input::read_file(path)?;
         Self::from_toml_str_named(&text, &file)
+    }
+
+    /// What the run will not do although the scenario asks for it, one line each
+    /// (the CLI prints them to stderr): today, MPTCP beyond one subflow on a brisk
+    /// flow, until brisk's connection has MP_JOIN ([`crate::knobs::BRISK_MPTCP_JOINS`]).
+    pub fn warnings(&self) -> Vec<String> {
+        self.flows
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| {
+                !crate::knobs::BRISK_MPTCP_JOINS
+                    && f.stack == Stack::Brisk
+                    && f.tcp.mptcp.is_some()
+            })
+            .map(|(i, _)| {
+                format!(
+                    "flow[{i}].tcp.mptcp: brisk's MPTCP connection runs one subflow so far (no MP_JOIN yet): subflows, add_addr_accepted, path_manager, scheduler and endpoints do not act"
+                )
+            })
+            .collect()
     }
 
     /// The sampling interval for time series.

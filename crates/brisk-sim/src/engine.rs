@@ -209,12 +209,78 @@ impl Observer for () {
 /// list, since hashing an address cost more than comparing it, and a node with no
 /// entries does not even read the packet's address. Tables that outgrow the list
 /// (a workload's routers) move to a hash map.
+///
+/// Two rarer kinds of entry live out of the common path, in [`MultiRoutes`]: a
+/// multi-homed host's routes by *source* address (each address leaves on its own
+/// link), and equal-cost groups, from which a packet's next hop is picked by the hash
+/// of its 5-tuple (ECMP).
 #[derive(Clone, Debug, Default)]
 pub struct RouteTable {
     /// The entries while there are at most `SMALL_ROUTES` (empty once `by_dst` is used).
     small: Vec<(IpAddr, NodeId)>,
     by_dst: HashMap<IpAddr, NodeId, FxBuild>,
     default: Option<NodeId>,
+    /// Source routes and ECMP groups; `None` on almost every node, so the common
+    /// lookup pays one test.
+    multi: Option<Box<MultiRoutes>>,
+}
+
+/// A destination entry at or above this names ECMP group `entry - GROUP_BASE`.
+const GROUP_BASE: NodeId = NodeId::MAX / 2;
+
+/// Most next hops in one ECMP group (Linux's `fib_multipath` takes up to 256 nexthops
+/// per route; a k = 32 fat tree needs 16).
+pub const MAX_ECMP_WAYS: usize = 256;
+
+/// Source routes of a multi-homed host and ECMP groups of a router.
+#[derive(Clone, Debug, Default)]
+pub struct MultiRoutes {
+    /// (source address, next hop), looked up before the destination.
+    by_src: Vec<(IpAddr, NodeId)>,
+    /// Next-hop sets, in a fixed order.
+    groups: Vec<Box<[NodeId]>>,
+    /// Key of this router's flow hash (SipHash-1-3), from the run's seed and the
+    /// router's name: each router hashes with its own key, as each Linux machine has
+    /// its own random `hashrnd`, so equal hashes do not make every hop choose alike.
+    key: (u64, u64),
+}
+
+/// Linux's `fib_multipath_hash` with `fib_multipath_hash_policy = 1` (layer 3 + 4):
+/// source and destination address, protocol, source and destination port; a packet
+/// without ports (a later fragment, or too short) hashes its addresses only, as the
+/// policy does. The 31-bit result is compared with equal per-next-hop upper bounds
+/// (`fib_select_multipath`'s hash-threshold, RFC 2992), so a flow keeps its path and
+/// the flows of a group spread evenly.
+pub fn ecmp_pick(key: (u64, u64), data: &[u8], ways: usize) -> usize {
+    let mut h = siphasher::sip::SipHasher13::new_with_keys(key.0, key.1);
+    let mut addr = |ip: IpAddr| match ip {
+        IpAddr::V4(a) => h.write(&a.octets()),
+        IpAddr::V6(a) => h.write(&a.octets()),
+    };
+    match brisk_wire::peek::flow_key(data) {
+        Some(k) => {
+            addr(k.src);
+            addr(k.dst);
+            h.write_u8(k.protocol);
+            h.write_u16(k.src_port);
+            h.write_u16(k.dst_port);
+        }
+        None => {
+            if let Some(a) = brisk_wire::peek::src_addr(data) {
+                addr(a);
+            }
+            if let Some(a) = brisk_wire::peek::dst_addr(data) {
+                addr(a);
+            }
+        }
+    }
+    let hash = h.finish() >> 33; // 31 bits, as Linux's `hash >> 1`
+    let n = ways.max(1) as u64;
+    // Upper bound of next hop i: round(2^31 · (i + 1) / n) − 1, so `hash` below
+    // round(2^31 · (i + 1) / n).
+    (0..n)
+        .find(|&i| hash < ((1u64 << 31) * (i + 1) + n / 2) / n)
+        .unwrap_or(n - 1) as usize
 }
 
 /// Entries a route table searches as a list before it moves them to a hash map.
@@ -236,6 +302,53 @@ impl RouteTable {
     pub fn set_default(&mut self, next: NodeId) {
         self.default = Some(next);
     }
+    /// Packets from `src` go to `next`, whatever their destination (a multi-homed
+    /// host's address and its link).
+    pub fn add_source(&mut self, src: IpAddr, next: NodeId) {
+        let m = self.multi.get_or_insert_with(Default::default);
+        m.by_src.retain(|e| e.0 != src);
+        m.by_src.push((src, next));
+    }
+    /// Packets to `dst` go to one of `nexts`, chosen by the flow hash with `key`
+    /// (at most [`MAX_ECMP_WAYS`]; one next hop is a plain entry).
+    pub fn add_group(&mut self, dst: IpAddr, nexts: &[NodeId], key: (u64, u64)) {
+        if nexts.len() < 2 {
+            if let Some(&n) = nexts.first() {
+                self.add(dst, n);
+            }
+            return;
+        }
+        let nexts = &nexts[..nexts.len().min(MAX_ECMP_WAYS)];
+        let m = self.multi.get_or_insert_with(Default::default);
+        m.key = key;
+        // Tables are built once: groups with the same next hops share an entry.
+        let g = match m.groups.iter().position(|g| **g == *nexts) {
+            Some(g) => g,
+            None => {
+                m.groups.push(nexts.into());
+                m.groups.len() - 1
+            }
+        };
+        self.add(dst, GROUP_BASE + g);
+    }
+    /// The next hop by source route, destination and ECMP group (cold: only nodes
+    /// with source routes or groups come here).
+    #[inline(never)]
+    fn lookup_multi(&self, m: &MultiRoutes, data: &[u8]) -> Option<NodeId> {
+        if !m.by_src.is_empty() {
+            if let Some(src) = brisk_wire::peek::src_addr(data) {
+                if let Some(e) = m.by_src.iter().find(|e| e.0 == src) {
+                    return Some(e.1);
+                }
+            }
+        }
+        let next = self.lookup(brisk_wire::peek::dst_addr(data))?;
+        if next < GROUP_BASE {
+            return Some(next);
+        }
+        let g = m.groups.get(next - GROUP_BASE)?;
+        Some(g[ecmp_pick(m.key, data, g.len())])
+    }
     pub fn lookup(&self, dst: Option<IpAddr>) -> Option<NodeId> {
         let hit = match dst {
             Some(d) if !self.by_dst.is_empty() => self.by_dst.get(&d).copied(),
@@ -248,6 +361,9 @@ impl RouteTable {
     /// has entries besides the default).
     #[inline]
     pub fn lookup_packet(&self, data: &[u8]) -> Option<NodeId> {
+        if let Some(m) = &self.multi {
+            return self.lookup_multi(m, data);
+        }
         if self.small.is_empty() && self.by_dst.is_empty() {
             return self.default;
         }
@@ -571,6 +687,74 @@ impl<N: Node> Engine<N> {
 
 #[cfg(test)]
 mod tests {
+
+    /// An IPv4 TCP header (no payload) with these ports, enough for `flow_key`.
+    fn tcp_pkt(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16) -> Vec<u8> {
+        let mut b = vec![0u8; 40];
+        b[0] = 0x45;
+        b[2..4].copy_from_slice(&40u16.to_be_bytes());
+        b[9] = 6;
+        b[12..16].copy_from_slice(&src);
+        b[16..20].copy_from_slice(&dst);
+        b[20..22].copy_from_slice(&sport.to_be_bytes());
+        b[22..24].copy_from_slice(&dport.to_be_bytes());
+        b
+    }
+
+    #[test]
+    fn ecmp_keeps_a_flow_on_one_path_and_spreads_flows_evenly() {
+        let key = (1, 2);
+        for ways in [2usize, 3, 4, 8] {
+            let mut count = vec![0u32; ways];
+            let n = 20_000u32;
+            for i in 0..n {
+                let p = tcp_pkt(
+                    [10, 0, 0, 1],
+                    [10, 0, 1, 1],
+                    32_768 + (i % 28_000) as u16,
+                    5001 + (i / 28_000) as u16,
+                );
+                let k = ecmp_pick(key, &p, ways);
+                assert_eq!(k, ecmp_pick(key, &p, ways), "deterministic");
+                count[k] += 1;
+            }
+            let even = f64::from(n) / ways as f64;
+            for c in &count {
+                assert!(
+                    (f64::from(*c) - even).abs() < 0.05 * even,
+                    "{ways}: {count:?}"
+                );
+            }
+        }
+        // Ports matter (policy 1): two subflows of one address pair may part ways;
+        // and another router's key makes another choice for some flows.
+        let picks: std::collections::BTreeSet<usize> = (0..64)
+            .map(|i| {
+                ecmp_pick(
+                    key,
+                    &tcp_pkt([10, 0, 0, 1], [10, 0, 1, 1], 40_000 + i, 80),
+                    4,
+                )
+            })
+            .collect();
+        assert_eq!(picks.len(), 4);
+        let differ = (0..64)
+            .filter(|&i| {
+                let p = tcp_pkt([10, 0, 0, 1], [10, 0, 1, 1], 40_000 + i, 80);
+                ecmp_pick(key, &p, 2) != ecmp_pick((3, 4), &p, 2)
+            })
+            .count();
+        assert!((16..=48).contains(&differ), "{differ}");
+        // A group entry routes by the hash; source routes come first.
+        let mut t = RouteTable::default();
+        let dst: IpAddr = "10.0.1.1".parse().unwrap();
+        t.add_group(dst, &[7, 8], key);
+        let p = tcp_pkt([10, 0, 0, 1], [10, 0, 1, 1], 40_000, 80);
+        assert_eq!(t.lookup_packet(&p), Some([7, 8][ecmp_pick(key, &p, 2)]));
+        t.add_source("10.0.0.1".parse().unwrap(), 9);
+        assert_eq!(t.lookup_packet(&p), Some(9));
+    }
+
     use super::*;
     use brisk_time::Duration;
     use std::net::Ipv4Addr;

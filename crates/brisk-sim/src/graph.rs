@@ -8,9 +8,19 @@
 //! host, the out-link on a path of **least total propagation delay** (the links'
 //! `delay`); equal delays go to the path with fewer hops, then to the next node with the
 //! lower index, then to the lower link index, so the choice is deterministic. Hosts never
-//! forward: a path may start and end at a host but not pass through one. There is no
-//! ECMP: of several equal paths exactly one is used (a fat tree's core therefore carries
-//! traffic unevenly; see docs/mechanisms/rc3.md).
+//! forward: a path may start and end at a host but not pass through one. That one path
+//! is the route with `routing = "shortest"` (the default; a fat tree's core then carries
+//! traffic unevenly, see docs/mechanisms/rc3.md); [`Graph::routes_with`] with ECMP also
+//! keeps, where several out-links tie on (delay, hops), the whole equal-cost set
+//! ([`Routing::next_links`]), from which the simulator's routers pick by flow hash.
+//!
+//! Multi-homed hosts ([`Graph::set_addresses`]): a host with N ≥ 2 addresses has exactly
+//! N links, address i on its i-th link (in the order the links were added). Routes are
+//! computed per *address*: a route to address i ends on the link into interface i, and a
+//! packet from address i leaves on interface i (source routing at the host, as a Linux
+//! host with one routing table per address does). Destinations are numbered: host
+//! ordinal k is host k's first address; the further addresses of multi-homed hosts
+//! follow, in host order ([`Routing::dest`]).
 //!
 //! The generators (`internet2`, `fat_tree`, `dumbbell`, an edge list) live in
 //! [`crate::topo_gen`], the building from a scenario in [`crate::topo_build`]; the
@@ -34,7 +44,12 @@ pub use brisk_scenario::network::NodeKind;
 pub struct GraphNode {
     pub name: String,
     pub kind: NodeKind,
+    /// Addresses of a host (1, or N ≥ 2 for a multi-homed one, one per link).
+    pub addresses: u32,
 }
+
+/// Most addresses of one host: an endpoint's bound (`brisk_tcp::MAX_ADDRESSES`).
+pub const MAX_HOST_ADDRESSES: u32 = brisk_tcp::MAX_ADDRESSES as u32;
 
 /// One direction of a link.
 #[derive(Clone, Debug)]
@@ -82,6 +97,16 @@ pub enum GraphError {
     /// Fewer than two hosts.
     #[error("the topology needs at least two hosts, it has {0}")]
     TooFewHosts(usize),
+    /// A multi-homed host whose link count differs from its address count.
+    #[error("host \"{name}\" has {addresses} addresses but {links} links: a multi-homed host needs one link per address (address i on its i-th link)")]
+    Interfaces {
+        name: String,
+        addresses: u32,
+        links: usize,
+    },
+    /// An address count out of range, or on a router.
+    #[error("node \"{name}\": addresses must be between 1 and {max} (hosts only), got {n}")]
+    Addresses { name: String, n: u32, max: u32 },
 }
 
 /// A topology: nodes and directed links.
@@ -106,8 +131,19 @@ pub struct Routing {
     pub hosts: Vec<usize>,
     /// Node index → host ordinal (`NONE` for routers).
     pub host_ordinal: Vec<u32>,
+    /// Destination → (host ordinal, address index): first the hosts' first addresses
+    /// (destination k is host ordinal k), then the further addresses of multi-homed
+    /// hosts in host order.
+    pub dests: Vec<(u32, u32)>,
+    /// Host ordinal → its destination numbers beyond the first (empty if single-homed).
+    more: Vec<Vec<u32>>,
+    /// Host ordinal → its out-link per address (empty if not multi-homed).
+    ifaces: Vec<Vec<u32>>,
     next: Vec<Option<Vec<u32>>>,
     single: Vec<Option<u32>>,
+    /// With ECMP: (node, destination) → every out-link of equal least cost, where
+    /// there are at least two (the row holds the first of them).
+    ecmp: HashMap<(u32, u32), Box<[u32]>>,
 }
 
 /// "No link" in a routing row.
@@ -126,12 +162,63 @@ impl Routing {
         }
     }
 
+    /// Every out-link of least cost from `node` towards destination `dst`: the ECMP
+    /// set where routing kept one, else the one route.
+    pub fn next_links(&self, node: usize, dst: usize) -> Vec<usize> {
+        if let Some(set) = self.ecmp.get(&(node as u32, dst as u32)) {
+            return set.iter().map(|&l| l as usize).collect();
+        }
+        self.next_link(node, dst).into_iter().collect()
+    }
+
+    /// Whether any node has more than one equal-cost next hop.
+    pub fn has_ecmp(&self) -> bool {
+        !self.ecmp.is_empty()
+    }
+
+    /// The destination number of host ordinal `host`'s address `index`.
+    pub fn dest(&self, host: usize, index: u32) -> Option<usize> {
+        match index {
+            0 => (host < self.hosts.len()).then_some(host),
+            i => self
+                .more
+                .get(host)?
+                .get(i as usize - 1)
+                .map(|&d| d as usize),
+        }
+    }
+
+    /// Addresses of host ordinal `host`.
+    pub fn address_count(&self, host: usize) -> u32 {
+        1 + self.more.get(host).map_or(0, |m| m.len() as u32)
+    }
+
+    /// The out-link a multi-homed host ordinal `host` sends from its address `index`
+    /// on (`None` for a host that is not multi-homed).
+    pub fn interface(&self, host: usize, index: u32) -> Option<usize> {
+        self.ifaces
+            .get(host)?
+            .get(index as usize)
+            .map(|&l| l as usize)
+    }
+
     /// The links from host ordinal `src` to host ordinal `dst` (bounded by the node
     /// count, so a routing loop, which shortest paths cannot make, cannot hang it).
+    /// A multi-homed source sends from its first address.
     pub fn path(&self, g: &Graph, src: usize, dst: usize) -> Option<Vec<usize>> {
+        self.path_from(g, src, 0, dst)
+    }
+
+    /// The links from host ordinal `src`'s address `index` to destination `dst`, along
+    /// the single (first) route at every node.
+    pub fn path_from(&self, g: &Graph, src: usize, index: u32, dst: usize) -> Option<Vec<usize>> {
         let mut at = self.hosts[src];
-        let goal = self.hosts[dst];
+        let goal = self.hosts[self.dests.get(dst)?.0 as usize];
         let mut out = Vec::new();
+        if let Some(l) = self.interface(src, index) {
+            out.push(l);
+            at = g.links[l].to;
+        }
         while at != goal {
             let l = self.next_link(at, dst)?;
             out.push(l);
@@ -189,6 +276,21 @@ impl Graph {
     }
 
     /// Adds a node; names are unique.
+    /// Gives host `node` `n` addresses (see the module doc); its links must then be
+    /// exactly `n`, checked when routes are computed.
+    pub fn set_addresses(&mut self, node: usize, n: u32) -> Result<(), GraphError> {
+        let gn = &mut self.nodes[node];
+        if n == 0 || n > MAX_HOST_ADDRESSES || (gn.kind == NodeKind::Router && n != 1) {
+            return Err(GraphError::Addresses {
+                name: gn.name.clone(),
+                n,
+                max: MAX_HOST_ADDRESSES,
+            });
+        }
+        gn.addresses = n;
+        Ok(())
+    }
+
     pub fn add_node(&mut self, name: &str, kind: NodeKind) -> Result<usize, GraphError> {
         if self.by_name.contains_key(name) {
             return Err(GraphError::DuplicateNode(name.to_string()));
@@ -204,6 +306,7 @@ impl Graph {
         self.nodes.push(GraphNode {
             name: name.to_string(),
             kind,
+            addresses: 1,
         });
         self.by_name.insert(name.to_string(), i);
         self.out.push(Vec::new());
@@ -262,6 +365,11 @@ impl Graph {
     /// tie-breaks). Errors name the first pair with no path, by destination then
     /// source, in node order.
     pub fn routes(&self) -> Result<Routing, GraphError> {
+        self.routes_with(false)
+    }
+
+    /// [`routes`](Self::routes), and with `ecmp` the equal-cost sets too.
+    pub fn routes_with(&self, ecmp: bool) -> Result<Routing, GraphError> {
         let hosts = self.hosts();
         if hosts.len() < 2 {
             return Err(GraphError::TooFewHosts(hosts.len()));
@@ -271,6 +379,28 @@ impl Graph {
         for (k, &h) in hosts.iter().enumerate() {
             host_ordinal[h] = k as u32;
         }
+        // Destinations: every host's first address, then the further ones.
+        let mut dests: Vec<(u32, u32)> = (0..hosts.len() as u32).map(|k| (k, 0)).collect();
+        let mut more = vec![Vec::new(); hosts.len()];
+        let mut ifaces = vec![Vec::new(); hosts.len()];
+        for (k, &h) in hosts.iter().enumerate() {
+            let a = self.nodes[h].addresses;
+            if a < 2 {
+                continue;
+            }
+            if self.out[h].len() != a as usize {
+                return Err(GraphError::Interfaces {
+                    name: self.nodes[h].name.clone(),
+                    addresses: a,
+                    links: self.out[h].len(),
+                });
+            }
+            ifaces[k] = self.out[h].iter().map(|&l| l as u32).collect();
+            for i in 1..a {
+                more[k].push(dests.len() as u32);
+                dests.push((k as u32, i));
+            }
+        }
         let single: Vec<Option<u32>> = (0..n)
             .map(|i| {
                 (self.nodes[i].kind == NodeKind::Host && self.out[i].len() == 1)
@@ -278,65 +408,104 @@ impl Graph {
             })
             .collect();
         let rows = single.iter().filter(|s| s.is_none()).count();
-        if rows.saturating_mul(hosts.len()) > MAX_ROUTE_ENTRIES {
+        if rows.saturating_mul(dests.len()) > MAX_ROUTE_ENTRIES {
             return Err(GraphError::TooBig {
-                what: "route entries (routers × hosts)",
-                n: rows.saturating_mul(hosts.len()),
+                what: "route entries (routers × host addresses)",
+                n: rows.saturating_mul(dests.len()),
                 max: MAX_ROUTE_ENTRIES,
             });
         }
         let mut next: Vec<Option<Vec<u32>>> = single
             .iter()
-            .map(|s| s.is_none().then(|| vec![NONE; hosts.len()]))
+            .map(|s| s.is_none().then(|| vec![NONE; dests.len()]))
             .collect();
+        let mut sets = HashMap::new();
         let mut dist = vec![(u64::MAX, u32::MAX); n];
-        for (k, &t) in hosts.iter().enumerate() {
-            self.shortest_to(t, &mut dist);
+        for (d, &(k, idx)) in dests.iter().enumerate() {
+            let t = hosts[k as usize];
+            // A multi-homed host's address is reached only over its own link.
+            let via = ifaces[k as usize]
+                .get(idx as usize)
+                .and_then(|&l| self.reverse_of(l as usize));
+            if !ifaces[k as usize].is_empty() && via.is_none() {
+                return Err(GraphError::Unreachable {
+                    from: self.nodes[self.links[ifaces[k as usize][idx as usize] as usize].to]
+                        .name
+                        .clone(),
+                    to: format!("{} address {idx}", self.nodes[t].name),
+                });
+            }
+            self.shortest_to(t, via, &mut dist);
             for m in 0..n {
                 if m == t || dist[m].0 == u64::MAX {
                     continue;
                 }
                 let Some(row) = &mut next[m] else { continue };
-                // The out-link on a shortest path; ties as the module doc says.
+                // The out-links on a shortest path; ties as the module doc says.
+                let cost = |l: usize| {
+                    let to = self.links[l].to;
+                    (
+                        dist[to].0.saturating_add(self.links[l].delay_ns()),
+                        dist[to].1 + 1,
+                    )
+                };
+                let usable = |l: &&usize| {
+                    let to = self.links[**l].to;
+                    dist[to].0 != u64::MAX
+                        && (to == t || self.nodes[to].kind == NodeKind::Router)
+                        && (to != t || via.is_none_or(|v| v == **l))
+                };
                 let best = self.out[m]
                     .iter()
-                    .filter(|&&l| {
-                        let to = self.links[l].to;
-                        dist[to].0 != u64::MAX
-                            && (to == t || self.nodes[to].kind == NodeKind::Router)
-                    })
-                    .min_by_key(|&&l| {
-                        let to = self.links[l].to;
-                        (
-                            dist[to].0.saturating_add(self.links[l].delay_ns()),
-                            dist[to].1 + 1,
-                            to,
-                            l,
-                        )
-                    });
-                if let Some(&l) = best {
-                    row[k] = l as u32;
+                    .filter(usable)
+                    .min_by_key(|&&l| (cost(l), self.links[l].to, l));
+                let Some(&l) = best else { continue };
+                row[d] = l as u32;
+                if ecmp && self.nodes[m].kind == NodeKind::Router {
+                    let c = cost(l);
+                    let mut set: Vec<usize> = self.out[m]
+                        .iter()
+                        .filter(usable)
+                        .copied()
+                        .filter(|&o| cost(o) == c)
+                        .collect();
+                    if set.len() > 1 {
+                        set.sort_by_key(|&o| (self.links[o].to, o));
+                        sets.insert(
+                            (m as u32, d as u32),
+                            set.into_iter().map(|o| o as u32).collect(),
+                        );
+                    }
                 }
             }
-            // Every other host must reach `t`.
+            // Every other host must reach this address.
             if let Some(&s) = hosts.iter().find(|&&s| s != t && dist[s].0 == u64::MAX) {
                 return Err(GraphError::Unreachable {
                     from: self.nodes[s].name.clone(),
-                    to: self.nodes[t].name.clone(),
+                    to: if idx == 0 {
+                        self.nodes[t].name.clone()
+                    } else {
+                        format!("{} address {idx}", self.nodes[t].name)
+                    },
                 });
             }
         }
         Ok(Routing {
             hosts,
             host_ordinal,
+            dests,
+            more,
+            ifaces,
             next,
             single,
+            ecmp: sets,
         })
     }
 
     /// Dijkstra towards `t` over the reversed links: `dist[m]` = (least delay, fewest
     /// hops at that delay) from `m` to `t`. Hosts other than `t` are not relaxed through.
-    fn shortest_to(&self, t: usize, dist: &mut [(u64, u32)]) {
+    /// With `via`, `t` is entered only over that link (an address's own interface).
+    fn shortest_to(&self, t: usize, via: Option<usize>, dist: &mut [(u64, u32)]) {
         dist.iter_mut().for_each(|d| *d = (u64::MAX, u32::MAX));
         dist[t] = (0, 0);
         let mut heap = BinaryHeap::new();
@@ -349,6 +518,9 @@ impl Graph {
                 continue; // a host is a path's start, never a transit node
             }
             for &l in &self.inc[v] {
+                if v == t && via.is_some_and(|x| x != l) {
+                    continue;
+                }
                 let u = self.links[l].from;
                 let cand = (d.saturating_add(self.links[l].delay_ns()), h + 1);
                 if cand < dist[u] {

@@ -7,7 +7,7 @@
 //! (an unknown or repeated node name, an unreachable host, a bad edge-list line)
 //! surfaces at load too, naming the field.
 
-use brisk_scenario::network::{NetScenario, TopoKind, TopologySpec};
+use brisk_scenario::network::{NetScenario, RoutingMode, SourceAddress, TopoKind, TopologySpec};
 use brisk_scenario::ScenarioError;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
@@ -29,11 +29,24 @@ pub fn load(path: &Path) -> Result<NetScenario, ScenarioError> {
 /// resolved from.
 pub fn from_toml_str_named(text: &str, file: &str) -> Result<NetScenario, ScenarioError> {
     let sc = NetScenario::from_toml_str_named(text, file)?;
-    graph(&sc).map_err(|(field, message)| ScenarioError {
+    let err = |(field, message): Field| ScenarioError {
         file: file.to_string(),
         field,
         message,
-    })?;
+    };
+    let g = graph(&sc).map_err(err)?;
+    if let Some(SourceAddress::Address(ip)) = sc.workload.source_address {
+        let r = g
+            .routes_with(sc.routing == RoutingMode::Ecmp)
+            .map_err(|e| err(("topology".into(), e.to_string())))?;
+        let n = r.hosts.len();
+        if !(0..r.dests.len()).any(|d| crate::wl_run::dest_ip(d, n) == ip) {
+            return Err(err((
+                "workload.source_address".into(),
+                format!("no host has address {ip}"),
+            )));
+        }
+    }
     Ok(sc)
 }
 
@@ -54,7 +67,7 @@ pub fn graph_seeded(sc: &NetScenario, seed: u64) -> Result<(Graph, Vec<String>),
     let gerr = |f: &'static str| move |e: GraphError| (f.to_string(), e.to_string());
     let mut fifo = Vec::new();
     let g = match &sc.topology {
-        None => explicit_graph(sc)?,
+        None => explicit_graph(sc, seed)?,
         Some(t) => {
             let l = t.links();
             let mut g = match t.kind {
@@ -82,7 +95,8 @@ pub fn graph_seeded(sc: &NetScenario, seed: u64) -> Result<(Graph, Vec<String>),
             g
         }
     };
-    g.routes().map_err(gerr("topology"))?;
+    g.routes_with(sc.routing == RoutingMode::Ecmp)
+        .map_err(gerr("topology"))?;
     Ok((g, fifo))
 }
 
@@ -129,15 +143,33 @@ fn randomise(t: &TopologySpec, g: &mut Graph, seed: u64) -> Vec<String> {
     chosen.iter().map(|&r| g.nodes()[r].name.clone()).collect()
 }
 
-/// The explicit `[[node]]` and `[[link]]` entries (their links checked already).
-fn explicit_graph(sc: &NetScenario) -> Result<Graph, Field> {
+/// The explicit `[[node]]` and `[[link]]` entries (their links checked already);
+/// path models (`model = "wlan"`) drawn with `seed`, one stream per link.
+fn explicit_graph(sc: &NetScenario, seed: u64) -> Result<Graph, Field> {
     let mut g = Graph::new();
     for (i, n) in sc.nodes.iter().enumerate() {
-        g.add_node(&n.name, n.kind)
+        let at = g
+            .add_node(&n.name, n.kind)
             .map_err(|e| (format!("node[{i}].name"), e.to_string()))?;
+        if let Some(a) = n.addresses {
+            g.set_addresses(at, a)
+                .map_err(|e| (format!("node[{i}].addresses"), e.to_string()))?;
+        }
     }
     for (i, l) in sc.links.iter().enumerate() {
-        g.connect(&l.a, &l.b, l.forward(), l.backward())
+        let (ab, ba) = match l.model {
+            Some(m) => {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(derive_seed(
+                    seed,
+                    "path-model",
+                    i as u64,
+                ));
+                let spec = m.draw([rng.gen(), rng.gen(), rng.gen()]);
+                (spec.clone(), spec)
+            }
+            None => (l.forward(), l.backward()),
+        };
+        g.connect(&l.a, &l.b, ab, ba)
             .map_err(|e| (format!("link[{i}]"), e.to_string()))?;
     }
     Ok(g)

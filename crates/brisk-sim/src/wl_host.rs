@@ -270,6 +270,8 @@ pub struct WlHost {
     flow_classes: Vec<u16>,
     /// Paced writing connections with writes still to come (at most a few).
     paced: Vec<ConnHandle>,
+    /// The address flows are opened from when not the first (`WlHost::source`).
+    source: Option<IpAddr>,
 }
 
 /// Whether `port` is one of the workload listeners' ([`WL_PORT`] and the class ports).
@@ -303,6 +305,7 @@ impl WlHost {
             download: false,
             flow_classes: Vec::new(),
             paced: Vec::new(),
+            source: None,
         })
     }
 
@@ -316,6 +319,13 @@ impl WlHost {
         }
         self.flow_classes = classes.to_vec();
         Ok(self)
+    }
+
+    /// The local address this host opens its flows from (a multi-homed host's chosen
+    /// path; by default its first address).
+    pub fn source(mut self, ip: IpAddr) -> Self {
+        self.source = (ip != self.ip).then_some(ip);
+        self
     }
 
     /// Download mode (`workload.direction = "download"`): the flows in `arrivals` are
@@ -470,7 +480,13 @@ impl WlHost {
         let remote = SocketAddr::new(dst, port);
         let class = usize::from(class16);
         let config = self.configs[class.min(self.configs.len() - 1)].clone();
-        match self.ep.connect_shared(now, 0, remote, config) {
+        let opened = match self.source {
+            None => self.ep.connect_shared(now, 0, remote, config),
+            Some(ip) => self
+                .ep
+                .connect_from(now, SocketAddr::new(ip, 0), remote, config),
+        };
+        match opened {
             Ok(h) if self.download => {
                 // NOTE(unwrap): a connection just created exists.
                 let local = self.ep.conn(h).expect("new connection").local();

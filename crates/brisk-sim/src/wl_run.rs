@@ -4,7 +4,9 @@
 //! Build: every graph node becomes an engine node (a [`WlHost`] or a [`Router`]),
 //! every directed link a brisk-net link (with its queue kind and loss), and each
 //! router's route table maps every host address to the entry of its out-link on the
-//! shortest path (`crate::graph`). A link's exit forwards to the node at its far end.
+//! shortest path (`crate::graph`), or with `routing = "ecmp"` to the equal-cost set
+//! picked by flow hash; a multi-homed host routes by source address. A link's exit
+//! forwards to the node at its far end.
 //!
 //! Load (spec A8): the aggregate arrival rate is λ = load · ΣC_core / (8 · E[S] ·
 //! E[core hops]), where ΣC_core is the capacity of all directed router-router links,
@@ -35,7 +37,7 @@ use crate::node::SimNode;
 use crate::outcome::SimError;
 use crate::topology::{add_link, derive_seed, sender_ip, BuildError};
 use crate::wl_host::{FlowBook, FlowRecord, PacedRecord, SharedBook, WlHost};
-use brisk_scenario::network::NetScenario;
+use brisk_scenario::network::{NetScenario, RoutingMode, SourceAddress};
 
 /// Simulated time between checks for completion and for `control`.
 pub const STEP: Duration = Duration::from_millis(100);
@@ -124,6 +126,43 @@ pub fn host_ip(ordinal: usize) -> IpAddr {
     sender_ip(ordinal as u32)
 }
 
+/// Most further addresses of multi-homed hosts in one network: 198.19.0.1 onwards.
+pub const MAX_EXTRA_ADDRESSES: usize = 65_534;
+
+/// Destination `d`'s address (`Routing::dests`): a host's first address is
+/// [`host_ip`] of its ordinal; the further addresses of multi-homed hosts are
+/// 198.19.0.1, 198.19.0.2, ... in destination order (the other half of RFC 2544's
+/// 198.18.0.0/15).
+pub fn dest_ip(d: usize, hosts: usize) -> IpAddr {
+    if d < hosts {
+        return host_ip(d);
+    }
+    let base = u32::from(std::net::Ipv4Addr::new(198, 19, 0, 0));
+    IpAddr::V4(std::net::Ipv4Addr::from(base + (d - hosts) as u32 + 1))
+}
+
+/// Host ordinal `k`'s addresses, in address order.
+fn host_addrs(routing: &Routing, k: usize) -> Vec<IpAddr> {
+    let nh = routing.hosts.len();
+    (0..routing.address_count(k))
+        .filter_map(|i| routing.dest(k, i))
+        .map(|d| dest_ip(d, nh))
+        .collect()
+}
+
+/// The address index host ordinal `k` opens its flows from (`workload.source_address`).
+fn source_index(routing: &Routing, k: usize, pick: Option<SourceAddress>) -> u32 {
+    match pick {
+        None => 0,
+        Some(SourceAddress::Index(i)) if i < routing.address_count(k) => i,
+        Some(SourceAddress::Index(_)) => 0,
+        Some(SourceAddress::Address(ip)) => host_addrs(routing, k)
+            .iter()
+            .position(|&a| a == ip)
+            .map_or(0, |i| i as u32),
+    }
+}
+
 /// The node a host's first uplink reaches (its router).
 fn attachment(g: &Graph, host: usize) -> usize {
     g.out_links(host).first().map_or(host, |&l| g.links()[l].to)
@@ -164,8 +203,47 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
     };
     let (g, fifo_routers) =
         crate::topo_build::graph_seeded(sc, seed).map_err(|(f, m)| bad(&f, m))?;
-    let routing = g.routes().map_err(|e| bad("topology", e.to_string()))?;
+    let routing = g
+        .routes_with(sc.routing == RoutingMode::Ecmp)
+        .map_err(|e| bad("topology", e.to_string()))?;
     let w = &sc.workload;
+    if routing.dests.len() - routing.hosts.len() > MAX_EXTRA_ADDRESSES {
+        return Err(bad(
+            "node",
+            format!(
+                "{} further addresses of multi-homed hosts; at most {MAX_EXTRA_ADDRESSES}",
+                routing.dests.len() - routing.hosts.len()
+            ),
+        ));
+    }
+    if let Some(SourceAddress::Address(ip)) = w.source_address {
+        let owned = (0..routing.dests.len()).any(|d| dest_ip(d, routing.hosts.len()) == ip);
+        if !owned {
+            return Err(bad(
+                "workload.source_address",
+                format!("no host has address {ip}"),
+            ));
+        }
+    }
+    let download = w.direction == brisk_scenario::network::Direction::Download;
+    // The address index each host opens its flows from.
+    let src_index: Vec<u32> = (0..routing.hosts.len())
+        .map(|k| source_index(&routing, k, w.source_address))
+        .collect();
+    // A flow's (forward, back) links: the opener's chosen address is one end.
+    let flow_paths = |src: usize, dst: usize| -> (Vec<usize>, Vec<usize>) {
+        let (si, di) = if download {
+            (0, src_index[dst])
+        } else {
+            (src_index[src], 0)
+        };
+        let to_dst = routing.dest(dst, di).unwrap_or(dst);
+        let to_src = routing.dest(src, si).unwrap_or(src);
+        (
+            routing.path_from(&g, src, si, to_dst).unwrap_or_default(),
+            routing.path_from(&g, dst, di, to_src).unwrap_or_default(),
+        )
+    };
     let cdf = w.sizes.cdf().map_err(|(f, m)| bad(&f, m))?;
     let hosts = &routing.hosts;
     let nh = hosts.len();
@@ -298,8 +376,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
             at,
             derive_seed(seed, "wl-pattern", u64::from(id)),
         );
-        let fwd = routing.path(&g, src, dst).unwrap_or_default();
-        let back = routing.path(&g, dst, src).unwrap_or_default();
+        let (fwd, back) = flow_paths(src, dst);
         r.hops = fwd.len() as u16;
         r.core_hops = fwd.iter().filter(|&&l| core[l]).count() as u16;
         r.base_rtt = Duration::from_nanos(
@@ -328,8 +405,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
             derive_seed(seed, "wl-pattern", u64::from(id)),
         );
         r.paced = Some(PacedRecord::new(p.first.0, p.chunk.0, p.interval.0));
-        let fwd = routing.path(&g, src, dst).unwrap_or_default();
-        let back = routing.path(&g, dst, src).unwrap_or_default();
+        let (fwd, back) = flow_paths(src, dst);
         r.hops = fwd.len() as u16;
         r.core_hops = fwd.iter().filter(|&&l| core[l]).count() as u16;
         r.base_rtt = Duration::from_nanos(
@@ -342,7 +418,6 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
     }
 
     let mut per_host: Vec<VecDeque<(Instant, u32, IpAddr)>> = vec![VecDeque::new(); nh];
-    let download = w.direction == brisk_scenario::network::Direction::Download;
     for r in &recs {
         // A download is opened by its receiver, towards the sender.
         let (opener, peer) = if download {
@@ -380,7 +455,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
                 let mut isn_secret = [0u8; 16];
                 isn_secret[..8].copy_from_slice(&derive_seed(seed, &n.name, 1).to_le_bytes());
                 isn_secret[8..].copy_from_slice(&derive_seed(seed, &n.name, 2).to_le_bytes());
-                let ep = Endpoint::new(
+                let mut ep = Endpoint::new(
                     ip,
                     // Secret and seed come from the scenario seed, never from the
                     // OS: the same seed must give the same run.
@@ -389,10 +464,20 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
                         ..EndpointConfig::seeded(isn_secret, derive_seed(seed, &n.name, 3))
                     },
                 );
+                let addrs = host_addrs(&routing, k);
+                for &a in &addrs[1..] {
+                    ep.add_address(a)
+                        .map_err(|e| bad(&format!("node \"{}\"", n.name), e.to_string()))?;
+                }
+                let source = addrs[src_index[k] as usize];
                 let arrivals = std::mem::take(&mut per_host[k]);
                 let flow_class_ids: Vec<u16> = flow_classes.iter().map(|&(c, _)| c).collect();
                 let host = WlHost::new(ip, ep, book.clone(), configs.clone(), cfg, arrivals)
-                    .and_then(|h| h.downloads(download).flow_classes(&flow_class_ids))
+                    .and_then(|h| {
+                        h.downloads(download)
+                            .source(source)
+                            .flow_classes(&flow_class_ids)
+                    })
                     .map_err(|source| {
                         SimError::Build(BuildError::Listen {
                             flow: k as u32,
@@ -410,7 +495,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
         e.routes_mut(exit).set_default(node_of[l.to]);
         link_entry.push(entry);
     }
-    install_routes(&mut e, &g, &routing, &node_of, &link_entry);
+    install_routes(&mut e, &g, &routing, &node_of, &link_entry, seed);
     let up = g
         .links()
         .iter()
@@ -429,24 +514,48 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
     })
 }
 
-/// Routers (and multi-homed hosts) get one entry per destination host; a single-homed
-/// host sends everything up its one link.
+/// Routers (and hosts with several links but one address) get one entry per
+/// destination address; a single-homed host sends everything up its one link; a
+/// multi-homed host sends each of its addresses' packets up that address's link
+/// (source routing). With ECMP a router's entry may be a group, picked by flow hash
+/// with the router's own key (from the run's seed and its name).
 fn install_routes(
     e: &mut Engine<SimNode>,
     g: &Graph,
     routing: &Routing,
     node_of: &[NodeId],
     link_entry: &[NodeId],
+    seed: u64,
 ) {
+    let nh = routing.hosts.len();
     for (i, n) in g.nodes().iter().enumerate() {
         let table = e.routes_mut(node_of[i]);
         if n.kind == NodeKind::Host && g.out_links(i).len() == 1 {
             table.set_default(link_entry[g.out_links(i)[0]]);
             continue;
         }
-        for k in 0..routing.hosts.len() {
-            if let Some(l) = routing.next_link(i, k) {
-                table.add(host_ip(k), link_entry[l]);
+        let k = routing.host_ordinal[i] as usize;
+        if n.kind == NodeKind::Host && routing.interface(k, 0).is_some() {
+            for (a, ip) in host_addrs(routing, k).into_iter().enumerate() {
+                if let Some(l) = routing.interface(k, a as u32) {
+                    table.add_source(ip, link_entry[l]);
+                }
+            }
+            continue;
+        }
+        let key = (
+            derive_seed(seed, &format!("ecmp:{}", n.name), 0),
+            derive_seed(seed, &format!("ecmp:{}", n.name), 1),
+        );
+        for d in 0..routing.dests.len() {
+            let set = routing.next_links(i, d);
+            match set.len() {
+                0 => {}
+                1 => table.add(dest_ip(d, nh), link_entry[set[0]]),
+                _ => {
+                    let nexts: Vec<NodeId> = set.iter().map(|&l| link_entry[l]).collect();
+                    table.add_group(dest_ip(d, nh), &nexts, key);
+                }
             }
         }
     }

@@ -86,6 +86,20 @@ const V6_EXTRA_HEADER: u16 = 20;
 /// 8200 §5), less 60 bytes of headers. `Config::mss` below it (tests, simulations of
 /// tiny MSS) is used unchanged.
 const V6_MIN_MSS: u16 = 1220;
+/// Most local addresses of one endpoint ([`Endpoint::add_address`]).
+pub const MAX_ADDRESSES: usize = 8;
+
+/// Why [`Endpoint::add_address`] refused an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AddressError {
+    #[error("address {0} is already one of this endpoint's")]
+    Duplicate(IpAddr),
+    #[error("address {0} cannot be a host's (unspecified, loopback, multicast, broadcast or IPv4-mapped)")]
+    Unusable(IpAddr),
+    #[error("an endpoint has at most {max} addresses")]
+    TooMany { max: usize },
+}
+
 /// Connection configs kept for sharing ([`Endpoint::conn_config`]).
 const CONN_CONFIGS_KEPT: usize = 8;
 
@@ -139,6 +153,9 @@ pub struct Endpoint {
     local: IpAddr,
     v4: Option<Ipv4Addr>,
     v6: Option<Ipv6Addr>,
+    /// Addresses added by [`Endpoint::add_address`] beyond the first of each family
+    /// (a multi-homed host), at most `MAX_ADDRESSES` in all with `v4` and `v6`.
+    extra: Vec<IpAddr>,
     config: EndpointConfig,
     rng: ChaCha8Rng,
     /// Boxed: a `Connection` is about 2.5 KB, and inline slots would make the table's
@@ -208,6 +225,7 @@ impl Endpoint {
             local,
             v4,
             v6,
+            extra: Vec::new(),
             config,
             rng,
             slots: Vec::new(),
@@ -236,9 +254,11 @@ impl Endpoint {
         self.local
     }
 
-    /// The local address this endpoint uses with `remote` (the one of its family), or
+    /// The local address this endpoint uses with `remote` (the first of its family), or
     /// `None` if the endpoint has no address of that family. An IPv4-mapped IPv6
-    /// `remote` counts as IPv4 (see the module doc).
+    /// `remote` counts as IPv4 (see the module doc). Addresses added by
+    /// [`add_address`](Self::add_address) are used only when asked for by name
+    /// ([`connect_from`](Self::connect_from)).
     pub fn local_addr_for(&self, remote: IpAddr) -> Option<IpAddr> {
         match remote.to_canonical() {
             IpAddr::V4(_) => self.v4.map(IpAddr::V4),
@@ -246,23 +266,64 @@ impl Endpoint {
         }
     }
 
+    /// Every local address: the first of each family (the IPv4 one first), then the
+    /// added ones in the order they were added.
+    pub fn local_addrs(&self) -> Vec<IpAddr> {
+        let firsts = [self.v4.map(IpAddr::V4), self.v6.map(IpAddr::V6)];
+        firsts
+            .into_iter()
+            .flatten()
+            .chain(self.extra.iter().copied())
+            .collect()
+    }
+
+    /// Adds a local address (a multi-homed host: one address per interface, as the
+    /// MPTCP path manager announces them). If the endpoint has no address of its family
+    /// yet it becomes that family's first (what `local_addr_for` returns). At most
+    /// [`MAX_ADDRESSES`] addresses in all: Linux's in-kernel MPTCP path manager keeps at
+    /// most 8 endpoints (`MPTCP_PM_ADDR_MAX`), and `is_local` compares every packet's
+    /// destination with each address, so a small list keeps that check a few compares.
+    pub fn add_address(&mut self, ip: IpAddr) -> Result<(), AddressError> {
+        let ip = ip.to_canonical();
+        if !usable_peer(ip) || ip.is_loopback() {
+            return Err(AddressError::Unusable(ip));
+        }
+        if self.local_addrs().contains(&ip) {
+            return Err(AddressError::Duplicate(ip));
+        }
+        let count = usize::from(self.v4.is_some()) + usize::from(self.v6.is_some());
+        if count + self.extra.len() >= MAX_ADDRESSES {
+            return Err(AddressError::TooMany { max: MAX_ADDRESSES });
+        }
+        match ip {
+            IpAddr::V4(a) if self.v4.is_none() => self.v4 = Some(a),
+            IpAddr::V6(a) if self.v6.is_none() => self.v6 = Some(a),
+            _ => self.extra.push(ip),
+        }
+        Ok(())
+    }
+
     /// Whether a packet to `dst` is ours: one of our addresses, compared natively (an
-    /// IPv4-mapped destination in an IPv6 header is not our IPv4 address).
+    /// IPv4-mapped destination in an IPv6 header is not our IPv4 address). The first
+    /// address of each family is compared first; added ones only if there are any.
+    #[inline]
     fn is_local(&self, dst: IpAddr) -> bool {
-        match dst {
+        let first = match dst {
             IpAddr::V4(a) => self.v4 == Some(a),
             IpAddr::V6(a) => self.v6 == Some(a),
-        }
+        };
+        first || (!self.extra.is_empty() && self.extra.contains(&dst))
     }
 
     /// Linux's martian sources (`ip_route_input_slow`'s `martian_source`,
     /// `ip6_rcv_core`): a source no peer may have ([`usable_peer`]: unspecified,
     /// `0.0.0.0/8`, multicast, broadcast, IPv4-mapped in an IPv6 header), a loopback
-    /// address (`127.0.0.0/8`, `::1`), or our own address (IPv4: `fib_validate_source`
-    /// finds it local; IPv6 Linux accepts it, brisk drops it too, as a LAND attack's
-    /// SYN). Answering one would aim SYN-ACKs and RSTs at ourselves or at many hosts.
-    /// An endpoint whose own address of that family is a loopback address is on a
-    /// loopback device, where both are ordinary (Linux accepts them from `lo`).
+    /// address (`127.0.0.0/8`, `::1`), or any of our own addresses (IPv4:
+    /// `fib_validate_source` finds it local; IPv6 Linux accepts it, brisk drops it too,
+    /// as a LAND attack's SYN). Answering one would aim SYN-ACKs and RSTs at ourselves
+    /// or at many hosts. An endpoint whose first address of that family is a loopback
+    /// address is on a loopback device, where both are ordinary (Linux accepts them
+    /// from `lo`).
     fn martian_source(&self, src: IpAddr) -> bool {
         if !usable_peer(src) {
             return true;
@@ -273,8 +334,47 @@ impl Endpoint {
         };
         match ours {
             Some(a) if a.is_loopback() => false,
-            _ => src.is_loopback() || ours == Some(src),
+            _ => src.is_loopback() || ours == Some(src) || self.extra.contains(&src),
         }
+    }
+
+    /// Active open from the local address `local` (one of [`local_addrs`]
+    /// (Self::local_addrs), of `remote`'s family): a multi-homed host's flow on the
+    /// path of that address. `connect_shared` uses the family's first address.
+    pub fn connect_from(
+        &mut self,
+        now: Instant,
+        local: SocketAddr,
+        remote: SocketAddr,
+        config: Arc<Config>,
+    ) -> Result<ConnHandle, ConnError> {
+        let remote = SocketAddr::new(remote.ip().to_canonical(), remote.port());
+        let local_ip = local.ip().to_canonical();
+        if !self.is_local(local_ip) || local_ip.is_ipv4() != remote.ip().is_ipv4() {
+            return Err(ConnError::Unsupported);
+        }
+        if self.martian_source(remote.ip()) {
+            return Err(ConnError::Unsupported);
+        }
+        if self.live >= self.config.max_connections {
+            self.stats.drop_table_full += 1;
+            return Err(ConnError::TableFull);
+        }
+        // The table key is (local port, remote): a port is unique per remote across
+        // all local addresses, so demultiplexing needs no local address.
+        let port = if local.port() == 0 {
+            self.pick_ephemeral(remote)?
+        } else {
+            if self.table.contains_key(&(local.port(), remote)) {
+                return Err(ConnError::AddrInUse);
+            }
+            local.port()
+        };
+        let setup = self.setup(now, SocketAddr::new(local_ip, port), remote, config);
+        let conn = Connection::connect(now, setup);
+        let h = self.insert(conn, None);
+        self.touch(h);
+        Ok(h)
     }
 
     /// Changes the SYN-cookie mode (`EndpointConfig::syncookies` and

@@ -38,7 +38,9 @@ pub use brisk_time::{Duration, Instant};
 pub use config::Config;
 pub use conn::send::SharedBytes;
 pub use conn::{CaState, Connection, Segment, SegmentKind, State, UnorderedRead};
-pub use endpoint::{ConnHandle, Endpoint, EndpointConfig, OsRngError, Transmit};
+pub use endpoint::{
+    AddressError, ConnHandle, Endpoint, EndpointConfig, OsRngError, Transmit, MAX_ADDRESSES,
+};
 pub use event::{ConnError, Event, TraceEvent, UndoKind};
 pub use mem::MemLimits;
 pub use stats::{EndpointStats, TcpInfo};

@@ -942,3 +942,110 @@ fn linux_mp_capable_with_data_checksum() {
     assert_eq!(dss_checksum(dsn, 1, 12, b"hello, mptcp"), c);
     assert_eq!(emit_wire(&o), wire);
 }
+
+// ---------------------------------------------------------------------------
+// Linux's whole option areas, NOPs included: a Linux 6.18 connection with DSS
+// checksums off (`tests/mptcp/linux_capture.sh OUT signal nocsum`, and `nosignal
+// nocsum` for MP_CAPABLE with data), `tshark -e tcp.flags -e tcp.len -e tcp.options`.
+// Without checksums an MP_CAPABLE with data is 22 bytes and a data segment's DSS 22
+// or 26: Linux's `mptcp_write_options` ends them with `NOP NOP`.
+
+/// `(option area, flags, payload length)` of one segment of each shape.
+const LINUX_OPTION_AREAS: [(&str, Flags, usize); 14] = [
+    // MP_CAPABLE SYN, SYN/ACK (after MSS, SACK-permitted + TS, NOP + window scale).
+    (
+        "020405b40402080a1b4899fb000000000103030a1e040101",
+        Flags::SYN,
+        0,
+    ),
+    (
+        "020405b40402080a8afc345f1b4899fb0103030a1e0c0101a94433792b226f46",
+        Flags::SYN.union(Flags::ACK),
+        0,
+    ),
+    // MP_CAPABLE third ACK (20), then with the first data (22 + NOP NOP).
+    (
+        "0101080a1b4899fb8afc345f1e14010126b80259efb89e77a94433792b226f46",
+        Flags::ACK,
+        0,
+    ),
+    (
+        "0101080a1b489a008afc345f1e16010126b80259efb89e77a94433792b226f46000c0101",
+        Flags::ACK.union(Flags::PSH),
+        12,
+    ),
+    // DSS: 32-bit data ACK + mapping (22), 64-bit data ACK + mapping (26), the
+    // DATA_FIN with a 64-bit data ACK (26), data ACK alone (12 and 8).
+    (
+        "0101080a847232242303959c1e16200d7f6f81bbf18e76fc044b4e4600000001000c0101",
+        Flags::ACK.union(Flags::PSH),
+        12,
+    ),
+    (
+        "0101080a23039b208472378b1e1a200ff18e76fc044b9c73c7eef1107f6f81bb0000000100030101",
+        Flags::ACK.union(Flags::PSH),
+        3,
+    ),
+    (
+        "0101080a23039b20847237a41e1a201ff18e76fc044b9c73c7eef1107f6f81be0000000000010101",
+        Flags::ACK,
+        0,
+    ),
+    (
+        "0101080a230395a0847232241e0c2003f18e76fc044b4e52",
+        Flags::ACK,
+        0,
+    ),
+    ("0101080aab93df9392b3371d1e082001044b4e46", Flags::ACK, 0),
+    // ADD_ADDR with HMAC in place of the DSS, and its echo.
+    (
+        "0101080a2303959c847232201e103001c61201020630f03a68542f46",
+        Flags::ACK,
+        0,
+    ),
+    ("0101080a847232202303959c1e083101c6120102", Flags::ACK, 0),
+    // MP_JOIN SYN, SYN/ACK, third ACK.
+    (
+        "020405b40402080a92b3371d000000000103030a1e0c10015d42b8517b47f37d",
+        Flags::SYN,
+        0,
+    ),
+    (
+        "020405b40402080aab93df9392b3371d0103030a1e101001857240833d3e9d17695b38fe",
+        Flags::SYN.union(Flags::ACK),
+        0,
+    ),
+    (
+        "0101080a92b3371dab93df931e1810005f76120d7d2868a2577e61bf34bcfafebbc81f99",
+        Flags::ACK,
+        0,
+    ),
+];
+
+/// A TCP segment with Linux's option area `opts`, as brisk parses and re-emits it:
+/// the re-emitted option area.
+fn reemit_option_area(opts: &[u8], flags: Flags, payload_len: usize) -> Vec<u8> {
+    let mut seg = vec![0u8; 20];
+    seg[0..2].copy_from_slice(&40000u16.to_be_bytes());
+    seg[2..4].copy_from_slice(&8080u16.to_be_bytes());
+    let offset_flags = (((20 + opts.len()) / 4) as u16) << 12 | flags.bits();
+    seg[12..14].copy_from_slice(&offset_flags.to_be_bytes());
+    seg.extend_from_slice(opts);
+    seg.extend(std::iter::repeat_n(0x61, payload_len));
+    let tcp = TcpRepr::parse(&seg, None).expect("Linux's segment parses");
+    let mut out = Vec::new();
+    tcp.emit(&ip(), &mut out);
+    out[20..tcp.header_len()].to_vec()
+}
+
+#[test]
+fn linux_option_areas_re_emit_byte_for_byte_nops_included() {
+    let mut trailing_nops = 0;
+    for (h, flags, payload) in LINUX_OPTION_AREAS {
+        let wire = hex(h);
+        assert_eq!(reemit_option_area(&wire, flags, payload), wire, "{h}");
+        trailing_nops += usize::from(wire.ends_with(&[1, 1]));
+    }
+    // The shapes this is about: 22- and 26-byte options padded after by Linux.
+    assert_eq!(trailing_nops, 5);
+}

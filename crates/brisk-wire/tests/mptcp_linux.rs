@@ -4,6 +4,9 @@
 //! re-emit byte for byte and fit its segment, and what brisk computes from the keys
 //! must equal what Linux sent: the join token, the first DSN (IDSN + 1), both MP_JOIN
 //! HMACs, the ADD_ADDR HMAC and the DSS checksum of every single-segment mapping.
+//! A second run with DSS checksums off (22- and 26-byte options, which Linux pads
+//! with two NOPs after them) checks every segment's whole option area: brisk parses
+//! and re-emits it byte for byte, NOPs and their places included.
 //!
 //! Skips (passing, with a message) unless run as root with `ip mptcp`, dumpcap, tshark
 //! and python3, on a kernel with MPTCP enabled.
@@ -13,6 +16,7 @@ use std::process::Command;
 
 use brisk_wire::mptcp::checksum::dss_checksum;
 use brisk_wire::mptcp::{crypto, AddAddr, DataSeq, MpCapableForm, MpJoin, MptcpOption};
+use brisk_wire::{Ecn, IpRepr, Ipv4Repr, TcpRepr, IPPROTO_TCP};
 
 fn hex(s: &str) -> Vec<u8> {
     let s = s.trim();
@@ -77,19 +81,17 @@ fn items(opts: &[u8]) -> Vec<(u8, &[u8])> {
     out
 }
 
-#[test]
-fn linux_mptcp_connection_options_and_crypto() {
-    if let Some(why) = skip_reason() {
-        eprintln!("SKIP linux_mptcp_connection_options_and_crypto: {why}");
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("brisk-mptcp-linux-{}", std::process::id()));
+/// Runs `linux_capture.sh` with `args` after the pcap path; returns tshark's fields
+/// (frame, source port, flags, options, payload) per TCP segment, tab-separated.
+fn capture(tag: &str, args: &[&str]) -> String {
+    let dir = std::env::temp_dir().join(format!("brisk-mptcp-linux-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pcap = dir.join("linux.pcapng");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mptcp/linux_capture.sh");
     let run = Command::new("bash")
         .arg(&script)
         .arg(&pcap)
+        .args(args)
         .output()
         .expect("bash runs");
     assert!(
@@ -117,7 +119,41 @@ fn linux_mptcp_connection_options_and_crypto() {
         .expect("tshark runs");
     let _ = std::fs::remove_dir_all(&dir);
     assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The option area brisk emits for a segment with Linux's option area `opts`, TCP
+/// flags `flags` and `payload`, after parsing it.
+fn reemit_option_area(opts: &[u8], flags: u16, payload: &[u8]) -> Vec<u8> {
+    let mut seg = vec![0u8; 20];
+    let offset_flags = (((20 + opts.len()) / 4) as u16) << 12 | flags;
+    seg[12..14].copy_from_slice(&offset_flags.to_be_bytes());
+    seg.extend_from_slice(opts);
+    seg.extend_from_slice(payload);
+    let tcp = TcpRepr::parse(&seg, None).expect("Linux's segment parses");
+    let ip = IpRepr::V4(Ipv4Repr {
+        src: std::net::Ipv4Addr::new(198, 18, 0, 1),
+        dst: std::net::Ipv4Addr::new(198, 18, 0, 2),
+        protocol: IPPROTO_TCP,
+        dscp: 0,
+        ecn: Ecn::NotEct,
+        ttl: 64,
+        ident: 1,
+        dont_frag: true,
+        payload_len: 0,
+    });
+    let mut out = Vec::new();
+    tcp.emit(&ip, &mut out);
+    out[20..tcp.header_len()].to_vec()
+}
+
+#[test]
+fn linux_mptcp_connection_options_and_crypto() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIP linux_mptcp_connection_options_and_crypto: {why}");
+        return;
+    }
+    let text = capture("csum", &[]);
 
     let (mut key_client, mut key_server) = (None, None);
     let (mut nonce_client, mut nonce_server) = (None, None);
@@ -133,6 +169,11 @@ fn linux_mptcp_connection_options_and_crypto() {
         let opts = hex(f.get(3).copied().unwrap_or(""));
         let payload = hex(f.get(4).copied().unwrap_or(""));
         let client = sport != "8080";
+        assert_eq!(
+            reemit_option_area(&opts, flags, &payload),
+            opts,
+            "frame {frame}: option area re-emitted differently"
+        );
         for (kind, item) in items(&opts) {
             if kind != 30 {
                 continue;
@@ -253,5 +294,44 @@ fn linux_mptcp_connection_options_and_crypto() {
     eprintln!(
         "linux: {options} MPTCP options parsed and re-emitted; keys {a:#018x}/{b:#018x}; token, IDSN, 2 join HMACs, {} ADD_ADDR HMAC(s), {checksums} DSS checksums equal Linux's",
         add_addr.len()
+    );
+}
+
+#[test]
+fn linux_option_areas_without_checksums_re_emit_byte_for_byte() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIP linux_option_areas_without_checksums_re_emit_byte_for_byte: {why}");
+        return;
+    }
+    let (mut segments, mut padded_after) = (0, 0);
+    for (tag, signal) in [("nocsum", "signal"), ("nocsum-nosignal", "nosignal")] {
+        let text = capture(tag, &[signal, "nocsum"]);
+        for line in text.lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            let frame = f[0];
+            let flags = u16::from_str_radix(f[2].trim_start_matches("0x"), 16).unwrap();
+            let opts = hex(f.get(3).copied().unwrap_or(""));
+            let payload = hex(f.get(4).copied().unwrap_or(""));
+            assert_eq!(
+                reemit_option_area(&opts, flags, &payload),
+                opts,
+                "{tag} frame {frame}: option area re-emitted differently"
+            );
+            segments += 1;
+            // An MPTCP option whose length is 2 mod 4, then Linux's two NOPs.
+            padded_after += usize::from(
+                items(&opts)
+                    .iter()
+                    .any(|&(k, item)| k == 30 && item.len() % 4 == 2)
+                    && opts.ends_with(&[1, 1]),
+            );
+        }
+    }
+    assert!(
+        padded_after >= 10,
+        "only {padded_after} segments with a 22/26-byte MPTCP option"
+    );
+    eprintln!(
+        "linux, checksums off: {segments} option areas re-emitted byte for byte, {padded_after} with an MPTCP option padded by two NOPs after it"
     );
 }

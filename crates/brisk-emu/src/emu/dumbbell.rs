@@ -61,6 +61,10 @@ pub struct DumbbellConfig {
     pub brisk: Option<StackConfig>,
     /// A namespace of Linux senders.
     pub linux: bool,
+    /// More addresses of the Linux senders' namespace beside [`LINUX_SENDER`] (MPTCP
+    /// endpoints: subflows from them cross the same access path, which is chosen by
+    /// the receiver's address).
+    pub linux_extra: Vec<Ipv4Addr>,
     /// Meter the forward bottleneck: (interval, until); rows are bounded by their ratio.
     pub meter: Option<(Duration, Instant)>,
     pub opts: EmulatorOptions,
@@ -158,12 +162,17 @@ impl Dumbbell {
         let mut senders = None;
         if cfg.linux {
             let s = lab.add_netns("s")?;
-            let tun_s = device(
-                lab.netns(s),
-                &[LINUX_SENDER],
-                &[(Ipv4Addr::new(198, 19, 0, 0), 16)],
-            )?;
-            members.push((Box::new(tun_s), vec![LINUX_SENDER]));
+            let mut addrs = vec![LINUX_SENDER];
+            for a in &cfg.linux_extra {
+                if *a == BRISK_SENDER || addrs.contains(a) {
+                    return Err(EmuError::Config(format!(
+                        "dumbbell: Linux sender address {a} given twice or brisk's"
+                    )));
+                }
+                addrs.push(*a);
+            }
+            let tun_s = device(lab.netns(s), &addrs, &[(Ipv4Addr::new(198, 19, 0, 0), 16)])?;
+            members.push((Box::new(tun_s), addrs));
             senders = Some(s);
         }
         let clock = clock.unwrap_or_else(Clock::start);

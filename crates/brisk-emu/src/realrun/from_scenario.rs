@@ -9,6 +9,7 @@ use brisk_time::Duration;
 use super::{FlowStack, LinuxKnobs, RealApp, RealFlow, RealRun};
 use crate::emu::dumbbell::MAX_FLOWS;
 use crate::emu::path::EmuConfig;
+use crate::stack::mptcp_kernel::KernelMptcp;
 
 impl LinuxKnobs {
     /// The kernel settings a Linux flow's `[flow.tcp]` asks for (see `linux_knobs`
@@ -36,7 +37,55 @@ impl LinuxKnobs {
             // The kernel's IP_TOS is set after the handshake: the data carries it, the SYN
             // and the receiver's ACKs stay DSCP 0 (brisk marks every packet it sends).
             dscp: t.dscp,
+            // Filled by `with_mptcp`, whose errors are not static.
+            mptcp: None,
         })
+    }
+
+    /// `self` with the flow's `[flow.tcp.mptcp]` (both stacks: the receiver is Linux
+    /// for brisk flows too). Errors are `(key under tcp., why)`.
+    fn with_mptcp(mut self, t: &TcpKnobs, stack: Stack) -> Result<LinuxKnobs, (String, String)> {
+        let Some(m) = &t.mptcp else {
+            return Ok(self);
+        };
+        if stack == Stack::Linux {
+            if let Some((k, why)) = m.linux_refusal() {
+                return Err((
+                    k.into(),
+                    format!("not available for stack = \"linux\": {why}"),
+                ));
+            }
+        } else if !m.endpoints.is_empty() {
+            return Err((
+                "mptcp.endpoint".into(),
+                "brisk's stack in a real run has one address (198.18.0.1), so no endpoints (yet)"
+                    .into(),
+            ));
+        }
+        let c = m
+            .config_for(&[])
+            .map_err(|(k, why)| (k.trim_start_matches("tcp.").to_string(), why))?;
+        let k = KernelMptcp::from_config(&c).map_err(|why| ("mptcp".to_string(), why))?;
+        for (n, e) in k.endpoints.iter().enumerate() {
+            let [a, b, c3, d] = e.addr.octets();
+            if (a, b, c3) != (198, 18, 0) || d < 3 || d == 255 {
+                return Err((
+                    format!("mptcp.endpoint[{n}].addr"),
+                    format!("{}: a Linux sender's extra address is 198.18.0.3 to 198.18.0.254 (198.18.0.2 is its own, 198.18.0.1 brisk's)", e.addr),
+                ));
+            }
+        }
+        if let Some(b) = m.recv_buffer {
+            if t.recv_buffer.is_some_and(|r| r.0 != b.0) {
+                return Err((
+                    "mptcp.recv_buffer".into(),
+                    "the Linux receiver has one buffer (SO_RCVBUF) for both; set recv_buffer or mptcp.recv_buffer, or the same value".into(),
+                ));
+            }
+            self.recv_buffer = Some(b.0);
+        }
+        self.mptcp = Some(k);
+        Ok(self)
     }
 }
 
@@ -77,6 +126,9 @@ pub fn real_run(sc: &Scenario, file: &str, seed: Option<u64>) -> Result<RealRun,
                 ..LinuxKnobs::default()
             },
         };
+        let linux = linux
+            .with_mptcp(&f.tcp, f.stack)
+            .map_err(|(k, m)| err(format!("flow[{i}].tcp.{k}"), m))?;
         let tcp = f.tcp.to_config(f.cc);
         for _ in 0..f.count {
             flows.push(RealFlow {
@@ -212,5 +264,80 @@ mod tests {
             let sc = Scenario::from_toml_str(&format!("{base}{line}\n")).unwrap();
             assert!(LinuxKnobs::from_knobs(&sc.flows[0].tcp).is_ok(), "{line}");
         }
+    }
+
+    /// What a Linux flow cannot take from `[flow.tcp.mptcp]` is refused by name before
+    /// the run; what it can reaches the kernel settings, and a brisk flow's receiver
+    /// gets them too (its listener is MPTCP).
+    #[test]
+    fn mptcp_tables_on_real_runs_are_taken_or_refused_by_name() {
+        let sc = |stack: &str, table: &str| {
+            Scenario::from_toml_str(&format!(
+                "name = \"k\"\nduration = \"1s\"\n[bottleneck]\nrate = \"10Mbit\"\n[[flow]]\nstack = \"{stack}\"\nrtt = \"10ms\"\napp = {{ kind = \"bulk\" }}\n[flow.tcp.mptcp]\n{table}"
+            ))
+            .unwrap()
+        };
+        for (stack, table, field, words) in [
+            (
+                "linux",
+                "scheduler = \"roundrobin\"",
+                "flow[0].tcp.mptcp.scheduler",
+                "available_schedulers",
+            ),
+            (
+                "linux",
+                "path_manager = \"ndiffports\"\nndiffports = 2",
+                "flow[0].tcp.mptcp.path_manager",
+                "ndiffports",
+            ),
+            (
+                "linux",
+                "recv_wscale = 7",
+                "flow[0].tcp.mptcp.recv_wscale",
+                "SO_RCVBUF",
+            ),
+            (
+                "linux",
+                "add_addr_timeout = \"1500ms\"",
+                "flow[0].tcp.mptcp",
+                "whole seconds",
+            ),
+            (
+                "linux",
+                "[[flow.tcp.mptcp.endpoint]]\naddr = \"198.18.0.2\"",
+                "flow[0].tcp.mptcp.endpoint[0].addr",
+                "198.18.0.3",
+            ),
+            (
+                "linux",
+                "[[flow.tcp.mptcp.endpoint]]\naddr = \"fd00::3\"",
+                "flow[0].tcp.mptcp",
+                "IPv4",
+            ),
+            (
+                "brisk",
+                "[[flow.tcp.mptcp.endpoint]]\naddr = \"198.18.0.3\"",
+                "flow[0].tcp.mptcp.endpoint",
+                "one address",
+            ),
+        ] {
+            let e = real_run(&sc(stack, table), "k.toml", None).unwrap_err();
+            assert_eq!(e.field, field, "{table}: {e}");
+            assert!(e.message.contains(words), "{table}: {e}");
+        }
+        let r = real_run(
+            &sc("linux", "subflows = 3\nadd_addr_accepted = 1\nchecksum = true\nrecv_buffer = \"1MiB\"\n[[flow.tcp.mptcp.endpoint]]\naddr = \"198.18.0.3\"\nsignal = true\nport = 7000"),
+            "k.toml",
+            None,
+        )
+        .unwrap();
+        let k = r.flows[0].linux.mptcp.as_ref().unwrap();
+        assert_eq!((k.subflows, k.add_addr_accepted, k.checksum), (3, 1, true));
+        assert_eq!(k.endpoints[0].port, 7000);
+        assert!(k.endpoints[0].signal && !k.endpoints[0].subflow);
+        assert_eq!(r.flows[0].linux.recv_buffer, Some(1 << 20));
+        let r = real_run(&sc("brisk", "subflows = 1"), "k.toml", None).unwrap();
+        assert_eq!(r.flows[0].linux.mptcp.as_ref().unwrap().subflows, 1);
+        assert!(r.flows[0].tcp.mptcp.is_some());
     }
 }

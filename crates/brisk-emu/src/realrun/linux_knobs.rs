@@ -15,6 +15,8 @@
 //! | `recv_buffer` | `SO_RCVBUF` | the receiver's listening socket (inherited) |
 //! | `user_timeout` | `TCP_USER_TIMEOUT` | the sender's socket |
 //! | `dscp` | `IP_TOS` = DSCP << 2 (Linux keeps the ECN bits its own) | the sender's socket |
+//! | `[mptcp]` | `IPPROTO_MPTCP` sockets; `ip mptcp limits`, `ip mptcp endpoint`, `net.mptcp.checksum_enabled`, `allow_join_initial_addr_port`, `add_addr_timeout` | both sockets; both namespaces (endpoints: the senders') |
+//! | `mptcp.recv_buffer` | `SO_RCVBUF` (as `recv_buffer`) | the receiver's listening socket |
 //!
 //! All Linux senders share one namespace, so a namespace-wide knob must agree across
 //! the Linux flows that set it; [`LinuxKnobs::namespace_conflict`] names the first that
@@ -53,6 +55,11 @@ pub struct LinuxKnobs {
     /// emulated `prio` queue should see). Set after the handshake, so the SYN is
     /// DSCP 0; the receiver's ACKs stay DSCP 0.
     pub dscp: Option<u8>,
+    /// `[flow.tcp.mptcp]`: the flow's sockets (sender and the receiver's listener)
+    /// are `IPPROTO_MPTCP`, with these namespace settings (see
+    /// [`crate::stack::mptcp_kernel::KernelMptcp`]). For a brisk flow only the
+    /// receiver's side applies.
+    pub mptcp: Option<crate::stack::mptcp_kernel::KernelMptcp>,
 }
 
 impl LinuxKnobs {

@@ -58,6 +58,17 @@ impl RealResult {
             "brisk_busy_s": self.brisk_busy_s,
             "emulator": &self.emulator,
         });
+        if let Some(m) = &self.mptcp {
+            out["real"]["mptcp"] = json!({
+                "counters": m,
+                "flows": self
+                    .flows
+                    .iter()
+                    .filter(|f| !f.subflows.is_empty())
+                    .map(|f| json!({ "id": f.id, "subflows": &f.subflows }))
+                    .collect::<Vec<_>>(),
+            });
+        }
         out
     }
 
@@ -105,6 +116,31 @@ impl RealResult {
             if h.is_clean() { "clean" } else { "DISTORTED, see the warnings" },
         );
         trailer.push_str(&self.emulator.warning_lines());
+        if let Some(m) = &self.mptcp {
+            for f in self.flows.iter().filter(|f| !f.subflows.is_empty()) {
+                let acked: Vec<String> = f
+                    .subflows
+                    .iter()
+                    .map(|s| format!("{:.1} MB", s.bytes_acked as f64 / 1e6))
+                    .collect();
+                let _ = writeln!(
+                    trailer,
+                    "flow {} MPTCP: {} subflows, acked {}",
+                    f.id,
+                    f.subflows.len(),
+                    acked.join(" / ")
+                );
+            }
+            let joins = |c: &std::collections::BTreeMap<String, u64>| {
+                c.get("MPTcpExtMPJoinAckRx").copied().unwrap_or(0)
+            };
+            let _ = writeln!(
+                trailer,
+                "MPTCP counters (nstat MPTcpExt*, JSON real.mptcp.counters): joins acknowledged at senders {} / receivers {}",
+                joins(&m.senders),
+                joins(&m.receivers)
+            );
+        }
         // Traffic does not stop at the end: each stream is drained to check its bytes.
         let _ = writeln!(
             trailer,

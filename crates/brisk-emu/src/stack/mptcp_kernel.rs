@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{FromRawFd, RawFd};
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,202 @@ pub fn unsupported_reason() -> Option<String> {
 /// unless the host allows it, and new namespaces default to the host's, often bbr.)
 pub fn enable(ns: &Netns) -> Result<()> {
     ns.sysctl("net.mptcp.enabled", "1")
+}
+
+/// A flow's `[flow.tcp.mptcp]` as a namespace's kernel takes it (what
+/// `brisk_scenario::knobs::MptcpKnobs::linux_refusal` lets through): `ip mptcp limits`,
+/// `ip mptcp endpoint`s and the `net.mptcp` sysctls. These are per namespace, so the
+/// flows sharing one must agree (see `realrun`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelMptcp {
+    pub subflows: u8,
+    pub add_addr_accepted: u8,
+    /// `net.mptcp.checksum_enabled`.
+    pub checksum: bool,
+    /// `net.mptcp.allow_join_initial_addr_port`.
+    pub allow_join_initial_addr_port: bool,
+    /// `net.mptcp.add_addr_timeout`, whole seconds.
+    pub add_addr_timeout_s: u64,
+    /// The senders' endpoints (the receivers' namespace gets none).
+    pub endpoints: Vec<KernelEndpoint>,
+}
+
+/// `ip mptcp endpoint add ADDR id ID [port P] dev DEV [signal] [subflow] [backup]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelEndpoint {
+    pub addr: Ipv4Addr,
+    pub id: u8,
+    pub port: u16,
+    pub signal: bool,
+    pub subflow: bool,
+    pub backup: bool,
+}
+
+impl KernelMptcp {
+    /// From brisk's configuration (already validated); `Err(why)` for what the
+    /// kernel cannot take: an IPv6 endpoint in an IPv4 lab, a sub-second
+    /// ADD_ADDR timeout, a port on an endpoint that does not signal it.
+    pub fn from_config(c: &brisk_tcp::mptcp::MptcpConfig) -> std::result::Result<Self, String> {
+        let t = c.pm.add_addr_timeout;
+        if !t.as_nanos().is_multiple_of(1_000_000_000) {
+            return Err(format!(
+                "add_addr_timeout {t:?}: net.mptcp.add_addr_timeout is whole seconds"
+            ));
+        }
+        let mut endpoints = Vec::new();
+        for e in &c.pm.endpoints {
+            let std::net::IpAddr::V4(addr) = e.addr.ip else {
+                return Err(format!(
+                    "endpoint {}: real runs are IPv4 only (yet)",
+                    e.addr.ip
+                ));
+            };
+            if e.addr.port != 0 && !e.signal {
+                return Err(format!(
+                    "endpoint {addr} port {}: Linux takes a port only on a signal endpoint",
+                    e.addr.port
+                ));
+            }
+            endpoints.push(KernelEndpoint {
+                addr,
+                id: e.addr.id,
+                port: e.addr.port,
+                signal: e.signal,
+                subflow: e.subflow,
+                backup: e.backup,
+            });
+        }
+        Ok(KernelMptcp {
+            subflows: c.pm.limits.subflows,
+            add_addr_accepted: c.pm.limits.add_addr_accepted,
+            checksum: c.checksum,
+            allow_join_initial_addr_port: c.allow_join_initial_addr_port,
+            add_addr_timeout_s: (t.as_nanos() / 1_000_000_000) as u64,
+            endpoints,
+        })
+    }
+
+    /// `self` without endpoints (what a receivers' namespace takes).
+    pub fn without_endpoints(&self) -> KernelMptcp {
+        KernelMptcp {
+            endpoints: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    /// Turns MPTCP on in `ns` and writes the sysctls, the limits and (on device
+    /// `dev`) the endpoints. A fresh namespace has no endpoints, so none is flushed.
+    pub fn apply(&self, ns: &Netns, dev: &str) -> Result<()> {
+        enable(ns)?;
+        let b = |v: bool| if v { "1" } else { "0" };
+        ns.sysctl("net.mptcp.checksum_enabled", b(self.checksum))?;
+        ns.sysctl(
+            "net.mptcp.allow_join_initial_addr_port",
+            b(self.allow_join_initial_addr_port),
+        )?;
+        ns.sysctl(
+            "net.mptcp.add_addr_timeout",
+            &self.add_addr_timeout_s.to_string(),
+        )?;
+        set_limits(
+            ns,
+            u32::from(self.subflows),
+            u32::from(self.add_addr_accepted),
+        )?;
+        for e in &self.endpoints {
+            let (a, id, port) = (e.addr.to_string(), e.id.to_string(), e.port.to_string());
+            let mut args = vec!["mptcp", "endpoint", "add", &a, "id", &id];
+            if e.port != 0 {
+                args.extend(["port", &port]);
+            }
+            args.extend(["dev", dev]);
+            for (on, flag) in [
+                (e.signal, "signal"),
+                (e.subflow, "subflow"),
+                (e.backup, "backup"),
+            ] {
+                if on {
+                    args.push(flag);
+                }
+            }
+            ns.ip(&args)?;
+        }
+        Ok(())
+    }
+}
+
+/// `SOL_MPTCP` (include/linux/socket.h).
+const SOL_MPTCP: libc::c_int = 284;
+/// `MPTCP_TCPINFO` (include/uapi/linux/mptcp.h): each subflow's `tcp_info`.
+const MPTCP_TCPINFO: libc::c_int = 2;
+
+/// One subflow of an MPTCP socket, from its `tcp_info`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SubflowInfo {
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    pub srtt_us: u32,
+    pub cwnd: u32,
+    pub total_retrans: u32,
+}
+
+/// Most subflows read per call (Linux's limits allow 8 additional ones).
+const MAX_SUBFLOW_INFO: usize = 16;
+
+/// The subflows of MPTCP socket `fd` now (`getsockopt(SOL_MPTCP, MPTCP_TCPINFO)`,
+/// struct `mptcp_subflow_data` then one `tcp_info` per subflow).
+pub fn subflow_info(fd: RawFd) -> std::io::Result<Vec<SubflowInfo>> {
+    const HDR: usize = 16;
+    let item = std::mem::size_of::<libc::tcp_info>();
+    let mut buf = vec![0u8; HDR + MAX_SUBFLOW_INFO * item];
+    // struct mptcp_subflow_data { size_subflow_data, num_subflows, size_kernel,
+    // size_user }: the caller fills the first and the last.
+    buf[0..4].copy_from_slice(&(HDR as u32).to_ne_bytes());
+    buf[12..16].copy_from_slice(&(item as u32).to_ne_bytes());
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into `buf`.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd,
+            SOL_MPTCP,
+            MPTCP_TCPINFO,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    })?;
+    let word = |at: usize| u32::from_ne_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]);
+    let n = (word(4) as usize).min(MAX_SUBFLOW_INFO);
+    let size_user = (word(12) as usize).min(item);
+    let got = (len as usize).saturating_sub(HDR) / size_user.max(1);
+    let mut out = Vec::new();
+    for k in 0..n.min(got) {
+        // SAFETY: all-zero tcp_info is valid; we copy at most its size.
+        let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+        let at = HDR + k * size_user;
+        // SAFETY: `size_user <= size_of::<tcp_info>()` bytes from inside `buf`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                buf[at..at + size_user].as_ptr(),
+                (&mut info as *mut libc::tcp_info).cast::<u8>(),
+                size_user,
+            )
+        };
+        out.push(SubflowInfo {
+            bytes_acked: info.tcpi_bytes_acked,
+            bytes_received: info.tcpi_bytes_received,
+            srtt_us: info.tcpi_rtt,
+            cwnd: info.tcpi_snd_cwnd,
+            total_retrans: info.tcpi_total_retrans,
+        });
+    }
+    Ok(out)
+}
+
+/// Only the `MPTcpExt*` counters of `m`.
+pub fn mptcp_only(m: BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    m.into_iter()
+        .filter(|(k, _)| k.starts_with("MPTcpExt"))
+        .collect()
 }
 
 /// `TCP_CONGESTION` on an MPTCP socket: Linux applies it to every subflow, the
@@ -186,7 +382,13 @@ fn sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
 /// An MPTCP listener on `addr` in `ns` with congestion control `cc` (`SO_REUSEADDR`,
 /// backlog 16).
 pub fn listen(ns: &Netns, addr: SocketAddr, cc: &str) -> Result<TcpListener> {
-    let cc = cc.to_string();
+    listen_with(ns, addr, Some(cc))
+}
+
+/// An MPTCP listener on `addr` in `ns`, with congestion control `cc` if given (a
+/// receiver that only ACKs may leave it to the namespace).
+pub fn listen_with(ns: &Netns, addr: SocketAddr, cc: Option<&str>) -> Result<TcpListener> {
+    let cc = cc.map(str::to_string);
     ns.run_in(move || -> std::io::Result<TcpListener> {
         let fd = mptcp_socket(&addr)?;
         // SAFETY: fd is a fresh socket we own; TcpListener closes it.
@@ -202,7 +404,9 @@ pub fn listen(ns: &Netns, addr: SocketAddr, cc: &str) -> Result<TcpListener> {
                 std::mem::size_of::<libc::c_int>() as libc::socklen_t,
             )
         })?;
-        set_cc(fd, &cc)?;
+        if let Some(cc) = &cc {
+            set_cc(fd, cc)?;
+        }
         let (ss, len) = sockaddr(&addr);
         // SAFETY: ss holds a valid address of `len` bytes.
         cvt(unsafe { libc::bind(fd, (&ss as *const libc::sockaddr_storage).cast(), len) })?;

@@ -72,6 +72,7 @@ impl TcpKnobs {
             d.shift_g = t.shift_g.unwrap_or(d.shift_g);
             d.alpha_on_init = t.alpha_on_init.unwrap_or(d.alpha_on_init);
         }
+        b.coupled.lisa = self.lisa == Some(true);
         b
     }
 
@@ -96,6 +97,7 @@ impl TcpKnobs {
         }
         c.transmit.rdb = self.rdb_config();
         c.transmit.rc3 = self.rc3_config().and_then(Result::ok);
+        c.mptcp = self.mptcp_config().map(Box::new);
         let order = self.layer_order();
         for layer in self.layers() {
             c.congestion.controller = c.congestion.controller.with_layer_in(layer, &order);

@@ -9,10 +9,12 @@
 #[macro_use]
 mod declare;
 mod build;
+mod mptcp;
 mod types;
 mod validate;
 
 pub use brisk_tcp::cc::LayerKind;
+pub use mptcp::{EndpointKnob, MptcpKnobs, PathManagerKnob, BRISK_MPTCP_JOINS};
 pub use types::*;
 pub use validate::validate_tcp;
 
@@ -64,6 +66,13 @@ tcp_knobs! {
         /// a connection one band below DSCP-0 traffic (RC3-13's "everything else shifts
         /// down one band"). Not with `rc3`, which sets each packet's DSCP to its priority.
         dscp: u8 => set(dscp), linux kernel;
+        /// `[flow.tcp.mptcp]`: MPTCP (RFC 8684; docs/scenarios.md, knobs/mptcp.rs):
+        /// subflows, add_addr_accepted, path_manager, ndiffports, scheduler, checksum,
+        /// allow_join_initial_addr_port, recv_buffer, recv_wscale, recv_max_ranges,
+        /// add_addr_timeout, `[[flow.tcp.mptcp.endpoint]]`. Its presence asks for
+        /// MPTCP. A Linux flow opens an IPPROTO_MPTCP socket; what Linux lacks is
+        /// refused by `MptcpKnobs::linux_refusal`.
+        mptcp: MptcpKnobs => mechanism, linux unchecked;
     }
     groups {
         /// `[flow.tcp.options]`: sack, timestamps, window_scaling.
@@ -73,7 +82,7 @@ tcp_knobs! {
             window_scaling as window_scaling: bool => set(options.window_scaling), linux kernel;
         }
         /// `[flow.tcp.congestion]`: initial_cwnd, slow_start_after_idle, new_cwv,
-        /// new_cwv_nvp, cwnd_limited_slack, abe, beta_ecn, beta_loss, layer_order.
+        /// new_cwv_nvp, cwnd_limited_slack, abe, beta_ecn, beta_loss, layer_order, lisa.
         congestion: CongestionKnobs {
             initial_cwnd as initial_cwnd: u32 => set(congestion.initial_cwnd), linux kernel;
             /// RFC 5681 §4.1 restart after idle (Linux `tcp_slow_start_after_idle`,
@@ -110,6 +119,11 @@ tcp_knobs! {
             /// ones, in the default order.
             layer_order as layer_order: Vec<LayerKind> => mechanism,
                 linux refuse_set("Linux has none of brisk's congestion layers");
+            /// LISA (seed B.2): a new subflow takes its initial window from a
+            /// slow-starting sibling; needs a coupled `cc` (lia, olia, balia).
+            /// `cc = "lia+lisa"` is the same as `cc = "lia"` with `lisa = true`.
+            lisa as lisa: bool => mechanism,
+                linux refuse_on("LISA is a brisk mechanism (the seed's was a patched kernel)");
         }
         /// `[flow.tcp.recovery]`: rack, tlp, min_rto, initial_rto, max_retries,
         /// rto_restart, tlp_restart, tlp_pto, early_retransmit, fack.

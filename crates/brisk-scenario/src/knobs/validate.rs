@@ -39,6 +39,19 @@ pub fn validate_tcp(t: &TcpKnobs, cc: CcAlgorithm) -> Result<(), (String, String
         return Err((p(k), e.to_string()));
     }
     validate_rdb(t).map_err(|(k, m)| (p(&format!("tcp.{k}")), m))?;
+    if let Some(m) = &t.mptcp {
+        // The dumbbell's and the workloads' senders have one address (index 0).
+        m.config_for(&[])?;
+    }
+    if t.lisa == Some(true) && cc.coupling().is_none() {
+        return Err((
+            p("tcp.lisa"),
+            format!(
+                "needs a coupled cc (lia, olia or balia), not \"{}\"",
+                cc.name()
+            ),
+        ));
+    }
     if let Some(Err(m)) = t.rc3_config() {
         return Err((p("tcp.rc3.levels"), m));
     }

@@ -34,6 +34,9 @@ use thiserror::Error;
 use crate::units::{Dur, Rate, Size};
 
 pub mod convert;
+pub mod model;
+
+pub use model::PathModel;
 
 /// What a link description becomes: brisk-net's types, re-exported so that a caller of
 /// [`LinkSpec::build`] needs no second import.

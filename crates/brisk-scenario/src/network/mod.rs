@@ -26,12 +26,12 @@ pub mod workload;
 
 pub use sizes::{CdfError, SizeCdf, MAX_FLOWS, MAX_POINTS};
 pub use topology::{
-    EdgeSpec, Links, NodeKind, NodeSpec, TopoKind, TopologySpec, MAX_FAT_TREE_K,
-    MAX_HOSTS_PER_ROUTER,
+    EdgeSpec, Links, NodeKind, NodeSpec, RoutingMode, TopoKind, TopologySpec, MAX_FAT_TREE_K,
+    MAX_HOSTS_PER_ROUTER, MAX_HOST_ADDRESSES,
 };
 pub use workload::{
-    ClassSpec, Direction, PacedSpec, SizesSpec, WorkloadSpec, DEFAULT_BINS_PKTS, MAX_CLASSES,
-    MAX_PACED_BYTES, MAX_PACED_CHUNKS,
+    ClassSpec, Direction, PacedSpec, SizesSpec, SourceAddress, WorkloadSpec, DEFAULT_BINS_PKTS,
+    MAX_CLASSES, MAX_PACED_BYTES, MAX_PACED_CHUNKS,
 };
 
 /// A network scenario: a topology and a workload.
@@ -49,6 +49,9 @@ pub struct NetScenario {
     pub nodes: Vec<NodeSpec>,
     #[serde(default, rename = "link")]
     pub links: Vec<EdgeSpec>,
+    /// `"shortest"` (default) or `"ecmp"`: equal-cost next hops picked by flow hash.
+    #[serde(default)]
+    pub routing: RoutingMode,
     pub workload: WorkloadSpec,
     /// The edge-list text of `topology.kind = "edges"`, read at load.
     #[serde(skip)]
@@ -185,6 +188,17 @@ impl NetScenario {
         if w.bins.len() > 64 || w.cdf_sizes.len() > 64 {
             return e("workload.bins", "at most 64 bins and 64 cdf_sizes".into());
         }
+        if let Some(SourceAddress::Index(i)) = w.source_address {
+            if i >= MAX_HOST_ADDRESSES {
+                return e(
+                    "workload.source_address",
+                    format!(
+                        "an address index from 0 to {} (or an address), got {i}",
+                        MAX_HOST_ADDRESSES - 1
+                    ),
+                );
+            }
+        }
         self.validate_topology()
     }
 
@@ -206,6 +220,9 @@ impl NetScenario {
             )),
             Some(t) => t.validate(),
             None => {
+                for (i, n) in self.nodes.iter().enumerate() {
+                    n.validate(&format!("node[{i}]"))?;
+                }
                 for (i, l) in self.links.iter().enumerate() {
                     l.validate(&format!("link[{i}]"))?;
                 }

@@ -3,15 +3,17 @@
 //! entries, and the checks each field gets before any graph is built. The simulator
 //! builds the graph (nodes, links, routes) from these (`brisk_sim::topo_build`).
 //!
-//! Where the next words go: a host with several addresses (multi-homing) is a field of
-//! [`NodeSpec`] (an `addresses` list, one per interface, checked here) and, for
-//! generated hosts, a count on [`TopologySpec`] (`addresses_per_host`); equal-cost
-//! multipath is a `routing` key on `TopologySpec` (e.g. `"shortest"` | `"ecmp"`), whose
-//! meaning the graph's route computation carries.
+//! Multi-homing: a `[[node]]` host may have `addresses = N` (2 to 8), one per
+//! interface: address i lives on the host's i-th `[[link]]` (in file order), so each
+//! address has its own access link and path. Equal-cost multipath is the scenario's
+//! top-level `routing = "shortest" | "ecmp"` ([`RoutingMode`]), for generated and
+//! explicit graphs alike. A `[[link]]` may be a seeded path model instead of fixed
+//! numbers (`model = "wlan" | "3g"`, [`PathModel`]). Generated hosts stay
+//! single-homed (a count per generated host is future work).
 
 use serde::{Deserialize, Serialize};
 
-use crate::link::{LinkSpec, LossSpec, QueueSpec};
+use crate::link::{LinkSpec, LossSpec, PathModel, QueueSpec};
 use crate::units::{Dur, Rate};
 
 /// Most hosts per router a generator attaches.
@@ -292,12 +294,53 @@ pub enum NodeKind {
     Router,
 }
 
+/// Most addresses of one host (the endpoint's bound, `brisk_tcp::MAX_ADDRESSES`).
+pub const MAX_HOST_ADDRESSES: u32 = brisk_tcp::MAX_ADDRESSES as u32;
+
 /// `[[node]]`.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSpec {
     pub name: String,
     pub kind: NodeKind,
+    /// A multi-homed host: this many addresses (1 to 8), address i on the host's i-th
+    /// `[[link]]` in file order; it must then have exactly this many links.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addresses: Option<u32>,
+}
+
+impl NodeSpec {
+    /// The address count's range, and hosts only; `field` is `node[i]`.
+    pub fn validate(&self, field: &str) -> Check {
+        let Some(n) = self.addresses else {
+            return Ok(());
+        };
+        if self.kind == NodeKind::Router {
+            return Err((
+                format!("{field}.addresses"),
+                "only a host has addresses (a router forwards by destination)".into(),
+            ));
+        }
+        if n == 0 || n > MAX_HOST_ADDRESSES {
+            return Err((
+                format!("{field}.addresses"),
+                format!("must be between 1 and {MAX_HOST_ADDRESSES}, got {n}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `routing`: how routers choose among equal-cost paths.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RoutingMode {
+    /// One least-delay path per destination (ties to fewer hops, then the lower node).
+    #[default]
+    Shortest,
+    /// Every equal-cost next hop, one picked per packet by its flow's 5-tuple hash
+    /// (Linux `fib_multipath_hash_policy = 1`), so a flow keeps one path.
+    Ecmp,
 }
 
 /// `[[link]]`: `a -> b` with these fields, and `b -> a` the same unless `reverse` gives
@@ -317,6 +360,10 @@ pub struct EdgeSpec {
     pub loss: Option<LossSpec>,
     #[serde(default)]
     pub reverse: Option<LinkSpec>,
+    /// A path model drawn per run with the scenario's seed (both directions alike),
+    /// instead of `rate`, `delay`, `queue` and `loss`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<PathModel>,
 }
 
 impl EdgeSpec {
@@ -338,6 +385,24 @@ impl EdgeSpec {
 
     /// Both directions' range checks; `field` is `link[i]`.
     pub fn validate(&self, field: &str) -> Check {
+        if let Some(m) = self.model {
+            let fixed = [
+                ("rate", self.rate.is_some()),
+                ("delay", self.delay.is_some()),
+                ("queue", self.queue.is_some()),
+                ("loss", self.loss.is_some()),
+                ("reverse", self.reverse.is_some()),
+            ];
+            if let Some((k, _)) = fixed.iter().find(|f| f.1) {
+                return Err((
+                    format!("{field}.{k}"),
+                    format!(
+                        "not with model = \"{}\": the model draws rate, delay, queue and loss for both directions",
+                        m.name()
+                    ),
+                ));
+            }
+        }
         self.forward()
             .validate(field)
             .map_err(|e| (e.field, e.message))?;

@@ -58,6 +58,51 @@ pub struct WorkloadSpec {
     /// arrivals do not move.
     #[serde(default)]
     pub paced: Option<PacedSpec>,
+    /// The address a flow's opener connects from, on a multi-homed host: an index
+    /// (hosts with fewer addresses use their first) or an address (used by the host
+    /// that has it; the others use their first). Default: the first address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_address: Option<SourceAddress>,
+}
+
+/// `workload.source_address`: an index into the opener's addresses, or one address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum SourceAddress {
+    Index(u32),
+    Address(std::net::IpAddr),
+}
+
+impl<'de> Deserialize<'de> for SourceAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = SourceAddress;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(
+                    f,
+                    "an address index (0 to {}) or an IP address like \"198.19.0.1\"",
+                    crate::network::MAX_HOST_ADDRESSES - 1
+                )
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<SourceAddress, E> {
+                u32::try_from(v)
+                    .map(SourceAddress::Index)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<SourceAddress, E> {
+                u32::try_from(v)
+                    .map(SourceAddress::Index)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SourceAddress, E> {
+                v.parse()
+                    .map(SourceAddress::Address)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Str(v), &self))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// `[workload.paced]`: a tracked flow with a paced application.

@@ -104,6 +104,7 @@ impl Connection {
     /// them out (`buf` is used only when they wrap around the receive ring; at most
     /// `buf.len()` bytes, as `read`). Same window updates and ACK effects as `read`;
     /// `f` runs before them and cannot reach the connection.
+    #[inline]
     pub fn read_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> usize {
         if self.mp.is_some() {
             let n = self.mp_read(buf);

@@ -377,8 +377,10 @@ impl Connection {
     /// Passive open from a listener's SYN: the connection starts in SYN-RECEIVED with a
     /// SYN-ACK to send. `syn` must be a SYN without ACK/RST (the endpoint checks).
     pub fn accept(now: Instant, setup: Setup, syn: &TcpRepr<'_>) -> Self {
-        if let Some(mpc) = Connection::mp_syn_option(&setup.config, syn) {
-            return Connection::mp_accept(now, setup, syn, mpc);
+        if setup.config.mptcp.is_some() {
+            if let Some(mpc) = Connection::mp_syn_option(&setup.config, syn) {
+                return Connection::mp_accept(now, setup, syn, mpc);
+            }
         }
         let mut c = Connection::from_setup(now, setup, true);
         c.state = State::SynReceived;
@@ -408,9 +410,7 @@ impl Connection {
         self.sub.opts.mss
     }
     pub fn counters(&self) -> &ConnCounters {
-        if let Some(m) = self.mp.as_deref() {
-            return m.subs[0].conn.counters();
-        }
+        // MPTCP: a copy of the subflow's, kept by `mp.rs` after each segment.
         &self.counters
     }
     /// Whether the connection is fully closed (and its Closed event queued).
@@ -439,6 +439,7 @@ impl Connection {
     }
 
     #[must_use]
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Instant> {
         if self.mp.is_some() {
             return self.mp_poll_timeout();

@@ -21,7 +21,7 @@ use crate::mptcp::dsn::{self, MapVerdict, Mapping, RecvMap, SendMap, WindowCtx};
 use crate::mptcp::meta::{
     DataSend, Fallback, Meta, MptcpCounters, SubflowCtx, DSS_RESERVE, RECV_MAPS, SEND_MAPS,
 };
-use crate::mptcp::recv::{DataRecv, FinVerdict};
+use crate::mptcp::recv::{DataRecv, FinVerdict, RecvConfig};
 use brisk_wire::mptcp::checksum::{dss_checksum, DssChecksum};
 use brisk_wire::mptcp::crypto;
 use brisk_wire::mptcp::{self as wire, DataSeq, Dss, MpCapable, MpCapableForm, MptcpOption};
@@ -89,7 +89,17 @@ impl Connection {
             fully_established: false,
             snd: DataSend::new(config.send_buffer),
             recv: None,
-            rcv_cfg: mcfg.recv,
+            // The data level holds what the application can read: at most the
+            // connection's receive buffer (SO_RCVBUF on Linux's MPTCP socket), as the
+            // data-level send buffer is its send buffer.
+            rcv_cfg: RecvConfig {
+                capacity: mcfg
+                    .recv
+                    .capacity
+                    .min(u32::try_from(config.recv_buffer).unwrap_or(u32::MAX))
+                    .max(1),
+                ..mcfg.recv
+            },
             subs: vec![SubflowCtx {
                 conn: sub,
                 smap: SendMap::new(0, SEND_MAPS),
@@ -109,6 +119,8 @@ impl Connection {
     }
 
     /// Active open offering MP_CAPABLE.
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_connect(now: Instant, setup: Setup) -> Connection {
         let seed = setup.seed;
         let (outer, sub) = Connection::mp_split_setup(setup);
@@ -121,6 +133,8 @@ impl Connection {
     }
 
     /// Passive open from an MP_CAPABLE SYN (`syn` carries it).
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_accept(
         now: Instant,
         setup: Setup,
@@ -141,6 +155,7 @@ impl Connection {
     }
 
     /// The MP_CAPABLE of a SYN, when this connection's config offers MPTCP.
+    #[inline(never)]
     pub(super) fn mp_syn_option(config: &Config, syn: &TcpRepr<'_>) -> Option<MpCapable> {
         config.mptcp.as_ref()?;
         wire::options(&syn.extra).find_map(|o| match o {
@@ -177,6 +192,8 @@ impl Connection {
 
     // ----- the application's calls -----
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_write(&mut self, data: &[u8]) -> usize {
         let Some(m) = self.mp.as_deref_mut() else {
             return 0;
@@ -197,6 +214,8 @@ impl Connection {
         n
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_read(&mut self, buf: &mut [u8]) -> usize {
         let Some(m) = self.mp.as_deref_mut() else {
             return 0;
@@ -213,10 +232,14 @@ impl Connection {
         n
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_read_offset(&self) -> u64 {
         self.mp.as_deref().map_or(0, |m| m.read_total)
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_readable(&self) -> usize {
         self.mp
             .as_deref()
@@ -224,6 +247,8 @@ impl Connection {
             .map_or(0, |r| r.readable() as usize)
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_send_capacity(&self) -> usize {
         self.mp.as_deref().map_or(0, |m| {
             if m.snd.fin_queued {
@@ -234,6 +259,8 @@ impl Connection {
         })
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_peer_closed(&self) -> bool {
         self.mp
             .as_deref()
@@ -242,6 +269,8 @@ impl Connection {
     }
 
     /// `close` / `shutdown_write`: a DATA_FIN after the queued data (§3.3.3).
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_shutdown_write(&mut self, orphan: bool) {
         let Some(m) = self.mp.as_deref_mut() else {
             return;
@@ -263,6 +292,8 @@ impl Connection {
 
     /// Abort: RST on every subflow with MP_FASTCLOSE (§3.5, as Linux's
     /// `mptcp_do_fastclose`).
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_abort(&mut self) {
         let Some(m) = self.mp.as_deref_mut() else {
             return;
@@ -278,6 +309,8 @@ impl Connection {
 
     // ----- I/O -----
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_poll_transmit(&mut self, now: Instant) -> Option<Segment> {
         self.ack_ended_poll = false;
         let m = self.mp.as_deref_mut()?;
@@ -297,6 +330,8 @@ impl Connection {
         out
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_payload(&self, seg: &Segment) -> &[u8] {
         match self.mp.as_deref() {
             Some(m) => m.subs[0].conn.payload(seg),
@@ -304,6 +339,8 @@ impl Connection {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_poll_timeout(&self) -> Option<Instant> {
         let m = self.mp.as_deref()?;
         let mut t = m.snd.fin_rtx_at;
@@ -316,6 +353,8 @@ impl Connection {
         t
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_handle_timeout(&mut self, now: Instant) {
         let Some(m) = self.mp.as_deref_mut() else {
             return;
@@ -337,6 +376,8 @@ impl Connection {
         self.mp_sync();
     }
 
+    #[cold]
+    #[inline(never)]
     pub(super) fn mp_handle_segment(
         &mut self,
         now: Instant,
@@ -431,7 +472,7 @@ impl Connection {
             for s in &mut m.subs {
                 s.conn.abort();
             }
-            self.terminate(Err(ConnError::Reset));
+            self.mp_reset();
             return;
         }
         if let Some(why) = fallback {
@@ -448,7 +489,7 @@ impl Connection {
                 for s in &mut m.subs {
                     s.conn.abort();
                 }
-                self.terminate(Err(ConnError::Reset));
+                self.mp_reset();
                 return;
             }
         }
@@ -495,7 +536,7 @@ impl Connection {
                 for s in &mut m.subs {
                     s.conn.abort();
                 }
-                self.terminate(Err(ConnError::Reset));
+                self.mp_reset();
                 return;
             }
         }
@@ -536,12 +577,23 @@ impl Connection {
         self.counters.mptcp_fallbacks += 1;
     }
 
+    /// The connection ends with `Reset` (its subflows were reset).
+    fn mp_reset(&mut self) {
+        if let Some(m) = self.mp.as_deref() {
+            self.counters = m.subs[0].conn.counters;
+        }
+        self.terminate(Err(ConnError::Reset));
+    }
+
     /// The outer state follows the first subflow's; subflow events become the
     /// connection's (Connected, Closed), data events come from the data level.
     fn mp_sync(&mut self) {
         let Some(m) = self.mp.as_deref_mut() else {
             return;
         };
+        // `counters()` reads the outer's: the subflow's, mirrored (so that a
+        // fallback, which makes the subflow the connection, continues them).
+        self.counters = m.subs[0].conn.counters;
         let mut closed = None;
         let mut connected = false;
         while let Some(ev) = m.subs[0].conn.poll_event() {

@@ -30,7 +30,10 @@ pub struct MptcpConfig {
     /// Which subflow takes the next data.
     pub scheduler: SchedKind,
     /// The data-level receive buffer (its capacity bounds the connection-level
-    /// window, RFC 8684 §3.3.4).
+    /// window, RFC 8684 §3.3.4). The connection uses the smaller of this capacity
+    /// and its `Config::recv_buffer`: the data level is what the application reads,
+    /// and `recv_buffer` is the socket's receive buffer (Linux: the MPTCP socket's
+    /// `SO_RCVBUF`), as `send_buffer` sizes the data-level send buffer.
     pub recv: RecvConfig,
 }
 

@@ -15,6 +15,7 @@ mod ipv6;
 mod listener;
 mod loss;
 mod mptcp;
+mod multihome;
 mod overlap;
 mod prio_send;
 mod rc3;

@@ -558,3 +558,32 @@ fn plain_config_sends_no_mptcp_option() {
     }
     assert!(p.client.conn(c).unwrap().mptcp_counters().is_none());
 }
+
+/// A listener answering with SYN cookies keeps no state for the MP_CAPABLE SYN, so
+/// the cookie SYN-ACK has no MP_CAPABLE and the client falls back (Linux can do MPTCP
+/// with cookies, `subflow_init_req_cookie_join_save` / `mptcp_token_new_request`;
+/// brisk cannot yet).
+#[test]
+fn syn_cookies_fall_back_to_plain_tcp() {
+    use crate::endpoint::{Endpoint, EndpointConfig};
+    let mut p = mp_pair(10, false);
+    let scfg = EndpointConfig {
+        isn_secret: [2; 16],
+        rng_seed: 2,
+        syncookies: true,
+        syncookies_always: true,
+        default_config: mp_config(false),
+        ..EndpointConfig::seeded([7; 16], 7)
+    };
+    let mut server = Endpoint::new(SERVER_IP, scfg);
+    server.listen(PORT, 128, mp_config(false)).unwrap();
+    p.server = server;
+    let (c, s) = p.establish();
+    assert_eq!(p.server.stats().syncookies_sent, 1);
+    assert_eq!(
+        p.client.conn(c).unwrap().mptcp_fallback(),
+        Some(Fallback::NoMpCapableSynAck)
+    );
+    assert!(!p.server.conn(s).unwrap().is_mptcp());
+    check_fallback_transfer(&mut p, c, s, 25);
+}

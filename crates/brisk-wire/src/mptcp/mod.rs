@@ -23,15 +23,18 @@
 //!   segment's DSS takes 24 or 28 bytes aligned.
 //! - MPTCP before SACK: Linux sizes the MPTCP options first and gives SACK blocks
 //!   what is left (none beside timestamps and a full DSS; one beside a DSS with only
-//!   a data ACK). brisk-wire's emitter does the same: extras (kind 30 among them) are
-//!   placed before SACK blocks, which are cut to fit; extras that do not fit beside
+//!   a data ACK). brisk-wire's emitter does the same: extras (kind 30 among them) get
+//!   their room before SACK blocks, which are cut to fit, and are written after them,
+//!   as Linux writes MPTCP last in `tcp_options_write`; extras that do not fit beside
 //!   MSS/window scale/timestamps are left out whole.
 //! - ADD_ADDR is long (16 to 30 bytes): Linux sends it on a pure ACK in place of
 //!   the DSS ("drop other suboptions") and not at all on a segment where it does not
 //!   fit; it keeps it for a later segment. An IPv6 ADD_ADDR with port and HMAC (30,
 //!   32 aligned) cannot share a segment with timestamps (12).
-//! - MP_PRIO (3) is followed by a NOP in Linux; brisk-wire pads every extra with
-//!   leading NOPs instead. Both are valid alignments.
+//! - Padding: Linux writes each MPTCP option from a 4-byte boundary and fills its
+//!   last word with NOPs (`mptcp_write_options`): MP_PRIO (3) is followed by one NOP,
+//!   a 22-byte MP_CAPABLE or DSS (no checksum) and a 26-byte DSS by two. brisk-wire
+//!   pads every extra the same way, after it, so the option bytes equal Linux's.
 //! - On a RST: MP_FASTCLOSE or MP_FAIL (12) and MP_TCPRST (4).
 //!
 //! # Departures from Linux

@@ -5,8 +5,13 @@
 //! MPTCP's items are typed on top of this by [`crate::mptcp`].
 //!
 //! On emission the extras follow the standard options (Linux writes Fast Open and
-//! MPTCP after SACK in `tcp_options_write`), each padded with leading NOPs to a
-//! 4-byte boundary; SACK blocks are truncated to leave them room. On parsing, every
+//! MPTCP after SACK in `tcp_options_write`), each padded with NOPs *after* it to a
+//! 4-byte boundary, as Linux pads them: `tcp_options_write` puts `NOP NOP` behind a
+//! Fast Open cookie whose length is 2 mod 4, and `mptcp_write_options`
+//! (net/mptcp/options.c) fills the last word of an option with NOPs (a 22-byte
+//! MP_CAPABLE or DSS ends `.. NOP NOP`, MP_PRIO is `30 3 flags NOP`, REMOVE_ADDR's
+//! last word is padded with NOPs). So a brisk segment's option bytes equal Linux's
+//! for the same options. SACK blocks are truncated to leave the extras room. On parsing, every
 //! option brisk-wire does not interpret is kept here in arrival order, as far as it
 //! fits (a hostile peer cannot make it grow: the option space is 40 bytes).
 
@@ -100,13 +105,14 @@ impl ExtraOptions {
             .sum()
     }
 
-    /// Writes each option, NOP-padded in front to a 4-byte boundary.
+    /// Writes each option followed by NOPs up to a 4-byte boundary (Linux's layout,
+    /// see the module doc).
     pub(super) fn emit(&self, out: &mut Vec<u8>) {
         for (kind, data) in self.iter() {
             let item = 2 + data.len();
-            out.extend(std::iter::repeat_n(NOP, item.div_ceil(4) * 4 - item));
             out.extend_from_slice(&[kind, item as u8]);
             out.extend_from_slice(data);
+            out.extend(std::iter::repeat_n(NOP, item.div_ceil(4) * 4 - item));
         }
     }
 }
@@ -148,13 +154,21 @@ mod tests {
     }
 
     #[test]
-    fn emit_pads_each_option_in_front() {
+    fn emit_pads_each_option_after_it() {
         let mut x = ExtraOptions::new();
         x.push(34, &[9; 6]).unwrap(); // 8 bytes: no padding
-        x.push(30, &[1]).unwrap(); // 3 bytes: one NOP
+        x.push(30, &[0x50]).unwrap(); // 3 bytes (MP_PRIO): one NOP, as Linux
+        x.push(30, &[0x20, 1, 0, 0, 0, 2]).unwrap(); // 8 bytes: none
+        x.push(254, &[0xf9, 0x89, 1, 2]).unwrap(); // 6 bytes: two NOPs
         let mut out = Vec::new();
         x.emit(&mut out);
-        assert_eq!(out, [34, 8, 9, 9, 9, 9, 9, 9, NOP, 30, 3, 1]);
+        assert_eq!(
+            out,
+            [
+                34, 8, 9, 9, 9, 9, 9, 9, 30, 3, 0x50, NOP, 30, 8, 0x20, 1, 0, 0, 0, 2, 254, 6,
+                0xf9, 0x89, 1, 2, NOP, NOP
+            ]
+        );
         assert_eq!(out.len(), x.aligned_len());
     }
 }

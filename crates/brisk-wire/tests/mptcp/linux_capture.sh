@@ -3,13 +3,16 @@
 # with HMAC, a DATA_FIN) between two network namespaces this script creates, into
 # the pcap given as $1. With `nosignal` as $2 the server announces nothing, so the
 # client's first data usually goes with MP_CAPABLE (length 24) rather than DSS.
+# With `nocsum` as $3 DSS checksums are off, so MP_CAPABLE with data is 22 bytes and
+# a DSS 18, 22 or 26: the lengths where Linux pads with two NOPs after the option.
 # tests/mptcp_linux.rs runs it and checks every option; the fixed vectors in
 # tests/mptcp.rs (`linux_*`) were taken from two runs with
 #   tshark -r OUT.pcap -T fields -e frame.number -e tcp.flags.str -e tcp.options.mptcp.subtype -e tcp.option_len -e tcp.options -e tcp.payload
 # Needs root, iproute2 with `ip mptcp`, python3 and dumpcap. Addresses 198.18.0.0/15.
 set -euo pipefail
-out=${1:?usage: linux_capture.sh OUT.pcap [nosignal]}
+out=${1:?usage: linux_capture.sh OUT.pcap [signal|nosignal] [csum|nocsum]}
 signal=${2:-signal}
+csum=1; [[ ${3:-csum} == nocsum ]] && csum=0
 c=mpopt-cap-c-$$; s=mpopt-cap-s-$$
 cleanup() {
     [[ -n ${cap:-} ]] && kill "$cap" 2>/dev/null || true
@@ -27,7 +30,7 @@ for i in 0 1; do
 done
 ip -n "$c" link set lo up; ip -n "$s" link set lo up
 for ns in "$c" "$s"; do
-    ip netns exec "$ns" sysctl -qw net.mptcp.enabled=1 net.mptcp.checksum_enabled=1
+    ip netns exec "$ns" sysctl -qw net.mptcp.enabled=1 net.mptcp.checksum_enabled=$csum
     ip -n "$ns" mptcp limits set subflows 2 add_addr_accepted 2
 done
 # The server announces its second address: ADD_ADDR with HMAC, echoed by the client,
