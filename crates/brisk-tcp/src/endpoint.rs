@@ -145,6 +145,8 @@ struct Reply {
     local_port: u16,
     seq: SeqNum,
     ack: Option<SeqNum>,
+    /// MP_TCPRST to carry (RFC 8684 §3.6): the reason a join was refused.
+    mp_reset: Option<brisk_wire::mptcp::MpTcpRst>,
 }
 
 /// See the module doc.
@@ -541,7 +543,7 @@ impl Endpoint {
             if r.ack.is_some() {
                 flags.insert(Flags::ACK);
             }
-            let tcp = TcpRepr {
+            let mut tcp = TcpRepr {
                 src_port: r.local_port,
                 dst_port: r.remote.port(),
                 seq: r.seq,
@@ -549,6 +551,13 @@ impl Endpoint {
                 flags,
                 ..TcpRepr::default()
             };
+            if let Some(rst) = r.mp_reset {
+                // 4 bytes always fit an empty option space.
+                let _ = brisk_wire::mptcp::push(
+                    &mut tcp.extra,
+                    &brisk_wire::mptcp::MptcpOption::MpTcpRst(rst),
+                );
+            }
             let ip = self.ip_repr(r.remote.ip(), Ecn::NotEct, 0)?;
             emit_tcp_packet(&ip, &tcp, out);
             self.stats.rst_sent += 1;

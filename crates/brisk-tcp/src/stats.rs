@@ -116,6 +116,9 @@ pub struct EndpointStats {
     /// MPTCP offers that fell back to plain TCP on a segment (RFC 8684 §3.7; Linux
     /// `MPCapableFallbackACK`, `MPCapableFallbackSYNACK`, `DSSFallback`).
     pub mptcp_fallbacks: u64,
+    /// MP_JOIN SYNs an MPTCP listener refused with a RST (no connection takes a
+    /// second subflow yet; Linux `MPJoinNoTokenFound`).
+    pub mptcp_joins_refused: u64,
     pub rst_sent: u64,
     /// SYN-ACKs sent with a SYN cookie because the listener's SYN queue was full
     /// (Linux `SyncookiesSent`).

@@ -92,6 +92,10 @@ impl Endpoint {
         let Some(l) = self.listeners.get(&port) else {
             return;
         };
+        if l.config.mptcp.is_some() && is_mp_join(tcp) {
+            self.refuse_join(remote, tcp);
+            return;
+        }
         if l.accept.len() >= l.backlog {
             self.stats.drop_backlog_full += 1;
             return;
@@ -236,6 +240,7 @@ impl Endpoint {
                 local_port,
                 seq: tcp.ack,
                 ack: None,
+                mp_reset: None,
             }
         } else {
             Reply {
@@ -243,8 +248,40 @@ impl Endpoint {
                 local_port,
                 seq: SeqNum(0),
                 ack: Some(tcp.seq + tcp.seg_len()),
+                mp_reset: None,
             }
         };
         self.replies.push_back(reply);
     }
+
+    /// An MPTCP listener's answer to an MP_JOIN SYN (RFC 8684 §3.2): brisk's
+    /// connections take no second subflow yet and the endpoint keeps no token table,
+    /// so every join is refused as one with an unknown token is, with a RST carrying
+    /// MP_TCPRST reason 1, "MPTCP-specific error" (Linux `subflow_check_req` failing
+    /// the token lookup, `MPTCP_MIB_JOINNOTOKEN`). A plain listener ignores the option
+    /// and answers as to any SYN, as Linux does. Counted in `mptcp_joins_refused`; the
+    /// reply queue's bound (`MAX_PENDING_RSTS`) holds.
+    fn refuse_join(&mut self, remote: SocketAddr, tcp: &TcpRepr<'_>) {
+        self.stats.mptcp_joins_refused += 1;
+        if self.replies.len() >= MAX_PENDING_RSTS {
+            return;
+        }
+        self.replies.push_back(Reply {
+            remote,
+            local_port: tcp.dst_port,
+            seq: SeqNum(0),
+            ack: Some(tcp.seq + tcp.seg_len()),
+            mp_reset: Some(brisk_wire::mptcp::MpTcpRst {
+                transient: false,
+                reason: brisk_wire::mptcp::ResetReason::MptcpError,
+            }),
+        });
+    }
+}
+
+/// Whether a SYN carries MP_JOIN (any form; a malformed MPTCP option is not one).
+fn is_mp_join(tcp: &TcpRepr<'_>) -> bool {
+    !tcp.extra.is_empty()
+        && brisk_wire::mptcp::options(&tcp.extra)
+            .any(|o| matches!(o, Ok(brisk_wire::mptcp::MptcpOption::MpJoin(_))))
 }

@@ -587,3 +587,86 @@ fn syn_cookies_fall_back_to_plain_tcp() {
     assert!(!p.server.conn(s).unwrap().is_mptcp());
     check_fallback_transfer(&mut p, c, s, 25);
 }
+
+/// An MP_JOIN SYN to an MPTCP listener is refused with a RST carrying MP_TCPRST
+/// reason 1 (RFC 8684 §3.2; Linux `subflow_check_req` on an unknown token): no
+/// connection takes a second subflow yet. It is counted, creates no connection and
+/// takes no backlog slot; a flood stays within the reply queue's bound. A plain
+/// listener treats the same SYN as any SYN (the option means nothing to it).
+#[test]
+fn join_syns_to_an_mptcp_listener_are_refused_with_mp_tcprst() {
+    use super::handshake::craft;
+    use crate::endpoint::{Endpoint, EndpointConfig};
+    use brisk_time::Instant;
+    use brisk_wire::mptcp::{MpJoin, MpTcpRst, ResetReason};
+    use brisk_wire::{Flags, SeqNum};
+    use std::net::{IpAddr, Ipv4Addr};
+
+    let server_ip = IpAddr::V4(Ipv4Addr::new(198, 18, 0, 2));
+    let join_syn = |i: u32, port: u16| {
+        let mut tcp = TcpRepr {
+            src_port: 40_000 + i as u16,
+            dst_port: port,
+            seq: SeqNum(1000 + i),
+            flags: Flags::SYN,
+            window: 65_535,
+            mss: Some(1460),
+            ..TcpRepr::default()
+        };
+        let join = MptcpOption::MpJoin(MpJoin::Syn {
+            backup: false,
+            address_id: 1,
+            token: 0x1234_5678 ^ i,
+            nonce: i,
+        });
+        wire::push(&mut tcp.extra, &join).unwrap();
+        craft(IpAddr::V4(Ipv4Addr::new(198, 18, 1, 1)), server_ip, &tcp)
+    };
+    let now = Instant::from_millis(1);
+    for (mptcp, port) in [(true, 80u16), (false, 81)] {
+        let mut ep = Endpoint::new(server_ip, EndpointConfig::seeded([3; 16], 3));
+        let cfg = if mptcp {
+            mp_config(false)
+        } else {
+            Config::default()
+        };
+        ep.listen(port, 16, cfg).unwrap();
+        ep.handle_packet(now, &join_syn(0, port));
+        let mut buf = Vec::new();
+        ep.poll_transmit(now, &mut buf).expect("an answer");
+        let (_, tcp) = parse_tcp_packet(&buf).unwrap();
+        if mptcp {
+            assert!(tcp.flags.rst() && tcp.flags.ack(), "{:?}", tcp.flags);
+            assert_eq!(tcp.ack, SeqNum(1001));
+            let opts: Vec<_> = wire::options(&tcp.extra).map(Result::unwrap).collect();
+            assert_eq!(
+                opts,
+                vec![MptcpOption::MpTcpRst(MpTcpRst {
+                    transient: false,
+                    reason: ResetReason::MptcpError
+                })]
+            );
+            assert_eq!(ep.stats().mptcp_joins_refused, 1);
+            assert_eq!(ep.connection_count(), 0);
+            // A flood: every join counted, no connection, the reply queue bounded.
+            for i in 1..10_000 {
+                ep.handle_packet(now, &join_syn(i, port));
+            }
+            assert_eq!(ep.stats().mptcp_joins_refused, 10_000);
+            assert_eq!(ep.connection_count(), 0);
+            let mut sent = 0;
+            while ep.poll_transmit(now, &mut buf).is_some() {
+                sent += 1;
+            }
+            assert!(sent < 10_000, "{sent} RSTs queued for 10 000 joins");
+        } else {
+            assert!(tcp.flags.syn() && tcp.flags.ack(), "{:?}", tcp.flags);
+            assert!(
+                tcp.extra.is_empty(),
+                "a plain listener sends no MPTCP option"
+            );
+            assert_eq!(ep.stats().mptcp_joins_refused, 0);
+            assert_eq!(ep.connection_count(), 1);
+        }
+    }
+}
