@@ -141,6 +141,9 @@ impl Slot {
 /// A stateless reply (RST for a segment to no socket).
 #[derive(Clone, Copy)]
 struct Reply {
+    /// The address the answered segment was sent to: a reply leaves from it (a
+    /// multi-homed endpoint has several).
+    local_ip: IpAddr,
     remote: SocketAddr,
     local_port: u16,
     seq: SeqNum,
@@ -485,14 +488,14 @@ impl Endpoint {
         }
         let f = tcp.flags;
         if f.syn() && !f.ack() && !f.rst() && self.listeners.contains_key(&tcp.dst_port) {
-            self.on_listen_syn(now, remote, tcp);
+            self.on_listen_syn(now, ip.dst(), remote, tcp);
             return;
         }
-        if self.on_cookie_ack(now, ip.ecn(), ip.dscp(), remote, tcp) {
+        if self.on_cookie_ack(now, ip.ecn(), ip.dscp(), ip.dst(), remote, tcp) {
             return;
         }
         self.stats.drop_no_socket += 1;
-        self.reply_rst(tcp.dst_port, remote, tcp);
+        self.reply_rst(ip.dst(), tcp.dst_port, remote, tcp);
     }
 
     fn deliver(&mut self, now: Instant, h: ConnHandle, ecn: Ecn, dscp: u8, tcp: &TcpRepr<'_>) {
@@ -558,7 +561,7 @@ impl Endpoint {
                     &brisk_wire::mptcp::MptcpOption::MpTcpRst(rst),
                 );
             }
-            let ip = self.ip_repr(r.remote.ip(), Ecn::NotEct, 0)?;
+            let ip = ip_repr(r.local_ip, r.remote.ip(), Ecn::NotEct, 0, self.ip_ident)?;
             emit_tcp_packet(&ip, &tcp, out);
             self.stats.rst_sent += 1;
             self.stats.packets_out += 1;
@@ -570,7 +573,7 @@ impl Endpoint {
             });
         }
         if let Some(p) = self.cookies.pop_synack() {
-            let ip = self.ip_repr(p.remote, Ecn::NotEct, p.dscp)?;
+            let ip = ip_repr(p.local, p.remote, Ecn::NotEct, p.dscp, self.ip_ident)?;
             emit_tcp_packet(&ip, &p.header, out);
             self.ip_ident = self.ip_ident.wrapping_add(1);
             self.stats.packets_out += 1;
@@ -812,16 +815,6 @@ impl Endpoint {
         let s = self.next_seed;
         self.next_seed = self.rng.gen();
         s
-    }
-
-    fn ip_repr(&self, remote: IpAddr, ecn: Ecn, dscp: u8) -> Option<IpRepr> {
-        ip_repr(
-            self.local_addr_for(remote)?,
-            remote,
-            ecn,
-            dscp,
-            self.ip_ident,
-        )
     }
 
     fn pick_ephemeral(&mut self, remote: SocketAddr) -> Result<u16, ConnError> {

@@ -120,6 +120,8 @@ pub(crate) struct SynCookies {
 
 /// A cookie SYN-ACK waiting for `poll_transmit`.
 pub(crate) struct PendingSynAck {
+    /// The address the SYN was sent to, which the SYN-ACK leaves from.
+    pub local: IpAddr,
     pub remote: IpAddr,
     pub dscp: u8,
     pub header: TcpRepr<'static>,
@@ -288,6 +290,7 @@ impl SynCookies {
             ..TcpRepr::default()
         };
         self.pending.push_back(PendingSynAck {
+            local: local.ip(),
             remote: remote.ip(),
             dscp: config.dscp,
             header,

@@ -87,13 +87,22 @@ impl Endpoint {
 
     /// RFC 9293 §3.10.7.2: a SYN to a listener creates a connection in SYN-RECEIVED,
     /// within the backlog and table limits.
-    pub(super) fn on_listen_syn(&mut self, now: Instant, remote: SocketAddr, tcp: &TcpRepr<'_>) {
+    /// A SYN to a listener, sent to our address `local_ip`: the connection (and its
+    /// SYN-ACK) answers from that address, as Linux's request sock takes `ir_loc_addr`
+    /// from the SYN's destination (a multi-homed endpoint has several addresses).
+    pub(super) fn on_listen_syn(
+        &mut self,
+        now: Instant,
+        local_ip: IpAddr,
+        remote: SocketAddr,
+        tcp: &TcpRepr<'_>,
+    ) {
         let port = tcp.dst_port;
         let Some(l) = self.listeners.get(&port) else {
             return;
         };
         if l.config.mptcp.is_some() && is_mp_join(tcp) {
-            self.refuse_join(remote, tcp);
+            self.refuse_join(local_ip, remote, tcp);
             return;
         }
         if l.accept.len() >= l.backlog {
@@ -102,18 +111,13 @@ impl Endpoint {
         }
         let always = self.config.syncookies && self.config.syncookies_always;
         if l.syn_queue >= l.backlog || always {
-            self.on_syn_queue_full(now, remote, tcp);
+            self.on_syn_queue_full(now, local_ip, remote, tcp);
             return;
         }
         if self.live >= self.config.max_connections {
             self.stats.drop_table_full += 1;
             return;
         }
-        // `handle_packet` checked the destination, so an address of this family exists.
-        let Some(local_ip) = self.local_addr_for(remote.ip()) else {
-            self.stats.drop_not_local += 1;
-            return;
-        };
         let config = l.config.clone();
         let local = SocketAddr::new(local_ip, port);
         let setup = self.setup(now, local, remote, config);
@@ -130,15 +134,11 @@ impl Endpoint {
     pub(super) fn on_syn_queue_full(
         &mut self,
         now: Instant,
+        local_ip: IpAddr,
         remote: SocketAddr,
         tcp: &TcpRepr<'_>,
     ) {
         let port = tcp.dst_port;
-        // The address of the SYN's family (a dual-stack endpoint has two).
-        let Some(local_ip) = self.local_addr_for(remote.ip()) else {
-            self.stats.drop_not_local += 1;
-            return;
-        };
         let local = SocketAddr::new(local_ip, port);
         let Some(l) = self.listeners.get_mut(&port) else {
             return;
@@ -168,6 +168,7 @@ impl Endpoint {
         now: Instant,
         ecn: Ecn,
         dscp: u8,
+        local_ip: IpAddr,
         remote: SocketAddr,
         tcp: &TcpRepr<'_>,
     ) -> bool {
@@ -182,15 +183,12 @@ impl Endpoint {
         if !self.config.syncookies || !recent || !f.ack() || f.syn() || f.rst() {
             return false;
         }
-        let Some(local_ip) = self.local_addr_for(remote.ip()) else {
-            return false;
-        };
         let local = SocketAddr::new(local_ip, port);
         let opts = match self.cookies.validate(now, local, remote, &l.config, tcp) {
             Ok(o) => o,
             Err(_) => {
                 self.stats.syncookies_failed += 1;
-                self.reply_rst(port, remote, tcp);
+                self.reply_rst(local_ip, port, remote, tcp);
                 return true;
             }
         };
@@ -227,7 +225,13 @@ impl Endpoint {
 
     /// RFC 9293 §3.10.7.1: never answer an RST; an ACK gets `<SEQ=SEG.ACK><CTL=RST>`,
     /// anything else `<SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>`.
-    pub(super) fn reply_rst(&mut self, local_port: u16, remote: SocketAddr, tcp: &TcpRepr<'_>) {
+    pub(super) fn reply_rst(
+        &mut self,
+        local_ip: IpAddr,
+        local_port: u16,
+        remote: SocketAddr,
+        tcp: &TcpRepr<'_>,
+    ) {
         if tcp.flags.rst() {
             return;
         }
@@ -236,6 +240,7 @@ impl Endpoint {
         }
         let reply = if tcp.flags.ack() {
             Reply {
+                local_ip,
                 remote,
                 local_port,
                 seq: tcp.ack,
@@ -244,6 +249,7 @@ impl Endpoint {
             }
         } else {
             Reply {
+                local_ip,
                 remote,
                 local_port,
                 seq: SeqNum(0),
@@ -261,12 +267,13 @@ impl Endpoint {
     /// the token lookup, `MPTCP_MIB_JOINNOTOKEN`). A plain listener ignores the option
     /// and answers as to any SYN, as Linux does. Counted in `mptcp_joins_refused`; the
     /// reply queue's bound (`MAX_PENDING_RSTS`) holds.
-    fn refuse_join(&mut self, remote: SocketAddr, tcp: &TcpRepr<'_>) {
+    fn refuse_join(&mut self, local_ip: IpAddr, remote: SocketAddr, tcp: &TcpRepr<'_>) {
         self.stats.mptcp_joins_refused += 1;
         if self.replies.len() >= MAX_PENDING_RSTS {
             return;
         }
         self.replies.push_back(Reply {
+            local_ip,
             remote,
             local_port: tcp.dst_port,
             seq: SeqNum(0),

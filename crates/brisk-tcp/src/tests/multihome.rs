@@ -128,3 +128,64 @@ fn packets_from_any_own_address_are_martian() {
     assert!(p.server.stats().drop_martian >= 1, "the drop is counted");
     assert!(p.seen(false).is_empty(), "never answered");
 }
+
+/// A connection to the server's second address is answered from that address: the
+/// SYN-ACK (from the listener and from a SYN cookie), every later segment and a RST
+/// for a closed port (Linux's request sock takes `ir_loc_addr` from the SYN's
+/// destination). Before, the listener answered from its first address, and the
+/// client's SYN-ACK never matched its connection.
+#[test]
+fn a_connection_to_the_second_address_is_answered_from_it() {
+    const S4B: Ipv4Addr = Ipv4Addr::new(10, 0, 2, 2);
+    for cookies in [false, true] {
+        let mut p = Pair::new(Duration::from_millis(10));
+        p.client = Endpoint::new(IpAddr::V4(C4), cfg(3));
+        p.server = Endpoint::new(IpAddr::V4(S4), cfg(4));
+        p.server.add_address(IpAddr::V4(S4B)).unwrap();
+        p.server.set_syncookies(true, cookies);
+        p.server.listen(PORT, 16, Config::default()).unwrap();
+        let remote = SocketAddr::new(IpAddr::V4(S4B), PORT);
+        let c = p
+            .client
+            .connect(p.now, 0, remote, Config::default())
+            .unwrap();
+        p.drive();
+        let s = p.server.accept(PORT).expect("accepted");
+        assert_eq!(p.server.conn(s).unwrap().local().ip(), IpAddr::V4(S4B));
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 253) as u8).collect();
+        let (mut sent, mut got) = (0, Vec::new());
+        for _ in 0..10_000 {
+            if sent < data.len() {
+                sent += p.client.conn_mut(c).unwrap().write(&data[sent..]);
+            }
+            p.advance(Duration::from_millis(5));
+            Pair::read_all(&mut p.server, s, &mut got);
+            if got.len() >= data.len() {
+                break;
+            }
+        }
+        assert_eq!(got, data, "bytes intact (cookies {cookies})");
+        // A SYN to a closed port of the second address: the RST leaves from it too.
+        p.client
+            .connect(
+                p.now,
+                0,
+                SocketAddr::new(IpAddr::V4(S4B), PORT + 1),
+                Config::default(),
+            )
+            .unwrap();
+        p.drive();
+        let from_server = p.seen(false);
+        assert!(from_server.iter().any(|s| s.flags.rst()), "a RST was sent");
+        for (seen, bytes) in &p.log {
+            if seen.to_server {
+                continue;
+            }
+            let (ip, _) = parse_tcp_packet(bytes).unwrap();
+            assert_eq!(ip.src(), IpAddr::V4(S4B), "cookies {cookies}: {seen:?}");
+        }
+        if cookies {
+            assert!(p.server.stats().syncookies_sent >= 1);
+        }
+    }
+}
