@@ -89,3 +89,26 @@ fn exit_status_says_pass_fail_or_unsupported() {
         let _ = std::fs::remove_dir_all(path(n));
     }
 }
+
+/// A script marked `// xfail: <reason>` that fails at a packet is a known failure:
+/// counted apart, and not a failure of the run. One that passes fails the run until
+/// its mark is removed, so a fix shows up.
+#[test]
+fn known_failures_do_not_fail_the_run_but_an_unexpected_pass_does() {
+    let d = tmp("xfail");
+    std::fs::write(d.join("a.pkt"), PASS).unwrap();
+    std::fs::write(
+        d.join("b.pkt"),
+        format!("// xfail: a test of the mark\n{PASS}+0 > . 1:1(0) ack 1\n"),
+    )
+    .unwrap();
+    let (code, out) = status(&d);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 pass, 0 fail, 1 known failures"), "{out}");
+    assert!(out.contains("known failure (a test of the mark)"), "{out}");
+    std::fs::write(d.join("c.pkt"), format!("// xfail: fixed since\n{PASS}")).unwrap();
+    let (code, out) = status(&d);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("remove the mark"), "{out}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -24,7 +24,7 @@ fn every_script_passes() {
         let src = std::fs::read_to_string(f).expect("readable script");
         let r = run_script(&src, &cfg);
         let name = f.file_name().unwrap().to_string_lossy();
-        if let Some(reason) = xfail(&src) {
+        if let Some(reason) = brisk_pdrill::known_failure(&src) {
             // A known failure must still fail, at a packet or call (not parse or be
             // unsupported), so that a fix shows up here.
             match r.outcome {
@@ -47,14 +47,6 @@ fn every_script_passes() {
         files.len(),
         failed.join("\n")
     );
-}
-
-/// A script's known-failure mark: a line `// xfail: <reason>` (a real bug or a missing
-/// feature in brisk, named in docs/conformance.md).
-fn xfail(src: &str) -> Option<&str> {
-    src.lines()
-        .find_map(|l| l.trim().strip_prefix("// xfail:"))
-        .map(str::trim)
 }
 
 /// Runs the script named by `BRISK_PDRILL_TRACE` and prints every packet and call
