@@ -121,32 +121,31 @@ pub fn cmd_pdrill(args: PdrillArgs) -> anyhow::Result<u8> {
         // A script marked `// xfail:` that fails at a packet or call is a known
         // failure, not a failure; one that ends otherwise (passes, say) is a failure
         // until its mark is removed.
-        let verdict = match (&mark, &r.outcome) {
+        let (verdict, key) = match (&mark, &r.outcome) {
             (Some(reason), Outcome::Fail { .. }) => {
                 known += 1;
-                Some(format!("known failure ({reason}): {r}"))
+                (
+                    Some(format!("known failure ({reason}): {r}")),
+                    "known failure".to_string(),
+                )
             }
             (Some(reason), _) => {
                 fail += 1;
-                Some(format!(
-                    "marked xfail ({reason}) but ended {r}; remove the mark if it passes"
-                ))
+                (
+                    Some(format!(
+                        "marked xfail ({reason}) but ended {r}; remove the mark if it passes"
+                    )),
+                    "fail: marked xfail but did not fail".to_string(),
+                )
             }
-            (None, Outcome::Pass) => {
-                pass += 1;
-                None
-            }
-            (None, Outcome::Fail { .. }) => {
-                fail += 1;
-                None
-            }
-            (None, Outcome::Unsupported { .. }) => {
-                unsup += 1;
-                None
-            }
-            (None, Outcome::Parse(_)) => {
-                parse += 1;
-                None
+            (None, o) => {
+                match o {
+                    Outcome::Pass => pass += 1,
+                    Outcome::Fail { .. } => fail += 1,
+                    Outcome::Unsupported { .. } => unsup += 1,
+                    Outcome::Parse(_) => parse += 1,
+                }
+                (None, group(o))
             }
         };
         if !args.summary {
@@ -158,11 +157,6 @@ pub fn cmd_pdrill(args: PdrillArgs) -> anyhow::Result<u8> {
                 None => println!("{}: {r}", f.display()),
             }
         }
-        let key = match (&mark, &r.outcome) {
-            (Some(_), Outcome::Fail { .. }) => "known failure".to_string(),
-            (Some(_), _) => "fail: marked xfail but did not fail".to_string(),
-            _ => group(&r.outcome),
-        };
         groups.entry(key).or_default().push(f.display().to_string());
     }
     println!(
