@@ -39,6 +39,7 @@ pub use packet::{
 pub use pcap::PcapWriter;
 pub use peek::FlowKey;
 pub use seq::SeqNum;
+pub use tcp::fastopen;
 pub use tcp::{
     ExtraOptionError, ExtraOptions, Flags, SackBlock, SackBlocks, TcpRepr, Timestamps, WindowScale,
     MAX_OPTIONS_LEN, MAX_WINDOW_SCALE,

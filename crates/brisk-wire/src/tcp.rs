@@ -4,6 +4,7 @@
 //! checksum.
 
 mod extra;
+pub mod fastopen;
 mod options;
 
 pub use extra::{ExtraOptionError, ExtraOptions};
