@@ -32,6 +32,7 @@ pub mod stream;
 pub mod syncookie;
 #[doc(hidden)]
 pub mod testkit;
+pub mod tfo;
 mod timer_heap;
 
 pub use brisk_time::{Duration, Instant};

@@ -36,10 +36,7 @@ fn syn<'a>(extra: ExtraOptions, payload: &'a [u8], full: bool) -> TcpRepr<'a> {
         mss: Some(1460),
         window_scale: full.then(|| WindowScale::clamped(7)),
         sack_permitted: full,
-        timestamps: full.then_some(Timestamps {
-            tsval: 1,
-            tsecr: 0,
-        }),
+        timestamps: full.then_some(Timestamps { tsval: 1, tsecr: 0 }),
         extra,
         payload,
         ..Default::default()
@@ -91,7 +88,7 @@ proptest! {
         };
         if !fo {
             prop_assert_eq!(got, Ok(None));
-        } else if cookie.is_empty() || ((4..=16).contains(&cookie.len()) && cookie.len() % 2 == 0) {
+        } else if cookie.is_empty() || ((4..=16).contains(&cookie.len()) && cookie.len().is_multiple_of(2)) {
             prop_assert!(matches!(got, Ok(Some(_))));
         } else {
             prop_assert_eq!(got, Err(FastOpenError::BadLength { cookie_len: cookie.len() }));

@@ -45,7 +45,7 @@ impl FastOpenCookie {
     /// A cookie from its bytes; refused unless 4..=16 bytes of even length.
     pub fn new(bytes: &[u8]) -> Result<Self, FastOpenError> {
         let len = bytes.len();
-        if !(MIN_COOKIE_LEN..=MAX_COOKIE_LEN).contains(&len) || len % 2 != 0 {
+        if !(MIN_COOKIE_LEN..=MAX_COOKIE_LEN).contains(&len) || !len.is_multiple_of(2) {
             return Err(FastOpenError::BadLength { cookie_len: len });
         }
         let mut c = FastOpenCookie {
@@ -176,8 +176,8 @@ mod tests {
 
     #[test]
     fn cookie_lengths() {
-        for len in 0..=20 {
-            let ok = (4..=16).contains(&len) && len % 2 == 0;
+        for len in 0usize..=20 {
+            let ok = (4..=16).contains(&len) && len.is_multiple_of(2);
             assert_eq!(FastOpenCookie::new(&vec![7; len]).is_ok(), ok, "len {len}");
         }
         let e = FastOpenCookie::new(&[1, 2, 3]).unwrap_err();
@@ -207,7 +207,10 @@ mod tests {
             }))
         );
         // Another experiment's kind 254, and a truncated one: not Fast Open.
-        assert_eq!(FastOpen::parse(EXP_KIND, &[0x12, 0x34, 1, 2, 3, 4]), Ok(None));
+        assert_eq!(
+            FastOpen::parse(EXP_KIND, &[0x12, 0x34, 1, 2, 3, 4]),
+            Ok(None)
+        );
         assert_eq!(FastOpen::parse(EXP_KIND, &[0xf9]), Ok(None));
         assert_eq!(FastOpen::parse(30, &[0; 4]), Ok(None));
         // Odd, too short, too long.
