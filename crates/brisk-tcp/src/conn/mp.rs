@@ -820,12 +820,12 @@ fn mp_drain(m: &mut Meta) {
             if readable == 0 || room == 0 {
                 break;
             }
-            let mapped = s.rmap.mapped_run(s.consumed, room.min(readable) as u64) as usize;
-            if mapped == 0 {
+            let most = room.min(readable).min(DRAIN_CHUNK);
+            let want = s.rmap.mapped_run(s.consumed, most as u64) as usize;
+            if want == 0 {
                 counters.unmapped_held += 1;
                 break;
             }
-            let want = mapped.min(DRAIN_CHUNK);
             if scratch.len() < want {
                 scratch.resize(want, 0);
             }

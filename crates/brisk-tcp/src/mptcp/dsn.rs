@@ -28,6 +28,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Smallest table allocated once a mapping is held.
 const TABLE_MIN: usize = 8;
@@ -185,12 +186,30 @@ impl fmt::Display for MapError {
 impl std::error::Error for MapError {}
 
 /// The send side's mappings of one subflow, in subflow order.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct SendMap {
     maps: VecDeque<Mapping>,
     limit: usize,
     /// Subflow offset where the next mapped byte must start (the end of the mapped bytes).
     end: u64,
+    /// Mappings freed from the front so far, and the position (counted from the first
+    /// mapping ever held) of the one `lookup` found last: its starting guess.
+    /// (An atomic only so the table stays `Sync` behind `&self`; relaxed loads and
+    /// stores are plain moves.)
+    popped: u64,
+    hint: AtomicU64,
+}
+
+impl Clone for SendMap {
+    fn clone(&self) -> SendMap {
+        SendMap {
+            maps: self.maps.clone(),
+            limit: self.limit,
+            end: self.end,
+            popped: self.popped,
+            hint: AtomicU64::new(self.hint.load(Relaxed)),
+        }
+    }
 }
 
 impl SendMap {
@@ -203,6 +222,8 @@ impl SendMap {
             maps: VecDeque::new(),
             limit,
             end: start,
+            popped: 0,
+            hint: AtomicU64::new(0),
         }
     }
 
@@ -270,22 +291,25 @@ impl SendMap {
         })
     }
 
-    /// The mapping covering subflow offset `off` (to send again with a retransmission),
-    /// by binary search.
+    /// The mapping covering subflow offset `off` (for each segment sent, and to send
+    /// again with a retransmission). Segments go out in subflow order while the
+    /// subflow's buffer holds many mappings ahead, so the mapping found last and the
+    /// one after it are tried first, then a binary search.
     pub fn lookup(&self, off: u64) -> Option<Mapping> {
-        // Most segments sent carry the newest mapping, retransmissions the oldest.
-        for m in [self.maps.back(), self.maps.front()].into_iter().flatten() {
-            if m.sub_off <= off && off < m.sub_off + m.payload() {
+        let covers = |m: &Mapping| m.sub_off <= off && off < m.sub_off + m.payload();
+        let near = self.hint.load(Relaxed).saturating_sub(self.popped) as usize;
+        for i in [near, near + 1] {
+            if let Some(m) = self.maps.get(i).filter(|m| covers(m)) {
+                self.hint.store(self.popped + i as u64, Relaxed);
                 return Some(*m);
             }
         }
         let i = self
             .maps
             .partition_point(|m| m.sub_off + m.payload() <= off);
-        self.maps
-            .get(i)
-            .filter(|m| m.sub_off <= off && off < m.sub_off + m.payload())
-            .copied()
+        let m = self.maps.get(i).filter(|m| covers(m))?;
+        self.hint.store(self.popped + i as u64, Relaxed);
+        Some(*m)
     }
 
     /// The subflow's cumulative ACK reached offset `una`: mappings wholly below it are
@@ -294,6 +318,7 @@ impl SendMap {
         while let Some(m) = self.maps.front() {
             if m.sub_off + m.payload() <= una {
                 self.maps.pop_front();
+                self.popped += 1;
             } else {
                 break;
             }
@@ -444,15 +469,20 @@ impl RecvMap {
     /// The held mapping covering `off`: the front one (where the subflow consumes
     /// from) checked first, else by binary search.
     fn covering(&self, off: u64) -> Option<&Held> {
-        if let Some(f) = self.maps.front() {
-            if f.start <= off && off < f.end() {
-                return Some(f);
-            }
+        self.covering_at(off).map(|i| &self.maps[i])
+    }
+
+    /// [`covering`](Self::covering)'s index.
+    fn covering_at(&self, off: u64) -> Option<usize> {
+        let f = self.maps.front()?;
+        if f.start <= off && off < f.end() {
+            return Some(0);
         }
-        let i = self.maps.partition_point(|h| h.start <= off);
-        self.maps
-            .get(i.checked_sub(1)?)
-            .filter(|h| off < h.end())
+        let i = self
+            .maps
+            .partition_point(|h| h.start <= off)
+            .checked_sub(1)?;
+        (off < self.maps[i].end()).then_some(i)
     }
 
     /// Checks and stores mapping `m`, received on a segment whose payload starts at
@@ -555,14 +585,13 @@ impl RecvMap {
     /// adjacent mappings), counting no further than `max`: what a caller may take from
     /// the subflow and hand to the data level in one go.
     pub fn mapped_run(&self, off: u64, max: u64) -> u64 {
-        let Some(h) = self.covering(off) else {
+        let Some(i) = self.covering_at(off) else {
             return 0;
         };
-        let mut end = h.end();
+        let mut end = self.maps[i].end();
         if end - off < max {
             // Adjacent mappings after it (sorted and disjoint: the next ones in order).
-            let i = self.after(off);
-            for h in self.maps.range(i..) {
+            for h in self.maps.range(i + 1..) {
                 if h.start != end || end - off >= max {
                     break;
                 }

@@ -294,13 +294,21 @@ fn tables_grow_with_use_and_never_past_their_limits() {
         };
         let mut full = 0;
         // Hostile: one-byte mappings with gaps, in descending then ascending order.
-        for i in (0..limit as u64 + 50).rev().chain(limit as u64 + 50..2 * limit as u64 + 100) {
+        for i in (0..limit as u64 + 50)
+            .rev()
+            .chain(limit as u64 + 50..2 * limit as u64 + 100)
+        {
             match r.on_mapping(map(i * 7, i * 3, 1), i * 3, 1, w) {
                 MapVerdict::New => {}
                 MapVerdict::TableFull => full += 1,
                 v => panic!("limit {limit}: mapping {i}: {v:?}"),
             }
-            assert!(r.len() <= limit && r.capacity() <= limit, "limit {limit}: {} entries, storage {}", r.len(), r.capacity());
+            assert!(
+                r.len() <= limit && r.capacity() <= limit,
+                "limit {limit}: {} entries, storage {}",
+                r.len(),
+                r.capacity()
+            );
         }
         assert_eq!(r.len(), limit);
         assert_eq!(full, 2 * limit as u64 + 100 - limit as u64);
@@ -318,4 +326,24 @@ fn tables_grow_with_use_and_never_past_their_limits() {
         }
         assert_eq!(s.len(), limit);
     }
+}
+
+#[test]
+fn mapped_run_spans_adjacent_mappings_and_stops_at_a_gap_or_the_cap() {
+    let mut r = RecvMap::new(16);
+    let w = WindowCtx {
+        data_ack: 0,
+        right_edge: 1 << 40,
+    };
+    // [0, 100) and [100, 250) adjacent (different DSN deltas), then a gap, [300, 400).
+    for (dsn, off, len) in [(5_000, 0, 100), (9_000, 100, 150), (20_000, 300, 100)] {
+        assert_eq!(r.on_mapping(map(dsn, off, len), off, 1, w), MapVerdict::New);
+    }
+    assert_eq!(r.mapped_run(0, 1_000), 250);
+    assert_eq!(r.mapped_run(40, 1_000), 210);
+    assert_eq!(r.mapped_run(40, 100), 100, "capped");
+    assert_eq!(r.mapped_run(120, 1_000), 130);
+    assert_eq!(r.mapped_run(250, 1_000), 0, "the gap");
+    assert_eq!(r.mapped_run(310, 1_000), 90);
+    assert_eq!(r.mapped_run(400, 1_000), 0);
 }

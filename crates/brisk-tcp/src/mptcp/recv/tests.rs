@@ -162,7 +162,11 @@ fn range_flood_is_refused_and_counted() {
         "the ring grew only to what was stored: {} B",
         r.memory()
     );
-    assert_eq!(r.memory_bound(), (1 << 20) + 32, "capacity plus one granule");
+    assert_eq!(
+        r.memory_bound(),
+        (1 << 20) + 32,
+        "capacity plus one granule"
+    );
 }
 
 #[test]
@@ -180,8 +184,14 @@ fn ring_grows_with_use_up_to_its_bound_and_shrinks_when_drained() {
     // A hostile peer writing at the edge and just past it: the ring reaches its bound
     // and no further.
     let edge = r.right_edge();
-    assert_eq!(r.insert(edge - 10, &bytes(edge - 1_000 - 10, 100)), Insert::Stored { in_order: false });
-    assert_eq!(r.insert(edge, &bytes(edge - 1_000, 100)), Insert::OutsideWindow);
+    assert_eq!(
+        r.insert(edge - 10, &bytes(edge - 1_000 - 10, 100)),
+        Insert::Stored { in_order: false }
+    );
+    assert_eq!(
+        r.insert(edge, &bytes(edge - 1_000, 100)),
+        Insert::OutsideWindow
+    );
     assert!(r.memory() <= r.memory_bound(), "{} B", r.memory());
     let mut out = vec![0u8; 200];
     assert_eq!(r.read(&mut out), 100);
