@@ -107,9 +107,7 @@ impl Connection {
     #[inline]
     pub fn read_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> usize {
         if self.mp.is_some() {
-            let n = self.mp_read(buf);
-            f(&buf[..n]);
-            return n;
+            return self.mp_read_in_place(buf, f);
         }
         let before = self.rcv_window_now();
         let n = self.stream.recvbuf.read_in_place(buf, f);

@@ -106,7 +106,6 @@ impl Connection {
                 rmap: RecvMap::new(RECV_MAPS),
                 written: 0,
                 consumed: 0,
-                pending: Vec::new(),
             }],
             counters: MptcpCounters::default(),
             peer_closed_reported: false,
@@ -224,6 +223,26 @@ impl Connection {
             return 0;
         };
         let n = r.read(buf);
+        m.read_total += n as u64;
+        if n > 0 {
+            mp_drain(m);
+        }
+        self.mp_sync();
+        n
+    }
+
+    /// `read_in_place`: the data-level bytes handed to `f` from the ring (`buf` only
+    /// when they wrap), as plain TCP does.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn mp_read_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> usize {
+        let Some(m) = self.mp.as_deref_mut() else {
+            return 0;
+        };
+        let Some(r) = m.recv.as_mut() else {
+            return 0;
+        };
+        let n = r.read_in_place(buf, f);
         m.read_total += n as u64;
         if n > 0 {
             mp_drain(m);
@@ -773,43 +792,54 @@ fn mp_after_input(m: &mut Meta) {
     mp_fill(m);
 }
 
-/// Moves the subflows' in-order bytes into the data-level receive buffer, as far as
-/// it has room (what does not fit stays on the subflow, whose window then shrinks).
+/// Most subflow bytes handed to the data level per read: the size of the scratch used
+/// only when they wrap around the subflow's receive ring.
+const DRAIN_CHUNK: usize = 16 << 10;
+
+/// Moves the subflows' in-order, mapped bytes into the data-level receive buffer, as
+/// far as it has room (what does not fit, or has no mapping yet, stays on the subflow,
+/// whose window then shrinks; Linux `__mptcp_move_skbs_from_subflow` likewise moves
+/// only mapped data). The bytes go from the subflow's ring straight into the
+/// data-level ring (`read_in_place`): one copy; `scratch` only when they wrap.
 fn mp_drain(m: &mut Meta) {
-    let Some(recv) = m.recv.as_mut() else {
+    let Meta {
+        recv,
+        subs,
+        scratch,
+        counters,
+        ..
+    } = m;
+    let Some(recv) = recv.as_mut() else {
         return;
     };
-    for s in &mut m.subs {
+    for s in subs.iter_mut() {
         loop {
             recv.advertise();
+            let readable = s.conn.readable();
             let room = recv.right_edge().wrapping_sub(recv.data_ack()) as usize;
-            if s.pending.is_empty() {
-                let want = room.min(64 * 1024).min(s.conn.readable());
-                if want == 0 {
-                    break;
-                }
-                if m.scratch.len() < want {
-                    m.scratch.resize(want, 0);
-                }
-                let n = s.conn.read(&mut m.scratch[..want]);
-                if n == 0 {
-                    break;
-                }
-                s.pending.extend_from_slice(&m.scratch[..n]);
-            }
-            if room == 0 {
+            if readable == 0 || room == 0 {
                 break;
             }
-            let take = s.pending.len().min(room);
-            let d = crate::mptcp::deliver(&mut s.rmap, recv, s.consumed, &s.pending[..take]);
-            if d.consumed == 0 {
-                if !s.pending.is_empty() {
-                    m.counters.unmapped_held += 1;
-                }
+            let most = room.min(readable).min(DRAIN_CHUNK);
+            let want = s.rmap.mapped_run(s.consumed, most as u64) as usize;
+            if want == 0 {
+                counters.unmapped_held += 1;
                 break;
             }
-            s.pending.drain(..d.consumed as usize);
-            s.consumed += d.consumed;
+            if scratch.len() < want {
+                scratch.resize(want, 0);
+            }
+            let (rmap, at) = (&mut s.rmap, s.consumed);
+            let mut d = crate::mptcp::Delivered::default();
+            let n = s.conn.read_in_place(&mut scratch[..want], &mut |b| {
+                d = crate::mptcp::deliver(rmap, recv, at, b);
+            });
+            if n == 0 {
+                break;
+            }
+            // Every byte read was mapped, so every byte was consumed.
+            debug_assert_eq!(d.consumed, n as u64);
+            s.consumed += n as u64;
             if d.data_fin == Some(FinVerdict::Accepted) {
                 s.conn.ack_now();
             }

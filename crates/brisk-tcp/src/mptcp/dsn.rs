@@ -19,12 +19,29 @@
 //!   in-order bytes up after reassembly and the mappings of its out-of-order segments
 //!   must survive until then.
 //!
-//! Lookups are O(log n) (binary search / B-tree); both tables have a count limit fixed at
-//! construction.
+//! Both tables are rings (`VecDeque`) ordered by subflow offset: mappings are made and
+//! received mostly in subflow order and freed from the front, so the common case is a
+//! push at the back and a pop at the front; lookups are a check of the front entry,
+//! else a binary search. Both have a count limit fixed at construction and start
+//! empty, growing with use ([`grow_within`]) to at most that limit, so an idle
+//! subflow holds no table and a peer cannot make one hold more than its limit.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
-use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Smallest table allocated once a mapping is held.
+const TABLE_MIN: usize = 8;
+
+/// Room for one more entry in `q`, which holds at most `limit`: doubles the storage
+/// (at least to [`TABLE_MIN`]) but never past `limit` entries, so the memory a table
+/// holds stays within its count limit's.
+fn grow_within<T>(q: &mut VecDeque<T>, limit: usize) {
+    if q.len() == q.capacity() && q.len() < limit {
+        let add = q.len().max(TABLE_MIN).min(limit - q.len());
+        q.reserve_exact(add);
+    }
+}
 
 /// Longest data-level length one DSS mapping can state (a 16-bit field).
 pub const MAX_MAP_LEN: u64 = u16::MAX as u64;
@@ -169,24 +186,44 @@ impl fmt::Display for MapError {
 impl std::error::Error for MapError {}
 
 /// The send side's mappings of one subflow, in subflow order.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct SendMap {
     maps: VecDeque<Mapping>,
     limit: usize,
     /// Subflow offset where the next mapped byte must start (the end of the mapped bytes).
     end: u64,
+    /// Mappings freed from the front so far, and the position (counted from the first
+    /// mapping ever held) of the one `lookup` found last: its starting guess.
+    /// (An atomic only so the table stays `Sync` behind `&self`; relaxed loads and
+    /// stores are plain moves.)
+    popped: u64,
+    hint: AtomicU64,
+}
+
+impl Clone for SendMap {
+    fn clone(&self) -> SendMap {
+        SendMap {
+            maps: self.maps.clone(),
+            limit: self.limit,
+            end: self.end,
+            popped: self.popped,
+            hint: AtomicU64::new(self.hint.load(Relaxed)),
+        }
+    }
 }
 
 impl SendMap {
     /// An empty map for a subflow whose first payload byte is at offset `start`,
-    /// holding at most `limit` (at least 1) mappings; the storage is allocated here,
-    /// once.
+    /// holding at most `limit` (at least 1) mappings; storage grows with use up to
+    /// `limit` entries.
     pub fn new(start: u64, limit: usize) -> SendMap {
         let limit = limit.max(1);
         SendMap {
-            maps: VecDeque::with_capacity(limit),
+            maps: VecDeque::new(),
             limit,
             end: start,
+            popped: 0,
+            hint: AtomicU64::new(0),
         }
     }
 
@@ -223,6 +260,7 @@ impl SendMap {
             len: len as u16,
             data_fin: false,
         };
+        grow_within(&mut self.maps, self.limit);
         self.maps.push_back(m);
         self.end += len;
         Ok(m)
@@ -253,16 +291,25 @@ impl SendMap {
         })
     }
 
-    /// The mapping covering subflow offset `off` (to send again with a retransmission),
-    /// by binary search.
+    /// The mapping covering subflow offset `off` (for each segment sent, and to send
+    /// again with a retransmission). Segments go out in subflow order while the
+    /// subflow's buffer holds many mappings ahead, so the mapping found last and the
+    /// one after it are tried first, then a binary search.
     pub fn lookup(&self, off: u64) -> Option<Mapping> {
+        let covers = |m: &Mapping| m.sub_off <= off && off < m.sub_off + m.payload();
+        let near = self.hint.load(Relaxed).saturating_sub(self.popped) as usize;
+        for i in [near, near + 1] {
+            if let Some(m) = self.maps.get(i).filter(|m| covers(m)) {
+                self.hint.store(self.popped + i as u64, Relaxed);
+                return Some(*m);
+            }
+        }
         let i = self
             .maps
             .partition_point(|m| m.sub_off + m.payload() <= off);
-        self.maps
-            .get(i)
-            .filter(|m| m.sub_off <= off && off < m.sub_off + m.payload())
-            .copied()
+        let m = self.maps.get(i).filter(|m| covers(m))?;
+        self.hint.store(self.popped + i as u64, Relaxed);
+        Some(*m)
     }
 
     /// The subflow's cumulative ACK reached offset `una`: mappings wholly below it are
@@ -271,6 +318,7 @@ impl SendMap {
         while let Some(m) = self.maps.front() {
             if m.sub_off + m.payload() <= una {
                 self.maps.pop_front();
+                self.popped += 1;
             } else {
                 break;
             }
@@ -298,6 +346,11 @@ impl SendMap {
 
     pub fn limit(&self) -> usize {
         self.limit
+    }
+
+    /// Entries the table has storage for (grown with use, at most `limit`).
+    pub fn capacity(&self) -> usize {
+        self.maps.capacity()
     }
 }
 
@@ -370,29 +423,66 @@ impl MapCounters {
     }
 }
 
-/// A held receive-side mapping: data sequence of its first byte, payload length and
-/// whether its end is the DATA_FIN.
+/// A held receive-side mapping: subflow offset and data sequence of its first byte,
+/// payload length and whether its end is the DATA_FIN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Held {
+    start: u64,
     dsn: u64,
     len: u64,
     data_fin: bool,
 }
 
-/// The receive side's mappings of one subflow, keyed by subflow offset.
+impl Held {
+    fn end(&self) -> u64 {
+        self.start + self.len
+    }
+}
+
+/// The receive side's mappings of one subflow: disjoint, in subflow-offset order.
 #[derive(Clone, Debug)]
 pub struct RecvMap {
-    maps: BTreeMap<u64, Held>,
+    maps: VecDeque<Held>,
     limit: usize,
 }
 
 impl RecvMap {
-    /// An empty table holding at most `limit` (at least 1) mappings.
+    /// An empty table holding at most `limit` (at least 1) mappings; storage grows
+    /// with use up to `limit` entries.
     pub fn new(limit: usize) -> RecvMap {
         RecvMap {
-            maps: BTreeMap::new(),
+            maps: VecDeque::new(),
             limit: limit.max(1),
         }
+    }
+
+    /// Index of the first held mapping starting after `off` (binary search, with the
+    /// in-order case, `off` past every held start, checked first).
+    fn after(&self, off: u64) -> usize {
+        match self.maps.back() {
+            None => 0,
+            Some(b) if b.start <= off => self.maps.len(),
+            Some(_) => self.maps.partition_point(|h| h.start <= off),
+        }
+    }
+
+    /// The held mapping covering `off`: the front one (where the subflow consumes
+    /// from) checked first, else by binary search.
+    fn covering(&self, off: u64) -> Option<&Held> {
+        self.covering_at(off).map(|i| &self.maps[i])
+    }
+
+    /// [`covering`](Self::covering)'s index.
+    fn covering_at(&self, off: u64) -> Option<usize> {
+        let f = self.maps.front()?;
+        if f.start <= off && off < f.end() {
+            return Some(0);
+        }
+        let i = self
+            .maps
+            .partition_point(|h| h.start <= off)
+            .checked_sub(1)?;
+        (off < self.maps[i].end()).then_some(i)
     }
 
     /// Checks and stores mapping `m`, received on a segment whose payload starts at
@@ -426,24 +516,20 @@ impl RecvMap {
         }
         let delta = m.dsn.wrapping_sub(m.sub_off);
         // Every held mapping that overlaps [sub_off, end): the one starting at or before
-        // sub_off (if it reaches past it) and those starting inside.
+        // sub_off (if it reaches past it) and those starting inside. Held mappings are
+        // disjoint and sorted, so they are the run `first..last`.
         let mut lo = m.sub_off;
         let mut hi = end;
         let mut fin = m.data_fin;
-        let mut overlaps = 0usize;
-        let first = self
-            .maps
-            .range(..=m.sub_off)
-            .next_back()
-            .filter(|(&s, h)| s + h.len > m.sub_off)
-            .map(|(&s, &h)| (s, h));
-        let inside = self
-            .maps
-            .range((Bound::Excluded(m.sub_off), Bound::Excluded(end)))
-            .map(|(&s, &h)| (s, h));
-        for (s, h) in first.into_iter().chain(inside) {
-            let h_end = s + h.len;
-            if h.dsn.wrapping_sub(s) != delta {
+        let at = self.after(m.sub_off);
+        let first = match at.checked_sub(1).map(|j| &self.maps[j]) {
+            Some(h) if h.end() > m.sub_off => at - 1,
+            _ => at,
+        };
+        let mut last = first;
+        while let Some(h) = self.maps.get(last).filter(|h| h.start < end) {
+            let h_end = h.end();
+            if h.dsn.wrapping_sub(h.start) != delta {
                 return MapVerdict::Inconsistent;
             }
             // Data after a DATA_FIN, or two DATA_FINs at different places.
@@ -453,21 +539,23 @@ impl RecvMap {
             {
                 return MapVerdict::Inconsistent;
             }
-            if s <= m.sub_off && end <= h_end && (!m.data_fin || h.data_fin) {
+            if h.start <= m.sub_off && end <= h_end && (!m.data_fin || h.data_fin) {
                 return MapVerdict::Duplicate;
             }
-            lo = lo.min(s);
+            lo = lo.min(h.start);
             hi = hi.max(h_end);
             fin |= h.data_fin;
-            overlaps += 1;
+            last += 1;
         }
-        if overlaps == 0 {
+        if last == first {
             if self.maps.len() >= self.limit {
                 return MapVerdict::TableFull;
             }
+            grow_within(&mut self.maps, self.limit);
             self.maps.insert(
-                m.sub_off,
+                first,
                 Held {
+                    start: m.sub_off,
                     dsn: m.dsn,
                     len,
                     data_fin: m.data_fin,
@@ -475,45 +563,61 @@ impl RecvMap {
             );
             return MapVerdict::New;
         }
-        // Merge: remove the overlapped entries (one removal each, no allocation beyond
-        // the tree's own), insert the union.
-        while let Some((&s, _)) = self.maps.range(lo..hi).next() {
-            self.maps.remove(&s);
-        }
-        self.maps.insert(
-            lo,
-            Held {
-                dsn: delta.wrapping_add(lo),
-                len: hi - lo,
-                data_fin: fin,
-            },
-        );
+        // Merge: the overlapped entries become their union, in place (no allocation).
+        self.maps[first] = Held {
+            start: lo,
+            dsn: delta.wrapping_add(lo),
+            len: hi - lo,
+            data_fin: fin,
+        };
+        self.maps.drain(first + 1..last);
         MapVerdict::Extended
     }
 
     /// The DSN of the byte at subflow offset `off` and how many bytes from there the
-    /// same mapping covers (so a caller maps a whole run at once), by B-tree search.
+    /// same mapping covers (so a caller maps a whole run at once).
     pub fn lookup(&self, off: u64) -> Option<(u64, u64)> {
-        let (&s, h) = self.maps.range(..=off).next_back()?;
-        (off < s + h.len).then(|| (h.dsn.wrapping_add(off - s), s + h.len - off))
+        let h = self.covering(off)?;
+        Some((h.dsn.wrapping_add(off - h.start), h.end() - off))
+    }
+
+    /// How many bytes from subflow offset `off` on are mapped without a gap (across
+    /// adjacent mappings), counting no further than `max`: what a caller may take from
+    /// the subflow and hand to the data level in one go.
+    pub fn mapped_run(&self, off: u64, max: u64) -> u64 {
+        let Some(i) = self.covering_at(off) else {
+            return 0;
+        };
+        let mut end = self.maps[i].end();
+        if end - off < max {
+            // Adjacent mappings after it (sorted and disjoint: the next ones in order).
+            for h in self.maps.range(i + 1..) {
+                if h.start != end || end - off >= max {
+                    break;
+                }
+                end = h.end();
+            }
+        }
+        (end - off).min(max)
     }
 
     /// Whether the mapping covering `off` ends with the DATA_FIN right after its last
     /// byte; gives the DATA_FIN's DSN.
     pub fn data_fin_after(&self, off: u64) -> Option<u64> {
-        let (&s, h) = self.maps.range(..=off).next_back()?;
-        (off < s + h.len && h.data_fin).then(|| h.dsn.wrapping_add(h.len))
+        let h = self.covering(off)?;
+        h.data_fin.then(|| h.dsn.wrapping_add(h.len))
     }
 
     /// The subflow handed its bytes up to offset `off`: mappings wholly below are done.
     pub fn consumed(&mut self, off: u64) {
-        while let Some(entry) = self.maps.first_entry() {
-            if *entry.key() + entry.get().len <= off {
-                entry.remove();
-            } else {
-                break;
-            }
+        while self.maps.front().is_some_and(|h| h.end() <= off) {
+            self.maps.pop_front();
         }
+    }
+
+    /// Entries the table has storage for (grown with use, at most `limit`).
+    pub fn capacity(&self) -> usize {
+        self.maps.capacity()
     }
 
     pub fn len(&self) -> usize {

@@ -129,10 +129,9 @@ pub struct SubflowCtx {
     pub rmap: RecvMap,
     /// Subflow offset of the next byte the subflow's stream takes (its write end).
     pub written: u64,
-    /// Subflow offset of the first byte not yet read from the subflow.
+    /// Subflow offset of the first byte not yet read from the subflow (bytes no
+    /// mapping covers yet stay on the subflow).
     pub consumed: u64,
-    /// Bytes read from the subflow that no mapping covered yet, from `consumed`.
-    pub pending: Vec<u8>,
 }
 
 /// The MPTCP-level socket.
@@ -163,7 +162,8 @@ pub struct Meta {
     pub orphaned: bool,
     /// Bytes the application has read (the next read's data-level offset).
     pub read_total: u64,
-    /// Scratch for reading subflow bytes (allocated once).
+    /// Scratch for subflow bytes that wrap around the subflow's receive ring on their
+    /// way to the data level (allocated on first use, `DRAIN_CHUNK` bytes).
     pub scratch: Vec<u8>,
 }
 

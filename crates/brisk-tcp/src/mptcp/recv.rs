@@ -11,9 +11,15 @@
 //! records the DATA_FIN and `mptcp_pending_data_fin` takes it once the data before it
 //! is in.
 //!
-//! Storage: one ring of bytes allocated at construction (`capacity` plus one window
-//! granule of slack for the rounded-up window, below), indexed by data offset modulo its
-//! length: an arriving segment is one or two `copy_from_slice`s, no allocation. Held
+//! Storage: one ring of bytes indexed by data offset modulo its length: an arriving
+//! segment is one or two `copy_from_slice`s. The ring starts empty and grows as data
+//! arrives, doubling to the span it must hold (from the application's read position to
+//! the highest byte stored), up to its bound: `capacity` plus one window granule of
+//! slack for the rounded-up window (below). An idle connection holds no ring, as
+//! plain TCP's receive buffer (`conn/recv.rs`, a `VecDeque` that grows with use) holds
+//! none; a drained ring larger than [`RING_KEEP`] is given back, as TCP gives back its
+//! drained burst beyond `READY_KEEP`. Nothing a peer sends makes it exceed the bound:
+//! data at or beyond the advertised right edge is dropped before it is stored. Held
 //! out-of-order ranges are a [`RangeSet`] with a count limit; at the limit a segment
 //! that would need one more range is refused and counted (the subflow has ACKed it, so
 //! the sender's data-level retransmission timer re-sends it: Linux's
@@ -29,6 +35,12 @@
 
 use crate::rangeset::RangeSet;
 use std::fmt;
+
+/// Smallest ring allocated once data arrives (a few segments).
+pub const RING_MIN: usize = 4 << 10;
+/// A drained ring larger than this is shrunk back to it (plain TCP keeps the same,
+/// `conn::recv::prune::READY_KEEP`).
+pub const RING_KEEP: usize = 64 << 10;
 
 /// Configuration of one connection's data-level receive buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,7 +180,13 @@ pub struct DataRecv {
     cfg: RecvConfig,
     /// Initial data sequence number + 1: the DSN of offset 0.
     base_dsn: u64,
+    /// Grows with use up to `ring_max` (see the module docs); empty while idle.
     ring: Box<[u8]>,
+    /// The ring's bound: `capacity` plus one window granule.
+    ring_max: usize,
+    /// Highest offset stored (end of the last in-order or out-of-order byte): the ring
+    /// holds `[read, hi)`.
+    hi: u64,
     /// Next offset the application reads in order.
     read: u64,
     /// Next offset expected in order (the Data ACK, past the DATA_FIN once it is in).
@@ -195,7 +213,9 @@ impl DataRecv {
         Ok(DataRecv {
             cfg,
             base_dsn: first_dsn,
-            ring: vec![0u8; cfg.capacity as usize + slack].into_boxed_slice(),
+            ring: Box::default(),
+            ring_max: cfg.capacity as usize + slack,
+            hi: 0,
             read: 0,
             ack: 0,
             ooo: RangeSet::new(cfg.max_ranges),
@@ -264,7 +284,9 @@ impl DataRecv {
             self.stats.bytes_in_order += stop - start;
         }
         let from = (skip + (start - start_off)) as usize;
+        self.reserve_to(stop);
         self.copy_in(start, &data[from..from + (stop - start) as usize]);
+        self.hi = self.hi.max(stop);
         self.stats.beyond_window_bytes += end - stop;
         self.stats.duplicate_bytes += data.len() as u64 - (stop - start) - (end - stop);
         if in_order {
@@ -273,7 +295,46 @@ impl DataRecv {
         Insert::Stored { in_order }
     }
 
+    /// Makes the ring hold offsets up to `stop` (exclusive) beside the live bytes from
+    /// `read`: doubles it (at least to [`RING_MIN`]) to the span needed, at most
+    /// `ring_max`, moving the live bytes to their places in the longer ring. The span
+    /// never exceeds `ring_max`: `stop` is at most the advertised right edge, which
+    /// `advertise` keeps within `read + ring_max`.
+    fn reserve_to(&mut self, stop: u64) {
+        let need = (stop - self.read) as usize;
+        if need <= self.ring.len() {
+            return;
+        }
+        debug_assert!(need <= self.ring_max, "span {need} beyond the ring's bound");
+        let len = need
+            .next_power_of_two()
+            .max(self.ring.len() * 2)
+            .max(RING_MIN)
+            .min(self.ring_max)
+            .max(need);
+        let old = std::mem::replace(&mut self.ring, vec![0u8; len].into_boxed_slice());
+        let live = (self.hi.max(self.read) - self.read) as usize;
+        if live > 0 {
+            let n = old.len();
+            let pos = (self.read % n as u64) as usize;
+            let first = live.min(n - pos);
+            self.copy_in(self.read, &old[pos..pos + first]);
+            self.copy_in(self.read + first as u64, &old[..live - first]);
+        }
+    }
+
+    /// Gives back a drained ring's growth beyond [`RING_KEEP`] (nothing is held: every
+    /// stored byte has been read).
+    fn shrink_if_drained(&mut self) {
+        if self.read == self.hi && self.ring.len() > RING_KEEP {
+            self.ring = vec![0u8; RING_KEEP].into_boxed_slice();
+        }
+    }
+
     fn copy_in(&mut self, off: u64, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         let n = self.ring.len();
         let pos = (off % n as u64) as usize;
         let first = bytes.len().min(n - pos);
@@ -282,6 +343,9 @@ impl DataRecv {
     }
 
     fn copy_out(&self, off: u64, out: &mut [u8]) {
+        if out.is_empty() {
+            return;
+        }
         let n = self.ring.len();
         let pos = (off % n as u64) as usize;
         let first = out.len().min(n - pos);
@@ -360,6 +424,28 @@ impl DataRecv {
         let n = (self.readable().min(out.len() as u64)) as usize;
         self.copy_out(self.read, &mut out[..n]);
         self.read += n as u64;
+        self.shrink_if_drained();
+        n
+    }
+
+    /// [`read`](Self::read) that hands the bytes to `f` in place, straight from the
+    /// ring when they lie in one piece of it, else copied into `out` first (the ring
+    /// wraps inside them); at most `out.len()` bytes, as `read`. `f` is not called
+    /// when nothing is readable.
+    pub fn read_in_place(&mut self, out: &mut [u8], f: &mut dyn FnMut(&[u8])) -> usize {
+        let n = (self.readable().min(out.len() as u64)) as usize;
+        if n == 0 {
+            return 0;
+        }
+        let pos = (self.read % self.ring.len() as u64) as usize;
+        if pos + n <= self.ring.len() {
+            f(&self.ring[pos..pos + n]);
+        } else {
+            self.copy_out(self.read, &mut out[..n]);
+            f(&out[..n]);
+        }
+        self.read += n as u64;
+        self.shrink_if_drained();
         n
     }
 
@@ -436,7 +522,7 @@ impl DataRecv {
         let own_edge = self.read + u64::from(self.cfg.capacity);
         let mut field = own_edge.saturating_sub(self.ack) >> s;
         if self.ack + (field << s) < self.sent_edge {
-            let hard = self.read + self.ring.len() as u64;
+            let hard = self.read + self.ring_max as u64;
             let need = (self.sent_edge - self.ack).div_ceil(g);
             field = need.min(hard.saturating_sub(self.ack) >> s);
             self.stats.edge_held += 1;
@@ -466,9 +552,14 @@ impl DataRecv {
         self.ooo.len()
     }
 
-    /// Bytes of memory the buffer holds (the ring).
+    /// Bytes of memory the buffer holds (the ring, as grown so far).
     pub fn memory(&self) -> usize {
         self.ring.len()
+    }
+
+    /// The most the ring grows to: `capacity` plus one window granule.
+    pub fn memory_bound(&self) -> usize {
+        self.ring_max
     }
 
     pub fn config(&self) -> &RecvConfig {

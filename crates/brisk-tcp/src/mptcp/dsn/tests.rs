@@ -1,5 +1,6 @@
 use super::*;
 use proptest::prelude::*;
+use std::collections::BTreeMap;
 
 const WIN: WindowCtx = WindowCtx {
     data_ack: 1_000,
@@ -243,10 +244,11 @@ proptest! {
                 }
             }
             prop_assert!(r.len() <= 16);
+            prop_assert!(r.capacity() <= 16, "storage {} beyond the limit", r.capacity());
             let mut prev_end = 0;
-            for (&s, h) in &r.maps {
-                prop_assert!(s >= prev_end, "held mappings overlap");
-                prev_end = s + h.len;
+            for h in &r.maps {
+                prop_assert!(h.start >= prev_end, "held mappings overlap or are out of order");
+                prev_end = h.end();
             }
         }
         for (b, d) in truth {
@@ -276,4 +278,72 @@ proptest! {
             }
         }
     }
+}
+
+/// Both tables start empty and grow with use, never past their limits, whatever a peer
+/// sends: scattered one-segment mappings (each a new entry) on the receive side, a
+/// subflow taking data in pieces no other mapping continues on the send side.
+#[test]
+fn tables_grow_with_use_and_never_past_their_limits() {
+    for limit in [1usize, 7, 100, 4096] {
+        let mut r = RecvMap::new(limit);
+        assert_eq!(r.capacity(), 0, "an idle subflow holds no receive table");
+        let w = WindowCtx {
+            data_ack: 0,
+            right_edge: 1 << 40,
+        };
+        let mut full = 0;
+        // Hostile: one-byte mappings with gaps, in descending then ascending order.
+        for i in (0..limit as u64 + 50)
+            .rev()
+            .chain(limit as u64 + 50..2 * limit as u64 + 100)
+        {
+            match r.on_mapping(map(i * 7, i * 3, 1), i * 3, 1, w) {
+                MapVerdict::New => {}
+                MapVerdict::TableFull => full += 1,
+                v => panic!("limit {limit}: mapping {i}: {v:?}"),
+            }
+            assert!(
+                r.len() <= limit && r.capacity() <= limit,
+                "limit {limit}: {} entries, storage {}",
+                r.len(),
+                r.capacity()
+            );
+        }
+        assert_eq!(r.len(), limit);
+        assert_eq!(full, 2 * limit as u64 + 100 - limit as u64);
+        let mut s = SendMap::new(0, limit);
+        assert_eq!(s.capacity(), 0, "an idle subflow holds no send table");
+        let mut off = 0;
+        for i in 0..2 * limit as u64 + 10 {
+            // A DSN jump each time: no coalescing.
+            match s.push(i * 1_000_000, off, 10) {
+                Ok(_) => off += 10,
+                Err(MapError::Full { .. }) => {}
+                Err(e) => panic!("{e}"),
+            }
+            assert!(s.len() <= limit && s.capacity() <= limit);
+        }
+        assert_eq!(s.len(), limit);
+    }
+}
+
+#[test]
+fn mapped_run_spans_adjacent_mappings_and_stops_at_a_gap_or_the_cap() {
+    let mut r = RecvMap::new(16);
+    let w = WindowCtx {
+        data_ack: 0,
+        right_edge: 1 << 40,
+    };
+    // [0, 100) and [100, 250) adjacent (different DSN deltas), then a gap, [300, 400).
+    for (dsn, off, len) in [(5_000, 0, 100), (9_000, 100, 150), (20_000, 300, 100)] {
+        assert_eq!(r.on_mapping(map(dsn, off, len), off, 1, w), MapVerdict::New);
+    }
+    assert_eq!(r.mapped_run(0, 1_000), 250);
+    assert_eq!(r.mapped_run(40, 1_000), 210);
+    assert_eq!(r.mapped_run(40, 100), 100, "capped");
+    assert_eq!(r.mapped_run(120, 1_000), 130);
+    assert_eq!(r.mapped_run(250, 1_000), 0, "the gap");
+    assert_eq!(r.mapped_run(310, 1_000), 90);
+    assert_eq!(r.mapped_run(400, 1_000), 0);
 }

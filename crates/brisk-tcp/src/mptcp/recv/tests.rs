@@ -157,11 +157,84 @@ fn range_flood_is_refused_and_counted() {
         assert!(r.held_ranges() <= 32);
     }
     assert_eq!(r.stats.ranges_full, 5_000 - 32);
-    assert_eq!(
-        r.memory(),
-        (1 << 20) + 32,
-        "capacity plus one window granule"
+    assert!(
+        r.memory() <= RING_MIN,
+        "the ring grew only to what was stored: {} B",
+        r.memory()
     );
+    assert_eq!(
+        r.memory_bound(),
+        (1 << 20) + 32,
+        "capacity plus one granule"
+    );
+}
+
+#[test]
+fn ring_grows_with_use_up_to_its_bound_and_shrinks_when_drained() {
+    let mut c = cfg(1 << 20, 64, false);
+    c.wscale = 5;
+    let mut r = DataRecv::new(c, 1_000).unwrap();
+    assert_eq!(r.memory(), 0, "idle: no ring");
+    r.insert(1_000, &bytes(0, 100));
+    assert_eq!(r.memory(), RING_MIN);
+    // Out of order far ahead: the ring grows to the span from the read position,
+    // keeping the bytes held (read back below).
+    r.insert(1_000 + 300_000, &bytes(300_000, 500));
+    assert!(r.memory() >= 300_500 && r.memory() <= 1 << 20);
+    // A hostile peer writing at the edge and just past it: the ring reaches its bound
+    // and no further.
+    let edge = r.right_edge();
+    assert_eq!(
+        r.insert(edge - 10, &bytes(edge - 1_000 - 10, 100)),
+        Insert::Stored { in_order: false }
+    );
+    assert_eq!(
+        r.insert(edge, &bytes(edge - 1_000, 100)),
+        Insert::OutsideWindow
+    );
+    assert!(r.memory() <= r.memory_bound(), "{} B", r.memory());
+    let mut out = vec![0u8; 200];
+    assert_eq!(r.read(&mut out), 100);
+    assert_eq!(&out[..100], &bytes(0, 100)[..]);
+    // Fill the hole up to the far range, read it all: the drained ring shrinks.
+    let mut off = 100u64;
+    while off < 300_000 {
+        let n = 1_000.min(300_000 - off) as usize;
+        r.insert(1_000 + off, &bytes(off, n));
+        off += n as u64;
+    }
+    let mut sink = vec![0u8; 1 << 16];
+    let mut got = 100u64;
+    loop {
+        let n = r.read(&mut sink) as u64;
+        if n == 0 {
+            break;
+        }
+        assert_eq!(&sink[..n as usize], &bytes(got, n as usize)[..]);
+        got += n;
+    }
+    assert_eq!(got, 300_500);
+    // The byte at the edge is still held out of order, so nothing is given back yet.
+    assert!(r.memory() > RING_KEEP);
+}
+
+#[test]
+fn drained_ring_is_given_back_beyond_the_keep() {
+    let mut c = cfg(1 << 20, 8, false);
+    c.wscale = 5;
+    let mut r = DataRecv::new(c, 0).unwrap();
+    r.insert(0, &bytes(0, 200_000));
+    assert!(r.memory() >= 200_000);
+    let mut out = vec![0u8; 1 << 16];
+    let mut read = 0;
+    while read < 200_000 {
+        let n = r.read_in_place(&mut out, &mut |b| {
+            assert_eq!(b, &bytes(read as u64, b.len())[..]);
+        });
+        assert!(n > 0);
+        read += n;
+    }
+    assert_eq!(r.memory(), RING_KEEP);
 }
 
 #[test]
