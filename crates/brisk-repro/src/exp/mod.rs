@@ -33,6 +33,7 @@ pub mod rc3_video;
 pub mod rdb;
 pub mod real_bloat;
 pub mod real_ecn;
+pub mod real_fidelity;
 pub mod real_map;
 pub mod real_prio;
 pub mod real_rc3;
