@@ -342,8 +342,7 @@ fn fmt_real(r: &Result<RealNums, String>, bulk: bool) -> String {
 /// runs the emulator kept clean; inconclusive when every run was distorted; failed
 /// when a run failed or broke its stream.
 fn real_vs_sim(
-    id: &str,
-    what: &str,
+    claim: Claim,
     unit_note: &str,
     seeds: &[u64],
     real: &[Result<RealNums, String>],
@@ -351,7 +350,7 @@ fn real_vs_sim(
     sims: &[Vec<f64>],
     one_path: &str,
 ) -> Claim {
-    let claim = Claim::new(id, what)
+    let claim = claim
         .paper_text("simulator")
         .unit("% off")
         .tolerance("≤ 10 %");
@@ -499,8 +498,10 @@ pub fn analyse(
     let sim_g: Vec<Vec<f64>> = sims.iter().map(|s| s.goodput_mbit.clone()).collect();
     let sim_d: Vec<Vec<f64>> = sims.iter().map(|s| s.delay_mean_ms.clone()).collect();
     r.claims.push(real_vs_sim(
-        "REAL-MP-1",
-        "brisk MPTCP bulk goodput over the two-path lab, real vs simulated (mean of 5 loss patterns), worst seed",
+        Claim::new(
+            "REAL-MP-1",
+            "brisk MPTCP bulk goodput over the two-path lab, real vs simulated (mean of 5 loss patterns), worst seed",
+        ),
         "Mbit/s",
         seeds,
         &bulk,
@@ -509,8 +510,10 @@ pub fn analyse(
         one_path,
     ));
     r.claims.push(real_vs_sim(
-        "REAL-MP-2",
-        "brisk MPTCP CBR mean application delay, real vs simulated, worst seed",
+        Claim::new(
+            "REAL-MP-2",
+            "brisk MPTCP CBR mean application delay, real vs simulated, worst seed",
+        ),
         "ms",
         seeds,
         &cbr,
