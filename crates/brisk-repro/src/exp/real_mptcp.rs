@@ -611,11 +611,29 @@ fn plot(real: &[SeedRuns], sims: &[SimNums]) -> Plot {
             * 1.25
     };
     let (x_hi, y_hi) = (top(|p| p.0).max(1.0), top(|p| p.1).max(1.0));
+    // How many paths each stack's bulk runs used, from the per-path counters.
+    let used = |f: fn(&SeedRuns) -> &Result<RealNums, String>| {
+        let n = real
+            .iter()
+            .filter_map(|s| f(s).as_ref().ok())
+            .map(RealNums::paths_used)
+            .max()
+            .unwrap_or(0);
+        format!("{n} path{}", if n == 1 { "" } else { "s" })
+    };
+    let (lin_label, bri_label) = (
+        format!("Linux MPTCP, real ({})", used(|s| &s.linux_bulk)),
+        format!("brisk MPTCP, real ({})", used(|s| &s.brisk_bulk)),
+    );
+    // A stack whose runs failed has no marker (and no legend entry).
     let series = vec![
-        Series::new("Linux MPTCP, real (2 paths)", BLUE, Style::Marker, lin),
-        Series::new("brisk MPTCP, real (1 subflow)", ORANGE, Style::Marker, bri),
+        Series::new(&lin_label, BLUE, Style::Marker, lin),
+        Series::new(&bri_label, ORANGE, Style::Marker, bri),
         Series::new("brisk MPTCP, simulated", GREY, Style::Marker, sim),
-    ];
+    ]
+    .into_iter()
+    .filter(|s| !s.points.is_empty())
+    .collect();
     Plot {
         figure: Figure::Chart(Chart {
             title: "Bulk goodput against CBR application delay, WLAN + 3G paths".into(),
