@@ -83,6 +83,13 @@ enum Cmd {
         /// real-time emulator in network namespaces (needs root, TUN, iproute2).
         #[arg(long)]
         real: bool,
+        /// With --real: run the scenario's flows over the paths of this multi-homed
+        /// network scenario (e.g. scenarios/mp-two-path-client.toml) in the two-path
+        /// lab, one emulated link per address of its multi-homed host, drawn for the
+        /// seed as the simulator draws them; the scenario's [bottleneck] and flow
+        /// `rtt`s are replaced by the paths.
+        #[arg(long, requires = "real", conflicts_with = "link_log")]
+        paths: Option<PathBuf>,
     },
     /// Plot a run's --out directory (simulated, real or --seeds) into one
     /// self-contained HTML page: goodput, RTT, cwnd, queue and drops over time, one
@@ -253,15 +260,19 @@ fn main() -> ExitCode {
             link_log,
             json,
             real,
+            paths,
         } => match out.as_deref().map(|d| provenance::prepare_out(d, force)) {
             Some(Err(e)) => Err(e),
             _ if real && snaplen.is_some() => Err(anyhow::anyhow!(
                 "--snaplen applies to simulated runs; real runs capture whole packets"
             )),
             _ if real && is_net_scenario(&scenario) => Err(anyhow::anyhow!(
-                "--real runs the dumbbell only; network ([workload]) scenarios are simulated"
+                "--real runs a dumbbell scenario's flows, over its bottleneck or over a multi-homed network's paths (--paths NET.toml); network ([workload]) scenarios are simulated"
             )),
-            _ if real => real_cmd::cmd_run_real(&scenario, seed, out, pcap, link_log, json),
+            _ if real => match paths {
+                Some(net) => real_cmd::cmd_run_two_path(&scenario, &net, seed, out, pcap, json),
+                None => real_cmd::cmd_run_real(&scenario, seed, out, pcap, link_log, json),
+            },
             _ if is_net_scenario(&scenario) => {
                 if pcap || link_log || snaplen.is_some() {
                     Err(anyhow::anyhow!(

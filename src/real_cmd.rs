@@ -55,6 +55,47 @@ pub fn cmd_run_real(
     crate::print_run(json, out.as_deref(), || res.to_json(), || res.table())
 }
 
+/// `brisk run --real FLOWS.toml --paths NET.toml`: the flows over the two-path lab
+/// built from the multi-homed network scenario (brisk-emu `realrun::twopath`).
+pub fn cmd_run_two_path(
+    path: &Path,
+    net_path: &Path,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    pcap: bool,
+    json: bool,
+) -> anyhow::Result<()> {
+    let sc = Scenario::load(path)?;
+    crate::warn(&sc);
+    let net = brisk_sim::topo_build::load(net_path)?;
+    let mut tp = brisk_emu::realrun::twopath::two_path_run(
+        &sc,
+        &path.display().to_string(),
+        &net,
+        &net_path.display().to_string(),
+        seed,
+    )?;
+    eprintln!(
+        "two-path run: {}'s [bottleneck] and flow rtt are replaced by the paths of {} (seed {})",
+        path.display(),
+        net_path.display(),
+        tp.run.seed
+    );
+    if pcap {
+        let dir = out
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("--pcap needs --out DIR (pcaps are written there)"))?;
+        std::fs::create_dir_all(&dir)?;
+        tp.run.pcap_dir = Some(dir);
+    }
+    let res = brisk_emu::realrun::twopath::run_two_path(&tp)?;
+    if let Some(dir) = &out {
+        res.write_dir(dir)?;
+        crate::stamp_run(dir, path)?;
+    }
+    crate::print_run(json, out.as_deref(), || res.to_json(), || res.table())
+}
+
 /// `brisk bench emu`: the emulator's capacity benchmark.
 pub fn cmd_bench_emu(rate: u64, d: Duration) -> anyhow::Result<()> {
     brisk_emu::bench_capacity_with(rate, d)?;

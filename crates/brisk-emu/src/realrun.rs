@@ -45,6 +45,7 @@ mod from_scenario;
 pub mod linux_knobs;
 mod output;
 mod traffic;
+pub mod twopath;
 
 pub use from_scenario::real_run;
 pub use linux_knobs::LinuxKnobs;
@@ -290,6 +291,9 @@ pub struct RealResult {
     pub brisk_busy_s: f64,
     /// With any `[flow.tcp.mptcp]` flow: the kernels' MPTCP counters.
     pub mptcp: Option<MptcpCounters>,
+    /// A run over several paths ([`twopath`]): what each path carried; empty for the
+    /// dumbbell.
+    pub paths: Vec<twopath::PathUse>,
 }
 
 fn process_cpu_s() -> f64 {
@@ -828,6 +832,7 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         cpu_s,
         brisk_busy_s: busy,
         mptcp,
+        paths: Vec::new(),
     })
 }
 
@@ -835,17 +840,53 @@ type Counters = std::collections::BTreeMap<String, u64>;
 
 /// The senders' (empty without Linux flows) and the receivers' netstat counters.
 fn mptcp_counters(lab: &Dumbbell) -> Result<(Counters, Counters)> {
-    let s = match lab.senders() {
+    mptcp_counters_of(lab.senders(), lab.receivers())
+}
+
+fn mptcp_counters_of(
+    senders: Option<&crate::os::netns::Netns>,
+    receivers: &crate::os::netns::Netns,
+) -> Result<(Counters, Counters)> {
+    let s = match senders {
         Some(ns) => counters(ns)?,
         None => Counters::new(),
     };
-    Ok((s, counters(lab.receivers())?))
+    Ok((s, counters(receivers)?))
 }
 
-fn run_flows(run: &RealRun, lab: &Dumbbell, cx: Ctx) -> Result<Vec<RealFlowResult>> {
+/// Where a run's flows meet: brisk's stack, the Linux senders' and the receivers'
+/// namespaces, and each flow's receiver (the dumbbell's, or the two-path lab's).
+trait Hosts: Sync {
+    fn stack(&self) -> Option<&crate::stack::BriskStack>;
+    fn senders(&self) -> Option<&crate::os::netns::Netns>;
+    fn receivers(&self) -> &crate::os::netns::Netns;
+    /// Flow `i`'s receiver.
+    fn receiver(&self, i: usize) -> SocketAddr;
+    /// Where flow `i`'s receiver listens.
+    fn listen_on(&self, i: usize) -> SocketAddr {
+        self.receiver(i)
+    }
+}
+
+impl Hosts for Dumbbell {
+    fn stack(&self) -> Option<&crate::stack::BriskStack> {
+        Dumbbell::stack(self)
+    }
+    fn senders(&self) -> Option<&crate::os::netns::Netns> {
+        Dumbbell::senders(self)
+    }
+    fn receivers(&self) -> &crate::os::netns::Netns {
+        Dumbbell::receivers(self)
+    }
+    fn receiver(&self, i: usize) -> SocketAddr {
+        SocketAddr::from((receiver_addr(i), RECEIVER_PORT))
+    }
+}
+
+fn run_flows<H: Hosts>(run: &RealRun, lab: &H, cx: Ctx) -> Result<Vec<RealFlowResult>> {
     let listeners: Vec<std::net::TcpListener> = (0..run.flows.len())
         .map(|i| {
-            let addr = SocketAddr::from((receiver_addr(i), RECEIVER_PORT));
+            let addr = lab.listen_on(i);
             let l = if run.flows[i].linux.mptcp.is_some() {
                 mptcp_kernel::listen_with(lab.receivers(), addr, None)?
             } else {
@@ -865,7 +906,7 @@ fn run_flows(run: &RealRun, lab: &Dumbbell, cx: Ctx) -> Result<Vec<RealFlowResul
             let seed = flow_seed(run, i);
             joins.push(s.spawn(move || -> Result<RealFlowResult> {
                 std::thread::sleep(std_dur(f.start).saturating_sub(since(cx.clock)));
-                let addr = SocketAddr::from((receiver_addr(i), RECEIVER_PORT));
+                let addr = lab.receiver(i);
                 let write_timeout = Some(cx.end.saturating_sub(since(cx.clock)) + cx.grace);
                 let id = i as u32;
                 match f.stack {

@@ -354,6 +354,15 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::real_map::plan,
     },
     Experiment {
+        id: exp::real_mptcp::ID,
+        title: exp::real_mptcp::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_mptcp::unsupported,
+        },
+        claims: exp::real_mptcp::CLAIMS,
+        plan: exp::real_mptcp::plan,
+    },
+    Experiment {
         id: exp::real_rdb::ID,
         title: exp::real_rdb::TITLE,
         kind: Kind::RealTime {

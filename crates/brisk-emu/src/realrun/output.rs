@@ -58,6 +58,9 @@ impl RealResult {
             "brisk_busy_s": self.brisk_busy_s,
             "emulator": &self.emulator,
         });
+        if !self.paths.is_empty() {
+            out["real"]["paths"] = json!(&self.paths);
+        }
         if let Some(m) = &self.mptcp {
             out["real"]["mptcp"] = json!({
                 "counters": m,
@@ -116,6 +119,24 @@ impl RealResult {
             if h.is_clean() { "clean" } else { "DISTORTED, see the warnings" },
         );
         trailer.push_str(&self.emulator.warning_lines());
+        for p in &self.paths {
+            let _ = writeln!(
+                trailer,
+                "path {} ({}, rtt {:.1} ms, loss {:.2} %): A->B {:.2} MB in {} packets ({:.1} % of all paths), B->A {:.2} MB, drops queue {} loss {}{}",
+                p.path,
+                p.rate_bps
+                    .map_or("unlimited".into(), |r| format!("{:.2} Mbit/s", r as f64 / 1e6)),
+                p.rtt_ms,
+                p.loss * 100.0,
+                p.forward_bytes as f64 / 1e6,
+                p.forward_packets,
+                p.share * 100.0,
+                p.reverse_bytes as f64 / 1e6,
+                p.dropped_queue,
+                p.dropped_loss,
+                if p.clean { "" } else { " (DISTORTED)" },
+            );
+        }
         if let Some(m) = &self.mptcp {
             for f in self.flows.iter().filter(|f| !f.subflows.is_empty()) {
                 let acked: Vec<String> = f

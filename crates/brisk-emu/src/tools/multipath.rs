@@ -38,16 +38,22 @@
 
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use brisk_time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::emu::emulator::{EmuReport, Emulator, EmulatorHandle, EmulatorOptions};
 use crate::emu::mptcp_strip::StripPackets;
+use crate::emu::mux::MuxSide;
 use crate::emu::path::{Dur, EmuConfig, PathSpec};
+use crate::emu::side::Side;
+use crate::emu::threaded::{self, ThreadedOptions, ThreadedSide};
 use crate::error::{EmuError, Result};
+use crate::os::clock::Clock;
 use crate::os::netns::{Lab, Netns};
 use crate::os::tun::{in_lab_range, Tun, DEFAULT_MTU};
+use crate::stack::{BriskStack, StackConfig};
 use crate::tools::lab::disable_ipv6;
 
 /// Most paths of one lab (each is a TUN device per side and an emulator thread).
@@ -64,6 +70,10 @@ pub fn addr_a(k: usize) -> Ipv4Addr {
 pub fn addr_b(k: usize) -> Ipv4Addr {
     Ipv4Addr::new(198, 18, k as u8, 2)
 }
+
+/// brisk's address when [`MultiPathOptions::brisk`] puts its stack on host A's side:
+/// 198.18.0.3, on path 0 only (see [`MultiPathOptions::brisk`]).
+pub const BRISK_ON_PATH0: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 3);
 
 /// Path `k`'s TUN device name on either side.
 pub fn tun_name(k: usize) -> String {
@@ -192,6 +202,13 @@ pub struct MultiPathOptions {
     pub pcap_dir: Option<PathBuf>,
     /// Bound on each emulator's run.
     pub limit: Option<Duration>,
+    /// A brisk stack on host A's side of **path 0**, at [`BRISK_ON_PATH0`] (its
+    /// `local` is replaced): path 0's side A is then host A's device *and* brisk's
+    /// stack, told apart by destination address ([`MuxSide`]), as in the dumbbell.
+    /// The stack has that one address, so a brisk connection uses path 0 only: a
+    /// second address on path 1 would need the one stack split over two emulator
+    /// loops, which is not built (brisk's MPTCP opens one subflow so far).
+    pub brisk: Option<StackConfig>,
 }
 
 impl Default for MultiPathOptions {
@@ -201,6 +218,7 @@ impl Default for MultiPathOptions {
             emulator: EmulatorOptions::default(),
             pcap_dir: None,
             limit: Some(Duration::from_secs(600)),
+            brisk: None,
         }
     }
 }
@@ -210,6 +228,11 @@ impl Default for MultiPathOptions {
 pub struct MultiPathLab {
     // Declared first, so dropped first: the loops stop before their devices vanish.
     emulators: Vec<EmulatorHandle>,
+    stack: Option<BriskStack>,
+    /// Where brisk's side thread leaves its report (when it has one).
+    stack_thread: Option<Arc<Mutex<Option<threaded::ThreadedReport>>>>,
+    /// Every path's time zero (and brisk's stack's).
+    clock: Clock,
     lab: Lab,
     paths: usize,
 }
@@ -234,25 +257,74 @@ impl MultiPathLab {
         let b = lab.add_netns("b")?;
         let tuns_a = host(lab.netns(a), n, addr_a, addr_b, opts.mtu)?;
         let tuns_b = host(lab.netns(b), n, addr_b, addr_a, opts.mtu)?;
+        let (mut stack, mut brisk_side, mut stack_thread, mut avoid_cpu) = (None, None, None, None);
+        if let Some(sc) = &opts.brisk {
+            // Host B reaches brisk over path 0 (its rule for 198.18.0.2 already
+            // sends everything from there through path 0).
+            let (b32, src) = (format!("{BRISK_ON_PATH0}/32"), addr_b(0).to_string());
+            lab.netns(b)
+                .ip(&["route", "add", &b32, "dev", &tun_name(0), "src", &src])?;
+            let (s, side) = BriskStack::new(StackConfig {
+                local: BRISK_ON_PATH0,
+                local6: None,
+                ..sc.clone()
+            })?;
+            let side: Box<dyn Side + Send> = if threaded::stack_thread_enabled() {
+                let topts = ThreadedOptions::default();
+                avoid_cpu = topts.cpu;
+                let (t, slot) = ThreadedSide::spawn(side, s.clock(), "brisk-stack", topts)?;
+                stack_thread = Some(slot);
+                Box::new(t)
+            } else {
+                Box::new(side)
+            };
+            brisk_side = Some(side);
+            stack = Some(s);
+        }
+        let clock = stack.as_ref().map_or_else(Clock::start, BriskStack::clock);
         let mut emulators = Vec::with_capacity(n);
         for (k, ((p, ta), tb)) in cfg.paths.iter().zip(tuns_a).zip(tuns_b).enumerate() {
             let mut eo = opts.emulator.clone();
+            eo.clock = Some(clock);
+            if avoid_cpu.is_some() {
+                eo.avoid_cpu = avoid_cpu;
+            }
             if let Some(dir) = &opts.pcap_dir {
                 eo.pcap_a = Some(dir.join(format!("path{k}-a.pcap")));
                 eo.pcap_b = Some(dir.join(format!("path{k}-b.pcap")));
             }
-            let mut emu = Emulator::new(ta, tb, &p.emu_config(k), eo)?;
-            if let Some(s) = p.strip_mptcp {
-                let (fwd, rev) = s.per_direction();
-                emu.strip_mptcp(fwd, rev);
-            }
-            emulators.push(emu.spawn(opts.limit)?);
+            let handle = match brisk_side.take().filter(|_| k == 0) {
+                // Host A's device takes every address of A: a crossed pair's reply
+                // may come back over path 0.
+                Some(bs) => {
+                    let mux = MuxSide::new(vec![
+                        (Box::new(ta), (0..n).map(addr_a).collect()),
+                        (bs, vec![BRISK_ON_PATH0]),
+                    ])?;
+                    spawn_path(Emulator::new(mux, tb, &p.emu_config(k), eo)?, p, opts)?
+                }
+                None => spawn_path(Emulator::new(ta, tb, &p.emu_config(k), eo)?, p, opts)?,
+            };
+            emulators.push(handle);
         }
         Ok(MultiPathLab {
             emulators,
+            stack,
+            stack_thread,
+            clock,
             lab,
             paths: n,
         })
+    }
+
+    /// The brisk stack on path 0, if [`MultiPathOptions::brisk`] asked for one.
+    pub fn stack(&self) -> Option<&BriskStack> {
+        self.stack.as_ref()
+    }
+
+    /// The emulators' (and brisk's) time zero.
+    pub fn clock(&self) -> Clock {
+        self.clock
     }
 
     pub fn paths(&self) -> usize {
@@ -268,7 +340,8 @@ impl MultiPathLab {
     }
 
     /// Stops every path's emulator and returns their reports, path 0 first; the
-    /// namespaces stay until the lab is dropped.
+    /// namespaces stay until the lab is dropped. brisk's stack thread, if any, is
+    /// part of path 0: its report and warnings go to path 0's (as the dumbbell's).
     pub fn stop(&mut self) -> Result<Vec<EmuReport>> {
         let mut reports = Vec::with_capacity(self.emulators.len());
         let mut first_err = None;
@@ -278,6 +351,13 @@ impl MultiPathLab {
                 Err(e) => {
                     first_err.get_or_insert(e);
                 }
+            }
+        }
+        if let (Some(r), Some(slot)) = (reports.first_mut(), &self.stack_thread) {
+            r.stack_thread = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(t) = &r.stack_thread {
+                let threshold_ns = (r.health.late_threshold_us * 1e3) as u64;
+                r.health.warnings.extend(t.warnings(threshold_ns));
             }
         }
         match first_err {
@@ -293,6 +373,23 @@ impl MultiPathLab {
         lab.teardown()?;
         reports
     }
+}
+
+/// Starts path `p`'s loop, with its MPTCP-option stripper if it has one.
+fn spawn_path<A, B>(
+    mut emu: Emulator<A, B>,
+    p: &PathConfig,
+    opts: &MultiPathOptions,
+) -> Result<EmulatorHandle>
+where
+    A: Side + Send + 'static,
+    B: Side + Send + 'static,
+{
+    if let Some(s) = p.strip_mptcp {
+        let (fwd, rev) = s.per_direction();
+        emu.strip_mptcp(fwd, rev);
+    }
+    emu.spawn(opts.limit)
 }
 
 /// One host of the lab: a device per path with `local(k)/32`, a `/32` route to

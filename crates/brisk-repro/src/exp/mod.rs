@@ -35,6 +35,7 @@ pub mod real_bloat;
 pub mod real_ecn;
 pub mod real_fidelity;
 pub mod real_map;
+pub mod real_mptcp;
 pub mod real_prio;
 pub mod real_rc3;
 pub mod real_rdb;
