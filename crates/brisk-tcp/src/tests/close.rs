@@ -141,6 +141,93 @@ fn segment_for_a_reaped_connection_gets_rst() {
     assert_eq!(p.server.stats().drop_no_socket, 1);
 }
 
+/// The fat-tree workload's "completed flows that end with a reset" (found in
+/// scenarios/mp-fat-tree-ecmp.toml with `routing = "shortest"`, load 0.5: 15 of 400):
+/// the client's ACK of the server's FIN is lost, the client's TIME-WAIT (short here,
+/// 1 s in the simulator's workloads) ends before the server's RTO brings the FIN
+/// again, and the client's endpoint answers that FIN with RST (no socket, RFC 9293
+/// §3.10.7.1). The server is in LAST-ACK with every byte delivered: RFC 9293
+/// §3.10.7.4 closes it without a reset signal, and Linux tells no application that
+/// already closed. Before the fix the server reported `Closed(Err(Reset))`.
+#[test]
+fn rst_to_our_fin_after_the_peers_time_wait_ended_is_a_clean_close() {
+    let mut client = crate::Config::default();
+    client.timeouts.time_wait = Duration::from_millis(100);
+    let mut p = Pair::with_configs(Duration::from_millis(10), client, crate::Config::default());
+    let (c, s) = p.establish();
+    p.client.conn_mut(c).unwrap().write(b"the whole flow");
+    p.client.conn_mut(c).unwrap().close();
+    p.drive();
+    let mut got = Vec::new();
+    Pair::read_all(&mut p.server, s, &mut got);
+    assert_eq!(got, b"the whole flow");
+    assert!(p.server_has(Event::PeerClosed));
+    // Drop the client's one ACK of the server's FIN.
+    let (mut fin_sent, mut dropped) = (false, false);
+    p.set_hook(move |seen| {
+        if !seen.to_server && seen.flags.contains(Flags::FIN) {
+            fin_sent = true;
+        }
+        if seen.to_server && fin_sent && !dropped && seen.flags == Flags::ACK && seen.len == 0 {
+            dropped = true;
+            return Action::Drop;
+        }
+        Action::Deliver
+    });
+    p.server.conn_mut(s).unwrap().close();
+    assert_eq!(p.server.conn(s).unwrap().state(), State::LastAck);
+    assert!(p.run_until(Duration::from_secs(10), |p| p.server.conn(s).is_none()));
+    // The client's TIME-WAIT ended first; its endpoint answered the FIN with RST.
+    assert!(p.client_events.contains(&(c, Event::Closed(Ok(())))));
+    assert_eq!(p.client.stats().drop_no_socket, 1);
+    let fins = p
+        .seen(false)
+        .iter()
+        .filter(|x| x.flags.contains(Flags::FIN))
+        .count();
+    assert_eq!(fins, 2, "the FIN was retransmitted once");
+    assert!(p.seen(true).last().unwrap().flags.contains(Flags::RST));
+    assert!(
+        p.server_events.contains(&(s, Event::Closed(Ok(())))),
+        "{:?}",
+        p.server_events
+    );
+}
+
+/// An RST in LAST-ACK while data of ours is still unACKed: bytes may be lost, so the
+/// application is told (`Err(Reset)`; Linux: ECONNRESET to a socket it still holds).
+#[test]
+fn rst_in_last_ack_with_data_unacked_is_still_a_reset() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (c, s) = p.establish();
+    p.client.conn_mut(c).unwrap().close();
+    p.drive();
+    assert_eq!(p.server.conn(s).unwrap().state(), State::CloseWait);
+    p.set_hook(|seen| {
+        if seen.to_server {
+            Action::Deliver
+        } else {
+            Action::Drop
+        }
+    });
+    p.server
+        .conn_mut(s)
+        .unwrap()
+        .write(b"reply that never arrives");
+    p.server.conn_mut(s).unwrap().close();
+    p.advance(Duration::from_millis(50));
+    assert_eq!(p.server.conn(s).unwrap().state(), State::LastAck);
+    // An RST at exactly RCV.NXT: one past the client's FIN.
+    let fin = *p.seen(true).last().unwrap();
+    assert!(fin.flags.contains(Flags::FIN));
+    let rst = super::handshake::from_client(&p, Flags::RST, fin.len as i32 + 1, b"");
+    p.inject(true, rst);
+    p.drive();
+    assert!(p
+        .server_events
+        .contains(&(s, Event::Closed(Err(ConnError::Reset)))));
+}
+
 // ----- issue 13 §1: bounded FIN-WAIT-2 and TIME-WAIT -----
 
 const WEEK: Duration = Duration::from_secs(7 * 24 * 3600);
