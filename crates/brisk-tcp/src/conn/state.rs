@@ -334,6 +334,19 @@ impl Connection {
             data = &data[..keep.min(data.len())];
             fin = false;
         }
+        // The stream ends at the first FIN seen, even one ahead of a hole: nothing
+        // past it is data, and a FIN at another number is not taken. (Linux takes the
+        // FIN that comes in order first and `tcp_fin` purges the out-of-order queue
+        // beyond it; only a broken or hostile peer sends either. Before, bytes past an
+        // early FIN joined the stream and carried RCV.NXT past the FIN, which was then
+        // never taken.)
+        if let Some(end) = self.sub.rcv.fin_seq {
+            let end = end as i64;
+            if seq + data.len() as i64 > end {
+                data = &data[..(end - seq).max(0) as usize];
+            }
+            fin &= seq + data.len() as i64 == end;
+        }
         let seq = seq as u64;
         if self.sub.opts.ecn_ok && !seg.payload.is_empty() {
             self.note_ecn(now, ecn);

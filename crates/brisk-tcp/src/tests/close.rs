@@ -490,3 +490,33 @@ fn a_byte_on_the_peer_fins_number_is_not_data_after_the_end() {
     // Answered with a duplicate ACK, as any unacceptable segment.
     assert!(p.seen(false).len() > acks_before);
 }
+
+/// The peer's FIN arrives ahead of a hole, then (a hostile or broken peer) data beyond
+/// it, then the hole's bytes. The stream ends at the FIN: Linux takes the FIN when it
+/// comes in order and `tcp_fin` purges what lies beyond. Before, the bytes past the
+/// FIN joined the stream, RCV.NXT passed the FIN, which was then never taken: the
+/// application read bytes after the end and never saw `PeerClosed`.
+#[test]
+fn data_beyond_an_out_of_order_fin_is_not_part_of_the_stream() {
+    use super::handshake::from_client;
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (_c, s) = p.establish();
+    // Relative to the client's last packet (the handshake's ACK, at ISS + 1).
+    p.inject(true, from_client(&p, Flags::FIN | Flags::ACK, 5, b"fghij"));
+    p.inject(true, from_client(&p, Flags::ACK, 10, b"XYZ"));
+    // A FIN at another number (after data past the first) moves nothing either.
+    p.inject(true, from_client(&p, Flags::FIN | Flags::ACK, 13, b"!"));
+    p.drive();
+    assert_eq!(p.server.conn(s).unwrap().state(), State::Established);
+    p.inject(true, from_client(&p, Flags::ACK, 0, b"abcde"));
+    p.drive();
+    let mut got = Vec::new();
+    Pair::read_all(&mut p.server, s, &mut got);
+    assert_eq!(got, b"abcdefghij");
+    assert!(p.server_has(Event::PeerClosed));
+    assert_eq!(p.server.conn(s).unwrap().state(), State::CloseWait);
+    // The FIN is ACKed: one past it.
+    let last_ack = p.seen(false).last().unwrap().ack;
+    let first = p.seen(true)[0].seq; // the SYN
+    assert_eq!(last_ack.0.wrapping_sub(first.0), 1 + 10 + 1);
+}
