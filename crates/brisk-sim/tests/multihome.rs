@@ -212,18 +212,15 @@ cc = "reno"
     run_net(&sc, seed).unwrap()
 }
 
-/// Every flow's bytes arrived intact and were all ACKed. Under this load some
-/// completed flows end with a reset while closing, with `shortest` routing as on main
-/// before this change (`brisk run` of this scenario at c28757d: 15 of 400 at seed 1),
-/// so the close is not asserted here.
+/// Every flow's bytes arrived intact and were all ACKed, and both ends closed without
+/// an error. (With `shortest` routing, under this load, the receiver's retransmitted
+/// FIN often found the sender's 1 s TIME-WAIT over and drew an RST, which brisk
+/// reported as a reset in LAST-ACK until RFC 9293 §3.10.7.4's rule was followed:
+/// 15 of 400 flows at seed 1.)
 fn assert_delivered(r: &WorkloadResult) {
     assert_eq!(r.engine.unroutable, 0);
     for f in &r.flows {
-        assert!(
-            f.acked.is_some() && f.received == f.size && f.bad_bytes == 0,
-            "{f:?}"
-        );
-        assert_eq!(f.intact(), f.error.is_none(), "{f:?}");
+        assert!(f.intact(), "{f:?}");
     }
 }
 

@@ -100,7 +100,8 @@ impl Connection {
         // RST (RFC 5961 §3.2): exact match resets, otherwise challenge.
         if f.rst() {
             if seq == rcv_nxt {
-                self.terminate(Err(ConnError::Reset));
+                let result = self.reset_result();
+                self.terminate(result);
             } else {
                 self.challenge_ack(now);
             }
@@ -118,6 +119,32 @@ impl Connection {
             return false;
         }
         f.ack()
+    }
+
+    /// What an accepted RST tells the application. RFC 9293 §3.10.7.4 (second
+    /// check): in ESTABLISHED, FIN-WAIT-1/2 and CLOSE-WAIT the user gets a
+    /// "connection reset" signal; in CLOSING and LAST-ACK the connection just enters
+    /// CLOSED ("delete the TCB, and return"): the peer's FIN is already in, so
+    /// nothing can be missing from our receive direction. Linux `tcp_reset` sets
+    /// ECONNRESET there too, but reports it only to a socket the application still
+    /// holds (`!SOCK_DEAD`), never to one it closed. brisk reports `Closed` to every
+    /// handle, so it says `Ok(())` when all we sent before our FIN was ACKed (the RST
+    /// cancels only the ACK of the FIN, and the application lost nothing) and
+    /// `Err(Reset)` when data of ours may be lost.
+    ///
+    /// The common case: a peer whose TIME-WAIT ended before our retransmitted FIN
+    /// arrived (its ACK of our first FIN was lost) answers it with RST, as Linux does
+    /// for a segment to no socket. The simulator's workloads keep TIME-WAIT at 1 s
+    /// (`tcp.time_wait`), shorter than a passive closer's RTO after a lost
+    /// SYN-ACK or a backed-off FIN, and counted such completed flows as reset.
+    fn reset_result(&self) -> Result<(), ConnError> {
+        let snd = &self.sub.snd;
+        let all_acked = snd.fin_seq.is_some_and(|fin| snd.snd_una >= fin);
+        if matches!(self.state, State::LastAck | State::Closing) && all_acked {
+            Ok(())
+        } else {
+            Err(ConnError::Reset)
+        }
     }
 
     /// RFC 9293 §3.10.7.4's first check: the segment overlaps the receive window. An
@@ -306,6 +333,19 @@ impl Connection {
             let keep = (right - seq).max(0) as usize;
             data = &data[..keep.min(data.len())];
             fin = false;
+        }
+        // The stream ends at the first FIN seen, even one ahead of a hole: nothing
+        // past it is data, and a FIN at another number is not taken. (Linux takes the
+        // FIN that comes in order first and `tcp_fin` purges the out-of-order queue
+        // beyond it; only a broken or hostile peer sends either. Before, bytes past an
+        // early FIN joined the stream and carried RCV.NXT past the FIN, which was then
+        // never taken.)
+        if let Some(end) = self.sub.rcv.fin_seq {
+            let end = end as i64;
+            if seq + data.len() as i64 > end {
+                data = &data[..(end - seq).max(0) as usize];
+            }
+            fin &= seq + data.len() as i64 == end;
         }
         let seq = seq as u64;
         if self.sub.opts.ecn_ok && !seg.payload.is_empty() {

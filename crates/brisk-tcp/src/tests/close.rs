@@ -141,6 +141,93 @@ fn segment_for_a_reaped_connection_gets_rst() {
     assert_eq!(p.server.stats().drop_no_socket, 1);
 }
 
+/// The fat-tree workload's "completed flows that end with a reset" (found in
+/// scenarios/mp-fat-tree-ecmp.toml with `routing = "shortest"`, load 0.5: 15 of 400):
+/// the client's ACK of the server's FIN is lost, the client's TIME-WAIT (short here,
+/// 1 s in the simulator's workloads) ends before the server's RTO brings the FIN
+/// again, and the client's endpoint answers that FIN with RST (no socket, RFC 9293
+/// §3.10.7.1). The server is in LAST-ACK with every byte delivered: RFC 9293
+/// §3.10.7.4 closes it without a reset signal, and Linux tells no application that
+/// already closed. Before the fix the server reported `Closed(Err(Reset))`.
+#[test]
+fn rst_to_our_fin_after_the_peers_time_wait_ended_is_a_clean_close() {
+    let mut client = crate::Config::default();
+    client.timeouts.time_wait = Duration::from_millis(100);
+    let mut p = Pair::with_configs(Duration::from_millis(10), client, crate::Config::default());
+    let (c, s) = p.establish();
+    p.client.conn_mut(c).unwrap().write(b"the whole flow");
+    p.client.conn_mut(c).unwrap().close();
+    p.drive();
+    let mut got = Vec::new();
+    Pair::read_all(&mut p.server, s, &mut got);
+    assert_eq!(got, b"the whole flow");
+    assert!(p.server_has(Event::PeerClosed));
+    // Drop the client's one ACK of the server's FIN.
+    let (mut fin_sent, mut dropped) = (false, false);
+    p.set_hook(move |seen| {
+        if !seen.to_server && seen.flags.contains(Flags::FIN) {
+            fin_sent = true;
+        }
+        if seen.to_server && fin_sent && !dropped && seen.flags == Flags::ACK && seen.len == 0 {
+            dropped = true;
+            return Action::Drop;
+        }
+        Action::Deliver
+    });
+    p.server.conn_mut(s).unwrap().close();
+    assert_eq!(p.server.conn(s).unwrap().state(), State::LastAck);
+    assert!(p.run_until(Duration::from_secs(10), |p| p.server.conn(s).is_none()));
+    // The client's TIME-WAIT ended first; its endpoint answered the FIN with RST.
+    assert!(p.client_events.contains(&(c, Event::Closed(Ok(())))));
+    assert_eq!(p.client.stats().drop_no_socket, 1);
+    let fins = p
+        .seen(false)
+        .iter()
+        .filter(|x| x.flags.contains(Flags::FIN))
+        .count();
+    assert_eq!(fins, 2, "the FIN was retransmitted once");
+    assert!(p.seen(true).last().unwrap().flags.contains(Flags::RST));
+    assert!(
+        p.server_events.contains(&(s, Event::Closed(Ok(())))),
+        "{:?}",
+        p.server_events
+    );
+}
+
+/// An RST in LAST-ACK while data of ours is still unACKed: bytes may be lost, so the
+/// application is told (`Err(Reset)`; Linux: ECONNRESET to a socket it still holds).
+#[test]
+fn rst_in_last_ack_with_data_unacked_is_still_a_reset() {
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (c, s) = p.establish();
+    p.client.conn_mut(c).unwrap().close();
+    p.drive();
+    assert_eq!(p.server.conn(s).unwrap().state(), State::CloseWait);
+    p.set_hook(|seen| {
+        if seen.to_server {
+            Action::Deliver
+        } else {
+            Action::Drop
+        }
+    });
+    p.server
+        .conn_mut(s)
+        .unwrap()
+        .write(b"reply that never arrives");
+    p.server.conn_mut(s).unwrap().close();
+    p.advance(Duration::from_millis(50));
+    assert_eq!(p.server.conn(s).unwrap().state(), State::LastAck);
+    // An RST at exactly RCV.NXT: one past the client's FIN.
+    let fin = *p.seen(true).last().unwrap();
+    assert!(fin.flags.contains(Flags::FIN));
+    let rst = super::handshake::from_client(&p, Flags::RST, fin.len as i32 + 1, b"");
+    p.inject(true, rst);
+    p.drive();
+    assert!(p
+        .server_events
+        .contains(&(s, Event::Closed(Err(ConnError::Reset)))));
+}
+
 // ----- issue 13 §1: bounded FIN-WAIT-2 and TIME-WAIT -----
 
 const WEEK: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -402,4 +489,34 @@ fn a_byte_on_the_peer_fins_number_is_not_data_after_the_end() {
     assert_eq!(conn.state(), State::CloseWait);
     // Answered with a duplicate ACK, as any unacceptable segment.
     assert!(p.seen(false).len() > acks_before);
+}
+
+/// The peer's FIN arrives ahead of a hole, then (a hostile or broken peer) data beyond
+/// it, then the hole's bytes. The stream ends at the FIN: Linux takes the FIN when it
+/// comes in order and `tcp_fin` purges what lies beyond. Before, the bytes past the
+/// FIN joined the stream, RCV.NXT passed the FIN, which was then never taken: the
+/// application read bytes after the end and never saw `PeerClosed`.
+#[test]
+fn data_beyond_an_out_of_order_fin_is_not_part_of_the_stream() {
+    use super::handshake::from_client;
+    let mut p = Pair::new(Duration::from_millis(10));
+    let (_c, s) = p.establish();
+    // Relative to the client's last packet (the handshake's ACK, at ISS + 1).
+    p.inject(true, from_client(&p, Flags::FIN | Flags::ACK, 5, b"fghij"));
+    p.inject(true, from_client(&p, Flags::ACK, 10, b"XYZ"));
+    // A FIN at another number (after data past the first) moves nothing either.
+    p.inject(true, from_client(&p, Flags::FIN | Flags::ACK, 13, b"!"));
+    p.drive();
+    assert_eq!(p.server.conn(s).unwrap().state(), State::Established);
+    p.inject(true, from_client(&p, Flags::ACK, 0, b"abcde"));
+    p.drive();
+    let mut got = Vec::new();
+    Pair::read_all(&mut p.server, s, &mut got);
+    assert_eq!(got, b"abcdefghij");
+    assert!(p.server_has(Event::PeerClosed));
+    assert_eq!(p.server.conn(s).unwrap().state(), State::CloseWait);
+    // The FIN is ACKed: one past it.
+    let last_ack = p.seen(false).last().unwrap().ack;
+    let first = p.seen(true)[0].seq; // the SYN
+    assert_eq!(last_ack.0.wrapping_sub(first.0), 1 + 10 + 1);
 }
