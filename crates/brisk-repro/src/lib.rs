@@ -96,6 +96,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::tlp_realistic::plan,
     },
     Experiment {
+        id: exp::sbd::ID,
+        title: exp::sbd::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::sbd::CLAIMS,
+        plan: exp::sbd::plan,
+    },
+    Experiment {
         id: exp::abe_model::ID,
         title: exp::abe_model::TITLE,
         kind: Kind::Simulated,
