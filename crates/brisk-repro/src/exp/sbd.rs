@@ -131,11 +131,15 @@ fn schedule(quick: bool) -> Vec<Epoch> {
     v
 }
 
+/// One decision: (time s, correct, SBD's group per flow, each flow's true
+/// bottleneck links as a bit set).
+type Decision = (f64, bool, [Option<u32>; 4], [u16; 4]);
+
 /// What one run measured.
 #[derive(Clone, Debug, Default)]
 struct RunOut {
     /// Per decision: (time s, correct, SBD's groups per flow, true bottleneck sets).
-    decisions: Vec<(f64, bool, [Option<u32>; 4], [u16; 4])>,
+    decisions: Vec<Decision>,
     /// Per epoch: (decisions judged after N·T, of which correct, lag s or None).
     epochs: Vec<(usize, usize, Option<f64>)>,
     /// Per link: the queue (bytes) at each probe, thinned to one point per T.
@@ -241,7 +245,9 @@ fn request_response(request: u64, think_ms: u64) -> AppSpec {
     }
 }
 
-/// Builds and runs the cross-over network for `epochs` with `seed`.
+/// Builds and runs the cross-over network for `epochs` with `seed`. (Flow `i`
+/// indexes several per-flow tables at once, hence the index loops.)
+#[allow(clippy::needless_range_loop)]
 fn run(epochs: &[Epoch], seed: u64, skew_correction: bool) -> Result<RunOut, String> {
     let mut e: Engine<SimNode> = Engine::new();
     let s_ip = ip(0, 1);
@@ -393,7 +399,7 @@ fn run(epochs: &[Epoch], seed: u64, skew_correction: bool) -> Result<RunOut, Str
             q_min[k] = q_min[k].min(b);
             q_sum[k] += b as f64;
         }
-        if t_ms % T_MS == 0 {
+        if t_ms.is_multiple_of(T_MS) {
             for k in 0..LINKS.len() {
                 let mean = q_sum[k] / f64::from(probes);
                 oracle[k] = q_min[k] > 0 || mean > QUEUE_ORACLE_BYTES;
@@ -678,6 +684,7 @@ fn analyse(quick: bool) -> ExperimentResult {
 }
 
 /// Fig. 4.4's layout in one chart: queues (kB) below, grouping decisions above.
+#[allow(clippy::needless_range_loop)]
 fn plot(o: &RunOut, epochs: &[Epoch]) -> Plot {
     let colors = [BLUE, RED, GREEN, ORANGE];
     let mut series = Vec::new();

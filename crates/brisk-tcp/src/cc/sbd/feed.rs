@@ -253,7 +253,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             // A queue of 0-60 ms, empty in about one sample of five.
-            let q = if x % 5 == 0 { 0 } else { x % 60_000 };
+            let q = if x.is_multiple_of(5) { 0 } else { x % 60_000 };
             let send_us = t_us;
             let arrive_us = send_us + 20_000 + q;
             let peer_ms = ((arrive_us as f64) * (1.0 + ppm / 1e6) / 1000.0) as u64;

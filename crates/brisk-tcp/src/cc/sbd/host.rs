@@ -171,7 +171,7 @@ impl SbdHost {
                 self.sbd.close_all();
                 closed += 1;
             }
-            next = next + t;
+            next += t;
         }
         self.next_close = Some(next);
     }
