@@ -480,8 +480,10 @@ mod tests {
                 // mn-vpn drives its own nested stacks (brisk_sim::vpn) in the analysis
                 // and checks its configs in `plan`; it has no scenario jobs.
                 // design and not-reproducible run unit-test checks or only state
-                // reasons.
+                // reasons. sbd builds its own cross-over network (brisk_sim's engine,
+                // not a scenario file) in the analysis.
                 let own_driver = [
+                    exp::sbd::ID,
                     exp::mn_vpn::ID,
                     exp::mn_cpu::ID,
                     exp::design::ID,
