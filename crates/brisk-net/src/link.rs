@@ -159,6 +159,20 @@ impl<Q: Queue> Link<Q> {
         }
     }
 
+    /// Changes a fixed-rate link's rate (> 0) from the next packet it starts to
+    /// serialise on (the packet on the wire finishes at the old rate): a capacity
+    /// change at a set time, as the SBD experiment's bottlenecks (ns-2's link
+    /// bandwidth changes). False, and nothing changes, for a trace-driven link or 0.
+    pub fn set_rate_bps(&mut self, rate_bps: u64) -> bool {
+        match &mut self.service {
+            Service::Rate(s) if rate_bps > 0 => {
+                *s = Serializer::new(rate_bps);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The propagation delay.
     pub fn delay(&self) -> Duration {
         Duration::from_nanos(self.delay_ns)

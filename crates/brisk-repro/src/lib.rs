@@ -96,6 +96,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::tlp_realistic::plan,
     },
     Experiment {
+        id: exp::sbd::ID,
+        title: exp::sbd::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::sbd::CLAIMS,
+        plan: exp::sbd::plan,
+    },
+    Experiment {
         id: exp::abe_model::ID,
         title: exp::abe_model::TITLE,
         kind: Kind::Simulated,
@@ -482,8 +489,10 @@ mod tests {
                 // mn-vpn drives its own nested stacks (brisk_sim::vpn) in the analysis
                 // and checks its configs in `plan`; it has no scenario jobs.
                 // design and not-reproducible run unit-test checks or only state
-                // reasons.
+                // reasons. sbd builds its own cross-over network (brisk_sim's engine,
+                // not a scenario file) in the analysis.
                 let own_driver = [
+                    exp::sbd::ID,
                     exp::mn_vpn::ID,
                     exp::mn_cpu::ID,
                     exp::design::ID,

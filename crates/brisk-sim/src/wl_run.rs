@@ -442,6 +442,12 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
         derive_seed(seed, "wl-pattern-table", 0),
     )));
 
+    // Hosts whose timestamp clock drifts (`[[node]] clock_ppm`).
+    let clock_ppm: std::collections::HashMap<&str, i32> = sc
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n.name.as_str(), n.clock_ppm.filter(|&p| p != 0)?)))
+        .collect();
     // Engine nodes.
     let mut e: Engine<SimNode> = Engine::new();
     let mut node_of = vec![0usize; g.nodes().len()];
@@ -461,6 +467,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
                     // OS: the same seed must give the same run.
                     EndpointConfig {
                         default_config: cfg.clone(),
+                        ts_clock_ppm: clock_ppm.get(n.name.as_str()).copied().unwrap_or(0),
                         ..EndpointConfig::seeded(isn_secret, derive_seed(seed, &n.name, 3))
                     },
                 );

@@ -57,6 +57,10 @@ pub struct Config {
     /// Multipath TCP (RFC 8684): `Some` offers MP_CAPABLE on `connect` and accepts
     /// it on a listener; `None` is plain TCP. Boxed: most connections have none.
     pub mptcp: Option<Box<crate::mptcp::MptcpConfig>>,
+    /// The host's timestamp clock error, ppm (`crate::conn::ts_clock`): a host
+    /// property, which the endpoint copies from `EndpointConfig::ts_clock_ppm` into
+    /// each connection's config. Default 0.
+    pub ts_clock_ppm: i32,
 }
 
 /// Options offered in the SYN (RFC 2018, RFC 7323).
@@ -236,6 +240,7 @@ impl Default for Config {
                 keepalive_probes: 9,
             },
             mptcp: None,
+            ts_clock_ppm: 0,
         }
     }
 }

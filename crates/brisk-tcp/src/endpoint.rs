@@ -224,7 +224,8 @@ impl Endpoint {
     ) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(config.rng_seed);
         let next_seed = rng.gen();
-        let cookies = SynCookies::new(&config.isn_secret);
+        let mut cookies = SynCookies::new(&config.isn_secret);
+        cookies.ts_ppm = config.ts_clock_ppm;
         let mem = MemAccount::new(config.mem);
         Endpoint {
             local,
@@ -774,6 +775,9 @@ impl Endpoint {
             c.mss = (c.mss - V6_EXTRA_HEADER).max(V6_MIN_MSS);
         }
         crate::conn::rc3_without_timestamps(&mut used);
+        if used.ts_clock_ppm != self.config.ts_clock_ppm {
+            Arc::make_mut(&mut used).ts_clock_ppm = self.config.ts_clock_ppm;
+        }
         if self.conn_configs.len() >= CONN_CONFIGS_KEPT {
             self.conn_configs.remove(0);
         }
@@ -804,6 +808,18 @@ impl Endpoint {
             .cc_factory
             .build(&config.congestion.controller, ctx);
         FlowCc::new(ctrl, Some(flow))
+    }
+
+    /// Turns on RFC 8382 shared-bottleneck detection for this host's flows opened or
+    /// accepted from now on (`crate::cc::sbd::host`); an out-of-range setting is an
+    /// error naming the field.
+    pub fn enable_sbd(
+        &mut self,
+        cfg: crate::cc::sbd::SbdHostConfig,
+    ) -> Result<(), crate::cc::sbd::SbdError> {
+        let s = crate::cc::sbd::SbdHost::new(cfg)?;
+        self.host_cc.get_mut().enable_sbd(s);
+        Ok(())
     }
 
     /// The state shared by this host's congestion controllers.

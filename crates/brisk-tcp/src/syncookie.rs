@@ -116,6 +116,8 @@ pub(crate) struct SynCookies {
     mac_key: [u8; 16],
     ts_key: [u8; 16],
     pending: VecDeque<PendingSynAck>,
+    /// The host's timestamp clock error, ppm (`EndpointConfig::ts_clock_ppm`).
+    pub ts_ppm: i32,
 }
 
 /// A cookie SYN-ACK waiting for `poll_transmit`.
@@ -160,6 +162,7 @@ impl SynCookies {
             mac_key: derive_key(isn_secret, b"mac"),
             ts_key: derive_key(isn_secret, b"tsoff"),
             pending: VecDeque::new(),
+            ts_ppm: 0,
         }
     }
 
@@ -269,8 +272,8 @@ impl SynCookies {
                 ecn,
                 ts: true,
             };
-            let clock =
-                (now.as_millis() as u32).wrapping_add(self.ts_offset(local.ip(), remote.ip()));
+            let clock = crate::conn::ts_clock(now, self.ts_ppm)
+                .wrapping_add(self.ts_offset(local.ip(), remote.ip()));
             Timestamps {
                 tsval: cookie_tsval(clock, &opts),
                 tsecr: t.tsval,

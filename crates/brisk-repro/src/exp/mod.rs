@@ -40,6 +40,7 @@ pub mod real_prio;
 pub mod real_rc3;
 pub mod real_rdb;
 pub mod real_tail;
+pub mod sbd;
 pub mod tlp_realistic;
 pub mod tlp_tail;
 pub mod tlp_web;

@@ -307,11 +307,30 @@ pub struct NodeSpec {
     /// `[[link]]` in file order; it must then have exactly this many links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub addresses: Option<u32>,
+    /// The host's TCP timestamp clock runs this many ppm fast (negative: slow), −1000
+    /// to 1000: a crystal error, the clock skew RFC 8382 §3.3.3 meets. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_ppm: Option<i32>,
 }
 
 impl NodeSpec {
     /// The address count's range, and hosts only; `field` is `node[i]`.
     pub fn validate(&self, field: &str) -> Check {
+        if let Some(ppm) = self.clock_ppm {
+            let max = brisk_tcp::conn::MAX_TS_PPM;
+            if self.kind == NodeKind::Router {
+                return Err((
+                    format!("{field}.clock_ppm"),
+                    "only a host has a TCP timestamp clock".into(),
+                ));
+            }
+            if !(-max..=max).contains(&ppm) {
+                return Err((
+                    format!("{field}.clock_ppm"),
+                    format!("must be between -{max} and {max} ppm, got {ppm}"),
+                ));
+            }
+        }
         let Some(n) = self.addresses else {
             return Ok(());
         };

@@ -50,6 +50,26 @@ impl FlowCc {
         )
     }
 
+    /// RFC 8382's OWD feed (`sbd/host.rs`): an ACK that newly acknowledged
+    /// `delivered` segments, with its timestamps, for the host's detector if the host
+    /// runs one. One `None` test otherwise.
+    #[inline]
+    pub fn on_owd(
+        &mut self,
+        now: Instant,
+        tsval: u32,
+        tsecr: u32,
+        delivered: u32,
+        lost_total: u64,
+    ) {
+        let (Some(flow), Some(host)) = (self.flow, self.lent.as_deref_mut()) else {
+            return;
+        };
+        if let Some(s) = host.sbd_mut() {
+            s.on_ack(flow, now, tsval, tsecr, delivered, lost_total);
+        }
+    }
+
     #[inline]
     pub fn init(&mut self, vars: &mut CcState, now: Instant) {
         let (c, mut cx) = self.split(vars);

@@ -24,6 +24,7 @@
 //! - Outside an endpoint (unit tests, [`crate::Config::build_cc`]) a controller runs
 //!   alone: [`FlowCtx::alone`] has no host, no group and no published statistics.
 
+use super::sbd::host::SbdHost;
 use super::{CcState, FlowCc};
 use brisk_time::{Duration, Instant};
 use std::collections::BTreeMap;
@@ -40,6 +41,10 @@ impl FlowId {
     /// The flow's index in its host's table (for traces and reports).
     pub fn index(self) -> u32 {
         self.0
+    }
+
+    pub(crate) fn from_index(i: u32) -> Self {
+        FlowId(i)
     }
 }
 
@@ -215,6 +220,8 @@ pub struct HostCc {
     by_key: BTreeMap<GroupKey, GroupId>,
     live: usize,
     built: u64,
+    /// The host's shared-bottleneck detector, when enabled (`sbd/host.rs`).
+    sbd: Option<Box<SbdHost>>,
 }
 
 impl HostCc {
@@ -227,6 +234,7 @@ impl HostCc {
             by_key: BTreeMap::new(),
             live: 0,
             built: 0,
+            sbd: None,
         }
     }
 
@@ -254,6 +262,9 @@ impl HostCc {
             }
         };
         self.live += 1;
+        if let Some(s) = self.sbd.as_deref_mut() {
+            s.join(id);
+        }
         let group = key.map(|k| self.enter_group(id, k));
         (id, group)
     }
@@ -265,6 +276,9 @@ impl HostCc {
         };
         if let Some(g) = entry.group {
             self.leave_group(flow, g);
+        }
+        if let Some(s) = self.sbd.as_deref_mut() {
+            s.leave(flow);
         }
         self.free_flows.push(flow.0);
         self.live -= 1;
@@ -398,6 +412,21 @@ impl HostCc {
     /// Controllers built for this host so far (FSE's flow count needs it first).
     pub fn controllers_built(&self) -> u64 {
         self.built
+    }
+
+    /// Turns on shared-bottleneck detection for the flows that join from now on.
+    pub fn enable_sbd(&mut self, sbd: SbdHost) {
+        self.sbd = Some(Box::new(sbd));
+    }
+
+    /// The host's shared-bottleneck detector, if enabled.
+    pub fn sbd(&self) -> Option<&SbdHost> {
+        self.sbd.as_deref()
+    }
+
+    #[inline]
+    pub fn sbd_mut(&mut self) -> Option<&mut SbdHost> {
+        self.sbd.as_deref_mut()
     }
 
     pub(crate) fn count_built(&mut self) {

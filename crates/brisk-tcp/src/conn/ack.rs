@@ -161,6 +161,19 @@ impl Connection {
         flags.dupack = is_dupack && facts.dsack.is_none();
         flags.ece = ece;
         self.alert::<IDLE>(now, AckAge::Current { ece }, &flags, prior);
+        // RFC 8382 §4's OWD sample for the host's shared-bottleneck detector, if it
+        // runs one (`cc/sbd/host.rs`): only from an ACK that acknowledged new data,
+        // whose TSecr echoes the segment that just arrived in order (a duplicate
+        // ACK echoes an older one and would read as a longer delay).
+        if !IDLE && ack > prior.una && self.sub.opts.ts_ok {
+            if let Some(t) = seg.timestamps.filter(|t| t.tsecr != 0) {
+                let lost = self.info.lost;
+                self.sub
+                    .cong
+                    .ctrl
+                    .on_owd(now, t.tsval, t.tsecr, d.segs, lost);
+            }
+        }
         if facts.bundle_loss && self.sub.loss.below_cwr() {
             self.enter_cwr(now, prior.in_flight, CongestionCause::BundleLoss);
             self.info.rdb_loss_cwr += 1;

@@ -263,6 +263,24 @@ pub(crate) fn rc3_without_timestamps(config: &mut Arc<Config>) {
     }
 }
 
+/// The host's timestamp clock at `now`, ms (RFC 7323 §5.4: a 1-ms tick, as Linux),
+/// running `ppm` parts per million fast (positive) or slow: a host's crystal error,
+/// which the simulator sets per host (`EndpointConfig::ts_clock_ppm`) so that
+/// shared-bottleneck detection meets clock skew (RFC 8382 §3.3.3). 0: exactly the
+/// simulator's clock.
+#[inline]
+pub fn ts_clock(now: Instant, ppm: i32) -> u32 {
+    if ppm == 0 {
+        return now.as_millis() as u32;
+    }
+    let rate = 1_000_000 + i128::from(ppm.clamp(-MAX_TS_PPM, MAX_TS_PPM));
+    (i128::from(now.as_micros()) * rate / 1_000_000_000) as u32
+}
+
+/// The largest timestamp clock error accepted, ppm (±0.1 %; crystals are within
+/// ±100).
+pub const MAX_TS_PPM: i32 = 1000;
+
 /// What a new connection is made of: its addresses, configuration, initial sequence
 /// number, seed (for the timestamp offset) and the controller the endpoint's factory
 /// built for it.
@@ -490,7 +508,7 @@ impl Connection {
     }
 
     fn tsval(&self, now: Instant) -> u32 {
-        (now.as_millis() as u32).wrapping_add(self.sub.opts.ts_offset)
+        ts_clock(now, self.config.ts_clock_ppm).wrapping_add(self.sub.opts.ts_offset)
     }
 
     fn current_rto(&self) -> Duration {

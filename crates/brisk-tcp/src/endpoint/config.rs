@@ -35,6 +35,10 @@ pub struct EndpointConfig {
     pub syncookies_always: bool,
     /// Endpoint-wide memory thresholds (`crate::mem`, Linux's `tcp_mem`).
     pub mem: MemLimits,
+    /// This host's timestamp clock runs this many ppm fast (negative: slow), within
+    /// ±`crate::conn::MAX_TS_PPM` (clamped): a simulated crystal error (RFC 8382
+    /// §3.3.3's clock skew). Default 0, the simulator's clock.
+    pub ts_clock_ppm: i32,
 }
 
 /// The OS random number generator could not be read (`getrandom(2)` or the
@@ -57,6 +61,7 @@ impl EndpointConfig {
             syncookies: true,
             syncookies_always: false,
             mem: MemLimits::DEFAULT,
+            ts_clock_ppm: 0,
         }
     }
 

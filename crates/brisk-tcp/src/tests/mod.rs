@@ -23,6 +23,7 @@ mod rdb;
 mod records;
 mod renege;
 mod restart;
+mod sbd_feed;
 mod send_mem;
 mod syncookie;
 mod timers;

@@ -20,12 +20,16 @@
 //! delay plus a constant offset, which the statistics cancel (§4). This needs no new
 //! option or message and keeps grouping where the FSE is (the sender, RFC 8699 §4).
 
+pub mod feed;
 pub mod group;
+pub mod host;
 pub mod stats;
 #[cfg(test)]
 mod tests;
 
+pub use feed::{FeedConfig, OwdFeed};
 pub use group::Grouper;
+pub use host::{SbdHost, SbdHostConfig};
 pub use stats::{Estimates, FlowStats, IntervalRecord};
 
 use brisk_time::{Duration, Instant};
