@@ -30,8 +30,9 @@ fn queue_ms(r: &RunResult) -> f64 {
 
 #[test]
 fn coupled_flows_share_by_priority_with_a_shorter_queue_than_uncoupled() {
-    let starts = [0, 310, 620, 870];
-    for seed in [1u64, 2] {
+    // The scenario draws nothing random: vary the start times (in the first second,
+    // as C.1's random starts) instead of the seed.
+    for (seed, starts) in [(1u64, [0, 310, 620, 870]), (2, [140, 40, 910, 505])] {
         let fse = run(
             &scenario(&[Some(1.0), Some(0.5), Some(1.0), Some(0.5)], &starts, 40),
             seed,
