@@ -76,7 +76,7 @@ fn fse_hooks_allocate_nothing_per_ack() {
             vars.ssthresh = ss;
             vars.cwnd = ss;
         }
-        now = now + Duration::from_micros(100);
+        now += Duration::from_micros(100);
     }
     let allocs = ALLOCS.load(Ordering::Relaxed) - before;
     assert_eq!(allocs, 0, "allocations in 200000 FSE hooks");

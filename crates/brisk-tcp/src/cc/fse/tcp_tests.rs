@@ -69,7 +69,7 @@ impl Group {
                 }
             }
         }
-        self.now = self.now + RTT;
+        self.now += RTT;
     }
 
     /// A loss on flow i: ssthresh, then the connection's reduction (cwnd = ssthresh).
@@ -157,7 +157,7 @@ fn a_congestion_event_cuts_the_group_once_and_freezes_it_two_rtts() {
     assert_eq!(f64::from(ss), (cut / 3.0).round());
     // Flow 1 loses within the freeze: no second cut; its new ssthresh is its (already
     // cut) share.
-    g.now = g.now + RTT;
+    g.now += RTT;
     let ss1 = g.loss(1);
     assert_eq!(g.fse().s_cr(), cut, "frozen");
     assert_eq!(f64::from(ss1), (cut / 3.0).round());
@@ -166,7 +166,7 @@ fn a_congestion_event_cuts_the_group_once_and_freezes_it_two_rtts() {
     assert_eq!(f64::from(g.flows[2].2.cwnd), (cut / 3.0).round());
     assert!(!g.flows[2].2.in_slow_start());
     // After two RTTs of flow 0 a new loss cuts again.
-    g.now = g.now + RTT * 2;
+    g.now += RTT * 2;
     let before = g.fse().s_cr();
     g.loss(2);
     assert!(g.fse().s_cr() < before * 0.6);
@@ -192,7 +192,7 @@ fn in_congestion_avoidance_the_group_grows_as_one_flow() {
             g.round();
         }
         g.loss(0); // into congestion avoidance, the whole group
-        g.now = g.now + RTT * 3; // past the freeze
+        g.now += RTT * 3; // past the freeze
         for i in 0..n {
             g.ack(i, 0);
         }
@@ -391,7 +391,7 @@ fn a_flow_back_from_idle_rejoins_and_climbs_to_its_share() {
         g.round();
     }
     g.loss(0);
-    g.now = g.now + RTT * 3;
+    g.now += RTT * 3;
     let before = g.fse().s_cr();
     let held = g.share(1);
     // Flow 1 was idle; the connection restarts its window at 10.
