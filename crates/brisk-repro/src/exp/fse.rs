@@ -55,7 +55,7 @@ impl Arm {
 
 /// Flow i's priority in the coupled arms: alternately 1 and 0.5.
 fn priority(i: usize) -> f64 {
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         1.0
     } else {
         0.5
