@@ -343,6 +343,20 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::mn_voip::plan,
     },
     Experiment {
+        id: exp::fse::ID,
+        title: exp::fse::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::fse::CLAIMS,
+        plan: exp::fse::plan,
+    },
+    Experiment {
+        id: exp::fse_pause::ID,
+        title: exp::fse_pause::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::fse_pause::CLAIMS,
+        plan: exp::fse_pause::plan,
+    },
+    Experiment {
         id: exp::real_bloat::ID,
         title: exp::real_bloat::TITLE,
         kind: Kind::RealTime {

@@ -74,6 +74,15 @@ pub struct PageConfig {
     pub frame: u64,
 }
 
+/// A pause of a bulk sender: from `at` (run time) for `for`.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PauseSpec {
+    pub at: Dur,
+    #[serde(rename = "for")]
+    pub length: Dur,
+}
+
 /// What the application on a flow does.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -87,6 +96,10 @@ pub enum AppSpec {
         /// unordered_send` each such write is taken whole or not at all.
         #[serde(default)]
         write_size: Option<Size>,
+        /// Stop writing at `at` (run time) for `for` (the RMCAT media pause-and-resume
+        /// test, FSE-4b); what the send buffer holds still goes out.
+        #[serde(default)]
+        pause: Option<PauseSpec>,
     },
     /// Fixed-size records every `interval` (plus uniform `jitter`), each stamped with its
     /// index and send time so the receiver measures per-record delivery latency.
@@ -213,9 +226,16 @@ impl AppSpec {
 pub(crate) fn validate_app(i: usize, f: &crate::FlowSpec) -> Result<(), (String, String)> {
     let p = |k: &str| format!("flow[{i}].{k}");
     match &f.app {
-        AppSpec::Bulk { bytes, write_size } => {
+        AppSpec::Bulk {
+            bytes,
+            write_size,
+            pause,
+        } => {
             if bytes.is_some_and(|b| b.0 == 0) {
                 return Err((p("app.bytes"), "must be > 0".into()));
+            }
+            if pause.is_some_and(|q| q.length.0.is_zero()) {
+                return Err((p("app.pause.for"), "must be > 0".into()));
             }
             if let Some(w) = write_size {
                 if w.0 == 0 || w.0 > MAX_BULK_WRITE {

@@ -173,8 +173,8 @@ pub struct AppStats {
 
 #[derive(Debug)]
 enum ClientKind {
-    /// brisk-app's bulk sender.
-    Bulk(BulkSource),
+    /// brisk-app's bulk sender, and its pause (from, until), if it has one.
+    Bulk(BulkSource, Option<(Instant, Instant)>),
     /// brisk-app's records sender.
     Records {
         source: RecordSource,
@@ -238,10 +238,17 @@ pub struct ClientApp {
 impl ClientApp {
     pub fn new(spec: &AppSpec, fwd: Rc<Pattern>, rev: Rc<Pattern>, seed: u64) -> Self {
         let kind = match *spec {
-            AppSpec::Bulk { bytes, write_size } => ClientKind::Bulk(BulkSource {
-                total: bytes.map(|b| b.0),
-                write_size: write_size.map(|w| w.0 as usize),
-            }),
+            AppSpec::Bulk {
+                bytes,
+                write_size,
+                pause,
+            } => ClientKind::Bulk(
+                BulkSource {
+                    total: bytes.map(|b| b.0),
+                    write_size: write_size.map(|w| w.0 as usize),
+                },
+                pause.map(|q| (Instant::ZERO + q.at.0, Instant::ZERO + q.at.0 + q.length.0)),
+            ),
             AppSpec::Records {
                 size,
                 interval,
@@ -377,7 +384,7 @@ impl ClientApp {
             ClientKind::Rr { next_at, .. } => *next_at = Some(now),
             ClientKind::Datagrams(d) => d.start(now),
             ClientKind::Page(c) => c.start(now, p),
-            ClientKind::Bulk(_) | ClientKind::Udp(_) => {}
+            ClientKind::Bulk(..) | ClientKind::Udp(_) => {}
             ClientKind::Web { .. } => self.web_next(now, p),
         }
         self.handle_timeout(now, p);
@@ -442,13 +449,12 @@ impl ClientApp {
     pub fn poll_timeout(&self) -> Option<Instant> {
         match &self.kind {
             ClientKind::Records { source, .. } => source.next_at(),
+            // Wake at the end of a pause to write again.
+            ClientKind::Bulk(_, pause) => pause.map(|(_, until)| until),
             ClientKind::Rr { next_at, .. } => *next_at,
             ClientKind::Datagrams(d) => d.sched.next_at,
             // The host drives a UDP source (`ClientApp::udp_next_at`).
-            ClientKind::Bulk(_)
-            | ClientKind::Web { .. }
-            | ClientKind::Page(_)
-            | ClientKind::Udp(_) => None,
+            ClientKind::Web { .. } | ClientKind::Page(_) | ClientKind::Udp(_) => None,
         }
     }
 
@@ -482,10 +488,12 @@ impl ClientApp {
                 }
             }
             ClientKind::Datagrams(d) => d.generate(now, &mut self.rng),
-            ClientKind::Bulk(_)
-            | ClientKind::Web { .. }
-            | ClientKind::Page(_)
-            | ClientKind::Udp(_) => {}
+            ClientKind::Bulk(_, pause) => {
+                if pause.is_some_and(|(_, until)| until <= now) {
+                    *pause = None;
+                }
+            }
+            ClientKind::Web { .. } | ClientKind::Page(_) | ClientKind::Udp(_) => {}
         }
         self.on_writable(now, p);
     }
@@ -538,7 +546,11 @@ impl ClientApp {
             return;
         }
         match &mut self.kind {
-            ClientKind::Bulk(b) => self.closed = b.write(&mut self.tx, p),
+            ClientKind::Bulk(b, pause) => {
+                if !pause.is_some_and(|(from, _)| now >= from) {
+                    self.closed = b.write(&mut self.tx, p);
+                }
+            }
             ClientKind::Records { source, .. } => {
                 // Bounded by the send buffer: entries leave as the bytes are sent.
                 let written = &mut self.written;
@@ -1137,6 +1149,7 @@ mod tests {
         let spec = AppSpec::Bulk {
             bytes: Some(Size(300_000)),
             write_size: None,
+            pause: None,
         };
         let (f, r) = pats();
         let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 7);
@@ -1162,6 +1175,7 @@ mod tests {
         let spec = AppSpec::Bulk {
             bytes: None,
             write_size: None,
+            pause: None,
         };
         let (f, r) = pats();
         let mut c = ClientApp::new(&spec, f.clone(), r.clone(), 7);

@@ -496,7 +496,9 @@ pub fn run_controlled(
             continue;
         };
         let (Some(Role::Client(c)), Some(Role::Server(v))) = (
-            s.flows.first().map(|f| &f.role),
+            // A sender may hold several flows (a page's connections share one id;
+            // an FSE group's flows share the host): this flow's first.
+            s.flows.iter().find(|f| f.flow == fi.id).map(|f| &f.role),
             r.flows.first().map(|f| &f.role),
         ) else {
             continue;

@@ -119,6 +119,9 @@ pub enum BuildError {
         #[source]
         source: brisk_tcp::ConnError,
     },
+    /// The host an FSE group's earlier flow made is not a host (an internal error).
+    #[error("flow {flow}: the sender host of its FSE group is missing")]
+    SharedSender { flow: u32 },
 }
 
 impl From<LinkBuildError> for BuildError {
@@ -198,6 +201,8 @@ pub fn build_mptcp(
     };
 
     let mut flows = Vec::with_capacity(nflows);
+    // FSE groups by name: the sender node and address their flows share.
+    let mut fse_hosts: Vec<(String, NodeId, IpAddr)> = Vec::new();
     let mut id = 0u32;
     for (si, f) in sc.flows.iter().enumerate() {
         for _ in 0..f.count {
@@ -228,7 +233,31 @@ pub fn build_mptcp(
                 }
             };
 
-            let mut sender = Host::new(s_ip, Endpoint::new(s_ip, ep_cfg("sender")));
+            // Flows naming one FSE group send from one host, so that its endpoint
+            // couples them (brisk-tcp cc/fse/tcp.rs); every other flow has its own.
+            let fse_group = config
+                .congestion
+                .controller
+                .fse
+                .as_ref()
+                .and_then(|f| f.group.clone());
+            let shared = fse_group
+                .as_ref()
+                .and_then(|name| fse_hosts.iter().find(|h| &h.0 == name))
+                .map(|h| (h.1, h.2));
+            let s_ip = shared.map_or(s_ip, |h| h.1);
+            let mut own = match shared {
+                None => Some(Host::new(s_ip, Endpoint::new(s_ip, ep_cfg("sender")))),
+                Some(_) => None,
+            };
+            let sender: &mut Host = match (&mut own, shared) {
+                (Some(h), _) => h,
+                (None, Some((node, _))) => e
+                    .node_mut(node)
+                    .as_host_mut()
+                    .ok_or(BuildError::SharedSender { flow: id })?,
+                (None, None) => return Err(BuildError::SharedSender { flow: id }),
+            };
             let mut receiver = Host::new(r_ip, Endpoint::new(r_ip, ep_cfg("receiver")));
             let app_seed = derive_seed(seed, "app", u64::from(id));
             let start = Instant::ZERO + f.start.0;
@@ -287,14 +316,29 @@ pub fn build_mptcp(
                     .map_err(listen)?;
             }
 
-            let s = e.add_node(SimNode::Host(Box::new(sender)));
+            let s = match (own, shared) {
+                (Some(h), _) => {
+                    let s = e.add_node(SimNode::Host(Box::new(h)));
+                    if let Some(name) = fse_group {
+                        fse_hosts.push((name, s, s_ip));
+                    }
+                    s
+                }
+                (None, Some((node, _))) => node,
+                (None, None) => return Err(BuildError::SharedSender { flow: id }),
+            };
             let r = e.add_node(SimNode::Host(Box::new(receiver)));
             let half = f.rtt.0 / 2;
             let fwd_access = add_delay(&mut e, half)?;
             // Rounding: an odd-nanosecond RTT puts the extra nanosecond on the way back.
             let back_access = add_delay(&mut e, f.rtt.0 - half)?;
 
-            e.routes_mut(s).set_default(fwd_access);
+            if shared.is_some() || fse_hosts.last().is_some_and(|h| h.1 == s) {
+                // A shared sender: each flow's packets take its own access line.
+                e.routes_mut(s).add(r_ip, fwd_access);
+            } else {
+                e.routes_mut(s).set_default(fwd_access);
+            }
             e.routes_mut(fwd_access).set_default(b_in);
             e.routes_mut(b_out).add(r_ip, r);
             match reverse {

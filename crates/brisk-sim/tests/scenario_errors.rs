@@ -528,3 +528,41 @@ fn cdg_and_dctcp_parameters_name_the_field() {
     assert_eq!((t.backoff_factor, t.use_shadow, t.window), (333, false, 8));
     assert!(Scenario::from_toml_str(&f("dctcp", "ecn = true")).is_ok());
 }
+
+#[test]
+fn fse_settings_name_the_field_and_the_range() {
+    let f = |tcp: &str| {
+        GOOD.replace(
+            r#"app = { kind = "bulk" }"#,
+            &format!("app = {{ kind = \"bulk\" }}\n[flow.tcp]\n{tcp}"),
+        )
+    };
+    let e = err(&f(r#"fse = { group = "g", priority = 1.5 }"#));
+    assert_eq!(e.field, "flow[0].tcp.fse.priority", "{e}");
+    assert!(e.message.contains("between 0.1 and 1.0"), "{e}");
+    let e = err(&f(r#"fse = { max_flows = 0 }"#));
+    assert_eq!(e.field, "flow[0].tcp.fse.max_flows", "{e}");
+    assert!(e.message.contains("between 1 and 4096"), "{e}");
+    let e = err(&f(r#"fse = { group = "" }"#));
+    assert_eq!(e.field, "flow[0].tcp.fse.group", "{e}");
+    let e = err(&f(r#"fse = { algorithm = "greedy" }"#));
+    assert!(e.field.starts_with("flow[0].tcp"), "{e}");
+    assert!(e.message.contains("conservative"), "{e}");
+    // The table form, and what reaches the controller.
+    let sc = Scenario::from_toml_str(&f(
+        "[flow.tcp.fse]\ngroup = \"g\"\npriority = 0.25\nalgorithm = \"active\"\nincrease = \"sum\"",
+    ))
+    .unwrap();
+    let cfg = sc.flows[0].tcp.to_config(sc.flows[0].cc);
+    assert_eq!(cfg.cc_name(), "cubic+fse");
+    let fse = cfg.congestion.controller.fse.unwrap();
+    assert_eq!((fse.group.as_deref(), fse.priority), (Some("g"), 0.25));
+    assert_eq!(fse.algorithm, brisk_tcp::cc::fse::Algorithm::Active);
+    assert_eq!(fse.increase, brisk_tcp::cc::fse::tcp::Increase::Sum);
+    // Without the knob: no FSE, the label unchanged.
+    let plain = Scenario::from_toml_str(GOOD).unwrap();
+    assert_eq!(
+        plain.flows[0].tcp.to_config(plain.flows[0].cc).cc_name(),
+        "cubic"
+    );
+}

@@ -796,7 +796,12 @@ impl Endpoint {
         seed: u64,
     ) -> FlowCc {
         let host = self.host_cc.get_mut();
-        let (flow, group) = host.join(local, remote, self.config.cc_grouping.key(remote));
+        // An FSE flow joins the group its configuration names (fse/tcp.rs).
+        let key = match &config.congestion.controller.fse {
+            Some(fse) => Some(fse.group_key(remote)),
+            None => self.config.cc_grouping.key(remote),
+        };
+        let (flow, group) = host.join(local, remote, key);
         let path = config.cc_path(local, remote, now, flow, group);
         let ctx = CcContext {
             seed,

@@ -181,6 +181,7 @@ fn real_app(app: &AppSpec) -> Result<RealApp, (&'static str, String)> {
         AppSpec::Bulk {
             bytes,
             write_size: None,
+            pause: None,
         } => Ok(RealApp::Bulk {
             bytes: bytes.map(|b| b.0),
         }),
@@ -197,6 +198,10 @@ fn real_app(app: &AppSpec) -> Result<RealApp, (&'static str, String)> {
             jitter: jitter.map_or(Duration::ZERO, |j| j.0),
             count: *count,
         }),
+        AppSpec::Bulk { pause: Some(_), .. } => Err((
+            "app.pause",
+            "real runs do not pause a bulk sender (simulator-only, yet)".into(),
+        )),
         AppSpec::Bulk { .. } => Err((
             "app.write_size",
             "real runs write as much as the socket takes (a write size is simulator-only, yet)"

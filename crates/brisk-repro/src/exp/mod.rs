@@ -16,6 +16,8 @@ pub mod dc_r;
 pub mod dc_sweep;
 pub mod dc_video;
 pub mod design;
+pub mod fse;
+pub mod fse_pause;
 pub mod mn_cpu;
 pub mod mn_fallback;
 pub mod mn_overhead;

@@ -98,6 +98,7 @@ impl TcpKnobs {
         c.transmit.rdb = self.rdb_config();
         c.transmit.rc3 = self.rc3_config().and_then(Result::ok);
         c.mptcp = self.mptcp_config().map(Box::new);
+        c.congestion.controller.fse = self.fse_config();
         let order = self.layer_order();
         for layer in self.layers() {
             c.congestion.controller = c.congestion.controller.with_layer_in(layer, &order);
@@ -196,6 +197,28 @@ impl TcpKnobs {
             };
         }
         Some(cfg)
+    }
+
+    /// The FSE settings these knobs ask for, if `fse` is set.
+    pub fn fse_config(&self) -> Option<brisk_tcp::cc::fse::tcp::FseConfig> {
+        use brisk_tcp::cc::fse::tcp::{FseConfig, Increase};
+        use brisk_tcp::cc::fse::Algorithm;
+        let t = self.fse.as_ref()?;
+        let d = FseConfig::default();
+        Some(FseConfig {
+            group: t.group.clone(),
+            priority: t.priority.unwrap_or(d.priority),
+            algorithm: match t.algorithm {
+                Some(FseAlgorithmKnob::Active) => Algorithm::Active,
+                Some(FseAlgorithmKnob::Passive) => Algorithm::Passive,
+                Some(FseAlgorithmKnob::Conservative) | None => d.algorithm,
+            },
+            increase: match t.increase {
+                Some(FseIncreaseKnob::Sum) => Increase::Sum,
+                Some(FseIncreaseKnob::OneFlow) | None => d.increase,
+            },
+            max_flows: t.max_flows.map_or(d.max_flows, |n| n as usize),
+        })
     }
 
     /// The new-CWV configuration these knobs ask for, if it is on.

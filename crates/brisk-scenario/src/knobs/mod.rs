@@ -73,6 +73,15 @@ tcp_knobs! {
         /// MPTCP. A Linux flow opens an IPPROTO_MPTCP socket; what Linux lacks is
         /// refused by `MptcpKnobs::linux_refusal`.
         mptcp: MptcpKnobs => mechanism, linux unchecked;
+        /// `[flow.tcp.fse]`: the Flow State Exchange couples this flow's congestion
+        /// window with the other flows of its group on the same host
+        /// (docs/mechanisms/fse.md): `group` (a name; absent: the host's flows to the
+        /// same remote host), `priority` (0.1 to 1.0, default 1.0), `algorithm`
+        /// ("conservative", default; "active"; "passive"), `increase` ("one-flow",
+        /// default: the group grows as one flow; "sum"), `max_flows` (1 to 4096,
+        /// default 64). In the dumbbell, flows naming one group send from one host.
+        fse: FseTable => mechanism,
+            linux refuse_set("Linux has no Flow State Exchange (coupled congestion control across connections)");
     }
     groups {
         /// `[flow.tcp.options]`: sack, timestamps, window_scaling.

@@ -50,6 +50,34 @@ pub struct DctcpTable {
     pub alpha_on_init: Option<u32>,
 }
 
+/// `[flow.tcp.fse]`: the Flow State Exchange (`brisk_tcp::cc::fse::tcp::FseConfig`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FseTable {
+    pub group: Option<String>,
+    pub priority: Option<f64>,
+    pub algorithm: Option<FseAlgorithmKnob>,
+    pub increase: Option<FseIncreaseKnob>,
+    pub max_flows: Option<u32>,
+}
+
+/// `fse.algorithm`'s values (draft-welzl-rmcat-coupled-cc-05 §5.3, Appendix A).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FseAlgorithmKnob {
+    Conservative,
+    Active,
+    Passive,
+}
+
+/// `fse.increase`'s values.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum FseIncreaseKnob {
+    OneFlow,
+    Sum,
+}
+
 /// `[flow.tcp.ecn]` as a table.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -24,6 +24,8 @@
 //! - Outside an endpoint (unit tests, [`crate::Config::build_cc`]) a controller runs
 //!   alone: [`FlowCtx::alone`] has no host, no group and no published statistics.
 
+use super::fse::tcp::FseGroup;
+use super::fse::{Algorithm, FseError, FseFlow};
 use super::sbd::host::SbdHost;
 use super::{CcState, FlowCc};
 use brisk_time::{Duration, Instant};
@@ -69,6 +71,22 @@ pub enum GroupKey {
     /// A group a host-level detector (SBD, RFC 8382) or an MPTCP connection made;
     /// the number is the caller's.
     Assigned(u64),
+    /// A group named in configuration (`[flow.tcp] fse = { group = "..." }`): the
+    /// name's 64-bit FNV-1a hash ([`GroupKey::named`]).
+    Named(u64),
+}
+
+impl GroupKey {
+    /// The key of the group called `name` (FNV-1a, 64 bits: deterministic across runs
+    /// and platforms, unlike std's `DefaultHasher`).
+    pub fn named(name: &str) -> GroupKey {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in name.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        GroupKey::Named(h)
+    }
 }
 
 /// Which group the endpoint puts a new flow in ([`crate::EndpointConfig`]'s
@@ -196,6 +214,8 @@ struct FlowEntry {
     remote: SocketAddr,
     group: Option<GroupId>,
     stats: FlowStats,
+    /// The flow's handle in its group's FSE, while it is registered there.
+    fse: Option<FseFlow>,
 }
 
 #[derive(Clone, Debug)]
@@ -203,6 +223,9 @@ struct GroupEntry {
     key: GroupKey,
     members: Vec<FlowId>,
     state: GroupState,
+    /// The group's Flow State Exchange, made when its first FSE flow registers
+    /// (`fse/tcp.rs`); `None` for groups without FSE flows.
+    fse: Option<Box<FseGroup>>,
 }
 
 /// The congestion state of one host: its flows (path, group, published statistics)
@@ -250,6 +273,7 @@ impl HostCc {
             remote,
             group: None,
             stats: FlowStats::default(),
+            fse: None,
         };
         let id = match self.free_flows.pop() {
             Some(i) => {
@@ -271,12 +295,12 @@ impl HostCc {
 
     /// The flow's connection left the endpoint: its entry and group membership go.
     pub fn leave(&mut self, flow: FlowId) {
-        let Some(entry) = self.flows.get_mut(flow.0 as usize).and_then(Option::take) else {
-            return;
-        };
-        if let Some(g) = entry.group {
+        if let Some(g) = self.entry(flow).and_then(|e| e.group) {
             self.leave_group(flow, g);
         }
+        let Some(_entry) = self.flows.get_mut(flow.0 as usize).and_then(Option::take) else {
+            return;
+        };
         if let Some(s) = self.sbd.as_deref_mut() {
             s.leave(flow);
         }
@@ -308,6 +332,7 @@ impl HostCc {
                     key,
                     members: Vec::new(),
                     state: GroupState::default(),
+                    fse: None,
                 };
                 let g = match self.free_groups.pop() {
                     Some(i) => {
@@ -333,9 +358,13 @@ impl HostCc {
     }
 
     fn leave_group(&mut self, flow: FlowId, g: GroupId) {
+        let handle = self.entry_mut(flow).and_then(|e| e.fse.take());
         let Some(e) = self.groups.get_mut(g.0 as usize).and_then(Option::as_mut) else {
             return;
         };
+        if let (Some(h), Some(fse)) = (handle, e.fse.as_deref_mut()) {
+            fse.leave(h);
+        }
         e.members.retain(|&f| f != flow);
         if e.members.is_empty() {
             self.by_key.remove(&e.key);
@@ -389,6 +418,80 @@ impl HostCc {
     pub fn coupled_members(&self, g: GroupId) -> &[FlowId] {
         let m = self.members(g);
         &m[..m.len().min(MAX_COUPLED)]
+    }
+
+    /// Registers `flow` in its group's Flow State Exchange with priority `p` and the
+    /// window (or rate) its controller starts from; makes the group's FSE (running
+    /// `algorithm`, holding at most `max_flows`) if it has none. Allocates only when
+    /// it makes the FSE, at a join, never per ACK. Refused: a flow in no group, a
+    /// group running another algorithm ("the same algorithm must be applied to all
+    /// flows", draft -05 §5.3), a full group, a priority out of range.
+    pub fn fse_register(
+        &mut self,
+        flow: FlowId,
+        algorithm: Algorithm,
+        max_flows: usize,
+        p: f64,
+        initial: f64,
+    ) -> Result<FseFlow, FseError> {
+        let Some(g) = self.group_of(flow) else {
+            return Err(FseError::NoGroup);
+        };
+        if let Some(h) = self.entry(flow).and_then(|e| e.fse) {
+            return Ok(h);
+        }
+        let Some(ge) = self.groups.get_mut(g.0 as usize).and_then(Option::as_mut) else {
+            return Err(FseError::NoGroup);
+        };
+        if ge.fse.is_none() {
+            ge.fse = Some(Box::new(FseGroup::new(algorithm, max_flows)?));
+        }
+        let fg = ge.fse.as_deref_mut().ok_or(FseError::NoGroup)?;
+        if fg.algorithm() != algorithm {
+            return Err(FseError::Mixed);
+        }
+        let h = fg.register(p, initial)?;
+        if let Some(e) = self.entry_mut(flow) {
+            e.fse = Some(h);
+        }
+        Ok(h)
+    }
+
+    /// Takes `flow` out of its group's FSE, with its share (a leave, step 2); it
+    /// stays in the group, and its controller may register it again.
+    pub fn fse_leave(&mut self, flow: FlowId) {
+        let Some(e) = self.entry_mut(flow) else {
+            return;
+        };
+        let (Some(h), Some(g)) = (e.fse.take(), e.group) else {
+            return;
+        };
+        if let Some(fg) = self
+            .groups
+            .get_mut(g.0 as usize)
+            .and_then(Option::as_mut)
+            .and_then(|ge| ge.fse.as_deref_mut())
+        {
+            fg.leave(h);
+        }
+    }
+
+    /// The FSE of `flow`'s group and the flow's handle there, if it is registered.
+    pub fn fse_mut(&mut self, flow: FlowId) -> Option<(&mut FseGroup, FseFlow)> {
+        let e = self.entry(flow)?;
+        let (g, h) = (e.group?, e.fse?);
+        let fg = self
+            .groups
+            .get_mut(g.0 as usize)?
+            .as_mut()?
+            .fse
+            .as_deref_mut()?;
+        Some((fg, h))
+    }
+
+    /// The FSE of group `g`, if one of its flows registered.
+    pub fn group_fse(&self, g: GroupId) -> Option<&FseGroup> {
+        self.groups.get(g.0 as usize)?.as_ref()?.fse.as_deref()
     }
 
     /// Every live flow with its statistics, in index order (a detector's input).

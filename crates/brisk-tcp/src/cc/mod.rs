@@ -185,6 +185,9 @@ pub enum CcEvent {
 /// Another: LISA (`coupled/lisa.rs`, an option of the coupled controllers) sets a
 /// joining subflow's initial window in `init` and applies a donor's credit in `on_ack`,
 /// because seed 004's Algorithm 1 runs before the new subflow's first send.
+/// A third: the FSE layer (`fse/tcp.rs`) sets ssthresh to the flow's share of its
+/// group's shared threshold in `init` and `cong_avoid`, where it also sets cwnd to
+/// the assigned share: the FSE "sends FSE_R(i) to flow i" (draft §5.3 step c).
 pub trait CongestionControl: fmt::Debug + Send {
     /// Short name of this controller alone, e.g. "cubic" (a layer: its tag, "dc").
     fn name(&self) -> &'static str;
@@ -252,6 +255,8 @@ pub enum CcDiagnostics {
     Dctcp(dctcp::DctcpDiagnostics),
     /// The coupled MPTCP controllers and LISA ([`coupled`]).
     Coupled(coupled::CoupledDiagnostics),
+    /// The Flow State Exchange layer ([`fse::tcp`]).
+    Fse(fse::tcp::FseDiagnostics),
 }
 
 /// Which controller to build. Parsed from config / scenario files.

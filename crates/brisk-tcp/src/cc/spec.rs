@@ -168,6 +168,10 @@ pub struct CcSpec {
     /// Module parameters of the base controllers that have any (CDG, DCTCP); only the
     /// base's own part is read.
     pub tuning: BaseTuning,
+    /// The Flow State Exchange (`fse/tcp.rs`): couples this flow's window with its
+    /// group's. Always the outermost layer (it writes the share the layers inside
+    /// computed towards); the endpoint puts the flow in the group it names.
+    pub fse: Option<super::fse::tcp::FseConfig>,
 }
 
 /// Linux's module parameters of the base controllers that have them, with Linux's
@@ -186,6 +190,7 @@ impl From<CcAlgorithm> for CcSpec {
             base,
             layers: Vec::new(),
             tuning: BaseTuning::default(),
+            fse: None,
         }
     }
 }
@@ -219,6 +224,10 @@ impl CcSpec {
         for l in &self.layers {
             s.push('+');
             s.push_str(l.tag());
+        }
+        if self.fse.is_some() {
+            s.push('+');
+            s.push_str(super::fse::tcp::TAG);
         }
         s
     }
@@ -291,6 +300,9 @@ impl CcFactory for StandardCcFactory {
                     Box::new(Abe::new(cc, beta).with_beta_loss(cfg.beta_loss))
                 }
             };
+        }
+        if let Some(fse) = &spec.fse {
+            cc = Box::new(super::fse::tcp::FseLayer::new(cc, fse.clone()));
         }
         cc
     }

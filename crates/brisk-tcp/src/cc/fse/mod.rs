@@ -23,8 +23,9 @@
 //! [`Fse::new`] (the flow table is allocated once at its limit), O(flows) per update,
 //! which is the draft's step (c) itself. There is no Linux counterpart: Linux has no
 //! FSE (its closest relative, `tcp_metrics`, shares state between connections only
-//! at start). Not wired into connections yet.
+//! at start). [`tcp`] wires it into TCP flows: a controller layer and the host's groups.
 
+pub mod tcp;
 #[cfg(test)]
 mod tests;
 
@@ -77,6 +78,10 @@ pub enum FseError {
     Terminated(u32),
     #[error("max_flows {0} is outside 1..=4096")]
     Limit(usize),
+    #[error("the flow is in no flow group")]
+    NoGroup,
+    #[error("the flow group runs another FSE algorithm (one algorithm per group)")]
+    Mixed,
 }
 
 #[derive(Clone, Copy, Debug)]
