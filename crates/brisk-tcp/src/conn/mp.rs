@@ -547,6 +547,9 @@ impl Connection {
             if key == m.local_key {
                 m.counters.fastclose_rx += 1;
                 for s in &mut m.subs {
+                    // Linux's RST answering MP_FASTCLOSE carries MP_TCPRST reason 0
+                    // (`mptcp_do_fastclose` → `mptcp_subflow_reset`).
+                    s.rst_reason = Some(ResetReason::Unspecified);
                     s.conn.abort();
                 }
                 self.mp_reset();
@@ -1607,6 +1610,7 @@ impl Connection {
             if rx.fastclose.is_some_and(|k| k == m.local_key) {
                 m.counters.fastclose_rx += 1;
                 for s in &mut m.subs {
+                    s.rst_reason = Some(ResetReason::Unspecified);
                     s.conn.abort();
                 }
                 self.mp_reset();
