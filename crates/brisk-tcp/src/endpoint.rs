@@ -33,6 +33,7 @@
 //! most 2 × armed connections + 64 entries at all times (issues 13 and 29).
 
 mod config;
+mod join;
 mod listen;
 mod table;
 
@@ -125,6 +126,8 @@ struct Slot {
     mem_wait: bool,
     /// Closed event handed out: reap.
     closed: bool,
+    /// The MPTCP token this connection holds in `Endpoint::tokens`.
+    mp_token: Option<u32>,
 }
 
 impl Slot {
@@ -195,6 +198,9 @@ pub struct Endpoint {
     /// Connections whose writes were refused for memory, woken (`Event::Writable`)
     /// when the total leaves pressure. At most one entry per live slot.
     mem_waiters: VecDeque<ConnHandle>,
+    /// MPTCP tokens → connections, for MP_JOIN SYNs (RFC 8684 §3.2; Linux
+    /// `token.c`). Made with the first MPTCP connection.
+    tokens: Option<Box<crate::mptcp::token::TokenTable<ConnHandle>>>,
 }
 
 impl Endpoint {
@@ -253,6 +259,7 @@ impl Endpoint {
             mem,
             lent: None,
             mem_waiters: VecDeque::new(),
+            tokens: None,
         }
     }
 
@@ -379,6 +386,7 @@ impl Endpoint {
         let setup = self.setup(now, SocketAddr::new(local_ip, port), remote, config);
         let conn = Connection::connect(now, setup);
         let h = self.insert(conn, None);
+        self.mp_register(h);
         self.touch(h);
         Ok(h)
     }
@@ -436,6 +444,7 @@ impl Endpoint {
         let setup = self.setup(now, local, remote, config);
         let conn = Connection::connect(now, setup);
         let h = self.insert(conn, None);
+        self.mp_register(h);
         self.touch(h);
         Ok(h)
     }
@@ -479,7 +488,7 @@ impl Endpoint {
         if let Some(h) = self.lookup(tcp.dst_port, remote) {
             // No connection has a martian peer (neither `connect` nor a listener
             // makes one), so the check below is needed only without one.
-            self.deliver(now, h, ip.ecn(), ip.dscp(), tcp);
+            self.deliver(now, h, ip.ecn(), ip.dscp(), remote, tcp);
             return;
         }
         if self.martian_source(ip.src()) {
@@ -492,6 +501,12 @@ impl Endpoint {
             self.on_listen_syn(now, ip.dst(), remote, tcp);
             return;
         }
+        if f.syn() && !f.ack() && !f.rst() && self.tokens.is_some() && join::is_mp_join(tcp) {
+            // A join to a port with no listener: Linux takes it if a connection with
+            // the token is on that port (`mptcp_handle_join`... via the token).
+            self.on_join_syn(now, ip.dst(), remote, tcp, false);
+            return;
+        }
         if self.on_cookie_ack(now, ip.ecn(), ip.dscp(), ip.dst(), remote, tcp) {
             return;
         }
@@ -499,7 +514,15 @@ impl Endpoint {
         self.reply_rst(ip.dst(), tcp.dst_port, remote, tcp);
     }
 
-    fn deliver(&mut self, now: Instant, h: ConnHandle, ecn: Ecn, dscp: u8, tcp: &TcpRepr<'_>) {
+    fn deliver(
+        &mut self,
+        now: Instant,
+        h: ConnHandle,
+        ecn: Ecn,
+        dscp: u8,
+        remote: SocketAddr,
+        tcp: &TcpRepr<'_>,
+    ) {
         if self.accept_overflow(h, tcp) {
             self.stats.drop_backlog_full += 1;
             return;
@@ -515,6 +538,10 @@ impl Endpoint {
         };
         let before = *slot.conn.counters();
         slot.conn.set_mem_allowance(allowance);
+        let mptcp = slot.conn.is_mptcp();
+        if mptcp {
+            slot.conn.mp_set_rx_remote(remote);
+        }
         lend_cc(&mut self.host_cc, &mut slot.conn, |c| {
             c.handle_segment_dscp(now, ecn, dscp, tcp)
         });
@@ -526,6 +553,9 @@ impl Endpoint {
         self.stats.oow_acks_suppressed += after.oow_acks_suppressed - before.oow_acks_suppressed;
         self.stats.mptcp_refused += after.mptcp_refused - before.mptcp_refused;
         self.stats.mptcp_fallbacks += after.mptcp_fallbacks - before.mptcp_fallbacks;
+        if mptcp {
+            self.mp_service(now, h);
+        }
         self.touch(h);
         self.mem.relieve(&mut self.slots, h.0, &mut self.stats);
     }
@@ -598,12 +628,12 @@ impl Endpoint {
                 continue;
             };
             let exhausted = slot.conn.poll_exhausted();
-            let remote = slot.conn.remote().ip();
+            // A subflow's segment leaves from its own addresses (MPTCP).
+            let (local, remote) = slot.conn.tx_addrs(seg);
             let payload = slot.conn.payload(seg);
             let tcp = seg.to_repr(payload);
             let dscp = seg.meta.dscp;
             let ecn = seg.meta.ecn;
-            let local = slot.conn.local().ip();
             let Some(ip) = ip_repr(local, remote, ecn, dscp, self.ip_ident) else {
                 continue;
             };
@@ -650,6 +680,9 @@ impl Endpoint {
                 continue;
             };
             lend_cc(&mut self.host_cc, &mut slot.conn, |c| c.handle_timeout(now));
+            if slot.conn.is_mptcp() {
+                self.mp_service(now, h);
+            }
             self.touch(h);
         }
     }

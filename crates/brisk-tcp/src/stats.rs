@@ -116,9 +116,21 @@ pub struct EndpointStats {
     /// MPTCP offers that fell back to plain TCP on a segment (RFC 8684 §3.7; Linux
     /// `MPCapableFallbackACK`, `MPCapableFallbackSYNACK`, `DSSFallback`).
     pub mptcp_fallbacks: u64,
-    /// MP_JOIN SYNs an MPTCP listener refused with a RST (no connection takes a
-    /// second subflow yet; Linux `MPJoinNoTokenFound`).
+    /// MP_JOIN SYNs refused with a RST carrying MP_TCPRST (every reason).
     pub mptcp_joins_refused: u64,
+    /// MP_JOIN SYNs received for no connection (Linux `MPJoinNoTokenFound`).
+    pub mptcp_join_no_token: u64,
+    /// MP_JOIN SYNs refused at the connection's subflow limit (Linux `MPJoinRejected`).
+    pub mptcp_join_rejected: u64,
+    /// MP_JOIN SYNs received (Linux `MPJoinSynRx` counts those it accepts).
+    pub mptcp_join_syns: u64,
+    /// MP_JOIN SYNs accepted: a subflow made in SYN-RECEIVED.
+    pub mptcp_joins_accepted: u64,
+    /// Subflows the path manager asked for that the endpoint could not open (no
+    /// port, an address that is not ours or of the other family).
+    pub mptcp_join_open_failed: u64,
+    /// MPTCP connections whose token did not fit the token table (they take no joins).
+    pub mptcp_tokens_full: u64,
     pub rst_sent: u64,
     /// SYN-ACKs sent with a SYN cookie because the listener's SYN queue was full
     /// (Linux `SyncookiesSent`).

@@ -43,6 +43,9 @@ pub struct Seen {
     pub ecn: Ecn,
     /// Per-direction index of this packet (0-based).
     pub index: usize,
+    /// TCP ports (an MPTCP connection's subflows differ by them).
+    pub src_port: u16,
+    pub dst_port: u16,
 }
 
 type Hook = Box<dyn FnMut(&Seen) -> Action>;
@@ -168,6 +171,8 @@ impl Pair {
                     len: tcp.payload.len(),
                     ecn: ip.ecn(),
                     index: self.sent[dir],
+                    src_port: tcp.src_port,
+                    dst_port: tcp.dst_port,
                 };
                 self.sent[dir] += 1;
                 self.log.push((seen, bytes.clone()));

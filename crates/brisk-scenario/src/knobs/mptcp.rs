@@ -21,14 +21,12 @@ use brisk_tcp::mptcp::{MptcpConfig, MptcpConfigError, MAX_SUBFLOWS};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 
-/// Whether brisk's MPTCP connection opens and accepts subflows beyond its first.
-/// The connection (helper `mpconn`, issue 31) reads `Config::mptcp` over one subflow
-/// (MP_CAPABLE, DSS, DATA_FIN, fallback) but has no MP_JOIN yet, so `subflows`,
-/// `add_addr_accepted`, `path_manager`, `scheduler` and the endpoints do not act on a
-/// brisk flow, and [`crate::Scenario::warnings`] says so. Whoever adds joins sets this
-/// to `true` (brisk-sim's test `a_brisk_flow_with_mptcp_runs_one_subflow_until_joins_exist`
-/// checks the warning follows it).
-pub const BRISK_MPTCP_JOINS: bool = false;
+/// Whether brisk's MPTCP connection opens and accepts subflows beyond its first: it
+/// does (MP_JOIN, branch mpjoin2), so `subflows`, `path_manager`, `scheduler` and the
+/// endpoints act on a brisk flow and [`crate::Scenario::warnings`] has nothing to say
+/// about them (brisk-sim's test `a_brisk_flow_with_mptcp_runs_one_subflow_until_joins_exist`
+/// checks the warning follows this constant).
+pub const BRISK_MPTCP_JOINS: bool = true;
 
 /// `[flow.tcp.mptcp]`; see the module doc. Absent keys take Linux's defaults.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]

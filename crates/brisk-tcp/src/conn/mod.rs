@@ -150,6 +150,10 @@ pub struct TxMeta {
     /// Scheduling priority (0 = normal); for RC3-style low-priority copies.
     pub priority: u8,
     pub kind: SegmentKind,
+    /// MPTCP: the index of the subflow that emitted it in its connection (0 for plain
+    /// TCP and the initial subflow); the endpoint addresses the packet with that
+    /// subflow's addresses (`Connection::tx_addrs`).
+    pub subflow: u8,
 }
 
 /// An outgoing segment: the TCP header as brisk-wire's [`TcpRepr`] (its payload left

@@ -17,15 +17,23 @@
 //! offset coincide on the first subflow.
 
 use super::*;
-use crate::mptcp::dsn::{self, MapVerdict, Mapping, RecvMap, SendMap, WindowCtx};
+use crate::mptcp::dsn::{self, MapVerdict, Mapping, WindowCtx};
+use crate::mptcp::join::{find_join, JoinError, JoinInitiator, JoinResponder};
 use crate::mptcp::meta::{
-    DataSend, Fallback, Meta, MptcpCounters, SubflowCtx, DSS_RESERVE, RECV_MAPS, SEND_MAPS,
+    DataSend, Fallback, Meta, MptcpCounters, RemovedSubflow, SubJoin, SubflowCtx, SubflowOpen,
+    DSS_RESERVE,
 };
+use crate::mptcp::pm::{Addr, PathManager, PmAction};
 use crate::mptcp::recv::{DataRecv, FinVerdict, RecvConfig};
+use crate::mptcp::reinject::{LossKind, Reinjector};
+use crate::mptcp::sched::{Pick, Scheduler, SubflowView};
+use crate::mptcp::SubflowMask;
 use brisk_wire::mptcp::checksum::{dss_checksum, DssChecksum};
 use brisk_wire::mptcp::crypto;
 use brisk_wire::mptcp::{self as wire, DataSeq, Dss, MpCapable, MpCapableForm, MptcpOption};
 use brisk_wire::mptcp::{MpTcpRst, ResetReason};
+use std::collections::VecDeque;
+use std::net::IpAddr;
 
 /// What the MPTCP options of one arriving segment said.
 #[derive(Default)]
@@ -52,6 +60,9 @@ fn parse_rx(seg: &TcpRepr<'_>, counters: &mut MptcpCounters) -> Rx {
 /// A seed for the MPTCP key, separate from the connection's own RNG draws so that
 /// plain TCP's are unchanged.
 const KEY_SEED: u64 = 0x4d50_5443_5031_6b65;
+/// Disjoint DSN ranges the re-injection queue holds (more are left to their subflow's
+/// own retransmission, counted in `ReinjectStats::refused`).
+const REINJECT_RANGES: usize = 64;
 
 impl Connection {
     /// The subflow's and the outer's configs: the subflow runs plain TCP.
@@ -78,12 +89,14 @@ impl Connection {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ KEY_SEED);
         let local_key: u64 = rng.gen();
         let mcfg = config.mptcp.as_deref().cloned().unwrap_or_default();
+        let local_idsn = crypto::idsn(local_key);
+        let sub_config = sub.config.clone();
         Box::new(Meta {
             passive,
             local_key,
             remote_key: None,
             local_token: crypto::token(local_key),
-            local_idsn: crypto::idsn(local_key),
+            local_idsn,
             remote_idsn: 0,
             csum: mcfg.checksum,
             fully_established: false,
@@ -100,13 +113,7 @@ impl Connection {
                     .max(1),
                 ..mcfg.recv
             },
-            subs: vec![SubflowCtx {
-                conn: sub,
-                smap: SendMap::new(0, SEND_MAPS),
-                rmap: RecvMap::new(RECV_MAPS),
-                written: 0,
-                consumed: 0,
-            }],
+            subs: vec![SubflowCtx::new(sub, SubJoin::Initial, 0, false)],
             counters: MptcpCounters::default(),
             peer_closed_reported: false,
             fastclose: false,
@@ -114,6 +121,19 @@ impl Connection {
             orphaned: false,
             read_total: 0,
             scratch: Vec::new(),
+            // The config was validated with the connection's; a bad one gets the
+            // defaults rather than a panic.
+            pm: PathManager::new(&mcfg.pm)
+                .unwrap_or_else(|_| PathManager::new(&Default::default()).expect("default")),
+            sched: Scheduler::new(mcfg.scheduler),
+            reinject: Reinjector::new(local_idsn.wrapping_add(1), REINJECT_RANGES),
+            rng,
+            sub_config,
+            rx_remote: None,
+            pm_started: false,
+            opens: VecDeque::new(),
+            removed: Vec::new(),
+            closed0: None,
         })
     }
 
@@ -338,9 +358,14 @@ impl Connection {
         for i in 0..m.subs.len() {
             if let Some(seg) = m.subs[i].conn.poll_transmit(now) {
                 let mut seg = seg;
+                seg.meta.subflow = i as u8;
                 mp_decorate(m, i, &mut seg);
                 out = Some(seg);
                 break;
+            }
+            if m.subs[i].conn.state() == State::Closed {
+                // Its last segment (a RST with MP_TCPRST) is out: it may go.
+                m.subs[i].closed_seen = true;
             }
         }
         let exhausted = out.is_none() || m.subs.iter().all(|s| s.conn.poll_exhausted());
@@ -353,7 +378,10 @@ impl Connection {
     #[inline(never)]
     pub(super) fn mp_payload(&self, seg: &Segment) -> &[u8] {
         match self.mp.as_deref() {
-            Some(m) => m.subs[0].conn.payload(seg),
+            Some(m) => m
+                .subs
+                .get(usize::from(seg.meta.subflow))
+                .map_or(&[][..], |s| s.conn.payload(seg)),
             None => &[],
         }
     }
@@ -362,12 +390,14 @@ impl Connection {
     #[inline(never)]
     pub(super) fn mp_poll_timeout(&self) -> Option<Instant> {
         let m = self.mp.as_deref()?;
+        let min = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let mut t = m.snd.fin_rtx_at;
         for s in &m.subs {
-            t = match (t, s.conn.poll_timeout()) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            t = min(t, s.conn.poll_timeout());
+            t = min(t, s.join_rtx_at);
         }
         t
     }
@@ -378,9 +408,34 @@ impl Connection {
         let Some(m) = self.mp.as_deref_mut() else {
             return;
         };
-        for s in &mut m.subs {
+        let several = m.subs.len() > 1;
+        for (i, s) in m.subs.iter_mut().enumerate() {
             if s.conn.poll_timeout().is_some_and(|t| t <= now) {
                 s.conn.handle_timeout(now);
+            }
+            if s.join_rtx_at.is_some_and(|t| t <= now) {
+                // No fourth ACK yet: the third ACK again (Linux retransmits it from
+                // the subflow's timer until the peer acknowledges it).
+                s.join_rtx_count += 1;
+                if s.join_rtx_count > 6 || s.conn.state() != State::Established {
+                    s.join_rtx_at = None;
+                    s.rst_reason = Some(ResetReason::MptcpError);
+                    s.conn.abort();
+                } else {
+                    let rto = s.conn.current_rto() * (1u32 << s.join_rtx_count);
+                    s.join_rtx_at = Some(now + rto);
+                    s.conn.ack_now();
+                }
+            }
+            // Seed Table I: an RTO retransmits on its subflow (its own TCP does) and
+            // re-injects the data on another.
+            let rto = s.conn.info.rto_count;
+            if rto > s.rto_seen {
+                s.rto_seen = rto;
+                if several && s.usable && m.reinject.on_loss(LossKind::Rto, i, s.smap.outstanding())
+                {
+                    m.counters.reinject_rto += 1;
+                }
             }
         }
         if m.snd.fin_rtx_at.is_some_and(|t| t <= now) {
@@ -391,7 +446,7 @@ impl Connection {
             m.snd.fin_rtx_at = Some(now + backoff);
             m.subs[0].conn.ack_now();
         }
-        mp_after_input(m);
+        mp_after_input(m, now);
         self.mp_sync();
     }
 
@@ -407,6 +462,12 @@ impl Connection {
         let Some(m) = self.mp.as_deref_mut() else {
             return;
         };
+        let Some(i) = mp_rx_subflow(m, seg) else {
+            return;
+        };
+        if i != 0 {
+            return self.mp_handle_joined(now, ecn, dscp, i, seg);
+        }
         let rx = parse_rx(seg, &mut m.counters);
         let f = seg.flags;
         let sub_state = m.subs[0].conn.state();
@@ -506,6 +567,9 @@ impl Connection {
             if key == m.local_key {
                 m.counters.fastclose_rx += 1;
                 for s in &mut m.subs {
+                    // Linux's RST answering MP_FASTCLOSE carries MP_TCPRST reason 0
+                    // (`mptcp_do_fastclose` → `mptcp_subflow_reset`).
+                    s.rst_reason = Some(ResetReason::Unspecified);
                     s.conn.abort();
                 }
                 self.mp_reset();
@@ -513,54 +577,19 @@ impl Connection {
             }
         }
         // ----- mappings and the Data ACK (§3.3) -----
-        let i = 0;
-        let synchronized =
-            m.subs[i].conn.state().synchronized() || m.subs[i].conn.state() == State::SynReceived;
-        if synchronized && !f.syn() && m.recv.is_some() {
-            let irs = m.subs[i].conn.sub.opts.irs;
-            // Subflow offset of the payload's first byte (the SYN takes one).
-            let rel = seg.seq.0.wrapping_sub(irs);
-            let seg_off = expand_sub_off(m.subs[i].consumed, rel);
-            let mut reset = false;
-            if let Some(MpCapableForm::AckData {
-                data_len, checksum, ..
-            }) = rx.mpc.map(|c| c.form)
-            {
-                // The first data's implicit mapping: DSN = IDSN + 1 at subflow
-                // sequence 1 (§3.1).
-                if !seg.payload.is_empty() && rel == 1 {
-                    let map = Mapping {
-                        dsn: m.remote_idsn.wrapping_add(1),
-                        sub_off: 0,
-                        len: data_len,
-                        data_fin: false,
-                    };
-                    reset |= mp_on_mapping(m, i, map, checksum, seg_off, seg.payload);
-                }
+        if mp_rx_dss(m, 0, &rx, seg) {
+            m.subs[0].conn.counters.mptcp_refused += 1;
+            // Linux `subflow_check_data_avail` → `MPTCP_RST_EMPTCP`: the subflow
+            // is reset; the first subflow's reset ends the connection.
+            for s in &mut m.subs {
+                s.conn.abort();
             }
-            if let Some(d) = rx.dss {
-                if let Some(a) = d.data_ack {
-                    mp_on_data_ack(m, a);
-                }
-                if let Some(w) = d.mapping {
-                    let r = m.recv.as_ref().map_or(0, |r| r.data_ack());
-                    let map = Mapping::from_wire(&w, d.data_fin, r, seg_off);
-                    reset |= mp_on_mapping(m, i, map, w.checksum, seg_off, seg.payload);
-                }
-            }
-            if reset {
-                m.subs[0].conn.counters.mptcp_refused += 1;
-                // Linux `subflow_check_data_avail` → `MPTCP_RST_EMPTCP`: the subflow
-                // is reset; with one subflow the connection ends.
-                for s in &mut m.subs {
-                    s.conn.abort();
-                }
-                self.mp_reset();
-                return;
-            }
+            self.mp_reset();
+            return;
         }
-        m.subs[i].conn.handle_segment_dscp(now, ecn, dscp, seg);
-        mp_after_input(m);
+        m.subs[0].conn.handle_segment_dscp(now, ecn, dscp, seg);
+        mp_pm_start(m, now);
+        mp_after_input(m, now);
         self.mp_sync();
     }
 
@@ -618,8 +647,24 @@ impl Connection {
         while let Some(ev) = m.subs[0].conn.poll_event() {
             match ev {
                 Event::Connected => connected = true,
-                Event::Closed(r) => closed = Some(r),
+                Event::Closed(r) => m.closed0 = Some(r),
                 _ => {}
+            }
+        }
+        for s in m.subs.iter_mut().skip(1) {
+            // A joined subflow's events are the meta's business (its state is read).
+            while s.conn.poll_event().is_some() {}
+        }
+        if let Some(r) = m.closed0 {
+            // The connection closes with its first subflow once every other subflow
+            // has closed too; a first subflow that failed takes the others with it.
+            if r.is_err() {
+                for s in m.subs.iter_mut().skip(1) {
+                    s.conn.abort();
+                }
+            }
+            if m.subs.iter().all(|s| s.conn.state() == State::Closed) {
+                closed = Some(r);
             }
         }
         let readable = m.recv.as_ref().is_some_and(|r| r.readable() > 0);
@@ -650,7 +695,7 @@ impl Connection {
             if self.state != State::Closed {
                 self.terminate(r);
             }
-        } else if self.state != State::Closed {
+        } else if self.state != State::Closed && state != State::Closed {
             self.state = state;
         }
     }
@@ -698,6 +743,7 @@ fn mp_on_data_ack(m: &mut Meta, a: DataSeq) {
         return;
     }
     let data_to = off.min(m.snd.end());
+    m.reinject.on_data_ack(m.snd_dsn(data_to));
     let n = (data_to - m.snd.una) as usize;
     m.snd.buf.drain(..n);
     m.snd.una = data_to;
@@ -771,11 +817,13 @@ fn mp_on_mapping(
 /// After any input: subflow ACKs free send mappings, in-order subflow bytes move to
 /// the data level, our acknowledged DATA_FIN closes the subflows, more data moves
 /// into them.
-fn mp_after_input(m: &mut Meta) {
+fn mp_after_input(m: &mut Meta, now: Instant) {
     for s in &mut m.subs {
         let una = s.conn.acked_offset();
         s.smap.on_subflow_ack(una);
     }
+    let _ = now;
+    mp_reap_subflows(m);
     mp_drain(m);
     if m.snd.fin_acked && !m.subflows_closing {
         m.subflows_closing = true;
@@ -812,6 +860,7 @@ fn mp_drain(m: &mut Meta) {
     let Some(recv) = recv.as_mut() else {
         return;
     };
+    let several = subs.len() > 1;
     for s in subs.iter_mut() {
         loop {
             recv.advertise();
@@ -821,10 +870,27 @@ fn mp_drain(m: &mut Meta) {
                 break;
             }
             let most = room.min(readable).min(DRAIN_CHUNK);
-            let want = s.rmap.mapped_run(s.consumed, most as u64) as usize;
+            let mut want = s.rmap.mapped_run(s.consumed, most as u64) as usize;
             if want == 0 {
                 counters.unmapped_held += 1;
                 break;
+            }
+            if several {
+                // Another subflow's bytes may be ahead at the data level: take only
+                // what lies inside the window (`deliver` must consume every byte
+                // read), one mapping at a time.
+                if let Some((dsn, run)) = s.rmap.lookup(s.consumed) {
+                    let ahead = dsn.wrapping_sub(recv.data_ack());
+                    let allowed = if (ahead as i64) < 0 {
+                        run // old data (a re-injected copy): consumed as a duplicate
+                    } else {
+                        (room as u64).saturating_sub(ahead).min(run)
+                    };
+                    want = want.min(allowed as usize);
+                    if want == 0 {
+                        break;
+                    }
+                }
             }
             if scratch.len() < want {
                 scratch.resize(want, 0);
@@ -847,15 +913,39 @@ fn mp_drain(m: &mut Meta) {
     }
 }
 
-/// Moves data-level bytes into the first subflow (the scheduler's choice with one
-/// subflow) and records the mapping (Linux `__mptcp_push_pending`).
+/// Moves data-level bytes into the subflows and records the mappings (Linux
+/// `__mptcp_push_pending`). With one subflow it takes what the subflow's send buffer
+/// takes; with several the scheduler (`MptcpConfig::scheduler`) picks a subflow per
+/// chunk, and a subflow takes only what its congestion window has room for, as
+/// Linux's subflows take only what they can send now: the rest waits at the data
+/// level for the next subflow with room. Data queued for re-injection goes first.
 fn mp_fill(m: &mut Meta) {
     if m.remote_key.is_none() {
         return;
     }
+    if m.subflows_closing {
+        return;
+    }
+    if m.subs.len() == 1 {
+        mp_fill_one(m);
+    } else {
+        mp_fill_sched(m);
+    }
+    if m.snd.fin_queued
+        && m.snd.nxt == m.snd.end()
+        && !m.snd.fin_acked
+        && m.snd.fin_rtx_at.is_none()
+    {
+        // Resend the DATA_FIN if no Data ACK covers it within a few RTOs.
+        m.snd.fin_rtx_at =
+            Some(m.subs[0].conn.sub.probes.last_send + m.subs[0].conn.current_rto() * 2);
+    }
+}
+
+fn mp_fill_one(m: &mut Meta) {
     let i = 0;
     let st = m.subs[i].conn.state();
-    if !matches!(st, State::Established | State::CloseWait) || m.subflows_closing {
+    if !matches!(st, State::Established | State::CloseWait) {
         return;
     }
     while m.snd.nxt < m.snd.end() {
@@ -875,22 +965,177 @@ fn mp_fill(m: &mut Meta) {
         s.written += n as u64;
         m.snd.nxt += n as u64;
     }
-    if m.snd.fin_queued
-        && m.snd.nxt == m.snd.end()
-        && !m.snd.fin_acked
-        && m.snd.fin_rtx_at.is_none()
+}
+
+/// Room in subflow `s`'s congestion window for new bytes: cwnd less what is in
+/// flight and what it holds unsent. Zero for a subflow that may not carry data.
+fn sub_room(s: &SubflowCtx) -> u64 {
+    let st = s.conn.state();
+    if !s.usable
+        || !matches!(st, State::Established | State::CloseWait)
+        || s.smap.len() >= s.smap.limit()
     {
-        // Resend the DATA_FIN if no Data ACK covers it within a few RTOs.
-        m.snd.fin_rtx_at =
-            Some(m.subs[i].conn.sub.probes.last_send + m.subs[i].conn.current_rto() * 2);
+        return 0;
     }
+    let mss = u64::from(s.conn.sub.opts.mss.max(1));
+    let cwnd = u64::from(s.conn.sub.cong.vars.cwnd) * mss;
+    let flight = u64::from(s.conn.sub.loss.board.in_flight()) * mss;
+    let unsent = s.written.saturating_sub(s.conn.sent_offset());
+    cwnd.saturating_sub(flight + unsent)
+}
+
+fn sub_view(s: &SubflowCtx, room: u64) -> SubflowView {
+    let c = &s.conn;
+    let mss = c.sub.opts.mss.max(1);
+    SubflowView {
+        srtt: c.sub.loss.rtt.srtt().unwrap_or_default(),
+        cwnd: c.sub.cong.vars.cwnd.saturating_mul(mss),
+        in_flight: c.sub.loss.board.in_flight().saturating_mul(mss),
+        queued: s
+            .written
+            .saturating_sub(c.sent_offset())
+            .min(u64::from(u32::MAX)) as u32,
+        mss,
+        backup: s.backup,
+        rate: 0,
+        usable: room > 0,
+        ca_open: c.ca_state() == CaState::Open,
+    }
+}
+
+fn mp_fill_sched(m: &mut Meta) {
+    let mut views = [SubflowView::default(); crate::mptcp::MAX_SUBFLOWS];
+    let n = m.subs.len().min(crate::mptcp::MAX_SUBFLOWS);
+    let mut rooms = [0u64; crate::mptcp::MAX_SUBFLOWS];
+    // Bounded: each round places at least one byte or stops.
+    for _ in 0..4096 {
+        for i in 0..n {
+            rooms[i] = sub_room(&m.subs[i]);
+            views[i] = sub_view(&m.subs[i], rooms[i]);
+        }
+        // Re-injection first (seed Table I), on a subflow other than the one that
+        // timed out.
+        if m.reinject.pending() > 0 {
+            let max = rooms
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(0)
+                .min(dsn::MAX_MAP_LEN);
+            if max > 0 {
+                if let Some(r) = m.reinject.next(&mut m.sched, &views[..n], max) {
+                    let i = match r.on {
+                        Pick::One(i) => Some(i),
+                        Pick::Many(mask) => mask.iter().next(),
+                        Pick::None => None,
+                    };
+                    if let Some(i) = i.filter(|&i| i < n) {
+                        // What the subflow does not take stays on the subflow that
+                        // timed out (its own retransmission).
+                        mp_reinject_on(m, i, r.dsn, r.len.min(rooms[i].max(1)));
+                    }
+                    continue;
+                }
+            }
+        }
+        if m.snd.nxt >= m.snd.end() {
+            break;
+        }
+        let (a, _) = m.snd.from(m.snd.nxt);
+        let want = a.len().min(dsn::MAX_MAP_LEN as usize) as u32;
+        let i = match m.sched.pick(&views[..n], want, SubflowMask::EMPTY) {
+            Pick::One(i) => i,
+            // Redundant sends are not wired: the first subflow picked takes it.
+            Pick::Many(mask) => match mask.iter().next() {
+                Some(i) => i,
+                None => break,
+            },
+            Pick::None => break,
+        };
+        let take = (want as u64).min(rooms[i]).max(1) as usize;
+        let dsn = m.local_idsn.wrapping_add(1).wrapping_add(m.snd.nxt);
+        let s = &mut m.subs[i];
+        sub_dsn_break(s, dsn);
+        let n_w = s.conn.write(&a[..take]);
+        if n_w == 0 {
+            break;
+        }
+        s.dsn_end = Some(dsn.wrapping_add(n_w as u64));
+        if s.smap.push(dsn, s.written, n_w as u64).is_err() {
+            m.counters.opt_no_room += 1;
+        }
+        s.written += n_w as u64;
+        m.snd.nxt += n_w as u64;
+    }
+}
+
+/// Before bytes at `dsn` go to subflow `s`: if they do not continue its last mapping
+/// at the data level, the subflow ends a record there (`Connection::end_record`), so
+/// that no segment, first sent or retransmitted, carries bytes of two mappings (Linux
+/// keeps skbs of different mappings apart, `mptcp_skb_can_collapse`).
+fn sub_dsn_break(s: &mut SubflowCtx, dsn: u64) {
+    if s.dsn_end.is_some_and(|e| e != dsn) {
+        s.conn.end_record();
+    }
+}
+
+/// Re-injects `len` data-level bytes at `dsn` on subflow `i` (what of them the
+/// Data ACK has not covered yet), with their own mapping.
+fn mp_reinject_on(m: &mut Meta, i: usize, dsn: u64, len: u64) {
+    let off = dsn.wrapping_sub(m.local_idsn.wrapping_add(1));
+    let start = off.max(m.snd.una);
+    let end = (off + len).min(m.snd.nxt);
+    if start >= end || i >= m.subs.len() {
+        return;
+    }
+    let (a, b) = m.snd.from(start);
+    let want = (end - start) as usize;
+    let chunk: &[u8] = if a.len() >= want {
+        &a[..want]
+    } else if a.is_empty() {
+        &b[..want.min(b.len())]
+    } else {
+        a
+    };
+    let dsn = m.local_idsn.wrapping_add(1).wrapping_add(start);
+    let s = &mut m.subs[i];
+    sub_dsn_break(s, dsn);
+    let n = s.conn.write(chunk);
+    if n == 0 {
+        return;
+    }
+    s.dsn_end = Some(dsn.wrapping_add(n as u64));
+    if s.smap.push(dsn, s.written, n as u64).is_err() {
+        m.counters.opt_no_room += 1;
+    }
+    s.written += n as u64;
+    m.counters.reinjected_bytes += n as u64;
 }
 
 /// Adds the MPTCP option to subflow `i`'s outgoing segment
 /// (`mptcp_established_options`, `mptcp_synack_options`, `mptcp_syn_options`).
 fn mp_decorate(m: &mut Meta, i: usize, seg: &mut Segment) {
     let f = seg.header.flags;
+    if i > 0 {
+        if let Some(opt) = mp_join_option(m, i, seg) {
+            if wire::push(&mut seg.header.extra, &opt).is_err() {
+                m.counters.opt_no_room += 1;
+            }
+            return;
+        }
+    }
     let opt = if f.rst() {
+        if let Some(reason) = m.subs[i].rst_reason.filter(|_| !m.fastclose) {
+            // A refused join or a bad mapping (RFC 8684 §3.6).
+            let _ = wire::push(
+                &mut seg.header.extra,
+                &MptcpOption::MpTcpRst(MpTcpRst {
+                    transient: false,
+                    reason,
+                }),
+            );
+            return;
+        }
         if !m.fastclose {
             return;
         }
@@ -926,7 +1171,7 @@ fn mp_decorate(m: &mut Meta, i: usize, seg: &mut Segment) {
         let s = &m.subs[i];
         let rel = seg.header.seq.0.wrapping_sub(s.conn.sub.opts.iss);
         let payload = s.conn.payload(seg);
-        if !m.passive && !m.fully_established && rel == 1 {
+        if i == 0 && !m.passive && !m.fully_established && rel == 1 {
             // The third ACK, and the first data with its implicit mapping (§3.1).
             let form = if payload.is_empty() {
                 MpCapableForm::Ack {
@@ -996,5 +1241,544 @@ fn mp_decorate(m: &mut Meta, i: usize, seg: &mut Segment) {
     };
     if wire::push(&mut seg.header.extra, &opt).is_err() {
         m.counters.opt_no_room += 1;
+    }
+}
+
+/// The DSS (and the first data's MP_CAPABLE mapping) of a segment arriving on subflow
+/// `i` (§3.3): the Data ACK frees the data-level send buffer, a mapping is checked
+/// and stored. Returns true when the subflow must be reset.
+fn mp_rx_dss(m: &mut Meta, i: usize, rx: &Rx, seg: &TcpRepr<'_>) -> bool {
+    let f = seg.flags;
+    let st = m.subs[i].conn.state();
+    let synchronized = st.synchronized() || st == State::SynReceived;
+    if !synchronized || f.syn() || m.recv.is_none() {
+        return false;
+    }
+    let irs = m.subs[i].conn.sub.opts.irs;
+    // Subflow offset of the payload's first byte (the SYN takes one).
+    let rel = seg.seq.0.wrapping_sub(irs);
+    let seg_off = expand_sub_off(m.subs[i].consumed, rel);
+    let mut reset = false;
+    if let Some(MpCapableForm::AckData {
+        data_len, checksum, ..
+    }) = rx.mpc.map(|c| c.form)
+    {
+        // The first data's implicit mapping: DSN = IDSN + 1 at subflow sequence 1
+        // (§3.1), on the first subflow only.
+        if i == 0 && !seg.payload.is_empty() && rel == 1 {
+            let map = Mapping {
+                dsn: m.remote_idsn.wrapping_add(1),
+                sub_off: 0,
+                len: data_len,
+                data_fin: false,
+            };
+            reset |= mp_on_mapping(m, i, map, checksum, seg_off, seg.payload);
+        }
+    }
+    if let Some(d) = rx.dss {
+        if let Some(a) = d.data_ack {
+            mp_on_data_ack(m, a);
+        }
+        if let Some(w) = d.mapping {
+            let r = m.recv.as_ref().map_or(0, |r| r.data_ack());
+            let map = Mapping::from_wire(&w, d.data_fin, r, seg_off);
+            reset |= mp_on_mapping(m, i, map, w.checksum, seg_off, seg.payload);
+        }
+    }
+    reset
+}
+
+/// Which subflow an arriving segment is for: the one whose local port and remote
+/// address match (the endpoint's table key; `Meta::rx_remote` is set by the endpoint).
+fn mp_rx_subflow(m: &Meta, seg: &TcpRepr<'_>) -> Option<usize> {
+    if m.subs.len() == 1 {
+        return Some(0);
+    }
+    m.subs.iter().position(|s| {
+        s.conn.local().port() == seg.dst_port
+            && match m.rx_remote {
+                Some(r) => s.conn.remote() == r,
+                None => s.conn.remote().port() == seg.src_port,
+            }
+    })
+}
+
+/// The connection is fully established (client): the path manager decides which
+/// subflows to open (`mptcp_pm_fully_established` →
+/// `mptcp_pm_create_subflow_or_signal_addr`). Only the client opens subflows; a
+/// server's path manager only admits joins (its limits).
+fn mp_pm_start(m: &mut Meta, now: Instant) {
+    if m.pm_started || m.passive || !m.fully_established {
+        return;
+    }
+    let s0 = &m.subs[0].conn;
+    if s0.state() != State::Established {
+        return;
+    }
+    m.pm_started = true;
+    let local = Addr {
+        id: 0,
+        ip: s0.local().ip(),
+        port: 0,
+    };
+    let remote = Addr {
+        id: 0,
+        ip: s0.remote().ip(),
+        port: s0.remote().port(),
+    };
+    let rto = s0.current_rto();
+    m.pm.on_established(now, local, remote, Some(rto));
+    while let Some(a) = m.pm.poll_action() {
+        if let PmAction::OpenSubflow {
+            slot,
+            local,
+            remote,
+            backup,
+        } = a
+        {
+            if local.ip.is_ipv4() != remote.ip.is_ipv4() {
+                m.pm.on_subflow_closed(slot);
+                continue;
+            }
+            let rport = if remote.port == 0 {
+                s0_remote_port(m)
+            } else {
+                remote.port
+            };
+            m.opens.push_back(SubflowOpen {
+                slot,
+                local: std::net::SocketAddr::new(local.ip, local.port),
+                remote: std::net::SocketAddr::new(remote.ip, rport),
+                addr_id: local.id,
+                backup,
+            });
+        }
+        // ADD_ADDR, REMOVE_ADDR and their echoes are not sent yet (docs).
+    }
+}
+
+fn s0_remote_port(m: &Meta) -> u16 {
+    m.subs[0].conn.remote().port()
+}
+
+/// Subflows other than the first that closed: their path-manager slot is freed, and
+/// they leave the connection (the endpoint takes their 4-tuple out of its table).
+/// Their data not yet data-acknowledged was queued for re-injection on their RTOs.
+fn mp_reap_subflows(m: &mut Meta) {
+    let mut i = 1;
+    while i < m.subs.len() {
+        if m.subs[i].conn.state() != State::Closed || !m.subs[i].closed_seen {
+            i += 1;
+            continue;
+        }
+        let mut s = m.subs.remove(i);
+        // Its data not yet data-acknowledged goes to the others.
+        // (Index MAX_SUBFLOWS: it excludes no subflow, this one being gone.)
+        if !s.smap.is_empty() && !m.subflows_closing {
+            m.reinject.on_loss(
+                LossKind::Rto,
+                crate::mptcp::MAX_SUBFLOWS,
+                s.smap.outstanding(),
+            );
+        }
+        while s.conn.poll_event().is_some() {}
+        if let Some(slot) = s.pm_slot {
+            m.pm.on_subflow_closed(slot);
+        }
+        m.counters.subflows_closed += 1;
+        // Drained by the endpoint after every call into the connection.
+        m.removed.push(RemovedSubflow {
+            key: (s.conn.local().port(), s.conn.remote()),
+            flow: s.conn.flow_cc_mut().flow(),
+        });
+    }
+}
+
+/// What `Connection::mp_join_admit` granted: the responder state and the path
+/// manager's slot, for `mp_add_passive_subflow`.
+#[derive(Clone, Copy, Debug)]
+pub struct JoinAdmit {
+    responder: JoinResponder,
+    slot: usize,
+    addr_id: u8,
+}
+
+impl Connection {
+    /// The local MPTCP token (None for plain TCP or after fallback).
+    pub fn mptcp_token(&self) -> Option<u32> {
+        self.mp.as_deref().map(|m| m.local_token)
+    }
+
+    /// Subflows (the initial one included) of an MPTCP connection; 0 for plain TCP.
+    pub fn mptcp_subflows(&self) -> usize {
+        self.mp.as_deref().map_or(0, |m| m.subs.len())
+    }
+
+    /// Per subflow: (local, remote, bytes sent at least once, may carry data). For
+    /// tests and reports.
+    pub fn mptcp_subflow_info(&self) -> Vec<(SocketAddr, SocketAddr, u64, bool)> {
+        self.mp.as_deref().map_or(Vec::new(), |m| {
+            m.subs
+                .iter()
+                .map(|s| {
+                    (
+                        s.conn.local(),
+                        s.conn.remote(),
+                        s.conn.info.bytes_sent,
+                        s.usable,
+                    )
+                })
+                .collect()
+        })
+    }
+
+    /// Replaces the local key (the endpoint's token table found the token taken, Linux
+    /// `mptcp_token_new_connect` draws again). Only before the key was sent.
+    pub(crate) fn mp_set_local_key(&mut self, key: u64) {
+        if let Some(m) = self.mp.as_deref_mut() {
+            m.local_key = key;
+            m.local_token = crypto::token(key);
+            m.local_idsn = crypto::idsn(key);
+            m.reinject = Reinjector::new(m.local_idsn.wrapping_add(1), REINJECT_RANGES);
+        }
+    }
+
+    /// The endpoint names the remote address of the segment it hands over next (with
+    /// its destination port, it names the subflow).
+    #[inline]
+    pub(crate) fn mp_set_rx_remote(&mut self, remote: SocketAddr) {
+        if let Some(m) = self.mp.as_deref_mut() {
+            m.rx_remote = Some(remote);
+        }
+    }
+
+    /// The addresses of an outgoing segment: its subflow's (`TxMeta::subflow`).
+    #[inline]
+    pub(crate) fn tx_addrs(&self, seg: &Segment) -> (IpAddr, IpAddr) {
+        match self.mp.as_deref() {
+            None => (self.local().ip(), self.remote().ip()),
+            Some(m) => {
+                let s = m
+                    .subs
+                    .get(usize::from(seg.meta.subflow))
+                    .unwrap_or(&m.subs[0]);
+                (s.conn.local().ip(), s.conn.remote().ip())
+            }
+        }
+    }
+
+    /// The next subflow the path manager wants opened (the endpoint picks its port).
+    pub(crate) fn mp_poll_open(&mut self) -> Option<SubflowOpen> {
+        self.mp.as_deref_mut()?.opens.pop_front()
+    }
+
+    /// Subflows removed since the last call (the endpoint's table and host state).
+    pub(crate) fn mp_take_removed(&mut self) -> Vec<RemovedSubflow> {
+        match self.mp.as_deref_mut() {
+            Some(m) if !m.removed.is_empty() => std::mem::take(&mut m.removed),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The 4-tuples and host flows of every subflow but the first (the outer
+    /// connection's own), for the endpoint when it reaps the connection.
+    pub(crate) fn mp_subflow_keys(&mut self) -> Vec<RemovedSubflow> {
+        let Some(m) = self.mp.as_deref_mut() else {
+            return Vec::new();
+        };
+        let mut out = std::mem::take(&mut m.removed);
+        for s in m.subs.iter_mut().skip(1) {
+            out.push(RemovedSubflow {
+                key: (s.conn.local().port(), s.conn.remote()),
+                flow: s.conn.flow_cc_mut().flow(),
+            });
+        }
+        out
+    }
+
+    /// The subflows' config (the connection's without `mptcp`).
+    pub(crate) fn mp_sub_config(&self) -> Option<Arc<Config>> {
+        self.mp.as_deref().map(|m| m.sub_config.clone())
+    }
+
+    /// Opens the subflow `open` asked for, with `setup` (the endpoint's port, ISN,
+    /// seed and controller): an active open whose SYN carries MP_JOIN (§3.2).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn mp_open_subflow(&mut self, now: Instant, setup: Setup, open: SubflowOpen) {
+        let Some(m) = self.mp.as_deref_mut() else {
+            return;
+        };
+        let Some(remote_key) = m.remote_key else {
+            m.pm.on_subflow_closed(open.slot);
+            return;
+        };
+        let nonce: u32 = m.rng.gen();
+        let ji = JoinInitiator::new(m.local_key, remote_key, open.addr_id, open.backup, nonce);
+        let mut c = Connection::connect(now, setup);
+        c.sub.opts.opt_reserve = DSS_RESERVE;
+        let mut s = SubflowCtx::new(c, SubJoin::Initiator(ji), open.addr_id, open.backup);
+        s.pm_slot = Some(open.slot);
+        m.subs.push(s);
+        m.counters.join_syn_tx += 1;
+    }
+
+    /// The endpoint could not open the subflow (no port, table full).
+    pub(crate) fn mp_open_failed(&mut self, open: SubflowOpen) {
+        if let Some(m) = self.mp.as_deref_mut() {
+            m.pm.on_subflow_closed(open.slot);
+        }
+    }
+
+    /// A SYN with MP_JOIN `join` resolved to this connection by its token, from
+    /// `remote` to our `local`: whether it may join (Linux `subflow_check_req`: the
+    /// connection is fully established, the token is its own, the path manager's limit
+    /// allows it, `mptcp_pm_allow_new_subflow`). The SYN/ACK's nonce is drawn here.
+    pub(crate) fn mp_join_admit(
+        &mut self,
+        local: SocketAddr,
+        remote: SocketAddr,
+        join: &MptcpOption,
+    ) -> Result<JoinAdmit, JoinError> {
+        let Some(m) = self.mp.as_deref_mut() else {
+            return Err(JoinError::LimitReached);
+        };
+        let Some(remote_key) = m.remote_key.filter(|_| m.fully_established) else {
+            // Linux: a join before the connection is fully established finds no
+            // token yet (`MPJoinNoTokenFound`).
+            let token = match join {
+                MptcpOption::MpJoin(wire::MpJoin::Syn { token, .. }) => *token,
+                _ => 0,
+            };
+            return Err(JoinError::UnknownToken { token });
+        };
+        if m.subflows_closing || m.subs.len() >= crate::mptcp::MAX_SUBFLOWS {
+            return Err(JoinError::LimitReached);
+        }
+        let addr_id = mp_local_addr_id(m, local.ip());
+        let nonce: u32 = m.rng.gen();
+        let (responder, _) =
+            JoinResponder::on_syn(m.local_key, remote_key, join, addr_id, false, nonce)?;
+        let la = Addr {
+            id: addr_id,
+            ip: local.ip(),
+            port: local.port(),
+        };
+        let ra = Addr {
+            id: responder.peer().address_id,
+            ip: remote.ip(),
+            port: remote.port(),
+        };
+        let Some(slot) = m.pm.allow_join(la, ra) else {
+            return Err(JoinError::LimitReached);
+        };
+        Ok(JoinAdmit {
+            responder,
+            slot,
+            addr_id,
+        })
+    }
+
+    /// The admitted join's subflow, made from `setup` and the SYN: it answers with a
+    /// SYN/ACK carrying MP_JOIN (§3.2).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn mp_add_passive_subflow(
+        &mut self,
+        now: Instant,
+        setup: Setup,
+        syn: &TcpRepr<'_>,
+        admit: JoinAdmit,
+    ) {
+        let Some(m) = self.mp.as_deref_mut() else {
+            return;
+        };
+        let mut c = Connection::accept(now, setup, syn);
+        c.sub.opts.opt_reserve = DSS_RESERVE;
+        c.negotiate(syn, true);
+        let backup = admit.responder.peer().backup;
+        let mut s = SubflowCtx::new(
+            c,
+            SubJoin::Responder(admit.responder),
+            admit.addr_id,
+            backup,
+        );
+        s.pm_slot = Some(admit.slot);
+        m.subs.push(s);
+        m.counters.join_syn_rx += 1;
+    }
+
+    /// A segment for a joined subflow `i` (not the first): the MP_JOIN handshake's
+    /// SYN/ACK and third ACK (§3.2), then DSS as on any subflow. A failure resets this
+    /// subflow only, with MP_TCPRST.
+    #[cold]
+    #[inline(never)]
+    fn mp_handle_joined(&mut self, now: Instant, ecn: Ecn, dscp: u8, i: usize, seg: &TcpRepr<'_>) {
+        let Some(m) = self.mp.as_deref_mut() else {
+            return;
+        };
+        let f = seg.flags;
+        let st = m.subs[i].conn.state();
+        let handshake = (f.syn() && f.ack() && st == State::SynSent)
+            || (f.ack() && !f.syn() && st == State::SynReceived);
+        if handshake && !f.rst() {
+            mp_join_step(m, now, ecn, dscp, i, seg);
+        } else {
+            let rx = parse_rx(seg, &mut m.counters);
+            let s = &mut m.subs[i];
+            if !s.usable
+                && matches!(s.join, SubJoin::Initiator(_))
+                && st.synchronized()
+                && f.ack()
+                && !f.syn()
+                && !f.rst()
+            {
+                // The fourth ACK (§3.2): the peer has our third ACK; data may flow.
+                s.usable = true;
+                s.join_ack = None;
+                s.join_rtx_at = None;
+            }
+            if rx.fastclose.is_some_and(|k| k == m.local_key) {
+                m.counters.fastclose_rx += 1;
+                for s in &mut m.subs {
+                    s.rst_reason = Some(ResetReason::Unspecified);
+                    s.conn.abort();
+                }
+                self.mp_reset();
+                return;
+            }
+            if mp_rx_dss(m, i, &rx, seg) {
+                m.subs[0].conn.counters.mptcp_refused += 1;
+                let s = &mut m.subs[i];
+                s.rst_reason = Some(ResetReason::MptcpError);
+                s.conn.abort();
+            } else {
+                m.subs[i].conn.handle_segment_dscp(now, ecn, dscp, seg);
+            }
+        }
+        mp_after_input(m, now);
+        self.mp_sync();
+    }
+}
+
+/// The MP_JOIN SYN/ACK (initiator) or third ACK (responder) on subflow `i`.
+fn mp_join_step(m: &mut Meta, now: Instant, ecn: Ecn, dscp: u8, i: usize, seg: &TcpRepr<'_>) {
+    let s = &mut m.subs[i];
+    match &mut s.join {
+        SubJoin::Initiator(ji) => {
+            // `subflow_finish_connect`: the SYN/ACK's truncated HMAC.
+            let r = find_join(&seg.extra, "SYN/ACK").and_then(|o| ji.on_synack(&o));
+            s.conn.handle_segment_dscp(now, ecn, dscp, seg);
+            match r {
+                Ok(ack) => {
+                    m.counters.join_synack_rx += 1;
+                    if let Some(p) = ji.peer() {
+                        s.backup |= p.backup;
+                    }
+                    s.join_ack = Some(ack);
+                    s.join_rtx_at = Some(now + s.conn.current_rto());
+                }
+                Err(e) => {
+                    m.counters.join_synack_bad += 1;
+                    s.rst_reason = Some(e.reset_reason());
+                    s.conn.abort();
+                }
+            }
+        }
+        SubJoin::Responder(jr) => {
+            // `subflow_syn_recv_sock` → `subflow_hmac_valid`: the third ACK's HMAC.
+            match find_join(&seg.extra, "third ACK").and_then(|o| jr.on_ack(&o)) {
+                Ok(()) => {
+                    m.counters.join_ack_rx += 1;
+                    s.usable = true;
+                    s.conn.handle_segment_dscp(now, ecn, dscp, seg);
+                    // The fourth ACK, at once (Linux `subflow_syn_recv_sock` →
+                    // `mptcp_subflow_fully_established` acks the join).
+                    s.conn.ack_now();
+                }
+                Err(e) => {
+                    m.counters.join_ack_bad += 1;
+                    s.rst_reason = Some(e.reset_reason());
+                    s.conn.abort();
+                }
+            }
+        }
+        SubJoin::Initial => s.conn.handle_segment_dscp(now, ecn, dscp, seg),
+    }
+}
+
+/// Our address id for local address `ip`: 0 for the initial subflow's, else 1 (
+/// Linux gives each endpoint its configured id; brisk's server does not look its
+/// endpoints up yet, docs).
+fn mp_local_addr_id(m: &Meta, ip: IpAddr) -> u8 {
+    if m.subs[0].conn.local().ip() == ip {
+        return 0;
+    }
+    1
+}
+
+/// A joined subflow's MP_JOIN for this segment, if it needs one: the SYN's, the
+/// SYN/ACK's, or the third ACK's (repeated on pure ACKs at the subflow's ISN + 1
+/// until the fourth ACK arrives).
+fn mp_join_option(m: &Meta, i: usize, seg: &Segment) -> Option<MptcpOption> {
+    let s = &m.subs[i];
+    let f = seg.header.flags;
+    if f.rst() {
+        return None;
+    }
+    match &s.join {
+        SubJoin::Initiator(ji) if f.syn() && !f.ack() => Some(ji.syn_option()),
+        SubJoin::Responder(jr) if f.syn() && f.ack() => Some(jr.synack_option()),
+        SubJoin::Initiator(_) if !f.syn() && seg.payload_len == 0 => {
+            let rel = seg.header.seq.0.wrapping_sub(s.conn.sub.opts.iss);
+            if rel == 1 && !s.usable {
+                s.join_ack
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+impl Connection {
+    /// Debug dump of the data level and subflows (tests).
+    #[doc(hidden)]
+    pub fn mptcp_debug(&self) -> String {
+        let Some(m) = self.mp.as_deref() else {
+            return String::new();
+        };
+        let mut out = String::new();
+        if let Some(r) = m.recv.as_ref() {
+            out += &format!(
+                "data_ack+{} right+{} readable {} | snd una {} nxt {} end {} reinj {} | ",
+                r.data_ack().wrapping_sub(m.remote_idsn.wrapping_add(1)),
+                r.right_edge().wrapping_sub(m.remote_idsn.wrapping_add(1)),
+                r.readable(),
+                m.snd.una,
+                m.snd.nxt,
+                m.snd.end(),
+                m.reinject.pending()
+            );
+            out += &format!("{:?} | ", r.stats);
+        }
+        for s in &m.subs {
+            let head = s
+                .rmap
+                .lookup(s.consumed)
+                .map(|(d, run)| (d.wrapping_sub(m.remote_idsn.wrapping_add(1)), run));
+            out += &format!(
+                "[{:?} readable {} consumed {} head {:?} written {} acked {} sent {} smaps {}] ",
+                s.conn.state(),
+                s.conn.readable(),
+                s.consumed,
+                head,
+                s.written,
+                s.conn.acked_offset(),
+                s.conn.sent_offset(),
+                s.smap.len()
+            );
+        }
+        out
     }
 }

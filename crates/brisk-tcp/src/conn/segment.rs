@@ -33,6 +33,7 @@ impl Connection {
                 dscp: self.config.dscp,
                 priority: 0,
                 kind,
+                subflow: 0,
             },
         }
     }
@@ -136,6 +137,7 @@ impl Connection {
                 dscp: self.config.dscp,
                 priority: 0,
                 kind,
+                subflow: 0,
             },
         }
     }

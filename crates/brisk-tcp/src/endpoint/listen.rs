@@ -101,8 +101,8 @@ impl Endpoint {
         let Some(l) = self.listeners.get(&port) else {
             return;
         };
-        if l.config.mptcp.is_some() && is_mp_join(tcp) {
-            self.refuse_join(local_ip, remote, tcp);
+        if l.config.mptcp.is_some() && super::join::is_mp_join(tcp) {
+            self.on_join_syn(now, local_ip, remote, tcp, true);
             return;
         }
         if l.accept.len() >= l.backlog {
@@ -126,6 +126,7 @@ impl Endpoint {
             l.syn_queue += 1;
         }
         let h = self.insert(conn, Some(port));
+        self.mp_register(h);
         self.touch(h);
     }
 
@@ -210,7 +211,7 @@ impl Endpoint {
             l.syn_queue += 1;
         }
         let h = self.insert(conn, Some(port));
-        self.deliver(now, h, ecn, dscp, tcp);
+        self.deliver(now, h, ecn, dscp, remote, tcp);
         // The ACK acknowledges the cookie exactly and sits at RCV.NXT, so it always
         // completes the handshake. Were that ever not so, the connection would wait
         // in SYN-RECEIVED with no SYN-ACK to retransmit: remove it rather than leak.
@@ -259,36 +260,4 @@ impl Endpoint {
         };
         self.replies.push_back(reply);
     }
-
-    /// An MPTCP listener's answer to an MP_JOIN SYN (RFC 8684 §3.2): brisk's
-    /// connections take no second subflow yet and the endpoint keeps no token table,
-    /// so every join is refused as one with an unknown token is, with a RST carrying
-    /// MP_TCPRST reason 1, "MPTCP-specific error" (Linux `subflow_check_req` failing
-    /// the token lookup, `MPTCP_MIB_JOINNOTOKEN`). A plain listener ignores the option
-    /// and answers as to any SYN, as Linux does. Counted in `mptcp_joins_refused`; the
-    /// reply queue's bound (`MAX_PENDING_RSTS`) holds.
-    fn refuse_join(&mut self, local_ip: IpAddr, remote: SocketAddr, tcp: &TcpRepr<'_>) {
-        self.stats.mptcp_joins_refused += 1;
-        if self.replies.len() >= MAX_PENDING_RSTS {
-            return;
-        }
-        self.replies.push_back(Reply {
-            local_ip,
-            remote,
-            local_port: tcp.dst_port,
-            seq: SeqNum(0),
-            ack: Some(tcp.seq + tcp.seg_len()),
-            mp_reset: Some(brisk_wire::mptcp::MpTcpRst {
-                transient: false,
-                reason: brisk_wire::mptcp::ResetReason::MptcpError,
-            }),
-        });
-    }
-}
-
-/// Whether a SYN carries MP_JOIN (any form; a malformed MPTCP option is not one).
-fn is_mp_join(tcp: &TcpRepr<'_>) -> bool {
-    !tcp.extra.is_empty()
-        && brisk_wire::mptcp::options(&tcp.extra)
-            .any(|o| matches!(o, Ok(brisk_wire::mptcp::MptcpOption::MpJoin(_))))
 }

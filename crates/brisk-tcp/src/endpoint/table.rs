@@ -17,6 +17,7 @@ impl Endpoint {
             in_ready: false,
             mem_wait: false,
             closed: false,
+            mp_token: None,
         });
         // FIFO reuse keeps a just-freed handle from being reissued at once.
         let idx = match self.free.pop_front() {
@@ -69,6 +70,9 @@ impl Endpoint {
         self.live -= 1;
         if let Some(flow) = slot.conn.flow_cc_mut().flow() {
             self.host_cc.get_mut().leave(flow);
+        }
+        if slot.mp_token.is_some() || slot.conn.is_mptcp() {
+            self.mp_forget(h, &mut slot);
         }
         self.timers.disarm(h.0);
         if self.lent == Some(h.0) {

@@ -6,10 +6,19 @@
 //! here (`conn/mp.rs` is the glue); its own stream and subflow stay dormant.
 
 use super::dsn::{MapCounters, RecvMap, SendMap};
+use super::join::{JoinInitiator, JoinResponder};
+use super::pm::PathManager;
 use super::recv::DataRecv;
+use super::reinject::Reinjector;
+use super::sched::Scheduler;
+use crate::config::Config;
 use crate::conn::Connection;
 use brisk_time::Instant;
+use brisk_wire::mptcp::{MptcpOption, ResetReason};
+use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::Arc;
 
 /// Most mappings a subflow's send side holds (each coalesces up to 64 KiB while the
 /// data level continues on that subflow, so one subflow's 64 MiB).
@@ -64,6 +73,24 @@ pub struct MptcpCounters {
     pub fastclose_rx: u64,
     /// Bytes a subflow delivered in order that no mapping covered (held on the subflow).
     pub unmapped_held: u64,
+    /// Subflows opened with MP_JOIN (SYN sent) [MPJoinSynTx].
+    pub join_syn_tx: u64,
+    /// Join SYN/ACKs whose HMAC verified, third ACK sent [MPJoinSynAckRx].
+    pub join_synack_rx: u64,
+    /// Join SYN/ACKs refused (bad HMAC, no MP_JOIN) [MPJoinSynAckHMacFailure].
+    pub join_synack_bad: u64,
+    /// Join SYNs accepted (a subflow in SYN-RECEIVED) [MPJoinSynRx].
+    pub join_syn_rx: u64,
+    /// Third ACKs that verified: the passive subflow is established [MPJoinAckRx].
+    pub join_ack_rx: u64,
+    /// Third ACKs refused (bad HMAC, no MP_JOIN) [MPJoinAckHMacFailure].
+    pub join_ack_bad: u64,
+    /// Subflows other than the first that were reset or closed.
+    pub subflows_closed: u64,
+    /// RTOs of a subflow that queued its data for re-injection on another.
+    pub reinject_rto: u64,
+    /// Bytes re-injected on another subflow.
+    pub reinjected_bytes: u64,
 }
 
 /// The data-level send buffer: bytes from the application, kept until the Data ACK
@@ -122,9 +149,45 @@ impl DataSend {
     }
 }
 
+/// How a subflow was made (RFC 8684 §3.1 / §3.2).
+#[derive(Clone, Copy, Debug)]
+pub enum SubJoin {
+    /// The initial subflow (MP_CAPABLE).
+    Initial,
+    /// We opened it with MP_JOIN.
+    Initiator(JoinInitiator),
+    /// The peer joined it.
+    Responder(JoinResponder),
+}
+
 /// One subflow: a complete plain-TCP connection and its data-sequence maps.
 pub struct SubflowCtx {
     pub conn: Connection,
+    pub join: SubJoin,
+    /// Our address id for this subflow's local end (0 = the initial address).
+    pub addr_id: u8,
+    /// A backup subflow (MP_JOIN B flag, ours or the peer's).
+    pub backup: bool,
+    /// The path manager's slot (`PathManager::on_subflow_closed` frees it).
+    pub pm_slot: Option<usize>,
+    /// May carry data: the initial subflow once MPTCP, a joined one once its
+    /// handshake completed (the initiator: the peer acknowledged the third ACK, the
+    /// "fourth ACK" of RFC 8684 §3.2; the responder: the third ACK verified).
+    pub usable: bool,
+    /// The third ACK's MP_JOIN, sent until the fourth ACK arrives.
+    pub join_ack: Option<MptcpOption>,
+    /// When to send the third ACK again if no fourth ACK came.
+    pub join_rtx_at: Option<Instant>,
+    pub join_rtx_count: u32,
+    /// MP_TCPRST reason for this subflow's RST (a refused join, a bad mapping).
+    pub rst_reason: Option<ResetReason>,
+    /// The subflow's RTO count last seen (an increase means an RTO: re-inject).
+    pub rto_seen: u64,
+    /// Closed and polled empty (its last segment is out): it may be removed.
+    pub closed_seen: bool,
+    /// The DSN right after the last byte written to this subflow: a write at another
+    /// DSN ends a record first, so that no segment spans two mappings.
+    pub dsn_end: Option<u64>,
     pub smap: SendMap,
     pub rmap: RecvMap,
     /// Subflow offset of the next byte the subflow's stream takes (its write end).
@@ -132,6 +195,38 @@ pub struct SubflowCtx {
     /// Subflow offset of the first byte not yet read from the subflow (bytes no
     /// mapping covers yet stay on the subflow).
     pub consumed: u64,
+}
+
+impl SubflowCtx {
+    pub fn new(conn: Connection, join: SubJoin, addr_id: u8, backup: bool) -> SubflowCtx {
+        SubflowCtx {
+            conn,
+            join,
+            addr_id,
+            backup,
+            pm_slot: None,
+            usable: matches!(join, SubJoin::Initial),
+            join_ack: None,
+            join_rtx_at: None,
+            join_rtx_count: 0,
+            rst_reason: None,
+            rto_seen: 0,
+            closed_seen: false,
+            dsn_end: None,
+            smap: SendMap::new(0, SEND_MAPS),
+            rmap: RecvMap::new(RECV_MAPS),
+            written: 0,
+            consumed: 0,
+        }
+    }
+}
+
+/// A subflow taken out of a connection: the endpoint removes its 4-tuple from its
+/// table and its flow from the host's congestion state.
+#[derive(Clone, Copy, Debug)]
+pub struct RemovedSubflow {
+    pub key: (u16, SocketAddr),
+    pub flow: Option<crate::cc::host::FlowId>,
 }
 
 /// The MPTCP-level socket.
@@ -165,6 +260,40 @@ pub struct Meta {
     /// Scratch for subflow bytes that wrap around the subflow's receive ring on their
     /// way to the data level (allocated on first use, `DRAIN_CHUNK` bytes).
     pub scratch: Vec<u8>,
+    /// The path manager: which subflows to open (client) and the join limit (both).
+    pub pm: PathManager,
+    /// Which subflow takes the next data (`MptcpConfig::scheduler`).
+    pub sched: Scheduler,
+    /// Data of subflows that timed out, to send again on another (seed Table I).
+    pub reinject: Reinjector,
+    /// Nonces and other draws for joins (seeded from the connection's seed).
+    pub rng: ChaCha8Rng,
+    /// The subflows' config (the connection's without `mptcp`).
+    pub sub_config: Arc<Config>,
+    /// Remote address of the segment being handled (set by the endpoint): with the
+    /// segment's destination port it names the subflow.
+    pub rx_remote: Option<SocketAddr>,
+    /// The path manager was told the connection is established.
+    pub pm_started: bool,
+    /// Subflows the endpoint should open (it picks the port and the 4-tuple).
+    pub opens: VecDeque<SubflowOpen>,
+    /// 4-tuples (local port, remote) of removed subflows, for the endpoint to take
+    /// out of its table.
+    pub removed: Vec<RemovedSubflow>,
+    /// How the first subflow closed, while others still close.
+    pub closed0: Option<Result<(), crate::event::ConnError>>,
+}
+
+/// A subflow to open, asked of the endpoint (`Connection::mp_poll_open`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubflowOpen {
+    /// The path manager's slot.
+    pub slot: usize,
+    /// Local address (port 0: the endpoint picks an ephemeral one).
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    pub addr_id: u8,
+    pub backup: bool,
 }
 
 impl Meta {

@@ -127,8 +127,13 @@ pub fn deliver(
             break;
         };
         let n = (run.min((bytes.len() - at) as u64)) as usize;
-        if let recv::Insert::Stored { .. } = recv.insert(dsn, &bytes[at..at + n]) {
-            out.stored += n as u64;
+        match recv.insert(dsn, &bytes[at..at + n]) {
+            recv::Insert::Stored { .. } => out.stored += n as u64,
+            // No room now (beyond the window, or one range too many while another
+            // subflow's bytes are ahead): the bytes stay on the subflow and are
+            // offered again once the Data ACK moves, rather than being lost.
+            recv::Insert::OutsideWindow | recv::Insert::RangesFull => break,
+            recv::Insert::Duplicate | recv::Insert::AfterDataFin => {}
         }
         if n as u64 == run {
             if let Some(fin) = map.data_fin_after(off + n as u64 - 1) {

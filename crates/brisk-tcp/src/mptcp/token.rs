@@ -5,7 +5,8 @@
 //! uniform whatever the peer does, and a lookup of a token the peer made up probes
 //! a short run like any other. Open addressing with linear probing and
 //! backward-shift deletion (no tombstones, so removals never slow lookups), in one
-//! array allocated at construction: no allocation and O(1) expected work per packet.
+//! array that doubles as tokens are inserted (at connection creation), up to twice the
+//! limit: no allocation and O(1) expected work per packet.
 //!
 //! # The limit
 //! Linux has no count limit: `mptcp_token_init` sizes its hash (`token_hash`) from
@@ -16,8 +17,9 @@
 //! third ACK arrives, as `mptcp_token_new_request` only checks the token at SYN time
 //! and `mptcp_token_accept` inserts it later). [`DEFAULT_LIMIT`] is
 //! `EndpointConfig::max_connections`'s default; [`MAX_LIMIT`] caps what a
-//! configuration can ask (16 Mi slots of 12 bytes: 200 MB). The array has twice the
-//! limit's slots (rounded up to a power of two), so the load stays at most 1/2.
+//! configuration can ask (16 Mi slots of 12 bytes: 200 MB). The array grows to at
+//! most twice the limit's slots (rounded up to a power of two), keeping the load at
+//! most 1/2.
 //!
 //! # Collisions
 //! Two connections with one token would make joins ambiguous, so an insert of a token
@@ -33,6 +35,9 @@ use std::fmt;
 pub const DEFAULT_LIMIT: usize = 65_536;
 /// The largest limit a table accepts (its array is at most twice this).
 pub const MAX_LIMIT: usize = 1 << 23;
+/// Slots a new table starts with (it doubles as tokens arrive, up to twice the limit):
+/// an endpoint with few MPTCP connections keeps a small table.
+pub const INITIAL_SLOTS: usize = 64;
 /// Keys drawn before giving up on a free token (Linux `TOKEN_MAX_RETRIES`).
 pub const MAX_RETRIES: usize = 4;
 
@@ -80,11 +85,12 @@ pub struct TokenTable<H> {
 }
 
 impl<H: Copy> TokenTable<H> {
-    /// A table for at most `limit` tokens (clamped to `1..=MAX_LIMIT`); the storage
-    /// is allocated here, once.
+    /// A table for at most `limit` tokens (clamped to `1..=MAX_LIMIT`). The array
+    /// starts at [`INITIAL_SLOTS`] and doubles as tokens arrive (at connection
+    /// creation, never per packet), up to twice the limit.
     pub fn new(limit: usize) -> TokenTable<H> {
         let limit = limit.clamp(1, MAX_LIMIT);
-        let cap = (limit * 2).next_power_of_two();
+        let cap = (limit * 2).next_power_of_two().min(INITIAL_SLOTS);
         TokenTable {
             slots: vec![None; cap].into_boxed_slice(),
             mask: cap - 1,
@@ -122,6 +128,9 @@ impl<H: Copy> TokenTable<H> {
             self.full_refusals += 1;
             return Err(TokenError::Full { limit: self.limit });
         }
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
         // The load is at most 1/2, so an empty slot exists.
         let mut i = self.home(token);
         while self.slots[i].is_some() {
@@ -130,6 +139,20 @@ impl<H: Copy> TokenTable<H> {
         self.slots[i] = Some((token, h));
         self.len += 1;
         Ok(())
+    }
+
+    /// Doubles the array and places every token again.
+    fn grow(&mut self) {
+        let cap = self.slots.len() * 2;
+        let old = std::mem::replace(&mut self.slots, vec![None; cap].into_boxed_slice());
+        self.mask = cap - 1;
+        for (t, h) in old.iter().flatten() {
+            let mut i = self.home(*t);
+            while self.slots[i].is_some() {
+                i = (i + 1) & self.mask;
+            }
+            self.slots[i] = Some((*t, *h));
+        }
     }
 
     /// Draws keys from `draw` until one's token is free (at most [`MAX_RETRIES`]),

@@ -15,6 +15,7 @@ mod ipv6;
 mod listener;
 mod loss;
 mod mptcp;
+mod mptcp_join;
 mod multihome;
 mod overlap;
 mod prio_send;

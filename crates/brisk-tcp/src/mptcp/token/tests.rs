@@ -73,7 +73,7 @@ fn new_key_retries_collisions_like_linux() {
 }
 
 #[test]
-fn limits_are_clamped_and_memory_is_fixed() {
+fn limits_are_clamped_and_memory_is_bounded() {
     let t: TokenTable<u32> = TokenTable::new(0);
     assert_eq!(t.limit(), 1);
     let t: TokenTable<u32> = TokenTable::new(usize::MAX);
@@ -81,11 +81,32 @@ fn limits_are_clamped_and_memory_is_fixed() {
     drop(t);
     let mut t: TokenTable<u32> = TokenTable::new(DEFAULT_LIMIT);
     let m = t.memory();
-    assert!(m <= 2 * DEFAULT_LIMIT * 16, "{m} bytes");
+    assert!(
+        m <= INITIAL_SLOTS * 16,
+        "{m} bytes: small until tokens arrive"
+    );
     for i in 0..1000u32 {
         t.insert(i.wrapping_mul(0x9e37_79b9), i).unwrap();
     }
-    assert_eq!(t.memory(), m, "no growth after construction");
+    assert!(
+        t.memory() <= 2048 * 16,
+        "{} bytes for 1000 tokens",
+        t.memory()
+    );
+    for i in 0..1000u32 {
+        assert_eq!(
+            t.get(i.wrapping_mul(0x9e37_79b9)),
+            Some(i),
+            "found after growing"
+        );
+    }
+    // Full: at most twice the limit's slots.
+    let mut t: TokenTable<u32> = TokenTable::new(1000);
+    for i in 0..1000u32 {
+        t.insert(i.wrapping_mul(0x9e37_79b9), i).unwrap();
+    }
+    assert!(t.insert(7, 7).is_err());
+    assert!(t.memory() <= 2048 * 16, "{} bytes", t.memory());
 }
 
 #[test]
