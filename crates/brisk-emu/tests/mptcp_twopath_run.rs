@@ -57,6 +57,14 @@ fn run(body: &str, seed: u64) -> RealResult {
     r
 }
 
+/// One lab at a time: a test's "no namespace left" check lists the whole process's
+/// namespaces, and real-time runs in parallel would distort each other.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// This process's lab namespaces still listed by `ip netns`.
 fn our_namespaces() -> Vec<String> {
     let me = format!("brisk-{}-", std::process::id());
@@ -68,6 +76,7 @@ fn our_namespaces() -> Vec<String> {
 
 #[test]
 fn a_linux_mptcp_flow_uses_both_paths_of_the_two_path_client() {
+    let _one = serial();
     if !available("a_linux_mptcp_flow_uses_both_paths_of_the_two_path_client") {
         return;
     }
@@ -126,6 +135,7 @@ fn a_linux_mptcp_flow_uses_both_paths_of_the_two_path_client() {
 
 #[test]
 fn brisk_mptcp_bulk_and_a_cbr_stream_run_over_path_0() {
+    let _one = serial();
     if !available("brisk_mptcp_bulk_and_a_cbr_stream_run_over_path_0") {
         return;
     }
@@ -154,6 +164,7 @@ fn brisk_mptcp_bulk_and_a_cbr_stream_run_over_path_0() {
 /// A run the lab cannot take is refused before any namespace exists, by field.
 #[test]
 fn a_linux_route_knob_is_refused_in_a_two_path_run() {
+    let _one = serial();
     let tp = plan(
         "[[flow]]\nstack = \"linux\"\nrtt = \"50ms\"\napp = { kind = \"bulk\" }\n[flow.tcp]\ninitial_cwnd = 20\n",
         1,
