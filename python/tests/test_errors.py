@@ -98,12 +98,16 @@ def test_bad_seeds_backend_and_grid_shapes_say_why():
         brisk.repro(["no-such-experiment"], quick=True)
 
 
-def test_mptcp_knobs_reach_the_run_and_warn_that_brisk_runs_one_subflow():
+def test_mptcp_knobs_reach_the_run_without_a_warning():
+    # Since MP_JOIN is wired (BRISK_MPTCP_JOINS), the knobs act and the scenario no
+    # longer warns that brisk's MPTCP runs one subflow.
     import copy
+    import warnings
 
     d = copy.deepcopy(GOOD)
     d["flow"][0]["cc"] = "lia+lisa"
     d["flow"][0]["tcp"] = {"mptcp": {"subflows": 3, "scheduler": "sttf", "endpoint": [{"addr": "198.18.9.1"}]}}
-    with pytest.warns(UserWarning, match=r"flow\[0\]\.tcp\.mptcp: .*one subflow"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
         r = brisk.run(d)
     assert r.summary["flows"][0]["bytes_delivered"] > 0
