@@ -21,9 +21,11 @@ pub mod input;
 pub mod knobs;
 pub mod link;
 pub mod network;
+pub mod seed;
 pub mod units;
 
 pub use app::{AppSpec, PageConfig, PageFraming};
 pub use dumbbell::{FlowSpec, IpVersion, Scenario, Stack, MAX_DURATION};
 pub use error::ScenarioError;
 pub use knobs::TcpKnobs;
+pub use seed::derive_seed;

@@ -159,12 +159,7 @@ fn explicit_graph(sc: &NetScenario, seed: u64) -> Result<Graph, Field> {
     for (i, l) in sc.links.iter().enumerate() {
         let (ab, ba) = match l.model {
             Some(m) => {
-                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(derive_seed(
-                    seed,
-                    "path-model",
-                    i as u64,
-                ));
-                let spec = m.draw([rng.gen(), rng.gen(), rng.gen()]);
+                let spec = m.draw_for_run(seed, i);
                 (spec.clone(), spec)
             }
             None => (l.forward(), l.backward()),

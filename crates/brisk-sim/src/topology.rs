@@ -25,8 +25,6 @@
 use brisk_net::{LinkBuildError, LinkElements, LinkSeeds, NetError};
 use brisk_tcp::{Endpoint, EndpointConfig};
 use brisk_time::{Duration, Instant};
-use siphasher::sip::SipHasher13;
-use std::hash::Hasher;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use crate::app::{ClientApp, Pattern, ServerApp};
@@ -36,14 +34,8 @@ use crate::node::{LinkMeter, LinkNode, SimNode};
 use crate::scenario::{AppSpec, IpVersion, LinkSpec, Scenario};
 use crate::web::{Page, SizeQueue, DEFAULT_WEB_CONNECTIONS};
 
-/// A derived 64-bit seed for the component called `name` (index `idx`).
-pub fn derive_seed(seed: u64, name: &str, idx: u64) -> u64 {
-    let mut h = SipHasher13::new_with_keys(seed, 0x6272_6973_6b2d_7369); // "brisk-si"
-    h.write(name.as_bytes());
-    h.write_u8(0);
-    h.write_u64(idx);
-    h.finish()
-}
+/// A derived 64-bit seed for a component (brisk-scenario's, shared with real runs).
+pub use brisk_scenario::derive_seed;
 
 pub fn sender_ip(i: u32) -> IpAddr {
     let [_, _, x, y] = (i + 1).to_be_bytes();

@@ -40,7 +40,6 @@ use std::time::Duration as StdDuration;
 use brisk_report::BottleneckResult;
 use brisk_scenario::network::{NetScenario, NodeKind};
 use brisk_time::Duration;
-use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use super::{
@@ -297,28 +296,12 @@ fn path_uses(cfg: &MultiPathConfig, reports: &[EmuReport]) -> Vec<PathUse> {
         .collect()
 }
 
-/// The simulator's `derive_seed` (brisk-sim `topology.rs`): a component's stream
-/// seed. Copied, not shared, because brisk-emu's library does not depend on the
-/// simulator; `tests::model_draws_match_the_simulators` keeps the two equal.
-fn derive_seed(seed: u64, name: &str, idx: u64) -> u64 {
-    use std::hash::Hasher;
-    let mut h = siphasher::sip::SipHasher13::new_with_keys(seed, 0x6272_6973_6b2d_7369);
-    h.write(name.as_bytes());
-    h.write_u8(0);
-    h.write_u64(idx);
-    h.finish()
-}
-
 /// Link `i` of `sc` in the direction `a → b` (`forward`) or back, with a path model
 /// drawn for `seed` as the simulator draws it (`brisk_sim::topo_build`).
 fn link_dir(sc: &NetScenario, i: usize, seed: u64, forward: bool) -> PathSpec {
     let l = &sc.links[i];
     match l.model {
-        Some(m) => {
-            let mut rng =
-                rand_chacha::ChaCha8Rng::seed_from_u64(derive_seed(seed, "path-model", i as u64));
-            m.draw([rng.gen(), rng.gen(), rng.gen()])
-        }
+        Some(m) => m.draw_for_run(seed, i),
         None if forward => l.forward(),
         None => l.backward(),
     }
@@ -546,7 +529,7 @@ fn collapse(
         rtt: Some(Dur(rtt)),
         bottleneck,
         reverse: Some(reverse),
-        seed: Some(derive_seed(seed, "real-path", k as u64)),
+        seed: Some(brisk_scenario::derive_seed(seed, "real-path", k as u64)),
         strip_mptcp: None,
     })
 }

@@ -69,6 +69,18 @@ impl PathModel {
         }
     }
 
+    /// The link drawn for link `link` of a run with seed `seed`: the same in the
+    /// simulator and in real runs (`crate::derive_seed`, "path-model").
+    pub fn draw_for_run(self, seed: u64, link: usize) -> LinkSpec {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(crate::derive_seed(
+            seed,
+            "path-model",
+            link as u64,
+        ));
+        self.draw([rng.gen(), rng.gen(), rng.gen()])
+    }
+
     /// The link for three uniform draws in [0, 1) (rate, delay, loss), taken by the
     /// caller from the run's seeded stream, so the same seed gives the same link.
     pub fn draw(self, u: [f64; 3]) -> LinkSpec {
