@@ -329,6 +329,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::mn_vpn::plan,
     },
     Experiment {
+        id: exp::sat_web::ID,
+        title: exp::sat_web::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::sat_web::CLAIMS,
+        plan: exp::sat_web::plan,
+    },
+    Experiment {
         id: exp::mn_web::ID,
         title: exp::mn_web::TITLE,
         kind: Kind::Simulated,
@@ -508,6 +515,7 @@ mod tests {
                 let own_driver = [
                     exp::sbd::ID,
                     exp::mn_vpn::ID,
+                    exp::sat_web::ID,
                     exp::mn_cpu::ID,
                     exp::design::ID,
                     exp::design::NA_ID,

@@ -42,6 +42,7 @@ pub mod real_prio;
 pub mod real_rc3;
 pub mod real_rdb;
 pub mod real_tail;
+pub mod sat_web;
 pub mod sbd;
 pub mod tlp_realistic;
 pub mod tlp_tail;
