@@ -159,11 +159,15 @@ fn bad_configs_are_refused_with_the_field_named() {
         .unwrap_err()
         .to_string()
         .contains("path.return_queue"));
-    let mut c = SatWebConfig::default();
-    c.stream_window = 10;
+    let c = SatWebConfig {
+        stream_window: 10,
+        ..SatWebConfig::default()
+    };
     assert!(run(&c).unwrap_err().to_string().contains("stream_window"));
-    let mut c = SatWebConfig::default();
-    c.objects.clear();
+    let c = SatWebConfig {
+        objects: Vec::new(),
+        ..SatWebConfig::default()
+    };
     assert!(run(&c).unwrap_err().to_string().contains("objects"));
 }
 
