@@ -577,7 +577,9 @@ impl Server {
             }
             T_HEADERS => {
                 let k = u32_at(0);
-                if !c.ready || k as usize >= n_obj {
+                // At most one open response per object: a peer asking for more is
+                // counted, not queued (bounds `active`).
+                if !c.ready || k as usize >= n_obj || c.active.len() >= n_obj {
                     self.bad += 1;
                     return;
                 }
@@ -1590,4 +1592,80 @@ pub fn run(cfg: &SatWebConfig) -> Result<SatWebResult, SatWebError> {
         r.relays.extend(p.relays.iter().map(|x| x.counters()));
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_parse_across_any_split() {
+        let mut wire = Vec::new();
+        frame(
+            &mut wire,
+            T_HEADERS,
+            END_STREAM,
+            7,
+            &5u32.to_be_bytes(),
+            100,
+        );
+        frame_header(&mut wire, 3, T_DATA, END_STREAM, 7);
+        wire.extend_from_slice(&[1, 2, 3]);
+        frame(&mut wire, T_SETTINGS, 0, 0, &[], 0);
+        for chunk in [1, 2, 5, 9, 10, 64, wire.len()] {
+            let mut p = Parser::default();
+            let mut got = Vec::new();
+            for c in wire.chunks(chunk) {
+                p.push(c, &mut |x| match x {
+                    Piece::Frame { ty, stream, head } => got.push((ty, stream, head[..4].to_vec())),
+                    Piece::Data { stream, data } => got.push((T_DATA, stream, data.to_vec())),
+                });
+            }
+            let data: Vec<u8> = got
+                .iter()
+                .filter(|g| g.0 == T_DATA)
+                .flat_map(|g| g.2.clone())
+                .collect();
+            assert_eq!(data, vec![1, 2, 3], "chunk {chunk}");
+            let frames: Vec<_> = got.iter().filter(|g| g.0 != T_DATA).collect();
+            assert_eq!(frames.len(), 2, "chunk {chunk}");
+            assert_eq!((frames[0].0, frames[0].1), (T_HEADERS, 7));
+            assert_eq!(frames[0].2, 5u32.to_be_bytes().to_vec());
+            assert_eq!(frames[1].0, T_SETTINGS);
+        }
+    }
+
+    #[test]
+    fn a_server_refuses_more_requests_than_objects() {
+        let mut srv = Server {
+            sizes: vec![1000; 4],
+            conns: vec![SrvConn {
+                h: ConnHandle(0),
+                parser: Parser::default(),
+                out: Outbox::default(),
+                tls: None,
+                ready: true,
+                h2: false,
+                initial_window: 65_535,
+                conn_window: 65_535,
+                active: VecDeque::new(),
+                closing: false,
+            }],
+            bad: 0,
+        };
+        for i in 0..10_000u32 {
+            srv.on_frame(
+                0,
+                T_HEADERS,
+                2 * i + 1,
+                [0, 0, 0, (i % 4) as u8, 0, 0, 0, 0],
+            );
+        }
+        assert_eq!(srv.conns[0].active.len(), 4);
+        assert_eq!(srv.bad, 10_000 - 4);
+        // Unknown frame types and a second ClientHello are counted too.
+        srv.on_frame(0, 0x7f, 0, [0; 8]);
+        srv.on_frame(0, T_CLIENT_HELLO, 0, [9, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(srv.bad, 10_000 - 4 + 2);
+    }
 }
