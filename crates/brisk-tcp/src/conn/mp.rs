@@ -1102,6 +1102,10 @@ fn sub_view(s: &SubflowCtx, room: u64) -> SubflowView {
 }
 
 fn mp_fill_sched(m: &mut Meta) {
+    if matches!(m.sched, Scheduler::Redundant) {
+        mp_fill_redundant(m);
+        return;
+    }
     let mut views = [SubflowView::default(); crate::mptcp::MAX_SUBFLOWS];
     let n = m.subs.len().min(crate::mptcp::MAX_SUBFLOWS);
     let mut rooms = [0u64; crate::mptcp::MAX_SUBFLOWS];
@@ -1151,7 +1155,7 @@ fn mp_fill_sched(m: &mut Meta) {
         let want = a.len().min(dsn::MAX_MAP_LEN as usize) as u32;
         let i = match m.sched.pick(&views[..n], want, SubflowMask::EMPTY) {
             Pick::One(i) => i,
-            // Redundant sends are not wired: the first subflow picked takes it.
+            // The redundant scheduler is served by `mp_fill_redundant`.
             Pick::Many(mask) => match mask.iter().next() {
                 Some(i) => i,
                 None => break,
@@ -1172,6 +1176,47 @@ fn mp_fill_sched(m: &mut Meta) {
         }
         s.written += n_w as u64;
         m.snd.nxt += n_w as u64;
+    }
+}
+
+/// The redundant scheduler: every subflow sends every data-level byte not yet
+/// data-acknowledged, each from its own cursor (`SubflowCtx::red_nxt`) as its window
+/// allows, each copy with its own mapping of the same DSNs; the receiver keeps the
+/// first copy and consumes the others as duplicates. Backups only when no regular
+/// subflow is alive.
+fn mp_fill_redundant(m: &mut Meta) {
+    let active = m.subs.iter().any(|s| sub_alive(s) && !s.backup);
+    for i in 0..m.subs.len() {
+        if active && m.subs[i].backup {
+            continue;
+        }
+        // Bounded: each round writes at least one byte or stops.
+        for _ in 0..4096 {
+            let room = sub_room(&m.subs[i]);
+            let from = m.subs[i].red_nxt.max(m.snd.una);
+            if room == 0 || from >= m.snd.end() {
+                break;
+            }
+            let dsn = m.snd_dsn(from);
+            let (a, _) = m.snd.from(from);
+            let take = (a.len() as u64).min(room).min(dsn::MAX_MAP_LEN) as usize;
+            let s = &mut m.subs[i];
+            sub_dsn_break(s, dsn);
+            let n_w = s.conn.write(&a[..take]);
+            if n_w == 0 {
+                break;
+            }
+            s.dsn_end = Some(dsn.wrapping_add(n_w as u64));
+            if s.smap.push(dsn, s.written, n_w as u64).is_err() {
+                m.counters.opt_no_room += 1;
+            }
+            s.written += n_w as u64;
+            let end = from + n_w as u64;
+            s.red_nxt = end;
+            let fresh = end.saturating_sub(m.snd.nxt.max(from));
+            m.counters.redundant_bytes += n_w as u64 - fresh;
+            m.snd.nxt = m.snd.nxt.max(end);
+        }
     }
 }
 

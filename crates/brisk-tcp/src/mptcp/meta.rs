@@ -91,6 +91,8 @@ pub struct MptcpCounters {
     pub reinject_rto: u64,
     /// Bytes re-injected on another subflow.
     pub reinjected_bytes: u64,
+    /// Bytes sent as extra copies by the redundant scheduler (beyond the first).
+    pub redundant_bytes: u64,
     /// Control options (ADD_ADDR, its echo, REMOVE_ADDR) dropped because the queue
     /// of options waiting for a pure ACK was full ([`SIGNAL_QUEUE`]).
     pub signals_dropped: u64,
@@ -216,6 +218,9 @@ pub struct SubflowCtx {
     pub dsn_end: Option<u64>,
     pub smap: SendMap,
     pub rmap: RecvMap,
+    /// The redundant scheduler's cursor: data-level offset of the next byte this
+    /// subflow sends a copy of.
+    pub red_nxt: u64,
     /// Subflow offset of the next byte the subflow's stream takes (its write end).
     pub written: u64,
     /// Subflow offset of the first byte not yet read from the subflow (bytes no
@@ -245,6 +250,7 @@ impl SubflowCtx {
             dsn_end: None,
             smap: SendMap::new(0, SEND_MAPS),
             rmap: RecvMap::new(RECV_MAPS),
+            red_nxt: 0,
             written: 0,
             consumed: 0,
         }

@@ -396,7 +396,7 @@ fn forged_and_flooded_add_addrs_are_dropped_and_counted() {
         let bytes = bytes.clone();
         for _ in 0..50 {
             let (ip, mut tcp) = parse_tcp_packet(&bytes).unwrap();
-            tcp.seq = tcp.seq + tcp.seg_len();
+            tcp.seq += tcp.seg_len();
             tcp.flags = Flags::ACK;
             tcp.payload = &[];
             let addr = IpAddr::V4(Ipv4Addr::new(198, 18, (k >> 8) as u8, k as u8));
@@ -599,5 +599,36 @@ fn the_connection_survives_the_loss_of_its_first_subflow() {
         let conn = p.client.conn(c).unwrap();
         assert!(conn.is_mptcp() && conn.state() != crate::State::Closed);
         close_cleanly(&mut p, c, s, &format!("seed {seed}"));
+    }
+}
+
+/// The redundant scheduler sends every byte on every subflow with room: each
+/// subflow of both ends carries (nearly) the whole transfer, the receiver keeps one
+/// copy, and the bytes are intact.
+#[test]
+fn the_redundant_scheduler_sends_a_copy_on_every_subflow() {
+    for seed in [75u64, 76] {
+        let mut cc = cfg(PmMode::NDiffPorts { n: 2 }, 2, Vec::new());
+        let mut sc = cfg(PmMode::Fullmesh, 2, Vec::new());
+        for c in [&mut cc, &mut sc] {
+            if let Some(m) = c.mptcp.as_mut() {
+                m.scheduler = crate::mptcp::sched::SchedKind::Redundant;
+            }
+        }
+        let mut p = Pair::with_configs(Duration::from_millis(10), cc, sc);
+        let (c, s) = establish_joined(&mut p, 2);
+        let n = 2 << 20;
+        check_transfer(&mut p, c, s, n, seed);
+        for (ep, h) in [(&p.client, c), (&p.server, s)] {
+            let conn = ep.conn(h).unwrap();
+            let copies = conn.mptcp_counters().unwrap().redundant_bytes;
+            assert!(
+                copies > (n as u64) / 2,
+                "seed {seed}: {copies} extra copies"
+            );
+            for (l, r, sent, _) in conn.mptcp_subflow_info() {
+                assert!(sent > (n as u64) / 2, "seed {seed}: {l}→{r} sent {sent}");
+            }
+        }
     }
 }
