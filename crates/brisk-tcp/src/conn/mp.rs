@@ -17,12 +17,14 @@
 //! offset coincide on the first subflow.
 
 use super::*;
+use crate::mptcp::control::{self, AddAddrVerdict, Keys};
 use crate::mptcp::dsn::{self, MapVerdict, Mapping, WindowCtx};
 use crate::mptcp::join::{find_join, JoinError, JoinInitiator, JoinResponder};
 use crate::mptcp::meta::{
     DataSend, Fallback, Meta, MptcpCounters, RemovedSubflow, SubJoin, SubflowCtx, SubflowOpen,
     DSS_RESERVE,
 };
+use crate::mptcp::meta::{SIGNAL_QUEUE, STALE_LOSS_CNT};
 use crate::mptcp::pm::{Addr, PathManager, PmAction};
 use crate::mptcp::recv::{DataRecv, FinVerdict, RecvConfig};
 use crate::mptcp::reinject::{LossKind, Reinjector};
@@ -41,6 +43,9 @@ struct Rx {
     mpc: Option<MpCapable>,
     dss: Option<Dss>,
     fastclose: Option<u64>,
+    add_addr: Option<wire::AddAddr>,
+    rm_addr: Option<wire::RemoveAddr>,
+    prio: Option<bool>,
 }
 
 fn parse_rx(seg: &TcpRepr<'_>, counters: &mut MptcpCounters) -> Rx {
@@ -50,6 +55,9 @@ fn parse_rx(seg: &TcpRepr<'_>, counters: &mut MptcpCounters) -> Rx {
             Ok(MptcpOption::MpCapable(c)) => rx.mpc = Some(c),
             Ok(MptcpOption::Dss(d)) => rx.dss = Some(d),
             Ok(MptcpOption::MpFastclose { receiver_key }) => rx.fastclose = Some(receiver_key),
+            Ok(MptcpOption::AddAddr(a)) => rx.add_addr = Some(a),
+            Ok(MptcpOption::RemoveAddr(r)) => rx.rm_addr = Some(r),
+            Ok(MptcpOption::MpPrio { backup }) => rx.prio = Some(backup),
             Ok(_) => {}
             Err(_) => counters.bad_options += 1,
         }
@@ -134,6 +142,10 @@ impl Connection {
             opens: VecDeque::new(),
             removed: Vec::new(),
             closed0: None,
+            first_gone: false,
+            mib: Default::default(),
+            gate: None,
+            signals: VecDeque::new(),
         })
     }
 
@@ -217,10 +229,14 @@ impl Connection {
         let Some(m) = self.mp.as_deref_mut() else {
             return 0;
         };
-        let open = matches!(
-            m.subs[0].conn.state(),
-            State::SynSent | State::SynReceived | State::Established | State::CloseWait
-        );
+        // Any subflow open keeps the connection writable (§3.3: the connection lives
+        // while a subflow does, the first one or not).
+        let open = m.subs.iter().any(|s| {
+            matches!(
+                s.conn.state(),
+                State::SynSent | State::SynReceived | State::Established | State::CloseWait
+            )
+        });
         if m.snd.fin_queued || !open {
             return 0;
         }
@@ -325,7 +341,8 @@ impl Connection {
         if !m.snd.fin_queued {
             m.snd.fin_queued = true;
             // A segment to carry it, if no data will.
-            m.subs[0].conn.ack_now();
+            let i = signal_sub(m);
+            m.subs[i].conn.ack_now();
         }
     }
 
@@ -359,7 +376,11 @@ impl Connection {
             if let Some(seg) = m.subs[i].conn.poll_transmit(now) {
                 let mut seg = seg;
                 seg.meta.subflow = i as u8;
-                mp_decorate(m, i, &mut seg);
+                if mp_decorate(m, i, &mut seg) && !m.signals.is_empty() {
+                    // More control options wait: another pure ACK for the next.
+                    let j = signal_sub(m);
+                    sub_send_ack(&mut m.subs[j].conn, now);
+                }
                 out = Some(seg);
                 break;
             }
@@ -394,7 +415,7 @@ impl Connection {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let mut t = m.snd.fin_rtx_at;
+        let mut t = min(m.snd.fin_rtx_at, m.pm.poll_timeout());
         for s in &m.subs {
             t = min(t, s.conn.poll_timeout());
             t = min(t, s.join_rtx_at);
@@ -432,6 +453,9 @@ impl Connection {
             let rto = s.conn.info.rto_count;
             if rto > s.rto_seen {
                 s.rto_seen = rto;
+                if several && s.conn.sub.loss.backoff == STALE_LOSS_CNT {
+                    m.counters.subflows_stale += 1;
+                }
                 if several && s.usable && m.reinject.on_loss(LossKind::Rto, i, s.smap.outstanding())
                 {
                     m.counters.reinject_rto += 1;
@@ -439,12 +463,19 @@ impl Connection {
             }
         }
         if m.snd.fin_rtx_at.is_some_and(|t| t <= now) {
-            // Ask the subflow for a segment: it carries the DATA_FIN again.
-            let rto = m.subs[0].conn.current_rto();
+            // Ask a live subflow for a segment: it carries the DATA_FIN again.
+            let i = signal_sub(m);
+            let rto = m.subs[i].conn.current_rto();
             m.snd.fin_rtx_count += 1;
             let backoff = rto * (1u32 << m.snd.fin_rtx_count.min(6));
             m.snd.fin_rtx_at = Some(now + backoff);
-            m.subs[0].conn.ack_now();
+            m.subs[i].conn.ack_now();
+        }
+        if m.pm.poll_timeout().is_some_and(|t| t <= now) {
+            // ADD_ADDR not echoed: announced again (`mptcp_pm_add_timer`).
+            let rto = max_rto(m);
+            m.pm.on_timeout(now, rto);
+            mp_pm_actions(m, now);
         }
         mp_after_input(m, now);
         self.mp_sync();
@@ -580,14 +611,26 @@ impl Connection {
         if mp_rx_dss(m, 0, &rx, seg) {
             m.subs[0].conn.counters.mptcp_refused += 1;
             // Linux `subflow_check_data_avail` → `MPTCP_RST_EMPTCP`: the subflow
-            // is reset; the first subflow's reset ends the connection.
+            // is reset; with no other subflow alive that ends the connection.
+            if others_alive(m, 0) {
+                m.subs[0].rst_reason = Some(ResetReason::MptcpError);
+                m.subs[0].conn.abort();
+                mp_after_input(m, now);
+                self.mp_sync();
+                return;
+            }
             for s in &mut m.subs {
                 s.conn.abort();
             }
             self.mp_reset();
             return;
         }
+        let oow = m.subs[0].conn.counters.out_of_window;
         m.subs[0].conn.handle_segment_dscp(now, ecn, dscp, seg);
+        if m.subs[0].conn.counters.out_of_window == oow {
+            // Only from a segment the subflow found acceptable (in its window).
+            mp_rx_control(m, now, 0, &rx, seg);
+        }
         mp_pm_start(m, now);
         mp_after_input(m, now);
         self.mp_sync();
@@ -655,16 +698,48 @@ impl Connection {
             // A joined subflow's events are the meta's business (its state is read).
             while s.conn.poll_event().is_some() {}
         }
+        let data_closed = m.snd.fin_acked && m.recv.as_ref().is_some_and(fin_reached);
         if let Some(r) = m.closed0 {
-            // The connection closes with its first subflow once every other subflow
-            // has closed too; a first subflow that failed takes the others with it.
-            if r.is_err() {
+            // RFC 8684 §3.3: the connection lives while any subflow lives. A first
+            // subflow that closes (reset, timed out, or closed by the peer) before the
+            // data level did hands its data over to the others, as any subflow does
+            // (`mp_reap_subflows`); it stays in `subs[0]` as a closed placeholder, so
+            // that index 0 keeps meaning "the MP_CAPABLE subflow" and the connection
+            // keeps its handle and its first 4-tuple in the endpoint's table (docs:
+            // "Addresses, priorities and surviving subflows").
+            if !m.first_gone
+                && !data_closed
+                && !m.fastclose
+                && m.fully_established
+                && others_open(m, 0)
+            {
+                m.first_gone = true;
+                m.counters.first_subflow_lost += 1;
+                if !m.subs[0].smap.is_empty() && !m.subflows_closing {
+                    m.reinject
+                        .on_loss(LossKind::Rto, 0, m.subs[0].smap.outstanding());
+                }
+                if let Some(slot) = m.subs[0].pm_slot.take() {
+                    m.pm.on_subflow_closed(slot);
+                }
+            }
+            // A first subflow that failed while no other could carry on takes the
+            // others with it.
+            if r.is_err() && !m.first_gone {
                 for s in m.subs.iter_mut().skip(1) {
                     s.conn.abort();
                 }
             }
             if m.subs.iter().all(|s| s.conn.state() == State::Closed) {
-                closed = Some(r);
+                // With several subflows, a completed data-level close (both DATA_FINs
+                // acknowledged) is a clean close, however the subflows ended (a dead
+                // one is reset at the close, above).
+                let several = m.subs.len() > 1;
+                closed = Some(if (several || m.first_gone) && data_closed {
+                    Ok(())
+                } else {
+                    r
+                });
             }
         }
         let readable = m.recv.as_ref().is_some_and(|r| r.readable() > 0);
@@ -678,7 +753,16 @@ impl Connection {
         if writable {
             m.snd.writable_wanted = false;
         }
-        let state = m.subs[0].conn.state();
+        let mut state = m.subs[0].conn.state();
+        if m.first_gone && state == State::Closed {
+            // The first subflow is gone: the connection's state is a live subflow's.
+            state = m
+                .subs
+                .iter()
+                .map(|s| s.conn.state())
+                .find(|&st| st != State::Closed)
+                .unwrap_or(State::Closed);
+        }
         if connected {
             self.push_event(Event::Connected);
         }
@@ -827,7 +911,16 @@ fn mp_after_input(m: &mut Meta, now: Instant) {
     mp_drain(m);
     if m.snd.fin_acked && !m.subflows_closing {
         m.subflows_closing = true;
+        let several = m.subs.len() > 1;
         for s in &mut m.subs {
+            if several && s.conn.sub.loss.backoff > 0 && s.conn.state() != State::Closed {
+                // A subflow whose last segment went unanswered for an RTO (a dead
+                // path) is not needed for the data-level close: reset, not a FIN it
+                // would retransmit until its retries run out (brisk's choice; docs).
+                s.rst_reason = Some(ResetReason::Unspecified);
+                s.conn.abort();
+                continue;
+            }
             // Linux closes subflows once the DATA_FIN is acknowledged
             // (`mptcp_check_data_fin_ack` → `mptcp_close_wake_up`).
             if m.orphaned {
@@ -926,7 +1019,10 @@ fn mp_fill(m: &mut Meta) {
     if m.subflows_closing {
         return;
     }
-    if m.subs.len() == 1 {
+    // One subflow takes what its send buffer takes; data re-injected from a subflow
+    // that left (REMOVE_ADDR, a reset) goes through the scheduler's path even when
+    // one subflow remains.
+    if m.subs.len() == 1 && m.reinject.pending() == 0 {
         mp_fill_one(m);
     } else {
         mp_fill_sched(m);
@@ -937,8 +1033,9 @@ fn mp_fill(m: &mut Meta) {
         && m.snd.fin_rtx_at.is_none()
     {
         // Resend the DATA_FIN if no Data ACK covers it within a few RTOs.
+        let i = signal_sub(m);
         m.snd.fin_rtx_at =
-            Some(m.subs[0].conn.sub.probes.last_send + m.subs[0].conn.current_rto() * 2);
+            Some(m.subs[i].conn.sub.probes.last_send + m.subs[i].conn.current_rto() * 2);
     }
 }
 
@@ -974,6 +1071,7 @@ fn sub_room(s: &SubflowCtx) -> u64 {
     if !s.usable
         || !matches!(st, State::Established | State::CloseWait)
         || s.smap.len() >= s.smap.limit()
+        || s.conn.sub.loss.backoff >= STALE_LOSS_CNT
     {
         return 0;
     }
@@ -1004,13 +1102,25 @@ fn sub_view(s: &SubflowCtx, room: u64) -> SubflowView {
 }
 
 fn mp_fill_sched(m: &mut Meta) {
+    if matches!(m.sched, Scheduler::Redundant) {
+        mp_fill_redundant(m);
+        return;
+    }
     let mut views = [SubflowView::default(); crate::mptcp::MAX_SUBFLOWS];
     let n = m.subs.len().min(crate::mptcp::MAX_SUBFLOWS);
     let mut rooms = [0u64; crate::mptcp::MAX_SUBFLOWS];
     // Bounded: each round places at least one byte or stops.
+    // RFC 8684 §3.3.8: backup subflows carry data only when no non-backup subflow
+    // is alive (Linux `mptcp_subflow_get_send` picks a backup only when no active
+    // subflow exists; a non-backup subflow with a full window still counts).
+    let active = m.subs.iter().any(|s| sub_alive(s) && !s.backup);
     for _ in 0..4096 {
         for i in 0..n {
-            rooms[i] = sub_room(&m.subs[i]);
+            rooms[i] = if active && m.subs[i].backup {
+                0
+            } else {
+                sub_room(&m.subs[i])
+            };
             views[i] = sub_view(&m.subs[i], rooms[i]);
         }
         // Re-injection first (seed Table I), on a subflow other than the one that
@@ -1045,7 +1155,7 @@ fn mp_fill_sched(m: &mut Meta) {
         let want = a.len().min(dsn::MAX_MAP_LEN as usize) as u32;
         let i = match m.sched.pick(&views[..n], want, SubflowMask::EMPTY) {
             Pick::One(i) => i,
-            // Redundant sends are not wired: the first subflow picked takes it.
+            // The redundant scheduler is served by `mp_fill_redundant`.
             Pick::Many(mask) => match mask.iter().next() {
                 Some(i) => i,
                 None => break,
@@ -1066,6 +1176,47 @@ fn mp_fill_sched(m: &mut Meta) {
         }
         s.written += n_w as u64;
         m.snd.nxt += n_w as u64;
+    }
+}
+
+/// The redundant scheduler: every subflow sends every data-level byte not yet
+/// data-acknowledged, each from its own cursor (`SubflowCtx::red_nxt`) as its window
+/// allows, each copy with its own mapping of the same DSNs; the receiver keeps the
+/// first copy and consumes the others as duplicates. Backups only when no regular
+/// subflow is alive.
+fn mp_fill_redundant(m: &mut Meta) {
+    let active = m.subs.iter().any(|s| sub_alive(s) && !s.backup);
+    for i in 0..m.subs.len() {
+        if active && m.subs[i].backup {
+            continue;
+        }
+        // Bounded: each round writes at least one byte or stops.
+        for _ in 0..4096 {
+            let room = sub_room(&m.subs[i]);
+            let from = m.subs[i].red_nxt.max(m.snd.una);
+            if room == 0 || from >= m.snd.end() {
+                break;
+            }
+            let dsn = m.snd_dsn(from);
+            let (a, _) = m.snd.from(from);
+            let take = (a.len() as u64).min(room).min(dsn::MAX_MAP_LEN) as usize;
+            let s = &mut m.subs[i];
+            sub_dsn_break(s, dsn);
+            let n_w = s.conn.write(&a[..take]);
+            if n_w == 0 {
+                break;
+            }
+            s.dsn_end = Some(dsn.wrapping_add(n_w as u64));
+            if s.smap.push(dsn, s.written, n_w as u64).is_err() {
+                m.counters.opt_no_room += 1;
+            }
+            s.written += n_w as u64;
+            let end = from + n_w as u64;
+            s.red_nxt = end;
+            let fresh = end.saturating_sub(m.snd.nxt.max(from));
+            m.counters.redundant_bytes += n_w as u64 - fresh;
+            m.snd.nxt = m.snd.nxt.max(end);
+        }
     }
 }
 
@@ -1114,14 +1265,16 @@ fn mp_reinject_on(m: &mut Meta, i: usize, dsn: u64, len: u64) {
 
 /// Adds the MPTCP option to subflow `i`'s outgoing segment
 /// (`mptcp_established_options`, `mptcp_synack_options`, `mptcp_syn_options`).
-fn mp_decorate(m: &mut Meta, i: usize, seg: &mut Segment) {
+/// Returns whether the segment carries a queued control option (then the caller
+/// asks for another pure ACK while more wait).
+fn mp_decorate(m: &mut Meta, i: usize, seg: &mut Segment) -> bool {
     let f = seg.header.flags;
     if i > 0 {
         if let Some(opt) = mp_join_option(m, i, seg) {
             if wire::push(&mut seg.header.extra, &opt).is_err() {
                 m.counters.opt_no_room += 1;
             }
-            return;
+            return false;
         }
     }
     let opt = if f.rst() {
@@ -1134,13 +1287,13 @@ fn mp_decorate(m: &mut Meta, i: usize, seg: &mut Segment) {
                     reason,
                 }),
             );
-            return;
+            return false;
         }
         if !m.fastclose {
-            return;
+            return false;
         }
         let Some(k) = m.remote_key else {
-            return;
+            return false;
         };
         let _ = wire::push(
             &mut seg.header.extra,
@@ -1166,7 +1319,7 @@ fn mp_decorate(m: &mut Meta, i: usize, seg: &mut Segment) {
         })
     } else {
         let Some(remote_key) = m.remote_key else {
-            return;
+            return false;
         };
         let s = &m.subs[i];
         let rel = seg.header.seq.0.wrapping_sub(s.conn.sub.opts.iss);
@@ -1194,7 +1347,7 @@ fn mp_decorate(m: &mut Meta, i: usize, seg: &mut Segment) {
             })
         } else {
             let Some(recv) = m.recv.as_ref() else {
-                return;
+                return false;
             };
             let fin_dsn = if m.snd.fin_queued && !m.snd.fin_acked && m.snd.nxt == m.snd.end() {
                 m.fin_dsn()
@@ -1239,9 +1392,64 @@ fn mp_decorate(m: &mut Meta, i: usize, seg: &mut Segment) {
             })
         }
     };
+    if let MptcpOption::Dss(d) = &opt {
+        let pure = seg.payload_len == 0 && f.ack() && !f.syn() && !f.fin() && !f.rst();
+        if pure && d.mapping.is_none() && m.subs[i].usable && mp_decorate_control(m, i, seg, &opt) {
+            return true;
+        }
+    }
     if wire::push(&mut seg.header.extra, &opt).is_err() {
         m.counters.opt_no_room += 1;
     }
+    false
+}
+
+/// A pure ACK on subflow `i` carries the queued control options: an ADD_ADDR (or
+/// echo) *instead of* the DSS, as Linux's `mptcp_established_options_add_addr` drops
+/// the other suboptions on a pure ACK (an IPv6 ADD_ADDR with HMAC takes 30 of the 40
+/// bytes); a REMOVE_ADDR or this subflow's MP_PRIO beside the DSS
+/// (`mptcp_established_options_rm_addr`, `_mp_prio`). Returns whether it wrote the
+/// options (one control option consumed).
+fn mp_decorate_control(m: &mut Meta, i: usize, seg: &mut Segment, dss: &MptcpOption) -> bool {
+    let prio = m.subs[i].prio_tx.take();
+    let sig = m.signals.pop_front();
+    if prio.is_none() && sig.is_none() {
+        return false;
+    }
+    let extra = &mut seg.header.extra;
+    match sig {
+        Some(o @ MptcpOption::AddAddr(a)) => {
+            if wire::push(extra, &o).is_err() {
+                m.counters.opt_no_room += 1;
+            } else if a.hmac.is_some() {
+                m.mib.add_addr_tx += 1;
+            } else {
+                m.mib.echo_add_tx += 1;
+            }
+            // MP_PRIO waits for the next pure ACK.
+            m.subs[i].prio_tx = prio;
+        }
+        other => {
+            if wire::push(extra, dss).is_err() {
+                m.counters.opt_no_room += 1;
+            }
+            if let Some(o) = other {
+                if wire::push(extra, &o).is_err() {
+                    m.counters.opt_no_room += 1;
+                } else if matches!(o, MptcpOption::RemoveAddr(_)) {
+                    m.mib.rm_addr_tx += 1;
+                }
+            }
+            if let Some(backup) = prio {
+                if wire::push(extra, &MptcpOption::MpPrio { backup }).is_err() {
+                    m.counters.opt_no_room += 1;
+                } else {
+                    m.mib.mp_prio_tx += 1;
+                }
+            }
+        }
+    }
+    true
 }
 
 /// The DSS (and the first data's MP_CAPABLE mapping) of a segment arriving on subflow
@@ -1303,12 +1511,12 @@ fn mp_rx_subflow(m: &Meta, seg: &TcpRepr<'_>) -> Option<usize> {
     })
 }
 
-/// The connection is fully established (client): the path manager decides which
-/// subflows to open (`mptcp_pm_fully_established` →
-/// `mptcp_pm_create_subflow_or_signal_addr`). Only the client opens subflows; a
-/// server's path manager only admits joins (its limits).
+/// The connection is fully established: the path manager announces its `signal`
+/// endpoints (ADD_ADDR) and, on the client, opens the mode's subflows
+/// (`mptcp_pm_fully_established` → `mptcp_pm_create_subflow_or_signal_addr`). A
+/// server's path manager announces and admits joins; it opens no subflows (docs).
 fn mp_pm_start(m: &mut Meta, now: Instant) {
-    if m.pm_started || m.passive || !m.fully_established {
+    if m.pm_started || !m.fully_established {
         return;
     }
     let s0 = &m.subs[0].conn;
@@ -1327,34 +1535,213 @@ fn mp_pm_start(m: &mut Meta, now: Instant) {
         port: s0.remote().port(),
     };
     let rto = s0.current_rto();
+    m.subs[0].pm_slot = Some(0);
     m.pm.on_established(now, local, remote, Some(rto));
+    mp_pm_actions(m, now);
+}
+
+/// Carries out the path manager's decisions: subflows to open (the client's; the
+/// endpoint picks the port), ADD_ADDR / echo / REMOVE_ADDR to send on the next pure
+/// ACK (one is sent at once, as Linux's `mptcp_pm_addr_send_ack`), subflows to close.
+fn mp_pm_actions(m: &mut Meta, now: Instant) {
     while let Some(a) = m.pm.poll_action() {
-        if let PmAction::OpenSubflow {
-            slot,
-            local,
-            remote,
-            backup,
-        } = a
-        {
-            if local.ip.is_ipv4() != remote.ip.is_ipv4() {
-                m.pm.on_subflow_closed(slot);
-                continue;
-            }
-            let rport = if remote.port == 0 {
-                s0_remote_port(m)
-            } else {
-                remote.port
-            };
-            m.opens.push_back(SubflowOpen {
+        match a {
+            PmAction::OpenSubflow {
                 slot,
-                local: std::net::SocketAddr::new(local.ip, local.port),
-                remote: std::net::SocketAddr::new(remote.ip, rport),
-                addr_id: local.id,
+                local,
+                remote,
                 backup,
-            });
+            } => {
+                if m.passive || m.subflows_closing || local.ip.is_ipv4() != remote.ip.is_ipv4() {
+                    m.pm.on_subflow_closed(slot);
+                    continue;
+                }
+                let rport = if remote.port == 0 {
+                    s0_remote_port(m)
+                } else {
+                    remote.port
+                };
+                m.opens.push_back(SubflowOpen {
+                    slot,
+                    remote_id: remote.id,
+                    local: std::net::SocketAddr::new(local.ip, local.port),
+                    remote: std::net::SocketAddr::new(remote.ip, rport),
+                    addr_id: local.id,
+                    backup,
+                });
+            }
+            PmAction::AddAddr { addr } => {
+                if let Some(remote) = m.remote_key {
+                    let keys = Keys {
+                        local: m.local_key,
+                        remote,
+                    };
+                    push_signal(m, control::announce(keys, addr));
+                }
+            }
+            PmAction::AddAddrEcho { addr } => {
+                let a = wire::AddAddr {
+                    address_id: addr.id,
+                    addr: addr.ip,
+                    port: (addr.port != 0).then_some(addr.port),
+                    hmac: None,
+                };
+                push_signal(m, control::echo_of(&a));
+            }
+            PmAction::RemoveAddr { id } => {
+                if let Ok(r) = wire::RemoveAddr::new(&[id]) {
+                    push_signal(m, MptcpOption::RemoveAddr(r));
+                }
+            }
+            PmAction::CloseSubflow { slot } => {
+                // The path manager freed the slot already.
+                if let Some(s) = m.subs.iter_mut().find(|s| s.pm_slot == Some(slot)) {
+                    s.pm_slot = None;
+                    if s.conn.state() != State::Closed {
+                        m.mib.rm_subflow += 1;
+                        s.rst_reason = Some(ResetReason::Unspecified);
+                        s.conn.abort();
+                    }
+                }
+            }
         }
-        // ADD_ADDR, REMOVE_ADDR and their echoes are not sent yet (docs).
     }
+    if !m.signals.is_empty() {
+        let i = signal_sub(m);
+        sub_send_ack(&mut m.subs[i].conn, now);
+    }
+}
+
+/// Queues a control option for the next pure ACK (bounded: [`SIGNAL_QUEUE`]).
+fn push_signal(m: &mut Meta, o: MptcpOption) {
+    if m.signals.len() >= SIGNAL_QUEUE {
+        m.counters.signals_dropped += 1;
+        return;
+    }
+    m.signals.push_back(o);
+}
+
+/// Queues a pure ACK on subflow `c` now (Linux `tcp_send_ack` from
+/// `mptcp_subflow_send_ack`): the control options ride on it.
+fn sub_send_ack(c: &mut Connection, now: Instant) {
+    if c.state().synchronized() && c.sub.rcv.owed_acks.len() < super::MAX_OWED_ACKS {
+        let s = c.header(
+            now,
+            c.sub.snd.snd_nxt,
+            brisk_wire::Flags::ACK,
+            SegmentKind::Ack,
+        );
+        let s = c.finish(now, s);
+        c.sub.rcv.owed_acks.push_back(s);
+    }
+}
+
+/// A subflow that may take data now: usable, established, and not stale (fewer than
+/// `stale_loss_cnt` RTOs in a row; Linux `mptcp_subflow_active` and `subflow->stale`).
+fn sub_alive(s: &SubflowCtx) -> bool {
+    s.usable
+        && matches!(s.conn.state(), State::Established | State::CloseWait)
+        && s.conn.sub.loss.backoff < STALE_LOSS_CNT
+}
+
+/// Whether a subflow other than `i` is alive (carries data now).
+fn others_alive(m: &Meta, i: usize) -> bool {
+    m.subs
+        .iter()
+        .enumerate()
+        .any(|(j, s)| j != i && sub_alive(s))
+}
+
+/// Whether a subflow other than `i` is open and may carry data (even if stale now).
+fn others_open(m: &Meta, i: usize) -> bool {
+    m.subs.iter().enumerate().any(|(j, s)| {
+        j != i && s.usable && s.conn.state().synchronized() && s.conn.state() != State::Closed
+    })
+}
+
+/// The subflow to carry a connection-level signal (DATA_FIN, ADD_ADDR, REMOVE_ADDR):
+/// the first alive non-backup subflow, else the first alive one, else the first
+/// (Linux `mptcp_pm_addr_send_ack` prefers a non-backup subflow).
+fn signal_sub(m: &Meta) -> usize {
+    if m.subs.len() == 1 {
+        return 0;
+    }
+    let alive = |s: &SubflowCtx| sub_alive(s);
+    m.subs
+        .iter()
+        .position(|s| alive(s) && !s.backup)
+        .or_else(|| m.subs.iter().position(alive))
+        .unwrap_or(0)
+}
+
+/// The largest RTO among the subflows (for the ADD_ADDR timer).
+fn max_rto(m: &Meta) -> Option<Duration> {
+    m.subs
+        .iter()
+        .filter(|s| s.conn.state().synchronized())
+        .map(|s| s.conn.current_rto())
+        .max()
+}
+
+/// ADD_ADDR, its echo, REMOVE_ADDR and MP_PRIO on a segment subflow `i` accepted
+/// (`mptcp_incoming_options` → the path manager; RFC 8684 §3.4, §3.3.8).
+fn mp_rx_control(m: &mut Meta, now: Instant, i: usize, rx: &Rx, seg: &TcpRepr<'_>) {
+    if rx.add_addr.is_none() && rx.rm_addr.is_none() && rx.prio.is_none() {
+        return;
+    }
+    let Some(remote_key) = m.remote_key else {
+        return;
+    };
+    if seg.flags.syn() || seg.flags.rst() || !m.subs[i].conn.state().synchronized() {
+        return;
+    }
+    if let Some(a) = rx.add_addr {
+        if m.gate.is_none() {
+            let mut g = control::AddAddrGate::new(Keys {
+                local: m.local_key,
+                remote: remote_key,
+            });
+            let r0 = m.subs[0].conn.remote();
+            g.set_initial_remote(r0.ip(), r0.port());
+            m.gate = Some(g);
+        }
+        if let Some(g) = m.gate.as_mut() {
+            match g.on_add_addr(now, &a, &mut m.mib) {
+                AddAddrVerdict::Announce { addr } => m.pm.on_add_addr(addr),
+                AddAddrVerdict::Echoed { addr } => m.pm.on_add_addr_echo(addr),
+                AddAddrVerdict::EchoOnly { echo } => push_signal(m, echo),
+                // Dropped and counted (`AddAddrHMacFailure`, `AddAddrDrop`).
+                AddAddrVerdict::BadHmac | AddAddrVerdict::RateLimited => {}
+            }
+        }
+    }
+    if let Some(rm) = rx.rm_addr {
+        let mut ids = [None; crate::mptcp::MAX_SUBFLOWS];
+        for (j, s) in m.subs.iter().enumerate().take(crate::mptcp::MAX_SUBFLOWS) {
+            if s.conn.state() != State::Closed {
+                ids[j] = Some(s.remote_id);
+            }
+        }
+        let close = control::on_remove_addr(&rm, &ids, &mut m.mib);
+        for j in close.iter() {
+            let s = &mut m.subs[j];
+            m.mib.rm_subflow += 1;
+            s.rst_reason = Some(ResetReason::Unspecified);
+            s.conn.abort();
+        }
+        // The path manager forgets the addresses (and frees their slots; the
+        // subflows it names are those closed above).
+        for &id in rm.ids() {
+            m.pm.on_rm_addr(id);
+        }
+    }
+    if let Some(b) = rx.prio {
+        let s = &mut m.subs[i];
+        let ch = control::on_mp_prio(s.peer_backup, b, &mut m.mib);
+        s.peer_backup = ch.backup;
+        s.backup = s.local_backup || s.peer_backup;
+    }
+    mp_pm_actions(m, now);
 }
 
 fn s0_remote_port(m: &Meta) -> u16 {
@@ -1407,6 +1794,58 @@ impl Connection {
     /// The local MPTCP token (None for plain TCP or after fallback).
     pub fn mptcp_token(&self) -> Option<u32> {
         self.mp.as_deref().map(|m| m.local_token)
+    }
+
+    /// The Linux-named MIB counters of the control options (ADD_ADDR, echo,
+    /// REMOVE_ADDR, MP_PRIO; `MPTcpExt*`), None for plain TCP.
+    pub fn mptcp_mib(&self) -> Option<&crate::mptcp::counters::MptcpCounters> {
+        self.mp.as_deref().map(|m| &m.mib)
+    }
+
+    /// The path manager's counters (None for plain TCP).
+    pub fn mptcp_pm_stats(&self) -> Option<crate::mptcp::pm::PmStats> {
+        self.mp.as_deref().map(|m| m.pm.stats)
+    }
+
+    /// Per subflow: (backup for the scheduler, our request, the peer's, the peer's
+    /// address id). For tests and reports.
+    pub fn mptcp_subflow_prio(&self) -> Vec<(bool, bool, bool, u8)> {
+        self.mp.as_deref().map_or(Vec::new(), |m| {
+            m.subs
+                .iter()
+                .map(|s| (s.backup, s.local_backup, s.peer_backup, s.remote_id))
+                .collect()
+        })
+    }
+
+    /// Makes subflow `i` a backup (or a regular subflow again) and tells the peer with
+    /// MP_PRIO on that subflow (RFC 8684 §3.3.8; Linux `ip mptcp endpoint change ...
+    /// backup` → `mptcp_pm_mp_prio_send_ack`). False if there is no such subflow.
+    pub fn mptcp_set_backup(&mut self, now: Instant, i: usize, backup: bool) -> bool {
+        let Some(m) = self.mp.as_deref_mut() else {
+            return false;
+        };
+        let Some(s) = m.subs.get_mut(i) else {
+            return false;
+        };
+        if !s.conn.state().synchronized() || s.conn.state() == State::Closed {
+            return false;
+        }
+        s.local_backup = backup;
+        s.backup = s.local_backup || s.peer_backup;
+        s.prio_tx = Some(backup);
+        sub_send_ack(&mut s.conn, now);
+        true
+    }
+
+    /// Withdraws local endpoint `id` (`ip mptcp endpoint delete id ID`): REMOVE_ADDR
+    /// if it was announced, and the subflows from it closed, their data re-injected
+    /// on the others (Linux `mptcp_pm_remove_addrs_and_subflows`).
+    pub fn mptcp_remove_address(&mut self, now: Instant, id: u8) {
+        if let Some(m) = self.mp.as_deref_mut() {
+            m.pm.remove_local(id);
+            mp_pm_actions(m, now);
+        }
     }
 
     /// Subflows (the initial one included) of an MPTCP connection; 0 for plain TCP.
@@ -1519,6 +1958,7 @@ impl Connection {
         c.sub.opts.opt_reserve = DSS_RESERVE;
         let mut s = SubflowCtx::new(c, SubJoin::Initiator(ji), open.addr_id, open.backup);
         s.pm_slot = Some(open.slot);
+        s.remote_id = open.remote_id;
         m.subs.push(s);
         m.counters.join_syn_tx += 1;
     }
@@ -1559,10 +1999,12 @@ impl Connection {
         let nonce: u32 = m.rng.gen();
         let (responder, _) =
             JoinResponder::on_syn(m.local_key, remote_key, join, addr_id, false, nonce)?;
+        // Port 0 as the path manager's endpoints (REMOVE_ADDR of a local endpoint
+        // finds the subflows joined to it).
         let la = Addr {
             id: addr_id,
             ip: local.ip(),
-            port: local.port(),
+            port: 0,
         };
         let ra = Addr {
             id: responder.peer().address_id,
@@ -1596,13 +2038,11 @@ impl Connection {
         let mut c = Connection::accept(now, setup, syn);
         c.sub.opts.opt_reserve = DSS_RESERVE;
         c.negotiate(syn, true);
-        let backup = admit.responder.peer().backup;
-        let mut s = SubflowCtx::new(
-            c,
-            SubJoin::Responder(admit.responder),
-            admit.addr_id,
-            backup,
-        );
+        let peer = admit.responder.peer();
+        let mut s = SubflowCtx::new(c, SubJoin::Responder(admit.responder), admit.addr_id, false);
+        s.peer_backup = peer.backup;
+        s.backup = peer.backup;
+        s.remote_id = peer.address_id;
         s.pm_slot = Some(admit.slot);
         m.subs.push(s);
         m.counters.join_syn_rx += 1;
@@ -1653,7 +2093,11 @@ impl Connection {
                 s.rst_reason = Some(ResetReason::MptcpError);
                 s.conn.abort();
             } else {
+                let oow = m.subs[i].conn.counters.out_of_window;
                 m.subs[i].conn.handle_segment_dscp(now, ecn, dscp, seg);
+                if m.subs[i].conn.counters.out_of_window == oow {
+                    mp_rx_control(m, now, i, &rx, seg);
+                }
             }
         }
         mp_after_input(m, now);
@@ -1673,7 +2117,10 @@ fn mp_join_step(m: &mut Meta, now: Instant, ecn: Ecn, dscp: u8, i: usize, seg: &
                 Ok(ack) => {
                     m.counters.join_synack_rx += 1;
                     if let Some(p) = ji.peer() {
-                        s.backup |= p.backup;
+                        // Linux `subflow_finish_connect`: the peer's id and backup flag.
+                        s.peer_backup = p.backup;
+                        s.remote_id = p.address_id;
+                        s.backup = s.local_backup || s.peer_backup;
                     }
                     s.join_ack = Some(ack);
                     s.join_rtx_at = Some(now + s.conn.current_rto());
@@ -1707,14 +2154,20 @@ fn mp_join_step(m: &mut Meta, now: Instant, ecn: Ecn, dscp: u8, i: usize, seg: &
     }
 }
 
-/// Our address id for local address `ip`: 0 for the initial subflow's, else 1 (
-/// Linux gives each endpoint its configured id; brisk's server does not look its
-/// endpoints up yet, docs).
+/// Our address id for local address `ip` (Linux `mptcp_pm_get_local_id`): 0 for the
+/// initial subflow's, the endpoint's configured id for an endpoint (the id its
+/// ADD_ADDR announced), else the smallest id no endpoint has (Linux appends such an
+/// address with a new id).
 fn mp_local_addr_id(m: &Meta, ip: IpAddr) -> u8 {
     if m.subs[0].conn.local().ip() == ip {
         return 0;
     }
-    1
+    if let Some(id) = m.pm.local_id(ip) {
+        return id;
+    }
+    (1..=u8::MAX)
+        .find(|&id| !m.pm.has_local_id(id))
+        .unwrap_or(1)
 }
 
 /// A joined subflow's MP_JOIN for this segment, if it needs one: the SYN's, the

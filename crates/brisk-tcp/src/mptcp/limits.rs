@@ -12,6 +12,7 @@
 //! | [`ADD_ADDR_BURST`] / [`ADD_ADDR_REFILL`] ADD_ADDR rate | 8, then one per 25 ms | dropped, not echoed, `AddAddrDrop` |
 //! | [`PM_ACTION_QUEUE`] path-manager actions pending | 32 | action dropped, `PmStats::actions_dropped` |
 //! | [`ADD_ADDR_RETRANS_MAX`] re-sends of our ADD_ADDR | 3 | stop re-sending |
+//! | [`SIGNAL_QUEUE`] control options (ADD_ADDR, echo, REMOVE_ADDR) awaiting a pure ACK | 24 | option dropped, `signals_dropped` (an ADD_ADDR is re-sent by its timer) |
 //! | [`MAX_REMOVE_IDS`] ids per REMOVE_ADDR | 8 (`MPTCP_RM_IDS_MAX`) | option ignored (parse error) |
 //! | token table | `TokenTable::new(limit)`, [`TOKEN_DEFAULT_LIMIT`] = `max_connections`'s default, ≤ [`TOKEN_MAX_LIMIT`] | new MPTCP connection refused (`TokenError::Full`); a join's unknown token: RST, `MPJoinNoTokenFound` |
 //! | token collisions | [`TOKEN_MAX_RETRIES`] key draws | connection opened without MPTCP (Linux `mptcp_token_new_connect` fails the same way) |
@@ -24,6 +25,7 @@
 
 pub use super::control::{ADD_ADDR_BURST, ADD_ADDR_REFILL, MP_FAIL_TIMEOUT};
 pub use super::dsn::MAX_MAP_LEN;
+pub use super::meta::SIGNAL_QUEUE;
 pub use super::pm::{
     ACTION_QUEUE as PM_ACTION_QUEUE, ADDR_MAX as PM_ADDR_MAX, ADD_ADDR_RETRANS_MAX,
 };

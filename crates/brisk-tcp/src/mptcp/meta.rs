@@ -91,7 +91,25 @@ pub struct MptcpCounters {
     pub reinject_rto: u64,
     /// Bytes re-injected on another subflow.
     pub reinjected_bytes: u64,
+    /// Bytes sent as extra copies by the redundant scheduler (beyond the first).
+    pub redundant_bytes: u64,
+    /// Control options (ADD_ADDR, its echo, REMOVE_ADDR) dropped because the queue
+    /// of options waiting for a pure ACK was full ([`SIGNAL_QUEUE`]).
+    pub signals_dropped: u64,
+    /// Subflows found stale (Linux `stale_loss_cnt` RTOs in a row without progress):
+    /// left out of scheduling until they make progress again [MPTcpExtSubflowStale].
+    pub subflows_stale: u64,
+    /// The first subflow closed while another carried the connection on (RFC 8684
+    /// §3.3: the connection lives while any subflow lives).
+    pub first_subflow_lost: u64,
 }
+
+/// Control options (ADD_ADDR, echo, REMOVE_ADDR) waiting for a pure ACK to ride on:
+/// a path manager's announcements for its 8 endpoints plus their echoes and removals.
+pub const SIGNAL_QUEUE: usize = 24;
+/// Consecutive RTOs after which a subflow is stale and not scheduled (Linux
+/// `net.mptcp.stale_loss_cnt`, default 4; `mptcp_pm_subflows_chk_stale`).
+pub const STALE_LOSS_CNT: u32 = 4;
 
 /// The data-level send buffer: bytes from the application, kept until the Data ACK
 /// covers them. Offsets count from the first byte (DSN = local IDSN + 1 + offset).
@@ -166,8 +184,18 @@ pub struct SubflowCtx {
     pub join: SubJoin,
     /// Our address id for this subflow's local end (0 = the initial address).
     pub addr_id: u8,
-    /// A backup subflow (MP_JOIN B flag, ours or the peer's).
+    /// A backup subflow for the scheduler: ours or the peer's request
+    /// (`local_backup || peer_backup`, Linux `subflow->backup || request_bkup`).
     pub backup: bool,
+    /// We asked for backup (our endpoint's flag on the MP_JOIN, or our MP_PRIO).
+    pub local_backup: bool,
+    /// The peer asked for backup (its MP_JOIN B flag, or its MP_PRIO).
+    pub peer_backup: bool,
+    /// An MP_PRIO to send on this subflow's next pure ACK (our new backup flag).
+    pub prio_tx: Option<bool>,
+    /// The peer's address id of this subflow's remote end (0 = its initial address;
+    /// a join's from the peer's MP_JOIN), for REMOVE_ADDR.
+    pub remote_id: u8,
     /// The path manager's slot (`PathManager::on_subflow_closed` frees it).
     pub pm_slot: Option<usize>,
     /// May carry data: the initial subflow once MPTCP, a joined one once its
@@ -190,6 +218,9 @@ pub struct SubflowCtx {
     pub dsn_end: Option<u64>,
     pub smap: SendMap,
     pub rmap: RecvMap,
+    /// The redundant scheduler's cursor: data-level offset of the next byte this
+    /// subflow sends a copy of.
+    pub red_nxt: u64,
     /// Subflow offset of the next byte the subflow's stream takes (its write end).
     pub written: u64,
     /// Subflow offset of the first byte not yet read from the subflow (bytes no
@@ -204,6 +235,10 @@ impl SubflowCtx {
             join,
             addr_id,
             backup,
+            local_backup: backup,
+            peer_backup: false,
+            prio_tx: None,
+            remote_id: 0,
             pm_slot: None,
             usable: matches!(join, SubJoin::Initial),
             join_ack: None,
@@ -215,6 +250,7 @@ impl SubflowCtx {
             dsn_end: None,
             smap: SendMap::new(0, SEND_MAPS),
             rmap: RecvMap::new(RECV_MAPS),
+            red_nxt: 0,
             written: 0,
             consumed: 0,
         }
@@ -282,6 +318,16 @@ pub struct Meta {
     pub removed: Vec<RemovedSubflow>,
     /// How the first subflow closed, while others still close.
     pub closed0: Option<Result<(), crate::event::ConnError>>,
+    /// The first subflow is gone and the others carry the connection: its data was
+    /// handed over and its path-manager slot freed (once).
+    pub first_gone: bool,
+    /// Linux-named MIB counters for the control options (ADD_ADDR, echo,
+    /// REMOVE_ADDR, MP_PRIO), as `control.rs` counts them.
+    pub mib: super::counters::MptcpCounters,
+    /// Checks and rate-bounds the peer's ADD_ADDRs (made once the keys are known).
+    pub gate: Option<super::control::AddAddrGate>,
+    /// Control options waiting for a pure ACK (at most [`SIGNAL_QUEUE`]).
+    pub signals: VecDeque<MptcpOption>,
 }
 
 /// A subflow to open, asked of the endpoint (`Connection::mp_poll_open`).
@@ -289,6 +335,8 @@ pub struct Meta {
 pub struct SubflowOpen {
     /// The path manager's slot.
     pub slot: usize,
+    /// The peer's address id of `remote` (0: its initial address).
+    pub remote_id: u8,
     /// Local address (port 0: the endpoint picks an ephemeral one).
     pub local: SocketAddr,
     pub remote: SocketAddr,

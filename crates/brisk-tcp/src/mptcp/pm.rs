@@ -611,6 +611,20 @@ impl PathManager {
         }
     }
 
+    /// The configured id of local endpoint `ip` (`mptcp_pm_get_local_id`).
+    pub fn local_id(&self, ip: IpAddr) -> Option<u8> {
+        self.local
+            .iter()
+            .flatten()
+            .find(|e| e.addr.ip == ip)
+            .map(|e| e.addr.id)
+    }
+
+    /// Whether a local endpoint has address id `id`.
+    pub fn has_local_id(&self, id: u8) -> bool {
+        self.local.iter().flatten().any(|e| e.addr.id == id)
+    }
+
     /// Subflow slots in use.
     pub fn subflows(&self) -> SubflowMask {
         let mut m = SubflowMask::EMPTY;

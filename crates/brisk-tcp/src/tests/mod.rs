@@ -15,6 +15,7 @@ mod ipv6;
 mod listener;
 mod loss;
 mod mptcp;
+mod mptcp_addr;
 mod mptcp_join;
 mod multihome;
 mod overlap;

@@ -20,7 +20,7 @@ use std::cell::Cell;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::rc::Rc;
 
-fn cfg(mode: PmMode, subflows: u8, endpoints: Vec<LocalEndpoint>) -> Config {
+pub(super) fn cfg(mode: PmMode, subflows: u8, endpoints: Vec<LocalEndpoint>) -> Config {
     Config {
         mptcp: Some(Box::new(MptcpConfig {
             pm: PmConfig {
@@ -40,7 +40,7 @@ fn cfg(mode: PmMode, subflows: u8, endpoints: Vec<LocalEndpoint>) -> Config {
     }
 }
 
-fn ndiff(n: u8, client_limit: u8, server_limit: u8) -> Pair {
+pub(super) fn ndiff(n: u8, client_limit: u8, server_limit: u8) -> Pair {
     Pair::with_configs(
         Duration::from_millis(10),
         cfg(PmMode::NDiffPorts { n }, client_limit, Vec::new()),
@@ -48,13 +48,13 @@ fn ndiff(n: u8, client_limit: u8, server_limit: u8) -> Pair {
     )
 }
 
-fn sha(b: &[u8]) -> [u8; 32] {
+pub(super) fn sha(b: &[u8]) -> [u8; 32] {
     Sha256::digest(b).into()
 }
 
 /// Establishes and sends one byte from the server: its DSS makes the client fully
 /// established (RFC 8684 §3.1), when its path manager opens subflows (as Linux's).
-fn greet(p: &mut Pair) -> (ConnHandle, ConnHandle) {
+pub(super) fn greet(p: &mut Pair) -> (ConnHandle, ConnHandle) {
     let (c, s) = p.establish();
     assert_eq!(p.server.conn_mut(s).unwrap().write(b"!"), 1);
     let mut got = Vec::new();
@@ -67,7 +67,7 @@ fn greet(p: &mut Pair) -> (ConnHandle, ConnHandle) {
 }
 
 /// Establishes and lets the joins complete; returns (client, server).
-fn establish_joined(p: &mut Pair, want: usize) -> (ConnHandle, ConnHandle) {
+pub(super) fn establish_joined(p: &mut Pair, want: usize) -> (ConnHandle, ConnHandle) {
     let (c, s) = greet(p);
     let ok = p.run_until(Duration::from_secs(5), |p| {
         let ci = p.client.conn(c).unwrap().mptcp_subflow_info();
@@ -84,7 +84,7 @@ fn establish_joined(p: &mut Pair, want: usize) -> (ConnHandle, ConnHandle) {
 }
 
 /// Sends `up` and `down` at once until both arrived or `max` passes.
-fn both_ways(
+pub(super) fn both_ways(
     p: &mut Pair,
     c: ConnHandle,
     s: ConnHandle,
@@ -113,7 +113,7 @@ fn both_ways(
     (got_up, got_down)
 }
 
-fn check_transfer(p: &mut Pair, c: ConnHandle, s: ConnHandle, n: usize, seed: u64) {
+pub(super) fn check_transfer(p: &mut Pair, c: ConnHandle, s: ConnHandle, n: usize, seed: u64) {
     let up = pattern(n, seed);
     let down = pattern(n, seed + 1000);
     let (got_up, got_down) = both_ways(p, c, s, &up, &down, Duration::from_secs(600));
@@ -155,7 +155,7 @@ fn check_transfer(p: &mut Pair, c: ConnHandle, s: ConnHandle, n: usize, seed: u6
 }
 
 /// Each subflow of both ends sent at least `min` bytes.
-fn every_subflow_carried(p: &Pair, c: ConnHandle, s: ConnHandle, min: u64) {
+pub(super) fn every_subflow_carried(p: &Pair, c: ConnHandle, s: ConnHandle, min: u64) {
     for (who, ep, h) in [("client", &p.client, c), ("server", &p.server, s)] {
         let info = ep.conn(h).unwrap().mptcp_subflow_info();
         for (l, r, sent, _) in &info {
@@ -168,7 +168,7 @@ fn every_subflow_carried(p: &Pair, c: ConnHandle, s: ConnHandle, min: u64) {
 }
 
 /// The client port of subflow `i` (for hooks that pick one path).
-fn client_port(p: &Pair, c: ConnHandle, i: usize) -> u16 {
+pub(super) fn client_port(p: &Pair, c: ConnHandle, i: usize) -> u16 {
     p.client.conn(c).unwrap().mptcp_subflow_info()[i].0.port()
 }
 
