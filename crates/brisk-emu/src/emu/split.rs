@@ -216,7 +216,7 @@ mod tests {
     struct Fake {
         fd: OwnedFd,
         out: VecDeque<Vec<u8>>,
-        got: Arc<Mutex<Vec<Vec<u8>>>>,
+        got: Got,
     }
 
     impl Side for Fake {
@@ -239,7 +239,10 @@ mod tests {
         }
     }
 
-    fn fake(out: Vec<Vec<u8>>) -> (Box<dyn Side + Send>, Arc<Mutex<Vec<Vec<u8>>>>) {
+    /// What the fake inner side was handed.
+    type Got = Arc<Mutex<Vec<Vec<u8>>>>;
+
+    fn fake(out: Vec<Vec<u8>>) -> (Box<dyn Side + Send>, Got) {
         // SAFETY: plain syscall; the fd is owned below.
         let raw = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK) };
         assert!(raw >= 0);

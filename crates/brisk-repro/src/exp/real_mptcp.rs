@@ -537,9 +537,8 @@ pub fn analyse(
         one_path,
     );
     // A broken stream or a failed run stays a failure whatever the network.
-    let broken = |v: &[Result<RealNums, String>]| {
-        v.iter().any(|x| !matches!(x, Ok(n) if n.stream_ok))
-    };
+    let broken =
+        |v: &[Result<RealNums, String>]| v.iter().any(|x| !matches!(x, Ok(n) if n.stream_ok));
     for (c, runs) in [(c1, &bulk), (c2, &cbr)] {
         r.claims.push(match &sim_mismatch {
             Some(why) if !broken(runs) => c.not_applicable(why.clone()),
