@@ -364,7 +364,23 @@ fn check_capture(dir: &Path, extra: &[(&str, usize)]) {
     assert!(options > 100, "MPTCP options in the capture: {options}");
     assert!(joins1 >= 3, "MP_JOIN packets on path 1: {joins1}");
     assert_eq!(joins0, 0, "the join belongs on path 1");
-    assert_eq!(problems, 0, "tshark flags MPTCP problems");
+    if problems > 0 {
+        // Which packets and why, for the failure message.
+        let out = Command::new("tshark")
+            .args(["-n", "-o", "mptcp.analyze_mappings:TRUE", "-o"])
+            .args(["mptcp.relative_sequence_numbers:TRUE", "-r"])
+            .arg(&all)
+            .args(["-Y", TSHARK_PROBLEMS, "-T", "fields", "-e", "frame.number"])
+            .args(["-e", "ip.src", "-e", "tcp.len", "-e", "_ws.expert.message"])
+            .output()
+            .expect("tshark runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let head: Vec<&str> = text.lines().take(20).collect();
+        panic!(
+            "tshark flags {problems} MPTCP problems:\n{}",
+            head.join("\n")
+        );
+    }
     for (filter, least) in extra {
         let n = tshark_count(&all, filter);
         eprintln!("capture: {n} packets match {filter}");
