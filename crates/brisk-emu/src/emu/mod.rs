@@ -12,4 +12,5 @@ pub mod mux;
 pub mod path;
 pub mod route;
 pub mod side;
+pub mod split;
 pub mod threaded;

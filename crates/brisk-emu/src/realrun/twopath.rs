@@ -19,9 +19,12 @@
 //!   address (the route's source hint) to B's on the same path. That is one subflow
 //!   per address pair on matching paths; Linux's `fullmesh` flag would add the crossed
 //!   pairs too (out on one path, back on the other), which no Table III network has.
-//! * **brisk flows** send from brisk's stack at [`BRISK_ON_PATH0`] on path 0
-//!   ([`MultiPathOptions::brisk`]): one address, so one path, as brisk's MPTCP opens
-//!   one subflow so far.
+//! * **brisk flows** send from brisk's stack, which has an address on every path
+//!   ([`MultiPathOptions::brisk`]: 198.18.k.3 on path k), from [`BRISK_ON_PATH0`]. An
+//!   MPTCP flow's fullmesh path manager gets brisk's other addresses as `subflow`
+//!   endpoints ([`brisk_subflow_endpoints`]), so it opens one subflow per path, each
+//!   from brisk's address on that path to B's initial address (the pair takes the
+//!   higher path both ways).
 //! * **Receivers** are B's kernel, one port per flow (`RECEIVER_PORT + i`), listening
 //!   on every address so that joins to B's other addresses find the listener.
 //!
@@ -53,8 +56,8 @@ use crate::os::netns::Netns;
 use crate::stack::mptcp_kernel::{self, delta, mptcp_only};
 use crate::stack::{BriskStack, StackConfig};
 use crate::tools::multipath::{
-    addr_b, tun_name, MultiPathConfig, MultiPathLab, MultiPathOptions, PathConfig, BRISK_ON_PATH0,
-    MAX_PATHS,
+    addr_b, brisk_subflow_endpoints, tun_name, MultiPathConfig, MultiPathLab, MultiPathOptions,
+    PathConfig, BRISK_ON_PATH0, MAX_PATHS,
 };
 
 /// A real run over several paths: the flows (and duration, seed, sampling) of `run`,
@@ -156,8 +159,15 @@ fn check_two_path(tp: &TwoPathRun) -> Result<()> {
 /// threads) is gone when it returns, also on error.
 pub fn run_two_path(tp: &TwoPathRun) -> Result<RealResult> {
     check_two_path(tp)?;
-    let run = &tp.run;
     let n = tp.paths.paths.len();
+    // brisk's MPTCP flows open a subflow from its address on every path.
+    let mut run = tp.run.clone();
+    for f in run.flows.iter_mut().filter(|f| f.stack == FlowStack::Brisk) {
+        if let Some(mc) = f.tcp.mptcp.as_mut() {
+            brisk_subflow_endpoints(mc, n);
+        }
+    }
+    let run = &run;
     let mptcp = mptcp_settings(run)?;
     let brisk = run.flows.iter().any(|f| f.stack == FlowStack::Brisk);
     let mut stack = StackConfig::new(BRISK_ON_PATH0);

@@ -84,6 +84,20 @@ fn wait_for<T>(
     }
 }
 
+/// What [`TcpStream::mptcp`] reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MptcpView {
+    pub is_mptcp: bool,
+    /// Why the connection fell back to plain TCP, if it offered MPTCP and did.
+    pub fallback: Option<String>,
+    /// Per subflow: (local, remote, bytes sent at least once, may carry data).
+    pub subflows: Vec<(SocketAddr, SocketAddr, u64, bool)>,
+    /// The connection's MPTCP counters (`Debug`), `None` for plain TCP.
+    pub counters: Option<String>,
+    /// The data level's state in one line (`Connection::mptcp_debug`).
+    pub debug: String,
+}
+
 /// A brisk TCP connection; see the module docs.
 pub struct TcpStream {
     shared: Arc<Shared>,
@@ -222,6 +236,21 @@ impl TcpStream {
         let core = self.shared.lock();
         let h = core.socks.get(&self.id)?.handle?;
         core.ep.conn(h).map(|c| c.info())
+    }
+
+    /// The MPTCP view of the connection (`None` once it is gone): whether it runs
+    /// MPTCP, why it fell back if it did, and each subflow's (local, remote, bytes
+    /// sent at least once, may carry data), the initial subflow first.
+    pub fn mptcp(&self) -> Option<MptcpView> {
+        let core = self.shared.lock();
+        let h = core.socks.get(&self.id)?.handle?;
+        core.ep.conn(h).map(|c| MptcpView {
+            is_mptcp: c.is_mptcp(),
+            fallback: c.mptcp_fallback().map(|f| format!("{f:?}")),
+            subflows: c.mptcp_subflow_info(),
+            counters: c.mptcp_counters().map(|k| format!("{k:?}")),
+            debug: c.mptcp_debug(),
+        })
     }
 
     /// Records RTT samples, cwnd changes and retransmissions (bounded) for

@@ -9,17 +9,30 @@
 //!  198.18.0.1 ── brisk-tun0 ◀═ fd ═▶ emulator 0: fwd/rev chains ◀═ fd ═▶ brisk-tun0 ── 198.18.0.2
 //!  198.18.1.1 ── brisk-tun1 ◀═ fd ═▶ emulator 1: fwd/rev chains ◀═ fd ═▶ brisk-tun1 ── 198.18.1.2
 //! ```
-//! **Routing: a packet takes the link of its source address**, as on a multi-homed
-//! host whose addresses each belong to one access link. In each namespace the main
+//! **Routing: a packet takes the link of its highest-numbered address.** Path 0 is
+//! the hosts' primary path; an address on path `k ≥ 1` exists only on link `k` (as
+//! a phone's 3G address is reachable only over 3G). So a packet whose source or
+//! destination is on path `k ≥ 1` takes link `k` (the larger `k` if both are), and a
+//! packet between two path-0 addresses takes link 0: both directions of every
+//! subflow use the same link, a matched pair (k, k) as well as a crossed one
+//! (198.18.1.1 → 198.18.0.2, a `subflow` endpoint joining the peer's initial
+//! address, which is what brisk's fullmesh path manager and Linux's do without
+//! ADD_ADDR). In each namespace: for `k` from the highest path down, a rule `to
+//! 198.18.k.0/24` (k ≥ 1) then a rule `from 198.18.k.x`, both looking up table
+//! `100 + k`, which sends all of 198.18.0.0/15 through path `k`'s device; the main
 //! table has `/32` routes to the peer's address of each path through that path's
-//! device *with its own address as the source hint* (`src`), so a socket that
-//! leaves the source to the kernel gets the address of the path it will use; and a
-//! rule per address (`from 198.18.k.x lookup 100+k`) sends everything from that
-//! address, to any lab address, through path `k`'s device. An address pair (k, k)
-//! therefore uses link `k` both ways; a crossed pair (198.18.1.1 → 198.18.0.2) goes
-//! out on link 1 and comes back on link 0. `rp_filter` is off (as in Linux's
-//! `mptcp_join.sh`), so such asymmetric pairs are accepted. IPv6 is off, so the only
-//! packets on the links are the lab's own.
+//! device *with its own address as the source hint* (`src`), so a socket that leaves
+//! the source to the kernel gets the address of the path it will use. `rp_filter` is
+//! off (as in Linux's `mptcp_join.sh`). IPv6 is off, so the only packets on the
+//! links are the lab's own.
+//!
+//! **brisk on every path** ([`MultiPathOptions::brisk`]): one brisk stack on host A's
+//! side with the address [`brisk_addr`]`(k)` = 198.18.k.3 on every path `k`. Each
+//! path's loop has host A's device *and* a port of brisk's stack as its A side
+//! ([`MuxSide`], told apart by destination); the stack's output is split over the
+//! paths by the same rule as the namespaces' routes (emu/split.rs). One stack
+//! rather than one per path: an MPTCP connection's subflows on both paths belong to
+//! one endpoint (its token table, its subflows' 4-tuples).
 //!
 //! Each path is one [`Emulator`] on its own thread, with its own report (and pcaps
 //! `path<k>-a.pcap`, `path<k>-b.pcap` with [`MultiPathOptions::pcap_dir`];
@@ -48,6 +61,7 @@ use crate::emu::mptcp_strip::StripPackets;
 use crate::emu::mux::MuxSide;
 use crate::emu::path::{Dur, EmuConfig, PathSpec};
 use crate::emu::side::Side;
+use crate::emu::split::{split, Route, SplitStats};
 use crate::emu::threaded::{self, ThreadedOptions, ThreadedSide};
 use crate::error::{EmuError, Result};
 use crate::os::clock::Clock;
@@ -58,7 +72,7 @@ use crate::tools::lab::disable_ipv6;
 
 /// Most paths of one lab (each is a TUN device per side and an emulator thread).
 pub const MAX_PATHS: usize = 4;
-/// Routing table of path `k` is `TABLE_BASE + k` (its rule has that preference).
+/// Routing table of path `k` is `TABLE_BASE + k` (its rules' preferences: `rule_prefs`).
 const TABLE_BASE: usize = 100;
 
 /// Host A's address on path `k`: 198.18.k.1.
@@ -71,9 +85,56 @@ pub fn addr_b(k: usize) -> Ipv4Addr {
     Ipv4Addr::new(198, 18, k as u8, 2)
 }
 
-/// brisk's address when [`MultiPathOptions::brisk`] puts its stack on host A's side:
-/// 198.18.0.3, on path 0 only (see [`MultiPathOptions::brisk`]).
+/// brisk's address on path 0 when [`MultiPathOptions::brisk`] puts its stack on host
+/// A's side: 198.18.0.3, its first address ([`brisk_addr`]`(0)`).
 pub const BRISK_ON_PATH0: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 3);
+
+/// brisk's address on path `k`: 198.18.k.3.
+pub fn brisk_addr(k: usize) -> Ipv4Addr {
+    Ipv4Addr::new(198, 18, k as u8, 3)
+}
+
+/// Makes an MPTCP configuration use every path of an `paths`-path lab from brisk's
+/// stack ([`MultiPathOptions::brisk`]): with the fullmesh path manager and no
+/// endpoints of its own, brisk's address on each path `k ≥ 1` becomes a `subflow`
+/// endpoint (id `k`; Linux: `ip mptcp endpoint add 198.18.k.3 id k subflow`) and the
+/// `subflows` limit is raised to `paths - 1`, so a client opens one subflow per
+/// path to the server's initial address. Other path managers, or endpoints already
+/// set, are left alone.
+pub fn brisk_subflow_endpoints(mc: &mut brisk_tcp::mptcp::MptcpConfig, paths: usize) {
+    use brisk_tcp::mptcp::pm::{Addr, LocalEndpoint, PmMode};
+    if mc.pm.mode != PmMode::Fullmesh || !mc.pm.endpoints.is_empty() || paths < 2 {
+        return;
+    }
+    let extra = (paths - 1).min(MAX_PATHS) as u8;
+    mc.pm.limits.subflows = mc.pm.limits.subflows.max(extra);
+    mc.pm.endpoints = (1..paths.min(MAX_PATHS))
+        .map(|k| LocalEndpoint {
+            addr: Addr {
+                id: k as u8,
+                ip: brisk_addr(k).into(),
+                port: 0,
+            },
+            signal: false,
+            subflow: true,
+            backup: false,
+        })
+        .collect();
+}
+
+/// The path of a lab address: `k` for 198.18.k.x with `k < paths`, else `None`.
+pub fn path_of(a: Ipv4Addr, paths: usize) -> Option<usize> {
+    let o = a.octets();
+    (o[0] == 198 && o[1] == 18 && usize::from(o[2]) < paths).then_some(usize::from(o[2]))
+}
+
+/// The link an IPv4 packet takes (module docs): the higher path of its source and
+/// destination; `None` if either is not a lab address.
+pub fn path_of_packet(pkt: &[u8], paths: usize) -> Option<usize> {
+    let s = path_of(brisk_wire::peek::ipv4_src(pkt)?, paths)?;
+    let d = path_of(brisk_wire::peek::ipv4_dst(pkt)?, paths)?;
+    Some(s.max(d))
+}
 
 /// Path `k`'s TUN device name on either side.
 pub fn tun_name(k: usize) -> String {
@@ -202,12 +263,11 @@ pub struct MultiPathOptions {
     pub pcap_dir: Option<PathBuf>,
     /// Bound on each emulator's run.
     pub limit: Option<Duration>,
-    /// A brisk stack on host A's side of **path 0**, at [`BRISK_ON_PATH0`] (its
-    /// `local` is replaced): path 0's side A is then host A's device *and* brisk's
-    /// stack, told apart by destination address ([`MuxSide`]), as in the dumbbell.
-    /// The stack has that one address, so a brisk connection uses path 0 only: a
-    /// second address on path 1 would need the one stack split over two emulator
-    /// loops, which is not built (brisk's MPTCP opens one subflow so far).
+    /// A brisk stack on host A's side of every path, at [`brisk_addr`]`(k)` on path
+    /// `k` (its `local` is replaced by [`BRISK_ON_PATH0`], the others are added):
+    /// each path's side A is then host A's device *and* a port of brisk's stack, told
+    /// apart by destination address ([`MuxSide`]), as in the dumbbell; the stack's
+    /// output is split over the paths by [`path_of_packet`] (emu/split.rs).
     pub brisk: Option<StackConfig>,
 }
 
@@ -231,6 +291,8 @@ pub struct MultiPathLab {
     stack: Option<BriskStack>,
     /// Where brisk's side thread leaves its report (when it has one).
     stack_thread: Option<Arc<Mutex<Option<threaded::ThreadedReport>>>>,
+    /// What splitting brisk's output over the paths dropped (several paths only).
+    split: Option<Arc<SplitStats>>,
     /// Every path's time zero (and brisk's stack's).
     clock: Clock,
     lab: Lab,
@@ -257,18 +319,28 @@ impl MultiPathLab {
         let b = lab.add_netns("b")?;
         let tuns_a = host(lab.netns(a), n, addr_a, addr_b, opts.mtu)?;
         let tuns_b = host(lab.netns(b), n, addr_b, addr_a, opts.mtu)?;
-        let (mut stack, mut brisk_side, mut stack_thread, mut avoid_cpu) = (None, None, None, None);
+        let (mut stack, mut stack_thread, mut avoid_cpu) = (None, None, None);
+        // brisk's side of each path (one port per path when there are several).
+        let mut brisk_ports: Vec<Option<Box<dyn Side + Send>>> = Vec::new();
+        let mut split_stats = None;
         if let Some(sc) = &opts.brisk {
-            // Host B reaches brisk over path 0 (its rule for 198.18.0.2 already
-            // sends everything from there through path 0).
-            let (b32, src) = (format!("{BRISK_ON_PATH0}/32"), addr_b(0).to_string());
-            lab.netns(b)
-                .ip(&["route", "add", &b32, "dev", &tun_name(0), "src", &src])?;
+            // Host B reaches brisk's address on path k over path k (the to-rule of
+            // k >= 1 covers it too; the main-table route gives an unbound socket its
+            // source).
+            for k in 0..n {
+                let (b32, src) = (format!("{}/32", brisk_addr(k)), addr_b(k).to_string());
+                lab.netns(b)
+                    .ip(&["route", "add", &b32, "dev", &tun_name(k), "src", &src])?;
+            }
             let (s, side) = BriskStack::new(StackConfig {
                 local: BRISK_ON_PATH0,
                 local6: None,
                 ..sc.clone()
             })?;
+            for k in 1..n {
+                s.with_endpoint(|ep| ep.add_address(brisk_addr(k).into()))
+                    .map_err(|e| EmuError::Config(format!("brisk's address on path {k}: {e}")))?;
+            }
             let side: Box<dyn Side + Send> = if threaded::stack_thread_enabled() {
                 let topts = ThreadedOptions::default();
                 avoid_cpu = topts.cpu;
@@ -278,7 +350,18 @@ impl MultiPathLab {
             } else {
                 Box::new(side)
             };
-            brisk_side = Some(side);
+            if n == 1 {
+                brisk_ports.push(Some(side));
+            } else {
+                let route: Route = Arc::new(move |p: &[u8]| path_of_packet(p, n));
+                let (ports, stats) = split(side, n, route)?;
+                split_stats = Some(stats);
+                brisk_ports.extend(
+                    ports
+                        .into_iter()
+                        .map(|p| Some(Box::new(p) as Box<dyn Side + Send>)),
+                );
+            }
             stack = Some(s);
         }
         let clock = stack.as_ref().map_or_else(Clock::start, BriskStack::clock);
@@ -293,13 +376,13 @@ impl MultiPathLab {
                 eo.pcap_a = Some(dir.join(format!("path{k}-a.pcap")));
                 eo.pcap_b = Some(dir.join(format!("path{k}-b.pcap")));
             }
-            let handle = match brisk_side.take().filter(|_| k == 0) {
-                // Host A's device takes every address of A: a crossed pair's reply
-                // may come back over path 0.
+            let handle = match brisk_ports.get_mut(k).and_then(Option::take) {
+                // Path k carries packets to any address of A or brisk on a path up to
+                // k (a crossed pair takes the higher path).
                 Some(bs) => {
                     let mux = MuxSide::new(vec![
                         (Box::new(ta), (0..n).map(addr_a).collect()),
-                        (bs, vec![BRISK_ON_PATH0]),
+                        (bs, (0..n).map(brisk_addr).collect()),
                     ])?;
                     spawn_path(Emulator::new(mux, tb, &p.emu_config(k), eo)?, p, opts)?
                 }
@@ -311,13 +394,14 @@ impl MultiPathLab {
             emulators,
             stack,
             stack_thread,
+            split: split_stats,
             clock,
             lab,
             paths: n,
         })
     }
 
-    /// The brisk stack on path 0, if [`MultiPathOptions::brisk`] asked for one.
+    /// The brisk stack on every path, if [`MultiPathOptions::brisk`] asked for one.
     pub fn stack(&self) -> Option<&BriskStack> {
         self.stack.as_ref()
     }
@@ -360,6 +444,9 @@ impl MultiPathLab {
                 r.health.warnings.extend(t.warnings(threshold_ns));
             }
         }
+        if let (Some(r), Some(st)) = (reports.first_mut(), &self.split) {
+            r.health.warnings.extend(st.warnings());
+        }
         match first_err {
             Some(e) => Err(e),
             None => Ok(reports),
@@ -393,8 +480,9 @@ where
 }
 
 /// One host of the lab: a device per path with `local(k)/32`, a `/32` route to
-/// `peer(k)` with `local(k)` as the source hint, and a rule sending everything from
-/// `local(k)` through path `k` (module docs).
+/// `peer(k)` with `local(k)` as the source hint, and rules sending a packet to or
+/// from an address of path `k` through path `k`, the higher path first (module
+/// docs).
 fn host(
     ns: &Netns,
     n: usize,
@@ -403,7 +491,8 @@ fn host(
     mtu: u32,
 ) -> Result<Vec<Tun>> {
     disable_ipv6(ns);
-    // Asymmetric (crossed) pairs arrive on another device than their replies leave.
+    // Crossed pairs may arrive on another device than the one their source address
+    // would pick.
     for key in ["all", "default"] {
         ns.sysctl(&format!("net.ipv4.conf.{key}.rp_filter"), "0")?;
     }
@@ -419,8 +508,29 @@ fn host(
         ns.ip(&["link", "set", "dev", &dev, "mtu", &mtu, "up"])?;
         ns.ip(&["addr", "add", &l32, "dev", &dev])?;
         ns.ip(&["route", "add", &p32, "dev", &dev, "src", &ls])?;
+        let (to_pref, from_pref) = rule_prefs(k);
+        if k > 0 {
+            let net = format!("198.18.{k}.0/24");
+            ns.ip(&[
+                "rule",
+                "add",
+                "to",
+                &net,
+                "lookup",
+                &table,
+                "pref",
+                &to_pref.to_string(),
+            ])?;
+        }
         ns.ip(&[
-            "rule", "add", "from", &l32, "lookup", &table, "pref", &table,
+            "rule",
+            "add",
+            "from",
+            &l32,
+            "lookup",
+            &table,
+            "pref",
+            &from_pref.to_string(),
         ])?;
         ns.ip(&[
             "route",
@@ -436,6 +546,14 @@ fn host(
         tuns.push(tun);
     }
     Ok(tuns)
+}
+
+/// Preferences of path `k`'s rules (to, from): lower is tried first, so path `k`'s
+/// rules come before path `k - 1`'s and a packet takes its higher path; all below
+/// the main table's 32766.
+fn rule_prefs(k: usize) -> (usize, usize) {
+    let to = 90 - 2 * k;
+    (to, to + 1)
 }
 
 #[cfg(test)]
@@ -492,5 +610,43 @@ mod tests {
         }
         assert_eq!(addr_a(1), Ipv4Addr::new(198, 18, 1, 1));
         assert_eq!(tun_name(1), "brisk-tun1");
+        for k in 0..MAX_PATHS {
+            assert!(in_lab_range(brisk_addr(k)));
+            assert_eq!(path_of(brisk_addr(k), MAX_PATHS), Some(k));
+        }
+        assert_eq!(path_of(Ipv4Addr::new(198, 18, 2, 1), 2), None);
+        assert_eq!(path_of(Ipv4Addr::new(10, 0, 0, 1), 2), None);
+    }
+
+    /// A packet takes the higher path of its two addresses, the way the rules of
+    /// `host` route it: both directions of a pair use one link.
+    #[test]
+    fn a_pair_takes_its_higher_path_both_ways() {
+        let pkt = |s: Ipv4Addr, d: Ipv4Addr| {
+            let mut p = vec![0u8; 20];
+            p[0] = 0x45;
+            p[12..16].copy_from_slice(&s.octets());
+            p[16..20].copy_from_slice(&d.octets());
+            p
+        };
+        for (s, d, want) in [
+            (brisk_addr(0), addr_b(0), 0),
+            (brisk_addr(1), addr_b(0), 1),
+            (brisk_addr(1), addr_b(1), 1),
+            (brisk_addr(0), addr_b(1), 1),
+            (brisk_addr(2), addr_b(1), 2),
+        ] {
+            assert_eq!(path_of_packet(&pkt(s, d), 3), Some(want), "{s} -> {d}");
+            assert_eq!(path_of_packet(&pkt(d, s), 3), Some(want), "{d} -> {s}");
+        }
+        assert_eq!(path_of_packet(&pkt(brisk_addr(3), addr_b(0)), 3), None);
+        assert_eq!(path_of_packet(&[0x45, 0, 0], 3), None);
+        // The rules: path k's before path k-1's, "to" before "from", all before main.
+        let mut prev = usize::MAX;
+        for k in 0..MAX_PATHS {
+            let (to, from) = rule_prefs(k);
+            assert!(to < from && from < prev && to > 0, "path {k}");
+            prev = to;
+        }
     }
 }

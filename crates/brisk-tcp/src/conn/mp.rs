@@ -1059,6 +1059,11 @@ fn mp_fill_one(m: &mut Meta) {
         let dsn = m.local_idsn.wrapping_add(1).wrapping_add(m.snd.nxt);
         // Cannot fail: contiguous on this subflow, at most MAX_MAP_LEN, room checked.
         let _ = s.smap.push(dsn, s.written, n as u64);
+        // Where this subflow's data level ends, so that the scheduler's first write
+        // after a join ends the record here if it does not continue it
+        // (`sub_dsn_break`): without it one segment could carry the end of this
+        // mapping and the start of a discontiguous one under one DSS mapping.
+        s.dsn_end = Some(dsn.wrapping_add(n as u64));
         s.written += n as u64;
         m.snd.nxt += n as u64;
     }
@@ -1109,6 +1114,17 @@ fn mp_fill_sched(m: &mut Meta) {
     let mut views = [SubflowView::default(); crate::mptcp::MAX_SUBFLOWS];
     let n = m.subs.len().min(crate::mptcp::MAX_SUBFLOWS);
     let mut rooms = [0u64; crate::mptcp::MAX_SUBFLOWS];
+    // The peer's connection-level window (RFC 8684 §3.3.4: no data beyond the Data
+    // ACK plus the window): Linux's `msk->wnd_end`, the Data ACK plus a subflow's
+    // send window (`ack_update_msk`). Linux drops data beyond it
+    // (`MPTcpExtNoDSSInWindow`) after the subflow has acknowledged it, so it would
+    // never be re-sent.
+    let wnd = m.subs[..n]
+        .iter()
+        .map(|s| s.conn.sub.snd.snd_wnd)
+        .max()
+        .unwrap_or(0);
+    let wnd_end = m.snd.una.saturating_add(wnd);
     // Bounded: each round places at least one byte or stops.
     // RFC 8684 §3.3.8: backup subflows carry data only when no non-backup subflow
     // is alive (Linux `mptcp_subflow_get_send` picks a backup only when no active
@@ -1148,11 +1164,14 @@ fn mp_fill_sched(m: &mut Meta) {
                 }
             }
         }
-        if m.snd.nxt >= m.snd.end() {
+        if m.snd.nxt >= m.snd.end().min(wnd_end) {
             break;
         }
         let (a, _) = m.snd.from(m.snd.nxt);
-        let want = a.len().min(dsn::MAX_MAP_LEN as usize) as u32;
+        let want = a
+            .len()
+            .min(dsn::MAX_MAP_LEN as usize)
+            .min((wnd_end - m.snd.nxt) as usize) as u32;
         let i = match m.sched.pick(&views[..n], want, SubflowMask::EMPTY) {
             Pick::One(i) => i,
             // The redundant scheduler is served by `mp_fill_redundant`.
