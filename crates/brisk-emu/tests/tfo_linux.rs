@@ -115,7 +115,9 @@ fn have(tool: &str) -> bool {
 
 /// (time s, source port, flags, payload length, TFO cookie hex or "") of each
 /// TCP packet of `pcap`, and the count of malformed packets, by tshark.
-fn dissect(pcap: &std::path::Path) -> (Vec<(f64, u16, u16, usize, String)>, usize) {
+type Row = (f64, u16, u16, usize, String);
+
+fn dissect(pcap: &std::path::Path) -> (Vec<Row>, usize) {
     let out = Command::new("tshark")
         .args(["-r"])
         .arg(pcap)
@@ -365,8 +367,10 @@ fn brisk_client_gets_a_cookie_then_sends_its_request_on_the_syn_to_linux() {
         b"GET /one HTTP/1.1\r\n\r\n".to_vec(),
         b"GET /two HTTP/1.1\r\n\r\n".to_vec(),
     ];
-    let mut cfg = brisk_tcp::Config::default();
-    cfg.fastopen = Some(Box::new(brisk_tcp::tfo::TfoConfig::both(16)));
+    let cfg = brisk_tcp::Config {
+        fastopen: Some(Box::new(brisk_tcp::tfo::TfoConfig::both(16))),
+        ..Default::default()
+    };
     let mut times = Vec::new();
     std::thread::scope(|s| {
         let server = s.spawn(|| {

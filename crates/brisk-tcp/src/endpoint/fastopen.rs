@@ -266,5 +266,5 @@ impl Endpoint {
 /// seed with a constant folded in, so the key is deterministic per seed and plain
 /// TCP's draws from the endpoint's RNG are untouched.
 fn key_rng(seed: u64) -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(seed ^ 0x7f0_7413_c00c_1e5)
+    ChaCha8Rng::seed_from_u64(seed ^ 0x007f_0741_3c00_c1e5)
 }
