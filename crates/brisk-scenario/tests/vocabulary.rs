@@ -112,3 +112,45 @@ fn a_knob_set_flat_and_grouped_is_refused_naming_both() {
     assert_eq!(e.field, "flow[0].tcp.recovery.tlp_restart", "{e}");
     assert!(e.message.contains("tcp.tlp_restart"), "{e}");
 }
+
+#[test]
+fn fastopen_table_reaches_the_config_and_bad_values_name_field_and_range() {
+    let sc = flow(
+        "",
+        "[flow.tcp.fastopen]\nqueue = 4\nkey = \"000102030405060708090a0b0c0d0e0f\"",
+    )
+    .unwrap();
+    let c = sc.flows[0].tcp.to_config(sc.flows[0].cc);
+    let f = c.fastopen.expect("fastopen on");
+    assert!(f.client && f.server);
+    assert_eq!(f.max_pending, 4);
+    assert_eq!(f.keys.unwrap().0[15], 15);
+    // Off by default.
+    let plain = flow("", "").unwrap();
+    assert!(plain.flows[0]
+        .tcp
+        .to_config(plain.flows[0].cc)
+        .fastopen
+        .is_none());
+    for (tcp, field, says) in [
+        (
+            "fastopen = { queue = 70000 }",
+            "queue",
+            "between 0 and 65535",
+        ),
+        (
+            "fastopen = { cache_entries = 0 }",
+            "cache_entries",
+            "between 1 and 1000000",
+        ),
+        (
+            "fastopen = { key = \"abc\" }",
+            "key",
+            "32 hexadecimal digits",
+        ),
+    ] {
+        let e = flow("", tcp).unwrap_err();
+        assert_eq!(e.field, format!("flow[0].tcp.fastopen.{field}"), "{e}");
+        assert!(e.message.contains(says), "{e}");
+    }
+}

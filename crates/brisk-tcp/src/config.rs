@@ -57,6 +57,11 @@ pub struct Config {
     /// Multipath TCP (RFC 8684): `Some` offers MP_CAPABLE on `connect` and accepts
     /// it on a listener; `None` is plain TCP. Boxed: most connections have none.
     pub mptcp: Option<Box<crate::mptcp::MptcpConfig>>,
+    /// TCP Fast Open (RFC 7413; docs/mechanisms/tfo.md): `Some` with `client` sends
+    /// cookie requests and data on the SYN on `connect`, with `server` a listener
+    /// accepts data on SYNs with a valid cookie. `None` (the default) is plain TCP.
+    /// Boxed: most connections have none.
+    pub fastopen: Option<Box<crate::tfo::TfoConfig>>,
     /// The host's timestamp clock error, ppm (`crate::conn::ts_clock`): a host
     /// property, which the endpoint copies from `EndpointConfig::ts_clock_ppm` into
     /// each connection's config. Default 0.
@@ -240,6 +245,7 @@ impl Default for Config {
                 keepalive_probes: 9,
             },
             mptcp: None,
+            fastopen: None,
             ts_clock_ppm: 0,
         }
     }

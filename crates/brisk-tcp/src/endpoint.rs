@@ -33,11 +33,13 @@
 //! most 2 × armed connections + 64 entries at all times (issues 13 and 29).
 
 mod config;
+mod fastopen;
 mod join;
 mod listen;
 mod table;
 
 pub use config::{EndpointConfig, OsRngError};
+pub use fastopen::{ClientCounters as FastOpenClientCounters, FastOpenStats};
 
 use crate::cc::host::{HostCc, HostHome};
 use crate::cc::spec::CcContext;
@@ -113,6 +115,9 @@ struct Listener {
     /// When the SYN queue last overflowed (Linux `tcp_synq_overflow`): ACKs are
     /// checked as SYN cookies only within `syncookie::COOKIE_VALID` of it.
     last_overflow: Option<Instant>,
+    /// Fast Open's pending-request queue (`fastopen.rs`), made with the first SYN
+    /// that a listener with Fast Open on sees.
+    tfo_queue: Option<crate::tfo::PendingQueue>,
 }
 
 struct Slot {
@@ -128,6 +133,8 @@ struct Slot {
     closed: bool,
     /// The MPTCP token this connection holds in `Endpoint::tokens`.
     mp_token: Option<u32>,
+    /// A Fast Open child holding a slot in this listener's pending queue.
+    tfo_pending: Option<u16>,
 }
 
 impl Slot {
@@ -201,6 +208,8 @@ pub struct Endpoint {
     /// MPTCP tokens → connections, for MP_JOIN SYNs (RFC 8684 §3.2; Linux
     /// `token.c`). Made with the first MPTCP connection.
     tokens: Option<Box<crate::mptcp::token::TokenTable<ConnHandle>>>,
+    /// TCP Fast Open's host state (`fastopen.rs`), made when first used.
+    tfo: Option<Box<fastopen::TfoHost>>,
 }
 
 impl Endpoint {
@@ -260,6 +269,7 @@ impl Endpoint {
             lent: None,
             mem_waiters: VecDeque::new(),
             tokens: None,
+            tfo: None,
         }
     }
 
@@ -384,7 +394,10 @@ impl Endpoint {
             local.port()
         };
         let setup = self.setup(now, SocketAddr::new(local_ip, port), remote, config);
-        let conn = Connection::connect(now, setup);
+        let mut conn = Connection::connect(now, setup);
+        if conn.config.fastopen.is_some() {
+            self.tfo_connect(now, &mut conn);
+        }
         let h = self.insert(conn, None);
         self.mp_register(h);
         self.touch(h);
@@ -442,7 +455,10 @@ impl Endpoint {
         };
         let local = SocketAddr::new(local_ip, port);
         let setup = self.setup(now, local, remote, config);
-        let conn = Connection::connect(now, setup);
+        let mut conn = Connection::connect(now, setup);
+        if conn.config.fastopen.is_some() {
+            self.tfo_connect(now, &mut conn);
+        }
         let h = self.insert(conn, None);
         self.mp_register(h);
         self.touch(h);
@@ -539,6 +555,7 @@ impl Endpoint {
         let before = *slot.conn.counters();
         slot.conn.set_mem_allowance(allowance);
         let mptcp = slot.conn.is_mptcp();
+        let tfo = slot.conn.has_tfo();
         if mptcp {
             slot.conn.mp_set_rx_remote(remote);
         }
@@ -555,6 +572,9 @@ impl Endpoint {
         self.stats.mptcp_fallbacks += after.mptcp_fallbacks - before.mptcp_fallbacks;
         if mptcp {
             self.mp_service(now, h);
+        }
+        if tfo {
+            self.tfo_after(now, h);
         }
         self.touch(h);
         self.mem.relieve(&mut self.slots, h.0, &mut self.stats);

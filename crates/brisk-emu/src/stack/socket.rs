@@ -142,7 +142,21 @@ impl TcpStream {
         cfg: brisk_tcp::Config,
         timeout: Option<StdDuration>,
     ) -> io::Result<TcpStream> {
-        Self::connect_cfg(stack, addr, Some(cfg), timeout)
+        Self::connect_cfg(stack, addr, Some(cfg), timeout, &[])
+    }
+
+    /// As [`TcpStream::connect_with`], with `first` written before the SYN goes out
+    /// (Linux's `TCP_FASTOPEN_CONNECT`: with `cfg.fastopen` and a cookie cached for
+    /// `addr`, the SYN carries up to an MSS of it; otherwise it waits for the
+    /// handshake).
+    pub fn connect_fastopen(
+        stack: &BriskStack,
+        addr: SocketAddr,
+        cfg: brisk_tcp::Config,
+        first: &[u8],
+        timeout: Option<StdDuration>,
+    ) -> io::Result<TcpStream> {
+        Self::connect_cfg(stack, addr, Some(cfg), timeout, first)
     }
 
     fn connect_opt(
@@ -150,7 +164,7 @@ impl TcpStream {
         addr: SocketAddr,
         timeout: Option<StdDuration>,
     ) -> io::Result<TcpStream> {
-        Self::connect_cfg(stack, addr, None, timeout)
+        Self::connect_cfg(stack, addr, None, timeout, &[])
     }
 
     fn connect_cfg(
@@ -158,6 +172,7 @@ impl TcpStream {
         addr: SocketAddr,
         cfg: Option<brisk_tcp::Config>,
         timeout: Option<StdDuration>,
+        first: &[u8],
     ) -> io::Result<TcpStream> {
         let shared = &stack.shared;
         let (id, local) = {
@@ -168,6 +183,16 @@ impl TcpStream {
             let now = core.advance(shared.clock.now());
             let cfg = cfg.unwrap_or_else(|| core.tcp.clone());
             let h = core.ep.connect(now, 0, addr, cfg).map_err(conn_error)?;
+            if !first.is_empty() {
+                if let Some(c) = core.ep.conn_mut(h) {
+                    if c.write(first) < first.len() {
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            "the first write does not fit the send buffer",
+                        ));
+                    }
+                }
+            }
             let local = core.ep.conn(h).map(|c| c.local()).unwrap_or(addr);
             core.mark_dirty();
             (core.add_sock(h, false), local)

@@ -99,6 +99,7 @@ impl TcpKnobs {
         c.transmit.rc3 = self.rc3_config().and_then(Result::ok);
         c.mptcp = self.mptcp_config().map(Box::new);
         c.congestion.controller.fse = self.fse_config();
+        c.fastopen = self.fastopen_config().and_then(Result::ok).map(Box::new);
         let order = self.layer_order();
         for layer in self.layers() {
             c.congestion.controller = c.congestion.controller.with_layer_in(layer, &order);
@@ -221,6 +222,48 @@ impl TcpKnobs {
         })
     }
 
+    /// The Fast Open settings these knobs ask for, if `fastopen` is set; `Err`
+    /// names the field and the range (`validate_tcp` reports it).
+    pub fn fastopen_config(&self) -> Option<Result<brisk_tcp::tfo::TfoConfig, (String, String)>> {
+        let t = self.fastopen.as_ref()?;
+        let d = brisk_tcp::tfo::TfoConfig::default();
+        let queue = t.queue.unwrap_or(16);
+        if queue > 65_535 {
+            return Some(Err((
+                "queue".into(),
+                format!("must be between 0 and 65535 pending requests, got {queue}"),
+            )));
+        }
+        let entries = t.cache_entries.unwrap_or(d.cache_entries as u32);
+        if !(1..=1_000_000).contains(&entries) {
+            return Some(Err((
+                "cache_entries".into(),
+                format!("must be between 1 and 1000000 servers, got {entries}"),
+            )));
+        }
+        let keys = match &t.key {
+            None => None,
+            Some(k) => match parse_key(k) {
+                Some(key) => Some((key, None)),
+                None => {
+                    return Some(Err((
+                        "key".into(),
+                        format!("must be 32 hexadecimal digits (a 128-bit AES key), got \"{k}\""),
+                    )))
+                }
+            },
+        };
+        Some(Ok(brisk_tcp::tfo::TfoConfig {
+            client: t.client.unwrap_or(true),
+            server: t.server.unwrap_or(true),
+            max_pending: queue,
+            keys,
+            cache_entries: entries as usize,
+            negative_cache: t.negative_cache.unwrap_or(d.negative_cache),
+            ..d
+        }))
+    }
+
     /// The new-CWV configuration these knobs ask for, if it is on.
     pub fn new_cwv_config(&self) -> Option<brisk_tcp::cc::new_cwv::NewCwvConfig> {
         if self.new_cwv != Some(true) {
@@ -232,4 +275,16 @@ impl TcpKnobs {
         }
         Some(cfg)
     }
+}
+
+/// A 128-bit key written as 32 hexadecimal digits.
+fn parse_key(s: &str) -> Option<[u8; 16]> {
+    if s.len() != 32 || !s.is_ascii() {
+        return None;
+    }
+    let mut key = [0u8; 16];
+    for (i, b) in key.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(key)
 }

@@ -82,6 +82,16 @@ tcp_knobs! {
         /// default 64). In the dumbbell, flows naming one group send from one host.
         fse: FseTable => mechanism,
             linux refuse_set("Linux has no Flow State Exchange (coupled congestion control across connections)");
+        /// `[flow.tcp.fastopen]`: TCP Fast Open (RFC 7413; docs/mechanisms/tfo.md):
+        /// `client`, `server` (default true each when the table is there: Linux's
+        /// `tcp_fastopen = 3`), `queue` (the listener's pending-request bound, 0 to
+        /// 65535, default 16), `cache_entries` (the client's cookie cache, 1 to
+        /// 1000000, default 1024), `negative_cache` (default true), `key` (the
+        /// server key, 32 hex digits; default drawn from the run's seed). The flow's
+        /// client opens with a cookie request, later connections of the host to the
+        /// same server send data on the SYN.
+        fastopen: FastOpenTable => mechanism,
+            linux refuse_set("a Linux flow's Fast Open is the namespace's net.ipv4.tcp_fastopen and the listener's TCP_FASTOPEN, not a per-run knob");
     }
     groups {
         /// `[flow.tcp.options]`: sack, timestamps, window_scaling.

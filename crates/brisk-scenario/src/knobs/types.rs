@@ -61,6 +61,18 @@ pub struct FseTable {
     pub max_flows: Option<u32>,
 }
 
+/// `[flow.tcp.fastopen]`: TCP Fast Open (`brisk_tcp::tfo::TfoConfig`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FastOpenTable {
+    pub client: Option<bool>,
+    pub server: Option<bool>,
+    pub queue: Option<u32>,
+    pub cache_entries: Option<u32>,
+    pub negative_cache: Option<bool>,
+    pub key: Option<String>,
+}
+
 /// `fse.algorithm`'s values (draft-welzl-rmcat-coupled-cc-05 §5.3, Appendix A).
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]

@@ -55,6 +55,9 @@ pub fn validate_tcp(t: &TcpKnobs, cc: CcAlgorithm) -> Result<(), (String, String
     if let Some(Err((k, m))) = t.fse_config().map(|c| c.validate()) {
         return Err((p(&format!("tcp.fse.{k}")), m));
     }
+    if let Some(Err((k, m))) = t.fastopen_config() {
+        return Err((p(&format!("tcp.fastopen.{k}")), m));
+    }
     if let Some(Err(m)) = t.rc3_config() {
         return Err((p("tcp.rc3.levels"), m));
     }

@@ -2,7 +2,8 @@
 //! the options we negotiate from the peer's SYN (RFC 7323, RFC 2018, RFC 3168, MSS),
 //! a SYN-ACK arriving in SYN-SENT (including simultaneous open), and the move to
 //! ESTABLISHED. Linux: `tcp_connect`, `tcp_make_synack`, `tcp_rcv_synsent_state_process`,
-//! `tcp_finish_connect`. Fast Open (RFC 7413) will send data on the SYN from here.
+//! `tcp_finish_connect`. Fast Open (RFC 7413): the SYN's option and data and the
+//! SYN-ACK's handling are in `fastopen.rs`, called from here.
 
 use super::rto_timer::RtoArm;
 use super::{Connection, Segment, SegmentKind, State};
@@ -40,9 +41,14 @@ impl Connection {
             )
         };
         let tsecr = if active { 0 } else { self.sub.opts.ts_recent };
-        let header = TcpRepr {
+        let mut header = TcpRepr {
             seq: self.wire_snd(0),
-            ack: if active { SeqNum(0) } else { self.wire_rcv(1) },
+            // RCV.NXT: past the SYN, and past its data if Fast Open accepted it.
+            ack: if active {
+                SeqNum(0)
+            } else {
+                self.wire_rcv(self.rcv_nxt())
+            },
             flags,
             window,
             mss: Some(self.config.mss),
@@ -54,8 +60,15 @@ impl Connection {
             }),
             ..self.bare_header()
         };
-        let s = self.segment(header, SegmentKind::Control);
-        self.sub.snd.snd_nxt = self.sub.snd.snd_nxt.max(1);
+        let data = if self.tfo.is_some() {
+            let first = self.sub.hs.syn_sent_at.is_none();
+            self.tfo_syn(&mut header, first, active)
+        } else {
+            0
+        };
+        let mut s = self.segment(header, SegmentKind::Control);
+        s.payload_len = data;
+        self.sub.snd.snd_nxt = self.sub.snd.snd_nxt.max(1 + u64::from(data));
         if self.sub.hs.syn_sent_at.is_none() {
             self.sub.hs.syn_sent_at = Some(now);
         }
@@ -106,8 +119,10 @@ impl Connection {
     /// RFC 9293 §3.10.7.3.
     pub(super) fn on_segment_syn_sent(&mut self, now: Instant, seg: &TcpRepr<'_>) {
         let f = seg.flags;
+        let mut acked = 0;
         if f.ack() {
             let ack = self.unwrap_ack(seg.ack);
+            acked = ack;
             if ack <= 0 || ack > self.sub.snd.snd_nxt as i64 {
                 if !f.rst() {
                     self.pending_rst = Some((seg.ack, None));
@@ -132,6 +147,9 @@ impl Connection {
         if f.ack() {
             self.sub.snd.snd_una = 1;
             self.sub.snd.snd_wl1 = 0;
+            if self.tfo.is_some() {
+                self.tfo_on_synack(seg, acked as u64);
+            }
             if !self.sub.hs.syn_retransmitted {
                 if let Some(t) = self.sub.hs.syn_sent_at {
                     self.rtt_sample(now, now - t);
@@ -166,6 +184,9 @@ impl Connection {
         self.sub.cong.round_end = self.sub.snd.snd_nxt;
         if let Some(idle) = self.config.timeouts.keepalive {
             self.sub.timers.set(Timer::Keepalive, now + idle);
+        }
+        if self.tfo.is_some() {
+            self.tfo_established(now);
         }
     }
 }

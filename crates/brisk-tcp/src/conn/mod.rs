@@ -25,6 +25,7 @@ mod close;
 mod congestion;
 mod cookie_open;
 mod detect;
+mod fastopen;
 mod handshake;
 pub mod isn;
 mod loss;
@@ -60,6 +61,7 @@ use ack_policy::AckState;
 pub(crate) use ack_policy::MAX_QUICKACKS;
 use brisk_time::{Duration, Instant};
 use brisk_wire::{Ecn, SeqNum, TcpRepr};
+pub use fastopen::ClientOutcome;
 use mech::Mechanisms;
 use parts::{Congestion, Handshake, LossRecovery, Negotiated, Probes, RecvSide, SendSpace, Tracer};
 use rand::{Rng, SeedableRng};
@@ -254,6 +256,8 @@ pub struct Connection {
     mp: Option<Box<crate::mptcp::meta::Meta>>,
     /// Why an MPTCP offer fell back to plain TCP (RFC 8684 §3.7).
     mp_fallback: Option<crate::mptcp::meta::Fallback>,
+    /// TCP Fast Open (RFC 7413, `fastopen.rs`): `None` for plain TCP.
+    tfo: Option<Box<fastopen::ConnTfo>>,
 }
 
 /// RC3 copies wait in the host's priority queue, so they carry TSvals older than
@@ -380,6 +384,7 @@ impl Connection {
             ack_ended_poll: false,
             mp: None,
             mp_fallback: None,
+            tfo: None,
             config,
         }
     }

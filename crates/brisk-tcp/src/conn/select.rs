@@ -110,14 +110,14 @@ impl Connection {
     /// that arrives first moves us to CLOSING with data and our FIN still unsent.
     pub(super) fn data_state_open(&self) -> bool {
         self.sub.snd.fin_seq.is_none()
-            && matches!(
+            && (matches!(
                 self.state,
                 State::Established
                     | State::CloseWait
                     | State::FinWait1
                     | State::Closing
                     | State::LastAck
-            )
+            ) || self.tfo_passive_pending())
     }
 
     /// New data (and FIN) within cwnd and the peer's window. `probe` (a TLP) ignores

@@ -235,8 +235,13 @@ impl Connection {
                         self.rtt_sample(now, now - t);
                     }
                 }
+                // A Fast Open child was handed to the application at its SYN
+                // (`fastopen.rs`): it has nothing more to report here.
+                let reported = self.tfo_passive_pending();
                 self.established(now);
-                self.push_event(Event::Connected);
+                if !reported {
+                    self.push_event(Event::Connected);
+                }
             } else {
                 self.pending_rst = Some((seg.ack, None));
                 return false;
@@ -419,7 +424,7 @@ impl Connection {
     /// subflow's RCV.NXT over the bytes that came in order. Plain TCP: the subflow's
     /// in-order bytes are the stream's, so the stream's advance is the subflow's.
     #[inline]
-    fn land(&mut self, seq: u64, data: &[u8]) -> Arrival {
+    pub(super) fn land(&mut self, seq: u64, data: &[u8]) -> Arrival {
         let off = self.sub.map.rcv_to_stream(seq);
         let arrival = self.stream.recvbuf.insert(off, data);
         if let Arrival::InOrder { advanced, .. } = arrival {

@@ -77,7 +77,7 @@ impl Connection {
     /// a recovery, after its recovery point, or the first timeout after an undone
     /// one); congestion control responds to the RTO (ssthresh cut once per episode);
     /// then loss recovery marks everything outstanding lost and arms F-RTO.
-    fn enter_loss(&mut self, now: Instant) {
+    pub(super) fn enter_loss(&mut self, now: Instant) {
         self.refresh_cc_state();
         let una = self.sub.snd.snd_una;
         let episode = self.sub.loss.loss_episode(una);

@@ -39,6 +39,13 @@ impl Connection {
                 if self.sub.hs.syn_pending {
                     return Some(self.syn_segment(now));
                 }
+                // A Fast Open child sends in SYN-RECEIVED once its SYN-ACK is out
+                // (Linux lets a passive Fast Open socket write before the third ACK).
+                if self.tfo.is_some() && self.tfo_passive_pending() {
+                    if let Some(s) = self.send_new_data(now, false) {
+                        return Some(s);
+                    }
+                }
                 if self.sub.rcv.ack.immediate {
                     let s = self.header(now, self.sub.snd.snd_nxt, Flags::ACK, SegmentKind::Ack);
                     return Some(self.finish(now, s));

@@ -31,6 +31,7 @@ impl Endpoint {
                 syn_queue: 0,
                 accept: VecDeque::new(),
                 last_overflow: None,
+                tfo_queue: None,
             },
         );
         Ok(())
@@ -121,12 +122,33 @@ impl Endpoint {
         let config = l.config.clone();
         let local = SocketAddr::new(local_ip, port);
         let setup = self.setup(now, local, remote, config);
-        let conn = Connection::accept(now, setup, tcp);
+        let mut conn = Connection::accept(now, setup, tcp);
+        if conn.config.fastopen.is_some() && self.tfo_listen_syn(now, port, &mut conn, tcp) {
+            self.tfo_accept_child(port, conn);
+            return;
+        }
         if let Some(l) = self.listeners.get_mut(&port) {
             l.syn_queue += 1;
         }
         let h = self.insert(conn, Some(port));
         self.mp_register(h);
+        self.touch(h);
+    }
+
+    /// A Fast Open child (its SYN's data accepted): on the accept queue at once,
+    /// readable in SYN-RECEIVED, as Linux's `tcp_fastopen_create_child` with
+    /// `inet_csk_reqsk_queue_add`. It takes no SYN-queue place; it holds a slot
+    /// of the listener's Fast Open queue until its handshake completes.
+    fn tfo_accept_child(&mut self, port: u16, conn: Connection) {
+        let h = self.insert(conn, Some(port));
+        if let Some(slot) = self.slot_mut(h) {
+            slot.queued = true;
+            slot.tfo_pending = Some(port);
+        }
+        if let Some(l) = self.listeners.get_mut(&port) {
+            l.accept.push_back(h);
+            self.events.push_back((h, Event::Incoming { port }));
+        }
         self.touch(h);
     }
 

@@ -18,6 +18,7 @@ impl Endpoint {
             mem_wait: false,
             closed: false,
             mp_token: None,
+            tfo_pending: None,
         });
         // FIFO reuse keeps a just-freed handle from being reissued at once.
         let idx = match self.free.pop_front() {
@@ -66,6 +67,9 @@ impl Endpoint {
                     l.syn_queue = l.syn_queue.saturating_sub(1);
                 }
             }
+        }
+        if let Some(port) = slot.tfo_pending {
+            self.tfo_forget(port);
         }
         self.live -= 1;
         if let Some(flow) = slot.conn.flow_cc_mut().flow() {

@@ -28,6 +28,7 @@ mod restart;
 mod sbd_feed;
 mod send_mem;
 mod syncookie;
+mod tfo;
 mod timers;
 mod transfer;
 mod undo;
