@@ -734,6 +734,11 @@ pub fn run(spec: &RunSpec) -> Result<Outcome, String> {
                 .and_then(|c| c.mptcp_counters().cloned()))
         );
     }
+    if let Some(h) = fg_server {
+        if let Some(c) = nodes[N_SERVER].conn(h) {
+            out.subflows = c.mptcp_subflows();
+        }
+    }
     if accepted_at.is_none() {
         return Err("the connection was never established".into());
     }
