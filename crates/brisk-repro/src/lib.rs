@@ -458,6 +458,20 @@ pub const REGISTRY: &[Experiment] = &[
         claims: exp::design::NA_CLAIMS,
         plan: exp::design::plan_not_reproducible,
     },
+    Experiment {
+        id: exp::mp_sttf::ID,
+        title: exp::mp_sttf::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::mp_sttf::CLAIMS,
+        plan: exp::mp_sttf::plan,
+    },
+    Experiment {
+        id: exp::mp_b1::ID,
+        title: exp::mp_b1::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::mp_b1::CLAIMS,
+        plan: exp::mp_b1::plan,
+    },
 ];
 
 /// Looks up experiments by ID; `all` (or no IDs) selects every one.

@@ -213,10 +213,7 @@ impl Scheduler {
                     Pick::Many(m)
                 }
             }
-            Scheduler::Sttf => {
-                let slow = slowest(views, cand);
-                argmin(views, cand, |v| sttf_time(v, len, slow)).map_or(Pick::None, Pick::One)
-            }
+            Scheduler::Sttf => sttf_pick(views, cand, exclude, len),
         }
     }
 }
@@ -308,6 +305,62 @@ pub fn sttf_time(v: &SubflowView, len: u32, slow: Duration) -> u128 {
     let ahead = u128::from(v.in_flight) + u128::from(v.queued) + u128::from(len);
     let excess = ahead.saturating_sub(u128::from(v.cwnd));
     rtt / 2 + rtt * excess / u128::from(v.cwnd)
+}
+
+impl SubflowView {
+    /// Window full: what is in flight and queued fills the window. A subflow the
+    /// connection marks not usable only because of this (`conn/mp.rs` sets `usable`
+    /// from the room left in the window) is still a place STTF may wait for.
+    pub fn busy(&self) -> bool {
+        !self.srtt.is_zero()
+            && self.cwnd > 0
+            && u64::from(self.in_flight) + u64::from(self.queued) >= u64::from(self.cwnd)
+    }
+}
+
+/// The subflows STTF weighs: the candidates, and the *busy* ones ([`SubflowView::busy`])
+/// not excluded, backups among them only when no non-backup subflow is a candidate or
+/// busy.
+pub fn sttf_set(views: &[SubflowView], cand: SubflowMask, exclude: SubflowMask) -> SubflowMask {
+    let views = &views[..views.len().min(MAX_SUBFLOWS)];
+    let waitable = |i: usize, v: &SubflowView| !exclude.contains(i) && (v.usable || v.busy());
+    let active = views
+        .iter()
+        .enumerate()
+        .any(|(i, v)| !v.backup && waitable(i, v));
+    let mut set = cand;
+    for (i, v) in views.iter().enumerate() {
+        if !v.usable && v.busy() && !exclude.contains(i) && (!v.backup || !active) {
+            set = set.with(i);
+        }
+    }
+    if active {
+        // Candidates may be backups only when nothing active is usable; an active
+        // busy subflow outranks them (RFC 8684 §3.3.8).
+        for i in set.iter() {
+            if views[i].backup {
+                set = SubflowMask(set.0 & !(1 << i));
+            }
+        }
+    }
+    set
+}
+
+/// STTF's decision for the next segment (`len` capped at each subflow's MSS: the seed
+/// schedules per packet). The least [`sttf_time`] over [`sttf_set`]; if that subflow
+/// is busy rather than a candidate, the segment waits for it: `Pick::None`, and the
+/// data stays at the data level, which is where STTF's assignment to a full subflow
+/// leaves it until the window opens (the caller asks again on every ACK). Without
+/// this, a connection that offers only subflows with room (as `conn/mp.rs` does) made
+/// STTF pick among those alone, which is min-RTT with another tie-break: the slow path
+/// took data whenever the fast one's window was full.
+fn sttf_pick(views: &[SubflowView], cand: SubflowMask, exclude: SubflowMask, len: u32) -> Pick {
+    let set = sttf_set(views, cand, exclude);
+    let slow = slowest(views, set);
+    match argmin(views, set, |v| sttf_time(v, len.min(v.mss.max(1)), slow)) {
+        Some(i) if cand.contains(i) => Pick::One(i),
+        _ => Pick::None,
+    }
 }
 
 /// STTF's re-scheduling of unsent data: the `queued` of every view is cleared and the

@@ -123,6 +123,44 @@ fn sttf_counts_queued_data_and_may_pick_a_full_window() {
     );
 }
 
+/// The connection offers only subflows with room as usable (`conn/mp.rs`): STTF must
+/// still be able to wait for a busy fast subflow instead of sending on the slow one,
+/// and send on the slow one once the fast one's backlog makes it the later arrival.
+#[test]
+fn sttf_waits_for_a_busy_fast_subflow_the_connection_marks_unusable() {
+    let mut s = Scheduler::new(SchedKind::Sttf);
+    // Fast 40 ms path with a full window of 10 (not usable: no room), slow 400 ms
+    // path empty. Fast: 20 + 40·(10 + 1 − 10)/10 = 24 ms; slow: 200 ms. Wait.
+    let mut views = [v(40, 10, 10), v(400, 10, 0)];
+    views[0].usable = false;
+    assert!(views[0].busy() && !views[1].busy());
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::None);
+    // min-RTT sends on the slow path.
+    assert_eq!(
+        Scheduler::new(SchedKind::MinRtt).pick(&views, 1_000, NONE),
+        Pick::One(1)
+    );
+    // 50 segments queued on the fast path: 20 + 40·51/10 = 224 ms > 200 ms: slow.
+    views[0].queued = 50_000;
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(1));
+    // Excluded, the busy subflow is no place to wait.
+    views[0].queued = 0;
+    assert_eq!(s.pick(&views, 1_000, SubflowMask::one(0)), Pick::One(1));
+    // A subflow without an RTT sample or window (not established) is not busy.
+    views[0].srtt = Duration::ZERO;
+    assert!(!views[0].busy());
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(1));
+    // The segment is weighed at most one MSS long: a 64 KiB chunk does not make an
+    // empty fast path look like a full one.
+    let views = [v(40, 10, 0), v(400, 10, 0)];
+    assert_eq!(s.pick(&views, 65_535, NONE), Pick::One(0));
+    // A busy backup is no place to wait while an active subflow can send.
+    let mut views = [v(400, 10, 0), v(40, 10, 10)];
+    views[1].usable = false;
+    views[1].backup = true;
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(0));
+}
+
 #[test]
 fn sttf_reschedule_spreads_unsent_data_by_arrival_time() {
     let mut views = [v(40, 10, 0), v(140, 10, 0)];
@@ -332,10 +370,11 @@ proptest! {
                         prop_assert!(views[i].has_room());
                     }
                     if kind == SchedKind::Sttf {
-                        let slow = slowest(&views, cand);
-                        let t = sttf_time(&views[i], len, slow);
-                        for j in cand.iter() {
-                            prop_assert!(t <= sttf_time(&views[j], len, slow));
+                        let set = sttf_set(&views, cand, ex);
+                        let slow = slowest(&views, set);
+                        let t = sttf_time(&views[i], len.min(1_000), slow);
+                        for j in set.iter() {
+                            prop_assert!(t <= sttf_time(&views[j], len.min(1_000), slow));
                         }
                     }
                     if kind == SchedKind::MinRtt {
