@@ -956,11 +956,16 @@ fn mp_fill_one(m: &mut Meta) {
     }
     while m.snd.nxt < m.snd.end() {
         let s = &mut m.subs[i];
-        if s.smap.len() >= s.smap.limit() {
+        // Only what its window takes (Linux `__mptcp_push_pending` pushes as the
+        // subflow's cwnd allows): the rest stays at the data level, where a subflow
+        // that joins later can take it. Committing the whole send buffer to the first
+        // subflow left a joined subflow idle for any transfer that fit in it.
+        let room = sub_room(s);
+        if room == 0 {
             break;
         }
         let (a, _) = m.snd.from(m.snd.nxt);
-        let chunk = &a[..a.len().min(dsn::MAX_MAP_LEN as usize)];
+        let chunk = &a[..a.len().min(dsn::MAX_MAP_LEN as usize).min(room as usize)];
         let n = s.conn.write(chunk);
         if n == 0 {
             break;
