@@ -25,6 +25,7 @@ pub mod mn_priority;
 pub mod mn_voip;
 pub mod mn_vpn;
 pub mod mn_web;
+pub mod mp_lisa;
 pub mod new_cwv;
 pub mod rc3_base;
 pub mod rc3_compose;
