@@ -364,6 +364,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::fse_pause::plan,
     },
     Experiment {
+        id: exp::mp_lisa::ID,
+        title: exp::mp_lisa::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::mp_lisa::CLAIMS,
+        plan: exp::mp_lisa::plan,
+    },
+    Experiment {
         id: exp::real_bloat::ID,
         title: exp::real_bloat::TITLE,
         kind: Kind::RealTime {

@@ -33,6 +33,20 @@ pub struct CwndRow {
     pub in_flight: u32,
 }
 
+/// An MPTCP sender's subflows summed at one sample (seed 004 B.2's compound window).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MpRow {
+    pub subflows: u32,
+    /// Sum of the subflows' cwnd, segments.
+    pub cwnd: u32,
+    /// Sum of the subflows' segments in flight.
+    pub in_flight: u32,
+    /// Sum of the subflows' retransmitted segments so far.
+    pub retransmits: u64,
+    /// Subflows in slow start (cwnd < ssthresh).
+    pub slow_start: u32,
+}
+
 /// Cap on controller-diagnostics rows per flow (one per delay-correlation consult,
 /// about one per ACK): ~15 MB; later rows are counted in `ClientSide::cc_dropped`.
 pub const MAX_CC_ROWS: usize = 1 << 18;
@@ -97,6 +111,10 @@ pub struct ClientSide {
     pub rtt_series: Series<RttRow>,
     rtt_agg: RttAgg,
     pub cwnd: Series<CwndRow>,
+    /// An MPTCP sender's subflows summed, one row per sample (none for plain TCP).
+    pub mp: Series<MpRow>,
+    /// An MPTCP sender's subflows, as last seen (samples, close, end of run).
+    pub mp_subflows: Vec<TcpInfo>,
     /// Controller diagnostics, one row per change (bounded by [`MAX_CC_ROWS`]).
     pub cc: Series<CcRow>,
     /// Diagnostics rows beyond the cap, not stored.
@@ -198,6 +216,8 @@ impl ClientSide {
             rtt_series: Series::with_cap(rows),
             rtt_agg: RttAgg::default(),
             cwnd: Series::with_cap(rows),
+            mp: Series::with_cap(rows),
+            mp_subflows: Vec::new(),
             cc: Series::with_cap(MAX_CC_ROWS),
             cc_dropped: 0,
             last_rtt_ns: 0,
@@ -296,6 +316,9 @@ impl Host {
                         if let Some(conn) = ep.conn(h) {
                             c.info = Some(conn.info());
                             c.mptcp = conn.is_mptcp();
+                            if c.mptcp {
+                                c.mp_subflows = conn.mptcp_subflow_infos();
+                            }
                         }
                         c.error = r.err();
                         c.closed = true;
@@ -416,6 +439,18 @@ impl Host {
                             },
                         );
                         c.info = Some(info);
+                        if conn.is_mptcp() {
+                            c.mp_subflows = conn.mptcp_subflow_infos();
+                            let mut row = MpRow::default();
+                            for i in &c.mp_subflows {
+                                row.subflows += 1;
+                                row.cwnd += i.cwnd;
+                                row.in_flight += i.in_flight;
+                                row.retransmits += i.retransmits;
+                                row.slow_start += u32::from(i.cwnd < i.ssthresh);
+                            }
+                            c.mp.push(t, row);
+                        }
                     }
                 }
                 Role::Server(s) => {
@@ -435,6 +470,9 @@ impl Host {
                     if let Some(conn) = c.conn.and_then(|h| self.ep.conn(h)) {
                         c.info = Some(conn.info());
                         c.mptcp = conn.is_mptcp();
+                        if c.mptcp {
+                            c.mp_subflows = conn.mptcp_subflow_infos();
+                        }
                     }
                 }
                 Role::Server(s) if s.app.is_web() => {

@@ -14,7 +14,7 @@ use std::io::BufWriter;
 use std::path::PathBuf;
 
 use crate::engine::{EngineStats, NodeId, Observer};
-use crate::host::{CcRow, CwndRow, Role, RttRow};
+use crate::host::{CcRow, CwndRow, MpRow, Role, RttRow};
 use crate::metrics::Summary;
 use crate::node::LinkCapture;
 use crate::scenario::{AppSpec, Scenario};
@@ -108,6 +108,11 @@ pub struct FlowResult {
     pub goodput_series: Vec<(u64, u64)>,
     pub rtt_series: Vec<(u64, RttRow)>,
     pub cwnd_series: Vec<(u64, CwndRow)>,
+    /// An MPTCP sender's subflows summed per sample (empty for plain TCP).
+    pub mptcp_series: Vec<(u64, MpRow)>,
+    /// An MPTCP sender's subflows' `TcpInfo` as last seen (empty for plain TCP;
+    /// `sender_info` is the first subflow's).
+    pub mptcp_subflows: Vec<brisk_tcp::TcpInfo>,
     /// The sender's controller diagnostics at the end of the run (`TcpInfo::cc_diag`).
     pub cc_diag: Option<CcDiagnostics>,
     /// One row per diagnostics change (for delay correlation: per consult), time in
@@ -649,6 +654,8 @@ pub fn run_controlled(
             goodput_series: v.goodput.rows.clone(),
             rtt_series: c.rtt_series.rows.clone(),
             cwnd_series: c.cwnd.rows.clone(),
+            mptcp_series: c.mp.rows.clone(),
+            mptcp_subflows: c.mp_subflows.clone(),
             cc_diag: c.info.as_ref().and_then(|i| i.cc_diag),
             cc_series: c.cc.rows.clone(),
             cc_rows_dropped: c.cc_dropped,

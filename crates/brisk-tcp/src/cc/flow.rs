@@ -30,6 +30,16 @@ impl FlowCc {
         self.flow
     }
 
+    /// Passes the lent host state between two controllers of one connection: the
+    /// endpoint lends it to an MPTCP connection's first subflow (`lend_cc`), and the
+    /// connection hands it to the subflow it calls into for that call, so coupled
+    /// siblings (LIA/OLIA/BALIA, LISA) see one another. A swap: calling it again gives
+    /// it back; neither side drops anything.
+    #[inline]
+    pub(crate) fn swap_lent(&mut self, other: &mut FlowCc) {
+        std::mem::swap(&mut self.lent, &mut other.lent);
+    }
+
     /// The controller itself.
     pub fn controller(&self) -> &dyn CongestionControl {
         self.ctrl.as_ref()

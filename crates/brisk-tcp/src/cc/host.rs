@@ -68,12 +68,15 @@ pub enum GroupKey {
     /// All flows to one remote host: RFC 8699 §2's "flows between the same pair of
     /// hosts", the ensemble RFC 2140 shares state over.
     RemoteHost(IpAddr),
-    /// A group a host-level detector (SBD, RFC 8382) or an MPTCP connection made;
-    /// the number is the caller's.
+    /// A group a host-level detector (SBD, RFC 8382) made; the number is the
+    /// caller's.
     Assigned(u64),
     /// A group named in configuration (`[flow.tcp] fse = { group = "..." }`): the
     /// name's 64-bit FNV-1a hash ([`GroupKey::named`]).
     Named(u64),
+    /// The subflows of one MPTCP connection (RFC 6356 §3's coupled set): the
+    /// number is the connection's handle in its endpoint (`endpoint/join.rs`).
+    Subflows(u32),
 }
 
 impl GroupKey {

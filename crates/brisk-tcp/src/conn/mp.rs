@@ -373,7 +373,10 @@ impl Connection {
         mp_fill(m);
         let mut out = None;
         for i in 0..m.subs.len() {
-            if let Some(seg) = m.subs[i].conn.poll_transmit(now) {
+            mp_swap_room(m, i);
+            let polled = m.subs[i].conn.poll_transmit(now);
+            mp_swap_room(m, i);
+            if let Some(seg) = polled {
                 let mut seg = seg;
                 seg.meta.subflow = i as u8;
                 if mp_decorate(m, i, &mut seg) && !m.signals.is_empty() {
@@ -430,10 +433,13 @@ impl Connection {
             return;
         };
         let several = m.subs.len() > 1;
-        for (i, s) in m.subs.iter_mut().enumerate() {
-            if s.conn.poll_timeout().is_some_and(|t| t <= now) {
-                s.conn.handle_timeout(now);
+        for i in 0..m.subs.len() {
+            if m.subs[i].conn.poll_timeout().is_some_and(|t| t <= now) {
+                mp_swap_room(m, i);
+                m.subs[i].conn.handle_timeout(now);
+                mp_swap_room(m, i);
             }
+            let s = &mut m.subs[i];
             if s.join_rtx_at.is_some_and(|t| t <= now) {
                 // No fourth ACK yet: the third ACK again (Linux retransmits it from
                 // the subflow's timer until the peer acknowledges it).
@@ -1047,11 +1053,16 @@ fn mp_fill_one(m: &mut Meta) {
     }
     while m.snd.nxt < m.snd.end() {
         let s = &mut m.subs[i];
-        if s.smap.len() >= s.smap.limit() {
+        // Only what its window takes (Linux `__mptcp_push_pending` pushes as the
+        // subflow's cwnd allows): the rest stays at the data level, where a subflow
+        // that joins later can take it. Committing the whole send buffer to the first
+        // subflow left a joined subflow idle for any transfer that fit in it.
+        let room = sub_room(s);
+        if room == 0 {
             break;
         }
         let (a, _) = m.snd.from(m.snd.nxt);
-        let chunk = &a[..a.len().min(dsn::MAX_MAP_LEN as usize)];
+        let chunk = &a[..a.len().min(dsn::MAX_MAP_LEN as usize).min(room as usize)];
         let n = s.conn.write(chunk);
         if n == 0 {
             break;
@@ -2081,7 +2092,9 @@ impl Connection {
         let handshake = (f.syn() && f.ack() && st == State::SynSent)
             || (f.ack() && !f.syn() && st == State::SynReceived);
         if handshake && !f.rst() {
+            mp_swap_room(m, i);
             mp_join_step(m, now, ecn, dscp, i, seg);
+            mp_swap_room(m, i);
         } else {
             let rx = parse_rx(seg, &mut m.counters);
             let s = &mut m.subs[i];
@@ -2113,7 +2126,9 @@ impl Connection {
                 s.conn.abort();
             } else {
                 let oow = m.subs[i].conn.counters.out_of_window;
+                mp_swap_room(m, i);
                 m.subs[i].conn.handle_segment_dscp(now, ecn, dscp, seg);
+                mp_swap_room(m, i);
                 if m.subs[i].conn.counters.out_of_window == oow {
                     mp_rx_control(m, now, i, &rx, seg);
                 }
@@ -2122,6 +2137,22 @@ impl Connection {
         mp_after_input(m, now);
         self.mp_sync();
     }
+}
+
+/// Lends subflow `i` the host's congestion state for one call into it, or takes it
+/// back (a swap: the same call does both). The endpoint lends the state to the first
+/// subflow's controller (`Connection::flow_cc_mut`); a joined subflow's coupled
+/// controller needs it to read and publish in its group (`cc/coupled/`, LISA's join).
+#[inline]
+fn mp_swap_room(m: &mut Meta, i: usize) {
+    if i == 0 || i >= m.subs.len() {
+        return;
+    }
+    let (first, rest) = m.subs.split_at_mut(1);
+    first[0]
+        .conn
+        .flow_cc_mut()
+        .swap_lent(rest[i - 1].conn.flow_cc_mut());
 }
 
 /// The MP_JOIN SYN/ACK (initiator) or third ACK (responder) on subflow `i`.

@@ -57,6 +57,16 @@ impl Connection {
         }
     }
 
+    /// Each subflow's `TcpInfo`, in the connection's order (the initial one first),
+    /// for an MPTCP connection; empty for plain TCP. The compound window LISA's
+    /// experiments plot is the sum of their `cwnd`s. Allocates: for reports and
+    /// samples, not per packet.
+    pub fn mptcp_subflow_infos(&self) -> Vec<TcpInfo> {
+        self.mp
+            .as_deref()
+            .map_or_else(Vec::new, |m| m.subs.iter().map(|s| s.conn.info()).collect())
+    }
+
     /// Turns recording of `TraceEvent`s on or off (bounded buffer, drained by `drain_trace`).
     pub fn set_trace(&mut self, on: bool) {
         if on {

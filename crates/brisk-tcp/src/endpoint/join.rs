@@ -12,6 +12,7 @@
 //! bounded reply queue.
 
 use super::*;
+use crate::cc::host::GroupKey;
 use crate::mptcp::join::{find_join, JoinError};
 use crate::mptcp::token::{TokenError, TokenTable, DEFAULT_LIMIT};
 use brisk_wire::mptcp::{MpJoin, MpTcpRst, MptcpOption};
@@ -133,6 +134,7 @@ impl Endpoint {
             };
             let local = SocketAddr::new(local_ip, port);
             let setup = self.setup(now, local, remote, cfg);
+            self.mp_couple(h, &setup);
             let Some(slot) = self.slot_mut(h) else {
                 return;
             };
@@ -141,6 +143,29 @@ impl Endpoint {
             self.last_hit = None;
         }
         self.mark_ready(h);
+    }
+
+    /// Coupled congestion control (RFC 6356 §3, `cc/coupled/`): with a coupled `cc`
+    /// (lia, olia, balia, with or without LISA) the subflows of connection `h` are one
+    /// group of the host room, [`GroupKey::Subflows`] of its handle. The first subflow
+    /// enters it with the first join; each joining subflow enters before its
+    /// controller starts (`init` at its establishment), so LISA's join step finds its
+    /// siblings. Other controllers stay ungrouped (an FSE flow keeps its FSE group).
+    fn mp_couple(&mut self, h: ConnHandle, setup: &Setup) {
+        let spec = &setup.config.congestion.controller;
+        if spec.base.coupling().is_none() || spec.fse.is_some() {
+            return;
+        }
+        let Some(new) = setup.cc.flow() else {
+            return;
+        };
+        let first = self.slot_mut(h).and_then(|s| s.conn.flow_cc_mut().flow());
+        let key = Some(GroupKey::Subflows(h.0));
+        let host = self.host_cc.get_mut();
+        if let Some(first) = first {
+            host.regroup(first, key);
+        }
+        host.regroup(new, key);
     }
 
     /// A SYN with MP_JOIN to our `local_ip` (to a listener's port when `listener`):
@@ -197,6 +222,7 @@ impl Endpoint {
             return;
         };
         let setup = self.setup(now, local, remote, cfg);
+        self.mp_couple(h, &setup);
         let Some(slot) = self.slot_mut(h) else {
             return;
         };

@@ -167,39 +167,11 @@ impl Ignore {
 mod tests {
     use super::*;
 
-    fn d(cwnd: u32, in_flight: u32) -> Option<Donor> {
-        Some(Donor { cwnd, in_flight })
-    }
-
-    fn c(new_cwnd: u32, take: u32, ignore: u32) -> Credit {
-        Credit {
-            new_cwnd,
-            take,
-            ignore,
-        }
-    }
-
-    /// MP-1's credit table, every branch and boundary of Algorithm 1.
+    /// MP-1's credit table (`mp1::CREDIT_TABLE`), every branch and boundary of
+    /// Algorithm 1.
     #[test]
     fn mp1_credit_table() {
-        let table = [
-            // (donor cwnd, donor in flight) → (new IW, taken, ACKs ignored)
-            (d(40, 40), c(10, 10, 10)), // the paper's worked example: 30 + 10, ignore 10
-            (d(40, 30), c(10, 10, 0)),  // flight already within the kept window
-            (d(40, 0), c(10, 10, 0)),
-            (d(20, 20), c(10, 10, 10)), // body §3.3: 20 → 10 / 10
-            (d(21, 21), c(10, 10, 10)),
-            (d(1000, 1000), c(10, 10, 10)),
-            (d(19, 19), c(9, 9, 9)), // 6–19: halve (integer), donor keeps 10
-            (d(19, 5), c(9, 9, 0)),
-            (d(7, 7), c(3, 3, 3)), // L3: 7/2 = 3, donor keeps 4
-            (d(6, 6), c(3, 3, 3)),
-            (d(6, 2), c(3, 3, 0)),
-            (d(5, 5), c(3, 0, 0)), // < 6: min IW, nothing taken (L4)
-            (d(1, 1), c(3, 0, 0)),
-            (None, c(10, 0, 0)), // no slow-start donor: the IW
-        ];
-        for (donor, want) in table {
+        for (donor, want) in super::super::mp1::CREDIT_TABLE {
             assert_eq!(credit(donor, 10), want, "donor {donor:?}");
             if let Some(dn) = donor {
                 // The compound window is conserved except in the < 6 branch (L4).

@@ -4,10 +4,11 @@
 //! `docs/mechanisms/coupled-cc.md`.
 //!
 //! A connection's subflows are one group in the host room (`host.rs`,
-//! `GroupKey::Assigned`). Every subflow's controller publishes its window, RTT, loss
-//! distances and slow-start state in its [`FlowStats`] on each hook, and reads its
-//! siblings' there: a per-ACK computation visits at most [`MAX_COUPLED`] members plus
-//! itself, on the stack ([`Members`]), with no allocation. Its own values are read
+//! `GroupKey::Subflows`, joined in `endpoint/join.rs`). Every subflow's controller
+//! publishes its window, RTT, loss distances and slow-start state in its
+//! [`FlowStats`] on each hook, and reads its siblings' there: a per-ACK computation
+//! visits at most [`MAX_COUPLED`] members plus itself, on the stack ([`Members`]),
+//! with no allocation. Its own values are read
 //! from its variables, not from the published copy, so they are never stale.
 //!
 //! All three couple only congestion avoidance. Slow start, loss response (except
@@ -27,6 +28,7 @@ pub mod lia;
 pub mod lisa;
 #[cfg(test)]
 pub(crate) mod model;
+pub mod mp1;
 pub mod olia;
 #[cfg(test)]
 mod tests;

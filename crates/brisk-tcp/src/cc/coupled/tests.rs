@@ -4,11 +4,12 @@
 //! paths.
 
 use super::model::{Link, Model};
+use super::mp1::{worked_example, Sub};
 use super::*;
 use crate::cc::host::{GroupKey, HostCc};
 use crate::cc::reno::Reno;
 use crate::cc::spec::{CcContext, CcFactory, CcSpec, StandardCcFactory};
-use crate::cc::{CcAlgorithm, CcDiagnostics, CcState, PathInfo};
+use crate::cc::{CcAlgorithm, CcDiagnostics, PathInfo};
 use brisk_time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -24,67 +25,6 @@ fn ms(n: u64) -> Duration {
 
 fn coupled(kind: Coupling, lisa: bool) -> Coupled {
     Coupled::new(kind, CoupledConfig { lisa })
-}
-
-/// One subflow driven by hand: its controller and variables.
-struct Sub {
-    ctrl: Coupled,
-    cc: CcState,
-    id: crate::cc::FlowId,
-}
-
-impl Sub {
-    fn new(host: &mut HostCc, port: u16, ctrl: Coupled, cwnd: u32, in_flight: u32) -> Sub {
-        let (id, _) = host.join(addr(port), addr(9), Some(GroupKey::Assigned(7)));
-        let mut cc = CcState::new(cwnd, 1448);
-        cc.in_flight = in_flight;
-        cc.srtt = ms(40);
-        cc.cwnd_limited = true;
-        Sub { ctrl, cc, id }
-    }
-    fn init(&mut self, host: &mut HostCc) {
-        let mut cx = FlowCtx::new(&mut self.cc, Some(self.id), Some(host));
-        self.ctrl.init(&mut cx, Instant::ZERO);
-    }
-    /// One ACK of one segment, as the connection calls the hooks.
-    fn ack(&mut self, host: &mut HostCc) {
-        self.cc.in_flight = self.cc.in_flight.saturating_sub(1);
-        self.cc.delivered += 1;
-        self.cc.snd_una += 1448;
-        let ack = AckSample {
-            acked_segs: 1,
-            acked_bytes: 1448,
-            ..Default::default()
-        };
-        let mut cx = FlowCtx::new(&mut self.cc, Some(self.id), Some(host));
-        self.ctrl.on_ack(&mut cx, &ack);
-        self.ctrl.cong_avoid(&mut cx, &ack);
-    }
-}
-
-/// MP-1's worked example (seed 004 B.2 §3): a subflow in slow start at cwnd 40 with
-/// 40 segments in flight; a second subflow joins. Returns (donor, new) after one RTT,
-/// in which every segment in flight is ACKed once.
-fn worked_example(lisa: bool, ignore: bool) -> (u32, u32, u32) {
-    let mut host = HostCc::new();
-    let mut old = Sub::new(&mut host, 1, coupled(Coupling::Lia, lisa), 40, 40);
-    old.init(&mut host); // the first subflow: its window is never changed
-    assert_eq!(old.cc.cwnd, 40);
-    let mut new = Sub::new(&mut host, 2, coupled(Coupling::Lia, lisa), 10, 0);
-    new.init(&mut host);
-    let ignored = host.flow_stats(old.id).unwrap().coupled.lisa_ignore;
-    if !ignore {
-        host.flow_stats_mut(old.id).unwrap().coupled.lisa_ignore = 0;
-    }
-    new.cc.in_flight = new.cc.cwnd;
-    let (old_flight, new_flight) = (old.cc.in_flight, new.cc.in_flight);
-    for _ in 0..old_flight {
-        old.ack(&mut host);
-    }
-    for _ in 0..new_flight {
-        new.ack(&mut host);
-    }
-    (old.cc.cwnd, new.cc.cwnd, ignored)
 }
 
 #[test]
