@@ -84,3 +84,83 @@ fn fse_hooks_allocate_nothing_per_ack() {
     assert_eq!(host.group_fse(g).unwrap().fse().len(), 8);
     assert!(host.group_fse(g).unwrap().decreases() > 0);
 }
+
+/// Issue 33 §4: flows whose FSE group is the shared-bottleneck detector's stable
+/// group. Once the groups are stable, a sample, an interval's close, a grouping
+/// decision, the stability filter and the FSE hooks allocate nothing; only a change
+/// of the stable groups moves flows (and may make a group), once per change.
+#[test]
+fn sbd_driven_fse_allocates_nothing_per_ack_while_groups_are_stable() {
+    use brisk_tcp::cc::sbd::{FeedConfig, SbdConfig, SbdHost, SbdHostConfig};
+    let mut host = HostCc::new();
+    host.enable_sbd(
+        SbdHost::new(SbdHostConfig {
+            sbd: SbdConfig::improved(),
+            feed: FeedConfig {
+                skew_correction: false,
+                ..FeedConfig::default()
+            },
+            ..SbdHostConfig::default()
+        })
+        .unwrap(),
+    );
+    let cfg = FseConfig {
+        sbd: true,
+        ..FseConfig::default()
+    };
+    let mut flows = Vec::new();
+    for i in 0..4u8 {
+        let local = SocketAddr::from(([198, 18, 0, 1], 1000 + u16::from(i)));
+        let remote = SocketAddr::from(([198, 18, 0, 10 + i], 80));
+        let (id, _) = host.join(local, remote, cfg.join_key(remote));
+        host.group_by_sbd(id);
+        let mut vars = CcState::new(10, 1448);
+        vars.srtt = Duration::from_millis(100);
+        vars.cwnd_limited = true;
+        let mut layer = FseLayer::new(brisk_tcp::cc::CcAlgorithm::Reno.build(), cfg.clone());
+        CongestionControl::init(
+            &mut layer,
+            &mut FlowCtx::new(&mut vars, Some(id), Some(&mut host)),
+            Instant::ZERO,
+        );
+        flows.push((id, layer, vars));
+    }
+    // Flows 0, 1 behind one standing queue (40/36 ms, dips), 2, 3 behind another
+    // (60/55 ms); every 10 ms each flow gets an ACK with its OWD and a hook.
+    let drive = |host: &mut HostCc,
+                 flows: &mut Vec<(brisk_tcp::cc::host::FlowId, FseLayer, CcState)>,
+                 from: u64,
+                 to: u64| {
+        for k in from..to {
+            let qa = if (k / 5) % 2 == 0 { 40 } else { 36 };
+            let qb = if (k / 2) % 2 == 0 { 60 } else { 55 };
+            for j in 0..35u32 {
+                let t_us = k * 350_000 + u64::from(j) * 10_000 + 1;
+                let now = Instant::ZERO + Duration::from_micros(t_us);
+                let ms = (t_us / 1000) as u32;
+                for (i, (id, layer, vars)) in flows.iter_mut().enumerate() {
+                    let q = if i < 2 { qa } else { qb };
+                    let owd = 10 * (i as u32 + 1) + q - if j % 9 == 0 { 30 } else { 0 };
+                    host.sbd_on_ack(*id, now, ms + owd, ms, 1, 0);
+                    let mut cx = FlowCtx::new(vars, Some(*id), Some(&mut *host));
+                    let ack = AckSample {
+                        now,
+                        acked_segs: 1,
+                        ..Default::default()
+                    };
+                    CongestionControl::cong_avoid(layer, &mut cx, &ack);
+                }
+            }
+        }
+    };
+    drive(&mut host, &mut flows, 0, 120);
+    let g: Vec<_> = flows.iter().map(|f| host.group_of(f.0)).collect();
+    assert!(g[0].is_some() && g[0] == g[1] && g[2] == g[3] && g[0] != g[2], "{g:?}");
+    let changes = host.sbd().unwrap().coupling_changes();
+    let before = ALLOCS.load(Ordering::Relaxed);
+    drive(&mut host, &mut flows, 120, 240);
+    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    assert_eq!(host.sbd().unwrap().coupling_changes(), changes, "groups stayed");
+    assert_eq!(allocs, 0, "allocations in 120 intervals (16 800 ACKs) of 4 flows");
+    assert_eq!(host.group_fse(g[0].unwrap()).unwrap().fse().len(), 2);
+}

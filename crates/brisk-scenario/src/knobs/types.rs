@@ -59,6 +59,8 @@ pub struct FseTable {
     pub algorithm: Option<FseAlgorithmKnob>,
     pub increase: Option<FseIncreaseKnob>,
     pub max_flows: Option<u32>,
+    /// Group by the host's shared-bottleneck detector (its `[[node]] sbd`).
+    pub sbd: Option<bool>,
 }
 
 /// `fse.algorithm`'s values (draft-welzl-rmcat-coupled-cc-05 §5.3, Appendix A).
