@@ -43,6 +43,7 @@ pub mod real_rc3;
 pub mod real_rdb;
 pub mod real_tail;
 pub mod sbd;
+pub mod sbd_fse;
 pub mod tlp_realistic;
 pub mod tlp_tail;
 pub mod tlp_web;
