@@ -1,5 +1,5 @@
 //! The FSE adds no allocation per ACK (issue 33): a counting allocator (this test
-//! binary's own) counts the allocations of many `cong_avoid` and `ssthresh` hooks of
+//! binary's own, counting per thread) counts the allocations of many `cong_avoid` and `ssthresh` hooks of
 //! FSE-coupled flows after their registration, and finds none. The hooks reach the
 //! group through the lent host state by index (`cc/host.rs`); nothing is locked,
 //! which the types show (no `Mutex`, `RefCell` or `Rc` on the path).
@@ -10,15 +10,29 @@ use brisk_tcp::cc::{AckSample, CcState, CongestionCause, CongestionControl};
 use brisk_time::{Duration, Instant};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 struct Counting;
 
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// Allocations made by this thread: the test harness and the other tests of this
+    /// binary allocate on their own threads meanwhile, which a process-wide count
+    /// would add in.
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn allocs() -> usize {
+    ALLOCS.with(Cell::get)
+}
+
+fn count() {
+    // `try_with`: a thread being torn down has no slot left; its frees do not count.
+    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: forwarded to the system allocator with the caller's layout.
         unsafe { System.alloc(l) }
     }
@@ -27,7 +41,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: as `alloc`/`dealloc`.
         unsafe { System.realloc(p, l, new) }
     }
@@ -59,7 +73,7 @@ fn fse_hooks_allocate_nothing_per_ack() {
         );
         flows.push((id, layer, vars));
     }
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocs();
     let mut now = Instant::ZERO;
     for k in 0..200_000u32 {
         let i = (k % 8) as usize;
@@ -78,7 +92,7 @@ fn fse_hooks_allocate_nothing_per_ack() {
         }
         now += Duration::from_micros(100);
     }
-    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let allocs = allocs() - before;
     assert_eq!(allocs, 0, "allocations in 200000 FSE hooks");
     let g = host.group_of(flows[0].0).unwrap();
     assert_eq!(host.group_fse(g).unwrap().fse().len(), 8);
@@ -155,12 +169,22 @@ fn sbd_driven_fse_allocates_nothing_per_ack_while_groups_are_stable() {
     };
     drive(&mut host, &mut flows, 0, 120);
     let g: Vec<_> = flows.iter().map(|f| host.group_of(f.0)).collect();
-    assert!(g[0].is_some() && g[0] == g[1] && g[2] == g[3] && g[0] != g[2], "{g:?}");
+    assert!(
+        g[0].is_some() && g[0] == g[1] && g[2] == g[3] && g[0] != g[2],
+        "{g:?}"
+    );
     let changes = host.sbd().unwrap().coupling_changes();
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocs();
     drive(&mut host, &mut flows, 120, 240);
-    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
-    assert_eq!(host.sbd().unwrap().coupling_changes(), changes, "groups stayed");
-    assert_eq!(allocs, 0, "allocations in 120 intervals (16 800 ACKs) of 4 flows");
+    let allocs = allocs() - before;
+    assert_eq!(
+        host.sbd().unwrap().coupling_changes(),
+        changes,
+        "groups stayed"
+    );
+    assert_eq!(
+        allocs, 0,
+        "allocations in 120 intervals (16 800 ACKs) of 4 flows"
+    );
     assert_eq!(host.group_fse(g[0].unwrap()).unwrap().fse().len(), 2);
 }

@@ -846,7 +846,11 @@ mod tests {
         let g: Vec<Option<GroupId>> = flows.iter().map(|&f| h.group_of(f)).collect();
         assert!(g[0].is_some() && g[0] == g[1], "{g:?}");
         assert!(g[2].is_some() && g[2] == g[3] && g[2] != g[0], "{g:?}");
-        assert_eq!((g[4], g[5]), (None, None), "uncongested; not following: {g:?}");
+        assert_eq!(
+            (g[4], g[5]),
+            (None, None),
+            "uncongested; not following: {g:?}"
+        );
         let key = |g: Option<GroupId>| h.groups[g.unwrap().0 as usize].as_ref().unwrap().key;
         assert!(matches!(key(g[0]), GroupKey::Detected(_)));
         // The FSE: flows 0 and 1 register in their group's FSE.
@@ -862,12 +866,18 @@ mod tests {
         // now with flow 0 alone in it.
         drive(&mut h, 120, 320, [0, 1, 1, 1, 2, 0]);
         let g2: Vec<Option<GroupId>> = flows.iter().map(|&f| h.group_of(f)).collect();
-        assert!(g2[1].is_some() && g2[1] == g2[2] && g2[2] == g2[3], "{g2:?}");
+        assert!(
+            g2[1].is_some() && g2[1] == g2[2] && g2[2] == g2[3],
+            "{g2:?}"
+        );
         assert_eq!(g2[0], g[0], "{g2:?}");
         assert_eq!(h.members(g2[0].unwrap()), &flows[..1]);
         let (fg, _) = h.fse_mut(flows[0]).unwrap();
         assert_eq!(fg.fse().len(), 1, "flow 1 left A's FSE with its share");
-        assert!(h.fse_mut(flows[1]).is_none(), "registers in B's at its next hook");
+        assert!(
+            h.fse_mut(flows[1]).is_none(),
+            "registers in B's at its next hook"
+        );
         assert!(h.sbd().unwrap().coupling_changes() >= 2);
     }
 
