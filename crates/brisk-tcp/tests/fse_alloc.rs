@@ -9,8 +9,8 @@ use brisk_tcp::cc::host::{FlowCtx, HostCc};
 use brisk_tcp::cc::{AckSample, CcState, CongestionCause, CongestionControl};
 use brisk_time::{Duration, Instant};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::net::SocketAddr;
 use std::cell::Cell;
+use std::net::SocketAddr;
 
 struct Counting;
 

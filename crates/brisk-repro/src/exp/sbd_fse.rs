@@ -191,6 +191,9 @@ fn is_truth(g: &[Option<u32>; 4]) -> bool {
     g[0].is_some() && g[0] == g[1] && g[2].is_none() && g[3].is_none()
 }
 
+/// Builds and runs one arm. (Flow and link indices address several tables at once,
+/// hence the index loops.)
+#[allow(clippy::needless_range_loop)]
 fn run(arm: Arm, seed: u64, secs: u64) -> Result<RunOut, String> {
     let mut e: Engine<SimNode> = Engine::new();
     let s_ip = ip(0, 1);
@@ -667,7 +670,7 @@ fn partitions(groups: &[(f64, [Option<u32>; 4])]) -> String {
             None => counts.push((key, 1)),
         }
     }
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
     counts
         .iter()
         .take(4)
@@ -754,7 +757,7 @@ fn util_plot(outs: &[Vec<RunOut>], sh: &Shape) -> Plot {
         }),
         paper: "None (ours).".into(),
         ours: format!(
-            "Busy time of each bottleneck from 30 s to the end, per arm. {}",
+            "Busy time of each bottleneck from 30 s to the end, per arm; markers at the same value overlap (the last drawn shows). {}",
             crate::bands::caption(sh.seeds.len())
         ),
     }
