@@ -103,6 +103,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::sbd::plan,
     },
     Experiment {
+        id: exp::sbd_fse::ID,
+        title: exp::sbd_fse::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::sbd_fse::CLAIMS,
+        plan: exp::sbd_fse::plan,
+    },
+    Experiment {
         id: exp::abe_model::ID,
         title: exp::abe_model::TITLE,
         kind: Kind::Simulated,

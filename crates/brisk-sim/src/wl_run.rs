@@ -448,6 +448,13 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
         .iter()
         .filter_map(|n| Some((n.name.as_str(), n.clock_ppm.filter(|&p| p != 0)?)))
         .collect();
+    // Hosts that run shared-bottleneck detection (`[[node]] sbd`).
+    let sbd_hosts: std::collections::HashSet<&str> = sc
+        .nodes
+        .iter()
+        .filter(|n| n.sbd == Some(true))
+        .map(|n| n.name.as_str())
+        .collect();
     // Engine nodes.
     let mut e: Engine<SimNode> = Engine::new();
     let mut node_of = vec![0usize; g.nodes().len()];
@@ -471,6 +478,17 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
                         ..EndpointConfig::seeded(isn_secret, derive_seed(seed, &n.name, 3))
                     },
                 );
+                if sbd_hosts.contains(n.name.as_str()) {
+                    // `[[node]] sbd = true`: RFC 8382 with §3.3's noise removal and
+                    // §3.4's weights (`SbdConfig::improved`), the stability filter's
+                    // defaults.
+                    let cfg = brisk_tcp::cc::sbd::SbdHostConfig {
+                        sbd: brisk_tcp::cc::sbd::SbdConfig::improved(),
+                        ..Default::default()
+                    };
+                    ep.enable_sbd(cfg)
+                        .map_err(|e| bad(&format!("node \"{}\"", n.name), e.to_string()))?;
+                }
                 let addrs = host_addrs(&routing, k);
                 for &a in &addrs[1..] {
                     ep.add_address(a)

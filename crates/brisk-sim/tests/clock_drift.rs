@@ -93,3 +93,28 @@ fn zero_drift_is_the_same_run_and_a_drifting_host_carries_its_flows() {
     assert_eq!(fast.len(), 6);
     assert_eq!(slow.len(), 6);
 }
+
+/// `[[node]] sbd = true` (issue 33 §4): hosts only, named in the error; a host running
+/// the detector whose flows do not follow it (no `fse = { sbd = true }`) runs the same
+/// bytes as without it: the detector only observes.
+#[test]
+fn the_sbd_switch_is_for_hosts_and_only_observes() {
+    let router = scenario("").replace(
+        "name = \"A\"\nkind = \"router\"",
+        "name = \"A\"\nkind = \"router\"\nsbd = true",
+    );
+    let e = err(&router);
+    assert!(
+        e.contains("node[1].sbd: only a host runs shared-bottleneck detection"),
+        "{e}"
+    );
+    let run = |extra: &str| {
+        let sc = topo_build::from_toml_str(&scenario(extra)).unwrap();
+        let r = run_net(&sc, 3).unwrap();
+        r.flows.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>()
+    };
+    let base = run("");
+    assert_eq!(base.len(), 6);
+    assert_eq!(run("sbd = true"), base);
+    assert_eq!(run("sbd = false"), base);
+}

@@ -850,11 +850,17 @@ impl Endpoint {
     ) -> FlowCc {
         let host = self.host_cc.get_mut();
         // An FSE flow joins the group its configuration names (fse/tcp.rs).
-        let key = match &config.congestion.controller.fse {
-            Some(fse) => Some(fse.group_key(remote)),
+        let fse = config.congestion.controller.fse.as_ref();
+        let key = match fse {
+            Some(fse) => fse.join_key(remote),
             None => self.config.cc_grouping.key(remote),
         };
-        let (flow, group) = host.join(local, remote, key);
+        let (flow, mut group) = host.join(local, remote, key);
+        if fse.is_some_and(|f| f.sbd) {
+            // Its group follows the detector's stable groups (issue 33 §4).
+            host.group_by_sbd(flow);
+            group = host.group_of(flow);
+        }
         let path = config.cc_path(local, remote, now, flow, group);
         let ctx = CcContext {
             seed,

@@ -1,5 +1,5 @@
 //! The FSE adds no allocation per ACK (issue 33): a counting allocator (this test
-//! binary's own) counts the allocations of many `cong_avoid` and `ssthresh` hooks of
+//! binary's own, counting per thread) counts the allocations of many `cong_avoid` and `ssthresh` hooks of
 //! FSE-coupled flows after their registration, and finds none. The hooks reach the
 //! group through the lent host state by index (`cc/host.rs`); nothing is locked,
 //! which the types show (no `Mutex`, `RefCell` or `Rc` on the path).
@@ -9,16 +9,30 @@ use brisk_tcp::cc::host::{FlowCtx, HostCc};
 use brisk_tcp::cc::{AckSample, CcState, CongestionCause, CongestionControl};
 use brisk_time::{Duration, Instant};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 struct Counting;
 
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// Allocations made by this thread: the test harness and the other tests of this
+    /// binary allocate on their own threads meanwhile, which a process-wide count
+    /// would add in.
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn allocs() -> usize {
+    ALLOCS.with(Cell::get)
+}
+
+fn count() {
+    // `try_with`: a thread being torn down has no slot left; its frees do not count.
+    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: forwarded to the system allocator with the caller's layout.
         unsafe { System.alloc(l) }
     }
@@ -27,7 +41,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: as `alloc`/`dealloc`.
         unsafe { System.realloc(p, l, new) }
     }
@@ -59,7 +73,7 @@ fn fse_hooks_allocate_nothing_per_ack() {
         );
         flows.push((id, layer, vars));
     }
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocs();
     let mut now = Instant::ZERO;
     for k in 0..200_000u32 {
         let i = (k % 8) as usize;
@@ -78,9 +92,99 @@ fn fse_hooks_allocate_nothing_per_ack() {
         }
         now += Duration::from_micros(100);
     }
-    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let allocs = allocs() - before;
     assert_eq!(allocs, 0, "allocations in 200000 FSE hooks");
     let g = host.group_of(flows[0].0).unwrap();
     assert_eq!(host.group_fse(g).unwrap().fse().len(), 8);
     assert!(host.group_fse(g).unwrap().decreases() > 0);
+}
+
+/// Issue 33 §4: flows whose FSE group is the shared-bottleneck detector's stable
+/// group. Once the groups are stable, a sample, an interval's close, a grouping
+/// decision, the stability filter and the FSE hooks allocate nothing; only a change
+/// of the stable groups moves flows (and may make a group), once per change.
+#[test]
+fn sbd_driven_fse_allocates_nothing_per_ack_while_groups_are_stable() {
+    use brisk_tcp::cc::sbd::{FeedConfig, SbdConfig, SbdHost, SbdHostConfig};
+    let mut host = HostCc::new();
+    host.enable_sbd(
+        SbdHost::new(SbdHostConfig {
+            sbd: SbdConfig::improved(),
+            feed: FeedConfig {
+                skew_correction: false,
+                ..FeedConfig::default()
+            },
+            ..SbdHostConfig::default()
+        })
+        .unwrap(),
+    );
+    let cfg = FseConfig {
+        sbd: true,
+        ..FseConfig::default()
+    };
+    let mut flows = Vec::new();
+    for i in 0..4u8 {
+        let local = SocketAddr::from(([198, 18, 0, 1], 1000 + u16::from(i)));
+        let remote = SocketAddr::from(([198, 18, 0, 10 + i], 80));
+        let (id, _) = host.join(local, remote, cfg.join_key(remote));
+        host.group_by_sbd(id);
+        let mut vars = CcState::new(10, 1448);
+        vars.srtt = Duration::from_millis(100);
+        vars.cwnd_limited = true;
+        let mut layer = FseLayer::new(brisk_tcp::cc::CcAlgorithm::Reno.build(), cfg.clone());
+        CongestionControl::init(
+            &mut layer,
+            &mut FlowCtx::new(&mut vars, Some(id), Some(&mut host)),
+            Instant::ZERO,
+        );
+        flows.push((id, layer, vars));
+    }
+    // Flows 0, 1 behind one standing queue (40/36 ms, dips), 2, 3 behind another
+    // (60/55 ms); every 10 ms each flow gets an ACK with its OWD and a hook.
+    let drive = |host: &mut HostCc,
+                 flows: &mut Vec<(brisk_tcp::cc::host::FlowId, FseLayer, CcState)>,
+                 from: u64,
+                 to: u64| {
+        for k in from..to {
+            let qa = if (k / 5) % 2 == 0 { 40 } else { 36 };
+            let qb = if (k / 2) % 2 == 0 { 60 } else { 55 };
+            for j in 0..35u32 {
+                let t_us = k * 350_000 + u64::from(j) * 10_000 + 1;
+                let now = Instant::ZERO + Duration::from_micros(t_us);
+                let ms = (t_us / 1000) as u32;
+                for (i, (id, layer, vars)) in flows.iter_mut().enumerate() {
+                    let q = if i < 2 { qa } else { qb };
+                    let owd = 10 * (i as u32 + 1) + q - if j % 9 == 0 { 30 } else { 0 };
+                    host.sbd_on_ack(*id, now, ms + owd, ms, 1, 0);
+                    let mut cx = FlowCtx::new(vars, Some(*id), Some(&mut *host));
+                    let ack = AckSample {
+                        now,
+                        acked_segs: 1,
+                        ..Default::default()
+                    };
+                    CongestionControl::cong_avoid(layer, &mut cx, &ack);
+                }
+            }
+        }
+    };
+    drive(&mut host, &mut flows, 0, 120);
+    let g: Vec<_> = flows.iter().map(|f| host.group_of(f.0)).collect();
+    assert!(
+        g[0].is_some() && g[0] == g[1] && g[2] == g[3] && g[0] != g[2],
+        "{g:?}"
+    );
+    let changes = host.sbd().unwrap().coupling_changes();
+    let before = allocs();
+    drive(&mut host, &mut flows, 120, 240);
+    let allocs = allocs() - before;
+    assert_eq!(
+        host.sbd().unwrap().coupling_changes(),
+        changes,
+        "groups stayed"
+    );
+    assert_eq!(
+        allocs, 0,
+        "allocations in 120 intervals (16 800 ACKs) of 4 flows"
+    );
+    assert_eq!(host.group_fse(g[0].unwrap()).unwrap().fse().len(), 2);
 }

@@ -48,6 +48,7 @@ pub mod real_rdb;
 pub mod real_tail;
 pub mod sat_web;
 pub mod sbd;
+pub mod sbd_fse;
 pub mod tlp_realistic;
 pub mod tlp_tail;
 pub mod tlp_web;

@@ -160,11 +160,16 @@ struct RunOut {
     flagged: Vec<[f64; 11]>,
 }
 
-fn ip(a: u8, b: u8) -> IpAddr {
+pub(crate) fn ip(a: u8, b: u8) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(198, 18, a, b))
 }
 
-fn link_node(e: &mut Engine<SimNode>, rate_bps: u64, delay_ms: u64, pkts: usize) -> NodeId {
+pub(crate) fn link_node(
+    e: &mut Engine<SimNode>,
+    rate_bps: u64,
+    delay_ms: u64,
+    pkts: usize,
+) -> NodeId {
     let params = LinkParams {
         rate_bps,
         delay: Duration::from_millis(delay_ms),
@@ -175,7 +180,7 @@ fn link_node(e: &mut Engine<SimNode>, rate_bps: u64, delay_ms: u64, pkts: usize)
     e.add_node(SimNode::Link(Box::new(LinkNode::new(link))))
 }
 
-fn endpoint(addr: IpAddr, seed: u64, ppm: i32) -> Endpoint {
+pub(crate) fn endpoint(addr: IpAddr, seed: u64, ppm: i32) -> Endpoint {
     let mut secret = [0u8; 16];
     secret[..8].copy_from_slice(&seed.to_le_bytes());
     secret[8] = addr_byte(addr);
@@ -263,6 +268,7 @@ fn run(epochs: &[Epoch], seed: u64, skew_correction: bool) -> Result<RunOut, Str
             skew_correction,
             ..Default::default()
         },
+        ..SbdHostConfig::default()
     };
     sender.ep.enable_sbd(cfg).map_err(|e| e.to_string())?;
     let mut receivers: Vec<Host> = (0..4)

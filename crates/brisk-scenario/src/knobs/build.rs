@@ -219,6 +219,7 @@ impl TcpKnobs {
                 Some(FseIncreaseKnob::OneFlow) | None => d.increase,
             },
             max_flows: t.max_flows.map_or(d.max_flows, |n| n as usize),
+            sbd: t.sbd.unwrap_or(false),
         })
     }
 

@@ -59,6 +59,8 @@ pub struct FseTable {
     pub algorithm: Option<FseAlgorithmKnob>,
     pub increase: Option<FseIncreaseKnob>,
     pub max_flows: Option<u32>,
+    /// Group by the host's shared-bottleneck detector (its `[[node]] sbd`).
+    pub sbd: Option<bool>,
 }
 
 /// `[flow.tcp.fastopen]`: TCP Fast Open (`brisk_tcp::tfo::TfoConfig`).

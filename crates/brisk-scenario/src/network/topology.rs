@@ -311,11 +311,21 @@ pub struct NodeSpec {
     /// to 1000: a crystal error, the clock skew RFC 8382 §3.3.3 meets. Default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_ppm: Option<i32>,
+    /// Run RFC 8382 shared-bottleneck detection over the host's TCP flows (its
+    /// stable groups drive flows with `fse = { sbd = true }`). Default off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sbd: Option<bool>,
 }
 
 impl NodeSpec {
     /// The address count's range, and hosts only; `field` is `node[i]`.
     pub fn validate(&self, field: &str) -> Check {
+        if self.sbd == Some(true) && self.kind == NodeKind::Router {
+            return Err((
+                format!("{field}.sbd"),
+                "only a host runs shared-bottleneck detection".into(),
+            ));
+        }
         if let Some(ppm) = self.clock_ppm {
             let max = brisk_tcp::conn::MAX_TS_PPM;
             if self.kind == NodeKind::Router {

@@ -75,9 +75,7 @@ impl FlowCc {
         let (Some(flow), Some(host)) = (self.flow, self.lent.as_deref_mut()) else {
             return;
         };
-        if let Some(s) = host.sbd_mut() {
-            s.on_ack(flow, now, tsval, tsecr, delivered, lost_total);
-        }
+        host.sbd_on_ack(flow, now, tsval, tsecr, delivered, lost_total);
     }
 
     #[inline]

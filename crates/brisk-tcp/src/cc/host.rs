@@ -77,6 +77,10 @@ pub enum GroupKey {
     /// The subflows of one MPTCP connection (RFC 6356 §3's coupled set): the
     /// number is the connection's handle in its endpoint (`endpoint/join.rs`).
     Subflows(u32),
+    /// A stable group of the host's shared-bottleneck detector (`sbd/stable.rs`),
+    /// for flows whose FSE follows it (`fse = { sbd = true }`); the number is the
+    /// group's smallest detector slot.
+    Detected(u32),
 }
 
 impl GroupKey {
@@ -219,6 +223,8 @@ struct FlowEntry {
     stats: FlowStats,
     /// The flow's handle in its group's FSE, while it is registered there.
     fse: Option<FseFlow>,
+    /// The flow's group follows the detector's stable groups ([`HostCc::group_by_sbd`]).
+    by_sbd: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -248,6 +254,8 @@ pub struct HostCc {
     built: u64,
     /// The host's shared-bottleneck detector, when enabled (`sbd/host.rs`).
     sbd: Option<Box<SbdHost>>,
+    /// The detector's `coupling_changes` last applied to the flows' groups.
+    sbd_applied: u64,
 }
 
 impl HostCc {
@@ -261,6 +269,7 @@ impl HostCc {
             live: 0,
             built: 0,
             sbd: None,
+            sbd_applied: 0,
         }
     }
 
@@ -277,6 +286,7 @@ impl HostCc {
             group: None,
             stats: FlowStats::default(),
             fse: None,
+            by_sbd: false,
         };
         let id = match self.free_flows.pop() {
             Some(i) => {
@@ -325,6 +335,54 @@ impl HostCc {
             }
         }
         key.map(|k| self.enter_group(flow, k))
+    }
+
+    /// From now on `flow`'s group is the detector's stable group it is in
+    /// ([`GroupKey::Detected`]), or none while it is in none: what an FSE flow with
+    /// `sbd = true` asks for (issue 33 §4). It takes its current group at once.
+    pub fn group_by_sbd(&mut self, flow: FlowId) {
+        let Some(e) = self.entry_mut(flow) else {
+            return;
+        };
+        e.by_sbd = true;
+        let key = self.sbd_key(flow);
+        self.regroup(flow, key);
+    }
+
+    fn sbd_key(&self, flow: FlowId) -> Option<GroupKey> {
+        let g = self.sbd.as_deref()?.coupled_group_of(flow)?;
+        Some(GroupKey::Detected(g))
+    }
+
+    /// One ACK's sample for the detector (`SbdHost::on_ack`); when its stable groups
+    /// changed, the flows that follow it move (`regroup`: a flow leaves its old
+    /// group's FSE with its share and registers in the new one at its next hook).
+    /// That happens once per change of the stable groups, not per ACK.
+    pub fn sbd_on_ack(
+        &mut self,
+        flow: FlowId,
+        now: Instant,
+        tsval: u32,
+        tsecr: u32,
+        delivered: u32,
+        lost_total: u64,
+    ) {
+        let Some(s) = self.sbd.as_deref_mut() else {
+            return;
+        };
+        s.on_ack(flow, now, tsval, tsecr, delivered, lost_total);
+        let changes = s.coupling_changes();
+        if changes == self.sbd_applied {
+            return;
+        }
+        self.sbd_applied = changes;
+        for i in 0..self.flows.len() {
+            let f = FlowId(i as u32);
+            if self.entry(f).is_some_and(|e| e.by_sbd) {
+                let key = self.sbd_key(f);
+                self.regroup(f, key);
+            }
+        }
     }
 
     fn enter_group(&mut self, flow: FlowId, key: GroupKey) -> GroupId {
@@ -729,6 +787,101 @@ mod tests {
         assert_eq!(h.group(g), None, "an empty group goes");
         assert_eq!(h.group_count(), 1);
         assert_eq!(h.path(a), Some((addr(1, 1), addr(2, 1))));
+    }
+
+    /// Issue 33 §4: the detector's stable groups move the flows that follow it.
+    /// Synthetic one-way delays (1-ms timestamps) through `sbd_on_ack`: flows 0 and 1
+    /// behind bottleneck A (a standing queue alternating 40/36 ms every 5 T, with
+    /// dips), 2 and 3 behind B (60/55 ms every 2 T), flow 4 uncongested (spikes over an
+    /// idle queue), flow 5 on A but not following the detector.
+    #[test]
+    fn the_detectors_stable_groups_move_the_flows_that_follow_it() {
+        use crate::cc::sbd::{FeedConfig, SbdConfig, SbdHost, SbdHostConfig};
+        let mut h = HostCc::new();
+        h.enable_sbd(
+            SbdHost::new(SbdHostConfig {
+                sbd: SbdConfig::improved(),
+                feed: FeedConfig {
+                    skew_correction: false,
+                    ..FeedConfig::default()
+                },
+                ..SbdHostConfig::default()
+            })
+            .unwrap(),
+        );
+        let flows: Vec<FlowId> = (0..6)
+            .map(|i| h.join(addr(1, 100 + i), addr(2 + i as u8, 80), None).0)
+            .collect();
+        for &f in &flows[..5] {
+            h.group_by_sbd(f);
+            assert_eq!(h.group_of(f), None, "no stable group before any decision");
+        }
+        let base = [10, 45, 20, 70, 30, 15];
+        // `a_or_b[i]`: which bottleneck flow i is behind (0 A, 1 B, 2 none).
+        let drive = |h: &mut HostCc, from: usize, to: usize, a_or_b: [usize; 6]| {
+            for k in from..to {
+                let qa = if (k / 5) % 2 == 0 { 40 } else { 36 };
+                let qb = if (k / 2) % 2 == 0 { 60 } else { 55 };
+                for j in 0..35u32 {
+                    let t_us = k as u64 * 350_000 + u64::from(j) * 10_000 + 1;
+                    let now = Instant::ZERO + Duration::from_micros(t_us);
+                    let ms = (t_us / 1000) as u32;
+                    for (i, &f) in flows.iter().enumerate() {
+                        let dip = j % 9 == 0;
+                        let owd = base[i]
+                            + match a_or_b[i] {
+                                0 => qa - if dip { 30 } else { 0 },
+                                1 => qb - if dip { 30 } else { 0 },
+                                _ => {
+                                    if dip {
+                                        20
+                                    } else {
+                                        0
+                                    }
+                                }
+                            };
+                        h.sbd_on_ack(f, now, ms + owd, ms, 1, 0);
+                    }
+                }
+            }
+        };
+        drive(&mut h, 0, 120, [0, 0, 1, 1, 2, 0]);
+        let g: Vec<Option<GroupId>> = flows.iter().map(|&f| h.group_of(f)).collect();
+        assert!(g[0].is_some() && g[0] == g[1], "{g:?}");
+        assert!(g[2].is_some() && g[2] == g[3] && g[2] != g[0], "{g:?}");
+        assert_eq!(
+            (g[4], g[5]),
+            (None, None),
+            "uncongested; not following: {g:?}"
+        );
+        let key = |g: Option<GroupId>| h.groups[g.unwrap().0 as usize].as_ref().unwrap().key;
+        assert!(matches!(key(g[0]), GroupKey::Detected(_)));
+        // The FSE: flows 0 and 1 register in their group's FSE.
+        for f in &flows[..2] {
+            h.fse_register(*f, Algorithm::ConservativeActive, 8, 1.0, 10.0)
+                .unwrap();
+        }
+        // Flow 1 moves behind B: it leaves A's group (and its FSE) once the pair
+        // 0–1 falls below 90 % of the window, and joins B's once 1–2 and 1–3 are
+        // stable (its statistics need up to N·T to forget A). Flow 0 stays in A's
+        // group, named by its smallest slot: flow 5 is behind A too (tracked, not
+        // following), so the component {0, 5} still stands and flow 0's FSE remains,
+        // now with flow 0 alone in it.
+        drive(&mut h, 120, 320, [0, 1, 1, 1, 2, 0]);
+        let g2: Vec<Option<GroupId>> = flows.iter().map(|&f| h.group_of(f)).collect();
+        assert!(
+            g2[1].is_some() && g2[1] == g2[2] && g2[2] == g2[3],
+            "{g2:?}"
+        );
+        assert_eq!(g2[0], g[0], "{g2:?}");
+        assert_eq!(h.members(g2[0].unwrap()), &flows[..1]);
+        let (fg, _) = h.fse_mut(flows[0]).unwrap();
+        assert_eq!(fg.fse().len(), 1, "flow 1 left A's FSE with its share");
+        assert!(
+            h.fse_mut(flows[1]).is_none(),
+            "registers in B's at its next hook"
+        );
+        assert!(h.sbd().unwrap().coupling_changes() >= 2);
     }
 
     #[test]

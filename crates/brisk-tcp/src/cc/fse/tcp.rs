@@ -84,6 +84,11 @@ pub struct FseConfig {
     pub increase: Increase,
     /// Most flows in the group (the group's FSE is made with the first flow's value).
     pub max_flows: usize,
+    /// The group is the host's shared-bottleneck detector's stable group this flow is
+    /// in (`HostCc::group_by_sbd`, issue 33 §4), none while it is in none (the flow
+    /// then runs its own controller). Needs the detector on the host
+    /// (`Endpoint::enable_sbd`; `[[node]] sbd = true` in a scenario); excludes `group`.
+    pub sbd: bool,
 }
 
 impl Default for FseConfig {
@@ -94,6 +99,7 @@ impl Default for FseConfig {
             algorithm: Algorithm::ConservativeActive,
             increase: Increase::OneFlow,
             max_flows: DEFAULT_MAX_FLOWS,
+            sbd: false,
         }
     }
 }
@@ -116,6 +122,12 @@ impl FseConfig {
                 format!("must be between 1 and 4096, got {}", self.max_flows),
             ));
         }
+        if let (true, Some(_)) = (self.sbd, &self.group) {
+            return Err((
+                "sbd",
+                "a flow grouped by the detector (sbd = true) names no group".to_string(),
+            ));
+        }
         if let Some(g) = &self.group {
             if g.is_empty() || g.len() > MAX_GROUP_NAME {
                 return Err(("group", format!("must be 1 to {MAX_GROUP_NAME} bytes long")));
@@ -124,7 +136,13 @@ impl FseConfig {
         Ok(())
     }
 
-    /// The host group a flow to `remote` joins.
+    /// The host group a flow to `remote` joins at first (a flow grouped by the
+    /// detector joins none: `HostCc::group_by_sbd`).
+    pub fn join_key(&self, remote: SocketAddr) -> Option<GroupKey> {
+        (!self.sbd).then(|| self.group_key(remote))
+    }
+
+    /// The host group a flow to `remote` joins, if not grouped by the detector.
     pub fn group_key(&self, remote: SocketAddr) -> GroupKey {
         match &self.group {
             Some(name) => GroupKey::named(name),

@@ -15,24 +15,57 @@
 //! would only repeat the same empty record), so the statistics age as they would.
 //!
 //! The groups it finds are exposed per flow ([`SbdHost::group_of`],
-//! [`SbdHost::groups`]) for the FSE to couple (issue 33 §4); nothing regroups the
-//! host's coupled groups yet.
+//! [`SbdHost::groups`]); the groups that stayed stable (`stable.rs`, §3.2.2's "grouped
+//! together 90 % of the time") are what the host's FSE couples
+//! ([`SbdHost::coupled_group_of`], read by `HostCc` after each decision for the flows
+//! whose FSE follows the detector: issue 33 §4).
 
 use super::feed::{FeedConfig, OwdFeed};
+use super::stable::{Stability, DEFAULT_SHARE, DEFAULT_WINDOW};
 use super::{Sbd, SbdConfig, SbdError, SbdFlow};
 use crate::cc::host::FlowId;
 use brisk_time::Instant;
 
 /// A host's detector settings.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SbdHostConfig {
     pub sbd: SbdConfig,
     pub feed: FeedConfig,
+    /// The stability filter's window, decisions (`stable.rs`): default 20 (7 s).
+    pub stable_window: usize,
+    /// The share of that window a pair must be grouped together in to be coupled:
+    /// default 0.9 (§3.2.2).
+    pub stable_share: f64,
+}
+
+impl Default for SbdHostConfig {
+    fn default() -> Self {
+        SbdHostConfig {
+            sbd: SbdConfig::default(),
+            feed: FeedConfig::default(),
+            stable_window: DEFAULT_WINDOW,
+            stable_share: DEFAULT_SHARE,
+        }
+    }
 }
 
 impl SbdHostConfig {
     pub fn validate(&self) -> Result<(), SbdError> {
         self.sbd.validate()?;
+        if !(1..=1000).contains(&self.stable_window) {
+            return Err(SbdError::Param {
+                field: "stable_window",
+                value: self.stable_window as f64,
+                range: "1..=1000 decisions",
+            });
+        }
+        if !(self.stable_share > 0.0 && self.stable_share <= 1.0) {
+            return Err(SbdError::Param {
+                field: "stable_share",
+                value: self.stable_share,
+                range: "0 < share <= 1",
+            });
+        }
         let f = &self.feed;
         for (field, v) in [("own_ts_hz", f.own_ts_hz), ("peer_ts_hz", f.peer_ts_hz)] {
             if !(1..=1_000_000).contains(&v) {
@@ -68,6 +101,8 @@ pub struct SbdHost {
     /// By the host's flow index: the flow's detector slot and feed.
     flows: Vec<Option<Tracked>>,
     next_close: Option<Instant>,
+    /// Which groups stayed stable enough to couple.
+    stable: Stability,
     /// Flows not tracked because the detector was full.
     pub untracked: u64,
     /// Samples fed.
@@ -79,6 +114,7 @@ impl SbdHost {
         cfg.validate()?;
         Ok(SbdHost {
             sbd: Sbd::new(cfg.sbd.clone())?,
+            stable: Stability::new(cfg.sbd.max_flows, cfg.stable_window, cfg.stable_share),
             cfg,
             flows: Vec::new(),
             next_close: None,
@@ -105,6 +141,7 @@ impl SbdHost {
         self.leave(flow);
         match self.sbd.register() {
             Ok(s) => {
+                self.stable.reset(s.index());
                 self.flows[i] = Some(Tracked {
                     sbd: s,
                     feed: OwdFeed::new(),
@@ -122,6 +159,7 @@ impl SbdHost {
             .and_then(Option::take)
         {
             self.sbd.remove(t.sbd);
+            self.stable.reset(t.sbd.index());
         }
     }
 
@@ -169,6 +207,10 @@ impl SbdHost {
         while now >= next {
             if closed < self.cfg.sbd.n {
                 self.sbd.close_all();
+                if self.sbd.decisions() > 0 {
+                    let sbd = &self.sbd;
+                    self.stable.record(|i| sbd.group_of(SbdFlow(i as u32)));
+                }
                 closed += 1;
             }
             next += t;
@@ -181,6 +223,19 @@ impl SbdHost {
     pub fn group_of(&self, flow: FlowId) -> Option<u32> {
         let t = self.flows.get(flow.index() as usize)?.as_ref()?;
         self.sbd.group_of(t.sbd)
+    }
+
+    /// The flow's coupled group: the stable group (`stable.rs`) it has been in with
+    /// at least one other flow for `stable_share` of the last `stable_window`
+    /// decisions, named by the group's smallest detector slot; `None` otherwise.
+    pub fn coupled_group_of(&self, flow: FlowId) -> Option<u32> {
+        let t = self.flows.get(flow.index() as usize)?.as_ref()?;
+        self.stable.coupled_group(t.sbd.index())
+    }
+
+    /// How often the coupled groups changed (a caller that regroups compares it).
+    pub fn coupling_changes(&self) -> u64 {
+        self.stable.changes()
     }
 
     /// Every tracked flow with its group in the last decision.

@@ -23,6 +23,7 @@
 pub mod feed;
 pub mod group;
 pub mod host;
+pub mod stable;
 pub mod stats;
 #[cfg(test)]
 mod tests;
@@ -30,6 +31,7 @@ mod tests;
 pub use feed::{FeedConfig, OwdFeed};
 pub use group::Grouper;
 pub use host::{SbdHost, SbdHostConfig};
+pub use stable::Stability;
 pub use stats::{Estimates, FlowStats, IntervalRecord};
 
 use brisk_time::{Duration, Instant};
