@@ -70,6 +70,11 @@ pub enum InSpaceError {
     #[error("InSpace SDS of 0: the sent size is always at least the option's own length")]
     ZeroSds,
     #[error(
+        "InSpace SDS {sds} does not fit its meaning: a sent size is 1..=65515, a distance to \
+         the next InSpace 65516..=65534"
+    )]
+    SdsOutOfRange { sds: u16 },
+    #[error(
         "InSpace SDS {sds} octets is smaller than padding, option and Inner Options \
          ({need} octets)"
     )]
@@ -136,6 +141,15 @@ impl SentSize {
             1..=MAX_SENT_SIZE => Ok(SentSize::Exact(sds)),
             SDS_SPARSE => Ok(SentSize::Sparse),
             d => Ok(SentSize::DistanceToNext(d)),
+        }
+    }
+
+    /// Whether the value is in its meaning's range (a constructed `Exact(65_520)`
+    /// would read back as a distance).
+    pub fn check(self) -> Result<(), InSpaceError> {
+        match SentSize::from_sds(self.sds())? == self {
+            true => Ok(()),
+            false => Err(InSpaceError::SdsOutOfRange { sds: self.sds() }),
         }
     }
 
@@ -281,6 +295,7 @@ impl DataInSpace {
 
     /// Checks ranges; `pad` is the padding before the option (counted in SDS).
     pub fn validate(&self, pad: usize) -> Result<(), InSpaceError> {
+        self.sds.check()?;
         check_words("InOO", self.inoo_words)?;
         check_words("SOO", self.soo_words())?;
         if self.soo_words() > self.inoo_words {

@@ -143,7 +143,16 @@ fn sds_special_values() {
     assert_eq!(SentSize::from_sds(0xFFFF), Ok(SentSize::Sparse));
     for v in 1..=u16::MAX {
         assert_eq!(SentSize::from_sds(v).unwrap().sds(), v);
+        assert_eq!(SentSize::from_sds(v).unwrap().check(), Ok(()));
     }
+    // A sent size in the distance range would read back as a distance: refused.
+    let d = DataInSpace::shortest(SentSize::Exact(65_520), 0, 0);
+    assert_eq!(
+        d.encode(0, &mut [0u8; 12]),
+        Err(InSpaceError::SdsOutOfRange { sds: 65_520 })
+    );
+    assert!(SentSize::Exact(0).check().is_err());
+    assert!(SentSize::DistanceToNext(100).check().is_err());
 }
 
 #[test]
