@@ -343,6 +343,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::sat_web::plan,
     },
     Experiment {
+        id: exp::inner_space::ID,
+        title: exp::inner_space::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::inner_space::CLAIMS,
+        plan: exp::inner_space::plan,
+    },
+    Experiment {
         id: exp::mn_web::ID,
         title: exp::mn_web::TITLE,
         kind: Kind::Simulated,
@@ -544,6 +551,7 @@ mod tests {
                     exp::sbd::ID,
                     exp::mn_vpn::ID,
                     exp::sat_web::ID,
+                    exp::inner_space::ID,
                     exp::mn_cpu::ID,
                     exp::design::ID,
                     exp::design::NA_ID,

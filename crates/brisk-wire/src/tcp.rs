@@ -5,6 +5,7 @@
 
 mod extra;
 pub mod fastopen;
+pub mod inspace;
 mod options;
 
 pub use extra::{ExtraOptionError, ExtraOptions};

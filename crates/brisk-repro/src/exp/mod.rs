@@ -18,6 +18,7 @@ pub mod dc_video;
 pub mod design;
 pub mod fse;
 pub mod fse_pause;
+pub mod inner_space;
 pub mod mn_cpu;
 pub mod mn_fallback;
 pub mod mn_overhead;
