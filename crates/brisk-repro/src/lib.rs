@@ -545,10 +545,14 @@ mod tests {
                 // mn-vpn drives its own nested stacks (brisk_sim::vpn) in the analysis
                 // and checks its configs in `plan`; it has no scenario jobs.
                 // design and not-reproducible run unit-test checks or only state
-                // reasons. sbd builds its own cross-over network (brisk_sim's engine,
-                // not a scenario file) in the analysis.
+                // reasons. sbd and sbd-fse build their own networks (brisk_sim's
+                // engine, not a scenario file) in the analysis; mp-sttf and mp-b1 drive
+                // two brisk endpoints over their own two-path links (mp_b1_net).
                 let own_driver = [
                     exp::sbd::ID,
+                    exp::sbd_fse::ID,
+                    exp::mp_sttf::ID,
+                    exp::mp_b1::ID,
                     exp::mn_vpn::ID,
                     exp::sat_web::ID,
                     exp::inner_space::ID,
