@@ -44,6 +44,15 @@ pub use brisk_scenario::app::{
 };
 /// HTTP/2's frame header.
 pub const H2_HEADER: usize = 9;
+
+/// Appends an HTTP/2 frame header (RFC 9113 §4.1): 24-bit length, type, flags and
+/// the 31-bit stream id. Shared with the satellite web driver (`sat_web.rs`).
+pub(crate) fn h2_frame_header(out: &mut Vec<u8>, len: usize, ty: u8, flags: u8, stream: u32) {
+    out.extend_from_slice(&(len as u32).to_be_bytes()[1..]);
+    out.push(ty);
+    out.push(flags);
+    out.extend_from_slice(&stream.to_be_bytes());
+}
 /// Distance between objects' starting offsets in the pattern (a prime, so objects
 /// start at different places of the 65 521-byte table).
 const OBJECT_STRIDE: u64 = 1_000_003;
@@ -562,9 +571,7 @@ impl PageServer {
                     let n = (size - off).min(self.cfg.frame);
                     let sid = 2 * k as u32 + 1;
                     let end = u8::from(off + n == size);
-                    self.cur.extend_from_slice(&(n as u32).to_be_bytes()[1..]);
-                    self.cur.extend_from_slice(&[0, end]);
-                    self.cur.extend_from_slice(&sid.to_be_bytes());
+                    h2_frame_header(&mut self.cur, n as usize, 0, end, sid);
                     n
                 }
                 _ => (size - off).min(PATTERN_LEN as u64),

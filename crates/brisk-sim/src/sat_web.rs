@@ -76,7 +76,7 @@ pub const TLS_CLIENT_KEY_EXCHANGE: usize = 200;
 pub const TLS_FINISHED: usize = 60;
 /// HTTP/2's default and largest DATA frame payload.
 pub const FRAME: usize = 16_384;
-const HEADER: usize = 9;
+use crate::page_app::{h2_frame_header, H2_HEADER as HEADER};
 
 // Frame types: HTTP/2's where it has one (RFC 9113 §6), private ones above 0x1f.
 const T_DATA: u8 = 0x0;
@@ -382,17 +382,10 @@ pub struct SatWebResult {
 
 // ---------------------------------------------------------------- framing
 
-fn frame_header(out: &mut Vec<u8>, len: usize, ty: u8, flags: u8, stream: u32) {
-    out.extend_from_slice(&(len as u32).to_be_bytes()[1..]);
-    out.push(ty);
-    out.push(flags);
-    out.extend_from_slice(&stream.to_be_bytes());
-}
-
 /// A frame whose payload starts with `head` and is padded to `len` bytes.
 fn frame(out: &mut Vec<u8>, ty: u8, flags: u8, stream: u32, head: &[u8], len: usize) {
     let len = len.max(head.len());
-    frame_header(out, len, ty, flags, stream);
+    h2_frame_header(out, len, ty, flags, stream);
     out.extend_from_slice(head);
     out.resize(out.len() + len - head.len(), 0);
 }
@@ -631,7 +624,7 @@ impl Server {
                 continue;
             }
             let end = s.sent + room == size;
-            frame_header(
+            h2_frame_header(
                 &mut c.out.buf,
                 room as usize,
                 T_DATA,
@@ -1609,7 +1602,7 @@ mod tests {
             &5u32.to_be_bytes(),
             100,
         );
-        frame_header(&mut wire, 3, T_DATA, END_STREAM, 7);
+        h2_frame_header(&mut wire, 3, T_DATA, END_STREAM, 7);
         wire.extend_from_slice(&[1, 2, 3]);
         frame(&mut wire, T_SETTINGS, 0, 0, &[], 0);
         for chunk in [1, 2, 5, 9, 10, 64, wire.len()] {
