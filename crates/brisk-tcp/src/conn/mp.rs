@@ -135,6 +135,7 @@ impl Connection {
                 .unwrap_or_else(|_| PathManager::new(&Default::default()).expect("default")),
             sched: Scheduler::new(mcfg.scheduler),
             reinject: Reinjector::new(local_idsn.wrapping_add(1), REINJECT_RANGES),
+            rtx: Default::default(),
             rng,
             sub_config,
             rx_remote: None,
@@ -371,6 +372,7 @@ impl Connection {
         self.ack_ended_poll = false;
         let m = self.mp.as_deref_mut()?;
         mp_fill(m);
+        mp_rtx_update(m, now);
         let mut out = None;
         for i in 0..m.subs.len() {
             mp_swap_room(m, i);
@@ -419,6 +421,7 @@ impl Connection {
             (a, b) => a.or(b),
         };
         let mut t = min(m.snd.fin_rtx_at, m.pm.poll_timeout());
+        t = min(t, m.rtx.at);
         for s in &m.subs {
             t = min(t, s.conn.poll_timeout());
             t = min(t, s.join_rtx_at);
@@ -467,6 +470,9 @@ impl Connection {
                     m.counters.reinject_rto += 1;
                 }
             }
+        }
+        if m.rtx.at.is_some_and(|t| t <= now) {
+            mp_data_retrans(m, now);
         }
         if m.snd.fin_rtx_at.is_some_and(|t| t <= now) {
             // Ask a live subflow for a segment: it carries the DATA_FIN again.
@@ -912,7 +918,6 @@ fn mp_after_input(m: &mut Meta, now: Instant) {
         let una = s.conn.acked_offset();
         s.smap.on_subflow_ack(una);
     }
-    let _ = now;
     mp_reap_subflows(m);
     mp_drain(m);
     if m.snd.fin_acked && !m.subflows_closing {
@@ -937,6 +942,95 @@ fn mp_after_input(m: &mut Meta, now: Instant) {
         }
     }
     mp_fill(m);
+    mp_rtx_update(m, now);
+}
+
+/// Arms, moves or stops the data-level retransmission timer after input or output
+/// (Linux arms it in `__mptcp_push_pending` and restarts or stops it in
+/// `__mptcp_clean_una`). O(1) unless it arms: then the interval's base is read
+/// from the subflows.
+fn mp_rtx_update(m: &mut Meta, now: Instant) {
+    let (una, mut nxt) = (m.snd.una, m.snd.nxt);
+    if m.closed0.is_some() && m.subs.iter().all(|s| s.conn.state() == State::Closed) {
+        nxt = una; // no subflow left to send on: the timer stops
+    }
+    let subs = &m.subs;
+    m.rtx.update(now, una, nxt, || rtx_base(subs));
+}
+
+/// The data-level timer's base interval: the largest RTO (without back-off) among
+/// the subflows that may carry data (Linux `mptcp_set_timeout` takes the largest
+/// pending subflow timer; floored at `TCP_RTO_MIN` by the timer).
+fn rtx_base(subs: &[SubflowCtx]) -> Duration {
+    subs.iter()
+        .filter(|s| sub_alive(s))
+        .map(|s| s.conn.sub.loss.rtt.rto())
+        .max()
+        .unwrap_or_default()
+}
+
+/// The data-level retransmission timer expired (Linux `mptcp_retransmit_timer` →
+/// `__mptcp_retrans`): unless the Data ACK moved meanwhile, the oldest bytes not
+/// Data-ACKed go again, with their own mapping, on an idle subflow
+/// ([`retrans_sub`]); the interval doubles (bounded). With no idle subflow nothing
+/// is sent: the subflows still holding data retransmit it themselves, and their RTOs
+/// re-inject it elsewhere (seed Table I).
+fn mp_data_retrans(m: &mut Meta, now: Instant) {
+    let base = rtx_base(&m.subs);
+    if !m.rtx.on_expiry(now, m.snd.una, m.snd.nxt, base) {
+        return;
+    }
+    let Some(i) = retrans_sub(m) else {
+        m.rtx.idle_none += 1;
+        return;
+    };
+    let s = &m.subs[i];
+    let mss = u64::from(s.conn.sub.opts.mss.max(1));
+    // The head of the unacknowledged data, as much as the subflow's window takes
+    // now (at least one segment), at most one mapping: Linux re-sends the head
+    // fragment of its `rtx_queue`.
+    let len = (m.snd.nxt - m.snd.una)
+        .min(sub_room(s).max(mss))
+        .min(dsn::MAX_MAP_LEN);
+    let dsn = m.snd_dsn(m.snd.una);
+    let n = mp_reinject_on(m, i, dsn, len);
+    if n > 0 {
+        m.counters.data_rtx += 1;
+        m.counters.data_rtx_bytes += n;
+        m.mib.mptcp_retrans += 1;
+    }
+}
+
+/// The subflow for a data-level retransmission (Linux `mptcp_subflow_get_retrans`):
+/// one that may carry data and has nothing outstanding at the TCP level (everything
+/// written to it acknowledged) and room in the peer's window; a non-backup one
+/// first; a backup only when every busy subflow has timed out more than once (no
+/// progress anywhere, Linux's `min_stale_count > 1`).
+fn retrans_sub(m: &Meta) -> Option<usize> {
+    let mut backup = None;
+    let mut min_stale = u32::MAX;
+    for (i, s) in m.subs.iter().enumerate() {
+        if !sub_alive(s) {
+            continue;
+        }
+        if s.conn.acked_offset() < s.written {
+            min_stale = min_stale.min(s.conn.sub.loss.backoff);
+            continue;
+        }
+        if s.conn.sub.snd.snd_wnd == 0 {
+            continue;
+        }
+        if s.backup {
+            backup = backup.or(Some(i));
+            continue;
+        }
+        return Some(i);
+    }
+    if min_stale > 1 {
+        backup
+    } else {
+        None
+    }
 }
 
 /// Most subflow bytes handed to the data level per read: the size of the scratch used
@@ -1063,13 +1157,17 @@ fn mp_fill_one(m: &mut Meta) {
         }
         let (a, _) = m.snd.from(m.snd.nxt);
         let chunk = &a[..a.len().min(dsn::MAX_MAP_LEN as usize).min(room as usize)];
+        let dsn = m.local_idsn.wrapping_add(1).wrapping_add(m.snd.nxt);
+        // After a data-level retransmission the subflow's last mapping ends
+        // elsewhere: a new record (a no-op otherwise).
+        sub_dsn_break(s, dsn);
         let n = s.conn.write(chunk);
         if n == 0 {
             break;
         }
-        let dsn = m.local_idsn.wrapping_add(1).wrapping_add(m.snd.nxt);
-        // Cannot fail: contiguous on this subflow, at most MAX_MAP_LEN, room checked.
-        let _ = s.smap.push(dsn, s.written, n as u64);
+        if s.smap.push(dsn, s.written, n as u64).is_err() {
+            m.counters.opt_no_room += 1;
+        }
         // Where this subflow's data level ends, so that the scheduler's first write
         // after a join ends the record here if it does not continue it
         // (`sub_dsn_break`): without it one segment could carry the end of this
@@ -1160,17 +1258,7 @@ fn mp_fill_sched(m: &mut Meta) {
                 .unwrap_or(0)
                 .min(dsn::MAX_MAP_LEN);
             if max > 0 {
-                if let Some(r) = m.reinject.next(&mut m.sched, &views[..n], max) {
-                    let i = match r.on {
-                        Pick::One(i) => Some(i),
-                        Pick::Many(mask) => mask.iter().next(),
-                        Pick::None => None,
-                    };
-                    if let Some(i) = i.filter(|&i| i < n) {
-                        // What the subflow does not take stays on the subflow that
-                        // timed out (its own retransmission).
-                        mp_reinject_on(m, i, r.dsn, r.len.min(rooms[i].max(1)));
-                    }
+                if mp_reinject_step(m, &views[..n], &rooms[..n], max) {
                     continue;
                 }
             }
@@ -1260,14 +1348,43 @@ fn sub_dsn_break(s: &mut SubflowCtx, dsn: u64) {
     }
 }
 
+/// One re-injection from the queue (seed Table I) on the subflow the scheduler
+/// picks among those that did not time out, at most `max` bytes and what that
+/// subflow's window has room for. Partial re-injection: only what the subflow takes
+/// leaves the queue; the rest waits for the next subflow with room. Returns whether
+/// any byte went (the caller's loop goes on) — false when nothing is queued, no
+/// subflow was picked, or it took nothing.
+fn mp_reinject_step(m: &mut Meta, views: &[SubflowView], rooms: &[u64], max: u64) -> bool {
+    let Some(r) = m.reinject.peek(&mut m.sched, views, max) else {
+        return false;
+    };
+    let i = match r.on {
+        Pick::One(i) => Some(i),
+        Pick::Many(mask) => mask.iter().next(),
+        Pick::None => None,
+    };
+    let Some(i) = i.filter(|&i| i < rooms.len()) else {
+        return false;
+    };
+    let want = r.len.min(rooms[i].max(1));
+    let took = mp_reinject_on(m, i, r.dsn, want);
+    m.reinject.consume(&r, took);
+    if took > 0 && took < r.len {
+        m.counters.reinject_partial += 1;
+    }
+    took > 0
+}
+
 /// Re-injects `len` data-level bytes at `dsn` on subflow `i` (what of them the
-/// Data ACK has not covered yet), with their own mapping.
-fn mp_reinject_on(m: &mut Meta, i: usize, dsn: u64, len: u64) {
+/// Data ACK has not covered yet), with their own mapping. Returns how many bytes
+/// from `dsn` on are dealt with: written to the subflow, or already Data-ACKed.
+fn mp_reinject_on(m: &mut Meta, i: usize, dsn: u64, len: u64) -> u64 {
     let off = dsn.wrapping_sub(m.local_idsn.wrapping_add(1));
     let start = off.max(m.snd.una);
     let end = (off + len).min(m.snd.nxt);
+    let below = start.saturating_sub(off);
     if start >= end || i >= m.subs.len() {
-        return;
+        return below.min(len);
     }
     let (a, b) = m.snd.from(start);
     let want = (end - start) as usize;
@@ -1283,7 +1400,7 @@ fn mp_reinject_on(m: &mut Meta, i: usize, dsn: u64, len: u64) {
     sub_dsn_break(s, dsn);
     let n = s.conn.write(chunk);
     if n == 0 {
-        return;
+        return below;
     }
     s.dsn_end = Some(dsn.wrapping_add(n as u64));
     if s.smap.push(dsn, s.written, n as u64).is_err() {
@@ -1291,6 +1408,7 @@ fn mp_reinject_on(m: &mut Meta, i: usize, dsn: u64, len: u64) {
     }
     s.written += n as u64;
     m.counters.reinjected_bytes += n as u64;
+    below + n as u64
 }
 
 /// Adds the MPTCP option to subflow `i`'s outgoing segment
@@ -1899,6 +2017,20 @@ impl Connection {
                 })
                 .collect()
         })
+    }
+
+    /// The re-injection queue's counters and the data-level retransmission timer
+    /// (Linux `mptcp_retransmit_timer`); for tests and reports.
+    pub fn mptcp_reinject_state(
+        &self,
+    ) -> Option<(
+        crate::mptcp::reinject::ReinjectStats,
+        crate::mptcp::reinject::DataRtxTimer,
+        u64,
+    )> {
+        self.mp
+            .as_deref()
+            .map(|m| (m.reinject.stats, m.rtx, m.reinject.pending()))
     }
 
     /// Replaces the local key (the endpoint's token table found the token taken, Linux

@@ -9,7 +9,7 @@ use super::dsn::{MapCounters, RecvMap, SendMap};
 use super::join::{JoinInitiator, JoinResponder};
 use super::pm::PathManager;
 use super::recv::DataRecv;
-use super::reinject::Reinjector;
+use super::reinject::{DataRtxTimer, Reinjector};
 use super::sched::Scheduler;
 use crate::config::Config;
 use crate::conn::Connection;
@@ -91,6 +91,13 @@ pub struct MptcpCounters {
     pub reinject_rto: u64,
     /// Bytes re-injected on another subflow.
     pub reinjected_bytes: u64,
+    /// Re-injections a subflow took only in part (the rest stayed queued).
+    pub reinject_partial: u64,
+    /// Expiries of the data-level retransmission timer that re-sent data
+    /// (Linux `__mptcp_retrans`).
+    pub data_rtx: u64,
+    /// Bytes the data-level timer re-sent [MPTcpExtMPTCPRetrans counts segments].
+    pub data_rtx_bytes: u64,
     /// Bytes sent as extra copies by the redundant scheduler (beyond the first).
     pub redundant_bytes: u64,
     /// Control options (ADD_ADDR, its echo, REMOVE_ADDR) dropped because the queue
@@ -302,6 +309,8 @@ pub struct Meta {
     pub sched: Scheduler,
     /// Data of subflows that timed out, to send again on another (seed Table I).
     pub reinject: Reinjector,
+    /// The data-level retransmission timer (Linux `mptcp_retransmit_timer`).
+    pub rtx: DataRtxTimer,
     /// Nonces and other draws for joins (seeded from the connection's seed).
     pub rng: ChaCha8Rng,
     /// The subflows' config (the connection's without `mptcp`).

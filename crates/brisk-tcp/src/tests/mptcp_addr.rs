@@ -77,7 +77,7 @@ fn mib(p: &Pair, client: bool, h: ConnHandle) -> crate::mptcp::counters::MptcpCo
 
 /// Rewrites packets in flight: `f` gets the parsed packet's MPTCP options and
 /// returns the new ones (None: unchanged).
-fn rewrite_options(
+pub(super) fn rewrite_options(
     p: &mut Pair,
     mut f: impl FnMut(&Seen, &[MptcpOption]) -> Option<Vec<MptcpOption>> + 'static,
 ) {

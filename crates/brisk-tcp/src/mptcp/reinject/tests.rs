@@ -111,3 +111,111 @@ proptest! {
         }
     }
 }
+
+/// Partial re-injection: a subflow that takes only part of the range handed out
+/// leaves the rest queued; every byte leaves the queue exactly once.
+#[test]
+fn a_range_taken_in_part_keeps_the_rest_queued() {
+    let mut map = SendMap::new(0, 4);
+    map.push(0, 0, 10_000).unwrap();
+    map.push(10_000, 10_000, 5_000).unwrap();
+    let mut r = Reinjector::new(0, 4);
+    assert!(r.on_loss(LossKind::Rto, 0, map.outstanding()));
+    assert_eq!(r.pending(), 15_000);
+    let views = [view(10), view(50)];
+    let mut s = Scheduler::new(SchedKind::MinRtt);
+    let a = r.peek(&mut s, &views, 8_000).unwrap();
+    assert_eq!((a.dsn, a.len, a.on), (0, 8_000, Pick::One(1)));
+    // Peeking takes nothing.
+    assert_eq!(r.pending(), 15_000);
+    // The subflow took 1 200 bytes (its window): the rest waits.
+    r.consume(&a, 1_200);
+    assert_eq!((r.pending(), r.stats.partial), (13_800, 1));
+    let b = r.peek(&mut s, &views, 64_000).unwrap();
+    assert_eq!((b.dsn, b.len), (1_200, 13_800));
+    // Nothing taken: nothing leaves.
+    r.consume(&b, 0);
+    assert_eq!(r.pending(), 13_800);
+    r.consume(&b, b.len);
+    assert_eq!(r.pending(), 0);
+    assert_eq!(r.stats.bytes_reinjected, 15_000);
+    assert!(r.excluded().is_empty());
+}
+
+proptest! {
+    /// Whatever the subflows take of each range handed out, the bytes handed out
+    /// are each queued byte exactly once, in order.
+    #[test]
+    fn partial_takes_hand_out_every_byte_once(
+        lens in proptest::collection::vec(1u64..5_000, 1..8),
+        takes in proptest::collection::vec(0u64..3_000, 1..64),
+    ) {
+        let mut map = SendMap::new(0, 16);
+        let mut at = 0;
+        for l in &lens {
+            map.push(at, at, *l).unwrap();
+            at += l;
+        }
+        let mut r = Reinjector::new(0, 16);
+        r.on_loss(LossKind::Rto, 0, map.outstanding());
+        let views = [view(10), view(20)];
+        let mut s = Scheduler::new(SchedKind::MinRtt);
+        let mut next = 0;
+        for t in takes.iter().cycle().take(4_096) {
+            let Some(x) = r.peek(&mut s, &views, 64_000) else { break };
+            prop_assert_eq!(x.dsn, next);
+            let t = (*t).max(1);
+            r.consume(&x, t);
+            next += t.min(x.len);
+        }
+        prop_assert_eq!(next, at);
+        prop_assert_eq!(r.stats.bytes_reinjected, at);
+        prop_assert_eq!(r.pending(), 0);
+    }
+}
+
+/// The data-level timer: armed while data is outstanding, lazily moved by Data ACK
+/// progress, doubling per expiry up to its bounds, stopped when all is acknowledged.
+#[test]
+fn the_data_level_timer_backs_off_and_restarts_on_progress() {
+    let t0 = Instant::from_millis(1_000);
+    let base = Duration::from_millis(300);
+    let mut t = DataRtxTimer::default();
+    t.update(t0, 0, 0, || base);
+    assert_eq!(t.at, None, "nothing outstanding");
+    t.update(t0, 0, 5_000, || base);
+    assert_eq!(t.at, Some(t0 + base));
+    // Progress at +100 ms: the deadline moves when looked at, not per ACK.
+    t.update(t0 + Duration::from_millis(100), 2_000, 5_000, || base);
+    assert_eq!(t.at, Some(t0 + base));
+    assert!(!t.on_expiry(t0 + base, 2_000, 5_000, base));
+    assert_eq!(t.at, Some(t0 + Duration::from_millis(400)));
+    // No progress: it fires, and each expiry doubles the interval, bounded.
+    let mut now = t0 + Duration::from_millis(400);
+    let mut gaps = Vec::new();
+    for _ in 0..12 {
+        assert!(t.on_expiry(now, 2_000, 5_000, base));
+        let next = t.at.unwrap();
+        gaps.push((next - now).as_millis());
+        now = next;
+    }
+    assert_eq!(
+        gaps,
+        [600, 1_200, 2_400, 4_800, 9_600, 19_200, 19_200, 19_200, 19_200, 19_200, 19_200, 19_200]
+    );
+    assert_eq!(
+        DataRtxTimer::interval(Duration::from_secs(5), 9),
+        DATA_RTX_MAX,
+        "capped at 120 s"
+    );
+    assert_eq!(
+        DataRtxTimer::interval(Duration::from_millis(5), 0),
+        DATA_RTX_MIN,
+        "at least 200 ms"
+    );
+    // Progress resets the backoff; acknowledging everything stops the timer.
+    t.update(now, 3_000, 5_000, || base);
+    assert_eq!(t.backoff, 0);
+    t.update(now, 5_000, 5_000, || base);
+    assert_eq!(t.at, None);
+}
