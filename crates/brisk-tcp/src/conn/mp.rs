@@ -1257,10 +1257,8 @@ fn mp_fill_sched(m: &mut Meta) {
                 .max()
                 .unwrap_or(0)
                 .min(dsn::MAX_MAP_LEN);
-            if max > 0 {
-                if mp_reinject_step(m, &views[..n], &rooms[..n], max) {
-                    continue;
-                }
+            if max > 0 && mp_reinject_step(m, &views[..n], &rooms[..n], max) {
+                continue;
             }
         }
         if m.snd.nxt >= m.snd.end().min(wnd_end) {
