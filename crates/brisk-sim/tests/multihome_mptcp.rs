@@ -110,7 +110,7 @@ fn without_the_endpoint_a_flow_keeps_one_subflow() {
 #[test]
 fn an_index_no_host_has_is_refused_by_field_with_the_range() {
     let sc = uplinks("", "index = 2\n");
-    let e = run_net(&sc, 1).err().expect("index 2 names no address");
+    let e = run_net(&sc, 1).expect_err("index 2 names no address");
     let m = e.to_string();
     assert!(
         m.contains("workload.tcp.mptcp.endpoint[0].index") && m.contains("0..=1"),
@@ -180,8 +180,7 @@ fn dumbbell_endpoint_errors_name_the_field() {
     ))
     .unwrap();
     let m = brisk_sim::run(&sc, 1)
-        .err()
-        .expect("the receiver's address")
+        .expect_err("the receiver's address")
         .to_string();
     assert!(m.contains("flow[0].tcp.mptcp.endpoint[0].addr"), "{m}");
 }
