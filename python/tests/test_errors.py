@@ -99,8 +99,8 @@ def test_bad_seeds_backend_and_grid_shapes_say_why():
 
 
 def test_mptcp_knobs_reach_the_run_without_a_warning():
-    # Since MP_JOIN is wired (BRISK_MPTCP_JOINS), the knobs act and the scenario no
-    # longer warns that brisk's MPTCP runs one subflow.
+    # Since MP_JOIN is wired the knobs act and the scenario has no warning; the
+    # dumbbell sender takes the `addr` endpoint as a further address.
     import copy
     import warnings
 

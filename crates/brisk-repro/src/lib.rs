@@ -553,6 +553,7 @@ mod tests {
                     exp::sbd_fse::ID,
                     exp::mp_sttf::ID,
                     exp::mp_b1::ID,
+                    exp::real_mptcp::ID,
                     exp::mn_vpn::ID,
                     exp::sat_web::ID,
                     exp::inner_space::ID,

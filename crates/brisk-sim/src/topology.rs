@@ -193,6 +193,8 @@ pub fn build_mptcp(
     };
 
     let mut flows = Vec::with_capacity(nflows);
+    // Further sender addresses already given to a flow (`sender_extra_addrs`).
+    let mut taken: Vec<IpAddr> = Vec::new();
     // FSE groups by name: the sender node and address their flows share.
     let mut fse_hosts: Vec<(String, NodeId, IpAddr)> = Vec::new();
     let mut id = 0u32;
@@ -202,6 +204,18 @@ pub fn build_mptcp(
             let mut config = f.tcp.to_config(f.cc);
             if let Some(m) = mptcp {
                 config.mptcp = Some(Box::new(m.clone()));
+            }
+            // The flow's own MPTCP endpoints (not the benchmark's override).
+            let mp_knobs = f.tcp.mptcp.as_ref().filter(|_| mptcp.is_none());
+            if let Some(m) = mp_knobs.filter(|m| m.has_index_endpoints()) {
+                // A dumbbell sender has one address: index 0 (load checks the rest).
+                let c = m
+                    .config_for(&[s_ip])
+                    .map_err(|(k, message)| BuildError::Workload {
+                        field: format!("flow[{si}].{k}"),
+                        message,
+                    })?;
+                config.mptcp = Some(Box::new(c));
             }
             let fwd = Pattern::with_hashing(
                 derive_seed(seed, "pattern-fwd", u64::from(id)),
@@ -319,6 +333,13 @@ pub fn build_mptcp(
                 (None, Some((node, _))) => node,
                 (None, None) => return Err(BuildError::SharedSender { flow: id }),
             };
+            // The sender takes its `addr` endpoints as further addresses, as a real
+            // run adds them to the Linux sender's namespace: subflows from them share
+            // the flow's access lines and the bottleneck.
+            let extra = match mp_knobs {
+                Some(m) => sender_extra_addrs(&mut e, s, s_ip, m, si, nflows, &mut taken)?,
+                None => Vec::new(),
+            };
             let r = e.add_node(SimNode::Host(Box::new(receiver)));
             let half = f.rtt.0 / 2;
             let fwd_access = add_delay(&mut e, half)?;
@@ -337,6 +358,9 @@ pub fn build_mptcp(
                 Some((rv_in, rv_out)) => {
                     e.routes_mut(r).set_default(rv_in);
                     e.routes_mut(rv_out).add(s_ip, back_access);
+                    for &a in &extra {
+                        e.routes_mut(rv_out).add(a, back_access);
+                    }
                 }
                 None => e.routes_mut(r).set_default(back_access),
             }
@@ -365,6 +389,70 @@ pub fn build_mptcp(
         reverse: reverse.map(|r| r.0),
         bottleneck_exit: b_out,
     })
+}
+
+/// Gives sender node `s` (first address `s_ip`) flow spec `si`'s `addr` endpoints
+/// as further addresses, and returns them. An address that is a dumbbell flow's own
+/// (198.18/198.19 numbering) or already another sender's is refused by field: the
+/// receivers' routes towards it would be ambiguous.
+fn sender_extra_addrs(
+    e: &mut Engine<SimNode>,
+    s: NodeId,
+    s_ip: IpAddr,
+    m: &brisk_scenario::knobs::MptcpKnobs,
+    si: usize,
+    nflows: usize,
+    taken: &mut Vec<IpAddr>,
+) -> Result<Vec<IpAddr>, BuildError> {
+    let mut out = Vec::new();
+    for (k, ep) in m.endpoints.iter().enumerate() {
+        let Some(a) = ep.addr.filter(|&a| a != s_ip) else {
+            continue;
+        };
+        let bad = |message: String| BuildError::Workload {
+            field: format!("flow[{si}].tcp.mptcp.endpoint[{k}].addr"),
+            message,
+        };
+        if let Some(j) = dumbbell_flow_of(a, nflows) {
+            return Err(bad(format!(
+                "{a} is flow {j}'s own address in the dumbbell (198.18.0.1 up and 198.19.0.1 up are the flows'); pick one outside them, e.g. 198.18.255.x beyond the flow count"
+            )));
+        }
+        if taken.contains(&a) {
+            return Err(bad(format!(
+                "{a} is already another flow's endpoint address; each sender needs its own (a flow with count > 1 gives every copy the same)"
+            )));
+        }
+        let host = e
+            .node_mut(s)
+            .as_host_mut()
+            .ok_or(BuildError::SharedSender { flow: si as u32 })?;
+        host.ep.add_address(a).map_err(|err| bad(err.to_string()))?;
+        taken.push(a);
+        out.push(a);
+    }
+    Ok(out)
+}
+
+/// The dumbbell flow whose sender or receiver address `a` is, among `nflows`.
+fn dumbbell_flow_of(a: IpAddr, nflows: usize) -> Option<u32> {
+    let n = match a {
+        IpAddr::V4(v) => {
+            let o = v.octets();
+            if o[0] != 198 || !(o[1] == 18 || o[1] == 19) {
+                return None;
+            }
+            u32::from(o[2]) << 8 | u32::from(o[3])
+        }
+        IpAddr::V6(v) => {
+            let g = v.segments();
+            if g[..2] != [0x2001, 0xdb8] || !(g[2] == 0x18 || g[2] == 0x19) || g[3..6] != [0; 3] {
+                return None;
+            }
+            u32::from(g[6]) << 16 | u32::from(g[7])
+        }
+    };
+    (n >= 1 && n as usize <= nflows).then(|| n - 1)
 }
 
 #[cfg(test)]

@@ -83,8 +83,38 @@ pub struct FlowRecord {
     pub error: Option<ConnError>,
     /// The schedule and marks of a paced flow (`[workload.paced]`).
     pub paced: Option<PacedRecord>,
+    /// An MPTCP flow's subflows when it completed, in the order the sender opened
+    /// them (empty for plain TCP, or a connection that fell back).
+    pub subflows: Vec<SubflowRecord>,
     /// Offset of the flow's first byte in the pattern.
     pat_base: u32,
+}
+
+/// One MPTCP subflow of a flow, from the sender's `TcpInfo` of it at completion.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubflowRecord {
+    /// Bytes the subflow sent and had ACKed (subflow level, retransmissions
+    /// counted in `sent`).
+    pub bytes_sent: u64,
+    pub bytes_acked: u64,
+    pub retransmits: u64,
+    pub srtt: Duration,
+    /// cwnd and ssthresh at completion, segments.
+    pub cwnd: u32,
+    pub ssthresh: u32,
+}
+
+impl From<&brisk_tcp::TcpInfo> for SubflowRecord {
+    fn from(i: &brisk_tcp::TcpInfo) -> Self {
+        SubflowRecord {
+            bytes_sent: i.bytes_sent,
+            bytes_acked: i.bytes_acked,
+            retransmits: i.retransmits,
+            srtt: i.srtt,
+            cwnd: i.cwnd,
+            ssthresh: i.ssthresh,
+        }
+    }
 }
 
 /// A paced flow's application schedule and what it measured.
@@ -167,6 +197,7 @@ impl FlowRecord {
             rdb_packets: 0,
             error: None,
             paced: None,
+            subflows: Vec::new(),
             pat_base: (pat_seed % PATTERN_LEN as u64) as u32,
         }
     }
@@ -272,6 +303,10 @@ pub struct WlHost {
     paced: Vec<ConnHandle>,
     /// The address flows are opened from when not the first (`WlHost::source`).
     source: Option<IpAddr>,
+    /// Writing connections that run MPTCP: their ACKs may come on any subflow's
+    /// 4-tuple, which `by_port` does not hold, so each packet checks these (a few
+    /// at a time; empty without MPTCP, so plain TCP pays one length test).
+    mp_writers: Vec<ConnHandle>,
 }
 
 /// Whether `port` is one of the workload listeners' ([`WL_PORT`] and the class ports).
@@ -306,6 +341,7 @@ impl WlHost {
             flow_classes: Vec::new(),
             paced: Vec::new(),
             source: None,
+            mp_writers: Vec::new(),
         })
     }
 
@@ -350,6 +386,11 @@ impl WlHost {
                 }
             }
         }
+        let mut i = 0;
+        while i < self.mp_writers.len() {
+            self.check_acked(now, self.mp_writers[i]);
+            i += 1;
+        }
         ctx.pool.give(pkt.data);
     }
 
@@ -360,7 +401,7 @@ impl WlHost {
         };
         let Some(conn) = self.ep.conn(h) else { return };
         if let Some((_, p)) = &c.pace {
-            if p.first_acked.is_none() && conn.acked_offset() >= p.first.min(c.size) {
+            if p.first_acked.is_none() && data_acked(conn, c.written) >= p.first.min(c.size) {
                 let mut book = self.book.borrow_mut();
                 if let Some(rp) = book.flows[c.flow as usize].paced.as_mut() {
                     rp.first_acked.get_or_insert(now);
@@ -376,7 +417,7 @@ impl WlHost {
             return;
         };
         let Some(conn) = self.ep.conn(h) else { return };
-        if c.written < c.size || conn.acked_offset() < c.size {
+        if c.written < c.size || data_acked(conn, c.written) < c.size {
             return;
         }
         let mut book = self.book.borrow_mut();
@@ -388,6 +429,13 @@ impl WlHost {
             r.retransmits = info.retransmits;
             r.ecn_cwr = info.ecn_cwr;
             r.rdb_packets = info.rdb_packets;
+            if conn.is_mptcp() {
+                r.subflows = conn
+                    .mptcp_subflow_infos()
+                    .iter()
+                    .map(SubflowRecord::from)
+                    .collect();
+            }
             book.completed += 1;
         }
     }
@@ -480,6 +528,7 @@ impl WlHost {
         let remote = SocketAddr::new(dst, port);
         let class = usize::from(class16);
         let config = self.configs[class.min(self.configs.len() - 1)].clone();
+        let mptcp = config.mptcp.is_some();
         let opened = match self.source {
             None => self.ep.connect_shared(now, 0, remote, config),
             Some(ip) => self
@@ -505,6 +554,9 @@ impl WlHost {
                 book.connecting.insert((local, dst), flow);
                 let key = (local.port(), dst, port);
                 self.by_port.insert(key, h);
+                if mptcp {
+                    self.mp_writers.push(h);
+                }
                 let size = book.flows[flow as usize].size;
                 let pace = book.flows[flow as usize].paced.clone();
                 self.conns.insert(
@@ -577,6 +629,9 @@ impl WlHost {
             drop(book);
             let key = (conn.local().port(), remote.ip(), remote.port());
             self.by_port.insert(key, h);
+            if conn.is_mptcp() {
+                self.mp_writers.push(h);
+            }
             self.conns.insert(
                 h,
                 Side::Client(Client {
@@ -689,11 +744,23 @@ impl WlHost {
         if let Side::Client(c) = &side {
             self.by_port.remove(&c.key);
             self.paced.retain(|&x| x != h);
+            self.mp_writers.retain(|&x| x != h);
         }
         if let (Some(f), Err(e)) = (flow, res) {
             let r = &mut self.book.borrow_mut().flows[f as usize];
             r.error.get_or_insert(e);
         }
+    }
+}
+
+/// Bytes of the flow's stream cumulatively acknowledged, of `written` handed over:
+/// TCP's SND.UNA, or for a connection running MPTCP the Data ACK (what the data
+/// level still holds is the unacknowledged rest; `acked_offset` is its first
+/// subflow's, which carries only part of the stream).
+fn data_acked(conn: &brisk_tcp::Connection, written: u64) -> u64 {
+    match conn.mptcp_send_buffered() {
+        Some(held) if conn.is_mptcp() => written.saturating_sub(held as u64),
+        _ => conn.acked_offset(),
     }
 }
 

@@ -225,6 +225,30 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
             ));
         }
     }
+    // An MPTCP endpoint `index` some host must have (hosts without it leave it out).
+    let most = (0..routing.hosts.len())
+        .map(|k| routing.address_count(k))
+        .max()
+        .unwrap_or(1);
+    let knobs = std::iter::once(("workload".to_string(), &w.tcp)).chain(
+        w.classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (format!("workload.class[{i}]"), &c.tcp)),
+    );
+    for (owner, t) in knobs {
+        if let Some((k, i)) = t.mptcp.as_ref().and_then(|m| m.max_index()) {
+            if u32::from(i) >= most {
+                return Err(bad(
+                    &format!("{owner}.tcp.mptcp.endpoint[{k}].index"),
+                    format!(
+                        "no host has address index {i}: the hosts have at most {most} address(es) (indices 0..={}; `[[node]] addresses` gives more)",
+                        most - 1
+                    ),
+                ));
+            }
+        }
+    }
     let download = w.direction == brisk_scenario::network::Direction::Download;
     // The address index each host opens its flows from.
     let src_index: Vec<u32> = (0..routing.hosts.len())
@@ -464,6 +488,9 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
             NodeKind::Host => {
                 let k = routing.host_ordinal[i] as usize;
                 let ip = host_ip(k);
+                let addrs = host_addrs(&routing, k);
+                let configs = host_configs(&configs, w, &addrs)
+                    .map_err(|(f, m)| bad(&f, format!("host \"{}\": {m}", n.name)))?;
                 let cfg = configs[usize::from(host_class[k])].clone();
                 let mut isn_secret = [0u8; 16];
                 isn_secret[..8].copy_from_slice(&derive_seed(seed, &n.name, 1).to_le_bytes());
@@ -489,7 +516,6 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
                     ep.enable_sbd(cfg)
                         .map_err(|e| bad(&format!("node \"{}\"", n.name), e.to_string()))?;
                 }
-                let addrs = host_addrs(&routing, k);
                 for &a in &addrs[1..] {
                     ep.add_address(a)
                         .map_err(|e| bad(&format!("node \"{}\"", n.name), e.to_string()))?;
@@ -537,6 +563,35 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
         host_class,
         fifo_routers,
     })
+}
+
+/// The class configurations as host `addrs` runs them: a class whose
+/// `[tcp.mptcp]` names endpoints by `index` gets them resolved against this host's
+/// addresses (index 0 its first; an index the host lacks is left out for it); the
+/// shared list when no class does. Errors: (field, message).
+fn host_configs(
+    shared: &Rc<Vec<brisk_tcp::Config>>,
+    w: &brisk_scenario::network::WorkloadSpec,
+    addrs: &[IpAddr],
+) -> Result<Rc<Vec<brisk_tcp::Config>>, (String, String)> {
+    let knobs = std::iter::once(("workload".to_string(), &w.tcp)).chain(
+        w.classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (format!("workload.class[{i}]"), &c.tcp)),
+    );
+    let mut own: Option<Vec<brisk_tcp::Config>> = None;
+    for (c, (owner, t)) in knobs.enumerate() {
+        let Some(m) = t.mptcp.as_ref().filter(|m| m.has_index_endpoints()) else {
+            continue;
+        };
+        let mp = m
+            .config_for_host(addrs)
+            .map_err(|(k, msg)| (format!("{owner}.{k}"), msg))?;
+        let list = own.get_or_insert_with(|| shared.as_ref().clone());
+        list[c].mptcp = Some(Box::new(mp));
+    }
+    Ok(own.map_or_else(|| shared.clone(), Rc::new))
 }
 
 /// Routers (and hosts with several links but one address) get one entry per

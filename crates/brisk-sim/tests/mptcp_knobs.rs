@@ -1,8 +1,7 @@
 //! `[flow.tcp.mptcp]` in the simulator: the knobs reach both endpoints' `Config::mptcp`,
 //! the coupled controllers are `cc` names, a flow with the table runs brisk's MPTCP
-//! connection (one subflow until MP_JOIN exists, which the scenario's warning says).
+//! connection, with its subflows.
 
-use brisk_scenario::knobs::BRISK_MPTCP_JOINS;
 use brisk_sim::Scenario;
 use brisk_tcp::cc::CcAlgorithm;
 use brisk_tcp::mptcp::pm::PmMode;
@@ -100,24 +99,14 @@ fn errors_name_the_key_and_flow_mptcp_points_at_the_tcp_table() {
 }
 
 /// The table makes the run an MPTCP one (the DSS costs option space, so the bytes on
-/// the wire differ from plain TCP's), intact and deterministic over several seeds;
-/// while brisk's connection has no joins, the scenario warns that the path knobs do
-/// not act.
+/// the wire differ from plain TCP's), intact and deterministic over several seeds; its
+/// knobs all act (joins exist), so the scenario has no warning about them.
 #[test]
-fn a_brisk_flow_with_mptcp_runs_one_subflow_until_joins_exist() {
+fn a_brisk_flow_with_mptcp_runs_intact_without_a_warning() {
     let plain = Scenario::from_toml_str(&scenario("lia", "")).unwrap();
     let mp = Scenario::from_toml_str(&scenario("lia", TABLE)).unwrap();
     assert!(plain.warnings().is_empty());
-    let w = mp.warnings();
-    if BRISK_MPTCP_JOINS {
-        assert!(w.is_empty(), "{w:?}");
-    } else {
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(
-            w[0].starts_with("flow[1].tcp.mptcp:") && w[0].contains("one subflow"),
-            "{w:?}"
-        );
-    }
+    assert!(mp.warnings().is_empty(), "{:?}", mp.warnings());
     for seed in [1, 2, 3] {
         let a = brisk_sim::run(&plain, seed).unwrap();
         let b = brisk_sim::run(&mp, seed).unwrap();

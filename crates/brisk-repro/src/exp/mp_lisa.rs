@@ -11,7 +11,12 @@
 //!   (retransmissions before the last subflow leaves slow start), the compound cwnd
 //!   at that exit, and a competing TCP flow's retransmissions.
 //! - MP-4: the same network, queues 9 / 17 / 30, files 50–900 KB: completion time.
-//! - MP-5, MP-6: not run here (the reason is in their rows).
+//! - MP-5: two separate 5 Mbit/s server uplinks (`scenarios/mp-separate-uplinks.toml`,
+//!   40 ms each, and `-hetero.toml`, 20 / 200 ms), queues 5-92 packets: one MPTCP
+//!   connection per flow with a subflow per server address (a network scenario whose
+//!   `[workload.tcp.mptcp]` endpoint `index = 1` is both `subflow` and `signal`),
+//!   LISA against LIA, completion time.
+//! - MP-6: not run here (the reason is in its row).
 //!
 //! The network: brisk's dumbbell with the MPTCP connection's subflows on one path
 //! (`ndiffports`: one subflow per source port over one address pair), which is the
@@ -26,6 +31,7 @@ use crate::claim::Claim;
 use crate::experiment::{ExperimentResult, Job, Plan, Plot};
 use crate::figure::Figure;
 use crate::svg::{Chart, Series, Style, BLUE, GREEN, GREY, ORANGE, RED};
+use brisk_scenario::network::NetScenario;
 use brisk_sim::run::FlowResult;
 use brisk_sim::{RunResult, Scenario};
 use brisk_tcp::cc::coupled::lisa::credit;
@@ -197,6 +203,8 @@ struct Shape {
     /// MP-4's queues and sizes (KB).
     fct_queues: Vec<u32>,
     sizes: Vec<u64>,
+    /// MP-5's uplink queues (packets).
+    mp5_queues: Vec<u32>,
 }
 
 fn shape(quick: bool) -> Shape {
@@ -206,6 +214,7 @@ fn shape(quick: bool) -> Shape {
             queues: vec![4, 8, 17, 34],
             fct_queues: vec![9, 17, 30],
             sizes: vec![100, 300, 900],
+            mp5_queues: vec![5, 20, 92],
         }
     } else {
         Shape {
@@ -213,6 +222,7 @@ fn shape(quick: bool) -> Shape {
             queues: vec![1, 2, 4, 6, 8, 10, 12, 14, 17, 20, 25, 30, 34],
             fct_queues: vec![9, 17, 30],
             sizes: vec![50, 100, 200, 300, 400, 500, 600, 700, 800, 900],
+            mp5_queues: vec![5, 10, 20, 30, 46, 60, 75, 92],
         }
     }
 }
@@ -282,10 +292,159 @@ pub fn plan(quick: bool) -> Result<Plan, String> {
             }
         }
     }
+    // MP-5: per network, per queue, per seed, LIA then LISA.
+    for (name, _, _) in MP5_NETS {
+        for &q in &sh.mp5_queues {
+            for &seed in &sh.seeds {
+                for arm in [Arm::Lia(2), Arm::Lisa(2)] {
+                    jobs.push(Job::network(
+                        format!("mp5 {name} q={q} {} seed {seed}", arm.name()),
+                        mp5_net(name, q, arm)?,
+                        seed,
+                    ));
+                }
+            }
+        }
+    }
     Ok(Plan {
         jobs,
         analyse: Box::new(move |runs| analyse(runs, &sh)),
     })
+}
+
+// ----- MP-5 -----
+
+/// MP-5's networks: (name, scenario text, the queue the file gives its uplinks).
+/// "200/20 ms" is the heterogeneous file with its two uplinks' delays swapped, so the
+/// first subflow (the server's address 0) takes the 200 ms path: L6 (spec §2.5,
+/// docs/mechanisms/coupled-cc.md) asks for both orders.
+const MP5_NETS: [(&str, &str, u32); 3] = [
+    (
+        "40/40 ms",
+        include_str!("../../../../scenarios/mp-separate-uplinks.toml"),
+        17,
+    ),
+    (
+        "20/200 ms",
+        include_str!("../../../../scenarios/mp-separate-uplinks-hetero.toml"),
+        92,
+    ),
+    (
+        "200/20 ms",
+        include_str!("../../../../scenarios/mp-separate-uplinks-hetero.toml"),
+        92,
+    ),
+];
+/// MP-5's flows per run: each alone on the network almost always (about 5 s apart,
+/// each a second or two long); LIA and LISA runs of a seed get the same arrivals and
+/// sizes (the workload's streams do not depend on the controller).
+const MP5_FLOWS: u32 = 8;
+
+/// The scenario of one MP-5 run: the shipped network with its uplinks' queues set to
+/// `queue`, flows of 50-900 KB (MP-4's range) between the server and the client in
+/// either direction, each one MPTCP connection with the server's second address as a
+/// `subflow` endpoint (flows it opens) and a `signal` one (flows the client opens
+/// learn it by ADD_ADDR and join to it): a subflow per uplink.
+fn mp5_net(name: &str, queue: u32, arm: Arm) -> Result<NetScenario, String> {
+    let (_, text, file_q) = MP5_NETS
+        .iter()
+        .find(|n| n.0 == name)
+        .ok_or(format!("no MP-5 network {name}"))?;
+    let text = text
+        .replace(
+            &format!("packets = {file_q} }}"),
+            &format!("packets = {queue} }}"),
+        )
+        .replace("source_address = 1\n", "")
+        .replace("duration = \"30s\"", "duration = \"120s\"")
+        .replace(
+            "[[50000, 0.0], [300000, 1.0]]",
+            "[[50000, 0.0], [900000, 1.0]]",
+        )
+        .replace("load = 0.0001", "load = 0.0002")
+        .replace("flows = 8", &format!("flows = {MP5_FLOWS}"))
+        .replace("delay = \"10ms\"", "delay = \"first\"")
+        .replace("delay = \"100ms\"", "delay = \"second\"");
+    let (first, second) = if name == "200/20 ms" {
+        ("100ms", "10ms")
+    } else {
+        ("10ms", "100ms")
+    };
+    let text = text
+        .replace("delay = \"first\"", &format!("delay = \"{first}\""))
+        .replace("delay = \"second\"", &format!("delay = \"{second}\""))
+        .replace("cc = \"reno\"", "cc = \"lia\"");
+    // A workload's `cc` is a controller name; LISA is the `lisa` knob there.
+    let lisa = matches!(arm, Arm::Lisa(_));
+    let text = format!(
+        "{text}[workload.tcp]\nlisa = {lisa}\n[workload.tcp.mptcp]\nadd_addr_accepted = 1\n[[workload.tcp.mptcp.endpoint]]\nindex = 1\nsignal = true\nsubflow = true\n"
+    );
+    NetScenario::from_toml_str_named(&text, "mp-lisa MP-5").map_err(|e| e.to_string())
+}
+
+/// One MP-5 cell's flows: (FCT ms, subflows) of every flow that completed intact, and
+/// how many did not.
+fn mp5_flows<'a>(runs: impl Iterator<Item = &'a RunResult>) -> (Vec<(f64, usize)>, usize) {
+    let mut out = Vec::new();
+    let mut bad = 0;
+    for w in runs.filter_map(|r| r.workload.as_deref()) {
+        for f in &w.flows {
+            match f.fct().filter(|_| f.intact()) {
+                Some(d) => out.push((d.as_secs_f64() * 1e3, f.subflows.len())),
+                None => bad += 1,
+            }
+        }
+    }
+    (out, bad)
+}
+
+fn mp5(r: &mut ExperimentResult, runs: &[RunResult], sh: &Shape) {
+    let ns = sh.seeds.len();
+    let mut at = 0usize;
+    let mut cells = Vec::new();
+    let mut ok = true;
+    let mut two = (0usize, 0usize);
+    let mut broken = 0usize;
+    let mut worst = f64::NEG_INFINITY;
+    for (name, _, _) in MP5_NETS {
+        for &q in &sh.mp5_queues {
+            // Runs in plan order: per seed, LIA then LISA.
+            let cell = runs.get(at..at + 2 * ns).unwrap_or(&[]);
+            at += 2 * ns;
+            let (lia, bad_l) = mp5_flows(cell.iter().step_by(2));
+            let (lisa, bad_s) = mp5_flows(cell.iter().skip(1).step_by(2));
+            broken += bad_l + bad_s;
+            for f in lia.iter().chain(&lisa) {
+                two.0 += usize::from(f.1 >= 2);
+                two.1 += 1;
+            }
+            let m = |v: &[(f64, usize)]| mean(&v.iter().map(|x| x.0).collect::<Vec<_>>());
+            let d = m(&lisa) - m(&lia);
+            worst = worst.max(d);
+            let cell_ok = d <= 50.0 && (name != "40/40 ms" || q != 20 || d <= 0.0);
+            ok &= cell_ok && d.is_finite();
+            cells.push(format!(
+                "{name} q={q}: LIA {:.0} ms, LISA {:.0} ms ({d:+.0}){}",
+                m(&lia),
+                m(&lisa),
+                if cell_ok { "" } else { " ✗" }
+            ));
+        }
+    }
+    ok &= broken == 0 && two.0 == two.1;
+    r.claims.push(
+        Claim::new("MP-5", "non-shared bottlenecks and heterogeneous RTTs (20 / 200 ms): LISA − MPTCP (LIA) mean completion time per (network, queue) cell")
+            .paper_text("LISA − MPTCP ≤ +50 ms in every cell, ≤ 0 at a 20-packet queue")
+            .ours_text(&format!("worst {worst:+.0} ms"))
+            .tolerance("≤ +50 ms every cell; ≤ 0 at 20 packets (40/40 ms)")
+            .check(ok)
+            .note(format!(
+                "Networks scenarios/mp-separate-uplinks.toml (two 5 Mbit/s, 40 ms server uplinks) and -hetero.toml (20 / 200 ms: the first subflow on the 20 ms uplink; and with the delays swapped, 200/20 ms, the first on the 200 ms one, L6's two orders), the uplinks' queues set per cell; {MP5_FLOWS} flows of 50-900 KB per run (Poisson arrivals about 5 s apart, in either direction), {ns} seed(s) per cell, LIA and LISA with the same arrivals and sizes. Each flow is one MPTCP connection with a subflow per server uplink (the server's address 1 is a `subflow` and a `signal` endpoint): {} of {} completed flows had two subflows; {broken} flow(s) did not complete intact. Cells: {}.",
+                two.0,
+                two.1,
+                cells.join("; ")
+            )),
+    );
 }
 
 // ----- MP-1 -----
@@ -314,7 +473,7 @@ fn analyse(runs: &[RunResult], sh: &Shape) -> ExperimentResult {
     let mut r = ExperimentResult::new(ID, TITLE);
     let ns = sh.seeds.len();
     r.notes.push(format!(
-        "Network: brisk's dumbbell, the MPTCP connection's subflows on one path (ndiffports), which is the seed's shared bottleneck (its server's two interfaces only add fast uplinks). \"MPTCP\" is LIA (Linux MPTCP's default coupled increase, slow start uncoupled), \"LISA\" is LIA with LISA, \"uncoupled\" is Reno per subflow. The joined subflows open when the connection is fully established and send after the fourth ACK, about 3 RTTs after the first SYN. Drop-tail queues, MSS 1448, IW 10, ACK-path jitter ≤ 1 ms (order kept) drawn per seed; {ns} seed(s) per cell. LISA's ambiguities L1–L7 are resolved as docs/mechanisms/coupled-cc.md says (donor: the fastest slow-starting subflow; inflight: the donor's own; integer halving; < 6 gives 3 without taking; the credit applied at the donor's next ACK; a reduction drops the ACKs still to ignore); none of L1–L5 has a choice here (one donor, equal RTTs), L6 and L7 belong to MP-5 and MP-6, not run."
+        "Network: brisk's dumbbell, the MPTCP connection's subflows on one path (ndiffports), which is the seed's shared bottleneck (its server's two interfaces only add fast uplinks). \"MPTCP\" is LIA (Linux MPTCP's default coupled increase, slow start uncoupled), \"LISA\" is LIA with LISA, \"uncoupled\" is Reno per subflow. The joined subflows open when the connection is fully established and send after the fourth ACK, about 3 RTTs after the first SYN. Drop-tail queues, MSS 1448, IW 10, ACK-path jitter ≤ 1 ms (order kept) drawn per seed; {ns} seed(s) per cell. LISA's ambiguities L1–L7 are resolved as docs/mechanisms/coupled-cc.md says (donor: the fastest slow-starting subflow; inflight: the donor's own; integer halving; < 6 gives 3 without taking; the credit applied at the donor's next ACK; a reduction drops the ACKs still to ignore); none of L1–L5 has a choice here (one donor, equal RTTs), L6 (which heterogeneous order is the worst case) is answered by running both orders in MP-5 (200/20 ms is the first subflow on the long path); L7 belongs to MP-6, not run."
     ));
     // MP-1.
     let (wrong, ex) = mp1();
@@ -345,9 +504,8 @@ fn analyse(runs: &[RunResult], sh: &Shape) -> ExperimentResult {
     mp3(&mut r, mp3_runs, compete_runs, sh);
     let mp4_runs = take(sh.fct_queues.len() * sh.sizes.len() * ns * 2);
     mp4(&mut r, mp4_runs, sh);
-    r.claims.push(Claim::new("MP-5", "non-shared bottlenecks and heterogeneous RTTs (20 / 200 ms)").paper_text("LISA − MPTCP ≤ +50 ms in every cell, ≤ 0 at a 20-packet queue").not_applicable(
-        "Not run in this branch: it needs one MPTCP connection whose subflows take two disjoint bottlenecks (scenarios/mp-separate-uplinks*.toml have the network), i.e. a multi-homed opener in the network (workload) mode or the server's ADD_ADDR (issue 31, in progress). The dumbbell used here has one path.",
-    ));
+    let mp5_runs = take(MP5_NETS.len() * sh.mp5_queues.len() * ns * 2);
+    mp5(&mut r, mp5_runs, sh);
     r.claims.push(Claim::new("MP-6", "4-ary fat tree, 8 subflows on ECMP paths").paper_text("LISA mean FCT < MPTCP in ≥ 80 % of cells; R_ss lower in every cell").not_applicable(
         "Not run in this branch: scenarios/mp-fat-tree-ecmp.toml has the network and ECMP, but its workload mode cannot yet give the experiment per-connection subflow counters (R_ss needs each subflow's slow-start exit); left for the next session.",
     ));
@@ -661,6 +819,38 @@ mod tests {
         let (wrong, ex) = mp1();
         assert_eq!(wrong, 0);
         assert_eq!(ex, WORKED_EXAMPLE_PAPER);
+    }
+
+    #[test]
+    fn mp5_networks_set_the_queue_the_order_and_lisa() {
+        use brisk_scenario::link::QueueSpec;
+        for (name, _, _) in MP5_NETS {
+            for arm in [Arm::Lia(2), Arm::Lisa(2)] {
+                let n = mp5_net(name, 7, arm).unwrap();
+                let up: Vec<_> = n.links.iter().filter(|l| l.a == "server").collect();
+                assert_eq!(up.len(), 2);
+                for l in &up {
+                    assert!(matches!(
+                        l.queue,
+                        Some(QueueSpec::Droptail {
+                            packets: Some(7),
+                            ..
+                        })
+                    ));
+                }
+                let d: Vec<_> = up.iter().map(|l| l.delay.unwrap().0.as_millis()).collect();
+                let want = match name {
+                    "40/40 ms" => [20, 20],
+                    "20/200 ms" => [10, 100],
+                    _ => [100, 10],
+                };
+                assert_eq!(d, want, "{name}");
+                let w = &n.workload;
+                assert_eq!(w.tcp.lisa, Some(matches!(arm, Arm::Lisa(_))));
+                assert_eq!(w.tcp.mptcp.as_ref().unwrap().endpoints[0].index, Some(1));
+                assert!(w.source_address.is_none());
+            }
+        }
     }
 
     #[test]

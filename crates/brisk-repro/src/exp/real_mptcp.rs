@@ -11,15 +11,19 @@
 //! Linux's does (brisk's from its 3G address to the server's initial address,
 //! Linux's to the 3G address the server announces).
 //!
-//! The simulator runs brisk's flows on the same scenario and seed, but on path 0
-//! only: the dumbbell of the drawn WLAN link (with the rest of the route's delay),
-//! the same `[flow.tcp.mptcp]` and the seed's socket buffers. The simulator's
-//! multi-homed hosts run workloads of sized single-path flows, not an MPTCP flow with
-//! a subflow per address, so a two-path simulated twin is not built yet. Loss is
-//! random (1-2 % on the WLAN path), so brisk's real run is compared with the mean of
-//! [`SIM_SEEDS`] simulated loss patterns, whose spread the note gives; while brisk's
-//! real runs use both paths and the simulated ones one, that comparison is not a
-//! like-for-like one and REAL-MP-1/2 are n/a (the numbers are still reported).
+//! The simulator runs brisk's MPTCP flow on both drawn paths, one subflow per path:
+//! the two-path network of `mp_b1_net` (the client multi-homed, one access link per
+//! address with the path's rate, one-way delay RTT/2, drop-tail queue in packets and
+//! random loss, both directions alike as the lab's paths are), the same scheduler
+//! (Linux's default, `linger`), CUBIC and the seed's socket buffers. The data flows
+//! from the single-homed end to the multi-homed one there (the lab's flow goes the
+//! other way): the paths are symmetric, so the network is the same; the application
+//! starts once the second subflow is up (`mp_b1_net::JOIN_WAIT`), about 1.5 RTT of
+//! the path after the real run's first write. Loss is random (1-2 % on the WLAN
+//! path), so brisk's real run is compared with the mean of [`SIM_SEEDS`] simulated
+//! loss patterns, whose spread the note gives. Before, the twin ran path 0 only as a
+//! dumbbell (the scenario runner had no multi-homed MPTCP flow), and REAL-MP-1/2 were
+//! n/a while brisk's real runs used both paths.
 //!
 //! Claims (ours): REAL-MP-1 brisk bulk goodput real vs simulated within 10 %;
 //! REAL-MP-2 brisk CBR mean application delay real vs simulated within 10 %; REAL-MP-3
@@ -30,15 +34,20 @@
 
 use super::{ms, real_fidelity, within};
 use crate::claim::Claim;
-use crate::experiment::{ExperimentResult, Job, Plan, Plot};
+use crate::experiment::{ExperimentResult, Plan, Plot};
 use crate::figure::Figure;
 use crate::svg::{Chart, Series, Style, BLUE, GREY, ORANGE};
 use brisk_emu::realrun::twopath::{paths_from_net, run_two_path, two_path_run};
 use brisk_emu::realrun::RealResult;
 use brisk_emu::tools::multipath::MultiPathConfig;
+use brisk_emu::tools::multipath::PathConfig;
 use brisk_emu::EmuError;
 use brisk_scenario::network::NetScenario;
-use brisk_sim::{RunResult, Scenario};
+use brisk_sim::Scenario;
+use brisk_tcp::cc::CcAlgorithm;
+use brisk_tcp::mptcp::MptcpConfig;
+
+use super::mp_b1_net::{self, RunSpec, Transport, Workload};
 
 pub const ID: &str = "real-mptcp";
 pub const TITLE: &str =
@@ -89,9 +98,13 @@ impl App {
     }
 }
 
+/// The seed's WLAN socket buffers (B.1 §1.2.1), bytes: send, receive.
+const SEND_BUFFER: u32 = 1024 << 10;
+const RECV_BUFFER: u32 = 2048 << 10;
+
 /// The flows file: one MPTCP flow with the seed's WLAN socket buffers (the
 /// `[bottleneck]` and `rtt` are the single-path view, replaced by the paths in the
-/// real run and by path 0 in the simulated one).
+/// real run).
 fn flows_toml(stack: &str, app: App, secs: u64, seed: u64) -> String {
     format!(
         "name = \"{ID}\"\nseed = {seed}\nduration = \"{secs}s\"\n[bottleneck]\nrate = \"25Mbit\"\n\
@@ -105,45 +118,144 @@ fn net() -> Result<NetScenario, String> {
     NetScenario::from_toml_str_named(NET, NET_FILE).map_err(|e| e.to_string())
 }
 
-/// brisk's simulated twin for network seed `seed`: the flows file over path 0.
-fn sim_scenario(
-    app: App,
-    secs: u64,
-    seed: u64,
-    paths: &MultiPathConfig,
-) -> Result<Scenario, String> {
-    let mut sc = Scenario::from_toml_str_named(&flows_toml("brisk", app, secs, seed), ID)
-        .map_err(|e| e.to_string())?;
-    let p0 = &paths.paths[0];
-    sc.bottleneck = p0.bottleneck.clone();
-    sc.reverse = p0.reverse.clone();
-    sc.flows[0].rtt = p0.rtt.ok_or("path 0 has no rtt")?;
-    Ok(sc)
+/// One lab path as the two-path simulator's access link: the lab's A → B link (its
+/// rate, drop-tail queue in packets and Bernoulli loss) with the path's RTT split
+/// evenly. Anything else the lab path has is refused by name, not approximated.
+fn sim_path(k: usize, p: &PathConfig) -> Result<mp_b1_net::PathSpec, String> {
+    use brisk_emu::path::{LossSpec, QueueSpec};
+    let b = &p.bottleneck;
+    let rate_bps = b.rate.ok_or(format!("path {k}: no rate"))?.0;
+    let rtt = p.rtt.ok_or(format!("path {k}: no rtt"))?.0;
+    let loss = match b.loss {
+        None | Some(LossSpec::None) => 0.0,
+        Some(LossSpec::Bernoulli { p }) => p,
+        Some(_) => return Err(format!("path {k}: only Bernoulli loss is simulated")),
+    };
+    let queue = match &b.queue {
+        Some(QueueSpec::Droptail {
+            packets: Some(n),
+            bytes: None,
+            time: None,
+            ..
+        }) => usize::try_from(*n).unwrap_or(usize::MAX),
+        q => {
+            return Err(format!(
+                "path {k}: the simulator takes a drop-tail queue in packets, not {q:?}"
+            ))
+        }
+    };
+    if p.reverse.as_ref().is_some_and(|r| r != b) {
+        return Err(format!(
+            "path {k}: the two directions differ; the simulated access links are alike both ways"
+        ));
+    }
+    Ok(mp_b1_net::PathSpec {
+        rate_bps,
+        delay: rtt / 2,
+        loss,
+        queue,
+    })
+}
+
+/// The simulated twin of one real run: brisk's MPTCP over both drawn paths.
+fn sim_spec(app: App, secs: u64, paths: &MultiPathConfig, seed: u64) -> Result<RunSpec, String> {
+    let p: Vec<mp_b1_net::PathSpec> = paths
+        .paths
+        .iter()
+        .enumerate()
+        .map(|(k, p)| sim_path(k, p))
+        .collect::<Result<_, _>>()?;
+    let [p0, p1] = p[..] else {
+        return Err(format!("{} paths; the simulated twin takes two", p.len()));
+    };
+    let workload = match app {
+        // More than any path carries in the run: goodput is what was read by the end.
+        App::Bulk => Workload::Messages(vec![(brisk_time::Duration::ZERO, u32::MAX)]),
+        // 1000-byte records every 20 ms, as `App::Cbr`'s records.
+        App::Cbr => Workload::Messages(
+            (0..secs * 50)
+                .map(|i| (brisk_time::Duration::from_millis(20 * i), 1000))
+                .collect(),
+        ),
+    };
+    Ok(RunSpec {
+        paths: [p0, p1],
+        transport: Transport::Mptcp {
+            sched: MptcpConfig::default().scheduler,
+            cc: CcAlgorithm::Cubic,
+        },
+        workload,
+        send_buffer: SEND_BUFFER,
+        recv_buffer: RECV_BUFFER,
+        background: false,
+        start: brisk_time::Duration::ZERO,
+        limit: brisk_time::Duration::from_secs(secs),
+        seed,
+    })
+}
+
+/// brisk's simulated twins for every network seed: [`SIM_SEEDS`] loss patterns each,
+/// bulk and CBR.
+fn sim_all(secs: u64, seeds: &[u64]) -> Vec<SimNums> {
+    let net = net();
+    seeds
+        .iter()
+        .map(|&seed| {
+            let mut out = SimNums::default();
+            let paths = match net
+                .as_ref()
+                .map_err(Clone::clone)
+                .and_then(|n| paths_from_net(n, seed).map_err(|(f, m)| format!("{f}: {m}")))
+            {
+                Ok(p) => p,
+                Err(e) => {
+                    out.errors.push(e);
+                    return out;
+                }
+            };
+            for app in [App::Bulk, App::Cbr] {
+                for k in 0..SIM_SEEDS {
+                    let run = sim_spec(app, secs, &paths, seed * 1000 + k)
+                        .and_then(|spec| mp_b1_net::run(&spec));
+                    let o = match run {
+                        Ok(o) => o,
+                        Err(e) => {
+                            out.errors
+                                .push(format!("{} seed {seed}.{k}: {e}", app.name()));
+                            continue;
+                        }
+                    };
+                    match app {
+                        App::Bulk => {
+                            let read = o.last_read.map_or(0, |r| r.1);
+                            out.goodput_mbit.push(read as f64 * 8.0 / secs as f64 / 1e6);
+                            out.share_3g.push(o.share(1) / 100.0);
+                            out.subflows = out.subflows.max(o.subflows);
+                        }
+                        App::Cbr => out.delay_mean_ms.push(o.mean_delay()),
+                    }
+                }
+            }
+            out
+        })
+        .collect()
 }
 
 pub fn plan(quick: bool) -> Result<Plan, String> {
     let (secs, seeds) = shape(quick);
+    // The drawn paths must convert, for the lab and the simulator alike.
     let net = net()?;
-    let mut jobs = Vec::new();
     for &seed in &seeds {
         let paths = paths_from_net(&net, seed).map_err(|(f, m)| format!("{f}: {m}"))?;
-        for app in [App::Bulk, App::Cbr] {
-            let sc = sim_scenario(app, secs, seed, &paths)?;
-            for k in 0..SIM_SEEDS {
-                jobs.push(Job::new(
-                    format!("{ID} sim {} seed {seed}.{k}", app.name()),
-                    sc.clone(),
-                    seed * 1000 + k,
-                ));
-            }
-        }
+        sim_spec(App::Bulk, secs, &paths, seed)?;
     }
+    // No scenario jobs: the simulated twin is a two-path MPTCP run `mp_b1_net` drives.
     Ok(Plan {
-        jobs,
-        analyse: Box::new(move |runs| {
+        jobs: Vec::new(),
+        analyse: Box::new(move |_| {
+            let sims = sim_all(secs, &seeds);
             let t0 = std::time::Instant::now();
             let real = run_all(secs, &seeds);
-            let sims = SimNums::split(runs, seeds.len());
             let mut r = analyse(secs, quick, &seeds, &real, &sims);
             r.notes.push(format!(
                 "Real runs took {:.0} s of wall time ({secs} s each, one after the other).",
@@ -265,12 +377,29 @@ fn run_all(secs: u64, seeds: &[u64]) -> Vec<SeedRuns> {
         .collect()
 }
 
-/// brisk's simulated numbers for one network seed: means over [`SIM_SEEDS`] loss
-/// patterns and their range.
+/// brisk's simulated numbers for one network seed, one entry per loss pattern.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SimNums {
     pub goodput_mbit: Vec<f64>,
     pub delay_mean_ms: Vec<f64>,
+    /// The 3G path's share of the bulk run's data packets (0..=1).
+    pub share_3g: Vec<f64>,
+    /// Most subflows a bulk run had.
+    pub subflows: usize,
+    /// Runs that failed (reported, and the claims fail).
+    pub errors: Vec<String>,
+}
+
+impl SimNums {
+    /// Paths the simulated bulk runs used (a share of at least [`USED_SHARE`]).
+    fn paths_used(&self) -> usize {
+        if self.share_3g.is_empty() {
+            return 0;
+        }
+        let wlan = self.share_3g.iter().any(|&s| s <= 1.0 - USED_SHARE);
+        let g3 = self.share_3g.iter().any(|&s| s >= USED_SHARE);
+        usize::from(wlan) + usize::from(g3)
+    }
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -282,26 +411,6 @@ fn span(v: &[f64]) -> (f64, f64) {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
             (lo.min(*x), hi.max(*x))
         })
-}
-
-impl SimNums {
-    /// The plan's runs, in its order: per seed, bulk's then CBR's sim seeds.
-    fn split(runs: &[RunResult], seeds: usize) -> Vec<SimNums> {
-        let k = SIM_SEEDS as usize;
-        (0..seeds)
-            .map(|i| {
-                let at = |j: usize| runs.get(i * 2 * k + j).and_then(|r| r.flows.first());
-                SimNums {
-                    goodput_mbit: (0..k).filter_map(at).map(|f| f.goodput_bps / 1e6).collect(),
-                    delay_mean_ms: (k..2 * k)
-                        .filter_map(at)
-                        .filter_map(|f| f.record_latency)
-                        .map(|s| s.mean / 1e6)
-                        .collect(),
-                }
-            })
-            .collect()
-    }
 }
 
 fn fmt_real(r: &Result<RealNums, String>, bulk: bool) -> String {
@@ -438,7 +547,7 @@ pub fn analyse(
     let mut r = ExperimentResult::new(ID, TITLE);
     r.reference = "sim / Linux";
     r.notes.push(format!(
-        "Set-up: {NET_FILE} (seed 004 B.1 Fig. 6): the client's WLAN and 3G paths drawn from Table III for each network seed, each emulated as one link (route delays summed, the access link's rate, queue and loss both ways) in the two-path lab (`brisk run --real FLOWS.toml --paths {NET_FILE}`); one MPTCP flow per run, CUBIC, send/receive buffers 1024/2048 KiB (the seed's WLAN values), {secs} s{}; bulk, or 1000-byte records every 20 ms (CBR, 400 kbit/s) whose application delay is send time to the receiver's read. Linux: the lab's server announces its 3G address, the client's in-kernel path manager joins it (one subflow per path). brisk: its stack has an address on each path and its fullmesh path manager joins the server's initial address from its 3G address (one subflow per path). Simulator: brisk's flow over path 0 only (a multi-homed MPTCP flow is not simulated yet), {SIM_SEEDS} loss patterns per network seed.",
+        "Set-up: {NET_FILE} (seed 004 B.1 Fig. 6): the client's WLAN and 3G paths drawn from Table III for each network seed, each emulated as one link (route delays summed, the access link's rate, queue and loss both ways) in the two-path lab (`brisk run --real FLOWS.toml --paths {NET_FILE}`); one MPTCP flow per run, CUBIC, send/receive buffers 1024/2048 KiB (the seed's WLAN values), {secs} s{}; bulk, or 1000-byte records every 20 ms (CBR, 400 kbit/s) whose application delay is send time to the receiver's read. Linux: the lab's server announces its 3G address, the client's in-kernel path manager joins it (one subflow per path). brisk: its stack has an address on each path and its fullmesh path manager joins the server's initial address from its 3G address (one subflow per path). Simulator: brisk's MPTCP flow over both drawn paths, one subflow per path (`mp_b1_net`'s two-path network: each path one access link with its rate, RTT/2 each way, drop-tail queue and loss; the multi-homed client opens the second subflow from its 3G address; data from the single-homed end, the paths being symmetric; the application starts once both subflows are up), the same scheduler, CUBIC and buffers, {SIM_SEEDS} loss patterns per network seed.",
         if quick { " (--quick; full: 20 s and network seeds 1-3)" } else { "" }
     ));
     // One note per seed and app: the report shows notes as list items.
@@ -456,12 +565,21 @@ pub fn analyse(
             paths.join("; ")
         ));
         r.notes.push(format!(
-            "Seed {}, bulk: Linux {}; brisk {}; brisk simulated {:.2} Mbit/s (range {glo:.2}-{ghi:.2}).",
+            "Seed {}, bulk: Linux {}; brisk {}; brisk simulated {:.2} Mbit/s (range {glo:.2}-{ghi:.2}), 3G share {:.1} % ({} subflows).",
             s.seed,
             fmt_real(&s.linux_bulk, true),
             fmt_real(&s.brisk_bulk, true),
             mean(&sim.goodput_mbit),
+            mean(&sim.share_3g) * 100.0,
+            sim.subflows,
         ));
+        if !sim.errors.is_empty() {
+            r.notes.push(format!(
+                "Seed {}: simulated runs failed: {}.",
+                s.seed,
+                sim.errors.join("; ")
+            ));
+        }
         r.notes.push(format!(
             "Seed {}, CBR: Linux {}; brisk {}; brisk simulated delay mean {:.1} ms (range {dlo:.1}-{dhi:.1}).",
             s.seed,
@@ -496,18 +614,20 @@ pub fn analyse(
         .map(RealNums::paths_used)
         .max()
         .unwrap_or(0);
-    let one_path = if brisk_paths <= 1 {
-        " brisk's runs used one path (the per-path counters show no data on the 3G path), as the simulator's twin does (path 0 only), so the comparison is like for like."
+    // The simulated twin runs both paths; the comparison is like for like when brisk's
+    // real and simulated runs used the same number of paths.
+    let sim_paths = sims.iter().map(SimNums::paths_used).max().unwrap_or(0);
+    let one_path = if brisk_paths <= 1 && sim_paths <= 1 {
+        " brisk's runs used one path (the per-path counters show no data on the 3G path), real and simulated alike."
     } else {
         ""
     };
-    // The simulator's twin runs path 0 only; a real run over two paths is another
-    // network, so the real-vs-simulated claims are not judged on it.
-    let sim_mismatch = (brisk_paths > 1).then(|| {
+    let sim_mismatch = (brisk_paths != sim_paths).then(|| {
         format!(
-            "brisk's real runs used {brisk_paths} paths (a subflow per path) and its simulated twin one (path 0: the simulator's multi-homed hosts run sized single-path workloads, not an MPTCP flow with a subflow per address), so real and simulated runs are different networks; the numbers are in the notes. Judged once the simulator runs brisk multi-homed"
+            "brisk's real runs used {brisk_paths} path(s) and its simulated twin {sim_paths} (from the per-path counters), so real and simulated runs are different networks; the numbers are in the notes"
         )
     });
+    let sim_failed: Vec<&String> = sims.iter().flat_map(|s| &s.errors).collect();
     let bulk: Vec<_> = real.iter().map(|s| s.brisk_bulk.clone()).collect();
     let cbr: Vec<_> = real.iter().map(|s| s.brisk_cbr.clone()).collect();
     let sim_g: Vec<Vec<f64>> = sims.iter().map(|s| s.goodput_mbit.clone()).collect();
@@ -541,6 +661,14 @@ pub fn analyse(
         |v: &[Result<RealNums, String>]| v.iter().any(|x| !matches!(x, Ok(n) if n.stream_ok));
     for (c, runs) in [(c1, &bulk), (c2, &cbr)] {
         r.claims.push(match &sim_mismatch {
+            _ if !sim_failed.is_empty() => c.ours_text("error").check(false).note(format!(
+                "simulated runs failed: {}",
+                sim_failed
+                    .iter()
+                    .map(|e| e.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
             Some(why) if !broken(runs) => c.not_applicable(why.clone()),
             _ => c,
         });
@@ -708,11 +836,19 @@ mod tests {
         }
     }
 
-    fn sims() -> Vec<SimNums> {
+    /// Simulated runs whose bulk put `share` of its packets on the 3G path.
+    fn sims_on(share: f64) -> Vec<SimNums> {
         vec![SimNums {
             goodput_mbit: vec![3.0, 3.2, 2.8],
             delay_mean_ms: vec![29.0, 31.0],
+            share_3g: vec![share, share],
+            subflows: 2,
+            errors: Vec::new(),
         }]
+    }
+
+    fn sims() -> Vec<SimNums> {
+        sims_on(0.0)
     }
 
     fn verdict(r: &ExperimentResult, id: &str) -> Verdict {
@@ -745,6 +881,20 @@ mod tests {
         for id in ["REAL-MP-1", "REAL-MP-2"] {
             assert_eq!(verdict(&r, id), Verdict::NotApplicable, "{id}");
         }
+        // Against a two-path simulation they are judged.
+        let r = analyse(4, true, &[1], &[seed(3.0, vec![0.6, 0.4])], &sims_on(0.3));
+        for id in ["REAL-MP-1", "REAL-MP-2"] {
+            assert_eq!(verdict(&r, id), Verdict::Pass, "{id}");
+        }
+        let r = analyse(4, true, &[1], &[seed(4.0, vec![0.6, 0.4])], &sims_on(0.3));
+        assert_eq!(verdict(&r, "REAL-MP-1"), Verdict::Fail);
+        // A simulated run that failed fails the comparison.
+        let mut broken_sim = sims_on(0.3);
+        broken_sim[0]
+            .errors
+            .push("bulk seed 1.0: run did not settle".into());
+        let r = analyse(4, true, &[1], &[seed(3.0, vec![0.6, 0.4])], &broken_sim);
+        assert_eq!(verdict(&r, "REAL-MP-1"), Verdict::Fail);
         let mut s = seed(3.0, vec![0.6, 0.4]);
         if let Ok(n) = &mut s.brisk_bulk {
             n.stream_ok = false;
@@ -792,17 +942,42 @@ mod tests {
     }
 
     #[test]
-    fn plan_simulates_path_0_for_every_seed_and_app() {
+    fn the_simulated_twin_takes_both_drawn_paths() {
         for quick in [true, false] {
             let (secs, seeds) = shape(quick);
             let p = plan(quick).unwrap();
-            assert_eq!(p.jobs.len(), seeds.len() * 2 * SIM_SEEDS as usize);
-            let sc = &p.jobs[0].scenario;
-            assert_eq!(sc.duration.0, brisk_time::Duration::from_secs(secs));
+            assert!(p.jobs.is_empty(), "the twin is driven in the analysis");
             let paths = paths_from_net(&net().unwrap(), seeds[0]).unwrap();
-            assert_eq!(sc.bottleneck, paths.paths[0].bottleneck);
-            assert_eq!(Some(sc.flows[0].rtt), paths.paths[0].rtt);
-            assert!(sc.flows[0].tcp.mptcp.is_some());
+            let spec = sim_spec(App::Cbr, secs, &paths, 1).unwrap();
+            for k in 0..2 {
+                let lab = &paths.paths[k];
+                assert_eq!(
+                    Some(spec.paths[k].rate_bps),
+                    lab.bottleneck.rate.map(|r| r.0)
+                );
+                assert_eq!(Some(spec.paths[k].delay * 2), lab.rtt.map(|d| d.0));
+            }
+            // WLAN is lossy, 3G has the deep queue (Table III, B.1 §1.3).
+            assert!(spec.paths[0].loss > 0.0 && spec.paths[1].loss == 0.0);
+            assert_eq!((spec.paths[0].queue, spec.paths[1].queue), (100, 3750));
+            let Workload::Messages(m) = &spec.workload;
+            assert_eq!(m.len() as u64, secs * 50);
         }
+    }
+
+    /// The quick twin on network seed 1 runs both subflows, both carrying data, and
+    /// repeats itself.
+    #[test]
+    fn the_quick_twin_uses_both_paths() {
+        let s = sim_all(4, &[1]);
+        assert!(s[0].errors.is_empty(), "{:?}", s[0].errors);
+        assert_eq!(s[0].subflows, 2);
+        assert_eq!(s[0].paths_used(), 2, "{:?}", s[0].share_3g);
+        assert!(
+            s[0].goodput_mbit.iter().all(|&g| g > 1.0),
+            "{:?}",
+            s[0].goodput_mbit
+        );
+        assert_eq!(s, sim_all(4, &[1]));
     }
 }

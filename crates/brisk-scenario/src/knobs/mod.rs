@@ -14,7 +14,7 @@ mod types;
 mod validate;
 
 pub use brisk_tcp::cc::LayerKind;
-pub use mptcp::{EndpointKnob, MptcpKnobs, PathManagerKnob, BRISK_MPTCP_JOINS};
+pub use mptcp::{EndpointKnob, MptcpKnobs, PathManagerKnob};
 pub use types::*;
 pub use validate::validate_tcp;
 

@@ -21,12 +21,9 @@ use brisk_tcp::mptcp::{MptcpConfig, MptcpConfigError, MAX_SUBFLOWS};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 
-/// Whether brisk's MPTCP connection opens and accepts subflows beyond its first: it
-/// does (MP_JOIN, branch mpjoin2), so `subflows`, `path_manager`, `scheduler` and the
-/// endpoints act on a brisk flow and [`crate::Scenario::warnings`] has nothing to say
-/// about them (brisk-sim's test `a_brisk_flow_with_mptcp_runs_one_subflow_until_joins_exist`
-/// checks the warning follows this constant).
-pub const BRISK_MPTCP_JOINS: bool = true;
+/// Most addresses a host has ([`brisk_tcp::MAX_ADDRESSES`], Linux's
+/// `MPTCP_PM_ADDR_MAX`): an endpoint's `index` is below it.
+const MAX_HOST_ADDRESSES: usize = brisk_tcp::MAX_ADDRESSES;
 
 /// `[flow.tcp.mptcp]`; see the module doc. Absent keys take Linux's defaults.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -127,6 +124,61 @@ impl MptcpKnobs {
     /// The configuration these knobs ask for, with the endpoints given by index taken
     /// from `host_addrs` (the sender's addresses, index 0 first). Errors name the key.
     pub fn config_for(&self, host_addrs: &[IpAddr]) -> Result<MptcpConfig, KnobError> {
+        self.build(Some(host_addrs), true)
+    }
+
+    /// As [`MptcpKnobs::config_for`] for one host of a network whose hosts differ in
+    /// address count (a workload runs one class's knobs on all of them, as one
+    /// `ip mptcp endpoint` list would be given to hosts with and without a second
+    /// interface): an `index` this host lacks is left out for it. The simulator checks
+    /// that some host has each index ([`MptcpKnobs::max_index`]).
+    pub fn config_for_host(&self, host_addrs: &[IpAddr]) -> Result<MptcpConfig, KnobError> {
+        self.build(Some(host_addrs), false)
+    }
+
+    /// The largest endpoint `index` and the endpoint's position, if any endpoint has one.
+    pub fn max_index(&self) -> Option<(usize, u8)> {
+        self.endpoints
+            .iter()
+            .enumerate()
+            .filter_map(|(k, e)| e.index.map(|i| (k, i)))
+            .max_by_key(|&(_, i)| i)
+    }
+
+    /// Whether an endpoint names the host's address by `index` (then only the host
+    /// that runs the flow can resolve it: [`MptcpKnobs::config_for`] with its list).
+    pub fn has_index_endpoints(&self) -> bool {
+        self.endpoints.iter().any(|e| e.index.is_some())
+    }
+
+    /// The checks that need no host: every key as [`MptcpKnobs::config_for`] checks
+    /// it, an `index` only against the most addresses a host can have
+    /// ([`MAX_HOST_ADDRESSES`]); which host has how many is checked where the
+    /// simulator builds the host.
+    pub fn validate(&self) -> Result<(), KnobError> {
+        for (k, e) in self.endpoints.iter().enumerate() {
+            if let Some(i) = e.index.filter(|&i| usize::from(i) >= MAX_HOST_ADDRESSES) {
+                return Err((
+                    key(&format!("endpoint[{k}].index")),
+                    format!(
+                        "a host has at most {MAX_HOST_ADDRESSES} addresses (indices 0..={}); got {i}",
+                        MAX_HOST_ADDRESSES - 1
+                    ),
+                ));
+            }
+        }
+        // Indices against stand-ins for a host with every address (TEST-NET-1, which
+        // no scenario host has), so ids, flags and limits are checked with them.
+        let stand_ins: Vec<IpAddr> = (1..=MAX_HOST_ADDRESSES as u8)
+            .map(|i| IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, i)))
+            .collect();
+        self.build(Some(&stand_ins), true).map(|_| ())
+    }
+
+    /// `config_for`; with `host_addrs = None` (no host known) endpoints given by
+    /// `index` are left out, the others keep their ids; so is an index beyond
+    /// `host_addrs` unless `strict`.
+    fn build(&self, host_addrs: Option<&[IpAddr]>, strict: bool) -> Result<MptcpConfig, KnobError> {
         let mut c = MptcpConfig::default();
         if let Some(s) = self.subflows {
             c.pm.limits.subflows = s;
@@ -178,18 +230,20 @@ impl MptcpKnobs {
         }
         for (k, e) in self.endpoints.iter().enumerate() {
             let ek = |f: &str| key(&format!("endpoint[{k}].{f}"));
-            let ip = match (e.addr, e.index) {
-                (Some(a), None) => a,
-                (None, Some(i)) => *host_addrs.get(usize::from(i)).ok_or_else(|| {
+            let ip = match (e.addr, e.index, host_addrs) {
+                (Some(a), None, _) => Some(a),
+                (None, Some(_), None) => None,
+                (None, Some(i), Some(addrs)) if !strict => addrs.get(usize::from(i)).copied(),
+                (None, Some(i), Some(addrs)) => Some(*addrs.get(usize::from(i)).ok_or_else(|| {
                     (
                         ek("index"),
                         format!(
                             "the flow's sender has {} address(es) (indices 0..={}); index {i} names none",
-                            host_addrs.len(),
-                            host_addrs.len().saturating_sub(1)
+                            addrs.len(),
+                            addrs.len().saturating_sub(1)
                         ),
                     )
-                })?,
+                })?),
                 _ => return Err((ek("addr"), "give exactly one of addr and index".into())),
             };
             if e.id == Some(0) {
@@ -204,6 +258,9 @@ impl MptcpKnobs {
                     "an endpoint needs signal or subflow (Linux refuses one with neither)".into(),
                 ));
             }
+            let Some(ip) = ip else {
+                continue;
+            };
             c.pm.endpoints.push(LocalEndpoint {
                 addr: Addr {
                     id: e.id(k),
@@ -272,12 +329,13 @@ impl MptcpKnobs {
 }
 
 impl TcpKnobs {
-    /// The MPTCP configuration for a flow whose sender has the single address the
-    /// dumbbell gives it (index 0); `None` without `[flow.tcp.mptcp]`. Knobs that
-    /// fail validation give `None` here: scenario loading reports them first.
+    /// The MPTCP configuration of a flow, `None` without `[flow.tcp.mptcp]`.
+    /// Endpoints given by `index` are left out: the simulator resolves them against
+    /// the host that runs the flow (`MptcpKnobs::config_for`). Knobs that fail
+    /// validation give `None` here: scenario loading reports them first.
     pub fn mptcp_config(&self) -> Option<MptcpConfig> {
         let m = self.mptcp.as_ref()?;
-        m.config_for(&[]).ok()
+        m.build(None, true).ok()
     }
 }
 
@@ -400,6 +458,39 @@ mod tests {
         let (k, m) = knobs(&nine).config_for(&[]).unwrap_err();
         assert_eq!(k, "tcp.mptcp.endpoint");
         assert!(m.contains("at most 8"), "{m}");
+    }
+
+    #[test]
+    fn an_index_is_checked_against_a_host_where_the_host_is_known() {
+        // At load: only the most addresses a host can have.
+        let k = knobs("[[endpoint]]\nindex = 3\n[[endpoint]]\naddr = \"198.18.0.3\"\n");
+        k.validate().unwrap();
+        let (f, m) = knobs("[[endpoint]]\nindex = 8\n").validate().unwrap_err();
+        assert_eq!(f, "tcp.mptcp.endpoint[0].index");
+        assert!(m.contains("0..=7") && m.contains("got 8"), "{m}");
+        // Ids stay checked with index endpoints in the set.
+        let (f, _) =
+            knobs("[[endpoint]]\nindex = 1\nid = 4\n[[endpoint]]\naddr = \"198.18.0.3\"\nid = 4\n")
+                .validate()
+                .unwrap_err();
+        assert_eq!(f, "tcp.mptcp.endpoint[1].id");
+        // Without a host the index endpoint is left out and the others keep their ids.
+        let t: TcpKnobs = toml::from_str(
+            "[mptcp]\n[[mptcp.endpoint]]\nindex = 3\n[[mptcp.endpoint]]\naddr = \"198.18.0.3\"\n",
+        )
+        .unwrap();
+        let c = t.mptcp_config().unwrap();
+        assert_eq!(c.pm.endpoints.len(), 1);
+        assert_eq!(c.pm.endpoints[0].addr.id, 2);
+        // With the host, index 3 is its fourth address; a host with two has none.
+        let host: Vec<IpAddr> = (1..=4)
+            .map(|i| format!("198.18.{i}.1").parse().unwrap())
+            .collect();
+        let c = k.config_for(&host).unwrap();
+        assert_eq!(c.pm.endpoints[0].addr.ip, host[3]);
+        let (f, m) = k.config_for(&host[..2]).unwrap_err();
+        assert_eq!(f, "tcp.mptcp.endpoint[0].index");
+        assert!(m.contains("indices 0..=1"), "{m}");
     }
 
     #[test]
