@@ -17,6 +17,7 @@ mod loss;
 mod mptcp;
 mod mptcp_addr;
 mod mptcp_join;
+mod mptcp_sched;
 mod multihome;
 mod overlap;
 mod prio_send;
