@@ -4,11 +4,13 @@
 //!
 //! - [`SchedKind::MinRtt`] — the lowest smoothed RTT among subflows with room in their
 //!   window ("LowRTT", the default of the out-of-tree Linux MPTCP v0.89 the seed used,
-//!   `get_available_subflow` in `mptcp_sched.c`), with **penalisation** and
+//!   `get_available_subflow` in `mptcp_sched.c`), nothing more.
+//! - [`SchedKind::LowRttRp`] — the same pick with **penalisation** and
 //!   **opportunistic retransmission** (Raiciu et al., "How hard can it be? Designing and
 //!   implementing a deployable multipath TCP", NSDI 2012 §4.2; the seed's "LowRTT + RP";
 //!   v0.89's `mptcp_rcv_buf_optimization`, checked against its source in
-//!   `net/mptcp/mptcp_sched.c`): [`MinRtt::opportunistic`], [`penalty`].
+//!   `net/mptcp/mptcp_sched.c`): [`MinRtt::opportunistic`], [`penalty`], run by the
+//!   connection (`conn/mp.rs`, `mp_lowrtt_rp`) when nothing new may be sent.
 //! - [`SchedKind::Linger`] — Linux 6.x's default (`mptcp_subflow_get_send`,
 //!   `protocol.c`): the lowest *linger time*, bytes the subflow still has to push (in
 //!   flight and queued) over its rate estimate, window room not required (TCP sends what
@@ -22,7 +24,9 @@
 //! - [`SchedKind::Sttf`] — shortest transfer time first (the seed's main body §3.2.1):
 //!   the subflow on which the segment would *arrive* first, counting data already
 //!   queued on it and its window, even a subflow whose window is full; unsent data is
-//!   re-assigned on every decision ([`sttf_reschedule`]).
+//!   re-assigned on every decision ([`sttf_reschedule`]); while the head waits for a
+//!   busy faster subflow, a slower one with room sends from deeper in the backlog
+//!   ([`sttf_ahead_offset`], [`SttfBook`]).
 //!
 //! **The STTF estimate** (the seed gives no formula; this one is decided here). For a
 //! segment of `len` bytes on subflow `i` with window `cwnd`, smoothed RTT `srtt`, `F`
