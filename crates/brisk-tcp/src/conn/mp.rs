@@ -1301,8 +1301,8 @@ fn mp_sttf_ahead(m: &mut Meta, views: &[SubflowView], rooms: &[u64], wnd_end: u6
         limit_end.saturating_sub(m.snd.nxt).saturating_sub(inside)
     };
     let mut best: Option<(u64, usize)> = None;
-    for j in 0..views.len() {
-        if rooms[j] == 0 {
+    for (j, &room) in rooms.iter().enumerate().take(views.len()) {
+        if room == 0 {
             continue;
         }
         if let Some(k) = crate::mptcp::sched::sttf_ahead_offset(views, j, SubflowMask::EMPTY, avail)
