@@ -6,7 +6,7 @@
 //! without the background (per access link one saturated TCP flow and four Pareto
 //! on-off UDP flows offering 10 % of the link).
 //!
-//! Arms: MPTCP as the seed's (fullmesh, min-RTT "LowRTT", OLIA) and single-path TCP
+//! Arms: MPTCP as the seed's (fullmesh, "LowRTT + RP", OLIA) and single-path TCP
 //! (CUBIC) on each path. The baseline is the average of the two TCPs on the
 //! homogeneous networks and TCP over WLAN on WLAN–3G (B.1 §1.3).
 
@@ -339,12 +339,12 @@ fn analyse(sh: &Shape) -> ExperimentResult {
     let mut r = ExperimentResult::new(ID, TITLE);
     let c = sh.configs;
     r.notes.push(format!(
-        "Networks: Table III drawn per configuration (WLAN 20–30 Mbit/s, 20–25 ms one way, 1–2 % random loss, 100-packet queue; 3G 3–5 Mbit/s, 65–75 ms, no loss, 3750 packets), both directions alike; buffers 256/256 KiB on 3G–3G, 1024/2048 KiB otherwise; Nagle off. Background per access link: one saturated CUBIC flow and four Pareto on-off UDP flows (shape 1.5, scale 1/6 s, ON at twice the mean) of 2.5 % of the link's rate each, 2 s before the foreground. MPTCP: fullmesh, min-RTT, OLIA per subflow, first subflow on path 0 (WLAN on WLAN–3G). TCP: CUBIC. Application delay: from a message's generation to the reader having read its last byte. {c} configuration(s) per network; video {} s, gaming {} s per run ({} run(s) per trace and configuration set).",
+        "Networks: Table III drawn per configuration (WLAN 20–30 Mbit/s, 20–25 ms one way, 1–2 % random loss, 100-packet queue; 3G 3–5 Mbit/s, 65–75 ms, no loss, 3750 packets), both directions alike; buffers 256/256 KiB on 3G–3G, 1024/2048 KiB otherwise; Nagle off. Background per access link: one saturated CUBIC flow and four Pareto on-off UDP flows (shape 1.5, scale 1/6 s, ON at twice the mean) of 2.5 % of the link's rate each, 2 s before the foreground. MPTCP: fullmesh, LowRTT+RP (minimum RTT with opportunistic retransmission and penalisation), OLIA per subflow, first subflow on path 0 (WLAN on WLAN–3G). TCP: CUBIC. Application delay: from a message's generation to the reader having read its last byte. {c} configuration(s) per network; video {} s, gaming {} s per run ({} run(s) per trace and configuration set).",
         sh.video_s, sh.game_s, sh.game_runs
     ));
 
     // MP-8: video.
-    let v = sweep(sh, Traffic::Video, c, SchedKind::MinRtt);
+    let v = sweep(sh, Traffic::Video, c, SchedKind::LowRttRp);
     let mut cells = Vec::new();
     let mut ok = true;
     for n in 0..3 {
@@ -449,7 +449,7 @@ fn analyse(sh: &Shape) -> ExperimentResult {
     let mut gerrs = Vec::new();
     let mut first = None;
     for t in 0..3 {
-        let g = sweep(sh, Traffic::Game(t), sh.game_runs, SchedKind::MinRtt);
+        let g = sweep(sh, Traffic::Game(t), sh.game_runs, SchedKind::LowRttRp);
         gerrs.extend(g.errors());
         for (bi, bg) in [false, true].into_iter().enumerate() {
             let (s0, _, _) = shares(&g, 2, bg, sh.game_runs);

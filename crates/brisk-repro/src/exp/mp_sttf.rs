@@ -132,10 +132,12 @@ pub fn wlan_3g(seed: u64) -> [PathSpec; 2] {
     [Kind::Wlan.draw(&mut rng), Kind::G3.draw(&mut rng)]
 }
 
-const SCHEDS: [(SchedKind, &str, &str); 2] = [
-    (SchedKind::MinRtt, "min-RTT (LowRTT)", RED),
-    (SchedKind::Sttf, "STTF", BLUE),
-];
+/// The seed's LowRTT: v0.89's default, minimum RTT with retransmission and
+/// penalisation (Table I, "LowRTT + RP"). Until 2026-12-06 this was plain min-RTT.
+const LOWRTT: SchedKind = SchedKind::LowRttRp;
+
+const SCHEDS: [(SchedKind, &str, &str); 2] =
+    [(LOWRTT, "LowRTT+RP", RED), (SchedKind::Sttf, "STTF", BLUE)];
 
 fn mptcp(sched: SchedKind) -> Transport {
     // The seed's MPTCP runs OLIA (Table I). Coupling across subflows is the
@@ -250,7 +252,7 @@ fn analyse(sh: &Shape) -> ExperimentResult {
     for &k in &sh.ratios {
         let mut reds = Vec::new();
         for (j, &seed) in sh.seeds.iter().enumerate() {
-            let m = delay(k, seed, SchedKind::MinRtt);
+            let m = delay(k, seed, LOWRTT);
             let s = delay(k, seed, SchedKind::Sttf);
             per_sched[0][j].push((k as f64, m));
             per_sched[1][j].push((k as f64, s));

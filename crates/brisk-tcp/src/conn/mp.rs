@@ -371,6 +371,7 @@ impl Connection {
     pub(super) fn mp_poll_transmit(&mut self, now: Instant) -> Option<Segment> {
         self.ack_ended_poll = false;
         let m = self.mp.as_deref_mut()?;
+        m.sched.tick(now);
         mp_fill(m);
         mp_rtx_update(m, now);
         let mut out = None;
@@ -918,6 +919,7 @@ fn mp_after_input(m: &mut Meta, now: Instant) {
         let una = s.conn.acked_offset();
         s.smap.on_subflow_ack(una);
     }
+    m.sched.tick(now);
     mp_reap_subflows(m);
     mp_drain(m);
     if m.snd.fin_acked && !m.subflows_closing {
@@ -1122,7 +1124,9 @@ fn mp_fill(m: &mut Meta) {
     // One subflow takes what its send buffer takes; data re-injected from a subflow
     // that left (REMOVE_ADDR, a reset) goes through the scheduler's path even when
     // one subflow remains.
-    if m.subs.len() == 1 && m.reinject.pending() == 0 {
+    // (Also while STTF holds runs sent ahead of the cursor: the in-order fill must
+    // skip them, `mp_sttf_settle`.)
+    if m.subs.len() == 1 && m.reinject.pending() == 0 && m.sched.ahead_empty() {
         mp_fill_one(m);
     } else {
         mp_fill_sched(m);
@@ -1261,14 +1265,37 @@ fn mp_fill_sched(m: &mut Meta) {
                 continue;
             }
         }
+        mp_sttf_settle(m);
         if m.snd.nxt >= m.snd.end().min(wnd_end) {
+            // Nothing new may go: LowRTT+RP's opportunistic retransmission and
+            // penalisation, when the peer's window blocks data waiting to go
+            // (v0.89 `mptcp_next_segment`, penal = 1) or the application waits for
+            // send space (`__mptcp_next_segment`, penal only with the buffer full).
+            let blocked = m.snd.nxt < m.snd.end();
+            let starved = !blocked && m.snd.writable_wanted;
+            if (blocked || starved)
+                && mp_lowrtt_rp(
+                    m,
+                    &views[..n],
+                    &rooms[..n],
+                    blocked || m.snd.capacity() == 0,
+                )
+            {
+                continue;
+            }
             break;
         }
         let (a, _) = m.snd.from(m.snd.nxt);
-        let want = a
+        let mut want = a
             .len()
             .min(dsn::MAX_MAP_LEN as usize)
             .min((wnd_end - m.snd.nxt) as usize) as u32;
+        if let Scheduler::Sttf(book) = &m.sched {
+            // Up to the first run STTF sent ahead, which the cursor then skips.
+            if let Some(st) = book.next_start() {
+                want = want.min(st.saturating_sub(m.snd.nxt).min(u64::from(u32::MAX)) as u32);
+            }
+        }
         let i = match m.sched.pick(&views[..n], want, SubflowMask::EMPTY) {
             Pick::One(i) => i,
             // The redundant scheduler is served by `mp_fill_redundant`.
@@ -1276,7 +1303,14 @@ fn mp_fill_sched(m: &mut Meta) {
                 Some(i) => i,
                 None => break,
             },
-            Pick::None => break,
+            Pick::None => {
+                // STTF waits for a busy faster subflow with the head of the backlog;
+                // a slower one with room may take bytes from deeper in it.
+                if mp_sttf_ahead(m, &views[..n], &rooms[..n], wnd_end) {
+                    continue;
+                }
+                break;
+            }
         };
         let take = (want as u64).min(rooms[i]).max(1) as usize;
         let dsn = m.local_idsn.wrapping_add(1).wrapping_add(m.snd.nxt);
@@ -1292,6 +1326,204 @@ fn mp_fill_sched(m: &mut Meta) {
         }
         s.written += n_w as u64;
         m.snd.nxt += n_w as u64;
+        // At once: a Data ACK past the cursor would be refused (`mp_on_data_ack`).
+        mp_sttf_settle(m);
+    }
+}
+
+/// STTF's book kept true (`SttfBook`): runs whose subflow left or went stale are
+/// dropped (their bytes go out again in order), and the in-order cursor moves past
+/// the runs it reached. A no-op for the other schedulers.
+fn mp_sttf_settle(m: &mut Meta) {
+    let Scheduler::Sttf(book) = &mut m.sched else {
+        return;
+    };
+    if book.is_empty() {
+        return;
+    }
+    let subs = &m.subs;
+    book.retain(|tag| subs.iter().any(|s| sub_tag(s) == tag && sub_alive(s)));
+    m.snd.nxt = book.skip(m.snd.nxt);
+}
+
+/// A subflow's key in STTF's book (indices shift when a subflow is reaped): its
+/// ports and addresses folded into 64 bits.
+fn sub_tag(s: &SubflowCtx) -> u64 {
+    let fold = |ip: IpAddr| -> u64 {
+        match ip {
+            IpAddr::V4(a) => u64::from(u32::from(a)),
+            IpAddr::V6(a) => {
+                let v = u128::from(a);
+                (v as u64) ^ ((v >> 64) as u64)
+            }
+        }
+    };
+    let (l, r) = (s.conn.local(), s.conn.remote());
+    (u64::from(l.port()) << 48 | u64::from(r.port()) << 32)
+        ^ fold(l.ip())
+        ^ fold(r.ip()).rotate_left(17)
+}
+
+/// STTF out of order (seed main body §3.2.1, "unsent data is rescheduled every time
+/// a new packet is scheduled"): the head of the backlog waits for a busy faster
+/// subflow, so a subflow with room takes the bytes STTF's per-segment assignment
+/// would give it, `sttf_ahead_offset` unassigned bytes into the backlog, for as long
+/// as its window has room; they are recorded as a run ahead of the cursor. The
+/// assignment to the busy subflow is never written into it (a subflow takes only
+/// what its window sends now), so it is re-decided on every call: that is the
+/// seed's rescheduling of data queued on a path, here without taking bytes back out
+/// of a subflow. Returns whether a run was sent.
+fn mp_sttf_ahead(m: &mut Meta, views: &[SubflowView], rooms: &[u64], wnd_end: u64) -> bool {
+    let Scheduler::Sttf(book) = &m.sched else {
+        return false;
+    };
+    let limit_end = m.snd.end().min(wnd_end);
+    let avail = {
+        // Unassigned bytes from the cursor to the window's end.
+        let inside: u64 = book
+            .runs()
+            .iter()
+            .map(|r| r.end.min(limit_end).saturating_sub(r.start.min(limit_end)))
+            .sum();
+        limit_end.saturating_sub(m.snd.nxt).saturating_sub(inside)
+    };
+    let mut best: Option<(u64, usize)> = None;
+    for (j, &room) in rooms.iter().enumerate().take(views.len()) {
+        if room == 0 {
+            continue;
+        }
+        if let Some(k) = crate::mptcp::sched::sttf_ahead_offset(views, j, SubflowMask::EMPTY, avail)
+        {
+            if best.is_none_or(|(b, _)| k < b) {
+                best = Some((k, j));
+            }
+        }
+    }
+    let Some((k, j)) = best else {
+        return false;
+    };
+    let (start, stretch_end) = book.locate(m.snd.nxt, k);
+    let end = stretch_end
+        .min(limit_end)
+        .min(start.saturating_add(rooms[j].min(dsn::MAX_MAP_LEN)));
+    if start >= end {
+        return false;
+    }
+    let tag = sub_tag(&m.subs[j]);
+    let sent = mp_send_run(m, j, start, end - start);
+    if sent == 0 {
+        return false;
+    }
+    if let Scheduler::Sttf(book) = &mut m.sched {
+        if !book.insert(crate::mptcp::sched::AheadRun {
+            start,
+            end: start + sent,
+            tag,
+        }) {
+            // Cannot happen (the stretch is unassigned and the book was checked for
+            // room below); if it did, the bytes go out again in order: a duplicate.
+            return false;
+        }
+    }
+    true
+}
+
+/// Writes data-level bytes `[off, off + len)` on subflow `i` with their own
+/// mapping (ending a record first when they do not continue its last one); returns
+/// how many it took.
+fn mp_send_run(m: &mut Meta, i: usize, off: u64, len: u64) -> u64 {
+    if len == 0 || off < m.snd.una || off + len > m.snd.end() || i >= m.subs.len() {
+        return 0;
+    }
+    let (a, b) = m.snd.from(off);
+    let want = len as usize;
+    let chunk: &[u8] = if a.len() >= want {
+        &a[..want]
+    } else if a.is_empty() {
+        &b[..want.min(b.len())]
+    } else {
+        a
+    };
+    let dsn = m.snd_dsn(off);
+    let s = &mut m.subs[i];
+    sub_dsn_break(s, dsn);
+    let n = s.conn.write(chunk);
+    if n == 0 {
+        return 0;
+    }
+    s.dsn_end = Some(dsn.wrapping_add(n as u64));
+    if s.smap.push(dsn, s.written, n as u64).is_err() {
+        m.counters.opt_no_room += 1;
+    }
+    s.written += n as u64;
+    n as u64
+}
+
+/// LowRTT+RP (the seed's Table I; v0.89 `mptcp_rcv_buf_optimization`, Raiciu et al.
+/// NSDI 2012 §4.2): nothing new may go, so the data-level head (the Data ACK's
+/// next byte, sent and not yet data-acknowledged) may be what holds the receiver.
+/// `MinRtt::opportunistic` decides; this carries it out: the slow carrier's window
+/// halved through its congestion control (ssthresh too unless in slow start), and
+/// the head's run, as far as the slow carrier's mapping goes, sent again on the
+/// fast subflow. Returns whether bytes were sent. Plain min-RTT and the other
+/// schedulers do nothing here.
+fn mp_lowrtt_rp(m: &mut Meta, views: &[SubflowView], rooms: &[u64], penal: bool) -> bool {
+    let Scheduler::MinRtt(mr) = &mut m.sched else {
+        return false;
+    };
+    let Some(now) = mr.now.filter(|_| mr.rp) else {
+        return false;
+    };
+    if m.subs.len() < 2 || m.snd.una >= m.snd.nxt {
+        return false;
+    }
+    let head = m.local_idsn.wrapping_add(1).wrapping_add(m.snd.una);
+    // The subflows that carry the head, and how far the first one's mapping runs.
+    let mut carriers = SubflowMask::EMPTY;
+    let mut run_end = m.snd.una;
+    for (i, s) in m.subs.iter().enumerate().take(views.len()) {
+        // Outstanding mappings are few (coalesced per contiguous run).
+        if let Some(map) = s
+            .smap
+            .outstanding()
+            .find(|map| head.wrapping_sub(map.dsn) < map.payload())
+        {
+            if carriers.is_empty() {
+                run_end = m.snd.una + (map.payload() - head.wrapping_sub(map.dsn));
+            }
+            carriers = carriers.with(i);
+        }
+    }
+    if carriers.is_empty() {
+        return false;
+    }
+    let o = mr.opportunistic(now, views, carriers, penal);
+    if let Some(j) = o.penalise {
+        mr.stats.penalised += 1;
+        let c = &mut m.subs[j].conn;
+        let (cwnd, ssthresh) = c.sub.cong.window();
+        let (cwnd, ssthresh) = crate::mptcp::sched::penalty(cwnd, ssthresh, 1);
+        c.sub.cong.set_cwnd(cwnd);
+        c.sub.cong.vars.ssthresh = ssthresh;
+    }
+    let Some(f) = o.retransmit_on.filter(|&f| f < rooms.len() && rooms[f] > 0) else {
+        return false;
+    };
+    let len = (run_end - m.snd.una).min(rooms[f]).min(dsn::MAX_MAP_LEN);
+    let sent = mp_send_run(m, f, m.snd.una, len);
+    if let Scheduler::MinRtt(mr) = &mut m.sched {
+        mr.stats.opportunistic += u64::from(sent > 0);
+        mr.stats.opportunistic_bytes += sent;
+    }
+    sent > 0
+}
+
+impl Connection {
+    /// What the MPTCP scheduler did beyond picking subflows (LowRTT+RP's
+    /// penalties and opportunistic retransmissions, STTF's sends ahead); `None`
+    /// for a plain TCP connection.
+    pub fn mptcp_sched_stats(&self) -> Option<crate::mptcp::sched::SchedStats> {
+        self.mp.as_deref().map(|m| m.sched.stats())
     }
 }
 

@@ -4,11 +4,13 @@
 //!
 //! - [`SchedKind::MinRtt`] — the lowest smoothed RTT among subflows with room in their
 //!   window ("LowRTT", the default of the out-of-tree Linux MPTCP v0.89 the seed used,
-//!   `get_available_subflow` in `mptcp_sched.c`), with **penalisation** and
+//!   `get_available_subflow` in `mptcp_sched.c`), nothing more.
+//! - [`SchedKind::LowRttRp`] — the same pick with **penalisation** and
 //!   **opportunistic retransmission** (Raiciu et al., "How hard can it be? Designing and
 //!   implementing a deployable multipath TCP", NSDI 2012 §4.2; the seed's "LowRTT + RP";
 //!   v0.89's `mptcp_rcv_buf_optimization`, checked against its source in
-//!   `net/mptcp/mptcp_sched.c`): [`MinRtt::opportunistic`], [`penalty`].
+//!   `net/mptcp/mptcp_sched.c`): [`MinRtt::opportunistic`], [`penalty`], run by the
+//!   connection (`conn/mp.rs`, `mp_lowrtt_rp`) when nothing new may be sent.
 //! - [`SchedKind::Linger`] — Linux 6.x's default (`mptcp_subflow_get_send`,
 //!   `protocol.c`): the lowest *linger time*, bytes the subflow still has to push (in
 //!   flight and queued) over its rate estimate, window room not required (TCP sends what
@@ -22,7 +24,9 @@
 //! - [`SchedKind::Sttf`] — shortest transfer time first (the seed's main body §3.2.1):
 //!   the subflow on which the segment would *arrive* first, counting data already
 //!   queued on it and its window, even a subflow whose window is full; unsent data is
-//!   re-assigned on every decision ([`sttf_reschedule`]).
+//!   re-assigned on every decision ([`sttf_reschedule`]); while the head waits for a
+//!   busy faster subflow, a slower one with room sends from deeper in the backlog
+//!   ([`sttf_ahead_offset`], [`SttfBook`]).
 //!
 //! **The STTF estimate** (the seed gives no formula; this one is decided here). For a
 //! segment of `len` bytes on subflow `i` with window `cwnd`, smoothed RTT `srtt`, `F`
@@ -100,7 +104,12 @@ pub enum Pick {
 /// The scheduler kinds, as configured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SchedKind {
+    /// Plain minimum RTT: the lowest-RTT subflow with room, nothing more.
     MinRtt,
+    /// The seed's "LowRTT + RP": minimum RTT with v0.89's opportunistic
+    /// retransmission and penalisation ([`MinRtt::opportunistic`]), which the
+    /// connection runs when the peer's data-level window or the send buffer blocks.
+    LowRttRp,
     Linger,
     RoundRobin,
     Redundant,
@@ -108,11 +117,12 @@ pub enum SchedKind {
 }
 
 impl SchedKind {
-    pub const NAMES: &'static str = "minrtt, linger, roundrobin, redundant, sttf";
+    pub const NAMES: &'static str = "minrtt, lowrtt+rp, linger, roundrobin, redundant, sttf";
 
     pub fn name(self) -> &'static str {
         match self {
             SchedKind::MinRtt => "minrtt",
+            SchedKind::LowRttRp => "lowrtt+rp",
             SchedKind::Linger => "linger",
             SchedKind::RoundRobin => "roundrobin",
             SchedKind::Redundant => "redundant",
@@ -143,6 +153,7 @@ impl FromStr for SchedKind {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Ok(match s {
             "minrtt" => SchedKind::MinRtt,
+            "lowrtt+rp" => SchedKind::LowRttRp,
             "linger" => SchedKind::Linger,
             "roundrobin" => SchedKind::RoundRobin,
             "redundant" => SchedKind::Redundant,
@@ -159,27 +170,59 @@ pub enum Scheduler {
     Linger,
     RoundRobin { next: usize },
     Redundant,
-    Sttf,
+    Sttf(SttfBook),
 }
 
 impl Scheduler {
     pub fn new(kind: SchedKind) -> Scheduler {
         match kind {
             SchedKind::MinRtt => Scheduler::MinRtt(MinRtt::default()),
+            SchedKind::LowRttRp => Scheduler::MinRtt(MinRtt {
+                rp: true,
+                ..MinRtt::default()
+            }),
             SchedKind::Linger => Scheduler::Linger,
             SchedKind::RoundRobin => Scheduler::RoundRobin { next: 0 },
             SchedKind::Redundant => Scheduler::Redundant,
-            SchedKind::Sttf => Scheduler::Sttf,
+            SchedKind::Sttf => Scheduler::Sttf(SttfBook::default()),
         }
     }
 
     pub fn kind(&self) -> SchedKind {
         match self {
+            Scheduler::MinRtt(m) if m.rp => SchedKind::LowRttRp,
             Scheduler::MinRtt(_) => SchedKind::MinRtt,
             Scheduler::Linger => SchedKind::Linger,
             Scheduler::RoundRobin { .. } => SchedKind::RoundRobin,
             Scheduler::Redundant => SchedKind::Redundant,
-            Scheduler::Sttf => SchedKind::Sttf,
+            Scheduler::Sttf(_) => SchedKind::Sttf,
+        }
+    }
+
+    /// What the scheduler did beyond picking (penalties, opportunistic and
+    /// out-of-order sends), for counters and experiments.
+    pub fn stats(&self) -> SchedStats {
+        match self {
+            Scheduler::MinRtt(m) => m.stats,
+            Scheduler::Sttf(b) => b.stats,
+            _ => SchedStats::default(),
+        }
+    }
+
+    /// STTF holds no run sent ahead of the data-level cursor (always true for the
+    /// other schedulers).
+    pub fn ahead_empty(&self) -> bool {
+        match self {
+            Scheduler::Sttf(b) => b.is_empty(),
+            _ => true,
+        }
+    }
+
+    /// The caller's clock, passed on every input and poll: the connection's fill
+    /// loop has no `now` of its own, and LowRTT+RP's once-per-RTT penalty needs one.
+    pub fn tick(&mut self, now: Instant) {
+        if let Scheduler::MinRtt(m) = self {
+            m.now = Some(now);
         }
     }
 
@@ -213,7 +256,7 @@ impl Scheduler {
                     Pick::Many(m)
                 }
             }
-            Scheduler::Sttf => sttf_pick(views, cand, exclude, len),
+            Scheduler::Sttf(_) => sttf_pick(views, cand, exclude, len),
         }
     }
 }
@@ -390,11 +433,203 @@ pub fn sttf_reschedule(
     }
 }
 
+/// Most runs STTF keeps sent ahead of the in-order cursor at once (a run per
+/// out-of-order decision; more would only follow the slow path deeper into the
+/// backlog, which the window already bounds).
+pub const AHEAD_MAX: usize = 8;
+
+/// Data-level bytes `[start, end)` (offsets in the data-level send stream) that STTF
+/// sent on a subflow ahead of the in-order cursor; `tag` names the subflow (the
+/// caller's stable key: indices shift when subflows leave).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AheadRun {
+    pub start: u64,
+    pub end: u64,
+    pub tag: u64,
+}
+
+/// STTF's out-of-order book (the seed's "reschedule unsent data", main body
+/// §3.2.1): the runs sent ahead of the data-level cursor, sorted and disjoint, every
+/// one starting after the cursor. The in-order fill skips them; a run whose subflow
+/// left is dropped and its bytes go out again in order. Bounded by [`AHEAD_MAX`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SttfBook {
+    runs: [AheadRun; AHEAD_MAX],
+    len: usize,
+    pub stats: SchedStats,
+}
+
+impl SttfBook {
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn runs(&self) -> &[AheadRun] {
+        &self.runs[..self.len]
+    }
+
+    /// Drops the runs whose subflow `alive` no longer holds; returns how many.
+    pub fn retain(&mut self, alive: impl Fn(u64) -> bool) -> usize {
+        let mut k = 0;
+        for i in 0..self.len {
+            if alive(self.runs[i].tag) {
+                self.runs[k] = self.runs[i];
+                k += 1;
+            }
+        }
+        let dropped = self.len - k;
+        self.len = k;
+        self.stats.ahead_dropped += dropped as u64;
+        dropped
+    }
+
+    /// The in-order cursor `nxt` moved past every run it has reached; those runs
+    /// leave the book. Returns the new cursor.
+    pub fn skip(&mut self, mut nxt: u64) -> u64 {
+        let mut k = 0;
+        while k < self.len && self.runs[k].start <= nxt {
+            nxt = nxt.max(self.runs[k].end);
+            k += 1;
+        }
+        self.runs.copy_within(k..self.len, 0);
+        self.len -= k;
+        nxt
+    }
+
+    /// Where the first run starts (after [`SttfBook::skip`], after the cursor).
+    pub fn next_start(&self) -> Option<u64> {
+        self.runs().first().map(|r| r.start)
+    }
+
+    /// The offset of the `k`-th unassigned byte at or after `nxt` (bytes in runs
+    /// skipped), and where the unassigned stretch holding it ends (the next run's
+    /// start, `u64::MAX` when none follows).
+    pub fn locate(&self, nxt: u64, k: u64) -> (u64, u64) {
+        let (mut pos, mut left) = (nxt, k);
+        for r in self.runs() {
+            let gap = r.start.saturating_sub(pos);
+            if left < gap {
+                return (pos + left, r.start);
+            }
+            left -= gap;
+            pos = pos.max(r.end);
+        }
+        (pos.saturating_add(left), u64::MAX)
+    }
+
+    /// Records a run; false (nothing recorded) when the book is full or the run is
+    /// empty or overlaps one held.
+    pub fn insert(&mut self, run: AheadRun) -> bool {
+        if self.len == AHEAD_MAX || run.start >= run.end {
+            return false;
+        }
+        let at = self.runs().partition_point(|r| r.end <= run.start);
+        if at < self.len && self.runs[at].start < run.end {
+            return false;
+        }
+        self.runs.copy_within(at..self.len, at + 1);
+        self.runs[at] = run;
+        self.len += 1;
+        self.stats.ahead_runs += 1;
+        self.stats.ahead_bytes += run.end - run.start;
+        true
+    }
+}
+
+/// STTF's out-of-order placement for subflow `j` (a candidate with room), when the
+/// head of the backlog waits for a busy faster subflow ([`sttf_pick`] said
+/// `Pick::None`): how many unassigned backlog bytes, in data order, STTF's per-segment
+/// assignment ([`sttf_reschedule`]'s rule: each segment to the least [`sttf_time`]
+/// given those before it, ties to the lower index) puts on the other subflows before
+/// the first segment it puts on `j`. Each other subflow's times grow with the
+/// segments queued on it, so the count is, per subflow, the segments whose time beats
+/// `j`'s first (a binary search on that monotone sequence: O(subflows · log), no
+/// per-segment loop). `j`'s time stays flat while its window has room, so the
+/// segments after that offset go to `j` for as long as its room lasts. `None` when
+/// the offset reaches `limit` (the unassigned bytes the window allows).
+pub fn sttf_ahead_offset(
+    views: &[SubflowView],
+    j: usize,
+    exclude: SubflowMask,
+    limit: u64,
+) -> Option<u64> {
+    let views = &views[..views.len().min(MAX_SUBFLOWS)];
+    let cand = candidates(views, exclude);
+    if !cand.contains(j) {
+        return None;
+    }
+    let set = sttf_set(views, cand, exclude);
+    let slow = slowest(views, set);
+    let vj = views[j];
+    let tj = sttf_time(&vj, vj.mss.max(1), slow);
+    let mut total = 0u64;
+    for i in set.iter().filter(|&i| i != j) {
+        let v = views[i];
+        let l = u64::from(v.mss.max(1));
+        // Does the `m`-th further segment on `i` come before `j`'s first?
+        let before = |m: u64| -> bool {
+            let mut w = v;
+            w.queued = (u64::from(w.queued) + m * l).min(u64::from(u32::MAX)) as u32;
+            let t = sttf_time(&w, l as u32, slow);
+            t < tj || (t == tj && i < j)
+        };
+        if !before(0) {
+            continue;
+        }
+        // The count is at most limit / l (beyond that the answer is None anyway).
+        let cap = limit / l + 1;
+        let (mut lo, mut hi) = (0u64, 1u64);
+        while before(hi) {
+            lo = hi;
+            if hi >= cap {
+                return None;
+            }
+            hi = (hi * 2).min(cap);
+        }
+        // before(lo) is true, before(hi) false.
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if before(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        total = total.saturating_add(hi * l);
+        if total >= limit {
+            return None;
+        }
+    }
+    Some(total)
+}
+
 /// Minimum-RTT state: per subflow, when it last penalised a slower one (v0.89 keeps
 /// `last_rbuf_opti` in each subflow's `defsched_priv`, not per connection).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MinRtt {
     last_penalised: [Option<Instant>; MAX_SUBFLOWS],
+    /// Retransmission and penalisation on ("lowrtt+rp"); off, plain min-RTT.
+    pub rp: bool,
+    /// The last clock the caller passed ([`Scheduler::tick`]).
+    pub now: Option<Instant>,
+    pub stats: SchedStats,
+}
+
+/// Counts of what a scheduler did beyond picking a subflow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedStats {
+    /// LowRTT+RP: slow subflows whose window was halved.
+    pub penalised: u64,
+    /// LowRTT+RP: opportunistic retransmissions of the data-level head, and bytes.
+    pub opportunistic: u64,
+    pub opportunistic_bytes: u64,
+    /// STTF: runs sent out of data order on a subflow ahead of the in-order cursor,
+    /// and bytes.
+    pub ahead_runs: u64,
+    pub ahead_bytes: u64,
+    /// STTF: ahead runs dropped because their subflow left (their bytes are sent
+    /// again in order).
+    pub ahead_dropped: u64,
 }
 
 /// What [`MinRtt::opportunistic`] decided.

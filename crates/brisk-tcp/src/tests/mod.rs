@@ -18,6 +18,7 @@ mod mptcp;
 mod mptcp_addr;
 mod mptcp_join;
 mod mptcp_rtx;
+mod mptcp_sched;
 mod multihome;
 mod overlap;
 mod prio_send;

@@ -21,6 +21,7 @@ const NONE: SubflowMask = SubflowMask::EMPTY;
 fn names_parse_and_errors_list_them() {
     for k in [
         SchedKind::MinRtt,
+        SchedKind::LowRttRp,
         SchedKind::Linger,
         SchedKind::RoundRobin,
         SchedKind::Redundant,
@@ -361,12 +362,12 @@ proptest! {
     ) {
         let ex = SubflowMask(exclude);
         let cand = candidates(&views, ex);
-        for kind in [SchedKind::MinRtt, SchedKind::Linger, SchedKind::RoundRobin, SchedKind::Redundant, SchedKind::Sttf] {
+        for kind in [SchedKind::MinRtt, SchedKind::LowRttRp, SchedKind::Linger, SchedKind::RoundRobin, SchedKind::Redundant, SchedKind::Sttf] {
             let mut s = Scheduler::new(kind);
             match s.pick(&views, len, ex) {
                 Pick::One(i) => {
                     prop_assert!(cand.contains(i));
-                    if matches!(kind, SchedKind::MinRtt | SchedKind::RoundRobin) {
+                    if matches!(kind, SchedKind::MinRtt | SchedKind::LowRttRp | SchedKind::RoundRobin) {
                         prop_assert!(views[i].has_room());
                     }
                     if kind == SchedKind::Sttf {
@@ -396,6 +397,141 @@ proptest! {
                     }
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn lowrtt_rp_is_min_rtt_with_rp_on() {
+    let mut s = Scheduler::new(SchedKind::LowRttRp);
+    let views = [v(100, 10, 2), v(20, 10, 2)];
+    assert_eq!(s.pick(&views, 1_000, NONE), Pick::One(1));
+    assert!(matches!(&s, Scheduler::MinRtt(m) if m.rp));
+    assert!(matches!(Scheduler::new(SchedKind::MinRtt), Scheduler::MinRtt(m) if !m.rp));
+    assert_eq!(
+        "lowrtt+rp".parse::<SchedKind>().unwrap(),
+        SchedKind::LowRttRp
+    );
+    assert!("lowrtt"
+        .parse::<SchedKind>()
+        .unwrap_err()
+        .to_string()
+        .contains("lowrtt+rp"));
+}
+
+#[test]
+fn sttf_book_skips_locates_and_drops() {
+    let mut b = SttfBook::default();
+    assert!(b.insert(AheadRun {
+        start: 100,
+        end: 200,
+        tag: 1
+    }));
+    assert!(b.insert(AheadRun {
+        start: 300,
+        end: 350,
+        tag: 2
+    }));
+    // Overlap and empty runs are refused.
+    assert!(!b.insert(AheadRun {
+        start: 150,
+        end: 160,
+        tag: 1
+    }));
+    assert!(!b.insert(AheadRun {
+        start: 400,
+        end: 400,
+        tag: 1
+    }));
+    assert_eq!(b.next_start(), Some(100));
+    // Unassigned bytes from cursor 0: [0,100) then [200,300) then from 350.
+    assert_eq!(b.locate(0, 0), (0, 100));
+    assert_eq!(b.locate(0, 99), (99, 100));
+    assert_eq!(b.locate(0, 100), (200, 300));
+    assert_eq!(b.locate(0, 250), (400, u64::MAX));
+    // The cursor reaching a run jumps over it.
+    assert_eq!(b.skip(99), 99);
+    assert_eq!(b.skip(100), 200);
+    assert_eq!(b.runs().len(), 1);
+    // A run whose subflow left is dropped.
+    assert_eq!(b.retain(|t| t != 2), 1);
+    assert!(b.is_empty());
+    assert_eq!(b.stats.ahead_dropped, 1);
+    // Bounded.
+    for k in 0..AHEAD_MAX as u64 + 3 {
+        let _ = b.insert(AheadRun {
+            start: 1_000 + 10 * k,
+            end: 1_005 + 10 * k,
+            tag: 0,
+        });
+    }
+    assert_eq!(b.runs().len(), AHEAD_MAX);
+}
+
+/// The per-segment assignment the closed form stands for: each segment to the least
+/// STTF time given those before it (ties to the lower index); returns how many
+/// segments go elsewhere before the first goes to `j`.
+fn greedy_first(views: &[SubflowView], j: usize, max: usize) -> Option<u64> {
+    let cand = candidates(views, NONE);
+    let set = sttf_set(views, cand, NONE);
+    let slow = slowest(views, set);
+    let mut w = views.to_vec();
+    let mut bytes = 0u64;
+    for _ in 0..max {
+        let i = argmin(&w, set, |x| sttf_time(x, x.mss.max(1), slow))?;
+        if i == j {
+            return Some(bytes);
+        }
+        w[i].queued += w[i].mss;
+        bytes += u64::from(w[i].mss);
+    }
+    None
+}
+
+#[test]
+fn sttf_ahead_offset_on_a_wlan_3g_pair() {
+    // Fast path full (20 ms, 10 segments in flight), slow one with room (200 ms):
+    // the slow path's first segment arrives in 100 ms; the fast one's k-th in
+    // 10 + 20·(k+1)/10 ms: 44 arrive sooner, the 45th ties and ties go to the lower
+    // index, so 45 segments go on the fast path first.
+    let mut views = [v(20, 10, 10), v(200, 10, 0)];
+    views[0].usable = false; // as the connection marks a window without room
+    assert_eq!(
+        Scheduler::new(SchedKind::Sttf).pick(&views, 1_000, NONE),
+        Pick::None
+    );
+    let k = sttf_ahead_offset(&views, 1, NONE, 1 << 20).unwrap();
+    assert_eq!(Some(k), greedy_first(&views, 1, 10_000));
+    assert_eq!(k, 45_000);
+    // Not within the backlog: no out-of-order send.
+    assert_eq!(sttf_ahead_offset(&views, 1, NONE, 45_000), None);
+    // A subflow without room is never placed.
+    assert_eq!(sttf_ahead_offset(&views, 0, NONE, 1 << 20), None);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2_000))]
+    #[test]
+    fn sttf_ahead_offset_equals_the_per_segment_assignment(
+        specs in proptest::collection::vec((1u64..400, 1u32..40, 0u32..50, 0u32..20, prop::bool::ANY), 2..5),
+        j in 0usize..4,
+    ) {
+        let views: Vec<SubflowView> = specs
+            .iter()
+            .map(|&(rtt, cwnd, fl, q, mss_big)| {
+                let mut x = v(rtt, cwnd, fl.min(cwnd + 5));
+                x.queued = q * 1_000;
+                x.mss = if mss_big { 1_400 } else { 1_000 };
+                x.usable = x.has_room();
+                x
+            })
+            .collect();
+        let j = j % views.len();
+        let got = sttf_ahead_offset(&views, j, NONE, 5_000_000);
+        if !views[j].usable {
+            prop_assert_eq!(got, None);
+        } else {
+            prop_assert_eq!(got, greedy_first(&views, j, 20_000));
         }
     }
 }
