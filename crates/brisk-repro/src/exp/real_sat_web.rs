@@ -798,7 +798,7 @@ fn analyse(quick: bool) -> ExperimentResult {
     let mut ok = true;
     let mut worst = 0.0f64;
     for arm in [Arm::LinuxClient, Arm::BriskClient] {
-        for pi in 0..pages.len() {
+        for (pi, page) in pages.iter().enumerate() {
             let get = |tfo: bool| {
                 cells
                     .iter()
@@ -833,7 +833,7 @@ fn analyse(quick: bool) -> ExperimentResult {
             notes.push(format!(
                 "{}, {}: saved {real:.2} RTT real, {sim:.2} RTT simulated; SYNs with data / page connections {}",
                 arm.label(),
-                page_name(&pages[pi]),
+                page_name(page),
                 fast.real.iter().map(|l| format!("{}/{}", l.syn_data, l.conns)).collect::<Vec<_>>().join(", ")
             ));
         }
