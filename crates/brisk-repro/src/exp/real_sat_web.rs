@@ -739,16 +739,16 @@ fn analyse(quick: bool) -> ExperimentResult {
             .iter()
             .filter(|c| c.arm == arm && c.tfo == tfo)
             .collect();
-        let worst = sel
+        // The page farthest from the simulator (a NaN, i.e. a failed mean, wins).
+        let far = sel.iter().copied().max_by(|a, b| {
+            let d = |c: &Cell| (c.real_mean() / c.sim - 1.0).abs();
+            d(a).partial_cmp(&d(b))
+                .unwrap_or(std::cmp::Ordering::Greater)
+        });
+        let (sim, real) = far.map_or((f64::NAN, f64::NAN), |c| (c.sim, c.real_mean()));
+        let all_within = sel
             .iter()
-            .map(|c| c.real_mean() / c.sim - 1.0)
-            .fold(0.0f64, |a, x| {
-                if x.abs() > a.abs() || x.is_nan() {
-                    x
-                } else {
-                    a
-                }
-            });
+            .all(|c| (c.real_mean() / c.sim - 1.0).abs() <= TOL);
         let intact = sel.iter().all(|c| c.real.iter().all(|l| l.intact));
         let detail = sel
             .iter()
@@ -770,9 +770,9 @@ fn analyse(quick: bool) -> ExperimentResult {
                 if tfo { "with" } else { "without" }
             ),
         )
-        .paper(0.0)
-        .ours(worst * 100.0)
-        .unit("% (real − sim) / sim, worst page")
+        .paper(sim)
+        .ours(real)
+        .unit("s (PLT, the page farthest from the simulator)")
         .tolerance(&format!(
             "within ±{:.0} % on every page; every body intact",
             TOL * 100.0
@@ -789,7 +789,7 @@ fn analyse(quick: bool) -> ExperimentResult {
                 &measured,
             )
         } else {
-            claim.note(measured).check(intact && worst.abs() <= TOL)
+            claim.note(measured).check(intact && all_within)
         });
     }
 
@@ -797,6 +797,7 @@ fn analyse(quick: bool) -> ExperimentResult {
     let mut notes = Vec::new();
     let mut ok = true;
     let mut worst = 0.0f64;
+    let mut worst_pair = (f64::NAN, f64::NAN);
     for arm in [Arm::LinuxClient, Arm::BriskClient] {
         for (pi, page) in pages.iter().enumerate() {
             let get = |tfo: bool| {
@@ -811,8 +812,9 @@ fn analyse(quick: bool) -> ExperimentResult {
             let real = (plain.real_mean() - fast.real_mean()) / RTT_S;
             let sim = (plain.sim - fast.sim) / RTT_S;
             let d = real - sim;
-            if d.abs() > worst.abs() || d.is_nan() {
+            if d.abs() > worst.abs() || d.is_nan() || worst_pair.0.is_nan() {
                 worst = d;
+                worst_pair = (sim, real);
             }
             let syn_ok = fast
                 .real
@@ -844,9 +846,9 @@ fn analyse(quick: bool) -> ExperimentResult {
         "REAL-WEB-3",
         "Fast Open's saving over real packets vs the simulator's, both arms; every page connection's request on its SYN",
     )
-    .paper(0.0)
-    .ours(worst)
-    .unit("RTT (real − sim saving), worst")
+    .paper(worst_pair.0)
+    .ours(worst_pair.1)
+    .unit("RTT saved (the cell farthest from the simulator)")
     .tolerance(&format!("±{SAVING_TOL_RTT} RTT; SYN data on every page connection"));
     let measured = notes.join("; ");
     r.claims.push(if !distorted.is_empty() {
