@@ -239,3 +239,29 @@ fn fast_open_saves_one_rtt_per_connection_wave_of_an_http1_page() {
         }
     }
 }
+
+#[test]
+#[ignore = "prints the stream-cap sweep over seeds for development"]
+fn explore_stream_cap_seeds() {
+    for pep in [true, false] {
+        for cap in [100, 140, 150, 160, 300] {
+            let mut row = format!("pep {pep} cap {cap}:");
+            for seed in 1..=5 {
+                let mut c = cfg(pep, Proto::Http2, Tls::Full12, 500, 5_000);
+                c.stream_cap = cap;
+                c.seed = seed;
+                if !pep {
+                    c.client_rcvbuf = 1 << 20;
+                }
+                let r = run(&c).unwrap();
+                row += &format!(
+                    " {:.1}s(d{}/{})",
+                    r.plt_ns.unwrap_or(0) as f64 / 1e9,
+                    r.forward_drops,
+                    r.return_drops
+                );
+            }
+            println!("{row}");
+        }
+    }
+}
