@@ -457,6 +457,15 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::real_rc3::plan,
     },
     Experiment {
+        id: exp::real_sat_web::ID,
+        title: exp::real_sat_web::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_sat_web::unsupported,
+        },
+        claims: exp::real_sat_web::CLAIMS,
+        plan: exp::real_sat_web::plan,
+    },
+    Experiment {
         id: exp::mn_cpu::ID,
         title: exp::mn_cpu::TITLE,
         kind: Kind::RealTime {
@@ -556,6 +565,7 @@ mod tests {
                     exp::real_mptcp::ID,
                     exp::mn_vpn::ID,
                     exp::sat_web::ID,
+                    exp::real_sat_web::ID,
                     exp::inner_space::ID,
                     exp::mn_cpu::ID,
                     exp::design::ID,

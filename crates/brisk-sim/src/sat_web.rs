@@ -226,6 +226,12 @@ pub struct SatWebConfig {
     /// Stop here if the page has not loaded.
     pub limit: Duration,
     pub seed: u64,
+    /// TCP Fast Open (RFC 7413) on the client and the server (and the PEP
+    /// terminal's client-facing listener): before the page, one priming connection
+    /// fetches a cookie (a visit before this one); every page connection then writes
+    /// its first bytes (request, ClientHello or Upgrade) before its SYN leaves, so they
+    /// ride on the SYN, as Linux's `TCP_FASTOPEN_CONNECT` does.
+    pub fastopen: bool,
 }
 
 impl Default for SatWebConfig {
@@ -248,6 +254,7 @@ impl Default for SatWebConfig {
             start_jitter: Duration::from_millis(100),
             limit: Duration::from_secs(600),
             seed: 1,
+            fastopen: false,
         }
     }
 }
@@ -748,6 +755,9 @@ struct Browser {
     started: bool,
     res: SatWebResult,
     resumable: bool,
+    /// Fast Open's priming connection: `None` before it is opened, then its handle
+    /// and whether it is done (the cookie is in).
+    priming: Option<(ConnHandle, bool)>,
 }
 
 impl Browser {
@@ -764,6 +774,9 @@ impl Browser {
             ..Config::default()
         };
         c.congestion.initial_cwnd = self.cfg.iw;
+        if self.cfg.fastopen {
+            c.fastopen = Some(Box::new(brisk_tcp::tfo::TfoConfig::both(16)));
+        }
         c
     }
 
@@ -786,6 +799,7 @@ impl Browser {
         if let Some(p) = partner {
             self.conns[p].partner = Some(idx);
         }
+        let early = self.cfg.fastopen && partner.is_none();
         self.conns.push(CliConn {
             h,
             phase: Phase::Connecting,
@@ -799,6 +813,11 @@ impl Browser {
             conn_unacked: 0,
             requests: 0,
         });
+        if early {
+            // Fast Open: the first bytes are written now, before the SYN leaves
+            // (`step` writes the request and flushes before the network runs).
+            self.on_connected(idx, ep);
+        }
     }
 
     /// Opens connections as the protocol allows.
@@ -806,6 +825,25 @@ impl Browser {
         if !self.started {
             if now < self.start {
                 return false;
+            }
+            if self.cfg.fastopen {
+                // A visit before the page: one connection that only fetches the
+                // cookie (closed once up); the page starts when it is.
+                match self.priming {
+                    None => {
+                        let remote = SocketAddr::new(IpAddr::V4(SERVER), PORT);
+                        match ep.connect(now, 0, remote, self.config()) {
+                            Ok(h) => self.priming = Some((h, false)),
+                            Err(_) => {
+                                self.res.bad += 1;
+                                self.priming = Some((ConnHandle(u32::MAX), true));
+                            }
+                        }
+                        return true;
+                    }
+                    Some((_, false)) => return false,
+                    Some((_, true)) => {}
+                }
             }
             self.started = true;
             self.res.start_ns = now.as_nanos();
@@ -1265,6 +1303,10 @@ impl World {
         let mut server = endpoint(SERVER, s ^ 2);
         let mut srv_cfg = Config::default();
         srv_cfg.congestion.initial_cwnd = cfg.iw;
+        let tfo = || Some(Box::new(brisk_tcp::tfo::TfoConfig::both(16)));
+        if cfg.fastopen {
+            srv_cfg.fastopen = tfo();
+        }
         // NOTE(unreachable): a fresh endpoint listening on one port.
         server
             .listen(PORT, 1024, srv_cfg)
@@ -1278,6 +1320,9 @@ impl World {
             leg.congestion.initial_cwnd = cfg.iw;
             let mut lan = leg.clone();
             lan.options.window_scaling = !cfg.drop_wscale;
+            if cfg.fastopen {
+                lan.fastopen = tfo();
+            }
             let mut t = endpoint(TERMINAL, s ^ 3);
             // Transparent: the terminal answers for the server's address.
             let _ = t.add_address(IpAddr::V4(SERVER));
@@ -1338,6 +1383,7 @@ impl World {
                 started: false,
                 res: SatWebResult::default(),
                 resumable: false,
+                priming: None,
             },
             srv: Server {
                 sizes: cfg.objects.clone(),
@@ -1465,6 +1511,16 @@ impl World {
     fn events(&mut self) -> bool {
         let mut moved = false;
         while let Some((h, ev)) = self.client.poll_event() {
+            if let Some((p, false)) = self.browser.priming {
+                if p == h && ev == Event::Connected {
+                    if let Some(c) = self.client.conn_mut(h) {
+                        c.close();
+                    }
+                    self.browser.priming = Some((h, true));
+                    moved = true;
+                    continue;
+                }
+            }
             if ev == Event::Connected {
                 // Handles are reused once a connection is gone: match live ones only.
                 let live = |c: &CliConn| c.h == h && c.phase == Phase::Connecting;
@@ -1534,7 +1590,9 @@ impl World {
             t.push(l.poll_timeout());
         }
         let b = &self.browser;
-        if !b.started {
+        // While Fast Open's priming connection is up, the page waits for it (its
+        // packets and timers wake the loop), not for `start`, which has passed.
+        if !b.started && !matches!(b.priming, Some((_, false))) {
             t.push(Some(b.start));
         }
         if let Some(r) = self.cfg.retry {
