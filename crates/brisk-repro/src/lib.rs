@@ -378,6 +378,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::fse_pause::plan,
     },
     Experiment {
+        id: exp::ledbat::ID,
+        title: exp::ledbat::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::ledbat::CLAIMS,
+        plan: exp::ledbat::plan,
+    },
+    Experiment {
         id: exp::mp_lisa::ID,
         title: exp::mp_lisa::TITLE,
         kind: Kind::Simulated,
