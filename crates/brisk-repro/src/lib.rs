@@ -410,6 +410,15 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::real_map::plan,
     },
     Experiment {
+        id: exp::real_fse::ID,
+        title: exp::real_fse::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_fse::unsupported,
+        },
+        claims: exp::real_fse::CLAIMS,
+        plan: exp::real_fse::plan,
+    },
+    Experiment {
         id: exp::real_mptcp::ID,
         title: exp::real_mptcp::TITLE,
         kind: Kind::RealTime {
