@@ -331,8 +331,8 @@ fn analyse(secs: u64, sim: &[Nums], real: &Result<[Nums; 2], String>) -> Experim
         .collect();
     r.notes.push(format!(
         "Real coupled: brisk flows {:.2} / {:.2} MB, Linux {:.2} / {:.2} MB, queue {:.1} ms, utilisation {:.3}; real uncoupled: brisk {:.2} / {:.2}, Linux {:.2} / {:.2} MB, queue {:.1} ms, utilisation {:.3}. Simulated coupled: {:.2} / {:.2} / {:.2} / {:.2} MB, queue {:.1} ms; uncoupled {:.2} / {:.2} / {:.2} / {:.2} MB, queue {:.1} ms. Streams intact: real {} / {}, sim {} / {}.{}",
-        mb(&rc, 0), mb(&rc, 1), mb(&rc, 2), mb(&rc, 3), rc.queue_ms, rc.util,
-        mb(&ru, 0), mb(&ru, 1), mb(&ru, 2), mb(&ru, 3), ru.queue_ms, ru.util,
+        mb(rc, 0), mb(rc, 1), mb(rc, 2), mb(rc, 3), rc.queue_ms, rc.util,
+        mb(ru, 0), mb(ru, 1), mb(ru, 2), mb(ru, 3), ru.queue_ms, ru.util,
         mb(&sc, 0), mb(&sc, 1), mb(&sc, 2), mb(&sc, 3), sc.queue_ms,
         mb(&su, 0), mb(&su, 1), mb(&su, 2), mb(&su, 3), su.queue_ms,
         rc.intact, ru.intact, sc.intact, su.intact,
