@@ -378,6 +378,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::fse_pause::plan,
     },
     Experiment {
+        id: exp::ledbat::ID,
+        title: exp::ledbat::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::ledbat::CLAIMS,
+        plan: exp::ledbat::plan,
+    },
+    Experiment {
         id: exp::mp_lisa::ID,
         title: exp::mp_lisa::TITLE,
         kind: Kind::Simulated,
@@ -401,6 +408,15 @@ pub const REGISTRY: &[Experiment] = &[
         },
         claims: exp::real_map::CLAIMS,
         plan: exp::real_map::plan,
+    },
+    Experiment {
+        id: exp::real_fse::ID,
+        title: exp::real_fse::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_fse::unsupported,
+        },
+        claims: exp::real_fse::CLAIMS,
+        plan: exp::real_fse::plan,
     },
     Experiment {
         id: exp::real_mptcp::ID,

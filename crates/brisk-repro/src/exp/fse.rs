@@ -20,7 +20,7 @@ use brisk_tcp::cc::fse::{Algorithm, Fse};
 pub const ID: &str = "fse";
 pub const TITLE: &str =
     "The Flow State Exchange: the A.1 example and the C.1 dumbbell with coupled TCP flows (D1.3 App. C.1–C.2)";
-pub const CLAIMS: &[&str] = &["FSE-1", "FSE-3a", "FSE-3b", "FSE-3c", "FSE-4a"];
+pub const CLAIMS: &[&str] = &["FSE-1", "FSE-2", "FSE-3a", "FSE-3b", "FSE-3c", "FSE-4a"];
 
 /// The four flavours of run, in job order per (N, seed).
 const ARMS: [Arm; 4] = [Arm::RenoFse, Arm::Reno, Arm::LedbatFse, Arm::Ledbat];
@@ -99,6 +99,8 @@ fn scenario(arm: Arm, n: usize, seed: u64, secs: u64) -> Result<Scenario, String
 }
 
 struct Shape {
+    /// Seeded FSE-2 sequences per algorithm (the design rows' 64 quick, 256 full).
+    fse2_cases: usize,
     secs: u64,
     ns: Vec<usize>,
     seeds: Vec<u64>,
@@ -107,12 +109,14 @@ struct Shape {
 fn shape(quick: bool) -> Shape {
     if quick {
         Shape {
+            fse2_cases: 64,
             secs: 30,
             ns: vec![2, 4],
             seeds: vec![1, 2],
         }
     } else {
         Shape {
+            fse2_cases: 256,
             secs: 100,
             ns: vec![2, 4, 8, 16],
             seeds: (1..=10).collect(),
@@ -257,6 +261,24 @@ fn analyse(runs: &[RunResult], sh: &Shape) -> ExperimentResult {
         ),
         Err(e) => r.notes.push(format!("FSE-1 could not run: {e}")),
     }
+    // FSE-2: the property test's check over seeded sequences.
+    let fse2 = Claim::new(
+        "FSE-2",
+        "active and conservative-active FSE: invariants after every operation of scripted update sequences",
+    )
+    .paper_text("FSE_R(i) = P(i)·S_CR/ΣP; Σ FSE_R = S_CR; conservative: a decrease scales S_CR by CC_R/FSE_R(f) and freezes it for 2 RTTs of f; an increase adds DELTA")
+    .tolerance("exact (to 1e-9 relative), every operation");
+    let how = format!("Ran `brisk_tcp::cc::fse::checks::fse2` (the check of `cargo test --release -p brisk-tcp cc::fse::tests::fse2`) on {} seeded sequences per algorithm.", sh.fse2_cases);
+    let cases = sh.fse2_cases;
+    r.claims.push(
+        match crate::exp::design::run_check(|| brisk_tcp::cc::fse::checks::fse2(cases)) {
+            Ok(what) => fse2.ours_text(&what).check(true).note(how),
+            Err(msg) => fse2
+                .ours_text("check failed")
+                .check(false)
+                .note(format!("{how} It failed: {msg}")),
+        },
+    );
     // Runs in plan order: per N, per seed, ARMS.
     let per = ARMS.len();
     let cell = |ni: usize, si: usize, arm: usize| runs.get((ni * sh.seeds.len() + si) * per + arm);

@@ -65,7 +65,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 pub const ID: &str = "sbd";
 pub const TITLE: &str =
     "Shared-bottleneck detection (RFC 8382) on TCP flows: cross-over topology, clock skew (D1.3 §4.2)";
-pub const CLAIMS: &[&str] = &["SBD-2"];
+pub const CLAIMS: &[&str] = &["SBD-1", "SBD-2"];
 
 /// The links, as the test flows (0-based) sharing each.
 const LINKS: [&[usize]; 11] = [
@@ -558,6 +558,25 @@ fn arms(quick: bool) -> Vec<Arm> {
     }
 }
 
+/// SBD-1: the unit tests' checks of each statistic and of the grouping on synthetic
+/// one-way-delay series (`brisk_tcp::cc::sbd::checks`), run in this process.
+fn sbd1_claim() -> Claim {
+    let c = Claim::new(
+        "SBD-1",
+        "RFC 8382 statistics (mean_delay, skew_est, var_est from PDV or MAD, freq_est, pkt_loss) and grouping on synthetic OWD series, with the draft's parameters",
+    )
+    .paper_text("T 350 ms; N = M = 50; F = 25; c_s −0.01; c_h 0.3; p_l = p_f = p_s = p_d 0.1; p_pdv 0.2; p_v 0.2 (PDV) / 0.7 (MAD); p_mad 0.1; weights 26 (×25) then 25…1, denominator 975; standing queue → skew < 0, idle with spikes → skew > 0, square wave → known freq_est")
+    .tolerance("exact (the unit tests' checks)");
+    let how = "Ran `brisk_tcp::cc::sbd::checks::sbd1` (the checks of `cargo test --release -p brisk-tcp cc::sbd`).";
+    match crate::exp::design::run_check(brisk_tcp::cc::sbd::checks::sbd1) {
+        Ok(what) => c.ours_text(&what).check(true).note(how),
+        Err(msg) => c
+            .ours_text("check failed")
+            .check(false)
+            .note(format!("{how} It failed: {msg}")),
+    }
+}
+
 pub fn plan(quick: bool) -> Result<Plan, String> {
     Ok(Plan {
         jobs: Vec::new(),
@@ -567,6 +586,7 @@ pub fn plan(quick: bool) -> Result<Plan, String> {
 
 fn analyse(quick: bool) -> ExperimentResult {
     let mut r = ExperimentResult::new(ID, TITLE);
+    r.claims.push(sbd1_claim());
     let epochs = schedule(quick);
     let arms = arms(quick);
     let mut outs = Vec::new();

@@ -25,6 +25,7 @@
 //! FSE (its closest relative, `tcp_metrics`, shares state between connections only
 //! at start). [`tcp`] wires it into TCP flows: a controller layer and the host's groups.
 
+pub mod checks;
 pub mod tcp;
 #[cfg(test)]
 mod tests;

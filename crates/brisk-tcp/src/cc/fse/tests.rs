@@ -1,6 +1,7 @@
 //! FSE-1 (the passive FSE's worked example, draft Appendix A.1) and FSE-2 (the active
 //! and conservative algorithms' invariants over scripted update sequences).
 
+use super::checks::Op;
 use super::*;
 use proptest::prelude::*;
 
@@ -183,22 +184,6 @@ fn the_flow_table_is_bounded() {
     }
 }
 
-#[derive(Clone, Debug)]
-enum Op {
-    Join {
-        p: u8,
-        rate: u16,
-    },
-    Leave(u8),
-    /// `factor` in per-mille of the flow's FSE_R: < 1000 is a decrease.
-    Update {
-        who: u8,
-        factor: u16,
-        rtt_ms: u8,
-        dt_ms: u16,
-    },
-}
-
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         (1u8..=10, 1u16..2000).prop_map(|(p, rate)| Op::Join { p, rate }),
@@ -225,92 +210,18 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs()))
-}
-
-/// FSE-2 over one scripted sequence: after every update FSE_R(i) = P(i)·S_CR/ΣP and
-/// Σ FSE_R = S_CR; the conservative FSE's S_CR moves only as its rules allow.
-fn check_sequence(alg: Algorithm, ops: &[Op]) -> Result<(), TestCaseError> {
-    let mut fse = Fse::new(alg, 16).unwrap();
-    let mut flows: Vec<FseFlow> = Vec::new();
-    let mut now = Instant::ZERO;
-    for op in ops {
-        match *op {
-            Op::Join { p, rate } => {
-                if let Ok(f) = fse.register(f64::from(p) / 10.0, f64::from(rate)) {
-                    flows.push(f);
-                }
-            }
-            Op::Leave(k) => {
-                if !flows.is_empty() {
-                    let f = flows.remove(usize::from(k) % flows.len());
-                    fse.leave(f).unwrap();
-                }
-            }
-            Op::Update {
-                who,
-                factor,
-                rtt_ms,
-                dt_ms,
-            } => {
-                if flows.is_empty() {
-                    continue;
-                }
-                now += Duration::from_millis(u64::from(dt_ms));
-                let f = flows[usize::from(who) % flows.len()];
-                let before = fse.s_cr();
-                let fse_r = fse.rate(f).unwrap();
-                let frozen = fse.frozen_until().is_some_and(|t| now < t);
-                let cc_r = fse_r * f64::from(factor) / 1000.0;
-                let rtt = Duration::from_millis(u64::from(rtt_ms));
-                let u = fse.update(f, cc_r, now, rtt).unwrap();
-                match alg {
-                    Algorithm::Active => {
-                        prop_assert!(close(fse.s_cr(), (before + cc_r - fse_r).max(0.0)));
-                    }
-                    _ if frozen => {
-                        prop_assert!(!u.applied);
-                        prop_assert_eq!(fse.s_cr(), before, "S_CR frozen");
-                    }
-                    _ if cc_r < fse_r => {
-                        prop_assert!(close(fse.s_cr(), before * cc_r / fse_r));
-                        prop_assert_eq!(fse.frozen_until(), Some(now + rtt * 2));
-                    }
-                    _ => {
-                        prop_assert!(close(fse.s_cr(), before + (cc_r - fse_r)));
-                    }
-                }
-                prop_assert!(close(u.rate, fse.rate(f).unwrap()));
-                // Step (c): every flow holds exactly its priority share.
-                let s_p = fse.s_p();
-                for (i, r) in fse.rates() {
-                    let p = fse.priority(i).unwrap();
-                    prop_assert!(close(r, p * fse.s_cr() / s_p), "share of {:?}", i);
-                }
-            }
-        }
-        // The invariants hold after every operation (joins and leaves included:
-        // both add or remove the flow's own FSE_R only).
-        let sum: f64 = fse.rates().map(|(_, r)| r).sum();
-        prop_assert!(
-            close(sum, fse.s_cr()),
-            "Σ FSE_R {} ≠ S_CR {}",
-            sum,
-            fse.s_cr()
-        );
-    }
-    Ok(())
+fn check(alg: Algorithm, ops: &[Op]) -> Result<(), TestCaseError> {
+    checks::check_sequence(alg, ops).map_err(TestCaseError::fail)
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
     #[test]
     fn fse2_active_invariants(ops in proptest::collection::vec(op(), 1..80)) {
-        check_sequence(Algorithm::Active, &ops)?;
+        check(Algorithm::Active, &ops)?;
     }
     #[test]
     fn fse2_conservative_invariants(ops in proptest::collection::vec(op(), 1..80)) {
-        check_sequence(Algorithm::ConservativeActive, &ops)?;
+        check(Algorithm::ConservativeActive, &ops)?;
     }
 }

@@ -30,6 +30,7 @@
 //! discussion of fairness among LEDBAT flows; Rossi et al. 2010): a flow that starts while another holds the queue at TARGET takes
 //! that queue for base delay and starves the first (test `latecomer_*`).
 
+pub mod checks;
 #[cfg(test)]
 mod tests;
 

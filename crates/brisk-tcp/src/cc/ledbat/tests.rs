@@ -47,6 +47,22 @@ fn growth_is_at_most_one_segment_per_rtt() {
 }
 
 #[test]
+fn growth_per_rtt_is_gain_times_off_target() {
+    let g = checks::growth_per_rtt_is_gain_times_off_target();
+    assert_eq!(g.len(), 7);
+}
+
+#[test]
+fn allowed_increase_and_min_cwnd_bound_cwnd() {
+    checks::allowed_increase_and_min_cwnd_bound_cwnd();
+}
+
+#[test]
+fn the_rfc_musts_are_enforced() {
+    checks::the_rfc_musts_are_enforced();
+}
+
+#[test]
 fn loss_halves_to_at_least_min_cwnd() {
     let mut s = PathSender::new(Ledbat::default(), 40, u32::MAX, MS(40), MS(1));
     assert_eq!(s.loss(CongestionCause::Loss), 20);

@@ -20,6 +20,7 @@
 //! delay plus a constant offset, which the statistics cancel (§4). This needs no new
 //! option or message and keeps grouping where the FSE is (the sender, RFC 8699 §4).
 
+pub mod checks;
 pub mod feed;
 pub mod group;
 pub mod host;
