@@ -52,6 +52,8 @@ pub(crate) struct ConnTfo {
 pub struct ClientOutcome {
     /// The server's cookie, if its SYN-ACK carried one.
     pub cookie: Option<FastOpenCookie>,
+    /// The cookie came in the experimental encoding (kind 254).
+    pub cookie_exp: bool,
     /// The server's MSS option.
     pub mss: Option<u16>,
     /// The SYN's data was lost: the SYN was retransmitted and the SYN-ACK neither
@@ -122,6 +124,23 @@ impl Connection {
         self.tfo
             .as_ref()
             .is_some_and(|t| t.passive || t.client.is_some())
+    }
+
+    /// Client, before the first SYN left: how many data bytes it can carry (a
+    /// cookie is cached), or `None` (a cookie request or no Fast Open). What Linux's
+    /// `tcp_send_syn_data` copies into the SYN, and so what a non-blocking
+    /// `sendto(MSG_FASTOPEN)` returns.
+    pub fn fastopen_syn_room(&self) -> Option<u32> {
+        if self.state != State::SynSent {
+            return None;
+        }
+        let t = self.tfo.as_deref()?;
+        let Some(ClientSyn::Data(_)) = t.client else {
+            return None;
+        };
+        let mss = u32::from(self.config.mss);
+        let peer = t.cached_mss.map_or(mss, u32::from);
+        Some(mss.min(peer).saturating_sub(SYN_OPTION_SPACE))
     }
 
     /// Whether the connection has Fast Open state (one branch per segment for plain
@@ -205,11 +224,12 @@ impl Connection {
         let Some(sent) = t.client else {
             return;
         };
-        let cookie = match fastopen::parse(&seg.extra) {
+        let (cookie, cookie_exp) = match fastopen::parse(&seg.extra) {
             Some(Ok(FastOpen {
-                cookie: Some(c), ..
-            })) => Some(c),
-            _ => None,
+                cookie: Some(c),
+                experimental,
+            })) => (Some(c), experimental),
+            _ => (None, false),
         };
         let requested = matches!(sent, ClientSyn::Request(_));
         let data_sent = t.syn_data;
@@ -232,6 +252,7 @@ impl Connection {
         };
         t.outcome = Some(ClientOutcome {
             cookie,
+            cookie_exp,
             mss: seg.mss,
             syn_lost,
             try_exp,
