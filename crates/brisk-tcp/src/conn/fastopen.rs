@@ -100,6 +100,19 @@ impl Connection {
             passive: accept_data,
             ..ConnTfo::default()
         }));
+        // The child sends in SYN-RECEIVED: RITE's smaller IW applies from here.
+        if let Some(iw) = self
+            .config
+            .fastopen
+            .as_deref()
+            .and_then(|f| f.syn_data_iw)
+            .filter(|_| accept_data)
+        {
+            let initial = self.config.congestion.initial_cwnd.max(1);
+            if iw.max(1) < initial {
+                self.set_cwnd(iw.max(1));
+            }
+        }
         if accept_data && !syn.payload.is_empty() {
             // The SYN-ACK acknowledges these bytes; no ACK of its own is owed.
             let ooo_before = self.stream.recvbuf.ooo_dropped;
@@ -205,6 +218,17 @@ impl Connection {
     /// first SYN-ACK timeout of a Fast Open child, `tcp_fastopen_synack_timer`;
     /// the client dropped any data that overtook its SYN-ACK).
     pub(super) fn tfo_established(&mut self, now: Instant) {
+        // RITE's smaller IW after a Fast Open handshake (`TfoConfig::syn_data_iw`).
+        if let Some(iw) = self.config.fastopen.as_deref().and_then(|f| f.syn_data_iw) {
+            let used = self
+                .tfo
+                .as_ref()
+                .is_some_and(|t| t.passive || t.outcome.is_some_and(|o| o.data_acked > 0));
+            let initial = self.config.congestion.initial_cwnd.max(1);
+            if used && iw.max(1) < initial {
+                self.set_cwnd(iw.max(1));
+            }
+        }
         if !self.tfo.as_ref().is_some_and(|t| t.passive) || !self.sub.loss.outstanding() {
             return;
         }
