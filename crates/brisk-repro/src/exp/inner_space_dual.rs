@@ -62,13 +62,16 @@ fn established_at_server(p: &mut Pair) -> usize {
     n
 }
 
+/// A packet hook for the test kit's pair.
+type Hook = Box<dyn FnMut(&brisk_tcp::testkit::Seen) -> Action>;
+
 /// One dual handshake; panics (the row fails) on a broken rule. Returns the time
 /// to `Connected` and whether the Upgraded connection survived.
 fn dual(
     lat: Duration,
     upgraded_server: bool,
     variant: DualVariant,
-    hook: Option<Box<dyn FnMut(&brisk_tcp::testkit::Seen) -> Action>>,
+    hook: Option<Hook>,
 ) -> (Duration, bool) {
     let mut p = Pair::with_configs(lat, Config::default(), cfg(None, upgraded_server));
     if let Some(mut h) = hook {
