@@ -402,6 +402,12 @@ struct Runner {
     mptcp_cfg: MptcpConfig,
     /// `net.mptcp.enabled`: off, `socket(..., IPPROTO_MPTCP)` fails as Linux's does.
     mptcp_enabled: bool,
+    /// `net.ipv4.tcp_fastopen` (Linux's default 1: client only; 0x2 server, 0x400
+    /// every listener without the socket option, its queue the listen backlog).
+    tfo_bits: u32,
+    /// `net.ipv4.tcp_fastopen_key` (primary, backup), Linux's four 32-bit words each
+    /// stored little-endian (`proc_tcp_fastopen_key`'s `cpu_to_le32`).
+    tfo_keys: Option<([u8; 16], Option<[u8; 16]>)>,
 }
 
 /// What the runner keeps per descriptor for `SO_ZEROCOPY`, `TCP_INQ` and epoll.
@@ -417,6 +423,14 @@ struct SockExtra {
     errq: VecDeque<(u32, u32)>,
     /// Something happened on the socket since an edge-triggered epoll reported it.
     woken: bool,
+    /// `TCP_FASTOPEN_CONNECT` set: `connect` defers the SYN to the first write when
+    /// a cookie is cached.
+    fo_connect: bool,
+    /// The deferred SYN's data room: a non-blocking first write returns at most this
+    /// (what Linux's `tcp_sendmsg_fastopen` puts on the SYN).
+    fo_room: Option<u32>,
+    /// A blocking `sendto(MSG_FASTOPEN)` waiting for the handshake: what it returns.
+    fo_blocked: Option<usize>,
 }
 
 impl Runner {
@@ -457,6 +471,8 @@ impl Runner {
             brisk_client: false,
             mptcp_cfg: MptcpConfig::default(),
             mptcp_enabled: true,
+            tfo_bits: 1,
+            tfo_keys: None,
         }
     }
 
@@ -750,6 +766,14 @@ impl Runner {
                         }
                     }
                     TcpOpt::Mptcp(o) => opts.extend(self.mp.inbound_bytes(o).map_err(Stop::Fail)?),
+                    TcpOpt::FastOpen { exp: false, cookie } => {
+                        opts.extend_from_slice(&[34, (2 + cookie.len()) as u8]);
+                        opts.extend_from_slice(cookie);
+                    }
+                    TcpOpt::FastOpen { exp: true, cookie } => {
+                        opts.extend_from_slice(&[254, (4 + cookie.len()) as u8, 0xF9, 0x89]);
+                        opts.extend_from_slice(cookie);
+                    }
                 }
             }
         }
@@ -833,15 +857,33 @@ impl Runner {
         } else {
             end.max(self.now) + tol + SNIFF_SLACK_US
         };
-        if self.out.is_empty() {
-            self.advance(deadline, true)?;
-        }
-        let Some(first) = self.out.pop_front() else {
-            return fail(format!(
-                "expected outbound packet > {p} at {:.6} s, but none was sent by {:.6} s",
-                secs(start),
-                secs(deadline)
-            ));
+        let first = loop {
+            if self.out.is_empty() {
+                self.advance(deadline, true)?;
+            }
+            let Some(first) = self.out.pop_front() else {
+                return fail(format!(
+                    "expected outbound packet > {p} at {:.6} s, but none was sent by {:.6} s",
+                    secs(start),
+                    secs(deadline)
+                ));
+            };
+            // packetdrill sniffs only the socket under test's packets
+            // (`sniff_outbound_live_packet` skips what `find_socket_for_live_packet`
+            // does not match): one of an earlier client socket is passed over.
+            if self.brisk_client && self.flows.is_empty() {
+                if let Ok((_, tcp)) = parse_tcp_packet(&first.bytes) {
+                    if tcp.src_port != self.ports.0 {
+                        self.log(format!(
+                            "{:.6} (ignored: port {} is not the socket under test's)",
+                            secs(first.at),
+                            tcp.src_port
+                        ));
+                        continue;
+                    }
+                }
+            }
+            break first;
         };
         let at = first.at;
         let Ok((ip, tcp)) = parse_tcp_packet(&first.bytes) else {
@@ -987,6 +1029,14 @@ impl Runner {
                         ))
                     }
                 },
+                (34, _) => opts.push(TcpOpt::FastOpen {
+                    exp: false,
+                    cookie: body.to_vec(),
+                }),
+                (254, n) if n >= 2 && body[..2] == [0xF9, 0x89] => opts.push(TcpOpt::FastOpen {
+                    exp: true,
+                    cookie: body[2..].to_vec(),
+                }),
                 (k, _) => {
                     return unsupported(format!(
                         "the endpoint sent TCP option kind {k}, which the runner cannot show"
@@ -1382,6 +1432,11 @@ impl Runner {
                 if self.ecn_passive {
                     cfg.ecn.enabled = true;
                 }
+                // Linux's 0x400 (`TFO_SERVER_WO_SOCKOPT1`): every listener takes Fast
+                // Open with the backlog as its queue (`fastopen_queue_tune`).
+                if cfg.fastopen.is_none() && self.tfo_bits & 0x402 == 0x402 {
+                    cfg.fastopen = Some(Box::new(self.tfo_config(false, backlog as u32)));
+                }
                 // Linux's backlog is the accept queue; its SYN queue is bounded by
                 // tcp_max_syn_backlog, so a listen(3, 1) still takes many SYNs.
                 match self.ep.listen(SCRIPT_PORT, backlog.max(1), *cfg) {
@@ -1438,9 +1493,13 @@ impl Runner {
                 let fd = self.fd(c)?;
                 match self.fds.get(&fd) {
                     Some(Sock::Fresh { .. }) => {
-                        let Some(Sock::Fresh { cfg, nonblock }) = self.fds.remove(&fd) else {
+                        let Some(Sock::Fresh { mut cfg, nonblock }) = self.fds.remove(&fd) else {
                             unreachable!("matched just above")
                         };
+                        let fo_connect = self.extra.get(&fd).is_some_and(|e| e.fo_connect);
+                        if fo_connect && self.tfo_bits & 1 != 0 {
+                            cfg.fastopen = Some(Box::new(self.tfo_config(true, 0)));
+                        }
                         let remote = SocketAddr::new(IpAddr::V4(REMOTE_IP), SCRIPT_PORT);
                         self.brisk_client = true;
                         self.mp.brisk_client = true;
@@ -1460,6 +1519,15 @@ impl Runner {
                                 rd_shut: false,
                             },
                         );
+                        // `TCP_FASTOPEN_CONNECT` with a cookie cached: connect returns
+                        // 0 at once and the SYN waits for the first write
+                        // (`tcp_fastopen_defer_connect`); brisk's SYN leaves at the
+                        // next poll, which the write makes.
+                        let room = self.ep.conn(h).and_then(|c| c.fastopen_syn_room());
+                        if fo_connect && room.is_some() {
+                            self.extra.entry(fd).or_default().fo_room = room;
+                            return Ok(Done((0, None)));
+                        }
                         self.flush();
                         if nonblock {
                             Done((-1, Some("EINPROGRESS")))
@@ -1479,9 +1547,17 @@ impl Runner {
                     _ => return fail(format!("connect({fd}) on a listening or closed socket")),
                 }
             }
+            // MSG_FASTOPEN, by name or value (0x20000000).
+            "sendto" | "send"
+                if c.args
+                    .get(3)
+                    .is_some_and(|f| f.contains("MSG_FASTOPEN") || f == "0x20000000") =>
+            {
+                return self.sendto_fastopen(c);
+            }
             // A connected socket's sendto/recvfrom ignore the address; sendmsg is a
-            // send of its iovecs' total (Fast Open's sendto with MSG_FASTOPEN is not).
-            "sendto" | "recvfrom" if !c.args.get(3).is_some_and(|f| f.contains("FASTOPEN")) => {
+            // send of its iovecs' total.
+            "sendto" | "recvfrom" => {
                 let mut plain = c.clone();
                 plain.name = if c.name == "sendto" { "send" } else { "recv" }.into();
                 plain.args.truncate(4);
@@ -1496,13 +1572,17 @@ impl Runner {
                     return unsupported("sendmsg without msg_iov lengths");
                 };
                 let mut plain = c.clone();
+                let flags = c.args.get(2).cloned().unwrap_or_else(|| "0".into());
                 plain.name = "send".into();
                 plain.args = vec![
                     c.args.first().cloned().unwrap_or_default(),
                     "...".into(),
                     n.to_string(),
-                    c.args.get(2).cloned().unwrap_or_else(|| "0".into()),
+                    flags.clone(),
                 ];
+                if flags.contains("MSG_FASTOPEN") {
+                    return self.sendto_fastopen(&plain);
+                }
                 return self.call_inner(&plain);
             }
             "write" | "send" | "read" | "recv" if c.args.get(1).is_some_and(|b| b == "NULL") => {
@@ -1522,7 +1602,10 @@ impl Runner {
                         c.name, c.args[1]
                     ));
                 }
-                let flags = c.args.get(3).map(String::as_str).unwrap_or("0");
+                let flags = match c.args.get(3).map(String::as_str).unwrap_or("0") {
+                    "0x0" => "0",
+                    f => f,
+                };
                 let zerocopy = c.name == "send" && flags == "MSG_ZEROCOPY";
                 let eor = c.name == "send" && flags == "MSG_EOR";
                 if c.name == "send" && flags != "0" && !zerocopy && !eor {
@@ -1539,11 +1622,18 @@ impl Runner {
                     .ep
                     .conn(h)
                     .map_or(0, |c| c.acked_offset() + c.send_buffered() as u64);
-                let n = c
+                let mut n = c
                     .args
                     .get(2)
                     .and_then(|n| n.parse::<usize>().ok())
                     .unwrap_or(0);
+                // The first write after a deferred Fast Open connect: non-blocking, it
+                // returns what the SYN carries (Linux `tcp_sendmsg_fastopen`).
+                if let Some(room) = self.extra.get_mut(&fd).and_then(|e| e.fo_room.take()) {
+                    if nonblock {
+                        n = n.min(room as usize);
+                    }
+                }
                 if let Some(e) = self.take_error(h) {
                     return Ok(Done((-1, Some(e))));
                 }
@@ -2036,6 +2126,30 @@ impl Runner {
             }
             // A packet mark for routing and filtering: nothing in TCP depends on it.
             "SO_MARK" => return Ok(()),
+            "TCP_FASTOPEN_CONNECT" if matches!(self.fds.get(&fd), Some(Sock::Fresh { .. })) => {
+                self.extra.entry(fd).or_default().fo_connect = v != 0;
+                return Ok(());
+            }
+            "TCP_FASTOPEN" => {
+                // The listener's queue of pending Fast Open requests (`fastopenq.max_qlen`).
+                let q = u32::try_from(v).unwrap_or(0);
+                let fo = Some(Box::new(self.tfo_config(false, q)));
+                match self.fds.get_mut(&fd) {
+                    Some(Sock::Fresh { cfg, .. }) => cfg.fastopen = fo,
+                    Some(Sock::Listen { port, .. }) => {
+                        let port = *port;
+                        let Some(mut cfg) = self.ep.listen_config(port).cloned() else {
+                            return fail(format!("setsockopt({fd}): the listener is gone"));
+                        };
+                        cfg.fastopen = fo;
+                        if let Err(e) = self.ep.set_listen_config(port, cfg) {
+                            return fail(format!("setsockopt on a listener: {e}"));
+                        }
+                    }
+                    _ => return unsupported("setsockopt TCP_FASTOPEN on a connected socket"),
+                }
+                return Ok(());
+            }
             _ => {}
         }
         let cfg = match self.fds.get_mut(&fd) {
@@ -2159,15 +2273,31 @@ impl Runner {
     fn shell(&mut self, line: usize, cmd: &str) -> Step {
         let mut unknown = Vec::new();
         let joined = cmd.replace("\\\n", " ");
-        for part in joined.split([';', '\n']).flat_map(|p| p.split("&&")) {
+        for part in joined
+            .split([';', '\n'])
+            .flat_map(|p| p.split("&&"))
+            .flat_map(|p| p.split("||"))
+        {
             let part = part.split('#').next().unwrap_or("").trim();
-            if part.is_empty() || part.ends_with("defaults.sh") {
+            if part.is_empty() {
+                continue;
+            }
+            if part.ends_with("defaults.sh") {
+                // The rest of defaults.sh is `linux_defaults`; its Fast Open lines
+                // (server on every listener, the fixed key) are applied here.
+                self.tfo_bits = 0x7_0403;
+                self.tfo_keys = parse_tfo_keys("a1a1a1a1-b2b2b2b2-c3c3c3c3-d4d4d4d4");
                 continue;
             }
             let mut words = part.split_whitespace();
             let prog = words.next().unwrap_or("");
             if prog == "ethtool" && part.contains(" tso off") {
                 self.cfg.tso = false;
+                continue;
+            }
+            if prog == "ip" && part.contains("tcp_metrics flush") {
+                // The TCP metrics hold Linux's Fast Open cookies: brisk's cache.
+                self.ep.fastopen_flush_cache();
                 continue;
             }
             if prog == "tc" {
@@ -2242,6 +2372,119 @@ impl Runner {
         Ok(())
     }
 
+    /// A socket's Fast Open configuration from the sysctls: a client (`sendto`
+    /// with `MSG_FASTOPEN`, `TCP_FASTOPEN_CONNECT`) or a listener with queue `q`.
+    fn tfo_config(&self, client: bool, q: u32) -> brisk_tcp::tfo::TfoConfig {
+        brisk_tcp::tfo::TfoConfig {
+            client: client && self.tfo_bits & 1 != 0,
+            server: !client && self.tfo_bits & 2 != 0,
+            max_pending: q,
+            keys: self.tfo_keys,
+            ..brisk_tcp::tfo::TfoConfig::default()
+        }
+    }
+
+    /// `sendto(fd, ..., n, MSG_FASTOPEN, ..., ...)` (Linux `tcp_sendmsg_fastopen`): on
+    /// a fresh socket, connect with Fast Open and put the data on the SYN if a cookie
+    /// is cached. Non-blocking, it returns what the SYN carries, or EINPROGRESS when
+    /// the SYN asks for a cookie (the data is not taken); blocking, it returns `n`
+    /// once the handshake is done. On a connected socket it is a `send`.
+    fn sendto_fastopen(&mut self, c: &Syscall) -> Result<CallResult, Stop> {
+        use CallResult::*;
+        let fd = self.fd(c)?;
+        let n = c
+            .args
+            .get(2)
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(0);
+        if let Some(Sock::Conn { h, .. }) = self.fds.get(&fd) {
+            let h = *h;
+            if let Some(ret) = self.extra.get(&fd).and_then(|e| e.fo_blocked) {
+                let s = self.status.get(&h).copied().unwrap_or_default();
+                return Ok(match s.closed {
+                    Some(Err(e)) => {
+                        self.extra.entry(fd).or_default().fo_blocked = None;
+                        Done((-1, Some(errno_of(e))))
+                    }
+                    _ if s.connected => {
+                        self.extra.entry(fd).or_default().fo_blocked = None;
+                        Done((ret as i64, None))
+                    }
+                    _ => WouldBlock,
+                });
+            }
+            // After the handshake MSG_FASTOPEN is ignored.
+            let mut plain = c.clone();
+            plain.name = "send".into();
+            plain.args.truncate(3);
+            plain.args.push("0".into());
+            return self.call_inner(&plain);
+        }
+        let Some(Sock::Fresh { mut cfg, nonblock }) = self.fds.remove(&fd) else {
+            return fail(format!("sendto({fd}): EBADF"));
+        };
+        let flags = c.args.get(3).map(String::as_str).unwrap_or("");
+        if let Some(f) = flags.split('|').map(str::trim).find(|f| {
+            !matches!(
+                *f,
+                "MSG_FASTOPEN" | "0x20000000" | "MSG_DONTWAIT" | "MSG_NOSIGNAL"
+            )
+        }) {
+            self.fds.insert(fd, Sock::Fresh { cfg, nonblock });
+            return unsupported(format!("sendto flag {f} with MSG_FASTOPEN"));
+        }
+        // MSG_DONTWAIT: this call is non-blocking.
+        let call_nonblock = nonblock || flags.contains("MSG_DONTWAIT");
+        if self.tfo_bits & 1 != 0 {
+            cfg.fastopen = Some(Box::new(self.tfo_config(true, 0)));
+        }
+        let now = Self::instant(self.now);
+        let remote = SocketAddr::new(IpAddr::V4(REMOTE_IP), SCRIPT_PORT);
+        self.brisk_client = true;
+        self.mp.brisk_client = true;
+        let h = match self.ep.connect(now, 0, remote, *cfg) {
+            Ok(h) => h,
+            Err(e) => return fail(format!("sendto(MSG_FASTOPEN): {e}")),
+        };
+        if let Some(conn) = self.ep.conn(h) {
+            self.ports = (conn.local().port(), SCRIPT_PORT);
+        }
+        self.cur = Some(h);
+        self.fds.insert(
+            fd,
+            Sock::Conn {
+                h,
+                nonblock,
+                rd_shut: false,
+            },
+        );
+        let room = self.ep.conn(h).and_then(|c| c.fastopen_syn_room());
+        let take = match room {
+            Some(r) if call_nonblock => n.min(r as usize),
+            Some(_) => n,
+            // A cookie request: non-blocking, the data is not taken; blocking, it
+            // goes after the handshake.
+            None if call_nonblock => 0,
+            None => n,
+        };
+        if take > 0 {
+            if let Some(conn) = self.ep.conn_mut(h) {
+                let fits = take.min(conn.send_capacity());
+                conn.write(&vec![0u8; fits]);
+            }
+        }
+        self.flush();
+        if call_nonblock {
+            return Ok(if take > 0 {
+                Done((take as i64, None))
+            } else {
+                Done((-1, Some("EINPROGRESS")))
+            });
+        }
+        self.extra.entry(fd).or_default().fo_blocked = Some(n);
+        Ok(WouldBlock)
+    }
+
     fn sysctl(&mut self, k: &str, v: &str) -> bool {
         let n: Option<u64> = v.parse().ok();
         if let Some(m) = k.strip_prefix("net.mptcp.") {
@@ -2261,6 +2504,32 @@ impl Runner {
             let Some(n @ 0..=2) = n else { return false };
             self.ep.set_syncookies(n >= 1, n == 2);
             return true;
+        }
+        match k.trim_start_matches("net.ipv4.") {
+            "tcp_fastopen" => {
+                let n = match v.strip_prefix("0x") {
+                    Some(h) => u32::from_str_radix(h, 16).ok(),
+                    None => v.parse().ok(),
+                };
+                // Bits the runner knows: client 0x1, server 0x2, 0x400 (listeners
+                // without the socket option) and the obsolete 0x70000 queue bits;
+                // others (no-cookie modes) are refused, so the script is skipped.
+                let Some(n) = n.filter(|n| n & !0x7_0403 == 0) else {
+                    return false;
+                };
+                self.tfo_bits = n;
+                return true;
+            }
+            "tcp_fastopen_key" => {
+                let Some(keys) = parse_tfo_keys(v) else {
+                    return false;
+                };
+                self.tfo_keys = Some(keys);
+                return true;
+            }
+            // 0: no global black-hole back-off (Linux's default since 5.14).
+            "tcp_fastopen_blackhole_timeout_sec" => return n == Some(0),
+            _ => {}
         }
         if k.trim_start_matches("net.ipv4.") == "tcp_ecn" {
             // 1: request and accept ECN; 2: accept only (Linux's default).
@@ -2288,6 +2557,31 @@ impl Runner {
         }
         true
     }
+}
+
+/// `net.ipv4.tcp_fastopen_key`: "primary[,backup]", each four hex words
+/// `xxxxxxxx-xxxxxxxx-xxxxxxxx-xxxxxxxx`, stored as Linux does (each word
+/// little-endian).
+fn parse_tfo_keys(v: &str) -> Option<([u8; 16], Option<[u8; 16]>)> {
+    let one = |k: &str| -> Option<[u8; 16]> {
+        let words: Vec<&str> = k.split('-').collect();
+        if words.len() != 4 {
+            return None;
+        }
+        let mut key = [0u8; 16];
+        for (i, w) in words.iter().enumerate() {
+            let n = u32::from_str_radix(w, 16).ok()?;
+            key[4 * i..4 * i + 4].copy_from_slice(&n.to_le_bytes());
+        }
+        Some(key)
+    };
+    let mut parts = v.split(',');
+    let primary = one(parts.next()?)?;
+    let backup = match parts.next() {
+        Some(b) => Some(one(b)?),
+        None => None,
+    };
+    parts.next().is_none().then_some((primary, backup))
 }
 
 /// The errno Linux reports for a connection error.

@@ -68,7 +68,19 @@ pub enum TcpOpt {
     Sack(Vec<(u32, u32)>),
     /// An MPTCP option (kind 30), in the MPTCP packetdrill fork's syntax.
     Mptcp(MpOpt),
+    /// TCP Fast Open (RFC 7413): packetdrill's `FO [cookie]` (kind 34) and `FOEXP
+    /// [cookie]` (kind 254 with the experiment ID 0xF989); no cookie is a request.
+    /// The cookie is written in hex; any even number of digits that fits the option
+    /// space, so scripts can send the invalid lengths a stack must refuse.
+    FastOpen {
+        exp: bool,
+        cookie: Vec<u8>,
+    },
 }
+
+/// Most cookie bytes a script may give (the 40-byte option space less the
+/// experimental form's 4-byte head).
+pub const MAX_FO_COOKIE: usize = 36;
 
 /// The options part of a packet line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -193,6 +205,16 @@ impl fmt::Display for TcpOpt {
                 Ok(())
             }
             TcpOpt::Mptcp(o) => write!(f, "{o}"),
+            TcpOpt::FastOpen { exp, cookie } => {
+                write!(f, "{}", if *exp { "FOEXP" } else { "FO" })?;
+                if !cookie.is_empty() {
+                    write!(f, " ")?;
+                    for b in cookie {
+                        write!(f, "{b:02x}")?;
+                    }
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -825,8 +847,14 @@ impl Cursor<'_> {
                 w if crate::mptcp::is_keyword(w) => {
                     list.push(TcpOpt::Mptcp(self.mptcp_option(w, inbound)?));
                 }
-                "FO" | "FOEXP" | "md5" | "exp" | "mptcp" | "tarr" | "acc" | "AccECN" | "ae"
-                | "ecn" => {
+                "FO" | "FOEXP" => {
+                    let exp = kw == "FOEXP";
+                    list.push(TcpOpt::FastOpen {
+                        exp,
+                        cookie: self.fo_cookie()?,
+                    });
+                }
+                "md5" | "exp" | "mptcp" | "tarr" | "acc" | "AccECN" | "ae" | "ecn" => {
                     // Skip to the end of the list; report it as unsupported.
                     return Err(self.st.err(kstart, format!("unsupported TCP option {kw}")));
                 }
@@ -850,6 +878,33 @@ impl Cursor<'_> {
             }
             return Err(self.err("expected ',' or '>' in the option list"));
         }
+    }
+
+    /// `FO`'s optional cookie: hex digits up to the next `,` or `>`.
+    fn fo_cookie(&mut self) -> Result<Vec<u8>, ParseError> {
+        self.ws();
+        if self.rest().starts_with(',') || self.rest().starts_with('>') {
+            return Ok(Vec::new());
+        }
+        let start = self.i;
+        let w = self.word().to_string();
+        let bad = |msg: String| Err(self.st.err(start, msg));
+        if w.is_empty() || !w.chars().all(|c| c.is_ascii_hexdigit()) {
+            return bad(format!(
+                "Fast Open cookie {w:?}: expected hex digits (or none for a cookie request)"
+            ));
+        }
+        if !w.len().is_multiple_of(2) || w.len() / 2 > MAX_FO_COOKIE {
+            return bad(format!(
+                "Fast Open cookie {w}: {} hex digits; expected an even number, 2-{}",
+                w.len(),
+                2 * MAX_FO_COOKIE
+            ));
+        }
+        Ok((0..w.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&w[i..i + 2], 16).unwrap_or(0))
+            .collect())
     }
 
     fn syscall(&mut self, blocking_end: Option<i64>) -> Result<EventKind, ParseError> {
@@ -991,6 +1046,36 @@ mod tests {
             panic!()
         };
         assert_eq!(c.end, Some(100_000));
+    }
+
+    #[test]
+    fn fast_open_options() {
+        let s = parse(
+            "0 < S 0:0(0) win 1 <mss 1460,FO,nop,nop>\n\
+             +0 > S. 0:0(0) ack 1 <FO abcd1234,nop,nop>\n\
+             +0 < S 0:0(0) win 1 <FOEXP 0011223344556677>\n",
+        )
+        .unwrap();
+        let opts = |i: usize| match &s.events[i].kind {
+            EventKind::Inbound(p) | EventKind::Outbound(p) => p.options.clone(),
+            _ => panic!("a packet"),
+        };
+        let Options::List(l) = opts(0) else { panic!() };
+        assert_eq!(
+            l[1],
+            TcpOpt::FastOpen {
+                exp: false,
+                cookie: vec![]
+            }
+        );
+        let Options::List(l) = opts(1) else { panic!() };
+        assert_eq!(l[0].to_string(), "FO abcd1234");
+        let Options::List(l) = opts(2) else { panic!() };
+        assert_eq!(l[0].to_string(), "FOEXP 0011223344556677");
+        for bad in ["FO abc", "FO xyz1", &format!("FO {}", "00".repeat(37))] {
+            let e = parse(&format!("0 < S 0:0(0) win 1 <{bad}>\n")).unwrap_err();
+            assert!(e.msg.contains("Fast Open cookie"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -91,9 +91,20 @@ fn measure() {
         }
     }
     files.sort();
+    // packetdrill's `-D NAME=value` (upstream's run_all.py passes e.g. TFO_COOKIE):
+    // `BRISK_PDRILL_DEFINE="NAME=value,..."`, substituted as whole words.
+    let defines: Vec<(String, String)> = std::env::var("BRISK_PDRILL_DEFINE")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|d| d.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
     let (mut pass, mut fail, mut unsup, mut parse) = (0, 0, 0, 0);
     for f in &files {
-        let src = std::fs::read_to_string(f).expect("readable script");
+        let mut src = std::fs::read_to_string(f).expect("readable script");
+        for (k, v) in &defines {
+            src = src.replace(k.as_str(), v);
+        }
         let r = run_script(&src, &RunConfig::default());
         match r.outcome {
             Outcome::Pass => pass += 1,
@@ -134,11 +145,11 @@ fn mismatches_are_reported_with_their_line() {
             || ret.to_string().contains("blocked"),
         "{ret}"
     );
-    let unsup = run("+0 setsockopt(3, SOL_TCP, TCP_FASTOPEN, [1], 4) = 0\n");
+    let unsup = run("+0 setsockopt(3, SOL_TCP, TCP_MD5SIG, [1], 4) = 0\n");
     assert!(
         unsup
             .to_string()
-            .starts_with("unsupported: line 5: setsockopt TCP_FASTOPEN"),
+            .starts_with("unsupported: line 5: setsockopt TCP_MD5SIG"),
         "{unsup}"
     );
     let parse = run("+0 < S 0:0(0) wn 5\n");

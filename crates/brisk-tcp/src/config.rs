@@ -62,6 +62,10 @@ pub struct Config {
     /// accepts data on SYNs with a valid cookie. `None` (the default) is plain TCP.
     /// Boxed: most connections have none.
     pub fastopen: Option<Box<crate::tfo::TfoConfig>>,
+    /// Inner Space's dual handshake (docs/mechanisms/inner-space.md): `Some` with
+    /// `client` lets `Endpoint::connect_dual` open one, with `server` a listener
+    /// answers SYN-Us. `None` (the default) is plain TCP. Boxed: most have none.
+    pub inspace: Option<Box<crate::inspace::InSpaceConfig>>,
     /// The host's timestamp clock error, ppm (`crate::conn::ts_clock`): a host
     /// property, which the endpoint copies from `EndpointConfig::ts_clock_ppm` into
     /// each connection's config. Default 0.
@@ -246,6 +250,7 @@ impl Default for Config {
             },
             mptcp: None,
             fastopen: None,
+            inspace: None,
             ts_clock_ppm: 0,
         }
     }

@@ -33,12 +33,14 @@
 //! most 2 × armed connections + 64 entries at all times (issues 13 and 29).
 
 mod config;
+mod dual;
 mod fastopen;
 mod join;
 mod listen;
 mod table;
 
 pub use config::{EndpointConfig, OsRngError};
+pub use dual::{DualConnect, InSpaceStats};
 pub use fastopen::{ClientCounters as FastOpenClientCounters, FastOpenStats};
 
 use crate::cc::host::{HostCc, HostHome};
@@ -210,6 +212,8 @@ pub struct Endpoint {
     tokens: Option<Box<crate::mptcp::token::TokenTable<ConnHandle>>>,
     /// TCP Fast Open's host state (`fastopen.rs`), made when first used.
     tfo: Option<Box<fastopen::TfoHost>>,
+    /// Inner Space's dual handshakes (`dual.rs`); `None` until one is used.
+    dual: Option<Box<dual::DualHost>>,
 }
 
 impl Endpoint {
@@ -270,6 +274,7 @@ impl Endpoint {
             mem_waiters: VecDeque::new(),
             tokens: None,
             tfo: None,
+            dual: None,
         }
     }
 
@@ -651,7 +656,17 @@ impl Endpoint {
             // A subflow's segment leaves from its own addresses (MPTCP).
             let (local, remote) = slot.conn.tx_addrs(seg);
             let payload = slot.conn.payload(seg);
-            let tcp = seg.to_repr(payload);
+            let mut tcp = seg.to_repr(payload);
+            // Inner Space's SYN-U, SYN/ACK-U or SYN-O (`conn/inspace.rs`).
+            let wrapped;
+            if tcp.flags.syn() && slot.conn.has_inspace() {
+                if let Some((seq, extra, data)) = slot.conn.inspace_syn_wire(&tcp) {
+                    wrapped = data;
+                    tcp.seq = seq;
+                    tcp.extra = extra;
+                    tcp.payload = &wrapped;
+                }
+            }
             let dscp = seg.meta.dscp;
             let ecn = seg.meta.ecn;
             let Some(ip) = ip_repr(local, remote, ecn, dscp, self.ip_ident) else {
@@ -710,11 +725,26 @@ impl Endpoint {
     #[must_use]
     #[inline]
     pub fn poll_event(&mut self) -> Option<(ConnHandle, Event)> {
-        let (h, ev) = self.events.pop_front()?;
-        if matches!(ev, Event::Closed(_)) {
-            self.closed_event(h);
+        loop {
+            let (h, ev) = match self.dual.is_some() {
+                false => self.events.pop_front()?,
+                // Inner Space's dual handshakes hold, swallow or release events.
+                true => match self.dual_released() {
+                    Some(x) => x,
+                    None => {
+                        let (h, ev) = self.events.pop_front()?;
+                        match self.dual_filter(h, ev) {
+                            Some(x) => x,
+                            None => continue,
+                        }
+                    }
+                },
+            };
+            if matches!(ev, Event::Closed(_)) {
+                self.closed_event(h);
+            }
+            return Some((h, ev));
         }
-        Some((h, ev))
     }
 
     /// The application was told the connection closed: reap it.

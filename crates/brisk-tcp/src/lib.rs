@@ -20,6 +20,7 @@ pub mod config;
 pub mod conn;
 pub mod endpoint;
 pub mod event;
+pub mod inspace;
 pub mod mem;
 pub mod mptcp;
 pub mod rangeset;

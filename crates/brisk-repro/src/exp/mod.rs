@@ -19,6 +19,7 @@ pub mod design;
 pub mod fse;
 pub mod fse_pause;
 pub mod inner_space;
+pub mod inner_space_dual;
 pub mod ledbat;
 pub mod mn_cpu;
 pub mod mn_fallback;

@@ -52,6 +52,8 @@ pub(crate) struct ConnTfo {
 pub struct ClientOutcome {
     /// The server's cookie, if its SYN-ACK carried one.
     pub cookie: Option<FastOpenCookie>,
+    /// The cookie came in the experimental encoding (kind 254).
+    pub cookie_exp: bool,
     /// The server's MSS option.
     pub mss: Option<u16>,
     /// The SYN's data was lost: the SYN was retransmitted and the SYN-ACK neither
@@ -98,6 +100,19 @@ impl Connection {
             passive: accept_data,
             ..ConnTfo::default()
         }));
+        // The child sends in SYN-RECEIVED: RITE's smaller IW applies from here.
+        if let Some(iw) = self
+            .config
+            .fastopen
+            .as_deref()
+            .and_then(|f| f.syn_data_iw)
+            .filter(|_| accept_data)
+        {
+            let initial = self.config.congestion.initial_cwnd.max(1);
+            if iw.max(1) < initial {
+                self.set_cwnd(iw.max(1));
+            }
+        }
         if accept_data && !syn.payload.is_empty() {
             // The SYN-ACK acknowledges these bytes; no ACK of its own is owed.
             let ooo_before = self.stream.recvbuf.ooo_dropped;
@@ -122,6 +137,23 @@ impl Connection {
         self.tfo
             .as_ref()
             .is_some_and(|t| t.passive || t.client.is_some())
+    }
+
+    /// Client, before the first SYN left: how many data bytes it can carry (a
+    /// cookie is cached), or `None` (a cookie request or no Fast Open). What Linux's
+    /// `tcp_send_syn_data` copies into the SYN, and so what a non-blocking
+    /// `sendto(MSG_FASTOPEN)` returns.
+    pub fn fastopen_syn_room(&self) -> Option<u32> {
+        if self.state != State::SynSent {
+            return None;
+        }
+        let t = self.tfo.as_deref()?;
+        let Some(ClientSyn::Data(_)) = t.client else {
+            return None;
+        };
+        let mss = u32::from(self.config.mss);
+        let peer = t.cached_mss.map_or(mss, u32::from);
+        Some(mss.min(peer).saturating_sub(SYN_OPTION_SPACE))
     }
 
     /// Whether the connection has Fast Open state (one branch per segment for plain
@@ -186,6 +218,17 @@ impl Connection {
     /// first SYN-ACK timeout of a Fast Open child, `tcp_fastopen_synack_timer`;
     /// the client dropped any data that overtook its SYN-ACK).
     pub(super) fn tfo_established(&mut self, now: Instant) {
+        // RITE's smaller IW after a Fast Open handshake (`TfoConfig::syn_data_iw`).
+        if let Some(iw) = self.config.fastopen.as_deref().and_then(|f| f.syn_data_iw) {
+            let used = self
+                .tfo
+                .as_ref()
+                .is_some_and(|t| t.passive || t.outcome.is_some_and(|o| o.data_acked > 0));
+            let initial = self.config.congestion.initial_cwnd.max(1);
+            if used && iw.max(1) < initial {
+                self.set_cwnd(iw.max(1));
+            }
+        }
         if !self.tfo.as_ref().is_some_and(|t| t.passive) || !self.sub.loss.outstanding() {
             return;
         }
@@ -205,11 +248,12 @@ impl Connection {
         let Some(sent) = t.client else {
             return;
         };
-        let cookie = match fastopen::parse(&seg.extra) {
+        let (cookie, cookie_exp) = match fastopen::parse(&seg.extra) {
             Some(Ok(FastOpen {
-                cookie: Some(c), ..
-            })) => Some(c),
-            _ => None,
+                cookie: Some(c),
+                experimental,
+            })) => (Some(c), experimental),
+            _ => (None, false),
         };
         let requested = matches!(sent, ClientSyn::Request(_));
         let data_sent = t.syn_data;
@@ -232,6 +276,7 @@ impl Connection {
         };
         t.outcome = Some(ClientOutcome {
             cookie,
+            cookie_exp,
             mss: seg.mss,
             syn_lost,
             try_exp,

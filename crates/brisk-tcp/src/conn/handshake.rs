@@ -119,6 +119,20 @@ impl Connection {
     /// RFC 9293 §3.10.7.3.
     pub(super) fn on_segment_syn_sent(&mut self, now: Instant, seg: &TcpRepr<'_>) {
         let f = seg.flags;
+        // Inner Space: the answer to a SYN-U is read first (`inspace.rs`); a legacy
+        // server's SYN/ACK resets the connection, a SYN/ACK-U goes on as ordinary.
+        if self.inspace.is_some()
+            && f.syn()
+            && f.ack()
+            && !f.rst()
+            && self.inspace_role() == Some(super::inspace::InSpaceRole::Upgraded)
+            && self.inspace_outcome().is_none()
+        {
+            if let Some(s) = self.inspace_synack(seg) {
+                self.on_segment_syn_sent(now, &s);
+            }
+            return;
+        }
         let mut acked = 0;
         if f.ack() {
             let ack = self.unwrap_ack(seg.ack);
@@ -157,8 +171,11 @@ impl Connection {
             }
             self.established(now);
             self.push_event(Event::Connected);
-            // ACK the SYN-ACK at once (Linux does, unless it can piggyback on data).
-            self.ack_now();
+            // ACK the SYN-ACK at once (Linux does, unless it can piggyback on data);
+            // an Inner Space Ordinary connection waits for its dual's decision.
+            if self.inspace.is_none() || !self.inspace_holds_ack() {
+                self.ack_now();
+            }
         } else {
             // Simultaneous open (RFC 9293 §3.5, figure 8): SYN-ACK with our ISS again.
             self.state = State::SynReceived;

@@ -27,6 +27,7 @@ mod cookie_open;
 mod detect;
 mod fastopen;
 mod handshake;
+pub(crate) mod inspace;
 pub mod isn;
 mod loss;
 mod mech;
@@ -62,6 +63,7 @@ pub(crate) use ack_policy::MAX_QUICKACKS;
 use brisk_time::{Duration, Instant};
 use brisk_wire::{Ecn, SeqNum, TcpRepr};
 pub use fastopen::ClientOutcome;
+pub use inspace::{InSpaceOutcome, InSpaceRole};
 use mech::Mechanisms;
 use parts::{Congestion, Handshake, LossRecovery, Negotiated, Probes, RecvSide, SendSpace, Tracer};
 use rand::{Rng, SeedableRng};
@@ -258,6 +260,8 @@ pub struct Connection {
     mp_fallback: Option<crate::mptcp::meta::Fallback>,
     /// TCP Fast Open (RFC 7413, `fastopen.rs`): `None` for plain TCP.
     tfo: Option<Box<fastopen::ConnTfo>>,
+    /// Inner Space's handshake role (`None` for plain TCP).
+    inspace: Option<Box<inspace::ConnInSpace>>,
 }
 
 /// RC3 copies wait in the host's priority queue, so they carry TSvals older than
@@ -385,6 +389,7 @@ impl Connection {
             mp: None,
             mp_fallback: None,
             tfo: None,
+            inspace: None,
             config,
         }
     }

@@ -95,6 +95,13 @@ impl Endpoint {
         self.tfo.as_mut()?.cache.as_mut()?.get(server)?.cookie
     }
 
+    /// Empties the client's cookie cache (Linux's `ip tcp_metrics flush all`).
+    pub fn fastopen_flush_cache(&mut self) {
+        if let Some(c) = self.tfo.as_mut().and_then(|t| t.cache.as_mut()) {
+            c.clear();
+        }
+    }
+
     /// Pending Fast Open connections of a listener (its queue length).
     pub fn fastopen_pending(&self, port: u16) -> Option<u32> {
         self.listeners
@@ -247,6 +254,9 @@ impl Endpoint {
         }
         if let Some(cache) = host.cache.as_mut() {
             cache.set(server, o.mss, o.cookie, o.syn_lost, o.try_exp, now);
+            if o.cookie.is_some() {
+                cache.set_cookie_encoding(server, o.cookie_exp);
+            }
         }
     }
 

@@ -119,10 +119,34 @@ impl Endpoint {
             self.stats.drop_table_full += 1;
             return;
         }
+        // Inner Space (`dual.rs`): a SYN-O is reset, a SYN-U read past its InSpace.
+        let mut role = None;
+        let shifted;
+        let mut tcp = tcp;
+        if let Some(c) = l.config.inspace.as_deref().filter(|c| c.server).copied() {
+            match self.inspace_listen_syn(tcp, &c) {
+                super::dual::ListenSyn::Reset => {
+                    self.reply_rst(local_ip, port, remote, tcp);
+                    return;
+                }
+                super::dual::ListenSyn::Upgraded(s) => {
+                    shifted = s;
+                    tcp = &shifted;
+                    role = Some(c);
+                }
+                super::dual::ListenSyn::Ordinary => {}
+            }
+        }
+        let Some(l) = self.listeners.get(&port) else {
+            return;
+        };
         let config = l.config.clone();
         let local = SocketAddr::new(local_ip, port);
         let setup = self.setup(now, local, remote, config);
         let mut conn = Connection::accept(now, setup, tcp);
+        if let Some(c) = role {
+            conn.set_inspace(crate::conn::InSpaceRole::Server, &c);
+        }
         if conn.config.fastopen.is_some() && self.tfo_listen_syn(now, port, &mut conn, tcp) {
             self.tfo_accept_child(port, conn);
             return;

@@ -11,6 +11,7 @@ mod handshake;
 pub(crate) use crate::testkit as harness;
 mod hostile;
 mod idle;
+mod inspace;
 mod ipv6;
 mod listener;
 mod loss;

@@ -614,3 +614,42 @@ fn losses_around_a_fast_open_handshake_are_recovered() {
         assert_eq!(p.server.fastopen_pending(PORT), Some(0), "{case}");
     }
 }
+
+/// RITE's option (WEB-6; `TfoConfig::syn_data_iw`): the server's first flight on a
+/// Fast Open connection is min(IW, n) segments; on the first connection (no SYN
+/// data) and without the option, the ordinary IW 10.
+#[test]
+fn rite_option_smaller_initial_window_after_fast_open() {
+    let latency = Duration::from_millis(20);
+    for (iw, want_second) in [(None, 10usize), (Some(2), 2), (Some(4), 4)] {
+        let mut cfg = tfo_config(16);
+        cfg.fastopen.as_deref_mut().unwrap().syn_data_iw = iw;
+        let mut p = Pair::with_configs(latency, cfg.clone(), cfg);
+        let req = pattern(200, 9);
+        let resp = pattern(60_000, 10);
+        let flight = |p: &Pair, mark: usize| {
+            let syn = p.log[mark..]
+                .iter()
+                .find(|(s, _)| s.to_server && s.flags.syn())
+                .map(|(s, _)| s.at)
+                .unwrap();
+            let (from, to) = (syn + latency, syn + latency * 3);
+            p.log[mark..]
+                .iter()
+                .filter(|(s, _)| !s.to_server && s.len > 0 && s.at >= from && s.at < to)
+                .count()
+        };
+        let mark = p.log.len();
+        let e1 = exchange(&mut p, &req, &resp);
+        assert_eq!(sha(&e1.client_got), sha(&resp));
+        // The first connection's response waits for the handshake: IW 10 then.
+        let syn_ack_to_ack = flight(&p, mark);
+        assert!(syn_ack_to_ack <= 10, "{iw:?}: {syn_ack_to_ack}");
+        p.advance(Duration::from_secs(1));
+        let mark = p.log.len();
+        let e2 = exchange(&mut p, &req, &resp);
+        assert!(e2.read_in_syn_rcvd);
+        assert_eq!(sha(&e2.client_got), sha(&resp));
+        assert_eq!(flight(&p, mark), want_second, "{iw:?}");
+    }
+}

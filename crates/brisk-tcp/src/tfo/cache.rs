@@ -38,6 +38,9 @@ pub struct CacheEntry {
     pub mss: Option<u16>,
     /// 0: ask in kind 34; 1: ask in kind 254; 2: kind 254 failed too.
     pub try_exp: u8,
+    /// The cookie came in the experimental kind 254: the SYN carries it so
+    /// (Linux keeps `tcp_fastopen_cookie.exp` with the cookie in its cache).
+    pub cookie_exp: bool,
     /// SYN-data losses in a row.
     pub syn_loss: u32,
     pub last_syn_loss: Option<Instant>,
@@ -139,6 +142,20 @@ impl CookieCache {
         self.order.insert(self.tick, server);
     }
 
+    /// Forgets every server.
+    pub fn clear(&mut self) {
+        self.map.clear();
+        self.order.clear();
+    }
+
+    /// The encoding the cached cookie for `server` came in (recorded beside
+    /// [`CookieCache::set`]'s cookie): kind 254 if `exp`.
+    pub fn set_cookie_encoding(&mut self, server: IpAddr, exp: bool) {
+        if let Some((e, _)) = self.map.get_mut(&server) {
+            e.cookie_exp = exp;
+        }
+    }
+
     /// What to put on a SYN to `server` (Linux's `tcp_fastopen_cookie_check`, the
     /// blackhole verdict passed in as `disabled`).
     pub fn syn(
@@ -161,7 +178,10 @@ impl CookieCache {
             }
         }
         match e.cookie {
-            Some(c) => ClientSyn::Data(FastOpen::with_cookie(c)),
+            Some(c) => ClientSyn::Data(FastOpen {
+                cookie: Some(c),
+                experimental: e.cookie_exp,
+            }),
             None => ClientSyn::Request(FastOpen {
                 cookie: None,
                 experimental: e.try_exp == 1,
@@ -265,5 +285,31 @@ mod tests {
             c.syn(a(1), t(0), true, false),
             ClientSyn::Request(FastOpen::REQUEST)
         );
+    }
+
+    /// A cookie that came in kind 254 goes back in kind 254 (upstream packetdrill's
+    /// fastopen/client/fallback-exp-opt.pkt); a later kind-34 cookie switches back.
+    #[test]
+    fn cookie_keeps_the_encoding_it_came_in() {
+        let mut c = CookieCache::new(4);
+        let k = FastOpenCookie::new(&[0x12, 0x34, 0xab, 0xcd]).unwrap();
+        c.set(a(1), None, Some(k), false, 0, t(0));
+        c.set_cookie_encoding(a(1), true);
+        assert_eq!(
+            c.syn(a(1), t(0), true, false),
+            ClientSyn::Data(FastOpen {
+                cookie: Some(k),
+                experimental: true
+            })
+        );
+        c.set(a(1), None, Some(k), false, 0, t(1));
+        c.set_cookie_encoding(a(1), false);
+        assert_eq!(
+            c.syn(a(1), t(1), true, false),
+            ClientSyn::Data(FastOpen::with_cookie(k))
+        );
+        // No entry: nothing to record.
+        c.set_cookie_encoding(a(2), true);
+        assert!(c.get(a(2)).is_none());
     }
 }

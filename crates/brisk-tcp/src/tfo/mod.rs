@@ -59,6 +59,11 @@ pub struct TfoConfig {
     /// `net.ipv4.tcp_fastopen_blackhole_timeout_sec`; 0, Linux's default since
     /// 5.14, disables it).
     pub blackhole_timeout: Duration,
+    /// RITE's suggestion (seed 004 D.1, WEB-6): a less aggressive initial window on
+    /// a connection whose SYN data was accepted (server: a Fast Open child; client:
+    /// the SYN-ACK acknowledged its SYN data). `Some(n)`: that connection starts
+    /// with min(IW, n) segments; `None` (default, Linux): the ordinary IW.
+    pub syn_data_iw: Option<u32>,
 }
 
 impl Default for TfoConfig {
@@ -71,6 +76,7 @@ impl Default for TfoConfig {
             cache_entries: 1024,
             negative_cache: true,
             blackhole_timeout: Duration::ZERO,
+            syn_data_iw: None,
         }
     }
 }
