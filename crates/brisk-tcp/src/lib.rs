@@ -23,6 +23,7 @@ pub mod event;
 pub mod mem;
 pub mod mptcp;
 pub mod rangeset;
+pub mod rate;
 pub mod rc3;
 pub mod rdb;
 pub mod recovery;

@@ -32,6 +32,7 @@ mod loss;
 mod mech;
 mod mp;
 mod parts;
+mod pacing;
 mod paws;
 pub mod pressure;
 mod rc3_send;
@@ -366,7 +367,7 @@ impl Connection {
                 hs: Handshake::default(),
                 rcv: RecvSide::new(config.ack.quick_acks),
                 loss: LossRecovery::new(rtt, now),
-                cong: Congestion::new(cc, vars),
+                cong: Congestion::new(cc, vars, config.congestion.pacing),
                 probes: Probes::new(now),
                 timers: TimerTable::default(),
                 map: stream_map::StreamMap,
