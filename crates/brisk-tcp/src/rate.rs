@@ -289,7 +289,12 @@ mod tests {
         // ack = 100 000 - 0, interval = 100 000 µs.
         let rs = s.ack(ms(100), &[&w[0], &w[1]], 100);
         assert_eq!(
-            (rs.delivered, rs.interval_us, rs.snd_interval_us, rs.rcv_interval_us),
+            (
+                rs.delivered,
+                rs.interval_us,
+                rs.snd_interval_us,
+                rs.rcv_interval_us
+            ),
             (2, 100_000, 0, 100_000)
         );
         assert_eq!(s.st.delivered_mstamp, ms(100));
@@ -297,7 +302,10 @@ mod tests {
         // delivered segment's send time), delivered_mstamp = 100 ms, delivered = 2.
         let a = s.send(ms(100));
         let b = s.send(ms(100));
-        assert_eq!((a.first_tx_us, a.delivered_us, a.delivered_at_send), (100_000, 0, 2));
+        assert_eq!(
+            (a.first_tx_us, a.delivered_us, a.delivered_at_send),
+            (100_000, 0, 2)
+        );
         // t=110 ms: the rest of the first window: delivered = 4 - 0 over
         // max(0, 110 000).
         let rs = s.ack(ms(110), &[&w[2], &w[3]], 100);
@@ -306,7 +314,12 @@ mod tests {
         // ack = 200 000 - 100 000: 4 segments in 100 ms.
         let rs = s.ack(ms(200), &[&a, &b], 100);
         assert_eq!(
-            (rs.delivered, rs.interval_us, rs.snd_interval_us, rs.rcv_interval_us),
+            (
+                rs.delivered,
+                rs.interval_us,
+                rs.snd_interval_us,
+                rs.rcv_interval_us
+            ),
             (4, 100_000, 100_000, 100_000)
         );
         assert_eq!(rs.prior_delivered, 2);
@@ -343,7 +356,10 @@ mod tests {
         // The first is lost; a SACK for the 2nd to 5th at 100 ms counts four, sampled
         // from the newest (sent at 4 ms): delivered 4 - 0 over max(4 ms - 0, 100 ms).
         let rs = s.ack(ms(100), &[&w[1], &w[2], &w[3], &w[4]], 90);
-        assert_eq!((rs.delivered, rs.interval_us, rs.acked_sacked), (4, 100_000, 4));
+        assert_eq!(
+            (rs.delivered, rs.interval_us, rs.acked_sacked),
+            (4, 100_000, 4)
+        );
         assert_eq!(s.st.first_tx_mstamp, ms(4));
         // The retransmission of the first leaves at 100 ms; its snapshot:
         // first_tx = 4 ms, delivered_mstamp = 100 ms, delivered = 4.

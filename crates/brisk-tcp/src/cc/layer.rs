@@ -9,7 +9,8 @@
 //! shape the thesis's "layer around any controller" (Nowlan 2014 §3.4) asks for.
 
 use super::{
-    AckSample, CcDiagnostics, CcEvent, CcNeeds, CcState, CongestionCause, CongestionControl, FlowCtx,
+    AckSample, CcDiagnostics, CcEvent, CcNeeds, CcState, CongestionCause, CongestionControl,
+    FlowCtx,
 };
 use crate::sent::SentInfo;
 use brisk_time::Instant;

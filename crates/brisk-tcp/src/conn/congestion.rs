@@ -14,13 +14,13 @@
 //!   here: recovery, CWR, the steps an undo concluded, restart after idle.
 
 use super::loss::LossView;
+use super::pacing;
 use super::parts::Congestion;
 use super::undo::{CcStep, CcSteps};
 use super::Connection;
-use super::pacing;
 use crate::cc::{AckSample, CcEvent, CongestionCause, SentInfo};
-use crate::rate;
 use crate::event::{TraceEvent, UndoKind};
+use crate::rate;
 use crate::recovery::undo::Prior as SavedWindow;
 use brisk_time::{Duration, Instant};
 

@@ -90,8 +90,7 @@ impl Pacer {
     /// (no rate, the departure time reached, or a burst under way at this instant).
     #[inline]
     pub fn wait(&self, now: Instant) -> Option<Instant> {
-        if self.rate == 0 || self.wstamp <= now || (self.burst_left > 0 && self.burst_at == now)
-        {
+        if self.rate == 0 || self.wstamp <= now || (self.burst_left > 0 && self.burst_at == now) {
             None
         } else {
             Some(self.wstamp)

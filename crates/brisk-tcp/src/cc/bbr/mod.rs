@@ -332,7 +332,8 @@ impl Bbr {
     /// Linux `bbr_tso_segs_goal`.
     fn tso_segs_goal(&self, mss: u32) -> u32 {
         let bytes = (self.pacing_rate >> PACING_SHIFT).min(GSO_MAX_BYTES);
-        let segs = ((bytes / u64::from(mss.max(1))) as u32).max(Self::min_tso_segs_at(self.pacing_rate));
+        let segs =
+            ((bytes / u64::from(mss.max(1))) as u32).max(Self::min_tso_segs_at(self.pacing_rate));
         segs.min(0x7f)
     }
 
@@ -351,7 +352,7 @@ impl Bbr {
             return TCP_INIT_CWND;
         }
         let w = u64::from(bw) * u64::from(self.min_rtt_us);
-        let bdp = (((w * u64::from(gain)) >> BBR_SCALE) + BW_UNIT - 1) / BW_UNIT;
+        let bdp = ((w * u64::from(gain)) >> BBR_SCALE).div_ceil(BW_UNIT);
         bdp.min(u64::from(u32::MAX)) as u32
     }
 
@@ -399,7 +400,12 @@ impl Bbr {
     /// Linux `bbr_set_cwnd_to_recover_or_restore`: packet conservation in the first
     /// round of recovery, the saved cwnd back when recovery ends. Returns the cwnd
     /// and whether conservation holds it.
-    fn set_cwnd_to_recover_or_restore(&mut self, cc: &CcState, rs: &RateSample, acked: u32) -> (u32, bool) {
+    fn set_cwnd_to_recover_or_restore(
+        &mut self,
+        cc: &CcState,
+        rs: &RateSample,
+        acked: u32,
+    ) -> (u32, bool) {
         let state = self.ca_state;
         let prev_state = self.prev_ca_state;
         let mut cwnd = cc.cwnd;
@@ -630,7 +636,8 @@ impl Bbr {
             expected_acked = 0;
         }
         self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xfffff);
-        let extra = (u64::from(self.ack_epoch_acked) - expected_acked).min(u64::from(cc.cwnd)) as u32;
+        let extra =
+            (u64::from(self.ack_epoch_acked) - expected_acked).min(u64::from(cc.cwnd)) as u32;
         let i = self.extra_acked_win_idx;
         if extra > self.extra_acked[i] {
             self.extra_acked[i] = extra;
@@ -832,10 +839,8 @@ impl CongestionControl for Bbr {
     fn on_event(&mut self, cc: &mut FlowCtx<'_>, now: Instant, ev: CcEvent) {
         match ev {
             CcEvent::EnterRecovery => self.ca_state = CaState::Recovery,
-            CcEvent::EnterCwr => {
-                if self.ca_state < CaState::Recovery {
-                    self.ca_state = CaState::Cwr;
-                }
+            CcEvent::EnterCwr if self.ca_state < CaState::Recovery => {
+                self.ca_state = CaState::Cwr;
             }
             CcEvent::Rto => {
                 self.ca_state = CaState::Loss;

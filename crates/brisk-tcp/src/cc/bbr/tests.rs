@@ -17,7 +17,10 @@ fn rates_and_bdp_in_linux_units() {
     let bw = (BW_UNIT / 100) as u32;
     assert_eq!(bw, 167_772);
     // In bytes/s at mss 1000 and gain 1: ~10 MB/s less the 1 % margin.
-    assert_eq!(Bbr::rate_bytes_per_sec(1000, u64::from(bw), BBR_UNIT), 9_899_990);
+    assert_eq!(
+        Bbr::rate_bytes_per_sec(1000, u64::from(bw), BBR_UNIT),
+        9_899_990
+    );
     let mut b = Bbr::new(1);
     // No min RTT yet: TCP_INIT_CWND.
     assert_eq!(b.bdp(bw, BBR_UNIT), 10);
@@ -98,7 +101,9 @@ impl Pipe {
             // one-way delay, ACKed after the other half of the RTT.
             let mut acked = Vec::new();
             for _ in 0..self.rate {
-                let Some(front) = self.flight.front() else { break };
+                let Some(front) = self.flight.front() else {
+                    break;
+                };
                 let served = front.sent_at.max(self.next_free);
                 let ack_at = served + Duration::from_millis(self.rtt_ms);
                 if ack_at > self.now {
@@ -136,9 +141,10 @@ impl Pipe {
                     rate: rs,
                     ..Default::default()
                 };
-                self.bbr.cong_control(&mut FlowCtx::alone(&mut self.cc), &ack);
+                self.bbr
+                    .cong_control(&mut FlowCtx::alone(&mut self.cc), &ack);
             }
-            self.now = self.now + Duration::from_millis(1);
+            self.now += Duration::from_millis(1);
         }
     }
 }
@@ -197,7 +203,10 @@ fn probe_rtt_every_ten_seconds_at_four_packets() {
     assert_eq!(exits.len(), 2, "{exits:?}");
     // First: 10 s after the last 20 ms sample (within the first 2 s).
     let first = entries[0].as_micros() / 1000;
-    assert!((10_000..12_100).contains(&first), "first PROBE_RTT at {first} ms");
+    assert!(
+        (10_000..12_100).contains(&first),
+        "first PROBE_RTT at {first} ms"
+    );
     // Then every 10 s: the exit restarts the filter's clock.
     let gap = entries[1] - exits[0];
     assert!(
@@ -304,10 +313,18 @@ fn recovery_conserves_packets_then_restores_cwnd() {
     b.full_bw_reached = true;
     b.mode = Mode::ProbeBw;
     // Loss: ssthresh saves cwnd 100; recovery starts.
-    let ss = b.ssthresh(&mut FlowCtx::alone(&mut cc), Instant::ZERO, CongestionCause::Loss);
+    let ss = b.ssthresh(
+        &mut FlowCtx::alone(&mut cc),
+        Instant::ZERO,
+        CongestionCause::Loss,
+    );
     assert_eq!(ss, u32::MAX);
     assert_eq!(b.prior_cwnd, 100);
-    b.on_event(&mut FlowCtx::alone(&mut cc), Instant::ZERO, CcEvent::EnterRecovery);
+    b.on_event(
+        &mut FlowCtx::alone(&mut cc),
+        Instant::ZERO,
+        CcEvent::EnterRecovery,
+    );
     // First ACK in recovery: 2 delivered, 3 marked lost, 60 left in flight:
     // cwnd = in_flight + acked = 62.
     cc.in_flight = 60;
@@ -320,7 +337,11 @@ fn recovery_conserves_packets_then_restores_cwnd() {
     assert_eq!(cc.cwnd, 62);
     assert!(b.packet_conservation);
     // Recovery ends: the saved 100 is back.
-    b.on_event(&mut FlowCtx::alone(&mut cc), Instant::ZERO, CcEvent::ExitRecovery);
+    b.on_event(
+        &mut FlowCtx::alone(&mut cc),
+        Instant::ZERO,
+        CcEvent::ExitRecovery,
+    );
     b.packet_conservation = false;
     let rs = RateSample {
         acked_sacked: 1,
