@@ -312,6 +312,7 @@ pub fn cmd_bench_sim(
     }
     if !no_aqm {
         bench_sim_aqms(&sc, &opts, res.engine.events as f64 / wall)?;
+        bench_sim_ccs(&sc, &opts, res.engine.events as f64 / wall)?;
     }
     if !no_mptcp {
         bench_sim_mptcp(&sc, &opts, repeat, (wall, cpu), &res)?;
@@ -358,6 +359,37 @@ fn median(sorted: &[f64]) -> f64 {
     } else {
         (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
     }
+}
+
+/// The standard flow with other senders (issue 35 §4): paced BBR and paced CUBIC, one
+/// run each, as events/s against unpaced CUBIC's `base_eps`, with goodput and the
+/// bottleneck's mean queue.
+fn bench_sim_ccs(sc: &Scenario, opts: &RunOptions, base_eps: f64) -> anyhow::Result<()> {
+    for (name, cc, pacing) in [
+        ("paced BBR", brisk_tcp::cc::CcAlgorithm::Bbr, false),
+        ("paced CUBIC", brisk_tcp::cc::CcAlgorithm::Cubic, true),
+    ] {
+        let mut v = sc.clone();
+        for f in &mut v.flows {
+            f.cc = cc;
+            if pacing {
+                f.tcp.pacing = Some(true);
+            }
+        }
+        let t = std::time::Instant::now();
+        let r = brisk_sim::run_with(&v, v.seed, opts)?;
+        let w = t.elapsed().as_secs_f64().max(1e-9);
+        let eps = r.engine.events as f64 / w;
+        println!(
+            "  {name:<16} {eps:.0} events/s ({:.2}x unpaced CUBIC's), goodput {:.1} Mbit/s, mean queue {}",
+            eps / base_eps,
+            r.flows.first().map_or(0.0, |f| f.goodput_bps) / 1e6,
+            r.bottleneck
+                .queue_delay
+                .map_or("-".into(), |q| format!("{:.2} ms", q.mean / 1e6))
+        );
+    }
+    Ok(())
 }
 
 /// The standard flow through each AQM and the prio queue, one run each, as events/s

@@ -78,14 +78,20 @@ fn a_bad_layer_order_names_the_field() {
 
 #[test]
 fn kernel_cc_names_are_for_linux_flows_only() {
-    let sc = flow("cc = \"bbr\"\nstack = \"linux\"", "").unwrap();
-    assert_eq!(sc.flows[0].kernel_cc(), "bbr");
-    let e = flow("cc = \"bbr\"", "").unwrap_err();
+    let sc = flow("cc = \"vegas\"\nstack = \"linux\"", "").unwrap();
+    assert_eq!(sc.flows[0].kernel_cc(), "vegas");
+    let e = flow("cc = \"vegas\"", "").unwrap_err();
     assert_eq!(e.field, "flow[0].cc", "{e}");
     assert!(
-        e.message.contains("bbr") && e.message.contains("cubic"),
+        e.message.contains("vegas") && e.message.contains("cubic"),
         "{e}"
     );
+    // brisk's own BBR (v1, as Linux `tcp_bbr.c`) is a brisk name too, and a Linux
+    // flow's "bbr" is the kernel's module.
+    let sc = flow("cc = \"bbr\"", "").unwrap();
+    assert_eq!(sc.flows[0].cc, brisk_tcp::cc::CcAlgorithm::Bbr);
+    let sc = flow("cc = \"bbr\"\nstack = \"linux\"", "").unwrap();
+    assert_eq!(sc.flows[0].kernel_cc(), "bbr");
 }
 
 #[test]

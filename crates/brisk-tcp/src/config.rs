@@ -96,6 +96,11 @@ pub struct CongestionConfig {
     /// 3, `tcp_max_tso_deferred_mss`). None: today's rule (cwnd-limited only when a
     /// send filled or was blocked by cwnd; in slow start, cwnd < 2 · max in flight).
     pub cwnd_limited_slack: Option<u32>,
+    /// Pace every connection (`conn/pacing.rs`, Linux's internal pacing) at the
+    /// controller's rate, else at Linux's default (`tcp_update_pacing_rate`: 2 ×
+    /// cwnd / srtt in slow start, 1.2 × after). Off by default; controllers that
+    /// need pacing (BBR) pace whatever this says.
+    pub pacing: bool,
 }
 
 /// Loss detection and the retransmission timer.
@@ -216,6 +221,7 @@ impl Default for Config {
                 initial_cwnd: 10,
                 slow_start_after_idle: true,
                 cwnd_limited_slack: None,
+                pacing: false,
             },
             recovery: RecoveryConfig {
                 rack: true,

@@ -24,6 +24,7 @@ pub mod inspace;
 pub mod mem;
 pub mod mptcp;
 pub mod rangeset;
+pub mod rate;
 pub mod rc3;
 pub mod rdb;
 pub mod recovery;

@@ -20,4 +20,11 @@ pub struct SentInfo {
     pub app_limited: bool,
     /// Whether this transmission was a retransmission.
     pub retransmit: bool,
+    /// Delivery-rate snapshot (`crate::rate`, Linux `tcp_skb_cb.tx`), filled only for
+    /// controllers that take rate samples: the send phase's start
+    /// (`first_tx_mstamp`) and the last delivery (`delivered_mstamp`), as microseconds
+    /// before `sent_at`, and Linux's app-limited mark (`tp->app_limited != 0`).
+    pub first_tx_us: u32,
+    pub delivered_us: u32,
+    pub rate_app_limited: bool,
 }

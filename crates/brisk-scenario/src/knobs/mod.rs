@@ -101,7 +101,8 @@ tcp_knobs! {
             window_scaling as window_scaling: bool => set(options.window_scaling), linux kernel;
         }
         /// `[flow.tcp.congestion]`: initial_cwnd, slow_start_after_idle, new_cwv,
-        /// new_cwv_nvp, cwnd_limited_slack, abe, beta_ecn, beta_loss, layer_order, lisa.
+        /// new_cwv_nvp, cwnd_limited_slack, pacing, abe, beta_ecn, beta_loss,
+        /// layer_order, lisa.
         congestion: CongestionKnobs {
             initial_cwnd as initial_cwnd: u32 => set(congestion.initial_cwnd), linux kernel;
             /// RFC 5681 §4.1 restart after idle (Linux `tcp_slow_start_after_idle`,
@@ -120,6 +121,11 @@ tcp_knobs! {
             cwnd_limited_slack as cwnd_limited_slack: u32
                 => some(congestion.cwnd_limited_slack),
                 linux refuse_set("this kernel has the 3.16+ rule and no setting for it");
+            /// Pace the flow's data (docs/mechanisms/bbr.md; Linux's internal pacing)
+            /// at its controller's rate, else at Linux's default (2 × cwnd / srtt in
+            /// slow start, 1.2 × after). Default false; `cc = "bbr"` always paces.
+            pacing as pacing: bool => set(congestion.pacing),
+                linux refuse_set("Linux paces per socket through its controller (bbr) or the fq qdisc, not a per-flow switch here");
             /// Wrap `cc` in ABE, Alternative Backoff with ECN (RFC 8511;
             /// docs/mechanisms/abe.md): ECN marks reduce cwnd by `beta_ecn`, losses as
             /// before. Needs `ecn = true`.

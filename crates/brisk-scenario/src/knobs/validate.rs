@@ -130,6 +130,25 @@ pub fn validate_tcp(t: &TcpKnobs, cc: CcAlgorithm) -> Result<(), (String, String
         .dctcp
         .validate()
         .map_err(|(k, m)| (p(&format!("tcp.dctcp.{k}")), m))?;
+    if cc == CcAlgorithm::Bbr {
+        let layer = [
+            ("tcp.delay_correlation", t.delay_correlation_on()),
+            ("tcp.new_cwv", t.new_cwv == Some(true)),
+            ("tcp.abe", t.abe == Some(true)),
+            ("tcp.fse", t.fse_config().is_some()),
+        ]
+        .into_iter()
+        .find(|(_, on)| *on);
+        if let Some((k, _)) = layer {
+            return Err((
+                p(k),
+                "cannot wrap cc = \"bbr\": BBR sets cwnd itself on every ACK (Linux \
+                 cong_control), and this layer acts through cong_avoid and ssthresh, \
+                 which BBR does not use"
+                    .into(),
+            ));
+        }
+    }
     if cc == CcAlgorithm::Dctcp && t.ecn_switch() != Some(true) {
         return Err((
             p("cc"),

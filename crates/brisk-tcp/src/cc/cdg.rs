@@ -502,6 +502,7 @@ mod tests {
                     delivered_at_send: 0,
                     app_limited: false,
                     retransmit: false,
+                    ..Default::default()
                 }),
                 ..AckSample::default()
             };

@@ -113,6 +113,17 @@ impl FlowCc {
         let (c, mut cx) = self.split(vars);
         c.undo_cwnd(&mut cx, prior_cwnd)
     }
+    #[inline]
+    pub fn cong_control(&mut self, vars: &mut CcState, ack: &AckSample) {
+        let (c, mut cx) = self.split(vars);
+        c.cong_control(&mut cx, ack);
+    }
+    pub fn needs(&self) -> super::CcNeeds {
+        self.ctrl.needs()
+    }
+    pub fn min_tso_segs(&self, pacing_rate: u64) -> u32 {
+        self.ctrl.min_tso_segs(pacing_rate)
+    }
     pub fn pacing_rate(&self, vars: &CcState) -> Option<u64> {
         self.ctrl.pacing_rate(vars)
     }

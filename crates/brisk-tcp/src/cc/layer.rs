@@ -9,7 +9,8 @@
 //! shape the thesis's "layer around any controller" (Nowlan 2014 §3.4) asks for.
 
 use super::{
-    AckSample, CcDiagnostics, CcEvent, CcState, CongestionCause, CongestionControl, FlowCtx,
+    AckSample, CcDiagnostics, CcEvent, CcNeeds, CcState, CongestionCause, CongestionControl,
+    FlowCtx,
 };
 use crate::sent::SentInfo;
 use brisk_time::Instant;
@@ -46,6 +47,15 @@ pub trait CcLayer: fmt::Debug + Send {
     }
     fn pacing_rate(&self, cc: &CcState) -> Option<u64> {
         self.inner().pacing_rate(cc)
+    }
+    fn needs(&self) -> CcNeeds {
+        self.inner().needs()
+    }
+    fn cong_control(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
+        self.inner_mut().cong_control(cc, ack);
+    }
+    fn min_tso_segs(&self, pacing_rate: u64) -> u32 {
+        self.inner().min_tso_segs(pacing_rate)
     }
     /// Default: the inner controller's diagnostics (a layer with state of its own
     /// reports that instead).
@@ -84,6 +94,15 @@ impl<L: CcLayer> CongestionControl for L {
     }
     fn pacing_rate(&self, cc: &CcState) -> Option<u64> {
         CcLayer::pacing_rate(self, cc)
+    }
+    fn needs(&self) -> CcNeeds {
+        CcLayer::needs(self)
+    }
+    fn cong_control(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
+        CcLayer::cong_control(self, cc, ack);
+    }
+    fn min_tso_segs(&self, pacing_rate: u64) -> u32 {
+        CcLayer::min_tso_segs(self, pacing_rate)
     }
     fn diagnostics(&self) -> Option<CcDiagnostics> {
         CcLayer::diagnostics(self)

@@ -15,6 +15,7 @@
 //! to the rest of ACK processing.
 
 pub mod abe;
+pub mod bbr;
 pub mod cdg;
 pub mod coupled;
 pub mod cubic;
@@ -34,6 +35,7 @@ pub(crate) mod testmodel;
 #[cfg(test)]
 mod traces;
 
+pub use crate::rate::{RateSample, RateState};
 pub use crate::sent::SentInfo;
 pub use flow::FlowCc;
 pub use host::{
@@ -88,6 +90,12 @@ pub struct CcState {
     /// reduction is already under way, and PRR then brings cwnd down to the new
     /// ssthresh over one window.
     pub request_cwr: bool,
+    /// The delivery-rate sampler's connection state (`crate::rate`, Linux
+    /// `tcp_rate.c`), kept only for controllers whose [`CcNeeds::rate_samples`] is set.
+    pub rate: RateState,
+    /// Linux `tcp_wstamp_ns`: the earliest departure time of the next paced segment
+    /// (BBR's `bbr_packets_in_net_at_edt`); only kept while pacing is on.
+    pub pacing_edt: Instant,
 }
 
 impl CcState {
@@ -125,6 +133,26 @@ pub struct AckSample {
     pub prior_in_flight: u32,
     /// The ACK carried ECE (RFC 3168 §6.1.2).
     pub ece: bool,
+    /// The delivery-rate sample (`crate::rate`, Linux `struct rate_sample`): filled
+    /// for controllers whose [`CcNeeds::rate_samples`] is set, and only in the call
+    /// Linux makes after loss detection ([`CongestionControl::cong_control`]);
+    /// elsewhere "no sample".
+    pub rate: RateSample,
+}
+
+/// What a controller needs of the connection beyond the plain contract, asked once
+/// when the connection is built. All off by default: the plain send and ACK paths
+/// pay one branch for each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CcNeeds {
+    /// Delivery-rate samples on every ACK (`crate::rate`, Linux `tcp_rate.c`).
+    pub rate_samples: bool,
+    /// The controller sets cwnd itself on every ACK, in recovery too, through
+    /// [`CongestionControl::cong_control`] (Linux: the module has `cong_control`):
+    /// no PRR, no cwnd = ssthresh at the end of a reduction, no restart after idle.
+    pub cong_control: bool,
+    /// Pace at [`CongestionControl::pacing_rate`] (Linux `SK_PACING_NEEDED`).
+    pub pacing: bool,
 }
 
 /// Why the window is being reduced: passed to [`CongestionControl::ssthresh`], as
@@ -230,6 +258,22 @@ pub trait CongestionControl: fmt::Debug + Send {
         None
     }
 
+    /// What the controller needs beyond the plain contract (asked once).
+    fn needs(&self) -> CcNeeds {
+        CcNeeds::default()
+    }
+
+    /// Linux `cong_control`: with [`CcNeeds::cong_control`], called on every current
+    /// ACK after loss detection and recovery entry, in place of PRR and `cong_avoid`,
+    /// with the rate sample in `ack.rate`.
+    fn cong_control(&mut self, _cc: &mut FlowCtx<'_>, _ack: &AckSample) {}
+
+    /// Linux `min_tso_segs`: the fewest segments a paced burst may carry at
+    /// `pacing_rate` bytes/s (Linux's `tcp_min_tso_segs` sysctl, 2, by default).
+    fn min_tso_segs(&self, _pacing_rate: u64) -> u32 {
+        2
+    }
+
     /// The controller's internal decision state, for traces and `TcpInfo`; `None` for
     /// controllers with nothing beyond cwnd/ssthresh to report. Must be cheap: the
     /// connection calls it after every ACK while tracing is on.
@@ -257,6 +301,8 @@ pub enum CcDiagnostics {
     Coupled(coupled::CoupledDiagnostics),
     /// The Flow State Exchange layer ([`fse::tcp`]).
     Fse(fse::tcp::FseDiagnostics),
+    /// BBR v1 ([`bbr`], Linux `tcp_bbr.c`).
+    Bbr(bbr::BbrDiagnostics),
 }
 
 /// Which controller to build. Parsed from config / scenario files.
@@ -278,6 +324,9 @@ pub enum CcAlgorithm {
     Balia,
     /// LEDBAT (RFC 6817), less-than-best-effort ([`ledbat`]); no Linux module.
     Ledbat,
+    /// Google's BBR v1, as Linux 6.18 `tcp_bbr.c` ([`bbr`]). Not the thesis's
+    /// delay-correlation layer ([`delay_corr`]), which some seed texts call "BBR".
+    Bbr,
 }
 
 impl CcAlgorithm {
@@ -322,6 +371,7 @@ impl CcAlgorithm {
                 Box::new(coupled::Coupled::new(kind, tuning.coupled))
             }
             CcAlgorithm::Ledbat => Box::new(ledbat::Ledbat::default()),
+            CcAlgorithm::Bbr => Box::new(bbr::Bbr::new(seed)),
         }
     }
     pub fn name(self) -> &'static str {
@@ -334,6 +384,7 @@ impl CcAlgorithm {
             CcAlgorithm::Olia => "olia",
             CcAlgorithm::Balia => "balia",
             CcAlgorithm::Ledbat => "ledbat",
+            CcAlgorithm::Bbr => "bbr",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather

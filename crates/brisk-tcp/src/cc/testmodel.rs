@@ -81,6 +81,7 @@ impl<C: CongestionControl> PathSender<C> {
                 delivered_at_send: self.cc.delivered,
                 app_limited: false,
                 retransmit: false,
+                ..Default::default()
             };
             self.cc.in_flight = info.in_flight_at_send;
             self.ctrl.on_sent(&mut FlowCtx::alone(&mut self.cc), &info);
@@ -119,6 +120,7 @@ impl<C: CongestionControl> PathSender<C> {
             newest_acked: if self.send_info { newest } else { None },
             prior_in_flight: self.cc.in_flight + 1,
             ece: false,
+            ..Default::default()
         };
         self.ctrl.on_ack(&mut FlowCtx::alone(&mut self.cc), &ack);
         self.ctrl

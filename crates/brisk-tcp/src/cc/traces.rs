@@ -164,6 +164,7 @@ impl Script {
             delivered_at_send: s.cc.delivered,
             app_limited,
             retransmit: false,
+            ..Default::default()
         };
         s.flight.push_back((info, ack_at));
         self.sync();
@@ -197,6 +198,7 @@ impl Script {
             newest_acked: Some(info),
             prior_in_flight: self.s.cc.in_flight + 1,
             ece,
+            ..Default::default()
         };
         self.s
             .ctrl

@@ -96,6 +96,7 @@ impl Connection {
             in_flight: self.sub.loss.in_flight(),
             highest_sacked: self.sub.loss.highest_sacked(),
         };
+        let lost_before = self.info.lost;
         // Any acceptable ACK shows the peer is alive (Linux resets `icsk_probes_out`).
         self.sub.probes.persist_probes = 0;
         let window_changed = self.update_send_window(seg, ack, seq, old, prior.una);
@@ -140,7 +141,7 @@ impl Connection {
         // primary loop's segments (the Linux patch credits those on the next
         // priority-0 ACK; brisk at once, spec A4(e)); SACKs on it grow nothing.
         let cc_segs = if facts.low { d.segs - d.sacked } else { d.segs };
-        let ack_sample = AckSample {
+        let mut ack_sample = AckSample {
             now,
             acked_segs: cc_segs,
             acked_bytes: d.bytes,
@@ -148,6 +149,7 @@ impl Connection {
             newest_acked: d.newest,
             prior_in_flight: prior.in_flight,
             ece,
+            ..Default::default()
         };
         if cc_segs > 0 || d.bytes > 0 {
             self.sub.cong.on_ack(&ack_sample);
@@ -177,6 +179,9 @@ impl Connection {
         if facts.bundle_loss && self.sub.loss.below_cwr() {
             self.enter_cwr(now, prior.in_flight, CongestionCause::BundleLoss);
             self.info.rdb_loss_cwr += 1;
+        }
+        if self.sub.cong.needs.rate_samples {
+            ack_sample.rate = self.rate_sample(now, &facts, lost_before, prior.in_flight);
         }
         self.ack_finish::<IDLE>(now, ack, prior, &facts, is_dupack, &ack_sample);
     }
@@ -478,12 +483,55 @@ impl Connection {
         unmarked
     }
 
+    /// Linux `tcp_rate_gen` after `tcp_fastretrans_alert` (so `losses` counts what
+    /// this ACK marked lost): the rate sample of this ACK (`crate::rate`). `ca_rtt`
+    /// as Linux's: the latest clean SACKed send, else the latest clean cumulatively
+    /// ACKed one unless retransmitted data was ACKed, else the timestamp sample.
+    /// `is_ack_delayed` as Linux's `FLAG_ACK_MAYBE_DELAYED`: one segment, sent
+    /// alone, cumulatively ACKed with nothing SACKed, the next delivery after its send.
+    #[inline(never)]
+    fn rate_sample(
+        &mut self,
+        now: Instant,
+        facts: &AckFacts,
+        lost_before: u64,
+        prior_in_flight: u32,
+    ) -> crate::rate::RateSample {
+        let d = &facts.d;
+        let clean = d
+            .newest_sack_clean
+            .or(d.newest_clean.filter(|_| !d.retrans_acked));
+        let rtt = clean.map(|t| now - t).or(facts.sample);
+        let v = &mut self.sub.cong.vars;
+        v.rate.lost = self.info.lost;
+        let ack_delayed = d.segs == 1
+            && d.sacked == 0
+            && v.sacked_out == 0
+            && d.newest.is_some_and(|n| {
+                n.in_flight_at_send <= 1 && n.delivered_at_send + 1 == v.delivered
+            });
+        let ack = crate::rate::AckDelivery {
+            newest: d.newest.as_ref(),
+            acked_sacked: d.segs,
+            losses: (self.info.lost - lost_before) as u32,
+            prior_in_flight,
+            rtt,
+            ack_delayed,
+        };
+        crate::rate::generate(&mut v.rate, v.delivered, now, v.min_rtt, ack)
+    }
+
     /// Phase 6 (Linux `tcp_cong_control`): PRR while reducing, else the controller's
-    /// growth; then the clamp. `quiet`: `LossRecovery::quiet` held (Open).
+    /// growth; then the clamp. `quiet`: `LossRecovery::quiet` held (Open). A
+    /// controller with its own `cong_control` (BBR) sets cwnd on every ACK instead.
+    /// With pacing on, the pacing rate follows.
     #[inline]
     fn grow_window(&mut self, now: Instant, quiet: bool, ack_sample: &AckSample) {
         let delivered = ack_sample.acked_segs;
-        if self.sub.loss.reducing(quiet) {
+        if self.sub.cong.needs.cong_control {
+            self.refresh_cc_state();
+            self.sub.cong.control(ack_sample);
+        } else if self.sub.loss.reducing(quiet) {
             if delivered > 0 {
                 let cwnd = self.sub.loss.prr_cwnd(delivered);
                 self.sub.cong.set_cwnd(cwnd.max(1));
@@ -499,6 +547,11 @@ impl Connection {
         }
         let cwnd = self.sub.cong.window().0;
         self.sub.cong.set_cwnd(cwnd);
+        if self.sub.cong.pacer.is_some() {
+            self.refresh_cc_state();
+            let packets_out = self.sub.loss.packets_out();
+            self.sub.cong.update_pacing(packets_out);
+        }
         self.trace_cwnd(now);
     }
 

@@ -14,11 +14,13 @@
 //!   here: recovery, CWR, the steps an undo concluded, restart after idle.
 
 use super::loss::LossView;
+use super::pacing;
 use super::parts::Congestion;
 use super::undo::{CcStep, CcSteps};
 use super::Connection;
 use crate::cc::{AckSample, CcEvent, CongestionCause, SentInfo};
 use crate::event::{TraceEvent, UndoKind};
+use crate::rate;
 use crate::recovery::undo::Prior as SavedWindow;
 use brisk_time::{Duration, Instant};
 
@@ -99,7 +101,11 @@ impl Congestion {
             }
             CongestionCause::ProbeLoss => {
                 self.event(now, CcEvent::EnterCwr);
-                self.set_cwnd(ss);
+                // Linux `tcp_process_tlp_ack` ends the reduction at once, which a
+                // `cong_control` module skips.
+                if !self.needs.cong_control {
+                    self.set_cwnd(ss);
+                }
             }
             CongestionCause::Rto => {
                 self.set_cwnd(1);
@@ -113,7 +119,8 @@ impl Congestion {
     /// A reduction ended at its recovery point (Linux `tcp_end_cwnd_reduction`):
     /// cwnd = ssthresh, and the controller hears it.
     pub fn exit_reduction(&mut self, now: Instant) {
-        if self.vars.ssthresh < u32::MAX {
+        // Linux `tcp_end_cwnd_reduction` returns at once for a `cong_control` module.
+        if self.vars.ssthresh < u32::MAX && !self.needs.cong_control {
             self.set_cwnd(self.vars.ssthresh.max(1));
         }
         self.event(now, CcEvent::ExitRecovery);
@@ -194,7 +201,64 @@ impl Congestion {
             delivered_at_send: self.vars.delivered,
             app_limited: self.vars.app_limited,
             retransmit,
+            first_tx_us: 0,
+            delivered_us: 0,
+            rate_app_limited: false,
         }
+    }
+
+    /// The delivery-rate snapshot a send record carries (`crate::rate::on_send`),
+    /// `packets_out` outstanding before it.
+    #[inline(never)]
+    pub fn rate_snapshot(&mut self, now: Instant, packets_out: u32, info: &mut SentInfo) {
+        let snap = rate::on_send(&mut self.vars.rate, now, packets_out);
+        info.first_tx_us = snap.first_tx_us;
+        info.delivered_us = snap.delivered_us;
+        info.rate_app_limited = snap.app_limited;
+    }
+
+    /// Linux `tcp_rate_check_app_limited`, for a sender out of data with no lost
+    /// segment waiting: application-limited unless cwnd is full.
+    #[inline(never)]
+    pub fn mark_rate_app_limited(&mut self, in_flight: u32) {
+        if in_flight < self.vars.cwnd {
+            let delivered = self.vars.delivered;
+            rate::mark_app_limited(&mut self.vars.rate, delivered, in_flight);
+        }
+    }
+
+    /// A paced data segment of `len` bytes left (`Pacer::on_sent`).
+    #[inline]
+    fn pace_sent(&mut self, now: Instant, len: u32) {
+        if let Some(p) = self.pacer.as_mut() {
+            p.on_sent(now, len);
+        }
+    }
+
+    /// The pacing rate after an ACK or at init (Linux: `bbr_set_pacing_rate` or
+    /// `tcp_update_pacing_rate` at the end of `tcp_cong_control`), and the burst size
+    /// at it. Out of line: only pacing connections reach it.
+    #[inline(never)]
+    pub fn update_pacing(&mut self, packets_out: u32) {
+        let v = &self.vars;
+        let rate = self.ctrl.pacing_rate(v).unwrap_or_else(|| {
+            pacing::default_rate(v.mss, v.cwnd, v.ssthresh, packets_out, v.srtt)
+        });
+        let min_tso = self.ctrl.min_tso_segs(rate);
+        let (mss, min_rtt) = (v.mss, v.min_rtt);
+        if let Some(p) = self.pacer.as_mut() {
+            p.set_rate(rate, mss, min_rtt, min_tso);
+            self.vars.pacing_edt = p.edt();
+        }
+    }
+
+    /// Linux `cong_control` (see [`CcNeeds::cong_control`](crate::cc::CcNeeds)).
+    #[inline(never)]
+    pub fn control(&mut self, s: &AckSample) {
+        if let Some(p) = self.pacer.as_ref() {
+            self.vars.pacing_edt = p.edt();
+        }
+        self.ctrl.cong_control(&mut self.vars, s);
     }
 
     /// Whether cwnd blocks a (re)transmission with `in_flight` out; a blocked send
@@ -231,6 +295,7 @@ impl Congestion {
     /// A retransmission went out (the controller's `on_sent`).
     #[inline]
     pub fn on_sent(&mut self, info: &SentInfo) {
+        self.pace_sent(info.sent_at, info.bytes);
         self.ctrl.on_sent(&mut self.vars, info);
     }
 
@@ -251,6 +316,7 @@ impl Congestion {
             self.is_cwnd_limited = true;
         }
         self.last_data_sent = Some(now);
+        self.pace_sent(now, info.bytes);
         self.ctrl.on_sent(&mut self.vars, info);
     }
 
@@ -417,7 +483,9 @@ impl Connection {
         let rto = self.current_rto();
         // With new-CWV, idle time is governed by its NVP instead (RFC 7661 §4.4; spec C10).
         let new_cwv = self.config.congestion.controller.new_cwv().is_some();
+        // Linux `tcp_slow_start_after_idle_check` skips `cong_control` modules.
         if !self.config.congestion.slow_start_after_idle
+            || self.sub.cong.needs.cong_control
             || new_cwv
             || idle <= rto
             || self.in_reduction()

@@ -196,6 +196,9 @@ impl Connection {
         self.sub.hs.syn_retries = 0;
         self.set_cwnd(self.config.congestion.initial_cwnd.max(1));
         self.sub.cong.ctrl.init(&mut self.sub.cong.vars, now);
+        if self.sub.cong.pacer.is_some() {
+            self.sub.cong.update_pacing(0);
+        }
         self.trace_cwnd(now);
         self.sub.loss.last_progress = now;
         self.sub.cong.round_end = self.sub.snd.snd_nxt;

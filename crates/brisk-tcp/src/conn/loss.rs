@@ -51,6 +51,10 @@ pub(super) struct Delivery {
     pub sack_clean: Option<Instant>,
     /// Send-time state of the most recently sent segment delivered.
     pub newest: Option<SentInfo>,
+    /// Latest send time of never-retransmitted segments, cumulatively ACKed and
+    /// SACKed (Linux `last_ackt`, `last_sackt`: the rate sample's `ca_rtt_us`).
+    pub newest_clean: Option<Instant>,
+    pub newest_sack_clean: Option<Instant>,
 }
 
 /// Which reduction an ACK starts (the entries of Linux `tcp_fastretrans_alert`).
@@ -151,6 +155,12 @@ impl LossRecovery {
                     &mut d.oldest_clean
                 };
                 *slot = Some(slot.map_or(s.xmit_ts, |t| t.min(s.xmit_ts)));
+                let last = if by_sack {
+                    &mut d.newest_sack_clean
+                } else {
+                    &mut d.newest_clean
+                };
+                *last = Some(last.map_or(s.xmit_ts, |t| t.max(s.xmit_ts)));
                 if s.end < prior_highest_sacked {
                     d.reordering = true;
                 }

@@ -32,6 +32,7 @@ pub mod isn;
 mod loss;
 mod mech;
 mod mp;
+mod pacing;
 mod parts;
 mod paws;
 pub mod pressure;
@@ -370,7 +371,7 @@ impl Connection {
                 hs: Handshake::default(),
                 rcv: RecvSide::new(config.ack.quick_acks),
                 loss: LossRecovery::new(rtt, now),
-                cong: Congestion::new(cc, vars),
+                cong: Congestion::new(cc, vars, config.congestion.pacing),
                 probes: Probes::new(now),
                 timers: TimerTable::default(),
                 map: stream_map::StreamMap,

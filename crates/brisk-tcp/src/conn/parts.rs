@@ -5,7 +5,7 @@
 
 use super::ack_policy::AckState;
 use super::{CaState, Segment};
-use crate::cc::{CcDiagnostics, CcState, FlowCc};
+use crate::cc::{CcDiagnostics, CcNeeds, CcState, FlowCc};
 use crate::event::TraceEvent;
 use crate::recovery::frto::Frto;
 use crate::recovery::rack::Rack;
@@ -248,11 +248,19 @@ pub(super) struct Congestion {
     pub round_end: u64,
     /// Set CWR on the next new data segment (RFC 3168 §6.1.2).
     pub cwr_pending: bool,
+    /// What the controller needs beyond the plain contract (asked once).
+    pub needs: CcNeeds,
+    /// Pacing (`pacing.rs`): on when the controller asks for it or the
+    /// configuration turns it on. Boxed: a connection without pacing keeps 8 bytes
+    /// of it (the per-connection memory bound, `tests/conn_memory.rs`).
+    pub pacer: Option<Box<super::pacing::Pacer>>,
 }
 
 impl Congestion {
-    pub fn new(ctrl: FlowCc, vars: CcState) -> Self {
+    pub fn new(ctrl: FlowCc, vars: CcState, pacing: bool) -> Self {
         let label: Arc<str> = ctrl.label().into();
+        let needs = ctrl.needs();
+        let pacer = (pacing || needs.pacing).then(|| Box::new(super::pacing::Pacer::new()));
         Congestion {
             ctrl,
             vars,
@@ -262,6 +270,8 @@ impl Congestion {
             is_cwnd_limited: false,
             round_end: 0,
             cwr_pending: false,
+            needs,
+            pacer,
         }
     }
 }

@@ -23,9 +23,26 @@ struct NewSegment {
 }
 
 impl Connection {
-    fn sent_info(&self, now: Instant, bytes: u32, retransmit: bool) -> SentInfo {
+    fn sent_info(&mut self, now: Instant, bytes: u32, retransmit: bool) -> SentInfo {
         let in_flight = self.sub.loss.in_flight();
-        self.sub.cong.sent_info(now, bytes, retransmit, in_flight)
+        let mut info = self.sub.cong.sent_info(now, bytes, retransmit, in_flight);
+        if self.sub.cong.needs.rate_samples {
+            let packets_out = self.sub.loss.packets_out();
+            self.sub.cong.rate_snapshot(now, packets_out, &mut info);
+        }
+        info
+    }
+
+    /// Linux `tcp_pacing_check`: whether pacing holds the next data segment; if so,
+    /// the pacing timer is armed for its departure time. One `None` test without
+    /// pacing.
+    #[inline]
+    fn paced_out(&mut self, now: Instant) -> bool {
+        let Some(at) = self.sub.cong.pacer.as_ref().and_then(|p| p.wait(now)) else {
+            return false;
+        };
+        self.sub.timers.set(Timer::Pacing, at);
+        true
     }
 
     /// Retransmits the lowest segment marked lost, if cwnd allows (RFC 6675 §5 NextSeg
@@ -44,7 +61,7 @@ impl Connection {
     #[inline(never)]
     fn send_retransmit_lost(&mut self, now: Instant) -> Option<Segment> {
         let lost = self.sub.loss.next_lost()?;
-        if self.sub.cong.blocks(self.sub.loss.in_flight()) {
+        if self.sub.cong.blocks(self.sub.loss.in_flight()) || self.paced_out(now) {
             return None;
         }
         let rk = self.sub.loss.retransmit_kind();
@@ -129,6 +146,9 @@ impl Connection {
             fin,
             in_flight,
         } = self.new_segment(now, probe)?;
+        if !probe && self.paced_out(now) {
+            return None;
+        }
         if !self.sub.loss.outstanding() {
             self.on_tx_start(now);
         }
@@ -195,6 +215,9 @@ impl Connection {
         if avail == 0 && !self.stream.fin_queued {
             // Out of data with room to send more: application-limited (RFC 7661).
             let in_flight = self.sub.loss.in_flight();
+            if self.sub.cong.needs.rate_samples && self.sub.loss.no_lost_pending() {
+                self.sub.cong.mark_rate_app_limited(in_flight);
+            }
             self.sub.cong.note_app_limited(now, in_flight);
             return None;
         }

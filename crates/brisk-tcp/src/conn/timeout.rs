@@ -32,6 +32,7 @@ impl Connection {
                 Timer::TimeWait => self.terminate(Ok(())),
                 Timer::FinWait2 => self.on_fin_wait2_timeout(),
                 Timer::UserTimeout => self.on_user_timeout(now),
+                Timer::Pacing => {}
             }
         }
     }

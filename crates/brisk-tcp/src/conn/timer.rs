@@ -25,10 +25,13 @@ pub enum Timer {
     FinWait2,
     /// RFC 5482 user timeout.
     UserTimeout,
+    /// The next paced segment's departure time (`conn/pacing.rs`, Linux's pacing
+    /// hrtimer): expiring only lets the next poll send.
+    Pacing,
 }
 
 impl Timer {
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 10;
     /// Fixed expiry order.
     /// The probe timer goes before the RTO: when both are due, the probe is sent and
     /// the RTO re-armed, as with Linux's single shared timer.
@@ -42,6 +45,7 @@ impl Timer {
         Timer::TimeWait,
         Timer::FinWait2,
         Timer::UserTimeout,
+        Timer::Pacing,
     ];
 }
 

@@ -263,6 +263,7 @@ impl Model {
             newest_acked: None,
             prior_in_flight: cx.in_flight + 1,
             ece: false,
+            ..Default::default()
         };
         f.ctrl.on_ack(&mut cx, &ack);
         match f.recovery_until {

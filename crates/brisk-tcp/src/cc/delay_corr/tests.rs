@@ -155,6 +155,7 @@ fn ack_for(now: Instant, sent_at: Instant, in_flight_at_send: u32) -> AckSample 
         }),
         prior_in_flight: in_flight_at_send,
         ece: false,
+        ..Default::default()
     }
 }
 

@@ -174,6 +174,7 @@ impl TwoFlows {
                 delivered_at_send: cc.delivered,
                 app_limited: false,
                 retransmit: false,
+                ..Default::default()
             };
             flight.push_back((info, depart + (self.base - self.tau)));
         }
@@ -218,6 +219,7 @@ impl TwoFlows {
                 newest_acked: Some(info),
                 prior_in_flight: prior,
                 ece: false,
+                ..Default::default()
             };
             ctrl.on_ack(&mut FlowCtx::alone(cc), &ack);
             ctrl.cong_avoid(&mut FlowCtx::alone(cc), &ack);

@@ -46,6 +46,7 @@ impl Flow {
                 delivered_at_send: 0,
                 app_limited: false,
                 retransmit: false,
+                ..Default::default()
             };
             self.outstanding += 1;
             self.max_out = self.max_out.max(self.outstanding);
@@ -63,6 +64,7 @@ impl Flow {
             newest_acked: None,
             prior_in_flight: self.outstanding,
             ece: false,
+            ..Default::default()
         };
         self.outstanding -= 1;
         self.cc.in_flight = self.outstanding;
@@ -125,6 +127,7 @@ impl Flow {
                 delivered_at_send: 0,
                 app_limited: false,
                 retransmit: true,
+                ..Default::default()
             };
             CongestionControl::on_sent(&mut self.l, &mut FlowCtx::alone(&mut self.cc), &info);
         }
