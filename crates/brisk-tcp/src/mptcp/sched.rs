@@ -168,13 +168,9 @@ impl FromStr for SchedKind {
 pub enum Scheduler {
     MinRtt(MinRtt),
     Linger,
-    RoundRobin {
-        next: usize,
-    },
+    RoundRobin { next: usize },
     Redundant,
-    /// Boxed: the book is about 250 B and only STTF connections need it, so the
-    /// other schedulers' idle connections do not carry it (tests/conn_memory.rs).
-    Sttf(Box<SttfBook>),
+    Sttf(SttfBook),
 }
 
 impl Scheduler {
@@ -188,7 +184,7 @@ impl Scheduler {
             SchedKind::Linger => Scheduler::Linger,
             SchedKind::RoundRobin => Scheduler::RoundRobin { next: 0 },
             SchedKind::Redundant => Scheduler::Redundant,
-            SchedKind::Sttf => Scheduler::Sttf(Box::default()),
+            SchedKind::Sttf => Scheduler::Sttf(SttfBook::default()),
         }
     }
 
