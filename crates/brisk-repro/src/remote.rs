@@ -39,6 +39,7 @@ const FORMAT: u32 = 1;
 /// `ExperimentResult::new`'s default; the others are the real-packet and ns-3 ones).
 const REFERENCES: &[&str] = &[
     "paper",
+    "simulator",
     "simulator / Linux",
     "sim / Linux",
     "Linux / sim",
