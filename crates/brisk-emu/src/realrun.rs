@@ -44,6 +44,7 @@ use traffic::{intact, receive, send_bulk, send_records, Expect, RecordRx, RxOut,
 mod from_scenario;
 pub mod linux_knobs;
 mod output;
+pub mod sbd;
 mod traffic;
 pub mod twopath;
 
@@ -294,6 +295,8 @@ pub struct RealResult {
     /// A run over several paths ([`twopath`]): what each path carried; empty for the
     /// dumbbell.
     pub paths: Vec<twopath::PathUse>,
+    /// With the detector on in brisk's stack ([`sbd`]): its decisions.
+    pub sbd: Option<sbd::SbdReport>,
 }
 
 fn process_cpu_s() -> f64 {
@@ -733,6 +736,7 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
     let mut isn_secret = [0x5a; 16];
     isn_secret[..8].copy_from_slice(&run.seed.to_le_bytes());
     stack.endpoint = brisk_tcp::EndpointConfig::seeded(isn_secret, run.seed);
+    let sbd_cfg = sbd::needed(run, None);
     let lab = Dumbbell::new(DumbbellConfig {
         path: run.path.clone(),
         rtts: run.flows.iter().map(|f| f.rtt).collect(),
@@ -775,6 +779,9 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         }
         counters0 = Some(mptcp_counters(&lab)?);
     }
+    if let (Some(cfg), Some(stack)) = (sbd_cfg, lab.stack()) {
+        sbd::enable(stack, cfg)?;
+    }
     let cpu0 = process_cpu_s();
     let cx = Ctx {
         clock: lab.clock(),
@@ -782,7 +789,7 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         grace: StdDuration::from_secs(15),
         interval: std_dur(run.sample_interval),
     };
-    let flows = run_flows(run, &lab, cx);
+    let (flows, sbd_report) = run_flows_watched(run, &lab, cx);
     let busy = lab.stack().map_or(0.0, |s| s.busy_seconds());
     let mptcp = match counters0 {
         Some((s0, r0)) => {
@@ -833,6 +840,7 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         brisk_busy_s: busy,
         mptcp,
         paths: Vec::new(),
+        sbd: sbd_report,
     })
 }
 
@@ -866,6 +874,31 @@ trait Hosts: Sync {
     fn listen_on(&self, i: usize) -> SocketAddr {
         self.receiver(i)
     }
+    /// The local address a brisk flow `i` connects from (`None`: the stack's first).
+    fn source(&self, _i: usize) -> Option<std::net::IpAddr> {
+        None
+    }
+}
+
+/// [`run_flows`], with the brisk stack's shared-bottleneck detector watched beside
+/// the flows when it is on ([`sbd::watch`]).
+fn run_flows_watched<H: Hosts>(
+    run: &RealRun,
+    lab: &H,
+    cx: Ctx,
+) -> (Result<Vec<RealFlowResult>>, Option<sbd::SbdReport>) {
+    let stack = lab
+        .stack()
+        .filter(|s| s.with_endpoint(|ep| ep.host_cc().sbd().is_some()));
+    let Some(stack) = stack else {
+        return (run_flows(run, lab, cx), None);
+    };
+    let receivers: Vec<SocketAddr> = (0..run.flows.len()).map(|i| lab.receiver(i)).collect();
+    std::thread::scope(|s| {
+        let w = s.spawn(|| sbd::watch(stack, cx.clock, cx.end, &receivers));
+        let flows = run_flows(run, lab, cx);
+        (flows, w.join().ok())
+    })
 }
 
 impl Hosts for Dumbbell {
@@ -914,12 +947,22 @@ fn run_flows<H: Hosts>(run: &RealRun, lab: &H, cx: Ctx) -> Result<Vec<RealFlowRe
                         let stack = lab
                             .stack()
                             .ok_or_else(|| EmuError::Config("no brisk stack".into()))?;
-                        let mut c = crate::stack::socket::TcpStream::connect_with(
-                            stack,
-                            addr,
-                            f.tcp.clone(),
-                            Some(StdDuration::from_secs(5)),
-                        )
+                        let timeout = Some(StdDuration::from_secs(5));
+                        let mut c = match lab.source(i) {
+                            Some(from) => crate::stack::socket::TcpStream::connect_from(
+                                stack,
+                                from,
+                                addr,
+                                f.tcp.clone(),
+                                timeout,
+                            ),
+                            None => crate::stack::socket::TcpStream::connect_with(
+                                stack,
+                                addr,
+                                f.tcp.clone(),
+                                timeout,
+                            ),
+                        }
                         .map_err(|e| EmuError::io(format!("brisk connect {addr}"), e))?;
                         c.set_write_timeout(write_timeout)
                             .map_err(|e| EmuError::io("write timeout", e))?;

@@ -419,6 +419,15 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::real_fse::plan,
     },
     Experiment {
+        id: exp::real_sbd::ID,
+        title: exp::real_sbd::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_sbd::unsupported,
+        },
+        claims: exp::real_sbd::CLAIMS,
+        plan: exp::real_sbd::plan,
+    },
+    Experiment {
         id: exp::real_mptcp::ID,
         title: exp::real_mptcp::TITLE,
         kind: Kind::RealTime {
@@ -586,6 +595,7 @@ mod tests {
                     exp::mn_cpu::ID,
                     exp::design::ID,
                     exp::design::NA_ID,
+                    exp::real_sbd::ID,
                 ]
                 .contains(&e.id);
                 assert!(!p.jobs.is_empty() || own_driver, "{}", e.id);

@@ -61,6 +61,9 @@ impl RealResult {
         if !self.paths.is_empty() {
             out["real"]["paths"] = json!(&self.paths);
         }
+        if let Some(sbd) = &self.sbd {
+            out["real"]["sbd"] = json!(sbd);
+        }
         if let Some(m) = &self.mptcp {
             out["real"]["mptcp"] = json!({
                 "counters": m,

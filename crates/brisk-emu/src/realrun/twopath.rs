@@ -46,8 +46,8 @@ use brisk_time::Duration;
 use serde::Serialize;
 
 use super::{
-    check, mptcp_counters_of, mptcp_settings, process_cpu_s, run_flows, std_dur, Ctx, FlowStack,
-    Hosts, MptcpCounters, RealResult, RealRun, RECEIVER_PORT,
+    check, mptcp_counters_of, mptcp_settings, process_cpu_s, std_dur, Ctx, FlowStack,
+    run_flows_watched, Hosts, MptcpCounters, RealResult, RealRun, RECEIVER_PORT,
 };
 use crate::emu::emulator::{EmuReport, EmulatorOptions};
 use crate::emu::path::{Dur, PathSpec};
@@ -56,7 +56,7 @@ use crate::os::netns::Netns;
 use crate::stack::mptcp_kernel::{self, delta, mptcp_only};
 use crate::stack::{BriskStack, StackConfig};
 use crate::tools::multipath::{
-    addr_b, brisk_subflow_endpoints, tun_name, MultiPathConfig, MultiPathLab, MultiPathOptions,
+    addr_b, brisk_addr, brisk_subflow_endpoints, tun_name, MultiPathConfig, MultiPathLab, MultiPathOptions,
     PathConfig, BRISK_ON_PATH0, MAX_PATHS,
 };
 
@@ -92,21 +92,52 @@ pub struct PathUse {
     pub clean: bool,
 }
 
-impl Hosts for MultiPathLab {
+/// Extras of a two-path run beyond [`TwoPathRun`] ([`run_two_path_with`]).
+#[derive(Clone, Debug, Default)]
+pub struct TwoPathOptions {
+    /// The path each flow uses, by flow (empty: every plain flow on path 0, as
+    /// [`run_two_path`]). Flow `i` on path `k` connects to host B's address on path
+    /// `k` (`198.18.k.2`), from brisk's address there (`198.18.k.3`) or, for a Linux
+    /// flow, from the address A's route gives it (`198.18.k.1`), so both directions
+    /// take link `k`. An MPTCP flow's first subflow starts on its path.
+    pub flow_paths: Vec<usize>,
+    /// Turn brisk's shared-bottleneck detector on with these settings (issue 33 §4);
+    /// without, it is on only when a brisk flow's FSE follows it (`realrun/sbd.rs`).
+    pub sbd: Option<brisk_tcp::cc::sbd::SbdHostConfig>,
+}
+
+/// The lab with each flow on its own path ([`TwoPathOptions::flow_paths`]).
+struct OnPaths<'a> {
+    lab: &'a MultiPathLab,
+    paths: &'a [usize],
+    brisk: Vec<bool>,
+}
+
+impl OnPaths<'_> {
+    fn path(&self, i: usize) -> usize {
+        self.paths.get(i).copied().unwrap_or(0)
+    }
+}
+
+impl Hosts for OnPaths<'_> {
     fn stack(&self) -> Option<&BriskStack> {
-        MultiPathLab::stack(self)
+        self.lab.stack()
     }
     fn senders(&self) -> Option<&Netns> {
-        Some(self.ns_a())
+        Some(self.lab.ns_a())
     }
     fn receivers(&self) -> &Netns {
-        self.ns_b()
+        self.lab.ns_b()
     }
     fn receiver(&self, i: usize) -> SocketAddr {
-        SocketAddr::from((addr_b(0), port(i)))
+        SocketAddr::from((addr_b(self.path(i)), port(i)))
     }
     fn listen_on(&self, i: usize) -> SocketAddr {
         SocketAddr::from((Ipv4Addr::UNSPECIFIED, port(i)))
+    }
+    fn source(&self, i: usize) -> Option<std::net::IpAddr> {
+        let k = self.path(i);
+        (k > 0 && self.brisk.get(i) == Some(&true)).then(|| brisk_addr(k).into())
     }
 }
 
@@ -158,8 +189,27 @@ fn check_two_path(tp: &TwoPathRun) -> Result<()> {
 /// MPTCP kernel. Everything it starts (namespaces, devices, emulator and stack
 /// threads) is gone when it returns, also on error.
 pub fn run_two_path(tp: &TwoPathRun) -> Result<RealResult> {
+    run_two_path_with(tp, &TwoPathOptions::default())
+}
+
+/// [`run_two_path`] with each flow on its own path and, if asked, brisk's
+/// shared-bottleneck detector on ([`TwoPathOptions`]).
+pub fn run_two_path_with(tp: &TwoPathRun, o: &TwoPathOptions) -> Result<RealResult> {
     check_two_path(tp)?;
     let n = tp.paths.paths.len();
+    if !o.flow_paths.is_empty() && o.flow_paths.len() != tp.run.flows.len() {
+        return Err(EmuError::Config(format!(
+            "flow_paths: one path per flow ({} flows), not {}",
+            tp.run.flows.len(),
+            o.flow_paths.len()
+        )));
+    }
+    if let Some((i, k)) = o.flow_paths.iter().enumerate().find(|(_, &k)| k >= n) {
+        return Err(EmuError::Config(format!(
+            "flow_paths[{i}] = {k}: the lab has paths 0..={}",
+            n - 1
+        )));
+    }
     // brisk's MPTCP flows open a subflow from its address on every path.
     let mut run = tp.run.clone();
     for f in run.flows.iter_mut().filter(|f| f.stack == FlowStack::Brisk) {
@@ -168,6 +218,7 @@ pub fn run_two_path(tp: &TwoPathRun) -> Result<RealResult> {
         }
     }
     let run = &run;
+    let sbd_cfg = super::sbd::needed(run, o.sbd.as_ref());
     let mptcp = mptcp_settings(run)?;
     let brisk = run.flows.iter().any(|f| f.stack == FlowStack::Brisk);
     let mut stack = StackConfig::new(BRISK_ON_PATH0);
@@ -200,6 +251,9 @@ pub fn run_two_path(tp: &TwoPathRun) -> Result<RealResult> {
         }
         counters0 = Some(mptcp_counters_of(Some(lab.ns_a()), lab.ns_b())?);
     }
+    if let (Some(cfg), Some(stack)) = (sbd_cfg, lab.stack()) {
+        super::sbd::enable(stack, cfg)?;
+    }
     let cpu0 = process_cpu_s();
     let cx = Ctx {
         clock: lab.clock(),
@@ -207,7 +261,16 @@ pub fn run_two_path(tp: &TwoPathRun) -> Result<RealResult> {
         grace: StdDuration::from_secs(15),
         interval: std_dur(run.sample_interval),
     };
-    let flows = run_flows(run, &lab, cx);
+    let on_paths = OnPaths {
+        lab: &lab,
+        paths: &o.flow_paths,
+        brisk: run
+            .flows
+            .iter()
+            .map(|f| f.stack == FlowStack::Brisk)
+            .collect(),
+    };
+    let (flows, sbd_report) = run_flows_watched(run, &on_paths, cx);
     let busy = lab.stack().map_or(0.0, |s| s.busy_seconds());
     let mptcp = match counters0 {
         Some((s0, r0)) => {
@@ -236,6 +299,7 @@ pub fn run_two_path(tp: &TwoPathRun) -> Result<RealResult> {
         brisk_busy_s: busy,
         mptcp,
         paths,
+        sbd: sbd_report,
     })
 }
 

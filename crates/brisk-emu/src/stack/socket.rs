@@ -142,7 +142,20 @@ impl TcpStream {
         cfg: brisk_tcp::Config,
         timeout: Option<StdDuration>,
     ) -> io::Result<TcpStream> {
-        Self::connect_cfg(stack, addr, Some(cfg), timeout, &[])
+        Self::connect_cfg(stack, addr, Some(cfg), timeout, &[], None)
+    }
+
+    /// As [`TcpStream::connect_with`], from the stack's local address `local` (one of
+    /// a multi-homed stack's addresses, e.g. the two-path lab's `198.18.k.3`): the
+    /// flow leaves on that address's path (brisk-tcp's `Endpoint::connect_from`).
+    pub fn connect_from(
+        stack: &BriskStack,
+        local: std::net::IpAddr,
+        addr: SocketAddr,
+        cfg: brisk_tcp::Config,
+        timeout: Option<StdDuration>,
+    ) -> io::Result<TcpStream> {
+        Self::connect_cfg(stack, addr, Some(cfg), timeout, &[], Some(local))
     }
 
     /// As [`TcpStream::connect_with`], with `first` written before the SYN goes out
@@ -156,7 +169,7 @@ impl TcpStream {
         first: &[u8],
         timeout: Option<StdDuration>,
     ) -> io::Result<TcpStream> {
-        Self::connect_cfg(stack, addr, Some(cfg), timeout, first)
+        Self::connect_cfg(stack, addr, Some(cfg), timeout, first, None)
     }
 
     fn connect_opt(
@@ -164,7 +177,7 @@ impl TcpStream {
         addr: SocketAddr,
         timeout: Option<StdDuration>,
     ) -> io::Result<TcpStream> {
-        Self::connect_cfg(stack, addr, None, timeout, &[])
+        Self::connect_cfg(stack, addr, None, timeout, &[], None)
     }
 
     fn connect_cfg(
@@ -173,6 +186,7 @@ impl TcpStream {
         cfg: Option<brisk_tcp::Config>,
         timeout: Option<StdDuration>,
         first: &[u8],
+        from: Option<std::net::IpAddr>,
     ) -> io::Result<TcpStream> {
         let shared = &stack.shared;
         let (id, local) = {
@@ -182,7 +196,16 @@ impl TcpStream {
             }
             let now = core.advance(shared.clock.now());
             let cfg = cfg.unwrap_or_else(|| core.tcp.clone());
-            let h = core.ep.connect(now, 0, addr, cfg).map_err(conn_error)?;
+            let h = match from {
+                Some(ip) => core.ep.connect_from(
+                    now,
+                    SocketAddr::new(ip, 0),
+                    addr,
+                    std::sync::Arc::new(cfg),
+                ),
+                None => core.ep.connect(now, 0, addr, cfg),
+            }
+            .map_err(conn_error)?;
             if !first.is_empty() {
                 if let Some(c) = core.ep.conn_mut(h) {
                     if c.write(first) < first.len() {

@@ -50,6 +50,7 @@ pub mod real_prio;
 pub mod real_rc3;
 pub mod real_rdb;
 pub mod real_sat_web;
+pub mod real_sbd;
 pub mod real_tail;
 pub mod sat_web;
 pub mod sbd;

@@ -139,7 +139,7 @@ struct RunOut {
     est: [(f64, f64, f64, f64); 4],
 }
 
-fn add_flow(
+pub(crate) fn add_flow(
     from: &mut Host,
     to: &mut Host,
     to_ip: IpAddr,
