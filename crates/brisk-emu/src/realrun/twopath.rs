@@ -46,8 +46,8 @@ use brisk_time::Duration;
 use serde::Serialize;
 
 use super::{
-    check, mptcp_counters_of, mptcp_settings, process_cpu_s, std_dur, Ctx, FlowStack,
-    run_flows_watched, Hosts, MptcpCounters, RealResult, RealRun, RECEIVER_PORT,
+    check, mptcp_counters_of, mptcp_settings, process_cpu_s, run_flows_watched, std_dur, Ctx,
+    FlowStack, Hosts, MptcpCounters, RealResult, RealRun, RECEIVER_PORT,
 };
 use crate::emu::emulator::{EmuReport, EmulatorOptions};
 use crate::emu::path::{Dur, PathSpec};
@@ -56,8 +56,8 @@ use crate::os::netns::Netns;
 use crate::stack::mptcp_kernel::{self, delta, mptcp_only};
 use crate::stack::{BriskStack, StackConfig};
 use crate::tools::multipath::{
-    addr_b, brisk_addr, brisk_subflow_endpoints, tun_name, MultiPathConfig, MultiPathLab, MultiPathOptions,
-    PathConfig, BRISK_ON_PATH0, MAX_PATHS,
+    addr_b, brisk_addr, brisk_subflow_endpoints, tun_name, MultiPathConfig, MultiPathLab,
+    MultiPathOptions, PathConfig, BRISK_ON_PATH0, MAX_PATHS,
 };
 
 /// A real run over several paths: the flows (and duration, seed, sampling) of `run`,

@@ -198,6 +198,8 @@ struct Judged {
     /// Judged decisions with {1,2} together and with {3,4} together.
     together_12: usize,
     together_34: usize,
+    /// Judged decisions that put two flows of different paths in one group.
+    merged_across: usize,
     /// Mean estimates per flow over the judged decisions.
     est: [Est; FLOWS],
 }
@@ -217,6 +219,11 @@ impl Judged {
             }
             j.together_12 += usize::from(d.groups[0].is_some() && d.groups[0] == d.groups[1]);
             j.together_34 += usize::from(d.groups[2].is_some() && d.groups[2] == d.groups[3]);
+            let p = arm.paths();
+            j.merged_across += usize::from((0..FLOWS).any(|a| {
+                ((a + 1)..FLOWS)
+                    .any(|b| p[a] != p[b] && d.groups[a].is_some() && d.groups[a] == d.groups[b])
+            }));
         }
         let n = j.n.max(1) as f64;
         for e in &mut j.est {
@@ -479,9 +486,9 @@ fn analyse(quick: bool, secs: u64, runs: &[ArmRuns]) -> ExperimentResult {
         for (world, o) in [("real", &ro), ("sim", &so)] {
             let j = Judged::of(*arm, o);
             r.notes.push(format!(
-                "{} ({world}): {} decisions ({} missed by the watcher), {} OWD samples; judged {}: {} correct ({:.1} %), coupled groups correct {:.1} %; {{1,2}} together {:.1} %, {{3,4}} together {:.1} %; grouped per flow {:.0}/{:.0}/{:.0}/{:.0} %; mean (skew, var ms, freq, loss) per flow {}; per path drops {:?}, utilisation {:?}; streams intact {}.{}",
+                "{} ({world}): {} decisions ({} missed by the watcher), {} OWD samples; judged {}: {} correct ({:.1} %), coupled groups correct {:.1} %; {{1,2}} together {:.1} %, {{3,4}} together {:.1} %, flows of different paths merged in {:.1} %; grouped per flow {:.0}/{:.0}/{:.0}/{:.0} %; mean (skew, var ms, freq, loss) per flow {}; per path drops {:?}, utilisation {:?}; streams intact {}.{}",
                 arm.name(), o.total, o.missed, o.samples, j.n, j.correct, 100.0 * j.accuracy(),
-                100.0 * j.share(j.coupled_correct), 100.0 * j.share(j.together_12), 100.0 * j.share(j.together_34),
+                100.0 * j.share(j.coupled_correct), 100.0 * j.share(j.together_12), 100.0 * j.share(j.together_34), 100.0 * j.share(j.merged_across),
                 100.0 * j.share(j.grouped[0]), 100.0 * j.share(j.grouped[1]), 100.0 * j.share(j.grouped[2]), 100.0 * j.share(j.grouped[3]),
                 j.est.iter().map(|e| format!("({:+.3}, {:.1}, {:.2}, {:.3})", e[0], e[1], e[2], e[3])).collect::<Vec<_>>().join(" "),
                 o.drops, o.util.iter().map(|u| format!("{u:.3}")).collect::<Vec<_>>(), o.intact,
@@ -528,7 +535,9 @@ fn analyse(quick: bool, secs: u64, runs: &[ArmRuns]) -> ExperimentResult {
         let (ro, so) = (ok(real), ok(sim));
         let (jr, js) = (Judged::of(arm, &ro), Judged::of(arm, &so));
         if jr.n == 0 {
-            return c.ours_text("no judged decision").not_applicable(short.clone());
+            return c
+                .ours_text("no judged decision")
+                .not_applicable(short.clone());
         }
         let acc = jr.accuracy();
         let measured = format!(
@@ -587,7 +596,12 @@ fn analyse(quick: bool, secs: u64, runs: &[ArmRuns]) -> ExperimentResult {
     let mut series = Vec::new();
     for (arm, real, sim) in runs {
         for (world, res, color, style) in [
-            ("real", real, if *arm == Arm::Two { BLUE } else { RED }, Style::Line),
+            (
+                "real",
+                real,
+                if *arm == Arm::Two { BLUE } else { RED },
+                Style::Line,
+            ),
             (
                 "simulated",
                 sim,
