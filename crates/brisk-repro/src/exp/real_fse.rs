@@ -3,7 +3,11 @@
 //! bottleneck, with the simulator on the same scenario (issue 33 §4; our rows
 //! REAL-FSE-1 to 5).
 //!
-//! Arms, each over real packets and in the simulator:
+//! Cells: the controller (CUBIC; Reno in full mode) and the seed (1 in quick mode;
+//! CUBIC seeds 1–3 and Reno seeds 1–2 in full mode: the run's seed fixes brisk's ISNs
+//! and RNG, the flows' starts are fixed, the kernel's timing is the real one). Rows 1–5
+//! judge the CUBIC cells' mean, rows 6–7 the Reno cells and the controllers side by
+//! side. Arms of each cell, each over real packets and in the simulator:
 //! - **coupled**: brisk CUBIC flows of one host in one FSE group (conservative active
 //!   FSE on cwnd, priorities 1 and 0.5), two Linux CUBIC flows (`cc` set explicitly:
 //!   new namespaces default to bbr).
@@ -35,7 +39,29 @@ pub const CLAIMS: &[&str] = &[
     "REAL-FSE-3b",
     "REAL-FSE-4",
     "REAL-FSE-5",
+    "REAL-FSE-6",
+    "REAL-FSE-7",
 ];
+
+/// One cell of the experiment: the controller of all four flows and the seed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Cell {
+    cc: &'static str,
+    seed: u64,
+}
+
+fn cells(quick: bool) -> Vec<Cell> {
+    if quick {
+        vec![Cell {
+            cc: "cubic",
+            seed: 1,
+        }]
+    } else {
+        let mut v: Vec<Cell> = (1..=3).map(|seed| Cell { cc: "cubic", seed }).collect();
+        v.extend((1..=2).map(|seed| Cell { cc: "reno", seed }));
+        v
+    }
+}
 
 /// Drop-tail queue, packets: C.1's 62 (half a BDP of 1000-byte packets; 0.74 BDP of
 /// the 1500-byte packets both stacks send here).
@@ -66,14 +92,14 @@ fn steady_from(secs: u64) -> f64 {
 
 /// The scenario text. `linux`: the last two flows are Linux CUBIC (real runs); else
 /// brisk CUBIC (the simulator's twin).
-pub fn scenario_toml(coupled: bool, linux: bool, secs: u64) -> String {
+pub fn scenario_toml(cc: &str, coupled: bool, linux: bool, secs: u64) -> String {
     let mut s = format!(
         "name = \"{ID}-{}\"\nduration = \"{secs}s\"\nsample_interval = \"100ms\"\n[bottleneck]\nrate = \"10Mbit\"\nqueue = {{ kind = \"droptail\", packets = {QUEUE} }}\n",
         if coupled { "coupled" } else { "uncoupled" }
     );
     for (i, p) in PRIO.iter().enumerate() {
         s.push_str(&format!(
-            "[[flow]]\ncc = \"cubic\"\nrtt = \"{RTT_MS}ms\"\nstart = \"{}ms\"\napp = {{ kind = \"bulk\" }}\n",
+            "[[flow]]\ncc = \"{cc}\"\nrtt = \"{RTT_MS}ms\"\nstart = \"{}ms\"\napp = {{ kind = \"bulk\" }}\n",
             i * 50
         ));
         if coupled {
@@ -84,7 +110,7 @@ pub fn scenario_toml(coupled: bool, linux: bool, secs: u64) -> String {
     }
     for i in 0..2 {
         s.push_str(&format!(
-            "[[flow]]\n{}cc = \"cubic\"\nrtt = \"{RTT_MS}ms\"\nstart = \"{}ms\"\napp = {{ kind = \"bulk\" }}\n",
+            "[[flow]]\n{}cc = \"{cc}\"\nrtt = \"{RTT_MS}ms\"\nstart = \"{}ms\"\napp = {{ kind = \"bulk\" }}\n",
             if linux { "stack = \"linux\"\n" } else { "" },
             25 + i * 50
         ));
@@ -92,31 +118,49 @@ pub fn scenario_toml(coupled: bool, linux: bool, secs: u64) -> String {
     s
 }
 
-fn scenario(coupled: bool, linux: bool, secs: u64) -> Result<Scenario, String> {
-    Scenario::from_toml_str_named(&scenario_toml(coupled, linux, secs), ID)
+fn scenario(cc: &str, coupled: bool, linux: bool, secs: u64) -> Result<Scenario, String> {
+    Scenario::from_toml_str_named(&scenario_toml(cc, coupled, linux, secs), ID)
         .map_err(|e| format!("{ID} scenario: {e}"))
 }
 
 pub fn plan(quick: bool) -> Result<Plan, String> {
     let d = secs(quick);
+    let cells = cells(quick);
     let mut jobs = Vec::new();
-    for coupled in [true, false] {
-        let sc = scenario(coupled, false, d)?;
-        let mut j = Job::new(
-            format!("{ID} sim {}", if coupled { "coupled" } else { "uncoupled" }),
-            sc,
-            1,
-        );
-        j.lean = false;
-        jobs.push(j);
+    for c in &cells {
+        for coupled in [true, false] {
+            let sc = scenario(c.cc, coupled, false, d)?;
+            let mut j = Job::new(
+                format!(
+                    "{ID} sim {} {} seed {}",
+                    c.cc,
+                    if coupled { "coupled" } else { "uncoupled" },
+                    c.seed
+                ),
+                sc,
+                c.seed,
+            );
+            j.lean = false;
+            jobs.push(j);
+        }
     }
     Ok(Plan {
         jobs,
         analyse: Box::new(move |runs| {
             let sim: Vec<Nums> = runs.iter().map(|r| Nums::of_sim(r, d)).collect();
             let t0 = std::time::Instant::now();
-            let real = run_real(d);
-            let mut r = analyse(d, &sim, &real);
+            let done: Vec<CellRuns> = cells
+                .iter()
+                .enumerate()
+                .map(|(k, c)| {
+                    let s = [
+                        sim.get(2 * k).cloned().unwrap_or_default(),
+                        sim.get(2 * k + 1).cloned().unwrap_or_default(),
+                    ];
+                    (*c, s, run_real(c, d))
+                })
+                .collect();
+            let mut r = analyse(d, &done);
             r.notes.push(format!(
                 "Real runs took {:.0} s of wall time on this host.",
                 t0.elapsed().as_secs_f64()
@@ -258,21 +302,29 @@ impl Nums {
     }
 }
 
-/// Runs the two arms over real packets, one after the other: (coupled, uncoupled).
-fn run_real(secs: u64) -> Result<[Nums; 2], String> {
+/// A cell's simulated (coupled, uncoupled) and real (coupled, uncoupled) runs.
+type CellRuns = (Cell, [Nums; 2], Result<[Nums; 2], String>);
+
+/// Runs the two arms of `cell` over real packets, one after the other: (coupled,
+/// uncoupled).
+fn run_real(cell: &Cell, secs: u64) -> Result<[Nums; 2], String> {
     let have = brisk_emu::bulk::available_congestion_controls();
-    if !have.iter().any(|c| c == "cubic") {
+    if !have.iter().any(|c| c == cell.cc) {
         return Err(format!(
-            "n/a: the kernel offers no cubic congestion control (available: {})",
+            "n/a: the kernel offers no {} congestion control (available: {})",
+            cell.cc,
             have.join(", ")
         ));
     }
     let mut out = Vec::new();
     for coupled in [true, false] {
-        let sc = scenario(coupled, true, secs)?;
-        let run = brisk_emu::realrun::real_run(&sc, ID, Some(1)).map_err(|e| e.to_string())?;
+        let sc = scenario(cell.cc, coupled, true, secs)?;
+        let run =
+            brisk_emu::realrun::real_run(&sc, ID, Some(cell.seed)).map_err(|e| e.to_string())?;
         crate::runner::status(&format!(
-            "{ID} (real time): {}",
+            "{ID} (real time): {} seed {} {}",
+            cell.cc,
+            cell.seed,
             if coupled { "coupled" } else { "uncoupled" }
         ));
         match brisk_emu::realrun::run_real(&run) {
@@ -291,9 +343,55 @@ fn rel(a: f64, b: f64) -> f64 {
     (a / b - 1.0).abs()
 }
 
-fn analyse(secs: u64, sim: &[Nums], real: &Result<[Nums; 2], String>) -> ExperimentResult {
+/// The mean of several runs' numbers (the first run's series; intact only if all
+/// were; the first distortion).
+fn mean_nums(v: &[&Nums]) -> Nums {
+    let Some(first) = v.first() else {
+        return Nums::default();
+    };
+    let m =
+        |f: &dyn Fn(&Nums) -> f64| crate::stats::mean(&v.iter().map(|n| f(n)).collect::<Vec<_>>());
+    Nums {
+        queue_ms: m(&|n| n.queue_ms),
+        util: m(&|n| n.util),
+        bytes: (0..first.bytes.len())
+            .map(|i| m(&|n| n.bytes.get(i).copied().unwrap_or(f64::NAN)))
+            .collect(),
+        queue_series: first.queue_series.clone(),
+        share_series: first.share_series.clone(),
+        distorted: v.iter().find_map(|n| n.distorted.clone()),
+        intact: v.iter().all(|n| n.intact),
+    }
+}
+
+fn analyse(secs: u64, cells: &[CellRuns]) -> ExperimentResult {
     let mut r = ExperimentResult::new(ID, TITLE);
     let from = steady_from(secs);
+    let cubic: Vec<&CellRuns> = cells.iter().filter(|c| c.0.cc == "cubic").collect();
+    let seeds: Vec<u64> = cubic.iter().map(|c| c.0.seed).collect();
+    let real: Result<[Nums; 2], String> = match cells.iter().find_map(|c| c.2.as_ref().err()) {
+        Some(e) => Err(e.clone()),
+        None => {
+            let pick = |k: usize| {
+                mean_nums(
+                    &cubic
+                        .iter()
+                        .filter_map(|c| c.2.as_ref().ok().map(|x| &x[k]))
+                        .collect::<Vec<_>>(),
+                )
+            };
+            Ok([pick(0), pick(1)])
+        }
+    };
+    let sim = [
+        mean_nums(&cubic.iter().map(|c| &c.1[0]).collect::<Vec<_>>()),
+        mean_nums(&cubic.iter().map(|c| &c.1[1]).collect::<Vec<_>>()),
+    ];
+    let real = &real;
+    let n_runs = 2 * cubic.len();
+    r.notes.push(format!(
+        "Rows 1–5: the mean over CUBIC seeds {seeds:?} (one real run per arm and seed); rows 6–7: Reno and both controllers. Per cell below."
+    ));
     r.notes.push(format!(
         "Set-up: brisk-emu's dumbbell, 10 Mbit/s, RTT {RTT_MS} ms, {QUEUE}-packet drop-tail; flows 1–2 brisk CUBIC (coupled arm: one FSE group, conservative active FSE on cwnd, priorities 1 and 0.5), flows 3–4 Linux CUBIC (set explicitly), bulk, starts 0/50/25/75 ms; {secs} s per run; shares, utilisation and queueing delay from {from:.0} s on. The simulator's twin: the same text with brisk CUBIC for the two Linux flows (the simulator runs only brisk's TCP)."
     ));
@@ -325,8 +423,10 @@ fn analyse(secs: u64, sim: &[Nums], real: &Result<[Nums; 2], String>) -> Experim
         sim.first().cloned().unwrap_or_default(),
         sim.get(1).cloned().unwrap_or_default(),
     );
-    let distorted: Vec<&String> = [&rc.distorted, &ru.distorted]
-        .into_iter()
+    let distorted: Vec<&String> = cubic
+        .iter()
+        .filter_map(|c| c.2.as_ref().ok())
+        .flat_map(|x| [&x[0].distorted, &x[1].distorted])
         .flatten()
         .collect();
     r.notes.push(format!(
@@ -382,7 +482,7 @@ fn analyse(secs: u64, sim: &[Nums], real: &Result<[Nums; 2], String>) -> Experim
         if distorted.is_empty() {
             c.check(ok).note(measured)
         } else {
-            inconclusive(c, distorted.len(), 2, distorted[0], &measured)
+            inconclusive(c, distorted.len(), n_runs, distorted[0], &measured)
         }
     };
     r.claims.push(fidelity(
@@ -423,6 +523,80 @@ fn analyse(secs: u64, sim: &[Nums], real: &Result<[Nums; 2], String>) -> Experim
         .tolerance("coupled ≥ 0.9 and within 0.05 of uncoupled")
         .check(rc.util >= 0.9 && (rc.util - ru.util).abs() <= 0.05)
         .note(format!("Coupled {:.3}, uncoupled {:.3}.", rc.util, ru.util)),
+    );
+    // Per cell, and the Reno rows.
+    for (c, sm, re) in cells {
+        if let Ok([c1, u1]) = re {
+            r.notes.push(format!(
+                "{} seed {}: real coupled ratio {:.2}, brisk share {:.3}, queue {:.1} ms, util {:.3}; real uncoupled brisk share {:.3}, queue {:.1} ms, util {:.3}; simulated coupled ratio {:.2}, share {:.3}; uncoupled share {:.3}.{}",
+                c.cc, c.seed, c1.prio_ratio(), c1.brisk_share(), c1.queue_ms, c1.util,
+                u1.brisk_share(), u1.queue_ms, u1.util,
+                sm[0].prio_ratio(), sm[0].brisk_share(), sm[1].brisk_share(),
+                [&c1.distorted, &u1.distorted].into_iter().flatten().next().map_or(String::new(), |d| format!(" Distorted: {d}"))
+            ));
+        }
+    }
+    let of_cc = |cc: &str| -> Vec<&[Nums; 2]> {
+        cells
+            .iter()
+            .filter(|c| c.0.cc == cc)
+            .filter_map(|c| c.2.as_ref().ok())
+            .collect()
+    };
+    let reno = of_cc("reno");
+    if reno.is_empty() {
+        r.claims.push(
+            Claim::new(
+                "REAL-FSE-6",
+                "Reno, real packets, coupled: bytes P = 1 / P = 0.5",
+            )
+            .ours_text("not run")
+            .not_applicable("quick mode runs CUBIC only; run `brisk repro real-fse`"),
+        );
+    } else {
+        let ratios: Vec<f64> = reno.iter().map(|x| x[0].prio_ratio()).collect();
+        let m = crate::stats::mean(&ratios);
+        r.claims.push(
+            Claim::new(
+                "REAL-FSE-6",
+                "Reno, real packets, coupled: bytes P = 1 / P = 0.5 (mean over seeds)",
+            )
+            .paper_text("exact priority shares (C.1, FSE-3): 2")
+            .ours(m)
+            .unit("ratio")
+            .tolerance("2 ± 10 %, streams intact")
+            .check(rel(m, 2.0) <= 0.1 && reno.iter().all(|x| x[0].intact))
+            .note(format!(
+                "Per seed: {}.",
+                ratios
+                    .iter()
+                    .map(|x| format!("{x:.2}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        );
+    }
+    let uncoupled_share = |cc: &str| {
+        let v: Vec<f64> = of_cc(cc).iter().map(|x| x[1].brisk_share()).collect();
+        (crate::stats::mean(&v), v)
+    };
+    let (cu, cu_v) = uncoupled_share("cubic");
+    let (ru_s, ru_v) = uncoupled_share("reno");
+    r.claims.push(
+        Claim::new(
+            "REAL-FSE-7",
+            "real packets, uncoupled: two brisk flows' share against two Linux flows of the same controller",
+        )
+        .paper_text("(ours) like for like, the two stacks' flows share equally: 0.5")
+        .ours(cu)
+        .unit("share (CUBIC; Reno in the note)")
+        .tolerance("informative")
+        .note(format!(
+            "CUBIC per seed {}; Reno {} (mean {}).",
+            cu_v.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(", "),
+            if ru_v.is_empty() { "not run (quick)".to_string() } else { ru_v.iter().map(|x| format!("{x:.3}")).collect::<Vec<_>>().join(", ") },
+            if ru_v.is_empty() { "-".to_string() } else { format!("{ru_s:.3}") }
+        )),
     );
     let line = |name: &str, color: &'static str, style: Style, pts: &[(f64, f64)]| {
         Series::new(name, color, style, pts.to_vec())
@@ -479,11 +653,11 @@ mod tests {
     #[test]
     fn both_texts_parse_and_name_the_linux_cc() {
         for coupled in [true, false] {
-            let real = scenario(coupled, true, 12).unwrap();
+            let real = scenario("cubic", coupled, true, 12).unwrap();
             assert_eq!(real.flows.len(), 4);
             assert_eq!(real.flows[2].kernel_cc(), "cubic");
             assert_eq!(real.flows[3].kernel_cc(), "cubic");
-            let sim = scenario(coupled, false, 12).unwrap();
+            let sim = scenario("cubic", coupled, false, 12).unwrap();
             let cfg = sim.flows[0].tcp.to_config(sim.flows[0].cc);
             assert_eq!(cfg.cc_name(), if coupled { "cubic+fse" } else { "cubic" });
             assert_eq!(
