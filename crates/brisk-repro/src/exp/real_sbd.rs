@@ -480,6 +480,9 @@ fn analyse(quick: bool, secs: u64, runs: &[ArmRuns]) -> ExperimentResult {
     }
     let ok = |x: &Result<Out, String>| x.as_ref().ok().cloned().unwrap_or_default();
     let mut plumbing_ok = true;
+    // Only the timing parts failed, in a run the emulator calls distorted.
+    let mut timing_only = true;
+    let mut first_distortion: Option<String> = None;
     let mut plumbing = Vec::new();
     for (arm, real, sim) in runs {
         let (ro, so) = (ok(real), ok(sim));
@@ -504,23 +507,32 @@ fn analyse(quick: bool, secs: u64, runs: &[ArmRuns]) -> ExperimentResult {
                 && o.util.iter().all(|&u| u >= 0.9);
             let good = cadence && seen_ok && tracked && o.intact && congested;
             plumbing_ok &= good;
+            if !good {
+                timing_only &= tracked && o.intact && congested && o.distorted.is_some();
+            }
+            if first_distortion.is_none() {
+                first_distortion = o.distorted.clone();
+            }
             plumbing.push(format!(
                 "{} {world}: {} decisions (≈ {expected:.0} expected), {} missed, all four tracked {tracked}, intact {}, congested paths {congested}",
                 arm.name(), o.total, o.missed, o.intact
             ));
         }
     }
-    r.claims.push(
-        Claim::new(
-            "REAL-SBD-4",
-            "real packets: the detector runs in brisk's stack and reports its groups per decision",
-        )
-        .paper_text("(ours) decisions every T = 350 ms, every flow tracked, the bottlenecks congested")
-        .ours_text(if plumbing_ok { "as expected" } else { "not as expected" })
-        .tolerance("decision count within 10 % of run/T, ≥ 90 % seen, 4 tracked, streams intact, each used path dropping and ≥ 90 % busy, in both worlds")
-        .check(plumbing_ok)
-        .note(plumbing.join("; ")),
-    );
+    let c4 = Claim::new(
+        "REAL-SBD-4",
+        "real packets: the detector runs in brisk's stack and reports its groups per decision",
+    )
+    .paper_text("(ours) decisions every T = 350 ms, every flow tracked, the bottlenecks congested")
+    .ours_text(if plumbing_ok { "as expected" } else { "not as expected" })
+    .tolerance("decision count within 10 % of run/T, ≥ 90 % seen, 4 tracked, streams intact, each used path dropping and ≥ 90 % busy, in both worlds");
+    // Decisions close on the ACK clock and the watcher polls in real time: a host
+    // that did not keep real time can miss them without a fault of the detector.
+    r.claims
+        .push(match (&first_distortion, plumbing_ok || !timing_only) {
+            (Some(d), false) => inconclusive(c4, 1, runs.len(), d, &plumbing.join("; ")),
+            _ => c4.check(plumbing_ok).note(plumbing.join("; ")),
+        });
     let short = format!(
         "quick mode: {secs} s of real time is less than the detector's N·T = 17.5 s plus the settling time, so no decision is judged; by design. Run `brisk repro real-sbd` (60 s per arm)"
     );
