@@ -41,7 +41,7 @@ fn rustls_handshakes_cost_their_round_trips_end_to_end() {
             c.seed = seed;
             let r = run(&c).unwrap();
             let what = format!("{proto:?} {} seed {seed}", tls.name());
-            assert_eq!(r.plt_ns.is_some(), true, "{what}: page not loaded");
+            assert!(r.plt_ns.is_some(), "{what}: page not loaded");
             assert_eq!(r.bad, 0, "{what}: bad bytes");
             let t = &r.tls;
             assert_eq!(t.failures, 0, "{what}");

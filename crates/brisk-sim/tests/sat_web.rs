@@ -284,6 +284,10 @@ fn explore_stream_cap_trace() {
         if std::env::var("RENO").is_ok() {
             c.cc = Some(brisk_tcp::cc::CcAlgorithm::Reno);
         }
+        // A faster return link (`RL_BPS`, bit/s): ACKs no longer queue behind requests.
+        if let Some(bps) = std::env::var("RL_BPS").ok().and_then(|v| v.parse().ok()) {
+            c.path.return_bps = bps;
+        }
         let r = run(&c).unwrap();
         println!(
             "pep {pep} cap {cap}: PLT {:.2} s, html {:.2} s",

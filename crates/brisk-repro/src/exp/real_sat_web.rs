@@ -698,10 +698,12 @@ fn real_h2_load(objects: &[u64], tls13: bool, dir: &std::path::Path) -> Result<H
         &mut tls,
         &sizes,
         body_byte,
-        H2_CAP,
-        H2_STREAM_WINDOW,
-        H2_CONN_WINDOW,
-        sat_tls::SERVER_NAME,
+        &h2client::Browser {
+            cap: H2_CAP,
+            stream_window: H2_STREAM_WINDOW,
+            conn_window: H2_CONN_WINDOW,
+            authority: sat_tls::SERVER_NAME,
+        },
         t0,
     )?;
     let alpn_h2 = tls.conn.alpn_protocol() == Some(b"h2");

@@ -53,18 +53,27 @@ pub fn get_block(path: &str, authority: &str) -> Vec<u8> {
     v
 }
 
+/// The browser's HTTP/2 settings.
+pub struct Browser<'a> {
+    /// Most streams open at once.
+    pub cap: usize,
+    /// Initial stream window (SETTINGS) and connection window (WINDOW_UPDATE), bytes.
+    pub stream_window: u32,
+    pub conn_window: u32,
+    pub authority: &'a str,
+}
+
 /// Loads the page over `s` (TLS already set up or set up on first write): returns
 /// (PLT from `t0` in seconds, every body intact).
 pub fn load<S: Read + Write>(
     s: &mut S,
     sizes: &[usize],
     body_byte: fn(usize, usize) -> u8,
-    cap: usize,
-    stream_window: u32,
-    conn_window: u32,
-    authority: &str,
+    b: &Browser<'_>,
     t0: Instant,
 ) -> Result<(f64, bool), String> {
+    let (cap, stream_window, conn_window, authority) =
+        (b.cap, b.stream_window, b.conn_window, b.authority);
     let io = |what: &str, e: std::io::Error| format!("{what}: {e}");
     let mut out = PREFACE.to_vec();
     let mut settings = Vec::new();
@@ -183,11 +192,9 @@ pub fn load<S: Read + Write>(
                         html_done |= k == 0;
                     }
                 }
-                HEADERS => {
-                    // A response without a body here is an error response (404).
-                    if flags & END_STREAM != 0 {
-                        return Err(format!("stream {sid} answered without a body"));
-                    }
+                // A response without a body here is an error response (404).
+                HEADERS if flags & END_STREAM != 0 => {
+                    return Err(format!("stream {sid} answered without a body"));
                 }
                 SETTINGS if flags & ACK == 0 => {
                     for s in p.chunks_exact(6) {
