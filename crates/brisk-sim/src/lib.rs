@@ -20,6 +20,7 @@ pub mod output;
 pub mod page_app;
 pub mod pep;
 pub mod run;
+pub mod sat_tls;
 pub mod sat_web;
 pub mod scenario;
 pub mod topo_build;

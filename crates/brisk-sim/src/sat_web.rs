@@ -35,13 +35,17 @@
 //! Everything is virtual time in integer nanoseconds; one seed, one run.
 
 use crate::pep::{Relay, RelayCounters};
-use brisk_net::{DropTail, Element, Link, LinkParams, Loss, Packet, QueueLimit};
+use crate::sat_tls::{Session, TlsPair};
+use brisk_net::{DropTail, Element, Link, LinkParams, Loss, Packet, Queue, QueueLimit};
 use brisk_tcp::{Config, ConnHandle, Endpoint, EndpointConfig, Event, State};
 use brisk_time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use siphasher::sip::SipHasher13;
 use std::collections::VecDeque;
+use std::hash::Hasher;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 
 pub const CLIENT: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
 pub const SERVER: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
@@ -232,6 +236,15 @@ pub struct SatWebConfig {
     /// its first bytes (request, ClientHello or Upgrade) before its SYN leaves, so they
     /// ride on the SYN, as Linux's `TCP_FASTOPEN_CONNECT` does.
     pub fastopen: bool,
+    /// HTTPS through rustls over the connections (`crate::sat_tls`: real TLS 1.2 /
+    /// 1.3 records, handshakes, resumption and 0-RTT, deterministic) instead of the
+    /// round-trip model's flights. `Resumed12` and `ZeroRtt13` then mean a returning
+    /// browser: a full handshake before the page (in memory) leaves the session.
+    pub rustls: bool,
+    /// Sample [`TraceRow`]s this often (None: no trace).
+    pub trace: Option<Duration>,
+    /// Every TCP sender's congestion control (None: brisk's default, CUBIC).
+    pub cc: Option<brisk_tcp::cc::CcAlgorithm>,
 }
 
 impl Default for SatWebConfig {
@@ -255,6 +268,9 @@ impl Default for SatWebConfig {
             limit: Duration::from_secs(600),
             seed: 1,
             fastopen: false,
+            rustls: false,
+            trace: None,
+            cc: None,
         }
     }
 }
@@ -268,6 +284,8 @@ pub enum SatWebError {
         value: String,
         range: &'static str,
     },
+    #[error("sat-web: TLS set-up failed: {0}")]
+    Tls(String),
     #[error("sat-web: no progress after {MAX_STEPS_PER_INSTANT} steps at t = {0} ns (driver bug)")]
     Livelock(u64),
 }
@@ -385,6 +403,71 @@ pub struct SatWebResult {
     /// Packets dropped at the satellite's forward and return queues.
     pub forward_drops: u64,
     pub return_drops: u64,
+    /// What rustls did (all zero with the model).
+    pub tls: TlsStats,
+    /// SipHash-1-3 (fixed keys) of every packet the client sent and received, in
+    /// order: equal for equal runs (the determinism check).
+    pub client_wire_digest: u64,
+    /// Samples every `SatWebConfig::trace` (empty without).
+    pub trace: Vec<TraceRow>,
+}
+
+/// One sample of a page load: what the browser asked for, what the server has open,
+/// and the satellite sender's window (the PEP gateway's leg to the terminal, or end to
+/// end the server's connection; the first such connection). Taken at the first event
+/// at or after each sample time.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TraceRow {
+    pub t_ns: u64,
+    /// Requests the browser has written and objects it has read whole.
+    pub requested: usize,
+    pub done: usize,
+    /// Responses the server has open (bytes left to stage).
+    pub server_open: usize,
+    /// Bytes the server's application has staged in all (headers and frames).
+    pub server_sent: u64,
+    /// The satellite sender: cwnd and ssthresh (segments), segments in flight, bytes
+    /// acknowledged, bytes in its send buffer, and bytes waiting in the PEP relay
+    /// before it (0 end to end).
+    pub cwnd: u32,
+    pub ssthresh: u32,
+    pub in_flight: u32,
+    pub acked: u64,
+    pub send_buffered: usize,
+    pub relay_buffered: usize,
+    /// The satellite sender's smoothed and minimum RTT, µs.
+    pub srtt_us: u64,
+    pub min_rtt_us: u64,
+    /// Packets queued at the return link (ACKs and the client's requests share it).
+    pub return_queue: usize,
+}
+
+/// `cfg.cc` on a connection config.
+fn apply_cc(cc: Option<brisk_tcp::cc::CcAlgorithm>, c: &mut Config) {
+    if let Some(a) = cc {
+        c.congestion.controller = a.into();
+    }
+}
+
+/// rustls's side of a page load (`SatWebConfig::rustls`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TlsStats {
+    /// Client connections whose handshake completed, full and resumed.
+    pub full: u64,
+    pub resumed: u64,
+    /// Of those, TLS 1.3 ones, and ones that agreed on h2 by ALPN.
+    pub tls13: u64,
+    pub alpn_h2: u64,
+    /// Connections that sent early data (0-RTT), and of those the server refused.
+    pub early_sent: u64,
+    pub early_refused: u64,
+    /// TLS errors (each fatal for its connection).
+    pub failures: u64,
+    /// TLS bytes the server wrote answering the page's first ClientHello.
+    pub server_first_flight: Option<u64>,
+    /// TLS bytes the client sent and received over all its connections, and the
+    /// application bytes inside them.
+    pub wire: crate::sat_tls::WireBytes,
 }
 
 // ---------------------------------------------------------------- framing
@@ -496,6 +579,42 @@ impl Outbox {
     }
 }
 
+/// Writes a connection's staged bytes, through its TLS session if it has one
+/// (`early`: a client may send them as 0-RTT data while the handshake is on).
+fn flush_io(
+    out: &mut Outbox,
+    tls: Option<&mut Session>,
+    early: bool,
+    ep: &mut Endpoint,
+    h: ConnHandle,
+) -> bool {
+    let Some(t) = tls else {
+        return out.flush(ep, h);
+    };
+    let mut moved = false;
+    if out.pending() {
+        t.send(&out.buf[out.off..], early && t.is_handshaking());
+        out.buf.clear();
+        out.off = 0;
+        moved = true;
+    }
+    if let Some(c) = ep.conn_mut(h) {
+        while t.off < t.wire.len() {
+            let n = c.write(&t.wire[t.off..]);
+            if n == 0 {
+                break;
+            }
+            t.off += n;
+            moved = true;
+        }
+    }
+    if t.off == t.wire.len() {
+        t.wire.clear();
+        t.off = 0;
+    }
+    moved
+}
+
 // ---------------------------------------------------------------- server
 
 #[derive(Debug)]
@@ -521,12 +640,25 @@ struct SrvConn {
     /// Responses in progress: HTTP/1.1 in order, HTTP/2 round-robin.
     active: VecDeque<SrvStream>,
     closing: bool,
+    /// rustls's session (`SatWebConfig::rustls`).
+    rtls: Option<Box<Session>>,
+}
+
+impl SrvConn {
+    fn pending(&self) -> bool {
+        self.out.pending() || self.rtls.as_ref().is_some_and(|t| t.wire_pending())
+    }
 }
 
 struct Server {
     sizes: Vec<u64>,
     conns: Vec<SrvConn>,
     bad: u64,
+    tls: Option<Arc<TlsPair>>,
+    tls_failures: u64,
+    first_flight: Option<u64>,
+    /// Application bytes staged (for the trace).
+    staged: u64,
 }
 
 impl Server {
@@ -676,13 +808,31 @@ impl Server {
                     }
                     moved = true;
                     let sc = &mut self.conns[i];
-                    sc.parser.push(&scratch[..n], &mut |p| match p {
-                        Piece::Frame {
-                            ty, stream, head, ..
-                        } => frames.push((ty, stream, head)),
-                        // The client sends no DATA.
-                        Piece::Data { .. } => frames.push((T_DATA, 0, [0; 8])),
-                    });
+                    let parser = &mut sc.parser;
+                    let mut push = |d: &[u8]| {
+                        parser.push(d, &mut |p| match p {
+                            Piece::Frame {
+                                ty, stream, head, ..
+                            } => frames.push((ty, stream, head)),
+                            // The client sends no DATA.
+                            Piece::Data { .. } => frames.push((T_DATA, 0, [0; 8])),
+                        })
+                    };
+                    match &mut sc.rtls {
+                        None => push(&scratch[..n]),
+                        Some(t) => {
+                            if t.receive(&scratch[..n], &mut push).is_err() {
+                                // A TLS error is fatal for the connection.
+                                self.tls_failures += 1;
+                                self.bad += 1;
+                                c.abort();
+                                break;
+                            }
+                            if self.first_flight.is_none() {
+                                self.first_flight = t.first_flight;
+                            }
+                        }
+                    }
                 }
                 if c.peer_closed() && c.readable() == 0 && !self.conns[i].closing {
                     self.conns[i].closing = true;
@@ -692,13 +842,15 @@ impl Server {
                 self.on_frame(i, ty, stream, head);
             }
             loop {
-                moved |= self.conns[i].out.flush(ep, h);
-                if self.conns[i].out.pending() || !self.stage(i) {
+                let sc = &mut self.conns[i];
+                self.staged += (sc.out.buf.len() - sc.out.off) as u64;
+                moved |= flush_io(&mut sc.out, sc.rtls.as_deref_mut(), false, ep, h);
+                if sc.pending() || !self.stage(i) {
                     break;
                 }
             }
             let c = &mut self.conns[i];
-            if c.closing && !c.out.pending() && c.active.is_empty() {
+            if c.closing && !c.pending() && c.active.is_empty() {
                 if let Some(cc) = ep.conn_mut(h) {
                     if cc.state() == State::CloseWait {
                         cc.close();
@@ -741,6 +893,15 @@ struct CliConn {
     conn_unacked: u64,
     /// Requests sent on it.
     requests: usize,
+    /// rustls's session (`SatWebConfig::rustls`), and whether its handshake is counted.
+    rtls: Option<Box<Session>>,
+    tls_noted: bool,
+}
+
+impl CliConn {
+    fn pending(&self) -> bool {
+        self.out.pending() || self.rtls.as_ref().is_some_and(|t| t.wire_pending())
+    }
 }
 
 struct Browser {
@@ -758,6 +919,8 @@ struct Browser {
     /// Fast Open's priming connection: `None` before it is opened, then its handle
     /// and whether it is done (the cookie is in).
     priming: Option<(ConnHandle, bool)>,
+    /// rustls's configs (`SatWebConfig::rustls` with TLS).
+    tls: Option<Arc<TlsPair>>,
 }
 
 impl Browser {
@@ -774,6 +937,7 @@ impl Browser {
             ..Config::default()
         };
         c.congestion.initial_cwnd = self.cfg.iw;
+        apply_cc(self.cfg.cc, &mut c);
         if self.cfg.fastopen {
             c.fastopen = Some(Box::new(brisk_tcp::tfo::TfoConfig::both(16)));
         }
@@ -812,6 +976,8 @@ impl Browser {
             open: 0,
             conn_unacked: 0,
             requests: 0,
+            rtls: None,
+            tls_noted: false,
         });
         if early {
             // Fast Open: the first bytes are written now, before the SYN leaves
@@ -976,6 +1142,33 @@ impl Browser {
                     self.become_ready(i);
                 }
             }
+            _ if self.tls.is_some() => {
+                let made = self.tls.as_ref().map(|p| p.client_conn());
+                match made {
+                    Some(Ok(cc)) => {
+                        // The ClientHello is in the session's wire bytes now.
+                        let mut t = Box::new(Session::new(cc));
+                        let early = t.can_send_early();
+                        if early {
+                            self.res.tls.early_sent += 1;
+                        }
+                        c.rtls = Some(t);
+                        c.phase = Phase::Tls(0);
+                        if early {
+                            // 0-RTT: requests go now, as early data.
+                            self.become_ready(i);
+                        }
+                    }
+                    _ => {
+                        self.res.tls.failures += 1;
+                        self.res.bad += 1;
+                        if let Some(cc) = ep.conn_mut(c.h) {
+                            cc.abort();
+                        }
+                        c.phase = Phase::Done;
+                    }
+                }
+            }
             t => {
                 frame(
                     &mut c.out.buf,
@@ -1107,6 +1300,7 @@ impl Browser {
             // Read.
             let mut pieces: Vec<(u8, u32, Vec<u8>)> = Vec::new();
             let mut peer_closed = false;
+            let mut tls_failed = false;
             if let Some(c) = ep.conn_mut(h) {
                 loop {
                     let n = c.read(scratch);
@@ -1114,15 +1308,38 @@ impl Browser {
                         break;
                     }
                     moved = true;
-                    self.conns[i].parser.push(&scratch[..n], &mut |p| match p {
-                        Piece::Frame { ty, stream, .. } => pieces.push((ty, stream, Vec::new())),
-                        Piece::Data { stream, data, .. } => {
-                            pieces.push((T_DATA, stream, data.to_vec()))
+                    let cc = &mut self.conns[i];
+                    let parser = &mut cc.parser;
+                    let mut push = |d: &[u8]| {
+                        parser.push(d, &mut |p| match p {
+                            Piece::Frame { ty, stream, .. } => {
+                                pieces.push((ty, stream, Vec::new()))
+                            }
+                            Piece::Data { stream, data, .. } => {
+                                pieces.push((T_DATA, stream, data.to_vec()))
+                            }
+                        })
+                    };
+                    match &mut cc.rtls {
+                        None => push(&scratch[..n]),
+                        Some(t) => {
+                            if t.receive(&scratch[..n], &mut push).is_err() {
+                                tls_failed = true;
+                                c.abort();
+                                break;
+                            }
                         }
-                    });
+                    }
                 }
                 peer_closed = c.peer_closed() && c.readable() == 0;
             }
+            if tls_failed {
+                self.res.tls.failures += 1;
+                self.res.bad += 1;
+                self.conns[i].phase = Phase::Done;
+                continue;
+            }
+            moved |= self.tls_progress(i);
             for (ty, stream, data) in pieces {
                 if ty == T_DATA {
                     self.on_data(i, now, stream, &data);
@@ -1156,7 +1373,10 @@ impl Browser {
                     }
                 }
             }
-            moved |= self.conns[i].out.flush(ep, h);
+            let cc = &mut self.conns[i];
+            // Early data while rustls's handshake is still on (0-RTT).
+            let early = cc.phase == Phase::Ready;
+            moved |= flush_io(&mut cc.out, cc.rtls.as_deref_mut(), early, ep, h);
             // Close: when nothing is left for this connection.
             let c = &self.conns[i];
             let idle = c.phase == Phase::Ready && c.current.is_none() && c.open == 0;
@@ -1164,7 +1384,7 @@ impl Browser {
                 Proto::Http1 { persistent: false } => idle && self.used(i),
                 _ => idle && self.next >= self.got.len(),
             };
-            if (finished || peer_closed) && !c.out.pending() {
+            if (finished || peer_closed) && !c.pending() {
                 if let Some(cc) = ep.conn_mut(h) {
                     cc.close();
                 }
@@ -1178,6 +1398,31 @@ impl Browser {
             self.res.objects_done = self.n_done;
         }
         moved
+    }
+
+    /// rustls's handshake of connection `i` ended: count it, and let requests go.
+    fn tls_progress(&mut self, i: usize) -> bool {
+        let c = &mut self.conns[i];
+        let Some(t) = c.rtls.as_deref() else {
+            return false;
+        };
+        if c.tls_noted || t.is_handshaking() {
+            return false;
+        }
+        c.tls_noted = true;
+        let st = &mut self.res.tls;
+        match t.handshake_kind() {
+            Some(rustls::HandshakeKind::Resumed) => st.resumed += 1,
+            _ => st.full += 1,
+        }
+        st.tls13 += u64::from(t.is_tls13());
+        st.alpn_h2 += u64::from(t.alpn() == Some(b"h2"));
+        st.early_refused += u64::from(t.early_refused);
+        self.resumable = true;
+        if c.phase == Phase::Tls(0) {
+            self.become_ready(i);
+        }
+        true
     }
 
     /// Whether HTTP/1.1 connection `i` has fetched its object (non-persistent).
@@ -1294,15 +1539,19 @@ struct World {
     buf: Vec<u8>,
     scratch: Vec<u8>,
     next_id: u64,
+    /// rustls's configs and clock (`SatWebConfig::rustls` with TLS).
+    tls: Option<Arc<TlsPair>>,
+    digest: SipHasher13,
 }
 
 impl World {
-    fn new(cfg: &SatWebConfig) -> Self {
+    fn new(cfg: &SatWebConfig, tls: Option<TlsPair>) -> Self {
         let s = cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let client = endpoint(CLIENT, s ^ 1);
         let mut server = endpoint(SERVER, s ^ 2);
         let mut srv_cfg = Config::default();
         srv_cfg.congestion.initial_cwnd = cfg.iw;
+        apply_cc(cfg.cc, &mut srv_cfg);
         let tfo = || Some(Box::new(brisk_tcp::tfo::TfoConfig::both(16)));
         if cfg.fastopen {
             srv_cfg.fastopen = tfo();
@@ -1318,6 +1567,7 @@ impl World {
                 ..Config::default()
             };
             leg.congestion.initial_cwnd = cfg.iw;
+            apply_cc(cfg.cc, &mut leg);
             let mut lan = leg.clone();
             lan.options.window_scaling = !cfg.drop_wscale;
             if cfg.fastopen {
@@ -1360,6 +1610,7 @@ impl World {
             rng.gen_range(0..jitter)
         });
         let n = cfg.objects.len();
+        let tls = tls.map(Arc::new);
         World {
             client,
             server,
@@ -1384,12 +1635,19 @@ impl World {
                 res: SatWebResult::default(),
                 resumable: false,
                 priming: None,
+                tls: tls.clone(),
             },
             srv: Server {
                 sizes: cfg.objects.clone(),
                 conns: Vec::new(),
                 bad: 0,
+                tls: tls.clone(),
+                tls_failures: 0,
+                first_flight: None,
+                staged: 0,
             },
+            tls,
+            digest: SipHasher13::new_with_keys(0x5a7, 0x3eb),
             cfg: cfg.clone(),
             buf: Vec::with_capacity(2048),
             scratch: vec![0; READ_CHUNK],
@@ -1416,6 +1674,7 @@ impl World {
             if is_syn(&self.buf) {
                 self.browser.res.client_syns += 1;
             }
+            self.digest.write(&self.buf);
             let p = self.packet(now);
             self.c_t.handle_packet(now, p);
             moved = true;
@@ -1498,6 +1757,7 @@ impl World {
                 r.synacks += 1;
                 r.synacks_with_wscale += u64::from(ws);
             }
+            self.digest.write(&p.data);
             crate::host::receive(&mut self.client, now, &p);
             moved = true;
         }
@@ -1546,7 +1806,25 @@ impl World {
                         conn_window: 65_535,
                         active: VecDeque::new(),
                         closing: false,
+                        rtls: None,
                     });
+                    if let Some(p) = &self.srv.tls {
+                        let sc = self.srv.conns.last_mut().expect("just pushed");
+                        match p.server_conn() {
+                            Ok(t) => {
+                                sc.rtls = Some(Box::new(Session::new(t)));
+                                // Plaintext comes out of rustls only once it is
+                                // authenticated (early data or after the handshake).
+                                sc.ready = true;
+                            }
+                            Err(_) => {
+                                self.srv.tls_failures += 1;
+                                if let Some(c) = self.server.conn_mut(h) {
+                                    c.abort();
+                                }
+                            }
+                        }
+                    }
                     moved = true;
                 }
             }
@@ -1568,6 +1846,41 @@ impl World {
         moved |= self.srv.step(&mut self.server, &mut self.scratch);
         moved |= self.network(now);
         moved
+    }
+
+    fn sample(&self, now: Instant) -> TraceRow {
+        let b = &self.browser;
+        let mut row = TraceRow {
+            t_ns: now.as_nanos(),
+            requested: b.next,
+            done: b.n_done,
+            server_open: self.srv.conns.iter().map(|c| c.active.len()).sum(),
+            server_sent: self.srv.staged,
+            ..TraceRow::default()
+        };
+        let (ep, h, relay) = match &self.gateway {
+            Some(g) => match g.relays.first() {
+                Some(r) => (&g.ep, r.accepted, r.buffered()),
+                None => return row,
+            },
+            None => match self.srv.conns.first() {
+                Some(c) => (&self.server, c.h, 0),
+                None => return row,
+            },
+        };
+        if let Some(c) = ep.conn(h) {
+            let i = c.info();
+            row.cwnd = i.cwnd;
+            row.ssthresh = i.ssthresh;
+            row.in_flight = i.in_flight;
+            row.acked = i.bytes_acked;
+            row.send_buffered = c.send_buffered();
+            row.srtt_us = brisk_time::dur_nanos(i.srtt) / 1000;
+            row.min_rtt_us = brisk_time::dur_nanos(i.min_rtt) / 1000;
+        }
+        row.return_queue = self.t_g.queue().len_packets();
+        row.relay_buffered = relay;
+        row
     }
 
     fn endpoints(&mut self) -> Vec<&mut Endpoint> {
@@ -1609,10 +1922,41 @@ impl World {
 /// Loads the page once.
 pub fn run(cfg: &SatWebConfig) -> Result<SatWebResult, SatWebError> {
     cfg.validate()?;
-    let mut w = World::new(cfg);
+    // rustls's randomness for this run (its own stream: the same seed, the same bytes).
+    let _scope = crate::sat_tls::Scope::new(cfg.seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 6);
+    let tls = if cfg.rustls && cfg.tls != Tls::None {
+        let (v13, early) = match cfg.tls {
+            Tls::Full13 => (true, false),
+            Tls::ZeroRtt13 => (true, true),
+            _ => (false, false),
+        };
+        let alpn: &[&[u8]] = match cfg.proto {
+            Proto::Http2 => &[b"h2", b"http/1.1"],
+            Proto::Http1 { .. } => &[b"http/1.1"],
+        };
+        let p = TlsPair::new(v13, early, alpn).map_err(|e| SatWebError::Tls(e.to_string()))?;
+        if matches!(cfg.tls, Tls::Resumed12 | Tls::ZeroRtt13) {
+            p.prime().map_err(|e| SatWebError::Tls(e.to_string()))?;
+        }
+        Some(p)
+    } else {
+        None
+    };
+    let mut w = World::new(cfg, tls);
     let end = Instant::ZERO + cfg.limit;
     let mut now = Instant::ZERO;
+    let mut trace = Vec::new();
+    let mut next_sample = Instant::ZERO;
     loop {
+        if let Some(period) = cfg.trace.filter(|p| !p.is_zero()) {
+            if now >= next_sample && trace.len() < 1 << 16 {
+                trace.push(w.sample(now));
+                next_sample = now + period;
+            }
+        }
+        if let Some(p) = &w.tls {
+            p.clock.set(now.as_nanos());
+        }
         for ep in w.endpoints() {
             if ep.poll_timeout().is_some_and(|t| t <= now) {
                 ep.handle_timeout(now);
@@ -1638,6 +1982,17 @@ pub fn run(cfg: &SatWebConfig) -> Result<SatWebResult, SatWebError> {
     r.bad += w.srv.bad;
     r.forward_drops = w.g_t.counters().dropped_total().packets;
     r.return_drops = w.t_g.counters().dropped_total().packets;
+    r.client_wire_digest = w.digest.finish();
+    r.trace = trace;
+    r.tls.failures += w.srv.tls_failures;
+    r.tls.server_first_flight = w.srv.first_flight;
+    for t in w.browser.conns.iter().filter_map(|c| c.rtls.as_deref()) {
+        let (a, b) = (&mut r.tls.wire, t.bytes);
+        a.sent += b.sent;
+        a.received += b.received;
+        a.plain_sent += b.plain_sent;
+        a.plain_received += b.plain_received;
+    }
     for p in [&w.terminal, &w.gateway].into_iter().flatten() {
         r.relays.extend(p.finished.iter().copied());
         r.relays.extend(p.relays.iter().map(|x| x.counters()));
@@ -1701,8 +2056,13 @@ mod tests {
                 conn_window: 65_535,
                 active: VecDeque::new(),
                 closing: false,
+                rtls: None,
             }],
             bad: 0,
+            tls: None,
+            tls_failures: 0,
+            first_flight: None,
+            staged: 0,
         };
         for i in 0..10_000u32 {
             srv.on_frame(

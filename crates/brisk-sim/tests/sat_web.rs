@@ -265,3 +265,58 @@ fn explore_stream_cap_seeds() {
         }
     }
 }
+
+#[test]
+#[ignore = "prints a per-round trace of the stream-cap cells for development"]
+fn explore_stream_cap_trace() {
+    let caps: Vec<usize> = std::env::var("CAPS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| vec![100, 150, 300]);
+    let pep = std::env::var("E2E").is_err();
+    for cap in caps {
+        let mut c = cfg(pep, Proto::Http2, Tls::Full12, 500, 5_000);
+        c.stream_cap = cap;
+        if !pep {
+            c.client_rcvbuf = 1 << 20;
+        }
+        c.trace = Some(Duration::from_millis(250));
+        if std::env::var("RENO").is_ok() {
+            c.cc = Some(brisk_tcp::cc::CcAlgorithm::Reno);
+        }
+        // A faster return link (`RL_BPS`, bit/s): ACKs no longer queue behind requests.
+        if let Some(bps) = std::env::var("RL_BPS").ok().and_then(|v| v.parse().ok()) {
+            c.path.return_bps = bps;
+        }
+        let r = run(&c).unwrap();
+        println!(
+            "pep {pep} cap {cap}: PLT {:.2} s, html {:.2} s",
+            r.plt_ns.unwrap_or(0) as f64 / 1e9,
+            r.html_ns.unwrap_or(0) as f64 / 1e9
+        );
+        println!(
+            "   t(s)  req done open  srv_kB cwnd ssth infl acked_kB sndbuf_kB relay_kB srtt_ms rq"
+        );
+        let mut last = 0;
+        for t in &r.trace {
+            println!(
+                "{:7.2} {:4} {:4} {:4} {:7.0} {:4} {:4} {:4} {:8.0} {:9.0} {:8.0} {:7.1} {:3}  +{:.0}",
+                t.t_ns as f64 / 1e9,
+                t.requested,
+                t.done,
+                t.server_open,
+                t.server_sent as f64 / 1e3,
+                t.cwnd,
+                t.ssthresh.min(9999),
+                t.in_flight,
+                t.acked as f64 / 1e3,
+                t.send_buffered as f64 / 1e3,
+                t.relay_buffered as f64 / 1e3,
+                t.srtt_us as f64 / 1e3,
+                t.return_queue,
+                (t.acked - last.min(t.acked)) as f64 / 1e3
+            );
+            last = t.acked;
+        }
+    }
+}

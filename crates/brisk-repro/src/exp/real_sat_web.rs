@@ -23,6 +23,12 @@
 //! same page (`sat_web::run`, end to end, HTTP/1.1, 6 connections, 128 kB client
 //! receive buffer, IW 10, CUBIC) over three seeds.
 //!
+//! A third arm, **HTTP/2 over TLS** (REAL-WEB-4): brisk's client (rustls with the
+//! simulator's `sat_tls` configs, ALPN h2, HTTP/2 framing in [`h2client`]) against
+//! Linux's server (Python's `ssl` (OpenSSL) and the `h2` package from PyPI,
+//! `real_sat_web/server_h2.py`), one connection, 100 streams, beside the simulator's
+//! HTTP/2 + rustls page. Without the `h2` package the claim is not applicable.
+//!
 //! Claims (ours): REAL-WEB-1a/b: Linux client → brisk server, real PLT within 15 % of
 //! the simulator's without / with Fast Open; REAL-WEB-2a/b the same for brisk client →
 //! Linux server; REAL-WEB-3: Fast Open saves over real packets what it saves in the
@@ -49,13 +55,14 @@ use std::sync::Mutex;
 use std::time::{Duration as StdDuration, Instant};
 
 pub const ID: &str = "real-sat-web";
-pub const TITLE: &str = "Real packets: HTTP/1.1 page loads over the emulated 750 ms GEO path (Linux client → brisk server, brisk client → Linux server, with and without Fast Open) beside the simulator";
+pub const TITLE: &str = "Real packets: HTTP/1.1 page loads over the emulated 750 ms GEO path (Linux client → brisk server, brisk client → Linux server, with and without Fast Open), and HTTP/2 over TLS (brisk client with rustls → Linux server), beside the simulator";
 pub const CLAIMS: &[&str] = &[
     "REAL-WEB-1a",
     "REAL-WEB-1b",
     "REAL-WEB-2a",
     "REAL-WEB-2b",
     "REAL-WEB-3",
+    "REAL-WEB-4",
 ];
 
 const PORT: u16 = 8080;
@@ -75,6 +82,13 @@ const SIM_SEEDS: u64 = 3;
 const LOAD_LIMIT_S: u64 = 60;
 const CLIENT_PY: &str = include_str!("real_sat_web/client.py");
 const SERVER_PY: &str = include_str!("real_sat_web/server.py");
+const SERVER_H2_PY: &str = include_str!("real_sat_web/server_h2.py");
+/// REAL-WEB-4's browser: HTTP/2's stream cap and windows (the simulator's defaults).
+const H2_CAP: usize = 100;
+const H2_STREAM_WINDOW: u32 = 256 * 1024;
+const H2_CONN_WINDOW: u32 = 12 << 20;
+
+mod h2client;
 
 /// Which side brisk plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,6 +115,19 @@ fn pages(quick: bool) -> (Vec<Vec<u64>>, usize) {
     } else {
         // Two of the seed's nine pages: 500 kB of 100 kB and of 20 kB objects.
         (vec![vec![100_000; 5], vec![20_000; 25]], 2)
+    }
+}
+
+/// REAL-WEB-4's pages and TLS versions (true: 1.3).
+fn h2_cells(quick: bool) -> Vec<(Vec<u64>, bool)> {
+    if quick {
+        vec![(vec![20_000; 25], true)]
+    } else {
+        vec![
+            (vec![20_000; 25], true),
+            (vec![5_000; 100], true),
+            (vec![20_000; 25], false),
+        ]
     }
 }
 
@@ -580,6 +607,230 @@ fn real_load(
     })
 }
 
+/// Why an HTTP/2 load did not run.
+enum H2Error {
+    /// The Linux side cannot run it here (the `h2` package is missing).
+    Missing(String),
+    Failed(String),
+}
+
+impl From<String> for H2Error {
+    fn from(e: String) -> Self {
+        H2Error::Failed(e)
+    }
+}
+
+/// What one HTTP/2 load gave.
+struct H2Load {
+    plt_s: f64,
+    intact: bool,
+    alpn_h2: bool,
+    version: String,
+    distorted: Option<String>,
+}
+
+/// REAL-WEB-4: brisk's HTTP/2 + rustls browser against Linux's HTTP/2 + OpenSSL
+/// server (Python), end to end through the lab's GEO path.
+fn real_h2_load(objects: &[u64], tls13: bool, dir: &std::path::Path) -> Result<H2Load, H2Error> {
+    use brisk_sim::sat_tls::{self, TlsPair};
+    let stack = StackConfig::new(BRISK_ADDR);
+    let mut client_cfg = stack.tcp.clone();
+    client_cfg.recv_buffer = CLIENT_RCVBUF;
+    let pcap = std::env::var_os("BRISK_REAL_SAT_WEB_PCAP").map(std::path::PathBuf::from);
+    let tag = format!("h2-tls1{}-{}", if tls13 { 3 } else { 2 }, objects.len());
+    let lab = BriskLab::new(
+        &lab_path(Arm::BriskClient),
+        stack,
+        EmulatorOptions {
+            pcap_a: pcap.as_ref().map(|d| d.join(format!("{tag}-brisk.pcap"))),
+            pcap_b: pcap.as_ref().map(|d| d.join(format!("{tag}-linux.pcap"))),
+            ..EmulatorOptions::default()
+        },
+        Some(brisk_time::Duration::from_secs(2 * LOAD_LIMIT_S)),
+    )
+    .map_err(|e| format!("lab: {e}"))?;
+    let k = lab.kernel();
+    k.sysctl("net.ipv4.tcp_no_metrics_save", "1")
+        .map_err(|e| format!("sysctl: {e}"))?;
+    let (chain, key) = sat_tls::server_pem();
+    let (cert_path, key_path) = (dir.join("h2-chain.pem"), dir.join("h2-key.pem"));
+    std::fs::write(&cert_path, chain)
+        .and_then(|()| std::fs::write(&key_path, key))
+        .map_err(|e| format!("writing the certificate: {e}"))?;
+    let sizes = objects
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let args = vec![
+        KERNEL_ADDR.to_string(),
+        PORT.to_string(),
+        sizes,
+        cert_path.display().to_string(),
+        key_path.display().to_string(),
+        if tls13 { "1.3" } else { "1.2" }.to_string(),
+        LOAD_LIMIT_S.to_string(),
+    ];
+    let mut srv = python(k.name(), &dir.join("server_h2.py"), &args)?;
+    let ready = first_line(&mut srv, StdDuration::from_secs(10))?;
+    if let Some(e) = ready.strip_prefix("error: ") {
+        return Err(H2Error::Missing(e.to_string()));
+    }
+    if ready != "ready" {
+        return Err(format!("Linux HTTP/2 server said {ready:?}").into());
+    }
+    // rustls's randomness: a seeded stream, as in the simulator.
+    let _scope = sat_tls::Scope::new(1);
+    let pair = TlsPair::new(tls13, false, &[b"h2"]).map_err(|e| format!("TLS config: {e}"))?;
+    let conn = pair.client_conn().map_err(|e| format!("TLS: {e}"))?;
+    let timeout = Some(StdDuration::from_secs(LOAD_LIMIT_S));
+    let to = SocketAddr::from((KERNEL_ADDR, PORT));
+    let t0 = Instant::now();
+    let mut sock = brisk_emu::TcpStream::connect_with(lab.stack(), to, client_cfg, timeout)
+        .map_err(|e| format!("connect: {e}"))?;
+    sock.set_read_timeout(timeout)
+        .map_err(|e| format!("socket: {e}"))?;
+    sock.set_write_timeout(timeout)
+        .map_err(|e| format!("socket: {e}"))?;
+    let mut tls = rustls::StreamOwned::new(conn, sock);
+    let sizes: Vec<usize> = objects.iter().map(|&b| b as usize).collect();
+    let (plt_s, intact) = h2client::load(
+        &mut tls,
+        &sizes,
+        body_byte,
+        &h2client::Browser {
+            cap: H2_CAP,
+            stream_window: H2_STREAM_WINDOW,
+            conn_window: H2_CONN_WINDOW,
+            authority: sat_tls::SERVER_NAME,
+        },
+        t0,
+    )?;
+    let alpn_h2 = tls.conn.alpn_protocol() == Some(b"h2");
+    let version = tls
+        .conn
+        .protocol_version()
+        .map_or_else(|| "no version".to_string(), |v| format!("{v:?}"));
+    let _ = tls.sock.shutdown(std::net::Shutdown::Write);
+    drop(tls);
+    drop(srv);
+    let report = lab.stop().map_err(|e| format!("emulator: {e}"))?;
+    let w = &report.health.warnings;
+    Ok(H2Load {
+        plt_s,
+        intact,
+        alpn_h2,
+        version,
+        distorted: w.first().cloned(),
+    })
+}
+
+/// The simulator's HTTP/2 + rustls page end to end: mean PLT (s) over the seeds.
+fn sim_h2_plt(objects: &[u64], tls13: bool) -> f64 {
+    let v: Vec<f64> = (1..=SIM_SEEDS)
+        .filter_map(|seed| {
+            sat_web::run(&SatWebConfig {
+                proto: Proto::Http2,
+                tls: if tls13 { Tls::Full13 } else { Tls::Full12 },
+                rustls: true,
+                stream_cap: H2_CAP,
+                stream_window: H2_STREAM_WINDOW,
+                conn_window: H2_CONN_WINDOW,
+                ..sim_config(objects, false, seed)
+            })
+            .ok()
+        })
+        .filter(|r| r.bad == 0)
+        .filter_map(|r| r.plt_ns)
+        .map(|n| n as f64 / 1e9)
+        .collect();
+    if v.len() as u64 == SIM_SEEDS {
+        v.iter().sum::<f64>() / v.len() as f64
+    } else {
+        f64::NAN
+    }
+}
+
+/// REAL-WEB-4's claim from its loads.
+fn h2_claim(quick: bool, dir: &std::path::Path) -> (Claim, String) {
+    let claim = Claim::new(
+        "REAL-WEB-4",
+        "brisk client (rustls, HTTP/2) → Linux server (OpenSSL, Python h2), HTTP/2 over TLS with ALPN: real PLT vs the simulator's",
+    )
+    .unit("s (PLT, the cell farthest from the simulator)")
+    .tolerance(&format!(
+        "within ±{:.0} % in every cell; bodies intact; h2 by ALPN",
+        TOL * 100.0
+    ));
+    let mut rows = Vec::new();
+    let mut html = String::new();
+    let mut far = (f64::NAN, f64::NAN, -1.0f64);
+    let mut ok = true;
+    let mut distorted = Vec::new();
+    for (objects, tls13) in h2_cells(quick) {
+        let v = if tls13 { "TLS 1.3" } else { "TLS 1.2" };
+        crate::runner::status(&format!(
+            "{ID} (real time): HTTP/2 over {v}, {}",
+            page_name(&objects)
+        ));
+        let sim = sim_h2_plt(&objects, tls13);
+        match real_h2_load(&objects, tls13, dir) {
+            Ok(l) => {
+                let d = (l.plt_s / sim - 1.0).abs();
+                if d > far.2 || d.is_nan() {
+                    far = (sim, l.plt_s, d);
+                }
+                ok &= l.intact && l.alpn_h2 && d <= TOL;
+                if let Some(w) = &l.distorted {
+                    distorted.push(w.clone());
+                }
+                rows.push(format!(
+                    "{v}, {}: real {:.2} s, sim {sim:.2} s ({}, ALPN h2 {}, intact {})",
+                    page_name(&objects),
+                    l.plt_s,
+                    l.version,
+                    l.alpn_h2,
+                    l.intact
+                ));
+                let _ = write!(
+                    html,
+                    "<tr><td>brisk client → Linux server, HTTP/2 + {v}</td><td>{}</td><td>no</td><td>{sim:.2}</td><td>{:.2}</td><td>{:.2}</td><td>–</td><td>{}</td></tr>",
+                    page_name(&objects),
+                    l.plt_s,
+                    l.plt_s / sim,
+                    l.distorted.clone().unwrap_or_else(|| "clean".into())
+                );
+            }
+            Err(H2Error::Missing(e)) => {
+                return (
+                    claim.not_applicable(format!(
+                        "the Linux side's HTTP/2 server needs Python's h2 package (pip install h2): {e}"
+                    )),
+                    String::new(),
+                );
+            }
+            Err(H2Error::Failed(e)) => {
+                return (
+                    claim
+                        .ours_text("error")
+                        .note(format!("{v}, {}: {e}", page_name(&objects)))
+                        .check(false),
+                    String::new(),
+                );
+            }
+        }
+    }
+    let claim = claim.paper(far.0).ours(far.1);
+    let measured = rows.join("; ");
+    let n = rows.len();
+    let c = if !distorted.is_empty() {
+        super::real_fidelity::inconclusive(claim, distorted.len(), n, &distorted[0], &measured)
+    } else {
+        claim.note(measured).check(ok)
+    };
+    (c, html)
+}
+
 // ------------------------------------------------------------------ the simulator
 
 fn sim_config(objects: &[u64], tfo: bool, seed: u64) -> SatWebConfig {
@@ -640,7 +891,8 @@ fn analyse(quick: bool) -> ExperimentResult {
     let dir = std::env::temp_dir().join(format!("brisk-real-sat-web-{}", std::process::id()));
     let setup = std::fs::create_dir_all(&dir)
         .and_then(|()| std::fs::write(dir.join("client.py"), CLIENT_PY))
-        .and_then(|()| std::fs::write(dir.join("server.py"), SERVER_PY));
+        .and_then(|()| std::fs::write(dir.join("server.py"), SERVER_PY))
+        .and_then(|()| std::fs::write(dir.join("server_h2.py"), SERVER_H2_PY));
     if let Err(e) = setup {
         for id in CLAIMS {
             r.claims
@@ -692,6 +944,15 @@ fn analyse(quick: bool) -> ExperimentResult {
             }
         }
     }
+    let (h2, h2_html) = if error.is_none() {
+        h2_claim(quick, &dir)
+    } else {
+        (
+            Claim::new("REAL-WEB-4", "HTTP/2 over TLS")
+                .not_applicable("an HTTP/1.1 load failed first"),
+            String::new(),
+        )
+    };
     let _ = std::fs::remove_dir_all(&dir);
     if let Some(e) = error {
         for id in CLAIMS {
@@ -726,6 +987,7 @@ fn analyse(quick: bool) -> ExperimentResult {
             c.real.iter().find_map(|l| l.distorted.clone()).unwrap_or_else(|| "clean".into()),
         );
     }
+    html.push_str(&h2_html);
     html.push_str("</table>");
     r.html = html;
 
@@ -862,6 +1124,7 @@ fn analyse(quick: bool) -> ExperimentResult {
     } else {
         claim.note(measured).check(ok)
     });
+    r.claims.push(h2);
     r
 }
 

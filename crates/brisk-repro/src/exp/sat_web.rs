@@ -71,6 +71,8 @@ impl Arm {
         };
         c.proto = proto;
         c.tls = tls;
+        // HTTPS is rustls over the connections (brisk_sim::sat_tls), not the model.
+        c.rustls = tls != Tls::None;
     }
 }
 
@@ -121,8 +123,13 @@ enum What {
     /// WEB-5: the retry timer, PEP or not.
     Retry { pep: bool, retry_ms: u64 },
     /// WEB-6: set-up of a protocol and TLS mode end to end, with or without Fast Open
-    /// (a cookie from a priming visit).
-    Setup { proto: Proto, tls: Tls, tfo: bool },
+    /// (a cookie from a priming visit), TLS by rustls or by the round-trip model.
+    Setup {
+        proto: Proto,
+        tls: Tls,
+        tfo: bool,
+        rustls: bool,
+    },
     /// WEB-6: IW (segments), one 14 kB object end to end.
     Iw { iw: u32 },
 }
@@ -133,7 +140,7 @@ fn page_objects(page: u64, obj: u64) -> Vec<u64> {
 
 const TUNE_RCVBUF: [usize; 2] = [128 * 1024, 1 << 20];
 const TUNE_CAP: [usize; 3] = [100, 150, 300];
-const SETUPS: [(Proto, Tls, &str, f64); 8] = [
+const SETUPS: [(Proto, Tls, &str, f64); 10] = [
     (
         Proto::Http1 { persistent: true },
         Tls::None,
@@ -176,6 +183,13 @@ const SETUPS: [(Proto, Tls, &str, f64); 8] = [
         Tls::Resumed12,
         "HTTP/2, TLS 1.2 resumed + ALPN",
         2.0,
+    ),
+    (Proto::Http2, Tls::Full13, "HTTP/2, TLS 1.3 + ALPN", 2.0),
+    (
+        Proto::Http2,
+        Tls::ZeroRtt13,
+        "HTTP/2, TLS 1.3 0-RTT + ALPN",
+        1.0,
     ),
 ];
 const IW_OBJECT: u64 = 14_000;
@@ -264,9 +278,15 @@ fn jobs(s: &Setup) -> Vec<Job> {
         }
     }
     for (proto, tls, _, _) in SETUPS {
-        for tfo in [false, true] {
+        // rustls with and without Fast Open; the model beside it (without).
+        for (tfo, rustls) in [(false, true), (true, true), (false, false)] {
             v.push(Job {
-                what: What::Setup { proto, tls, tfo },
+                what: What::Setup {
+                    proto,
+                    tls,
+                    tfo,
+                    rustls,
+                },
                 cfg: SatWebConfig {
                     pep: false,
                     proto,
@@ -274,6 +294,7 @@ fn jobs(s: &Setup) -> Vec<Job> {
                     objects: vec![5_000; 5],
                     start_jitter: Duration::ZERO,
                     fastopen: tfo,
+                    rustls: rustls && tls != Tls::None,
                     ..SatWebConfig::default()
                 },
             });
@@ -422,7 +443,7 @@ fn analyse(s: &Setup) -> ExperimentResult {
         s.reps,
         res.len()
     ));
-    r.notes.push("TLS is a round-trip model with real bytes: the handshake flights (ClientHello 512 B, server flight 4000 B full / 250 B resumed, ClientKeyExchange 200 B, Finished 60 B) cross brisk's byte stream and each waits for the one before it, so the round trips are the protocol's; the cipher itself is not run (see the doc). HTTP/2 frames are HTTP/2's 9-byte frames with stream and connection windows (stream 256 kB, connection 12 MB, WINDOW_UPDATE at half a window); HTTP/1.1 objects carry a 300-byte response header. WEB-6 measures Fast Open too (a priming visit leaves the cookie; the page's connections then carry their first flight on the SYN).".into());
+    r.notes.push("TLS is rustls over brisk's byte stream (brisk_sim::sat_tls): TLS 1.2 (ECDHE-Ed25519, AES-GCM) full then resumed by session ID, TLS 1.3 with tickets and 0-RTT, ALPN h2; deterministic (a seeded random stream, an X25519 share drawn from it, Ed25519 certificates, the virtual clock), so a seed gives the same bytes. A leaf + intermediate Ed25519 chain makes the server's first flight ≈ 0.9 kB (a 2015 RSA chain: ≈ 3–4 kB; both fit IW 10). WEB-6a shows the earlier round-trip model's counts beside rustls's. HTTP/2 frames are HTTP/2's 9-byte frames with stream and connection windows (stream 256 kB, connection 12 MB, WINDOW_UPDATE at half a window); HTTP/1.1 objects carry a 300-byte response header. WEB-6 measures Fast Open too (a priming visit leaves the cookie; the page's connections then carry their first flight on the SYN).".into());
 
     page_claims(&mut r, &d, s);
     tune_claims(&mut r, &d);
@@ -852,7 +873,7 @@ fn tune_claims(r: &mut ExperimentResult, d: &Done<'_>) {
             ..Chart::default()
         }),
         paper: "§4.3 and §5: 100 streams and ≈ 128 kB buffers hold HTTP/2 back on the 750 ms path; no figure.".into(),
-        ours: format!("End to end the receive buffer is the binding limit ({base:.1} s at 128 kB, 100 streams; {tuned:.1} s at 1 MiB, 150 streams); through the PEP the client's buffer only spans the LAN leg and does not matter (the two PEP lines coincide; 1 MiB dashed). Through the PEP 150 streams came out slower than 100 and 300, with no drops; the cause was not analysed."),
+        ours: format!("End to end the receive buffer is the binding limit ({base:.1} s at 128 kB, 100 streams; {tuned:.1} s at 1 MiB, 150 streams); through the PEP the client's buffer only spans the LAN leg and does not matter (the two PEP lines coincide; 1 MiB dashed). Through the PEP the cap's effect is erratic, not monotonic, with no drops: CUBIC's HyStart ends the satellite leg's slow start at a window that depends on when the request bursts cross the thin return link (docs/mechanisms/satellite-web.md, the stream-cap section)."),
     });
 }
 
@@ -860,24 +881,55 @@ fn setup_claims(r: &mut ExperimentResult, d: &Done<'_>) {
     let mut rows = Vec::new();
     let mut worst: f64 = 0.0;
     let mut missing = false;
+    let mut tls_rows = Vec::new();
     for (proto, tls, name, want) in SETUPS {
-        let setup = |tfo: bool| {
-            let v = d.select(|w| *w == What::Setup { proto, tls, tfo });
-            v.first()
+        let load = |tfo: bool, rustls: bool| {
+            d.select(|w| {
+                *w == What::Setup {
+                    proto,
+                    tls,
+                    tfo,
+                    rustls,
+                }
+            })
+            .first()
+            .copied()
+        };
+        let setup = |tfo: bool, rustls: bool| {
+            load(tfo, rustls)
                 .and_then(|x| x.setup_ns)
                 .map_or(f64::NAN, |n| secs(n) / RTT_S)
         };
         // Fast Open (measured, `SatWebConfig::fastopen`): with a cookie cached the SYN
         // carries the first flight, 1 RTT less.
-        let (got, tfo) = (setup(false), setup(true));
+        let (got, tfo, model) = (setup(false, true), setup(true, true), setup(false, false));
         missing |= got.is_nan() || tfo.is_nan();
         worst = worst
             .max((got - want).abs())
             .max((tfo - (want - 1.0)).abs());
+        let m = if tls == Tls::None {
+            String::new()
+        } else {
+            format!(", model {model:.2}")
+        };
         rows.push(format!(
-            "{name}: {got:.2} RTT (expected {want}); with TFO {tfo:.2} (expected {})",
+            "{name}: {got:.2} RTT (expected {want}{m}); with TFO {tfo:.2} (expected {})",
             want - 1.0
         ));
+        if let Some(x) = load(false, true).filter(|_| tls != Tls::None) {
+            let t = &x.tls;
+            tls_rows.push(format!(
+                "{name}: {} full + {} resumed handshakes, {} with 0-RTT data ({} refused), {} h2 by ALPN, server's first flight {} B, TLS bytes in {} for {} of plaintext",
+                t.full,
+                t.resumed,
+                t.early_sent,
+                t.early_refused,
+                t.alpn_h2,
+                t.server_first_flight.unwrap_or(0),
+                t.wire.received,
+                t.wire.plain_received
+            ));
+        }
     }
     r.claims.push(
         Claim::new(
@@ -889,8 +941,9 @@ fn setup_claims(r: &mut ExperimentResult, d: &Done<'_>) {
         .unit("RTT, largest deviation")
         .tolerance("every combination exact (≤ 0.1 RTT off)")
         .note(format!(
-            "{}. TFO measured: a priming visit leaves the cookie, then the page's connections carry their first flight on the SYN.",
-            rows.join("; ")
+            "{}. TLS is rustls (brisk_sim::sat_tls); the model's count beside it. TFO measured: a priming visit leaves the cookie, then the page's connections carry their first flight on the SYN. What rustls did per page (5 × 5 kB, end to end): {}.",
+            rows.join("; "),
+            tls_rows.join("; ")
         ))
         .check(!missing && worst <= 0.1),
     );
