@@ -38,6 +38,27 @@ pub struct RateState {
     pub app_limited: u64,
     /// Segments ever marked lost (Linux `tp->lost`).
     pub lost: u64,
+    /// The connection's delivery rate as Linux keeps it for `tcpi_delivery_rate`
+    /// (`tp->rate_delivered` segments over `tp->rate_interval_us`, and
+    /// `tp->rate_app_limited`): the last valid sample that was not
+    /// application-limited, or an application-limited one that was higher. Zero
+    /// before the first valid sample. Read by [`RateState::delivery_rate`].
+    pub rate_delivered: u32,
+    pub rate_interval_us: u32,
+    pub rate_app_limited: bool,
+}
+
+impl RateState {
+    /// The delivery rate in bytes per second for segments of `mss` bytes (Linux
+    /// `tcp_get_info`'s `tcpi_delivery_rate`, `rate_delivered · mss · USEC_PER_SEC /
+    /// rate_interval_us`); 0 before the first valid sample.
+    pub fn delivery_rate(&self, mss: u32) -> u64 {
+        if self.rate_interval_us == 0 {
+            return 0;
+        }
+        u64::from(self.rate_delivered) * u64::from(mss) * 1_000_000
+            / u64::from(self.rate_interval_us)
+    }
 }
 
 /// One ACK's delivery-rate sample (Linux `struct rate_sample`). `delivered` and
@@ -220,6 +241,19 @@ pub fn generate(
     } else {
         interval as i64
     };
+    // The end of `tcp_rate_gen`: record the last non-app-limited sample, or the
+    // highest app-limited one (`rate_delivered / rate_interval_us`, compared by
+    // cross-multiplying as Linux does).
+    if rs.interval_us > 0 {
+        let (d, i) = (rs.delivered as u64, rs.interval_us as u64);
+        if !rs.is_app_limited
+            || d * u64::from(st.rate_interval_us) >= u64::from(st.rate_delivered) * i
+        {
+            st.rate_delivered = d.min(u64::from(u32::MAX)) as u32;
+            st.rate_interval_us = i.min(u64::from(u32::MAX)) as u32;
+            st.rate_app_limited = rs.is_app_limited;
+        }
+    }
     rs
 }
 
@@ -324,6 +358,41 @@ mod tests {
         );
         assert_eq!(rs.prior_delivered, 2);
         assert_eq!(s.st.first_tx_mstamp, ms(100));
+    }
+
+    /// `tcp_rate_gen`'s record of the connection's delivery rate: every valid sample
+    /// that is not application-limited replaces it; an application-limited one only
+    /// if it is higher; an invalid one never.
+    #[test]
+    fn the_delivery_rate_keeps_the_last_full_sample_or_a_higher_app_limited_one() {
+        let mut s = Script::new();
+        assert_eq!(s.st.delivery_rate(1000), 0);
+        let w: Vec<_> = (0..4).map(|_| s.send(ms(0))).collect();
+        // 2 segments over 100 ms: 20 000 B/s at 1000-byte segments.
+        s.ack(ms(100), &[&w[0], &w[1]], 100);
+        assert_eq!(s.st.delivery_rate(1000), 20_000);
+        // 4 over 110 ms.
+        s.ack(ms(110), &[&w[2], &w[3]], 100);
+        assert_eq!(s.st.delivery_rate(1000), 4 * 1000 * 1_000_000 / 110_000);
+        assert!(!s.st.rate_app_limited);
+        // Out of data: what is sent next is app-limited. One segment over 100 ms
+        // (10 000 B/s) is lower: kept out.
+        mark_app_limited(&mut s.st, s.delivered, s.packets_out);
+        let a = s.send(ms(110));
+        assert!(a.rate_app_limited);
+        s.ack(ms(210), &[&a], 100);
+        assert_eq!(s.st.delivery_rate(1000), 4 * 1000 * 1_000_000 / 110_000);
+        // An app-limited sample above it replaces it.
+        mark_app_limited(&mut s.st, s.delivered, s.packets_out);
+        let b: Vec<_> = (0..8).map(|_| s.send(ms(210))).collect();
+        let refs: Vec<&SentInfo> = b.iter().collect();
+        s.ack(ms(310), &refs, 100);
+        assert!(s.st.rate_app_limited);
+        assert_eq!(s.st.delivery_rate(1000), 80_000);
+        // An invalid sample (interval below the min RTT) changes nothing.
+        let c = s.send(ms(310));
+        s.ack(ms(315), &[&c], 100);
+        assert_eq!(s.st.delivery_rate(1000), 80_000);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! mp-b1: "Is multi-path transport suitable for latency-sensitive traffic?" (seed 004
 //! B.1 §V; spec `rite-multipath-coupled-cc-sbd-cdg.md` §1.3–1.4): MP-8 (CBR video),
-//! MP-9 (synthesised gaming traffic) and MP-11 (the CMT-SCTP arm) on the two-path
+//! MP-9 (synthesised gaming traffic), MP-10 (web pages over 6 connections,
+//! `mp_b1_web`) and MP-11 (the CMT-SCTP arm, n/a) on the two-path
 //! network of `mp_b1_net`: WLAN–WLAN, 3G–3G and WLAN–3G with Table III drawn per
 //! configuration, B.1's queues (100 / 3750 packets) and socket buffers, with and
 //! without the background (per access link one saturated TCP flow and four Pareto
@@ -26,13 +27,14 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::mp_b1_net::{self as net, Kind, Outcome, PathSpec, RunSpec, Transport, Workload};
+use super::mp_b1_web::{self as web, WebOutcome, WebSpec, PAGES};
 use super::mp_sttf::par_map;
 
 pub const ID: &str = "mp-b1";
 pub const TITLE: &str =
     "Multipath for latency-sensitive traffic: CBR video and gaming over WLAN and 3G (D1.3 App. B.1 §V)";
 pub const CLAIMS: &[&str] = &[
-    "MP-8a", "MP-8b", "MP-8c", "MP-9a", "MP-9b", "MP-10", "MP-11",
+    "MP-8a", "MP-8b", "MP-8c", "MP-9a", "MP-9b", "MP-10a", "MP-10b", "MP-10c", "MP-11",
 ];
 
 /// The three networks of B.1.
@@ -112,6 +114,8 @@ struct Shape {
     video_s: u64,
     game_s: u64,
     game_runs: u64,
+    /// Page loads per page, network and background (one Table III draw each).
+    web_configs: u64,
 }
 
 fn shape(quick: bool) -> Shape {
@@ -121,6 +125,7 @@ fn shape(quick: bool) -> Shape {
             video_s: 8,
             game_s: 8,
             game_runs: 1,
+            web_configs: 1,
         }
     } else {
         Shape {
@@ -128,6 +133,7 @@ fn shape(quick: bool) -> Shape {
             video_s: 30,
             game_s: 60,
             game_runs: 10,
+            web_configs: 10,
         }
     }
 }
@@ -502,14 +508,269 @@ fn analyse(sh: &Shape) -> ExperimentResult {
             format!("Per trace and network, MPTCP / baseline: {}. Boxes: one value per run.", ratio_lines.join(", ")),
         ));
     }
-    r.claims.push(Claim::new("MP-10", "web pages over 6 connections (15/72 KiB, 54/1024 KiB, 138/3994 KiB)").not_applicable(
-        "not built this session: needs a page workload of 6 MPTCP connections on the two-path driver (the simulator's page app runs on the dumbbell, not on multi-homed hosts)",
-    ));
+    web_claims(&mut r, sh);
     r.claims.push(Claim::new("MP-11", "CMT-SCTP (round-robin, MaxBurst 4 use-it-or-lose-it, chunk rescheduling)").not_applicable(
         "an MPTCP arm with round-robin alone is not CMT-SCTP's mechanism: MaxBurst's use-it-or-lose-it cuts the subflow's cwnd to flight + 4 MSS when it does not use it, and chunk rescheduling re-sends the head-of-line chunk on another path; both belong in the connection's fill loop (conn/mp.rs, owned by another helper this session), and the seed's numbers come from OMNeT++'s SCTP (buffer splitting, 1452-byte messages, NewReno per path)",
     ));
     let _ = (RED, GREEN);
     r
+}
+
+/// One page load of MP-10: page `pg`, arm `arm`, network `net_` drawn for `cfg`.
+fn run_web(net_: Net, cfg: u64, bg: bool, arm: Arm, pg: usize) -> Result<WebOutcome, String> {
+    let (send, recv) = net_.buffers();
+    let transport = match arm {
+        Arm::Mptcp => Transport::Mptcp {
+            sched: SchedKind::LowRttRp,
+            cc: CcAlgorithm::Olia,
+        },
+        Arm::Tcp(p) => Transport::Tcp {
+            path: p,
+            cc: CcAlgorithm::Cubic,
+        },
+    };
+    let start = if bg {
+        Duration::from_secs(2)
+    } else {
+        Duration::ZERO
+    };
+    web::run(&WebSpec {
+        paths: net_.draw(cfg),
+        transport,
+        objects: web::objects(&PAGES[pg], cfg),
+        send_buffer: send,
+        recv_buffer: recv,
+        background: bg,
+        start,
+        limit: start + Duration::from_secs(120),
+        seed: cfg,
+    })
+}
+
+type WebKey = (usize, bool, usize, usize, u64); // (net, bg, arm, page, cfg)
+
+/// MP-10: page load times over 6 connections, MPTCP against the TCP baseline.
+fn web_claims(r: &mut ExperimentResult, sh: &Shape) {
+    let c = sh.web_configs;
+    let mut keys: Vec<WebKey> = Vec::new();
+    for n in 0..3 {
+        for bg in [false, true] {
+            for a in 0..3 {
+                for pg in 0..PAGES.len() {
+                    for cfg in 1..=c {
+                        keys.push((n, bg, a, pg, cfg));
+                    }
+                }
+            }
+        }
+    }
+    let out = par_map(&keys, |&(n, bg, a, pg, cfg)| {
+        run_web(NETS[n], cfg, bg, ARMS[a], pg)
+    });
+    let get = |k: WebKey| -> Option<&WebOutcome> {
+        let i = keys.iter().position(|&x| x == k)?;
+        out[i].as_ref().ok()
+    };
+    let plt = |k: WebKey| -> f64 {
+        get(k)
+            .and_then(|o| o.plt)
+            .map_or(f64::NAN, |d| d.as_secs_f64())
+    };
+    let mut errors: Vec<String> = out
+        .iter()
+        .filter_map(|x| x.as_ref().err().cloned())
+        .collect();
+    let unfinished = keys
+        .iter()
+        .filter(|&&k| get(k).is_some_and(|o| o.plt.is_none()))
+        .count();
+    if unfinished > 0 {
+        errors.push(format!("{unfinished} page load(s) unfinished after 120 s"));
+    }
+    // Per (network, background, page): per-configuration MPTCP / baseline ratios.
+    let ratios = |n: usize, bg: bool, pg: usize| -> Vec<f64> {
+        (1..=c)
+            .map(|cfg| {
+                let m = plt((n, bg, 0, pg, cfg));
+                let b = if NETS[n].homogeneous() {
+                    (plt((n, bg, 1, pg, cfg)) + plt((n, bg, 2, pg, cfg))) / 2.0
+                } else {
+                    plt((n, bg, 1, pg, cfg))
+                };
+                m / b
+            })
+            .collect()
+    };
+    // The ratio of means over configurations.
+    let ratio = |n: usize, bg: bool, pg: usize| -> f64 {
+        let m = mean(&finite(
+            &(1..=c)
+                .map(|cfg| plt((n, bg, 0, pg, cfg)))
+                .collect::<Vec<_>>(),
+        ));
+        let b = mean(&finite(
+            &(1..=c)
+                .map(|cfg| {
+                    if NETS[n].homogeneous() {
+                        (plt((n, bg, 1, pg, cfg)) + plt((n, bg, 2, pg, cfg))) / 2.0
+                    } else {
+                        plt((n, bg, 1, pg, cfg))
+                    }
+                })
+                .collect::<Vec<_>>(),
+        ));
+        m / b
+    };
+    let fail_note = if errors.is_empty() {
+        String::new()
+    } else {
+        format!(". Failed: {}", errors.join("; "))
+    };
+    let mut all = Vec::new();
+    for n in 0..3 {
+        for bg in [false, true] {
+            for pg in 0..PAGES.len() {
+                all.push(format!(
+                    "{}{} {} {:.2}",
+                    NETS[n].name(),
+                    if bg { " bg" } else { "" },
+                    PAGES[pg].name,
+                    ratio(n, bg, pg)
+                ));
+            }
+        }
+    }
+    r.notes.push(format!(
+        "MP-10 (web): a browser over 6 connections (HTTP/1.1, one request outstanding per connection; the HTML first on one connection, then up to 6 connections take the other objects in order; mp_b1_web), pages of 15 objects / 72 KiB, 54 / 1024 KiB and 138 / 3994 KiB whose object sizes are drawn log-normally (σ 1) per configuration and scaled to the total; MPTCP as above (LowRTT+RP, OLIA, every connection with its own two subflows), TCP CUBIC on each path; page load time from the first connection's open to the last byte read. {c} configuration(s) per page, network and background. MPTCP / baseline mean page load time: {}.",
+        all.join(", ")
+    ));
+    // MP-10a: Wikipedia, no background, every network.
+    let wiki: Vec<(usize, f64)> = (0..3).map(|n| (n, ratio(n, false, 0))).collect();
+    let ok_a = wiki.iter().all(|&(_, x)| (x - 1.0).abs() <= 0.10);
+    r.claims.push(
+        Claim::new(
+            "MP-10a",
+            "Web, Wikipedia (15 objects, 72 KiB): no gain from MPTCP without background",
+        )
+        .paper_text("no gain (the page fits in the initial windows of 6 connections)")
+        .ours_text(
+            &wiki
+                .iter()
+                .map(|&(n, x)| format!("{} {x:.2}", NETS[n].name()))
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
+        .tolerance("MPTCP / baseline mean page load time within 1 ± 0.10 in every network")
+        .check(ok_a && errors.is_empty())
+        .note(format!("All cells: {}{fail_note}", all.join(", "))),
+    );
+    // MP-10b: Amazon and HuffPost gain in 3G–3G, with and without background.
+    let mut cells = Vec::new();
+    let mut ok_b = true;
+    for bg in [false, true] {
+        for pg in 1..PAGES.len() {
+            let x = ratio(1, bg, pg);
+            ok_b &= x < 1.0;
+            cells.push(format!(
+                "{}{} {x:.2}",
+                PAGES[pg].name,
+                if bg { " bg" } else { "" }
+            ));
+        }
+    }
+    let largest_3g = (1..PAGES.len()).all(|pg| {
+        [false, true].iter().all(|&bg| {
+            let g = ratio(1, bg, pg);
+            g <= ratio(0, bg, pg) && g <= ratio(2, bg, pg)
+        })
+    });
+    r.claims.push(
+        Claim::new(
+            "MP-10b",
+            "Web, Amazon (1 MiB) and HuffPost (3.9 MiB) in 3G–3G: MPTCP faster than TCP",
+        )
+        .paper_text("gains for the larger pages, largest in 3G–3G")
+        .ours_text(&cells.join(", "))
+        .tolerance("MPTCP / TCP-average mean page load time < 1 in each of the 4 cells")
+        .check(ok_b && errors.is_empty())
+        .note(format!(
+            "The gain is {}largest in 3G–3G for both pages with and without background (ratios per network in MP-10a's note){fail_note}",
+            if largest_3g { "" } else { "not " }
+        )),
+    );
+    // MP-10c: WLAN–3G with background, MPTCP's bytes on WLAN.
+    let shares: Vec<f64> = (0..PAGES.len())
+        .map(|pg| {
+            mean(&finite(
+                &(1..=c)
+                    .map(|cfg| get((2, true, 0, pg, cfg)).map_or(f64::NAN, |o| o.share(0)))
+                    .collect::<Vec<_>>(),
+            ))
+        })
+        .collect();
+    let min_share = shares.iter().copied().fold(f64::INFINITY, f64::min);
+    r.claims.push(
+        Claim::new(
+            "MP-10c",
+            "Web, WLAN–3G with background: MPTCP's data on WLAN",
+        )
+        .paper_text("> 99 % on WLAN; not significantly worse than TCP")
+        .ours(min_share)
+        .unit("% of data bytes (smallest of 3 pages)")
+        .tolerance("> 99 % for every page")
+        .check(min_share > 99.0 && errors.is_empty())
+        .note(format!(
+            "{}; MPTCP / TCP over WLAN page load time {}{fail_note}",
+            (0..PAGES.len())
+                .map(|pg| format!("{} {:.2} %", PAGES[pg].name, shares[pg]))
+                .collect::<Vec<_>>()
+                .join(", "),
+            (0..PAGES.len())
+                .map(|pg| format!("{} {:.2}", PAGES[pg].name, ratio(2, true, pg)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    );
+    // The figures, one per page: per-configuration ratios per network.
+    for pg in 0..PAGES.len() {
+        let mut groups = Vec::new();
+        for n in 0..3 {
+            for bg in [false, true] {
+                let v = finite(&ratios(n, bg, pg));
+                if let Some(b) = box_stats(&v) {
+                    groups.push((
+                        format!("{}{}", ["WW", "GG", "WG"][n], if bg { "+bg" } else { "" }),
+                        [BLUE, GREEN, ORANGE][n],
+                        b,
+                    ));
+                }
+            }
+        }
+        let p = PAGES[pg];
+        r.plots.push(Plot {
+            figure: Figure::Boxes(BoxPlot {
+                title: format!(
+                    "Web over 6 connections, {} ({} objects, {} KiB)",
+                    p.name,
+                    p.objects,
+                    p.bytes / 1024
+                ),
+                x_label: "WW WLAN–WLAN, GG 3G–3G, WG WLAN–3G; +bg with background".into(),
+                y_label: "MPTCP / TCP page load time (log)".into(),
+                y_log: true,
+                groups,
+            }),
+            paper: "Figs 21/22 (CORE): no gain for Wikipedia; gains for Amazon and HuffPost, largest in 3G–3G; WLAN–3G with background > 99 % on WLAN, MPTCP not significantly worse than TCP.".into(),
+            ours: format!(
+                "MPTCP / baseline of the mean page load times: {}. Baseline: the two TCPs' mean (homogeneous), TCP over WLAN (WLAN–3G). Boxes: one ratio per configuration (< 1: MPTCP faster).",
+                all.iter()
+                    .filter(|x| x.contains(p.name))
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
 }
 
 #[cfg(test)]

@@ -174,7 +174,7 @@ impl Outcome {
     }
 }
 
-const PORT: u16 = 80;
+pub(super) const PORT: u16 = 80;
 /// The client's request, bytes.
 const REQUEST: usize = 100;
 /// The longest the server's application waits for the second subflow. It waits at
@@ -187,32 +187,32 @@ const REQUEST: usize = 100;
 /// never labelled and the transfer stalls (found here; `conn/mp.rs` is another
 /// helper's this session, reported for a fix there).
 const JOIN_WAIT: Duration = Duration::from_secs(3);
-const BG_PORT: u16 = 81;
-const MSS_PACKET: usize = 1500;
+pub(super) const BG_PORT: u16 = 81;
+pub(super) const MSS_PACKET: usize = 1500;
 
 fn ip(a: u8, b: u8, c: u8, d: u8) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(a, b, c, d))
 }
 /// The client's address on each path.
-fn client_ip(p: usize) -> IpAddr {
+pub(super) fn client_ip(p: usize) -> IpAddr {
     ip(198, 18 + p as u8, 0, 1)
 }
 /// The background receiver's address on each path.
-fn bg_ip(p: usize) -> IpAddr {
+pub(super) fn bg_ip(p: usize) -> IpAddr {
     ip(198, 18 + p as u8, 0, 2)
 }
-const SERVER: IpAddr = IpAddr::V4(Ipv4Addr::new(198, 18, 10, 1));
-const BG_SERVER: IpAddr = IpAddr::V4(Ipv4Addr::new(198, 18, 10, 2));
+pub(super) const SERVER: IpAddr = IpAddr::V4(Ipv4Addr::new(198, 18, 10, 1));
+pub(super) const BG_SERVER: IpAddr = IpAddr::V4(Ipv4Addr::new(198, 18, 10, 2));
 
 /// Node indices.
-const N_CLIENT: usize = 0;
-const N_SERVER: usize = 1;
-const N_BG_SERVER: usize = 2;
-const N_BG: [usize; 2] = [3, 4];
+pub(super) const N_CLIENT: usize = 0;
+pub(super) const N_SERVER: usize = 1;
+pub(super) const N_BG_SERVER: usize = 2;
+pub(super) const N_BG: [usize; 2] = [3, 4];
 
 /// The path of a packet between `src` and `dst`, and whether it goes towards the
 /// client (downlink).
-fn route(src: IpAddr, dst: IpAddr) -> Option<(usize, bool, usize)> {
+pub(super) fn route(src: IpAddr, dst: IpAddr) -> Option<(usize, bool, usize)> {
     for p in 0..2 {
         if dst == client_ip(p) {
             return Some((p, true, N_CLIENT));
@@ -235,7 +235,7 @@ fn route(src: IpAddr, dst: IpAddr) -> Option<(usize, bool, usize)> {
 }
 
 /// A drop-tail link: serialisation at `rate`, then `delay`.
-struct Link {
+pub(super) struct Link {
     spec: PathSpec,
     /// Departure times of the packets queued or in service.
     queue: VecDeque<Instant>,
@@ -243,7 +243,7 @@ struct Link {
 }
 
 impl Link {
-    fn new(spec: PathSpec) -> Self {
+    pub(super) fn new(spec: PathSpec) -> Self {
         Link {
             spec,
             queue: VecDeque::new(),
@@ -253,7 +253,12 @@ impl Link {
 
     /// When a `len`-byte packet entering now arrives at the far end; None if dropped
     /// (queue full, or random loss, which happens on the link after serialisation).
-    fn send(&mut self, now: Instant, len: usize, rng: &mut ChaCha8Rng) -> Option<Instant> {
+    pub(super) fn send(
+        &mut self,
+        now: Instant,
+        len: usize,
+        rng: &mut ChaCha8Rng,
+    ) -> Option<Instant> {
         while self.queue.front().is_some_and(|&t| t <= now) {
             self.queue.pop_front();
         }
@@ -273,18 +278,18 @@ impl Link {
 }
 
 /// One Pareto on-off UDP source towards the client side of a path.
-struct OnOff {
-    path: usize,
+pub(super) struct OnOff {
+    pub(super) path: usize,
     /// Packet gap while ON.
     gap: Duration,
-    next: Instant,
+    pub(super) next: Instant,
     on_until: Instant,
 }
 
 const PARETO_SHAPE: f64 = 1.5;
 /// The seed's scale, seconds: mean period shape·scale/(shape−1) = 0.5 s.
 const PARETO_SCALE: f64 = 0.166_667;
-const UDP_BYTES: usize = 1000;
+pub(super) const UDP_BYTES: usize = 1000;
 
 fn pareto(rng: &mut ChaCha8Rng) -> Duration {
     let u: f64 = rng.gen_range(f64::EPSILON..1.0);
@@ -296,7 +301,7 @@ fn pareto(rng: &mut ChaCha8Rng) -> Duration {
 impl OnOff {
     /// A source with mean rate `mean_bps` (ON half the time on average: twice that
     /// while ON).
-    fn new(path: usize, mean_bps: u64, rng: &mut ChaCha8Rng) -> Self {
+    pub(super) fn new(path: usize, mean_bps: u64, rng: &mut ChaCha8Rng) -> Self {
         let on_bps = (2 * mean_bps).max(1);
         let gap = Duration::from_nanos(UDP_BYTES as u64 * 8 * 1_000_000_000 / on_bps);
         // Start in a random phase: OFF for a Pareto period.
@@ -310,7 +315,7 @@ impl OnOff {
     }
 
     /// Advances past `now`, returning whether a packet is due at `self.next`.
-    fn fire(&mut self, rng: &mut ChaCha8Rng) {
+    pub(super) fn fire(&mut self, rng: &mut ChaCha8Rng) {
         self.next += self.gap;
         if self.next >= self.on_until {
             self.next = self.on_until + pareto(rng);
@@ -319,7 +324,7 @@ impl OnOff {
     }
 }
 
-fn tcp_config(cc: CcAlgorithm, send: u32, recv: u32) -> Config {
+pub(super) fn tcp_config(cc: CcAlgorithm, send: u32, recv: u32) -> Config {
     let mut c = TcpKnobs::default().to_config(cc);
     c.send_buffer = send as usize;
     c.recv_buffer = recv as usize;
@@ -328,7 +333,7 @@ fn tcp_config(cc: CcAlgorithm, send: u32, recv: u32) -> Config {
     c
 }
 
-fn mptcp_config(base: &Config, sched: SchedKind, client: bool) -> Config {
+pub(super) fn mptcp_config(base: &Config, sched: SchedKind, client: bool) -> Config {
     let mut c = base.clone();
     let endpoints = if client {
         vec![LocalEndpoint {
@@ -362,7 +367,7 @@ fn mptcp_config(base: &Config, sched: SchedKind, client: bool) -> Config {
     c
 }
 
-fn endpoint(addr: IpAddr, seed: u64, n: u64, cfg: Config) -> Endpoint {
+pub(super) fn endpoint(addr: IpAddr, seed: u64, n: u64, cfg: Config) -> Endpoint {
     let mut secret = [0u8; 16];
     secret[..8].copy_from_slice(&brisk_scenario::seed::derive_seed(seed, "mp-b1", n).to_le_bytes());
     Endpoint::new(
@@ -475,8 +480,21 @@ pub fn run(spec: &RunSpec) -> Result<Outcome, String> {
     // to find the stall described at `JOIN_WAIT`.
     let debug = std::env::var_os("MP_B1_DEBUG").is_some();
     let mut seen_map: std::collections::HashMap<(usize, u32), (u64, usize)> = Default::default();
+    let mut next_dump = Instant::ZERO;
     loop {
         steps += 1;
+        if debug && now >= next_dump {
+            // What the server's scheduler sees, once a second.
+            next_dump = now + Duration::from_secs(1);
+            if let Some(c) = fg_server.and_then(|h| nodes[N_SERVER].conn(h)) {
+                for (i, v) in c.mptcp_subflow_views().iter().enumerate() {
+                    eprintln!(
+                        "{now:?} sub {i}: srtt {:?} min {:?} cwnd {} flight {} queued {} rate {} B/s room {}; read {read}",
+                        v.srtt, v.min_rtt, v.cwnd, v.in_flight, v.queued, v.rate, v.usable
+                    );
+                }
+            }
+        }
         if steps > 200_000_000 {
             return Err("run did not settle".into());
         }
@@ -824,6 +842,35 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// `MP_B1_DEBUG=1 cargo test --release -p brisk-repro --lib sttf_download_trace
+    /// -- --ignored --nocapture`: MP-7b's download with STTF and LowRTT+RP, the
+    /// server's subflow views once a second.
+    #[test]
+    #[ignore]
+    fn sttf_download_trace() {
+        for sched in [SchedKind::Sttf, SchedKind::LowRttRp] {
+            let mut s = spec(
+                Transport::Mptcp {
+                    sched,
+                    cc: CcAlgorithm::Olia,
+                },
+                1,
+            );
+            s.workload = bulk(10_000_000);
+            let o = run(&s).unwrap();
+            eprintln!(
+                "{sched:?}: {:?} pkts {:?} bytes {:?} lost {:?} share 3G {:.1} % {:?} rbuf mean {:.1} ms",
+                o.completion,
+                o.data_pkts,
+                o.data_bytes,
+                o.data_lost,
+                o.share(1),
+                o.sched,
+                crate::stats::mean(&o.rbuf_wait_ms)
+            );
         }
     }
 

@@ -221,7 +221,7 @@ fn analyse(sh: &Shape) -> ExperimentResult {
         "(b) 10 MB download, WLAN + 3G with Table III drawn per run (WLAN 20–30 Mbit/s, 20–25 ms one way, 1–2 % loss, 100-packet queue; 3G 3–5 Mbit/s, 65–75 ms, no loss, 3750 packets), first subflow on WLAN, {} runs per scheduler. WLAN-only: 3G carried at most {WLAN_ONLY_PCT} % of the data packets. Receive-buffer wait: per data packet, from its arrival at the client to the reader having read its last byte.",
         sh.dl_seeds.len()
     ));
-    r.notes.push("STTF as built (mptcp/sched.rs): the segment goes to the subflow with the least estimated arrival time, srtt/2 + srtt·max(0, in flight + queued + segment − cwnd)/cwnd, waiting for a busy subflow when it wins; the connection assigns data in order, so STTF cannot put a segment deep in the backlog on the slow path while the head waits for the fast one (the seed's rescheduling of all unsent data); see docs/mechanisms/mptcp.md, 'STTF and the B.1 study reproduced'.".into());
+    r.notes.push("STTF as built (mptcp/sched.rs): the segment goes to the subflow with the least estimated arrival time, min RTT/2 + max(0, in flight + queued + segment − delivery rate × min RTT)/delivery rate (the window-drain model srtt/2 + srtt·max(0, in flight + queued + segment − cwnd)/cwnd before a rate sample), waiting for a busy subflow when it wins; while the head waits, a subflow with room sends the run STTF's per-segment assignment gives it from deeper in the backlog (sends ahead of the in-order cursor); see docs/mechanisms/mptcp.md, 'STTF and the B.1 study reproduced'.".into());
 
     // (a)
     let mut items = Vec::new();

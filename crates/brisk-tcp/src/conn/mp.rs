@@ -1213,9 +1213,23 @@ fn sub_view(s: &SubflowCtx, room: u64) -> SubflowView {
             .min(u64::from(u32::MAX)) as u32,
         mss,
         backup: s.backup,
-        rate: 0,
+        // Zero unless the subflow's rate sampler runs (`sttf_rate_samples`).
+        rate: c.sub.cong.vars.rate.delivery_rate(mss),
+        min_rtt: c.sub.loss.rtt.min_rtt().unwrap_or_default(),
         usable: room > 0,
         ca_open: c.ca_state() == CaState::Open,
+    }
+}
+
+/// STTF's estimate reads each subflow's delivery rate (`mptcp::sched::sttf_time`):
+/// its subflows run the rate sampler (`crate::rate`, Linux `tcp_rate.c`, which Linux
+/// runs on every socket). Only STTF's: the other schedulers do not read it, and a
+/// plain TCP connection never gets here.
+fn sttf_rate_samples(m: &mut Meta) {
+    if matches!(m.sched, Scheduler::Sttf(_)) {
+        for s in m.subs.iter_mut() {
+            s.conn.sub.cong.needs.rate_samples = true;
+        }
     }
 }
 
@@ -1224,6 +1238,7 @@ fn mp_fill_sched(m: &mut Meta) {
         mp_fill_redundant(m);
         return;
     }
+    sttf_rate_samples(m);
     let mut views = [SubflowView::default(); crate::mptcp::MAX_SUBFLOWS];
     let n = m.subs.len().min(crate::mptcp::MAX_SUBFLOWS);
     let mut rooms = [0u64; crate::mptcp::MAX_SUBFLOWS];
@@ -1524,6 +1539,14 @@ impl Connection {
     /// for a plain TCP connection.
     pub fn mptcp_sched_stats(&self) -> Option<crate::mptcp::sched::SchedStats> {
         self.mp.as_deref().map(|m| m.sched.stats())
+    }
+
+    /// What the scheduler sees of each subflow now (srtt, window, flight, queued,
+    /// delivery rate, minimum RTT, room); for tests and reports.
+    pub fn mptcp_subflow_views(&self) -> Vec<SubflowView> {
+        self.mp.as_deref().map_or(Vec::new(), |m| {
+            m.subs.iter().map(|s| sub_view(s, sub_room(s))).collect()
+        })
     }
 }
 

@@ -28,25 +28,42 @@
 //!   busy faster subflow, a slower one with room sends from deeper in the backlog
 //!   ([`sttf_ahead_offset`], [`SttfBook`]).
 //!
-//! **The STTF estimate** (the seed gives no formula; this one is decided here). For a
-//! segment of `len` bytes on subflow `i` with window `cwnd`, smoothed RTT `srtt`, `F`
-//! bytes in flight and `Q` bytes queued but unsent:
+//! **The STTF estimate** (the seed gives no formula: "the expected transfer time of
+//! the packet over each path, including the time needed for data that has already been
+//! queued on the corresponding path"; the spec's reading, §1.2.4 [INTERP], is
+//! `(queued + pkt)/rate + RTT/2`). For a segment of `len` bytes on subflow `i` with
+//! `F` bytes in flight and `Q` bytes queued on it unsent, delivery rate `R` (bytes/s,
+//! Linux's `tcpi_delivery_rate`, `crate::rate`) and minimum RTT `m`:
+//!
+//! ```text
+//!   T_i = m/2 + max(0, F + Q + len − R·m) / R
+//! ```
+//!
+//! `R·m` is the path's pipe, the bytes it holds in flight without a standing queue;
+//! what is in flight beyond it sits in the bottleneck's queue ahead of the segment, and
+//! the subflow's unsent bytes and the segment itself join that queue; all of it drains
+//! at `R`; then the one-way propagation delay `m/2`. The in-flight term is what makes
+//! the estimate see the queue a subflow's own sends built: a 3G path whose window has
+//! grown into a 3750-packet queue has room, yet a segment sent on it waits behind
+//! seconds of data (MP-7b; the window-drain estimate below called it `srtt/2`).
+//!
+//! Before the subflow has a rate sample (or where the sampler does not run) the
+//! estimate falls back to the fluid window-drain model with `R = cwnd/srtt` and
+//! `m = srtt`, which is the formula above with the pipe taken to be the window:
 //!
 //! ```text
 //!   T_i = srtt/2 + srtt · max(0, F + Q + len − cwnd) / cwnd
 //! ```
 //!
-//! The second term is the wait for window: a window-limited sender moves `cwnd` bytes
-//! per RTT (the fluid rate `cwnd/srtt`), and the segment can leave once the bytes ahead
-//! of it that do not fit the current window have drained; the first is the one-way
-//! delay. STTF is the RITE project's own (seed §3.2, which cites no paper and gives no
-//! formula; nor does the spec); the estimate is brisk's, a fluid window-drain model.
-//! It shares the completion-time idea of ECF (Lim, Nahum, Towsley, Gibbens, "ECF: An
-//! MPTCP path scheduler to manage heterogeneous paths", ACM CoNEXT 2017), whose rule is
-//! different (docs/mechanisms/mptcp.md). Departures: window
-//! growth during the wait (slow start doubling) is not modelled, which makes STTF
-//! conservative about a slow-starting path; serialisation time is folded into the
-//! window term. A subflow with no RTT sample yet counts as the slowest sampled one.
+//! STTF is the RITE project's own (seed §3.2, which cites no paper and gives no
+//! formula; nor does the spec); the estimate is brisk's. It shares the
+//! completion-time idea of ECF (Lim, Nahum, Towsley, Gibbens, "ECF: An MPTCP path
+//! scheduler to manage heterogeneous paths", ACM CoNEXT 2017), whose rule is different
+//! (docs/mechanisms/mptcp.md). Departures: window growth during the wait (slow start
+//! doubling) is not modelled, and a delivery rate measured in slow start is below the
+//! path's capacity, both of which make STTF conservative about a slow-starting path;
+//! serialisation time is folded into the rate term. A subflow with no RTT sample yet
+//! counts as the slowest sampled one.
 //!
 //! Candidates (every kind): usable subflows not excluded by the caller; backup subflows
 //! only when no non-backup subflow is usable (RFC 8684 §3.3.8; Linux keeps
@@ -73,7 +90,11 @@ pub struct SubflowView {
     /// The subflow is a backup (MP_JOIN / MP_PRIO B bit).
     pub backup: bool,
     /// Estimated send rate, bytes per second (delivery or pacing rate); 0 unknown.
+    /// The connection fills it with the subflow's delivery rate where the rate
+    /// sampler runs (STTF turns it on), else 0.
     pub rate: u64,
+    /// Minimum RTT (Linux `tcp_min_rtt`); zero when there is no sample yet.
+    pub min_rtt: Duration,
     /// Established, not closing, not stale: may carry data.
     pub usable: bool,
     /// Congestion state Open (not in recovery or loss): penalisation touches only these.
@@ -339,15 +360,27 @@ pub fn linger_key(v: &SubflowView) -> u128 {
 }
 
 /// The STTF estimate of the module docs, in nanoseconds; `slow` stands in for a missing
-/// RTT sample. A subflow with no window at all never wins.
+/// RTT sample. A subflow with no window at all never wins. With a delivery rate: the
+/// bytes ahead beyond the pipe (rate × minimum RTT) drained at the rate, plus half the
+/// minimum RTT; without one: the window-drain model.
 pub fn sttf_time(v: &SubflowView, len: u32, slow: Duration) -> u128 {
     if v.cwnd == 0 {
         return u128::MAX;
     }
     let rtt = rtt_or(v, slow).as_nanos();
     let ahead = u128::from(v.in_flight) + u128::from(v.queued) + u128::from(len);
-    let excess = ahead.saturating_sub(u128::from(v.cwnd));
-    rtt / 2 + rtt * excess / u128::from(v.cwnd)
+    if v.rate == 0 || v.srtt.is_zero() {
+        let excess = ahead.saturating_sub(u128::from(v.cwnd));
+        return rtt / 2 + rtt * excess / u128::from(v.cwnd);
+    }
+    let base = if v.min_rtt.is_zero() {
+        rtt
+    } else {
+        v.min_rtt.as_nanos().min(rtt)
+    };
+    let rate = u128::from(v.rate);
+    let pipe = rate * base / 1_000_000_000;
+    base / 2 + ahead.saturating_sub(pipe) * 1_000_000_000 / rate
 }
 
 impl SubflowView {

@@ -114,5 +114,20 @@ fn sttf_sends_ahead_on_the_slow_subflow_and_data_stays_intact() {
             assert!(x.ahead_runs > 0 && x.ahead_bytes > 0, "seed {seed}: {x:?}");
             assert_eq!(x.opportunistic + x.penalised, 0);
         }
+        // STTF's estimate ran on measured rates: every subflow of the sender has a
+        // delivery rate and a minimum RTT, the slow one's rate below its 3 Mbit/s
+        // bottleneck and the fast one's above it.
+        let views = p.client.conn(c).unwrap().mptcp_subflow_views();
+        eprintln!("seed {seed}: {views:?}");
+        assert_eq!(views.len(), 2);
+        for v in &views {
+            assert!(v.rate > 0 && !v.min_rtt.is_zero(), "seed {seed}: {v:?}");
+        }
+        assert!(
+            views[1].rate <= 3_000_000 / 8,
+            "seed {seed}: {:?}",
+            views[1]
+        );
+        assert!(views[0].rate > views[1].rate, "seed {seed}: {views:?}");
     }
 }

@@ -13,6 +13,7 @@ fn view(rtt_ms: u64) -> SubflowView {
         mss: 1_000,
         backup: false,
         rate: 0,
+        min_rtt: Duration::ZERO,
         usable: true,
         ca_open: true,
     }

@@ -10,6 +10,7 @@ fn v(rtt_ms: u64, cwnd_segs: u32, flight_segs: u32) -> SubflowView {
         mss: 1_000,
         backup: false,
         rate: 0,
+        min_rtt: Duration::ZERO,
         usable: true,
         ca_open: true,
     }
@@ -337,18 +338,22 @@ fn arb_view() -> impl Strategy<Value = SubflowView> {
         any::<bool>(),
         any::<bool>(),
         0u64..50_000_000,
+        0u64..300,
     )
-        .prop_map(|(rtt, cwnd, fl, q, backup, usable, rate)| SubflowView {
-            srtt: Duration::from_millis(rtt),
-            cwnd: cwnd * 1_000,
-            in_flight: fl * 1_000,
-            queued: q * 1_000,
-            mss: 1_000,
-            backup,
-            rate,
-            usable,
-            ca_open: true,
-        })
+        .prop_map(
+            |(rtt, cwnd, fl, q, backup, usable, rate, min_rtt)| SubflowView {
+                srtt: Duration::from_millis(rtt),
+                cwnd: cwnd * 1_000,
+                in_flight: fl * 1_000,
+                queued: q * 1_000,
+                mss: 1_000,
+                backup,
+                rate,
+                min_rtt: Duration::from_millis(min_rtt),
+                usable,
+                ca_open: true,
+            },
+        )
 }
 
 proptest! {
@@ -509,29 +514,90 @@ fn sttf_ahead_offset_on_a_wlan_3g_pair() {
     assert_eq!(sttf_ahead_offset(&views, 0, NONE, 1 << 20), None);
 }
 
+/// The rate estimate: a subflow whose window has room but whose flight has built a
+/// queue beyond its pipe (a 3G path with a 3750-packet buffer) is no longer a
+/// half-RTT away; the window model called it `srtt/2`.
+#[test]
+fn sttf_counts_the_queue_beyond_the_pipe_at_the_delivery_rate() {
+    // 3G-like: 4 Mbit/s delivered (500 kB/s), minimum RTT 140 ms, srtt 300 ms, 400
+    // segments of window with 300 in flight (room left).
+    let mut g = v(300, 400, 300);
+    g.rate = 500_000;
+    g.min_rtt = Duration::from_millis(140);
+    assert!(g.has_room());
+    // Window model (no rate): srtt/2 = 150 ms.
+    let mut g0 = g;
+    g0.rate = 0;
+    assert_eq!(sttf_time(&g0, 1_000, Duration::ZERO), 150_000_000);
+    // Rate model: pipe 500 kB/s · 140 ms = 70 000 B; ahead 301 000 − 70 000 =
+    // 231 000 B at 500 kB/s = 462 ms; plus 70 ms.
+    assert_eq!(sttf_time(&g, 1_000, Duration::ZERO), 532_000_000);
+    // Below the pipe the segment only propagates: 10 segments in flight, 70 ms.
+    let mut e = g;
+    e.in_flight = 10_000;
+    assert_eq!(sttf_time(&e, 1_000, Duration::ZERO), 70_000_000);
+    // Queued unsent bytes count like flight beyond the pipe: +100 kB = +200 ms.
+    e.queued = 100_000;
+    assert_eq!(
+        sttf_time(&e, 1_000, Duration::ZERO),
+        70_000_000 + (111_000 - 70_000) * 2_000
+    );
+    // WLAN-like, window full (25 Mbit/s = 3.125 MB/s, min RTT 45 ms, 30 in flight):
+    // the pipe holds 140 625 B, so its next segment is 22.5 ms away.
+    let mut w = v(50, 30, 30);
+    w.rate = 3_125_000;
+    w.min_rtt = Duration::from_millis(45);
+    w.usable = false;
+    assert_eq!(sttf_time(&w, 1_000, Duration::ZERO), 22_500_000);
+    // Out of order: with the window model the 3G path takes a run 75 segments deep
+    // (WLAN's k-th further segment: 25 + 50·(k + 1)/30 ms against 150 ms, the tie
+    // at k = 74 to WLAN); with the rate model WLAN is sooner for every byte of a
+    // 1 MB backlog, so 3G takes nothing.
+    let mut w0 = w;
+    w0.rate = 0;
+    let views0 = [w0, g0];
+    let k0 = sttf_ahead_offset(&views0, 1, NONE, 1 << 20).unwrap();
+    assert_eq!(Some(k0), greedy_first(&views0, 1, 10_000));
+    assert_eq!(k0, 75_000);
+    let views = [w, g];
+    assert_eq!(sttf_ahead_offset(&views, 1, NONE, 1 << 20), None);
+    // Deeper backlogs reach it: the 3G segment's 532 ms buys WLAN
+    // (532 − 22.5) ms · 3.125 MB/s + the 109 625 B it still has in its pipe.
+    let k = sttf_ahead_offset(&views, 1, NONE, 10 << 20).unwrap();
+    assert_eq!(Some(k), greedy_first(&views, 1, 10_000));
+    assert!((1_700_000..1_750_000).contains(&k), "{k}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2_000))]
     #[test]
     fn sttf_ahead_offset_equals_the_per_segment_assignment(
-        specs in proptest::collection::vec((1u64..400, 1u32..40, 0u32..50, 0u32..20, prop::bool::ANY), 2..5),
+        specs in proptest::collection::vec((1u64..400, 1u32..40, 0u32..50, 0u32..20, prop::bool::ANY, 0u64..4_000, 0u64..=100), 2..5),
         j in 0usize..4,
     ) {
+        // Half the subflows with a delivery rate (kB/s; 0: the window model) and a
+        // minimum RTT a fraction of the smoothed one.
         let views: Vec<SubflowView> = specs
             .iter()
-            .map(|&(rtt, cwnd, fl, q, mss_big)| {
+            .map(|&(rtt, cwnd, fl, q, mss_big, rate_kb, min_pct)| {
                 let mut x = v(rtt, cwnd, fl.min(cwnd + 5));
                 x.queued = q * 1_000;
                 x.mss = if mss_big { 1_400 } else { 1_000 };
+                x.rate = rate_kb * 1_000;
+                x.min_rtt = Duration::from_millis(rtt * min_pct / 100);
                 x.usable = x.has_room();
                 x
             })
             .collect();
         let j = j % views.len();
-        let got = sttf_ahead_offset(&views, j, NONE, 5_000_000);
+        let limit = 5_000_000;
+        let got = sttf_ahead_offset(&views, j, NONE, limit);
         if !views[j].usable {
             prop_assert_eq!(got, None);
         } else {
-            prop_assert_eq!(got, greedy_first(&views, j, 20_000));
+            // An offset at or beyond the limit is no placement (`None`).
+            let want = greedy_first(&views, j, 20_000).filter(|&k| k < limit);
+            prop_assert_eq!(got, want);
         }
     }
 }
