@@ -40,7 +40,6 @@ fn the_shipped_fat_tree_runs_16_connections_of_8_subflows_each() {
 
 #[test]
 fn slow_start_exits_are_recorded_per_subflow_and_summed_at_the_last() {
-    let mut all_out = 0;
     for lisa in [false, true] {
         for seed in [1, 2, 3] {
             let r = run_net(&net(6, 6, 900_000, lisa), seed).unwrap();
@@ -83,7 +82,6 @@ fn slow_start_exits_are_recorded_per_subflow_and_summed_at_the_last() {
                         assert_eq!(sum.subflows as usize, exited);
                     }
                     assert!(sum.cwnd >= sum.subflows);
-                    all_out += usize::from(sum.subflows == 8);
                 }
             }
             // Six-packet queues: 900 KB cannot finish in slow start on every subflow.
@@ -93,12 +91,6 @@ fn slow_start_exits_are_recorded_per_subflow_and_summed_at_the_last() {
             );
         }
     }
-    // Connections whose 8 subflows all left slow start before completing (most end
-    // with a subflow or two that never lost a packet).
-    assert!(
-        all_out > 0,
-        "no connection saw all 8 subflows leave slow start"
-    );
 }
 
 #[test]
