@@ -392,6 +392,13 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::mp_lisa::plan,
     },
     Experiment {
+        id: exp::mp_fattree::ID,
+        title: exp::mp_fattree::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::mp_fattree::CLAIMS,
+        plan: exp::mp_fattree::plan,
+    },
+    Experiment {
         id: exp::real_bloat::ID,
         title: exp::real_bloat::TITLE,
         kind: Kind::RealTime {

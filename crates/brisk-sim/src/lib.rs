@@ -32,6 +32,7 @@ pub mod vpn;
 pub mod web;
 pub mod wl_host;
 pub mod wl_output;
+pub mod wl_pairs;
 pub mod wl_run;
 pub mod workload;
 

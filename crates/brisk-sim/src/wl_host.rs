@@ -86,6 +86,10 @@ pub struct FlowRecord {
     /// An MPTCP flow's subflows when it completed, in the order the sender opened
     /// them (empty for plain TCP, or a connection that fell back).
     pub subflows: Vec<SubflowRecord>,
+    /// An MPTCP flow's compound cwnd and retransmissions when its last subflow left
+    /// slow start (seed 004 B.2's R_ss), from the sender at completion; None when a
+    /// subflow was still in slow start then (or plain TCP).
+    pub ss_exit: Option<brisk_tcp::mptcp::ss_exit::SsExitSum>,
     /// Offset of the flow's first byte in the pattern.
     pat_base: u32,
 }
@@ -102,6 +106,10 @@ pub struct SubflowRecord {
     /// cwnd and ssthresh at completion, segments.
     pub cwnd: u32,
     pub ssthresh: u32,
+    /// When it left slow start, its cwnd then and its retransmissions by then (None:
+    /// still in slow start at completion). Filled from
+    /// `Connection::mptcp_ss_exits`, not from `TcpInfo`.
+    pub ss_exit: Option<brisk_tcp::mptcp::ss_exit::SsExit>,
 }
 
 impl From<&brisk_tcp::TcpInfo> for SubflowRecord {
@@ -113,6 +121,7 @@ impl From<&brisk_tcp::TcpInfo> for SubflowRecord {
             srtt: i.srtt,
             cwnd: i.cwnd,
             ssthresh: i.ssthresh,
+            ss_exit: None,
         }
     }
 }
@@ -198,6 +207,7 @@ impl FlowRecord {
             error: None,
             paced: None,
             subflows: Vec::new(),
+            ss_exit: None,
             pat_base: (pat_seed % PATTERN_LEN as u64) as u32,
         }
     }
@@ -430,11 +440,17 @@ impl WlHost {
             r.ecn_cwr = info.ecn_cwr;
             r.rdb_packets = info.rdb_packets;
             if conn.is_mptcp() {
+                let exits = conn.mptcp_ss_exits();
                 r.subflows = conn
                     .mptcp_subflow_infos()
                     .iter()
-                    .map(SubflowRecord::from)
+                    .zip(exits)
+                    .map(|(i, e)| SubflowRecord {
+                        ss_exit: e,
+                        ..SubflowRecord::from(i)
+                    })
                     .collect();
+                r.ss_exit = conn.mptcp_ss_exit_sum();
             }
             book.completed += 1;
         }

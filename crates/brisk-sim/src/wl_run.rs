@@ -340,7 +340,7 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
     // Arrivals.
     let end = sc.duration.0.as_secs_f64();
     let cap = w.flows.map_or(crate::workload::MAX_FLOWS, |n| n as usize);
-    if w.flows.is_none() && lambda * end > crate::workload::MAX_FLOWS as f64 {
+    if w.flows.is_none() && w.pairs.is_none() && lambda * end > crate::workload::MAX_FLOWS as f64 {
         return Err(bad(
             "workload",
             format!(
@@ -365,18 +365,41 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
     let flow_classes = class_frac(|c| c.flows);
     // Flow classes draw from their own stream, so they never move the arrivals.
     let mut class_rng = ChaCha8Rng::seed_from_u64(derive_seed(seed, "workload-class", 0));
+    // `[workload.pairs]`: the flows are drawn at once from their own stream.
+    let mut pairs = match &w.pairs {
+        Some(p) => Some(
+            crate::wl_pairs::draw(
+                p,
+                derive_seed(seed, "workload-pairs", 0),
+                &order,
+                &run_of,
+                &cdf,
+            )
+            .map_err(|m| bad("workload.pairs.connections", m))?
+            .into_iter(),
+        ),
+        None => None,
+    };
     while recs.len() < cap {
-        let u: f64 = rng.gen_range(f64::EPSILON..1.0);
-        t += -u.ln() / lambda;
-        if t >= end {
-            break;
-        }
-        let src = rng.gen_range(0..nh);
-        let (start, len) = run_of[src];
-        let pick = rng.gen_range(0..nh - len);
-        // Skip the source's own router's run of hosts.
-        let dst = order[if pick < start { pick } else { pick + len }];
-        let size = crate::workload::sample(&cdf, &mut rng);
+        let (src, dst, size) = if let Some(it) = pairs.as_mut() {
+            let Some((at, src, dst, size)) = it.next() else {
+                break;
+            };
+            t = at;
+            (src, dst, size)
+        } else {
+            let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+            t += -u.ln() / lambda;
+            if t >= end {
+                break;
+            }
+            let src = rng.gen_range(0..nh);
+            let (start, len) = run_of[src];
+            let pick = rng.gen_range(0..nh - len);
+            // Skip the source's own router's run of hosts.
+            let dst = order[if pick < start { pick } else { pick + len }];
+            (src, dst, crate::workload::sample(&cdf, &mut rng))
+        };
         let id = recs.len() as u32;
         let mut class = host_class[src];
         if !flow_classes.is_empty() {

@@ -31,6 +31,7 @@ pub mod mn_web;
 pub mod mp_b1;
 pub mod mp_b1_net;
 pub mod mp_b1_web;
+pub mod mp_fattree;
 pub mod mp_lisa;
 pub mod mp_sttf;
 pub mod new_cwv;

@@ -30,8 +30,8 @@ pub use topology::{
     MAX_HOSTS_PER_ROUTER, MAX_HOST_ADDRESSES,
 };
 pub use workload::{
-    ClassSpec, Direction, PacedSpec, SizesSpec, SourceAddress, WorkloadSpec, DEFAULT_BINS_PKTS,
-    MAX_CLASSES, MAX_PACED_BYTES, MAX_PACED_CHUNKS,
+    ClassSpec, Direction, PacedSpec, PairsSpec, SizesSpec, SourceAddress, WorkloadSpec,
+    DEFAULT_BINS_PKTS, MAX_CLASSES, MAX_PACED_BYTES, MAX_PACED_CHUNKS,
 };
 
 /// A network scenario: a topology and a workload.
@@ -178,6 +178,9 @@ impl NetScenario {
         }
         if let Some(p) = &w.paced {
             workload::validate_paced(p, self.duration.0)?;
+        }
+        if let Some(p) = &w.pairs {
+            workload::validate_pairs(p, self.duration.0)?;
         }
         if w.bins.windows(2).any(|b| b[0] >= b[1]) || w.bins.first().is_some_and(|b| b.0 == 0) {
             return e(

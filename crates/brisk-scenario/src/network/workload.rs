@@ -63,6 +63,52 @@ pub struct WorkloadSpec {
     /// that has it; the others use their first). Default: the first address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_address: Option<SourceAddress>,
+    /// Instead of Poisson arrivals: one connection per random host pair, all opened
+    /// together (seed 004 B.2's datacenter, after Raiciu et al. 2011). `load` then
+    /// sets no arrival rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<PairsSpec>,
+}
+
+/// `[workload.pairs]`: `connections` flows, each between a host pair no other flow
+/// uses (in either direction), the hosts on different routers. The sources take the
+/// hosts in a seeded random order, so with `connections` equal to the host count every
+/// host opens one; each draws its destination at random. Every flow is opened at
+/// `start` plus a uniform draw in [0, `spread`) (iperf started on each host by a
+/// script is not started at one instant; 0 opens them all at once).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PairsSpec {
+    pub connections: u32,
+    #[serde(default)]
+    pub start: Dur,
+    #[serde(default)]
+    pub spread: Dur,
+}
+
+/// Most connections of `[workload.pairs]`.
+pub const MAX_PAIRS: u32 = 4096;
+
+/// Range checks of `[workload.pairs]` in a run of `duration`; (field, message). That
+/// the hosts have enough distinct pairs is checked where the topology is built.
+pub(super) fn validate_pairs(p: &PairsSpec, duration: Duration) -> Result<(), (String, String)> {
+    let e = |f: &str, m: String| Err((format!("workload.pairs.{f}"), m));
+    if p.connections == 0 || p.connections > MAX_PAIRS {
+        return e(
+            "connections",
+            format!("must be between 1 and {MAX_PAIRS}, got {}", p.connections),
+        );
+    }
+    if p.start.0.saturating_add(p.spread.0) >= duration {
+        return e(
+            "spread",
+            format!(
+                "start + spread must end before duration ({:?}), got {:?} + {:?}",
+                duration, p.start.0, p.spread.0
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// `workload.source_address`: an index into the opener's addresses, or one address.

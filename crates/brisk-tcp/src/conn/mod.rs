@@ -32,6 +32,7 @@ pub mod isn;
 mod loss;
 mod mech;
 mod mp;
+mod mp_ss;
 mod pacing;
 mod parts;
 mod paws;

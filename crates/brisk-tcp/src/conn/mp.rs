@@ -147,6 +147,7 @@ impl Connection {
             mib: Default::default(),
             gate: None,
             signals: VecDeque::new(),
+            ss_sum: None,
         })
     }
 
@@ -919,6 +920,7 @@ fn mp_after_input(m: &mut Meta, now: Instant) {
         let una = s.conn.acked_offset();
         s.smap.on_subflow_ack(una);
     }
+    super::mp_ss::observe(m, now);
     m.sched.tick(now);
     mp_reap_subflows(m);
     mp_drain(m);

@@ -233,6 +233,8 @@ pub struct SubflowCtx {
     /// Subflow offset of the first byte not yet read from the subflow (bytes no
     /// mapping covers yet stay on the subflow).
     pub consumed: u64,
+    /// Its slow-start exit (`super::ss_exit`, LISA's R_ss and cwnd samples).
+    pub ss: super::ss_exit::SsTrack,
 }
 
 impl SubflowCtx {
@@ -260,6 +262,7 @@ impl SubflowCtx {
             red_nxt: 0,
             written: 0,
             consumed: 0,
+            ss: Default::default(),
         }
     }
 }
@@ -337,6 +340,8 @@ pub struct Meta {
     pub gate: Option<super::control::AddAddrGate>,
     /// Control options waiting for a pure ACK (at most [`SIGNAL_QUEUE`]).
     pub signals: VecDeque<MptcpOption>,
+    /// The compound values when the last subflow left slow start (`super::ss_exit`).
+    pub ss_sum: Option<super::ss_exit::SsExitSum>,
 }
 
 /// A subflow to open, asked of the endpoint (`Connection::mp_poll_open`).

@@ -31,6 +31,7 @@ pub mod pm;
 pub mod recv;
 pub mod reinject;
 pub mod sched;
+pub mod ss_exit;
 pub mod token;
 
 pub use config::{MptcpConfig, MptcpConfigError};
