@@ -744,15 +744,15 @@ impl Connection {
                 }
             }
             if m.subs.iter().all(|s| s.conn.state() == State::Closed) {
-                // With several subflows, a completed data-level close (both DATA_FINs
-                // acknowledged) is a clean close, however the subflows ended (a dead
-                // one is reset at the close, above).
-                let several = m.subs.len() > 1;
-                closed = Some(if (several || m.first_gone) && data_closed {
-                    Ok(())
-                } else {
-                    r
-                });
+                // A completed data-level close (both DATA_FINs acknowledged, RFC 8684
+                // §3.3.3) is a clean close however the subflows ended: every byte
+                // both ways is in. Linux likewise reports a subflow's error on the
+                // MPTCP socket only after a fallback or during the MP_CAPABLE connect
+                // (`__mptcp_subflow_error_report`). Counting the subflows here was
+                // wrong: joined subflows that closed first are reaped, so a reset of
+                // the first subflow after the close (the peer's dead-path reset) read
+                // as the connection's failure (issue 32: 2 of 3 840 MP-5 flows).
+                closed = Some(if data_closed { Ok(()) } else { r });
             }
         }
         let readable = m.recv.as_ref().is_some_and(|r| r.readable() > 0);
@@ -925,11 +925,23 @@ fn mp_after_input(m: &mut Meta, now: Instant) {
     if m.snd.fin_acked && !m.subflows_closing {
         m.subflows_closing = true;
         let several = m.subs.len() > 1;
+        // Whether the peer's DATA_FIN is in: then it needs no subflow of ours to send
+        // on, only our Data ACK (which any subflow carries).
+        let peer_done = m.recv.as_ref().is_some_and(fin_reached);
         for s in &mut m.subs {
-            if several && s.conn.sub.loss.backoff > 0 && s.conn.state() != State::Closed {
+            let backoff = s.conn.sub.loss.backoff;
+            if several
+                && (backoff >= STALE_LOSS_CNT || (backoff > 0 && peer_done))
+                && s.conn.state() != State::Closed
+            {
                 // A subflow whose last segment went unanswered for an RTO (a dead
                 // path) is not needed for the data-level close: reset, not a FIN it
                 // would retransmit until its retries run out (brisk's choice; docs).
+                // Unless the peer may still need it for its own DATA_FIN: before that
+                // arrived, only a stale subflow (`STALE_LOSS_CNT` RTOs in a row,
+                // Linux's `stale_loss_cnt`) is reset; one RTO is not a dead path, and
+                // resetting it left a peer whose other subflow had closed with no
+                // subflow for its DATA_FIN (issue 32, MP-5).
                 s.rst_reason = Some(ResetReason::Unspecified);
                 s.conn.abort();
                 continue;
