@@ -466,6 +466,18 @@ impl Connection {
                 if several && s.conn.sub.loss.backoff == STALE_LOSS_CNT {
                     m.counters.subflows_stale += 1;
                 }
+                if m.subflows_closing
+                    && s.conn.sub.loss.backoff == STALE_LOSS_CNT
+                    && s.conn.state() != State::Closed
+                {
+                    // Our DATA_FIN is acknowledged and this subflow went stale while
+                    // closing (a dead path; the others may be reaped by now): reset
+                    // it rather than send its FIN until the retries run out, as a
+                    // subflow already stale at the close is (`mp_after_input`).
+                    s.rst_reason = Some(ResetReason::Unspecified);
+                    s.conn.abort();
+                    continue;
+                }
                 if several && s.usable && m.reinject.on_loss(LossKind::Rto, i, s.smap.outstanding())
                 {
                     m.counters.reinject_rto += 1;
@@ -925,23 +937,19 @@ fn mp_after_input(m: &mut Meta, now: Instant) {
     if m.snd.fin_acked && !m.subflows_closing {
         m.subflows_closing = true;
         let several = m.subs.len() > 1;
-        // Whether the peer's DATA_FIN is in: then it needs no subflow of ours to send
-        // on, only our Data ACK (which any subflow carries).
-        let peer_done = m.recv.as_ref().is_some_and(fin_reached);
         for s in &mut m.subs {
-            let backoff = s.conn.sub.loss.backoff;
             if several
-                && (backoff >= STALE_LOSS_CNT || (backoff > 0 && peer_done))
+                && s.conn.sub.loss.backoff >= STALE_LOSS_CNT
                 && s.conn.state() != State::Closed
             {
-                // A subflow whose last segment went unanswered for an RTO (a dead
-                // path) is not needed for the data-level close: reset, not a FIN it
-                // would retransmit until its retries run out (brisk's choice; docs).
-                // Unless the peer may still need it for its own DATA_FIN: before that
-                // arrived, only a stale subflow (`STALE_LOSS_CNT` RTOs in a row,
-                // Linux's `stale_loss_cnt`) is reset; one RTO is not a dead path, and
-                // resetting it left a peer whose other subflow had closed with no
-                // subflow for its DATA_FIN (issue 32, MP-5).
+                // A stale subflow (`STALE_LOSS_CNT` RTOs in a row, Linux's
+                // `stale_loss_cnt`: a dead path) is not needed for the data-level
+                // close: reset, not a FIN it would retransmit until its retries run
+                // out (brisk's choice; docs); one that goes stale while closing is
+                // reset then (`mp_handle_timeout`). One RTO is not a dead path: the
+                // peer may still need the subflow for its DATA_FIN or our Data ACK
+                // of it (resetting it after one RTO left MP-5 receivers whose other
+                // subflow had closed with none, issue 32).
                 s.rst_reason = Some(ResetReason::Unspecified);
                 s.conn.abort();
                 continue;
