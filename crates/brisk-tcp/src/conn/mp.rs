@@ -303,6 +303,29 @@ impl Connection {
             .map_or(0, |r| r.readable() as usize)
     }
 
+    /// The Data ACK as a send offset (`DataSend::una`): the data level's SND.UNA.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn mp_acked_offset(&self) -> u64 {
+        self.mp.as_deref().map_or(0, |m| m.snd.una)
+    }
+
+    /// Data-level bytes handed to a subflow (the in-order cursor `DataSend::nxt`;
+    /// a subflow takes only what its window sends at once, so they are out or
+    /// about to be).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn mp_sent_offset(&self) -> u64 {
+        self.mp.as_deref().map_or(0, |m| m.snd.nxt)
+    }
+
+    /// Data-level bytes written and not Data-ACKed.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn mp_send_buffered(&self) -> usize {
+        self.mp.as_deref().map_or(0, |m| m.snd.buf.len())
+    }
+
     #[cold]
     #[inline(never)]
     pub(super) fn mp_send_capacity(&self) -> usize {
