@@ -18,7 +18,7 @@ fn closed(
     events
         .iter()
         .find(|e| e.0 == h && matches!(e.1, Event::Closed(_)))
-        .map(|e| e.1.clone())
+        .map(|e| e.1)
 }
 
 #[test]
