@@ -411,7 +411,7 @@ impl WlHost {
         };
         let Some(conn) = self.ep.conn(h) else { return };
         if let Some((_, p)) = &c.pace {
-            if p.first_acked.is_none() && data_acked(conn, c.written) >= p.first.min(c.size) {
+            if p.first_acked.is_none() && conn.acked_offset() >= p.first.min(c.size) {
                 let mut book = self.book.borrow_mut();
                 if let Some(rp) = book.flows[c.flow as usize].paced.as_mut() {
                     rp.first_acked.get_or_insert(now);
@@ -427,7 +427,7 @@ impl WlHost {
             return;
         };
         let Some(conn) = self.ep.conn(h) else { return };
-        if c.written < c.size || data_acked(conn, c.written) < c.size {
+        if c.written < c.size || conn.acked_offset() < c.size {
             return;
         }
         let mut book = self.book.borrow_mut();
@@ -766,17 +766,6 @@ impl WlHost {
             let r = &mut self.book.borrow_mut().flows[f as usize];
             r.error.get_or_insert(e);
         }
-    }
-}
-
-/// Bytes of the flow's stream cumulatively acknowledged, of `written` handed over:
-/// TCP's SND.UNA, or for a connection running MPTCP the Data ACK (what the data
-/// level still holds is the unacknowledged rest; `acked_offset` is its first
-/// subflow's, which carries only part of the stream).
-fn data_acked(conn: &brisk_tcp::Connection, written: u64) -> u64 {
-    match conn.mptcp_send_buffered() {
-        Some(held) if conn.is_mptcp() => written.saturating_sub(held as u64),
-        _ => conn.acked_offset(),
     }
 }
 

@@ -251,17 +251,29 @@ impl Connection {
     /// Stream bytes sent at least once (SND.NXT as a stream offset, without SYN and
     /// FIN).
     pub fn sent_offset(&self) -> u64 {
+        if self.mp.is_some() {
+            return self.mp_sent_offset();
+        }
         let n = self.sub.map.snd_to_stream(self.sub.snd.snd_nxt);
         n.saturating_sub(u64::from(self.sub.snd.fin_seq.is_some()))
     }
 
     /// Stream bytes cumulatively acknowledged (SND.UNA as a stream offset, without
-    /// SYN and FIN).
+    /// SYN and FIN); on an MPTCP connection the Data ACK's offset (RFC 8684 §3.3.2),
+    /// not any subflow's.
     pub fn acked_offset(&self) -> u64 {
+        if self.mp.is_some() {
+            return self.mp_acked_offset();
+        }
         self.sub.stream_acked(self.sub.snd.snd_una)
     }
 
+    /// Bytes written and not yet acknowledged (on an MPTCP connection: not yet
+    /// Data-ACKed); `acked_offset() + send_buffered()` is every byte written.
     pub fn send_buffered(&self) -> usize {
+        if self.mp.is_some() {
+            return self.mp_send_buffered();
+        }
         self.stream.sendbuf.len()
     }
 

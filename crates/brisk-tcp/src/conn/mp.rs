@@ -304,6 +304,29 @@ impl Connection {
             .map_or(0, |r| r.readable() as usize)
     }
 
+    /// The Data ACK as a send offset (`DataSend::una`): the data level's SND.UNA.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn mp_acked_offset(&self) -> u64 {
+        self.mp.as_deref().map_or(0, |m| m.snd.una)
+    }
+
+    /// Data-level bytes handed to a subflow (the in-order cursor `DataSend::nxt`;
+    /// a subflow takes only what its window sends at once, so they are out or
+    /// about to be).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn mp_sent_offset(&self) -> u64 {
+        self.mp.as_deref().map_or(0, |m| m.snd.nxt)
+    }
+
+    /// Data-level bytes written and not Data-ACKed.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn mp_send_buffered(&self) -> usize {
+        self.mp.as_deref().map_or(0, |m| m.snd.buf.len())
+    }
+
     #[cold]
     #[inline(never)]
     pub(super) fn mp_send_capacity(&self) -> usize {
@@ -466,6 +489,18 @@ impl Connection {
                 s.rto_seen = rto;
                 if several && s.conn.sub.loss.backoff == STALE_LOSS_CNT {
                     m.counters.subflows_stale += 1;
+                }
+                if m.subflows_closing
+                    && s.conn.sub.loss.backoff == STALE_LOSS_CNT
+                    && s.conn.state() != State::Closed
+                {
+                    // Our DATA_FIN is acknowledged and this subflow went stale while
+                    // closing (a dead path; the others may be reaped by now): reset
+                    // it rather than send its FIN until the retries run out, as a
+                    // subflow already stale at the close is (`mp_after_input`).
+                    s.rst_reason = Some(ResetReason::Unspecified);
+                    s.conn.abort();
+                    continue;
                 }
                 if several && s.usable && m.reinject.on_loss(LossKind::Rto, i, s.smap.outstanding())
                 {
@@ -745,15 +780,15 @@ impl Connection {
                 }
             }
             if m.subs.iter().all(|s| s.conn.state() == State::Closed) {
-                // With several subflows, a completed data-level close (both DATA_FINs
-                // acknowledged) is a clean close, however the subflows ended (a dead
-                // one is reset at the close, above).
-                let several = m.subs.len() > 1;
-                closed = Some(if (several || m.first_gone) && data_closed {
-                    Ok(())
-                } else {
-                    r
-                });
+                // A completed data-level close (both DATA_FINs acknowledged, RFC 8684
+                // §3.3.3) is a clean close however the subflows ended: every byte
+                // both ways is in. Linux likewise reports a subflow's error on the
+                // MPTCP socket only after a fallback or during the MP_CAPABLE connect
+                // (`__mptcp_subflow_error_report`). Counting the subflows here was
+                // wrong: joined subflows that closed first are reaped, so a reset of
+                // the first subflow after the close (the peer's dead-path reset) read
+                // as the connection's failure (issue 32: 2 of 3 840 MP-5 flows).
+                closed = Some(if data_closed { Ok(()) } else { r });
             }
         }
         let readable = m.recv.as_ref().is_some_and(|r| r.readable() > 0);
@@ -928,10 +963,18 @@ fn mp_after_input(m: &mut Meta, now: Instant) {
         m.subflows_closing = true;
         let several = m.subs.len() > 1;
         for s in &mut m.subs {
-            if several && s.conn.sub.loss.backoff > 0 && s.conn.state() != State::Closed {
-                // A subflow whose last segment went unanswered for an RTO (a dead
-                // path) is not needed for the data-level close: reset, not a FIN it
-                // would retransmit until its retries run out (brisk's choice; docs).
+            if several
+                && s.conn.sub.loss.backoff >= STALE_LOSS_CNT
+                && s.conn.state() != State::Closed
+            {
+                // A stale subflow (`STALE_LOSS_CNT` RTOs in a row, Linux's
+                // `stale_loss_cnt`: a dead path) is not needed for the data-level
+                // close: reset, not a FIN it would retransmit until its retries run
+                // out (brisk's choice; docs); one that goes stale while closing is
+                // reset then (`mp_handle_timeout`). One RTO is not a dead path: the
+                // peer may still need the subflow for its DATA_FIN or our Data ACK
+                // of it (resetting it after one RTO left MP-5 receivers whose other
+                // subflow had closed with none, issue 32).
                 s.rst_reason = Some(ResetReason::Unspecified);
                 s.conn.abort();
                 continue;
