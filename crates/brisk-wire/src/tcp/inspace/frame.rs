@@ -196,7 +196,23 @@ impl Deframer {
         if self.failed {
             return Err(ZombiError::Failed.into());
         }
-        let r = self.feed_inner(chunk, on);
+        let r = self.feed_inner(chunk, on, false);
+        self.failed = r.is_err();
+        r.map(|_| ())
+    }
+
+    /// [`feed`](Self::feed) that also moves the Payload runs to the front of `chunk`
+    /// (in place, in order) and returns their total length; `Piece::Payload` then
+    /// gives the runs' new places.
+    pub fn feed_compact(
+        &mut self,
+        chunk: &mut [u8],
+        on: &mut dyn FnMut(Piece),
+    ) -> Result<usize, FrameError> {
+        if self.failed {
+            return Err(ZombiError::Failed.into());
+        }
+        let r = self.feed_inner(chunk, on, true);
         self.failed = r.is_err();
         r
     }
@@ -207,19 +223,38 @@ impl Deframer {
         Ok(())
     }
 
+    /// Hands out a Payload run `a..b` of `chunk`, moved to `*w` when compacting.
+    fn run(
+        chunk: &mut [u8],
+        (a, b): (usize, usize),
+        w: &mut usize,
+        compact: bool,
+        on: &mut dyn FnMut(Piece),
+    ) {
+        if compact {
+            chunk.copy_within(a..b, *w);
+            on(Piece::Payload(*w, *w + b - a));
+        } else {
+            on(Piece::Payload(a, b));
+        }
+        *w += b - a;
+    }
+
     fn feed_inner(
         &mut self,
         chunk: &mut [u8],
         on: &mut dyn FnMut(Piece),
-    ) -> Result<(), FrameError> {
+        compact: bool,
+    ) -> Result<usize, FrameError> {
         let len = chunk.len();
         let mut i = 0;
+        let mut w = 0;
         while i < len {
             match self.phase {
                 Phase::Raw => {
-                    on(Piece::Payload(i, len));
+                    Self::run(chunk, (i, len), &mut w, compact, on);
                     self.rel += (len - i) as u64;
-                    return Ok(());
+                    return Ok(w);
                 }
                 Phase::Header => {
                     let n = (self.hdr_need - self.hdr_got).min(len - i);
@@ -245,7 +280,7 @@ impl Deframer {
                 Phase::Payload => {
                     let n = ((self.seg_end - self.rel) as usize).min(len - i);
                     self.decode(&mut chunk[i..i + n])?;
-                    on(Piece::Payload(i, i + n));
+                    Self::run(chunk, (i, i + n), &mut w, compact, on);
                     self.seg_payload += n as u64;
                     self.stats.payload += n as u64;
                     i += n;
@@ -255,7 +290,7 @@ impl Deframer {
                 }
             }
         }
-        Ok(())
+        Ok(w)
     }
 
     fn header_done(&mut self) -> Result<(), FrameError> {
@@ -483,6 +518,28 @@ mod tests {
             prop_assert_eq!(d.stats().impure, impure as u64);
             let opts: usize = segs.iter().map(|s| s.nopts).sum();
             prop_assert_eq!(d.stats().options_skipped, opts as u64);
+        }
+
+        /// The compacting reader gives the same Payload at the front of each chunk.
+        #[test]
+        fn compacting_reader_matches(
+            segs in prop::collection::vec(seg_strategy(), 1..6),
+            cuts in prop::collection::vec(any::<usize>(), 0..8),
+        ) {
+            let mut wire = write_stream(1, &segs);
+            let want: Vec<u8> = segs.iter().flat_map(|s| s.payload.clone()).collect();
+            let mut d = Deframer::new(1);
+            let mut got = Vec::new();
+            let mut cut_points: Vec<usize> = cuts.iter().map(|c| c % (wire.len() + 1)).collect();
+            cut_points.sort_unstable();
+            cut_points.push(wire.len());
+            let mut at = 0;
+            for c in cut_points {
+                let n = d.feed_compact(&mut wire[at..c], &mut |_| {}).unwrap();
+                got.extend_from_slice(&wire[at..at + n]);
+                at = c;
+            }
+            prop_assert_eq!(got, want);
         }
 
         /// Arbitrary bytes never panic the reader.
