@@ -16,10 +16,10 @@ use super::inspace_data::{has_mode_switch, mode_switch_bytes, DataMode};
 use super::{Connection, State};
 use crate::event::ConnError;
 use crate::inspace::InSpaceConfig;
+use brisk_time::{Duration, Instant};
 use brisk_wire::tcp::inspace::detect::{detect_syn, Magic, SynKind};
 use brisk_wire::tcp::inspace::mode::FlagOption;
 use brisk_wire::tcp::inspace::{SynInSpace, SYN_LEN};
-use brisk_time::{Duration, Instant};
 use brisk_wire::{ExtraOptions, SeqNum, TcpRepr};
 
 /// A connection's Inner Space role in the handshake.
@@ -298,7 +298,12 @@ impl Connection {
     /// The Ordinary connection's answer: when its SYN/ACK came and its RTT (the
     /// handshake's sample; the initial RTO when its SYN was retransmitted).
     pub(crate) fn inspace_answer(&self) -> (Instant, Duration) {
-        let rtt = self.sub.loss.rtt.srtt().unwrap_or(self.config.recovery.initial_rto);
+        let rtt = self
+            .sub
+            .loss
+            .rtt
+            .srtt()
+            .unwrap_or(self.config.recovery.initial_rto);
         (self.sub.probes.last_recv, rtt)
     }
 
@@ -340,9 +345,7 @@ impl Connection {
                 self.sub.hs.syn_retries += 1;
                 self.sub.hs.syn_pending = true;
                 self.sub.hs.syn_retransmitted = true;
-                self.sub
-                    .timers
-                    .set(super::timer::Timer::Rto, now + give_up);
+                self.sub.timers.set(super::timer::Timer::Rto, now + give_up);
                 true
             }
             SynURetry::Sent => {

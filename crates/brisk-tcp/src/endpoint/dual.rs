@@ -245,8 +245,8 @@ impl Endpoint {
             other => d.held.push((h, other)),
         }
         // The Ordinary SYN answered first: the SYN-U's retransmission (§2.1.2).
-        let retry = (is_ord && ev == Event::Connected && d.upg == Side::Pending)
-            .then_some(d.pair.upgraded);
+        let retry =
+            (is_ord && ev == Event::Connected && d.upg == Side::Pending).then_some(d.pair.upgraded);
         if closed {
             // The application never sees this connection: reap it now.
             self.closed_event(h);

@@ -250,7 +250,11 @@ fn unanswered_syn_u_is_retransmitted_once_after_the_ordinary_answer() {
     let lat = Duration::from_millis(20);
     let ms = Duration::from_millis;
     for upgraded_server in [true, false] {
-        for fate in [SynUFate::LostOnce, SynUFate::LostAlways, SynUFate::AnswerLate] {
+        for fate in [
+            SynUFate::LostOnce,
+            SynUFate::LostAlways,
+            SynUFate::AnswerLate,
+        ] {
             let case = format!("upgraded server {upgraded_server}, {fate:?}");
             let mut p = Pair::with_configs(lat, Config::default(), server_cfg(upgraded_server));
             let mut up_port = None;
@@ -274,14 +278,22 @@ fn unanswered_syn_u_is_retransmitted_once_after_the_ordinary_answer() {
                 Action::Deliver
             });
             let o = dual(&mut p, DualVariant::Implicit);
-            let up = p.seen(true).iter().find(|s| s.flags.syn()).unwrap().src_port;
+            let up = p
+                .seen(true)
+                .iter()
+                .find(|s| s.flags.syn())
+                .unwrap()
+                .src_port;
             let syn_u = syns_from(&p, up);
             let ordinary_syns = p
                 .seen(true)
                 .iter()
                 .filter(|s| s.flags.syn() && s.src_port != up)
                 .count();
-            assert_eq!(ordinary_syns, 1, "{case}: the Ordinary SYN is never retransmitted");
+            assert_eq!(
+                ordinary_syns, 1,
+                "{case}: the Ordinary SYN is never retransmitted"
+            );
             // Answered at 40 ms, the SYN-U again at 60 ms.
             let (winner, at, syns) = match (fate, upgraded_server) {
                 // The retransmitted SYN-U answered at 100 ms.
@@ -513,7 +525,7 @@ fn data_segments_carry_inspace_and_bulk_arrives_intact_both_ways() {
             let mut n = 0u64;
             p.set_hook(move |s| {
                 n += 1;
-                if s.len > 0 && n % 29 == 0 {
+                if s.len > 0 && n.is_multiple_of(29) {
                     Action::Drop
                 } else {
                     Action::Deliver
@@ -548,7 +560,7 @@ fn data_segments_carry_inspace_and_bulk_arrives_intact_both_ways() {
                 assert!(d[..pad].iter().all(|&b| b != 0));
                 assert_eq!(&d[pad..pad + 2], &[0, 0], "marker at rel {rel}");
                 for k in (pad + 2..d.len() - 1).step_by(2) {
-                    if (rel + k) % 2 == 0 {
+                    if (rel + k).is_multiple_of(2) {
                         assert_ne!(&d[k..k + 2], &[0, 0], "stray 0x0000 at rel {}", rel + k);
                     }
                 }

@@ -504,7 +504,7 @@ mod tests {
             prop_assert_eq!(rel - start, wire.len() as u64);
             for k in 0..wire.len() / 2 + 1 {
                 let r = start + k as u64;
-                if r % 2 != 0 { continue; }
+                if !r.is_multiple_of(2) { continue; }
                 let i = (r - start) as usize;
                 if i + 1 < wire.len() && wire[i] == 0 && wire[i + 1] == 0 {
                     prop_assert!(markers.contains(&r), "stray 0x0000 at rel {}", r);
