@@ -431,6 +431,10 @@ struct SockExtra {
     fo_room: Option<u32>,
     /// A blocking `sendto(MSG_FASTOPEN)` waiting for the handshake: what it returns.
     fo_blocked: Option<usize>,
+    /// Bytes a reset (or otherwise ended) connection had not handed out when the
+    /// endpoint reaped it: Linux keeps them readable until `close` (`tcp_reset`
+    /// only sets `sk_err`; `tcp_recvmsg` copies queued data before reporting it).
+    unread: Vec<u8>,
 }
 
 impl Runner {
@@ -586,6 +590,7 @@ impl Runner {
             });
         }
         self.zerocopy_update();
+        self.keep_unread();
         while let Some((h, e)) = self.ep.poll_event() {
             for (fd, sock) in &self.fds {
                 if matches!(sock, Sock::Conn { h: sh, .. } if *sh == h) {
@@ -598,6 +603,47 @@ impl Runner {
                 TcpEvent::PeerClosed => s.peer_closed = true,
                 TcpEvent::Closed(r) => s.closed = Some(r),
                 TcpEvent::Incoming { .. } | TcpEvent::Readable | TcpEvent::Writable => {}
+            }
+        }
+    }
+
+    /// Whether the connection ended and the endpoint has not reaped it yet.
+    fn ended(&self, h: ConnHandle) -> bool {
+        self.ep
+            .conn(h)
+            .is_some_and(|c| c.state() == brisk_tcp::State::Closed)
+    }
+
+    /// A connection that ended (its `Closed` event not yet polled, which reaps it):
+    /// its unread bytes move to the descriptor, as Linux keeps a reset socket's
+    /// receive queue readable.
+    fn keep_unread(&mut self) {
+        let ended: Vec<(i64, ConnHandle)> = self
+            .fds
+            .iter()
+            .filter_map(|(fd, s)| match s {
+                Sock::Conn { h, .. } => Some((*fd, *h)),
+                _ => None,
+            })
+            .filter(|(_, h)| {
+                self.ep
+                    .conn(*h)
+                    .is_some_and(|c| c.state() == brisk_tcp::State::Closed && c.readable() > 0)
+            })
+            .collect();
+        for (fd, h) in ended {
+            let mut buf = [0u8; 4096];
+            while let Some(n) = self
+                .ep
+                .conn_mut(h)
+                .map(|c| c.read(&mut buf))
+                .filter(|n| *n > 0)
+            {
+                self.extra
+                    .entry(fd)
+                    .or_default()
+                    .unread
+                    .extend_from_slice(&buf[..n]);
             }
         }
     }
@@ -1634,6 +1680,11 @@ impl Runner {
                         n = n.min(room as usize);
                     }
                 }
+                // Events the endpoint holds for an ended connection (a reset that came
+                // before `accept`) are taken first: the error is then this call's.
+                if self.ended(h) {
+                    self.flush();
+                }
                 if let Some(e) = self.take_error(h) {
                     return Ok(Done((-1, Some(e))));
                 }
@@ -1810,10 +1861,13 @@ impl Runner {
                         self.flush();
                         Done((0, None))
                     }
-                    // brisk has no call to stop a listener; the runner stops using it.
-                    Some(Sock::Listen { .. }) | Some(Sock::Fresh { .. }) | Some(Sock::Epoll(_)) => {
+                    // Linux `inet_csk_listen_stop`: unaccepted children are reset.
+                    Some(Sock::Listen { port, .. }) => {
+                        self.ep.unlisten(port);
+                        self.flush();
                         Done((0, None))
                     }
+                    Some(Sock::Fresh { .. }) | Some(Sock::Epoll(_)) => Done((0, None)),
                     Some(Sock::Closed) | None => Done((-1, Some("EBADF"))),
                 }
             }
@@ -1962,6 +2016,17 @@ impl Runner {
             self.fds.get(&self.fd(c)?),
             Some(Sock::Conn { rd_shut: true, .. })
         );
+        // Bytes kept from an ended connection come first (`keep_unread`); events
+        // the endpoint holds for it are taken before.
+        if self.ended(h) {
+            self.flush();
+        }
+        let fd = self.fd(c)?;
+        if let Some(e) = self.extra.get_mut(&fd).filter(|e| !e.unread.is_empty()) {
+            let k = n.min(e.unread.len());
+            e.unread.drain(..k);
+            return Ok(Done((k as i64, None)));
+        }
         // Only what is readable is built (the script's length is not trusted).
         let avail = self.ep.conn(h).map_or(0, |conn| conn.readable());
         let mut buf = vec![0u8; n.min(avail)];
@@ -1969,7 +2034,8 @@ impl Runner {
         self.flush();
         Ok(if got > 0 || n == 0 || rd_shut {
             Done((got as i64, None))
-        } else if let Some(e) = self.take_error(h) {
+        } else if let Some(e) = self.take_error(h).filter(|e| *e != "EPIPE") {
+            // `sk_err` once; after it a reset socket reads end of file (Linux).
             Done((-1, Some(e)))
         } else if self
             .status

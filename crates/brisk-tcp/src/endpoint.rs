@@ -564,6 +564,9 @@ impl Endpoint {
         if mptcp {
             slot.conn.mp_set_rx_remote(remote);
         }
+        if tfo {
+            slot.conn.tfo_end_input(tcp);
+        }
         lend_cc(&mut self.host_cc, &mut slot.conn, |c| {
             c.handle_segment_dscp(now, ecn, dscp, tcp)
         });
@@ -666,6 +669,10 @@ impl Endpoint {
                     tcp.extra = extra;
                     tcp.payload = &wrapped;
                 }
+            }
+            // Fast Open's cookie at the end of a connection (`TfoConfig::cookie_at_end`).
+            if !tcp.flags.syn() && slot.conn.has_tfo() {
+                slot.conn.tfo_end_option(&mut tcp.extra, tcp.flags.fin());
             }
             let dscp = seg.meta.dscp;
             let ecn = seg.meta.ecn;

@@ -7,6 +7,8 @@
 //! SYN/ACK" (§5.3): the SYN-U and the SYN/ACK-U carry the SYN=1 InSpace option and
 //! Inner Options in their TCP Data; after the handshake the upgraded connection's
 //! segments are ordinary (no InSpace on data segments, no ZOMBI). Off by default.
+//! With `data` a client asks to keep Inner Space on the data segments (mode (i),
+//! `conn/inspace_data.rs`).
 
 use brisk_wire::tcp::inspace::detect::Magic;
 
@@ -31,6 +33,13 @@ pub struct InSpaceConfig {
     pub server: bool,
     /// The magic numbers (AMB-D2-5: private values).
     pub magic: Magic,
+    /// Client: ask, on a SYN-U without data, to keep Inner Space on the data segments
+    /// (mode (i): every sent segment carries padding + InSpace, ZOMBI-encoded; App. B's
+    /// default I = 1). The request is a ModeSwitch R = 1, I = 1 Inner Option on the
+    /// SYN-U; an upgraded brisk server confirms it (R = 0, I = 1) on its SYN/ACK-U and
+    /// both halves frame from then on. Off (the default): mode (iii), the InSpace
+    /// option only on the SYN-U and SYN/ACK-U.
+    pub data: bool,
 }
 
 impl Default for InSpaceConfig {
@@ -39,6 +48,7 @@ impl Default for InSpaceConfig {
             client: None,
             server: false,
             magic: Magic::BRISK,
+            data: false,
         }
     }
 }

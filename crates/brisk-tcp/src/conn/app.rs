@@ -14,6 +14,9 @@ impl Connection {
         if self.mp.is_some() {
             return self.mp_write(data);
         }
+        if self.inspace.is_some() && self.inspace_frames_tx() {
+            return self.inspace_write(data);
+        }
         if self.mech.whole_writes() {
             let n = data.len().min(self.stream.sendbuf.capacity());
             let taken = self.queue_write(&data[..n], 0);
@@ -34,6 +37,9 @@ impl Connection {
         if self.mp.is_some() {
             return self.mp_write(data);
         }
+        if self.inspace.is_some() && self.inspace_frames_tx() {
+            return self.inspace_write(data);
+        }
         self.queue_write(data, priority)
     }
 
@@ -44,14 +50,14 @@ impl Connection {
         if self.mp.is_some() {
             return self.mp_write(src.at(off, len.min(send::MAX_SHARED_SLICE)));
         }
-        if self.mech.whole_writes() {
+        if self.mech.whole_writes() || (self.inspace.is_some() && self.inspace_frames_tx()) {
             return self.write(src.at(off, len));
         }
         let len = len.min(send::MAX_SHARED_SLICE);
         self.queue_with(len, |b| b.write_shared(src, off, len, 0))
     }
 
-    fn queue_write(&mut self, data: &[u8], priority: u8) -> usize {
+    pub(super) fn queue_write(&mut self, data: &[u8], priority: u8) -> usize {
         let prioritised = self.mech.whole_writes();
         self.queue_with(data.len(), |b| {
             if prioritised {
@@ -91,6 +97,14 @@ impl Connection {
         if self.mp.is_some() {
             return self.mp_read(buf);
         }
+        if self.inspace.is_some() && self.inspace_reads_framed() {
+            return self.inspace_read(buf);
+        }
+        self.read_raw(buf)
+    }
+
+    /// In-order stream bytes as they arrived (Inner Space's framing included).
+    pub(super) fn read_raw(&mut self, buf: &mut [u8]) -> usize {
         let before = self.rcv_window_now();
         let n = self.stream.recvbuf.read(buf);
         if n > 0 {
@@ -108,6 +122,13 @@ impl Connection {
     pub fn read_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> usize {
         if self.mp.is_some() {
             return self.mp_read_in_place(buf, f);
+        }
+        if self.inspace.is_some() && self.inspace_reads_framed() {
+            let n = self.inspace_read(buf);
+            if n > 0 {
+                f(&buf[..n]);
+            }
+            return n;
         }
         let before = self.rcv_window_now();
         let n = self.stream.recvbuf.read_in_place(buf, f);
@@ -214,7 +235,8 @@ impl Connection {
                 in_order: true,
             });
         }
-        if !self.config.unordered {
+        if !self.config.unordered || self.inspace_reads_framed() {
+            // A framed stream is read in order only.
             return None;
         }
         let (offset, len) = self.stream.recvbuf.read_ooo(buf)?;

@@ -44,6 +44,27 @@ pub(crate) struct ConnTfo {
     passive: bool,
     /// Client: the handshake's outcome, once, for the endpoint.
     outcome: Option<ClientOutcome>,
+    /// RITE's cookie at the end of the first connection (`TfoConfig::cookie_at_end`);
+    /// a `Cell` because the option is added to a segment on its way out, by reference.
+    end: std::cell::Cell<EndCookie>,
+}
+
+/// The cookie exchanged at the end of a connection (brisk-only, off by default).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum EndCookie {
+    #[default]
+    Off,
+    /// Client: the request goes on our FIN.
+    Ask,
+    /// Client: asked; a cookie on the server's later segments is taken.
+    Asked,
+    /// Server: a request on a non-SYN segment is answered.
+    Serve,
+    /// Server: a request came; the endpoint makes the cookie.
+    Due,
+    /// Server: the option for our next segment.
+    Reply(FastOpen),
+    Done,
 }
 
 /// What a client handshake taught (Linux `tcp_fastopen_cache_set`'s arguments, and
@@ -92,12 +113,22 @@ impl Connection {
         reply: Option<FastOpen>,
         syn: &TcpRepr<'_>,
     ) {
-        if !accept_data && reply.is_none() {
+        let at_end = self
+            .config
+            .fastopen
+            .as_deref()
+            .is_some_and(|f| f.cookie_at_end && f.server);
+        if !accept_data && reply.is_none() && !at_end {
             return;
         }
         self.tfo = Some(Box::new(ConnTfo {
             reply,
             passive: accept_data,
+            end: std::cell::Cell::new(if at_end {
+                EndCookie::Serve
+            } else {
+                EndCookie::Off
+            }),
             ..ConnTfo::default()
         }));
         // The child sends in SYN-RECEIVED: RITE's smaller IW applies from here.
@@ -121,6 +152,107 @@ impl Connection {
                 self.push_event(Event::Readable);
             }
             self.counters.ooo_dropped += self.stream.recvbuf.ooo_dropped - ooo_before;
+        }
+    }
+
+    /// Client: the data (and FIN) a SYN-ACK carried, taken as Linux's
+    /// `tcp_fastopen_add_skb` does on a Fast Open connection (RFC 7413 §4.2.2 lets a
+    /// server send them). Without Fast Open a SYN-ACK's data is ignored, as Linux's
+    /// `tcp_rcv_synsent_state_process` does; the server sends it again.
+    pub(super) fn tfo_synack_data(&mut self, now: Instant, seg: &TcpRepr<'_>) {
+        if !seg.payload.is_empty() {
+            let ooo_before = self.stream.recvbuf.ooo_dropped;
+            if let super::recv::Arrival::InOrder { advanced, .. } = self.land(1, seg.payload) {
+                self.info.bytes_received += advanced;
+                self.push_event(Event::Readable);
+            }
+            self.counters.ooo_dropped += self.stream.recvbuf.ooo_dropped - ooo_before;
+        }
+        let end = 1 + seg.payload.len() as u64;
+        if seg.flags.fin() && self.sub.map.rcv_to_stream(end) == self.stream.recvbuf.nxt() {
+            self.sub.rcv.fin_seq = Some(end);
+            self.stream.peer_fin = Some(self.sub.map.rcv_to_stream(end));
+            if self.sub.rcv.fin_due() {
+                self.on_peer_fin(now);
+            }
+        }
+    }
+
+    /// Client with `cookie_at_end` and no cookie: a plain SYN, the request on our
+    /// FIN.
+    pub(crate) fn set_tfo_end_client(&mut self) {
+        if self.state == State::SynSent {
+            self.tfo = Some(Box::new(ConnTfo {
+                end: std::cell::Cell::new(EndCookie::Ask),
+                ..ConnTfo::default()
+            }));
+        }
+    }
+
+    /// A segment for a connection with Fast Open state, before it is processed:
+    /// the end-of-connection request (server) or cookie (client).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn tfo_end_input(&mut self, seg: &TcpRepr<'_>) {
+        let mss = self.mss().min(u32::from(u16::MAX)) as u16;
+        let Some(t) = self.tfo.as_deref_mut() else {
+            return;
+        };
+        if seg.flags.syn() || !matches!(t.end.get(), EndCookie::Asked | EndCookie::Serve) {
+            return;
+        }
+        let Some(Ok(opt)) = fastopen::parse(&seg.extra) else {
+            return;
+        };
+        match (t.end.get(), opt.cookie) {
+            (EndCookie::Asked, Some(cookie)) => {
+                t.end.set(EndCookie::Done);
+                t.outcome = Some(ClientOutcome {
+                    cookie: Some(cookie),
+                    cookie_exp: opt.experimental,
+                    mss: Some(mss),
+                    syn_lost: false,
+                    try_exp: 0,
+                    data_sent: 0,
+                    data_acked: 0,
+                    requested: true,
+                });
+            }
+            (EndCookie::Serve, None) => t.end.set(EndCookie::Due),
+            _ => {}
+        }
+    }
+
+    /// Server: a request came at the end of the connection; the endpoint makes
+    /// the cookie.
+    pub(crate) fn tfo_end_due(&self) -> bool {
+        self.tfo
+            .as_deref()
+            .is_some_and(|t| t.end.get() == EndCookie::Due)
+    }
+
+    pub(crate) fn tfo_end_reply(&mut self, cookie: FastOpenCookie) {
+        if let Some(t) = self.tfo.as_deref_mut() {
+            t.end.set(EndCookie::Reply(FastOpen::with_cookie(cookie)));
+        }
+    }
+
+    /// The option on a segment leaving (not a SYN): the client's request on its
+    /// FIN, the server's cookie on its next segment.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn tfo_end_option(&self, extra: &mut brisk_wire::ExtraOptions, fin: bool) {
+        let Some(t) = self.tfo.as_deref() else {
+            return;
+        };
+        match t.end.get() {
+            EndCookie::Ask if fin && fastopen::push(extra, &FastOpen::REQUEST).is_ok() => {
+                t.end.set(EndCookie::Asked);
+            }
+            EndCookie::Reply(o) if fastopen::push(extra, &o).is_ok() => {
+                t.end.set(EndCookie::Done);
+            }
+            _ => {}
         }
     }
 

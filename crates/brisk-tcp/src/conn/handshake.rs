@@ -171,6 +171,12 @@ impl Connection {
             }
             self.established(now);
             self.push_event(Event::Connected);
+            // RFC 7413 §4.2.2: a SYN-ACK MAY carry data and FIN; on a Fast Open
+            // connection Linux queues them (`tcp_rcv_fastopen_synack` →
+            // `tcp_fastopen_add_skb`, since 4.6).
+            if self.tfo.is_some() && self.used_fastopen() && (!seg.payload.is_empty() || f.fin()) {
+                self.tfo_synack_data(now, seg);
+            }
             // ACK the SYN-ACK at once (Linux does, unless it can piggyback on data);
             // an Inner Space Ordinary connection waits for its dual's decision.
             if self.inspace.is_none() || !self.inspace_holds_ack() {
@@ -207,6 +213,17 @@ impl Connection {
         }
         if self.tfo.is_some() {
             self.tfo_established(now);
+        }
+    }
+
+    /// The listener this passive connection waits on was closed (Linux
+    /// `inet_csk_listen_stop`): an accept-queue child is reset, a SYN-queue one
+    /// dropped without a segment.
+    pub(crate) fn listener_closed(&mut self, queued: bool) {
+        if queued {
+            self.abort();
+        } else {
+            self.terminate(Err(ConnError::Aborted));
         }
     }
 }

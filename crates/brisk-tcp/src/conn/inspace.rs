@@ -12,9 +12,11 @@
 //! resets at once (§2.1.1). The same shift on a SYN/ACK-U (H = 12) and at the
 //! receivers (IRS = SEQ + H) keeps the rest of the connection ordinary.
 
+use super::inspace_data::{has_mode_switch, mode_switch_bytes, DataMode};
 use super::{Connection, State};
 use crate::event::ConnError;
 use crate::inspace::InSpaceConfig;
+use brisk_time::{Duration, Instant};
 use brisk_wire::tcp::inspace::detect::{detect_syn, Magic, SynKind};
 use brisk_wire::tcp::inspace::mode::FlagOption;
 use brisk_wire::tcp::inspace::{SynInSpace, SYN_LEN};
@@ -51,6 +53,30 @@ pub(crate) struct ConnInSpace {
     /// handshake is decided (Table 1, step 3a: the client waits, then ACKs the
     /// survivor and resets the other, so a server never completes the loser).
     hold_ack: bool,
+    /// Client: the config asks for Inner Space on data segments.
+    want_data: bool,
+    /// Client: the SYN-U asked for it (decided at its first emission: only a
+    /// data-less SYN-U with nothing written asks, so both halves frame from stream
+    /// offset 0). A `Cell` because the SYN is wrapped on its way out, by reference.
+    pub(super) data_req: std::cell::Cell<bool>,
+    /// Inner Space on data segments, once asked for (`inspace_data.rs`).
+    pub(super) data: Option<Box<super::inspace_data::DataMode>>,
+    /// The SYN-U's one retransmission (§2.1.2).
+    retry: SynURetry,
+}
+
+/// The SYN-U's retransmission (§2.1.2: "If the SYN has been answered but the SYN-U
+/// has not a short while later, the client SHOULD retransmit the SYN-U").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SynURetry {
+    /// Not asked for: the Ordinary SYN is unanswered. The SYN-U's own timeout ends
+    /// it (neither SYN answered: only the Ordinary one is retransmitted, never both).
+    Idle,
+    /// The Ordinary SYN was answered: the SYN-U goes again at the RTO timer, and the
+    /// connection gives up `give_up` after that.
+    Due { give_up: Duration },
+    /// Retransmitted once; the next timeout ends the connection.
+    Sent,
 }
 
 /// Fast Open's option kinds: on a SYN-U they go inside (§2.7.1).
@@ -93,10 +119,16 @@ impl Connection {
             magic: cfg.magic,
             outcome: None,
             hold_ack: matches!(role, InSpaceRole::Ordinary | InSpaceRole::OrdinaryExplicit),
+            want_data: cfg.data && role == InSpaceRole::Upgraded,
+            data_req: std::cell::Cell::new(false),
+            data: None,
+            retry: SynURetry::Idle,
         }));
         if role == InSpaceRole::Upgraded {
-            // Only one SYN of the pair is ever retransmitted (§2.1.2): the Ordinary
-            // one (latency preferred). The SYN-U's first timeout ends it.
+            // Neither SYN answered: only the Ordinary one is retransmitted (§2.1.2,
+            // latency preferred), so the SYN-U's own first timeout ends it. Its one
+            // retransmission, once the Ordinary SYN is answered, is
+            // `inspace_retry_syn_u`'s.
             std::sync::Arc::make_mut(&mut self.config)
                 .timeouts
                 .syn_retries = 0;
@@ -158,16 +190,33 @@ impl Connection {
                             let _ = extra.push(k, d);
                         }
                     }
-                    while inner.len() % 4 != 0 {
-                        inner.push(1);
-                    }
+                }
+                // Inner Space on data segments: asked on a data-less SYN-U before
+                // anything is written (so both halves frame from offset 0), and on
+                // its retransmissions.
+                if is.want_data
+                    && !is.data_req.get()
+                    && tcp.payload.is_empty()
+                    && self.stream.sendbuf.end() == 0
+                    && !self.sub.hs.syn_retransmitted
+                {
+                    is.data_req.set(true);
+                }
+                if is.data_req.get() {
+                    inner.extend_from_slice(&mode_switch_bytes(true, true));
                 }
             }
             InSpaceRole::Server => {
                 if self.state != State::SynReceived {
                     return None;
                 }
+                if is.data.is_some() {
+                    inner.extend_from_slice(&mode_switch_bytes(true, false));
+                }
             }
+        }
+        while inner.len() % 4 != 0 {
+            inner.push(1);
         }
         let head = SYN_LEN + inner.len();
         let words = (inner.len() / 4) as u16;
@@ -200,6 +249,25 @@ impl Connection {
                 let mut extra = seg.extra;
                 if inner_into_extra(&seg.payload[SYN_LEN..head], &mut extra) {
                     is.outcome = Some(InSpaceOutcome::Upgraded);
+                    if is.data_req.get() {
+                        let confirmed =
+                            has_mode_switch(&extra, true, false) && seg.payload.len() == head;
+                        if confirmed {
+                            is.data
+                                .get_or_insert_with(|| Box::new(DataMode::new(false)))
+                                .start_reading();
+                        } else {
+                            is.data_req.set(false);
+                            if is.data.is_some() {
+                                // Writes were framed for a server that did not
+                                // confirm: they cannot be sent as they are.
+                                is.data = None;
+                                self.pending_rst = Some((seg.ack, None));
+                                self.terminate(Err(ConnError::Refused));
+                                return None;
+                            }
+                        }
+                    }
                     return Some(TcpRepr {
                         seq: seg.seq + head as u32,
                         payload: &seg.payload[head..],
@@ -214,6 +282,79 @@ impl Connection {
         self.pending_rst = Some((seg.ack, None));
         self.terminate(Err(ConnError::Refused));
         None
+    }
+
+    /// Server: the SYN-U asked for Inner Space on data segments (a ModeSwitch R = 1,
+    /// I = 1 Inner Option on a data-less SYN-U): on, and confirmed on the SYN/ACK-U.
+    pub(crate) fn inspace_server_data(&mut self, extra: &ExtraOptions, syn_data: usize) {
+        if let Some(is) = self.inspace.as_deref_mut() {
+            if is.role == InSpaceRole::Server && syn_data == 0 && has_mode_switch(extra, true, true)
+            {
+                is.data = Some(Box::new(DataMode::new(true)));
+            }
+        }
+    }
+
+    /// The Ordinary connection's answer: when its SYN/ACK came and its RTT (the
+    /// handshake's sample; the initial RTO when its SYN was retransmitted).
+    pub(crate) fn inspace_answer(&self) -> (Instant, Duration) {
+        let rtt = self
+            .sub
+            .loss
+            .rtt
+            .srtt()
+            .unwrap_or(self.config.recovery.initial_rto);
+        (self.sub.probes.last_recv, rtt)
+    }
+
+    /// The Ordinary SYN was answered and this SYN-U was not (§2.1.2's SHOULD): the
+    /// SYN-U goes again "a short while" later — AMB-D2-2, brisk's choice: half the
+    /// Ordinary connection's RTT after its SYN/ACK, when an answer to a SYN-U sent
+    /// with it is overdue — and the Upgraded connection gives up two RTTs after that
+    /// (at least 10 ms), so the Ordinary one, whose ACK waits, is held at most about
+    /// 2.5 RTT longer. Once only.
+    pub(crate) fn inspace_retry_syn_u(&mut self, answered: Instant, rtt: Duration) {
+        let Some(is) = self.inspace.as_deref_mut() else {
+            return;
+        };
+        if is.role != InSpaceRole::Upgraded
+            || is.outcome.is_some()
+            || is.retry != SynURetry::Idle
+            || self.state != State::SynSent
+        {
+            return;
+        }
+        is.retry = SynURetry::Due {
+            give_up: (rtt * 2).max(Duration::from_millis(10)),
+        };
+        self.sub
+            .timers
+            .set(super::timer::Timer::Rto, answered + rtt / 2);
+    }
+
+    /// The Upgraded connection's RTO in SYN-SENT: the one retransmission, or giving
+    /// up after it. False: the ordinary path (the SYN-U's `syn_retries` is 0).
+    pub(super) fn inspace_syn_u_rto(&mut self, now: Instant) -> bool {
+        let Some(is) = self.inspace.as_deref_mut() else {
+            return false;
+        };
+        match is.retry {
+            SynURetry::Idle => false,
+            SynURetry::Due { give_up } => {
+                is.retry = SynURetry::Sent;
+                self.sub.hs.syn_retries += 1;
+                self.sub.hs.syn_pending = true;
+                self.sub.hs.syn_retransmitted = true;
+                self.sub.timers.set(super::timer::Timer::Rto, now + give_up);
+                true
+            }
+            SynURetry::Sent => {
+                self.terminate(Err(ConnError::TimedOut {
+                    retries: self.sub.hs.syn_retries,
+                }));
+                true
+            }
+        }
     }
 
     /// Whether the ACK of the SYN/ACK waits for the dual handshake's decision.

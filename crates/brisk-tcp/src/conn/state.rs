@@ -436,7 +436,7 @@ impl Connection {
     /// The peer's FIN came in order: the subflow takes it (RCV.NXT, the ACK, the
     /// closing states and TIME-WAIT are the subflow's) and, in plain TCP, the stream
     /// ends with it (the application sees `PeerClosed`).
-    fn on_peer_fin(&mut self, now: Instant) {
+    pub(super) fn on_peer_fin(&mut self, now: Instant) {
         debug_assert_eq!(self.stream.peer_fin, Some(self.stream.recvbuf.nxt()));
         self.stream.fin_received = true;
         self.sub.rcv.on_fin();

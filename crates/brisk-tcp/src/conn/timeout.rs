@@ -41,6 +41,10 @@ impl Connection {
     /// SND.UNA (everything outstanding is marked lost, Linux `tcp_enter_loss`).
     fn on_rto(&mut self, now: Instant) {
         if matches!(self.state, State::SynSent | State::SynReceived) {
+            if self.inspace.is_some() && self.state == State::SynSent && self.inspace_syn_u_rto(now)
+            {
+                return;
+            }
             let limit = if self.state == State::SynSent {
                 self.config.timeouts.syn_retries
             } else {

@@ -244,11 +244,21 @@ impl Endpoint {
             }
             other => d.held.push((h, other)),
         }
+        // The Ordinary SYN answered first: the SYN-U's retransmission (§2.1.2).
+        let retry =
+            (is_ord && ev == Event::Connected && d.upg == Side::Pending).then_some(d.pair.upgraded);
         if closed {
             // The application never sees this connection: reap it now.
             self.closed_event(h);
         }
         self.dual_decide(i);
+        if let Some(u) = retry {
+            if let Some((at, rtt)) = self.conn(h).map(|c| c.inspace_answer()) {
+                if let Some(c) = self.conn_mut(u) {
+                    c.inspace_retry_syn_u(at, rtt);
+                }
+            }
+        }
         None
     }
 

@@ -126,18 +126,28 @@ impl Endpoint {
         let Some(cfg) = conn.config.fastopen.as_deref().filter(|f| f.client) else {
             return;
         };
-        let (limit, negative, timeout) =
-            (cfg.cache_entries, cfg.negative_cache, cfg.blackhole_timeout);
+        let (limit, negative, timeout, cfg_at_end) = (
+            cfg.cache_entries,
+            cfg.negative_cache,
+            cfg.blackhole_timeout,
+            cfg.cookie_at_end,
+        );
         let server = conn.remote().ip();
         let host = self.tfo_host();
         let disabled = host.blackhole.should_disable(now, timeout);
         let cache = host.cache.get_or_insert_with(|| CookieCache::new(limit));
         let syn = cache.syn(server, now, negative, disabled);
         let mss = cache.get(server).and_then(|e| e.mss);
+        let at_end = cfg_at_end && matches!(syn, ClientSyn::Request(_));
         match syn {
             ClientSyn::Request(_) => host.stats.client.cookie_requests += 1,
             ClientSyn::Data(_) => host.stats.client.syn_with_cookie += 1,
             ClientSyn::Plain => host.stats.client.suppressed += 1,
+        }
+        if at_end {
+            // RITE's cookie at the end of the first connection: a plain SYN.
+            conn.set_tfo_end_client();
+            return;
         }
         conn.set_tfo_client(syn, mss);
     }
@@ -236,6 +246,20 @@ impl Endpoint {
         }
         if let Some(o) = outcome {
             self.tfo_outcome(now, server, o);
+        }
+        // A request at the end of a connection (`TfoConfig::cookie_at_end`).
+        let Some(slot) = self
+            .slots
+            .get_mut(h.0 as usize)
+            .and_then(|s| s.as_deref_mut())
+        else {
+            return;
+        };
+        if slot.conn.tfo_end_due() {
+            let (client, local) = (slot.conn.remote().ip(), slot.conn.local().ip());
+            if let Some(k) = self.tfo.as_ref().and_then(|t| t.keys.as_ref()) {
+                slot.conn.tfo_end_reply(k.cookie(client, local));
+            }
         }
     }
 

@@ -54,6 +54,37 @@ impl Endpoint {
         Ok(())
     }
 
+    /// Stops listening on `port` (Linux `inet_csk_listen_stop`, a listener's
+    /// `close`): connections in the accept queue — established ones and Fast Open
+    /// children in SYN-RECEIVED — are reset (`inet_child_forget` → `tcp_disconnect`
+    /// sends RST), half-open ones in the SYN queue are dropped without a word (Linux's
+    /// request socks). Their `Closed` events follow. False: no listener there.
+    pub fn unlisten(&mut self, port: u16) -> bool {
+        if self.listeners.remove(&port).is_none() {
+            return false;
+        }
+        let children: Vec<(ConnHandle, bool)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let s = s.as_ref()?;
+                (s.listener == Some(port)).then_some((ConnHandle(i as u32), s.queued))
+            })
+            .collect();
+        for (h, queued) in children {
+            if let Some(slot) = self.slot_mut(h) {
+                slot.listener = None;
+                slot.queued = false;
+                slot.tfo_pending = None;
+            }
+            if let Some(c) = self.conn_mut(h) {
+                c.listener_closed(queued);
+            }
+        }
+        true
+    }
+
     /// Takes the next established connection from `port`'s accept queue.
     pub fn accept(&mut self, port: u16) -> Option<ConnHandle> {
         let l = self.listeners.get_mut(&port)?;
@@ -146,6 +177,7 @@ impl Endpoint {
         let mut conn = Connection::accept(now, setup, tcp);
         if let Some(c) = role {
             conn.set_inspace(crate::conn::InSpaceRole::Server, &c);
+            conn.inspace_server_data(&tcp.extra, tcp.payload.len());
         }
         if conn.config.fastopen.is_some() && self.tfo_listen_syn(now, port, &mut conn, tcp) {
             self.tfo_accept_child(port, conn);

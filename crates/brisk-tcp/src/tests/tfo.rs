@@ -653,3 +653,70 @@ fn rite_option_smaller_initial_window_after_fast_open() {
         assert_eq!(flight(&p, mark), want_second, "{iw:?}");
     }
 }
+
+/// RITE's suggestion (WEB-6): the cookie exchanged at the end of the first
+/// connection (`TfoConfig::cookie_at_end`, brisk-only, off by default). The first SYN
+/// is plain; the client's FIN asks; the server's next segment carries the cookie;
+/// the second connection sends its request on the SYN with it and saves a round trip.
+#[test]
+fn rite_option_cookie_at_the_end_of_the_first_connection() {
+    let cfg = || Config {
+        fastopen: Some(Box::new(TfoConfig {
+            cookie_at_end: true,
+            ..TfoConfig::both(16)
+        })),
+        ..Config::default()
+    };
+    for lat_ms in [5u64, 40] {
+        let latency = Duration::from_millis(lat_ms);
+        let mut p = Pair::with_configs(latency, cfg(), cfg());
+        let req = pattern(500, lat_ms);
+        let resp = pattern(3_000, lat_ms + 1);
+        let e1 = exchange(&mut p, &req, &resp);
+        let syn1 = syns(&p, true)[0];
+        assert_eq!(tfo_opt(&p, syn1), None, "a plain first SYN");
+        assert_eq!(tfo_opt(&p, syns(&p, false)[0]), None, "a plain SYN-ACK");
+        assert_eq!(e1.first_byte, latency * 4);
+        assert_eq!(p.client.fastopen_cached_cookie(SERVER_IP), None);
+        // The end: the client closes (its FIN asks), then the server.
+        let mark = p.log.len();
+        p.client.conn_mut(e1.client).unwrap().close();
+        p.advance(Duration::from_millis(500));
+        let s = p
+            .server_events
+            .iter()
+            .map(|(h, _)| *h)
+            .find(|h| p.server.conn(*h).is_some())
+            .expect("the server connection");
+        p.server.conn_mut(s).unwrap().close();
+        p.advance(Duration::from_secs(1));
+        let fin = (mark..p.log.len())
+            .find(|&i| p.log[i].0.to_server && p.log[i].0.flags.contains(Flags::FIN))
+            .expect("the client's FIN");
+        assert_eq!(tfo_opt(&p, fin), Some(FastOpen::REQUEST), "the FIN asks");
+        let answer = (fin..p.log.len())
+            .find(|&i| !p.log[i].0.to_server)
+            .expect("the server's next segment");
+        let cookie = tfo_opt(&p, answer)
+            .and_then(|o| o.cookie)
+            .expect("the cookie at the end");
+        assert_eq!(p.client.fastopen_cached_cookie(SERVER_IP), Some(cookie));
+        // Second connection: the request on the SYN with that cookie, one RTT saved.
+        let mark = p.log.len();
+        let e2 = exchange(&mut p, &req, &resp);
+        let syn2 = *syns(&p, true).iter().find(|&&i| i >= mark).unwrap();
+        assert_eq!(tfo_opt(&p, syn2), Some(FastOpen::with_cookie(cookie)));
+        assert_eq!(p.log[syn2].0.len, req.len());
+        assert!(e2.read_in_syn_rcvd);
+        assert_eq!(e2.first_byte, latency * 2, "one RTT saved");
+        assert_eq!(sha(&e2.server_got), sha(&req));
+        assert_eq!(sha(&e2.client_got), sha(&resp));
+    }
+    // Off (the default): the end of a connection carries no option.
+    let mut p = Pair::with_configs(Duration::from_millis(5), tfo_config(16), tfo_config(16));
+    let e = exchange(&mut p, b"x", b"y");
+    let mark = p.log.len();
+    p.client.conn_mut(e.client).unwrap().close();
+    p.advance(Duration::from_secs(1));
+    assert!((mark..p.log.len()).all(|i| tfo_opt(&p, i).is_none()));
+}

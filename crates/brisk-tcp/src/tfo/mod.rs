@@ -64,6 +64,14 @@ pub struct TfoConfig {
     /// the SYN-ACK acknowledged its SYN data). `Some(n)`: that connection starts
     /// with min(IW, n) segments; `None` (default, Linux): the ordinary IW.
     pub syn_data_iw: Option<u32>,
+    /// RITE's suggestion (seed 004 D.1, WEB-6): the cookie exchanged at the end of
+    /// the first connection instead of on its SYN. A brisk-only extension, off by
+    /// default (RFC 7413 and Linux ignore a Fast Open option on other segments).
+    /// Client: with no cookie cached the SYN is plain and the request (an empty
+    /// option) rides our FIN; a cookie on any later segment of the server is cached.
+    /// Server: a request on a segment other than a SYN is answered with the
+    /// cookie on our next segment.
+    pub cookie_at_end: bool,
 }
 
 impl Default for TfoConfig {
@@ -77,6 +85,7 @@ impl Default for TfoConfig {
             negative_cache: true,
             blackhole_timeout: Duration::ZERO,
             syn_data_iw: None,
+            cookie_at_end: false,
         }
     }
 }

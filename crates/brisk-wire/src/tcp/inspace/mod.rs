@@ -1,6 +1,7 @@
 //! Inner Space (draft-briscoe-tcpm-inspace-mode-tcpbis-00, RITE D1.3 App. D.2/D.3):
 //! the InSpace option at the start of the TCP Data, its alignment and window accounting.
-//! Pure codecs only; nothing here is wired into a connection.
+//! Pure codecs; brisk-tcp wires the SYN=1 option (dual handshake) and, on request,
+//! the data-segment framing ([`frame`]) into its connection.
 //!
 //! Layouts (draft Fig. 3, App. C.2; bit 0 is the most significant bit of a 32-bit
 //! word). The draft gives no byte order: brisk uses network byte order, as every other
@@ -26,6 +27,7 @@
 //! them as zero (keeping the P bit) and read them from ZOMBI-decoded bytes.
 
 pub mod detect;
+pub mod frame;
 pub mod mode;
 pub mod overhead;
 pub mod zombi;
