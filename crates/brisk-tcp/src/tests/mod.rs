@@ -17,6 +17,7 @@ mod listener;
 mod loss;
 mod mptcp;
 mod mptcp_addr;
+mod mptcp_compose;
 mod mptcp_join;
 mod mptcp_rtx;
 mod mptcp_sched;
