@@ -111,9 +111,7 @@ impl Stream {
         let marked = i.checked_sub(1).map(|j| self.record_ends[j]);
         let sent = (self.sent_record_end > 0 && self.sent_record_end <= next)
             .then_some(self.sent_record_end);
-        marked
-            .max(sent)
-            .map_or(u64::MAX, |e| next - e)
+        marked.max(sent).map_or(u64::MAX, |e| next - e)
     }
 
     /// Bytes from stream offset `next` to the next record end ahead (u64::MAX: none);

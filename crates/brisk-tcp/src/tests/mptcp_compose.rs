@@ -4,7 +4,7 @@
 //! byte) and for doing something at all.
 
 use super::harness::*;
-use super::mptcp_join::{client_port, cfg, establish_joined, sha};
+use super::mptcp_join::{cfg, client_port, establish_joined, sha};
 use crate::config::Config;
 use crate::mptcp::pm::PmMode;
 use crate::mptcp::sched::SchedKind;
