@@ -123,7 +123,19 @@ struct Combo {
     lisa: bool,
 }
 
+/// Short names for the heat maps' row labels (their margin is narrow).
+const SCHED_SHORT: [&str; 5] = ["min", "lrp", "rr", "red", "sttf"];
+const CC_SHORT: [&str; 4] = ["unc", "lia", "olia", "bal"];
+
 impl Combo {
+    fn short(self) -> String {
+        format!(
+            "{}·{}{}",
+            SCHED_SHORT[self.sched],
+            CC_SHORT[self.cc],
+            if self.lisa { "+L" } else { "" }
+        )
+    }
     fn label(self) -> String {
         format!(
             "{} · {}{}",
@@ -581,9 +593,9 @@ fn plots(r: &mut ExperimentResult, sh: &Shape, t: &Table, checked: &[Result<TcpK
             let mut rows = Vec::new();
             for (ci, c) in all.iter().enumerate() {
                 rows.push(if checked[ci].is_err() {
-                    format!("{} (refused)", c.label())
+                    format!("{} refused", c.short())
                 } else {
-                    c.label()
+                    c.short()
                 });
                 cells.push(Vec::new());
             }
@@ -623,7 +635,7 @@ fn plots(r: &mut ExperimentResult, sh: &Shape, t: &Table, checked: &[Result<TcpK
                 }),
                 paper: "No paper has this picture; the style is aqm-map's (every mechanism on one page).".into(),
                 ours: format!(
-                    "Each cell: the mean over {} seed(s) ({unit}); colour relative to the best cell of its column (log scale, dark = best). n/a rows: refused by the configuration (uncoupled has no LISA) or unfinished. The seeds' spread is in the notes and the charts below.",
+                    "Rows: scheduler (min = minrtt, lrp = lowrtt+rp, rr, red = redundant, sttf) · controller (unc = uncoupled Reno, lia, olia, bal = balia), +L = LISA on. Each cell: the mean over {} seed(s) ({unit}); colour relative to the best cell of its column (log scale, dark = best). n/a rows: refused by the configuration (uncoupled has no LISA) or unfinished. The seeds' spread is in the notes and the charts below.",
                     sh.seeds.len()
                 ),
             });
