@@ -604,9 +604,9 @@ fn plots(r: &mut ExperimentResult, sh: &Shape, t: &Table, checked: &[Result<TcpK
                     .map(|ci| t.mean(ci, a, load, k))
                     .filter(|x| x.is_finite())
                     .fold(f64::INFINITY, f64::min);
-                for ci in 0..all.len() {
+                for (ci, row) in cells.iter_mut().enumerate() {
                     let v = t.mean(ci, a, load, k);
-                    cells[ci].push(v.is_finite().then(|| HeatCell {
+                    row.push(v.is_finite().then(|| HeatCell {
                         // 0 at the column's best, 1 at 4× it or worse.
                         shade: ((v / best).log2() / 2.0).clamp(0.0, 1.0),
                         text: match load {
