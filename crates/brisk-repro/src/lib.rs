@@ -534,6 +534,20 @@ pub const REGISTRY: &[Experiment] = &[
         claims: exp::mp_b1::CLAIMS,
         plan: exp::mp_b1::plan,
     },
+    Experiment {
+        id: exp::mp_map::ID,
+        title: exp::mp_map::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::mp_map::CLAIMS,
+        plan: exp::mp_map::plan,
+    },
+    Experiment {
+        id: exp::mp_compose::ID,
+        title: exp::mp_compose::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::mp_compose::CLAIMS,
+        plan: exp::mp_compose::plan,
+    },
 ];
 
 /// Looks up experiments by ID; `all` (or no IDs) selects every one.
@@ -594,6 +608,8 @@ mod tests {
                     exp::sbd_fse::ID,
                     exp::mp_sttf::ID,
                     exp::mp_b1::ID,
+                    exp::mp_map::ID,
+                    exp::mp_compose::ID,
                     exp::real_mptcp::ID,
                     exp::mn_vpn::ID,
                     exp::sat_web::ID,

@@ -61,6 +61,9 @@ pub mod tlp_realistic;
 pub mod tlp_tail;
 pub mod tlp_web;
 pub mod ut;
+// issue 32 §5 (mpbeyond)
+pub mod mp_compose;
+pub mod mp_map;
 
 use crate::svg::{Series, Style};
 use brisk_sim::run::FlowResult;

@@ -150,6 +150,12 @@ pub struct Outcome {
     pub last_read: Option<(Instant, u64)>,
     /// The server's (sender's) scheduler counts at the end (MPTCP only).
     pub sched: brisk_tcp::mptcp::sched::SchedStats,
+    /// Foreground data packets marked CE on each path (`Extras::mark_over`).
+    pub ce_marked: [u64; 2],
+    /// Bytes the client read ahead of a hole (`Extras::unordered_reads`).
+    pub unordered_bytes: u64,
+    /// The server's packets that bundled earlier data (RDB), all subflows.
+    pub rdb_packets: u64,
 }
 
 impl Outcome {
@@ -251,6 +257,11 @@ impl Link {
         }
     }
 
+    /// Queueing ahead of a packet entering now.
+    fn backlog(&self, now: Instant) -> Duration {
+        self.busy_until.saturating_duration_since(now)
+    }
+
     /// When a `len`-byte packet entering now arrives at the far end; None if dropped
     /// (queue full, or random loss, which happens on the link after serialisation).
     pub(super) fn send(
@@ -325,7 +336,11 @@ impl OnOff {
 }
 
 pub(super) fn tcp_config(cc: CcAlgorithm, send: u32, recv: u32) -> Config {
-    let mut c = TcpKnobs::default().to_config(cc);
+    tcp_config_with(&TcpKnobs::default(), cc, send, recv)
+}
+
+fn tcp_config_with(knobs: &TcpKnobs, cc: CcAlgorithm, send: u32, recv: u32) -> Config {
+    let mut c = knobs.to_config(cc);
     c.send_buffer = send as usize;
     c.recv_buffer = recv as usize;
     // B.1 §1.2.1: Nagle off in every scenario.
@@ -363,6 +378,8 @@ pub(super) fn mptcp_config(base: &Config, sched: SchedKind, client: bool) -> Con
         ..MptcpConfig::default()
     };
     m.recv.capacity = u32::try_from(base.recv_buffer).unwrap_or(u32::MAX);
+    // uTCP at the data level (Config::unordered is the subflow's switch).
+    m.recv.unordered = base.unordered;
     c.mptcp = Some(Box::new(m));
     c
 }
@@ -382,22 +399,45 @@ pub(super) fn endpoint(addr: IpAddr, seed: u64, n: u64, cfg: Config) -> Endpoint
     )
 }
 
+/// What `mp_map` and `mp_compose` add to a run (the other experiments use the
+/// defaults through [`run`]): the foreground's TCP knobs (LISA, RDB, ECN with ABE, as a
+/// scenario's `[flow.tcp]`, validated by the caller), unordered reads at the client
+/// (uTCP: a message counts as delivered once all its bytes were handed out, in order
+/// or not), and a marking threshold on every link.
+#[derive(Clone, Debug, Default)]
+pub struct Extras {
+    pub knobs: TcpKnobs,
+    pub unordered_reads: bool,
+    /// Step marking (RFC 8257 §3.1's threshold, in time rather than packets): an
+    /// ECN-capable packet that finds at least this much queueing ahead of it is
+    /// marked CE; others see the drop-tail alone.
+    pub mark_over: Option<Duration>,
+}
+
 /// Runs one set-up. Errors name what failed (a connect refused, a run that never
 /// established).
 pub fn run(spec: &RunSpec) -> Result<Outcome, String> {
+    run_with(spec, &Extras::default())
+}
+
+/// [`run`] with [`Extras`].
+pub fn run_with(spec: &RunSpec, extras: &Extras) -> Result<Outcome, String> {
     let seed = spec.seed;
     let mut rng =
         ChaCha8Rng::seed_from_u64(brisk_scenario::seed::derive_seed(seed, "mp-b1-links", 0));
-    let (fg_cfg, mptcp) = match spec.transport {
-        Transport::Tcp { cc, .. } => (tcp_config(cc, spec.send_buffer, spec.recv_buffer), false),
-        Transport::Mptcp { cc, .. } => (tcp_config(cc, spec.send_buffer, spec.recv_buffer), true),
+    let cc = match spec.transport {
+        Transport::Tcp { cc, .. } | Transport::Mptcp { cc, .. } => cc,
     };
+    let mptcp = matches!(spec.transport, Transport::Mptcp { .. });
+    let fg_cfg = tcp_config_with(&extras.knobs, cc, spec.send_buffer, spec.recv_buffer);
+    let mut client_fg = fg_cfg.clone();
+    client_fg.unordered = extras.unordered_reads;
     let (client_cfg, server_cfg) = match spec.transport {
         Transport::Mptcp { sched, .. } => (
-            mptcp_config(&fg_cfg, sched, true),
+            mptcp_config(&client_fg, sched, true),
             mptcp_config(&fg_cfg, sched, false),
         ),
-        Transport::Tcp { .. } => (fg_cfg.clone(), fg_cfg.clone()),
+        Transport::Tcp { .. } => (client_fg, fg_cfg.clone()),
     };
     let mut nodes: Vec<Endpoint> = Vec::with_capacity(5);
     let mut client = endpoint(client_ip(0), seed, 0, client_cfg.clone());
@@ -460,6 +500,10 @@ pub fn run(spec: &RunSpec) -> Result<Outcome, String> {
     let mut written = 0u64;
     // (end offset, generation time) of messages generated, not yet read whole.
     let mut pending: VecDeque<(u64, Instant)> = VecDeque::new();
+    // With unordered reads: the bytes handed out ahead of the in-order point, and the
+    // messages (start, end, generation time) not yet handed out whole.
+    let mut handed = brisk_tcp::rangeset::RangeSet::new(1 << 16);
+    let mut pending_u: Vec<(u64, u64, Instant)> = Vec::new();
     let mut read = 0u64;
     let mut out = Outcome::default();
     // The server's IDSN (from its SYN/ACK key) and the arrived data packets not yet
@@ -555,8 +599,13 @@ pub fn run(spec: &RunSpec) -> Result<Outcome, String> {
         // Applications.
         if let (Some(h), Some(t0)) = (fg_server, accepted_at) {
             while next_msg < msgs.len() && t0 + msgs[next_msg].0 <= now {
+                let from = generated;
                 generated += u64::from(msgs[next_msg].1);
-                pending.push_back((generated, t0 + msgs[next_msg].0));
+                if extras.unordered_reads {
+                    pending_u.push((from, generated, t0 + msgs[next_msg].0));
+                } else {
+                    pending.push_back((generated, t0 + msgs[next_msg].0));
+                }
                 next_msg += 1;
             }
             if let Some(c) = nodes[N_SERVER].conn_mut(h) {
@@ -577,13 +626,41 @@ pub fn run(spec: &RunSpec) -> Result<Outcome, String> {
         }
         if let Some(h) = fg_client {
             if let Some(c) = nodes[N_CLIENT].conn_mut(h) {
-                loop {
-                    let n = c.read(&mut scratch);
-                    if n == 0 {
-                        break;
+                if extras.unordered_reads {
+                    let mut any = false;
+                    while let Some(u) = c.read_unordered(&mut scratch) {
+                        any = true;
+                        if u.in_order {
+                            read += u.len as u64;
+                            out.last_read = Some((now, read));
+                        } else {
+                            out.unordered_bytes += u.len as u64;
+                            handed.insert(u.offset..u.offset + u.len as u64);
+                        }
                     }
-                    read += n as u64;
-                    out.last_read = Some((now, read));
+                    if any {
+                        handed.remove_below(read);
+                        pending_u.retain(|&(from, end, t)| {
+                            let whole = end <= read
+                                || handed
+                                    .range_of(from.max(read))
+                                    .is_some_and(|r| r.start <= from.max(read) && r.end >= end);
+                            if whole {
+                                out.delays_ms
+                                    .push(now.saturating_duration_since(t).as_secs_f64() * 1e3);
+                            }
+                            !whole
+                        });
+                    }
+                } else {
+                    loop {
+                        let n = c.read(&mut scratch);
+                        if n == 0 {
+                            break;
+                        }
+                        read += n as u64;
+                        out.last_read = Some((now, read));
+                    }
                 }
             }
             while pending.front().is_some_and(|&(e, _)| e <= read) {
@@ -662,6 +739,14 @@ pub fn run(spec: &RunSpec) -> Result<Outcome, String> {
                     }
                 }
                 let dir = usize::from(!down);
+                if extras
+                    .mark_over
+                    .is_some_and(|th| links[p][dir].backlog(now) >= th)
+                    && brisk_wire::packet::mark_ce(&mut buf)
+                    && fg_data
+                {
+                    out.ce_marked[p] += 1;
+                }
                 let len = buf.len();
                 match links[p][dir].send(now, len, &mut rng) {
                     Some(at) => {
@@ -730,7 +815,7 @@ pub fn run(spec: &RunSpec) -> Result<Outcome, String> {
             e.handle_timeout(now);
         }
     }
-    out.unread = pending.len();
+    out.unread = pending.len() + pending_u.len();
     if debug {
         let mut v: Vec<(u64, usize, usize, u32)> = seen_map
             .iter()
@@ -758,6 +843,11 @@ pub fn run(spec: &RunSpec) -> Result<Outcome, String> {
         if let Some(c) = nodes[N_SERVER].conn(h) {
             out.subflows = c.mptcp_subflows();
             out.sched = c.mptcp_sched_stats().unwrap_or_default();
+            out.rdb_packets = if c.is_mptcp() {
+                c.mptcp_subflow_infos().iter().map(|i| i.rdb_packets).sum()
+            } else {
+                c.info().rdb_packets
+            };
         }
     }
     if accepted_at.is_none() {

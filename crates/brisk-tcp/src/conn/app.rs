@@ -217,14 +217,8 @@ impl Connection {
             return None;
         }
         if self.mp.is_some() {
-            // In-order only at the data level for now (unordered reads not wired).
-            let offset = self.mp_read_offset();
-            let len = self.mp_read(buf);
-            return (len > 0).then_some(UnorderedRead {
-                offset,
-                len,
-                in_order: true,
-            });
+            // At the data level (`mptcp/recv.rs`): offsets are data-stream offsets.
+            return self.mp_read_unordered(buf);
         }
         if self.stream.recvbuf.readable() > 0 {
             let offset = self.stream.recvbuf.read_offset();

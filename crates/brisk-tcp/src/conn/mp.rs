@@ -119,6 +119,8 @@ impl Connection {
                     .capacity
                     .min(u32::try_from(config.recv_buffer).unwrap_or(u32::MAX))
                     .max(1),
+                // uTCP's switch reaches the data level too (`read_unordered`).
+                unordered: mcfg.recv.unordered || config.unordered,
                 ..mcfg.recv
             },
             subs: vec![SubflowCtx::new(sub, SubJoin::Initial, 0, false)],
@@ -269,6 +271,27 @@ impl Connection {
         n
     }
 
+    /// `read_unordered` at the data level: in-order bytes as `mp_read`, else (with
+    /// unordered receive on) the lowest out-of-order run not handed out yet. Offsets
+    /// are from the peer's IDSN + 1, as `mp_read_offset`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn mp_read_unordered(&mut self, buf: &mut [u8]) -> Option<UnorderedRead> {
+        let m = self.mp.as_deref_mut()?;
+        let d = m.recv.as_mut()?.read_unordered(buf)?;
+        let offset = d.dsn.wrapping_sub(m.remote_idsn.wrapping_add(1));
+        if d.in_order {
+            m.read_total += d.len as u64;
+            mp_drain(m);
+            self.mp_sync();
+        }
+        Some(UnorderedRead {
+            offset,
+            len: d.len,
+            in_order: d.in_order,
+        })
+    }
+
     /// `read_in_place`: the data-level bytes handed to `f` from the ring (`buf` only
     /// when they wrap), as plain TCP does.
     #[cold]
@@ -287,12 +310,6 @@ impl Connection {
         }
         self.mp_sync();
         n
-    }
-
-    #[cold]
-    #[inline(never)]
-    pub(super) fn mp_read_offset(&self) -> u64 {
-        self.mp.as_deref().map_or(0, |m| m.read_total)
     }
 
     #[cold]

@@ -154,9 +154,17 @@ impl Connection {
         }
         let start = self.sub.snd.snd_nxt;
         let (loss, mss) = (&self.sub.loss, self.sub.opts.mss);
-        let tx_start = self
+        let mut tx_start = self
             .mech
             .segment_start(start, len, fin, in_flight, || loss.bundle_view(mss));
+        if tx_start < start {
+            // A bundle never reaches back across a record end (`end_record`'s
+            // contract). On an MPTCP subflow a record end is where one DSS mapping
+            // stops and a non-contiguous one starts (`sub_dsn_break`): a bundle across
+            // it would carry bytes under the wrong DSN (tests/mptcp_compose.rs).
+            let since = self.stream.bytes_since_record_end(next);
+            tx_start = tx_start.max(start.saturating_sub(since));
+        }
         let tx_len = len + (start - tx_start) as u32;
         let seq_len = u64::from(len) + u64::from(fin);
         let info = self.sent_info(now, len, false);

@@ -29,6 +29,10 @@ pub(super) struct Stream {
     /// acknowledged, as stream offsets in order: no new segment spans one, and a
     /// segment ending at one carries PSH. At most [`MAX_RECORD_MARKS`].
     pub record_ends: VecDeque<u64>,
+    /// The highest record end asked for when everything before it was already sent
+    /// (`end_record` then marks nothing for segmentation): RDB still may not bundle
+    /// back across it (`bytes_since_record_end`).
+    pub sent_record_end: u64,
     // --- receive half ---
     pub recvbuf: RecvBuffer,
     pub fin_received: bool,
@@ -45,6 +49,7 @@ impl Stream {
             fin_queued: false,
             writable_wanted: false,
             record_ends: VecDeque::new(),
+            sent_record_end: 0,
             recvbuf: RecvBuffer::new(recv_buffer, max_ooo_segments),
             fin_received: false,
             peer_fin: None,
@@ -84,7 +89,11 @@ impl Stream {
     /// to mark or the marks are at their limit.
     pub fn end_record(&mut self, next: u64) -> bool {
         let end = self.sendbuf.end();
-        if end <= next || self.record_ends.back().is_some_and(|&e| e >= end) {
+        if end <= next {
+            self.sent_record_end = self.sent_record_end.max(end);
+            return false;
+        }
+        if self.record_ends.back().is_some_and(|&e| e >= end) {
             return false;
         }
         if self.record_ends.len() >= MAX_RECORD_MARKS {
@@ -92,6 +101,17 @@ impl Stream {
         }
         self.record_ends.push_back(end);
         true
+    }
+
+    /// Bytes from the last record end at or before stream offset `next` up to `next`
+    /// (u64::MAX: none held). Marks already acknowledged may still be held; they lie
+    /// at or below SND.UNA and so never limit a bundle of unacknowledged bytes.
+    pub fn bytes_since_record_end(&self, next: u64) -> u64 {
+        let i = self.record_ends.partition_point(|&e| e <= next);
+        let marked = i.checked_sub(1).map(|j| self.record_ends[j]);
+        let sent = (self.sent_record_end > 0 && self.sent_record_end <= next)
+            .then_some(self.sent_record_end);
+        marked.max(sent).map_or(u64::MAX, |e| next - e)
     }
 
     /// Bytes from stream offset `next` to the next record end ahead (u64::MAX: none);

@@ -18,6 +18,7 @@ mod loss;
 mod mptcp;
 mod mptcp_addr;
 mod mptcp_close;
+mod mptcp_compose;
 mod mptcp_join;
 mod mptcp_rtx;
 mod mptcp_sched;
