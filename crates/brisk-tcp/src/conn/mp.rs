@@ -888,7 +888,7 @@ fn mp_on_data_ack(m: &mut Meta, a: DataSeq) {
     if (ack.wrapping_sub(una_dsn) as i64) < 0 {
         return; // old
     }
-    if off > m.snd.nxt + fin_extra {
+    if off > m.snd.nxt.max(m.snd.hi) + fin_extra {
         m.counters.bad_data_acks += 1;
         return;
     }
@@ -897,6 +897,12 @@ fn mp_on_data_ack(m: &mut Meta, a: DataSeq) {
     let n = (data_to - m.snd.una) as usize;
     m.snd.buf.drain(..n);
     m.snd.una = data_to;
+    if data_to > m.snd.nxt {
+        // Bytes sent ahead (STTF) whose run was dropped from the book arrived
+        // anyway: nothing before the Data ACK needs sending again.
+        m.snd.nxt = data_to;
+        mp_sttf_settle(m);
+    }
     if m.snd.fin_queued && off == m.snd.end() + 1 && !m.snd.fin_acked {
         m.snd.fin_acked = true;
         m.snd.fin_rtx_at = None;
@@ -1533,6 +1539,7 @@ fn mp_send_run(m: &mut Meta, i: usize, off: u64, len: u64) -> u64 {
         m.counters.opt_no_room += 1;
     }
     s.written += n as u64;
+    m.snd.hi = m.snd.hi.max(off + n as u64);
     n as u64
 }
 

@@ -127,6 +127,10 @@ pub struct DataSend {
     pub una: u64,
     /// Offset of the first byte no subflow has taken yet.
     pub nxt: u64,
+    /// One past the highest byte any subflow was given, runs sent ahead of `nxt`
+    /// included (STTF): a Data ACK may cover bytes up to here, even after the run
+    /// that carried them left STTF's book.
+    pub hi: u64,
     pub limit: usize,
     /// The application closed: a DATA_FIN follows the last byte.
     pub fin_queued: bool,
@@ -145,6 +149,7 @@ impl DataSend {
             buf: VecDeque::new(),
             una: 0,
             nxt: 0,
+            hi: 0,
             limit,
             fin_queued: false,
             fin_acked: false,
