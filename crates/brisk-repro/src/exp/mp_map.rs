@@ -629,7 +629,7 @@ fn plots(r: &mut ExperimentResult, sh: &Shape, t: &Table, checked: &[Result<TcpK
                     cols: sh.ratios.iter().map(|k| format!("1:{k}")).collect(),
                     rows,
                     cells,
-                    scale: format!("{what} / column's best"),
+                    scale: "÷ column's best".into(),
                     scale_lo: "1× (the best)".into(),
                     scale_hi: "≥ 4×".into(),
                 }),
