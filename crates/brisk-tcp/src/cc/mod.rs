@@ -29,6 +29,7 @@ pub mod ledbat;
 pub mod new_cwv;
 pub mod reno;
 pub mod sbd;
+pub mod scalable;
 pub mod spec;
 #[cfg(test)]
 pub(crate) mod testmodel;
@@ -327,6 +328,8 @@ pub enum CcAlgorithm {
     /// Google's BBR v1, as Linux 6.18 `tcp_bbr.c` ([`bbr`]). Not the thesis's
     /// delay-correlation layer ([`delay_corr`]), which some seed texts call "BBR".
     Bbr,
+    /// Scalable TCP (Kelly 2003), as Linux 6.18 `tcp_scalable.c` ([`scalable`]).
+    Scalable,
 }
 
 impl CcAlgorithm {
@@ -372,6 +375,7 @@ impl CcAlgorithm {
             }
             CcAlgorithm::Ledbat => Box::new(ledbat::Ledbat::default()),
             CcAlgorithm::Bbr => Box::new(bbr::Bbr::new(seed)),
+            CcAlgorithm::Scalable => Box::new(scalable::Scalable),
         }
     }
     pub fn name(self) -> &'static str {
@@ -385,6 +389,7 @@ impl CcAlgorithm {
             CcAlgorithm::Balia => "balia",
             CcAlgorithm::Ledbat => "ledbat",
             CcAlgorithm::Bbr => "bbr",
+            CcAlgorithm::Scalable => "scalable",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather
