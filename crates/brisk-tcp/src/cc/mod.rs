@@ -23,6 +23,7 @@ pub mod dctcp;
 pub mod delay_corr;
 pub mod flow;
 pub mod fse;
+pub mod highspeed;
 pub mod host;
 pub mod layer;
 pub mod ledbat;
@@ -330,6 +331,8 @@ pub enum CcAlgorithm {
     Bbr,
     /// Scalable TCP (Kelly 2003), as Linux 6.18 `tcp_scalable.c` ([`scalable`]).
     Scalable,
+    /// HighSpeed TCP (RFC 3649), as Linux 6.18 `tcp_highspeed.c` ([`highspeed`]).
+    HighSpeed,
 }
 
 impl CcAlgorithm {
@@ -376,6 +379,7 @@ impl CcAlgorithm {
             CcAlgorithm::Ledbat => Box::new(ledbat::Ledbat::default()),
             CcAlgorithm::Bbr => Box::new(bbr::Bbr::new(seed)),
             CcAlgorithm::Scalable => Box::new(scalable::Scalable),
+            CcAlgorithm::HighSpeed => Box::new(highspeed::HighSpeed::default()),
         }
     }
     pub fn name(self) -> &'static str {
@@ -390,6 +394,7 @@ impl CcAlgorithm {
             CcAlgorithm::Ledbat => "ledbat",
             CcAlgorithm::Bbr => "bbr",
             CcAlgorithm::Scalable => "scalable",
+            CcAlgorithm::HighSpeed => "highspeed",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather
