@@ -36,6 +36,7 @@ pub mod spec;
 pub(crate) mod testmodel;
 #[cfg(test)]
 mod traces;
+pub mod veno;
 
 pub use crate::rate::{RateSample, RateState};
 pub use crate::sent::SentInfo;
@@ -333,6 +334,8 @@ pub enum CcAlgorithm {
     Scalable,
     /// HighSpeed TCP (RFC 3649), as Linux 6.18 `tcp_highspeed.c` ([`highspeed`]).
     HighSpeed,
+    /// TCP Veno (Fu and Liew 2003), as Linux 6.18 `tcp_veno.c` ([`veno`]).
+    Veno,
 }
 
 impl CcAlgorithm {
@@ -380,6 +383,7 @@ impl CcAlgorithm {
             CcAlgorithm::Bbr => Box::new(bbr::Bbr::new(seed)),
             CcAlgorithm::Scalable => Box::new(scalable::Scalable),
             CcAlgorithm::HighSpeed => Box::new(highspeed::HighSpeed::default()),
+            CcAlgorithm::Veno => Box::new(veno::Veno::default()),
         }
     }
     pub fn name(self) -> &'static str {
@@ -395,6 +399,7 @@ impl CcAlgorithm {
             CcAlgorithm::Bbr => "bbr",
             CcAlgorithm::Scalable => "scalable",
             CcAlgorithm::HighSpeed => "highspeed",
+            CcAlgorithm::Veno => "veno",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather
