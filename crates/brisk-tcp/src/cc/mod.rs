@@ -37,6 +37,7 @@ pub(crate) mod testmodel;
 #[cfg(test)]
 mod traces;
 pub mod veno;
+pub mod yeah;
 
 pub use crate::rate::{RateSample, RateState};
 pub use crate::sent::SentInfo;
@@ -336,6 +337,8 @@ pub enum CcAlgorithm {
     HighSpeed,
     /// TCP Veno (Fu and Liew 2003), as Linux 6.18 `tcp_veno.c` ([`veno`]).
     Veno,
+    /// YeAH-TCP (Baiocchi et al. 2007), as Linux 6.18 `tcp_yeah.c` ([`yeah`]).
+    Yeah,
 }
 
 impl CcAlgorithm {
@@ -384,6 +387,7 @@ impl CcAlgorithm {
             CcAlgorithm::Scalable => Box::new(scalable::Scalable),
             CcAlgorithm::HighSpeed => Box::new(highspeed::HighSpeed::default()),
             CcAlgorithm::Veno => Box::new(veno::Veno::default()),
+            CcAlgorithm::Yeah => Box::new(yeah::Yeah::default()),
         }
     }
     pub fn name(self) -> &'static str {
@@ -400,6 +404,7 @@ impl CcAlgorithm {
             CcAlgorithm::Scalable => "scalable",
             CcAlgorithm::HighSpeed => "highspeed",
             CcAlgorithm::Veno => "veno",
+            CcAlgorithm::Yeah => "yeah",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather
