@@ -27,6 +27,7 @@ pub mod highspeed;
 pub mod host;
 pub mod layer;
 pub mod ledbat;
+pub mod lp;
 pub mod new_cwv;
 pub mod reno;
 pub mod sbd;
@@ -142,6 +143,24 @@ pub struct AckSample {
     /// Linux makes after loss detection ([`CongestionControl::cong_control`]);
     /// elsewhere "no sample".
     pub rate: RateSample,
+    /// The TCP timestamps this ACK carried (Linux `tp->rx_opt.rcv_tsval`/`rcv_tsecr`),
+    /// filled only for controllers whose [`CcNeeds::timestamps`] is set, when
+    /// timestamps were negotiated and the ACK echoes one (TSecr ≠ 0); else `None`.
+    pub ts: Option<AckTimestamps>,
+}
+
+/// An ACK's TCP timestamps as a controller reads them (TCP-LP's one-way delay, Linux
+/// `tcp_lp.c`): all three on 32-bit wrapping clocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckTimestamps {
+    /// The peer's TSval: its timestamp clock plus its own random offset.
+    pub tsval: u32,
+    /// TSecr with this side's offset removed (Linux subtracts `tp->tsoffset` from
+    /// `rcv_tsecr` as it parses it): this side's clock when the echoed segment left.
+    pub tsecr: u32,
+    /// This side's timestamp clock now, without offset (Linux `tcp_time_stamp_ts`),
+    /// in the same 1 ms units (`conn::ts_clock`, Linux `TCP_TS_HZ` 1000).
+    pub now: u32,
 }
 
 /// What a controller needs of the connection beyond the plain contract, asked once
@@ -157,6 +176,9 @@ pub struct CcNeeds {
     pub cong_control: bool,
     /// Pace at [`CongestionControl::pacing_rate`] (Linux `SK_PACING_NEEDED`).
     pub pacing: bool,
+    /// The ACK's TCP timestamps in [`AckSample::ts`] (TCP-LP reads the peer's
+    /// clock, Linux `tcp_lp.c`).
+    pub timestamps: bool,
 }
 
 /// Why the window is being reduced: passed to [`CongestionControl::ssthresh`], as
@@ -220,6 +242,9 @@ pub enum CcEvent {
 /// A third: the FSE layer (`fse/tcp.rs`) sets ssthresh to the flow's share of its
 /// group's shared threshold in `init` and `cong_avoid`, where it also sets cwnd to
 /// the assigned share: the FSE "sends FSE_R(i) to flow i" (draft §5.3 step c).
+/// A fourth: TCP-LP (`lp.rs`) halves cwnd or sets it to 1 in `on_ack`, as Linux's
+/// `tcp_lp_pkts_acked` does; and YeAH (`yeah.rs`) sets ssthresh with cwnd in
+/// `cong_avoid` (its precautionary decongestion, as `tcp_yeah_cong_avoid`).
 pub trait CongestionControl: fmt::Debug + Send {
     /// Short name of this controller alone, e.g. "cubic" (a layer: its tag, "dc").
     fn name(&self) -> &'static str;
@@ -339,6 +364,9 @@ pub enum CcAlgorithm {
     Veno,
     /// YeAH-TCP (Baiocchi et al. 2007), as Linux 6.18 `tcp_yeah.c` ([`yeah`]).
     Yeah,
+    /// TCP-LP, low priority (Kuzmanovic and Knightly 2006), as Linux 6.18
+    /// `tcp_lp.c` ([`lp`]); reads the peer's TCP timestamps.
+    Lp,
 }
 
 impl CcAlgorithm {
@@ -388,6 +416,7 @@ impl CcAlgorithm {
             CcAlgorithm::HighSpeed => Box::new(highspeed::HighSpeed::default()),
             CcAlgorithm::Veno => Box::new(veno::Veno::default()),
             CcAlgorithm::Yeah => Box::new(yeah::Yeah::default()),
+            CcAlgorithm::Lp => Box::new(lp::Lp::default()),
         }
     }
     pub fn name(self) -> &'static str {
@@ -405,6 +434,7 @@ impl CcAlgorithm {
             CcAlgorithm::HighSpeed => "highspeed",
             CcAlgorithm::Veno => "veno",
             CcAlgorithm::Yeah => "yeah",
+            CcAlgorithm::Lp => "lp",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather

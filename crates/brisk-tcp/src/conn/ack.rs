@@ -17,7 +17,7 @@ use super::rto_timer::RtoArm;
 use super::sack_classify::{self, SackClass, SackEdges};
 use super::undo::{AckFlags, CcSteps, SendEdges};
 use super::Connection;
-use crate::cc::{AckSample, CongestionCause};
+use crate::cc::{AckSample, AckTimestamps, CongestionCause};
 use crate::conn::timer::Timer;
 use crate::event::TraceEvent;
 use brisk_time::{Duration, Instant};
@@ -151,6 +151,9 @@ impl Connection {
             ece,
             ..Default::default()
         };
+        if self.sub.cong.needs.timestamps && self.sub.opts.ts_ok {
+            ack_sample.ts = self.ack_timestamps(now, seg);
+        }
         if cc_segs > 0 || d.bytes > 0 {
             self.sub.cong.on_ack(&ack_sample);
         }
@@ -184,6 +187,18 @@ impl Connection {
             ack_sample.rate = self.rate_sample(now, &facts, lost_before, prior.in_flight);
         }
         self.ack_finish::<IDLE>(now, ack, prior, &facts, is_dupack, &ack_sample);
+    }
+
+    /// The ACK's timestamps for a controller that reads them (`CcNeeds::timestamps`):
+    /// TSecr back on this side's clock (Linux `rcv_tsecr -= tp->tsoffset`) and the
+    /// clock now, both without the connection's random offset.
+    fn ack_timestamps(&self, now: Instant, seg: &TcpRepr<'_>) -> Option<AckTimestamps> {
+        let t = seg.timestamps.filter(|t| t.tsecr != 0)?;
+        Some(AckTimestamps {
+            tsval: t.tsval,
+            tsecr: t.tsecr.wrapping_sub(self.sub.opts.ts_offset),
+            now: super::ts_clock(now, self.config.ts_clock_ppm),
+        })
     }
 
     /// Phases 6-7: the TLP episode's end, window growth, the round, the timers.

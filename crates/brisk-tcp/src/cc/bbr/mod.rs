@@ -789,6 +789,7 @@ impl CongestionControl for Bbr {
             rate_samples: true,
             cong_control: true,
             pacing: true,
+            timestamps: false,
         }
     }
 
