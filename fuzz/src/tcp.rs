@@ -15,6 +15,7 @@
 
 use crate::input::Input;
 use crate::mp_peer::{self, MpPeer, SegCtx};
+use brisk_tcp::cc::CcAlgorithm;
 use brisk_tcp::{Config, ConnHandle, Endpoint, EndpointConfig, Event, State};
 use brisk_time::{Duration, Instant};
 use brisk_wire::{
@@ -96,6 +97,11 @@ struct World {
 impl World {
     /// An endpoint listening on port 80, its limits and options from `cfg`.
     fn new(cfg: u8) -> World {
+        Self::with_cc(cfg, CcAlgorithm::default())
+    }
+
+    /// As [`World::new`], every connection running the controller `cc`.
+    fn with_cc(cfg: u8, cc: CcAlgorithm) -> World {
         let mut config = Config {
             recv_buffer: if cfg & 1 == 0 { 4096 } else { 65_536 },
             send_buffer: if cfg & 2 == 0 { 8192 } else { 65_536 },
@@ -103,6 +109,7 @@ impl World {
             unordered: cfg & 8 != 0,
             ..Config::default()
         };
+        config.congestion.controller = cc.into();
         config.options.sack = cfg & 16 == 0;
         config.options.timestamps = cfg & 32 == 0;
         config.options.window_scaling = cfg & 64 == 0;
@@ -660,8 +667,15 @@ fn mptcp_config(base: &Config) -> Config {
 /// operations: segments from four peers, raw packets, time steps, reads, writes and
 /// closes.
 pub fn endpoint(data: &[u8]) {
+    endpoint_with(data, CcAlgorithm::default());
+}
+
+/// Target `endpoint` with every connection running the controller `cc` (the smoke
+/// run drives each controller that needs more of the connection than CUBIC, or that
+/// sets cwnd outside `cong_avoid`, through the same inputs).
+pub fn endpoint_with(data: &[u8], cc: CcAlgorithm) {
     let mut inp = Input::new(data);
-    let mut w = World::new(inp.u8());
+    let mut w = World::with_cc(inp.u8(), cc);
     for _ in 0..MAX_OPS {
         if inp.is_empty() {
             break;

@@ -121,3 +121,41 @@ fn conn_prefix_reaches_every_state() {
         }
     }
 }
+
+/// The `endpoint` target's seeds and 500 random inputs with every connection running
+/// Scalable, HighSpeed, Veno, YeAH or TCP-LP (TCP-LP reads the ACKs' timestamps and
+/// sets cwnd in `pkts_acked`; YeAH sets cwnd and ssthresh in `cong_avoid`).
+#[test]
+fn endpoint_smoke_scalable_highspeed_veno_yeah_lp() {
+    use brisk_tcp::cc::CcAlgorithm;
+    let seeds = brisk_fuzz::seeds("endpoint");
+    for cc in [
+        CcAlgorithm::Scalable,
+        CcAlgorithm::HighSpeed,
+        CcAlgorithm::Veno,
+        CcAlgorithm::Yeah,
+        CcAlgorithm::Lp,
+    ] {
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        let mut inputs = seeds.clone();
+        for _ in 0..500 {
+            let mut s = seeds[rng.gen_range(0..seeds.len())].clone();
+            for _ in 0..rng.gen_range(1..6) {
+                if !s.is_empty() {
+                    let at = rng.gen_range(0..s.len());
+                    s[at] ^= 1 << rng.gen_range(0..8);
+                }
+            }
+            inputs.push(s);
+        }
+        for input in &inputs {
+            let r = std::panic::catch_unwind(|| brisk_fuzz::endpoint_with(input, cc));
+            assert!(
+                r.is_ok(),
+                "endpoint with {} failed on input {}",
+                cc.name(),
+                hex(input)
+            );
+        }
+    }
+}

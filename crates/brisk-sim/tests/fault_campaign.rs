@@ -118,3 +118,66 @@ fn show_seed() {
         res.flows[0].closed
     );
 }
+
+/// Linux's Scalable, HighSpeed, Veno, YeAH and TCP-LP (`cc/scalable.rs`,
+/// `cc/highspeed.rs`, `cc/veno.rs`, `cc/yeah.rs`, `cc/lp.rs`) over the campaign's
+/// seeds: the same generated paths, impairments and apps with the controller replaced
+/// (`common::fault::scenario_over`), held to the same checks as the plain campaign.
+/// `BRISK_FAULT_CC_SEEDS=N` runs N seeds per controller (default 100).
+#[test]
+fn fault_campaign_scalable_highspeed_veno_yeah_lp() {
+    use common::fault::{scenario_over, Over};
+    let n: u64 = std::env::var("BRISK_FAULT_CC_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    for cc in ["scalable", "highspeed", "veno", "yeah", "lp"] {
+        let over = Over {
+            cc,
+            queue: None,
+            tcp: "",
+        };
+        let mut failures = Vec::new();
+        let mut errors = 0u64;
+        for seed in 0..n {
+            let text = scenario_over(seed, Some(&over));
+            let r = std::panic::catch_unwind(|| -> Result<bool, String> {
+                let sc = Scenario::from_toml_str(&text).map_err(|e| format!("scenario: {e}"))?;
+                let res = run(&sc, seed).map_err(|e| format!("run: {e}"))?;
+                let f = &res.flows[0];
+                if f.cc != cc {
+                    return Err(format!("ran {} instead", f.cc));
+                }
+                if !f.stream_ok {
+                    return Err("delivered stream differs from the sent one".into());
+                }
+                match &f.error {
+                    Some(e) if !e.is_empty() => Ok(false),
+                    Some(_) => Err("empty error message".into()),
+                    None if f.fct.is_none() => {
+                        Err("transfer neither completed nor failed with an error".into())
+                    }
+                    None if f.closed != [true, true] => {
+                        Err("connection did not close cleanly on both sides".into())
+                    }
+                    None => Ok(true),
+                }
+            });
+            match r {
+                Ok(Ok(true)) => {}
+                Ok(Ok(false)) => errors += 1,
+                Ok(Err(e)) => failures.push(format!("{cc} seed {seed}: {e}\n{text}")),
+                Err(_) => failures.push(format!("{cc} seed {seed}: PANIC\n{text}")),
+            }
+            if failures.len() >= 3 {
+                break;
+            }
+        }
+        eprintln!("fault campaign over {cc}: {n} seeds, {errors} ended with a connection error");
+        assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
+        assert!(
+            errors * 20 <= n.max(20),
+            "{cc}: {errors} of {n} seeds ended in an error"
+        );
+    }
+}
