@@ -473,3 +473,24 @@ fn coupled_alone_is_reno() {
         assert_eq!(t.replacen(alg.name(), "reno", 1), reno, "{}", alg.name());
     }
 }
+
+/// Linux's Scalable, HighSpeed, Veno and YeAH over the script. TCP-LP is not here:
+/// the model carries no TCP timestamps, without which TCP-LP is Reno (`lp.rs`).
+#[test]
+fn scalable_highspeed_veno_yeah() {
+    for alg in [
+        CcAlgorithm::Scalable,
+        CcAlgorithm::HighSpeed,
+        CcAlgorithm::Veno,
+        CcAlgorithm::Yeah,
+    ] {
+        let name = alg.name();
+        let text = trace(alg.build(), false);
+        assert_eq!(
+            text,
+            trace(alg.build(), false),
+            "{name} is not deterministic"
+        );
+        settings().bind(|| insta::assert_snapshot!(format!("cwnd-{name}"), text));
+    }
+}
