@@ -285,7 +285,8 @@ pub(crate) fn analyse(
     sims: &[Num],
 ) -> ExperimentResult {
     let mut r = ExperimentResult::new(ID, TITLE);
-    r.reference = "simulator / seed 004";
+    // The reference column holds the twin's or, where it has one, the seed's number.
+    r.reference = "simulator";
     let ns = seeds.len();
     let claim_ids = CLAIMS;
     // No lab: every claim n/a with the reason.
