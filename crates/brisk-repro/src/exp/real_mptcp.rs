@@ -948,8 +948,8 @@ fn plot(real: &[SeedRuns], sims: &[SimNums], extra_sims: &[(SchedKind, Vec<SimNu
     let mut bri = Vec::new();
     let mut sim = Vec::new();
     // brisk's other schedulers: (real, simulated) per scheduler.
-    let mut ext: Vec<(Vec<(f64, f64)>, Vec<(f64, f64)>)> =
-        vec![(Vec::new(), Vec::new()); EXTRA_SCHEDS.len()];
+    type Points = Vec<(f64, f64)>;
+    let mut ext: Vec<(Points, Points)> = vec![(Vec::new(), Vec::new()); EXTRA_SCHEDS.len()];
     for (i, (s, m)) in real.iter().zip(sims).enumerate() {
         lin.extend(pt(&s.linux_bulk, &s.linux_cbr));
         bri.extend(pt(&s.brisk_bulk, &s.brisk_cbr));
