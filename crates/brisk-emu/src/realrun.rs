@@ -222,6 +222,8 @@ pub struct RealFlowResult {
     /// Read by the receiver by the end of the scenario.
     pub bytes_delivered: u64,
     pub goodput_bps: f64,
+    /// The sender's retransmitted segments; a brisk MPTCP sender's summed over its
+    /// open subflows.
     pub retransmitted_packets: u64,
     /// From the flow's start to the receiver's read of its last byte (the simulator's
     /// completion), for sized flows done by the end.
@@ -256,7 +258,8 @@ pub struct RealFlowResult {
     pub cc_diag: Option<Value>,
     /// (ns since start, srtt ns).
     pub srtt_series: Vec<(u64, u64)>,
-    /// (ns since start, cwnd segments).
+    /// (ns since start, cwnd segments); a brisk MPTCP sender's compound cwnd (the
+    /// sum over its subflows).
     pub cwnd_series: Vec<(u64, u32)>,
     /// (interval end ns, bytes read in the interval).
     pub goodput_series: Vec<(u64, u64)>,
@@ -372,12 +375,24 @@ impl Sender for crate::stack::socket::TcpStream {
     }
     fn sample(&self, out: &mut Sampled, at: u64) {
         if let Some(info) = self.info() {
+            // MPTCP: `info` is the initial subflow's; the connection's cwnd is the
+            // compound one (the sum over subflows, as the simulator's `mptcp_series`)
+            // and its retransmissions every subflow's.
+            let subs = self.mptcp_subflow_infos();
+            let (cwnd, retrans) = if subs.is_empty() {
+                (info.cwnd, info.retransmits)
+            } else {
+                (
+                    subs.iter().map(|s| s.cwnd).sum(),
+                    subs.iter().map(|s| s.retransmits).sum(),
+                )
+            };
             let srtt = info.srtt.as_nanos() as u64;
             if out.srtt.len() < MAX_SAMPLES && srtt > 0 {
                 out.srtt.push((at, srtt));
-                out.cwnd.push((at, info.cwnd));
+                out.cwnd.push((at, cwnd));
             }
-            out.retrans = info.retransmits;
+            out.retrans = retrans;
             out.cc_diag = info.cc_diag.and_then(|d| serde_json::to_value(d).ok());
             out.info = Some(info);
         }

@@ -348,6 +348,32 @@ const TSHARK_PROBLEMS: &str = "_ws.malformed || mptcp.connection.echoed_key_mism
     mptcp.connection.missing_algorithm || mptcp.connection.unsupported_algorithm || \
     (mptcp.dss.missing_mapping && tcp.len > 0) || mptcp.dss.infinite_mapping";
 
+/// The terms of [`TSHARK_PROBLEMS`], one by one, to say which matched.
+const TSHARK_TERMS: [&str; 6] = [
+    "_ws.malformed",
+    "mptcp.connection.echoed_key_mismatch",
+    "mptcp.connection.missing_algorithm",
+    "mptcp.connection.unsupported_algorithm",
+    "mptcp.dss.missing_mapping && tcp.len > 0",
+    "mptcp.dss.infinite_mapping",
+];
+
+/// Copies the captures of `dir` to a directory that outlives the test (the scratch
+/// directory is removed when the test unwinds), and returns it.
+fn keep_captures(dir: &Path) -> PathBuf {
+    let name = dir
+        .file_name()
+        .map_or("capture".into(), |n| n.to_string_lossy().into_owned());
+    let kept = std::env::temp_dir().join(format!("kept-{name}"));
+    let _ = std::fs::create_dir_all(&kept);
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let _ = std::fs::copy(e.path(), kept.join(e.file_name()));
+        }
+    }
+    kept
+}
+
 /// The capture checks of a joined MPTCP connection: MP_JOIN on path 1 only (SYN,
 /// SYN-ACK, third ACK, fourth ACK), no problem, and `extra` (filter, at least) more.
 fn check_capture(dir: &Path, extra: &[(&str, usize)]) {
@@ -365,6 +391,14 @@ fn check_capture(dir: &Path, extra: &[(&str, usize)]) {
     assert!(joins1 >= 3, "MP_JOIN packets on path 1: {joins1}");
     assert_eq!(joins0, 0, "the join belongs on path 1");
     if problems > 0 {
+        // Which term matched, and the captures kept for a look.
+        let terms: Vec<String> = TSHARK_TERMS
+            .iter()
+            .map(|t| format!("{t}: {}", tshark_count(&all, t)))
+            .collect();
+        let kept = keep_captures(dir);
+        eprintln!("tshark problems by term: {}", terms.join(", "));
+        eprintln!("captures kept in {}", kept.display());
         // Which packets and why, for the failure message.
         let out = Command::new("tshark")
             .args(["-n", "-o", "mptcp.analyze_mappings:TRUE", "-o"])
@@ -377,7 +411,9 @@ fn check_capture(dir: &Path, extra: &[(&str, usize)]) {
         let text = String::from_utf8_lossy(&out.stdout);
         let head: Vec<&str> = text.lines().take(20).collect();
         panic!(
-            "tshark flags {problems} MPTCP problems:\n{}",
+            "tshark flags {problems} MPTCP problems ({}; captures kept in {}):\n{}",
+            terms.join(", "),
+            kept.display(),
             head.join("\n")
         );
     }

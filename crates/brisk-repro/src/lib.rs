@@ -444,6 +444,15 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::real_mptcp::plan,
     },
     Experiment {
+        id: exp::real_lisa::ID,
+        title: exp::real_lisa::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_lisa::unsupported,
+        },
+        claims: exp::real_lisa::CLAIMS,
+        plan: exp::real_lisa::plan,
+    },
+    Experiment {
         id: exp::real_rdb::ID,
         title: exp::real_rdb::TITLE,
         kind: Kind::RealTime {

@@ -286,6 +286,19 @@ impl TcpStream {
         core.ep.conn(h).map(|c| c.info())
     }
 
+    /// Each subflow's `TcpInfo` of an MPTCP connection, the initial one first (empty
+    /// for plain TCP or once the connection is gone): `info` is the first subflow's
+    /// only, so a connection's retransmissions and compound cwnd are sums of these.
+    pub fn mptcp_subflow_infos(&self) -> Vec<TcpInfo> {
+        let core = self.shared.lock();
+        let Some(h) = core.socks.get(&self.id).and_then(|s| s.handle) else {
+            return Vec::new();
+        };
+        core.ep
+            .conn(h)
+            .map_or_else(Vec::new, |c| c.mptcp_subflow_infos())
+    }
+
     /// The MPTCP view of the connection (`None` once it is gone): whether it runs
     /// MPTCP, why it fell back if it did, and each subflow's (local, remote, bytes
     /// sent at least once, may carry data), the initial subflow first.

@@ -46,6 +46,7 @@ pub mod real_bloat;
 pub mod real_ecn;
 pub mod real_fidelity;
 pub mod real_fse;
+pub mod real_lisa;
 pub mod real_map;
 pub mod real_mptcp;
 pub mod real_prio;

@@ -44,7 +44,7 @@ pub const CLAIMS: &[&str] = &["MP-1", "MP-2", "MP-3", "MP-4", "MP-5"];
 
 /// How a run's sender behaves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Arm {
+pub(crate) enum Arm {
     /// One TCP (Reno) connection.
     Tcp,
     /// MPTCP, Reno per subflow (no coupling at all).
@@ -56,20 +56,20 @@ enum Arm {
 }
 
 impl Arm {
-    fn cc(self) -> &'static str {
+    pub(crate) fn cc(self) -> &'static str {
         match self {
             Arm::Tcp | Arm::Uncoupled(_) => "reno",
             Arm::Lia(_) => "lia",
             Arm::Lisa(_) => "lia+lisa",
         }
     }
-    fn subflows(self) -> u8 {
+    pub(crate) fn subflows(self) -> u8 {
         match self {
             Arm::Tcp => 1,
             Arm::Uncoupled(n) | Arm::Lia(n) | Arm::Lisa(n) => n,
         }
     }
-    fn name(self) -> String {
+    pub(crate) fn name(self) -> String {
         match self {
             Arm::Tcp => "tcp".into(),
             Arm::Uncoupled(n) => format!("uncoupled-{n}"),
@@ -81,13 +81,18 @@ impl Arm {
 
 /// One dumbbell run: the sender of `bytes` (arm), optionally a competing TCP flow of
 /// `competitor` bytes started with it.
-struct Net {
-    mbit: f64,
-    rtt_ms: u32,
-    queue: u32,
+pub(crate) struct Net {
+    pub(crate) mbit: f64,
+    pub(crate) rtt_ms: u32,
+    pub(crate) queue: u32,
 }
 
-fn scenario(net: &Net, arm: Arm, bytes: u64, competitor: Option<u64>) -> Result<Scenario, String> {
+pub(crate) fn scenario(
+    net: &Net,
+    arm: Arm,
+    bytes: u64,
+    competitor: Option<u64>,
+) -> Result<Scenario, String> {
     let mut s = format!(
         "name = \"mp-lisa-{}\"\nduration = \"20s\"\nsample_interval = \"5ms\"\n\
          [bottleneck]\nrate = \"{}kbit\"\nqueue = {{ kind = \"droptail\", packets = {} }}\n\
@@ -118,12 +123,12 @@ fn scenario(net: &Net, arm: Arm, bytes: u64, competitor: Option<u64>) -> Result<
 // ----- per-run measures -----
 
 /// Completion time, ms (NaN if the transfer did not finish).
-fn fct_ms(f: &FlowResult) -> f64 {
+pub(crate) fn fct_ms(f: &FlowResult) -> f64 {
     f.fct.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
 }
 
 /// Retransmitted segments of the whole connection (every subflow).
-fn retx(f: &FlowResult) -> f64 {
+pub(crate) fn retx(f: &FlowResult) -> f64 {
     if f.mptcp_subflows.is_empty() {
         return f.retransmitted_packets as f64;
     }
@@ -133,7 +138,7 @@ fn retx(f: &FlowResult) -> f64 {
 }
 
 /// The compound cwnd over time, (ms, segments), until the transfer ends.
-fn compound(f: &FlowResult) -> Vec<(f64, f64)> {
+pub(crate) fn compound(f: &FlowResult) -> Vec<(f64, f64)> {
     let end = f
         .fct
         .map_or(u64::MAX, |d| d.as_nanos() as u64 + f.start.as_nanos());
@@ -180,7 +185,7 @@ fn mean(xs: &[f64]) -> f64 {
 
 /// MP-2's network: the queue is not given; two BDPs (2 × 14.6 packets of 1500 B at
 /// 2.5 Mbit/s, 70 ms), the top of the seed's own sweep in its other network.
-const MP2: Net = Net {
+pub(crate) const MP2: Net = Net {
     mbit: 2.5,
     rtt_ms: 70,
     queue: 30,
@@ -194,7 +199,7 @@ const MP2_ARMS: [Arm; 7] = [
     Arm::Lisa(3),
     Arm::Uncoupled(3),
 ];
-const KB: u64 = 1000;
+pub(crate) const KB: u64 = 1000;
 
 struct Shape {
     seeds: Vec<u64>,
@@ -227,7 +232,7 @@ fn shape(quick: bool) -> Shape {
     }
 }
 
-fn mp3_net(queue: u32) -> Net {
+pub(crate) fn mp3_net(queue: u32) -> Net {
     Net {
         mbit: 5.0,
         rtt_ms: 40,

@@ -36,7 +36,7 @@ use super::{ms, real_fidelity, within};
 use crate::claim::Claim;
 use crate::experiment::{ExperimentResult, Plan, Plot};
 use crate::figure::Figure;
-use crate::svg::{Chart, Series, Style, BLUE, GREY, ORANGE};
+use crate::svg::{Chart, Series, Style, BLUE, GREEN, GREY, ORANGE, RED};
 use brisk_emu::realrun::twopath::{paths_from_net, run_two_path, two_path_run};
 use brisk_emu::realrun::RealResult;
 use brisk_emu::tools::multipath::MultiPathConfig;
@@ -45,6 +45,7 @@ use brisk_emu::EmuError;
 use brisk_scenario::network::NetScenario;
 use brisk_sim::Scenario;
 use brisk_tcp::cc::CcAlgorithm;
+use brisk_tcp::mptcp::sched::SchedKind;
 use brisk_tcp::mptcp::MptcpConfig;
 
 use super::mp_b1_net::{self, RunSpec, Transport, Workload};
@@ -52,7 +53,20 @@ use super::mp_b1_net::{self, RunSpec, Transport, Workload};
 pub const ID: &str = "real-mptcp";
 pub const TITLE: &str =
     "Real packets: Linux and brisk MPTCP over a WLAN-like and a 3G-like path, beside the simulator";
-pub const CLAIMS: &[&str] = &["REAL-MP-1", "REAL-MP-2", "REAL-MP-3", "REAL-MP-4"];
+pub const CLAIMS: &[&str] = &[
+    "REAL-MP-1",
+    "REAL-MP-2",
+    "REAL-MP-3",
+    "REAL-MP-4",
+    "REAL-MP-5",
+    "REAL-MP-6",
+    "REAL-MP-7",
+];
+
+/// brisk's schedulers run beside its default (`linger`, Linux 6.x's) on the same
+/// paths: the seed's min-RTT (v0.89's default) and STTF (issue 32 §4: brisk's
+/// min-RTT, brisk's STTF and Linux's MPTCP side by side).
+pub const EXTRA_SCHEDS: [SchedKind; 2] = [SchedKind::MinRtt, SchedKind::Sttf];
 
 const NET: &str = include_str!("../../../../scenarios/mp-two-path-client.toml");
 const NET_FILE: &str = "scenarios/mp-two-path-client.toml";
@@ -105,12 +119,13 @@ const RECV_BUFFER: u32 = 2048 << 10;
 /// The flows file: one MPTCP flow with the seed's WLAN socket buffers (the
 /// `[bottleneck]` and `rtt` are the single-path view, replaced by the paths in the
 /// real run).
-fn flows_toml(stack: &str, app: App, secs: u64, seed: u64) -> String {
+fn flows_toml(stack: &str, sched: Option<SchedKind>, app: App, secs: u64, seed: u64) -> String {
     format!(
         "name = \"{ID}\"\nseed = {seed}\nduration = \"{secs}s\"\n[bottleneck]\nrate = \"25Mbit\"\n\
          [[flow]]\nstack = \"{stack}\"\ncc = \"cubic\"\nrtt = \"50ms\"\napp = {}\n\
-         [flow.tcp]\nsend_buffer = \"1024KiB\"\nrecv_buffer = \"2048KiB\"\n[flow.tcp.mptcp]\n",
-        app.toml()
+         [flow.tcp]\nsend_buffer = \"1024KiB\"\nrecv_buffer = \"2048KiB\"\n[flow.tcp.mptcp]\n{}",
+        app.toml(),
+        sched.map_or(String::new(), |k| format!("scheduler = \"{}\"\n", k.name()))
     )
 }
 
@@ -158,7 +173,13 @@ fn sim_path(k: usize, p: &PathConfig) -> Result<mp_b1_net::PathSpec, String> {
 }
 
 /// The simulated twin of one real run: brisk's MPTCP over both drawn paths.
-fn sim_spec(app: App, secs: u64, paths: &MultiPathConfig, seed: u64) -> Result<RunSpec, String> {
+fn sim_spec(
+    app: App,
+    sched: SchedKind,
+    secs: u64,
+    paths: &MultiPathConfig,
+    seed: u64,
+) -> Result<RunSpec, String> {
     let p: Vec<mp_b1_net::PathSpec> = paths
         .paths
         .iter()
@@ -181,7 +202,7 @@ fn sim_spec(app: App, secs: u64, paths: &MultiPathConfig, seed: u64) -> Result<R
     Ok(RunSpec {
         paths: [p0, p1],
         transport: Transport::Mptcp {
-            sched: MptcpConfig::default().scheduler,
+            sched,
             cc: CcAlgorithm::Cubic,
         },
         workload,
@@ -195,8 +216,8 @@ fn sim_spec(app: App, secs: u64, paths: &MultiPathConfig, seed: u64) -> Result<R
 }
 
 /// brisk's simulated twins for every network seed: [`SIM_SEEDS`] loss patterns each,
-/// bulk and CBR.
-fn sim_all(secs: u64, seeds: &[u64]) -> Vec<SimNums> {
+/// bulk and CBR, with scheduler `sched`.
+fn sim_all(secs: u64, seeds: &[u64], sched: SchedKind) -> Vec<SimNums> {
     let net = net();
     seeds
         .iter()
@@ -215,7 +236,7 @@ fn sim_all(secs: u64, seeds: &[u64]) -> Vec<SimNums> {
             };
             for app in [App::Bulk, App::Cbr] {
                 for k in 0..SIM_SEEDS {
-                    let run = sim_spec(app, secs, &paths, seed * 1000 + k)
+                    let run = sim_spec(app, sched, secs, &paths, seed * 1000 + k)
                         .and_then(|spec| mp_b1_net::run(&spec));
                     let o = match run {
                         Ok(o) => o,
@@ -247,16 +268,22 @@ pub fn plan(quick: bool) -> Result<Plan, String> {
     let net = net()?;
     for &seed in &seeds {
         let paths = paths_from_net(&net, seed).map_err(|(f, m)| format!("{f}: {m}"))?;
-        sim_spec(App::Bulk, secs, &paths, seed)?;
+        for sched in std::iter::once(MptcpConfig::default().scheduler).chain(EXTRA_SCHEDS) {
+            sim_spec(App::Bulk, sched, secs, &paths, seed)?;
+        }
     }
     // No scenario jobs: the simulated twin is a two-path MPTCP run `mp_b1_net` drives.
     Ok(Plan {
         jobs: Vec::new(),
         analyse: Box::new(move |_| {
-            let sims = sim_all(secs, &seeds);
+            let sims = sim_all(secs, &seeds, MptcpConfig::default().scheduler);
+            let extra_sims: Vec<(SchedKind, Vec<SimNums>)> = EXTRA_SCHEDS
+                .iter()
+                .map(|&k| (k, sim_all(secs, &seeds, k)))
+                .collect();
             let t0 = std::time::Instant::now();
             let real = run_all(secs, &seeds);
-            let mut r = analyse(secs, quick, &seeds, &real, &sims);
+            let mut r = analyse(secs, quick, &seeds, &real, &sims, &extra_sims);
             r.notes.push(format!(
                 "Real runs took {:.0} s of wall time ({secs} s each, one after the other).",
                 t0.elapsed().as_secs_f64()
@@ -315,6 +342,16 @@ pub struct SeedRuns {
     pub brisk_bulk: Result<RealNums, String>,
     pub linux_cbr: Result<RealNums, String>,
     pub brisk_cbr: Result<RealNums, String>,
+    /// brisk with each of [`EXTRA_SCHEDS`]: (scheduler, bulk, CBR).
+    pub extra: Vec<SchedRuns>,
+}
+
+/// brisk's real runs with one scheduler other than its default.
+#[derive(Clone, Debug)]
+pub struct SchedRuns {
+    pub sched: SchedKind,
+    pub bulk: Result<RealNums, String>,
+    pub cbr: Result<RealNums, String>,
 }
 
 fn run_all(secs: u64, seeds: &[u64]) -> Vec<SeedRuns> {
@@ -343,17 +380,22 @@ fn run_all(secs: u64, seeds: &[u64]) -> Vec<SeedRuns> {
                         .collect()
                 })
                 .unwrap_or_default();
-            let mut one = |stack: &str, app: App| -> Result<RealNums, String> {
+            let mut one = |stack: &str,
+                           sched: Option<SchedKind>,
+                           app: App|
+             -> Result<RealNums, String> {
                 if let Some(why) = &lab_missing {
                     return Err(why.clone());
                 }
                 let net = net.as_ref().map_err(Clone::clone)?;
                 crate::runner::status(&format!(
-                    "{ID} (real time): {stack} MPTCP {}, seed {seed}",
+                    "{ID} (real time): {stack} MPTCP{} {}, seed {seed}",
+                    sched.map_or(String::new(), |k| format!(" ({})", k.name())),
                     app.name()
                 ));
-                let sc = Scenario::from_toml_str_named(&flows_toml(stack, app, secs, seed), ID)
-                    .map_err(|e| e.to_string())?;
+                let sc =
+                    Scenario::from_toml_str_named(&flows_toml(stack, sched, app, secs, seed), ID)
+                        .map_err(|e| e.to_string())?;
                 let tp =
                     two_path_run(&sc, ID, net, NET_FILE, Some(seed)).map_err(|e| e.to_string())?;
                 match run_two_path(&tp) {
@@ -368,10 +410,18 @@ fn run_all(secs: u64, seeds: &[u64]) -> Vec<SeedRuns> {
             SeedRuns {
                 seed,
                 paths,
-                linux_bulk: one("linux", App::Bulk),
-                brisk_bulk: one("brisk", App::Bulk),
-                linux_cbr: one("linux", App::Cbr),
-                brisk_cbr: one("brisk", App::Cbr),
+                linux_bulk: one("linux", None, App::Bulk),
+                brisk_bulk: one("brisk", None, App::Bulk),
+                linux_cbr: one("linux", None, App::Cbr),
+                brisk_cbr: one("brisk", None, App::Cbr),
+                extra: EXTRA_SCHEDS
+                    .iter()
+                    .map(|&k| SchedRuns {
+                        sched: k,
+                        bulk: one("brisk", Some(k), App::Bulk),
+                        cbr: one("brisk", Some(k), App::Cbr),
+                    })
+                    .collect(),
             }
         })
         .collect()
@@ -543,6 +593,7 @@ pub fn analyse(
     seeds: &[u64],
     real: &[SeedRuns],
     sims: &[SimNums],
+    extra_sims: &[(SchedKind, Vec<SimNums>)],
 ) -> ExperimentResult {
     let mut r = ExperimentResult::new(ID, TITLE);
     r.reference = "sim / Linux";
@@ -587,6 +638,31 @@ pub fn analyse(
             fmt_real(&s.brisk_cbr, false),
             mean(&sim.delay_mean_ms),
         ));
+        for x in &s.extra {
+            let sim = extra_sims
+                .iter()
+                .find(|e| e.0 == x.sched)
+                .and_then(|e| e.1.iter().zip(real).find(|(_, r)| r.seed == s.seed))
+                .map(|(n, _)| n);
+            r.notes.push(format!(
+                "Seed {}, brisk {}: bulk {}; CBR {}; simulated {}.",
+                s.seed,
+                x.sched.name(),
+                fmt_real(&x.bulk, true),
+                fmt_real(&x.cbr, false),
+                sim.map_or("none".into(), |n| format!(
+                    "bulk {:.2} Mbit/s, 3G share {:.1} %, CBR delay mean {:.1} ms{}",
+                    mean(&n.goodput_mbit),
+                    mean(&n.share_3g) * 100.0,
+                    mean(&n.delay_mean_ms),
+                    if n.errors.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (failed: {})", n.errors.join("; "))
+                    }
+                )),
+            ));
+        }
     }
     let lab_missing = real.iter().all(|s| {
         [&s.linux_bulk, &s.brisk_bulk, &s.linux_cbr, &s.brisk_cbr]
@@ -740,13 +816,130 @@ pub fn analyse(
                 .join(", ")
         ))
     });
-    r.plots.push(plot(real, sims));
+    extra_claims(&mut r, seeds, real, extra_sims);
+    r.plots.push(plot(real, sims, extra_sims));
     r
+}
+
+/// A scheduler's real runs of one app over the seeds (errors where it did not run).
+fn sched_runs(real: &[SeedRuns], k: SchedKind, cbr: bool) -> Vec<Result<RealNums, String>> {
+    real.iter()
+        .map(|s| {
+            s.extra
+                .iter()
+                .find(|x| x.sched == k)
+                .map_or(Err(format!("no {} run", k.name())), |x| {
+                    if cbr {
+                        x.cbr.clone()
+                    } else {
+                        x.bulk.clone()
+                    }
+                })
+        })
+        .collect()
+}
+
+/// REAL-MP-5/6: brisk min-RTT's and STTF's CBR delay, real against their simulated
+/// twins; REAL-MP-7: STTF's real CBR delay against min-RTT's (the seed's MP-7
+/// direction: STTF lowers application delay on asymmetric paths).
+fn extra_claims(
+    r: &mut ExperimentResult,
+    seeds: &[u64],
+    real: &[SeedRuns],
+    extra_sims: &[(SchedKind, Vec<SimNums>)],
+) {
+    for (id, k) in [
+        ("REAL-MP-5", SchedKind::MinRtt),
+        ("REAL-MP-6", SchedKind::Sttf),
+    ] {
+        let c = Claim::new(
+            id,
+            &format!(
+                "brisk MPTCP with the {} scheduler: CBR mean application delay, real vs simulated (mean of 5 loss patterns), worst seed",
+                k.name()
+            ),
+        );
+        let runs = sched_runs(real, k, true);
+        let sims = extra_sims.iter().find(|e| e.0 == k).map(|e| &e.1);
+        let claim = match sims {
+            None => c.not_applicable(format!("no simulated {} runs", k.name())),
+            Some(_) if runs.iter().all(Result::is_err) => c.not_applicable(format!(
+                "no real {} run: {}",
+                k.name(),
+                runs.iter()
+                    .find_map(|x| x.clone().err())
+                    .unwrap_or_default()
+            )),
+            Some(sims) => {
+                let failed: Vec<&String> = sims.iter().flat_map(|s| &s.errors).collect();
+                let d: Vec<Vec<f64>> = sims.iter().map(|s| s.delay_mean_ms.clone()).collect();
+                let c = real_vs_sim(c, "ms", seeds, &runs, |n| n.delay_mean_ms, &d, "");
+                if failed.is_empty() {
+                    c
+                } else {
+                    c.ours_text("error").check(false).note(format!(
+                        "simulated runs failed: {}",
+                        failed
+                            .iter()
+                            .map(|e| e.as_str())
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ))
+                }
+            }
+        };
+        r.claims.push(claim);
+    }
+    // REAL-MP-7: STTF against min-RTT over real packets, every seed.
+    let c7 = Claim::new(
+        "REAL-MP-7",
+        "brisk's STTF: CBR mean application delay over real packets no higher than brisk's min-RTT's, every seed",
+    )
+    .paper_text("lower with STTF (MP-7: the gain grows with RTT asymmetry)")
+    .unit("ms (STTF − min-RTT, worst seed)")
+    .tolerance("≤ 0");
+    let (m, st) = (
+        sched_runs(real, SchedKind::MinRtt, true),
+        sched_runs(real, SchedKind::Sttf, true),
+    );
+    let mut worst = f64::NEG_INFINITY;
+    let mut cells = Vec::new();
+    let mut bad = None;
+    for ((seed, a), b) in seeds.iter().zip(&m).zip(&st) {
+        match (a, b) {
+            (Ok(a), Ok(b)) if a.stream_ok && b.stream_ok => {
+                let d = b.delay_mean_ms - a.delay_mean_ms;
+                worst = worst.max(if d.is_finite() { d } else { f64::INFINITY });
+                cells.push(format!(
+                    "seed {seed}: STTF {:.1} ms (3G share {:.1} %), min-RTT {:.1} ms (3G share {:.1} %)",
+                    b.delay_mean_ms,
+                    b.shares.get(1).copied().unwrap_or(f64::NAN) * 100.0,
+                    a.delay_mean_ms,
+                    a.shares.get(1).copied().unwrap_or(f64::NAN) * 100.0
+                ));
+            }
+            (Ok(_), Ok(_)) => bad = Some(format!("seed {seed}: a stream was not intact")),
+            (Err(e), _) | (_, Err(e)) => bad = Some(format!("seed {seed}: {e}")),
+        }
+    }
+    r.claims.push(if m.iter().chain(&st).all(Result::is_err) {
+        c7.not_applicable(format!(
+            "no real run: {}",
+            m.iter().find_map(|x| x.clone().err()).unwrap_or_default()
+        ))
+    } else if let Some(why) = bad {
+        c7.ours_text("error").check(false).note(why)
+    } else {
+        c7.ours(worst).check(worst <= 0.0).note(format!(
+            "{}. An ordering of two real runs on the same paths, judged whatever the emulator's timing (real_fidelity).",
+            cells.join("; ")
+        ))
+    });
 }
 
 /// Goodput of the bulk runs against the CBR stream's mean application delay, one
 /// marker per stack and seed (Pantheon-style: up is more throughput, left less delay).
-fn plot(real: &[SeedRuns], sims: &[SimNums]) -> Plot {
+fn plot(real: &[SeedRuns], sims: &[SimNums], extra_sims: &[(SchedKind, Vec<SimNums>)]) -> Plot {
     let pt = |b: &Result<RealNums, String>, c: &Result<RealNums, String>| -> Option<(f64, f64)> {
         let (b, c) = (b.as_ref().ok()?, c.as_ref().ok()?);
         Some((c.delay_mean_ms, b.goodput_mbit))
@@ -754,16 +947,34 @@ fn plot(real: &[SeedRuns], sims: &[SimNums]) -> Plot {
     let mut lin = Vec::new();
     let mut bri = Vec::new();
     let mut sim = Vec::new();
-    for (s, m) in real.iter().zip(sims) {
+    // brisk's other schedulers: (real, simulated) per scheduler.
+    type Points = Vec<(f64, f64)>;
+    let mut ext: Vec<(Points, Points)> = vec![(Vec::new(), Vec::new()); EXTRA_SCHEDS.len()];
+    for (i, (s, m)) in real.iter().zip(sims).enumerate() {
         lin.extend(pt(&s.linux_bulk, &s.linux_cbr));
         bri.extend(pt(&s.brisk_bulk, &s.brisk_cbr));
         sim.push((mean(&m.delay_mean_ms), mean(&m.goodput_mbit)));
+        for (j, k) in EXTRA_SCHEDS.iter().enumerate() {
+            if let Some(x) = s.extra.iter().find(|x| x.sched == *k) {
+                ext[j].0.extend(pt(&x.bulk, &x.cbr));
+            }
+            if let Some(n) = extra_sims
+                .iter()
+                .find(|e| e.0 == *k)
+                .and_then(|e| e.1.get(i))
+            {
+                ext[j]
+                    .1
+                    .push((mean(&n.delay_mean_ms), mean(&n.goodput_mbit)));
+            }
+        }
     }
     // Axes from zero with headroom: markers on the frame's edge are hard to see.
     let top = |f: fn(&(f64, f64)) -> f64| {
         lin.iter()
             .chain(&bri)
             .chain(&sim)
+            .chain(ext.iter().flat_map(|e| e.0.iter().chain(&e.1)))
             .map(f)
             .filter(|v| v.is_finite())
             .fold(0.0f64, f64::max)
@@ -785,14 +996,32 @@ fn plot(real: &[SeedRuns], sims: &[SimNums]) -> Plot {
         format!("brisk MPTCP, real ({})", used(|s| &s.brisk_bulk)),
     );
     // A stack whose runs failed has no marker (and no legend entry).
-    let series = vec![
+    let mut series = vec![
         Series::new(&lin_label, BLUE, Style::Marker, lin),
         Series::new(&bri_label, ORANGE, Style::Marker, bri),
         Series::new("brisk MPTCP, simulated", GREY, Style::Marker, sim),
-    ]
-    .into_iter()
-    .filter(|s| !s.points.is_empty())
-    .collect();
+    ];
+    // min-RTT red, STTF green: large markers real, small dots the simulated twins.
+    for (j, k) in EXTRA_SCHEDS.iter().enumerate() {
+        let color = if *k == SchedKind::Sttf { GREEN } else { RED };
+        let (re, si) = std::mem::take(&mut ext[j]);
+        series.push(Series::new(
+            &format!("brisk {}, real", k.name()),
+            color,
+            Style::Marker,
+            re,
+        ));
+        series.push(Series::new(
+            &format!("brisk {}, simulated", k.name()),
+            color,
+            Style::Points,
+            si,
+        ));
+    }
+    let series = series
+        .into_iter()
+        .filter(|s| !s.points.is_empty())
+        .collect();
     Plot {
         figure: Figure::Chart(Chart {
             title: "Bulk goodput against CBR application delay, WLAN + 3G paths".into(),
@@ -833,6 +1062,7 @@ mod tests {
             brisk_bulk: nums(brisk_g, f64::NAN, brisk_shares.clone()),
             linux_cbr: nums(0.4, 40.0, vec![0.7, 0.3]),
             brisk_cbr: nums(0.4, 30.0, brisk_shares),
+            extra: Vec::new(),
         }
     }
 
@@ -857,7 +1087,7 @@ mod tests {
 
     #[test]
     fn one_path_brisk_is_judged_against_its_simulation_and_its_share_is_na() {
-        let r = analyse(4, true, &[1], &[seed(3.1, vec![1.0, 0.0])], &sims());
+        let r = analyse(4, true, &[1], &[seed(3.1, vec![1.0, 0.0])], &sims(), &[]);
         assert_eq!(
             r.claims.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
             CLAIMS
@@ -869,45 +1099,66 @@ mod tests {
         let c1 = r.claims.iter().find(|c| c.id == "REAL-MP-1").unwrap();
         assert!(c1.note.contains("one path"), "{}", c1.note);
         // 4.0 against 3.0 Mbit/s is 33 % off: a failure.
-        let r = analyse(4, true, &[1], &[seed(4.0, vec![1.0, 0.0])], &sims());
+        let r = analyse(4, true, &[1], &[seed(4.0, vec![1.0, 0.0])], &sims(), &[]);
         assert_eq!(verdict(&r, "REAL-MP-1"), Verdict::Fail);
     }
 
     #[test]
     fn a_two_path_brisk_is_judged_on_its_share_and_distorted_runs_are_inconclusive() {
-        let r = analyse(4, true, &[1], &[seed(3.0, vec![0.6, 0.4])], &sims());
+        let r = analyse(4, true, &[1], &[seed(3.0, vec![0.6, 0.4])], &sims(), &[]);
         assert_eq!(verdict(&r, "REAL-MP-4"), Verdict::Pass);
         // Two real paths against a one-path simulation: not the same network.
         for id in ["REAL-MP-1", "REAL-MP-2"] {
             assert_eq!(verdict(&r, id), Verdict::NotApplicable, "{id}");
         }
         // Against a two-path simulation they are judged.
-        let r = analyse(4, true, &[1], &[seed(3.0, vec![0.6, 0.4])], &sims_on(0.3));
+        let r = analyse(
+            4,
+            true,
+            &[1],
+            &[seed(3.0, vec![0.6, 0.4])],
+            &sims_on(0.3),
+            &[],
+        );
         for id in ["REAL-MP-1", "REAL-MP-2"] {
             assert_eq!(verdict(&r, id), Verdict::Pass, "{id}");
         }
-        let r = analyse(4, true, &[1], &[seed(4.0, vec![0.6, 0.4])], &sims_on(0.3));
+        let r = analyse(
+            4,
+            true,
+            &[1],
+            &[seed(4.0, vec![0.6, 0.4])],
+            &sims_on(0.3),
+            &[],
+        );
         assert_eq!(verdict(&r, "REAL-MP-1"), Verdict::Fail);
         // A simulated run that failed fails the comparison.
         let mut broken_sim = sims_on(0.3);
         broken_sim[0]
             .errors
             .push("bulk seed 1.0: run did not settle".into());
-        let r = analyse(4, true, &[1], &[seed(3.0, vec![0.6, 0.4])], &broken_sim);
+        let r = analyse(
+            4,
+            true,
+            &[1],
+            &[seed(3.0, vec![0.6, 0.4])],
+            &broken_sim,
+            &[],
+        );
         assert_eq!(verdict(&r, "REAL-MP-1"), Verdict::Fail);
         let mut s = seed(3.0, vec![0.6, 0.4]);
         if let Ok(n) = &mut s.brisk_bulk {
             n.stream_ok = false;
         }
-        let r = analyse(4, true, &[1], &[s], &sims());
+        let r = analyse(4, true, &[1], &[s], &sims(), &[]);
         assert_eq!(verdict(&r, "REAL-MP-1"), Verdict::Fail);
-        let r = analyse(4, true, &[1], &[seed(3.0, vec![0.9, 0.1])], &sims());
+        let r = analyse(4, true, &[1], &[seed(3.0, vec![0.9, 0.1])], &sims(), &[]);
         assert_eq!(verdict(&r, "REAL-MP-4"), Verdict::Fail);
         let mut s = seed(5.0, vec![1.0, 0.0]);
         if let Ok(n) = &mut s.brisk_bulk {
             n.distorted = Some("late deliveries".into());
         }
-        let r = analyse(4, true, &[1], &[s], &sims());
+        let r = analyse(4, true, &[1], &[s], &sims(), &[]);
         let c1 = r.claims.iter().find(|c| c.id == "REAL-MP-1").unwrap();
         assert_eq!(c1.verdict, Verdict::NotApplicable);
         assert!(c1.note.contains("late deliveries"), "{}", c1.note);
@@ -918,7 +1169,7 @@ mod tests {
         let mut s = seed(3.0, vec![1.0, 0.0]);
         s.linux_bulk = nums(6.0, f64::NAN, vec![0.98, 0.02]);
         assert_eq!(
-            verdict(&analyse(4, true, &[1], &[s], &sims()), "REAL-MP-3"),
+            verdict(&analyse(4, true, &[1], &[s], &sims(), &[]), "REAL-MP-3"),
             Verdict::Fail
         );
         let mut s = seed(3.0, vec![1.0, 0.0]);
@@ -926,7 +1177,7 @@ mod tests {
             n.stream_ok = false;
         }
         assert_eq!(
-            verdict(&analyse(4, true, &[1], &[s], &sims()), "REAL-MP-2"),
+            verdict(&analyse(4, true, &[1], &[s], &sims(), &[]), "REAL-MP-2"),
             Verdict::Fail
         );
         let none = SeedRuns {
@@ -936,8 +1187,9 @@ mod tests {
             brisk_bulk: Err("not root".into()),
             linux_cbr: Err("not root".into()),
             brisk_cbr: Err("not root".into()),
+            extra: Vec::new(),
         };
-        let r = analyse(4, true, &[1], &[none], &sims());
+        let r = analyse(4, true, &[1], &[none], &sims(), &[]);
         assert!(r.claims.iter().all(|c| c.verdict == Verdict::NotApplicable));
     }
 
@@ -948,7 +1200,7 @@ mod tests {
             let p = plan(quick).unwrap();
             assert!(p.jobs.is_empty(), "the twin is driven in the analysis");
             let paths = paths_from_net(&net().unwrap(), seeds[0]).unwrap();
-            let spec = sim_spec(App::Cbr, secs, &paths, 1).unwrap();
+            let spec = sim_spec(App::Cbr, SchedKind::Sttf, secs, &paths, 1).unwrap();
             for k in 0..2 {
                 let lab = &paths.paths[k];
                 assert_eq!(
@@ -965,11 +1217,81 @@ mod tests {
         }
     }
 
+    #[test]
+    fn sttf_and_min_rtt_are_judged_against_their_twins_and_each_other() {
+        let with = |minrtt_d: f64, sttf_d: f64| {
+            let mut s = seed(3.0, vec![0.6, 0.4]);
+            s.extra = vec![
+                SchedRuns {
+                    sched: SchedKind::MinRtt,
+                    bulk: nums(3.0, f64::NAN, vec![0.6, 0.4]),
+                    cbr: nums(0.4, minrtt_d, vec![0.8, 0.2]),
+                },
+                SchedRuns {
+                    sched: SchedKind::Sttf,
+                    bulk: nums(3.0, f64::NAN, vec![0.7, 0.3]),
+                    cbr: nums(0.4, sttf_d, vec![0.9, 0.1]),
+                },
+            ];
+            s
+        };
+        let twins = |d: f64| {
+            EXTRA_SCHEDS
+                .iter()
+                .map(|&k| {
+                    (
+                        k,
+                        vec![SimNums {
+                            delay_mean_ms: vec![d, d],
+                            ..sims_on(0.3)[0].clone()
+                        }],
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let r = analyse(
+            4,
+            true,
+            &[1],
+            &[with(31.0, 30.0)],
+            &sims_on(0.3),
+            &twins(30.0),
+        );
+        assert_eq!(verdict(&r, "REAL-MP-5"), Verdict::Pass);
+        assert_eq!(verdict(&r, "REAL-MP-6"), Verdict::Pass);
+        assert_eq!(verdict(&r, "REAL-MP-7"), Verdict::Pass);
+        assert_eq!(r.plots.len(), 1);
+        // STTF slower than min-RTT; min-RTT 50 % off its twin.
+        let r = analyse(
+            4,
+            true,
+            &[1],
+            &[with(45.0, 50.0)],
+            &sims_on(0.3),
+            &twins(30.0),
+        );
+        for id in ["REAL-MP-5", "REAL-MP-6", "REAL-MP-7"] {
+            assert_eq!(verdict(&r, id), Verdict::Fail, "{id}");
+        }
+        // Without the extra runs the three are n/a, not failures.
+        let r = analyse(
+            4,
+            true,
+            &[1],
+            &[seed(3.0, vec![0.6, 0.4])],
+            &sims_on(0.3),
+            &[],
+        );
+        for id in ["REAL-MP-5", "REAL-MP-6", "REAL-MP-7"] {
+            assert_eq!(verdict(&r, id), Verdict::NotApplicable, "{id}");
+        }
+    }
+
     /// The quick twin on network seed 1 runs both subflows, both carrying data, and
     /// repeats itself.
     #[test]
     fn the_quick_twin_uses_both_paths() {
-        let s = sim_all(4, &[1]);
+        let s = sim_all(4, &[1], MptcpConfig::default().scheduler);
         assert!(s[0].errors.is_empty(), "{:?}", s[0].errors);
         assert_eq!(s[0].subflows, 2);
         assert_eq!(s[0].paths_used(), 2, "{:?}", s[0].share_3g);
@@ -978,6 +1300,6 @@ mod tests {
             "{:?}",
             s[0].goodput_mbit
         );
-        assert_eq!(s, sim_all(4, &[1]));
+        assert_eq!(s, sim_all(4, &[1], MptcpConfig::default().scheduler));
     }
 }
