@@ -96,6 +96,12 @@ struct World {
 impl World {
     /// An endpoint listening on port 80, its limits and options from `cfg`.
     fn new(cfg: u8) -> World {
+        World::with_cc(cfg, None)
+    }
+
+    /// [`World::new`] with the connections' congestion controller set to `cc`
+    /// (`None`: the default).
+    fn with_cc(cfg: u8, cc: Option<brisk_tcp::cc::CcAlgorithm>) -> World {
         let mut config = Config {
             recv_buffer: if cfg & 1 == 0 { 4096 } else { 65_536 },
             send_buffer: if cfg & 2 == 0 { 8192 } else { 65_536 },
@@ -106,6 +112,9 @@ impl World {
         config.options.sack = cfg & 16 == 0;
         config.options.timestamps = cfg & 32 == 0;
         config.options.window_scaling = cfg & 64 == 0;
+        if let Some(cc) = cc {
+            config.congestion.controller.base = cc;
+        }
         let limits = Limits {
             max_connections: if cfg & 128 == 0 { 3 } else { 8 },
             backlog: if cfg & 128 == 0 { 1 } else { 4 },
@@ -662,6 +671,21 @@ fn mptcp_config(base: &Config) -> Config {
 pub fn endpoint(data: &[u8]) {
     let mut inp = Input::new(data);
     let mut w = World::new(inp.u8());
+    for _ in 0..MAX_OPS {
+        if inp.is_empty() {
+            break;
+        }
+        w.op(&mut inp, PEERS);
+    }
+    w.read(0);
+    w.advance(Duration::from_secs(1));
+}
+
+/// Target `endpoint` with every connection running `cc` (the controllers that
+/// need their own smoke run through the endpoint, as issue 35 §2 asks: BBR v3).
+pub fn endpoint_cc(data: &[u8], cc: brisk_tcp::cc::CcAlgorithm) {
+    let mut inp = Input::new(data);
+    let mut w = World::with_cc(inp.u8(), Some(cc));
     for _ in 0..MAX_OPS {
         if inp.is_empty() {
             break;
