@@ -22,12 +22,8 @@ enum Outcome {
     Failed,
 }
 
-/// Runs one seed; returns how it ended, or a description of what went wrong.
-fn check(seed: u64) -> Result<Outcome, String> {
-    check_over(seed, None)
-}
-
-/// [`check`] on `scenario_over(seed, over)`.
+/// Runs one seed of `scenario_over(seed, over)` (`None`: the generated scenario);
+/// returns how it ended, or a description of what went wrong.
 fn check_over(seed: u64, over: Option<&Over>) -> Result<Outcome, String> {
     let text = scenario_over(seed, over);
     let sc = Scenario::from_toml_str(&text).map_err(|e| format!("scenario: {e}\n{text}"))?;
