@@ -38,6 +38,9 @@ pub struct RateState {
     pub app_limited: u64,
     /// Segments ever marked lost (Linux `tp->lost`).
     pub lost: u64,
+    /// Segments delivered by ACKs that carried ECE (Linux `tp->delivered_ce`,
+    /// `tcp_count_delivered` with `ece_ack`): BBR v3's CE-mark ratio.
+    pub delivered_ce: u64,
     /// The connection's delivery rate as Linux keeps it for `tcpi_delivery_rate`
     /// (`tp->rate_delivered` segments over `tp->rate_interval_us`, and
     /// `tp->rate_app_limited`): the last valid sample that was not
@@ -93,6 +96,15 @@ pub struct RateSample {
     pub is_retrans: bool,
     /// The ACK was (likely) delayed (Linux `FLAG_ACK_MAYBE_DELAYED`).
     pub is_ack_delayed: bool,
+    /// BBR v3's fields (google/bbr v3 `struct rate_sample`): packets in flight when
+    /// the sampled segment left, itself included (`tx_in_flight`); segments marked
+    /// lost since it left (`lost`); segments delivered with ECE over the sample's
+    /// interval (`delivered_ce`); whether this ACK carried ECE (`is_ece`). Zero
+    /// without a sampled segment.
+    pub tx_in_flight: u32,
+    pub lost: u32,
+    pub delivered_ce: u32,
+    pub is_ece: bool,
 }
 
 impl Default for RateSample {
@@ -112,6 +124,10 @@ impl Default for RateSample {
             is_app_limited: false,
             is_retrans: false,
             is_ack_delayed: false,
+            tx_in_flight: 0,
+            lost: 0,
+            delivered_ce: 0,
+            is_ece: false,
         }
     }
 }
@@ -125,12 +141,15 @@ impl RateSample {
 }
 
 /// What a transmission records (Linux `tcp_skb_cb.tx`), kept small: the two
-/// timestamps as microseconds before the send time.
+/// timestamps as microseconds before the send time, and (BBR v3) the lost and
+/// CE-delivered counts' low 32 bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TxSnapshot {
     pub first_tx_us: u32,
     pub delivered_us: u32,
     pub app_limited: bool,
+    pub lost: u32,
+    pub delivered_ce: u32,
 }
 
 fn us(t: Instant) -> u64 {
@@ -154,6 +173,8 @@ pub fn on_send(st: &mut RateState, now: Instant, packets_out: u32) -> TxSnapshot
         first_tx_us: us_back(now, st.first_tx_mstamp),
         delivered_us: us_back(now, st.delivered_mstamp),
         app_limited: st.app_limited != 0,
+        lost: st.lost as u32,
+        delivered_ce: st.delivered_ce as u32,
     }
 }
 
@@ -180,6 +201,8 @@ pub struct AckDelivery<'a> {
     pub rtt: Option<Duration>,
     /// Linux `FLAG_ACK_MAYBE_DELAYED`.
     pub ack_delayed: bool,
+    /// The ACK carried ECE (BBR v3's `is_ece`).
+    pub ece: bool,
 }
 
 /// Linux `tcp_rate_skb_delivered` (for the newest segment) followed by `tcp_rate_gen`.
@@ -199,6 +222,7 @@ pub fn generate(
         prior_in_flight: ack.prior_in_flight,
         rtt_us: ack.rtt.map_or(-1, |r| r.as_micros() as i64),
         is_ack_delayed: ack.ack_delayed,
+        is_ece: ack.ece,
         ..RateSample::default()
     };
     // tcp_rate_skb_delivered.
@@ -213,6 +237,10 @@ pub fn generate(
         rs.is_retrans = info.retransmit;
         st.first_tx_mstamp = info.sent_at;
         snd_us = u64::from(info.first_tx_us);
+        // BBR v3's per-sample loss and CE counts (wrapping, as Linux's u32s).
+        rs.tx_in_flight = info.in_flight_at_send;
+        rs.lost = (st.lost as u32).wrapping_sub(info.lost_at_send);
+        rs.delivered_ce = (st.delivered_ce as u32).wrapping_sub(info.delivered_ce_at_send);
     }
     // tcp_rate_gen.
     if st.app_limited != 0 && delivered > st.app_limited {
@@ -293,6 +321,8 @@ mod tests {
                 first_tx_us: snap.first_tx_us,
                 delivered_us: snap.delivered_us,
                 rate_app_limited: snap.app_limited,
+                lost_at_send: snap.lost,
+                delivered_ce_at_send: snap.delivered_ce,
             }
         }
         fn ack(&mut self, now: Instant, segs: &[&SentInfo], min_rtt_ms: u64) -> RateSample {

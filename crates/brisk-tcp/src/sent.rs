@@ -27,4 +27,10 @@ pub struct SentInfo {
     pub first_tx_us: u32,
     pub delivered_us: u32,
     pub rate_app_limited: bool,
+    /// BBR v3's send-time counters (Linux v3 `tcp_skb_cb.tx.lost` and
+    /// `tx.delivered_ce`), low 32 bits, filled with the rate snapshot: the
+    /// connection's lost and CE-delivered counts when this left, so a rate sample
+    /// can say how many were lost or CE-marked since (`crate::rate`).
+    pub lost_at_send: u32,
+    pub delivered_ce_at_send: u32,
 }

@@ -130,7 +130,7 @@ pub fn validate_tcp(t: &TcpKnobs, cc: CcAlgorithm) -> Result<(), (String, String
         .dctcp
         .validate()
         .map_err(|(k, m)| (p(&format!("tcp.dctcp.{k}")), m))?;
-    if cc == CcAlgorithm::Bbr {
+    if cc == CcAlgorithm::Bbr || cc == CcAlgorithm::Bbr3 {
         let layer = [
             ("tcp.delay_correlation", t.delay_correlation_on()),
             ("tcp.new_cwv", t.new_cwv == Some(true)),
@@ -142,10 +142,12 @@ pub fn validate_tcp(t: &TcpKnobs, cc: CcAlgorithm) -> Result<(), (String, String
         if let Some((k, _)) = layer {
             return Err((
                 p(k),
-                "cannot wrap cc = \"bbr\": BBR sets cwnd itself on every ACK (Linux \
-                 cong_control), and this layer acts through cong_avoid and ssthresh, \
-                 which BBR does not use"
-                    .into(),
+                format!(
+                    "cannot wrap cc = \"{}\": BBR sets cwnd itself on every ACK (Linux \
+                     cong_control), and this layer acts through cong_avoid and ssthresh, \
+                     which BBR does not use",
+                    cc.name()
+                ),
             ));
         }
     }

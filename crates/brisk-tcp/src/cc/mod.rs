@@ -16,6 +16,7 @@
 
 pub mod abe;
 pub mod bbr;
+pub mod bbr3;
 pub mod cdg;
 pub mod coupled;
 pub mod cubic;
@@ -101,6 +102,10 @@ pub struct CcState {
     /// Linux `tcp_wstamp_ns`: the earliest departure time of the next paced segment
     /// (BBR's `bbr_packets_in_net_at_edt`); only kept while pacing is on.
     pub pacing_edt: Instant,
+    /// ECN was negotiated (Linux `tp->ecn_flags & TCP_ECN_OK`); refreshed with the
+    /// rate sample, so only for controllers with [`CcNeeds::rate_samples`] (BBR v3's
+    /// `bbr_can_use_ecn`).
+    pub ecn_ok: bool,
 }
 
 impl CcState {
@@ -332,6 +337,8 @@ pub enum CcDiagnostics {
     Fse(fse::tcp::FseDiagnostics),
     /// BBR v1 ([`bbr`], Linux `tcp_bbr.c`).
     Bbr(bbr::BbrDiagnostics),
+    /// BBR v3 ([`bbr3`], google/bbr v3 `tcp_bbr.c`).
+    Bbr3(bbr3::Bbr3Diagnostics),
 }
 
 /// Which controller to build. Parsed from config / scenario files.
@@ -367,6 +374,9 @@ pub enum CcAlgorithm {
     /// TCP-LP, low priority (Kuzmanovic and Knightly 2006), as Linux 6.18
     /// `tcp_lp.c` ([`lp`]); reads the peer's TCP timestamps.
     Lp,
+    /// Google's BBR v3, as google/bbr's v3 branch `tcp_bbr.c` ([`bbr3`]): loss- and
+    /// ECN-bounded model (bw_lo/hi, inflight_lo/hi), PROBE_BW's DOWN/CRUISE/REFILL/UP.
+    Bbr3,
 }
 
 impl CcAlgorithm {
@@ -417,6 +427,7 @@ impl CcAlgorithm {
             CcAlgorithm::Veno => Box::new(veno::Veno::default()),
             CcAlgorithm::Yeah => Box::new(yeah::Yeah::default()),
             CcAlgorithm::Lp => Box::new(lp::Lp::default()),
+            CcAlgorithm::Bbr3 => Box::new(bbr3::Bbr3::new(seed)),
         }
     }
     pub fn name(self) -> &'static str {
@@ -435,12 +446,14 @@ impl CcAlgorithm {
             CcAlgorithm::Veno => "veno",
             CcAlgorithm::Yeah => "yeah",
             CcAlgorithm::Lp => "lp",
+            CcAlgorithm::Bbr3 => "bbr3",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather
     /// than latching ECE until CWR (RFC 3168 §6.1.3): Linux lets the receiver's
-    /// controller choose, and only DCTCP does.
+    /// controller choose: DCTCP does, and BBR v3 (`TCP_CONG_WANTS_CE_EVENTS`,
+    /// `bbr_cwnd_event` calls `dctcp_ece_ack_update`).
     pub fn accurate_ce_echo(self) -> bool {
-        self == CcAlgorithm::Dctcp
+        self == CcAlgorithm::Dctcp || self == CcAlgorithm::Bbr3
     }
 }

@@ -184,7 +184,7 @@ impl Connection {
             self.info.rdb_loss_cwr += 1;
         }
         if self.sub.cong.needs.rate_samples {
-            ack_sample.rate = self.rate_sample(now, &facts, lost_before, prior.in_flight);
+            ack_sample.rate = self.rate_sample(now, &facts, lost_before, prior.in_flight, ece);
         }
         self.ack_finish::<IDLE>(now, ack, prior, &facts, is_dupack, &ack_sample);
     }
@@ -511,6 +511,7 @@ impl Connection {
         facts: &AckFacts,
         lost_before: u64,
         prior_in_flight: u32,
+        ece: bool,
     ) -> crate::rate::RateSample {
         let d = &facts.d;
         let clean = d
@@ -519,6 +520,12 @@ impl Connection {
         let rtt = clean.map(|t| now - t).or(facts.sample);
         let v = &mut self.sub.cong.vars;
         v.rate.lost = self.info.lost;
+        v.ecn_ok = self.sub.opts.ecn_ok;
+        // Linux `tcp_count_delivered(.., ece_ack)`: what an ECE-carrying ACK
+        // delivered counts as CE-marked (BBR v3's mark ratio).
+        if ece {
+            v.rate.delivered_ce += u64::from(d.segs);
+        }
         let ack_delayed = d.segs == 1
             && d.sacked == 0
             && v.sacked_out == 0
@@ -532,6 +539,7 @@ impl Connection {
             prior_in_flight,
             rtt,
             ack_delayed,
+            ece,
         };
         crate::rate::generate(&mut v.rate, v.delivered, now, v.min_rtt, ack)
     }

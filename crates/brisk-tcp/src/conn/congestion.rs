@@ -204,17 +204,28 @@ impl Congestion {
             first_tx_us: 0,
             delivered_us: 0,
             rate_app_limited: false,
+            lost_at_send: 0,
+            delivered_ce_at_send: 0,
         }
     }
 
     /// The delivery-rate snapshot a send record carries (`crate::rate::on_send`),
-    /// `packets_out` outstanding before it.
+    /// `packets_out` outstanding before it, `lost` segments ever marked lost.
     #[inline(never)]
-    pub fn rate_snapshot(&mut self, now: Instant, packets_out: u32, info: &mut SentInfo) {
+    pub fn rate_snapshot(
+        &mut self,
+        now: Instant,
+        packets_out: u32,
+        lost: u64,
+        info: &mut SentInfo,
+    ) {
+        self.vars.rate.lost = lost;
         let snap = rate::on_send(&mut self.vars.rate, now, packets_out);
         info.first_tx_us = snap.first_tx_us;
         info.delivered_us = snap.delivered_us;
         info.rate_app_limited = snap.app_limited;
+        info.lost_at_send = snap.lost;
+        info.delivered_ce_at_send = snap.delivered_ce;
     }
 
     /// Linux `tcp_rate_check_app_limited`, for a sender out of data with no lost

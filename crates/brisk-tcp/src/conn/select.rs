@@ -28,7 +28,10 @@ impl Connection {
         let mut info = self.sub.cong.sent_info(now, bytes, retransmit, in_flight);
         if self.sub.cong.needs.rate_samples {
             let packets_out = self.sub.loss.packets_out();
-            self.sub.cong.rate_snapshot(now, packets_out, &mut info);
+            let lost = self.info.lost;
+            self.sub
+                .cong
+                .rate_snapshot(now, packets_out, lost, &mut info);
         }
         info
     }
