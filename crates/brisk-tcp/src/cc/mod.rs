@@ -17,6 +17,7 @@
 pub mod abe;
 pub mod bbr;
 pub mod cdg;
+pub mod copa;
 pub mod coupled;
 pub mod cubic;
 pub mod dctcp;
@@ -303,6 +304,8 @@ pub enum CcDiagnostics {
     Fse(fse::tcp::FseDiagnostics),
     /// BBR v1 ([`bbr`], Linux `tcp_bbr.c`).
     Bbr(bbr::BbrDiagnostics),
+    /// Copa ([`copa`], NSDI 2018).
+    Copa(copa::CopaDiagnostics),
 }
 
 /// Which controller to build. Parsed from config / scenario files.
@@ -327,6 +330,9 @@ pub enum CcAlgorithm {
     /// Google's BBR v1, as Linux 6.18 `tcp_bbr.c` ([`bbr`]). Not the thesis's
     /// delay-correlation layer ([`delay_corr`]), which some seed texts call "BBR".
     Bbr,
+    /// Copa (Arun and Balakrishnan, NSDI 2018), default and competitive mode
+    /// ([`copa`]); no Linux module.
+    Copa,
 }
 
 impl CcAlgorithm {
@@ -372,6 +378,7 @@ impl CcAlgorithm {
             }
             CcAlgorithm::Ledbat => Box::new(ledbat::Ledbat::default()),
             CcAlgorithm::Bbr => Box::new(bbr::Bbr::new(seed)),
+            CcAlgorithm::Copa => Box::new(copa::Copa::new(tuning.copa)),
         }
     }
     pub fn name(self) -> &'static str {
@@ -385,6 +392,7 @@ impl CcAlgorithm {
             CcAlgorithm::Balia => "balia",
             CcAlgorithm::Ledbat => "ledbat",
             CcAlgorithm::Bbr => "bbr",
+            CcAlgorithm::Copa => "copa",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather
