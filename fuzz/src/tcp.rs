@@ -96,6 +96,11 @@ struct World {
 impl World {
     /// An endpoint listening on port 80, its limits and options from `cfg`.
     fn new(cfg: u8) -> World {
+        World::with_cc(cfg, None)
+    }
+
+    /// As [`World::new`], every connection running `cc` when given.
+    fn with_cc(cfg: u8, cc: Option<brisk_tcp::cc::CcAlgorithm>) -> World {
         let mut config = Config {
             recv_buffer: if cfg & 1 == 0 { 4096 } else { 65_536 },
             send_buffer: if cfg & 2 == 0 { 8192 } else { 65_536 },
@@ -106,6 +111,9 @@ impl World {
         config.options.sack = cfg & 16 == 0;
         config.options.timestamps = cfg & 32 == 0;
         config.options.window_scaling = cfg & 64 == 0;
+        if let Some(cc) = cc {
+            config.congestion.controller = cc.into();
+        }
         let limits = Limits {
             max_connections: if cfg & 128 == 0 { 3 } else { 8 },
             backlog: if cfg & 128 == 0 { 1 } else { 4 },
@@ -660,8 +668,18 @@ fn mptcp_config(base: &Config) -> Config {
 /// operations: segments from four peers, raw packets, time steps, reads, writes and
 /// closes.
 pub fn endpoint(data: &[u8]) {
+    endpoint_over(data, None);
+}
+
+/// Target `endpoint` with every connection running `cc` (the controllers the
+/// default CUBIC never reaches: `tests/controllers.rs`).
+pub fn endpoint_with_cc(data: &[u8], cc: brisk_tcp::cc::CcAlgorithm) {
+    endpoint_over(data, Some(cc));
+}
+
+fn endpoint_over(data: &[u8], cc: Option<brisk_tcp::cc::CcAlgorithm>) {
     let mut inp = Input::new(data);
-    let mut w = World::new(inp.u8());
+    let mut w = World::with_cc(inp.u8(), cc);
     for _ in 0..MAX_OPS {
         if inp.is_empty() {
             break;
