@@ -73,6 +73,11 @@ impl TcpKnobs {
             d.alpha_on_init = t.alpha_on_init.unwrap_or(d.alpha_on_init);
         }
         b.coupled.lisa = self.lisa == Some(true);
+        if let Some(t) = &self.copa {
+            let c = &mut b.copa;
+            c.delta = t.delta.unwrap_or(c.delta);
+            c.mode_switch = t.mode_switch.unwrap_or(c.mode_switch);
+        }
         b
     }
 

@@ -92,6 +92,10 @@ tcp_knobs! {
         /// same server send data on the SYN.
         fastopen: FastOpenTable => mechanism,
             linux refuse_set("a Linux flow's Fast Open is the namespace's net.ipv4.tcp_fastopen and the listener's TCP_FASTOPEN, not a per-run knob");
+        /// `[flow.tcp.copa]`: Copa's `delta` (default 0.5, 1/4096 to 1) and
+        /// `mode_switch` (the competitive mode, default true; docs/mechanisms/copa.md);
+        /// needs `cc = "copa"`.
+        copa: CopaTable => mechanism, linux unchecked;
     }
     groups {
         /// `[flow.tcp.options]`: sack, timestamps, window_scaling.

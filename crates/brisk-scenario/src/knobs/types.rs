@@ -202,3 +202,12 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for SwitchOrTable<T> {
         d.deserialize_any(V(std::marker::PhantomData))
     }
 }
+
+/// `[flow.tcp.copa]`: each key overrides Copa's default
+/// (`brisk_tcp::cc::copa::CopaConfig`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CopaTable {
+    pub delta: Option<f64>,
+    pub mode_switch: Option<bool>,
+}

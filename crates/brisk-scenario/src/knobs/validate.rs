@@ -151,6 +151,32 @@ pub fn validate_tcp(t: &TcpKnobs, cc: CcAlgorithm) -> Result<(), (String, String
             ));
         }
     }
+    if t.copa.is_some() && cc != CcAlgorithm::Copa {
+        return Err((p("tcp.copa"), "needs cc = \"copa\"".into()));
+    }
+    tuning
+        .copa
+        .validate()
+        .map_err(|(k, m)| (p(&format!("tcp.copa.{k}")), m))?;
+    if cc == CcAlgorithm::Copa {
+        let layer = [
+            ("tcp.delay_correlation", t.delay_correlation_on()),
+            ("tcp.new_cwv", t.new_cwv == Some(true)),
+            ("tcp.abe", t.abe == Some(true)),
+            ("tcp.fse", t.fse_config().is_some()),
+        ]
+        .into_iter()
+        .find(|(_, on)| *on);
+        if let Some((k, _)) = layer {
+            return Err((
+                p(k),
+                "cannot wrap cc = \"copa\": Copa sets cwnd itself on every ACK toward its \
+                 delay target (cong_control), and this layer acts through cong_avoid and \
+                 ssthresh, which Copa does not use"
+                    .into(),
+            ));
+        }
+    }
     if cc == CcAlgorithm::Dctcp && t.ecn_switch() != Some(true) {
         return Err((
             p("cc"),

@@ -18,6 +18,7 @@ pub mod abe;
 pub mod bbr;
 pub mod bbr3;
 pub mod cdg;
+pub mod copa;
 pub mod coupled;
 pub mod cubic;
 pub mod dctcp;
@@ -339,6 +340,8 @@ pub enum CcDiagnostics {
     Bbr(bbr::BbrDiagnostics),
     /// BBR v3 ([`bbr3`], google/bbr v3 `tcp_bbr.c`).
     Bbr3(bbr3::Bbr3Diagnostics),
+    /// Copa ([`copa`], NSDI 2018).
+    Copa(copa::CopaDiagnostics),
 }
 
 /// Which controller to build. Parsed from config / scenario files.
@@ -377,6 +380,9 @@ pub enum CcAlgorithm {
     /// Google's BBR v3, as google/bbr's v3 branch `tcp_bbr.c` ([`bbr3`]): loss- and
     /// ECN-bounded model (bw_lo/hi, inflight_lo/hi), PROBE_BW's DOWN/CRUISE/REFILL/UP.
     Bbr3,
+    /// Copa (Arun and Balakrishnan, NSDI 2018), default and competitive mode
+    /// ([`copa`]); no Linux module.
+    Copa,
 }
 
 impl CcAlgorithm {
@@ -428,6 +434,7 @@ impl CcAlgorithm {
             CcAlgorithm::Yeah => Box::new(yeah::Yeah::default()),
             CcAlgorithm::Lp => Box::new(lp::Lp::default()),
             CcAlgorithm::Bbr3 => Box::new(bbr3::Bbr3::new(seed)),
+            CcAlgorithm::Copa => Box::new(copa::Copa::new(tuning.copa)),
         }
     }
     pub fn name(self) -> &'static str {
@@ -447,6 +454,7 @@ impl CcAlgorithm {
             CcAlgorithm::Yeah => "yeah",
             CcAlgorithm::Lp => "lp",
             CcAlgorithm::Bbr3 => "bbr3",
+            CcAlgorithm::Copa => "copa",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather

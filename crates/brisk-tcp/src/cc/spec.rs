@@ -182,6 +182,8 @@ pub struct BaseTuning {
     pub dctcp: DctcpConfig,
     /// The coupled controllers' option (LISA), read by `lia`, `olia` and `balia`.
     pub coupled: super::coupled::CoupledConfig,
+    /// Copa's δ and mode switch (`[flow.tcp.copa]`).
+    pub copa: super::copa::CopaConfig,
 }
 
 impl From<CcAlgorithm> for CcSpec {
