@@ -16,6 +16,7 @@
 
 pub mod abe;
 pub mod bbr;
+pub mod bic;
 pub mod cdg;
 pub mod coupled;
 pub mod cubic;
@@ -24,8 +25,12 @@ pub mod delay_corr;
 pub mod flow;
 pub mod fse;
 pub mod host;
+pub mod htcp;
+pub mod hybla;
+pub mod illinois;
 pub mod layer;
 pub mod ledbat;
+pub(crate) mod linux_ca;
 pub mod new_cwv;
 pub mod reno;
 pub mod sbd;
@@ -34,6 +39,8 @@ pub mod spec;
 pub(crate) mod testmodel;
 #[cfg(test)]
 mod traces;
+pub mod vegas;
+pub mod westwood;
 
 pub use crate::rate::{RateSample, RateState};
 pub use crate::sent::SentInfo;
@@ -216,6 +223,10 @@ pub enum CcEvent {
 /// A third: the FSE layer (`fse/tcp.rs`) sets ssthresh to the flow's share of its
 /// group's shared threshold in `init` and `cong_avoid`, where it also sets cwnd to
 /// the assigned share: the FSE "sends FSE_R(i) to flow i" (draft §5.3 step c).
+/// Linux's Westwood+ (`westwood.rs`) sets cwnd and ssthresh to BWE·RTTmin in
+/// `on_event(ExitRecovery)` (its `CA_EVENT_COMPLETE_CWR`), and Hybla (`hybla.rs`)
+/// sets the initial window (rho) and the clamp (65535) in `init`, as their Linux
+/// modules do in those hooks.
 pub trait CongestionControl: fmt::Debug + Send {
     /// Short name of this controller alone, e.g. "cubic" (a layer: its tag, "dc").
     fn name(&self) -> &'static str;
@@ -327,6 +338,18 @@ pub enum CcAlgorithm {
     /// Google's BBR v1, as Linux 6.18 `tcp_bbr.c` ([`bbr`]). Not the thesis's
     /// delay-correlation layer ([`delay_corr`]), which some seed texts call "BBR".
     Bbr,
+    /// TCP Vegas, as Linux 6.18 `tcp_vegas.c` ([`vegas`]).
+    Vegas,
+    /// TCP Westwood+, as Linux 6.18 `tcp_westwood.c` ([`westwood`]).
+    Westwood,
+    /// TCP Hybla, as Linux 6.18 `tcp_hybla.c` ([`hybla`]).
+    Hybla,
+    /// TCP-Illinois, as Linux 6.18 `tcp_illinois.c` ([`illinois`]).
+    Illinois,
+    /// H-TCP, as Linux 6.18 `tcp_htcp.c` ([`htcp`]).
+    Htcp,
+    /// BIC TCP, as Linux 6.18 `tcp_bic.c` ([`bic`]).
+    Bic,
 }
 
 impl CcAlgorithm {
@@ -372,6 +395,12 @@ impl CcAlgorithm {
             }
             CcAlgorithm::Ledbat => Box::new(ledbat::Ledbat::default()),
             CcAlgorithm::Bbr => Box::new(bbr::Bbr::new(seed)),
+            CcAlgorithm::Vegas => Box::new(vegas::Vegas::default()),
+            CcAlgorithm::Westwood => Box::new(westwood::Westwood::default()),
+            CcAlgorithm::Hybla => Box::new(hybla::Hybla::default()),
+            CcAlgorithm::Illinois => Box::new(illinois::Illinois::default()),
+            CcAlgorithm::Htcp => Box::new(htcp::Htcp::default()),
+            CcAlgorithm::Bic => Box::new(bic::Bic::default()),
         }
     }
     pub fn name(self) -> &'static str {
@@ -385,6 +414,12 @@ impl CcAlgorithm {
             CcAlgorithm::Balia => "balia",
             CcAlgorithm::Ledbat => "ledbat",
             CcAlgorithm::Bbr => "bbr",
+            CcAlgorithm::Vegas => "vegas",
+            CcAlgorithm::Westwood => "westwood",
+            CcAlgorithm::Hybla => "hybla",
+            CcAlgorithm::Illinois => "illinois",
+            CcAlgorithm::Htcp => "htcp",
+            CcAlgorithm::Bic => "bic",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather
