@@ -13,7 +13,7 @@
 mod common;
 
 use brisk_sim::{run, Scenario};
-use common::fault::scenario_for;
+use common::fault::{scenario_for, scenario_over, Over};
 
 /// How a seed's connection ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -24,7 +24,11 @@ enum Outcome {
 
 /// Runs one seed; returns how it ended, or a description of what went wrong.
 fn check(seed: u64) -> Result<Outcome, String> {
-    let text = scenario_for(seed);
+    check_text(seed, scenario_for(seed))
+}
+
+/// `check` on a given scenario text (the seed's, or its controller replaced).
+fn check_text(seed: u64, text: String) -> Result<Outcome, String> {
     let sc = Scenario::from_toml_str(&text).map_err(|e| format!("scenario: {e}\n{text}"))?;
     let res = run(&sc, seed).map_err(|e| format!("run: {e}\n{text}"))?;
     let f = &res.flows[0];
@@ -117,4 +121,44 @@ fn show_seed() {
         res.flows[0].error,
         res.flows[0].closed
     );
+}
+
+/// The ports of Linux's Vegas, Westwood+, Hybla, Illinois, H-TCP and BIC modules
+/// through the campaign's paths, impairments and apps (`scenario_over`: the seed's
+/// scenario with the controller replaced): no panic, no stall, the stream intact,
+/// a clean close or a clear error, errors as rare as in the plain campaign.
+/// `BRISK_FAULT_SEEDS_CC=N` sets the seeds per controller (default 60).
+#[test]
+fn fault_campaign_linux_module_ports() {
+    let n: u64 = std::env::var("BRISK_FAULT_SEEDS_CC")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    for cc in ["vegas", "westwood", "hybla", "illinois", "htcp", "bic"] {
+        let over = Over {
+            cc,
+            queue: None,
+            tcp: "",
+        };
+        let mut failures = Vec::new();
+        let mut errors = 0u64;
+        for seed in 0..n {
+            let text = scenario_over(seed, Some(&over));
+            match std::panic::catch_unwind(|| check_text(seed, text.clone())) {
+                Ok(Ok(Outcome::Completed)) => {}
+                Ok(Ok(Outcome::Failed)) => errors += 1,
+                Ok(Err(e)) => failures.push(format!("{cc}: {e}")),
+                Err(_) => failures.push(format!("{cc} seed {seed}: PANIC\n{text}")),
+            }
+            if failures.len() >= 3 {
+                break;
+            }
+        }
+        eprintln!("{cc}: {n} seeds, {errors} ended with a connection error");
+        assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
+        assert!(
+            errors * 20 <= n.max(20),
+            "{cc}: {errors} of {n} seeds ended in a connection error"
+        );
+    }
 }
