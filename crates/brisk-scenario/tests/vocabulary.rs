@@ -78,14 +78,30 @@ fn a_bad_layer_order_names_the_field() {
 
 #[test]
 fn kernel_cc_names_are_for_linux_flows_only() {
-    let sc = flow("cc = \"vegas\"\nstack = \"linux\"", "").unwrap();
-    assert_eq!(sc.flows[0].kernel_cc(), "vegas");
-    let e = flow("cc = \"vegas\"", "").unwrap_err();
+    let sc = flow("cc = \"nv\"\nstack = \"linux\"", "").unwrap();
+    assert_eq!(sc.flows[0].kernel_cc(), "nv");
+    let e = flow("cc = \"nv\"", "").unwrap_err();
     assert_eq!(e.field, "flow[0].cc", "{e}");
     assert!(
-        e.message.contains("vegas") && e.message.contains("cubic"),
+        e.message.contains("nv") && e.message.contains("cubic"),
         "{e}"
     );
+    // brisk's ports of Linux modules carry the module's name both ways: brisk's
+    // controller for a brisk flow, the kernel's module for a Linux flow.
+    for (name, cc) in [
+        ("vegas", brisk_tcp::cc::CcAlgorithm::Vegas),
+        ("westwood", brisk_tcp::cc::CcAlgorithm::Westwood),
+        ("hybla", brisk_tcp::cc::CcAlgorithm::Hybla),
+        ("illinois", brisk_tcp::cc::CcAlgorithm::Illinois),
+        ("htcp", brisk_tcp::cc::CcAlgorithm::Htcp),
+        ("bic", brisk_tcp::cc::CcAlgorithm::Bic),
+    ] {
+        let sc = flow(&format!("cc = \"{name}\""), "").unwrap();
+        assert_eq!(sc.flows[0].cc, cc);
+        assert_eq!(cc.name(), name);
+        let sc = flow(&format!("cc = \"{name}\"\nstack = \"linux\""), "").unwrap();
+        assert_eq!(sc.flows[0].kernel_cc(), name);
+    }
     // brisk's own BBR (v1, as Linux `tcp_bbr.c`) is a brisk name too, and a Linux
     // flow's "bbr" is the kernel's module.
     let sc = flow("cc = \"bbr\"", "").unwrap();

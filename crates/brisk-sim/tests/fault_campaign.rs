@@ -203,3 +203,25 @@ fn fault_campaign_bbr3_200_seeds() {
     };
     campaign_over(n, Some(&over));
 }
+
+/// The ports of Linux's Vegas, Westwood+, Hybla, Illinois, H-TCP and BIC modules
+/// through the campaign's paths, impairments and apps (`scenario_over`: the seed's
+/// scenario with the controller replaced): no panic, no stall, the stream intact,
+/// a clean close or a clear error, errors as rare as in the plain campaign.
+/// `BRISK_FAULT_SEEDS_CC=N` sets the seeds per controller (default 60).
+#[test]
+fn fault_campaign_linux_module_ports() {
+    let n: u64 = std::env::var("BRISK_FAULT_SEEDS_CC")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    for cc in ["vegas", "westwood", "hybla", "illinois", "htcp", "bic"] {
+        let over = Over {
+            cc,
+            queue: None,
+            tcp: "",
+        };
+        eprintln!("fault campaign over {cc}:");
+        campaign_over(n, Some(&over));
+    }
+}

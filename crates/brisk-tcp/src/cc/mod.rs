@@ -17,6 +17,7 @@
 pub mod abe;
 pub mod bbr;
 pub mod bbr3;
+pub mod bic;
 pub mod cdg;
 pub mod copa;
 pub mod coupled;
@@ -27,8 +28,12 @@ pub mod flow;
 pub mod fse;
 pub mod highspeed;
 pub mod host;
+pub mod htcp;
+pub mod hybla;
+pub mod illinois;
 pub mod layer;
 pub mod ledbat;
+pub(crate) mod linux_ca;
 pub mod lp;
 pub mod new_cwv;
 pub mod reno;
@@ -39,7 +44,9 @@ pub mod spec;
 pub(crate) mod testmodel;
 #[cfg(test)]
 mod traces;
+pub mod vegas;
 pub mod veno;
+pub mod westwood;
 pub mod yeah;
 
 pub use crate::rate::{RateSample, RateState};
@@ -251,6 +258,10 @@ pub enum CcEvent {
 /// A fourth: TCP-LP (`lp.rs`) halves cwnd or sets it to 1 in `on_ack`, as Linux's
 /// `tcp_lp_pkts_acked` does; and YeAH (`yeah.rs`) sets ssthresh with cwnd in
 /// `cong_avoid` (its precautionary decongestion, as `tcp_yeah_cong_avoid`).
+/// Linux's Westwood+ (`westwood.rs`) sets cwnd and ssthresh to BWE·RTTmin in
+/// `on_event(ExitRecovery)` (its `CA_EVENT_COMPLETE_CWR`), and Hybla (`hybla.rs`)
+/// sets the initial window (rho) and the clamp (65535) in `init`, as their Linux
+/// modules do in those hooks.
 pub trait CongestionControl: fmt::Debug + Send {
     /// Short name of this controller alone, e.g. "cubic" (a layer: its tag, "dc").
     fn name(&self) -> &'static str;
@@ -383,6 +394,18 @@ pub enum CcAlgorithm {
     /// Copa (Arun and Balakrishnan, NSDI 2018), default and competitive mode
     /// ([`copa`]); no Linux module.
     Copa,
+    /// TCP Vegas, as Linux 6.18 `tcp_vegas.c` ([`vegas`]).
+    Vegas,
+    /// TCP Westwood+, as Linux 6.18 `tcp_westwood.c` ([`westwood`]).
+    Westwood,
+    /// TCP Hybla, as Linux 6.18 `tcp_hybla.c` ([`hybla`]).
+    Hybla,
+    /// TCP-Illinois, as Linux 6.18 `tcp_illinois.c` ([`illinois`]).
+    Illinois,
+    /// H-TCP, as Linux 6.18 `tcp_htcp.c` ([`htcp`]).
+    Htcp,
+    /// BIC TCP, as Linux 6.18 `tcp_bic.c` ([`bic`]).
+    Bic,
 }
 
 impl CcAlgorithm {
@@ -435,6 +458,12 @@ impl CcAlgorithm {
             CcAlgorithm::Lp => Box::new(lp::Lp::default()),
             CcAlgorithm::Bbr3 => Box::new(bbr3::Bbr3::new(seed)),
             CcAlgorithm::Copa => Box::new(copa::Copa::new(tuning.copa)),
+            CcAlgorithm::Vegas => Box::new(vegas::Vegas::default()),
+            CcAlgorithm::Westwood => Box::new(westwood::Westwood::default()),
+            CcAlgorithm::Hybla => Box::new(hybla::Hybla::default()),
+            CcAlgorithm::Illinois => Box::new(illinois::Illinois::default()),
+            CcAlgorithm::Htcp => Box::new(htcp::Htcp::default()),
+            CcAlgorithm::Bic => Box::new(bic::Bic::default()),
         }
     }
     pub fn name(self) -> &'static str {
@@ -455,6 +484,12 @@ impl CcAlgorithm {
             CcAlgorithm::Lp => "lp",
             CcAlgorithm::Bbr3 => "bbr3",
             CcAlgorithm::Copa => "copa",
+            CcAlgorithm::Vegas => "vegas",
+            CcAlgorithm::Westwood => "westwood",
+            CcAlgorithm::Hybla => "hybla",
+            CcAlgorithm::Illinois => "illinois",
+            CcAlgorithm::Htcp => "htcp",
+            CcAlgorithm::Bic => "bic",
         }
     }
     /// Whether the receiver echoes every CE mark as it arrives (RFC 8257 §3.2) rather
