@@ -59,3 +59,19 @@ fn smoke(cc: CcAlgorithm) {
 fn endpoint_with_copa() {
     smoke(CcAlgorithm::Copa);
 }
+
+/// Linux's module ports (Vegas, Westwood+, Hybla, Illinois, H-TCP, BIC), some of which set cwnd or ssthresh outside `cong_avoid` or keep RTT state the plain
+/// contract's users do not.
+#[test]
+fn endpoint_with_linux_module_ports() {
+    for cc in [
+        CcAlgorithm::Vegas,
+        CcAlgorithm::Westwood,
+        CcAlgorithm::Hybla,
+        CcAlgorithm::Illinois,
+        CcAlgorithm::Htcp,
+        CcAlgorithm::Bic,
+    ] {
+        smoke(cc);
+    }
+}

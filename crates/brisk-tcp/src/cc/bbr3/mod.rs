@@ -727,6 +727,7 @@ impl CongestionControl for Bbr3 {
             rate_samples: true,
             cong_control: true,
             pacing: true,
+            timestamps: false,
         }
     }
 

@@ -426,6 +426,7 @@ impl CongestionControl for Copa {
             rate_samples: false,
             cong_control: true,
             pacing: true,
+            timestamps: false,
         }
     }
 
