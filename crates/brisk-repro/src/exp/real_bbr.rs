@@ -233,7 +233,7 @@ fn one_run(
         path,
         stack,
         "bbr",
-        brisk_tcp::Config::default(),
+        bbr_config(),
     );
     run.seed = seed;
     let res = match run_real(&run) {
@@ -256,6 +256,14 @@ fn one_run(
         srtt: binned(&f.srtt_series, 1e-6),
         distorted: real_fidelity::distortion(&res),
     })
+}
+
+/// brisk's settings with BBR. A brisk flow's controller is its `tcp` config's; the
+/// `cc` name of a `RealFlow` only labels it (Linux flows use the name).
+pub fn bbr_config() -> brisk_tcp::Config {
+    let mut c = brisk_tcp::Config::default();
+    c.congestion.controller = brisk_tcp::cc::CcAlgorithm::Bbr.into();
+    c
 }
 
 fn mean(v: &[f64]) -> f64 {

@@ -170,7 +170,13 @@ fn run_all(secs: u64, cells: &[Cell], queues: &[QueueSpec]) -> Vec<Vec<Real>> {
                         path,
                         *stack,
                         cc,
-                        brisk_tcp::Config::default(),
+                        // A brisk flow's controller is its config's (`cc` only
+                        // labels it).
+                        if *stack == FlowStack::Brisk && *cc == "bbr" {
+                            super::real_bbr::bbr_config()
+                        } else {
+                            brisk_tcp::Config::default()
+                        },
                     );
                     match run_real(&run) {
                         Ok(res) => Ok((
