@@ -422,7 +422,7 @@ fn analyse(secs: u64, seeds: &[u64], runs: &Runs) -> ExperimentResult {
             let n = row[0].len().max(row[1].len());
             r.plots.push(Plot {
                 figure: Figure::Chart(Chart {
-                    title: format!("{}: {title} over time, Linux bbr and brisk BBR", p.label()),
+                    title: format!("{}: {title}, Linux bbr and brisk BBR", p.short()),
                     x_label: "time (s)".into(),
                     y_label: ylabel.into(),
                     series,
