@@ -261,6 +261,10 @@ pub struct RealFlowResult {
     /// (ns since start, cwnd segments); a brisk MPTCP sender's compound cwnd (the
     /// sum over its subflows).
     pub cwnd_series: Vec<(u64, u32)>,
+    /// (ns since start, pacing rate bytes/s), sampled with srtt: Linux's
+    /// `tcpi_pacing_rate` (only while it is a rate, not `u64::MAX`), brisk's from its
+    /// BBR diagnostics (empty for brisk's other controllers).
+    pub pacing_series: Vec<(u64, u64)>,
     /// (interval end ns, bytes read in the interval).
     pub goodput_series: Vec<(u64, u64)>,
     pub stream_ok: bool,
@@ -324,6 +328,7 @@ fn std_dur(d: Duration) -> StdDuration {
 struct Sampled {
     srtt: Vec<(u64, u64)>,
     cwnd: Vec<(u64, u32)>,
+    pacing: Vec<(u64, u64)>,
     rtt_samples: Vec<u64>,
     retrans: u64,
     trace: Vec<brisk_tcp::TraceEvent>,
@@ -355,6 +360,9 @@ impl Sender for std::net::TcpStream {
             if out.srtt.len() < MAX_SAMPLES && st.srtt_us > 0 {
                 out.srtt.push((at, u64::from(st.srtt_us) * 1000));
                 out.cwnd.push((at, st.snd_cwnd));
+                if st.pacing_rate != u64::MAX {
+                    out.pacing.push((at, st.pacing_rate));
+                }
             }
             out.retrans = u64::from(st.total_retrans);
         }
@@ -391,6 +399,9 @@ impl Sender for crate::stack::socket::TcpStream {
             if out.srtt.len() < MAX_SAMPLES && srtt > 0 {
                 out.srtt.push((at, srtt));
                 out.cwnd.push((at, cwnd));
+                if let Some(brisk_tcp::cc::CcDiagnostics::Bbr(d)) = info.cc_diag {
+                    out.pacing.push((at, d.pacing_rate));
+                }
             }
             out.retrans = retrans;
             out.cc_diag = info.cc_diag.and_then(|d| serde_json::to_value(d).ok());
@@ -594,6 +605,7 @@ fn flow_result(
         cc_diag: sampled.cc_diag,
         srtt_series: sampled.srtt,
         cwnd_series: sampled.cwnd,
+        pacing_series: sampled.pacing,
         goodput_series: rx.series,
         stream_ok,
         error: tx

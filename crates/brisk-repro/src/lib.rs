@@ -408,6 +408,15 @@ pub const REGISTRY: &[Experiment] = &[
         plan: exp::real_bloat::plan,
     },
     Experiment {
+        id: exp::real_bbr::ID,
+        title: exp::real_bbr::TITLE,
+        kind: Kind::RealTime {
+            unsupported: exp::real_bbr::unsupported,
+        },
+        claims: exp::real_bbr::CLAIMS,
+        plan: exp::real_bbr::plan,
+    },
+    Experiment {
         id: exp::real_map::ID,
         title: exp::real_map::TITLE,
         kind: Kind::RealTime {
@@ -628,6 +637,7 @@ mod tests {
                     exp::design::ID,
                     exp::design::NA_ID,
                     exp::real_sbd::ID,
+                    exp::real_bbr::ID,
                 ]
                 .contains(&e.id);
                 assert!(!p.jobs.is_empty() || own_driver, "{}", e.id);

@@ -66,6 +66,9 @@ pub struct TcpStats {
     pub total_retrans: u32,
     pub segs_out: u32,
     pub bytes_acked: u64,
+    /// The socket's pacing rate, bytes/s (`tcpi_pacing_rate`; `u64::MAX` when the
+    /// kernel paces nothing).
+    pub pacing_rate: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -141,6 +144,7 @@ pub fn tcp_stats(s: &TcpStream) -> Result<TcpStats> {
         total_retrans: info.tcpi_total_retrans,
         segs_out: info.tcpi_segs_out,
         bytes_acked: info.tcpi_bytes_acked,
+        pacing_rate: info.tcpi_pacing_rate,
     })
 }
 

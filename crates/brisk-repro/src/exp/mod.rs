@@ -42,6 +42,7 @@ pub mod rc3_net;
 pub mod rc3_sweep;
 pub mod rc3_video;
 pub mod rdb;
+pub mod real_bbr;
 pub mod real_bloat;
 pub mod real_ecn;
 pub mod real_fidelity;

@@ -1,5 +1,6 @@
 //! real-aqm-map: the reference points of `aqm-map` over real packets. Linux's CUBIC and
-//! BBR (the kernel of the host, one flow at a time through brisk-emu) and brisk's CUBIC,
+//! BBR (the kernel of the host, one flow at a time through brisk-emu) and brisk's CUBIC
+//! and BBR,
 //! behind the same emulated queues as the simulated map: a 200-ms drop-tail, CoDel,
 //! PIE and FQ-CoDel (brisk-net's code in both worlds), 10 Mbit/s, RTT 100 ms (and
 //! 20 ms in the full run). brisk CUBIC's simulated run of each cell sits beside its
@@ -22,7 +23,7 @@ use std::fmt::Write;
 
 pub const ID: &str = "real-aqm-map";
 pub const TITLE: &str =
-    "Real packets: Linux CUBIC and BBR and brisk CUBIC behind emulated drop-tail and AQMs";
+    "Real packets: Linux and brisk CUBIC and BBR behind emulated drop-tail and AQMs";
 pub const CLAIMS: &[&str] = &["REAL-MAP-1", "REAL-MAP-2"];
 
 /// (label, queue table as in scenario files).
@@ -33,11 +34,13 @@ const QUEUES: [(&str, &str); 4] = [
     ("FQ-CoDel", "{ kind = \"fq_codel\" }"),
 ];
 
-/// (label, stack, cc).
-const SENDERS: [(&str, FlowStack, &str); 3] = [
+/// (label, stack, cc). brisk CUBIC (index 2) is the one compared with its simulation;
+/// brisk BBR stands beside Linux BBR (`real-bbr` compares the two on other paths).
+const SENDERS: [(&str, FlowStack, &str); 4] = [
     ("Linux CUBIC", FlowStack::Linux, "cubic"),
     ("Linux BBR", FlowStack::Linux, "bbr"),
     ("brisk CUBIC", FlowStack::Brisk, "cubic"),
+    ("brisk BBR", FlowStack::Brisk, "bbr"),
 ];
 
 #[derive(Clone, Copy, Debug)]
@@ -167,7 +170,13 @@ fn run_all(secs: u64, cells: &[Cell], queues: &[QueueSpec]) -> Vec<Vec<Real>> {
                         path,
                         *stack,
                         cc,
-                        brisk_tcp::Config::default(),
+                        // A brisk flow's controller is its config's (`cc` only
+                        // labels it).
+                        if *stack == FlowStack::Brisk && *cc == "bbr" {
+                            super::real_bbr::bbr_config()
+                        } else {
+                            brisk_tcp::Config::default()
+                        },
                     );
                     match run_real(&run) {
                         Ok(res) => Ok((
@@ -356,12 +365,17 @@ fn analyse(cells: &[Cell], sims: &[RunResult], real: &[Vec<Real>]) -> Experiment
         for (k, (label, ..)) in SENDERS.iter().enumerate() {
             for (i, c) in cells.iter().enumerate().filter(|(_, c)| c.rtt_ms == rtt) {
                 if let Ok((g, d, ..)) = real[i][k] {
-                    series.push(Series::new(
-                        &format!("{label}, {}", QUEUES[c.queue].0),
-                        categorical(k * QUEUES.len() + c.queue),
-                        Style::Marker,
-                        vec![(d.max(0.1), g)],
-                    ));
+                    // One colour per sender, the queue named beside its point (the
+                    // 16 sender-queue pairs would repeat the ten categorical colours).
+                    series.push(
+                        Series::new(
+                            &format!("{label}, {}", QUEUES[c.queue].0),
+                            categorical(k),
+                            Style::Marker,
+                            vec![(d.max(0.1), g)],
+                        )
+                        .with_tag(QUEUES[c.queue].0),
+                    );
                 }
             }
         }
