@@ -14,6 +14,7 @@
 
 mod args;
 mod bench_cmd;
+mod flent_cmd;
 mod interrupt;
 mod iperf_json;
 mod lab_cmd;
@@ -109,6 +110,10 @@ enum Cmd {
     Sweep(sweep_cmd::SweepArgs),
     /// Run the reproduction suite: experiments, claims, report.
     Repro(repro_cmd::ReproArgs),
+    /// One of flent's standard tests (rrul, tcp-upload, tcp-download) in the simulator
+    /// for any controller and queue: an HTML page with flent's plots (throughput per
+    /// direction and latency over time, the latency's CDF and box plot).
+    Flent(flent_cmd::FlentArgs),
     /// Write a Mahimahi delivery trace (constant, stepped, LTE-like) to stdout, or
     /// describe one.
     #[command(subcommand)]
@@ -151,6 +156,10 @@ enum BenchCmd {
         /// Skip the MPTCP run (the same flow with MPTCP on both ends).
         #[arg(long)]
         no_mptcp: bool,
+        /// Skip the line per controller (brisk_repro::roster::CONTROLLERS; also
+        /// skipped with --no-aqm).
+        #[arg(long)]
+        no_cc: bool,
     },
     /// Simulator scale: N bulk CUBIC flows sharing one bottleneck (bench sim's, 10 ms
     /// RTT, IPv6 so that 10^5 flows have addresses), all starting at 0, one child
@@ -204,6 +213,25 @@ enum BenchCmd {
     /// `--duration`. Prints the peak of open connections over all hosts (sampled every
     /// 100 ms of simulated time), events/s, peak RSS and RSS per open flow.
     Flows(bench_cmd::FlowsBench),
+    /// Every controller of brisk_repro::roster::CONTROLLERS that ns-3 has, brisk's
+    /// beside ns-3's model (bench/ns3/cc.py, the ns3 wheel via BRISK_NS3_PYTHON) on a
+    /// bufferbloated and a lossy 20 Mbit/s, 40 ms path: goodput and mean RTT side by
+    /// side as a markdown table (docs/cc-comparison.md).
+    Ns3Cc {
+        /// Simulated duration of each run.
+        #[arg(long, default_value = "30s", value_parser = args::positive_duration)]
+        duration: Duration,
+        /// Also write the table to this file.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Only these controllers (`cc` names), comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Keep ns-3's results in this directory and reuse them (ns-3's runs are
+        /// deterministic; each takes ~25 s).
+        #[arg(long)]
+        ns3_cache: Option<PathBuf>,
+    },
     /// Emulator capacity: kernel CUBIC through an emulated zero-delay path.
     Emu {
         #[arg(long, default_value = "10Gbit", value_parser = args::rate)]
@@ -321,8 +349,9 @@ fn main() -> ExitCode {
                     no_ns3,
                     no_aqm,
                     no_mptcp,
+                    no_cc,
                 },
-        } => bench_cmd::cmd_bench_sim(duration, repeat, no_ns3, no_aqm, no_mptcp),
+        } => bench_cmd::cmd_bench_sim(duration, repeat, no_ns3, no_aqm, no_mptcp, no_cc),
         Cmd::Bench {
             what:
                 BenchCmd::Scale {
@@ -345,7 +374,17 @@ fn main() -> ExitCode {
         Cmd::Bench {
             what: BenchCmd::Flows(b),
         } => bench_cmd::cmd_bench_flows(&b),
+        Cmd::Bench {
+            what:
+                BenchCmd::Ns3Cc {
+                    duration,
+                    out,
+                    only,
+                    ns3_cache,
+                },
+        } => bench_cmd::cmd_bench_ns3_cc(duration, out.as_deref(), &only, ns3_cache.as_deref()),
         Cmd::Repro(args) => repro_cmd::cmd_repro(args),
+        Cmd::Flent(args) => flent_cmd::cmd_flent(args),
         Cmd::Sweep(args) => sweep_cmd::cmd_sweep(args),
     };
     match res {

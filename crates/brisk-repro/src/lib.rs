@@ -28,6 +28,7 @@ pub mod ledger;
 pub mod plot;
 pub mod remote;
 pub mod report;
+pub mod roster;
 pub mod runner;
 pub mod scen;
 pub mod stats;
@@ -171,6 +172,20 @@ pub const REGISTRY: &[Experiment] = &[
         kind: Kind::Simulated,
         claims: exp::aqm_map::CLAIMS,
         plan: exp::aqm_map::plan,
+    },
+    Experiment {
+        id: exp::cc_map::ID,
+        title: exp::cc_map::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::cc_map::CLAIMS,
+        plan: exp::cc_map::plan,
+    },
+    Experiment {
+        id: exp::flent::ID,
+        title: exp::flent::TITLE,
+        kind: Kind::Simulated,
+        claims: exp::flent::CLAIMS,
+        plan: exp::flent::plan,
     },
     Experiment {
         id: exp::aqm_ns3::ID,

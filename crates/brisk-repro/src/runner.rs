@@ -314,6 +314,8 @@ fn release_freed_memory() {
 fn slim(r: &mut RunResult) {
     for f in &mut r.flows {
         f.goodput_series = Vec::new();
+        f.rx_series = Vec::new();
+        f.exchanges = Vec::new();
         f.rtt_series = Vec::new();
         f.cwnd_series = Vec::new();
         f.cc_series = Vec::new();

@@ -665,6 +665,13 @@ impl ClientApp {
                     if *resp_left == 0 {
                         *done += 1;
                         self.stats.latencies.push(dur_nanos(now - *started_at));
+                        // Each exchange's (request, response complete) times: a
+                        // ping-like probe's latency over time (flent's tests).
+                        if self.stats.deliveries.len() < MAX_RECORD_TIMES {
+                            self.stats
+                                .deliveries
+                                .push((started_at.as_nanos(), now.as_nanos()));
+                        }
                         if count.is_some_and(|c| *done >= c) {
                             self.stats.completed_at = Some(now);
                             let _ = p.shutdown_write();

@@ -117,6 +117,10 @@ pub struct ClientSide {
     pub mp_subflows: Vec<TcpInfo>,
     /// Controller diagnostics, one row per change (bounded by [`MAX_CC_ROWS`]).
     pub cc: Series<CcRow>,
+    /// Bytes the client application has read so far (responses, pages), one row per
+    /// sample once it has read any: a flow's download direction (flent's TCP download
+    /// in `request_response`). Bulk and records clients read nothing and get no row.
+    pub rx_total: Series<u64>,
     /// Diagnostics rows beyond the cap, not stored.
     pub cc_dropped: u64,
     last_rtt_ns: u64,
@@ -219,6 +223,7 @@ impl ClientSide {
             mp: Series::with_cap(rows),
             mp_subflows: Vec::new(),
             cc: Series::with_cap(MAX_CC_ROWS),
+            rx_total: Series::with_cap(rows),
             cc_dropped: 0,
             last_rtt_ns: 0,
             last_cwnd: 0,
@@ -426,6 +431,9 @@ impl Host {
                 Role::Client(c) => {
                     if let Some(row) = c.rtt_agg.take() {
                         c.rtt_series.push(t, row);
+                    }
+                    if c.app.rx.bytes > 0 {
+                        c.rx_total.push(t, c.app.rx.bytes);
                     }
                     if let Some(conn) = c.conn.and_then(|h| self.ep.conn(h)) {
                         let info = conn.info();

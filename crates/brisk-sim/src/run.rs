@@ -106,6 +106,14 @@ pub struct FlowResult {
     pub closed: [bool; 2],
     pub records_skipped: u64,
     pub goodput_series: Vec<(u64, u64)>,
+    /// The flow's own host reading: (sample ns, bytes its application has read so
+    /// far), from the first sample after it read any (a `request_response` flow's
+    /// responses: its download direction). Empty for bulk and records flows.
+    pub rx_series: Vec<(u64, u64)>,
+    /// A `request_response` flow's exchanges: (request sent ns, response complete
+    /// ns), at most `crate::app::MAX_RECORD_TIMES` (a ping-like probe's latency over
+    /// time). Empty for other apps.
+    pub exchanges: Vec<(u64, u64)>,
     pub rtt_series: Vec<(u64, RttRow)>,
     pub cwnd_series: Vec<(u64, CwndRow)>,
     /// An MPTCP sender's subflows summed per sample (empty for plain TCP).
@@ -652,6 +660,11 @@ pub fn run_controlled(
             closed: [c.closed, v.closed],
             records_skipped: c.app.stats.records_skipped,
             goodput_series: v.goodput.rows.clone(),
+            rx_series: c.rx_total.rows.clone(),
+            exchanges: match fi.app {
+                AppSpec::RequestResponse { .. } => c.app.stats.deliveries.clone(),
+                _ => Vec::new(),
+            },
             rtt_series: c.rtt_series.rows.clone(),
             cwnd_series: c.cwnd.rows.clone(),
             mptcp_series: c.mp.rows.clone(),

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""ns-3 twin of one row of `brisk bench ns3-cc`: one bulk flow with ns-3's model of a
+congestion controller, on bufferbloat.py's path (sender -> router -> receiver, the
+router's egress the bottleneck with a drop-tail queue and no AQM, base RTT split evenly
+over the two hops), optionally with independent packet loss on the bottleneck.
+
+MSS 1448, timestamps and SACK, initial window 10, minimum RTO 200 ms, 64 MB buffers,
+as bufferbloat.py. ns3::TcpDctcp gets ECN on (no queue marks here, so it meets only
+loss); ns3::TcpBbr gets pacing on (ns-3's BBR needs it).
+
+Usage: cc.py --cc ns3::TcpCubic [--rate 20Mbps] [--rtt-ms 40] [--queue 1000]
+             [--loss 0.01] [--duration 30]
+Prints one JSON object: goodput_bps, rtt_ms_mean, rtt_samples, retransmits (not
+tracked: null), wall_s. Requires the `ns3` Python wheel (pip install ns3).
+"""
+import argparse
+import json
+import time
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--cc", required=True, help="an ns-3 TypeId, e.g. ns3::TcpCubic")
+parser.add_argument("--rate", default="20Mbps")
+parser.add_argument("--rtt-ms", type=float, default=40.0)
+parser.add_argument("--queue", type=int, default=1000)
+parser.add_argument("--loss", type=float, default=0.0)
+parser.add_argument("--duration", type=float, default=30.0)
+args = parser.parse_args()
+
+from ns import ns  # noqa: E402  (slow import; after argument parsing)
+import cppyy  # noqa: E402
+
+cppyy.cppdef(
+    """
+    namespace brisk_cc {
+      double rtt_sum_s = 0; uint64_t rtt_n = 0;
+      void OnRtt(ns3::Time, ns3::Time rtt) { rtt_sum_s += rtt.GetSeconds(); rtt_n++; }
+      void Hook() {
+        ns3::Config::ConnectWithoutContext(
+          "/NodeList/0/$ns3::TcpL4Protocol/SocketList/0/RTT", ns3::MakeCallback(&OnRtt));
+      }
+      ns3::EventId ScheduleHook(double at) { return ns3::Simulator::Schedule(ns3::Seconds(at), &Hook); }
+    }
+    """
+)
+cc = cppyy.gbl.brisk_cc
+
+ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue(args.cc))
+ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(1448))
+ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(64 << 20))
+ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(64 << 20))
+ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
+ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
+ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
+ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
+if args.cc == "ns3::TcpDctcp":
+    ns.Config.SetDefault("ns3::TcpSocketBase::UseEcn", ns.StringValue("On"))
+if args.cc == "ns3::TcpBbr":
+    ns.Config.SetDefault("ns3::TcpSocketState::EnablePacing", ns.BooleanValue(True))
+
+nodes = ns.NodeContainer()
+nodes.Create(3)
+one_way = f"{args.rtt_ms / 4}ms"
+
+access = ns.PointToPointHelper()
+access.SetDeviceAttribute("DataRate", ns.StringValue("100Gbps"))
+access.SetChannelAttribute("Delay", ns.StringValue(one_way))
+bottleneck = ns.PointToPointHelper()
+bottleneck.SetDeviceAttribute("DataRate", ns.StringValue(args.rate))
+bottleneck.SetChannelAttribute("Delay", ns.StringValue(one_way))
+bottleneck.SetQueue("ns3::DropTailQueue", "MaxSize", ns.StringValue(f"{args.queue}p"))
+
+d1 = access.Install(nodes.Get(0), nodes.Get(1))
+d2 = bottleneck.Install(nodes.Get(1), nodes.Get(2))
+if args.loss > 0:
+    # Independent loss of data packets on the bottleneck, at the receiver's device
+    # (ACKs travel the other way and are not dropped), as brisk's `bernoulli` loss.
+    em = ns.CreateObject[ns.RateErrorModel]()
+    em.SetAttribute("ErrorRate", ns.DoubleValue(args.loss))
+    em.SetAttribute("ErrorUnit", ns.StringValue("ERROR_UNIT_PACKET"))
+    d2.Get(1).SetAttribute("ReceiveErrorModel", ns.PointerValue(em))
+stack = ns.InternetStackHelper()
+stack.InstallAll()
+addr = ns.Ipv4AddressHelper()
+addr.SetBase(ns.Ipv4Address("198.18.1.0"), ns.Ipv4Mask("255.255.255.0"))
+addr.Assign(d1)
+addr.SetBase(ns.Ipv4Address("198.18.2.0"), ns.Ipv4Mask("255.255.255.0"))
+i2 = addr.Assign(d2)
+tch = ns.TrafficControlHelper()
+tch.Uninstall(d1)
+tch.Uninstall(d2)
+ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+
+port = 5001
+sink_helper = ns.PacketSinkHelper(
+    "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
+)
+sink_app = sink_helper.Install(nodes.Get(2))
+sink_app.Start(ns.Seconds(0.0))
+src = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(i2.GetAddress(1), port).ConvertTo())
+src.SetAttribute("MaxBytes", ns.UintegerValue(0))
+src_app = src.Install(nodes.Get(0))
+src_app.Start(ns.Seconds(0.0))
+cc.ScheduleHook(0.000001)
+
+ns.Simulator.Stop(ns.Seconds(args.duration))
+t0 = time.monotonic()
+ns.Simulator.Run()
+wall = time.monotonic() - t0
+sink = ns.DynamicCast[ns.PacketSink](sink_app.Get(0))
+rx = sink.GetTotalRx()
+ns.Simulator.Destroy()
+print(
+    json.dumps(
+        {
+            "goodput_bps": rx * 8 / args.duration,
+            "rtt_ms_mean": (cc.rtt_sum_s / cc.rtt_n * 1000) if cc.rtt_n else None,
+            "rtt_samples": int(cc.rtt_n),
+            "wall_s": wall,
+        }
+    )
+)
