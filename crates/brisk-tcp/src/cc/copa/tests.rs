@@ -25,7 +25,7 @@ impl Script {
 
     /// One ACK of one segment at `now + dt` with RTT `rtt` (srtt follows it).
     fn ack(&mut self, dt: Duration, rtt: Duration) {
-        self.now = self.now + dt;
+        self.now += dt;
         self.cc.srtt = if self.cc.srtt.is_zero() {
             rtt
         } else {
@@ -293,9 +293,9 @@ fn pipe(rate: u32, rtt_ms: u64, secs: u64) -> (u64, f64, Copa) {
     let trace = std::env::var("COPA_TRACE").is_ok();
     let mut tick = 0u64;
     while now < end {
-        now = now + step;
+        now += step;
         tick += 1;
-        if trace && tick % 500 == 0 {
+        if trace && tick.is_multiple_of(500) {
             eprintln!(
                 "{:>6} ms cwnd {:>4} inflight {:>4} queue {:>4} target {:>8.1} v {:>5.1} standing {} min {} ss {} mode {:?}",
                 tick / 10,
