@@ -44,6 +44,7 @@ const REFERENCES: &[&str] = &[
     "sim / Linux",
     "Linux / sim",
     "ns-3",
+    "Linux",
 ];
 
 /// Every colour a figure's series or box group can have: the named roles, the
