@@ -175,8 +175,13 @@ fn measure(config: &Config) -> Cost {
     }
 }
 
+/// B per idle TCP connection: 3.5 KB until 2026-12-07; +128 B when issue 35's
+/// controllers were merged (the idle connection measured 3 634 B: the congestion
+/// config carries the new controllers' tuning), still 384 B under issue 15's 4 KB target.
+const IDLE_BOUND: f64 = 3712.0;
+
 fn check(name: &str, c: &Cost) {
-    check_within(name, c, 3584.0);
+    check_within(name, c, IDLE_BOUND);
 }
 
 /// [`check`] with `idle_bound` (B per idle connection) in place of TCP's 3.5 KB.
@@ -202,7 +207,7 @@ fn check_within(name: &str, c: &Cost, idle_bound: f64) {
         "idle {idle:.0} B (bound {idle_bound:.0} B; TCP's target: at most 4096 B)"
     );
     // After 64 KB: the idle bound's margin over TCP's plus TCP's 96 KB.
-    let used_bound = 96.0 * 1024.0 + idle_bound - 3584.0;
+    let used_bound = 96.0 * 1024.0 + idle_bound - IDLE_BOUND;
     assert!(
         used < used_bound,
         "used {used:.0} B (bound {used_bound:.0} B)"
@@ -294,6 +299,6 @@ fn idle_mptcp_connection_costs_at_most_two_tcp_connections() {
     check_within(
         "MPTCP, 1 subflow",
         &m,
-        2.0 * 3584.0 + 1024.0 + pm + timer + sched,
+        2.0 * IDLE_BOUND + 1024.0 + pm + timer + sched,
     );
 }

@@ -135,6 +135,8 @@ fn diagnostics_are_not_traced_while_tracing_is_off() {
 
 #[test]
 fn trace_events_stay_small() {
-    // The trace buffer holds up to TRACE_LIMIT events per connection.
-    assert!(std::mem::size_of::<TraceEvent>() <= 64);
+    // The trace buffer holds up to TRACE_LIMIT events per connection (only while
+    // tracing is on). 64 B until BBR v3's diagnostics (four rates and nine counters)
+    // made `CcDiagnostics` larger; 96 B now, to shrink again (issue 35 note).
+    assert!(std::mem::size_of::<TraceEvent>() <= 96);
 }
