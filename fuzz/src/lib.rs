@@ -29,7 +29,7 @@ pub use input::Input;
 pub use minion::minion;
 pub use mpctl::mpctl;
 pub use mptcp::mptcp;
-pub use tcp::{conn, endpoint, endpoint_cc, endpoint_with, endpoint_with_cc};
+pub use tcp::{conn, endpoint, endpoint_with};
 pub use wire::wire;
 
 /// A fuzz target: panics when an invariant breaks.

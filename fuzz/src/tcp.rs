@@ -686,18 +686,6 @@ pub fn endpoint_with(data: &[u8], cc: CcAlgorithm) {
     w.advance(Duration::from_secs(1));
 }
 
-/// Target `endpoint` with every connection running `cc` (the controllers that
-/// need their own smoke run through the endpoint, as issue 35 §2 asks: BBR v3).
-pub fn endpoint_cc(data: &[u8], cc: brisk_tcp::cc::CcAlgorithm) {
-    endpoint_with(data, cc);
-}
-
-/// Target `endpoint` with every connection running `cc` (Copa's smoke run,
-/// `tests/controllers.rs`); the same as [`endpoint_with`].
-pub fn endpoint_with_cc(data: &[u8], cc: brisk_tcp::cc::CcAlgorithm) {
-    endpoint_with(data, cc);
-}
-
 /// The states `conn` drives a connection to before fuzzing it.
 const TARGET_STATES: [State; 11] = [
     State::SynSent,

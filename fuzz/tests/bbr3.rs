@@ -8,7 +8,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 fn run(input: &[u8]) {
-    let r = std::panic::catch_unwind(|| brisk_fuzz::endpoint_cc(input, CcAlgorithm::Bbr3));
+    let r = std::panic::catch_unwind(|| brisk_fuzz::endpoint_with(input, CcAlgorithm::Bbr3));
     if r.is_err() {
         let hex: String = input.iter().map(|x| format!("{x:02x}")).collect();
         panic!("endpoint with bbr3 failed on input {hex}");

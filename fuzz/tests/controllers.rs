@@ -1,7 +1,7 @@
 //! The `endpoint` target over controllers the default (CUBIC) never reaches: its seed
 //! corpus, saved regressions and deterministic random and mutated inputs, with every
 //! connection (plain and MPTCP subflows) running the controller. A failure names the
-//! controller and the input (as hex) to replay with `endpoint_with_cc`.
+//! controller and the input (as hex) to replay with `endpoint_with`.
 
 use brisk_tcp::cc::CcAlgorithm;
 use rand::{Rng, SeedableRng};
@@ -16,7 +16,7 @@ fn hex(b: &[u8]) -> String {
 
 fn smoke(cc: CcAlgorithm) {
     let run = |input: &[u8]| {
-        if std::panic::catch_unwind(|| brisk_fuzz::endpoint_with_cc(input, cc)).is_err() {
+        if std::panic::catch_unwind(|| brisk_fuzz::endpoint_with(input, cc)).is_err() {
             panic!("endpoint with {} failed on input {}", cc.name(), hex(input));
         }
     };
