@@ -48,45 +48,64 @@ fn queue_ms(r: &RunResult) -> f64 {
 /// One 1500-byte packet at 10 Mbit/s, ms.
 const PKT_MS: f64 = 1.2;
 
+/// Alone on a deep buffer at 20, 40 and 80 ms, two seeds each: Copa fills the link
+/// with a queue of a few packets (no runaway). Failed before issue 35's fix at 20 ms
+/// (207 ms of queue: false competitive entries, see docs/mechanisms/copa.md).
 #[test]
-#[ignore = "fails: false competitive entries alone run away (1/δ grows, the queue \
-            never empties again, RTTmin ages to the standing queue); docs/mechanisms/copa.md"]
-fn copa_alone_fills_the_link_with_a_small_queue_and_stays_in_default_mode() {
-    for (rtt, seed) in [(20u64, 1u64), (40, 2), (80, 3)] {
-        let start = seed * 37;
-        let c = run(&scenario(&[("copa", start)], rtt, 30, 1000, 0.0), seed).unwrap();
-        let u = run(&scenario(&[("cubic", start)], rtt, 30, 1000, 0.0), seed).unwrap();
-        let f = &c.flows[0];
-        assert_eq!(f.cc, "copa");
-        let d = diag(&c, 0);
-        let (cq, uq) = (queue_ms(&c), queue_ms(&u));
-        eprintln!(
-            "rtt {rtt} ms: copa {:.2} Mbit/s mean queue {cq:.2} ms; cubic {:.2} Mbit/s queue {uq:.1} ms; {d:?}",
-            f.goodput_bps / 1e6,
-            u.flows[0].goodput_bps / 1e6
-        );
-        assert!(
-            f.goodput_bps > 8.5e6,
-            "rtt {rtt} ms: goodput {}",
-            f.goodput_bps
-        );
-        // δ = 0.5: 1/δ = 2 packets of standing queue, the oscillation between 0
-        // and about 2.5/δ = 5 (paper §2.1): mean queue between 0.5 and 8 packets.
-        assert!(
-            (0.5 * PKT_MS..8.0 * PKT_MS).contains(&cq),
-            "rtt {rtt} ms: mean queue {cq} ms"
-        );
-        assert!(
-            uq > 20.0 * cq,
-            "rtt {rtt} ms: cubic queue {uq} vs copa {cq}"
-        );
-        assert_eq!(d.mode, Mode::Default, "{d:?}");
-        assert_eq!(d.competitive_entries, 0, "{d:?}");
-        assert!(!d.slow_start);
-        assert!(
-            c.flows[0].retransmitted_packets == 0,
-            "no loss with a small queue"
-        );
+fn copa_alone_fills_the_link_with_a_small_queue() {
+    for (rtt, seed) in ALONE {
+        alone(rtt, seed);
+    }
+}
+
+/// The (rtt ms, seed) pairs of the alone tests.
+const ALONE: [(u64, u64); 6] = [(20, 1), (20, 2), (40, 2), (40, 3), (80, 3), (80, 4)];
+
+/// One alone run, checked; returns Copa's diagnostics.
+fn alone(rtt: u64, seed: u64) -> CopaDiagnostics {
+    let start = seed * 37;
+    let c = run(&scenario(&[("copa", start)], rtt, 30, 1000, 0.0), seed).unwrap();
+    let u = run(&scenario(&[("cubic", start)], rtt, 30, 1000, 0.0), seed).unwrap();
+    let f = &c.flows[0];
+    assert_eq!(f.cc, "copa");
+    let d = diag(&c, 0);
+    let (cq, uq) = (queue_ms(&c), queue_ms(&u));
+    eprintln!(
+        "rtt {rtt} ms seed {seed}: copa {:.2} Mbit/s mean queue {cq:.2} ms; cubic {:.2} Mbit/s queue {uq:.1} ms; {d:?}",
+        f.goodput_bps / 1e6,
+        u.flows[0].goodput_bps / 1e6
+    );
+    assert!(
+        f.goodput_bps > 8.5e6,
+        "rtt {rtt} ms: goodput {}",
+        f.goodput_bps
+    );
+    // δ = 0.5: 1/δ = 2 packets of standing queue, the oscillation between 0
+    // and about 2.5/δ = 5 (paper §2.1): mean queue between 0.5 and 8 packets.
+    assert!(
+        (0.5 * PKT_MS..8.0 * PKT_MS).contains(&cq),
+        "rtt {rtt} ms: mean queue {cq} ms"
+    );
+    assert!(
+        uq > 20.0 * cq,
+        "rtt {rtt} ms: cubic queue {uq} vs copa {cq}"
+    );
+    assert!(!d.slow_start);
+    assert!(
+        c.flows[0].retransmitted_packets == 0,
+        "no loss with a small queue"
+    );
+    d
+}
+
+#[test]
+#[ignore = "fails: alone at 40 ms Copa still enters competitive mode falsely (59 short \
+            entries, 9.9 s of 30; the queue stays small); docs/mechanisms/copa.md"]
+fn copa_alone_stays_in_default_mode() {
+    for (rtt, seed) in ALONE {
+        let d = alone(rtt, seed);
+        // At most 10 % of the run competitive.
+        assert!(d.competitive_ms < 3_000, "rtt {rtt} ms seed {seed}: {d:?}");
     }
 }
 
@@ -98,8 +117,8 @@ fn jain(xs: &[f64]) -> f64 {
 }
 
 #[test]
-#[ignore = "fails: shares are fair (Jain 0.97) but the queue runs away as alone; \
-            docs/mechanisms/copa.md"]
+#[ignore = "fails: shares are fair (Jain 0.998) but the queue runs away (281 ms at \
+            20 ms): competitive mode cannot empty Copa's own queue; docs/mechanisms/copa.md"]
 fn two_copa_flows_converge_to_fair_shares() {
     for (rtt, seed) in [(20u64, 4u64), (40, 5), (60, 6)] {
         let late = 2000 + seed * 111;

@@ -21,7 +21,10 @@
 //! within the last 5 RTTs, a buffer-filling flow shares the bottleneck: δ then adapts
 //! AIMD-style on `1/δ` (+1 per RTT, halved on a loss, at most once per RTT), never
 //! above the default δ. "Nearly empty": the least RTT of the last 5 RTTs is within
-//! 10 % of the RTT range seen in them above `RTTmin` (the reference's `is_copa`).
+//! 10 % of the RTT range seen in them above `RTTmin` (the reference's `is_copa`), or
+//! within one packet time at Copa's rate; judged only once RTTstanding has read a
+//! nearly empty queue after slow start. RTT samples are Linux's `ca_rtt_us` (the
+//! newest segment ACKed), so delayed ACKs add no packet time to them.
 //! Velocity also resets at once when an ACK's decision turns against a `v > 1`
 //! (Facebook's mvfst Copa; without it `v` overshoots the target by a window).
 //!
@@ -146,6 +149,9 @@ pub struct Copa {
     last_dir: i8,
     same_dir: u32,
     mode: Mode,
+    /// The detector judges only once RTTstanding has been nearly empty after slow
+    /// start: the overshoot slow start leaves is Copa's own queue, not a competitor's.
+    armed: bool,
     /// `1/δ` now.
     inv_delta: f64,
     /// The last competitive-mode additive step and loss halving.
@@ -177,6 +183,28 @@ fn us(d: Duration) -> u32 {
     (d.as_micros()).min(u128::from(u32::MAX - 1)) as u32
 }
 
+/// The RTT Copa's filters take from an ACK: Linux's `ca_rtt_us` (`tcp_clean_rtx_queue`,
+/// from `last_ackt`), measured from the newest segment the ACK covers, not the RTO
+/// estimator's sample (`AckSample::rtt`: the oldest segment, or the echoed
+/// timestamp). A delayed ACK for two back-to-back segments holds the first for the
+/// second's serialisation at the bottleneck; the oldest segment's RTT carries that
+/// wait, so at the trough of Copa's oscillation, with the queue empty, every sample
+/// read one packet of queue and the §2.2 detector never saw the queue empty (the
+/// paper's receivers ACK every packet). None when that segment was retransmitted
+/// (Karn).
+fn ca_rtt(ack: &AckSample) -> Option<Duration> {
+    match ack.newest_acked {
+        Some(n) if n.retransmit => None,
+        Some(n) => {
+            let rtt = ack.now.saturating_duration_since(n.sent_at);
+            (!rtt.is_zero()).then_some(rtt)
+        }
+        // No segment's send state (a caller without it, as the unit scripts): the
+        // estimator's sample.
+        None => ack.rtt,
+    }
+}
+
 impl Copa {
     /// A controller with `cfg` (δ is clamped into its range; scenario validation
     /// refuses out-of-range values first with [`CopaConfig::validate`]).
@@ -200,6 +228,7 @@ impl Copa {
             last_dir: 0,
             same_dir: 0,
             mode: Mode::Default,
+            armed: false,
             inv_delta: 1.0 / cfg.delta,
             last_inv_step: Instant::ZERO,
             last_loss_halving: None,
@@ -282,8 +311,21 @@ impl Copa {
         let min = f64::from(self.min_rtt_us());
         let lo = f64::from(u32::MAX - self.recent_min.get());
         let hi = f64::from(self.recent_max.get());
-        let full = lo > min + NEARLY_EMPTY_FRACTION * (hi - min).max(0.0);
+        // An RTT sample cannot tell a queue shorter than one packet's transmission
+        // from an empty one (Copa's own paced pairs and delayed ACKs leave up to
+        // one packet time in every sample), so "nearly empty" allows at least one
+        // packet time at Copa's current rate, RTTstanding/cwnd.
+        let pkt = f64::from(self.standing_us()) / self.wnd.max(1.0);
+        let near = min + (NEARLY_EMPTY_FRACTION * (hi - min).max(0.0)).max(pkt);
+        let full = lo > near;
         if !self.cfg.mode_switch || self.slow_start {
+            return;
+        }
+        if !self.armed {
+            // Slow start's overshoot can take more than 5 RTTs to drain at 1/δ
+            // packets per RTT (v doubles only from the third window): wait until
+            // RTTstanding itself reads a nearly empty queue before judging.
+            self.armed = f64::from(self.standing_us()) <= near;
             return;
         }
         match (self.mode, full) {
@@ -446,7 +488,7 @@ impl CongestionControl for Copa {
         if cc.cwnd != self.wnd.floor() as u32 {
             self.wnd = f64::from(cc.cwnd);
         }
-        if let Some(rtt) = ack.rtt {
+        if let Some(rtt) = ca_rtt(ack) {
             self.update_filters(ack.now, us(rtt), us(cc.srtt));
         }
         if !self.have_rtt || ack.acked_segs == 0 {
@@ -497,6 +539,7 @@ impl CongestionControl for Copa {
             self.prior_wnd = self.prior_wnd.max(self.wnd);
             self.wnd = f64::from(cc.cwnd.max(1));
             self.slow_start = true;
+            self.armed = false;
             self.v = 1.0;
             self.same_dir = 0;
             self.last_dir = 0;
