@@ -43,6 +43,15 @@ pub fn rate(s: &str) -> Result<u64, String> {
     }
 }
 
+/// A size greater than zero, such as `20KB` or `20000`; bytes.
+pub fn size(s: &str) -> Result<u64, String> {
+    match brisk_sim::units::parse_size(s.trim()) {
+        Some(0) => Err("must be greater than 0 bytes".into()),
+        Some(b) => Ok(b),
+        None => Err("expected a size like \"20KB\" (bytes; units B, KB, KiB, MB, MiB)".into()),
+    }
+}
+
 /// A drop-tail queue limit: `1000` or `1000packets` (packets), or a size with a unit
 /// such as `64KiB` or `1500000B` (bytes); at least 1 packet or 1500 bytes.
 pub fn queue(s: &str) -> Result<brisk_scenario::link::QueueSpec, String> {

@@ -188,6 +188,10 @@ enum BenchCmd {
         /// point when the list has it.
         #[arg(long)]
         no_ns3: bool,
+        /// Each flow sends this many bytes and closes (short flows: e.g. 20KB, so that
+        /// every flow gets data through within the run); default: bulk until the end.
+        #[arg(long, value_parser = args::size)]
+        bytes: Option<u64>,
     },
     /// Network-scenario speed: scenarios/rc3-internet2-small.toml's workload at 10, 30
     /// and 50 % core load.
@@ -360,8 +364,9 @@ fn main() -> ExitCode {
                     rate,
                     one,
                     no_ns3,
+                    bytes,
                 },
-        } => bench_cmd::cmd_bench_scale(&flows, duration, rate, one, no_ns3),
+        } => bench_cmd::cmd_bench_scale(&flows, duration, rate, one, no_ns3, bytes),
         Cmd::Bench {
             what:
                 BenchCmd::Net {

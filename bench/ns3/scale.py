@@ -8,7 +8,10 @@ its own pair of hosts behind unlimited-rate access links; here the flows share a
 serialisation). Every flow starts at 0 and has the same send buffer as brisk's: its
 share of twice the path's BDP plus queue, between 64 KB and 4 MiB.
 
-Usage: scale.py --flows N [--rate 1Gbps] [--rtt-ms 10] [--queue 1000] [--duration 2]
+With --bytes B each flow sends B bytes and stops (brisk's `bench scale --bytes`), with
+brisk's default 4 MiB send buffer.
+
+Usage: scale.py --flows N [--rate 1Gbps] [--rtt-ms 10] [--queue 1000] [--duration 2] [--bytes B]
 Prints one JSON object: flows, active (flows that received data), goodput_bps,
 events (ns-3's executed events), wall_s (Simulator::Run only, without the slow import
 and the set-up).
@@ -25,12 +28,15 @@ parser.add_argument("--rate-bps", type=float, default=1e9)
 parser.add_argument("--rtt-ms", type=float, default=10.0)
 parser.add_argument("--queue", type=int, default=1000)
 parser.add_argument("--duration", type=float, default=2.0)
+parser.add_argument("--bytes", type=int, default=0)
 args = parser.parse_args()
 
 from ns import ns  # noqa: E402  (slow import; after argument parsing)
 
 bdp_and_queue = int(args.rate_bps / 8 / 100) + args.queue * 1500
 sndbuf = min(max(2 * bdp_and_queue // args.flows, 64 << 10), 4 << 20)
+if args.bytes > 0:
+    sndbuf = 4 << 20
 
 ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpCubic"))
 ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(1448))
@@ -80,7 +86,7 @@ for i in range(args.flows):
     src = ns.BulkSendHelper(
         "ns3::TcpSocketFactory", ns.InetSocketAddress(i2.GetAddress(1), port).ConvertTo()
     )
-    src.SetAttribute("MaxBytes", ns.UintegerValue(0))
+    src.SetAttribute("MaxBytes", ns.UintegerValue(args.bytes))
     src.Install(nodes.Get(0)).Start(ns.Seconds(0.0))
 
 ns.Simulator.Stop(ns.Seconds(args.duration))

@@ -33,10 +33,20 @@ pub const CHUNK: usize = 64 * 1024;
 /// flow has one pattern per direction, and a bulk flow's reverse direction (or a flow
 /// that has not started) never reads its bytes. The draw depends on the seed alone, so
 /// when it happens changes no byte.
+///
+/// A pattern for a stream whose length is known and shorter than the period (a sized
+/// transfer, [`Pattern::with_length`]) draws only that many bytes, the same bytes as the
+/// full draw's first ones (ChaCha's stream does not depend on how much is drawn):
+/// 20 KB for a 20-KB flow instead of the 128 KB of a period and its wrap. Anything
+/// asked past that length (never, for a stream that keeps to it) is served from the
+/// full table, drawn then.
 #[derive(Debug)]
 pub struct Pattern {
     seed: u64,
     table: std::cell::OnceCell<SharedBytes>,
+    /// The stream's length when known and below [`PATTERN_LEN`], and its bytes, drawn
+    /// on first use.
+    prefix: Option<(usize, std::cell::OnceCell<SharedBytes>)>,
     /// Whether streams using this pattern also keep SHA-256 digests (the per-byte
     /// pattern check is always on; the digests cost ~half the run time at 1 Gbit/s).
     hash: bool,
@@ -48,24 +58,49 @@ impl Pattern {
     }
     /// A pattern whose streams keep SHA-256 digests only if `hash`.
     pub fn with_hashing(seed: u64, hash: bool) -> Rc<Pattern> {
+        Self::with_length(seed, hash, None)
+    }
+    /// A pattern for a stream of `len` bytes (`None`: unknown or unbounded); the same
+    /// bytes as [`Pattern::with_hashing`]'s, held in less memory when `len` is below the
+    /// period.
+    pub fn with_length(seed: u64, hash: bool, len: Option<u64>) -> Rc<Pattern> {
+        let prefix = len
+            .filter(|&l| l > 0 && l < PATTERN_LEN as u64)
+            .map(|l| (l as usize, std::cell::OnceCell::new()));
         Rc::new(Pattern {
             seed,
             table: std::cell::OnceCell::new(),
+            prefix,
             hash,
         })
     }
+    /// The first `n` bytes of the seed's ChaCha8 stream.
+    fn draw(&self, n: usize) -> Vec<u8> {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let mut bytes = vec![0u8; n];
+        rng.fill_bytes(&mut bytes);
+        bytes
+    }
     /// The pattern as a periodic sequence (byte `o` is the pattern at stream offset `o`).
     pub fn shared(&self) -> &SharedBytes {
-        self.table.get_or_init(|| {
-            let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
-            let mut period = vec![0u8; PATTERN_LEN];
-            rng.fill_bytes(&mut period);
-            SharedBytes::periodic(&period)
-        })
+        self.table
+            .get_or_init(|| SharedBytes::periodic(&self.draw(PATTERN_LEN)))
+    }
+    /// A sequence that holds the pattern's bytes `[off, off + n)`: the stream's own
+    /// bytes when they are known and the window lies within them, else the periodic
+    /// table. Byte `o` of either is the pattern at stream offset `o`.
+    pub fn shared_for(&self, off: u64, n: usize) -> &SharedBytes {
+        match &self.prefix {
+            Some((len, cell)) if off.saturating_add(n as u64) <= *len as u64 => {
+                cell.get_or_init(|| SharedBytes::finite(&self.draw(*len)))
+            }
+            _ => self.shared(),
+        }
     }
     /// `n <= PATTERN_LEN` pattern bytes starting at stream offset `off`.
     pub fn at(&self, off: u64, n: usize) -> &[u8] {
-        self.shared().at(off, n.min(PATTERN_LEN))
+        let n = n.min(PATTERN_LEN);
+        self.shared_for(off, n).at(off, n)
     }
     /// Copies the pattern bytes of stream offsets `off .. off + out.len()` into `out`
     /// (for writers that need one contiguous message longer than the period).
@@ -120,7 +155,11 @@ impl TxStream {
                 p.write_with_priority(chunk, 0)
             } else {
                 // The same bytes as `write(chunk)`; the stream may keep a reference.
-                p.write_shared(self.pat.shared(), self.bytes, chunk.len())
+                p.write_shared(
+                    self.pat.shared_for(self.bytes, want),
+                    self.bytes,
+                    chunk.len(),
+                )
             };
             let n = keep_error(&mut self.error, n).min(chunk.len());
             if let Some(h) = &mut self.hash {
@@ -198,6 +237,25 @@ mod tests {
         p.fill(12_345, &mut long);
         for (k, piece) in long.chunks(1000).enumerate() {
             assert_eq!(piece, p.at(12_345 + 1000 * k as u64, piece.len()));
+        }
+    }
+
+    /// A pattern that knows its stream's length gives the same bytes as the full one,
+    /// within the length and past it.
+    #[test]
+    fn a_sized_pattern_gives_the_full_patterns_bytes() {
+        for len in [1u64, 17, 20_000, PATTERN_LEN as u64 - 1, PATTERN_LEN as u64] {
+            let (full, sized) = (Pattern::new(11), Pattern::with_length(11, true, Some(len)));
+            for (off, n) in [(0, len as usize), (0, 1), (len / 2, (len / 2) as usize)] {
+                assert_eq!(full.at(off, n), sized.at(off, n), "len {len} at {off}+{n}");
+            }
+            // Past the length: served from the full table.
+            assert_eq!(full.at(len - 1, 5000), sized.at(len - 1, 5000));
+            let mut a = vec![0u8; 70_000];
+            let mut b = a.clone();
+            full.fill(3, &mut a);
+            sized.fill(3, &mut b);
+            assert!(a == b);
         }
     }
 

@@ -6,12 +6,15 @@
 //! consecutive received packets, and the mean jitter is `jitterSum / (rxPackets − 1)`.
 //!
 //! Memory is bounded: percentiles come from an HDR histogram (three significant digits,
-//! so within 0.1 %), while count, sum, min, max and the jitter sum are exact. The
-//! histogram starts small and grows to the largest delay seen (a 20 ms flow needs
-//! about half of the one-hour range's 270 KB), since every flow of a 10^4-flow run has
-//! one. Recording is O(1); it allocates only when a delay exceeds every earlier one by
-//! a power of two.
+//! so within 0.1 %), while count, sum, min, max and the jitter sum are exact. Since
+//! every flow of a 10^4-flow run has one, its counts are kept sparsely
+//! ([`SparseHdr`]: 256-B chunks where delays land; a dense histogram up to 20 ms was
+//! about 130 KB per flow) and made into the dense histogram only to answer the
+//! quantiles, with the same count in every bucket, so the same answers. Recording is
+//! O(1) while delays stay near the last one; it allocates only on a chunk's first
+//! value.
 
+use crate::sparse_hdr::SparseHdr;
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
@@ -23,7 +26,7 @@ const HIGHEST_NS: u64 = 3_600_000_000_000;
 /// A flow's one-way delay and jitter recorder.
 #[derive(Clone, Debug)]
 pub struct OneWayDelay {
-    hist: Histogram<u64>,
+    hist: SparseHdr,
     count: u64,
     sum: u128,
     min: u64,
@@ -57,13 +60,10 @@ fn highest_trackable() -> u64 {
 impl Default for OneWayDelay {
     fn default() -> Self {
         // Bucket positions depend on the lowest value and the digits only, never on the
-        // highest, so a histogram that grows on demand counts every delay in the same
-        // bucket as the full-range one and answers every quantile the same.
-        // NOTE(unwrap): constant, valid bounds (1 ≤ low, 2·low ≤ high, 3 digits).
-        let mut hist = Histogram::new_with_bounds(1, 2, 3).expect("valid bounds");
-        hist.auto(true);
+        // highest, so sparse counts rebuilt into a growing histogram put every delay in
+        // the same bucket as the full-range one and answer every quantile the same.
         OneWayDelay {
-            hist,
+            hist: SparseHdr::default(),
             count: 0,
             sum: 0,
             min: u64::MAX,
@@ -98,8 +98,7 @@ impl OneWayDelay {
         } else {
             v
         };
-        // NOTE(unwrap): v is within the full range, to which the histogram may grow.
-        self.hist.record(v).expect("growable histogram");
+        self.hist.record(v);
         if self.count > 0 {
             self.jitter_sum += u128::from(self.last.abs_diff(delay_ns));
         }
@@ -122,7 +121,8 @@ impl OneWayDelay {
         }
         // The histogram answers with its bucket's highest equivalent value; clamping to
         // the exact extremes keeps p50 ≤ max when every sample is equal.
-        let q = |p: f64| self.hist.value_at_quantile(p).clamp(self.min, self.max);
+        let hist = self.hist.to_histogram();
+        let q = |p: f64| hist.value_at_quantile(p).clamp(self.min, self.max);
         Some(DelaySummary {
             packets: self.count,
             min_ns: self.min,
@@ -175,12 +175,12 @@ mod tests {
         }
         for q in [0.0, 0.01, 0.5, 0.95, 0.99, 0.999, 1.0] {
             assert_eq!(
-                d.hist.value_at_quantile(q),
+                d.hist.to_histogram().value_at_quantile(q),
                 full.value_at_quantile(q),
                 "q {q}"
             );
         }
-        assert!(d.hist.len() == full.len());
+        assert!(d.hist.to_histogram().len() == full.len());
     }
 
     #[test]

@@ -14,6 +14,7 @@
 pub mod delay;
 pub mod json;
 pub mod result;
+pub mod sparse_hdr;
 pub mod table;
 pub mod write;
 

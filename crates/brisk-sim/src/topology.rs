@@ -217,9 +217,16 @@ pub fn build_mptcp(
                     })?;
                 config.mptcp = Some(Box::new(c));
             }
-            let fwd = Pattern::with_hashing(
+            // A sized bulk transfer's forward stream has a known length: its pattern
+            // holds only those bytes (the same bytes; see `Pattern::with_length`).
+            let fwd_len = match &f.app {
+                AppSpec::Bulk { bytes: Some(b), .. } => Some(b.0),
+                _ => None,
+            };
+            let fwd = Pattern::with_length(
                 derive_seed(seed, "pattern-fwd", u64::from(id)),
                 hash_streams,
+                fwd_len,
             );
             let rev = Pattern::with_hashing(
                 derive_seed(seed, "pattern-rev", u64::from(id)),

@@ -77,6 +77,20 @@ impl SharedBytes {
         }))
     }
 
+    /// A finite sequence: `bytes` and nothing after them (its "period" is its length,
+    /// and no offset at or past it is ever asked for). For a stream whose length is
+    /// known and shorter than its pattern's period (a sized transfer): the table then
+    /// holds the stream's bytes once, not a period plus [`MAX_SHARED_SLICE`] of wrap.
+    /// [`SharedBytes::at`] clamps a window to the end, so a caller that asks past it
+    /// gets a short slice, never a panic. `bytes` must not be empty.
+    pub fn finite(bytes: &[u8]) -> Self {
+        assert!(!bytes.is_empty(), "SharedBytes::finite: empty sequence");
+        SharedBytes(Arc::new(SharedTable {
+            table: bytes.into(),
+            period: bytes.len(),
+        }))
+    }
+
     /// The period's length.
     pub fn period(&self) -> usize {
         self.0.period
@@ -85,7 +99,10 @@ impl SharedBytes {
     /// Bytes `[off, off + n)` of the sequence, `n` clamped to [`MAX_SHARED_SLICE`].
     pub fn at(&self, off: u64, n: usize) -> &[u8] {
         let start = (off % self.0.period as u64) as usize;
-        &self.0.table[start..start + n.min(MAX_SHARED_SLICE)]
+        // A periodic table always holds the window (it is a period plus the longest
+        // slice); a finite one ends at its last byte.
+        let end = (start + n.min(MAX_SHARED_SLICE)).min(self.0.table.len());
+        &self.0.table[start..end]
     }
 
     fn same(&self, other: &SharedBytes) -> bool {
@@ -588,6 +605,34 @@ mod tests {
         assert_eq!(b.slice(15_000, 3), &data[15_000..15_003]);
         b.write(&data[..10], 0);
         assert_eq!(b.slice(20_000, 10), &data[..10]);
+    }
+
+    /// A finite table serves its bytes like the periodic one over the same bytes, clamps
+    /// a window at its end, and a buffer that writes the whole stream from it reads
+    /// like one given copies, through partial ACKs to the end.
+    #[test]
+    fn a_finite_table_reads_like_its_periodic_twin() {
+        let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let (fin, per) = (SharedBytes::finite(&bytes), SharedBytes::periodic(&bytes));
+        for (off, n) in [(0u64, 1usize), (0, 20_000), (123, 4567), (19_999, 1)] {
+            assert_eq!(fin.at(off, n), per.at(off, n));
+        }
+        assert_eq!(fin.at(19_990, 100).len(), 10, "clamped at the end");
+        let (mut a, mut b) = (SendBuffer::new(8192), SendBuffer::new(8192));
+        let mut off = 0u64;
+        while off < bytes.len() as u64 {
+            let want = (bytes.len() - off as usize).min(3000);
+            let n = a.write_shared(&fin, off, want, 0);
+            assert_eq!(n, b.write(&bytes[off as usize..off as usize + n], 0));
+            assert_eq!(a.slice(a.base, a.len()), b.slice(b.base, b.len()));
+            off += n as u64;
+            let ack = a.base + (a.len() as u64).div_ceil(2).max(1);
+            a.ack_to(ack);
+            b.ack_to(ack);
+            assert_eq!(a.slice(ack, a.len()), b.slice(ack, b.len()));
+        }
+        a.ack_to(off);
+        assert_eq!(a.len(), 0);
     }
 
     /// Shared writes hold a reference while they can, and the buffer reads the same as
