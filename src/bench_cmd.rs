@@ -324,7 +324,14 @@ pub fn cmd_bench_sim(
         }
     }
     if !no_mptcp {
-        bench_sim_mptcp(&sc, &opts, repeat, (wall, cpu), &res)?;
+        let one = brisk_tcp::mptcp::MptcpConfig::default();
+        bench_sim_mptcp(&sc, &opts, repeat, (wall, cpu), &res, 1, one)?;
+        // Issue 36 §4's target: two subflows (ndiffports over the one path, each
+        // with its own source port) at <= 1.25x a TCP segment's CPU.
+        let mut two = brisk_tcp::mptcp::MptcpConfig::default();
+        two.pm.mode = brisk_tcp::mptcp::pm::PmMode::NDiffPorts { n: 2 };
+        bench_sim_mptcp(&sc, &opts, repeat, (wall, cpu), &res, 2, two)?;
+        bench_sim_fse(BENCH_SCENARIO, d, &opts, repeat)?;
     }
     match ns3 {
         _ if no_ns3 => {}
@@ -493,20 +500,23 @@ fn bench_sim_aqms(sc: &Scenario, opts: &RunOptions, base_eps: f64) -> anyhow::Re
     Ok(())
 }
 
-/// The same flow as MPTCP (RFC 8684, one subflow: both ends offer MP_CAPABLE and
-/// every segment carries a DSS), `repeat` runs as the TCP line, as events/s and CPU
-/// per packet against TCP's (`tcp`: its median wall and CPU time, `base` its run).
-/// The transfer must be whole and still MPTCP at the end, or the line is an error,
-/// so the bench cannot pass on a broken or fallen-back transfer.
+/// The same flow as MPTCP (RFC 8684: both ends offer MP_CAPABLE and every segment
+/// carries a DSS) with `subflows` subflows (`cfg`; two are ndiffports over the one
+/// path), `repeat` runs as the TCP line, as events/s and CPU per packet against TCP's
+/// (`tcp`: its median wall and CPU time, `base` its run). The transfer must be whole,
+/// still MPTCP at the end and use every subflow, or the line is an error, so the bench
+/// cannot pass on a broken or fallen-back transfer.
 fn bench_sim_mptcp(
     sc: &Scenario,
     opts: &RunOptions,
     repeat: u32,
     tcp: (f64, f64),
     base: &brisk_sim::RunResult,
+    subflows: usize,
+    cfg: brisk_tcp::mptcp::MptcpConfig,
 ) -> anyhow::Result<()> {
     let mp = RunOptions {
-        mptcp: Some(brisk_tcp::mptcp::MptcpConfig::default()),
+        mptcp: Some(cfg),
         ..opts.clone()
     };
     let (mut walls, mut cpus, mut res) = (Vec::new(), Vec::new(), None);
@@ -535,6 +545,12 @@ fn bench_sim_mptcp(
     if !f.mptcp {
         anyhow::bail!("MPTCP run: the connection is not MPTCP at the end (fell back to TCP)");
     }
+    if f.mptcp_subflows.len() < subflows {
+        anyhow::bail!(
+            "MPTCP run: {} subflow(s) at the end, {subflows} asked for",
+            f.mptcp_subflows.len()
+        );
+    }
     walls.sort_by(f64::total_cmp);
     cpus.sort_by(f64::total_cmp);
     let (wall, cpu) = (median(&walls), median(&cpus));
@@ -544,14 +560,68 @@ fn bench_sim_mptcp(
     // issue's target: at most 1.25x).
     let per_pkt = cpu / r.engine.packets.max(1) as f64;
     let tcp_per_pkt = tcp.1 / base.engine.packets.max(1) as f64;
+    let label = if subflows == 1 {
+        "MPTCP, 1 subflow ".to_string()
+    } else {
+        format!("MPTCP, {subflows} subflows")
+    };
+    let ratio = per_pkt / tcp_per_pkt;
+    let target = if subflows == 2 {
+        format!(
+            "; target <= 1.25x: {}",
+            if ratio <= 1.25 { "pass" } else { "miss" }
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "  MPTCP, 1 subflow {eps:.0} events/s ({:.2}x TCP's), {:.0} ns CPU per packet ({:.2}x TCP's {:.0}), goodput {:.1} Mbit/s, {} events, bytes checked (median of {repeat})",
+        "  {label} {eps:.0} events/s ({:.2}x TCP's), {:.0} ns CPU per packet ({ratio:.2}x TCP's {:.0}{target}), goodput {:.1} Mbit/s, {} events, bytes checked (median of {repeat})",
         eps / tcp_eps,
         per_pkt * 1e9,
-        per_pkt / tcp_per_pkt,
         tcp_per_pkt * 1e9,
         f.goodput_bps / 1e6,
         r.engine.events
+    );
+    Ok(())
+}
+
+/// Two CUBIC flows of the standard path coupled by the FSE (`[flow.tcp.fse]`, one
+/// group, the conservative active algorithm by default; docs/mechanisms/fse.md)
+/// against the same two flows uncoupled, `repeat` runs each, as CPU per packet. The
+/// coupled state is reached by index through the lent host state, with no lock and no
+/// allocation per ACK (`crates/brisk-tcp/tests/fse_alloc.rs` asserts both); this line
+/// is what that costs per packet.
+fn bench_sim_fse(text: &str, d: Duration, opts: &RunOptions, repeat: u32) -> anyhow::Result<()> {
+    let pair = |fse: &str| -> anyhow::Result<(f64, brisk_sim::RunResult)> {
+        let t = text.replace("cc = \"cubic\"", "cc = \"cubic\"\ncount = 2");
+        let mut v = Scenario::from_toml_str_named(&format!("{t}{fse}"), "bench-fse")?;
+        v.duration = brisk_sim::units::Dur(d);
+        let (mut cpus, mut res) = (Vec::new(), None);
+        for _ in 0..repeat {
+            let c0 = thread_cpu_s();
+            let r = brisk_sim::run_with(&v, v.seed, opts)?;
+            cpus.push((thread_cpu_s() - c0).max(1e-9));
+            res = Some(r);
+        }
+        cpus.sort_by(f64::total_cmp);
+        let r = res.expect("repeat >= 1");
+        for f in &r.flows {
+            if !f.stream_ok || f.bytes_delivered == 0 || f.error.is_some() {
+                anyhow::bail!("FSE line: a transfer is broken ({:?})", f.error);
+            }
+        }
+        Ok((median(&cpus) / r.engine.packets.max(1) as f64, r))
+    };
+    let (plain, pr) = pair("")?;
+    let (fse, fr) = pair("[flow.tcp.fse]\ngroup = \"bench\"\n")?;
+    let gp = |r: &brisk_sim::RunResult| r.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e6;
+    println!(
+        "  FSE, 2 flows     {:.0} ns CPU per packet ({:.2}x the same 2 flows uncoupled, {:.0} ns), goodput {:.1} Mbit/s (uncoupled {:.1}), no lock and no allocation per ACK (tests/fse_alloc.rs) (median of {repeat})",
+        fse * 1e9,
+        fse / plain,
+        plain * 1e9,
+        gp(&fr),
+        gp(&pr)
     );
     Ok(())
 }

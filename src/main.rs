@@ -153,7 +153,8 @@ enum BenchCmd {
         /// Skip the runs through CoDel, FQ-CoDel and prio.
         #[arg(long)]
         no_aqm: bool,
-        /// Skip the MPTCP run (the same flow with MPTCP on both ends).
+        /// Skip the MPTCP runs (the same flow with MPTCP on both ends, one and two
+        /// subflows) and the FSE line (two flows coupled against uncoupled).
         #[arg(long)]
         no_mptcp: bool,
         /// Skip the line per controller (brisk_repro::roster::CONTROLLERS; also

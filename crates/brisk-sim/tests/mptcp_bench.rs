@@ -62,3 +62,35 @@ fn mptcp_option_makes_checked_mptcp_flows_and_its_absence_plain_tcp() {
         );
     }
 }
+
+/// `brisk bench sim`'s two-subflow line (issue 36 §4): ndiffports 2 on one path opens
+/// the second subflow, both carry data, and the bytes pass the checks, over seeds.
+#[test]
+fn two_ndiffports_subflows_both_carry_checked_data() {
+    let sc = Scenario::from_toml_str(SC).unwrap();
+    let mut cfg = brisk_tcp::mptcp::MptcpConfig::default();
+    cfg.pm.mode = brisk_tcp::mptcp::pm::PmMode::NDiffPorts { n: 2 };
+    for seed in 1..=3 {
+        let mp = run_with(
+            &sc,
+            seed,
+            &RunOptions {
+                mptcp: Some(cfg.clone()),
+                ..RunOptions::default()
+            },
+        )
+        .unwrap();
+        let f = &mp.flows[0];
+        assert!(f.mptcp, "seed {seed}: still MPTCP");
+        assert!(f.stream_ok, "seed {seed}: stream check");
+        assert!(f.error.is_none(), "seed {seed}: {:?}", f.error);
+        assert_eq!(f.mptcp_subflows.len(), 2, "seed {seed}: two subflows");
+        for (i, s) in f.mptcp_subflows.iter().enumerate() {
+            assert!(
+                s.bytes_acked > 0,
+                "seed {seed}: subflow {i} carried no data ({} bytes acked)",
+                s.bytes_acked
+            );
+        }
+    }
+}

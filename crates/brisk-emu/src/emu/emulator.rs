@@ -411,8 +411,14 @@ fn flush<D: Side>(dir: &mut Dir, dst: &mut D, io: &mut Io, mut pcap: Option<&mut
     while i < staged.len() {
         let mut run = None;
         if staged.len() - i > 1 && dst.takes_gso(&staged[i].1.data) {
-            if let Some(mut r) = gro::Run::start(&staged[i].1.data) {
-                while i + r.count() < staged.len() && r.push(&staged[i + r.count()].1.data) {}
+            // A member whose checksum the emulator computed and nothing changed since
+            // (`l4_csum_valid`) is not summed again.
+            let p = &staged[i].1;
+            if let Some(mut r) = gro::Run::start_with(&p.data, p.l4_csum_valid) {
+                while i + r.count() < staged.len() && {
+                    let q = &staged[i + r.count()].1;
+                    r.push_with(&q.data, q.l4_csum_valid)
+                } {}
                 run = Some(r).filter(|r| r.count() > 1);
             }
         }
@@ -572,8 +578,12 @@ fn ingest<S: Side, D: Side>(
                     id,
                     flow: dir.flow,
                     sent_at: now,
-                    // From the TUN device: nothing here computed its checksums.
-                    l4_csum_valid: false,
+                    // Valid only where the side computed the TCP checksum itself
+                    // (a segment of a super-packet); a packet taken as the kernel
+                    // wrote it is not trusted. The MPTCP strip above keeps a good
+                    // checksum good (it updates it incrementally), and whatever
+                    // changes the bytes on the path clears the flag (`data_mut`).
+                    l4_csum_valid: src.recv_csum_valid(),
                 };
                 dir.path.handle_packet(now, pkt);
                 stage(dir, now);

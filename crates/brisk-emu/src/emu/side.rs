@@ -57,6 +57,14 @@ pub trait Side {
     fn kernel_drops(&self) -> Option<u64> {
         None
     }
+
+    /// Whether the packet the last `recv` returned has a transport checksum this side
+    /// computed itself (a segment cut out of a super-packet): then it is good by
+    /// construction and the egress coalescer need not
+    /// sum its payload again (`Packet::l4_csum_valid`). `false` when it cannot tell.
+    fn recv_csum_valid(&self) -> bool {
+        false
+    }
 }
 
 impl Side for Tun {
@@ -89,6 +97,10 @@ impl Side for Tun {
     fn kernel_drops(&self) -> Option<u64> {
         self.tx_dropped().ok()
     }
+
+    fn recv_csum_valid(&self) -> bool {
+        Tun::recv_csum_valid(self)
+    }
 }
 
 impl<S: Side + ?Sized> Side for Box<S> {
@@ -118,5 +130,8 @@ impl<S: Side + ?Sized> Side for Box<S> {
     }
     fn kernel_drops(&self) -> Option<u64> {
         (**self).kernel_drops()
+    }
+    fn recv_csum_valid(&self) -> bool {
+        (**self).recv_csum_valid()
     }
 }

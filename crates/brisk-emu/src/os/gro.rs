@@ -24,7 +24,10 @@
 //!   or URG never joins nor heads a run;
 //! * its IPv4 header checksum and TCP checksum verify (`skb_gro_checksum_validate`):
 //!   a packet the path corrupted goes out alone, so the receiving kernel still sees
-//!   the bad checksum and drops it;
+//!   the bad checksum and drops it. The TCP checksum pass is skipped for a packet
+//!   whose checksum the emulator itself computed when it cut it out of a super-packet
+//!   and whose bytes nothing changed since (`Packet::l4_csum_valid`, which the
+//!   corruption model clears through `Packet::data_mut`): `start_with`/`push_with`;
 //! * the run stays within 64 KB of IP (`gro_max_size`) and [`MAX_RUN`] segments.
 //!
 //! The super-packet carries `VIRTIO_NET_HDR_F_NEEDS_CSUM` with the TCP checksum field
@@ -68,7 +71,11 @@ struct Parsed {
 
 /// Parses `pkt` as a GRO candidate: IPv4 without options or fragments, or IPv6 with
 /// TCP as next header; exact IP length; IP and TCP checksums verify. `None` otherwise.
-fn parse(pkt: &[u8]) -> Option<Parsed> {
+/// `tcp_csum_valid`: the TCP checksum is known good (the emulator computed it when it
+/// cut the packet out of a super-packet, and nothing changed the bytes since:
+/// `Packet::l4_csum_valid`, Linux's `CHECKSUM_UNNECESSARY`), so the pass over the
+/// payload is skipped, as `skb_gro_checksum_validate` skips it for such an skb.
+fn parse(pkt: &[u8], tcp_csum_valid: bool) -> Option<Parsed> {
     let v6 = match pkt.first()? {
         0x45 => false,
         b if b >> 4 == 6 => true,
@@ -100,6 +107,13 @@ fn parse(pkt: &[u8]) -> Option<Parsed> {
     let hdr_len = ip_len + tcp_len;
     if tcp_len < 20 || pkt.len() < hdr_len {
         return None;
+    }
+    if tcp_csum_valid {
+        return Some(Parsed {
+            v6,
+            ip_len,
+            hdr_len,
+        });
     }
     let seg_len = pkt.len() - ip_len;
     let mut acc = if v6 {
@@ -148,7 +162,13 @@ impl Run {
     /// SYN/RST/URG, a bad checksum, IP options or extension headers): such a packet
     /// goes out alone.
     pub fn start(pkt: &[u8]) -> Option<Run> {
-        let p = parse(pkt)?;
+        Run::start_with(pkt, false)
+    }
+
+    /// [`Run::start`] for a packet whose TCP checksum is known good (`csum_valid`,
+    /// see [`parse`]): no pass over its payload.
+    pub fn start_with(pkt: &[u8], csum_valid: bool) -> Option<Run> {
+        let p = parse(pkt, csum_valid)?;
         let t = p.ip_len;
         let flags = pkt[t + 13];
         let mss = pkt.len() - p.hdr_len;
@@ -185,6 +205,12 @@ impl Run {
     /// Adds `pkt` if `tcp_gro_receive` would merge it; `false` leaves the run as it
     /// was (the packet then heads the next run or goes alone).
     pub fn push(&mut self, pkt: &[u8]) -> bool {
+        self.push_with(pkt, false)
+    }
+
+    /// [`Run::push`] for a packet whose TCP checksum is known good (`csum_valid`, see
+    /// [`parse`]): no pass over its payload.
+    pub fn push_with(&mut self, pkt: &[u8], csum_valid: bool) -> bool {
         if self.closed || self.count >= MAX_RUN {
             return false;
         }
@@ -223,7 +249,7 @@ impl Run {
         if !same_tcp || flags & TCP_CWR != 0 || seq(pkt, t) != self.next_seq {
             return false;
         }
-        if parse(pkt).is_none_or(|p| p.hdr_len != h) {
+        if parse(pkt, csum_valid).is_none_or(|p| p.hdr_len != h) {
             return false;
         }
         self.count += 1;
@@ -490,6 +516,40 @@ mod tests {
             let mut r = Run::start(&base[0]).unwrap();
             assert!(!r.push(&junk));
         }
+    }
+
+    #[test]
+    fn a_known_good_checksum_skips_only_the_payload_pass() {
+        // Segments the emulator cut itself (`csum_valid`) merge exactly as verified
+        // ones do, into the same super-packet.
+        for v6 in [false, true] {
+            let pkts = burst(v6, 5000, &[1448, 1448, 1448, 700], Flags::NONE, Flags::PSH);
+            let mut a = Run::start(&pkts[0]).unwrap();
+            let mut b = Run::start_with(&pkts[0], true).unwrap();
+            for p in &pkts[1..] {
+                assert!(a.push(p));
+                assert!(b.push_with(p, true));
+            }
+            let (ha, ba) = a.finish();
+            let (hb, bb) = b.finish();
+            assert_eq!((ha.emit(), ba.to_vec()), (hb.emit(), bb.to_vec()));
+        }
+        // Everything but the TCP checksum is still checked: a packet whose header
+        // differs, or whose IPv4 header checksum is wrong, stays out.
+        let base = burst(false, 1000, &[1000; 3], Flags::NONE, Flags::NONE);
+        let mut r = Run::start_with(&base[0], true).unwrap();
+        let mut bad_ip = base[1].clone();
+        bad_ip[10] ^= 0x01;
+        assert!(!r.push_with(&bad_ip, true));
+        let mut other_port = base[1].clone();
+        other_port[21] ^= 1;
+        assert!(!r.push_with(&other_port, true));
+        assert!(r.push_with(&base[1], true));
+        // Without the flag a corrupted payload is found, as before; so the flag must
+        // be cleared by whatever changes the bytes (`Packet::data_mut` does).
+        let mut corrupt = base[2].clone();
+        corrupt[100] ^= 0x40;
+        assert!(!r.clone().push_with(&corrupt, false));
     }
 
     proptest! {

@@ -58,6 +58,9 @@ pub fn offload_from_env() -> Result<bool> {
 struct VnetRx {
     scratch: Vec<u8>,
     seg: Segmenter,
+    /// The last packet returned has a TCP checksum computed here (a segment, or a
+    /// completed `NEEDS_CSUM` packet), not one taken on trust from the kernel.
+    computed: bool,
 }
 
 /// The MTU the lab sets on its devices.
@@ -122,6 +125,7 @@ impl Tun {
                 Box::new(VnetRx {
                     scratch: Vec::with_capacity(MAX_READ),
                     seg: Segmenter::default(),
+                    computed: false,
                 })
             }),
         })
@@ -233,12 +237,21 @@ impl Tun {
         })
     }
 
+    /// Whether the packet the last [`Tun::recv`] returned carries a TCP checksum
+    /// computed here (cut out of a super-packet by the segmenter), so good by
+    /// construction (`emu::side::Side::recv_csum_valid`).
+    pub fn recv_csum_valid(&self) -> bool {
+        self.vnet.as_ref().is_some_and(|rx| rx.computed)
+    }
+
     fn recv_vnet(&mut self, buf: &mut Vec<u8>) -> io::Result<bool> {
         let fd = self.fd.as_raw_fd();
         let Some(rx) = self.vnet.as_deref_mut() else {
             return Ok(false);
         };
+        rx.computed = false;
         if rx.seg.pending() {
+            rx.computed = true;
             if let Some(pkt) = rx.scratch.get(VNET_HDR_LEN..) {
                 return Ok(rx.seg.next(pkt, buf));
             }
@@ -267,10 +280,13 @@ impl Tun {
                 )
                 .map_err(|_| bad("virtio checksum offsets outside the packet"))?;
             }
+            // Not marked computed even when completed here: the field completed is
+            // wherever the kernel's offsets point, which need not be TCP's.
             return Ok(true);
         }
         rx.seg = Segmenter::start(pkt, &hdr)
             .map_err(|e| bad(&format!("unusable GSO super-packet: {e:?}")))?;
+        rx.computed = true;
         Ok(rx.seg.next(pkt, buf))
     }
 
