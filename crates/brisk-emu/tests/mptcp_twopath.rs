@@ -252,10 +252,14 @@ fn tshark_available() -> bool {
     })
 }
 
-/// Packets of `pcap` matching `filter`, with MPTCP mapping analysis on.
+/// Packets of `pcap` matching `filter`, with MPTCP mapping analysis on and TCP stream
+/// reassembly off: reassembly calls a retransmission that overlaps its (identical)
+/// original "malformed" (`_ws.malformed`; found in `mptcp_brisk_linux_joins.rs`,
+/// whose `TSHARK_PREFS` says more).
 fn tshark_count(pcap: &Path, filter: &str) -> usize {
     let out = Command::new("tshark")
-        .args(["-n", "-o", "mptcp.analyze_mappings:TRUE", "-r"])
+        .args(["-n", "-o", "mptcp.analyze_mappings:TRUE"])
+        .args(["-o", "tcp.desegment_tcp_streams:FALSE", "-r"])
         .arg(pcap)
         .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
         .output()

@@ -99,7 +99,7 @@ impl Connection {
         let mcfg = config.mptcp.as_deref().cloned().unwrap_or_default();
         let local_idsn = crypto::idsn(local_key);
         let sub_config = sub.config.clone();
-        Box::new(Meta {
+        let mut meta = Box::new(Meta {
             passive,
             local_key,
             remote_key: None,
@@ -150,7 +150,11 @@ impl Connection {
             gate: None,
             signals: VecDeque::new(),
             ss_sum: None,
-        })
+            held_closed: None,
+        });
+        let Meta { sched, subs, .. } = &mut *meta;
+        sttf_rate_samples(sched, &mut subs[0]);
+        meta
     }
 
     /// Active open offering MP_CAPABLE.
@@ -401,7 +405,7 @@ impl Connection {
             s.conn.abort();
         }
         if self.state != State::Closed {
-            self.terminate(Err(ConnError::Aborted));
+            self.mp_terminate(Err(ConnError::Aborted));
         }
     }
 
@@ -416,7 +420,9 @@ impl Connection {
         mp_fill(m);
         mp_rtx_update(m, now);
         let mut out = None;
-        for i in 0..m.subs.len() {
+        let mut exhausted = true;
+        let n = m.subs.len();
+        for i in 0..n {
             mp_swap_room(m, i);
             let polled = m.subs[i].conn.poll_transmit(now);
             mp_swap_room(m, i);
@@ -428,6 +434,11 @@ impl Connection {
                     let j = signal_sub(m);
                     sub_send_ack(&mut m.subs[j].conn, now);
                 }
+                // The subflows before `i` found nothing in this poll; those after it
+                // were not polled, and their `poll_exhausted` is from an older poll
+                // (data the scheduler gave them since, or an abort's RST, would wait
+                // for the next input): only the last subflow's ACK ends the poll.
+                exhausted = i + 1 == n && m.subs[i].conn.poll_exhausted();
                 out = Some(seg);
                 break;
             }
@@ -436,10 +447,45 @@ impl Connection {
                 m.subs[i].closed_seen = true;
             }
         }
-        let exhausted = out.is_none() || m.subs.iter().all(|s| s.conn.poll_exhausted());
+        if out.is_none() {
+            if let Some(r) = m.held_closed.take() {
+                // Every subflow's last segment is out: the application may see it.
+                self.push_event(Event::Closed(r));
+            }
+        }
         self.mp_sync();
         self.ack_ended_poll = out.is_some() && exhausted;
         out
+    }
+
+    /// Ends an MPTCP connection (`terminate`), holding its `Closed` event back while a
+    /// subflow still has a RST to send (`Meta::held_closed`): `abort` resets every
+    /// subflow with MP_FASTCLOSE (RFC 8684 §3.5, Linux `mptcp_do_fastclose`), but the
+    /// endpoint reaps the connection once the application has seen `Closed`, and a
+    /// poll returns one segment, so only the first subflow's RST went out when the
+    /// application looked at its events between two polls (brisk-emu does, after
+    /// each packet). A peer whose RST on that subflow was not accepted (a segment in
+    /// flight, RFC 5961's challenge ACK) then never learnt of the fast close.
+    #[cold]
+    #[inline(never)]
+    fn mp_terminate(&mut self, r: Result<(), ConnError>) {
+        self.terminate(r);
+        let Some(m) = self.mp.as_deref_mut() else {
+            return;
+        };
+        if !m.subs.iter().any(|s| s.conn.pending_rst.is_some()) {
+            return;
+        }
+        if let Some(k) = self
+            .stream
+            .events
+            .iter()
+            .position(|e| matches!(e, Event::Closed(_)))
+        {
+            if let Some(Event::Closed(r)) = self.stream.events.remove(k) {
+                m.held_closed = Some(r);
+            }
+        }
     }
 
     #[cold]
@@ -739,7 +785,7 @@ impl Connection {
         if let Some(m) = self.mp.as_deref() {
             self.counters = m.subs[0].conn.counters;
         }
-        self.terminate(Err(ConnError::Reset));
+        self.mp_terminate(Err(ConnError::Reset));
     }
 
     /// The outer state follows the first subflow's; subflow events become the
@@ -843,7 +889,7 @@ impl Connection {
         }
         if let Some(r) = closed {
             if self.state != State::Closed {
-                self.terminate(r);
+                self.mp_terminate(r);
             }
         } else if self.state != State::Closed && state != State::Closed {
             self.state = state;
@@ -1292,12 +1338,12 @@ fn sub_view(s: &SubflowCtx, room: u64) -> SubflowView {
 /// STTF's estimate reads each subflow's delivery rate (`mptcp::sched::sttf_time`):
 /// its subflows run the rate sampler (`crate::rate`, Linux `tcp_rate.c`, which Linux
 /// runs on every socket). Only STTF's: the other schedulers do not read it, and a
-/// plain TCP connection never gets here.
-fn sttf_rate_samples(m: &mut Meta) {
-    if matches!(m.sched, Scheduler::Sttf(_)) {
-        for s in m.subs.iter_mut() {
-            s.conn.sub.cong.needs.rate_samples = true;
-        }
+/// plain TCP connection never gets here. Set once per subflow, when it is made (the
+/// scheduler is fixed for the connection's life and a subflow's controller, whose
+/// `needs` this adds to, is never replaced); it was set on every fill.
+fn sttf_rate_samples(sched: &Scheduler, s: &mut SubflowCtx) {
+    if matches!(sched, Scheduler::Sttf(_)) {
+        s.conn.sub.cong.needs.rate_samples = true;
     }
 }
 
@@ -1306,7 +1352,6 @@ fn mp_fill_sched(m: &mut Meta) {
         mp_fill_redundant(m);
         return;
     }
-    sttf_rate_samples(m);
     let mut views = [SubflowView::default(); crate::mptcp::MAX_SUBFLOWS];
     let n = m.subs.len().min(crate::mptcp::MAX_SUBFLOWS);
     let mut rooms = [0u64; crate::mptcp::MAX_SUBFLOWS];
@@ -2443,6 +2488,7 @@ impl Connection {
         let mut s = SubflowCtx::new(c, SubJoin::Initiator(ji), open.addr_id, open.backup);
         s.pm_slot = Some(open.slot);
         s.remote_id = open.remote_id;
+        sttf_rate_samples(&m.sched, &mut s);
         m.subs.push(s);
         m.counters.join_syn_tx += 1;
     }
@@ -2528,6 +2574,7 @@ impl Connection {
         s.backup = peer.backup;
         s.remote_id = peer.address_id;
         s.pm_slot = Some(admit.slot);
+        sttf_rate_samples(&m.sched, &mut s);
         m.subs.push(s);
         m.counters.join_syn_rx += 1;
     }

@@ -52,7 +52,19 @@ impl Connection {
         }
         let wnd_end = self.sub.snd.snd_una + self.sub.snd.snd_wnd;
         let (snd_nxt, mss) = (self.sub.snd.snd_nxt, self.sub.opts.mss);
-        let copy = self.mech.extra_segment(snd_nxt, wnd_end, mss)?;
+        let mut copy = self.mech.extra_segment(snd_nxt, wnd_end, mss)?;
+        // A copy never spans a record end (`end_record`'s contract, as RDB's bundles
+        // do not, `select.rs`): the RLP's chunk joins consecutive writes, and on an
+        // MPTCP subflow a record end is where one DSS mapping stops and a
+        // non-contiguous one starts (`sub_dsn_break`), so a copy across it would carry
+        // the second write's bytes under the first one's data sequence numbers. The
+        // rest of the slice is not copied (the primary loop sends it).
+        let from = self.sub.map.snd_to_stream(copy.start);
+        let acked = self.sub.map.snd_to_stream(self.sub.snd.snd_una);
+        let to_end = self.stream.bytes_to_record_end(from, acked);
+        if to_end < copy.end - copy.start {
+            copy.end = copy.start + to_end;
+        }
         let len = (copy.end - copy.start) as u32;
         let mut flags = Flags::ACK;
         if self.sub.map.snd_to_stream(copy.end) == self.stream.sendbuf.end() {

@@ -347,6 +347,11 @@ pub struct Meta {
     pub signals: VecDeque<MptcpOption>,
     /// The compound values when the last subflow left slow start (`super::ss_exit`).
     pub ss_sum: Option<super::ss_exit::SsExitSum>,
+    /// The connection's `Closed` event, held back while a subflow still has its last
+    /// segment (a RST, with MP_FASTCLOSE after `abort`) to send: the endpoint reaps a
+    /// connection as soon as the application sees `Closed`, and the RSTs of the
+    /// subflows not yet polled went with it (`Connection::mp_hold_closed`).
+    pub held_closed: Option<Result<(), crate::event::ConnError>>,
 }
 
 /// A subflow to open, asked of the endpoint (`Connection::mp_poll_open`).

@@ -518,3 +518,48 @@ fn acked_offset_is_the_data_ack() {
         "both subflows carried part: {info:?}"
     );
 }
+
+/// `abort` on a connection with two subflows resets both with MP_FASTCLOSE (RFC 8684
+/// §3.5, Linux `mptcp_do_fastclose`), also when the application reads its events
+/// after every packet the endpoint sends, as brisk-emu's stack does: the endpoint
+/// reaps a connection once `Closed` is seen, so the connection must hold that event
+/// until the last subflow's RST is out. Before, only the first subflow's RST left;
+/// when Linux answered that one with a challenge ACK (RFC 5961: a segment still in
+/// flight on that path), it never learnt of the fast close.
+#[test]
+fn abort_resets_every_subflow_with_mp_fastclose_before_closed_is_seen() {
+    let mut p = ndiff(2, 2, 2);
+    let (c, s) = establish_joined(&mut p, 2);
+    let data = pattern(200_000, 9);
+    let (up, _) = both_ways(&mut p, c, s, &data, &[], Duration::from_secs(20));
+    assert_eq!(up.len(), data.len());
+    let ports: Vec<u16> = (0..2).map(|i| client_port(&p, c, i)).collect();
+    let (_, server_key) = p.client.conn(c).unwrap().mptcp_keys().unwrap();
+    p.client.conn_mut(c).unwrap().abort();
+    let mut fastclosed = Vec::new();
+    let mut closed_after = None;
+    let mut buf = Vec::new();
+    for k in 0..16 {
+        if p.client.poll_transmit(p.now, &mut buf).is_some() {
+            let (_, tcp) = parse_tcp_packet(&buf).unwrap();
+            let fc = wire::options(&tcp.extra).any(|o| {
+                matches!(o, Ok(MptcpOption::MpFastclose { receiver_key }) if receiver_key == server_key)
+            });
+            if tcp.flags.rst() && fc {
+                fastclosed.push(tcp.src_port);
+            }
+        }
+        // The application looks at its events between two packets.
+        while let Some((h, ev)) = p.client.poll_event() {
+            if h == c && matches!(ev, crate::event::Event::Closed(_)) {
+                closed_after.get_or_insert(k);
+            }
+        }
+    }
+    fastclosed.sort_unstable();
+    let mut want = ports.clone();
+    want.sort_unstable();
+    assert_eq!(fastclosed, want, "a RST with MP_FASTCLOSE on each subflow");
+    assert!(closed_after.is_some(), "the application saw Closed");
+    assert!(p.client.conn(c).is_none(), "and the connection was reaped");
+}

@@ -109,3 +109,50 @@ fn record_marks_are_bounded() {
     }
     assert_eq!(taken, 4_096);
 }
+
+/// RC3's low-priority copies keep `end_record`'s contract too (as RDB's bundles do):
+/// the RLP joins writes made before it starts into one chunk and slices it from the
+/// chunk's head, so without the guard in `conn/rc3_send.rs` the copy slice around
+/// offset 20 000 carried bytes of both records. On an MPTCP subflow a record end is
+/// where two DSS mappings meet, and such a copy would carry bytes under the wrong
+/// data sequence numbers. The marks lie beyond the initial window, where the RLP
+/// copies.
+#[test]
+fn rc3_copies_do_not_span_a_record_end() {
+    let rc3 = Config {
+        transmit: crate::config::TransmitConfig {
+            rc3: Some(crate::rc3::Rc3Config::default()),
+            ..Default::default()
+        },
+        nagle: false,
+        ..Config::default()
+    };
+    let mut p = Pair::with_configs(Duration::from_millis(10), rc3.clone(), rc3);
+    let (c, s) = p.establish();
+    let isn = p.log.iter().find(|(x, _)| x.to_server).unwrap().0.seq;
+    let data: Vec<u8> = (0..40_300u32).map(|i| (i * 7 + i / 251) as u8).collect();
+    let conn = p.client.conn_mut(c).unwrap();
+    assert_eq!(conn.write(&data[..20_000]), 20_000);
+    assert!(conn.end_record());
+    assert_eq!(conn.write(&data[20_000..20_300]), 300);
+    assert!(conn.end_record());
+    assert_eq!(conn.write(&data[20_300..]), 20_000);
+    let mut got = Vec::new();
+    p.run_until(Duration::from_secs(5), |p| {
+        Pair::read_all(&mut p.server, s, &mut got);
+        got.len() >= data.len()
+    });
+    assert_eq!(got, data, "the stream arrives whole and in order");
+    let copies = p.client.conn(c).unwrap().info().rc3.unwrap().rlp_packets;
+    assert!(copies > 0, "the RLP copied nothing");
+    for (x, _) in p.log.iter().filter(|(x, _)| x.to_server && x.len > 0) {
+        let start = (x.seq - isn) as usize - 1;
+        for mark in [20_000, 20_300] {
+            assert!(
+                !(start < mark && start + x.len > mark),
+                "segment {start}+{} spans the record end at {mark}",
+                x.len
+            );
+        }
+    }
+}
