@@ -925,13 +925,21 @@ const NS3_CC_PATHS: [(&str, &str, &[&str]); 2] = [
     ),
 ];
 
-/// One side's (goodput Mbit/s, mean RTT ms) of a row.
-type Side = Option<(f64, f64)>;
+/// One side's (goodput Mbit/s, mean RTT ms) over the seeds of a row.
+type Side = Vec<(f64, f64)>;
 
-/// brisk's run of `cc` (with its `[flow.tcp]` lines) on path `path`.
-fn ns3_cc_brisk(cc: &str, tcp: &str, path: usize, d: Duration) -> anyhow::Result<(f64, f64)> {
+/// brisk's run of `cc` (with its `[flow.tcp]` lines) on path `path` with `seed` (the
+/// loss draws on the lossy path, and any controller's own randomness such as BBR's
+/// initial gain-cycle phase).
+fn ns3_cc_brisk(
+    cc: &str,
+    tcp: &str,
+    path: usize,
+    d: Duration,
+    seed: u64,
+) -> anyhow::Result<(f64, f64)> {
     let text = format!(
-        "name = \"ns3-cc\"\nseed = 1\nduration = \"{}ms\"\n[bottleneck]\n{}[[flow]]\nrtt = \"40ms\"\ncc = \"{cc}\"\napp = {{ kind = \"bulk\" }}\n[flow.tcp]\n{tcp}",
+        "name = \"ns3-cc\"\nseed = {seed}\nduration = \"{}ms\"\n[bottleneck]\n{}[[flow]]\nrtt = \"40ms\"\ncc = \"{cc}\"\napp = {{ kind = \"bulk\" }}\n[flow.tcp]\n{tcp}",
         d.as_millis(),
         NS3_CC_PATHS[path].1
     );
@@ -944,27 +952,34 @@ fn ns3_cc_brisk(cc: &str, tcp: &str, path: usize, d: Duration) -> anyhow::Result
     ))
 }
 
-/// The file of ns-3's result for `model` on path `path` in a `--ns3-cache` directory:
-/// `<model without ns3::>-<path index>-<duration s>.json`.
-pub fn ns3_cc_cache_name(model: &str, path: usize, d: Duration) -> String {
+/// The file of ns-3's result for `model` on path `path` with run number `seed` in a
+/// `--ns3-cache` directory: `<model without ns3::>-<path index>-<duration s>.json`
+/// for seed 1 (ns-3's default run), `...-s<seed>.json` for the others.
+pub fn ns3_cc_cache_name(model: &str, path: usize, d: Duration, seed: u64) -> String {
     format!(
-        "{}-{path}-{}.json",
+        "{}-{path}-{}{}.json",
         model.trim_start_matches("ns3::"),
-        d.as_secs_f64()
+        d.as_secs_f64(),
+        if seed == 1 {
+            String::new()
+        } else {
+            format!("-s{seed}")
+        }
     )
 }
 
-/// ns-3's run of `model` on path `path` (`bench/ns3/cc.py`); with `cache`, its JSON
-/// line is read from (or written to) the cache directory: ns-3's runs are
-/// deterministic and take ~25 s each, most of it the wheel's import.
+/// ns-3's run of `model` on path `path` with run number `seed` (`bench/ns3/cc.py
+/// --seed`); with `cache`, its JSON line is read from (or written to) the cache
+/// directory: ns-3's runs are deterministic per run number and take 10-300 s each.
 fn ns3_cc_ns3(
     py: &str,
     model: &str,
     path: usize,
     d: Duration,
+    seed: u64,
     cache: Option<&Path>,
 ) -> anyhow::Result<(f64, f64)> {
-    let file = cache.map(|c| c.join(ns3_cc_cache_name(model, path, d)));
+    let file = cache.map(|c| c.join(ns3_cc_cache_name(model, path, d, seed)));
     let cached = file
         .as_ref()
         .and_then(|f| std::fs::read_to_string(f).ok())
@@ -984,6 +999,7 @@ fn ns3_cc_ns3(
                 ])
                 .args(NS3_CC_PATHS[path].2)
                 .args(["--duration", &d.as_secs_f64().to_string()])
+                .args(["--seed", &seed.to_string()])
                 .output();
             let v = last_json_line(out)?;
             if let Some(f) = &file {
@@ -1002,6 +1018,24 @@ fn ns3_cc_ns3(
     ))
 }
 
+/// Mean over seeds of one coordinate, and its cell: the mean, with the seeds' range
+/// in parentheses when they differ.
+fn seeds_cell(v: &[(f64, f64)], pick: fn(&(f64, f64)) -> f64, digits: usize) -> (f64, String) {
+    let xs: Vec<f64> = v.iter().map(pick).collect();
+    let mean = xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+            (l.min(*x), h.max(*x))
+        });
+    let cell = if xs.len() > 1 && format!("{lo:.digits$}") != format!("{hi:.digits$}") {
+        format!("{mean:.digits$} ({lo:.digits$}–{hi:.digits$})")
+    } else {
+        format!("{mean:.digits$}")
+    };
+    (mean, cell)
+}
+
 /// A markdown cell for a ratio, with whether it is within 10 %.
 fn ratio_cell(a: f64, b: f64) -> (String, Option<bool>) {
     if !(a.is_finite() && b.is_finite()) || b <= 0.0 {
@@ -1013,15 +1047,18 @@ fn ratio_cell(a: f64, b: f64) -> (String, Option<bool>) {
 }
 
 /// `brisk bench ns3-cc`: every controller of `brisk_repro::roster::CONTROLLERS` that
-/// ns-3.44 has, brisk's model beside ns-3's on a bufferbloated and a lossy path:
-/// goodput and mean RTT and their ratios, as a markdown table (stdout, and `out` if
-/// given). A controller brisk does not have yet is a "not built here yet" row; without
-/// the ns3 wheel the ns-3 columns say so. `only`: restrict to these `cc` names.
+/// ns-3.44 has (and `roster::NS3_ALSO`), brisk's model beside ns-3's on a bufferbloated
+/// and a lossy path: goodput and mean RTT, each the mean over `seeds` seeds on both
+/// sides (with the seeds' range), and their ratios, as a markdown table (stdout, and
+/// `out` if given). A controller brisk does not have yet is a "not built here yet"
+/// row; without the ns3 wheel the ns-3 columns say so. `only`: restrict to these `cc`
+/// names.
 pub fn cmd_bench_ns3_cc(
     d: Duration,
     out: Option<&Path>,
     only: &[String],
     cache: Option<&Path>,
+    seeds: u64,
 ) -> anyhow::Result<()> {
     if let Some(c) = cache {
         std::fs::create_dir_all(c).map_err(|e| anyhow::anyhow!("{}: {e}", c.display()))?;
@@ -1031,23 +1068,39 @@ pub fn cmd_bench_ns3_cc(
     let mut md = String::new();
     let _ = writeln!(
         md,
+        "Each cell is the mean over seeds 1-{seeds} (brisk: the scenario seed; ns-3: the run number), the seeds' range in parentheses where they differ; the ratios are brisk / ns-3 of the means.\n"
+    );
+    let _ = writeln!(
+        md,
         "| controller | ns-3 model | path | goodput brisk | goodput ns-3 | ratio | mean RTT brisk | mean RTT ns-3 | ratio | both within 10 % |\n|---|---|---|---|---|---|---|---|---|---|"
     );
-    for c in brisk_repro::roster::CONTROLLERS {
-        let Some(model) = c.ns3 else { continue };
+    let rows = brisk_repro::roster::CONTROLLERS
+        .iter()
+        .filter_map(|c| c.ns3.map(|m| (c, m)))
+        .chain(
+            brisk_repro::roster::NS3_ALSO
+                .iter()
+                .filter_map(|(cc, m)| brisk_repro::roster::by_name(cc).map(|c| (c, *m))),
+        );
+    for (c, model) in rows {
         if !only.is_empty() && !only.iter().any(|o| o == c.cc) {
             continue;
         }
         for (pi, (plabel, ..)) in NS3_CC_PATHS.iter().enumerate() {
-            eprintln!("ns3-cc: {} on {plabel} ...", c.label);
-            let ours: Side = match c.algorithm() {
-                Some(_) => Some(ns3_cc_brisk(c.cc, c.tcp, pi, d)?),
+            eprintln!("ns3-cc: {} / {model} on {plabel} ...", c.label);
+            let ours: Option<Side> = match c.algorithm() {
+                Some(_) => Some(
+                    (1..=seeds)
+                        .map(|s| ns3_cc_brisk(c.cc, c.tcp, pi, d, s))
+                        .collect::<anyhow::Result<_>>()?,
+                ),
                 None => None,
             };
-            let theirs: Result<(f64, f64), String> = match &py {
-                Some(py) if ours.is_some() => {
-                    ns3_cc_ns3(py, model, pi, d, cache).map_err(|e| format!("ns-3 failed: {e}"))
-                }
+            let theirs: Result<Side, String> = match &py {
+                Some(py) if ours.is_some() => (1..=seeds)
+                    .map(|s| ns3_cc_ns3(py, model, pi, d, s, cache))
+                    .collect::<anyhow::Result<_>>()
+                    .map_err(|e| format!("ns-3 failed: {e}")),
                 Some(_) => Err("-".into()),
                 None => Err("ns-3 not installed".into()),
             };
@@ -1056,20 +1109,26 @@ pub fn cmd_bench_ns3_cc(
                     "| {} | {model} | {plabel} | not built here yet | | | | | | |",
                     c.label
                 ),
-                (Some((g, r)), Err(e)) => format!(
-                    "| {} | {model} | {plabel} | {g:.2} | {e} | | {r:.1} | | | |",
-                    c.label
+                (Some(v), Err(e)) => format!(
+                    "| {} | {model} | {plabel} | {} | {e} | | {} | | | |",
+                    c.label,
+                    seeds_cell(&v, |p| p.0, 2).1,
+                    seeds_cell(&v, |p| p.1, 1).1
                 ),
-                (Some((g, r)), Ok((ng, nr))) => {
-                    let (gr, gok) = ratio_cell(g, *ng);
-                    let (rr, rok) = ratio_cell(r, *nr);
+                (Some(v), Ok(n)) => {
+                    let (g, gc) = seeds_cell(&v, |p| p.0, 2);
+                    let (r, rc) = seeds_cell(&v, |p| p.1, 1);
+                    let (ng, ngc) = seeds_cell(n, |p| p.0, 2);
+                    let (nr, nrc) = seeds_cell(n, |p| p.1, 1);
+                    let (gr, gok) = ratio_cell(g, ng);
+                    let (rr, rok) = ratio_cell(r, nr);
                     let both = match (gok, rok) {
                         (Some(true), Some(true)) => "yes",
                         (Some(_), Some(_)) => "no",
                         _ => "-",
                     };
                     format!(
-                        "| {} | {model} | {plabel} | {g:.2} | {ng:.2} | {gr} | {r:.1} | {nr:.1} | {rr} | {both} |",
+                        "| {} | {model} | {plabel} | {gc} | {ngc} | {gr} | {rc} | {nrc} | {rr} | {both} |",
                         c.label
                     )
                 }

@@ -233,9 +233,13 @@ enum BenchCmd {
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
         /// Keep ns-3's results in this directory and reuse them (ns-3's runs are
-        /// deterministic; each takes ~25 s).
+        /// deterministic per run number; each takes 10-300 s).
         #[arg(long)]
         ns3_cache: Option<PathBuf>,
+        /// Seeds per cell on both sides (brisk's scenario seed, ns-3's run number):
+        /// the lossy path's loss draws and the controllers' own randomness.
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=20))]
+        seeds: u64,
     },
     /// Emulator capacity: kernel CUBIC through an emulated zero-delay path.
     Emu {
@@ -387,8 +391,15 @@ fn main() -> ExitCode {
                     out,
                     only,
                     ns3_cache,
+                    seeds,
                 },
-        } => bench_cmd::cmd_bench_ns3_cc(duration, out.as_deref(), &only, ns3_cache.as_deref()),
+        } => bench_cmd::cmd_bench_ns3_cc(
+            duration,
+            out.as_deref(),
+            &only,
+            ns3_cache.as_deref(),
+            seeds,
+        ),
         Cmd::Repro(args) => repro_cmd::cmd_repro(args),
         Cmd::Flent(args) => flent_cmd::cmd_flent(args),
         Cmd::Sweep(args) => sweep_cmd::cmd_sweep(args),

@@ -26,7 +26,7 @@ use crate::claim::{Claim, Verdict};
 use crate::experiment::{ExperimentResult, Plot};
 use crate::figure::Figure;
 use crate::stats::BoxStats;
-use crate::svg::{BoxPlot, Cell, Chart, HeatMap, Series, Style};
+use crate::svg::{BoxPlot, Cell, Chart, HeatMap, Series, Shape, Style};
 use crate::{select, Progress, REGISTRY};
 use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
@@ -478,6 +478,16 @@ enum WStyle {
     Marker,
 }
 
+#[derive(Serialize, Deserialize, Default)]
+enum WShape {
+    #[default]
+    Circle,
+    Triangle,
+    Square,
+    Diamond,
+    TriangleDown,
+}
+
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WSeries {
@@ -490,6 +500,8 @@ struct WSeries {
     steps: bool,
     #[serde(default)]
     tag: Option<String>,
+    #[serde(default)]
+    shape: WShape,
 }
 
 impl From<&Series> for WSeries {
@@ -503,6 +515,7 @@ impl From<&Series> for WSeries {
             polygons,
             steps,
             tag,
+            shape,
         } = s;
         WSeries {
             name: name.clone(),
@@ -522,6 +535,13 @@ impl From<&Series> for WSeries {
             polygons: polygons.iter().map(|p| pairs(p)).collect(),
             steps: *steps,
             tag: tag.clone(),
+            shape: match shape {
+                Shape::Circle => WShape::Circle,
+                Shape::Triangle => WShape::Triangle,
+                Shape::Square => WShape::Square,
+                Shape::Diamond => WShape::Diamond,
+                Shape::TriangleDown => WShape::TriangleDown,
+            },
         }
     }
 }
@@ -547,6 +567,13 @@ impl WSeries {
             polygons: self.polygons.into_iter().map(unpairs).collect(),
             steps: self.steps,
             tag: self.tag,
+            shape: match self.shape {
+                WShape::Circle => Shape::Circle,
+                WShape::Triangle => Shape::Triangle,
+                WShape::Square => Shape::Square,
+                WShape::Diamond => Shape::Diamond,
+                WShape::TriangleDown => Shape::TriangleDown,
+            },
         })
     }
 }

@@ -79,6 +79,14 @@ pub const CONTROLLERS: &[Controller] = &[
     Controller::new("LP", "lp", Some("ns3::TcpLp")),
 ];
 
+/// ns-3 models compared with a brisk controller besides the entry's own `ns3`:
+/// (brisk `cc` name, ns-3 TypeId). ns-3.44 has two Renos: `TcpLinuxReno` (the
+/// entry's model, Linux's `tcp_reno_cong_avoid` with its `snd_cwnd_cnt` counter) and
+/// `TcpNewReno` (RFC 5681's per-ACK increase of MSS²/cwnd, ns-3's default model);
+/// brisk's `reno` is set beside both, so `brisk bench ns3-cc` covers all 17 of ns-3's
+/// models that brisk has a controller for.
+pub const NS3_ALSO: &[(&str, &str)] = &[("reno", "ns3::TcpNewReno")];
+
 /// The controllers this build has, with their algorithm, in list order.
 pub fn built() -> impl Iterator<Item = (&'static Controller, CcAlgorithm)> {
     CONTROLLERS

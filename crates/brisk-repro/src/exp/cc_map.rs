@@ -26,7 +26,7 @@ use crate::experiment::{ExperimentResult, Job, Plan, Plot};
 use crate::figure::Figure;
 use crate::plot::covariance_ellipse;
 use crate::roster;
-use crate::svg::{categorical, Chart, Series, Style};
+use crate::svg::{categorical_mark, Chart, Series, Style};
 use brisk_sim::{RunResult, Scenario};
 use std::fmt::Write;
 use std::sync::Arc;
@@ -365,14 +365,12 @@ fn analyse(rows: &[Row], cells: &[Cell], runs: &[RunResult]) -> ExperimentResult
             let Some(((d, _), (g, _))) = stat(ri, pi) else {
                 continue;
             };
-            let dashed = row.label.ends_with("+DC");
-            let mut s = Series::new(
-                &row.label,
-                categorical(ri),
-                if dashed { Style::Points } else { Style::Marker },
-                vec![(d, g)],
-            )
-            .with_tag(row.label.clone());
+            // Twenty rows, ten colours: colour and shape together tell them apart
+            // (circles for the first ten, triangles for the next).
+            let (color, shape) = categorical_mark(ri);
+            let mut s = Series::new(&row.label, color, Style::Marker, vec![(d, g)])
+                .with_shape(shape)
+                .with_tag(row.label.clone());
             s.polygons = covariance_ellipse(v).into_iter().collect();
             series.push(s);
         }
@@ -402,7 +400,7 @@ fn analyse(rows: &[Row], cells: &[Cell], runs: &[RunResult]) -> ExperimentResult
             }),
             paper: "Pantheon's figure (Yan et al. 2018, Fig. 3): each scheme's mean over runs with its 1-σ ellipse; no paper has brisk's controllers on it.".into(),
             ours: format!(
-                "{}: one bulk flow per run, base RTT {} ms; each controller's mean over {seeds} seeds (marker, labelled) with the seeds' 1-σ covariance ellipse; the +DC row (small points) is the delay-correlation layer over CUBIC (refused over BBR, which sets cwnd itself).",
+                "{}: one bulk flow per run, base RTT {} ms; each controller's mean over {seeds} seeds (marker, labelled where there is room, else named by its colour and shape in the legend) with the seeds' 1-σ covariance ellipse; CUBIC+DC is the delay-correlation layer over CUBIC (refused over BBR, which sets cwnd itself).",
                 p.label, p.rtt_ms
             ),
         });

@@ -27,6 +27,68 @@ pub enum Style {
     Marker,
 }
 
+/// The mark of a `Marker` series. A figure with more series than the ten categorical
+/// colours (`super::categorical_mark`) tells them apart by colour and shape together,
+/// which also helps where colours are hard to tell apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shape {
+    #[default]
+    Circle,
+    Triangle,
+    Square,
+    Diamond,
+    TriangleDown,
+}
+
+impl Shape {
+    /// Every shape, in the order `categorical_mark` uses them.
+    pub const ALL: [Shape; 5] = [
+        Shape::Circle,
+        Shape::Triangle,
+        Shape::Square,
+        Shape::Diamond,
+        Shape::TriangleDown,
+    ];
+}
+
+/// The SVG element of a mark of `shape` centred on (`cx`, `cy`) with radius `r`
+/// (shapes other than the circle are scaled to a similar area); `extra` are further
+/// attributes (e.g. a white rim).
+pub(super) fn mark(shape: Shape, cx: f64, cy: f64, r: f64, fill: &str, extra: &str) -> String {
+    let pts: Vec<(f64, f64)> = match shape {
+        Shape::Circle => {
+            return format!(r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="{r}" fill="{fill}"{extra}/>"#)
+        }
+        Shape::Triangle => {
+            let r = r * 1.3;
+            vec![(0.0, -r), (0.866 * r, 0.5 * r), (-0.866 * r, 0.5 * r)]
+        }
+        Shape::TriangleDown => {
+            let r = r * 1.3;
+            vec![(0.0, r), (0.866 * r, -0.5 * r), (-0.866 * r, -0.5 * r)]
+        }
+        Shape::Square => {
+            let h = r * 0.9;
+            vec![(-h, -h), (h, -h), (h, h), (-h, h)]
+        }
+        Shape::Diamond => {
+            let h = r * 1.25;
+            vec![(0.0, -h), (h, 0.0), (0.0, h), (-h, 0.0)]
+        }
+    };
+    let mut d = String::new();
+    for (i, (x, y)) in pts.iter().enumerate() {
+        let _ = write!(
+            d,
+            "{}{:.1} {:.1}",
+            if i == 0 { "M" } else { "L" },
+            cx + x,
+            cy + y
+        );
+    }
+    format!(r#"<path class="mark" d="{d}Z" fill="{fill}"{extra}/>"#)
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
     pub name: String,
@@ -43,8 +105,12 @@ pub struct Series {
     /// empirical CDF those are sparse samples, not missing ones.
     pub steps: bool,
     /// A short label drawn beside each point of a `Marker` or `Points` series (e.g. a
-    /// sweep cell's number), so that series whose colours repeat stay apart.
+    /// sweep cell's number), so that series whose colours repeat stay apart. Tags are
+    /// placed where they overlap no other tag or mark, with a leader line when moved
+    /// away from their point (see `place_tags`).
     pub tag: Option<String>,
+    /// The mark of a `Marker` or `Points` series (circle unless set).
+    pub shape: Shape,
 }
 
 impl Series {
@@ -58,7 +124,14 @@ impl Series {
             polygons: Vec::new(),
             steps: false,
             tag: None,
+            shape: Shape::Circle,
         }
+    }
+
+    /// Draw the series' marks as `shape`.
+    pub fn with_shape(mut self, shape: Shape) -> Self {
+        self.shape = shape;
+        self
     }
 
     /// Label each point with `tag` (see the field).
@@ -258,6 +331,117 @@ fn cut_notes(c: &Chart) -> Vec<String> {
     notes
 }
 
+/// A label to place beside a drawn mark: the mark's centre and radius in pixels.
+struct Tag<'a> {
+    at: (f64, f64),
+    r: f64,
+    text: &'a str,
+}
+
+/// Tag text size in pixels and the gap kept between a tag and anything else.
+const TAG_PX: f64 = 10.0;
+const TAG_GAP: f64 = 1.5;
+
+/// Whether boxes (left, top, right, bottom) overlap, with `TAG_GAP` between them.
+fn boxes_overlap(a: (f64, f64, f64, f64), b: (f64, f64, f64, f64)) -> bool {
+    a.0 < b.2 + TAG_GAP && b.0 < a.2 + TAG_GAP && a.1 < b.3 + TAG_GAP && b.1 < a.3 + TAG_GAP
+}
+
+/// Places every tag where its box overlaps no mark, no tag placed before it and stays
+/// inside the plot: beside its mark if that is free (right, left, above, below, then
+/// the diagonals), else further out along those directions, joined to its mark by a
+/// thin leader line. Greedy in series order, deterministic. A tag with no free place
+/// within ~110 px is left out (the legend still names the series), so a dense
+/// cluster never becomes an unreadable pile of text.
+fn place_tags(body: &mut String, tags: &[Tag], occupied: &mut Vec<(f64, f64)>) {
+    let marks: Vec<(f64, f64, f64, f64)> = tags
+        .iter()
+        .map(|t| (t.at.0 - t.r, t.at.1 - t.r, t.at.0 + t.r, t.at.1 + t.r))
+        .collect();
+    let plot = (ML + 2.0, MT + 2.0, W - MR - 2.0, H - MB - 2.0);
+    // Unit directions: the four sides first, then the diagonals, then between them.
+    let dirs: [(f64, f64); 16] = [
+        (1.0, 0.0),
+        (-1.0, 0.0),
+        (0.0, -1.0),
+        (0.0, 1.0),
+        (0.707, -0.707),
+        (-0.707, -0.707),
+        (0.707, 0.707),
+        (-0.707, 0.707),
+        (0.924, -0.383),
+        (-0.924, -0.383),
+        (0.924, 0.383),
+        (-0.924, 0.383),
+        (0.383, -0.924),
+        (-0.383, -0.924),
+        (0.383, 0.924),
+        (-0.383, 0.924),
+    ];
+    let mut placed: Vec<(f64, f64, f64, f64)> = Vec::new();
+    for t in tags {
+        let (w, h) = (text_width(t.text, TAG_PX), TAG_PX);
+        let mut found = None;
+        'search: for dist in [0.0, 10.0, 20.0, 32.0, 46.0, 62.0, 80.0, 100.0] {
+            for &(dx, dy) in &dirs {
+                // The point on the box nearest the mark sits `dist` beyond its rim.
+                let (ax, ay) = (
+                    t.at.0 + dx * (t.r + 1.0 + dist),
+                    t.at.1 + dy * (t.r + 1.0 + dist),
+                );
+                let left = if dx > 0.3 {
+                    ax
+                } else if dx < -0.3 {
+                    ax - w
+                } else {
+                    ax - w / 2.0
+                };
+                let top = if dy > 0.3 {
+                    ay
+                } else if dy < -0.3 {
+                    ay - h
+                } else {
+                    ay - h / 2.0
+                };
+                let b = (left, top, left + w, top + h);
+                let inside = b.0 >= plot.0 && b.2 <= plot.2 && b.1 >= plot.1 && b.3 <= plot.3;
+                if inside
+                    && !marks.iter().any(|m| boxes_overlap(*m, b))
+                    && !placed.iter().any(|p| boxes_overlap(*p, b))
+                {
+                    found = Some((b, dist, (ax, ay)));
+                    break 'search;
+                }
+            }
+        }
+        let Some((b, dist, anchor)) = found else {
+            continue;
+        };
+        if dist > 0.0 {
+            // Leader from the mark's rim to the box's near point.
+            let (dx, dy) = (anchor.0 - t.at.0, anchor.1 - t.at.1);
+            let n = dx.hypot(dy).max(1e-9);
+            let start = (t.at.0 + dx / n * t.r, t.at.1 + dy / n * t.r);
+            let _ = write!(
+                body,
+                r##"<line class="leader" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#888" stroke-width="0.7"/>"##,
+                start.0, start.1, anchor.0, anchor.1
+            );
+            trace(&[start, anchor], occupied);
+        }
+        // Text baseline: the box's bottom less the descent.
+        let _ = write!(
+            body,
+            r##"<text class="tag" x="{:.1}" y="{:.1}" font-size="10" fill="#333">{}</text>"##,
+            b.0,
+            b.3 - 2.0,
+            esc(t.text)
+        );
+        fill_box(b, occupied);
+        placed.push(b);
+    }
+}
+
 /// Renders a chart to an `<svg>` element; `id` must be unique in the page.
 pub fn chart(c: &Chart, id: &str) -> String {
     let all = || c.series.iter().flat_map(|s| s.points.iter().copied());
@@ -420,40 +604,26 @@ pub fn chart(c: &Chart, id: &str) -> String {
             filled.push(pix);
         }
     }
+    // Point tags, placed once every mark is drawn (they must avoid all of them).
+    let mut tags: Vec<Tag> = Vec::new();
     for s in &c.series {
         let ok = |p: (f64, f64)| x.accepts(p.0) && y.accepts(p.1);
         for run in runs(&s.points, |p| p, ok, gaps(s), c.x_log) {
             let pix: Vec<(f64, f64)> = run.iter().map(|&(a, b)| (x.map(a), y.map(b))).collect();
             if matches!(s.style, Style::Points | Style::Marker) {
-                let r = if s.style == Style::Marker {
-                    r#"r="5" stroke="white" stroke-width="1.5""#
+                let (r, rim) = if s.style == Style::Marker {
+                    (5.0, r#" stroke="white" stroke-width="1.5""#)
                 } else {
-                    r#"r="2""#
+                    (2.0, "")
                 };
-                for (px, py) in &pix {
-                    let _ = write!(
-                        body,
-                        r#"<circle cx="{px:.1}" cy="{py:.1}" {r} fill="{}"/>"#,
-                        s.color
-                    );
+                for &(px, py) in &pix {
+                    body.push_str(&mark(s.shape, px, py, r, s.color, rim));
                     if let Some(tag) = &s.tag {
-                        // Right of the marker, or left of it where the plot ends.
-                        let tw = text_width(tag, 10.0);
-                        let tx = if px + 7.0 + tw > W - MR {
-                            px - 7.0 - tw
-                        } else {
-                            px + 7.0
-                        };
-                        let ty = if py - 13.0 < MT { py + 13.0 } else { py - 5.0 };
-                        let _ = write!(
-                            body,
-                            r##"<text class="tag" x="{tx:.1}" y="{ty:.1}" font-size="10" fill="#333">{}</text>"##,
-                            esc(tag)
-                        );
-                        fill_box(
-                            (tx, ty - 8.0, tx + text_width(tag, 10.0), ty + 1.0),
-                            &mut occupied,
-                        );
+                        tags.push(Tag {
+                            at: (px, py),
+                            r: r + 1.5,
+                            text: tag,
+                        });
                     }
                     if s.style == Style::Marker {
                         // The dot's whole disc, so the legend keeps clear of it.
@@ -492,6 +662,7 @@ pub fn chart(c: &Chart, id: &str) -> String {
             trace(&drawn, &mut occupied);
         }
     }
+    place_tags(&mut body, &tags, &mut occupied);
     body.push_str("</g>");
     // Below the x-axis label: the cut notes, then (if no corner is free) the legend.
     let mut bottom = H;
@@ -511,6 +682,7 @@ pub fn chart(c: &Chart, id: &str) -> String {
             name: &s.name,
             color: s.color,
             style: s.style,
+            shape: s.shape,
             band: !s.band.is_empty() || !s.polygons.is_empty(),
         })
         .collect();
@@ -638,5 +810,75 @@ mod tests {
             s.contains("x axis cut at 10: tail continues to 20 (y = 0.5 at the cut)"),
             "{s}"
         );
+    }
+
+    /// The boxes of the drawn tags (from their `x`, baseline `y` and text).
+    fn tag_boxes(svg: &str) -> Vec<(f64, f64, f64, f64)> {
+        svg.split(r#"<text class="tag" x=""#)
+            .skip(1)
+            .map(|t| {
+                let x: f64 = t.split('"').next().unwrap().parse().unwrap();
+                let y: f64 = t
+                    .split("y=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                let text = t.split('>').nth(1).unwrap().split('<').next().unwrap();
+                let w = text_width(text, TAG_PX);
+                (x, y + 2.0 - TAG_PX, x + w, y + 2.0)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn crowded_tags_never_overlap_and_stay_in_the_plot() {
+        // Twelve controllers within a few pixels of each other, as the loss-based
+        // ones sit on cc-map's deep buffer: every tag is placed apart (with leaders)
+        // or left out, none over another or over a mark.
+        let series: Vec<Series> = (0..12)
+            .map(|i| {
+                let (c, shape) = crate::svg::categorical_mark(i);
+                Series::new(
+                    &format!("cc{i}"),
+                    c,
+                    Style::Marker,
+                    vec![(200.0 + (i % 4) as f64, 19.0 + 0.02 * i as f64)],
+                )
+                .with_shape(shape)
+                .with_tag(format!("Controller{i}"))
+            })
+            .collect();
+        let c = Chart {
+            x_reversed: true,
+            x_range: Some((0.0, 230.0)),
+            y_range: Some((0.0, 21.0)),
+            series,
+            ..Chart::default()
+        };
+        let svg = chart(&c, "t");
+        let boxes = tag_boxes(&svg);
+        assert!(
+            boxes.len() >= 8,
+            "only {} of 12 tags placed: {svg}",
+            boxes.len()
+        );
+        for (i, a) in boxes.iter().enumerate() {
+            assert!(
+                a.0 >= ML && a.2 <= W - MR && a.1 >= MT && a.3 <= H - MB,
+                "{a:?}"
+            );
+            for b in &boxes[..i] {
+                let apart = a.2 <= b.0 || b.2 <= a.0 || a.3 <= b.1 || b.3 <= a.1;
+                assert!(apart, "tags overlap: {a:?} {b:?}");
+            }
+        }
+        // Moved tags are joined to their marks; the second ten are triangles (on the
+        // plot and in the legend).
+        assert!(svg.contains(r#"class="leader""#));
+        assert_eq!(svg.matches(r#"<path class="mark""#).count(), 2 * 2);
     }
 }

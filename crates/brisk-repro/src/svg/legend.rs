@@ -7,6 +7,7 @@
 //! band, a covariance ellipse). A band wider than the legend has no outline point
 //! inside the box, so its interior is tested separately.
 
+use super::chart::{mark, Shape};
 use super::{esc, Style};
 use std::fmt::Write;
 
@@ -14,6 +15,7 @@ pub(super) struct Item<'a> {
     pub name: &'a str,
     pub color: &'a str,
     pub style: Style,
+    pub shape: Shape,
     pub band: bool,
 }
 
@@ -183,12 +185,8 @@ pub(super) fn legend(
         }
         match it.style {
             Style::Points | Style::Marker => {
-                let r = if it.style == Style::Marker { 4 } else { 3 };
-                let _ = write!(
-                    out,
-                    r#"<circle cx="{:.1}" cy="{cy:.1}" r="{r}" fill="{color}"/>"#,
-                    sx + 12.0
-                );
+                let r = if it.style == Style::Marker { 4.0 } else { 3.0 };
+                out.push_str(&mark(it.shape, sx + 12.0, cy, r, color, ""));
             }
             s => {
                 let dash = if s == Style::Dashed {

@@ -15,7 +15,7 @@ mod legend;
 pub mod palette;
 
 pub use boxes::{box_plot, BoxPlot};
-pub use chart::{chart, Chart, Series, Style};
+pub use chart::{chart, Chart, Series, Shape, Style};
 pub use heat::{heat_map, Cell, HeatMap};
 
 use std::fmt::Write;
@@ -44,6 +44,16 @@ pub const CATEGORICAL: [&str; 10] = [
 /// The `i`-th categorical colour.
 pub fn categorical(i: usize) -> &'static str {
     CATEGORICAL[i % CATEGORICAL.len()]
+}
+
+/// The `i`-th of up to fifty distinct marks: the categorical colour, then, once the
+/// ten colours are used, the next shape (circles for the first ten series, triangles
+/// for the next ten, ...). For maps with more series than colours (cc-map's twenty).
+pub fn categorical_mark(i: usize) -> (&'static str, Shape) {
+    (
+        categorical(i),
+        Shape::ALL[(i / CATEGORICAL.len()) % Shape::ALL.len()],
+    )
 }
 
 fn esc(s: &str) -> String {
