@@ -199,9 +199,6 @@ impl CongestionControl for Bic {
 
     /// Linux `bictcp_cong_avoid`: one `cnt` step per ACK (not per ACKed segment).
     fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
-        if let Some(change) = self.ca.poll_loss_exit(cc) {
-            self.apply(change);
-        }
         if !cc.cwnd_limited {
             return;
         }
@@ -214,8 +211,7 @@ impl CongestionControl for Bic {
     }
 
     /// Linux `bictcp_recalc_ssthresh`.
-    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, cause: CongestionCause) -> u32 {
-        self.ca.note_cause(cause);
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, _cause: CongestionCause) -> u32 {
         let cwnd = cc.cwnd;
         self.epoch_start = 0;
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
@@ -231,8 +227,8 @@ impl CongestionControl for Bic {
         }
     }
 
-    fn on_event(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
-        if let Some(change) = self.ca.on_event(cc, ev) {
+    fn on_event(&mut self, _cc: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
+        if let Some(change) = self.ca.on_event(ev) {
             self.apply(change);
         }
     }

@@ -227,9 +227,6 @@ impl CongestionControl for Illinois {
 
     /// Linux `tcp_illinois_cong_avoid`.
     fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
-        if let Some(change) = self.ca.poll_loss_exit(cc) {
-            self.apply(change, cc.snd_nxt);
-        }
         if after(cc.snd_una, self.end_seq) {
             self.update_params(cc.cwnd, cc.snd_nxt);
         }
@@ -254,14 +251,13 @@ impl CongestionControl for Illinois {
     }
 
     /// Linux `tcp_illinois_ssthresh`: cwnd − β·cwnd, at least 2.
-    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, cause: CongestionCause) -> u32 {
-        self.ca.note_cause(cause);
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, _cause: CongestionCause) -> u32 {
         let decr = cc.cwnd.wrapping_mul(self.beta) >> BETA_SHIFT;
         cc.cwnd.wrapping_sub(decr).max(2)
     }
 
     fn on_event(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
-        if let Some(change) = self.ca.on_event(cc, ev) {
+        if let Some(change) = self.ca.on_event(ev) {
             self.apply(change, cc.snd_nxt);
         }
     }

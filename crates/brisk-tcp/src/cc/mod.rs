@@ -223,13 +223,23 @@ pub enum CongestionCause {
 pub enum CcEvent {
     /// Fast recovery starts (loss detected by SACK/RACK). `ssthresh()` was just called.
     EnterRecovery,
-    /// Fast recovery ends (snd_una passed the recovery point).
+    /// A reduction ends (Linux `tcp_end_cwnd_reduction`: `CA_EVENT_COMPLETE_CWR`, then
+    /// `tcp_set_ca_state(TCP_CA_Open)`): fast recovery or CWR reached its recovery
+    /// point (also after an undone recovery), or at once after the `EnterCwr` of a
+    /// loss a tail-loss probe repaired (Linux `tcp_process_tlp_ack`). Sent to
+    /// `cong_control` controllers too, for the state change (Linux skips only the
+    /// `COMPLETE_CWR` for them).
     ExitRecovery,
-    /// ECE received outside recovery: RFC 3168 window reduction starts (`ssthresh()` was called).
+    /// A CWR reduction starts (`ssthresh()` was called; Linux `tcp_enter_cwr`): ECE
+    /// outside recovery (RFC 3168), RDB's hidden loss, a controller's own request, or
+    /// a loss a tail-loss probe repaired, which `ExitRecovery` ends at once.
     EnterCwr,
-    /// Retransmission timeout: `ssthresh()` was called; the connection sets cwnd to 1 (RFC 5681).
+    /// Retransmission timeout: `ssthresh()` was called; the connection sets cwnd to 1
+    /// (RFC 5681). The Loss state lasts until `ExitLoss`.
     Rto,
-    /// An RTO or recovery was found spurious and undone.
+    /// An RTO or recovery was found spurious and undone (Linux
+    /// `tcp_undo_cwnd_reduction`). No state change by itself: when the undo ends the
+    /// episode, `ExitRecovery` or `ExitLoss` follows.
     Undo,
     /// Transmission restarts after an idle period (RFC 5681 §4.1 / Linux CA_EVENT_TX_START).
     TxStart { idle: Duration },
@@ -238,6 +248,13 @@ pub enum CcEvent {
     /// cwnd was restarted after an idle period longer than the RTO (Linux
     /// `CA_EVENT_CWND_RESTART` from `tcp_cwnd_restart`): delay history is stale.
     CwndRestart,
+    /// The RTO episode ended: the Loss state returns to Open (Linux
+    /// `tcp_set_ca_state(TCP_CA_Open)` from TCP_CA_Loss, in `tcp_process_loss` once
+    /// SND.UNA reaches the recovery point, after `tcp_try_undo_recovery`, or in
+    /// `tcp_try_undo_loss` when the timeout proved spurious; an `Undo` comes first
+    /// then). No `CA_EVENT_COMPLETE_CWR`: Linux calls `tcp_end_cwnd_reduction` only for
+    /// CWR and fast recovery.
+    ExitLoss,
 }
 
 /// A congestion controller. Only `name`, `ssthresh` and `cong_avoid` are required.

@@ -119,10 +119,6 @@ impl Vegas {
         match change {
             CaChange::Enter(s) => self.set_state(cc, s),
             CaChange::CompleteCwr => self.set_state(cc, CaState::Open),
-            CaChange::ProbeCwr => {
-                self.set_state(cc, CaState::Cwr);
-                self.set_state(cc, CaState::Open);
-            }
         }
     }
 
@@ -182,9 +178,6 @@ impl CongestionControl for Vegas {
     /// Linux `tcp_vegas_cong_avoid`. Unlike Reno's, its Vegas branches do not ask
     /// whether the sender is cwnd-limited (Linux's don't).
     fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
-        if let Some(change) = self.ca.poll_loss_exit(cc) {
-            self.apply(cc, change);
-        }
         let acked = ack.acked_segs;
         if !self.doing_vegas_now {
             reno_cong_avoid(cc, acked);
@@ -206,8 +199,7 @@ impl CongestionControl for Vegas {
         }
     }
 
-    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, cause: CongestionCause) -> u32 {
-        self.ca.note_cause(cause);
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, _cause: CongestionCause) -> u32 {
         reno_ssthresh(cc.cwnd)
     }
 
@@ -217,7 +209,7 @@ impl CongestionControl for Vegas {
             // and baseRTT are stale.
             CcEvent::TxStart { .. } | CcEvent::CwndRestart => self.restart(cc),
             _ => {
-                if let Some(change) = self.ca.on_event(cc, ev) {
+                if let Some(change) = self.ca.on_event(ev) {
                     self.apply(cc, change);
                 }
             }
@@ -360,15 +352,18 @@ mod tests {
         );
         assert!(v.enabled());
         assert_eq!(v.beg_snd_nxt, 500);
-        // After an RTO: Reno until SND.UNA reaches the timeout's SND.NXT.
+        // After an RTO: Reno until the connection ends the Loss state.
         cc.snd_nxt = 800;
         v.on_event(&mut FlowCtx::alone(&mut cc), Instant::ZERO, CcEvent::Rto);
         assert!(!v.enabled());
-        cc.snd_una = 700;
-        v.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack(20_000, 1));
-        assert!(!v.enabled());
         cc.snd_una = 800;
         v.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack(20_000, 1));
+        assert!(!v.enabled());
+        v.on_event(
+            &mut FlowCtx::alone(&mut cc),
+            Instant::ZERO,
+            CcEvent::ExitLoss,
+        );
         assert!(v.enabled());
     }
 
