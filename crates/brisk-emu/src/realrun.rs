@@ -404,7 +404,10 @@ impl Sender for crate::stack::socket::TcpStream {
                 }
             }
             out.retrans = retrans;
-            out.cc_diag = info.cc_diag.and_then(|d| serde_json::to_value(d).ok());
+            out.cc_diag = info
+                .cc_diag
+                .as_ref()
+                .and_then(|d| serde_json::to_value(d).ok());
             out.info = Some(info);
         }
         let mut trace = std::mem::take(&mut out.trace);

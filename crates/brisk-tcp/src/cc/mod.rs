@@ -346,9 +346,11 @@ pub trait CongestionControl: fmt::Debug + Send {
 }
 
 /// A controller's decision state, one variant per controller that reports any. Small
-/// and `Copy`, so reading it neither allocates nor needs a downcast of the boxed
-/// controller. Serialised as `{"kind": "delay_correlation", ...}`.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+/// (56 bytes with its tag, so a `TraceEvent` stays within 64; the test
+/// `trace_events_stay_small` holds it), so reading it needs no downcast of the boxed
+/// controller and, but for BBR v3's, no allocation. Serialised as
+/// `{"kind": "delay_correlation", ...}`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum CcDiagnostics {
@@ -366,8 +368,9 @@ pub enum CcDiagnostics {
     Fse(fse::tcp::FseDiagnostics),
     /// BBR v1 ([`bbr`], Linux `tcp_bbr.c`).
     Bbr(bbr::BbrDiagnostics),
-    /// BBR v3 ([`bbr3`], google/bbr v3 `tcp_bbr.c`).
-    Bbr3(bbr3::Bbr3Diagnostics),
+    /// BBR v3 ([`bbr3`], google/bbr v3 `tcp_bbr.c`). Boxed: its 80 bytes (four rates,
+    /// nine counters) would double every trace event's size; serialised as if inline.
+    Bbr3(Box<bbr3::Bbr3Diagnostics>),
     /// Copa ([`copa`], NSDI 2018).
     Copa(copa::CopaDiagnostics),
 }

@@ -832,7 +832,7 @@ impl CongestionControl for Bbr3 {
     }
 
     fn diagnostics(&self) -> Option<super::CcDiagnostics> {
-        Some(super::CcDiagnostics::Bbr3(self.diag()))
+        Some(super::CcDiagnostics::Bbr3(Box::new(self.diag())))
     }
 }
 
