@@ -34,6 +34,20 @@ impl Default for HyblaConfig {
     }
 }
 
+impl HyblaConfig {
+    /// Range check (`[flow.tcp.hybla]`): `rtt0` divides the RTT (Linux would divide
+    /// by zero at 0), so 1 ms to 10 s.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(1..=10_000).contains(&self.rtt0_ms) {
+            return Err((
+                "rtt0",
+                "must be between 1 and 10000 ms (Linux default 25)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Linux `hybla_fraction`: 2^(odds/8) in 1/128ths, for odds 0..7.
 fn fraction(odds: u32) -> u32 {
     const FRACTIONS: [u32; 8] = [128, 139, 152, 165, 181, 197, 215, 234];

@@ -60,6 +60,27 @@ impl Default for IllinoisConfig {
     }
 }
 
+impl IllinoisConfig {
+    /// Range checks (`[flow.tcp.illinois]`). α's and β's bounds are constants in
+    /// Linux (`ALPHA_MIN` … `BETA_MAX`), not module parameters, so they are not knobs.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let max = super::vegas::MAX_PARAM_SEGMENTS;
+        if self.win_thresh > max {
+            return Err((
+                "win_thresh",
+                format!("must be between 0 and {max} segments (Linux default 15)"),
+            ));
+        }
+        if self.theta > 65_535 {
+            return Err((
+                "theta",
+                "must be between 0 and 65535 rounds (Linux default 5)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Illinois's state (Linux `struct illinois`).
 #[derive(Clone, Debug)]
 pub struct Illinois {

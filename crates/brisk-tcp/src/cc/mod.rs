@@ -478,12 +478,12 @@ impl CcAlgorithm {
             CcAlgorithm::Lp => Box::new(lp::Lp::default()),
             CcAlgorithm::Bbr3 => Box::new(bbr3::Bbr3::new(seed)),
             CcAlgorithm::Copa => Box::new(copa::Copa::new(tuning.copa)),
-            CcAlgorithm::Vegas => Box::new(vegas::Vegas::default()),
+            CcAlgorithm::Vegas => Box::new(vegas::Vegas::new(tuning.vegas)),
             CcAlgorithm::Westwood => Box::new(westwood::Westwood::default()),
-            CcAlgorithm::Hybla => Box::new(hybla::Hybla::default()),
-            CcAlgorithm::Illinois => Box::new(illinois::Illinois::default()),
-            CcAlgorithm::Htcp => Box::new(htcp::Htcp::default()),
-            CcAlgorithm::Bic => Box::new(bic::Bic::default()),
+            CcAlgorithm::Hybla => Box::new(hybla::Hybla::new(tuning.hybla)),
+            CcAlgorithm::Illinois => Box::new(illinois::Illinois::new(tuning.illinois)),
+            CcAlgorithm::Htcp => Box::new(htcp::Htcp::new(tuning.htcp)),
+            CcAlgorithm::Bic => Box::new(bic::Bic::new(tuning.bic)),
         }
     }
     pub fn name(self) -> &'static str {

@@ -46,6 +46,38 @@ impl Default for VegasConfig {
     }
 }
 
+impl VegasConfig {
+    /// Range checks (`[flow.tcp.vegas]`): the failing key and why. Linux takes any
+    /// int; brisk bounds them by the largest window and keeps alpha ≤ beta, without
+    /// which the grow and shrink bands overlap.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        for (k, v, d) in [
+            ("alpha", self.alpha, 2),
+            ("beta", self.beta, 4),
+            ("gamma", self.gamma, 1),
+        ] {
+            if v > MAX_PARAM_SEGMENTS {
+                return Err((
+                    k,
+                    format!(
+                        "must be between 0 and {MAX_PARAM_SEGMENTS} segments (Linux default {d})"
+                    ),
+                ));
+            }
+        }
+        if self.alpha > self.beta {
+            return Err((
+                "alpha",
+                format!("must not exceed beta ({}; Linux 2 and 4)", self.beta),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The largest window a module parameter in segments may name (brisk's cwnd clamp).
+pub(crate) const MAX_PARAM_SEGMENTS: u32 = 1 << 20;
+
 /// Vegas's state (Linux `struct vegas`).
 #[derive(Clone, Debug)]
 pub struct Vegas {
