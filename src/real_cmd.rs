@@ -118,7 +118,7 @@ fn bench_run(
         stack,
         "cubic",
         brisk_tcp::Config::default(),
-    ))?)
+    )?)?)
 }
 
 /// `brisk bench real`: brisk vs Linux CUBIC, one bulk flow each over the same

@@ -170,6 +170,11 @@ pub struct RealRun {
 impl RealRun {
     /// One bulk flow from time zero with the path's `rtt` (seed 1, 100 ms samples, no
     /// pcaps): the shape of the benchmarks and of the bufferbloat experiment.
+    ///
+    /// A brisk flow runs `tcp`'s controller and `cc` only labels it, so a label that
+    /// names another base controller than `tcp.congestion.controller` is refused (a
+    /// run once measured brisk CUBIC as "brisk BBR"); layers after a `+` are not
+    /// compared. A Linux flow's `cc` is the kernel module it sets.
     pub fn one_bulk_flow(
         name: String,
         duration: Duration,
@@ -177,9 +182,16 @@ impl RealRun {
         stack: FlowStack,
         cc: &str,
         tcp: brisk_tcp::Config,
-    ) -> RealRun {
+    ) -> Result<RealRun> {
+        let configured = tcp.congestion.controller.base.name();
+        let labelled = cc.split('+').next().unwrap_or_default();
+        if stack == FlowStack::Brisk && labelled != configured {
+            return Err(EmuError::Config(format!(
+                "flow[0].cc = {cc:?} names another controller than the flow's tcp config ({configured:?}): a brisk flow runs tcp.congestion.controller and cc only labels it"
+            )));
+        }
         let rtt = path.rtt.take().map_or(Duration::ZERO, |d| d.0);
-        RealRun {
+        Ok(RealRun {
             name,
             seed: 1,
             duration,
@@ -196,7 +208,7 @@ impl RealRun {
             sample_interval: Duration::from_millis(100),
             pcap_dir: None,
             link_log_dir: None,
-        }
+        })
     }
 }
 
@@ -404,7 +416,10 @@ impl Sender for crate::stack::socket::TcpStream {
                 }
             }
             out.retrans = retrans;
-            out.cc_diag = info.cc_diag.and_then(|d| serde_json::to_value(d).ok());
+            out.cc_diag = info
+                .cc_diag
+                .as_ref()
+                .and_then(|d| serde_json::to_value(d).ok());
             out.info = Some(info);
         }
         let mut trace = std::mem::take(&mut out.trace);

@@ -314,7 +314,8 @@ fn real_runs_reject_a_path_rtt_and_bad_records() {
         FlowStack::Brisk,
         "cubic",
         brisk_tcp::Config::default(),
-    );
+    )
+    .expect("cubic labels the default config's cubic");
     assert_eq!(
         run.flows[0].rtt,
         Duration::from_millis(10),
@@ -333,6 +334,30 @@ fn real_runs_reject_a_path_rtt_and_bad_records() {
     };
     let e = run_real(&run).expect_err("record smaller than its header");
     assert!(e.to_string().contains("flow[0].app"), "{e}");
+}
+
+/// A brisk flow's `cc` only labels the controller its config runs: a label naming
+/// another one is refused before anything runs (no lab needed); layers after `+` and
+/// a Linux flow's module name are not compared with the brisk config.
+#[test]
+fn one_bulk_flow_refuses_a_label_that_names_another_controller() {
+    let path = || EmuConfig::bottleneck(10_000_000, Duration::from_millis(10));
+    let one = |stack, cc: &str, tcp| {
+        RealRun::one_bulk_flow("x".into(), Duration::from_secs(1), path(), stack, cc, tcp)
+    };
+    let e = one(FlowStack::Brisk, "bbr", brisk_tcp::Config::default())
+        .expect_err("bbr label over the default (cubic) config");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("flow[0].cc") && msg.contains("\"bbr\"") && msg.contains("\"cubic\""),
+        "{msg}"
+    );
+    let mut bbr = brisk_tcp::Config::default();
+    bbr.congestion.controller.base = brisk_tcp::cc::CcAlgorithm::Bbr;
+    assert!(one(FlowStack::Brisk, "bbr", bbr.clone()).is_ok());
+    assert!(one(FlowStack::Brisk, "cubic", bbr).is_err());
+    assert!(one(FlowStack::Brisk, "cubic+dc", brisk_tcp::Config::default()).is_ok());
+    assert!(one(FlowStack::Linux, "bbr", brisk_tcp::Config::default()).is_ok());
 }
 
 /// `[flow.tcp]` knobs of a Linux flow reach the kernel: seen on the wire in the pcap

@@ -130,7 +130,7 @@ fn real(duration: Duration, stack: FlowStack, cc: &str, dc: bool) -> Result<Real
         stack,
         cc,
         tcp,
-    ))
+    )?)
 }
 
 fn within(a: f64, b: f64, tol: f64) -> bool {

@@ -176,3 +176,19 @@ fn fastopen_table_reaches_the_config_and_bad_values_name_field_and_range() {
         assert!(e.message.contains(says), "{e}");
     }
 }
+
+#[test]
+fn a_linux_flow_refuses_the_module_parameter_tables() {
+    // Linux's module parameters are the module's, not the connection's: the Linux
+    // column refuses the tables (a real run's Linux flow reports it by key).
+    for m in ["vegas", "hybla", "illinois", "htcp", "bic"] {
+        let sc = flow(&format!("cc = \"{m}\""), &format!("[flow.tcp.{m}]")).unwrap();
+        let (key, why) = sc.flows[0].tcp.linux_refusal().expect("refused");
+        assert_eq!(key, m);
+        assert!(why.contains("/sys/module"), "{why}");
+        assert!(flow(&format!("cc = \"{m}\""), "").unwrap().flows[0]
+            .tcp
+            .linux_refusal()
+            .is_none());
+    }
+}

@@ -53,7 +53,7 @@ pub const MAX_CC_ROWS: usize = 1 << 18;
 
 /// The sender's controller diagnostics after one change (for delay correlation:
 /// one consult), with the sender's latest RTT sample and cwnd at that moment.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CcRow {
     pub diag: CcDiagnostics,
     /// The latest RTT sample before this row (0 before the first).

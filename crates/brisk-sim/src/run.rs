@@ -669,7 +669,7 @@ pub fn run_controlled(
             cwnd_series: c.cwnd.rows.clone(),
             mptcp_series: c.mp.rows.clone(),
             mptcp_subflows: c.mp_subflows.clone(),
-            cc_diag: c.info.as_ref().and_then(|i| i.cc_diag),
+            cc_diag: c.info.as_ref().and_then(|i| i.cc_diag.clone()),
             cc_series: c.cc.rows.clone(),
             cc_rows_dropped: c.cc_dropped,
             retransmitted_ranges: c.retx.ranges().to_vec(),

@@ -37,8 +37,8 @@ fn p50_ms(q: &[u64]) -> f64 {
 }
 
 fn diag(r: &RunResult, i: usize) -> Bbr3Diagnostics {
-    match r.flows[i].cc_diag {
-        Some(CcDiagnostics::Bbr3(d)) => d,
+    match &r.flows[i].cc_diag {
+        Some(CcDiagnostics::Bbr3(d)) => **d,
         ref other => panic!("no BBR v3 diagnostics: {other:?}"),
     }
 }

@@ -89,7 +89,7 @@ fn lisa_credits_the_joining_subflow_in_a_real_connection() {
         assert_eq!(subs.len(), 2, "seed {seed}");
         let diag = |i: usize| match subs[i].cc_diag {
             Some(CcDiagnostics::Coupled(d)) => d,
-            other => panic!("seed {seed} subflow {i}: {other:?}"),
+            ref other => panic!("seed {seed} subflow {i}: {other:?}"),
         };
         let (first, joined) = (diag(0), diag(1));
         eprintln!("seed {seed}: first {first:?}, joined {joined:?}");

@@ -41,7 +41,7 @@ fn bursts(tcp: &str) -> (Vec<u32>, f64, Option<CcDiagnostics>) {
         before.push(cwnd);
     }
     let lat = f.record_latency.as_ref().map_or(f64::NAN, |s| s.mean / 1e9);
-    (before, lat, f.cc_diag)
+    (before, lat, f.cc_diag.clone())
 }
 
 #[test]

@@ -567,3 +567,101 @@ fn fse_settings_name_the_field_and_the_range() {
         "cubic"
     );
 }
+
+#[test]
+fn linux_module_parameters_name_the_field_and_default_to_linux() {
+    let f = |cc: &str, tcp: &str| {
+        GOOD.replace(
+            r#"app = { kind = "bulk" }"#,
+            &format!("cc = \"{cc}\"\napp = {{ kind = \"bulk\" }}\n[flow.tcp]\n{tcp}"),
+        )
+    };
+    let cfg = |cc: &str, tcp: &str| {
+        let sc = Scenario::from_toml_str(&f(cc, tcp)).unwrap();
+        sc.flows[0].tcp.to_config(sc.flows[0].cc)
+    };
+    // Each table only with its controller.
+    for m in ["vegas", "hybla", "illinois", "htcp", "bic"] {
+        let e = err(&f("cubic", &format!("[flow.tcp.{m}]")));
+        assert_eq!(e.field, format!("flow[0].tcp.{m}"), "{e}");
+        assert!(e.message.contains(&format!("needs cc = \"{m}\"")), "{e}");
+    }
+    // Out of range: the key is named, with its range.
+    for (cc, tcp, field, words) in [
+        ("vegas", "alpha = 5", "vegas.alpha", "must not exceed beta"),
+        ("vegas", "gamma = 2000000", "vegas.gamma", "0 and 1048576"),
+        ("hybla", "rtt0 = \"0ms\"", "hybla.rtt0", "1ms to 10s"),
+        (
+            "hybla",
+            "rtt0 = \"2500us\"",
+            "hybla.rtt0",
+            "whole number of milliseconds",
+        ),
+        ("illinois", "theta = 70000", "illinois.theta", "0 and 65535"),
+        (
+            "bic",
+            "max_increment = 0",
+            "bic.max_increment",
+            "1 and 1048576",
+        ),
+        ("bic", "beta = 1025", "bic.beta", "1 and 1024"),
+        ("bic", "smooth_part = 0", "bic.smooth_part", "1 and 1000"),
+    ] {
+        let e = err(&f(cc, &format!("[flow.tcp.{cc}]\n{tcp}")));
+        assert_eq!(e.field, format!("flow[0].tcp.{field}"), "{e}");
+        assert!(e.message.contains(words), "{e}");
+    }
+    let e = err(&f("htcp", "[flow.tcp.htcp]\nuse_bandwith_switch = false"));
+    assert!(e.to_string().contains("use_bandwith_switch"), "{e}");
+    // Defaults are Linux's; each key reaches the controller's tuning.
+    let d = cfg("vegas", "").congestion.controller.tuning;
+    assert_eq!((d.vegas.alpha, d.vegas.beta, d.vegas.gamma), (2, 4, 1));
+    assert_eq!(d.hybla.rtt0_ms, 25);
+    assert_eq!((d.illinois.win_thresh, d.illinois.theta), (15, 5));
+    assert!(d.htcp.use_rtt_scaling && d.htcp.use_bandwidth_switch);
+    assert_eq!(
+        (d.bic.max_increment, d.bic.low_window, d.bic.beta),
+        (16, 14, 819)
+    );
+    let t = cfg("vegas", "[flow.tcp.vegas]\nalpha = 1\nbeta = 3\ngamma = 2")
+        .congestion
+        .controller
+        .tuning;
+    assert_eq!((t.vegas.alpha, t.vegas.beta, t.vegas.gamma), (1, 3, 2));
+    let t = cfg("hybla", "[flow.tcp.hybla]\nrtt0 = \"50ms\"")
+        .congestion
+        .controller
+        .tuning;
+    assert_eq!(t.hybla.rtt0_ms, 50);
+    let t = cfg(
+        "illinois",
+        "[flow.tcp.illinois]\nwin_thresh = 30\ntheta = 7",
+    )
+    .congestion
+    .controller
+    .tuning;
+    assert_eq!((t.illinois.win_thresh, t.illinois.theta), (30, 7));
+    let t = cfg("htcp", "[flow.tcp.htcp]\nuse_bandwidth_switch = false")
+        .congestion
+        .controller
+        .tuning;
+    assert!(t.htcp.use_rtt_scaling && !t.htcp.use_bandwidth_switch);
+    let t = cfg(
+        "bic",
+        "[flow.tcp.bic]\nfast_convergence = false\nmax_increment = 32\nlow_window = 20\nbeta = 700\ninitial_ssthresh = 100\nsmooth_part = 10",
+    )
+    .congestion
+    .controller
+    .tuning;
+    assert_eq!(
+        (
+            t.bic.fast_convergence,
+            t.bic.max_increment,
+            t.bic.low_window,
+            t.bic.beta,
+            t.bic.initial_ssthresh,
+            t.bic.smooth_part
+        ),
+        (false, 32, 20, 700, 100, 10)
+    );
+}

@@ -47,8 +47,9 @@ pub enum Event {
     Closed(Result<(), ConnError>),
 }
 
-/// Tracing events, recorded only when tracing is on (`Connection::set_trace`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// Tracing events, recorded only when tracing is on (`Connection::set_trace`). Not
+/// `Copy`: `CcState` may hold a boxed diagnostics (BBR v3's).
+#[derive(Clone, Debug, PartialEq)]
 pub enum TraceEvent {
     /// One RTT sample (the sender's measurement).
     RttSample { at: Instant, rtt: Duration },

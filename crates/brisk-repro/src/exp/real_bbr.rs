@@ -234,7 +234,8 @@ fn one_run(
         stack,
         "bbr",
         bbr_config(),
-    );
+    )
+    .map_err(|e| Ok(e.to_string()))?;
     run.seed = seed;
     let res = match run_real(&run) {
         Ok(res) => res,

@@ -177,8 +177,9 @@ fn run_all(secs: u64, cells: &[Cell], queues: &[QueueSpec]) -> Vec<Vec<Real>> {
                         } else {
                             brisk_tcp::Config::default()
                         },
-                    );
-                    match run_real(&run) {
+                    )
+                    .and_then(|run| run_real(&run));
+                    match run {
                         Ok(res) => Ok((
                             res.flows.first().map_or(0.0, |f| f.goodput_bps / 1e6),
                             res.bottleneck.queue_delay.map_or(f64::NAN, |s| ms(s.p95)),

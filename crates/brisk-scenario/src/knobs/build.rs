@@ -78,7 +78,41 @@ impl TcpKnobs {
             c.delta = t.delta.unwrap_or(c.delta);
             c.mode_switch = t.mode_switch.unwrap_or(c.mode_switch);
         }
+        self.linux_module_tuning(&mut b);
         b
+    }
+
+    /// The Linux ports' module parameters (`[flow.tcp.vegas]` … `[flow.tcp.bic]`)
+    /// over Linux's defaults.
+    fn linux_module_tuning(&self, b: &mut brisk_tcp::cc::BaseTuning) {
+        if let Some(t) = &self.vegas {
+            let v = &mut b.vegas;
+            v.alpha = t.alpha.unwrap_or(v.alpha);
+            v.beta = t.beta.unwrap_or(v.beta);
+            v.gamma = t.gamma.unwrap_or(v.gamma);
+        }
+        if let Some(r) = self.hybla.as_ref().and_then(|t| t.rtt0) {
+            b.hybla.rtt0_ms = u32::try_from(r.0.as_millis()).unwrap_or(u32::MAX);
+        }
+        if let Some(t) = &self.illinois {
+            let i = &mut b.illinois;
+            i.win_thresh = t.win_thresh.unwrap_or(i.win_thresh);
+            i.theta = t.theta.unwrap_or(i.theta);
+        }
+        if let Some(t) = &self.htcp {
+            let h = &mut b.htcp;
+            h.use_rtt_scaling = t.use_rtt_scaling.unwrap_or(h.use_rtt_scaling);
+            h.use_bandwidth_switch = t.use_bandwidth_switch.unwrap_or(h.use_bandwidth_switch);
+        }
+        if let Some(t) = &self.bic {
+            let c = &mut b.bic;
+            c.fast_convergence = t.fast_convergence.unwrap_or(c.fast_convergence);
+            c.max_increment = t.max_increment.unwrap_or(c.max_increment);
+            c.low_window = t.low_window.unwrap_or(c.low_window);
+            c.beta = t.beta.unwrap_or(c.beta);
+            c.initial_ssthresh = t.initial_ssthresh.unwrap_or(c.initial_ssthresh);
+            c.smooth_part = t.smooth_part.unwrap_or(c.smooth_part);
+        }
     }
 
     /// The TCP configuration for this flow: Linux defaults overridden by the knobs

@@ -25,6 +25,9 @@ const NO_KNOB: &str = "Linux has no per-connection setting for it";
 /// A brisk mechanism the kernel lacks.
 const BRISK_ONLY: &str = "a brisk mechanism the kernel does not implement";
 
+/// A Linux congestion module's parameters are the module's, for every connection.
+const MODULE_PARAMS: &str = "Linux's module parameters are global (/sys/module/tcp_*/parameters), not a per-connection setting";
+
 /// Linux validates cwnd by RFC 2861 (`tcp_slow_start_after_idle`), not RFC 7661.
 const NO_NEW_CWV: &str = "Linux has RFC 2861's cwnd validation, not new-CWV (RFC 7661)";
 
@@ -96,6 +99,29 @@ tcp_knobs! {
         /// `mode_switch` (the competitive mode, default true; docs/mechanisms/copa.md);
         /// needs `cc = "copa"`.
         copa: CopaTable => mechanism, linux unchecked;
+        /// `[flow.tcp.vegas]`: Vegas's Linux module parameters `alpha`, `beta`,
+        /// `gamma` (segments, 0 to 1048576, alpha ≤ beta; Linux defaults 2, 4, 1;
+        /// docs/mechanisms/vegas.md); needs `cc = "vegas"`.
+        vegas: VegasTable => mechanism, linux refuse_set(MODULE_PARAMS);
+        /// `[flow.tcp.hybla]`: Hybla's reference RTT `rtt0` (whole milliseconds, 1ms
+        /// to 10s; Linux default "25ms"; docs/mechanisms/hybla.md); needs
+        /// `cc = "hybla"`.
+        hybla: HyblaTable => mechanism, linux refuse_set(MODULE_PARAMS);
+        /// `[flow.tcp.illinois]`: Illinois's Linux module parameters `win_thresh`
+        /// (segments, 0 to 1048576, default 15) and `theta` (rounds, 0 to 65535,
+        /// default 5; docs/mechanisms/illinois.md); needs `cc = "illinois"`.
+        illinois: IllinoisTable => mechanism, linux refuse_set(MODULE_PARAMS);
+        /// `[flow.tcp.htcp]`: H-TCP's Linux module parameters `use_rtt_scaling` and
+        /// `use_bandwidth_switch` (default true each; docs/mechanisms/htcp.md); needs
+        /// `cc = "htcp"`.
+        htcp: HtcpTable => mechanism, linux refuse_set(MODULE_PARAMS);
+        /// `[flow.tcp.bic]`: BIC's Linux module parameters `fast_convergence` (default
+        /// true), `max_increment` (1 to 1048576, default 16), `low_window` (0 to
+        /// 1048576, default 14), `beta` (1024ths, 1 to 1024, default 819),
+        /// `initial_ssthresh` (0 to 1048576, default 0: the connection's),
+        /// `smooth_part` (1 to 1000, default 20; docs/mechanisms/bic.md); needs
+        /// `cc = "bic"`.
+        bic: BicTable => mechanism, linux refuse_set(MODULE_PARAMS);
     }
     groups {
         /// `[flow.tcp.options]`: sack, timestamps, window_scaling.

@@ -211,3 +211,51 @@ pub struct CopaTable {
     pub delta: Option<f64>,
     pub mode_switch: Option<bool>,
 }
+
+/// `[flow.tcp.vegas]`: `tcp_vegas`'s module parameters (segments), each overriding
+/// Linux's default (`brisk_tcp::cc::vegas::VegasConfig`: alpha 2, beta 4, gamma 1).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct VegasTable {
+    pub alpha: Option<u32>,
+    pub beta: Option<u32>,
+    pub gamma: Option<u32>,
+}
+
+/// `[flow.tcp.hybla]`: `tcp_hybla`'s reference RTT `rtt0` (Linux default 25 ms, a
+/// whole number of milliseconds as the module parameter is).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HyblaTable {
+    pub rtt0: Option<crate::units::Dur>,
+}
+
+/// `[flow.tcp.illinois]`: `tcp_illinois`'s module parameters `win_thresh` (segments,
+/// default 15) and `theta` (rounds, default 5).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IllinoisTable {
+    pub win_thresh: Option<u32>,
+    pub theta: Option<u32>,
+}
+
+/// `[flow.tcp.htcp]`: `tcp_htcp`'s module parameters (both default true).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HtcpTable {
+    pub use_rtt_scaling: Option<bool>,
+    pub use_bandwidth_switch: Option<bool>,
+}
+
+/// `[flow.tcp.bic]`: `tcp_bic`'s module parameters, each overriding Linux's default
+/// (`brisk_tcp::cc::bic::BicConfig`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BicTable {
+    pub fast_convergence: Option<bool>,
+    pub max_increment: Option<u32>,
+    pub low_window: Option<u32>,
+    pub beta: Option<u32>,
+    pub initial_ssthresh: Option<u32>,
+    pub smooth_part: Option<u32>,
+}

@@ -177,6 +177,7 @@ pub fn validate_tcp(t: &TcpKnobs, cc: CcAlgorithm) -> Result<(), (String, String
             ));
         }
     }
+    validate_linux_modules(t, cc).map_err(|(k, m)| (p(&k), m))?;
     if cc == CcAlgorithm::Dctcp && t.ecn_switch() != Some(true) {
         return Err((
             p("cc"),
@@ -274,5 +275,40 @@ fn validate_layer_order(t: &TcpKnobs) -> Result<(), String> {
             ));
         }
     }
+    Ok(())
+}
+
+/// `[flow.tcp.vegas]` … `[flow.tcp.bic]`: each only with its controller, each key in
+/// its range (the `validate` of the module's config names the key).
+fn validate_linux_modules(t: &TcpKnobs, cc: CcAlgorithm) -> Result<(), (String, String)> {
+    for (key, base, set) in [
+        ("vegas", CcAlgorithm::Vegas, t.vegas.is_some()),
+        ("hybla", CcAlgorithm::Hybla, t.hybla.is_some()),
+        ("illinois", CcAlgorithm::Illinois, t.illinois.is_some()),
+        ("htcp", CcAlgorithm::Htcp, t.htcp.is_some()),
+        ("bic", CcAlgorithm::Bic, t.bic.is_some()),
+    ] {
+        if set && cc != base {
+            return Err((format!("tcp.{key}"), format!("needs cc = \"{key}\"")));
+        }
+    }
+    if let Some(r) = t.hybla.as_ref().and_then(|h| h.rtt0) {
+        let whole_ms = r.0.as_nanos() % 1_000_000 == 0;
+        if !whole_ms || !(Duration::from_millis(1)..=Duration::from_secs(10)).contains(&r.0) {
+            return Err((
+                "tcp.hybla.rtt0".into(),
+                "must be a whole number of milliseconds from 1ms to 10s (Linux default 25ms)"
+                    .into(),
+            ));
+        }
+    }
+    let b = t.base_tuning();
+    fn at(m: &'static str) -> impl Fn((&'static str, String)) -> (String, String) {
+        move |(k, e)| (format!("tcp.{m}.{k}"), e)
+    }
+    b.vegas.validate().map_err(at("vegas"))?;
+    b.hybla.validate().map_err(at("hybla"))?;
+    b.illinois.validate().map_err(at("illinois"))?;
+    b.bic.validate().map_err(at("bic"))?;
     Ok(())
 }

@@ -1,6 +1,8 @@
-//! The fault campaign's scenario generator, shared by `fault_campaign` and the
-//! behaviour snapshots (`snapshots`).
+//! The fault campaign's scenario generator, shared by `fault_campaign`, `fault_copa`
+//! and the behaviour snapshots (`snapshots`), and the campaign's one runner with its
+//! checks ([`campaign_over`]).
 
+use brisk_sim::{run, Scenario};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::fmt::Write;
@@ -147,4 +149,84 @@ time_wait = "1s"
 user_timeout = "30s"
 {tcp}"#
     )
+}
+
+/// How a seed's connection ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Completed,
+    Failed,
+}
+
+/// Runs one seed of `scenario_over(seed, over)` (`None`: the generated scenario) and
+/// checks it: the flow ran `over`'s controller (its label's base, before any
+/// "+layer"), the delivered stream equals the sent one, and the connection either
+/// completed and closed cleanly on both sides or ended with a clear error. Returns
+/// how it ended, or a description of what went wrong.
+pub fn check_over(seed: u64, over: Option<&Over>) -> Result<Outcome, String> {
+    let text = scenario_over(seed, over);
+    let sc = Scenario::from_toml_str(&text).map_err(|e| format!("scenario: {e}\n{text}"))?;
+    let res = run(&sc, seed).map_err(|e| format!("run: {e}\n{text}"))?;
+    let f = &res.flows[0];
+    let fail = |what: &str| Err(format!("seed {seed}: {what}\n{}\n{text}", res.table()));
+    if let Some(o) = over {
+        if f.cc.split('+').next() != Some(o.cc) {
+            return fail(&format!("ran {} instead of {}", f.cc, o.cc));
+        }
+    }
+    if !f.stream_ok {
+        return fail("delivered stream differs from the sent one");
+    }
+    match &f.error {
+        // A clear error (e.g. retries exhausted during a long outage) is an acceptable end.
+        Some(e) if !e.is_empty() => Ok(Outcome::Failed),
+        Some(_) => fail("empty error message"),
+        None => {
+            if f.fct.is_none() {
+                return fail("transfer neither completed nor failed with an error");
+            }
+            if f.closed != [true, true] {
+                return fail("connection did not close cleanly on both sides");
+            }
+            Ok(Outcome::Completed)
+        }
+    }
+}
+
+/// Seeds `0..seeds` through [`check_over`]: no panic and no failed check (it stops
+/// after five failures), and connection errors in at most one seed of twenty.
+pub fn campaign_over(seeds: u64, over: Option<&Over>) {
+    let name = over.map_or("the generated controllers", |o| o.cc);
+    let mut failures = Vec::new();
+    let mut conn_errors = Vec::new();
+    for seed in 0..seeds {
+        match std::panic::catch_unwind(|| check_over(seed, over)) {
+            Ok(Ok(Outcome::Completed)) => {}
+            Ok(Ok(Outcome::Failed)) => conn_errors.push(seed),
+            Ok(Err(e)) => failures.push(e),
+            Err(_) => failures.push(format!("seed {seed}: PANIC\n{}", scenario_over(seed, over))),
+        }
+        if failures.len() >= 5 {
+            break;
+        }
+    }
+    eprintln!(
+        "fault campaign over {name}: {seeds} seeds, {} ended with a connection error (user timeout or retries): {:?}",
+        conn_errors.len(),
+        conn_errors
+    );
+    assert!(
+        failures.is_empty(),
+        "{name}: {} failing seeds; first:\n{}",
+        failures.len(),
+        failures.join("\n---\n")
+    );
+    // Errors are acceptable endings (e.g. a user timeout while a packet-clocked
+    // Gilbert-Elliott channel sits in its bad state through RTO backoff), but they must
+    // stay rare: a regression that breaks recovery would show up here first.
+    assert!(
+        conn_errors.len() as u64 * 20 <= seeds.max(20),
+        "{name}: {} of {seeds} seeds ended in a connection error",
+        conn_errors.len()
+    );
 }

@@ -45,6 +45,52 @@ pub struct BicConfig {
     pub smooth_part: u32,
 }
 
+impl BicConfig {
+    /// Range checks (`[flow.tcp.bic]`): `max_increment` and `smooth_part` divide or
+    /// multiply the window (Linux divides by zero at `max_increment = 0`), β is in
+    /// 1024ths.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let max = super::vegas::MAX_PARAM_SEGMENTS;
+        let checks = [
+            (
+                "max_increment",
+                self.max_increment,
+                1,
+                max,
+                "segments (Linux default 16)",
+            ),
+            (
+                "low_window",
+                self.low_window,
+                0,
+                max,
+                "segments (Linux default 14)",
+            ),
+            ("beta", self.beta, 1, 1024, "(1024ths; Linux default 819)"),
+            (
+                "initial_ssthresh",
+                self.initial_ssthresh,
+                0,
+                max,
+                "segments (0: the connection's; Linux default 0)",
+            ),
+            (
+                "smooth_part",
+                self.smooth_part,
+                1,
+                1000,
+                "RTTs (Linux default 20)",
+            ),
+        ];
+        for (k, v, lo, hi, unit) in checks {
+            if !(lo..=hi).contains(&v) {
+                return Err((k, format!("must be between {lo} and {hi} {unit}")));
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Default for BicConfig {
     fn default() -> Self {
         BicConfig {
@@ -199,9 +245,6 @@ impl CongestionControl for Bic {
 
     /// Linux `bictcp_cong_avoid`: one `cnt` step per ACK (not per ACKed segment).
     fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
-        if let Some(change) = self.ca.poll_loss_exit(cc) {
-            self.apply(change);
-        }
         if !cc.cwnd_limited {
             return;
         }
@@ -214,8 +257,7 @@ impl CongestionControl for Bic {
     }
 
     /// Linux `bictcp_recalc_ssthresh`.
-    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, cause: CongestionCause) -> u32 {
-        self.ca.note_cause(cause);
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, _cause: CongestionCause) -> u32 {
         let cwnd = cc.cwnd;
         self.epoch_start = 0;
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.cfg.fast_convergence {
@@ -231,8 +273,8 @@ impl CongestionControl for Bic {
         }
     }
 
-    fn on_event(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
-        if let Some(change) = self.ca.on_event(cc, ev) {
+    fn on_event(&mut self, _cc: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
+        if let Some(change) = self.ca.on_event(ev) {
             self.apply(change);
         }
     }

@@ -229,10 +229,6 @@ impl Htcp {
         match change {
             CaChange::Enter(s) => self.set_state(s, now_j),
             CaChange::CompleteCwr => self.set_state(CaState::Open, now_j),
-            CaChange::ProbeCwr => {
-                self.set_state(CaState::Cwr, now_j);
-                self.set_state(CaState::Open, now_j);
-            }
         }
     }
 }
@@ -306,9 +302,6 @@ impl CongestionControl for Htcp {
     /// Linux `htcp_cong_avoid`.
     fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
         let now = jiffies32(ack.now);
-        if let Some(change) = self.ca.poll_loss_exit(cc) {
-            self.apply(change, now);
-        }
         if !cc.cwnd_limited {
             return;
         }
@@ -330,14 +323,13 @@ impl CongestionControl for Htcp {
     }
 
     /// Linux `htcp_recalc_ssthresh`: β·cwnd, at least 2.
-    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, now: Instant, cause: CongestionCause) -> u32 {
-        self.ca.note_cause(cause);
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, now: Instant, _cause: CongestionCause) -> u32 {
         self.param_update(jiffies32(now));
         (cc.cwnd.wrapping_mul(self.beta) >> 7).max(2)
     }
 
-    fn on_event(&mut self, cc: &mut FlowCtx<'_>, now: Instant, ev: CcEvent) {
-        if let Some(change) = self.ca.on_event(cc, ev) {
+    fn on_event(&mut self, _cc: &mut FlowCtx<'_>, now: Instant, ev: CcEvent) {
+        if let Some(change) = self.ca.on_event(ev) {
             self.apply(change, jiffies32(now));
         }
     }

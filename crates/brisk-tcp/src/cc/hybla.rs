@@ -34,6 +34,20 @@ impl Default for HyblaConfig {
     }
 }
 
+impl HyblaConfig {
+    /// Range check (`[flow.tcp.hybla]`): `rtt0` divides the RTT (Linux would divide
+    /// by zero at 0), so 1 ms to 10 s.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(1..=10_000).contains(&self.rtt0_ms) {
+            return Err((
+                "rtt0",
+                "must be between 1 and 10000 ms (Linux default 25)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Linux `hybla_fraction`: 2^(odds/8) in 1/128ths, for odds 0..7.
 fn fraction(odds: u32) -> u32 {
     const FRACTIONS: [u32; 8] = [128, 139, 152, 165, 181, 197, 215, 234];
@@ -102,7 +116,7 @@ impl Hybla {
     fn apply(&mut self, change: CaChange) {
         self.hybla_en = matches!(
             change,
-            CaChange::Enter(CaState::Open) | CaChange::CompleteCwr | CaChange::ProbeCwr
+            CaChange::Enter(CaState::Open) | CaChange::CompleteCwr
         );
     }
 }
@@ -130,9 +144,6 @@ impl CongestionControl for Hybla {
     /// Linux `hybla_cong_avoid`. Increments are per ACK, not per ACKed segment
     /// (Linux ignores `acked` outside its Reno fallback).
     fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
-        if let Some(change) = self.ca.poll_loss_exit(cc) {
-            self.apply(change);
-        }
         // A new minimum srtt: recompute rho.
         let srtt = srtt_us8(cc);
         if srtt != 0 && srtt < self.minrtt_us {
@@ -184,14 +195,13 @@ impl CongestionControl for Hybla {
         cc.cwnd = cc.cwnd.min(cc.cwnd_clamp);
     }
 
-    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, cause: CongestionCause) -> u32 {
-        self.ca.note_cause(cause);
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, _cause: CongestionCause) -> u32 {
         reno_ssthresh(cc.cwnd)
     }
 
     /// Linux `hybla_state`: Hybla's rules only in TCP_CA_Open.
-    fn on_event(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
-        if let Some(change) = self.ca.on_event(cc, ev) {
+    fn on_event(&mut self, _cc: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
+        if let Some(change) = self.ca.on_event(ev) {
             self.apply(change);
         }
     }
@@ -285,8 +295,8 @@ mod tests {
 
     #[test]
     fn outside_open_it_is_reno() {
-        // rho 24 (600 ms). After an RTO, until SND.UNA reaches the RTO's SND.NXT,
-        // slow start is Reno's: +1 per ACK.
+        // rho 24 (600 ms). After an RTO, until the Loss state ends, slow start is
+        // Reno's: +1 per ACK.
         let mut cc = cc_with(600, 10, u32::MAX);
         let mut h = Hybla::default();
         h.init(&mut FlowCtx::alone(&mut cc), Instant::ZERO);
@@ -297,6 +307,11 @@ mod tests {
         assert_eq!(cc.cwnd, 2);
         // Open again: 2^24 − 1 segments per ACK, capped at ssthresh.
         cc.snd_una = 100;
+        h.on_event(
+            &mut FlowCtx::alone(&mut cc),
+            Instant::ZERO,
+            CcEvent::ExitLoss,
+        );
         h.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack());
         assert_eq!(cc.cwnd, 12);
     }

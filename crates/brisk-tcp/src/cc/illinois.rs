@@ -60,6 +60,27 @@ impl Default for IllinoisConfig {
     }
 }
 
+impl IllinoisConfig {
+    /// Range checks (`[flow.tcp.illinois]`). α's and β's bounds are constants in
+    /// Linux (`ALPHA_MIN` … `BETA_MAX`), not module parameters, so they are not knobs.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let max = super::vegas::MAX_PARAM_SEGMENTS;
+        if self.win_thresh > max {
+            return Err((
+                "win_thresh",
+                format!("must be between 0 and {max} segments (Linux default 15)"),
+            ));
+        }
+        if self.theta > 65_535 {
+            return Err((
+                "theta",
+                "must be between 0 and 65535 rounds (Linux default 5)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Illinois's state (Linux `struct illinois`).
 #[derive(Clone, Debug)]
 pub struct Illinois {
@@ -227,9 +248,6 @@ impl CongestionControl for Illinois {
 
     /// Linux `tcp_illinois_cong_avoid`.
     fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
-        if let Some(change) = self.ca.poll_loss_exit(cc) {
-            self.apply(change, cc.snd_nxt);
-        }
         if after(cc.snd_una, self.end_seq) {
             self.update_params(cc.cwnd, cc.snd_nxt);
         }
@@ -254,14 +272,13 @@ impl CongestionControl for Illinois {
     }
 
     /// Linux `tcp_illinois_ssthresh`: cwnd − β·cwnd, at least 2.
-    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, cause: CongestionCause) -> u32 {
-        self.ca.note_cause(cause);
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, _cause: CongestionCause) -> u32 {
         let decr = cc.cwnd.wrapping_mul(self.beta) >> BETA_SHIFT;
         cc.cwnd.wrapping_sub(decr).max(2)
     }
 
     fn on_event(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
-        if let Some(change) = self.ca.on_event(cc, ev) {
+        if let Some(change) = self.ca.on_event(ev) {
             self.apply(change, cc.snd_nxt);
         }
     }

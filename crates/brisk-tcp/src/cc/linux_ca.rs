@@ -5,15 +5,16 @@
 //! - the jiffy clock (`tcp_jiffies32`, HZ = 1000) and `usecs_to_jiffies`;
 //! - Linux's `tcp_reno_cong_avoid`, which several modules fall back to;
 //! - [`CaTracker`]: the congestion-avoidance state (`icsk_ca_state`) that Linux hands
-//!   to a module's `set_state` hook, rebuilt from brisk's events. brisk tells a
-//!   controller when a reduction starts (`EnterRecovery`, `EnterCwr`, `Rto`) and
-//!   ends (`ExitRecovery`, `Undo`), not every `tcp_set_ca_state` call; the tracker
-//!   turns those into the transitions Linux makes (see its methods for each case;
-//!   each controller's page under `docs/mechanisms/` says what it cannot see:
-//!   TCP_CA_Disorder).
+//!   to a module's `set_state` hook, read from brisk's events. The connection sends
+//!   one event per `tcp_set_ca_state` Linux makes between Open, CWR, Recovery and
+//!   Loss: a reduction starts (`EnterRecovery`, `EnterCwr`, `Rto`) and ends
+//!   (`ExitRecovery` for fast recovery and CWR, the tail-loss probe's one-step CWR
+//!   included; `ExitLoss` for an RTO episode); the tracker maps them to the calls
+//!   Linux makes. Each controller's page under `docs/mechanisms/` says what it
+//!   cannot see: TCP_CA_Disorder.
 
 use super::reno::{cong_avoid_ai, slow_start};
-use super::{CcEvent, CcState, CongestionCause};
+use super::{CcEvent, CcState};
 use brisk_time::Instant;
 
 /// Linux jiffies per second (HZ = 1000, as CUBIC's port assumes).
@@ -74,32 +75,22 @@ pub(crate) enum CaChange {
     /// `set_state(state)`.
     Enter(CaState),
     /// `tcp_end_cwnd_reduction` at the end of fast recovery or CWR (also after an
-    /// undone recovery, as Linux's `tcp_try_undo_recovery` returns to it):
+    /// undone recovery, as Linux's `tcp_try_undo_recovery` returns to it, and right
+    /// after the CWR of a tail-loss probe's repaired loss, `tcp_process_tlp_ack`):
     /// `cwnd_event(CA_EVENT_COMPLETE_CWR)`, then `set_state(Open)`.
     CompleteCwr,
-    /// A tail-loss probe's repaired loss (Linux `tcp_process_tlp_ack`):
-    /// `set_state(CWR)`, `CA_EVENT_COMPLETE_CWR`, `set_state(Open)` at once.
-    ProbeCwr,
 }
 
-/// Rebuilds Linux's `icsk_ca_state` from brisk's events (see the module docs).
+/// Linux's `icsk_ca_state` as brisk's events move it (see the module docs).
 #[derive(Clone, Debug)]
 pub(crate) struct CaTracker {
     state: CaState,
-    /// SND.NXT when the RTO fired (Linux `high_seq` in TCP_CA_Loss): the Loss state
-    /// ends once SND.UNA reaches it (`tcp_process_loss`, `recovered`).
-    loss_high: u64,
-    /// The last `ssthresh` call was for a tail-loss probe: the `EnterCwr` that follows
-    /// is Linux's one-step TLP reduction, not a CWR episode.
-    probe: bool,
 }
 
 impl Default for CaTracker {
     fn default() -> Self {
         CaTracker {
             state: CaState::Open,
-            loss_high: 0,
-            probe: false,
         }
     }
 }
@@ -113,58 +104,22 @@ impl CaTracker {
         self.state == CaState::Open
     }
 
-    /// Called from the module's `ssthresh`: remembers whether this reduction is a
-    /// tail-loss probe's.
-    pub fn note_cause(&mut self, cause: CongestionCause) {
-        self.probe = cause == CongestionCause::ProbeLoss;
-    }
-
-    /// The transition `ev` makes, if any.
-    pub fn on_event(&mut self, cc: &CcState, ev: CcEvent) -> Option<CaChange> {
-        match ev {
-            CcEvent::EnterRecovery => {
-                self.probe = false;
-                self.state = CaState::Recovery;
-                Some(CaChange::Enter(CaState::Recovery))
-            }
-            CcEvent::EnterCwr if std::mem::take(&mut self.probe) => {
-                self.state = CaState::Open;
-                Some(CaChange::ProbeCwr)
-            }
-            CcEvent::EnterCwr => {
-                self.state = CaState::Cwr;
-                Some(CaChange::Enter(CaState::Cwr))
-            }
-            CcEvent::Rto => {
-                self.probe = false;
-                self.state = CaState::Loss;
-                self.loss_high = cc.snd_nxt;
-                Some(CaChange::Enter(CaState::Loss))
-            }
-            CcEvent::ExitRecovery => {
-                self.state = CaState::Open;
-                Some(CaChange::CompleteCwr)
-            }
-            // A spurious RTO undone (Linux `tcp_try_undo_loss`) returns to Open; an
-            // undone recovery is followed by `ExitRecovery`, and an undo while Open
-            // changes no state.
-            CcEvent::Undo if self.state == CaState::Loss => {
-                self.state = CaState::Open;
-                Some(CaChange::Enter(CaState::Open))
-            }
-            _ => None,
-        }
-    }
-
-    /// Linux `tcp_process_loss`: the Loss state ends (`set_state(Open)`) once SND.UNA
-    /// reaches the RTO's SND.NXT. brisk sends no event for it, so the module asks on
-    /// each `cong_avoid`, which Linux runs after the state change on the same ACK.
-    pub fn poll_loss_exit(&mut self, cc: &CcState) -> Option<CaChange> {
-        if self.state == CaState::Loss && cc.snd_una >= self.loss_high {
-            self.state = CaState::Open;
-            return Some(CaChange::Enter(CaState::Open));
-        }
-        None
+    /// The transition `ev` makes, if any. An `Undo` changes no state: the
+    /// `ExitRecovery` or `ExitLoss` that ends an undone episode follows it.
+    pub fn on_event(&mut self, ev: CcEvent) -> Option<CaChange> {
+        let change = match ev {
+            CcEvent::EnterRecovery => CaChange::Enter(CaState::Recovery),
+            CcEvent::EnterCwr => CaChange::Enter(CaState::Cwr),
+            CcEvent::Rto => CaChange::Enter(CaState::Loss),
+            CcEvent::ExitRecovery => CaChange::CompleteCwr,
+            CcEvent::ExitLoss => CaChange::Enter(CaState::Open),
+            _ => return None,
+        };
+        self.state = match change {
+            CaChange::Enter(s) => s,
+            CaChange::CompleteCwr => CaState::Open,
+        };
+        Some(change)
     }
 }
 
@@ -182,46 +137,40 @@ mod tests {
     }
 
     #[test]
-    fn the_tracker_follows_recovery_rto_and_tlp() {
+    fn the_tracker_maps_each_event_to_linuxs_transition() {
         let mut t = CaTracker::default();
-        let mut cc = CcState::new(10, 1448);
-        cc.snd_nxt = 100;
         assert_eq!(
-            t.on_event(&cc, CcEvent::EnterRecovery),
+            t.on_event(CcEvent::EnterRecovery),
             Some(CaChange::Enter(CaState::Recovery))
         );
+        assert_eq!(t.state(), CaState::Recovery);
         assert_eq!(
-            t.on_event(&cc, CcEvent::ExitRecovery),
+            t.on_event(CcEvent::ExitRecovery),
             Some(CaChange::CompleteCwr)
         );
         assert!(t.is_open());
-        // A TLP's reduction is CWR and its end at once.
-        t.note_cause(CongestionCause::ProbeLoss);
-        assert_eq!(t.on_event(&cc, CcEvent::EnterCwr), Some(CaChange::ProbeCwr));
-        assert!(t.is_open());
-        // An ECN reduction is a CWR episode.
-        t.note_cause(CongestionCause::Ecn);
+        // A CWR episode (ECN, or a tail-loss probe's, which ends at once).
         assert_eq!(
-            t.on_event(&cc, CcEvent::EnterCwr),
+            t.on_event(CcEvent::EnterCwr),
             Some(CaChange::Enter(CaState::Cwr))
         );
-        t.on_event(&cc, CcEvent::ExitRecovery);
-        // RTO: Loss until SND.UNA reaches the SND.NXT of the timeout.
         assert_eq!(
-            t.on_event(&cc, CcEvent::Rto),
+            t.on_event(CcEvent::ExitRecovery),
+            Some(CaChange::CompleteCwr)
+        );
+        // RTO: Loss until the connection says the episode ended; an undo alone
+        // changes nothing.
+        assert_eq!(
+            t.on_event(CcEvent::Rto),
             Some(CaChange::Enter(CaState::Loss))
         );
-        cc.snd_una = 99;
-        assert_eq!(t.poll_loss_exit(&cc), None);
-        cc.snd_una = 100;
-        assert_eq!(t.poll_loss_exit(&cc), Some(CaChange::Enter(CaState::Open)));
-        assert_eq!(t.poll_loss_exit(&cc), None);
-        // An undone RTO returns to Open; an undo while Open changes nothing.
-        t.on_event(&cc, CcEvent::Rto);
+        assert_eq!(t.on_event(CcEvent::Undo), None);
+        assert_eq!(t.state(), CaState::Loss);
         assert_eq!(
-            t.on_event(&cc, CcEvent::Undo),
+            t.on_event(CcEvent::ExitLoss),
             Some(CaChange::Enter(CaState::Open))
         );
-        assert_eq!(t.on_event(&cc, CcEvent::Undo), None);
+        assert!(t.is_open());
+        assert_eq!(t.on_event(CcEvent::AppLimited), None);
     }
 }

@@ -223,13 +223,23 @@ pub enum CongestionCause {
 pub enum CcEvent {
     /// Fast recovery starts (loss detected by SACK/RACK). `ssthresh()` was just called.
     EnterRecovery,
-    /// Fast recovery ends (snd_una passed the recovery point).
+    /// A reduction ends (Linux `tcp_end_cwnd_reduction`: `CA_EVENT_COMPLETE_CWR`, then
+    /// `tcp_set_ca_state(TCP_CA_Open)`): fast recovery or CWR reached its recovery
+    /// point (also after an undone recovery), or at once after the `EnterCwr` of a
+    /// loss a tail-loss probe repaired (Linux `tcp_process_tlp_ack`). Sent to
+    /// `cong_control` controllers too, for the state change (Linux skips only the
+    /// `COMPLETE_CWR` for them).
     ExitRecovery,
-    /// ECE received outside recovery: RFC 3168 window reduction starts (`ssthresh()` was called).
+    /// A CWR reduction starts (`ssthresh()` was called; Linux `tcp_enter_cwr`): ECE
+    /// outside recovery (RFC 3168), RDB's hidden loss, a controller's own request, or
+    /// a loss a tail-loss probe repaired, which `ExitRecovery` ends at once.
     EnterCwr,
-    /// Retransmission timeout: `ssthresh()` was called; the connection sets cwnd to 1 (RFC 5681).
+    /// Retransmission timeout: `ssthresh()` was called; the connection sets cwnd to 1
+    /// (RFC 5681). The Loss state lasts until `ExitLoss`.
     Rto,
-    /// An RTO or recovery was found spurious and undone.
+    /// An RTO or recovery was found spurious and undone (Linux
+    /// `tcp_undo_cwnd_reduction`). No state change by itself: when the undo ends the
+    /// episode, `ExitRecovery` or `ExitLoss` follows.
     Undo,
     /// Transmission restarts after an idle period (RFC 5681 §4.1 / Linux CA_EVENT_TX_START).
     TxStart { idle: Duration },
@@ -238,6 +248,13 @@ pub enum CcEvent {
     /// cwnd was restarted after an idle period longer than the RTO (Linux
     /// `CA_EVENT_CWND_RESTART` from `tcp_cwnd_restart`): delay history is stale.
     CwndRestart,
+    /// The RTO episode ended: the Loss state returns to Open (Linux
+    /// `tcp_set_ca_state(TCP_CA_Open)` from TCP_CA_Loss, in `tcp_process_loss` once
+    /// SND.UNA reaches the recovery point, after `tcp_try_undo_recovery`, or in
+    /// `tcp_try_undo_loss` when the timeout proved spurious; an `Undo` comes first
+    /// then). No `CA_EVENT_COMPLETE_CWR`: Linux calls `tcp_end_cwnd_reduction` only for
+    /// CWR and fast recovery.
+    ExitLoss,
 }
 
 /// A congestion controller. Only `name`, `ssthresh` and `cong_avoid` are required.
@@ -329,9 +346,11 @@ pub trait CongestionControl: fmt::Debug + Send {
 }
 
 /// A controller's decision state, one variant per controller that reports any. Small
-/// and `Copy`, so reading it neither allocates nor needs a downcast of the boxed
-/// controller. Serialised as `{"kind": "delay_correlation", ...}`.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+/// (56 bytes with its tag, so a `TraceEvent` stays within 64; the test
+/// `trace_events_stay_small` holds it), so reading it needs no downcast of the boxed
+/// controller and, but for BBR v3's, no allocation. Serialised as
+/// `{"kind": "delay_correlation", ...}`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum CcDiagnostics {
@@ -349,8 +368,9 @@ pub enum CcDiagnostics {
     Fse(fse::tcp::FseDiagnostics),
     /// BBR v1 ([`bbr`], Linux `tcp_bbr.c`).
     Bbr(bbr::BbrDiagnostics),
-    /// BBR v3 ([`bbr3`], google/bbr v3 `tcp_bbr.c`).
-    Bbr3(bbr3::Bbr3Diagnostics),
+    /// BBR v3 ([`bbr3`], google/bbr v3 `tcp_bbr.c`). Boxed: its 80 bytes (four rates,
+    /// nine counters) would double every trace event's size; serialised as if inline.
+    Bbr3(Box<bbr3::Bbr3Diagnostics>),
     /// Copa ([`copa`], NSDI 2018).
     Copa(copa::CopaDiagnostics),
 }
@@ -458,12 +478,12 @@ impl CcAlgorithm {
             CcAlgorithm::Lp => Box::new(lp::Lp::default()),
             CcAlgorithm::Bbr3 => Box::new(bbr3::Bbr3::new(seed)),
             CcAlgorithm::Copa => Box::new(copa::Copa::new(tuning.copa)),
-            CcAlgorithm::Vegas => Box::new(vegas::Vegas::default()),
+            CcAlgorithm::Vegas => Box::new(vegas::Vegas::new(tuning.vegas)),
             CcAlgorithm::Westwood => Box::new(westwood::Westwood::default()),
-            CcAlgorithm::Hybla => Box::new(hybla::Hybla::default()),
-            CcAlgorithm::Illinois => Box::new(illinois::Illinois::default()),
-            CcAlgorithm::Htcp => Box::new(htcp::Htcp::default()),
-            CcAlgorithm::Bic => Box::new(bic::Bic::default()),
+            CcAlgorithm::Hybla => Box::new(hybla::Hybla::new(tuning.hybla)),
+            CcAlgorithm::Illinois => Box::new(illinois::Illinois::new(tuning.illinois)),
+            CcAlgorithm::Htcp => Box::new(htcp::Htcp::new(tuning.htcp)),
+            CcAlgorithm::Bic => Box::new(bic::Bic::new(tuning.bic)),
         }
     }
     pub fn name(self) -> &'static str {

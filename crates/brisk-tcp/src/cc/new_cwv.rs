@@ -217,8 +217,6 @@ pub struct NewCwv {
     episode: Option<Episode>,
     /// `prior_in_flight` of the latest ACK: LossFlightSize if that ACK starts recovery.
     prior_in_flight: u32,
-    /// The cause of the latest `ssthresh` call (a probe loss has no recovery period).
-    last_cause: Option<CongestionCause>,
     diag: NewCwvDiagnostics,
 }
 
@@ -243,7 +241,6 @@ impl NewCwv {
             in_recovery: false,
             episode: None,
             prior_in_flight: 0,
-            last_cause: None,
             diag: NewCwvDiagnostics {
                 validated: true,
                 ..Default::default()
@@ -416,7 +413,6 @@ impl super::layer::CcLayer for NewCwv {
     /// (CUBIC's W_max, epoch) sees the signal.
     fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, now: Instant, cause: CongestionCause) -> u32 {
         let base = self.base.ssthresh(cc, now, cause);
-        self.last_cause = Some(cause);
         if cause == CongestionCause::Rto || cause == CongestionCause::Delay {
             return base;
         }
@@ -436,7 +432,9 @@ impl super::layer::CcLayer for NewCwv {
         self.episode = Some(Episode {
             d_bytes,
             retrans_bytes: 0,
-            count_r: cause != CongestionCause::Ecn,
+            // A probe-repaired loss has no recovery period (the connection's
+            // `ExitRecovery` follows its `EnterCwr` at once): R = 0, as for ECN.
+            count_r: cause != CongestionCause::Ecn && cause != CongestionCause::ProbeLoss,
         });
         self.diag.loss_responses += 1;
         u32::try_from((d_bytes / 2 / mss).max(1)).unwrap_or(u32::MAX)
@@ -445,15 +443,6 @@ impl super::layer::CcLayer for NewCwv {
     fn on_event(&mut self, cc: &mut FlowCtx<'_>, now: Instant, ev: CcEvent) {
         self.base.on_event(cc, now, ev);
         match ev {
-            // A probe-repaired loss has no recovery period (the connection reduces to
-            // ssthresh at once): §4.4.1's end applies now, with R = 0.
-            CcEvent::EnterCwr if self.last_cause == Some(CongestionCause::ProbeLoss) => {
-                if let Some(ep) = &mut self.episode {
-                    ep.count_r = false;
-                }
-                self.end_episode(cc);
-                self.reinit();
-            }
             CcEvent::EnterRecovery | CcEvent::EnterCwr => {
                 self.in_recovery = true;
                 self.round = None;
@@ -471,7 +460,6 @@ impl super::layer::CcLayer for NewCwv {
             CcEvent::Undo => self.episode = None,
             _ => {}
         }
-        self.last_cause = None;
     }
 
     fn on_sent(&mut self, cc: &mut FlowCtx<'_>, info: &SentInfo) {

@@ -184,6 +184,14 @@ pub struct BaseTuning {
     pub coupled: super::coupled::CoupledConfig,
     /// Copa's δ and mode switch (`[flow.tcp.copa]`).
     pub copa: super::copa::CopaConfig,
+    /// Linux's module parameters of the Vegas, Hybla, Illinois, H-TCP and BIC ports
+    /// (`[flow.tcp.vegas]` … `[flow.tcp.bic]`); Westwood+, Scalable, HighSpeed, Veno,
+    /// YeAH and LP have none (their constants are `#define`s in Linux).
+    pub vegas: super::vegas::VegasConfig,
+    pub hybla: super::hybla::HyblaConfig,
+    pub illinois: super::illinois::IllinoisConfig,
+    pub htcp: super::htcp::HtcpConfig,
+    pub bic: super::bic::BicConfig,
 }
 
 impl From<CcAlgorithm> for CcSpec {

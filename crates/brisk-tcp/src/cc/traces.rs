@@ -14,9 +14,11 @@
 //! The driver mirrors the connection's calls (`conn/congestion.rs`) in its simplest
 //! form: a reduction takes the controller's ssthresh (never below 2), sets cwnd to it
 //! at once (PRR's end point), lasts while the flight at the signal is ACKed, without
-//! `cong_avoid`, and ends with `ExitRecovery`. A lost segment is repaired within that
-//! round (its retransmission's ACK stands in for the original's), so the byte counts
-//! a layer keeps (new-CWV's rounds) stay consistent.
+//! `cong_avoid`, and ends with `ExitRecovery` (a probe-repaired loss's at once); an
+//! RTO's Loss state ends with `ExitLoss` at the first ACK after it (recorded if it
+//! moved the window). A lost segment is repaired within that round (its
+//! retransmission's ACK stands in for the original's), so the byte counts a layer
+//! keeps (new-CWV's rounds) stay consistent.
 //!
 //! A change to a snapshot here is a change of behaviour: its own commit, with the
 //! reason. Review with `cargo insta review`, or accept with `INSTA_UPDATE=always cargo
@@ -98,6 +100,9 @@ struct Script {
     new_cwv: bool,
     /// The ACKs of the current reduction still to come (none: not reducing).
     reducing: Option<usize>,
+    /// An RTO episode is open: the first ACK after it reaches its recovery point (the
+    /// flight was cleared) and ends it with `ExitLoss`.
+    in_loss: bool,
     out: String,
 }
 
@@ -114,6 +119,7 @@ impl Script {
             s,
             new_cwv,
             reducing: None,
+            in_loss: false,
             out: String::new(),
         };
         sc.line("start");
@@ -203,6 +209,16 @@ impl Script {
         self.s
             .ctrl
             .on_ack(&mut FlowCtx::alone(&mut self.s.cc), &ack);
+        if std::mem::take(&mut self.in_loss) {
+            let (now, before) = (self.s.now, self.window());
+            self.s
+                .ctrl
+                .on_event(&mut FlowCtx::alone(&mut self.s.cc), now, CcEvent::ExitLoss);
+            // Recorded only when it moved the window, as a round is.
+            if self.window() != before {
+                self.line("exit loss");
+            }
+        }
         match &mut self.reducing {
             Some(left) => {
                 *left = left.saturating_sub(1);
@@ -256,6 +272,7 @@ impl Script {
                 self.s.flight.clear();
                 self.s.cc.cwnd = 1;
                 self.reducing = None;
+                self.in_loss = true;
             }
             CongestionCause::ProbeLoss => self.s.cc.cwnd = ss,
             _ => {
@@ -267,6 +284,14 @@ impl Script {
         self.s
             .ctrl
             .on_event(&mut FlowCtx::alone(&mut self.s.cc), now, ev);
+        if cause == CongestionCause::ProbeLoss {
+            // The probe's reduction ends at once (Linux `tcp_process_tlp_ack`).
+            self.s.ctrl.on_event(
+                &mut FlowCtx::alone(&mut self.s.cc),
+                now,
+                CcEvent::ExitRecovery,
+            );
+        }
         let what = match cause {
             CongestionCause::Loss => "loss",
             CongestionCause::ProbeLoss => "probe loss",

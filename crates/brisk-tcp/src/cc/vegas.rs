@@ -46,6 +46,38 @@ impl Default for VegasConfig {
     }
 }
 
+impl VegasConfig {
+    /// Range checks (`[flow.tcp.vegas]`): the failing key and why. Linux takes any
+    /// int; brisk bounds them by the largest window and keeps alpha ≤ beta, without
+    /// which the grow and shrink bands overlap.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        for (k, v, d) in [
+            ("alpha", self.alpha, 2),
+            ("beta", self.beta, 4),
+            ("gamma", self.gamma, 1),
+        ] {
+            if v > MAX_PARAM_SEGMENTS {
+                return Err((
+                    k,
+                    format!(
+                        "must be between 0 and {MAX_PARAM_SEGMENTS} segments (Linux default {d})"
+                    ),
+                ));
+            }
+        }
+        if self.alpha > self.beta {
+            return Err((
+                "alpha",
+                format!("must not exceed beta ({}; Linux 2 and 4)", self.beta),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The largest window a module parameter in segments may name (brisk's cwnd clamp).
+pub(crate) const MAX_PARAM_SEGMENTS: u32 = 1 << 20;
+
 /// Vegas's state (Linux `struct vegas`).
 #[derive(Clone, Debug)]
 pub struct Vegas {
@@ -119,10 +151,6 @@ impl Vegas {
         match change {
             CaChange::Enter(s) => self.set_state(cc, s),
             CaChange::CompleteCwr => self.set_state(cc, CaState::Open),
-            CaChange::ProbeCwr => {
-                self.set_state(cc, CaState::Cwr);
-                self.set_state(cc, CaState::Open);
-            }
         }
     }
 
@@ -182,9 +210,6 @@ impl CongestionControl for Vegas {
     /// Linux `tcp_vegas_cong_avoid`. Unlike Reno's, its Vegas branches do not ask
     /// whether the sender is cwnd-limited (Linux's don't).
     fn cong_avoid(&mut self, cc: &mut FlowCtx<'_>, ack: &AckSample) {
-        if let Some(change) = self.ca.poll_loss_exit(cc) {
-            self.apply(cc, change);
-        }
         let acked = ack.acked_segs;
         if !self.doing_vegas_now {
             reno_cong_avoid(cc, acked);
@@ -206,8 +231,7 @@ impl CongestionControl for Vegas {
         }
     }
 
-    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, cause: CongestionCause) -> u32 {
-        self.ca.note_cause(cause);
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, _cause: CongestionCause) -> u32 {
         reno_ssthresh(cc.cwnd)
     }
 
@@ -217,7 +241,7 @@ impl CongestionControl for Vegas {
             // and baseRTT are stale.
             CcEvent::TxStart { .. } | CcEvent::CwndRestart => self.restart(cc),
             _ => {
-                if let Some(change) = self.ca.on_event(cc, ev) {
+                if let Some(change) = self.ca.on_event(ev) {
                     self.apply(cc, change);
                 }
             }
@@ -360,15 +384,18 @@ mod tests {
         );
         assert!(v.enabled());
         assert_eq!(v.beg_snd_nxt, 500);
-        // After an RTO: Reno until SND.UNA reaches the timeout's SND.NXT.
+        // After an RTO: Reno until the connection ends the Loss state.
         cc.snd_nxt = 800;
         v.on_event(&mut FlowCtx::alone(&mut cc), Instant::ZERO, CcEvent::Rto);
         assert!(!v.enabled());
-        cc.snd_una = 700;
-        v.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack(20_000, 1));
-        assert!(!v.enabled());
         cc.snd_una = 800;
         v.cong_avoid(&mut FlowCtx::alone(&mut cc), &ack(20_000, 1));
+        assert!(!v.enabled());
+        v.on_event(
+            &mut FlowCtx::alone(&mut cc),
+            Instant::ZERO,
+            CcEvent::ExitLoss,
+        );
         assert!(v.enabled());
     }
 

@@ -192,12 +192,12 @@ impl CongestionControl for Veno {
     /// Linux `tcp_veno_state` (Open or not) and `tcp_veno_cwnd_event`.
     fn on_event(&mut self, _cc: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
         match ev {
-            CcEvent::ExitRecovery | CcEvent::Undo => self.enable(),
+            CcEvent::ExitRecovery | CcEvent::ExitLoss => self.enable(),
             CcEvent::EnterRecovery | CcEvent::EnterCwr | CcEvent::Rto => {
                 self.doing_veno_now = false
             }
             CcEvent::TxStart { .. } | CcEvent::CwndRestart => self.reinit(),
-            CcEvent::AppLimited => {}
+            CcEvent::AppLimited | CcEvent::Undo => {}
         }
     }
 }

@@ -252,12 +252,13 @@ impl CongestionControl for Yeah {
     /// Linux `tcp_vegas_state` and `tcp_vegas_cwnd_event`.
     fn on_event(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, ev: CcEvent) {
         match ev {
-            CcEvent::ExitRecovery | CcEvent::Undo => self.vegas.enable(cc.snd_nxt),
+            // Linux `tcp_vegas_state`: Vegas on in TCP_CA_Open only.
+            CcEvent::ExitRecovery | CcEvent::ExitLoss => self.vegas.enable(cc.snd_nxt),
             CcEvent::EnterRecovery | CcEvent::EnterCwr | CcEvent::Rto => {
                 self.vegas.doing_vegas_now = false
             }
             CcEvent::TxStart { .. } | CcEvent::CwndRestart => self.vegas.init(cc.snd_nxt),
-            CcEvent::AppLimited => {}
+            CcEvent::AppLimited | CcEvent::Undo => {}
         }
     }
 }

@@ -74,7 +74,8 @@ impl Congestion {
     ///   `tcp_enter_cwr`; a controller's own request, as CDG's backoff); PRR owns
     ///   cwnd. The CWR flag answers ECE (RFC 3168 §6.1.2) and nothing else. (A
     ///   layer's delay signal reaches its base inside the layer, not here.)
-    /// - `ProbeLoss`: RFC 8985 §7.4.2, reduce at once to ssthresh.
+    /// - `ProbeLoss`: RFC 8985 §7.4.2, reduce at once to ssthresh: the controller
+    ///   hears `EnterCwr` and, at once, `ExitRecovery` (Linux `tcp_process_tlp_ack`).
     /// - `Rto`: cwnd collapses to one segment (RFC 5681 §3.1).
     ///
     /// Every reduction but the RTO's first resets what Linux
@@ -100,12 +101,10 @@ impl Congestion {
                 self.cwr_pending = cause == CongestionCause::Ecn;
             }
             CongestionCause::ProbeLoss => {
+                // Linux `tcp_process_tlp_ack`: CWR (`tcp_set_ca_state`), then
+                // `tcp_end_cwnd_reduction` at once and back to Open.
                 self.event(now, CcEvent::EnterCwr);
-                // Linux `tcp_process_tlp_ack` ends the reduction at once, which a
-                // `cong_control` module skips.
-                if !self.needs.cong_control {
-                    self.set_cwnd(ss);
-                }
+                self.exit_reduction(now);
             }
             CongestionCause::Rto => {
                 self.set_cwnd(1);
@@ -441,6 +440,7 @@ impl Connection {
                     self.trace_recovery_exit(now);
                 }
                 CcStep::Undo { saved, kind, view } => self.apply_undo(now, saved, kind, &view),
+                CcStep::ExitLoss => self.sub.cong.event(now, CcEvent::ExitLoss),
             }
         }
     }

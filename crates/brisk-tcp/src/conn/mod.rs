@@ -571,10 +571,11 @@ impl Connection {
         if self.tracer.buf.is_none() {
             return;
         }
-        // Compared by value: a copy of a few words, no allocation.
+        // Compared by value: a copy of a few words, no allocation (BBR v3's boxed
+        // diagnostics excepted).
         if let Some(diag) = self.sub.cong.ctrl.diagnostics() {
-            if self.tracer.last_diag != Some(diag) {
-                self.tracer.last_diag = Some(diag);
+            if self.tracer.last_diag.as_ref() != Some(&diag) {
+                self.tracer.last_diag = Some(diag.clone());
                 self.trace(TraceEvent::CcState { at: now, diag });
             }
         }

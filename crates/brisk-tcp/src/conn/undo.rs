@@ -67,11 +67,15 @@ pub(super) enum CcStep {
         kind: UndoKind,
         view: LossView,
     },
+    /// The Loss state (an RTO episode) returned to Open (Linux `tcp_set_ca_state`
+    /// from `tcp_process_loss` or `tcp_try_undo_loss`): the controller hears
+    /// `ExitLoss`. No cwnd change: slow start goes on from where the timeout left it.
+    ExitLoss,
 }
 
 /// The conclusions of one ACK's undo checks, in order. Bounded: one ACK yields at
 /// most three (fast recovery's end undone and left, then a late D-SACK's undo in
-/// Open), so four never fill.
+/// Open; in Loss at most an undo and the exit), so four never fill.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct CcSteps {
     steps: [CcStep; 4],
@@ -329,8 +333,7 @@ impl LossRecovery {
         self.undo_cwnd_reduction(true, kind, out);
         self.backoff = 0;
         if frto || e.sack_ok {
-            self.ca_state = CaState::Open;
-            self.frto.stop();
+            self.leave_loss(out);
         }
         true
     }
@@ -365,10 +368,17 @@ impl LossRecovery {
             // RFC 5682 step 2a: all was lost indeed, or the retransmissions were
             // delivered as late originals; the usual end-of-recovery undo check.
             self.try_undo_recovery(f.tsecr, e, out);
-            self.ca_state = CaState::Open;
-            self.frto.stop();
+            self.leave_loss(out);
         }
         false
+    }
+
+    /// The RTO episode ends: Loss returns to Open (Linux `tcp_set_ca_state`), and
+    /// congestion control hears it.
+    fn leave_loss(&mut self, out: &mut CcSteps) {
+        self.ca_state = CaState::Open;
+        self.frto.stop();
+        out.push(CcStep::ExitLoss);
     }
 }
 

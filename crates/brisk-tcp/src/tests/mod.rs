@@ -2,6 +2,7 @@
 
 mod acks;
 mod cc_diag;
+mod cc_events;
 mod cc_host;
 mod close;
 mod early_retransmit;

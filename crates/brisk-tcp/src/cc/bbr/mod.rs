@@ -847,7 +847,9 @@ impl CongestionControl for Bbr {
                 self.ca_state = CaState::Loss;
                 self.enter_loss(cc);
             }
-            CcEvent::ExitRecovery | CcEvent::Undo => self.ca_state = CaState::Open,
+            // Linux `tcp_set_ca_state(TCP_CA_Open)` at the end of a reduction or of an
+            // RTO episode (an undo alone changes no state).
+            CcEvent::ExitRecovery | CcEvent::ExitLoss => self.ca_state = CaState::Open,
             CcEvent::TxStart { .. } if cc.rate.app_limited != 0 => {
                 self.idle_restart = true;
                 self.ack_epoch_mstamp = now;

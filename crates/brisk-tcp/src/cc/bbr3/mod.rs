@@ -802,7 +802,9 @@ impl CongestionControl for Bbr3 {
                 self.ca_state = CaState::Loss;
                 self.enter_loss(cc);
             }
-            CcEvent::ExitRecovery | CcEvent::Undo => {
+            // Linux `tcp_set_ca_state(TCP_CA_Open)` at the end of a reduction or of an
+            // RTO episode (an undo alone changes no state).
+            CcEvent::ExitRecovery | CcEvent::ExitLoss => {
                 self.ca_state = CaState::Open;
                 // Linux `bbr_set_state`: leaving Loss restores the saved cwnd.
                 if self.prev_ca_state == CaState::Loss {
@@ -830,7 +832,7 @@ impl CongestionControl for Bbr3 {
     }
 
     fn diagnostics(&self) -> Option<super::CcDiagnostics> {
-        Some(super::CcDiagnostics::Bbr3(self.diag()))
+        Some(super::CcDiagnostics::Bbr3(Box::new(self.diag())))
     }
 }
 

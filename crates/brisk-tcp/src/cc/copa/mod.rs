@@ -120,8 +120,9 @@ pub struct CopaDiagnostics {
     pub target_cwnd: f64,
     /// Default → competitive switches so far.
     pub competitive_entries: u32,
-    /// Time spent in competitive mode so far, ms.
-    pub competitive_ms: u64,
+    /// Time spent in competitive mode so far, ms (saturating at 49 days: a u32 keeps
+    /// `CcDiagnostics`, and so every trace event, within 64 bytes).
+    pub competitive_ms: u32,
     /// Times `v` doubled so far.
     pub velocity_doublings: u32,
 }
@@ -452,7 +453,7 @@ impl Copa {
             standing_rtt_us: if self.have_rtt { self.standing_us() } else { 0 },
             target_cwnd: self.target_cwnd(),
             competitive_entries: self.competitive_entries,
-            competitive_ms: competitive.as_millis() as u64,
+            competitive_ms: u32::try_from(competitive.as_millis()).unwrap_or(u32::MAX),
             velocity_doublings: self.velocity_doublings,
         }
     }

@@ -378,6 +378,6 @@ fn alone_on_a_pipe_copa_fills_it_with_a_small_queue_and_stays_in_default_mode() 
         // RTTs to drain, and at 100 ms the oscillation's trough sometimes stays a
         // packet or two above empty, which the 10 % test reads as a standing queue
         // (docs/mechanisms/copa.md, "false competitive entries"). Bound it.
-        assert!(d.competitive_ms < secs * 1000 / 5, "{d:?}");
+        assert!(u64::from(d.competitive_ms) < secs * 1000 / 5, "{d:?}");
     }
 }
