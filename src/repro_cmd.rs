@@ -1,6 +1,7 @@
 //! `brisk repro [ID ...|all] [--quick] [--json] [--out DIR] [--timings]`: runs the
 //! reproduction suite (crate `brisk-repro`), prints one row per claim (or the JSON
-//! document) and, with `--timings`, where the time went, and writes the HTML report. Fails (exit 2) when a claim fails that is not listed in
+//! document) and, with `--timings`, where the time went, and writes the HTML report.
+//! Fails (exit 2) when a claim fails that is not listed in
 //! `repro/accepted-failures.toml`.
 
 use brisk_repro::{accepted, html, report, run_suite_timed, select, Progress};
