@@ -45,6 +45,17 @@ fn main() {
         }
     });
     println!("cargo:rustc-env=BRISK_GIT_COMMIT={commit}");
+    // The cargo profile this binary is built with (`release`, `ci`, ...), so a benchmark
+    // says which build it measured: cargo's PROFILE says only release or debug, but the
+    // profile names the directory the build writes to (target/<profile>/build/<pkg>/out).
+    let profile = std::env::var("OUT_DIR").ok().and_then(|d| {
+        let p = Path::new(&d).ancestors().nth(3)?.file_name()?;
+        Some(p.to_string_lossy().into_owned())
+    });
+    println!(
+        "cargo:rustc-env=BRISK_PROFILE={}",
+        profile.as_deref().unwrap_or("unknown")
+    );
     if !Path::new(".git").exists() {
         return;
     }

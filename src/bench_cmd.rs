@@ -220,13 +220,18 @@ pub fn cmd_bench_flows(b: &FlowsBench) -> anyhow::Result<()> {
 
 /// How this binary was built, for the benchmarks' reports: `scripts/pgo-build.sh`
 /// sets `BRISK_PGO` (`gen` for the instrumented training build, `use` for the LTO
-/// optimised one), so a speed figure always says which build it came from.
+/// optimised one), and build.rs records the cargo profile (`BRISK_PROFILE`), so a
+/// speed figure always says which build it came from.
 fn build_kind() -> &'static str {
-    match option_env!("BRISK_PGO") {
-        Some("use") => "profile-guided release build with LTO (scripts/pgo-build.sh)",
-        Some("gen") => "instrumented PGO training build: its times are not representative",
+    match (option_env!("BRISK_PGO"), env!("BRISK_PROFILE")) {
+        (Some("use"), _) => "profile-guided release build with LTO (scripts/pgo-build.sh)",
+        (Some("gen"), _) => "instrumented PGO training build: its times are not representative",
         _ if cfg!(debug_assertions) => "debug build: its times are not representative",
-        _ => "release build",
+        (_, "release") => "release build (fat LTO, one codegen unit)",
+        (_, "ci") => {
+            "ci-profile build (the tests' profile: no LTO, 16 codegen units; slower than release)"
+        }
+        _ => "optimised build of another cargo profile",
     }
 }
 

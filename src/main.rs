@@ -5,7 +5,7 @@
 //!   sweep directory: one throughput-delay chart across its cells)
 //! - `brisk bench sim|scale|net|flows` (see `bench_cmd`)
 //! - `brisk sweep FILE [--jobs N] [--out DIR] [--json]` (see `sweep_cmd`)
-//! - `brisk repro [ID ...|all] [--quick] [--json] [--out DIR]` (see `repro_cmd`)
+//! - `brisk repro [ID ...|all] [--quick] [--json] [--out DIR] [--timings]` (see `repro_cmd`)
 //! - `brisk run --real SCENARIO.toml`, `brisk bench emu|real` (see `real_cmd`)
 //! - `brisk lab up|send|clean` (see `lab_cmd`)
 //!

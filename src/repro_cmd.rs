@@ -1,9 +1,10 @@
-//! `brisk repro [ID ...|all] [--quick] [--json] [--out DIR]`: runs the reproduction
-//! suite (crate `brisk-repro`), prints one row per claim (or the JSON document), and
-//! writes the HTML report. Fails (exit 2) when a claim fails that is not listed in
+//! `brisk repro [ID ...|all] [--quick] [--json] [--out DIR] [--timings]`: runs the
+//! reproduction suite (crate `brisk-repro`), prints one row per claim (or the JSON
+//! document) and, with `--timings`, where the time went, and writes the HTML report.
+//! Fails (exit 2) when a claim fails that is not listed in
 //! `repro/accepted-failures.toml`.
 
-use brisk_repro::{accepted, html, report, run_suite, select, Progress};
+use brisk_repro::{accepted, html, report, run_suite_timed, select, Progress};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -26,6 +27,11 @@ pub struct ReproArgs {
     /// Directory for the report (index.html).
     #[arg(long, default_value = "target/repro")]
     out: PathBuf,
+    /// At the end, print where the time went: wall and CPU seconds per experiment (its
+    /// simulator runs and its analysis) and per phase; also written into the report
+    /// (timings.md, and a section of index.html).
+    #[arg(long)]
+    timings: bool,
 }
 
 pub fn cmd_repro(args: ReproArgs) -> anyhow::Result<()> {
@@ -48,7 +54,7 @@ pub fn cmd_repro(args: ReproArgs) -> anyhow::Result<()> {
     let exps = select(&args.ids).map_err(anyhow::Error::msg)?;
     let acc = accepted::embedded(accepted::Mode::of(args.quick)).map_err(anyhow::Error::msg)?;
     let progress = Progress::stderr(!args.json);
-    let results = run_suite(&exps, args.quick, &progress);
+    let (results, timings) = run_suite_timed(&exps, args.quick, &progress);
     let prov = crate::provenance::provenance(None, None);
     let prov = format!(
         "brisk {} (commit {}), command `{}`, {} on host {}",
@@ -67,6 +73,10 @@ pub fn cmd_repro(args: ReproArgs) -> anyhow::Result<()> {
     );
     let path = html::write(&args.out, &results, args.quick, &acc, Some(&prov))
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.out.display()))?;
+    if args.timings {
+        html::write_timings(&args.out, &timings)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", args.out.display()))?;
+    }
     let mut stdout = std::io::stdout().lock();
     let printed = if args.json {
         writeln!(stdout, "{:#}", report::to_json(&results, &acc))
@@ -74,6 +84,15 @@ pub fn cmd_repro(args: ReproArgs) -> anyhow::Result<()> {
         write!(stdout, "{}", report::table(&results, &acc))
             .and_then(|()| writeln!(stdout, "report: {}", path.display()))
     };
+    // The JSON document stays one document on stdout: the timings go to stderr then.
+    let printed = printed.and_then(|()| match (args.timings, args.json) {
+        (false, _) => Ok(()),
+        (true, false) => write!(stdout, "\n{}", timings.table()),
+        (true, true) => {
+            eprint!("{}", timings.table());
+            Ok(())
+        }
+    });
     match printed {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
         _ => {}

@@ -32,11 +32,12 @@ def _in_root(monkeypatch):
 
 @pytest.fixture(scope="session")
 def brisk_bin() -> Path:
-    """The CLI built by `cargo test --release` / `cargo build --release`, if present."""
-    p = ROOT / "target" / "release" / "brisk"
-    if not p.exists():
-        pytest.skip("target/release/brisk not built (cargo build --release)")
-    return p
+    """The CLI built by `cargo test --profile ci` (target/ci) or `cargo build --release`
+    (target/release), the newer of the two if both are present."""
+    found = [p for p in (ROOT / "target" / d / "brisk" for d in ("ci", "release")) if p.exists()]
+    if not found:
+        pytest.skip("target/ci/brisk or target/release/brisk not built (cargo build --release)")
+    return max(found, key=lambda p: p.stat().st_mtime)
 
 
 def _free_port() -> int:

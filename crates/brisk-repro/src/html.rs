@@ -191,6 +191,23 @@ pub fn write(
     Ok(path)
 }
 
+/// Writes where a suite run's time went into the report [`write`] made in `dir`:
+/// `timings.md`, and the same table as the last section of `index.html`.
+pub fn write_timings(dir: &Path, t: &crate::timings::Timings) -> std::io::Result<()> {
+    let md = t.markdown();
+    std::fs::write(dir.join("timings.md"), &md)?;
+    let path = dir.join("index.html");
+    let page = std::fs::read_to_string(&path)?;
+    let mut sec = String::from("<h2 id=\"timings\">Timings</h2><pre>");
+    sec.push_str(&esc(&t.table()));
+    sec.push_str("</pre><p class=\"note\">Also as <a href=\"timings.md\">timings.md</a>. Measured on the host that ran the suite; the numbers depend on its load.</p>");
+    let page = match page.rfind("</body>") {
+        Some(i) => format!("{}{sec}{}", &page[..i], &page[i..]),
+        None => page + &sec,
+    };
+    std::fs::write(path, page)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +234,29 @@ mod tests {
         assert!(p.contains("&lt;rtt&gt;"));
         assert!(p.contains("Accepted failure: why"));
         assert!(!p.contains("<script") && !p.contains("src=") && !p.contains("<link"));
+    }
+
+    #[test]
+    fn timings_go_into_the_report_beside_the_page() {
+        let dir = std::env::temp_dir().join(format!("brisk-timings-{}", std::process::id()));
+        let acc = crate::accepted::parse("", crate::accepted::Mode::Quick).unwrap();
+        let r = ExperimentResult::new("dc-micro", "t");
+        write(&dir, &[r], true, &acc, None).unwrap();
+        let t = crate::timings::Timings {
+            experiments: vec![crate::timings::Timing {
+                id: "dc-micro",
+                runs: 3,
+                ..Default::default()
+            }],
+            threads: 2,
+            ..Default::default()
+        };
+        write_timings(&dir, &t).unwrap();
+        let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+        let md = std::fs::read_to_string(dir.join("timings.md")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let sec = page.find("id=\"timings\"").expect("a timings section");
+        assert!(page[sec..].contains("dc-micro") && page.ends_with("</body></html>\n"));
+        assert!(md.contains("| dc-micro | 3 |"), "{md}");
     }
 }

@@ -33,6 +33,7 @@ pub mod runner;
 pub mod scen;
 pub mod stats;
 pub mod svg;
+pub mod timings;
 
 pub use claim::{Claim, Verdict};
 pub use experiment::{Experiment, ExperimentResult, Job, Kind, Plan, Plot};
@@ -607,6 +608,15 @@ pub fn select(ids: &[String]) -> Result<Vec<Experiment>, String> {
 /// Runs the selected experiments (pooled) and returns their results in order.
 pub fn run_suite(exps: &[Experiment], quick: bool, progress: &Progress) -> Vec<ExperimentResult> {
     runner::run_experiments(exps, quick, progress)
+}
+
+/// [`run_suite`], and where its time went (`brisk repro --timings`).
+pub fn run_suite_timed(
+    exps: &[Experiment],
+    quick: bool,
+    progress: &Progress,
+) -> (Vec<ExperimentResult>, timings::Timings) {
+    runner::run_experiments_timed(exps, quick, progress)
 }
 
 #[cfg(test)]

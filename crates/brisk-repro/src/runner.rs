@@ -3,7 +3,9 @@
 //! an independent, deterministic simulation whose result is stored at its own index,
 //! so results never depend on scheduling. A simulated experiment is analysed on the
 //! worker that finishes its last run, so its line (and its memory) is done with as soon
-//! as its runs are, not after the whole pool.
+//! as its runs are, not after the whole pool; one without runs (its analysis drives its
+//! own simulations) is analysed on the pool before any run, beside the other worker's
+//! runs.
 //!
 //! Real-time experiments ([`Kind::RealTime`]) run afterwards: their simulator jobs go
 //! on the same pool, but their analyses (which drive real packets in real time) run
@@ -12,10 +14,12 @@
 //! them gets `n/a` rows and a message on stderr, never a failure.
 
 use crate::experiment::{failed, skipped, Experiment, ExperimentResult, Job, Kind};
+use crate::timings::{process_cpu, thread_cpu, Timing, Timings};
 use brisk_sim::RunResult;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// How often a [`Progress`] in line mode reports that work is still going on.
 pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -252,16 +256,37 @@ fn run_pool(
     progress: &Progress,
     done: &(dyn Fn(usize, Result<RunResult, String>) + Sync),
 ) {
+    run_pool_timed(jobs, threads, progress, (0, &|_| {}), &|i, r, _| done(i, r));
+}
+
+/// [`run_pool`], also handing over the run's wall and thread CPU time; before any job
+/// the workers take `first.0` tasks, calling `first.1(t)` for task `t` (the analyses
+/// of experiments without runs, which are long simulations of their own).
+fn run_pool_timed(
+    jobs: &[Job],
+    threads: usize,
+    progress: &Progress,
+    first: (usize, &(dyn Fn(usize) + Sync)),
+    done: &(dyn Fn(usize, Result<RunResult, String>, (Duration, Duration)) + Sync),
+) {
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     // Longest first, index as the tie-break (any order gives the same results).
     order.sort_by(|&a, &b| jobs[b].cost().total_cmp(&jobs[a].cost()).then(a.cmp(&b)));
     let next = AtomicUsize::new(0);
+    let (n_first, task) = first;
     std::thread::scope(|s| {
-        for _ in 0..threads.clamp(1, jobs.len().max(1)) {
+        for _ in 0..threads.clamp(1, (jobs.len() + n_first).max(1)) {
             s.spawn(|| loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&i) = order.get(k) else { break };
+                if k < n_first {
+                    task(k);
+                    continue;
+                }
+                let Some(&i) = order.get(k - n_first) else {
+                    break;
+                };
                 let job = &jobs[i];
+                let (wall0, cpu0) = (Instant::now(), thread_cpu());
                 progress.begin_job(&job.label);
                 let opts = brisk_sim::run::RunOptions {
                     dropped_ranges: job.dropped_ranges,
@@ -285,7 +310,7 @@ fn run_pool(
                 }
                 release_freed_memory();
                 progress.tick(&job.label);
-                done(i, r);
+                done(i, r, (wall0.elapsed(), thread_cpu().saturating_sub(cpu0)));
             });
         }
     });
@@ -340,14 +365,25 @@ enum Planned {
 
 /// Plans, runs (pooled) and analyses `exps`; one result per experiment, in order.
 ///
-/// A simulated experiment is analysed by the worker that finishes its last run;
-/// experiments without runs after the pool; real-time ones after that, one at a time.
+/// A simulated experiment is analysed by the worker that finishes its last run, one
+/// without runs on the pool before the runs; real-time ones after the pool, one at a
+/// time.
 /// In line mode a heartbeat thread reports progress until everything is done.
 pub fn run_experiments(
     exps: &[Experiment],
     quick: bool,
     progress: &Progress,
 ) -> Vec<ExperimentResult> {
+    run_experiments_timed(exps, quick, progress).0
+}
+
+/// [`run_experiments`], and where the time went ([`Timings`]).
+pub fn run_experiments_timed(
+    exps: &[Experiment],
+    quick: bool,
+    progress: &Progress,
+) -> (Vec<ExperimentResult>, Timings) {
+    let (wall0, cpu0) = (Instant::now(), process_cpu());
     let mut plans = Vec::new();
     let mut jobs = Vec::new();
     // Job index -> experiment index.
@@ -382,9 +418,11 @@ pub fn run_experiments(
                 }
             });
         }
-        let out = run_planned(exps, plans, &jobs, &owner, progress);
+        let (out, mut t) = run_planned(exps, plans, &jobs, &owner, progress);
         drop(stop);
-        out
+        t.total_wall = wall0.elapsed();
+        t.total_cpu = process_cpu().saturating_sub(cpu0);
+        (out, t)
     })
 }
 
@@ -395,7 +433,20 @@ fn run_planned(
     jobs: &[Job],
     owner: &[usize],
     progress: &Progress,
-) -> Vec<ExperimentResult> {
+) -> (Vec<ExperimentResult>, Timings) {
+    let timing: Vec<Mutex<Timing>> = exps
+        .iter()
+        .enumerate()
+        .map(|(k, e)| {
+            Mutex::new(Timing {
+                id: e.id,
+                runs: owner.iter().filter(|&&o| o == k).count(),
+                real_time: matches!(e.kind, Kind::RealTime { .. }),
+                ..Timing::default()
+            })
+        })
+        .collect();
+    let time_of = |k: usize| timing[k].lock().unwrap_or_else(|p| p.into_inner());
     let slots: Mutex<Vec<Option<Result<RunResult, String>>>> =
         Mutex::new((0..jobs.len()).map(|_| None).collect());
     let out: Mutex<Vec<Option<ExperimentResult>>> = Mutex::new(exps.iter().map(|_| None).collect());
@@ -420,11 +471,14 @@ fn run_planned(
         progress.done(&r);
         out.lock().unwrap_or_else(|p| p.into_inner())[k] = Some(r);
     };
-    // Analyses a simulated experiment whose runs are all done.
-    let analyse_now = |k: usize| {
+    // Analyses a simulated experiment whose runs are all done; `on_pool` picks the
+    // thread's CPU clock (other workers run beside it) over the process's.
+    let analyse_now = |k: usize, on_pool: bool| {
         if matches!(exps[k].kind, Kind::RealTime { .. }) {
             return;
         }
+        let cpu = if on_pool { thread_cpu } else { process_cpu };
+        let (wall0, cpu0) = (Instant::now(), cpu());
         let r = match take_plan(k) {
             Some(Planned::Ready(range, analyse)) => match take_runs(range) {
                 Ok(runs) => analyse(&runs),
@@ -434,22 +488,54 @@ fn run_planned(
             Some(Planned::Skipped(reason)) => skipped(&exps[k], &reason),
             None => return,
         };
+        {
+            let mut t = time_of(k);
+            t.analysis_wall = wall0.elapsed();
+            t.analysis_cpu = cpu().saturating_sub(cpu0);
+        }
         store(k, r);
     };
-    run_pool(jobs, threads(), progress, &|i, r| {
+    // Experiments without runs (own-driver ones simulate in their analysis, for tens of
+    // seconds) are analysed on the pool, first, beside the runs: after the pool, one at
+    // a time, they left a core idle.
+    let early: Vec<usize> = (0..exps.len())
+        .filter(|&k| {
+            !matches!(exps[k].kind, Kind::RealTime { .. })
+                && remaining[k].load(Ordering::Relaxed) == 0
+        })
+        .collect();
+    let threads = threads();
+    let pool0 = Instant::now();
+    let first = |t: usize| analyse_now(early[t], true);
+    run_pool_timed(jobs, threads, progress, (early.len(), &first), &|i,
+                                                                     r,
+                                                                     (
+        wall,
+        cpu,
+    )| {
         slots.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
         let k = owner[i];
+        {
+            let mut t = time_of(k);
+            t.run_wall += wall;
+            t.run_cpu += cpu;
+        }
         if remaining[k].fetch_sub(1, Ordering::AcqRel) == 1 {
-            analyse_now(k);
+            analyse_now(k, true);
         }
     });
-    // Experiments without runs (or whose plan failed or was skipped).
+    let pool_wall = pool0.elapsed();
+    // Anything not analysed yet (none: every simulated experiment was, on the pool).
+    let after0 = Instant::now();
     for k in 0..exps.len() {
-        analyse_now(k);
+        analyse_now(k, false);
     }
+    let after_pool_wall = after0.elapsed();
     // The pool is done and every other analysis has run: real time, one at a time.
+    let real0 = Instant::now();
     for (k, e) in exps.iter().enumerate() {
         let Some(plan) = take_plan(k) else { continue };
+        let (wall0, cpu0) = (Instant::now(), process_cpu());
         let r = match plan {
             Planned::Ready(range, analyse) => match take_runs(range) {
                 Ok(runs) => {
@@ -461,14 +547,33 @@ fn run_planned(
             Planned::Failed(msg) => failed(e, &msg),
             Planned::Skipped(reason) => skipped(e, &reason),
         };
+        {
+            let mut t = time_of(k);
+            t.analysis_wall = wall0.elapsed();
+            t.analysis_cpu = process_cpu().saturating_sub(cpu0);
+        }
         store(k, r);
     }
+    let real_time_wall = real0.elapsed();
     progress.finish();
     let out = out.into_inner().unwrap_or_else(|p| p.into_inner());
-    exps.iter()
+    let results = exps
+        .iter()
         .zip(out)
         .map(|(e, r)| r.unwrap_or_else(|| failed(e, "not analysed")))
-        .collect()
+        .collect();
+    let t = Timings {
+        experiments: timing
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()))
+            .collect(),
+        threads,
+        pool_wall,
+        after_pool_wall,
+        real_time_wall,
+        ..Timings::default()
+    };
+    (results, t)
 }
 
 #[cfg(test)]
