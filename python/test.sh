@@ -10,7 +10,5 @@ venv="${BRISK_PYENV:-target/pyenv}"
 venv="$(cd "$venv" && pwd)"
 "$venv/bin/pip" install -q --disable-pip-version-check \
   "maturin>=1.9,<2" "pandas>=2" "tqdm>=4.60" "pytest>=7" "ray>=2.60,<2.61"  # ray: as in pyproject.toml
-# The `ci` profile (release without LTO), as the Rust tests: it shares their build and
-# skips the release profile's long fat-LTO link.
-(cd python && VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --profile ci -q)
+(cd python && VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --release -q)
 exec "$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider "$@"
