@@ -29,7 +29,7 @@ def with_(path, value):
     [
         (("bottleneck", "rate"), "fast", "bottleneck.rate", "expected a rate"),
         (("duration",), "0s", "duration", "must be > 0"),
-        (("flow", 0, "cc"), "vegas", "flow[0].cc", "vegas"),
+        (("flow", 0, "cc"), "nv", "flow[0].cc", "nv"),
         (("flow", 0, "rtt"), None, "flow[0].rtt", "leave the field out"),
         (("bottleneck", "colour"), "red", "bottleneck.colour", "unknown field"),
         (("flow", 0, "tcp"), {"mptcp": {"subflows": 9}}, "flow[0].tcp.mptcp.subflows", "0..=8"),
