@@ -10,5 +10,8 @@ venv="${BRISK_PYENV:-target/pyenv}"
 venv="$(cd "$venv" && pwd)"
 "$venv/bin/pip" install -q --disable-pip-version-check \
   "maturin>=1.9,<2" "pandas>=2" "tqdm>=4.60" "pytest>=7" "ray>=2.60,<2.61"  # ray: as in pyproject.toml
+# BRISK_PY_INSTALL_ONLY=1: stop after the installs (.ci/run runs them beside cargo's build:
+# they wait on the network and the disk, the build on the CPU).
+if [ "${BRISK_PY_INSTALL_ONLY:-0}" = 1 ]; then exit 0; fi
 (cd python && VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --release -q)
 exec "$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider "$@"
