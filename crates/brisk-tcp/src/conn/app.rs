@@ -48,7 +48,7 @@ impl Connection {
     /// [`SharedBytes`]). `len` is clamped to [`send::MAX_SHARED_SLICE`].
     pub fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
         if self.mp.is_some() {
-            return self.mp_write(src.at(off, len.min(send::MAX_SHARED_SLICE)));
+            return self.mp_write_shared(src, off, len.min(send::MAX_SHARED_SLICE));
         }
         if self.mech.whole_writes() || (self.inspace.is_some() && self.inspace_frames_tx()) {
             return self.write(src.at(off, len));

@@ -17,6 +17,7 @@
 //! offset coincide on the first subflow.
 
 use super::*;
+use crate::conn::send::{SendBuffer, SharedBytes};
 use crate::mptcp::control::{self, AddAddrVerdict, Keys};
 use crate::mptcp::dsn::{self, MapVerdict, Mapping, WindowCtx};
 use crate::mptcp::join::{find_join, JoinError, JoinInitiator, JoinResponder};
@@ -234,6 +235,27 @@ impl Connection {
     #[cold]
     #[inline(never)]
     pub(super) fn mp_write(&mut self, data: &[u8]) -> usize {
+        self.mp_queue(data.len(), |b, n| b.write(&data[..n], 0))
+    }
+
+    /// `write_shared` at the data level: the bytes held by reference, as plain TCP's
+    /// send buffer holds them (`SendBuffer::write_shared`), so that the subflows can
+    /// take them by reference too (`DataSend::write_to`). Byte for byte and event for
+    /// event `mp_write(src.at(off, len))`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn mp_write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
+        let want = src.at(off, len).len();
+        self.mp_queue(want, |b, n| b.write_shared(src, off, n, 0))
+    }
+
+    /// A write of `want` bytes at the data level, of which `put` places the first `n`
+    /// (as many as fit) in the data-level send buffer.
+    fn mp_queue(
+        &mut self,
+        want: usize,
+        put: impl FnOnce(&mut SendBuffer, usize) -> usize,
+    ) -> usize {
         let Some(m) = self.mp.as_deref_mut() else {
             return 0;
         };
@@ -248,9 +270,9 @@ impl Connection {
         if m.snd.fin_queued || !open {
             return 0;
         }
-        let n = data.len().min(m.snd.capacity());
-        m.snd.buf.extend(&data[..n]);
-        if n < data.len() {
+        let n = want.min(m.snd.capacity());
+        let n = if n > 0 { put(&mut m.snd.buf, n) } else { 0 };
+        if n < want {
             m.snd.writable_wanted = true;
         }
         mp_fill(m);
@@ -757,10 +779,15 @@ impl Connection {
         };
         let mut m = *m;
         let mut sub = m.subs.swap_remove(0).conn;
-        let (a, b) = m.snd.from(m.snd.nxt);
-        let n = sub.write(a);
-        let n2 = if n == a.len() { sub.write(b) } else { 0 };
-        debug_assert_eq!(n + n2, a.len() + b.len());
+        let mut at = m.snd.nxt;
+        while at < m.snd.end() {
+            let n = m.snd.write_to(&mut sub, at, usize::MAX);
+            if n == 0 {
+                break;
+            }
+            at += n as u64;
+        }
+        debug_assert_eq!(at, m.snd.end());
         if m.snd.fin_queued {
             if m.orphaned {
                 sub.close();
@@ -940,8 +967,7 @@ fn mp_on_data_ack(m: &mut Meta, a: DataSeq) {
     }
     let data_to = off.min(m.snd.end());
     m.reinject.on_data_ack(m.snd_dsn(data_to));
-    let n = (data_to - m.snd.una) as usize;
-    m.snd.buf.drain(..n);
+    m.snd.buf.ack_to(data_to);
     m.snd.una = data_to;
     if data_to > m.snd.nxt {
         // Bytes sent ahead (STTF) whose run was dropped from the book arrived
@@ -1273,13 +1299,13 @@ fn mp_fill_one(m: &mut Meta) {
         if room == 0 {
             break;
         }
-        let (a, _) = m.snd.from(m.snd.nxt);
-        let chunk = &a[..a.len().min(dsn::MAX_MAP_LEN as usize).min(room as usize)];
+        let a = m.snd.from(m.snd.nxt);
+        let chunk = a.len().min(dsn::MAX_MAP_LEN as usize).min(room as usize);
         let dsn = m.local_idsn.wrapping_add(1).wrapping_add(m.snd.nxt);
         // After a data-level retransmission the subflow's last mapping ends
         // elsewhere: a new record (a no-op otherwise).
         sub_dsn_break(s, dsn);
-        let n = s.conn.write(chunk);
+        let n = m.snd.write_to(&mut s.conn, m.snd.nxt, chunk);
         if n == 0 {
             break;
         }
@@ -1413,7 +1439,7 @@ fn mp_fill_sched(m: &mut Meta) {
             }
             break;
         }
-        let (a, _) = m.snd.from(m.snd.nxt);
+        let a = m.snd.from(m.snd.nxt);
         let mut want = a
             .len()
             .min(dsn::MAX_MAP_LEN as usize)
@@ -1444,7 +1470,7 @@ fn mp_fill_sched(m: &mut Meta) {
         let dsn = m.local_idsn.wrapping_add(1).wrapping_add(m.snd.nxt);
         let s = &mut m.subs[i];
         sub_dsn_break(s, dsn);
-        let n_w = s.conn.write(&a[..take]);
+        let n_w = m.snd.write_to(&mut s.conn, m.snd.nxt, take);
         if n_w == 0 {
             break;
         }
@@ -1563,19 +1589,11 @@ fn mp_send_run(m: &mut Meta, i: usize, off: u64, len: u64) -> u64 {
     if len == 0 || off < m.snd.una || off + len > m.snd.end() || i >= m.subs.len() {
         return 0;
     }
-    let (a, b) = m.snd.from(off);
-    let want = len as usize;
-    let chunk: &[u8] = if a.len() >= want {
-        &a[..want]
-    } else if a.is_empty() {
-        &b[..want.min(b.len())]
-    } else {
-        a
-    };
+    let chunk = (len as usize).min(m.snd.from(off).len());
     let dsn = m.snd_dsn(off);
     let s = &mut m.subs[i];
     sub_dsn_break(s, dsn);
-    let n = s.conn.write(chunk);
+    let n = m.snd.write_to(&mut s.conn, off, chunk);
     if n == 0 {
         return 0;
     }
@@ -1683,11 +1701,11 @@ fn mp_fill_redundant(m: &mut Meta) {
                 break;
             }
             let dsn = m.snd_dsn(from);
-            let (a, _) = m.snd.from(from);
+            let a = m.snd.from(from);
             let take = (a.len() as u64).min(room).min(dsn::MAX_MAP_LEN) as usize;
             let s = &mut m.subs[i];
             sub_dsn_break(s, dsn);
-            let n_w = s.conn.write(&a[..take]);
+            let n_w = m.snd.write_to(&mut s.conn, from, take);
             if n_w == 0 {
                 break;
             }
@@ -1753,19 +1771,11 @@ fn mp_reinject_on(m: &mut Meta, i: usize, dsn: u64, len: u64) -> u64 {
     if start >= end || i >= m.subs.len() {
         return below.min(len);
     }
-    let (a, b) = m.snd.from(start);
-    let want = (end - start) as usize;
-    let chunk: &[u8] = if a.len() >= want {
-        &a[..want]
-    } else if a.is_empty() {
-        &b[..want.min(b.len())]
-    } else {
-        a
-    };
+    let chunk = ((end - start) as usize).min(m.snd.from(start).len());
     let dsn = m.local_idsn.wrapping_add(1).wrapping_add(start);
     let s = &mut m.subs[i];
     sub_dsn_break(s, dsn);
-    let n = s.conn.write(chunk);
+    let n = m.snd.write_to(&mut s.conn, start, chunk);
     if n == 0 {
         return below;
     }

@@ -408,6 +408,35 @@ impl SendBuffer {
         }
     }
 
+    /// The longest run of buffered bytes that starts at `offset` and is one slice:
+    /// every live byte from `offset` on for a copied buffer, at most
+    /// [`MAX_SHARED_SLICE`] for one held by reference; empty outside the buffer.
+    pub fn contiguous(&self, offset: u64) -> &[u8] {
+        let Some(rel) = offset.checked_sub(self.base) else {
+            return &[];
+        };
+        let rest = self.len().saturating_sub(rel as usize);
+        match &self.shared {
+            Some(_) => self.slice(offset, rest.min(MAX_SHARED_SLICE)),
+            None => self.slice(offset, rest),
+        }
+    }
+
+    /// Where the byte at stream offset `offset` lies in the table the buffer holds
+    /// its bytes from, when it holds them by reference: `(table, position)`, so that
+    /// `b.write_shared(table, position, n)` into another buffer holds the same bytes
+    /// by reference as well (an MPTCP subflow taking the data level's bytes, as
+    /// Linux's subflows send the MPTCP socket's own skbs). `None` for a copied buffer
+    /// or an offset outside it.
+    pub fn shared_at(&self, offset: u64) -> Option<(&SharedBytes, u64)> {
+        let run = self.shared.as_ref()?;
+        let rel = offset.checked_sub(self.base)? as usize;
+        if rel >= run.len {
+            return None;
+        }
+        Some((&run.src, ((run.pos + rel) % run.src.period()) as u64))
+    }
+
     /// Drops bytes before stream offset `offset` (they were cumulatively ACKed).
     pub fn ack_to(&mut self, offset: u64) {
         if offset <= self.base {

@@ -12,6 +12,7 @@ use super::recv::DataRecv;
 use super::reinject::{DataRtxTimer, Reinjector};
 use super::sched::Scheduler;
 use crate::config::Config;
+use crate::conn::send::{SendBuffer, MAX_SHARED_SLICE};
 use crate::conn::Connection;
 use brisk_time::Instant;
 use brisk_wire::mptcp::{MptcpOption, ResetReason};
@@ -122,7 +123,10 @@ pub const STALE_LOSS_CNT: u32 = 4;
 /// covers them. Offsets count from the first byte (DSN = local IDSN + 1 + offset).
 #[derive(Debug)]
 pub struct DataSend {
-    pub buf: VecDeque<u8>,
+    /// The bytes, by reference when the application writes them so
+    /// (`Connection::write_shared`): then the subflows take them by reference too
+    /// (`DataSend::write_to`), and no byte is copied on the way to the wire.
+    pub buf: SendBuffer,
     /// Offset of `buf`'s first byte (the Data ACK's offset).
     pub una: u64,
     /// Offset of the first byte no subflow has taken yet.
@@ -146,7 +150,7 @@ pub struct DataSend {
 impl DataSend {
     pub fn new(limit: usize) -> DataSend {
         DataSend {
-            buf: VecDeque::new(),
+            buf: SendBuffer::new(limit),
             una: 0,
             nxt: 0,
             hi: 0,
@@ -167,15 +171,28 @@ impl DataSend {
         self.limit.saturating_sub(self.buf.len())
     }
 
-    /// The unassigned bytes from offset `from` on, as (at most) two slices.
-    pub fn from(&self, from: u64) -> (&[u8], &[u8]) {
-        let skip = (from - self.una) as usize;
-        let (a, b) = self.buf.as_slices();
-        if skip < a.len() {
-            (&a[skip..], b)
-        } else {
-            (&b[skip - a.len()..], &[])
+    /// Bytes from offset `from` on, as one slice: all of them, or at least
+    /// [`MAX_SHARED_SLICE`] (more than a mapping's [`super::dsn::MAX_MAP_LEN`]) when
+    /// held by reference. Empty at or past the end.
+    pub fn from(&self, from: u64) -> &[u8] {
+        self.buf.contiguous(from)
+    }
+
+    /// Writes `len` bytes from offset `from` (at most what [`DataSend::from`] gives)
+    /// into subflow `conn`'s send buffer; returns how many it took. By reference when
+    /// the data level holds them so, as Linux's subflows send the MPTCP socket's own
+    /// skbs (`mptcp_sendmsg_frag`); `Connection::write_shared` is `write` byte for
+    /// byte and event for event, so the subflow sends the same either way.
+    pub fn write_to(&self, conn: &mut Connection, from: u64, len: usize) -> usize {
+        // Never past the data level's last byte (a table runs on beyond it).
+        let len = len.min(self.from(from).len());
+        if len == 0 {
+            return 0;
         }
+        if let Some((src, pos)) = self.buf.shared_at(from) {
+            return conn.write_shared(src, pos, len.min(MAX_SHARED_SLICE));
+        }
+        conn.write(&self.from(from)[..len])
     }
 }
 
