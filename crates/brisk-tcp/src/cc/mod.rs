@@ -343,12 +343,38 @@ pub trait CongestionControl: fmt::Debug + Send {
     fn diagnostics(&self) -> Option<CcDiagnostics> {
         None
     }
+
+    /// For traces: the diagnostics if they differ from `last`, which is updated to
+    /// them; `None` if they are unchanged (or there are none). The connection calls
+    /// it after every ACK while tracing is on. Default: [`diagnostics`] compared by
+    /// value ([`changed_diagnostics`]); a controller whose diagnostics are boxed (BBR
+    /// v3) compares in place and allocates only for a change.
+    ///
+    /// [`diagnostics`]: CongestionControl::diagnostics
+    fn diagnostics_changed(&self, last: &mut Option<CcDiagnostics>) -> Option<CcDiagnostics> {
+        changed_diagnostics(self.diagnostics()?, last)
+    }
+}
+
+/// `d` if it differs from `last`, which becomes a copy of it; else `None`. The
+/// default of [`CongestionControl::diagnostics_changed`] (no allocation for the
+/// unboxed variants).
+pub fn changed_diagnostics(
+    d: CcDiagnostics,
+    last: &mut Option<CcDiagnostics>,
+) -> Option<CcDiagnostics> {
+    if last.as_ref() == Some(&d) {
+        return None;
+    }
+    *last = Some(d.clone());
+    Some(d)
 }
 
 /// A controller's decision state, one variant per controller that reports any. Small
 /// (56 bytes with its tag, so a `TraceEvent` stays within 64; the test
 /// `trace_events_stay_small` holds it), so reading it needs no downcast of the boxed
-/// controller and, but for BBR v3's, no allocation. Serialised as
+/// controller and, but for BBR v3's, no allocation (BBR v3's traces allocate only
+/// when its diagnostics change: `diagnostics_changed`). Serialised as
 /// `{"kind": "delay_correlation", ...}`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
