@@ -35,6 +35,7 @@ pub mod layer;
 pub mod ledbat;
 pub(crate) mod linux_ca;
 pub mod lp;
+pub mod lp_corrected;
 pub mod new_cwv;
 pub mod reno;
 pub mod sbd;
@@ -432,7 +433,8 @@ pub enum CcAlgorithm {
     /// YeAH-TCP (Baiocchi et al. 2007), as Linux 6.18 `tcp_yeah.c` ([`yeah`]).
     Yeah,
     /// TCP-LP, low priority (Kuzmanovic and Knightly 2006), as Linux 6.18
-    /// `tcp_lp.c` ([`lp`]); reads the peer's TCP timestamps.
+    /// `tcp_lp.c` ([`lp`]), or corrected to yield on 1 ms timestamps
+    /// ([`lp_corrected`], `BaseTuning::lp`); reads the peer's TCP timestamps.
     Lp,
     /// Google's BBR v3, as google/bbr's v3 branch `tcp_bbr.c` ([`bbr3`]): loss- and
     /// ECN-bounded model (bw_lo/hi, inflight_lo/hi), PROBE_BW's DOWN/CRUISE/REFILL/UP.
@@ -501,7 +503,12 @@ impl CcAlgorithm {
             CcAlgorithm::HighSpeed => Box::new(highspeed::HighSpeed::default()),
             CcAlgorithm::Veno => Box::new(veno::Veno::default()),
             CcAlgorithm::Yeah => Box::new(yeah::Yeah::default()),
-            CcAlgorithm::Lp => Box::new(lp::Lp::default()),
+            CcAlgorithm::Lp => match tuning.lp {
+                lp_corrected::LpVariant::Linux => Box::new(lp::Lp::default()),
+                lp_corrected::LpVariant::Corrected => {
+                    Box::new(lp_corrected::LpCorrected::default())
+                }
+            },
             CcAlgorithm::Bbr3 => Box::new(bbr3::Bbr3::new(seed)),
             CcAlgorithm::Copa => Box::new(copa::Copa::new(tuning.copa)),
             CcAlgorithm::Vegas => Box::new(vegas::Vegas::new(tuning.vegas)),
