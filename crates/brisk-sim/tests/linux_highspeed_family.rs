@@ -6,7 +6,9 @@
 //!   random loss (their response functions grow faster than 1/√p);
 //! - Veno backs off less than Reno when the loss is random (no backlog);
 //! - YeAH fills the link with a short queue where CUBIC fills a deep buffer;
-//! - TCP-LP yields to a CUBIC flow (fails, as Linux's arithmetic makes it: ignored).
+//! - TCP-LP yields to a CUBIC flow (fails, as Linux's arithmetic makes it: ignored);
+//!   the corrected variant (`[flow.tcp.lp] variant = "corrected"`) yields to CUBIC
+//!   and to Reno.
 //!
 //! Several seeds and RTTs each. Docs: docs/mechanisms/{scalable,highspeed,veno,yeah,lp}.md.
 
@@ -37,8 +39,13 @@ queue = {{ kind = "droptail", packets = {packets} }}
 "#
     );
     for (cc, start) in ccs {
+        // "lp-corrected" is `cc = "lp"` with the corrected variant (its label).
+        let (name, table) = match *cc {
+            "lp-corrected" => ("lp", "[flow.tcp.lp]\nvariant = \"corrected\"\n"),
+            other => (other, ""),
+        };
         text.push_str(&format!(
-            "[[flow]]\ncc = \"{cc}\"\nrtt = \"{rtt_ms}ms\"\nstart = \"{start}\"\napp = {{ kind = \"bulk\" }}\n"
+            "[[flow]]\ncc = \"{name}\"\nrtt = \"{rtt_ms}ms\"\nstart = \"{start}\"\napp = {{ kind = \"bulk\" }}\n{table}"
         ));
     }
     Scenario::from_toml_str(&text).unwrap()
@@ -190,26 +197,65 @@ fn lp_fills_the_link() {
 #[test]
 #[ignore = "fails as Linux's tcp_lp.c does: docs/mechanisms/lp.md"]
 fn lp_yields_to_a_cubic_flow() {
-    let mut shares = Vec::new();
-    for (rtt, seed) in [(20u64, 1), (40, 2), (40, 3), (80, 4)] {
-        let bdp = (20_000_000 / 8 * rtt / 1000 / 1500).max(20);
-        let r = run(
-            &scenario(&[("lp", "0s"), ("cubic", "5s")], 20, rtt, 2 * bdp, 0.0, 40),
-            seed,
-        )
-        .unwrap();
-        let (lp, cu) = (&r.flows[0], &r.flows[1]);
-        let share = lp.goodput_bps / (lp.goodput_bps + cu.goodput_bps);
-        eprintln!(
-            "lp rtt {rtt} seed {seed}: lp {:.2} Mbit/s, cubic {:.2} Mbit/s, lp share {share:.2}",
-            mbit(lp),
-            mbit(cu)
-        );
-        shares.push(share);
-    }
+    let shares = lp_shares_beside("lp", "cubic", &[(20, 1), (40, 2), (40, 3), (80, 4)]);
     let mean = shares.iter().sum::<f64>() / shares.len() as f64;
     assert!(
         mean < 0.3,
         "lp's mean share beside cubic {mean:.2}: {shares:?}"
     );
+}
+
+/// LP's share of the two goodputs when `other` joins an `lp` flow 5 s into a 40 s run
+/// (20 Mbit/s, a two-BDP drop-tail buffer), per (RTT ms, seed).
+fn lp_shares_beside(lp: &str, other: &str, runs: &[(u64, u64)]) -> Vec<f64> {
+    let mut shares = Vec::new();
+    for &(rtt, seed) in runs {
+        let bdp = (20_000_000 / 8 * rtt / 1000 / 1500).max(20);
+        let r = run(
+            &scenario(&[(lp, "0s"), (other, "5s")], 20, rtt, 2 * bdp, 0.0, 40),
+            seed,
+        )
+        .unwrap();
+        let (l, o) = (&r.flows[0], &r.flows[1]);
+        assert_eq!(l.cc, lp);
+        assert!(l.stream_ok && o.stream_ok, "{:?} {:?}", l.error, o.error);
+        let share = l.goodput_bps / (l.goodput_bps + o.goodput_bps);
+        eprintln!(
+            "{lp} rtt {rtt} seed {seed}: {lp} {:.2} Mbit/s, {other} {:.2} Mbit/s, {lp} share {share:.2}",
+            mbit(l),
+            mbit(o)
+        );
+        shares.push(share);
+    }
+    shares
+}
+
+/// **Fails** (20 ms: 0.36 Mbit/s of 20): alone, the corrected variant sees only the
+/// queue its own bursts build, a few 1 ms ticks, so `min + 15 % · (max − min)` sits
+/// a fraction of a millisecond above the base delay; every slow-start burst past a
+/// few segments is an early indication, and the window cycles between 1 and about 4
+/// with three-RTT inference pauses (docs/mechanisms/lp.md, "The corrected variant").
+#[test]
+#[ignore = "fails: alone the corrected LP reacts to its own burst queue: docs/mechanisms/lp.md"]
+fn lp_corrected_fills_the_link() {
+    fills_the_link("lp-corrected");
+}
+
+/// The corrected variant leaves the link to a best-effort flow joining it: the same
+/// bound as the faithful port's failing check, per run, beside CUBIC and beside Reno,
+/// on RTTs and seeds it was not tuned on. Weak evidence on its own: the variant does
+/// not fill the link alone either (`lp_corrected_fills_the_link`, ignored), so this
+/// shows it yields, not that it uses what is left.
+#[test]
+fn lp_corrected_yields_to_cubic_and_to_reno() {
+    for other in ["cubic", "reno"] {
+        let shares = lp_shares_beside(
+            "lp-corrected",
+            other,
+            &[(20, 1), (40, 2), (40, 3), (80, 4), (120, 5)],
+        );
+        for s in &shares {
+            assert!(*s < 0.3, "lp-corrected's share beside {other}: {shares:?}");
+        }
+    }
 }

@@ -665,3 +665,44 @@ fn linux_module_parameters_name_the_field_and_default_to_linux() {
         (false, 32, 20, 700, 100, 10)
     );
 }
+
+#[test]
+fn lp_variant_names_the_field_and_defaults_to_linux() {
+    let f = |cc: &str, tcp: &str| {
+        GOOD.replace(
+            r#"app = { kind = "bulk" }"#,
+            &format!("cc = \"{cc}\"\napp = {{ kind = \"bulk\" }}\n[flow.tcp]\n{tcp}"),
+        )
+    };
+    let cfg = |cc: &str, tcp: &str| {
+        let sc = Scenario::from_toml_str(&f(cc, tcp)).unwrap();
+        sc.flows[0].tcp.to_config(sc.flows[0].cc)
+    };
+    use brisk_tcp::cc::lp_corrected::LpVariant;
+    // Only with its controller; an unknown variant names the key and the choices.
+    let e = err(&f("cubic", "[flow.tcp.lp]\nvariant = \"corrected\""));
+    assert_eq!(e.field, "flow[0].tcp.lp", "{e}");
+    assert!(e.message.contains("needs cc = \"lp\""), "{e}");
+    let e = err(&f("lp", "[flow.tcp.lp]\nvariant = \"fixed\""));
+    assert!(e.field.starts_with("flow[0].tcp"), "{e}");
+    assert!(e.to_string().contains("variant"), "{e}");
+    assert!(
+        e.message.contains("linux") && e.message.contains("corrected"),
+        "{e}"
+    );
+    // Default Linux's, label "lp"; the corrected one is labelled apart.
+    let d = cfg("lp", "");
+    assert_eq!(d.congestion.controller.tuning.lp, LpVariant::Linux);
+    assert_eq!(d.cc_name(), "lp");
+    let c = cfg("lp", "[flow.tcp.lp]\nvariant = \"corrected\"");
+    assert_eq!(c.congestion.controller.tuning.lp, LpVariant::Corrected);
+    assert_eq!(c.cc_name(), "lp-corrected");
+    assert_eq!(
+        cfg("lp", "[flow.tcp.lp]\nvariant = \"linux\"")
+            .congestion
+            .controller
+            .tuning
+            .lp,
+        LpVariant::Linux
+    );
+}

@@ -78,7 +78,8 @@ pub enum TraceEvent {
         ssthresh: u32,
     },
     /// The controller's diagnostics after a change (for delay correlation: after
-    /// every consult and every clamp/release), from `CongestionControl::diagnostics`.
+    /// every consult and every clamp/release), from
+    /// `CongestionControl::diagnostics_changed`.
     CcState { at: Instant, diag: CcDiagnostics },
 }
 

@@ -94,6 +94,12 @@ impl TcpKnobs {
         if let Some(r) = self.hybla.as_ref().and_then(|t| t.rtt0) {
             b.hybla.rtt0_ms = u32::try_from(r.0.as_millis()).unwrap_or(u32::MAX);
         }
+        if let Some(v) = self.lp.as_ref().and_then(|t| t.variant) {
+            b.lp = match v {
+                LpVariantKnob::Linux => brisk_tcp::cc::lp_corrected::LpVariant::Linux,
+                LpVariantKnob::Corrected => brisk_tcp::cc::lp_corrected::LpVariant::Corrected,
+            };
+        }
         if let Some(t) = &self.illinois {
             let i = &mut b.illinois;
             i.win_thresh = t.win_thresh.unwrap_or(i.win_thresh);

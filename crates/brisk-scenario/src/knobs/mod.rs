@@ -107,6 +107,12 @@ tcp_knobs! {
         /// to 10s; Linux default "25ms"; docs/mechanisms/hybla.md); needs
         /// `cc = "hybla"`.
         hybla: HyblaTable => mechanism, linux refuse_set(MODULE_PARAMS);
+        /// `[flow.tcp.lp]`: `variant`, "linux" (default: Linux 6.18's `tcp_lp.c`,
+        /// which does not yield on 1 ms timestamps) or "corrected" (the paper's
+        /// algorithm with a 64-bit relative one-way delay; docs/mechanisms/lp.md);
+        /// needs `cc = "lp"`.
+        lp: LpTable => mechanism,
+            linux refuse_set("a Linux flow runs the kernel's tcp_lp; the corrected variant is brisk's");
         /// `[flow.tcp.illinois]`: Illinois's Linux module parameters `win_thresh`
         /// (segments, 0 to 1048576, default 15) and `theta` (rounds, 0 to 65535,
         /// default 5; docs/mechanisms/illinois.md); needs `cc = "illinois"`.

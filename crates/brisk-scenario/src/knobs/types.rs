@@ -230,6 +230,22 @@ pub struct HyblaTable {
     pub rtt0: Option<crate::units::Dur>,
 }
 
+/// `[flow.tcp.lp]`: which TCP-LP `cc = "lp"` runs (docs/mechanisms/lp.md).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LpTable {
+    pub variant: Option<LpVariantKnob>,
+}
+
+/// `lp.variant`'s values: "linux" (Linux 6.18's `tcp_lp.c`, the default) or
+/// "corrected" (the paper's algorithm with a 64-bit relative one-way delay).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LpVariantKnob {
+    Linux,
+    Corrected,
+}
+
 /// `[flow.tcp.illinois]`: `tcp_illinois`'s module parameters `win_thresh` (segments,
 /// default 15) and `theta` (rounds, default 5).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]

@@ -278,12 +278,13 @@ fn validate_layer_order(t: &TcpKnobs) -> Result<(), String> {
     Ok(())
 }
 
-/// `[flow.tcp.vegas]` … `[flow.tcp.bic]`: each only with its controller, each key in
+/// `[flow.tcp.vegas]` … `[flow.tcp.bic]` and `[flow.tcp.lp]`: each only with its controller, each key in
 /// its range (the `validate` of the module's config names the key).
 fn validate_linux_modules(t: &TcpKnobs, cc: CcAlgorithm) -> Result<(), (String, String)> {
     for (key, base, set) in [
         ("vegas", CcAlgorithm::Vegas, t.vegas.is_some()),
         ("hybla", CcAlgorithm::Hybla, t.hybla.is_some()),
+        ("lp", CcAlgorithm::Lp, t.lp.is_some()),
         ("illinois", CcAlgorithm::Illinois, t.illinois.is_some()),
         ("htcp", CcAlgorithm::Htcp, t.htcp.is_some()),
         ("bic", CcAlgorithm::Bic, t.bic.is_some()),

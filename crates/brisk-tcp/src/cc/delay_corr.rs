@@ -505,7 +505,7 @@ impl super::layer::CcLayer for DelayCorrelation {
     }
 
     /// The layer's own state; a base's diagnostics are shadowed (none report any yet).
-    fn diagnostics(&self) -> Option<CcDiagnostics> {
+    fn own_diagnostics(&self) -> Option<CcDiagnostics> {
         Some(CcDiagnostics::DelayCorrelation(DelayCorrDiagnostics {
             clamping: self.clamping,
             ..self.snap.diagnostics()

@@ -130,4 +130,9 @@ impl FlowCc {
     pub fn diagnostics(&self) -> Option<CcDiagnostics> {
         self.ctrl.diagnostics()
     }
+    /// [`CongestionControl::diagnostics_changed`]: for traces, per ACK.
+    #[inline]
+    pub fn diagnostics_changed(&self, last: &mut Option<CcDiagnostics>) -> Option<CcDiagnostics> {
+        self.ctrl.diagnostics_changed(last)
+    }
 }

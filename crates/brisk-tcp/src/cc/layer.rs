@@ -57,10 +57,11 @@ pub trait CcLayer: fmt::Debug + Send {
     fn min_tso_segs(&self, pacing_rate: u64) -> u32 {
         self.inner().min_tso_segs(pacing_rate)
     }
-    /// Default: the inner controller's diagnostics (a layer with state of its own
-    /// reports that instead).
-    fn diagnostics(&self) -> Option<CcDiagnostics> {
-        self.inner().diagnostics()
+    /// The layer's own decision state, reported in place of the inner controller's
+    /// (delay correlation, new-CWV, the FSE); default `None`: the inner controller's
+    /// diagnostics pass through.
+    fn own_diagnostics(&self) -> Option<CcDiagnostics> {
+        None
     }
 }
 
@@ -105,7 +106,15 @@ impl<L: CcLayer> CongestionControl for L {
         CcLayer::min_tso_segs(self, pacing_rate)
     }
     fn diagnostics(&self) -> Option<CcDiagnostics> {
-        CcLayer::diagnostics(self)
+        CcLayer::own_diagnostics(self).or_else(|| self.inner().diagnostics())
+    }
+    /// A layer without diagnostics of its own lets the inner controller compare in
+    /// place (BBR v3 under ABE allocates no more than alone).
+    fn diagnostics_changed(&self, last: &mut Option<CcDiagnostics>) -> Option<CcDiagnostics> {
+        match CcLayer::own_diagnostics(self) {
+            Some(d) => super::changed_diagnostics(d, last),
+            None => self.inner().diagnostics_changed(last),
+        }
     }
 }
 

@@ -35,6 +35,7 @@ pub mod layer;
 pub mod ledbat;
 pub(crate) mod linux_ca;
 pub mod lp;
+pub mod lp_corrected;
 pub mod new_cwv;
 pub mod reno;
 pub mod sbd;
@@ -343,12 +344,38 @@ pub trait CongestionControl: fmt::Debug + Send {
     fn diagnostics(&self) -> Option<CcDiagnostics> {
         None
     }
+
+    /// For traces: the diagnostics if they differ from `last`, which is updated to
+    /// them; `None` if they are unchanged (or there are none). The connection calls
+    /// it after every ACK while tracing is on. Default: [`diagnostics`] compared by
+    /// value ([`changed_diagnostics`]); a controller whose diagnostics are boxed (BBR
+    /// v3) compares in place and allocates only for a change.
+    ///
+    /// [`diagnostics`]: CongestionControl::diagnostics
+    fn diagnostics_changed(&self, last: &mut Option<CcDiagnostics>) -> Option<CcDiagnostics> {
+        changed_diagnostics(self.diagnostics()?, last)
+    }
+}
+
+/// `d` if it differs from `last`, which becomes a copy of it; else `None`. The
+/// default of [`CongestionControl::diagnostics_changed`] (no allocation for the
+/// unboxed variants).
+pub fn changed_diagnostics(
+    d: CcDiagnostics,
+    last: &mut Option<CcDiagnostics>,
+) -> Option<CcDiagnostics> {
+    if last.as_ref() == Some(&d) {
+        return None;
+    }
+    *last = Some(d.clone());
+    Some(d)
 }
 
 /// A controller's decision state, one variant per controller that reports any. Small
 /// (56 bytes with its tag, so a `TraceEvent` stays within 64; the test
 /// `trace_events_stay_small` holds it), so reading it needs no downcast of the boxed
-/// controller and, but for BBR v3's, no allocation. Serialised as
+/// controller and, but for BBR v3's, no allocation (BBR v3's traces allocate only
+/// when its diagnostics change: `diagnostics_changed`). Serialised as
 /// `{"kind": "delay_correlation", ...}`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -406,7 +433,8 @@ pub enum CcAlgorithm {
     /// YeAH-TCP (Baiocchi et al. 2007), as Linux 6.18 `tcp_yeah.c` ([`yeah`]).
     Yeah,
     /// TCP-LP, low priority (Kuzmanovic and Knightly 2006), as Linux 6.18
-    /// `tcp_lp.c` ([`lp`]); reads the peer's TCP timestamps.
+    /// `tcp_lp.c` ([`lp`]), or corrected to yield on 1 ms timestamps
+    /// ([`lp_corrected`], `BaseTuning::lp`); reads the peer's TCP timestamps.
     Lp,
     /// Google's BBR v3, as google/bbr's v3 branch `tcp_bbr.c` ([`bbr3`]): loss- and
     /// ECN-bounded model (bw_lo/hi, inflight_lo/hi), PROBE_BW's DOWN/CRUISE/REFILL/UP.
@@ -475,7 +503,12 @@ impl CcAlgorithm {
             CcAlgorithm::HighSpeed => Box::new(highspeed::HighSpeed::default()),
             CcAlgorithm::Veno => Box::new(veno::Veno::default()),
             CcAlgorithm::Yeah => Box::new(yeah::Yeah::default()),
-            CcAlgorithm::Lp => Box::new(lp::Lp::default()),
+            CcAlgorithm::Lp => match tuning.lp {
+                lp_corrected::LpVariant::Linux => Box::new(lp::Lp::default()),
+                lp_corrected::LpVariant::Corrected => {
+                    Box::new(lp_corrected::LpCorrected::default())
+                }
+            },
             CcAlgorithm::Bbr3 => Box::new(bbr3::Bbr3::new(seed)),
             CcAlgorithm::Copa => Box::new(copa::Copa::new(tuning.copa)),
             CcAlgorithm::Vegas => Box::new(vegas::Vegas::new(tuning.vegas)),

@@ -481,7 +481,7 @@ impl super::layer::CcLayer for NewCwv {
     }
 
     /// The layer's own state; a base's diagnostics are shadowed.
-    fn diagnostics(&self) -> Option<CcDiagnostics> {
+    fn own_diagnostics(&self) -> Option<CcDiagnostics> {
         Some(CcDiagnostics::NewCwv(self.diag))
     }
 }

@@ -188,6 +188,9 @@ pub struct BaseTuning {
     /// (`[flow.tcp.vegas]` … `[flow.tcp.bic]`); Westwood+, Scalable, HighSpeed, Veno,
     /// YeAH and LP have none (their constants are `#define`s in Linux).
     pub vegas: super::vegas::VegasConfig,
+    /// Which TCP-LP `lp` builds: Linux's (default) or the corrected one
+    /// (`[flow.tcp.lp] variant`; `lp_corrected.rs`).
+    pub lp: super::lp_corrected::LpVariant,
     pub hybla: super::hybla::HyblaConfig,
     pub illinois: super::illinois::IllinoisConfig,
     pub htcp: super::htcp::HtcpConfig,
@@ -228,6 +231,11 @@ impl CcSpec {
     /// The label the built controller reports: "cubic", "cubic+dc", "lia+lisa", ...
     pub fn name(&self) -> String {
         let mut s = self.base.name().to_string();
+        if self.base == CcAlgorithm::Lp
+            && self.tuning.lp == super::lp_corrected::LpVariant::Corrected
+        {
+            s.push_str("-corrected");
+        }
         if self.base.coupling().is_some() && self.tuning.coupled.lisa {
             s.push_str("+lisa");
         }

@@ -78,6 +78,9 @@ impl CongestionControl for Dyn {
     fn diagnostics(&self) -> Option<CcDiagnostics> {
         self.0.diagnostics()
     }
+    fn diagnostics_changed(&self, last: &mut Option<CcDiagnostics>) -> Option<CcDiagnostics> {
+        self.0.diagnostics_changed(last)
+    }
 }
 
 const IW: u32 = 10;

@@ -571,13 +571,12 @@ impl Connection {
         if self.tracer.buf.is_none() {
             return;
         }
-        // Compared by value: a copy of a few words, no allocation (BBR v3's boxed
-        // diagnostics excepted).
-        if let Some(diag) = self.sub.cong.ctrl.diagnostics() {
-            if self.tracer.last_diag.as_ref() != Some(&diag) {
-                self.tracer.last_diag = Some(diag.clone());
-                self.trace(TraceEvent::CcState { at: now, diag });
-            }
+        // Compared with the last traced value by the controller, in place: no
+        // allocation unless they changed (BBR v3's boxed diagnostics then allocate
+        // the traced copy).
+        let last = &mut self.tracer.last_diag;
+        if let Some(diag) = self.sub.cong.ctrl.diagnostics_changed(last) {
+            self.trace(TraceEvent::CcState { at: now, diag });
         }
     }
 

@@ -834,6 +834,27 @@ impl CongestionControl for Bbr3 {
     fn diagnostics(&self) -> Option<super::CcDiagnostics> {
         Some(super::CcDiagnostics::Bbr3(Box::new(self.diag())))
     }
+
+    /// Compared on the stack with the last traced value and written into its box:
+    /// the only allocation is the traced copy of a change (about one per round
+    /// trip), not one per ACK as `diagnostics` would make.
+    fn diagnostics_changed(
+        &self,
+        last: &mut Option<super::CcDiagnostics>,
+    ) -> Option<super::CcDiagnostics> {
+        let d = self.diag();
+        match last {
+            Some(super::CcDiagnostics::Bbr3(b)) if **b == d => None,
+            Some(super::CcDiagnostics::Bbr3(b)) => {
+                **b = d;
+                Some(super::CcDiagnostics::Bbr3(Box::new(d)))
+            }
+            _ => {
+                *last = Some(super::CcDiagnostics::Bbr3(Box::new(d)));
+                Some(super::CcDiagnostics::Bbr3(Box::new(d)))
+            }
+        }
+    }
 }
 
 impl Bbr3 {

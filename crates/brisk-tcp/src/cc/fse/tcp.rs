@@ -480,7 +480,7 @@ impl CcLayer for FseLayer {
         }
     }
 
-    fn diagnostics(&self) -> Option<CcDiagnostics> {
+    fn own_diagnostics(&self) -> Option<CcDiagnostics> {
         Some(CcDiagnostics::Fse(self.diag))
     }
 }
