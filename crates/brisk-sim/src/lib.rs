@@ -45,6 +45,7 @@ pub use brisk_scenario::units;
 pub use brisk_net::metrics;
 
 pub use run::{
-    run, run_controlled, run_with, FlowResult, Interruption, RunOptions, RunResult, SimError,
+    build_for, run, run_controlled, run_network, run_with, FlowResult, Interruption, RunOptions,
+    RunResult, SimError,
 };
 pub use scenario::{Scenario, ScenarioError};

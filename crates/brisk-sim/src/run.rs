@@ -303,6 +303,17 @@ pub fn run_controlled(
     opts: &RunOptions,
     control: &mut dyn FnMut(Instant) -> bool,
 ) -> Result<RunResult, SimError> {
+    let net = build_for(sc, seed, opts)?;
+    run_network(sc, seed, net, opts, control)
+}
+
+/// The network [`run_with`] builds for `sc`, `seed` and `opts` (for a caller that times
+/// the build apart and then hands it to [`run_network`]).
+pub fn build_for(
+    sc: &Scenario,
+    seed: u64,
+    opts: &RunOptions,
+) -> Result<topology::Network, SimError> {
     if let Some(i) = sc
         .flows
         .iter()
@@ -312,7 +323,24 @@ pub fn run_controlled(
             "flow[{i}].stack = \"linux\": the simulator runs only brisk's TCP; run this scenario over real packets with `brisk run --real`"
         )));
     }
-    let mut net = topology::build_mptcp(sc, seed, !opts.skip_stream_hashes, opts.mptcp.as_ref())?;
+    Ok(topology::build_mptcp(
+        sc,
+        seed,
+        !opts.skip_stream_hashes,
+        opts.mptcp.as_ref(),
+    )?)
+}
+
+/// [`run_controlled`] on a network already built by [`build_for`] with the same `sc`,
+/// `seed` and `opts` (`bench scale --one` builds once and times the build apart, where it
+/// used to build a second network only to time it).
+pub fn run_network(
+    sc: &Scenario,
+    seed: u64,
+    mut net: topology::Network,
+    opts: &RunOptions,
+    control: &mut dyn FnMut(Instant) -> bool,
+) -> Result<RunResult, SimError> {
     let mut obs = RunObserver {
         hash: opts.trace_hash.then(Sha256::new),
         pcaps: Vec::new(),
