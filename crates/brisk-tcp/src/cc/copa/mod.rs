@@ -22,7 +22,8 @@
 //! AIMD-style on `1/δ` (+1 per RTT, halved on a loss, at most once per RTT), never
 //! above the default δ. "Nearly empty": the least RTT of the last 5 RTTs is within
 //! 10 % of the RTT range seen in them above `RTTmin` (the reference's `is_copa`), or
-//! within one packet time at Copa's rate; judged only once RTTstanding has read a
+//! within one packet time (Copa's own, or the least ACK spacing per segment if
+//! smaller); judged only once RTTstanding has read a
 //! nearly empty queue after slow start. RTT samples are Linux's `ca_rtt_us` (the
 //! newest segment ACKed), so delayed ACKs add no packet time to them.
 //! Velocity also resets at once when an ACK's decision turns against a `v > 1`
@@ -33,13 +34,17 @@
 //! recovery included (`CcNeeds::cong_control`, no PRR). After an RTO it slow-starts
 //! again from the connection's window of 1.
 //!
-//! The windowed minima and maxima are Kathleen Nichols' O(1) filters (Linux
-//! `lib/win_minmax.c`, shared with BBR: `bbr::minmax`) over µs timestamps, so an
-//! ACK costs a fixed amount of work and no memory grows.
+//! RTTmin and RTTstanding are Kathleen Nichols' O(1) filters (Linux
+//! `lib/win_minmax.c`, shared with BBR: `bbr::minmax`) over µs timestamps; the
+//! mode detector's 5-RTT least and largest RTT are a fixed ring of half-RTT
+//! buckets (`recent.rs`: Nichols' filter dropped troughs there), so an ACK costs a
+//! fixed amount of work and no memory grows.
 
+mod recent;
 #[cfg(test)]
 mod tests;
 
+use self::recent::RecentRtt;
 use super::bbr::minmax::MinMax;
 use super::{AckSample, CcEvent, CcNeeds, CcState, CongestionCause, CongestionControl, FlowCtx};
 use brisk_time::{Duration, Instant};
@@ -134,12 +139,18 @@ pub struct Copa {
     /// cwnd with its fraction, segments.
     wnd: f64,
     slow_start: bool,
-    /// `RTTmin` (10 s), `RTTstanding` (srtt/2) and the mode detector's min and max
-    /// over 5 RTTs: running maxima over `u32::MAX − rtt` for the minima.
+    /// `RTTmin` (10 s) and `RTTstanding` (srtt/2): running maxima over
+    /// `u32::MAX − rtt`; the mode detector's least and largest RTT over 5 RTTs
+    /// (`recent.rs`: exact to srtt/2, not Nichols' filter) and their last reading.
     min_rtt: MinMax,
     standing: MinMax,
-    recent_min: MinMax,
-    recent_max: MinMax,
+    recent: RecentRtt,
+    recent_lo: u32,
+    recent_hi: u32,
+    /// The least ACK spacing per segment over the same 5 RTTs, µs (`u32::MAX`:
+    /// none), and the last ACK's time: one packet time at the bottleneck.
+    recent_gap: u32,
+    last_ack_at: Option<Instant>,
     have_rtt: bool,
     /// The velocity parameter and its bookkeeping: the window's end (SND.NXT when
     /// it began), cwnd then, the last window's direction (+1/−1, 0 none) and how
@@ -220,8 +231,11 @@ impl Copa {
             slow_start: true,
             min_rtt: MinMax::default(),
             standing: MinMax::default(),
-            recent_min: MinMax::default(),
-            recent_max: MinMax::default(),
+            recent: RecentRtt::default(),
+            recent_lo: 0,
+            recent_hi: 0,
+            recent_gap: u32::MAX,
+            last_ack_at: None,
             have_rtt: false,
             v: 1.0,
             window_end: 0,
@@ -286,15 +300,15 @@ impl Copa {
     }
 
     /// The filters take the sample `rtt` (µs) at `now`; `srtt` sets the short windows.
-    fn update_filters(&mut self, now: Instant, rtt: u32, srtt: u32) {
+    fn update_filters(&mut self, now: Instant, rtt: u32, gap: Option<u32>, srtt: u32) {
         let t = t_us(now);
         let inv = u32::MAX - rtt.max(1);
         if !self.have_rtt {
             self.have_rtt = true;
             self.min_rtt.reset(t, inv);
             self.standing.reset(t, inv);
-            self.recent_min.reset(t, inv);
-            self.recent_max.reset(t, rtt);
+            self.recent.add(t, rtt, gap, 1);
+            (self.recent_lo, self.recent_hi) = (rtt, rtt);
             return;
         }
         let srtt = srtt.max(rtt).max(1);
@@ -302,21 +316,28 @@ impl Copa {
         self.min_rtt.running_max(long, t, inv);
         self.standing.running_max((srtt / 2).max(1), t, inv);
         let recent = (srtt as u64 * EMPTY_WITHIN_RTTS).min(u64::from(long)) as u32;
-        self.recent_min.running_max(recent, t, inv);
-        self.recent_max.running_max(recent, t, rtt);
+        let bucket = (srtt / 2).max(1);
+        self.recent.add(t, rtt, gap, bucket);
+        if let Some((lo, hi, gap)) = self.recent.range(t, recent, bucket) {
+            (self.recent_lo, self.recent_hi, self.recent_gap) = (lo, hi, gap);
+        }
     }
 
     /// §2.2's detector: was the queue nearly empty within the last 5 RTTs? The
     /// least RTT of the last 5·srtt against the RTT range of the same span.
     fn update_mode(&mut self, now: Instant) {
         let min = f64::from(self.min_rtt_us());
-        let lo = f64::from(u32::MAX - self.recent_min.get());
-        let hi = f64::from(self.recent_max.get());
+        let lo = f64::from(self.recent_lo);
+        let hi = f64::from(self.recent_hi);
         // An RTT sample cannot tell a queue shorter than one packet's transmission
         // from an empty one (Copa's own paced pairs and delayed ACKs leave up to
         // one packet time in every sample), so "nearly empty" allows at least one
         // packet time at Copa's current rate, RTTstanding/cwnd.
-        let pkt = f64::from(self.standing_us()) / self.wnd.max(1.0);
+        // Copa's rate overstates the bottleneck's packet time when Copa has only
+        // a share of the link (a few packets per RTT against a competitor): take
+        // the least ACK spacing per segment of the window when it is smaller.
+        let pkt =
+            (f64::from(self.standing_us()) / self.wnd.max(1.0)).min(f64::from(self.recent_gap));
         let near = min + (NEARLY_EMPTY_FRACTION * (hi - min).max(0.0)).max(pkt);
         let full = lo > near;
         if !self.cfg.mode_switch || self.slow_start {
@@ -489,8 +510,19 @@ impl CongestionControl for Copa {
         if cc.cwnd != self.wnd.floor() as u32 {
             self.wnd = f64::from(cc.cwnd);
         }
+        // The ACK's spacing per segment from the last ACK: at least one packet
+        // time at the bottleneck while the queue is busy.
+        let gap = match self.last_ack_at {
+            Some(prev) if ack.acked_segs > 0 => {
+                Some(us(ack.now.saturating_duration_since(prev) / ack.acked_segs))
+            }
+            _ => None,
+        };
+        if ack.acked_segs > 0 {
+            self.last_ack_at = Some(ack.now);
+        }
         if let Some(rtt) = ca_rtt(ack) {
-            self.update_filters(ack.now, us(rtt), us(cc.srtt));
+            self.update_filters(ack.now, us(rtt), gap, us(cc.srtt));
         }
         if !self.have_rtt || ack.acked_segs == 0 {
             return;
