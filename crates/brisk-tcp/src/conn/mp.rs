@@ -763,6 +763,7 @@ impl Connection {
         m.subs[0].conn.handle_segment_dscp(now, ecn, dscp, seg);
         if m.subs[0].conn.counters.out_of_window == oow {
             // Only from a segment the subflow found acceptable (in its window).
+            mp_wnd_update(m, 0, &rx);
             mp_rx_control(m, now, 0, &rx, seg);
         }
         mp_pm_start(m, now);
@@ -979,6 +980,50 @@ fn mp_on_data_ack(m: &mut Meta, a: DataSeq) {
         m.snd.fin_acked = true;
         m.snd.fin_rtx_at = None;
     }
+}
+
+/// The peer's data-level right edge (offset) for the scheduler: the highest Data ACK
+/// plus window any one segment carried (`mp_wnd_update`); before the first Data ACK,
+/// the first subflow's window from the handshake (Linux `mptcp_finish_connect` sets
+/// `wnd_end` to the IDSN + 1 plus the SYN/ACK's window).
+fn mp_wnd_end(m: &Meta) -> u64 {
+    let first = || {
+        m.subs
+            .first()
+            .map_or(0, |s| s.conn.sub.snd.snd_wnd)
+            .saturating_add(m.snd.una)
+    };
+    m.snd.wnd_end.unwrap_or_else(first).max(m.snd.una)
+}
+
+/// Raises the peer's data-level right edge from a segment subflow `i` accepted: its
+/// Data ACK plus the window it carried, which the subflow has just taken (Linux
+/// `ack_update_msk`: `new_wnd_end = new_snd_una + tcp_sk(ssk)->snd_wnd`, kept only if
+/// beyond `msk->wnd_end`). The window is relative to the Data ACK of the same
+/// segment (§3.3.4): joining the newest Data ACK with another subflow's older, wider
+/// window (which this replaced) over-ran Linux's edge by up to that difference, and
+/// Linux dropped the excess after ACKing it at the subflow level; the real runs
+/// stalled on the data-level retransmission timer (200-1000 ms) near their end.
+fn mp_wnd_update(m: &mut Meta, i: usize, rx: &Rx) {
+    let Some(a) = rx.dss.as_ref().and_then(|d| d.data_ack) else {
+        return;
+    };
+    let Some(s) = m.subs.get(i) else {
+        return;
+    };
+    let una_dsn = m.snd_dsn(m.snd.una);
+    let ack = match a {
+        DataSeq::Bits64(v) => v,
+        DataSeq::Bits32(v) => dsn::expand32(una_dsn, v),
+    };
+    let mut off = ack.wrapping_sub(m.local_idsn.wrapping_add(1));
+    // A Data ACK for data not sent (or from before the IDSN, wrapped) counts as the
+    // current one (Linux: "ACK for data not even sent yet? Ignore.").
+    if off > m.snd.nxt.max(m.snd.hi) + 1 {
+        off = m.snd.una;
+    }
+    let edge = off.saturating_add(s.conn.sub.snd.snd_wnd);
+    m.snd.wnd_end = Some(m.snd.wnd_end.map_or(edge, |e| e.max(edge)));
 }
 
 /// One received mapping on subflow `i`: checked (`RecvMap`), its checksum verified
@@ -1382,16 +1427,10 @@ fn mp_fill_sched(m: &mut Meta) {
     let n = m.subs.len().min(crate::mptcp::MAX_SUBFLOWS);
     let mut rooms = [0u64; crate::mptcp::MAX_SUBFLOWS];
     // The peer's connection-level window (RFC 8684 §3.3.4: no data beyond the Data
-    // ACK plus the window): Linux's `msk->wnd_end`, the Data ACK plus a subflow's
-    // send window (`ack_update_msk`). Linux drops data beyond it
-    // (`MPTcpExtNoDSSInWindow`) after the subflow has acknowledged it, so it would
-    // never be re-sent.
-    let wnd = m.subs[..n]
-        .iter()
-        .map(|s| s.conn.sub.snd.snd_wnd)
-        .max()
-        .unwrap_or(0);
-    let wnd_end = m.snd.una.saturating_add(wnd);
+    // ACK plus the window): Linux drops data beyond the edge it advertised
+    // (`MPTcpExtNoDSSInWindow`) after the subflow has acknowledged it, so only the
+    // data-level retransmission timer sends it again.
+    let wnd_end = mp_wnd_end(m);
     // Bounded: each round places at least one byte or stops.
     // RFC 8684 §3.3.8: backup subflows carry data only when no non-backup subflow
     // is alive (Linux `mptcp_subflow_get_send` picks a backup only when no active
@@ -2641,6 +2680,7 @@ impl Connection {
                 m.subs[i].conn.handle_segment_dscp(now, ecn, dscp, seg);
                 mp_swap_room(m, i);
                 if m.subs[i].conn.counters.out_of_window == oow {
+                    mp_wnd_update(m, i, &rx);
                     mp_rx_control(m, now, i, &rx, seg);
                 }
             }

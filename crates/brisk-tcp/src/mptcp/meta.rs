@@ -145,6 +145,10 @@ pub struct DataSend {
     /// When to request an ACK again to resend an unacknowledged DATA_FIN.
     pub fin_rtx_at: Option<Instant>,
     pub fin_rtx_count: u32,
+    /// Right edge of the peer's data-level window (offset), the highest Data ACK plus
+    /// window seen on one segment (Linux `msk->wnd_end`, raised in `ack_update_msk`,
+    /// never lowered); `None` before the first Data ACK.
+    pub wnd_end: Option<u64>,
 }
 
 impl DataSend {
@@ -160,6 +164,7 @@ impl DataSend {
             writable_wanted: false,
             fin_rtx_at: None,
             fin_rtx_count: 0,
+            wnd_end: None,
         }
     }
 

@@ -23,6 +23,7 @@ mod mptcp_compose;
 mod mptcp_join;
 mod mptcp_rtx;
 mod mptcp_sched;
+mod mptcp_window;
 mod multihome;
 mod overlap;
 mod prio_send;
