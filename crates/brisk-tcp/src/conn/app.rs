@@ -48,10 +48,10 @@ impl Connection {
     /// [`SharedBytes`]). `len` is clamped to [`send::MAX_SHARED_SLICE`].
     pub fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
         if self.mp.is_some() {
-            return self.mp_write(src.at(off, len.min(send::MAX_SHARED_SLICE)));
+            return self.mp_write(&src.at(off, len.min(send::MAX_SHARED_SLICE)));
         }
         if self.mech.whole_writes() || (self.inspace.is_some() && self.inspace_frames_tx()) {
-            return self.write(src.at(off, len));
+            return self.write(&src.at(off, len));
         }
         let len = len.min(send::MAX_SHARED_SLICE);
         self.queue_with(len, |b| b.write_shared(src, off, len, 0))

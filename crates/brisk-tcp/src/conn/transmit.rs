@@ -12,7 +12,23 @@ use brisk_wire::Flags;
 impl Connection {
     /// The next segment to send, if any.
     #[must_use]
+    #[inline]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        let seg = self.poll_segment(now);
+        if let Some(s) = &seg {
+            // Bytes written by reference to a generated sequence are produced now, one
+            // segment at a time, for `payload` to lend (`SendBuffer::materialize`).
+            if s.payload_len > 0 && self.stream.sendbuf.generated() {
+                self.stream
+                    .sendbuf
+                    .materialize(s.payload_offset, s.payload_len as usize);
+            }
+        }
+        seg
+    }
+
+    /// The segment `poll_transmit` returns, chosen in the order above.
+    fn poll_segment(&mut self, now: Instant) -> Option<Segment> {
         if self.mp.is_some() {
             return self.mp_poll_transmit(now);
         }
