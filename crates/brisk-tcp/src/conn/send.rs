@@ -807,7 +807,7 @@ mod tests {
             b.ack_to(ack);
         }
         a.ack_to(off);
-        assert!(a.len() == 0 && a.made.capacity() == 0, "freed when drained");
+        assert!(a.is_empty() && a.made.capacity() == 0, "freed when drained");
         // A plain write after a generated run copies the run's bytes in first.
         let mut c = SendBuffer::new(1 << 16);
         assert_eq!(c.write_shared(&gen, 100, 5000, 0), 5000);
