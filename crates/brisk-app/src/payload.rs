@@ -24,6 +24,29 @@ use brisk_tcp::SharedBytes;
 pub const PATTERN_LEN: usize = 65_521;
 /// Most bytes one `read`/`write` call moves.
 pub const CHUNK: usize = 64 * 1024;
+/// Bytes a sized pattern produces at a time for a check or a digest (on the stack).
+const PIECE: usize = 2048;
+
+/// Writes bytes `[off, off + out.len())` of `seed`'s ChaCha8 stream into `out`: the
+/// same bytes as the first `off + out.len()` of one `fill_bytes` from the start (which
+/// takes the stream's 32-bit words in order, little-endian), found by seeking to the
+/// word that holds `off` (`set_word_pos`) instead of drawing what comes before it.
+pub fn chacha_fill(seed: u64, off: u64, out: &mut [u8]) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_word_pos(u128::from(off / 4));
+    let skip = (off % 4) as usize;
+    let mut done = 0;
+    if skip != 0 {
+        // `fill_bytes` starts at a word: take the rest of the word `off` falls in.
+        let mut word = [0u8; 4];
+        rng.fill_bytes(&mut word);
+        done = (4 - skip).min(out.len());
+        out[..done].copy_from_slice(&word[skip..skip + done]);
+    }
+    if done < out.len() {
+        rng.fill_bytes(&mut out[done..]);
+    }
+}
 
 /// The per-flow payload: a seeded `PATTERN_LEN`-byte period, held as brisk-tcp's
 /// [`SharedBytes`] so a sender's send buffer can refer to it instead of copying it
@@ -35,17 +58,21 @@ pub const CHUNK: usize = 64 * 1024;
 /// when it happens changes no byte.
 ///
 /// A pattern for a stream whose length is known and shorter than the period (a sized
-/// transfer, [`Pattern::with_length`]) draws only that many bytes, the same bytes as the
-/// full draw's first ones (ChaCha's stream does not depend on how much is drawn):
-/// 20 KB for a 20-KB flow instead of the 128 KB of a period and its wrap. Anything
-/// asked past that length (never, for a stream that keeps to it) is served from the
-/// full table, drawn then.
+/// transfer, [`Pattern::with_length`]) stores none of its bytes: ChaCha is seekable
+/// (`set_word_pos`), so the bytes at any offset are produced from the seed when they
+/// are read, the same bytes as the full draw's ([`chacha_fill`]). The writer hands the
+/// connection a generated [`SharedBytes`] (it produces each segment's payload as the
+/// segment is sent), and the reader and the digests take the bytes in pieces of
+/// [`PIECE`] on the stack. With 10^4 short flows the 20 KB each held were the largest
+/// part of an active flow's memory (docs/performance.md, "Issue 36 status: scale").
+/// Anything asked past that length (never, for a stream that keeps to it) is served
+/// from the full table, drawn then; so is [`Pattern::at`], which lends a slice.
 #[derive(Debug)]
 pub struct Pattern {
     seed: u64,
     table: std::cell::OnceCell<SharedBytes>,
-    /// The stream's length when known and below [`PATTERN_LEN`], and its bytes, drawn
-    /// on first use.
+    /// The stream's length when known and below [`PATTERN_LEN`], and its bytes as a
+    /// generated sequence (made on first use; it stores no bytes).
     prefix: Option<(usize, std::cell::OnceCell<SharedBytes>)>,
     /// Whether streams using this pattern also keep SHA-256 digests (the per-byte
     /// pattern check is always on; the digests cost ~half the run time at 1 Gbit/s).
@@ -81,6 +108,11 @@ impl Pattern {
         rng.fill_bytes(&mut bytes);
         bytes
     }
+    /// Whether the bytes `[off, off + n)` are produced on demand (they lie within a
+    /// sized stream's length).
+    fn generated_for(&self, off: u64, n: usize) -> bool {
+        matches!(&self.prefix, Some((len, _)) if off.saturating_add(n as u64) <= *len as u64)
+    }
     /// The pattern as a periodic sequence (byte `o` is the pattern at stream offset `o`).
     pub fn shared(&self) -> &SharedBytes {
         self.table
@@ -92,19 +124,51 @@ impl Pattern {
     pub fn shared_for(&self, off: u64, n: usize) -> &SharedBytes {
         match &self.prefix {
             Some((len, cell)) if off.saturating_add(n as u64) <= *len as u64 => {
-                cell.get_or_init(|| SharedBytes::finite(&self.draw(*len)))
+                let seed = self.seed;
+                cell.get_or_init(|| {
+                    SharedBytes::generated(*len, move |o, out| chacha_fill(seed, o, out))
+                })
             }
             _ => self.shared(),
         }
     }
-    /// `n <= PATTERN_LEN` pattern bytes starting at stream offset `off`.
+    /// `n <= PATTERN_LEN` pattern bytes starting at stream offset `off`, lent from the
+    /// periodic table (drawn on first use, also for a sized pattern: its stream halves
+    /// use [`Pattern::fill`] and the pieces of `for_each_piece` instead).
     pub fn at(&self, off: u64, n: usize) -> &[u8] {
         let n = n.min(PATTERN_LEN);
-        self.shared_for(off, n).at(off, n)
+        self.shared()
+            .table_at(off, n)
+            .expect("a periodic pattern is a table")
+    }
+    /// Calls `f` with the pattern bytes of stream offsets `off .. off + n`, in order, in
+    /// pieces: lent from the table, or produced into a stack buffer for a sized stream.
+    fn for_each_piece(&self, off: u64, n: usize, mut f: impl FnMut(&[u8])) {
+        if self.generated_for(off, n) {
+            let mut buf = [0u8; PIECE];
+            let mut done = 0;
+            while done < n {
+                let k = (n - done).min(PIECE);
+                chacha_fill(self.seed, off + done as u64, &mut buf[..k]);
+                f(&buf[..k]);
+                done += k;
+            }
+            return;
+        }
+        let mut done = 0;
+        while done < n {
+            let piece = self.at(off + done as u64, n - done);
+            f(piece);
+            done += piece.len();
+        }
     }
     /// Copies the pattern bytes of stream offsets `off .. off + out.len()` into `out`
     /// (for writers that need one contiguous message longer than the period).
     pub fn fill(&self, off: u64, out: &mut [u8]) {
+        if self.generated_for(off, out.len()) {
+            chacha_fill(self.seed, off, out);
+            return;
+        }
         let mut done = 0;
         while done < out.len() {
             let src = self.at(off + done as u64, out.len() - done);
@@ -150,24 +214,38 @@ impl TxStream {
         let mut total = 0u64;
         while total < max {
             let want = (max - total).min(size as u64) as usize;
-            let chunk = self.pat.at(self.bytes, want);
-            let n = if whole {
-                p.write_with_priority(chunk, 0)
+            let (len, n) = if self.pat.generated_for(self.bytes, want) {
+                // A sized stream's bytes are not stored: a whole write gets them in a
+                // buffer of its own, a shared one by reference to the generated sequence.
+                let n = if whole {
+                    let mut chunk = vec![0u8; want];
+                    self.pat.fill(self.bytes, &mut chunk);
+                    p.write_with_priority(&chunk, 0)
+                } else {
+                    p.write_shared(self.pat.shared_for(self.bytes, want), self.bytes, want)
+                };
+                (want, n)
             } else {
-                // The same bytes as `write(chunk)`; the stream may keep a reference.
-                p.write_shared(
-                    self.pat.shared_for(self.bytes, want),
-                    self.bytes,
-                    chunk.len(),
-                )
+                let chunk = self.pat.at(self.bytes, want);
+                let n = if whole {
+                    p.write_with_priority(chunk, 0)
+                } else {
+                    // The same bytes as `write(chunk)`; the stream may keep a reference.
+                    p.write_shared(
+                        self.pat.shared_for(self.bytes, want),
+                        self.bytes,
+                        chunk.len(),
+                    )
+                };
+                (chunk.len(), n)
             };
-            let n = keep_error(&mut self.error, n).min(chunk.len());
+            let n = keep_error(&mut self.error, n).min(len);
             if let Some(h) = &mut self.hash {
-                h.update(&chunk[..n]);
+                self.pat.for_each_piece(self.bytes, n, |b| h.update(b));
             }
             self.bytes += n as u64;
             total += n as u64;
-            if n < chunk.len() {
+            if n < len {
                 break;
             }
         }
@@ -240,6 +318,21 @@ mod tests {
         }
     }
 
+    /// Seeking gives the bytes of one draw from the start, at every offset within a
+    /// word and across ChaCha's 64-byte blocks and 256-byte batches.
+    #[test]
+    fn chacha_fill_at_any_offset_is_the_draws_bytes() {
+        let whole = Pattern::new(21).draw(4096);
+        for off in (0..20).chain([63, 64, 65, 255, 256, 257, 1021, 2047, 3000]) {
+            for n in [0usize, 1, 2, 3, 4, 5, 7, 64, 300, 1000] {
+                let n = n.min(4096 - off);
+                let mut out = vec![0u8; n];
+                chacha_fill(21, off as u64, &mut out);
+                assert_eq!(out, &whole[off..off + n], "at {off}+{n}");
+            }
+        }
+    }
+
     /// A pattern that knows its stream's length gives the same bytes as the full one,
     /// within the length and past it.
     #[test]
@@ -247,7 +340,12 @@ mod tests {
         for len in [1u64, 17, 20_000, PATTERN_LEN as u64 - 1, PATTERN_LEN as u64] {
             let (full, sized) = (Pattern::new(11), Pattern::with_length(11, true, Some(len)));
             for (off, n) in [(0, len as usize), (0, 1), (len / 2, (len / 2) as usize)] {
-                assert_eq!(full.at(off, n), sized.at(off, n), "len {len} at {off}+{n}");
+                let mut b = vec![0u8; n];
+                sized.fill(off, &mut b);
+                assert_eq!(full.at(off, n), &b[..], "len {len} at {off}+{n}");
+                // The generated sequence the writer hands the connection, too.
+                let g = sized.shared_for(off, n).at(off, n);
+                assert_eq!(full.at(off, n), &g[..], "len {len} shared at {off}+{n}");
             }
             // Past the length: served from the full table.
             assert_eq!(full.at(len - 1, 5000), sized.at(len - 1, 5000));
@@ -301,6 +399,18 @@ impl RxStream {
     }
     /// Checks `data`, read at stream offset `off`, against the pattern.
     pub fn check_pattern(&mut self, off: u64, data: &[u8]) {
+        if self.pat.generated_for(off, data.len()) {
+            let mut done = 0;
+            let bad = &mut self.bad_bytes;
+            self.pat.for_each_piece(off, data.len(), |want| {
+                let got = &data[done..done + want.len()];
+                if want != got {
+                    *bad += want.iter().zip(got).filter(|(a, b)| a != b).count() as u64;
+                }
+                done += want.len();
+            });
+            return;
+        }
         let mut done = 0;
         while done < data.len() {
             let n = (data.len() - done).min(PATTERN_LEN);

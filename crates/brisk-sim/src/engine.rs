@@ -537,6 +537,16 @@ impl<N: Node> Engine<N> {
     pub fn node_mut(&mut self, id: NodeId) -> &mut N {
         &mut self.nodes[id]
     }
+    /// Frees the recycled packet buffers and the scratch space, for a caller done
+    /// running (`run_until` afterwards allocates them again). The results are built
+    /// while the nodes are still there; the pool, sized by the most packets ever in
+    /// flight at once, need not be as well (it was ~7 KB per flow at the end of a run
+    /// of short flows, docs/performance.md "Issue 36 status: scale").
+    pub fn release_buffers(&mut self) {
+        self.ctx.pool = BufPool::default();
+        self.ctx.scratch = Vec::new();
+    }
+
     pub fn nodes(&self) -> &[N] {
         &self.nodes
     }

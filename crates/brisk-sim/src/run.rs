@@ -496,7 +496,8 @@ pub fn run_network(
         })?;
     }
 
-    // Collect.
+    // Collect. The run is over: its spare packet buffers go before the results come.
+    net.engine.release_buffers();
     for i in 0..net.engine.nodes().len() {
         if let Some(h) = net.engine.node_mut(i).as_host_mut() {
             h.finish();

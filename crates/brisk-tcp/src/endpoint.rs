@@ -658,6 +658,7 @@ impl Endpoint {
             let exhausted = slot.conn.poll_exhausted();
             // A subflow's segment leaves from its own addresses (MPTCP).
             let (local, remote) = slot.conn.tx_addrs(seg);
+            slot.conn.prepare_payload(seg);
             let payload = slot.conn.payload(seg);
             let mut tcp = seg.to_repr(payload);
             // Inner Space's SYN-U, SYN/ACK-U or SYN-O (`conn/inspace.rs`).

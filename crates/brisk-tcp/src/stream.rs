@@ -33,7 +33,7 @@ pub trait ByteStream {
     /// instead of a copy (brisk's [`Connection`] does: a bulk sender in the simulator
     /// then copies its payload once, into the packet, not twice). The default copies.
     fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> io::Result<usize> {
-        self.write(src.at(off, len))
+        self.write(&src.at(off, len))
     }
 
     /// Reads in-order bytes into `buf`; returns how many.

@@ -294,6 +294,11 @@ impl HostCc {
                 FlowId(i)
             }
             None => {
+                // Most hosts carry one flow: room for exactly one at first (the
+                // default growth reserves four, ~2 KB a host unused).
+                if self.flows.is_empty() {
+                    self.flows.reserve_exact(1);
+                }
                 self.flows.push(Some(entry));
                 FlowId((self.flows.len() - 1) as u32)
             }

@@ -48,10 +48,17 @@ impl Connection {
     /// [`SharedBytes`]). `len` is clamped to [`send::MAX_SHARED_SLICE`].
     pub fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
         if self.mp.is_some() {
-            return self.mp_write_shared(src, off, len.min(send::MAX_SHARED_SLICE));
+            let len = len.min(send::MAX_SHARED_SLICE);
+            // A generated sequence is copied in at the data level: a subflow lends its
+            // payload only after `prepare_payload`, which the endpoint calls on the outer
+            // connection, not on each subflow; tables are shared by reference (no copy).
+            if src.is_generated() {
+                return self.mp_write(&src.at(off, len));
+            }
+            return self.mp_write_shared(src, off, len);
         }
         if self.mech.whole_writes() || (self.inspace.is_some() && self.inspace_frames_tx()) {
-            return self.write(src.at(off, len));
+            return self.write(&src.at(off, len));
         }
         let len = len.min(send::MAX_SHARED_SLICE);
         self.queue_with(len, |b| b.write_shared(src, off, len, 0))

@@ -31,6 +31,7 @@
 //! either way). With 10^5 open flows the copies were a third of the simulator's
 //! memory.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -39,21 +40,33 @@ use std::sync::Arc;
 pub const MAX_SHARED_SLICE: usize = u16::MAX as usize;
 
 /// A periodic byte sequence that connections can write by reference: byte `i` is
-/// `period[i % period.len()]`. Cheap to clone (one `Arc`).
+/// `period[i % period.len()]`, or a finite sequence held as a table or produced on
+/// demand ([`SharedBytes::generated`]). Cheap to clone (one `Arc`).
 #[derive(Clone)]
 pub struct SharedBytes(Arc<SharedTable>);
 
+/// Produces the bytes of a generated sequence from offset `off` into `out`.
+type Generator = dyn Fn(u64, &mut [u8]) + Send + Sync;
+
 struct SharedTable {
-    /// The period repeated so that any window of up to [`MAX_SHARED_SLICE`] bytes
-    /// starting within the first period is contiguous.
-    table: Box<[u8]>,
+    source: Source,
     period: usize,
+}
+
+enum Source {
+    /// The period repeated so that any window of up to [`MAX_SHARED_SLICE`] bytes
+    /// starting within the first period is contiguous (a finite sequence: its bytes).
+    Table(Box<[u8]>),
+    /// A finite sequence of `period` bytes that nobody stores: each window is produced
+    /// when it is read (a seekable stream such as ChaCha's).
+    Generated(Box<Generator>),
 }
 
 impl std::fmt::Debug for SharedBytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedBytes")
             .field("period", &self.0.period)
+            .field("generated", &self.is_generated())
             .finish_non_exhaustive()
     }
 }
@@ -72,7 +85,7 @@ impl SharedBytes {
         }
         let table = table.into_boxed_slice();
         SharedBytes(Arc::new(SharedTable {
-            table,
+            source: Source::Table(table),
             period: period.len(),
         }))
     }
@@ -86,8 +99,22 @@ impl SharedBytes {
     pub fn finite(bytes: &[u8]) -> Self {
         assert!(!bytes.is_empty(), "SharedBytes::finite: empty sequence");
         SharedBytes(Arc::new(SharedTable {
-            table: bytes.into(),
+            source: Source::Table(bytes.into()),
             period: bytes.len(),
+        }))
+    }
+
+    /// A finite sequence of `len` bytes (`len > 0`) that is never stored: `fill(off,
+    /// out)` must write bytes `[off, off + out.len())` of it into `out`, the same bytes
+    /// every time (a seekable deterministic stream). It behaves as
+    /// [`SharedBytes::finite`] of those bytes; a send buffer that refers to it produces
+    /// each segment's payload when the segment is sent (`SendBuffer::materialize`), so
+    /// a connection holds one segment's bytes instead of its whole unacknowledged data.
+    pub fn generated(len: usize, fill: impl Fn(u64, &mut [u8]) + Send + Sync + 'static) -> Self {
+        assert!(len > 0, "SharedBytes::generated: empty sequence");
+        SharedBytes(Arc::new(SharedTable {
+            source: Source::Generated(Box::new(fill)),
+            period: len,
         }))
     }
 
@@ -96,13 +123,74 @@ impl SharedBytes {
         self.0.period
     }
 
-    /// Bytes `[off, off + n)` of the sequence, `n` clamped to [`MAX_SHARED_SLICE`].
-    pub fn at(&self, off: u64, n: usize) -> &[u8] {
+    /// Whether the bytes are produced on demand (then [`SharedBytes::table_at`] has
+    /// none).
+    #[inline]
+    pub fn is_generated(&self) -> bool {
+        matches!(self.0.source, Source::Generated(_))
+    }
+
+    /// The window `[off, off + n)` as positions in the table: start and end, `n`
+    /// clamped to [`MAX_SHARED_SLICE`] and, for a finite sequence, to its end.
+    fn window(&self, off: u64, n: usize) -> (usize, usize) {
         let start = (off % self.0.period as u64) as usize;
-        // A periodic table always holds the window (it is a period plus the longest
-        // slice); a finite one ends at its last byte.
-        let end = (start + n.min(MAX_SHARED_SLICE)).min(self.0.table.len());
-        &self.0.table[start..end]
+        let end = start + n.min(MAX_SHARED_SLICE);
+        match &self.0.source {
+            // A periodic table always holds the window (it is a period plus the longest
+            // slice); a finite one ends at its last byte.
+            Source::Table(t) => (start, end.min(t.len())),
+            Source::Generated(_) => (start, end.min(self.0.period)),
+        }
+    }
+
+    /// Bytes `[off, off + n)` of a stored sequence, borrowed (`n` clamped as by
+    /// [`SharedBytes::at`]); `None` for a generated one.
+    #[inline]
+    pub fn table_at(&self, off: u64, n: usize) -> Option<&[u8]> {
+        match &self.0.source {
+            Source::Table(t) => {
+                let (start, end) = self.window(off, n);
+                Some(&t[start..end])
+            }
+            Source::Generated(_) => None,
+        }
+    }
+
+    /// Bytes `[off, off + n)` of the sequence, `n` clamped to [`MAX_SHARED_SLICE`] (and
+    /// to the end of a finite sequence): borrowed from a table, or produced into a new
+    /// buffer for a generated sequence (for the rare paths that need a copy anyway).
+    pub fn at(&self, off: u64, n: usize) -> Cow<'_, [u8]> {
+        if let Some(t) = self.table_at(off, n) {
+            return Cow::Borrowed(t);
+        }
+        let (start, end) = self.window(off, n);
+        let mut v = vec![0u8; end - start];
+        self.fill(start as u64, &mut v);
+        Cow::Owned(v)
+    }
+
+    /// Appends bytes `[off, off + n)` (clamped as by [`SharedBytes::at`]) to `out`
+    /// without an intermediate copy; returns how many.
+    pub fn extend_into(&self, off: u64, n: usize, out: &mut Vec<u8>) -> usize {
+        let (start, end) = self.window(off, n);
+        match &self.0.source {
+            Source::Table(t) => out.extend_from_slice(&t[start..end]),
+            Source::Generated(g) => {
+                let old = out.len();
+                out.resize(old + (end - start), 0);
+                g(start as u64, &mut out[old..]);
+            }
+        }
+        end - start
+    }
+
+    /// Writes bytes from position `pos` (`< period`, window within the sequence) into
+    /// `out`.
+    fn fill(&self, pos: u64, out: &mut [u8]) {
+        match &self.0.source {
+            Source::Table(t) => out.copy_from_slice(&t[pos as usize..pos as usize + out.len()]),
+            Source::Generated(g) => g(pos, out),
+        }
     }
 
     fn same(&self, other: &SharedBytes) -> bool {
@@ -146,6 +234,11 @@ pub struct SendBuffer {
     writes: VecDeque<WriteRecord>,
     /// Set while the live bytes are held by reference (then `data` is empty).
     shared: Option<SharedRun>,
+    /// The last segment's payload produced from a generated [`SharedBytes`]
+    /// ([`SendBuffer::materialize`]): its bytes and their stream offset. Empty (no
+    /// allocation) unless the live bytes are generated; freed when they drain.
+    made: Vec<u8>,
+    made_at: u64,
     /// Bytes `data` may newly allocate until the endpoint sets it again (`usize::MAX`:
     /// no limit, the default; `crate::mem`).
     mem_allow: usize,
@@ -167,6 +260,8 @@ impl SendBuffer {
             limit,
             writes: VecDeque::new(),
             shared: None,
+            made: Vec::new(),
+            made_at: 0,
             mem_allow: usize::MAX,
             mem_limited: false,
         }
@@ -308,7 +403,7 @@ impl SendBuffer {
             }
             _ => {
                 self.unshare();
-                self.data.extend_from_slice(src.at(off, n));
+                src.extend_into(off, n, &mut self.data);
             }
         }
         self.record(offset, n, priority);
@@ -338,10 +433,11 @@ impl SendBuffer {
         self.data.reserve_exact(run.len);
         let mut done = 0;
         while done < run.len {
-            let part = run.src.at((run.pos + done) as u64, run.len - done);
-            self.data.extend_from_slice(part);
-            done += part.len();
+            done += run
+                .src
+                .extend_into((run.pos + done) as u64, run.len - done, &mut self.data);
         }
+        self.made = Vec::new();
     }
 
     /// A prioritised write: all of `bytes` or nothing (a write is never split, so a
@@ -388,6 +484,38 @@ impl SendBuffer {
         n
     }
 
+    /// Whether the live bytes are held by reference to a generated [`SharedBytes`]:
+    /// then [`SendBuffer::slice`] serves only what [`SendBuffer::materialize`] made.
+    #[inline]
+    pub fn generated(&self) -> bool {
+        matches!(&self.shared, Some(run) if run.src.is_generated())
+    }
+
+    /// Produces the bytes `[offset, offset + len)` of a generated run so that
+    /// [`SendBuffer::slice`] can lend them (called for each segment with payload while
+    /// [`SendBuffer::generated`]). The buffer grows to the largest segment and is freed
+    /// when the run drains; a range outside the run produces nothing.
+    pub fn materialize(&mut self, offset: u64, len: usize) {
+        let Some(run) = &self.shared else {
+            return;
+        };
+        let Some(rel) = offset.checked_sub(self.base) else {
+            return;
+        };
+        match (rel as usize).checked_add(len) {
+            Some(end) if end <= run.len && len <= MAX_SHARED_SLICE => {}
+            _ => return,
+        }
+        self.made.clear();
+        // Exactly one segment's room (amortised doubling kept twice that per flow).
+        self.made.reserve_exact(len);
+        let got = run
+            .src
+            .extend_into((run.pos as u64) + rel, len, &mut self.made);
+        debug_assert_eq!(got, len, "a run lies within its sequence");
+        self.made_at = offset;
+    }
+
     /// The bytes `[offset, offset + len)`; empty if not (fully) buffered.
     pub fn slice(&self, offset: u64, len: usize) -> &[u8] {
         let Some(rel) = offset.checked_sub(self.base) else {
@@ -396,7 +524,14 @@ impl SendBuffer {
         if let Some(run) = &self.shared {
             return match (rel as usize).checked_add(len) {
                 Some(end) if end <= run.len && len <= MAX_SHARED_SLICE => {
-                    run.src.at((run.pos as u64) + rel, len)
+                    match run.src.table_at((run.pos as u64) + rel, len) {
+                        Some(t) => t,
+                        // Generated bytes: those `materialize` produced for this range.
+                        None if offset == self.made_at && len <= self.made.len() => {
+                            &self.made[..len]
+                        }
+                        None => &[],
+                    }
                 }
                 _ => &[],
             };
@@ -447,6 +582,9 @@ impl SendBuffer {
         if let Some(run) = &mut self.shared {
             run.pos = (run.pos + n) % run.src.period();
             run.len -= n;
+            if run.len == 0 && self.made.capacity() > 0 {
+                self.made = Vec::new();
+            }
             return;
         }
         self.head += n;
@@ -662,6 +800,50 @@ mod tests {
         }
         a.ack_to(off);
         assert_eq!(a.len(), 0);
+    }
+
+    /// A generated sequence reads like the finite table of its bytes: through `at`,
+    /// and in a send buffer that lends a range only after `materialize` made it, holds
+    /// no copy of its live bytes, frees what it made once they drain, and copies them
+    /// in (the same bytes) when a plain write follows.
+    #[test]
+    fn a_generated_sequence_reads_like_its_table() {
+        let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let fin = SharedBytes::finite(&bytes);
+        let src = bytes.clone();
+        let gen = SharedBytes::generated(bytes.len(), move |off, out| {
+            out.copy_from_slice(&src[off as usize..off as usize + out.len()]);
+        });
+        assert!(gen.is_generated() && gen.table_at(0, 1).is_none());
+        for (off, n) in [(0u64, 1usize), (0, 20_000), (123, 4567), (19_990, 100)] {
+            assert_eq!(gen.at(off, n), fin.at(off, n));
+        }
+        let (mut a, mut b) = (SendBuffer::new(8192), SendBuffer::new(8192));
+        let mut off = 0u64;
+        while off < bytes.len() as u64 {
+            let want = (bytes.len() - off as usize).min(3000);
+            let n = a.write_shared(&gen, off, want, 0);
+            assert_eq!(n, b.write(&bytes[off as usize..off as usize + n], 0));
+            assert!(a.generated() && a.mem_charge() == 0, "held by reference");
+            let (seg, len) = (a.base + 7, 1400.min(a.len() - 7));
+            assert_eq!(a.slice(seg, len), b"", "not made yet");
+            a.materialize(seg, len);
+            assert_eq!(a.slice(seg, len), b.slice(seg, len));
+            assert_eq!(a.slice(seg, len + 1), b"", "past what was made");
+            off += n as u64;
+            let ack = a.base + (a.len() as u64).div_ceil(2).max(1);
+            a.ack_to(ack);
+            b.ack_to(ack);
+        }
+        a.ack_to(off);
+        assert!(a.is_empty() && a.made.capacity() == 0, "freed when drained");
+        // A plain write after a generated run copies the run's bytes in first.
+        let mut c = SendBuffer::new(1 << 16);
+        assert_eq!(c.write_shared(&gen, 100, 5000, 0), 5000);
+        c.write(b"tail", 0);
+        assert!(!c.generated());
+        assert_eq!(c.slice(0, 5000), &bytes[100..5100]);
+        assert_eq!(c.slice(5000, 4), b"tail");
     }
 
     /// Shared writes hold a reference while they can, and the buffer reads the same as

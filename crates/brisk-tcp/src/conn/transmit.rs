@@ -10,7 +10,9 @@ use brisk_time::Instant;
 use brisk_wire::Flags;
 
 impl Connection {
-    /// The next segment to send, if any.
+    /// The next segment to send, if any. Before its [`Connection::payload`], the caller
+    /// calls [`Connection::prepare_payload`] (bytes written by reference to a generated
+    /// sequence are produced then).
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
         if self.mp.is_some() {
@@ -117,7 +119,22 @@ impl Connection {
         self.ack_ended_poll
     }
 
-    /// The payload bytes of a segment returned by `poll_transmit`.
+    /// Produces `seg`'s payload if the send buffer holds it by reference to a generated
+    /// sequence ([`crate::SharedBytes::generated`]), for [`Connection::payload`] to lend;
+    /// nothing otherwise. Called by the endpoint for every segment it emits, between
+    /// `poll_transmit` and `payload` (here rather than in `poll_transmit`, whose
+    /// wrapping cost a copy of every polled segment: +1.4 % instructions for plain TCP).
+    #[inline]
+    pub fn prepare_payload(&mut self, seg: &Segment) {
+        if seg.payload_len > 0 && self.stream.sendbuf.generated() {
+            self.stream
+                .sendbuf
+                .materialize(seg.payload_offset, seg.payload_len as usize);
+        }
+    }
+
+    /// The payload bytes of a segment returned by `poll_transmit` (after
+    /// [`Connection::prepare_payload`]).
     /// Inline: the endpoint asks for it for every segment it emits.
     #[inline]
     pub fn payload(&self, seg: &Segment) -> &[u8] {
