@@ -118,6 +118,11 @@ pub struct LpCorrected {
     /// Restart the smoothed OWD at the first sample of data sent after the last
     /// reaction (the old value describes the queue the reaction drains).
     restart_sowd: bool,
+    /// The path has signalled congestion (a loss, an RTO or a CE mark), so `owd_max`
+    /// includes a queue that reached the bottleneck's limit: only then is
+    /// `max − min` the queue's range and the threshold meaningful. Before, the range
+    /// is the flow's own burst queue and early indications are not taken.
+    depth_seen: bool,
     /// Reactions so far: halvings, drops to one (tests and docs).
     pub halvings: u64,
     pub drops_to_one: u64,
@@ -141,6 +146,7 @@ impl Default for LpCorrected {
             inference: 0,
             within_inf: false,
             restart_sowd: false,
+            depth_seen: false,
             halvings: 0,
             drops_to_one: 0,
         }
@@ -230,6 +236,9 @@ impl LpCorrected {
     /// The paper's early congestion indication: the smoothed OWD above
     /// `min + δ·(max − min)`, over a range of at least two ticks of the coarser clock.
     fn early_indication(&self) -> bool {
+        if !self.depth_seen {
+            return false;
+        }
         let Some(s) = self.sowd8 else {
             return false;
         };
@@ -333,7 +342,12 @@ impl CongestionControl for LpCorrected {
         cong_avoid_ai(cc, w, acked);
     }
 
-    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, _cause: CongestionCause) -> u32 {
+    fn ssthresh(&mut self, cc: &mut FlowCtx<'_>, _now: Instant, cause: CongestionCause) -> u32 {
+        // A network signal shows the bottleneck's limit; a delay signal (a layer's)
+        // does not.
+        if cause != CongestionCause::Delay {
+            self.depth_seen = true;
+        }
         super::reno::reno_ssthresh(cc.cwnd)
     }
 }
@@ -390,6 +404,7 @@ mod tests {
         }
         lp.owd_max = 100_000;
         lp.owd_max_rsv = 100_000;
+        lp.depth_seen = true;
         // A 40 ms queue: the smoothed OWD passes 15 ms on the fourth ACK.
         let mut first = None;
         for k in 0..20 {
@@ -414,10 +429,32 @@ mod tests {
     #[test]
     fn a_spread_within_two_ticks_is_no_indication() {
         let mut lp = LpCorrected::default();
+        lp.depth_seen = true;
         // OWD alternating 20 and 21 ms (tick quantisation): never an indication.
         for k in 0..200 {
             assert_eq!(ack(&mut lp, 1000 + k * 10, 20 + k % 2, 20, 1000, 40), None);
         }
+    }
+
+    #[test]
+    fn no_indication_before_the_path_has_shown_its_depth() {
+        let mut lp = LpCorrected::default();
+        // Base OWD 20 ms, then the flow's own 5 ms burst queue: a range of 5 ms and a
+        // smoothed OWD well above min + 15 %, but no loss yet: no indication.
+        for k in 0..10 {
+            assert_eq!(ack(&mut lp, 1000 + k * 10, 20, 20, 1000, 40), None);
+        }
+        for k in 10..40 {
+            assert_eq!(ack(&mut lp, 1000 + k * 10, 25, 20, 1000, 40), None);
+        }
+        // A loss (Reno's ssthresh) shows the depth: the same queue now indicates.
+        let mut cc = crate::cc::CcState::new(40, 1448);
+        let _ = lp.ssthresh(
+            &mut FlowCtx::alone(&mut cc),
+            Instant::ZERO,
+            CongestionCause::Loss,
+        );
+        assert_eq!(ack(&mut lp, 1400, 25, 20, 1000, 40), Some(20));
     }
 
     #[test]
