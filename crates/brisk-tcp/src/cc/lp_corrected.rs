@@ -38,6 +38,14 @@
 //!   smoothed OWD restarts at the first sample of data sent after a reaction (Linux
 //!   instead restarts min and max around it). So, as the paper says,
 //!   persistent congestion takes the window to 1 in two round trips.
+//! - **The range counts once the path has shown its depth** (a departure from the
+//!   paper, whose `d_max` is simply the largest delay seen): early indications are
+//!   taken only after a loss, an RTO or a CE mark. Before that, a flow alone has seen
+//!   only the queue of its own slow-start bursts (a few 1 ms ticks), the threshold
+//!   sits a fraction of a millisecond above the base delay, and the window cycled
+//!   between 1 and about 4 (0.36 of 20 Mbit/s). A network signal means the queue
+//!   reached the bottleneck's limit, so `max − min` then spans the buffer, which is
+//!   the range the paper's `min + δ·(max − min)` assumes.
 //!
 //! The reaction and the inference period are Linux's and the paper's: halve, or set
 //! cwnd to 1 for a second indication within the inference time-out (3 × now − TSecr,
@@ -428,8 +436,10 @@ mod tests {
 
     #[test]
     fn a_spread_within_two_ticks_is_no_indication() {
-        let mut lp = LpCorrected::default();
-        lp.depth_seen = true;
+        let mut lp = LpCorrected {
+            depth_seen: true,
+            ..LpCorrected::default()
+        };
         // OWD alternating 20 and 21 ms (tick quantisation): never an indication.
         for k in 0..200 {
             assert_eq!(ack(&mut lp, 1000 + k * 10, 20 + k % 2, 20, 1000, 40), None);
