@@ -14,6 +14,8 @@ Usage: cc.py --cc ns3::TcpCubic [--rate 20Mbps] [--rtt-ms 40] [--queue 1000]
 changes the error model's draws on the lossy path. Nothing else in this script is
 random (ns-3's TCP starts at sequence number 0), so the bufferbloat path gives the
 same result for every seed.
+--trace FILE also writes the socket's cwnd and ssthresh (segments), smoothed RTT and
+last RTT sample (ms) every 10 ms as CSV (docs/cc-comparison.md's traces).
 Prints one JSON object: goodput_bps, rtt_ms_mean, rtt_samples, rto_episodes (entries
 into CA_LOSS), recoveries (entries into CA_RECOVERY), wall_s. Requires the
 `ns3` Python wheel (pip install ns3).
@@ -42,6 +44,10 @@ def parser():
     p.add_argument("--duration", type=float, default=30.0)
     p.add_argument("--seed", type=int, default=1, help="ns-3 run number (RngSeedManager::SetRun)")
     p.add_argument("--out", help="batch mode: write the JSON object to this file")
+    p.add_argument(
+        "--trace",
+        help="write a CSV every 10 ms: time s, cwnd and ssthresh (segments), srtt and last RTT sample (ms)",
+    )
     return p
 
 
@@ -78,6 +84,27 @@ cppyy.cppdef(
           "/NodeList/0/$ns3::TcpL4Protocol/SocketList/0/CongState", ns3::MakeCallback(&OnCongState));
       }
       ns3::EventId ScheduleHook(double at) { return ns3::Simulator::Schedule(ns3::Seconds(at), &Hook); }
+      // --trace: the socket's window, ssthresh and RTTs, sampled every 10 ms.
+      uint32_t tr_cwnd = 0, tr_ssth = 0; double tr_srtt = 0, tr_last = 0;
+      std::vector<double> tr;
+      void OnCwnd(uint32_t, uint32_t v) { tr_cwnd = v; }
+      void OnSsth(uint32_t, uint32_t v) { tr_ssth = v; }
+      void OnSrtt(ns3::Time, ns3::Time v) { tr_srtt = v.GetSeconds() * 1e3; }
+      void OnLast(ns3::Time, ns3::Time v) { tr_last = v.GetSeconds() * 1e3; }
+      void Sample() {
+        tr.push_back(ns3::Simulator::Now().GetSeconds()); tr.push_back(tr_cwnd / 1448.0);
+        tr.push_back(tr_ssth / 1448.0); tr.push_back(tr_srtt); tr.push_back(tr_last);
+        ns3::Simulator::Schedule(ns3::MilliSeconds(10), &Sample);
+      }
+      void TraceHook() {
+        const char* s = "/NodeList/0/$ns3::TcpL4Protocol/SocketList/0/";
+        ns3::Config::ConnectWithoutContext(std::string(s) + "CongestionWindow", ns3::MakeCallback(&OnCwnd));
+        ns3::Config::ConnectWithoutContext(std::string(s) + "SlowStartThreshold", ns3::MakeCallback(&OnSsth));
+        ns3::Config::ConnectWithoutContext(std::string(s) + "RTT", ns3::MakeCallback(&OnSrtt));
+        ns3::Config::ConnectWithoutContext(std::string(s) + "LastRTT", ns3::MakeCallback(&OnLast));
+        Sample();
+      }
+      void ScheduleTrace(double at) { ns3::Simulator::Schedule(ns3::Seconds(at), &TraceHook); }
     }
     """
 )
@@ -144,6 +171,8 @@ def run(args):
     src_app = src.Install(nodes.Get(0))
     src_app.Start(ns.Seconds(0.0))
     cc.ScheduleHook(0.000001)
+    if args.trace:
+        cc.ScheduleTrace(0.000002)
 
     ns.Simulator.Stop(ns.Seconds(args.duration))
     t0 = time.monotonic()
@@ -152,6 +181,12 @@ def run(args):
     sink = ns.DynamicCast[ns.PacketSink](sink_app.Get(0))
     rx = sink.GetTotalRx()
     ns.Simulator.Destroy()
+    if args.trace:
+        with open(args.trace, "w") as f:
+            f.write("t_s,cwnd_seg,ssthresh_seg,srtt_ms,last_rtt_ms\n")
+            v = cc.tr
+            for i in range(0, len(v), 5):
+                f.write(f"{v[i]:.3f},{v[i+1]:.2f},{v[i+2]:.1f},{v[i+3]:.3f},{v[i+4]:.3f}\n")
     return {
         "goodput_bps": rx * 8 / args.duration,
         "rtt_ms_mean": (cc.rtt_sum_s / cc.rtt_n * 1000) if cc.rtt_n else None,
