@@ -23,7 +23,8 @@
 //! above the default δ. "Nearly empty": the least RTT of the last 5 RTTs is within
 //! 10 % of the RTT range seen in them above `RTTmin` (the reference's `is_copa`), or
 //! within one packet time (Copa's own, or the least ACK spacing per segment if
-//! smaller); judged only once RTTstanding has read a
+//! smaller; two once ACKs cover pairs, as delayed ACKs do: the sample's segment
+//! waited behind its mate); judged only once RTTstanding has read a
 //! nearly empty queue after slow start. RTT samples are Linux's `ca_rtt_us` (the
 //! newest segment ACKed), so delayed ACKs add no packet time to them.
 //! Velocity also resets at once when an ACK's decision turns against a `v > 1`
