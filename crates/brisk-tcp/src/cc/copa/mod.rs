@@ -23,7 +23,8 @@
 //! above the default δ. "Nearly empty": the least RTT of the last 5 RTTs is within
 //! 10 % of the RTT range seen in them above `RTTmin` (the reference's `is_copa`), or
 //! within one packet time (Copa's own, or the least ACK spacing per segment if
-//! smaller); judged only once RTTstanding has read a
+//! smaller; two once ACKs cover pairs, as delayed ACKs do: the sample's segment
+//! waited behind its mate); judged only once RTTstanding has read a
 //! nearly empty queue after slow start. RTT samples are Linux's `ca_rtt_us` (the
 //! newest segment ACKed), so delayed ACKs add no packet time to them.
 //! Velocity also resets at once when an ACK's decision turns against a `v > 1`
@@ -151,6 +152,10 @@ pub struct Copa {
     /// none), and the last ACK's time: one packet time at the bottleneck.
     recent_gap: u32,
     last_ack_at: Option<Instant>,
+    /// Whether an ACK has covered more than one segment (delayed ACKs): the RTT
+    /// sample, taken from the newest segment, then carries its burst mate's packet
+    /// time, and "nearly empty" allows one packet more.
+    paired_acks: bool,
     have_rtt: bool,
     /// The velocity parameter and its bookkeeping: the window's end (SND.NXT when
     /// it began), cwnd then, the last window's direction (+1/−1, 0 none) and how
@@ -236,6 +241,7 @@ impl Copa {
             recent_hi: 0,
             recent_gap: u32::MAX,
             last_ack_at: None,
+            paired_acks: false,
             have_rtt: false,
             v: 1.0,
             window_end: 0,
@@ -338,6 +344,15 @@ impl Copa {
         // the least ACK spacing per segment of the window when it is smaller.
         let pkt =
             (f64::from(self.standing_us()) / self.wnd.max(1.0)).min(f64::from(self.recent_gap));
+        // With delayed ACKs an ACK covers a pair the sender released together
+        // (Linux's two-segment pacing bursts): the sample, from the pair's newer
+        // segment, waited one packet time behind the older one even with no queue
+        // (issue 35, third pass: the 40 ms trace's empty-queue troughs read 2.0 ms
+        // above RTTmin, and whether one read RTTmin turned on cwnd's trough being
+        // 35.99 or 36.00 packets). One packet for that wait, one for the queue a
+        // whole-packet cwnd leaves at the trough.
+        let pkts = if self.paired_acks { 2.0 } else { 1.0 };
+        let pkt = pkt * pkts;
         let near = min + (NEARLY_EMPTY_FRACTION * (hi - min).max(0.0)).max(pkt);
         let full = lo > near;
         if !self.cfg.mode_switch || self.slow_start {
@@ -521,6 +536,7 @@ impl CongestionControl for Copa {
         if ack.acked_segs > 0 {
             self.last_ack_at = Some(ack.now);
         }
+        self.paired_acks |= ack.acked_segs > 1;
         if let Some(rtt) = ca_rtt(ack) {
             self.update_filters(ack.now, us(rtt), gap, us(cc.srtt));
         }
