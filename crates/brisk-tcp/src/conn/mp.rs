@@ -763,7 +763,7 @@ impl Connection {
         m.subs[0].conn.handle_segment_dscp(now, ecn, dscp, seg);
         if m.subs[0].conn.counters.out_of_window == oow {
             // Only from a segment the subflow found acceptable (in its window).
-            mp_wnd_update(m, 0, &rx);
+            mp_wnd_update(m, 0, &rx, seg);
             mp_rx_control(m, now, 0, &rx, seg);
         }
         mp_pm_start(m, now);
@@ -997,14 +997,17 @@ fn mp_wnd_end(m: &Meta) -> u64 {
 }
 
 /// Raises the peer's data-level right edge from a segment subflow `i` accepted: its
-/// Data ACK plus the window it carried, which the subflow has just taken (Linux
-/// `ack_update_msk`: `new_wnd_end = new_snd_una + tcp_sk(ssk)->snd_wnd`, kept only if
-/// beyond `msk->wnd_end`). The window is relative to the Data ACK of the same
-/// segment (§3.3.4): joining the newest Data ACK with another subflow's older, wider
-/// window (which this replaced) over-ran Linux's edge by up to that difference, and
-/// Linux dropped the excess after ACKing it at the subflow level; the real runs
-/// stalled on the data-level retransmission timer (200-1000 ms) near their end.
-fn mp_wnd_update(m: &mut Meta, i: usize, rx: &Rx) {
+/// Data ACK plus the window field of the same segment, scaled (RFC 8684 §3.3.4: the
+/// window is relative to the Data ACK), kept only if beyond the edge so far (Linux
+/// `ack_update_msk` / `msk->wnd_end`). Departure: Linux adds the subflow's
+/// `snd_wnd` as `tcp_ack` left it, and so did brisk; but TCP takes a window only
+/// under its update rule (`tcp_may_update_window`), so a duplicate ACK whose window
+/// shrank while its Data ACK moved left `snd_wnd` wide, and the sum over-ran the edge
+/// Linux advertised (a 21-segment burst past it in a real run). Joining the newest
+/// Data ACK with another subflow's older, wider window did the same. Linux drops
+/// such data after ACKing it at the subflow level (`MPTcpExtNoDSSInWindow`), and the
+/// run stalled on the data-level retransmission timer (200-1000 ms) near its end.
+fn mp_wnd_update(m: &mut Meta, i: usize, rx: &Rx, seg: &TcpRepr<'_>) {
     let Some(a) = rx.dss.as_ref().and_then(|d| d.data_ack) else {
         return;
     };
@@ -1022,7 +1025,14 @@ fn mp_wnd_update(m: &mut Meta, i: usize, rx: &Rx) {
     if off > m.snd.nxt.max(m.snd.hi) + 1 {
         off = m.snd.una;
     }
-    let edge = off.saturating_add(s.conn.sub.snd.snd_wnd);
+    // A SYN's window is never scaled (RFC 7323 §2.2); a Data ACK rides no SYN, but
+    // the rule costs nothing.
+    let shift = if seg.flags.syn() {
+        0
+    } else {
+        s.conn.sub.opts.snd_wscale
+    };
+    let edge = off.saturating_add(u64::from(seg.window) << shift);
     m.snd.wnd_end = Some(m.snd.wnd_end.map_or(edge, |e| e.max(edge)));
 }
 
@@ -1050,20 +1060,44 @@ fn mp_on_mapping(
             });
             if !ok {
                 m.counters.csum_bad += 1;
+                // Linux `validate_data_csum`.
+                m.mib.data_csum_err += 1;
                 return true;
             }
         } else {
             m.counters.csum_unverified += 1;
         }
     }
+    // The edge a mapping is judged against is the one our segments promised on the
+    // wire: a subflow advertises its own buffer's free space beside the Data ACK, so
+    // the sender may map up to the Data ACK plus that window, beyond the data-level
+    // buffer's edge (`DataRecv::right_edge`) when the reader is slow; those bytes
+    // wait on the subflow (`mp_drain`). Judged by the data-level edge alone, such a
+    // mapping reset the subflow, and then the connection, behind a slow reader.
+    // Departure: Linux's subflows advertise the connection-level window itself
+    // (`mptcp_set_rwin`). Every subflow has the same receive buffer (one config),
+    // and a window is at most its capacity (rounded up to the scale's granule).
+    let sub = &m.subs[i].conn;
+    let promised = recv
+        .data_ack()
+        .wrapping_add(sub.stream.recvbuf.capacity() as u64)
+        .wrapping_add(1u64 << sub.sub.opts.rcv_wscale);
+    let edge = recv.right_edge();
     let win = WindowCtx {
         data_ack: recv.data_ack(),
-        right_edge: recv.right_edge(),
+        right_edge: if promised.wrapping_sub(edge) as i64 > 0 {
+            promised
+        } else {
+            edge
+        },
     };
     let v = m.subs[i]
         .rmap
         .on_mapping(map, seg_off, payload.len() as u64, win);
     m.counters.map.count(v);
+    // Linux counts the same verdicts in `get_mapping_status` / `validate_mapping`
+    // (DSSNotMatching, DSSNoMatchTCP, InfiniteMapRx) and the data-level window check.
+    m.mib.count_mapping(v);
     match v {
         MapVerdict::New | MapVerdict::Extended | MapVerdict::Duplicate => false,
         MapVerdict::DataFinOnly { dsn } => {
@@ -1235,6 +1269,7 @@ fn mp_drain(m: &mut Meta) {
         subs,
         scratch,
         counters,
+        mib,
         ..
     } = m;
     let Some(recv) = recv.as_mut() else {
@@ -1286,6 +1321,8 @@ fn mp_drain(m: &mut Meta) {
             // Every byte read was mapped, so every byte was consumed.
             debug_assert_eq!(d.consumed, n as u64);
             s.consumed += n as u64;
+            mib.ofo_queue += u64::from(d.out_of_order);
+            mib.duplicate_data += u64::from(d.duplicate);
             if d.data_fin == Some(FinVerdict::Accepted) {
                 s.conn.ack_now();
             }
@@ -1725,9 +1762,12 @@ impl Connection {
 /// data-acknowledged, each from its own cursor (`SubflowCtx::red_nxt`) as its window
 /// allows, each copy with its own mapping of the same DSNs; the receiver keeps the
 /// first copy and consumes the others as duplicates. Backups only when no regular
-/// subflow is alive.
+/// subflow is alive. No copy goes beyond the peer's data-level right edge
+/// (`mp_wnd_end`, RFC 8684 §3.3.4), as for the other schedulers: Linux would drop
+/// it at the data level after ACKing it on the subflow.
 fn mp_fill_redundant(m: &mut Meta) {
     let active = m.subs.iter().any(|s| sub_alive(s) && !s.backup);
+    let limit = m.snd.end().min(mp_wnd_end(m));
     for i in 0..m.subs.len() {
         if active && m.subs[i].backup {
             continue;
@@ -1736,12 +1776,15 @@ fn mp_fill_redundant(m: &mut Meta) {
         for _ in 0..4096 {
             let room = sub_room(&m.subs[i]);
             let from = m.subs[i].red_nxt.max(m.snd.una);
-            if room == 0 || from >= m.snd.end() {
+            if room == 0 || from >= limit {
                 break;
             }
             let dsn = m.snd_dsn(from);
             let a = m.snd.from(from);
-            let take = (a.len() as u64).min(room).min(dsn::MAX_MAP_LEN) as usize;
+            let take = (a.len() as u64)
+                .min(limit - from)
+                .min(room)
+                .min(dsn::MAX_MAP_LEN) as usize;
             let s = &mut m.subs[i];
             sub_dsn_break(s, dsn);
             let n_w = m.snd.write_to(&mut s.conn, from, take);
@@ -2360,8 +2403,9 @@ impl Connection {
         self.mp.as_deref().map(|m| m.local_token)
     }
 
-    /// The Linux-named MIB counters of the control options (ADD_ADDR, echo,
-    /// REMOVE_ADDR, MP_PRIO; `MPTcpExt*`), None for plain TCP.
+    /// The Linux-named MIB counters (`MPTcpExt*`) of the control options (ADD_ADDR,
+    /// echo, REMOVE_ADDR, MP_PRIO) and of the receive path (mapping verdicts,
+    /// `DataCsumErr`, `OFOQueue`, `DuplicateData`), None for plain TCP.
     pub fn mptcp_mib(&self) -> Option<&crate::mptcp::counters::MptcpCounters> {
         self.mp.as_deref().map(|m| &m.mib)
     }
@@ -2680,7 +2724,7 @@ impl Connection {
                 m.subs[i].conn.handle_segment_dscp(now, ecn, dscp, seg);
                 mp_swap_room(m, i);
                 if m.subs[i].conn.counters.out_of_window == oow {
-                    mp_wnd_update(m, i, &rx);
+                    mp_wnd_update(m, i, &rx, seg);
                     mp_rx_control(m, now, i, &rx, seg);
                 }
             }

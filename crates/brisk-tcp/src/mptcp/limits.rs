@@ -17,7 +17,7 @@
 //! | token table | `TokenTable::new(limit)`, [`TOKEN_DEFAULT_LIMIT`] = `max_connections`'s default, ≤ [`TOKEN_MAX_LIMIT`] | new MPTCP connection refused (`TokenError::Full`); a join's unknown token: RST, `MPJoinNoTokenFound` |
 //! | token collisions | [`TOKEN_MAX_RETRIES`] key draws | connection opened without MPTCP (Linux `mptcp_token_new_connect` fails the same way) |
 //! | `SendMap` / `RecvMap` mappings per subflow | `limit` at construction (the connection's choice) | send: `MapError::Full` (the sender waits); receive: `MapVerdict::TableFull`, segment dropped |
-//! | mapping position | inside `[data_ack, right_edge)` | `MapVerdict::OutsideWindow`, dropped, `NoDSSInWindow` |
+//! | mapping position | before the highest edge our segments promised: the data-level edge, or the Data ACK plus a subflow's receive capacity (a subflow advertises its own buffer; `conn/mp.rs` `mp_on_mapping`) | `MapVerdict::OutsideWindow`, subflow reset, `NoDSSInWindow` |
 //! | [`MAX_MAP_LEN`] bytes per mapping | 65 535 (16-bit field) | `MapError::TooLong` |
 //! | `RecvConfig::max_ranges` held out-of-order ranges | default 1024, ≤ 65 536 | segment dropped (`Insert::RangesFull`), re-sent by the peer's data-level timer |
 //! | `RecvConfig::capacity` data-level buffer | default 4 MiB | data beyond the window dropped |

@@ -106,6 +106,10 @@ pub struct Delivered {
     pub stored: u64,
     /// A DATA_FIN closed the last mapping consumed and was passed on.
     pub data_fin: Option<recv::FinVerdict>,
+    /// Runs stored out of order and runs wholly duplicate, one per mapping run (Linux
+    /// counts per skb: `MPTcpExtOFOQueue`, `MPTcpExtDuplicateData`).
+    pub out_of_order: u32,
+    pub duplicate: u32,
 }
 
 /// Hands a subflow's in-order bytes, starting at subflow offset `sub_off`, to the data
@@ -129,12 +133,17 @@ pub fn deliver(
         };
         let n = (run.min((bytes.len() - at) as u64)) as usize;
         match recv.insert(dsn, &bytes[at..at + n]) {
-            recv::Insert::Stored { .. } => out.stored += n as u64,
+            recv::Insert::Stored { in_order } => {
+                out.stored += n as u64;
+                out.out_of_order += u32::from(!in_order);
+            }
             // No room now (beyond the window, or one range too many while another
             // subflow's bytes are ahead): the bytes stay on the subflow and are
-            // offered again once the Data ACK moves, rather than being lost.
+            // offered again once the Data ACK moves, rather than being lost (so
+            // not Linux's `NoDSSInWindow`, which counts bytes dropped).
             recv::Insert::OutsideWindow | recv::Insert::RangesFull => break,
-            recv::Insert::Duplicate | recv::Insert::AfterDataFin => {}
+            recv::Insert::Duplicate => out.duplicate += 1,
+            recv::Insert::AfterDataFin => {}
         }
         if n as u64 == run {
             if let Some(fin) = map.data_fin_after(off + n as u64 - 1) {

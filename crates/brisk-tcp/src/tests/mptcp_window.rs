@@ -15,6 +15,7 @@
 
 use super::harness::*;
 use super::mptcp_join::{both_ways, cfg, client_port, establish_joined};
+use crate::event::Event;
 use crate::mptcp::pm::PmMode;
 use brisk_time::Duration;
 use brisk_wire::mptcp::{self as wire, DataSeq, MptcpOption};
@@ -25,10 +26,14 @@ const CAP: usize = 32 << 10;
 const WSCALE: u8 = 7;
 
 fn pair() -> Pair {
+    pair_with(CAP)
+}
+
+fn pair_with(cap: usize) -> Pair {
     let set = |mut c: crate::config::Config| {
-        c.recv_buffer = CAP;
+        c.recv_buffer = cap;
         if let Some(m) = c.mptcp.as_mut() {
-            m.recv.capacity = CAP as u32;
+            m.recv.capacity = cap as u32;
             m.recv.wscale = WSCALE;
         }
         c
@@ -66,6 +71,11 @@ const LATE: Duration = Duration::from_millis(15);
 /// arrival at the client), as (mapping end, edge); and how many mappings were
 /// checked.
 fn overruns(p: &Pair, first: u16, second: u16) -> (Vec<(u64, u64)>, usize) {
+    overruns_scaled(p, first, second, WSCALE)
+}
+
+/// As [`overruns`], with the server's window scale `shift`.
+fn overruns_scaled(p: &Pair, first: u16, second: u16, shift: u8) -> (Vec<(u64, u64)>, usize) {
     let mut edges = Vec::new();
     let mut maps = Vec::new();
     for i in 0..p.log.len() {
@@ -78,7 +88,7 @@ fn overruns(p: &Pair, first: u16, second: u16) -> (Vec<(u64, u64)>, usize) {
                 } else {
                     Duration::ZERO
                 };
-                let e = a + (u64::from(window_seen(&seen, first)) << WSCALE);
+                let e = a + (u64::from(window_seen(&seen, first)) << shift);
                 edges.push((seen.at + p.latency + late, e));
             }
             continue;
@@ -155,6 +165,155 @@ fn no_data_beyond_the_advertised_edge_when_subflow_windows_differ() {
             over.is_empty(),
             "seed {seed}: {} overruns: {over:?}",
             over.len()
+        );
+    }
+}
+
+/// A slow reader with losses on one subflow, no middlebox: the server's duplicate
+/// ACKs on the lossy subflow carry a Data ACK moved on by the other subflow's data and
+/// a window shrunk by the unread bytes (the right edge stays put), which TCP's
+/// window-update rule does not take (`tcp_may_update_window`: same ACK, same
+/// sequence, smaller window). An edge built from the subflow's `snd_wnd` then ran
+/// past the advertised one; the edge from each segment's own window field does not.
+/// Also the bytes arrive intact and the connection closes cleanly at both ends.
+#[test]
+fn no_data_beyond_the_edge_behind_a_slow_reader_and_duplicate_acks() {
+    const SLOW_CAP: usize = 64 << 10;
+    for seed in [1u64, 2, 3] {
+        let mut p = pair_with(SLOW_CAP);
+        let (c, s) = establish_joined(&mut p, 2);
+        let first = client_port(&p, c, 0);
+        // Every 40th data segment on the first subflow is lost (shifted by seed).
+        let mut k = seed * 7;
+        p.set_hook(move |x| {
+            if x.to_server && x.src_port == first && x.len > 0 {
+                k += 1;
+                if k % 40 == 0 {
+                    return Action::Drop;
+                }
+            }
+            Action::Deliver
+        });
+        let n = (1 << 20) + seed as usize * 33_333;
+        let up = pattern(n, seed);
+        // The reader takes 1.5 KB per ms of simulated time.
+        let rate = 1_500u64;
+        let (start, end) = (p.now, p.now + Duration::from_secs(600));
+        let (mut sent, mut got) = (0, Vec::new());
+        let mut buf = vec![0u8; 65536];
+        let mut closed = false;
+        while got.len() < n && p.now < end {
+            if sent < n {
+                sent += p.client.conn_mut(c).unwrap().write(&up[sent..]);
+                if sent == n {
+                    p.client.conn_mut(c).unwrap().close();
+                }
+            }
+            let ms = (p.now - start).as_millis() as u64;
+            let budget = (ms * rate).saturating_sub(got.len() as u64) as usize;
+            if budget > 0 {
+                if let Some(conn) = p.server.conn_mut(s) {
+                    let k = conn.read(&mut buf[..budget.min(65536)]);
+                    got.extend_from_slice(&buf[..k]);
+                }
+            }
+            // The reader wakes every millisecond, events or not (a full data-level
+            // window leaves no timer pending: the reader's window update is what
+            // opens it, as with Linux).
+            let tick = (p.now + Duration::from_millis(1)).min(end);
+            if !p.step_until(tick) {
+                p.advance(tick - p.now);
+            }
+        }
+        // The receiver's own judgement: mappings it refused as starting beyond its
+        // edge (each reset the subflow), and Linux's NoDSSInWindow.
+        let refused = p
+            .server
+            .conn(s)
+            .and_then(|x| x.mptcp_counters())
+            .map(|m| m.map.outside_window);
+        let mib = p
+            .server
+            .conn(s)
+            .and_then(|x| x.mptcp_mib())
+            .map(|m| (m.no_dss_in_window, m.ofo_queue, m.duplicate_data));
+        // Both ends close and see Closed(Ok).
+        if let Some(conn) = p.server.conn_mut(s) {
+            conn.close();
+        }
+        // (The first to close waits out TIME-WAIT before its Closed.)
+        let until = p.now + Duration::from_secs(300);
+        while p.now < until {
+            let done = p
+                .client_events
+                .iter()
+                .any(|e| e.0 == c && matches!(e.1, Event::Closed(_)))
+                && p.server_events
+                    .iter()
+                    .any(|e| e.0 == s && matches!(e.1, Event::Closed(_)));
+            if done {
+                closed = true;
+                break;
+            }
+            if let Some(conn) = p.server.conn_mut(s) {
+                let k = conn.read(&mut buf);
+                got.extend_from_slice(&buf[..k]);
+            }
+            if !p.step_until(until) {
+                break;
+            }
+        }
+        let ends: Vec<_> = p
+            .client_events
+            .iter()
+            .filter(|e| e.0 == c && matches!(e.1, Event::Closed(_)))
+            .chain(
+                p.server_events
+                    .iter()
+                    .filter(|e| e.0 == s && matches!(e.1, Event::Closed(_))),
+            )
+            .collect();
+        // The server's window scale, from its SYN/ACK.
+        let shift = (0..p.log.len())
+            .find(|&i| !p.log[i].0.to_server && p.log[i].0.flags.syn())
+            .and_then(|i| p.logged_repr(i).window_scale)
+            .map_or(0, |w| w.get());
+        let (over, checked) = overruns_scaled(&p, 0, 0, shift);
+        eprintln!(
+            "seed {seed}: server refused {refused:?} mappings past its edge; \
+             MIB NoDSSInWindow/OFOQueue/DuplicateData {mib:?}"
+        );
+        eprintln!(
+            "seed {seed}: {} bytes read by {:?}, {checked} mappings checked, {} beyond the edge, first {:?}; closed {closed} {ends:?}",
+            got.len(),
+            p.now - start,
+            over.len(),
+            over.first()
+        );
+        assert_eq!(got.len(), n, "seed {seed}: length");
+        let (a, b): ([u8; 32], [u8; 32]) =
+            (Sha256::digest(&got).into(), Sha256::digest(&up).into());
+        assert_eq!(a, b, "seed {seed}: SHA-256");
+        assert!(checked > 100, "seed {seed}: {checked} mappings");
+        assert!(
+            over.is_empty(),
+            "seed {seed}: {} overruns: {over:?}",
+            over.len()
+        );
+        assert_eq!(
+            refused,
+            Some(0),
+            "seed {seed}: mappings refused past the edge"
+        );
+        assert_eq!(mib.map(|m| m.0), Some(0), "seed {seed}: NoDSSInWindow");
+        assert!(
+            mib.is_some_and(|m| m.1 > 0),
+            "seed {seed}: OFOQueue counted"
+        );
+        assert!(closed, "seed {seed}: both ends closed: {ends:?}");
+        assert!(
+            ends.iter().all(|e| matches!(e.1, Event::Closed(Ok(())))),
+            "seed {seed}: clean close at both ends: {ends:?}"
         );
     }
 }
