@@ -765,15 +765,6 @@ fn flow_seed(run: &RealRun, i: usize) -> u64 {
 /// The receivers' port (each flow has its own receiver address).
 pub const RECEIVER_PORT: u16 = 5201;
 
-/// An unlimited bulk flow's brisk sender keeps at most this much (or, if more, its
-/// bytes in flight) written but unsent, as Linux's autotuned send buffer does: with
-/// brisk's 4-MiB send buffer full at the end, the receiver read 3.4 s of unsent bytes
-/// after a 10-s run at 10 Mbit/s before the stream's check could finish (the drain),
-/// where Linux senders left 0.3 s. It changes nothing before the end as long as the
-/// writer refills within the time the stack sends this much or an RTT's data; at 10
-/// Mbit/s 256 KiB is 0.2 s. (`TcpStream::set_notsent_limit`.)
-pub const NOTSENT_FLOOR: usize = 256 * 1024;
-
 /// Runs `run` over real packets; needs root and /dev/net/tun.
 pub fn run_real(run: &RealRun) -> Result<RealResult> {
     check(run)?;
@@ -1072,10 +1063,6 @@ fn run_flows<H: Hosts>(run: &RealRun, lab: &H, cx: Ctx) -> Result<Vec<RealFlowRe
                         .map_err(|e| EmuError::io(format!("brisk connect {addr}"), e))?;
                         c.set_write_timeout(write_timeout)
                             .map_err(|e| EmuError::io("write timeout", e))?;
-                        if matches!(f.app, RealApp::Bulk { bytes: None }) {
-                            c.set_notsent_limit(Some(NOTSENT_FLOOR))
-                                .map_err(|e| EmuError::io("not-sent limit", e))?;
-                        }
                         let _ = c.set_trace(true);
                         run_flow(id, f, &c, l, seed, cx)
                     }
