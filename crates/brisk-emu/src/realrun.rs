@@ -765,6 +765,25 @@ fn flow_seed(run: &RealRun, i: usize) -> u64 {
 /// The receivers' port (each flow has its own receiver address).
 pub const RECEIVER_PORT: u16 = 5201;
 
+/// The least an unlimited bulk flow's brisk sender keeps written but unsent (or its
+/// bytes in flight, if more: `TcpStream::set_notsent_limit`, Linux's
+/// `TCP_NOTSENT_LOWAT` rule): one second of the bottleneck's rate, at least 1 MiB.
+/// Without a limit brisk's 4-MiB send buffer was full at the end and the receiver read
+/// all of it before the stream's check could finish (the drain: 3.4 s per flow at
+/// 10 Mbit/s, where Linux's autotuned senders left 0.3 s). The limit changes nothing
+/// before the end as long as the writer, an ordinary thread beside the real-time
+/// emulator and stack threads, refills before the stack has sent that much: a floor of
+/// 256 KiB (0.2 s at 10 Mbit/s) was too little on a loaded 2-core host (real-ecn's
+/// brisk goodput fell from 8.55 to 7.21 Mbit/s), 1 MiB kept every real-ecn and real-fse
+/// number within its run-to-run spread. `None` (no limit) where the path has no fixed
+/// rate (traces) or the second's worth fills the flow's send buffer anyway.
+fn notsent_floor(run: &RealRun, send_buffer: usize) -> Option<usize> {
+    const LEAST: u64 = 1 << 20;
+    let per_second = run.path.bottleneck.rate?.0 / 8;
+    let floor = per_second.max(LEAST);
+    (floor < send_buffer as u64).then_some(floor as usize)
+}
+
 /// Runs `run` over real packets; needs root and /dev/net/tun.
 pub fn run_real(run: &RealRun) -> Result<RealResult> {
     check(run)?;
@@ -779,6 +798,7 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
     isn_secret[..8].copy_from_slice(&run.seed.to_le_bytes());
     stack.endpoint = brisk_tcp::EndpointConfig::seeded(isn_secret, run.seed);
     let sbd_cfg = sbd::needed(run, None);
+    let mut phases = Phases::start();
     let lab = Dumbbell::new(DumbbellConfig {
         path: run.path.clone(),
         rtts: run.flows.iter().map(|f| f.rtt).collect(),
@@ -824,6 +844,7 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
     if let (Some(cfg), Some(stack)) = (sbd_cfg, lab.stack()) {
         sbd::enable(stack, cfg)?;
     }
+    phases.mark("setup");
     let cpu0 = process_cpu_s();
     let cx = Ctx {
         clock: lab.clock(),
@@ -832,6 +853,7 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         interval: std_dur(run.sample_interval),
     };
     let (flows, sbd_report) = run_flows_watched(run, &lab, cx);
+    phases.mark("flows");
     let busy = lab.stack().map_or(0.0, |s| s.busy_seconds());
     let mptcp = match counters0 {
         Some((s0, r0)) => {
@@ -844,6 +866,13 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         None => None,
     };
     let mut emulator = lab.stop()?;
+    phases.mark("stop");
+    let drain = flows.as_ref().ok().and_then(|fs| {
+        fs.iter()
+            .map(|f| f.drain.duration.as_secs_f64())
+            .reduce(f64::max)
+    });
+    phases.report(&run.name, cx.end, drain);
     let mut flows = flows?;
     let cpu_s = process_cpu_s() - cpu0;
     let fwd = &mut emulator.forward;
@@ -884,6 +913,51 @@ pub fn run_real(run: &RealRun) -> Result<RealResult> {
         paths: Vec::new(),
         sbd: sbd_report,
     })
+}
+
+/// Wall time of a real run's phases (set-up, flows with their drain, stop and
+/// tear-down), printed to stderr when `BRISK_REAL_PHASES` is set: where the seconds
+/// around the scenario's physics go.
+struct Phases {
+    on: bool,
+    last: std::time::Instant,
+    marks: Vec<(&'static str, StdDuration)>,
+}
+
+impl Phases {
+    fn start() -> Phases {
+        Phases {
+            on: std::env::var_os("BRISK_REAL_PHASES").is_some(),
+            last: std::time::Instant::now(),
+            marks: Vec::new(),
+        }
+    }
+
+    fn mark(&mut self, what: &'static str) {
+        if self.on {
+            let now = std::time::Instant::now();
+            self.marks.push((what, now - self.last));
+            self.last = now;
+        }
+    }
+
+    /// `end` is the scenario's duration: the flows' phase past it is the drain.
+    fn report(&self, name: &str, end: StdDuration, drain: Option<f64>) {
+        if !self.on {
+            return;
+        }
+        let parts: Vec<String> = self
+            .marks
+            .iter()
+            .map(|(w, d)| format!("{w} {:.3} s", d.as_secs_f64()))
+            .collect();
+        eprintln!(
+            "real phases [{name}]: {} (scenario {:.3} s, longest drain {:.3} s)",
+            parts.join(", "),
+            end.as_secs_f64(),
+            drain.unwrap_or(f64::NAN)
+        );
+    }
 }
 
 type Counters = std::collections::BTreeMap<String, u64>;
@@ -1008,6 +1082,10 @@ fn run_flows<H: Hosts>(run: &RealRun, lab: &H, cx: Ctx) -> Result<Vec<RealFlowRe
                         .map_err(|e| EmuError::io(format!("brisk connect {addr}"), e))?;
                         c.set_write_timeout(write_timeout)
                             .map_err(|e| EmuError::io("write timeout", e))?;
+                        if matches!(f.app, RealApp::Bulk { bytes: None }) {
+                            c.set_notsent_limit(notsent_floor(run, f.tcp.send_buffer))
+                                .map_err(|e| EmuError::io("not-sent limit", e))?;
+                        }
                         let _ = c.set_trace(true);
                         run_flow(id, f, &c, l, seed, cx)
                     }

@@ -130,14 +130,17 @@ impl Dumbbell {
                 "dumbbell: no sender (neither brisk nor Linux)".into(),
             ));
         }
+        let t0 = std::time::Instant::now();
         let mut lab = Lab::new()?;
         let receivers = lab.add_netns("r")?;
+        crate::os::netns::phase("netns r", t0);
         let raddrs: Vec<Ipv4Addr> = (0..n).map(receiver_addr).collect();
         let tun_r = device(
             lab.netns(receivers),
             &raddrs,
             &[(Ipv4Addr::new(198, 18, 0, 0), 16)],
         )?;
+        crate::os::netns::phase("tun r", t0);
         let mut members: Vec<(Box<dyn Side + Send>, Vec<Ipv4Addr>)> = Vec::new();
         let (mut stack, mut clock, mut stack_thread, mut stack_cpu) = (None, None, None, None);
         if let Some(sc) = cfg.brisk {
@@ -159,6 +162,7 @@ impl Dumbbell {
             }
             stack = Some(s);
         }
+        crate::os::netns::phase("brisk stack", t0);
         let mut senders = None;
         if cfg.linux {
             let s = lab.add_netns("s")?;
@@ -175,6 +179,7 @@ impl Dumbbell {
             members.push((Box::new(tun_s), addrs));
             senders = Some(s);
         }
+        crate::os::netns::phase("netns+tun s", t0);
         let clock = clock.unwrap_or_else(Clock::start);
         let (fwd_chain, rev_chain) = cfg.path.build()?;
         let halves: Vec<Duration> = cfg.rtts.iter().map(|r| *r / 2).collect();
@@ -194,6 +199,7 @@ impl Dumbbell {
         }
         let emu = Emulator::with_routes(MuxSide::new(members)?, tun_r, fwd, rev, opts)?
             .spawn(cfg.limit)?;
+        crate::os::netns::phase("emulator spawn", t0);
         Ok(Dumbbell {
             emu: Some(emu),
             stack,
@@ -227,6 +233,7 @@ impl Dumbbell {
 
     /// Stops the emulator, returns its report and deletes the namespaces.
     pub fn stop(mut self) -> Result<EmuReport> {
+        let t0 = std::time::Instant::now();
         let mut report = match self.emu.take() {
             Some(h) => h.stop(),
             None => Err(EmuError::Config("emulator already stopped".into())),
@@ -246,8 +253,10 @@ impl Dumbbell {
                 r.health.warnings.extend(w);
             }
         }
+        crate::os::netns::phase("emulator stop", t0);
         let lab = std::mem::take(&mut self.lab);
         lab.teardown()?;
+        crate::os::netns::phase("teardown", t0);
         report
     }
 }

@@ -82,6 +82,14 @@ pub(crate) fn run_command(cmd: &mut Command) -> Result<Output> {
     Ok(out)
 }
 
+/// With `BRISK_REAL_PHASES` set, prints the wall time since `t0` of a lab step to
+/// stderr (where a real run's set-up and tear-down time goes).
+pub fn phase(what: &str, t0: std::time::Instant) {
+    if std::env::var_os("BRISK_REAL_PHASES").is_some() {
+        eprintln!("  lab {what}: {:.3} s", t0.elapsed().as_secs_f64());
+    }
+}
+
 /// `ip netns del NAME`.
 pub(crate) fn delete_netns(name: &str) -> Result<()> {
     run_command(Command::new(ip_binary()).args(["netns", "del", name])).map(drop)
