@@ -597,9 +597,15 @@ impl Endpoint {
         !self.ready.is_empty() || !self.replies.is_empty() || self.cookies.has_pending()
     }
 
-    /// Writes the next packet to send into `out` (cleared first).
-    #[must_use]
-    pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> Option<Transmit> {
+    /// The endpoint's own packets, before any connection's: RSTs answering segments
+    /// that matched no connection, and SYN cookies' SYN-ACKs. Out of line and cold:
+    /// a simulated bulk flow sends none of them, and inlined into `poll_transmit`
+    /// they were code between its entry and its per-connection loop that every
+    /// packet's fetch ran through (the instruction cache, docs/performance.md,
+    /// "The hot path as shipped").
+    #[cold]
+    #[inline(never)]
+    fn poll_control(&mut self, out: &mut Vec<u8>) -> Option<Option<Transmit>> {
         if let Some(r) = self.replies.pop_front() {
             let mut flags = Flags::RST;
             if r.ack.is_some() {
@@ -620,28 +626,43 @@ impl Endpoint {
                     &brisk_wire::mptcp::MptcpOption::MpTcpRst(rst),
                 );
             }
-            let ip = ip_repr(r.local_ip, r.remote.ip(), Ecn::NotEct, 0, self.ip_ident)?;
+            let Some(ip) = ip_repr(r.local_ip, r.remote.ip(), Ecn::NotEct, 0, self.ip_ident) else {
+                return Some(None);
+            };
             emit_tcp_packet(&ip, &tcp, out);
             self.stats.rst_sent += 1;
             self.stats.packets_out += 1;
-            return Some(Transmit {
+            return Some(Some(Transmit {
                 conn: None,
                 len: out.len(),
                 ecn: Ecn::NotEct,
                 dscp: 0,
-            });
+            }));
         }
         if let Some(p) = self.cookies.pop_synack() {
-            let ip = ip_repr(p.local, p.remote, Ecn::NotEct, p.dscp, self.ip_ident)?;
+            let Some(ip) = ip_repr(p.local, p.remote, Ecn::NotEct, p.dscp, self.ip_ident) else {
+                return Some(None);
+            };
             emit_tcp_packet(&ip, &p.header, out);
             self.ip_ident = self.ip_ident.wrapping_add(1);
             self.stats.packets_out += 1;
-            return Some(Transmit {
+            return Some(Some(Transmit {
                 conn: None,
                 len: out.len(),
                 ecn: Ecn::NotEct,
                 dscp: p.dscp,
-            });
+            }));
+        }
+        None
+    }
+
+    /// Writes the next packet to send into `out` (cleared first).
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> Option<Transmit> {
+        if !self.replies.is_empty() || self.cookies.has_pending() {
+            if let Some(t) = self.poll_control(out) {
+                return t;
+            }
         }
         while let Some(h) = self.ready.pop_front() {
             let Some(slot) = self.slots.get_mut(h.0 as usize).and_then(|s| s.as_mut()) else {
