@@ -11,6 +11,7 @@ use brisk_tcp::cc::CcDiagnostics;
 use brisk_tcp::{ConnError, ConnHandle, Connection, Endpoint, Event, TcpInfo, TraceEvent};
 use brisk_time::{dur_nanos, Instant};
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
 use crate::app::{ClientApp, ServerApp};
 use crate::engine::Ctx;
@@ -102,7 +103,9 @@ pub struct ClientSide {
     pub app: ClientApp,
     pub remote: SocketAddr,
     pub start: Instant,
-    pub config: brisk_tcp::Config,
+    /// Shared by the flows built from one scenario entry (a copy per flow cost 488
+    /// B, and another in the endpoint's `connect`).
+    pub config: Arc<brisk_tcp::Config>,
     pub conn: Option<ConnHandle>,
     pub connect_at: Option<Instant>,
     pub connected_at: Option<Instant>,
@@ -142,7 +145,8 @@ pub struct ClientSide {
 pub struct ServerSide {
     pub app: ServerApp,
     pub port: u16,
-    pub config: brisk_tcp::Config,
+    /// Shared as the client's is.
+    pub config: Arc<brisk_tcp::Config>,
     pub conn: Option<ConnHandle>,
     /// Bytes read per sampling interval.
     pub goodput: Series<u64>,
@@ -153,17 +157,23 @@ pub struct ServerSide {
     pub closed: bool,
     /// Response bytes the connection retransmitted (traced for web servers only).
     pub retx: ByteRanges,
-    /// The connection's latest `TcpInfo` (web servers only: they are the data senders).
-    pub info: Option<TcpInfo>,
+    /// The connection's latest `TcpInfo` (web servers only: they are the data senders;
+    /// boxed, as other servers never fill it).
+    pub info: Option<Box<TcpInfo>>,
 }
 
 impl ServerSide {
     /// A receiver listening on `port`.
-    pub fn new(app: ServerApp, port: u16, config: brisk_tcp::Config, rows: usize) -> Self {
+    pub fn new(
+        app: ServerApp,
+        port: u16,
+        config: impl Into<Arc<brisk_tcp::Config>>,
+        rows: usize,
+    ) -> Self {
         ServerSide {
             app,
             port,
-            config,
+            config: config.into(),
             conn: None,
             goodput: Series::with_cap(rows),
             owd: Default::default(),
@@ -215,14 +225,14 @@ impl ClientSide {
         app: ClientApp,
         remote: SocketAddr,
         start: Instant,
-        config: brisk_tcp::Config,
+        config: impl Into<Arc<brisk_tcp::Config>>,
         rows: usize,
     ) -> Self {
         ClientSide {
             app,
             remote,
             start,
-            config,
+            config: config.into(),
             conn: None,
             connect_at: None,
             connected_at: None,
@@ -271,7 +281,7 @@ impl Host {
     /// Adds a flow; a server starts listening at once.
     pub fn add_flow(&mut self, flow: u32, role: Role) -> Result<(), ConnError> {
         if let Role::Server(s) = &role {
-            self.ep.listen(s.port, 128, s.config.clone())?;
+            self.ep.listen_shared(s.port, 128, s.config.clone())?;
         }
         self.udp_sources |= matches!(&role, Role::Client(c) if c.app.is_udp());
         self.flows.push(HostFlow { flow, role });
@@ -418,7 +428,7 @@ impl Host {
                 && c.app.may_connect()
             {
                 c.connect_at = Some(now);
-                match self.ep.connect(now, 0, c.remote, c.config.clone()) {
+                match self.ep.connect_shared(now, 0, c.remote, c.config.clone()) {
                     Ok(h) => {
                         c.conn = Some(h);
                         set_flow_for_conn(&mut self.by_conn, h, i);
@@ -514,7 +524,7 @@ impl Host {
                 }
                 Role::Server(s) if s.app.is_web() => {
                     if let Some(conn) = s.conn.and_then(|h| self.ep.conn(h)) {
-                        s.info = Some(conn.info());
+                        s.info = Some(Box::new(conn.info()));
                     }
                 }
                 Role::Server(_) => {}
@@ -717,7 +727,7 @@ fn drain_flow(f: &mut HostFlow, conn: &mut Connection, trace: &mut Vec<TraceEven
                 }
             }
             if s.app.is_web() {
-                s.info = Some(conn.info());
+                s.info = Some(Box::new(conn.info()));
             }
             return;
         }

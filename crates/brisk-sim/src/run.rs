@@ -754,7 +754,7 @@ fn web_result(
     let logs: Vec<_> = servers
         .iter()
         .filter_map(|f| match &f.role {
-            Role::Server(v) => Some((&v.retx, v.info.as_ref())),
+            Role::Server(v) => Some((&v.retx, v.info.as_deref())),
             Role::Client(_) => None,
         })
         .collect();

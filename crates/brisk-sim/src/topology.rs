@@ -26,6 +26,7 @@ use brisk_net::{LinkBuildError, LinkElements, LinkSeeds, NetError};
 use brisk_tcp::{Endpoint, EndpointConfig};
 use brisk_time::{Duration, Instant};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 
 use crate::app::{ClientApp, Pattern, ServerApp};
 use crate::engine::{Engine, NodeId};
@@ -198,13 +199,28 @@ pub fn build_mptcp(
     // FSE groups by name: the sender node and address their flows share.
     let mut fse_hosts: Vec<(String, NodeId, IpAddr)> = Vec::new();
     let mut id = 0u32;
+    // The run's hosts keep their connections' adjusted configs in one cache: one
+    // IPv6 copy of an entry's config per run, not one per host (~1 KB a flow).
+    let conn_configs = brisk_tcp::ConnConfigs::default();
+    let endpoint = |ip: IpAddr, cfg: EndpointConfig| {
+        let mut ep = Endpoint::new(ip, cfg);
+        ep.share_conn_configs(&conn_configs);
+        ep
+    };
     for (si, f) in sc.flows.iter().enumerate() {
-        for _ in 0..f.count {
-            let (s_ip, r_ip) = flow_ips(id, f.ip.unwrap_or(sc.ip));
+        // The entry's connection config, built once: its flows' hosts and connections
+        // share it by reference (a copy per side and per connection cost ~2 KB a flow).
+        // A flow whose MPTCP endpoints name its own address gets its own copy below.
+        let entry_config = {
             let mut config = f.tcp.to_config(f.cc);
             if let Some(m) = mptcp {
                 config.mptcp = Some(Box::new(m.clone()));
             }
+            Arc::new(config)
+        };
+        for _ in 0..f.count {
+            let (s_ip, r_ip) = flow_ips(id, f.ip.unwrap_or(sc.ip));
+            let mut config = entry_config.clone();
             // The flow's own MPTCP endpoints (not the benchmark's override).
             let mp_knobs = f.tcp.mptcp.as_ref().filter(|_| mptcp.is_none());
             if let Some(m) = mp_knobs.filter(|m| m.has_index_endpoints()) {
@@ -215,7 +231,7 @@ pub fn build_mptcp(
                         field: format!("flow[{si}].{k}"),
                         message,
                     })?;
-                config.mptcp = Some(Box::new(c));
+                Arc::make_mut(&mut config).mptcp = Some(Box::new(c));
             }
             // A sized bulk transfer's forward stream has a known length: its pattern
             // holds only those bytes (the same bytes; see `Pattern::with_length`).
@@ -240,10 +256,9 @@ pub fn build_mptcp(
                     .copy_from_slice(&derive_seed(seed, role, u64::from(id) * 2 + 1).to_le_bytes());
                 // Secret and seed come from the scenario seed, never from the OS:
                 // the same seed must give the same run.
-                EndpointConfig {
-                    default_config: config.clone(),
-                    ..EndpointConfig::seeded(isn_secret, derive_seed(seed, role, u64::from(id)))
-                }
+                // Its `default_config` is not read: the listener and `connect` are
+                // given the flow's.
+                EndpointConfig::seeded(isn_secret, derive_seed(seed, role, u64::from(id)))
             };
 
             // Flows naming one FSE group send from one host, so that its endpoint
@@ -260,7 +275,7 @@ pub fn build_mptcp(
                 .map(|h| (h.1, h.2));
             let s_ip = shared.map_or(s_ip, |h| h.1);
             let mut own = match shared {
-                None => Some(Host::new(s_ip, Endpoint::new(s_ip, ep_cfg("sender")))),
+                None => Some(Host::new(s_ip, endpoint(s_ip, ep_cfg("sender")))),
                 Some(_) => None,
             };
             let sender: &mut Host = match (&mut own, shared) {
@@ -271,7 +286,7 @@ pub fn build_mptcp(
                     .ok_or(BuildError::SharedSender { flow: id })?,
                 (None, None) => return Err(BuildError::SharedSender { flow: id }),
             };
-            let mut receiver = Host::new(r_ip, Endpoint::new(r_ip, ep_cfg("receiver")));
+            let mut receiver = Host::new(r_ip, endpoint(r_ip, ep_cfg("receiver")));
             let app_seed = derive_seed(seed, "app", u64::from(id));
             let start = Instant::ZERO + f.start.0;
             let listen = |source| BuildError::Listen { flow: id, source };

@@ -33,13 +33,16 @@
 //! most 2 × armed connections + 64 entries at all times (issues 13 and 29).
 
 mod config;
+mod conn_configs;
 mod dual;
 mod fastopen;
 mod join;
 mod listen;
+mod listeners;
 mod table;
 
 pub use config::{EndpointConfig, OsRngError};
+pub use conn_configs::ConnConfigs;
 pub use dual::{DualConnect, InSpaceStats};
 pub use fastopen::{ClientCounters as FastOpenClientCounters, FastOpenStats};
 
@@ -104,9 +107,6 @@ pub enum AddressError {
     #[error("an endpoint has at most {max} addresses")]
     TooMany { max: usize },
 }
-
-/// Connection configs kept for sharing ([`Endpoint::conn_config`]).
-const CONN_CONFIGS_KEPT: usize = 8;
 
 struct Listener {
     backlog: usize,
@@ -173,7 +173,7 @@ pub struct Endpoint {
     /// Addresses added by [`Endpoint::add_address`] beyond the first of each family
     /// (a multi-homed host), at most `MAX_ADDRESSES` in all with `v4` and `v6`.
     extra: Vec<IpAddr>,
-    config: EndpointConfig,
+    config: config::Settings,
     rng: ChaCha8Rng,
     /// Boxed: a `Connection` is about 2.5 KB, and inline slots would make the table's
     /// doubling slack (up to half its capacity) and every reaped slot cost that much.
@@ -186,9 +186,10 @@ pub struct Endpoint {
     /// with random keys: on real networks its keys are the peer's choice). Cleared on
     /// every `table` insert and remove, so it never disagrees with the table.
     last_hit: Option<((u16, SocketAddr), ConnHandle)>,
-    listeners: HashMap<u16, Listener>,
-    /// Recent connection configs: (given, IPv6, as used), at most `CONN_CONFIGS_KEPT`.
-    conn_configs: Vec<(Arc<Config>, bool, Arc<Config>)>,
+    listeners: listeners::Listeners,
+    /// Recent connection configs (`conn_configs.rs`), possibly shared with other
+    /// endpoints; made on first use.
+    conn_configs: Option<ConnConfigs>,
     ready: VecDeque<ConnHandle>,
     timers: TimerHeap,
     events: VecDeque<(ConnHandle, Event)>,
@@ -251,15 +252,15 @@ impl Endpoint {
             v4,
             v6,
             extra: Vec::new(),
-            config,
+            config: config.into(),
             rng,
             slots: Vec::new(),
             free: VecDeque::new(),
             live: 0,
             table: HashMap::new(),
             last_hit: None,
-            listeners: HashMap::new(),
-            conn_configs: Vec::new(),
+            listeners: listeners::Listeners::default(),
+            conn_configs: None,
             ready: VecDeque::new(),
             timers: TimerHeap::default(),
             events: VecDeque::new(),
@@ -870,31 +871,33 @@ impl Endpoint {
     }
 
     /// `config` as a connection to a peer of this family uses it: the IPv6 MSS and
-    /// RC3 without timestamps (`Connection::from_setup`). The last few results are
-    /// kept, so that connections opened or accepted with the same `Arc` share one
-    /// copy instead of holding 408 B each.
+    /// RC3 without timestamps (`Connection::from_setup`), on this host's timestamp
+    /// clock. Kept, so that connections opened or accepted with the same `Arc` share
+    /// one copy (`conn_configs.rs`).
     fn conn_config(&mut self, config: Arc<Config>, v6: bool) -> Arc<Config> {
-        if let Some(e) = self
-            .conn_configs
-            .iter()
-            .find(|e| e.1 == v6 && Arc::ptr_eq(&e.0, &config))
-        {
-            return e.2.clone();
-        }
-        let mut used = config.clone();
-        if v6 && used.mss > V6_MIN_MSS {
-            let c = Arc::make_mut(&mut used);
-            c.mss = (c.mss - V6_EXTRA_HEADER).max(V6_MIN_MSS);
-        }
-        crate::conn::rc3_without_timestamps(&mut used);
-        if used.ts_clock_ppm != self.config.ts_clock_ppm {
-            Arc::make_mut(&mut used).ts_clock_ppm = self.config.ts_clock_ppm;
-        }
-        if self.conn_configs.len() >= CONN_CONFIGS_KEPT {
-            self.conn_configs.remove(0);
-        }
-        self.conn_configs.push((config, v6, used.clone()));
-        used
+        let ppm = self.config.ts_clock_ppm;
+        let make = || {
+            let mut used = config.clone();
+            if v6 && used.mss > V6_MIN_MSS {
+                let c = Arc::make_mut(&mut used);
+                c.mss = (c.mss - V6_EXTRA_HEADER).max(V6_MIN_MSS);
+            }
+            crate::conn::rc3_without_timestamps(&mut used);
+            if used.ts_clock_ppm != ppm {
+                Arc::make_mut(&mut used).ts_clock_ppm = ppm;
+            }
+            used
+        };
+        self.conn_configs
+            .get_or_insert_with(ConnConfigs::default)
+            .get_or_make(&config, v6, ppm, make)
+    }
+
+    /// Keeps connection configs in `cache`, shared with the other endpoints given it,
+    /// from now on (a simulator's hosts: one copy of each per run instead of one per
+    /// host). What a connection's config holds is the same either way.
+    pub fn share_conn_configs(&mut self, cache: &ConnConfigs) {
+        self.conn_configs = Some(cache.clone());
     }
 
     /// The connection's controller: the flow joins the host's table (and its group),

@@ -42,8 +42,8 @@ pub use config::Config;
 pub use conn::send::SharedBytes;
 pub use conn::{CaState, Connection, Segment, SegmentKind, State, UnorderedRead};
 pub use endpoint::{
-    AddressError, ConnHandle, Endpoint, EndpointConfig, FastOpenClientCounters, FastOpenStats,
-    OsRngError, Transmit, MAX_ADDRESSES,
+    AddressError, ConnConfigs, ConnHandle, Endpoint, EndpointConfig, FastOpenClientCounters,
+    FastOpenStats, OsRngError, Transmit, MAX_ADDRESSES,
 };
 pub use event::{ConnError, Event, TraceEvent, UndoKind};
 pub use mem::MemLimits;
