@@ -49,12 +49,9 @@ impl Connection {
     pub fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
         if self.mp.is_some() {
             let len = len.min(send::MAX_SHARED_SLICE);
-            // A generated sequence is copied in at the data level: a subflow lends its
-            // payload only after `prepare_payload`, which the endpoint calls on the outer
-            // connection, not on each subflow; tables are shared by reference (no copy).
-            if src.is_generated() {
-                return self.mp_write(&src.at(off, len));
-            }
+            // By reference at the data level, a generated sequence too: the subflows
+            // take it by reference (`DataSend::write_to`) and `mp_poll_transmit`
+            // prepares each subflow segment's payload.
             return self.mp_write_shared(src, off, len);
         }
         if self.mech.whole_writes() || (self.inspace.is_some() && self.inspace_frames_tx()) {
@@ -62,6 +59,21 @@ impl Connection {
         }
         let len = len.min(send::MAX_SHARED_SLICE);
         self.queue_with(len, |b| b.write_shared(src, off, len, 0))
+    }
+
+    /// An MPTCP subflow's `write_shared` (`DataSend::write_to`): as `write_shared`, but
+    /// the send buffer keeps the bytes by reference also when they do not continue
+    /// the previous write in `src` (the other subflows took the bytes between;
+    /// `SendBuffer::write_shared_runs`). Byte for byte and event for event the same.
+    pub(crate) fn write_shared_runs(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
+        if self.mp.is_some()
+            || self.mech.whole_writes()
+            || (self.inspace.is_some() && self.inspace_frames_tx())
+        {
+            return self.write_shared(src, off, len);
+        }
+        let len = len.min(send::MAX_SHARED_SLICE);
+        self.queue_with(len, |b| b.write_shared_runs(src, off, len))
     }
 
     pub(super) fn queue_write(&mut self, data: &[u8], priority: u8) -> usize {

@@ -245,7 +245,7 @@ impl Connection {
     #[cold]
     #[inline(never)]
     pub(super) fn mp_write_shared(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
-        let want = src.at(off, len).len();
+        let want = src.len_at(off, len);
         self.mp_queue(want, |b, n| b.write_shared(src, off, n, 0))
     }
 
@@ -451,6 +451,11 @@ impl Connection {
             if let Some(seg) = polled {
                 let mut seg = seg;
                 seg.meta.subflow = i as u8;
+                // The subflow's bytes held by reference to a generated sequence are
+                // produced now, as the endpoint does for a plain connection's segment:
+                // `mp_decorate` reads the payload (its length, the DSS checksum) and
+                // `mp_payload` lends it.
+                m.subs[i].conn.prepare_payload(&seg);
                 if mp_decorate(m, i, &mut seg) && !m.signals.is_empty() {
                     // More control options wait: another pure ACK for the next.
                     let j = signal_sub(m);
@@ -1381,8 +1386,11 @@ fn mp_fill_one(m: &mut Meta) {
         if room == 0 {
             break;
         }
-        let a = m.snd.from(m.snd.nxt);
-        let chunk = a.len().min(dsn::MAX_MAP_LEN as usize).min(room as usize);
+        let chunk = m
+            .snd
+            .avail(m.snd.nxt)
+            .min(dsn::MAX_MAP_LEN as usize)
+            .min(room as usize);
         let dsn = m.local_idsn.wrapping_add(1).wrapping_add(m.snd.nxt);
         // After a data-level retransmission the subflow's last mapping ends
         // elsewhere: a new record (a no-op otherwise).
@@ -1515,9 +1523,9 @@ fn mp_fill_sched(m: &mut Meta) {
             }
             break;
         }
-        let a = m.snd.from(m.snd.nxt);
-        let mut want = a
-            .len()
+        let mut want = m
+            .snd
+            .avail(m.snd.nxt)
             .min(dsn::MAX_MAP_LEN as usize)
             .min((wnd_end - m.snd.nxt) as usize) as u32;
         if let Scheduler::Sttf(book) = &m.sched {
@@ -1665,7 +1673,7 @@ fn mp_send_run(m: &mut Meta, i: usize, off: u64, len: u64) -> u64 {
     if len == 0 || off < m.snd.una || off + len > m.snd.end() || i >= m.subs.len() {
         return 0;
     }
-    let chunk = (len as usize).min(m.snd.from(off).len());
+    let chunk = (len as usize).min(m.snd.avail(off));
     let dsn = m.snd_dsn(off);
     let s = &mut m.subs[i];
     sub_dsn_break(s, dsn);
@@ -1780,8 +1788,7 @@ fn mp_fill_redundant(m: &mut Meta) {
                 break;
             }
             let dsn = m.snd_dsn(from);
-            let a = m.snd.from(from);
-            let take = (a.len() as u64)
+            let take = (m.snd.avail(from) as u64)
                 .min(limit - from)
                 .min(room)
                 .min(dsn::MAX_MAP_LEN) as usize;
@@ -1853,7 +1860,7 @@ fn mp_reinject_on(m: &mut Meta, i: usize, dsn: u64, len: u64) -> u64 {
     if start >= end || i >= m.subs.len() {
         return below.min(len);
     }
-    let chunk = ((end - start) as usize).min(m.snd.from(start).len());
+    let chunk = ((end - start) as usize).min(m.snd.avail(start));
     let dsn = m.local_idsn.wrapping_add(1).wrapping_add(start);
     let s = &mut m.subs[i];
     sub_dsn_break(s, dsn);

@@ -169,6 +169,12 @@ impl SharedBytes {
         Cow::Owned(v)
     }
 
+    /// The length of [`SharedBytes::at`]`(off, n)`, without producing its bytes.
+    pub fn len_at(&self, off: u64, n: usize) -> usize {
+        let (start, end) = self.window(off, n);
+        end - start
+    }
+
     /// Appends bytes `[off, off + n)` (clamped as by [`SharedBytes::at`]) to `out`
     /// without an intermediate copy; returns how many.
     pub fn extend_into(&self, off: u64, n: usize, out: &mut Vec<u8>) -> usize {
@@ -199,12 +205,76 @@ impl SharedBytes {
 }
 
 /// The live bytes of a buffer that holds them by reference: `len` bytes of `src`
-/// starting at position `pos` (`< period`).
+/// starting at position `pos` (`< period`), contiguous in `src` unless `breaks` says
+/// where they jump (an MPTCP subflow's buffer: its writes skip the bytes the other
+/// subflows took, `SendBuffer::write_shared_runs`).
 #[derive(Debug)]
 struct SharedRun {
     src: SharedBytes,
     pos: usize,
     len: usize,
+    /// Stream offsets after the first byte where the position in `src` jumps, in
+    /// order; `None` while the bytes are one contiguous run (every plain connection).
+    /// Bounded by [`MAX_RUN_BREAKS`].
+    /// Boxed: 8 B inline in every send buffer instead of a `VecDeque`'s 32 (an idle
+    /// connection's size is bounded, `tests/conn_memory.rs`).
+    #[allow(clippy::box_collection)]
+    breaks: Option<Box<VecDeque<RunBreak>>>,
+}
+
+/// From stream offset `at` on, the bytes continue from position `pos` of the table.
+#[derive(Clone, Copy, Debug)]
+struct RunBreak {
+    at: u64,
+    pos: usize,
+}
+
+/// Most jumps a buffer held by reference keeps ([`SharedRun::breaks`], 16 B each):
+/// beyond it a write copies the bytes in, as one that is not by reference does. An
+/// MPTCP subflow's buffer holds about one per chunk the scheduler gave it and its
+/// peer has not acknowledged (a window of single segments at most).
+pub const MAX_RUN_BREAKS: usize = 4096;
+
+impl SharedRun {
+    /// Where the byte at stream offset `o` (`base <= o <= base + len`) lies in `src`
+    /// (not reduced modulo the period: `SharedBytes` reduces it) and the stream offset
+    /// where its contiguous piece ends.
+    #[inline]
+    fn locate(&self, base: u64, o: u64) -> (u64, u64) {
+        let end = base + self.len as u64;
+        let Some(b) = self.breaks.as_deref() else {
+            return (self.pos as u64 + (o - base), end);
+        };
+        let k = b.partition_point(|r| r.at <= o);
+        let next = b.get(k).map_or(end, |r| r.at);
+        match k {
+            0 => (self.pos as u64 + (o - base), next),
+            _ => {
+                let r = b[k - 1];
+                (r.pos as u64 + (o - r.at), next)
+            }
+        }
+    }
+
+    /// The position (`< period`) of the byte after the last one.
+    fn end_pos(&self, base: u64) -> usize {
+        let (p, _) = self.locate(base, base + self.len as u64);
+        (p % self.src.period() as u64) as usize
+    }
+
+    /// Appends the bytes `[o, o + n)` (stream offsets within the run) to `out`.
+    fn extend_range(&self, base: u64, mut o: u64, n: usize, out: &mut Vec<u8>) {
+        let stop = o + n as u64;
+        while o < stop {
+            let (pos, piece_end) = self.locate(base, o);
+            let want = (piece_end.min(stop) - o) as usize;
+            let mut done = 0;
+            while done < want {
+                done += self.src.extend_into(pos + done as u64, want - done, out);
+            }
+            o += want as u64;
+        }
+    }
 }
 
 /// Most unsent write records a prioritised sender keeps (one per write; about 1.5 MB at
@@ -244,6 +314,10 @@ pub struct SendBuffer {
     mem_allow: usize,
     /// A write was cut short by `mem_allow` since the last `take_mem_limited`.
     mem_limited: bool,
+    /// [`SendBuffer::slice`] lends some payload only after
+    /// [`SendBuffer::materialize`]: the live bytes are held by reference to a
+    /// generated sequence, or to a table in more than one run.
+    needs_made: bool,
 }
 
 /// A drained buffer whose allocation is larger than this gives it back (Linux frees
@@ -264,11 +338,16 @@ impl SendBuffer {
             made_at: 0,
             mem_allow: usize::MAX,
             mem_limited: false,
+            needs_made: false,
         }
     }
 
     /// Bytes the buffer holds allocated (bytes held by reference cost nothing): what
     /// the endpoint charges for it (`crate::mem`).
+    /// A run's jumps ([`MAX_RUN_BREAKS`] at 16 B, at most 64 KB) are left out: only an
+    /// MPTCP subflow's buffer has them, and the endpoint charges an MPTCP connection by
+    /// its outer connection's buffers, not its subflows' (read per packet: kept to
+    /// one load).
     pub fn mem_charge(&self) -> usize {
         self.data.capacity()
     }
@@ -357,17 +436,49 @@ impl SendBuffer {
     /// `write(src.at(off, len), priority)`, but holding the bytes by reference when
     /// every live byte then comes from `src` contiguously. `len` is clamped to
     /// [`MAX_SHARED_SLICE`].
+    #[inline]
     pub fn write_shared(&mut self, src: &SharedBytes, off: u64, len: usize, priority: u8) -> usize {
+        self.write_shared_in(src, off, len, priority, false)
+    }
+
+    /// [`SendBuffer::write_shared`], also by reference when the bytes do not continue
+    /// the live ones in `src` (up to [`MAX_RUN_BREAKS`] jumps): an MPTCP subflow's
+    /// buffer, whose writes skip the bytes the other subflows took, as Linux's
+    /// subflows send the MPTCP socket's own skbs. A segment across a jump is lent
+    /// after [`SendBuffer::materialize`].
+    pub fn write_shared_runs(&mut self, src: &SharedBytes, off: u64, len: usize) -> usize {
+        self.write_shared_in(src, off, len, 0, true)
+    }
+
+    #[inline]
+    fn write_shared_in(
+        &mut self,
+        src: &SharedBytes,
+        off: u64,
+        len: usize,
+        priority: u8,
+        runs: bool,
+    ) -> usize {
         let mut n = len.min(MAX_SHARED_SLICE).min(self.capacity());
         if n == 0 {
             return 0;
         }
         let offset = self.end();
         let pos = (off % src.period() as u64) as usize;
+        let base = self.base;
+        // Whether the write continues the live bytes in `src` (else, by reference only
+        // as a new piece of the run).
+        let mut continues = true;
         let by_ref = match &self.shared {
-            Some(run) => {
-                run.len == 0 || (run.src.same(src) && (run.pos + run.len) % src.period() == pos)
+            Some(run) if run.len == 0 => true,
+            Some(run) if run.src.same(src) => {
+                continues = match &run.breaks {
+                    None => (run.pos + run.len) % src.period() == pos,
+                    Some(_) => run.end_pos(base) == pos,
+                };
+                continues || (runs && run.breaks.as_deref().map_or(0, |b| b.len()) < MAX_RUN_BREAKS)
             }
+            Some(_) => false,
             None => self.data.len() == self.head,
         };
         if !by_ref {
@@ -376,22 +487,29 @@ impl SendBuffer {
             if n == 0 {
                 return 0;
             }
+            self.unshare();
+            src.extend_into(off, n, &mut self.data);
+            self.record(offset, n, priority);
+            return n;
         }
         match &mut self.shared {
-            Some(run)
-                if run.len == 0
-                    || (run.src.same(src) && (run.pos + run.len) % src.period() == pos) =>
-            {
+            Some(run) => {
                 if run.len == 0 {
                     *run = SharedRun {
                         src: src.clone(),
                         pos,
                         len: 0,
+                        breaks: None,
                     };
+                } else if !continues {
+                    run.breaks
+                        .get_or_insert_with(Default::default)
+                        .push_back(RunBreak { at: offset, pos });
                 }
                 run.len += n;
+                self.needs_made = src.is_generated() || run.breaks.is_some();
             }
-            None if self.data.len() == self.head => {
+            None => {
                 // Nothing live: drop the copy buffer's allocation and refer instead.
                 self.data = Vec::new();
                 self.head = 0;
@@ -399,11 +517,9 @@ impl SendBuffer {
                     src: src.clone(),
                     pos,
                     len: n,
+                    breaks: None,
                 });
-            }
-            _ => {
-                self.unshare();
-                src.extend_into(off, n, &mut self.data);
+                self.needs_made = src.is_generated();
             }
         }
         self.record(offset, n, priority);
@@ -431,13 +547,9 @@ impl SendBuffer {
         };
         debug_assert!(self.data.is_empty() && self.head == 0);
         self.data.reserve_exact(run.len);
-        let mut done = 0;
-        while done < run.len {
-            done += run
-                .src
-                .extend_into((run.pos + done) as u64, run.len - done, &mut self.data);
-        }
+        run.extend_range(self.base, self.base, run.len, &mut self.data);
         self.made = Vec::new();
+        self.needs_made = false;
     }
 
     /// A prioritised write: all of `bytes` or nothing (a write is never split, so a
@@ -491,10 +603,19 @@ impl SendBuffer {
         matches!(&self.shared, Some(run) if run.src.is_generated())
     }
 
-    /// Produces the bytes `[offset, offset + len)` of a generated run so that
-    /// [`SendBuffer::slice`] can lend them (called for each segment with payload while
-    /// [`SendBuffer::generated`]). The buffer grows to the largest segment and is freed
-    /// when the run drains; a range outside the run produces nothing.
+    /// Whether [`SendBuffer::slice`] may need [`SendBuffer::materialize`] first: the
+    /// live bytes are generated, or held by reference in more than one run.
+    #[inline]
+    pub fn needs_materialize(&self) -> bool {
+        self.needs_made
+    }
+
+    /// Produces the bytes `[offset, offset + len)` of a generated run, or of a range
+    /// across the jumps of a run held in pieces, so that [`SendBuffer::slice`] can lend
+    /// them (called for each segment with payload while
+    /// [`SendBuffer::needs_materialize`]). The buffer grows to the largest segment and
+    /// is freed when the run drains; a range outside the run, or one a table lends
+    /// as it is, produces nothing.
     pub fn materialize(&mut self, offset: u64, len: usize) {
         let Some(run) = &self.shared else {
             return;
@@ -505,6 +626,17 @@ impl SendBuffer {
         match (rel as usize).checked_add(len) {
             Some(end) if end <= run.len && len <= MAX_SHARED_SLICE => {}
             _ => return,
+        }
+        if run.breaks.is_some() {
+            let (_, piece_end) = run.locate(self.base, offset);
+            if offset + len as u64 <= piece_end && !run.src.is_generated() {
+                return; // within one piece of a table: `slice` lends it
+            }
+            self.made.clear();
+            self.made.reserve_exact(len);
+            run.extend_range(self.base, offset, len, &mut self.made);
+            self.made_at = offset;
+            return;
         }
         self.made.clear();
         // Exactly one segment's room (amortised doubling kept twice that per flow).
@@ -522,6 +654,9 @@ impl SendBuffer {
             return &[];
         };
         if let Some(run) = &self.shared {
+            if run.breaks.is_some() {
+                return self.slice_pieces(run, offset, len);
+            }
             return match (rel as usize).checked_add(len) {
                 Some(end) if end <= run.len && len <= MAX_SHARED_SLICE => {
                     match run.src.table_at((run.pos as u64) + rel, len) {
@@ -543,17 +678,50 @@ impl SendBuffer {
         }
     }
 
+    /// [`SendBuffer::slice`] of a run held in pieces (an MPTCP subflow's): lent from
+    /// the table within one piece, else what `materialize` produced. Apart, so that
+    /// a plain connection's `slice` stays as it was.
+    #[inline(never)]
+    fn slice_pieces<'a>(&'a self, run: &'a SharedRun, offset: u64, len: usize) -> &'a [u8] {
+        let rel = offset - self.base;
+        match (rel as usize).checked_add(len) {
+            Some(end) if end <= run.len && len <= MAX_SHARED_SLICE => {
+                let (pos, piece_end) = run.locate(self.base, offset);
+                let whole = offset + len as u64 <= piece_end;
+                match run.src.table_at(pos, len).filter(|_| whole) {
+                    Some(t) => t,
+                    None if offset == self.made_at && len <= self.made.len() => &self.made[..len],
+                    None => &[],
+                }
+            }
+            _ => &[],
+        }
+    }
+
     /// The longest run of buffered bytes that starts at `offset` and is one slice:
     /// every live byte from `offset` on for a copied buffer, at most
-    /// [`MAX_SHARED_SLICE`] for one held by reference; empty outside the buffer.
+    /// [`MAX_SHARED_SLICE`] of one piece for one held by reference; empty outside the
+    /// buffer.
     pub fn contiguous(&self, offset: u64) -> &[u8] {
+        self.slice(offset, self.contiguous_len(offset))
+    }
+
+    /// The length of [`SendBuffer::contiguous`] at `offset`, without producing the
+    /// bytes of a generated run (whose `contiguous` lends only what
+    /// [`SendBuffer::materialize`] made).
+    pub fn contiguous_len(&self, offset: u64) -> usize {
         let Some(rel) = offset.checked_sub(self.base) else {
-            return &[];
+            return 0;
         };
         let rest = self.len().saturating_sub(rel as usize);
         match &self.shared {
-            Some(_) => self.slice(offset, rest.min(MAX_SHARED_SLICE)),
-            None => self.slice(offset, rest),
+            // A run lies within its sequence: a window of one piece is whole.
+            Some(run) if rest > 0 => {
+                let (_, piece_end) = run.locate(self.base, offset);
+                ((piece_end - offset) as usize).min(MAX_SHARED_SLICE)
+            }
+            Some(_) => 0,
+            None => rest,
         }
     }
 
@@ -569,7 +737,8 @@ impl SendBuffer {
         if rel >= run.len {
             return None;
         }
-        Some((&run.src, ((run.pos + rel) % run.src.period()) as u64))
+        let (pos, _) = run.locate(self.base, offset);
+        Some((&run.src, pos % run.src.period() as u64))
     }
 
     /// Drops bytes before stream offset `offset` (they were cumulatively ACKed).
@@ -582,6 +751,22 @@ impl SendBuffer {
         if let Some(run) = &mut self.shared {
             run.pos = (run.pos + n) % run.src.period();
             run.len -= n;
+            if let Some(b) = run.breaks.as_deref_mut() {
+                // The first byte now: from the last jump at or before it.
+                let new_base = self.base;
+                let mut last = None;
+                while b.front().is_some_and(|r| r.at <= new_base) {
+                    last = b.pop_front();
+                }
+                if let Some(r) = last {
+                    run.pos =
+                        ((r.pos as u64 + (new_base - r.at)) % run.src.period() as u64) as usize;
+                }
+                if b.is_empty() || run.len == 0 {
+                    run.breaks = None;
+                    self.needs_made = run.src.is_generated();
+                }
+            }
             if run.len == 0 && self.made.capacity() > 0 {
                 self.made = Vec::new();
             }
@@ -844,6 +1029,88 @@ mod tests {
         assert!(!c.generated());
         assert_eq!(c.slice(0, 5000), &bytes[100..5100]);
         assert_eq!(c.slice(5000, 4), b"tail");
+    }
+
+    /// An MPTCP subflow's buffer (`write_shared_runs`): writes that skip bytes of the
+    /// table stay by reference in pieces, and the buffer reads as one given the same
+    /// bytes by plain writes: a range within a piece is lent from the table, one across
+    /// a jump after `materialize`; ACKs across jumps, `shared_at`, `contiguous_len` and
+    /// a plain write (which copies every piece in) agree; the jumps are bounded.
+    #[test]
+    fn runs_with_jumps_read_like_copies() {
+        let period: Vec<u8> = (0..997u32).map(|i| (i * 31 % 251) as u8).collect();
+        let table = SharedBytes::periodic(&period);
+        let bytes: Vec<u8> = (0..60_000u32).map(|i| (i * 7 % 253) as u8).collect();
+        let src = bytes.clone();
+        let gen = SharedBytes::generated(bytes.len(), move |off, out| {
+            out.copy_from_slice(&src[off as usize..off as usize + out.len()]);
+        });
+        let mut seed = 11u64;
+        let mut rnd = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        for src in [&table, &gen] {
+            let (mut a, mut b) = (SendBuffer::new(1 << 20), SendBuffer::new(1 << 20));
+            // Positions in `src`: chunks alternate between "this subflow" (written)
+            // and "the other" (skipped), sometimes contiguous.
+            let mut at = 0u64;
+            while at + 3000 < 60_000 {
+                let n = 1 + rnd(2900) as usize;
+                assert_eq!(a.write_shared_runs(src, at, n), n);
+                b.write(&src.at(at, n), 0);
+                assert_eq!(a.mem_charge(), 0, "held by reference");
+                at += n as u64 + if rnd(4) == 0 { 0 } else { rnd(1500) };
+                assert!(
+                    a.needs_materialize()
+                        || (!src.is_generated() && a.shared.as_ref().unwrap().breaks.is_none())
+                );
+                // A segment anywhere in the live bytes.
+                let rel = rnd(a.len() as u64);
+                let len = (1 + rnd(1448) as usize).min(a.len() - rel as usize);
+                let seg = a.base + rel;
+                if a.needs_materialize() {
+                    a.materialize(seg, len);
+                }
+                assert_eq!(a.slice(seg, len), b.slice(seg, len), "at {seg} len {len}");
+                let k = a.contiguous_len(seg);
+                assert!(k > 0 && k <= a.len() - rel as usize);
+                let (t, pos) = a.shared_at(seg).unwrap();
+                assert_eq!(
+                    t.at(pos, k)[..],
+                    b.slice(seg, k)[..],
+                    "one piece from {seg}"
+                );
+                if rnd(3) == 0 {
+                    let ack = a.base + rnd(a.len() as u64 + 1);
+                    a.ack_to(ack);
+                    b.ack_to(ack);
+                }
+            }
+            assert!(a.shared.is_some(), "still by reference");
+            let end = a.end();
+            a.write(b"tail", 0);
+            b.write(b"tail", 0);
+            assert!(a.shared.is_none() && !a.needs_materialize());
+            assert_eq!(a.slice(a.base, a.len()), b.slice(b.base, b.len()));
+            a.ack_to(end + 4);
+            assert!(a.is_empty());
+        }
+        // Bounded: past `MAX_RUN_BREAKS` jumps a write copies the bytes in.
+        let mut c = SendBuffer::new(1 << 24);
+        for i in 0..=MAX_RUN_BREAKS as u64 {
+            assert_eq!(c.write_shared_runs(&table, i * 3, 1), 1);
+        }
+        assert!(c.shared.as_ref().unwrap().breaks.as_ref().unwrap().len() == MAX_RUN_BREAKS);
+        c.write_shared_runs(&table, 1, 1);
+        assert!(c.shared.is_none(), "copied in past the bound");
+        // A plain `write_shared` never makes a jump.
+        let mut d = SendBuffer::new(1 << 16);
+        d.write_shared(&table, 0, 10, 0);
+        d.write_shared(&table, 50, 10, 0);
+        assert!(d.shared.is_none() && d.slice(10, 10) == &period[50..60]);
     }
 
     /// Shared writes hold a reference while they can, and the buffer reads the same as

@@ -183,19 +183,27 @@ impl DataSend {
         self.buf.contiguous(from)
     }
 
-    /// Writes `len` bytes from offset `from` (at most what [`DataSend::from`] gives)
+    /// How many bytes [`DataSend::write_to`] may take from offset `from` at once:
+    /// [`DataSend::from`]'s length, also for bytes held by reference to a generated
+    /// sequence, which are never produced at the data level (the subflow takes them
+    /// by reference and produces each segment's payload when it sends it).
+    pub fn avail(&self, from: u64) -> usize {
+        self.buf.contiguous_len(from)
+    }
+
+    /// Writes `len` bytes from offset `from` (at most [`DataSend::avail`])
     /// into subflow `conn`'s send buffer; returns how many it took. By reference when
     /// the data level holds them so, as Linux's subflows send the MPTCP socket's own
     /// skbs (`mptcp_sendmsg_frag`); `Connection::write_shared` is `write` byte for
     /// byte and event for event, so the subflow sends the same either way.
     pub fn write_to(&self, conn: &mut Connection, from: u64, len: usize) -> usize {
         // Never past the data level's last byte (a table runs on beyond it).
-        let len = len.min(self.from(from).len());
+        let len = len.min(self.avail(from));
         if len == 0 {
             return 0;
         }
         if let Some((src, pos)) = self.buf.shared_at(from) {
-            return conn.write_shared(src, pos, len.min(MAX_SHARED_SLICE));
+            return conn.write_shared_runs(src, pos, len.min(MAX_SHARED_SLICE));
         }
         conn.write(&self.from(from)[..len])
     }
