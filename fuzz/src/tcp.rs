@@ -120,7 +120,6 @@ impl World {
         };
         let mut ec = EndpointConfig::seeded([7; 16], 1);
         ec.max_connections = limits.max_connections;
-        ec.default_config = limits.config.clone();
         let mut ep = Endpoint::new(IpAddr::V4(LOCAL), ec);
         ep.listen(LISTEN_PORT, limits.backlog, limits.config.clone())
             .expect("listen on a fresh endpoint");

@@ -439,10 +439,7 @@ struct SockExtra {
 
 impl Runner {
     fn new(cfg: RunConfig) -> Self {
-        let ecfg = EndpointConfig {
-            default_config: cfg.tcp.clone(),
-            ..EndpointConfig::seeded([0x77; 16], 13)
-        };
+        let ecfg = EndpointConfig::seeded([0x77; 16], 13);
         Runner {
             ep: Endpoint::new(IpAddr::V4(LOCAL_IP), ecfg),
             cfg,

@@ -256,8 +256,6 @@ pub fn build_mptcp(
                     .copy_from_slice(&derive_seed(seed, role, u64::from(id) * 2 + 1).to_le_bytes());
                 // Secret and seed come from the scenario seed, never from the OS:
                 // the same seed must give the same run.
-                // Its `default_config` is not read: the listener and `connect` are
-                // given the flow's.
                 EndpointConfig::seeded(isn_secret, derive_seed(seed, role, u64::from(id)))
             };
 

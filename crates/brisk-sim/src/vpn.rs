@@ -550,16 +550,10 @@ struct World {
     next_id: u64,
 }
 
-fn endpoint(addr: Ipv4Addr, seed: u64, config: Config) -> Endpoint {
-    Endpoint::new(
-        IpAddr::V4(addr),
-        EndpointConfig {
-            default_config: config,
-            // Fixed, not from the OS, so a seed replays exactly; the secret is the
-            // value the library default used to be, which keeps existing traces.
-            ..EndpointConfig::seeded([0x5a; 16], seed)
-        },
-    )
+fn endpoint(addr: Ipv4Addr, seed: u64) -> Endpoint {
+    // Fixed, not from the OS, so a seed replays exactly; the secret is the value the
+    // library default used to be, which keeps existing traces.
+    Endpoint::new(IpAddr::V4(addr), EndpointConfig::seeded([0x5a; 16], seed))
 }
 
 fn link(bps: u64, delay: Duration, queue: usize) -> Link<DropTail> {
@@ -589,10 +583,10 @@ impl World {
         };
         let inner = Config::default();
         let s = cfg.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let mut outer_c = endpoint(OUTER_CLIENT, s ^ 1, outer.clone());
-        let mut outer_s = endpoint(OUTER_SERVER, s ^ 2, outer.clone());
-        let inner_c = endpoint(INNER_CLIENT, s ^ 3, inner.clone());
-        let mut inner_s = endpoint(INNER_SERVER, s ^ 4, inner.clone());
+        let mut outer_c = endpoint(OUTER_CLIENT, s ^ 1);
+        let mut outer_s = endpoint(OUTER_SERVER, s ^ 2);
+        let inner_c = endpoint(INNER_CLIENT, s ^ 3);
+        let mut inner_s = endpoint(INNER_SERVER, s ^ 4);
         let now = Instant::ZERO;
         let mut tun_c = TunEnd::new(cfg);
         let tun_s = TunEnd::new(cfg);

@@ -523,7 +523,6 @@ fn build(sc: &NetScenario, seed: u64) -> Result<Built, SimError> {
                     // Secret and seed come from the scenario seed, never from the
                     // OS: the same seed must give the same run.
                     EndpointConfig {
-                        default_config: cfg.clone(),
                         ts_clock_ppm: clock_ppm.get(n.name.as_str()).copied().unwrap_or(0),
                         ..EndpointConfig::seeded(isn_secret, derive_seed(seed, &n.name, 3))
                     },

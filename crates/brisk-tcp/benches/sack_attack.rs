@@ -160,13 +160,7 @@ fn endpoint_attack(acks: u64, clock: u64) -> EndpointResult {
         ..Config::default()
     };
     let cfg_send_buffer = cfg.send_buffer;
-    let mut ep = Endpoint::new(
-        IpAddr::V4(VICTIM),
-        EndpointConfig {
-            default_config: cfg.clone(),
-            ..EndpointConfig::seeded([7; 16], 7)
-        },
-    );
+    let mut ep = Endpoint::new(IpAddr::V4(VICTIM), EndpointConfig::seeded([7; 16], 7));
     let mut now = Instant::from_millis(1);
     let peer = SocketAddr::new(IpAddr::V4(PEER), 80);
     let h = ep.connect(now, 40000, peer, cfg).expect("connect");

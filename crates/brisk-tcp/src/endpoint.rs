@@ -173,7 +173,7 @@ pub struct Endpoint {
     /// Addresses added by [`Endpoint::add_address`] beyond the first of each family
     /// (a multi-homed host), at most `MAX_ADDRESSES` in all with `v4` and `v6`.
     extra: Vec<IpAddr>,
-    config: config::Settings,
+    config: EndpointConfig,
     rng: ChaCha8Rng,
     /// Boxed: a `Connection` is about 2.5 KB, and inline slots would make the table's
     /// doubling slack (up to half its capacity) and every reaped slot cost that much.
@@ -252,7 +252,7 @@ impl Endpoint {
             v4,
             v6,
             extra: Vec::new(),
-            config: config.into(),
+            config,
             rng,
             slots: Vec::new(),
             free: VecDeque::new(),
@@ -595,7 +595,13 @@ impl Endpoint {
     #[must_use]
     #[inline]
     pub fn has_queued_output(&self) -> bool {
-        !self.ready.is_empty() || !self.replies.is_empty() || self.cookies.has_pending()
+        !self.ready.is_empty() || self.control_queued()
+    }
+
+    /// A queued RST or cookie SYN-ACK ([`Endpoint::poll_control`]'s work).
+    #[inline]
+    fn control_queued(&self) -> bool {
+        !self.replies.is_empty() || self.cookies.has_pending()
     }
 
     /// The endpoint's own packets, before any connection's: RSTs answering segments
@@ -660,7 +666,7 @@ impl Endpoint {
     /// Writes the next packet to send into `out` (cleared first).
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant, out: &mut Vec<u8>) -> Option<Transmit> {
-        if !self.replies.is_empty() || self.cookies.has_pending() {
+        if self.control_queued() {
             if let Some(t) = self.poll_control(out) {
                 return t;
             }

@@ -80,13 +80,11 @@ impl Pair {
         let ccfg = EndpointConfig {
             isn_secret: [1; 16],
             rng_seed: 1,
-            default_config: client.clone(),
             ..EndpointConfig::seeded([7; 16], 7)
         };
         let scfg = EndpointConfig {
             isn_secret: [2; 16],
             rng_seed: 2,
-            default_config: server.clone(),
             ..EndpointConfig::seeded([7; 16], 7)
         };
         let mut s = Endpoint::new(SERVER_IP, scfg);

@@ -384,18 +384,15 @@ pub(super) fn mptcp_config(base: &Config, sched: SchedKind, client: bool) -> Con
     c
 }
 
-pub(super) fn endpoint(addr: IpAddr, seed: u64, n: u64, cfg: Config) -> Endpoint {
+pub(super) fn endpoint(addr: IpAddr, seed: u64, n: u64) -> Endpoint {
     let mut secret = [0u8; 16];
     secret[..8].copy_from_slice(&brisk_scenario::seed::derive_seed(seed, "mp-b1", n).to_le_bytes());
     Endpoint::new(
         addr,
-        EndpointConfig {
-            default_config: cfg,
-            ..EndpointConfig::seeded(
-                secret,
-                brisk_scenario::seed::derive_seed(seed, "mp-b1-rng", n),
-            )
-        },
+        EndpointConfig::seeded(
+            secret,
+            brisk_scenario::seed::derive_seed(seed, "mp-b1-rng", n),
+        ),
     )
 }
 
@@ -440,23 +437,23 @@ pub fn run_with(spec: &RunSpec, extras: &Extras) -> Result<Outcome, String> {
         Transport::Tcp { .. } => (client_fg, fg_cfg.clone()),
     };
     let mut nodes: Vec<Endpoint> = Vec::with_capacity(5);
-    let mut client = endpoint(client_ip(0), seed, 0, client_cfg.clone());
+    let mut client = endpoint(client_ip(0), seed, 0);
     client
         .add_address(client_ip(1))
         .map_err(|e| e.to_string())?;
     nodes.push(client);
-    let mut server = endpoint(SERVER, seed, 1, server_cfg.clone());
+    let mut server = endpoint(SERVER, seed, 1);
     server
         .listen(PORT, 16, server_cfg)
         .map_err(|e| format!("listen: {e:?}"))?;
     nodes.push(server);
     let bg_cfg = tcp_config(CcAlgorithm::Cubic, 1 << 20, 2 << 20);
-    let mut bgs = endpoint(BG_SERVER, seed, 2, bg_cfg.clone());
+    let mut bgs = endpoint(BG_SERVER, seed, 2);
     bgs.listen(BG_PORT, 16, bg_cfg.clone())
         .map_err(|e| format!("listen: {e:?}"))?;
     nodes.push(bgs);
     for p in 0..2 {
-        nodes.push(endpoint(bg_ip(p), seed, 3 + p as u64, bg_cfg.clone()));
+        nodes.push(endpoint(bg_ip(p), seed, 3 + p as u64));
     }
     let mut links = [
         [Link::new(spec.paths[0]), Link::new(spec.paths[0])],

@@ -185,23 +185,23 @@ pub fn run(spec: &WebSpec) -> Result<WebOutcome, String> {
     };
     let client_cfg = Arc::new(client_cfg);
     let mut nodes: Vec<Endpoint> = Vec::with_capacity(5);
-    let mut client = endpoint(client_ip(0), seed, 0, (*client_cfg).clone());
+    let mut client = endpoint(client_ip(0), seed, 0);
     client
         .add_address(client_ip(1))
         .map_err(|e| e.to_string())?;
     nodes.push(client);
-    let mut server = endpoint(SERVER, seed, 1, server_cfg.clone());
+    let mut server = endpoint(SERVER, seed, 1);
     server
         .listen(PORT, 64, server_cfg)
         .map_err(|e| format!("listen: {e:?}"))?;
     nodes.push(server);
     let bg_cfg = tcp_config(CcAlgorithm::Cubic, 1 << 20, 2 << 20);
-    let mut bgs = endpoint(BG_SERVER, seed, 2, bg_cfg.clone());
+    let mut bgs = endpoint(BG_SERVER, seed, 2);
     bgs.listen(BG_PORT, 16, bg_cfg.clone())
         .map_err(|e| format!("listen: {e:?}"))?;
     nodes.push(bgs);
     for p in 0..2 {
-        nodes.push(endpoint(bg_ip(p), seed, 3 + p as u64, bg_cfg.clone()));
+        nodes.push(endpoint(bg_ip(p), seed, 3 + p as u64));
     }
     let mut links = [
         [Link::new(spec.paths[0]), Link::new(spec.paths[0])],

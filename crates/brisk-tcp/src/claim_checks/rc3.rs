@@ -68,19 +68,18 @@ fn run(sender_rc3: bool, receiver_rc3: bool, drop_21_22: bool) -> Run {
 
 /// `run`, the sender writing by reference (`write_shared`) if `shared`.
 fn run_with(sender_rc3: bool, receiver_rc3: bool, drop_21_22: bool, shared: bool) -> Run {
-    let ep = |ip, seed: u8, cfg: Config| {
+    let ep = |ip, seed: u8| {
         Endpoint::new(
             ip,
             EndpointConfig {
                 isn_secret: [seed; 16],
                 rng_seed: u64::from(seed),
-                default_config: cfg,
                 ..EndpointConfig::seeded([7; 16], 7)
             },
         )
     };
-    let mut client = ep(CLIENT, 1, config(sender_rc3, 4));
-    let mut server = ep(SERVER, 2, config(receiver_rc3, 4));
+    let mut client = ep(CLIENT, 1);
+    let mut server = ep(SERVER, 2);
     server.listen(PORT, 8, config(receiver_rc3, 4)).unwrap();
     let mut now = Instant::from_millis(1);
     let c = client

@@ -122,8 +122,9 @@ impl Connection {
     /// Produces `seg`'s payload if the send buffer holds it by reference to a generated
     /// sequence ([`crate::SharedBytes::generated`]) or across a jump of bytes held by
     /// reference in pieces (an MPTCP subflow's, `SendBuffer::write_shared_runs`), for
-    /// [`Connection::payload`] to lend; nothing otherwise. Called by the endpoint for every segment it emits, between
-    /// `poll_transmit` and `payload` (here rather than in `poll_transmit`, whose
+    /// [`Connection::payload`] to lend; nothing otherwise. Called by the endpoint for
+    /// every segment it emits, between `poll_transmit` and `payload` (here rather
+    /// than in `poll_transmit`, whose
     /// wrapping cost a copy of every polled segment: +1.4 % instructions for plain TCP).
     #[inline]
     pub fn prepare_payload(&mut self, seg: &Segment) {

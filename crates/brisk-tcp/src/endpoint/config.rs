@@ -2,7 +2,6 @@
 
 use crate::cc::host::Grouping;
 use crate::cc::spec::{CcFactory, StandardCcFactory};
-use crate::config::Config;
 use crate::mem::MemLimits;
 use std::sync::Arc;
 
@@ -17,8 +16,6 @@ pub struct EndpointConfig {
     pub rng_seed: u64,
     /// Connection-table limit; beyond it new connections are refused and counted.
     pub max_connections: usize,
-    /// Defaults for connections accepted by listeners.
-    pub default_config: Config,
     /// Builds each connection's congestion controller from its `Config::congestion`
     /// spec, with the connection's seed, its path and the host's shared `HostCc`.
     pub cc_factory: Arc<dyn CcFactory>,
@@ -41,48 +38,6 @@ pub struct EndpointConfig {
     pub ts_clock_ppm: i32,
 }
 
-/// What an endpoint keeps of its [`EndpointConfig`]: every field but `mem` (moved
-/// into its `MemAccount`) and `default_config`, which the endpoint never reads (listeners and connections are
-/// given their own `Config`). Keeping it cost each endpoint 488 B, two per simulated
-/// flow: about 1 KB of a short flow's 44 KB in `brisk bench scale`.
-pub(crate) struct Settings {
-    pub(crate) isn_secret: [u8; 16],
-    pub(crate) rng_seed: u64,
-    pub(crate) max_connections: usize,
-    pub(crate) cc_factory: Arc<dyn CcFactory>,
-    pub(crate) cc_grouping: Grouping,
-    pub(crate) syncookies: bool,
-    pub(crate) syncookies_always: bool,
-    pub(crate) ts_clock_ppm: i32,
-}
-
-impl From<EndpointConfig> for Settings {
-    fn from(c: EndpointConfig) -> Self {
-        let EndpointConfig {
-            isn_secret,
-            rng_seed,
-            max_connections,
-            default_config: _,
-            cc_factory,
-            cc_grouping,
-            syncookies,
-            syncookies_always,
-            mem: _,
-            ts_clock_ppm,
-        } = c;
-        Settings {
-            isn_secret,
-            rng_seed,
-            max_connections,
-            cc_factory,
-            cc_grouping,
-            syncookies,
-            syncookies_always,
-            ts_clock_ppm,
-        }
-    }
-}
-
 /// The OS random number generator could not be read (`getrandom(2)` or the
 /// platform's equivalent, through the `getrandom` crate).
 #[derive(Debug, thiserror::Error)]
@@ -97,7 +52,6 @@ impl EndpointConfig {
             isn_secret,
             rng_seed,
             max_connections: 65_536,
-            default_config: Config::default(),
             cc_factory: Arc::new(StandardCcFactory),
             cc_grouping: Grouping::None,
             syncookies: true,

@@ -76,7 +76,6 @@ fn run(
         EndpointConfig {
             isn_secret: [1; 16],
             rng_seed: 1,
-            default_config: cfg,
             cc_factory: factory.clone(),
             ..EndpointConfig::seeded([7; 16], 7)
         },

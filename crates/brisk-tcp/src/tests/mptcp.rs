@@ -572,7 +572,6 @@ fn syn_cookies_fall_back_to_plain_tcp() {
         rng_seed: 2,
         syncookies: true,
         syncookies_always: true,
-        default_config: mp_config(false),
         ..EndpointConfig::seeded([7; 16], 7)
     };
     let mut server = Endpoint::new(SERVER_IP, scfg);

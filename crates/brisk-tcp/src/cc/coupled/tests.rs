@@ -584,7 +584,6 @@ fn endpoints(lisa: bool) -> (Vec<u32>, u64, usize, [CoupledDiagnostics; 2]) {
         EndpointConfig {
             isn_secret: [1; 16],
             rng_seed: 1,
-            default_config: cfg,
             cc_grouping: Grouping::RemoteHost,
             ..EndpointConfig::seeded([7; 16], 7)
         },
