@@ -1199,3 +1199,44 @@ pub fn cmd_bench_ns3_cc(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{speed_ratio, PeerLoad};
+
+    fn load(wall: f64, active: f64, done: f64, rx_bytes: f64) -> PeerLoad {
+        PeerLoad {
+            wall,
+            events: 1000.0,
+            active,
+            done,
+            rx_bytes,
+        }
+    }
+
+    #[test]
+    fn ratio_only_on_a_matched_load() {
+        // The same 1000 sized flows, all finished with the same bytes: quoted.
+        let ns3 = load(6.0, 1000.0, 1000.0, 2e7);
+        let brisk = load(0.6, 1000.0, 1000.0, 2e7);
+        let line = speed_ratio(&ns3, &brisk, true);
+        assert!(
+            line.starts_with("matched load: brisk 10.0x faster"),
+            "{line}"
+        );
+        // The SYN storm the ratio was withheld for: 202 against 1000 flows with data.
+        let ns3 = load(0.8, 202.0, 202.0, 4.04e6);
+        assert!(speed_ratio(&ns3, &brisk, true).starts_with("no ratio"));
+        // Sized flows: same flows with data but fewer finished, or other bytes.
+        let ns3 = load(6.0, 1000.0, 990.0, 2e7);
+        assert!(speed_ratio(&ns3, &brisk, true).starts_with("no ratio"));
+        let ns3 = load(6.0, 1000.0, 1000.0, 1.9e7);
+        assert!(speed_ratio(&ns3, &brisk, true).starts_with("no ratio"));
+        // Bulk flows: bytes follow each stack's dynamics; the flows with data decide.
+        let ns3 = load(60.0, 880.0, 0.0, 2.29e8);
+        let brisk = load(3.0, 880.0, 0.0, 2.357e8);
+        assert!(speed_ratio(&ns3, &brisk, false).starts_with("matched load: brisk 20.0x"));
+        let ns3 = load(60.0, 1000.0, 0.0, 2.29e8);
+        assert!(speed_ratio(&ns3, &brisk, false).starts_with("no ratio"));
+    }
+}
