@@ -688,12 +688,14 @@ pub fn cmd_bench_scale(
         let goodput: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
         let active = r.flows.iter().filter(|f| f.goodput_bps > 0.0).count();
         let done = r.flows.iter().filter(|f| f.fct.is_some()).count();
+        let rx_bytes: u64 = r.flows.iter().map(|f| f.bytes_delivered).sum();
         println!(
             "{}",
             serde_json::json!({
                 "flows": n,
                 "active": active,
                 "done": done,
+                "rx_bytes": rx_bytes,
                 "build_s": build,
                 "wall_s": wall,
                 "events": r.engine.events,
@@ -785,41 +787,91 @@ pub fn cmd_bench_scale(
             f("early") + f("stale"),
         );
         if n == PEER_FLOWS {
-            brisk_1000 = Some((wall, f("active"), f("goodput_bps")));
+            brisk_1000 = Some(PeerLoad {
+                wall,
+                events: f("events"),
+                active: f("active"),
+                done: f("done"),
+                rx_bytes: f("rx_bytes"),
+            });
         }
     }
-    if let (false, Some((wall, active, goodput))) = (no_ns3, brisk_1000) {
+    if let (false, Some(b)) = (no_ns3, brisk_1000) {
         match run_ns3_scale(PEER_FLOWS, sim_s, rate, bytes) {
             Some(Ok(v)) => {
                 let g = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+                let ns3 = PeerLoad {
+                    wall: g("wall_s"),
+                    events: g("events"),
+                    active: g("active"),
+                    done: g("done"),
+                    rx_bytes: g("rx_bytes"),
+                };
                 println!("ns-3 ({NS3_SCALE_SCRIPT}), {PEER_FLOWS} flows, one run:");
                 println!(
-                    "  {:.0} flows got data, {:.1} Mbit/s in all  (brisk {active:.0}, {:.1})",
-                    g("active"),
-                    g("goodput_bps") / 1e6,
-                    goodput / 1e6
+                    "  {:.0} flows got data, {:.0} finished, {:.1} MB received, {:.0} dropped at the sender  (brisk {:.0}, {:.0}, {:.1} MB)",
+                    ns3.active,
+                    ns3.done,
+                    ns3.rx_bytes / 1e6,
+                    g("sender_drops"),
+                    b.active,
+                    b.done,
+                    b.rx_bytes / 1e6,
                 );
-                // A speed ratio only on a matched load: the same flows getting data on
-                // both sides (a SYN storm that lets 880 through in one and 198 in the
-                // other is not the same work).
-                let ratio = if g("active") == active {
-                    format!("{:.1}x faster", g("wall_s") / wall)
-                } else {
-                    "no ratio: the loads differ (flows with data), not matched".into()
-                };
                 println!(
-                    "  run {:.2} s, {:.0} events, sim s / wall s {:.3}  (brisk {:.3}: {ratio})",
-                    g("wall_s"),
-                    g("events"),
-                    sim_s / g("wall_s"),
-                    sim_s / wall,
+                    "  run {:.2} s, {:.0} events, sim s / wall s {:.3}  (brisk {:.2} s, {:.0} events, {:.3})",
+                    ns3.wall,
+                    ns3.events,
+                    sim_s / ns3.wall,
+                    b.wall,
+                    b.events,
+                    sim_s / b.wall,
                 );
+                println!("  {}", speed_ratio(&ns3, &b, bytes.is_some()));
             }
             Some(Err(e)) => println!("ns-3 run failed, skipped: {e}"),
             None => println!("ns-3 not found, skipped"),
         }
     }
     Ok(())
+}
+
+/// What one side of `bench scale`'s ns-3 comparison did at [`PEER_FLOWS`] flows.
+struct PeerLoad {
+    /// Wall seconds of the run alone (no build, no import).
+    wall: f64,
+    /// Events as the simulator counts them (brisk's and ns-3's are not the same unit).
+    events: f64,
+    /// Flows that received data.
+    active: f64,
+    /// Flows that received all their bytes (sized flows).
+    done: f64,
+    /// Bytes received by every sink together.
+    rx_bytes: f64,
+}
+
+/// The speed line of the ns-3 comparison: a ratio only on a matched load, i.e. the same
+/// flows getting data and, for sized flows, the same flows finished with the same bytes
+/// (a SYN storm that lets 880 flows through in one and 198 in the other is not the same
+/// work). Bulk flows' bytes follow each stack's dynamics and are printed, not matched.
+fn speed_ratio(ns3: &PeerLoad, brisk: &PeerLoad, sized: bool) -> String {
+    let matched = ns3.active == brisk.active
+        && (!sized || (ns3.done == brisk.done && ns3.rx_bytes == brisk.rx_bytes));
+    if !matched {
+        return "no ratio: the loads differ (flows with data, finished or bytes), not matched"
+            .into();
+    }
+    let per_event = |p: &PeerLoad| p.wall * 1e9 / p.events;
+    let per_flow = |p: &PeerLoad| p.wall * 1e3 / p.active;
+    format!(
+        "matched load: brisk {:.1}x faster per flow with data ({:.2} ms against ns-3's {:.2}); per event {:.0} ns against {:.0} (events counted differently: ratio {:.1}x)",
+        per_flow(ns3) / per_flow(brisk),
+        per_flow(brisk),
+        per_flow(ns3),
+        per_event(brisk),
+        per_event(ns3),
+        per_event(ns3) / per_event(brisk),
+    )
 }
 
 /// The flow count at which `bench scale` runs its ns-3 peer (the issue's).
@@ -1146,4 +1198,45 @@ pub fn cmd_bench_ns3_cc(
         eprintln!("ns3-cc: table written to {}", p.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{speed_ratio, PeerLoad};
+
+    fn load(wall: f64, active: f64, done: f64, rx_bytes: f64) -> PeerLoad {
+        PeerLoad {
+            wall,
+            events: 1000.0,
+            active,
+            done,
+            rx_bytes,
+        }
+    }
+
+    #[test]
+    fn ratio_only_on_a_matched_load() {
+        // The same 1000 sized flows, all finished with the same bytes: quoted.
+        let ns3 = load(6.0, 1000.0, 1000.0, 2e7);
+        let brisk = load(0.6, 1000.0, 1000.0, 2e7);
+        let line = speed_ratio(&ns3, &brisk, true);
+        assert!(
+            line.starts_with("matched load: brisk 10.0x faster"),
+            "{line}"
+        );
+        // The SYN storm the ratio was withheld for: 202 against 1000 flows with data.
+        let ns3 = load(0.8, 202.0, 202.0, 4.04e6);
+        assert!(speed_ratio(&ns3, &brisk, true).starts_with("no ratio"));
+        // Sized flows: same flows with data but fewer finished, or other bytes.
+        let ns3 = load(6.0, 1000.0, 990.0, 2e7);
+        assert!(speed_ratio(&ns3, &brisk, true).starts_with("no ratio"));
+        let ns3 = load(6.0, 1000.0, 1000.0, 1.9e7);
+        assert!(speed_ratio(&ns3, &brisk, true).starts_with("no ratio"));
+        // Bulk flows: bytes follow each stack's dynamics; the flows with data decide.
+        let ns3 = load(60.0, 880.0, 0.0, 2.29e8);
+        let brisk = load(3.0, 880.0, 0.0, 2.357e8);
+        assert!(speed_ratio(&ns3, &brisk, false).starts_with("matched load: brisk 20.0x"));
+        let ns3 = load(60.0, 1000.0, 0.0, 2.29e8);
+        assert!(speed_ratio(&ns3, &brisk, false).starts_with("no ratio"));
+    }
 }
