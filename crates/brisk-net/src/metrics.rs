@@ -218,6 +218,18 @@ impl<T> Series<T> {
             self.rows.push((t_ns, v));
         }
     }
+    /// Appends a row of a series that gets one at every sample from now to the end of
+    /// the run, `left` rows in all with this one: the first row reserves them (within
+    /// the cap), so the series is allocated once instead of growing through 4, 8,
+    /// 16, ... rows and copying each time (issue 36 §2: with 10^5 flows that growth was
+    /// ~0.3 G instructions of a 7.7 G process). `left` only sizes the allocation: a
+    /// run that stops early leaves the rest unused, one that is longer grows as `push`.
+    pub fn push_every(&mut self, t_ns: u64, v: T, left: usize) {
+        if self.rows.capacity() == 0 {
+            self.rows.reserve_exact(left.min(self.cap));
+        }
+        self.push(t_ns, v);
+    }
 }
 
 #[cfg(test)]

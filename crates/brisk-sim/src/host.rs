@@ -452,7 +452,7 @@ impl Host {
     /// Records one sample row per flow. The run calls it between engine steps, after
     /// every event at `now` (never as a host timer, so sampling cannot reorder the
     /// events it watches).
-    pub fn sample(&mut self, now: Instant) {
+    pub fn sample(&mut self, now: Instant, left: usize) {
         // Drained (and each connection lent) whether or not anything changed: lending
         // marks the connection ready, and the endpoint's poll order follows the marks.
         self.drain_traces();
@@ -472,11 +472,11 @@ impl Host {
                         // subflow rows take the full path).
                         let last = c.cwnd.rows.last().map(|&(_, row)| row);
                         if let (true, false, Some(row)) = (idle, conn.is_mptcp(), last) {
-                            c.cwnd.push(t, row);
+                            c.cwnd.push_every(t, row, left);
                             continue;
                         }
                         let info = conn.info();
-                        c.cwnd.push(
+                        c.cwnd.push_every(
                             t,
                             CwndRow {
                                 cwnd: info.cwnd,
@@ -484,6 +484,7 @@ impl Host {
                                 srtt_ns: dur_nanos(info.srtt),
                                 in_flight: info.in_flight,
                             },
+                            left,
                         );
                         c.info = Some(info);
                         if conn.is_mptcp() {
@@ -501,7 +502,7 @@ impl Host {
                     }
                 }
                 Role::Server(s) => {
-                    s.goodput.push(t, s.app.interval_bytes);
+                    s.goodput.push_every(t, s.app.interval_bytes, left);
                     s.app.interval_bytes = 0;
                 }
             }

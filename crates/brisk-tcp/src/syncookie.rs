@@ -51,6 +51,7 @@ use crate::config::Config;
 use brisk_time::{Duration, Instant};
 use brisk_wire::{Flags, SeqNum, TcpRepr, Timestamps};
 use siphasher::sip::SipHasher24;
+use std::cell::OnceCell;
 use std::collections::VecDeque;
 use std::hash::Hasher;
 use std::net::{IpAddr, SocketAddr};
@@ -110,14 +111,30 @@ pub enum CookieError {
     BadOptions,
 }
 
-/// The keys (derived once from the ISN secret, each for one use) and the queue of
-/// cookie SYN-ACKs to send.
+/// The keys (derived from the ISN secret, each for one use) and the queue of cookie
+/// SYN-ACKs to send.
+///
+/// The keys are derived on first use, not when the endpoint is made: two SipHash
+/// derivations cost ~1.4 k instructions per endpoint, and most endpoints never send or
+/// check a cookie (a simulation of 10^5 flows builds 2 × 10^5 endpoints; issue 36 §2).
+/// The derivation is the same function of the same secret (copied here when the
+/// endpoint is made, so a later change of the configuration cannot change the keys),
+/// so the keys, the cookies and the timestamp offsets are bit for bit those of an
+/// eager derivation, and nothing about them depends on when they were first needed:
+/// determinism and the cookie's security (a MAC under a key only the secret's holder
+/// can derive) are unchanged.
 pub(crate) struct SynCookies {
-    mac_key: [u8; 16],
-    ts_key: [u8; 16],
+    secret: [u8; 16],
+    keys: OnceCell<Keys>,
     pending: VecDeque<PendingSynAck>,
     /// The host's timestamp clock error, ppm (`EndpointConfig::ts_clock_ppm`).
     pub ts_ppm: i32,
+}
+
+/// The cookie MAC's key and the timestamp offset's key.
+struct Keys {
+    mac: [u8; 16],
+    ts: [u8; 16],
 }
 
 /// A cookie SYN-ACK waiting for `poll_transmit`.
@@ -159,11 +176,19 @@ fn counter(now: Instant) -> u32 {
 impl SynCookies {
     pub fn new(isn_secret: &[u8; 16]) -> Self {
         SynCookies {
-            mac_key: derive_key(isn_secret, b"mac"),
-            ts_key: derive_key(isn_secret, b"tsoff"),
+            secret: *isn_secret,
+            keys: OnceCell::new(),
             pending: VecDeque::new(),
             ts_ppm: 0,
         }
+    }
+
+    /// The keys, derived from the secret on first use.
+    fn keys(&self) -> &Keys {
+        self.keys.get_or_init(|| Keys {
+            mac: derive_key(&self.secret, b"mac"),
+            ts: derive_key(&self.secret, b"tsoff"),
+        })
     }
 
     /// The 28-bit MAC over the 4-tuple, the peer's ISN, the counter and the MSS index.
@@ -175,7 +200,7 @@ impl SynCookies {
         count: u32,
         idx: u32,
     ) -> u32 {
-        let mut h = SipHasher24::new_with_key(&self.mac_key);
+        let mut h = SipHasher24::new_with_key(&self.keys().mac);
         write_addr(&mut h, local.ip());
         h.write_u16(local.port());
         write_addr(&mut h, remote.ip());
@@ -229,7 +254,7 @@ impl SynCookies {
     /// Linux `secure_tcp_ts_off`: the timestamp offset for a connection between these
     /// addresses, the same for the cookie SYN-ACK and the connection built later.
     pub fn ts_offset(&self, local: IpAddr, remote: IpAddr) -> u32 {
-        let mut h = SipHasher24::new_with_key(&self.ts_key);
+        let mut h = SipHasher24::new_with_key(&self.keys().ts);
         write_addr(&mut h, local);
         write_addr(&mut h, remote);
         h.finish() as u32
@@ -586,9 +611,12 @@ mod tests {
     fn keys_are_separate_and_follow_the_secret() {
         let a = SynCookies::new(&[1; 16]);
         let b = SynCookies::new(&[2; 16]);
-        assert_ne!(a.mac_key, a.ts_key);
-        assert_ne!(a.mac_key, b.mac_key);
-        assert_ne!(a.mac_key, [1; 16]);
+        assert_ne!(a.keys().mac, a.keys().ts);
+        assert_ne!(a.keys().mac, b.keys().mac);
+        assert_ne!(a.keys().mac, [1; 16]);
+        // Derived on first use, they are the eager derivation's keys.
+        assert_eq!(a.keys().mac, derive_key(&[1; 16], b"mac"));
+        assert_eq!(a.keys().ts, derive_key(&[1; 16], b"tsoff"));
         let (l, r) = (addr(L).ip(), addr(R).ip());
         assert_eq!(a.ts_offset(l, r), SynCookies::new(&[1; 16]).ts_offset(l, r));
         assert_ne!(a.ts_offset(l, r), b.ts_offset(l, r));
