@@ -168,6 +168,9 @@ mod tests {
     use std::sync::atomic::AtomicU64;
     use std::time::Duration;
 
+    /// (item, attempt, warnings of a dropped attempt), in the order kept.
+    type Kept = Vec<(usize, usize, Option<u64>)>;
+
     /// Runs items that sleep `ms`, optionally raising the warning count mid-run;
     /// returns (item, attempt number, rerun-warnings) in the order kept, the peak
     /// number of items running at once, and the report.
@@ -177,7 +180,7 @@ mod tests {
         ms: u64,
         warn_in: Option<usize>,
         alone: &(dyn Fn(usize) -> bool + Sync),
-    ) -> (Vec<(usize, usize, Option<u64>)>, usize, PhaseReport) {
+    ) -> (Kept, usize, PhaseReport) {
         let count = AtomicU64::new(0);
         let attempts: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
         let (now, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
@@ -244,7 +247,7 @@ mod tests {
             "{kept:?}"
         );
         // Items 2..6 ran after the fall-back, one at a time, in order, once.
-        let mid: Vec<(usize, usize, Option<u64>)> = kept[..4].to_vec();
+        let mid: Kept = kept[..4].to_vec();
         assert_eq!(
             mid,
             vec![(2, 1, None), (3, 1, None), (4, 1, None), (5, 1, None)]

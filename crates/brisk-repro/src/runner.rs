@@ -15,7 +15,7 @@
 //! an emulator reported a warning runs again alone (crate::real_phase). A host that cannot run
 //! them gets `n/a` rows and a message on stderr, never a failure.
 
-use crate::experiment::{failed, skipped, Analyse, Experiment, ExperimentResult, Job, Kind};
+use crate::experiment::{failed, skipped, Experiment, ExperimentResult, Job, Kind};
 use crate::timings::{process_cpu, thread_cpu, Timing, Timings};
 use brisk_sim::RunResult;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -542,18 +542,19 @@ fn run_planned(
     // The pool is done and every other analysis has run: real time, up to
     // `real_phase::parallel()` experiments at once (real_phase.rs says when not).
     let real0 = Instant::now();
-    let ready: Vec<Mutex<Option<(std::ops::Range<usize>, Analyse)>>> =
-        exps.iter().map(|_| Mutex::new(None)).collect();
     let mut real = Vec::new();
     for (k, e) in exps.iter().enumerate() {
+        let waiting = plans[k].lock().unwrap_or_else(|p| p.into_inner());
+        let ready = matches!(*waiting, Some(Planned::Ready(..)));
+        drop(waiting);
+        if ready {
+            real.push(k);
+            continue;
+        }
         match take_plan(k) {
-            Some(Planned::Ready(range, analyse)) => {
-                *ready[k].lock().unwrap_or_else(|p| p.into_inner()) = Some((range, analyse));
-                real.push(k);
-            }
             Some(Planned::Failed(msg)) => store(k, failed(e, &msg)),
             Some(Planned::Skipped(reason)) => store(k, skipped(e, &reason)),
-            None => {}
+            _ => {}
         }
     }
     // The simulator runs behind each real-time experiment, kept for a re-run.
@@ -562,9 +563,8 @@ fn run_planned(
     let run_real = |k: usize| -> (ExperimentResult, Duration, Duration) {
         let e = &exps[k];
         let (wall0, cpu0) = (Instant::now(), process_cpu());
-        let first = ready[k].lock().unwrap_or_else(|p| p.into_inner()).take();
-        let r = match first {
-            Some((range, analyse)) => match take_runs(range) {
+        let r = match take_plan(k) {
+            Some(Planned::Ready(range, analyse)) => match take_runs(range) {
                 Ok(runs) => {
                     progress.message(&format!("{} (real time)", e.id));
                     let r = analyse(&runs);
@@ -573,6 +573,8 @@ fn run_planned(
                 }
                 Err(msg) => failed(e, &msg),
             },
+            Some(Planned::Failed(msg)) => failed(e, &msg),
+            Some(Planned::Skipped(reason)) => skipped(e, &reason),
             // Again, alone: a fresh plan (its analysis is consumed) over the same runs.
             None => {
                 let runs = kept_runs[k]
