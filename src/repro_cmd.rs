@@ -1,4 +1,4 @@
-//! `brisk repro [ID ...|all] [--quick] [--json] [--out DIR] [--timings]`: runs the
+//! `brisk repro [ID ...|all] [--quick] [--json] [--out DIR] [--timings] [--real-parallel N]`: runs the
 //! reproduction suite (crate `brisk-repro`), prints one row per claim (or the JSON
 //! document) and, with `--timings`, where the time went, and writes the HTML report.
 //! Fails (exit 2) when a claim fails that is not listed in
@@ -32,6 +32,12 @@ pub struct ReproArgs {
     /// (timings.md, and a section of index.html).
     #[arg(long)]
     timings: bool,
+    /// Real-time experiments allowed at once, 1..=8 (default: BRISK_REAL_PARALLEL,
+    /// else 2; never more than the CPUs). Each runs in namespaces of its own; one that
+    /// ran beside another while an emulator reported a warning runs again alone, and
+    /// the rest run one at a time (docs/repro.md).
+    #[arg(long, value_name = "N")]
+    real_parallel: Option<usize>,
 }
 
 pub fn cmd_repro(args: ReproArgs) -> anyhow::Result<()> {
@@ -52,6 +58,11 @@ pub fn cmd_repro(args: ReproArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let exps = select(&args.ids).map_err(anyhow::Error::msg)?;
+    match args.real_parallel {
+        Some(n) => brisk_repro::real_phase::set_parallel(n),
+        None => brisk_repro::real_phase::parallel_setting().map(drop),
+    }
+    .map_err(anyhow::Error::msg)?;
     let acc = accepted::embedded(accepted::Mode::of(args.quick)).map_err(anyhow::Error::msg)?;
     let progress = Progress::stderr(!args.json);
     let (results, timings) = run_suite_timed(&exps, args.quick, &progress);

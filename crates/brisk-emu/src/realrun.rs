@@ -765,6 +765,25 @@ fn flow_seed(run: &RealRun, i: usize) -> u64 {
 /// The receivers' port (each flow has its own receiver address).
 pub const RECEIVER_PORT: u16 = 5201;
 
+/// The least an unlimited bulk flow's brisk sender keeps written but unsent (or its
+/// bytes in flight, if more: `TcpStream::set_notsent_limit`, Linux's
+/// `TCP_NOTSENT_LOWAT` rule): one second of the bottleneck's rate, at least 1 MiB.
+/// Without a limit brisk's 4-MiB send buffer was full at the end and the receiver read
+/// all of it before the stream's check could finish (the drain: 3.4 s per flow at
+/// 10 Mbit/s, where Linux's autotuned senders left 0.3 s). The limit changes nothing
+/// before the end as long as the writer, an ordinary thread beside the real-time
+/// emulator and stack threads, refills before the stack has sent that much: a floor of
+/// 256 KiB (0.2 s at 10 Mbit/s) was too little on a loaded 2-core host (real-ecn's
+/// brisk goodput fell from 8.55 to 7.21 Mbit/s), 1 MiB kept every real-ecn and real-fse
+/// number within its run-to-run spread. `None` (no limit) where the path has no fixed
+/// rate (traces) or the second's worth fills the flow's send buffer anyway.
+fn notsent_floor(run: &RealRun, send_buffer: usize) -> Option<usize> {
+    const LEAST: u64 = 1 << 20;
+    let per_second = run.path.bottleneck.rate?.0 / 8;
+    let floor = per_second.max(LEAST);
+    (floor < send_buffer as u64).then_some(floor as usize)
+}
+
 /// Runs `run` over real packets; needs root and /dev/net/tun.
 pub fn run_real(run: &RealRun) -> Result<RealResult> {
     check(run)?;
@@ -1063,6 +1082,10 @@ fn run_flows<H: Hosts>(run: &RealRun, lab: &H, cx: Ctx) -> Result<Vec<RealFlowRe
                         .map_err(|e| EmuError::io(format!("brisk connect {addr}"), e))?;
                         c.set_write_timeout(write_timeout)
                             .map_err(|e| EmuError::io("write timeout", e))?;
+                        if matches!(f.app, RealApp::Bulk { bytes: None }) {
+                            c.set_notsent_limit(notsent_floor(run, f.tcp.send_buffer))
+                                .map_err(|e| EmuError::io("not-sent limit", e))?;
+                        }
                         let _ = c.set_trace(true);
                         run_flow(id, f, &c, l, seed, cx)
                     }

@@ -165,6 +165,39 @@ fn shorter_rtt_flow_sees_the_smaller_rtt_on_a_shared_link() {
 }
 
 #[test]
+fn an_unlimited_brisk_flow_leaves_little_to_drain_and_still_fills_the_link() {
+    if !lab_available("real runs") {
+        return;
+    }
+    // 10 Mbit/s, 20 ms, a 100-packet queue (150 KB): at the end at most the queue and
+    // the BDP are in flight, and the writer keeps at most one second of the link's rate
+    // (1.25 MB) plus one 64-KiB write unsent (`notsent_floor`). Without that limit
+    // brisk's 4-MiB send buffer was full at the end: over 4 MB, 3.4 s, to drain.
+    let r = run(
+        "drain",
+        3,
+        10_000_000,
+        Some(100),
+        vec![flow(FlowStack::Brisk, 20, BULK)],
+    );
+    let f = &r.flows[0];
+    assert!(f.stream_ok, "intact: {:?}", f.error);
+    assert_eq!(f.bytes_delivered + f.drain.bytes, f.bytes_sent);
+    assert!(
+        f.drain.bytes < 2_000_000,
+        "drained {} B in {:?} after the end",
+        f.drain.bytes,
+        f.drain.duration
+    );
+    // The limit must not starve the sender: the link stays full.
+    assert!(
+        r.bottleneck.utilization > 0.9,
+        "utilisation {}",
+        r.bottleneck.utilization
+    );
+}
+
+#[test]
 fn buffer_overflow_reports_drops_and_their_first_time() {
     if !lab_available("real runs") {
         return;

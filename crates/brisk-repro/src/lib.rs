@@ -26,6 +26,7 @@ pub mod figure;
 pub mod html;
 pub mod ledger;
 pub mod plot;
+pub mod real_phase;
 pub mod remote;
 pub mod report;
 pub mod roster;

@@ -9,8 +9,10 @@
 //!
 //! Real-time experiments ([`Kind::RealTime`]) run afterwards: their simulator jobs go
 //! on the same pool, but their analyses (which drive real packets in real time) run
-//! only once the pool has finished, one at a time, after every simulated experiment's
-//! analysis, so no other work competes with them for the CPU. A host that cannot run
+//! only once the pool has finished, after every simulated experiment's analysis, so no
+//! simulation competes with them for the CPU; up to `real_phase::parallel()` of them
+//! run side by side, each in its own namespaces, and one that ran beside another while
+//! an emulator reported a warning runs again alone (crate::real_phase). A host that cannot run
 //! them gets `n/a` rows and a message on stderr, never a failure.
 
 use crate::experiment::{failed, skipped, Experiment, ExperimentResult, Job, Kind};
@@ -20,6 +22,19 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// Real-time experiments that run by themselves even when others may run side by
+/// side: `mn-cpu` compares CPU times (another lab's threads would share its caches and
+/// core), `aqm-vs-ns3` runs ns-3, which is CPU-bound rather than real time, and
+/// `real-bbr`, whose REAL-BBR-2a (brisk BBR's mean srtt against Linux bbr's) failed in
+/// all three side-by-side quick runs measured (10.8–14.5 % against 2.3–3.7 % alone on
+/// the same host, docs/performance.md): every lab pins brisk's stack thread to the
+/// same (last) CPU, so two labs' paced senders share it.
+pub const ALONE: &[&str] = &[
+    crate::exp::mn_cpu::ID,
+    crate::exp::aqm_ns3::ID,
+    crate::exp::real_bbr::ID,
+];
 
 /// How often a [`Progress`] in line mode reports that work is still going on.
 pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -418,7 +433,7 @@ pub fn run_experiments_timed(
                 }
             });
         }
-        let (out, mut t) = run_planned(exps, plans, &jobs, &owner, progress);
+        let (out, mut t) = run_planned(exps, quick, plans, &jobs, &owner, progress);
         drop(stop);
         t.total_wall = wall0.elapsed();
         t.total_cpu = process_cpu().saturating_sub(cpu0);
@@ -429,6 +444,7 @@ pub fn run_experiments_timed(
 /// The pool, the analyses and the real-time phase of [`run_experiments`].
 fn run_planned(
     exps: &[Experiment],
+    quick: bool,
     plans: Vec<Planned>,
     jobs: &[Job],
     owner: &[usize],
@@ -531,29 +547,83 @@ fn run_planned(
         analyse_now(k, false);
     }
     let after_pool_wall = after0.elapsed();
-    // The pool is done and every other analysis has run: real time, one at a time.
+    // The pool is done and every other analysis has run: real time, up to
+    // `real_phase::parallel()` experiments at once (real_phase.rs says when not).
     let real0 = Instant::now();
+    let mut real = Vec::new();
     for (k, e) in exps.iter().enumerate() {
-        let Some(plan) = take_plan(k) else { continue };
+        let waiting = plans[k].lock().unwrap_or_else(|p| p.into_inner());
+        let ready = matches!(*waiting, Some(Planned::Ready(..)));
+        drop(waiting);
+        if ready {
+            real.push(k);
+            continue;
+        }
+        match take_plan(k) {
+            Some(Planned::Failed(msg)) => store(k, failed(e, &msg)),
+            Some(Planned::Skipped(reason)) => store(k, skipped(e, &reason)),
+            _ => {}
+        }
+    }
+    // The simulator runs behind each real-time experiment, kept for a re-run.
+    let kept_runs: Vec<Mutex<Option<Vec<RunResult>>>> =
+        exps.iter().map(|_| Mutex::new(None)).collect();
+    let run_real = |k: usize| -> (ExperimentResult, Duration, Duration) {
+        let e = &exps[k];
         let (wall0, cpu0) = (Instant::now(), process_cpu());
-        let r = match plan {
-            Planned::Ready(range, analyse) => match take_runs(range) {
+        let r = match take_plan(k) {
+            Some(Planned::Ready(range, analyse)) => match take_runs(range) {
                 Ok(runs) => {
                     progress.message(&format!("{} (real time)", e.id));
-                    analyse(&runs)
+                    let r = analyse(&runs);
+                    *kept_runs[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(runs);
+                    r
                 }
                 Err(msg) => failed(e, &msg),
             },
-            Planned::Failed(msg) => failed(e, &msg),
-            Planned::Skipped(reason) => skipped(e, &reason),
+            Some(Planned::Failed(msg)) => failed(e, &msg),
+            Some(Planned::Skipped(reason)) => skipped(e, &reason),
+            // Again, alone: a fresh plan (its analysis is consumed) over the same runs.
+            None => {
+                let runs = kept_runs[k]
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take();
+                match ((e.plan)(quick), runs) {
+                    (Ok(p), Some(runs)) if p.jobs.len() == runs.len() => {
+                        progress.message(&format!("{} (real time, again alone)", e.id));
+                        (p.analyse)(&runs)
+                    }
+                    (Err(msg), _) => failed(e, &msg),
+                    _ => failed(e, "re-run alone: its simulator runs are not kept"),
+                }
+            }
         };
+        (r, wall0.elapsed(), process_cpu().saturating_sub(cpu0))
+    };
+    let keep = |k: usize,
+                (mut r, wall, cpu): (ExperimentResult, Duration, Duration),
+                seen: Option<u64>| {
+        if let Some(n) = seen {
+            r.notes.push(format!(
+                "Run again alone: while it ran beside another real-time experiment the emulator reported {n} warning(s), so that attempt was not used."
+            ));
+        }
         {
             let mut t = time_of(k);
-            t.analysis_wall = wall0.elapsed();
-            t.analysis_cpu = process_cpu().saturating_sub(cpu0);
+            t.analysis_wall = wall;
+            t.analysis_cpu = cpu;
         }
         store(k, r);
-    }
+    };
+    let phase = crate::real_phase::run_phase(
+        &real,
+        crate::real_phase::parallel(),
+        &|k| ALONE.contains(&exps[k].id),
+        &brisk_emu::emu::health::warnings_reported,
+        &run_real,
+        &keep,
+    );
     let real_time_wall = real0.elapsed();
     progress.finish();
     let out = out.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -571,6 +641,8 @@ fn run_planned(
         pool_wall,
         after_pool_wall,
         real_time_wall,
+        real_parallel: phase.parallel,
+        real_reruns: phase.rerun.iter().map(|&k| exps[k].id).collect(),
         ..Timings::default()
     };
     (results, t)
@@ -642,6 +714,56 @@ mod tests {
         assert_eq!(*ORDER.lock().unwrap(), vec!["sim", "real"]);
         assert_eq!(out[0].id, "real");
         assert_eq!(out[1].id, "sim");
+    }
+
+    /// Analyses of `noisy` so far; its first one reports an emulator warning.
+    static NOISY_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    fn plan_sleeping(id: &'static str, warn_first: bool) -> Result<Plan, String> {
+        Ok(Plan {
+            jobs: Vec::new(),
+            analyse: Box::new(move |_| {
+                std::thread::sleep(std::time::Duration::from_millis(150));
+                if warn_first && NOISY_CALLS.fetch_add(1, Ordering::SeqCst) == 0 {
+                    brisk_emu::emu::health::note_reported(1);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(150));
+                let mut r = ExperimentResult::new(id, "t");
+                r.claims.push(Claim::new("X-1", "x").check(true));
+                r
+            }),
+        })
+    }
+    fn plan_noisy(_: bool) -> Result<Plan, String> {
+        plan_sleeping("noisy", true)
+    }
+    fn plan_quiet(_: bool) -> Result<Plan, String> {
+        plan_sleeping("quiet", false)
+    }
+
+    #[test]
+    fn a_real_time_experiment_beside_an_emulator_warning_is_planned_again_and_run_alone() {
+        let _g = ORDER_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        crate::real_phase::set_parallel(2).unwrap();
+        let real = Kind::RealTime {
+            unsupported: supported,
+        };
+        let exps = [
+            exp("noisy", real, plan_noisy),
+            exp("quiet", real, plan_quiet),
+        ];
+        let (out, t) = run_experiments_timed(&exps, true, &Progress::hidden());
+        assert_eq!((out[0].id, out[1].id), ("noisy", "quiet"));
+        assert!(out.iter().all(|r| r.claims[0].verdict == Verdict::Pass));
+        if crate::real_phase::parallel() < 2 {
+            return; // one CPU: nothing runs side by side
+        }
+        // It ran beside `quiet` when the warning came: dropped and run again alone
+        // (so, normally, is `quiet`, which saw the same warning).
+        assert_eq!(NOISY_CALLS.load(Ordering::SeqCst), 2);
+        assert!(t.real_reruns.contains(&"noisy"), "{t:?}");
+        assert!(out[0].notes.iter().any(|n| n.contains("Run again alone")));
+        assert_eq!(t.real_parallel, 2);
     }
 
     #[test]

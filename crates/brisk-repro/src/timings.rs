@@ -7,7 +7,9 @@
 //! CPU time is the running thread's (`CLOCK_THREAD_CPUTIME_ID`) for runs and for
 //! analyses done on the pool; an analysis done after the pool (own-driver and real-time
 //! experiments, which may start threads of their own) gets the process's CPU time over
-//! its span (`CLOCK_PROCESS_CPUTIME_ID`), nothing else running then but the heartbeat.
+//! its span (`CLOCK_PROCESS_CPUTIME_ID`), nothing else running then but the heartbeat,
+//! except when real-time experiments run side by side (crate::real_phase): then each
+//! one's analysis CPU includes whatever ran beside it, and only the total is exact.
 //!
 //! Timings are measurements of this host at this moment; they never enter a result.
 
@@ -50,8 +52,12 @@ pub struct Timings {
     pub pool_wall: Duration,
     /// Analyses of experiments without runs, one at a time after the pool.
     pub after_pool_wall: Duration,
-    /// The real-time analyses, one at a time.
+    /// The real-time analyses (up to `real_parallel` at once).
     pub real_time_wall: Duration,
+    /// Real-time experiments allowed at once (crate::real_phase).
+    pub real_parallel: usize,
+    /// Real-time experiments run again alone after an emulator warning beside another.
+    pub real_reruns: Vec<&'static str>,
     /// The whole suite, and the process's CPU time over it.
     pub total_wall: Duration,
     pub total_cpu: Duration,
@@ -69,16 +75,33 @@ impl Timings {
         v
     }
 
+    /// How the real-time phase ran, when not one at a time.
+    fn real_phase_note(&self) -> String {
+        let mut n = String::new();
+        if self.real_parallel > 1 {
+            n = format!(" (up to {} at once", self.real_parallel);
+            if !self.real_reruns.is_empty() {
+                n += &format!(
+                    "; run again alone after an emulator warning: {}",
+                    self.real_reruns.join(", ")
+                );
+            }
+            n += ")";
+        }
+        n
+    }
+
     /// The phase lines under both tables.
     fn phases(&self) -> Vec<String> {
         let busy: Duration = self.experiments.iter().map(Timing::wall).sum();
         vec![
             format!(
-                "pool ({} threads): {} s wall; analyses after the pool: {} s; real-time phase: {} s",
+                "pool ({} threads): {} s wall; analyses after the pool: {} s; real-time phase: {} s{}",
                 self.threads,
                 s(self.pool_wall),
                 s(self.after_pool_wall),
-                s(self.real_time_wall)
+                s(self.real_time_wall),
+                self.real_phase_note()
             ),
             format!(
                 "total: {} s wall, {} s CPU (process); sum of the rows: {} s wall",
@@ -264,6 +287,8 @@ mod tests {
             pool_wall: Duration::from_secs(6),
             after_pool_wall: Duration::ZERO,
             real_time_wall: Duration::from_secs(30),
+            real_parallel: 2,
+            real_reruns: vec!["r"],
             total_wall: Duration::from_secs(36),
             total_cpu: Duration::from_secs(15),
         };
@@ -274,7 +299,7 @@ mod tests {
             txt.find("  a ").unwrap(),
         );
         assert!(r < b && b < a, "{txt}");
-        assert!(txt.contains("real-time phase: 30.0 s"), "{txt}");
+        assert!(txt.contains("real-time phase: 30.0 s (up to 2 at once; run again alone after an emulator warning: r)"), "{txt}");
         assert!(txt.contains("sum of the rows: 46.0 s wall"), "{txt}");
         let md = tm.markdown();
         assert!(

@@ -250,6 +250,7 @@ impl Dumbbell {
                 for line in &w {
                     eprint!("{}", crate::emu::emulator::warning_line(line));
                 }
+                crate::emu::health::note_reported(w.len());
                 r.health.warnings.extend(w);
             }
         }

@@ -913,6 +913,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
         // Every run says so when the emulator distorted it, whichever tool ran it
         // (summaries repeat this in their tables and JSON).
         eprint!("{}", report.warning_lines());
+        health::note_reported(report.health.warnings.len());
         Ok(report)
     }
 

@@ -24,10 +24,29 @@
 //! `tun_net_xmit` drops with `SKB_DROP_REASON_FULL_RING` and counts `tx_dropped`).
 //! The sender sees them as losses the model never made.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use brisk_time::Duration;
 use serde::Serialize;
 
 use crate::tools::hist::LatencySummary;
+
+/// Warnings this process's emulators have reported so far (every run's, whichever
+/// tool ran it). A caller that runs several labs at once (`brisk repro`'s real-time
+/// phase) reads it before and after one of them: a warning in between means some
+/// emulator beside it did not keep the model's timing, so its result is not accepted
+/// as if it had run alone.
+static REPORTED: AtomicU64 = AtomicU64::new(0);
+
+/// Counts `n` warnings just reported (see [`warnings_reported`]).
+pub fn note_reported(n: usize) {
+    REPORTED.fetch_add(n as u64, Ordering::Relaxed);
+}
+
+/// How many emulator warnings this process has reported so far.
+pub fn warnings_reported() -> u64 {
+    REPORTED.load(Ordering::Relaxed)
+}
 
 /// Thresholds for the warnings (documented defaults in docs/emulator.md).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -76,6 +76,28 @@ pub(crate) struct Sock {
     pub peer_closed: bool,
     pub closed: bool,
     pub error: Option<ConnError>,
+    /// [`socket::TcpStream::set_notsent_limit`]'s floor: a write waits while the bytes
+    /// written but not sent reach the larger of this and the bytes in flight.
+    pub notsent_floor: Option<usize>,
+    /// A write is blocked on that limit (the loop wakes it once it no longer holds).
+    pub notsent_waiting: bool,
+}
+
+/// Bytes `c` holds that were written but not sent yet, and bytes sent but not yet
+/// acknowledged.
+pub(crate) fn unsent_and_in_flight(c: &brisk_tcp::Connection) -> (u64, u64) {
+    let (acked, sent) = (c.acked_offset(), c.sent_offset());
+    let written = acked + c.send_buffered() as u64;
+    (written.saturating_sub(sent), sent.saturating_sub(acked))
+}
+
+/// Whether a write to a socket with `floor` may go ahead (Linux's
+/// `tcp_stream_memory_free` with `TCP_NOTSENT_LOWAT`, with the mark at least the bytes
+/// in flight, as Linux's autotuned send buffer, `tcp_sndbuf_expand`, is about two
+/// windows).
+pub(crate) fn below_notsent_limit(c: &brisk_tcp::Connection, floor: usize) -> bool {
+    let (unsent, in_flight) = unsent_and_in_flight(c);
+    unsent < (floor as u64).max(in_flight)
 }
 
 /// Everything behind the lock.
@@ -89,6 +111,8 @@ pub(crate) struct Core {
     dirty: bool,
     /// Application threads blocked on the condvar (skip the futex call when none).
     pub waiters: usize,
+    /// Sockets with `notsent_waiting` set (skip the check per packet when none).
+    pub notsent_waiting: usize,
     /// The loop is gone: blocking calls fail instead of waiting for ever.
     pub stopped: bool,
     pub socks: HashMap<u64, Sock>,
@@ -126,6 +150,9 @@ impl Core {
 
     pub fn remove_sock(&mut self, id: u64) {
         if let Some(s) = self.socks.remove(&id) {
+            if s.notsent_waiting {
+                self.notsent_waiting -= 1;
+            }
             if let Some(h) = s.handle {
                 self.by_handle.remove(&h);
             }
@@ -135,6 +162,29 @@ impl Core {
     /// Marks that the loop has output to collect.
     pub fn mark_dirty(&mut self) {
         self.dirty = true;
+    }
+
+    /// Clears the waits on the not-sent limit that no longer hold (the connection
+    /// sent or lost data, or is gone); true if any did, so their writers are woken.
+    /// Costs nothing per packet while no write waits on the limit.
+    fn notsent_released(&mut self) -> bool {
+        if self.notsent_waiting == 0 {
+            return false;
+        }
+        let mut released = false;
+        for s in self.socks.values_mut().filter(|s| s.notsent_waiting) {
+            let floor = s.notsent_floor.unwrap_or(0);
+            let free = s
+                .handle
+                .and_then(|h| self.ep.conn(h))
+                .is_none_or(|c| below_notsent_limit(c, floor));
+            if free {
+                s.notsent_waiting = false;
+                self.notsent_waiting -= 1;
+                released = true;
+            }
+        }
+        released
     }
 
     /// Applies the endpoint's events to the sockets; true if any arrived.
@@ -226,6 +276,7 @@ impl BriskStack {
             last: Instant::ZERO,
             dirty: false,
             waiters: 0,
+            notsent_waiting: 0,
             stopped: false,
             socks: HashMap::new(),
             busy_ns: 0,
@@ -322,7 +373,7 @@ impl Side for StackSide {
         if !got {
             core.dirty = false;
         }
-        if core.process_events() {
+        if core.process_events() | core.notsent_released() {
             self.shared.notify(&core);
         }
         core.busy_ns += monotonic_ns().saturating_sub(t0);
@@ -335,7 +386,7 @@ impl Side for StackSide {
         let now = core.advance(now);
         core.ep.handle_packet(now, pkt);
         core.dirty = true;
-        if core.process_events() {
+        if core.process_events() | core.notsent_released() {
             self.shared.notify(&core);
         }
         core.busy_ns += monotonic_ns().saturating_sub(t0);

@@ -262,6 +262,20 @@ impl TcpStream {
         Ok(())
     }
 
+    /// Bounds how far writes run ahead of the network, as Linux's `TCP_NOTSENT_LOWAT`
+    /// does (`tcp_stream_memory_free`): with `Some(floor)` a write waits while the
+    /// bytes written but not yet sent reach the larger of `floor` and the bytes in
+    /// flight (Linux's autotuned send buffer, `tcp_sndbuf_expand`, holds about two
+    /// windows: one in flight, one to send). The stack sends exactly as before as long
+    /// as the writer refills in time; what it changes is how much is left to send when
+    /// the writer stops. `None` (the default): only the send buffer bounds writes.
+    pub fn set_notsent_limit(&self, floor: Option<usize>) -> io::Result<()> {
+        let mut core = self.shared.lock();
+        let s = core.socks.get_mut(&self.id).ok_or_else(stopped)?;
+        s.notsent_floor = floor;
+        Ok(())
+    }
+
     /// `Write`: FIN after queued data (half-close); `Read`: later reads return 0;
     /// `Both`: both.
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
@@ -481,10 +495,33 @@ impl TcpStream {
                     conn_error,
                 )));
             };
+            let floor = s.notsent_floor;
             let c = core.ep.conn_mut(h)?;
             if let Err(e) = c.check_whole_write(buf.len()) {
                 return Some(Err(e));
             }
+            use brisk_tcp::State;
+            let open = matches!(
+                c.state(),
+                State::SynSent | State::SynReceived | State::Established | State::CloseWait
+            );
+            // A connection that can no longer take data answers below, not by waiting.
+            if let Some(floor) = floor.filter(|_| open) {
+                let free = super::below_notsent_limit(c, floor);
+                let s = core.socks.get_mut(&id)?;
+                if free && s.notsent_waiting {
+                    s.notsent_waiting = false;
+                    core.notsent_waiting -= 1;
+                } else if !free {
+                    // The loop wakes this writer once the limit no longer holds.
+                    if !s.notsent_waiting {
+                        s.notsent_waiting = true;
+                        core.notsent_waiting += 1;
+                    }
+                    return None;
+                }
+            }
+            let c = core.ep.conn_mut(h)?;
             let n = c.write_with_priority(buf, priority);
             if n > 0 {
                 if fin && n == buf.len() {
@@ -494,11 +531,7 @@ impl TcpStream {
                 waker.wake();
                 return Some(Ok(n));
             }
-            use brisk_tcp::State;
-            if !matches!(
-                c.state(),
-                State::SynSent | State::SynReceived | State::Established | State::CloseWait
-            ) {
+            if !open {
                 return Some(Err(io::Error::new(
                     ErrorKind::BrokenPipe,
                     "connection is shut down for writing",

@@ -441,11 +441,15 @@ impl MultiPathLab {
             r.stack_thread = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Some(t) = &r.stack_thread {
                 let threshold_ns = (r.health.late_threshold_us * 1e3) as u64;
-                r.health.warnings.extend(t.warnings(threshold_ns));
+                let w = t.warnings(threshold_ns);
+                crate::emu::health::note_reported(w.len());
+                r.health.warnings.extend(w);
             }
         }
         if let (Some(r), Some(st)) = (reports.first_mut(), &self.split) {
-            r.health.warnings.extend(st.warnings());
+            let w = st.warnings();
+            crate::emu::health::note_reported(w.len());
+            r.health.warnings.extend(w);
         }
         match first_err {
             Some(e) => Err(e),
