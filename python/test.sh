@@ -13,5 +13,7 @@ venv="$(cd "$venv" && pwd)"
 # BRISK_PY_INSTALL_ONLY=1: stop after the installs (.ci/run runs them beside cargo's build:
 # they wait on the network and the disk, the build on the CPU).
 if [ "${BRISK_PY_INSTALL_ONLY:-0}" = 1 ]; then exit 0; fi
-(cd python && VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --release -q)
+# The `ci` profile (release without LTO), as the Rust tests: it shares their build and
+# skips the release profile's long fat-LTO link.
+(cd python && VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --profile ci -q)
 exec "$venv/bin/python" -m pytest python/tests -q -p no:cacheprovider "$@"

@@ -227,7 +227,10 @@ fn build_kind() -> &'static str {
         (Some("use"), _) => "profile-guided release build with LTO (scripts/pgo-build.sh)",
         (Some("gen"), _) => "instrumented PGO training build: its times are not representative",
         _ if cfg!(debug_assertions) => "debug build: its times are not representative",
-        (_, "release") => "release build",
+        (_, "release") => "release build (fat LTO, one codegen unit)",
+        (_, "ci") => {
+            "ci-profile build (the tests' profile: no LTO, 16 codegen units; slower than release)"
+        }
         _ => "optimised build of another cargo profile",
     }
 }

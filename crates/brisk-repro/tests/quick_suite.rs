@@ -3,7 +3,7 @@
 //! that now passes is reported (the list should shrink) but does not fail the test.
 //!
 //! Ignored in unoptimised builds (minutes instead of seconds); CI runs
-//! `cargo test --workspace --release`.
+//! `cargo test --workspace --profile ci` (release without LTO).
 //!
 //! The suite includes the `real-*` experiments, which run real packets in real time
 //! where the host allows (root, TUN, iproute2; CI does) and are `n/a` elsewhere. The tests
