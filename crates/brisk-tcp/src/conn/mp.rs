@@ -1484,12 +1484,8 @@ fn mp_fill_sched(m: &mut Meta) {
     // Only LowRTT+RP acts when no subflow has room (its penalty needs none).
     let acts_without_room = matches!(&m.sched, Scheduler::MinRtt(mr) if mr.rp);
     for _ in 0..4096 {
-        for i in 0..n {
-            rooms[i] = if active && m.subs[i].backup {
-                0
-            } else {
-                sub_room(&m.subs[i])
-            };
+        for (room, s) in rooms.iter_mut().zip(&m.subs).take(n) {
+            *room = if active && s.backup { 0 } else { sub_room(s) };
         }
         if !acts_without_room && rooms[..n].iter().all(|&r| r == 0) {
             // No subflow's window has room (most polls and inputs while the
