@@ -33,6 +33,7 @@ pub mod isn;
 mod loss;
 mod mech;
 mod mp;
+mod mp_mem;
 mod mp_ss;
 mod pacing;
 mod parts;

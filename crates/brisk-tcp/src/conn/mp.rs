@@ -1481,13 +1481,22 @@ fn mp_fill_sched(m: &mut Meta) {
     // is alive (Linux `mptcp_subflow_get_send` picks a backup only when no active
     // subflow exists; a non-backup subflow with a full window still counts).
     let active = m.subs.iter().any(|s| sub_alive(s) && !s.backup);
+    // Only LowRTT+RP acts when no subflow has room (its penalty needs none).
+    let acts_without_room = matches!(&m.sched, Scheduler::MinRtt(mr) if mr.rp);
     for _ in 0..4096 {
+        for (room, s) in rooms.iter_mut().zip(&m.subs).take(n) {
+            *room = if active && s.backup { 0 } else { sub_room(s) };
+        }
+        if !acts_without_room && rooms[..n].iter().all(|&r| r == 0) {
+            // No subflow's window has room (most polls and inputs while the
+            // windows are full): no view is usable, so re-injection takes nothing,
+            // every scheduler picks none and STTF sends nothing ahead; only STTF's
+            // book is settled, as the full round below would. Skipping the views
+            // and the pick here is what the round costs otherwise, on every poll.
+            mp_sttf_settle(m);
+            break;
+        }
         for i in 0..n {
-            rooms[i] = if active && m.subs[i].backup {
-                0
-            } else {
-                sub_room(&m.subs[i])
-            };
             views[i] = sub_view(&m.subs[i], rooms[i]);
         }
         // Re-injection first (seed Table I), on a subflow other than the one that

@@ -30,6 +30,10 @@ impl MemUsage {
 impl Connection {
     /// What this connection holds now.
     pub fn mem_usage(&self) -> MemUsage {
+        if self.mp.is_some() {
+            // Its subflows' buffers and the data level's (`conn::mp_mem`).
+            return self.mp_mem_usage().unwrap_or_default();
+        }
         let r = &self.stream.recvbuf;
         MemUsage {
             ooo: r.ooo_charge(),
@@ -45,6 +49,9 @@ impl Connection {
     /// not writable), and `Event::Writable` follows once memory allows.
     #[inline]
     pub fn set_send_allowance(&mut self, bytes: usize) {
+        if self.mp.is_some() {
+            self.mp_set_send_allowance(bytes);
+        }
         self.stream.sendbuf.set_mem_allowance(bytes);
     }
 
@@ -52,12 +59,18 @@ impl Connection {
     /// connection then wants `Event::Writable` (`Connection::mem_writable`).
     #[inline]
     pub fn take_send_mem_limited(&mut self) -> bool {
+        if self.mp.is_some() {
+            return self.mp_take_send_mem_limited();
+        }
         self.stream.sendbuf.take_mem_limited()
     }
 
     /// Memory was freed after a write was refused for it: `Event::Writable` if the
     /// application still waits for room.
     pub fn mem_writable(&mut self) {
+        if self.mp.is_some() {
+            return self.mp_mem_writable();
+        }
         if self.stream.writable_wanted && self.send_capacity() > 0 {
             self.stream.writable_wanted = false;
             self.push_event(crate::event::Event::Writable);
@@ -67,27 +80,42 @@ impl Connection {
     /// Bytes the receive path may newly allocate until the next call (the endpoint
     /// sets it before each segment; `usize::MAX` means unlimited, the default).
     pub fn set_mem_allowance(&mut self, bytes: usize) {
+        if self.mp.is_some() {
+            self.mp_set_mem_allowance(bytes);
+        }
         self.stream.recvbuf.set_mem_allowance(bytes);
     }
 
     /// Compacts the out-of-order store; returns the charged bytes freed.
     pub fn collapse_ooo(&mut self) -> usize {
+        if self.mp.is_some() {
+            return self.mp_collapse_ooo();
+        }
         self.stream.recvbuf.collapse_ooo()
     }
 
     /// Charged bytes a collapse would free.
     pub fn ooo_slack(&self) -> usize {
+        if self.mp.is_some() {
+            return self.mp_ooo_slack();
+        }
         self.stream.recvbuf.ooo_slack()
     }
 
     /// Drops out-of-order data from the top until `need` charged bytes are freed (or
     /// none is left); returns the bytes freed. Never touches in-order data.
     pub fn prune_ooo(&mut self, need: usize) -> usize {
+        if self.mp.is_some() {
+            return self.mp_prune_ooo(need);
+        }
         self.stream.recvbuf.prune_ooo(need)
     }
 
     /// Collapse and prune work done on this connection.
     pub fn prune_stats(&self) -> PruneStats {
+        if let Some(p) = self.mp_prune_stats() {
+            return p;
+        }
         self.stream.recvbuf.prune_stats
     }
 }

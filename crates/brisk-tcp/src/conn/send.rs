@@ -345,11 +345,23 @@ impl SendBuffer {
     /// Bytes the buffer holds allocated (bytes held by reference cost nothing): what
     /// the endpoint charges for it (`crate::mem`).
     /// A run's jumps ([`MAX_RUN_BREAKS`] at 16 B, at most 64 KB) are left out: only an
-    /// MPTCP subflow's buffer has them, and the endpoint charges an MPTCP connection by
-    /// its outer connection's buffers, not its subflows' (read per packet: kept to
-    /// one load).
+    /// MPTCP subflow's buffer has them, and an MPTCP connection is charged through
+    /// [`SendBuffer::mem_charge_all`] (this is read per packet: kept to one load).
     pub fn mem_charge(&self) -> usize {
         self.data.capacity()
+    }
+
+    /// [`SendBuffer::mem_charge`] with everything else the buffer allocates: the
+    /// one-segment buffer a generated or broken run is produced into, and the run's
+    /// jumps. What an MPTCP connection is charged for each subflow's send buffer and
+    /// its data-level one (`conn::mp_mem`), read only for MPTCP connections.
+    pub fn mem_charge_all(&self) -> usize {
+        let breaks = self
+            .shared
+            .as_ref()
+            .and_then(|r| r.breaks.as_deref())
+            .map_or(0, |b| b.capacity() * std::mem::size_of::<RunBreak>());
+        self.data.capacity() + self.made.capacity() + breaks
     }
 
     /// Sets the bytes later writes may newly allocate (`usize::MAX`: no limit).

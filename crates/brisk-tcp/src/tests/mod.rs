@@ -21,6 +21,7 @@ mod mptcp_addr;
 mod mptcp_close;
 mod mptcp_compose;
 mod mptcp_join;
+mod mptcp_mem;
 mod mptcp_rtx;
 mod mptcp_sched;
 mod mptcp_window;
