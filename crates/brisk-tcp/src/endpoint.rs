@@ -579,13 +579,22 @@ impl Endpoint {
         self.stats.oow_acks_suppressed += after.oow_acks_suppressed - before.oow_acks_suppressed;
         self.stats.mptcp_refused += after.mptcp_refused - before.mptcp_refused;
         self.stats.mptcp_fallbacks += after.mptcp_fallbacks - before.mptcp_fallbacks;
+        // A segment after which a poll would find nothing (a data segment whose ACK
+        // is delayed, an ACK that leaves cwnd full): the connection is not queued
+        // for one (`Connection::poll_finds_nothing`; MPTCP and Fast Open do more
+        // work here, so they are polled as before).
+        let quiet = !mptcp && !tfo && slot.conn.poll_finds_nothing();
         if mptcp {
             self.mp_service(now, h);
         }
         if tfo {
             self.tfo_after(now, h);
         }
-        self.touch(h);
+        if quiet {
+            self.touch_events_and_timer(h);
+        } else {
+            self.touch(h);
+        }
         self.mem.relieve(&mut self.slots, h.0, &mut self.stats);
     }
 
