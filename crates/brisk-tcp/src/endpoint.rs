@@ -579,13 +579,21 @@ impl Endpoint {
         self.stats.oow_acks_suppressed += after.oow_acks_suppressed - before.oow_acks_suppressed;
         self.stats.mptcp_refused += after.mptcp_refused - before.mptcp_refused;
         self.stats.mptcp_fallbacks += after.mptcp_fallbacks - before.mptcp_fallbacks;
+        // A segment after which a poll would find nothing (a data segment whose ACK
+        // is delayed, an ACK that leaves cwnd full): the connection is not queued
+        // for one (`Connection::poll_finds_nothing`; MPTCP and Fast Open do more
+        // work here, so they are polled as before).
+        let quiet = !mptcp && !tfo && slot.conn.poll_finds_nothing();
         if mptcp {
             self.mp_service(now, h);
         }
         if tfo {
             self.tfo_after(now, h);
         }
-        self.touch(h);
+        if !quiet {
+            self.mark_ready(h);
+        }
+        self.touch_events_and_timer(h);
         self.mem.relieve(&mut self.slots, h.0, &mut self.stats);
     }
 
@@ -676,9 +684,19 @@ impl Endpoint {
                 continue;
             };
             slot.in_ready = false;
+            // Queued by a call that left nothing to send: most often a lend
+            // (`conn_mut`) that changed nothing a poll reads (the simulator's host
+            // lends every connection after each batch of events to drain its
+            // traces, and its apps' reads and writes rarely open anything). The
+            // proof costs less than the poll it replaces, and the mark keeps its
+            // place in the poll order (`Connection::poll_finds_nothing`).
             // By reference: binding the segment by value copied it out of the
             // `Option` for every packet sent.
-            let polled = lend_cc(&mut self.host_cc, &mut slot.conn, |c| c.poll_transmit(now));
+            let polled = if slot.conn.poll_finds_nothing() {
+                None
+            } else {
+                lend_cc(&mut self.host_cc, &mut slot.conn, |c| c.poll_transmit(now))
+            };
             let Some(seg) = &polled else {
                 self.touch_events_and_timer(h);
                 continue;
@@ -717,12 +735,12 @@ impl Endpoint {
             // More may follow: round-robin to the back of the queue. Not after an ACK
             // that ended the connection's poll (`Connection::poll_exhausted`): its
             // next poll would find nothing, and whatever can change that (input,
-            // timeouts, `conn_mut`) queues it again.
-            if exhausted {
-                self.touch_events_and_timer(h);
-            } else {
-                self.touch(h);
+            // timeouts, `conn_mut`) queues it again. (`touch` spelt out: the
+            // inline-always `touch_events_and_timer` once, not twice.)
+            if !exhausted {
+                self.mark_ready(h);
             }
+            self.touch_events_and_timer(h);
             return Some(Transmit {
                 conn: Some(h),
                 len: out.len(),

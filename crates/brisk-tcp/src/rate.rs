@@ -183,7 +183,18 @@ pub fn on_send(st: &mut RateState, now: Instant, packets_out: u32) -> TxSnapshot
 /// until everything now in flight is delivered.
 #[inline]
 pub fn mark_app_limited(st: &mut RateState, delivered: u64, in_flight: u32) {
-    st.app_limited = (delivered + u64::from(in_flight)).max(1);
+    st.app_limited = app_limited_mark(delivered, in_flight);
+}
+
+/// Whether [`mark_app_limited`] with these arguments would leave `st` as it is.
+#[inline]
+pub fn app_limited_marked(st: &RateState, delivered: u64, in_flight: u32) -> bool {
+    st.app_limited == app_limited_mark(delivered, in_flight)
+}
+
+#[inline]
+fn app_limited_mark(delivered: u64, in_flight: u32) -> u64 {
+    (delivered + u64::from(in_flight)).max(1)
 }
 
 /// What one ACK delivered, for [`generate`].

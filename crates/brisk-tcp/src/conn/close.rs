@@ -47,14 +47,17 @@ impl Connection {
     /// (Linux `tcp_close`). Armed once: data arriving later does not extend it.
     #[inline(always)] // every poll asks (a plain hint was not taken); rarely an orphan
     pub(super) fn arm_fin_wait2(&mut self, now: Instant) {
-        if self.orphaned
-            && self.state == State::FinWait2
-            && !self.sub.timers.is_set(Timer::FinWait2)
-        {
+        if self.fin_wait2_unarmed() {
             self.sub
                 .timers
                 .set(Timer::FinWait2, now.saturating_add(self.fin_time()));
         }
+    }
+
+    /// An orphan in FIN-WAIT-2 whose timer is not armed yet (`arm_fin_wait2` arms it).
+    #[inline(always)]
+    pub(super) fn fin_wait2_unarmed(&self) -> bool {
+        self.orphaned && self.state == State::FinWait2 && !self.sub.timers.is_set(Timer::FinWait2)
     }
 
     /// The orphan timer expired with no FIN from the peer: remove the connection

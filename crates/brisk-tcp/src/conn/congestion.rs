@@ -292,6 +292,28 @@ impl Congestion {
         blocked
     }
 
+    /// Whether `blocks_new_data(in_flight)` would block and write nothing: cwnd is
+    /// full, the window already marked cwnd-limited and no application-limited
+    /// period open (`Connection::poll_finds_nothing`).
+    #[inline]
+    pub fn new_data_blocked_settled(&self, in_flight: u32) -> bool {
+        in_flight >= self.vars.cwnd && self.is_cwnd_limited && !self.vars.app_limited
+    }
+
+    /// Whether a sender out of data would write nothing in `note_app_limited` and
+    /// (with `rate_mark`: rate samples on, nothing lost pending) in
+    /// `mark_rate_app_limited`: cwnd is full, or the period is already noted and the
+    /// rate sampler already marked at this delivered count and flight.
+    #[inline]
+    pub fn app_limited_settled(&self, in_flight: u32, rate_mark: bool) -> bool {
+        if in_flight >= self.vars.cwnd {
+            return true;
+        }
+        let rate_marked = !(rate_mark && self.needs.rate_samples)
+            || rate::app_limited_marked(&self.vars.rate, self.vars.delivered, in_flight);
+        self.vars.app_limited && rate_marked
+    }
+
     /// Out of data with room to send more: application-limited (RFC 7661); the
     /// controller hears it once per period.
     #[inline]

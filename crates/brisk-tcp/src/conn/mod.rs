@@ -254,9 +254,8 @@ pub struct Connection {
     last_oow_ack_time: Option<Instant>,
     /// DSCP of the segment being handled (RC3 classifies ACKs and data by it).
     rx_dscp: u8,
-    /// The last `poll_transmit` returned a pure ACK from its last branch: see
-    /// [`Connection::poll_exhausted`].
-    ack_ended_poll: bool,
+    /// How the last `poll_transmit` ended: see [`Connection::poll_exhausted`].
+    poll_end: transmit::PollEnd,
     /// The MPTCP-level socket (RFC 8684; `mp.rs`): `Some` makes this connection the
     /// data level over its subflows, which the application and I/O calls delegate
     /// to; `None` (plain TCP, or after fallback) costs one branch per call.
@@ -390,7 +389,7 @@ impl Connection {
             orphaned: false,
             last_oow_ack_time: None,
             rx_dscp: 0,
-            ack_ended_poll: false,
+            poll_end: transmit::PollEnd::Open,
             mp: None,
             mp_fallback: None,
             tfo: None,

@@ -436,7 +436,7 @@ impl Connection {
     #[cold]
     #[inline(never)]
     pub(super) fn mp_poll_transmit(&mut self, now: Instant) -> Option<Segment> {
-        self.ack_ended_poll = false;
+        self.poll_end = super::transmit::PollEnd::Open;
         let m = self.mp.as_deref_mut()?;
         m.sched.tick(now);
         mp_fill(m);
@@ -465,7 +465,7 @@ impl Connection {
                 // were not polled, and their `poll_exhausted` is from an older poll
                 // (data the scheduler gave them since, or an abort's RST, would wait
                 // for the next input): only the last subflow's ACK ends the poll.
-                exhausted = i + 1 == n && m.subs[i].conn.poll_exhausted();
+                exhausted = i + 1 == n && m.subs[i].conn.ack_ended_poll();
                 out = Some(seg);
                 break;
             }
@@ -481,7 +481,9 @@ impl Connection {
             }
         }
         self.mp_sync();
-        self.ack_ended_poll = out.is_some() && exhausted;
+        if out.is_some() && exhausted {
+            self.poll_end = super::transmit::PollEnd::Ack;
+        }
         out
     }
 

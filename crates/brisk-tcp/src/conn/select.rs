@@ -84,14 +84,20 @@ impl Connection {
     /// line. `always`: a plain hint was not taken in `poll_transmit`.
     #[inline(always)]
     pub(super) fn send_forward_retransmit(&mut self, now: Instant) -> Option<Segment> {
-        if self.config.recovery.rack
-            || !self.sub.loss.in_fast_recovery()
-            || !self.sub.opts.sack_ok
-            || !self.sub.cong.has_room(self.sub.loss.in_flight())
-        {
+        if self.forward_retransmit_ruled_out() {
             return None;
         }
         self.send_forward_retransmit_search(now)
+    }
+
+    /// The forward retransmission's guard: RACK on, not in fast recovery, no SACK,
+    /// or cwnd full. Reads only (`poll_finds_nothing` asks it too).
+    #[inline(always)]
+    pub(super) fn forward_retransmit_ruled_out(&self) -> bool {
+        self.config.recovery.rack
+            || !self.sub.loss.in_fast_recovery()
+            || !self.sub.opts.sack_ok
+            || !self.sub.cong.has_room(self.sub.loss.in_flight())
     }
 
     #[inline(never)]
@@ -220,8 +226,7 @@ impl Connection {
         // RC3: skip what the RLP's copies delivered; a hole ends where the next
         // delivered range begins.
         let hole_end = self.skip_delivered();
-        let next = self.sub.map.snd_to_stream(self.sub.snd.snd_nxt); // the next new byte
-        let end = self.stream.sendbuf.end();
+        let (next, end) = self.unsent_range();
         let avail = end - next;
         if avail == 0 && !self.stream.fin_queued {
             // Out of data with room to send more: application-limited (RFC 7661).
@@ -292,6 +297,33 @@ impl Connection {
             fin,
             in_flight,
         })
+    }
+
+    /// The next new byte (a stream offset) and the end of the queued data.
+    #[inline]
+    fn unsent_range(&self) -> (u64, u64) {
+        let next = self.sub.map.snd_to_stream(self.sub.snd.snd_nxt);
+        (next, self.stream.sendbuf.end())
+    }
+
+    /// Whether `send_new_data(now, false)` would return `None` and write nothing, at
+    /// any `now`: the state sends no data; or the sender is out of data with that
+    /// already noted (`new_segment`'s first `None`, whose marks are then taken); or
+    /// cwnd blocks it with the cwnd-limited mark already set (its second). Without
+    /// RC3 only (the caller's condition): `skip_delivered` then writes nothing.
+    /// `false` for every later reason (the peer's window, Nagle, SWS avoidance), so
+    /// it never needs their side effects (the persist timer).
+    pub(super) fn new_data_settled(&self) -> bool {
+        if !self.data_state_open() {
+            return true;
+        }
+        let (next, end) = self.unsent_range();
+        let in_flight = self.sub.loss.in_flight();
+        if next == end && !self.stream.fin_queued {
+            let rate_mark = self.sub.loss.no_lost_pending();
+            return self.sub.cong.app_limited_settled(in_flight, rate_mark);
+        }
+        self.sub.cong.new_data_blocked_settled(in_flight)
     }
 
     /// Before the primary loop sends new data: the mechanisms may move SND.NXT over

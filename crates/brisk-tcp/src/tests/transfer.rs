@@ -112,9 +112,12 @@ fn same_script_gives_same_bytes() {
     assert_eq!(run(), run());
 }
 
-/// `Connection::poll_exhausted` (the endpoint skips the poll after such an ACK): at
-/// every step of a lossy, reordering transfer with data both ways, a connection whose
-/// last poll ended with such an ACK finds nothing when polled again.
+/// `Connection::poll_exhausted` (the endpoint skips the poll after a pure ACK or a
+/// data segment that ended it) and `Connection::poll_finds_nothing` (the proof the
+/// data case and the endpoint's input path use): at every step of a lossy,
+/// reordering transfer with data both ways, a connection whose last poll was so
+/// ended finds nothing when polled again, and one for which the predicate holds
+/// finds nothing and changes nothing it reports (its `TcpInfo`, its next timeout).
 #[test]
 fn a_poll_ended_by_an_ack_leaves_nothing_to_send() {
     let mut p = Pair::new(Duration::from_millis(10));
@@ -129,7 +132,7 @@ fn a_poll_ended_by_an_ack_leaves_nothing_to_send() {
     let down = pattern(200_000, 6);
     let (mut sent_up, mut sent_down) = (0, 0);
     let (mut got_up, mut got_down) = (Vec::new(), Vec::new());
-    let (mut checked, mut steps) = (0, 0);
+    let (mut checked, mut predicted, mut steps) = (0, 0, 0);
     let end = p.now + Duration::from_secs(300);
     while (got_up.len() < up.len() || got_down.len() < down.len()) && p.now < end {
         if sent_up < up.len() {
@@ -157,8 +160,18 @@ fn a_poll_ended_by_an_ack_leaves_nothing_to_send() {
                 let again = ep.conn_mut(h).unwrap().poll_transmit(now);
                 assert!(again.is_none(), "step {steps}: {again:?}");
             }
+            if let Some(k) = ep.conn(h).filter(|k| k.poll_finds_nothing()) {
+                predicted += 1;
+                let (info, timeout) = (k.info(), k.poll_timeout());
+                let k = ep.conn_mut(h).unwrap();
+                let again = k.poll_transmit(now);
+                assert!(again.is_none(), "step {steps}: {again:?}");
+                assert_eq!(k.info(), info, "step {steps}");
+                assert_eq!(k.poll_timeout(), timeout, "step {steps}");
+            }
         }
     }
     assert!(got_up == up && got_down == down);
     assert!(checked > 100, "only {checked} exhausted polls checked");
+    assert!(predicted > 100, "only {predicted} predicted polls checked");
 }
