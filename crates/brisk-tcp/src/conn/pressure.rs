@@ -113,8 +113,8 @@ impl Connection {
 
     /// Collapse and prune work done on this connection.
     pub fn prune_stats(&self) -> PruneStats {
-        if let Some(p) = self.mp_prune_stats() {
-            return p;
+        if self.mp.is_some() {
+            return self.mp_prune_stats().unwrap_or_default();
         }
         self.stream.recvbuf.prune_stats
     }
