@@ -337,9 +337,9 @@ impl<Q: Queue> Link<Q> {
     /// (`Queue::passes_straight`): what `enqueue` and then `start_next` would do, with
     /// the same counters and the same two log events, without the packet's trip into
     /// the queue's FIFO and out again. Every packet on a dumbbell's access links (pure
-    /// delay lines) comes here, and the queue's round trip was about a quarter of a
-    /// link's work per packet (docs/performance.md, "The simulator's event and packet
-    /// path (helper perfengine)").
+    /// delay lines) comes here; the queue's round trip was about a third of
+    /// `handle_packet`'s instructions in `bench sim` (docs/performance.md, "The
+    /// simulator's event and packet path (§1, helper perfengine)").
     #[inline]
     fn pass_straight(&mut self, now: Instant, pkt: Packet) {
         let (id, flow, bytes) = (pkt.id, pkt.flow, pkt.len());
