@@ -310,7 +310,15 @@ impl<Q: Queue> Link<Q> {
             queue_bytes: qb,
             ce_marked: d.ce_marked,
         });
-        let wire_bytes = d.pkt.len().saturating_add(self.overhead_bytes);
+        self.put_on_wire(t, d.pkt, back_to_back);
+        true
+    }
+
+    /// Serialises `pkt` from `t` and puts it into the delay line (or drops it if the
+    /// line is full).
+    #[inline]
+    fn put_on_wire(&mut self, t: Instant, pkt: Packet, back_to_back: bool) {
+        let wire_bytes = pkt.len().saturating_add(self.overhead_bytes);
         let finish = self.service.finish(t, wire_bytes, back_to_back);
         // On a trace-driven link this is the time the packet waited for and used
         // opportunities, so utilisation there means "backlogged".
@@ -318,12 +326,44 @@ impl<Q: Queue> Link<Q> {
         self.counters.busy_ns = self.counters.busy_ns.saturating_add(tx_ns);
         self.busy_until = finish;
         if self.line.len() >= self.line_limit {
-            self.drop_pkt(t, &d.pkt, DropReason::Overflow);
+            self.drop_pkt(t, &pkt, DropReason::Overflow);
         } else {
             let arrive = finish.saturating_add_nanos(self.delay_ns);
-            self.line.push_back((arrive, d.pkt));
+            self.line.push_back((arrive, pkt));
         }
-        true
+    }
+
+    /// A packet that arrives at an empty drop-tail queue with the serialiser free
+    /// (`Queue::passes_straight`): what `enqueue` and then `start_next` would do, with
+    /// the same counters and the same two log events, without the packet's trip into
+    /// the queue's FIFO and out again. Every packet on a dumbbell's access links (pure
+    /// delay lines) comes here; the queue's round trip was about a third of
+    /// `handle_packet`'s instructions in `bench sim` (docs/performance.md, "The
+    /// simulator's event and packet path (§1, helper perfengine)").
+    #[inline]
+    fn pass_straight(&mut self, now: Instant, pkt: Packet) {
+        let (id, flow, bytes) = (pkt.id, pkt.flow, pkt.len());
+        self.counters.note_queue(1, bytes);
+        self.log.push(|| NetEvent::Enqueue {
+            at: now,
+            id,
+            flow,
+            bytes,
+            queue_packets: 1,
+            queue_bytes: bytes,
+        });
+        self.log.push(|| NetEvent::Dequeue {
+            at: now,
+            id,
+            flow,
+            bytes,
+            sojourn: Duration::ZERO,
+            queue_packets: 0,
+            queue_bytes: 0,
+            ce_marked: false,
+        });
+        let back_to_back = self.busy_until == now;
+        self.put_on_wire(now, pkt, back_to_back);
     }
 }
 
@@ -337,6 +377,9 @@ impl<Q: Queue> Element for Link<Q> {
         }
         if self.loss.should_drop_packet(&pkt.data) {
             return self.drop_pkt(now, &pkt, DropReason::LossModel);
+        }
+        if self.busy_until <= now && self.queue.passes_straight(pkt.len()) {
+            return self.pass_straight(now, pkt);
         }
         let (id, flow, bytes) = (pkt.id, pkt.flow, pkt.len());
         if let Err(pkt) = self.queue.enqueue(now, pkt) {

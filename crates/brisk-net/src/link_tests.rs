@@ -373,3 +373,63 @@ fn random_configs_and_traffic_conserve_packets() {
         );
     }
 }
+
+/// A packet that meets an empty drop-tail queue and a free serialiser skips the
+/// queue's FIFO (`Link::pass_straight`): the same departures, counters and event log
+/// as a link whose queue cannot take that shortcut (a marking threshold no packet
+/// reaches), over arrivals that sometimes find the queue empty and sometimes not,
+/// at a fixed rate and on a pure delay line, with drops at a small queue and a
+/// short delay line.
+#[test]
+fn straight_through_an_empty_queue_is_the_queue_path() {
+    let arrivals = || -> Vec<(Instant, Packet)> {
+        // Bursts of 1..=4 packets of 40..1500 bytes, 0..3 ms apart (deterministic).
+        let mut v = Vec::new();
+        let (mut t, mut id, mut x) = (0u64, 0u64, 12345u64);
+        for _ in 0..300 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            t += (x >> 33) % 3_000_000;
+            for _ in 0..1 + (x >> 20) % 4 {
+                let len = 40 + ((x >> 40) % 1461) as usize;
+                v.push((Instant::from_nanos(t), pkt(id, len)));
+                id += 1;
+            }
+        }
+        v
+    };
+    for (rate, delay, limit, line) in [
+        (10_000_000, 1_000_000, QueueLimit::Packets(3), 1 << 20),
+        (10_000_000, 0, QueueLimit::Bytes(3000), 1 << 20),
+        (0, 5_000_000, QueueLimit::Packets(10), 1 << 20),
+        (2_000_000, 50_000_000, QueueLimit::Packets(1000), 4),
+    ] {
+        let mk = |q: AnyQueue| {
+            let params = LinkParams {
+                rate_bps: rate,
+                delay: Duration::from_nanos(delay),
+                overhead_bytes: 38,
+                delay_line_limit: line,
+                ..LinkParams::default()
+            };
+            let mut l = Link::new(params, q, Loss::none()).unwrap();
+            l.enable_event_log(1 << 16);
+            l
+        };
+        let mut straight = mk(dt(limit));
+        let never_marks = DropTail::new(limit)
+            .unwrap()
+            .with_ecn_threshold(QueueLimit::Packets(1 << 30));
+        let mut queued = mk(never_marks.into());
+        assert!(straight.queue().passes_straight(1500));
+        assert!(!queued.queue().passes_straight(1500));
+        let a = run(&mut straight, arrivals());
+        let b = run(&mut queued, arrivals());
+        assert_eq!(ns(&a), ns(&b), "{rate} {delay}");
+        assert_eq!(ids(&a), ids(&b));
+        assert_eq!(straight.counters(), queued.counters());
+        assert_eq!(straight.events(), queued.events());
+        assert!(straight.counters().dropped_total().packets > 0 || rate == 0);
+    }
+}

@@ -66,6 +66,13 @@ impl Queue for DropTail {
         false
     }
 
+    /// Empty, no marking threshold and room for it: `enqueue` would take it unmarked
+    /// and `dequeue` give it straight back with a zero sojourn.
+    #[inline]
+    fn passes_straight(&self, len: usize) -> bool {
+        self.q.len() == 0 && self.mark_above.is_none() && self.limit.fits(0, 0, len)
+    }
+
     fn len_packets(&self) -> usize {
         self.q.len()
     }

@@ -89,6 +89,16 @@ pub trait Queue {
         true
     }
 
+    /// Whether a packet of `len` bytes offered now would be taken, left unmarked, and
+    /// be the next and only packet `dequeue` gives, with nothing dropped on the way:
+    /// then a link whose serialiser is free may put it on the wire without the round
+    /// trip through the queue (`Link::pass_straight`), with the same counters and log.
+    /// The default, false, is always correct; a plain drop-tail FIFO that is empty
+    /// answers true for a packet within its limit.
+    fn passes_straight(&self, _len: usize) -> bool {
+        false
+    }
+
     fn len_packets(&self) -> usize;
     fn len_bytes(&self) -> usize;
     fn is_empty(&self) -> bool {
@@ -240,6 +250,16 @@ impl Queue for AnyQueue {
     #[inline]
     fn drops_pending(&self) -> bool {
         each_queue!(self, q => q.drops_pending())
+    }
+    /// Drop-tail only: the other disciplines keep state that an arrival or a
+    /// dequeue moves (averages, drop schedules, flow tables, bands), so their packets
+    /// always take the queue.
+    #[inline]
+    fn passes_straight(&self, len: usize) -> bool {
+        match self {
+            AnyQueue::DropTail(q) => q.passes_straight(len),
+            _ => false,
+        }
     }
     #[inline]
     fn len_packets(&self) -> usize {
