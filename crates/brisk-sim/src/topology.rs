@@ -139,27 +139,47 @@ pub(crate) fn add_link(
         loss: derive_seed(seed, name, 1),
         impair: derive_seed(seed, name, 2),
     };
-    let LinkElements { link, impairment } = spec.build(name, Duration::ZERO, seeds)?;
+    Ok(add_elements(
+        e,
+        spec.build(name, Duration::ZERO, seeds)?,
+        meter,
+    ))
+}
+
+/// [`add_link`] of elements already built.
+fn add_elements(
+    e: &mut Engine<SimNode>,
+    LinkElements { link, impairment }: LinkElements,
+    meter: Option<LinkMeter>,
+) -> (NodeId, NodeId) {
     let node = match meter {
         Some(m) => LinkNode::metered(link, m),
         None => LinkNode::new(link),
     };
     let entry = e.add_node(SimNode::Link(Box::new(node)));
     let Some(imp) = impairment else {
-        return Ok((entry, entry));
+        return (entry, entry);
     };
     let exit = e.add_node(SimNode::Impair(Box::new(imp)));
     e.routes_mut(entry).set_default(exit);
-    Ok((entry, exit))
+    (entry, exit)
 }
 
-/// A pure delay line (unlimited rate, no loss).
-fn add_delay(e: &mut Engine<SimNode>, delay: Duration) -> Result<NodeId, BuildError> {
+/// A pure delay line (unlimited rate, no loss), built: every access line of one
+/// delay is the same (its seeds are fixed, as it draws nothing), so a scenario entry
+/// builds its two once and its flows add clones (`add_elements`). Building each one
+/// from its description (two SipHash seed derivations, the conversion, the checks)
+/// was ~3 k instructions per link, 4 × 10^5 links at 10^5 flows (issue 36 §2).
+fn delay_line(delay: Duration) -> Result<LinkElements, BuildError> {
     let spec = LinkSpec {
         delay: Some(crate::units::Dur(delay)),
         ..LinkSpec::default()
     };
-    add_link(e, &spec, "access", 0, None).map(|(entry, _)| entry)
+    let seeds = LinkSeeds {
+        loss: derive_seed(0, "access", 1),
+        impair: derive_seed(0, "access", 2),
+    };
+    Ok(spec.build("access", Duration::ZERO, seeds)?)
 }
 
 /// Builds the dumbbell for `sc` with `seed`; the streams keep SHA-256 digests.
@@ -218,6 +238,8 @@ pub fn build_mptcp(
             }
             Arc::new(config)
         };
+        // The entry's access lines, built at its first flow (`delay_line`).
+        let mut access: Option<(LinkElements, LinkElements)> = None;
         for _ in 0..f.count {
             let (s_ip, r_ip) = flow_ips(id, f.ip.unwrap_or(sc.ip));
             let mut config = entry_config.clone();
@@ -361,10 +383,17 @@ pub fn build_mptcp(
                 None => Vec::new(),
             };
             let r = e.add_node(SimNode::Host(Box::new(receiver)));
-            let half = f.rtt.0 / 2;
-            let fwd_access = add_delay(&mut e, half)?;
-            // Rounding: an odd-nanosecond RTT puts the extra nanosecond on the way back.
-            let back_access = add_delay(&mut e, f.rtt.0 - half)?;
+            let (fwd_line, back_line) = match &access {
+                Some(lines) => lines,
+                None => {
+                    let half = f.rtt.0 / 2;
+                    // Rounding: an odd-nanosecond RTT puts the extra nanosecond on the
+                    // way back.
+                    access.insert((delay_line(half)?, delay_line(f.rtt.0 - half)?))
+                }
+            };
+            let fwd_access = add_elements(&mut e, fwd_line.clone(), None).0;
+            let back_access = add_elements(&mut e, back_line.clone(), None).0;
 
             if shared.is_some() || fse_hosts.last().is_some_and(|h| h.1 == s) {
                 // A shared sender: each flow's packets take its own access line.

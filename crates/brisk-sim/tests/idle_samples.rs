@@ -20,7 +20,7 @@ fn both_ways(text: &str) -> [(String, String); 2] {
             h.full_samples();
         }
     }
-    let full = run_network(&sc, sc.seed, net, &opts, &mut |_| true).unwrap();
+    let full = run_network(&sc, sc.seed, &mut net, &opts, &mut |_| true).unwrap();
     [fast, full].map(|r| {
         (
             format!("{:?}", r.flows),
