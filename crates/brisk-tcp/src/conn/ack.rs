@@ -228,7 +228,10 @@ impl Connection {
     }
 
     /// Linux `old_ack`: delivery and loss detection only; no RTT sample (the ACK was
-    /// held back), no window growth, no TLP or timer changes.
+    /// held back), no window growth, no TLP or timer changes. Rare (reordered
+    /// ACKs), so out of line.
+    #[cold]
+    #[inline(never)]
     fn old_ack(&mut self, now: Instant, facts: &AckFacts, flags: &AckFlags, prior: Prior) {
         let d = facts.d;
         self.sub.cong.on_delivered(d.segs);
@@ -361,6 +364,20 @@ impl Connection {
         if !self.sub.opts.sack_ok || seg.sack.is_empty() {
             return SackClass::default();
         }
+        self.classify_sack_blocks(seg, ack, prior_una, old)
+    }
+
+    /// `classify_sack` for an ACK with blocks (only while data is lost or
+    /// reordered): out of line, so the ACK path of a clean transfer stays small.
+    #[cold]
+    #[inline(never)]
+    fn classify_sack_blocks(
+        &mut self,
+        seg: &TcpRepr<'_>,
+        ack: u64,
+        prior_una: u64,
+        old: bool,
+    ) -> SackClass {
         let mut raw = [(0i64, 0i64); 4];
         let mut n = 0;
         for b in seg.sack.as_slice().iter().take(4) {
