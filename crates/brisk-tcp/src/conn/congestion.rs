@@ -516,6 +516,7 @@ impl Connection {
     /// CA_EVENT_TX_START, and `tcp_slow_start_after_idle_check`). CUBIC shifts its epoch
     /// by the idle time; after idling longer than the RTO, cwnd decays towards the
     /// initial window (RFC 5681 §4.1, [`Congestion::restart_window`]).
+    #[inline(never)]
     pub(super) fn on_tx_start(&mut self, now: Instant) {
         let Some(idle) = self.sub.cong.idle_for(now) else {
             return;
