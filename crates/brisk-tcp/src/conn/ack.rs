@@ -224,7 +224,11 @@ impl Connection {
         let packets_out = self.sub.loss.packets_out();
         let (una, nxt) = (self.sub.snd.snd_una, self.sub.snd.snd_nxt);
         self.sub.cong.end_round(una, nxt, packets_out);
-        self.rearm_after_ack(now, IDLE, ack > prior.una, facts.d.segs > 0);
+        // For an idle ACK SND.UNA did not move (`ack_changes_nothing`: ack == SND.UNA)
+        // and nothing was delivered: constants, so its instance folds the plan
+        // (`rearm_plan(true, false, false)`: disarm, no probe).
+        let una_advanced = !IDLE && ack > prior.una;
+        self.rearm_after_ack(now, IDLE, una_advanced, !IDLE && facts.d.segs > 0);
     }
 
     /// Linux `old_ack`: delivery and loss detection only; no RTT sample (the ACK was
@@ -596,8 +600,9 @@ impl Connection {
     }
 
     /// Phase 7 (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`): loss recovery's plan
-    /// applied to the timers. Inline for the same reason as `alert`.
-    #[inline]
+    /// applied to the timers. Inline (always) for the same reason as `alert`: the
+    /// idle ACK's instance folds to disarming the RTO and the persist check.
+    #[inline(always)]
     fn rearm_after_ack(&mut self, now: Instant, quiet: bool, una_advanced: bool, delivered: bool) {
         let (rto, probe) = self.sub.loss.rearm_plan(quiet, una_advanced, delivered);
         match rto {
