@@ -224,11 +224,18 @@ impl Connection {
         let packets_out = self.sub.loss.packets_out();
         let (una, nxt) = (self.sub.snd.snd_una, self.sub.snd.snd_nxt);
         self.sub.cong.end_round(una, nxt, packets_out);
-        self.rearm_after_ack(now, IDLE, ack > prior.una, facts.d.segs > 0);
+        // For an idle ACK SND.UNA did not move (`ack_changes_nothing`: ack == SND.UNA)
+        // and nothing was delivered: constants, so its instance folds the plan
+        // (`rearm_plan(true, false, false)`: disarm, no probe).
+        let una_advanced = !IDLE && ack > prior.una;
+        self.rearm_after_ack(now, IDLE, una_advanced, !IDLE && facts.d.segs > 0);
     }
 
     /// Linux `old_ack`: delivery and loss detection only; no RTT sample (the ACK was
-    /// held back), no window growth, no TLP or timer changes.
+    /// held back), no window growth, no TLP or timer changes. Rare (reordered
+    /// ACKs), so out of line.
+    #[cold]
+    #[inline(never)]
     fn old_ack(&mut self, now: Instant, facts: &AckFacts, flags: &AckFlags, prior: Prior) {
         let d = facts.d;
         self.sub.cong.on_delivered(d.segs);
@@ -361,6 +368,20 @@ impl Connection {
         if !self.sub.opts.sack_ok || seg.sack.is_empty() {
             return SackClass::default();
         }
+        self.classify_sack_blocks(seg, ack, prior_una, old)
+    }
+
+    /// `classify_sack` for an ACK with blocks (only while data is lost or
+    /// reordered): out of line, so the ACK path of a clean transfer stays small.
+    #[cold]
+    #[inline(never)]
+    fn classify_sack_blocks(
+        &mut self,
+        seg: &TcpRepr<'_>,
+        ack: u64,
+        prior_una: u64,
+        old: bool,
+    ) -> SackClass {
         let mut raw = [(0i64, 0i64); 4];
         let mut n = 0;
         for b in seg.sack.as_slice().iter().take(4) {
@@ -579,8 +600,9 @@ impl Connection {
     }
 
     /// Phase 7 (RFC 6298 §5.2-5.3, Linux `tcp_set_xmit_timer`): loss recovery's plan
-    /// applied to the timers. Inline for the same reason as `alert`.
-    #[inline]
+    /// applied to the timers. Inline (always) for the same reason as `alert`: the
+    /// idle ACK's instance folds to disarming the RTO and the persist check.
+    #[inline(always)]
     fn rearm_after_ack(&mut self, now: Instant, quiet: bool, una_advanced: bool, delivered: bool) {
         let (rto, probe) = self.sub.loss.rearm_plan(quiet, una_advanced, delivered);
         match rto {

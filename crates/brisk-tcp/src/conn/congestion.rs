@@ -402,6 +402,8 @@ impl Connection {
     /// Linux `tcp_enter_recovery`: loss recovery starts an undo episode and says
     /// whether the window is cut (not while a CWR reduction continues); congestion
     /// control responds to the loss; PRR takes the new ssthresh.
+    #[cold]
+    #[inline(never)]
     pub(super) fn enter_recovery(&mut self, now: Instant, prior_in_flight: u32, ece: bool) {
         self.refresh_cc_state();
         let (cwnd, ssthresh) = self.sub.cong.window();
@@ -421,6 +423,8 @@ impl Connection {
     /// Linux `tcp_enter_cwr`: a reduction over one window by PRR, never undone. The
     /// cause is ECN (RFC 3168 §6.1.2), a loss RDB's bundles hid (`crate::rdb`), or
     /// the controller's own request.
+    #[cold]
+    #[inline(never)]
     pub(super) fn enter_cwr(&mut self, now: Instant, prior_in_flight: u32, cause: CongestionCause) {
         self.refresh_cc_state();
         self.sub.loss.begin_cwr(self.sub.cong.window().0);
@@ -436,6 +440,8 @@ impl Connection {
 
     /// RFC 8985 §7.4.2: the probe repaired a loss; reduce as for a loss, at once
     /// (Linux `tcp_process_tlp_ack`), unless a reduction is under way.
+    #[cold]
+    #[inline(never)]
     pub(super) fn tlp_loss_response(&mut self, now: Instant) {
         if self
             .sub
@@ -448,6 +454,8 @@ impl Connection {
 
     /// Applies, in order, what loss recovery's undo checks concluded for congestion
     /// control, with the counters and traces each carries.
+    #[cold]
+    #[inline(never)]
     pub(super) fn apply_steps(&mut self, now: Instant, steps: &CcSteps) {
         for &step in steps.as_slice() {
             match step {
@@ -508,6 +516,7 @@ impl Connection {
     /// CA_EVENT_TX_START, and `tcp_slow_start_after_idle_check`). CUBIC shifts its epoch
     /// by the idle time; after idling longer than the RTO, cwnd decays towards the
     /// initial window (RFC 5681 §4.1, [`Congestion::restart_window`]).
+    #[inline(never)]
     pub(super) fn on_tx_start(&mut self, now: Instant) {
         let Some(idle) = self.sub.cong.idle_for(now) else {
             return;

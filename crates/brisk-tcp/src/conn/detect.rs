@@ -243,6 +243,8 @@ impl Connection {
     }
 
     /// Peers without SACK: RFC 6582 NewReno duplicate-ACK counting.
+    #[cold]
+    #[inline(never)]
     pub(super) fn newreno_detect(&mut self, ack: u64, prior_una: u64, is_dupack: bool) {
         let lost = self.sub.loss.newreno_detect(ack, prior_una, is_dupack);
         self.info.lost += u64::from(lost);

@@ -34,7 +34,10 @@ impl Connection {
     }
 
     /// Linux `tcp_disordered_ack_check`: a reordered pure duplicate ACK (`behind`:
-    /// how far its TSval trails TS.Recent, > 0).
+    /// how far its TSval trails TS.Recent, > 0). Only for a segment PAWS would
+    /// reject, so out of line.
+    #[cold]
+    #[inline(never)]
     fn disordered_ack(&self, seg: &TcpRepr<'_>, seq: i64, behind: i32) -> bool {
         let pure_at_rcv_nxt = seg.flags.ack() && seg.seg_len() == 0 && seq == self.rcv_nxt() as i64;
         let duplicate = self.unwrap_ack(seg.ack) == self.sub.snd.snd_una as i64;

@@ -181,7 +181,10 @@ impl RecvBuffer {
             // no hole, so they are skipped.
             let filled = !self.ooo.is_empty() && self.pull_in_queued(cap0);
             let cur = self.nxt();
-            self.sack_recent.retain(|b| b.0 > cur);
+            // Blocks are remembered only after out-of-order data: none on a clean path.
+            if !self.sack_recent.is_empty() {
+                self.sack_recent.retain(|b| b.0 > cur);
+            }
             self.delivered.on_advance(cur);
             return Arrival::InOrder {
                 advanced: cur - nxt,
@@ -193,7 +196,9 @@ impl RecvBuffer {
 
     /// After an in-order append: copies in the queued ranges that now connect, and
     /// says whether any did (a hole was filled). `cap0` is the ready queue's capacity
-    /// before the append, for the memory budget.
+    /// before the append, for the memory budget. Only after a loss, so out of line:
+    /// the in-order append stays small.
+    #[inline(never)]
     fn pull_in_queued(&mut self, cap0: usize) -> bool {
         // The queued ranges this joins are copied in and freed: reserve for them
         // once, within what is left of the budget plus what they free (so near the
@@ -234,6 +239,9 @@ impl RecvBuffer {
         filled
     }
 
+    /// `insert` of data beyond RCV.NXT (only after a loss or reordering): out of
+    /// line, so the in-order append stays small.
+    #[inline(never)]
     fn insert_ooo(&mut self, off: u64, data: &[u8]) -> Arrival {
         let end = off + data.len() as u64;
         // Range starting at or before `off` that touches it.

@@ -95,23 +95,7 @@ impl Connection {
         // Skipping `sack_blocks` when it has nothing to say (every segment of a
         // receiver without holes) is exact: it would return no block and change nothing.
         if self.sub.opts.sack_ok && !self.stream.recvbuf.sack_blocks_idle() {
-            let max = if self.sub.opts.ts_ok { 3 } else { 4 };
-            let mut v = std::mem::take(&mut self.sub.rcv.sack_scratch);
-            self.stream.recvbuf.sack_blocks(max, &mut v);
-            // An out-of-order FIN is SACKed with its data, as Linux does (its
-            // `end_seq` includes the FIN): otherwise a sender whose segment carried
-            // the FIN never sees that segment SACKed, and RACK cannot use it.
-            let fin = self.sub.rcv.fin_ahead();
-            let map = self.sub.map;
-            for &(l, r) in &v {
-                let (l, r) = (map.stream_to_rcv(l), map.stream_to_rcv(r));
-                let r = if Some(r) == fin { r + 1 } else { r };
-                sack.push(SackBlock {
-                    left: self.wire_rcv(l),
-                    right: self.wire_rcv(r),
-                });
-            }
-            self.sub.rcv.sack_scratch = v;
+            sack = self.sack_option();
         } else if !self.sub.opts.sack_ok {
             // Without SACK a D-SACK cannot be sent; forget it so it forces no ACKs.
             self.stream.recvbuf.clear_dsack();
@@ -140,6 +124,32 @@ impl Connection {
                 subflow: 0,
             },
         }
+    }
+
+    /// The SACK blocks of the next ACK (RFC 2018 §4, D-SACK first per RFC 2883), on
+    /// the wire. Only while the receive side has holes or a D-SACK to report, so out
+    /// of line: the header of a clean transfer's segment stays small.
+    #[inline(never)]
+    fn sack_option(&mut self) -> SackBlocks {
+        let mut sack = SackBlocks::new();
+        let max = if self.sub.opts.ts_ok { 3 } else { 4 };
+        let mut v = std::mem::take(&mut self.sub.rcv.sack_scratch);
+        self.stream.recvbuf.sack_blocks(max, &mut v);
+        // An out-of-order FIN is SACKed with its data, as Linux does (its `end_seq`
+        // includes the FIN): otherwise a sender whose segment carried the FIN never
+        // sees that segment SACKed, and RACK cannot use it.
+        let fin = self.sub.rcv.fin_ahead();
+        let map = self.sub.map;
+        for &(l, r) in &v {
+            let (l, r) = (map.stream_to_rcv(l), map.stream_to_rcv(r));
+            let r = if Some(r) == fin { r + 1 } else { r };
+            sack.push(SackBlock {
+                left: self.wire_rcv(l),
+                right: self.wire_rcv(r),
+            });
+        }
+        self.sub.rcv.sack_scratch = v;
+        sack
     }
 
     /// Bookkeeping common to every ACK-bearing segment.

@@ -167,12 +167,7 @@ impl Connection {
             .mech
             .segment_start(start, len, fin, in_flight, || loss.bundle_view(mss));
         if tx_start < start {
-            // A bundle never reaches back across a record end (`end_record`'s
-            // contract). On an MPTCP subflow a record end is where one DSS mapping
-            // stops and a non-contiguous one starts (`sub_dsn_break`): a bundle across
-            // it would carry bytes under the wrong DSN (tests/mptcp_compose.rs).
-            let since = self.stream.bytes_since_record_end(next);
-            tx_start = tx_start.max(start.saturating_sub(since));
+            tx_start = self.bundle_start(next, start, tx_start);
         }
         let tx_len = len + (start - tx_start) as u32;
         let seq_len = u64::from(len) + u64::from(fin);
@@ -213,6 +208,33 @@ impl Connection {
         // whatever the order, so stopping the delayed ACK after arming the RTO and TLP
         // leaves the same table.
         Some(self.build_data_segment(now, tx_start, tx_len, fin, SegmentKind::NewData))
+    }
+
+    /// An RDB bundle's start: never back across a record end (`end_record`'s
+    /// contract). On an MPTCP subflow a record end is where one DSS mapping stops and
+    /// a non-contiguous one starts (`sub_dsn_break`): a bundle across it would carry
+    /// bytes under the wrong DSN (tests/mptcp_compose.rs). Out of line: only RDB
+    /// bundles.
+    #[inline(never)]
+    fn bundle_start(&self, next: u64, start: u64, tx_start: u64) -> u64 {
+        let since = self.stream.bytes_since_record_end(next);
+        tx_start.max(start.saturating_sub(since))
+    }
+
+    /// Zero window (or too small for one byte) with data to send: the persist timer
+    /// (RFC 9293 §3.8.6.1), armed when nothing is outstanding to clock ACKs. Out of
+    /// line: the peer's window is rarely closed.
+    #[cold]
+    #[inline(never)]
+    fn arm_persist_if_idle(&mut self, now: Instant) {
+        if !self.sub.loss.outstanding() && !self.sub.timers.is_set(Timer::Persist) {
+            let t = rto::backoff(
+                self.sub.loss.rto(),
+                self.sub.probes.persist_backoff,
+                self.config.recovery.max_rto,
+            );
+            self.sub.timers.set(Timer::Persist, now + t);
+        }
     }
 
     /// Which new bytes go next, if any may go now (the decision of `send_new_data`):
@@ -257,15 +279,7 @@ impl Connection {
             .min(to_hole_end)
             .min(to_record_end) as u32;
         if len == 0 && avail > 0 {
-            // Zero window (or too small for one byte): persist (RFC 9293 §3.8.6.1).
-            if !self.sub.loss.outstanding() && !self.sub.timers.is_set(Timer::Persist) {
-                let t = rto::backoff(
-                    self.sub.loss.rto(),
-                    self.sub.probes.persist_backoff,
-                    self.config.recovery.max_rto,
-                );
-                self.sub.timers.set(Timer::Persist, now + t);
-            }
+            self.arm_persist_if_idle(now);
             return None;
         }
         let fin = self.stream.fin_queued && next + u64::from(len) == end;

@@ -43,7 +43,31 @@ impl Connection {
 
     /// The checks before the ACK field is looked at. Returns false when the segment
     /// ends here (answered, dropped or handled as a handshake retransmission).
+    ///
+    /// The segment of an in-order transfer (past the handshake, at RCV.NXT, ACK set,
+    /// no SYN or RST, PAWS passing) passes every check below without acting on any:
+    /// it is answered here, and the rest sits out of line (`screen_segment_full`), so
+    /// the per-segment path's code stays small (Linux's header prediction, which
+    /// `tcp_rcv_established` tests before `tcp_validate_incoming`, has the same aim).
+    #[inline]
     fn screen_segment(&mut self, now: Instant, seg: &TcpRepr<'_>, seq: i64) -> bool {
+        let f = seg.flags;
+        if self.state != State::SynReceived
+            && f.ack()
+            && !f.syn()
+            && !f.rst()
+            && seq == self.rcv_nxt() as i64
+            && !self.paws_rejects(seg, seq)
+        {
+            return true;
+        }
+        self.screen_segment_full(now, seg, seq)
+    }
+
+    /// `screen_segment` for every other segment: RFC 9293 §3.10.7.4's checks in order.
+    #[cold]
+    #[inline(never)]
+    fn screen_segment_full(&mut self, now: Instant, seg: &TcpRepr<'_>, seq: i64) -> bool {
         let f = seg.flags;
         let rcv_nxt = self.rcv_nxt() as i64;
 
@@ -224,39 +248,15 @@ impl Connection {
         self.sub.probes.keepalive_probes = 0;
 
         let ack = self.unwrap_ack(seg.ack);
-        if self.state == State::SynReceived {
-            if ack > 0 && ack <= self.sub.snd.snd_nxt as i64 {
-                self.sub.snd.snd_una = 1;
-                self.sub.snd.snd_wnd = u64::from(seg.window) << self.sub.opts.snd_wscale;
-                self.sub.snd.max_snd_wnd = self.sub.snd.snd_wnd;
-                self.sub.snd.snd_wl1 = seq;
-                if !self.sub.hs.syn_retransmitted {
-                    if let Some(t) = self.sub.hs.syn_sent_at {
-                        self.rtt_sample(now, now - t);
-                    }
-                }
-                // A Fast Open child was handed to the application at its SYN
-                // (`fastopen.rs`): it has nothing more to report here.
-                let reported = self.tfo_passive_pending();
-                self.established(now);
-                if !reported {
-                    self.push_event(Event::Connected);
-                }
-            } else {
-                self.pending_rst = Some((seg.ack, None));
-                return false;
-            }
+        if self.state == State::SynReceived && !self.ack_in_syn_received(now, seg, seq, ack) {
+            return false;
         }
 
         // RFC 5961 §5.2: ACKs for unsent data or older than the largest window we saw.
-        if ack > self.snd_max() as i64 {
-            self.counters.bad_acks += 1;
-            self.challenge_ack(now);
-            return false;
-        }
-        if ack < self.sub.snd.snd_una as i64 - self.sub.snd.max_snd_wnd as i64 {
-            self.counters.bad_acks += 1;
-            self.challenge_ack(now);
+        if ack > self.snd_max() as i64
+            || ack < self.sub.snd.snd_una as i64 - self.sub.snd.max_snd_wnd as i64
+        {
+            self.bad_ack(now);
             return false;
         }
         // RFC 7323 §4.3: remember TSval for echoing; only from a segment whose ACK
@@ -279,26 +279,52 @@ impl Connection {
         self.state != State::Closed
     }
 
+    /// The ACK that ends the handshake in SYN-RECEIVED (RFC 9293 §3.10.7.4, fifth
+    /// check): an acceptable one establishes the connection; any other is answered
+    /// with RST (returns false). Once per connection, so out of line.
+    #[cold]
+    #[inline(never)]
+    fn ack_in_syn_received(&mut self, now: Instant, seg: &TcpRepr<'_>, seq: i64, ack: i64) -> bool {
+        if ack > 0 && ack <= self.sub.snd.snd_nxt as i64 {
+            self.sub.snd.snd_una = 1;
+            self.sub.snd.snd_wnd = u64::from(seg.window) << self.sub.opts.snd_wscale;
+            self.sub.snd.max_snd_wnd = self.sub.snd.snd_wnd;
+            self.sub.snd.snd_wl1 = seq;
+            if !self.sub.hs.syn_retransmitted {
+                if let Some(t) = self.sub.hs.syn_sent_at {
+                    self.rtt_sample(now, now - t);
+                }
+            }
+            // A Fast Open child was handed to the application at its SYN
+            // (`fastopen.rs`): it has nothing more to report here.
+            let reported = self.tfo_passive_pending();
+            self.established(now);
+            if !reported {
+                self.push_event(Event::Connected);
+            }
+            true
+        } else {
+            self.pending_rst = Some((seg.ack, None));
+            false
+        }
+    }
+
+    /// RFC 5961 §5.2: an ACK of unsent data or older than the largest window seen is
+    /// counted and challenged.
+    #[cold]
+    #[inline(never)]
+    fn bad_ack(&mut self, now: Instant) {
+        self.counters.bad_acks += 1;
+        self.challenge_ack(now);
+    }
+
     /// After the ACK: our FIN's acknowledgement moves the state; then payload, FIN and
     /// CWR.
     fn after_ack(&mut self, now: Instant, ecn: Ecn, seg: &TcpRepr<'_>, seq: i64) {
         let f = seg.flags;
-        // Our FIN (the subflow's) acknowledged?
-        let fin_acked = self.sub.snd.fin_acked();
-        match self.state {
-            State::FinWait1 if fin_acked => {
-                self.state = State::FinWait2;
-                self.arm_fin_wait2(now);
-            }
-            State::Closing if fin_acked => {
-                self.enter_time_wait(now);
-                return;
-            }
-            State::LastAck if fin_acked => {
-                self.terminate(Ok(()));
-                return;
-            }
-            _ => {}
+        // Our FIN (the subflow's) acknowledged? (Checked first: no FIN sent, no move.)
+        if self.sub.snd.fin_acked() && self.on_fin_acked(now) {
+            return;
         }
 
         if matches!(
@@ -311,6 +337,29 @@ impl Connection {
         if f.contains(brisk_wire::Flags::CWR) && !self.accurate_ce_echo() {
             // RFC 3168 §6.1.3: the sender reacted; stop echoing ECE.
             self.sub.rcv.ece_pending = false;
+        }
+    }
+
+    /// Our FIN is acknowledged: FIN-WAIT-1 moves to FIN-WAIT-2, CLOSING to
+    /// TIME-WAIT, LAST-ACK to CLOSED. Returns true when the segment ends here.
+    #[cold]
+    #[inline(never)]
+    fn on_fin_acked(&mut self, now: Instant) -> bool {
+        match self.state {
+            State::FinWait1 => {
+                self.state = State::FinWait2;
+                self.arm_fin_wait2(now);
+                false
+            }
+            State::Closing => {
+                self.enter_time_wait(now);
+                true
+            }
+            State::LastAck => {
+                self.terminate(Ok(()));
+                true
+            }
+            _ => false,
         }
     }
 
@@ -360,18 +409,7 @@ impl Connection {
         // priority and stays out of the priority-0 ACK clock.
         let low = !data.is_empty() && self.rc3_low_data();
         if low {
-            let ooo_before = self.stream.recvbuf.ooo_dropped;
-            let mem_before = self.stream.recvbuf.mem_dropped;
-            let arrival = self.land(seq, data);
-            if let Arrival::InOrder { advanced, .. } = arrival {
-                self.info.bytes_received += advanced;
-                self.push_event(Event::Readable);
-            } else if arrival == Arrival::OutOfOrder && self.config.unordered {
-                self.push_event(Event::Readable);
-            }
-            self.counters.ooo_dropped += self.stream.recvbuf.ooo_dropped - ooo_before;
-            self.counters.mem_dropped += self.stream.recvbuf.mem_dropped - mem_before;
-            self.queue_low_ack(now);
+            self.land_low(now, seq, data);
         } else if !data.is_empty() {
             let ooo_before = self.stream.recvbuf.ooo_dropped;
             let mem_before = self.stream.recvbuf.mem_dropped;
@@ -408,15 +446,39 @@ impl Connection {
             self.counters.mem_dropped += self.stream.recvbuf.mem_dropped - mem_before;
         }
         if fin {
-            // The subflow's FIN; in plain TCP also the stream's end (under MPTCP the
-            // stream's end is the DATA_FIN, RFC 8684 §3.3.3, and the two differ).
-            let fin_seq = seq + data.len() as u64;
-            self.sub.rcv.fin_seq = Some(fin_seq);
-            self.stream.peer_fin = Some(self.sub.map.rcv_to_stream(fin_seq));
+            self.note_peer_fin(seq + data.len() as u64);
         }
         if self.sub.rcv.fin_due() {
             self.on_peer_fin(now);
         }
+    }
+
+    /// RC3's low-priority data (§4.1.2): landed, then ACKed at once at its priority.
+    #[cold]
+    #[inline(never)]
+    fn land_low(&mut self, now: Instant, seq: u64, data: &[u8]) {
+        let ooo_before = self.stream.recvbuf.ooo_dropped;
+        let mem_before = self.stream.recvbuf.mem_dropped;
+        let arrival = self.land(seq, data);
+        if let Arrival::InOrder { advanced, .. } = arrival {
+            self.info.bytes_received += advanced;
+            self.push_event(Event::Readable);
+        } else if arrival == Arrival::OutOfOrder && self.config.unordered {
+            self.push_event(Event::Readable);
+        }
+        self.counters.ooo_dropped += self.stream.recvbuf.ooo_dropped - ooo_before;
+        self.counters.mem_dropped += self.stream.recvbuf.mem_dropped - mem_before;
+        self.queue_low_ack(now);
+    }
+
+    /// The subflow's FIN at receive offset `fin_seq`; in plain TCP also the stream's
+    /// end (under MPTCP the stream's end is the DATA_FIN, RFC 8684 §3.3.3, and the two
+    /// differ). Once per connection, so out of line.
+    #[cold]
+    #[inline(never)]
+    fn note_peer_fin(&mut self, fin_seq: u64) {
+        self.sub.rcv.fin_seq = Some(fin_seq);
+        self.stream.peer_fin = Some(self.sub.map.rcv_to_stream(fin_seq));
     }
 
     /// Lands `data`, which starts at receive-sequence offset `seq` (at least 1), in the
@@ -435,7 +497,10 @@ impl Connection {
 
     /// The peer's FIN came in order: the subflow takes it (RCV.NXT, the ACK, the
     /// closing states and TIME-WAIT are the subflow's) and, in plain TCP, the stream
-    /// ends with it (the application sees `PeerClosed`).
+    /// ends with it (the application sees `PeerClosed`). Once per connection, so out
+    /// of line.
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_peer_fin(&mut self, now: Instant) {
         debug_assert_eq!(self.stream.peer_fin, Some(self.stream.recvbuf.nxt()));
         self.stream.fin_received = true;
