@@ -291,6 +291,17 @@ impl DutyCycle {
         let cpu = crate::emu::health::thread_cpu_s();
         let share = (cpu - self.cpu_s) / (now - self.start).as_secs_f64();
         (self.start, self.cpu_s) = (now, cpu);
+        self.window_ended(share, now, after)
+    }
+
+    /// A window just ended at `now` with the thread's CPU `share`: sleeps (true),
+    /// owes a sleep (deferring) or does nothing.
+    fn window_ended(
+        &mut self,
+        share: f64,
+        now: brisk_time::Instant,
+        after: impl FnOnce() -> brisk_time::Instant,
+    ) -> bool {
         if share <= Self::MAX {
             return false;
         }
@@ -316,6 +327,48 @@ pub fn sleep_for(d: brisk_time::Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deferred_duty_sleep_waits_for_a_quiet_moment_but_not_past_a_window() {
+        use brisk_time::{Duration, Instant};
+        let t0 = Instant::from_micros(1_000);
+        let now = || Instant::from_micros(2_000);
+        let mut d = DutyCycle::deferring(t0);
+        assert!(
+            !d.window_ended(0.5, t0, now),
+            "under the limit: nothing owed"
+        );
+        assert!(!d.pay_if_quiet(t0, None, now));
+        assert!(
+            !d.window_ended(0.95, t0, now),
+            "over the limit: owed, not slept"
+        );
+        assert_eq!(d.sleeps, 0);
+        let soon = t0.saturating_add(Duration::from_micros(10));
+        assert!(
+            !d.pay_if_quiet(t0, Some(soon), now),
+            "a packet due within the sleep"
+        );
+        let later = t0.saturating_add(DutyCycle::SLEEP);
+        assert!(
+            d.pay_if_quiet(t0, Some(later), now),
+            "nothing due within the sleep"
+        );
+        assert_eq!((d.sleeps, d.quiet_sleeps), (1, 1));
+        assert!(!d.pay_if_quiet(t0, None, now), "the debt is paid");
+        // Owed again, and no quiet moment within a window: paid at once.
+        assert!(!d.window_ended(0.95, t0, now));
+        let t1 = t0.saturating_add(Duration::from_micros(100));
+        assert!(!d.check(t1, now), "still within the window");
+        let t2 = t0.saturating_add(DutyCycle::WINDOW);
+        assert!(d.check(t2, now), "a window later: forced");
+        assert_eq!((d.sleeps, d.quiet_sleeps), (2, 1));
+        // The old cycle sleeps at the end of the window.
+        let mut old = DutyCycle::start(t0);
+        assert!(old.window_ended(0.95, t0, now));
+        assert!(!old.pay_if_quiet(t0, None, now), "owes nothing");
+        assert_eq!((old.sleeps, old.quiet_sleeps), (1, 0));
+    }
 
     #[test]
     fn env_values() {
