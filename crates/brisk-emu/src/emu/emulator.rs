@@ -209,6 +209,9 @@ pub struct EmuReport {
     /// Short sleeps the real-time loop took to leave its CPU to other threads now
     /// and then, instead of being stopped by the kernel for 50 ms (see `run`).
     pub duty_sleeps: u64,
+    /// Of those, the ones deferred to a moment when nothing was due
+    /// (`sched::DutyCycle::deferring`).
+    pub duty_quiet_sleeps: u64,
     /// Whether the emulator kept up and delivered on time; warnings if not.
     pub health: Health,
     /// A → B.
@@ -531,19 +534,27 @@ fn delivered(
 }
 
 /// Reads up to `batch` packets from `src` into `dir`, releasing what is due at once
-/// to `dst`. Returns (whether the batch limit was hit, packets written to `dst`).
+/// to `dst`, and what falls due meanwhile in `back` (the other direction, which
+/// delivers to `src`) to `src`: a long batch from one side, each packet of which may
+/// run a kernel's TCP inside its write, must not hold the other direction's due
+/// packets back until it ends (that wait was part of the delivery-error tail).
+/// Returns (whether the batch limit was hit, packets written to `dst`, packets
+/// written to `src`).
 #[allow(clippy::too_many_arguments)]
 fn ingest<S: Side, D: Side>(
     src: &mut S,
     dir: &mut Dir,
     dst: &mut D,
+    back: &mut Dir,
     now: Instant,
     io: &mut Io,
     mut pcap_src: Option<&mut Capture>,
     mut pcap_dst: Option<&mut Capture>,
-) -> (bool, u64) {
-    let mut sent = 0;
+) -> (bool, u64, u64) {
+    let (mut sent, mut sent_back) = (0, 0);
     let mut now = now;
+    // Whether the batch limit, not an empty side, ended the reads.
+    let mut full = true;
     for _ in 0..io.batch {
         let mut buf = io.buffer();
         match src.recv(now, &mut buf) {
@@ -588,19 +599,26 @@ fn ingest<S: Side, D: Side>(
                 dir.path.handle_packet(now, pkt);
                 stage(dir, now);
                 sent += flush_unless_coalescing(dir, dst, now, io, pcap_dst.as_deref_mut());
+                stage(back, now);
+                sent_back += flush_unless_coalescing(back, src, now, io, pcap_src.as_deref_mut());
             }
             Ok(false) => {
                 io.recycle(buf);
-                return (false, sent + flush(dir, dst, io, pcap_dst));
+                full = false;
+                break;
             }
             Err(_) => {
                 dir.report.read_errors += 1;
                 io.recycle(buf);
-                return (false, sent + flush(dir, dst, io, pcap_dst));
+                full = false;
+                break;
             }
         }
     }
-    (true, sent + flush(dir, dst, io, pcap_dst))
+    // Nothing stays staged past an ingest: the loop's wait only looks at the models.
+    sent += flush(dir, dst, io, pcap_dst);
+    sent_back += flush(back, src, io, pcap_src);
+    (full, sent, sent_back)
 }
 
 /// Writes `dir.staged` unless its oldest packet may still wait for more of its burst:
@@ -615,7 +633,13 @@ fn flush_unless_coalescing<D: Side>(
 ) -> u64 {
     match dir.staged.first() {
         None => 0,
-        Some((t, p)) if dst.takes_gso(&p.data) && now - *t < io.coalesce_slack => 0,
+        Some((t, p))
+            if now - *t < io.coalesce_slack
+                && gro::may_merge(&p.data)
+                && dst.takes_gso(&p.data) =>
+        {
+            0
+        }
         Some(_) => flush(dir, dst, io, pcap),
     }
 }
@@ -731,6 +755,9 @@ impl<A: Side, B: Side> Emulator<A, B> {
             .opts
             .avoid_cpu
             .and_then(|cpu| sched::AffinityGuard::restrict(|c| c != cpu));
+        // Placement experiments (issue 36 §5): the loop on one CPU only.
+        let _pinned = sched::cpu_from_env(sched::EMU_CPU_ENV)
+            .and_then(|cpu| sched::AffinityGuard::restrict(|c| c == cpu));
         let mut pcap_a = open_pcap(&self.opts.pcap_a, &self.opts.ack_tap_a)?;
         let mut pcap_b = open_pcap(&self.opts.pcap_b, &[])?;
         let clock = self.opts.clock.unwrap_or_else(Clock::start);
@@ -766,7 +793,11 @@ impl<A: Side, B: Side> Emulator<A, B> {
         let cpu0 = health::thread_cpu_s();
         let mut busy_ns = 0u64;
         // Duty cycle of a real-time loop (os/sched.rs, `DutyCycle`: why and how).
-        let mut duty = sched::DutyCycle::start(clock.now());
+        let mut duty = if sched::duty_defer_from_env() {
+            sched::DutyCycle::deferring(clock.now())
+        } else {
+            sched::DutyCycle::start(clock.now())
+        };
         let realtime = rt.is_realtime();
         loop {
             let now = clock.now();
@@ -794,10 +825,11 @@ impl<A: Side, B: Side> Emulator<A, B> {
             let due = |t: Option<Instant>| t.is_some_and(|t| t <= now);
             let mut more = false;
             if ready & (1 << TOKEN_A) != 0 || a_polled || due(a.poll_timeout()) {
-                let (m, s) = ingest(
+                let (m, s, back) = ingest(
                     a,
                     &mut self.fwd,
                     b,
+                    &mut self.rev,
                     now,
                     &mut io,
                     pcap_a.as_mut(),
@@ -805,12 +837,14 @@ impl<A: Side, B: Side> Emulator<A, B> {
                 );
                 more |= m;
                 to_b += s;
+                to_a += back;
             }
             if ready & (1 << TOKEN_B) != 0 || b_polled || due(b.poll_timeout()) {
-                let (m, s) = ingest(
+                let (m, s, back) = ingest(
                     b,
                     &mut self.rev,
                     a,
+                    &mut self.fwd,
                     now,
                     &mut io,
                     pcap_b.as_mut(),
@@ -818,6 +852,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
                 );
                 more |= m;
                 to_a += s;
+                to_b += back;
             }
             // A pure sans-IO side may answer what it was just handed: look again now.
             more |= (a_polled && to_a > 0) || (b_polled && to_b > 0);
@@ -840,6 +875,10 @@ impl<A: Side, B: Side> Emulator<A, B> {
             .into_iter()
             .fold(Some(end), min_opt);
             let t = clock.now();
+            if realtime && duty.pay_if_quiet(t, next, || clock.now()) {
+                ready = ep.wait(0)?;
+                continue;
+            }
             match next {
                 Some(n) if n <= t.saturating_add(spin) => {
                     // Close to a deadline: busy-poll rather than trust a wake-up.
@@ -904,6 +943,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
             busy_s,
             scheduling: rt.description.clone(),
             duty_sleeps: duty.sleeps,
+            duty_quiet_sleeps: duty.quiet_sleeps,
             health,
             forward,
             reverse,

@@ -305,6 +305,22 @@ impl Run {
     }
 }
 
+/// A cheap first look (no checksum, no run): whether `pkt` could head a run at all,
+/// i.e. is TCP over plain IPv4 or IPv6 with payload and without SYN, RST or URG.
+/// A pure ACK cannot, so the loop writes it at once instead of holding it for a
+/// burst it will never join.
+pub fn may_merge(pkt: &[u8]) -> bool {
+    let (t, total) = match pkt.first() {
+        Some(0x45) if pkt.get(9) == Some(&6) => (20, pkt.len()),
+        Some(b) if b >> 4 == 6 && pkt.get(6) == Some(&6) => (40, pkt.len()),
+        _ => return false,
+    };
+    let (Some(off), Some(flags)) = (pkt.get(t + 12), pkt.get(t + 13)) else {
+        return false;
+    };
+    total > t + usize::from(off >> 4) * 4 && flags & (TCP_SYN | TCP_RST | TCP_URG) == 0
+}
+
 fn seq(pkt: &[u8], t: usize) -> u32 {
     u32::from_be_bytes([pkt[t + 4], pkt[t + 5], pkt[t + 6], pkt[t + 7]])
 }
@@ -387,6 +403,24 @@ mod tests {
         let mut out = Vec::new();
         emit_tcp_packet(&ip, &tcp, &mut out);
         out
+    }
+
+    #[test]
+    fn may_merge_agrees_with_run_start_on_heads() {
+        for v6 in [false, true] {
+            let data = one(v6, SeqNum(1), 1, Flags::ACK, &[7u8; 100]);
+            assert!(may_merge(&data) && Run::start(&data).is_some());
+            let ack = one(v6, SeqNum(1), 1, Flags::ACK, &[]);
+            assert!(!may_merge(&ack) && Run::start(&ack).is_none());
+            for f in [Flags::SYN, Flags::RST, Flags::URG] {
+                let p = one(v6, SeqNum(1), 1, Flags::ACK | f, &[7u8; 100]);
+                assert!(!may_merge(&p) && Run::start(&p).is_none());
+            }
+            for cut in 0..data.len().min(60) {
+                assert!(!may_merge(&data[..cut]) || cut > 52, "cut {cut}");
+            }
+        }
+        assert!(!may_merge(&[0x46; 60]), "IPv4 with options never merges");
     }
 
     /// Groups `pkts` into runs as the emulator does; each run's length.

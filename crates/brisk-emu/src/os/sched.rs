@@ -51,6 +51,36 @@ pub(crate) fn priority_from(env: Option<&str>, cpus: usize, default: i32) -> Opt
 }
 
 /// The calling thread's CPU affinity, restored on drop.
+/// How the emulator loop takes its duty-cycle sleeps: `defer` (at quiet moments) or
+/// `now` (at the end of the window).
+pub const DUTY_ENV: &str = "BRISK_EMU_DUTY";
+
+/// Whether the loop defers its duty-cycle sleeps ([`DUTY_ENV`]).
+pub fn duty_defer_from_env() -> bool {
+    !matches!(std::env::var(DUTY_ENV).as_deref(), Ok("now"))
+}
+
+/// Pins the emulator loop's thread to one CPU while it runs (unset: no pinning).
+pub const EMU_CPU_ENV: &str = "BRISK_EMU_CPU";
+/// Pins the bulk tool's sender and receiver threads (`N`, or `S,R` for each).
+pub const BULK_CPU_ENV: &str = "BRISK_BULK_CPU";
+
+/// The CPU an environment variable names, if it is a number below the CPU count.
+pub fn cpu_from_env(var: &str) -> Option<usize> {
+    cpus_from_env(var).map(|(c, _)| c)
+}
+
+/// `N` → (N, N); `S,R` → (S, R); each below the CPU count, else `None`.
+pub fn cpus_from_env(var: &str) -> Option<(usize, usize)> {
+    let v = std::env::var(var).ok()?;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parse = |x: &str| x.trim().parse::<usize>().ok().filter(|c| *c < cpus);
+    match v.split_once(',') {
+        Some((a, b)) => Some((parse(a)?, parse(b)?)),
+        None => parse(&v).map(|c| (c, c)),
+    }
+}
+
 pub struct AffinityGuard(libc::cpu_set_t);
 
 impl AffinityGuard {
@@ -171,12 +201,24 @@ impl Drop for RtGuard {
 /// rings and queues hold what arrives meanwhile). At most 250/(250+25) = 91 % of a
 /// CPU over any stretch, below the kernel's 95 %; work due during a sleep is at most
 /// ~25 µs (plus the wake-up) late.
+///
+/// **Deferred sleeps** ([`DutyCycle::deferring`], the emulator loop's): a window
+/// above the limit makes the sleep *owed* instead of taking it at once; the loop pays
+/// it at its next wait where nothing is due within the sleep ([`DutyCycle::pay_if_quiet`]),
+/// so no packet the model has released waits for it (what arrives meanwhile waits in
+/// the TUN ring, before the model's clock starts for it). A debt still open one
+/// window later is paid at once, as before, so the share stays bounded: at most
+/// 500/(500+25) = 95 % over a stretch of two windows.
 #[derive(Debug)]
 pub struct DutyCycle {
     start: brisk_time::Instant,
     cpu_s: f64,
     /// Sleeps taken so far.
     pub sleeps: u64,
+    /// Of those, the ones taken at a quiet moment (deferred).
+    pub quiet_sleeps: u64,
+    defer: bool,
+    owed_since: Option<brisk_time::Instant>,
 }
 
 impl DutyCycle {
@@ -190,7 +232,41 @@ impl DutyCycle {
             start: now,
             cpu_s: crate::emu::health::thread_cpu_s(),
             sleeps: 0,
+            quiet_sleeps: 0,
+            defer: false,
+            owed_since: None,
         }
+    }
+
+    /// The same cycle, its sleeps deferred to quiet moments (see the type's doc).
+    pub fn deferring(now: brisk_time::Instant) -> DutyCycle {
+        DutyCycle {
+            defer: true,
+            ..DutyCycle::start(now)
+        }
+    }
+
+    /// Takes an owed sleep if nothing is due before `next` could be missed by it:
+    /// `next` is the earliest deadline (`None`: none). Returns true if it slept.
+    pub fn pay_if_quiet(
+        &mut self,
+        now: brisk_time::Instant,
+        next: Option<brisk_time::Instant>,
+        after: impl FnOnce() -> brisk_time::Instant,
+    ) -> bool {
+        if self.owed_since.is_none() || next.is_some_and(|n| n < now.saturating_add(Self::SLEEP)) {
+            return false;
+        }
+        self.quiet_sleeps += 1;
+        self.sleep(after);
+        true
+    }
+
+    fn sleep(&mut self, after: impl FnOnce() -> brisk_time::Instant) {
+        sleep_for(Self::SLEEP);
+        self.sleeps += 1;
+        self.owed_since = None;
+        (self.start, self.cpu_s) = (after(), crate::emu::health::thread_cpu_s());
     }
 
     /// Called often by the thread that keeps the cycle, with the time now: at the end
@@ -201,18 +277,39 @@ impl DutyCycle {
         now: brisk_time::Instant,
         after: impl FnOnce() -> brisk_time::Instant,
     ) -> bool {
+        if let Some(since) = self.owed_since {
+            if now - since < Self::WINDOW {
+                return false;
+            }
+            // No quiet moment came: pay now.
+            self.sleep(after);
+            return true;
+        }
         if now - self.start < Self::WINDOW {
             return false;
         }
         let cpu = crate::emu::health::thread_cpu_s();
         let share = (cpu - self.cpu_s) / (now - self.start).as_secs_f64();
         (self.start, self.cpu_s) = (now, cpu);
+        self.window_ended(share, now, after)
+    }
+
+    /// A window just ended at `now` with the thread's CPU `share`: sleeps (true),
+    /// owes a sleep (deferring) or does nothing.
+    fn window_ended(
+        &mut self,
+        share: f64,
+        now: brisk_time::Instant,
+        after: impl FnOnce() -> brisk_time::Instant,
+    ) -> bool {
         if share <= Self::MAX {
             return false;
         }
-        sleep_for(Self::SLEEP);
-        self.sleeps += 1;
-        (self.start, self.cpu_s) = (after(), crate::emu::health::thread_cpu_s());
+        if self.defer {
+            self.owed_since = Some(now);
+            return false;
+        }
+        self.sleep(after);
         true
     }
 }
@@ -230,6 +327,48 @@ pub fn sleep_for(d: brisk_time::Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deferred_duty_sleep_waits_for_a_quiet_moment_but_not_past_a_window() {
+        use brisk_time::{Duration, Instant};
+        let t0 = Instant::from_micros(1_000);
+        let now = || Instant::from_micros(2_000);
+        let mut d = DutyCycle::deferring(t0);
+        assert!(
+            !d.window_ended(0.5, t0, now),
+            "under the limit: nothing owed"
+        );
+        assert!(!d.pay_if_quiet(t0, None, now));
+        assert!(
+            !d.window_ended(0.95, t0, now),
+            "over the limit: owed, not slept"
+        );
+        assert_eq!(d.sleeps, 0);
+        let soon = t0.saturating_add(Duration::from_micros(10));
+        assert!(
+            !d.pay_if_quiet(t0, Some(soon), now),
+            "a packet due within the sleep"
+        );
+        let later = t0.saturating_add(DutyCycle::SLEEP);
+        assert!(
+            d.pay_if_quiet(t0, Some(later), now),
+            "nothing due within the sleep"
+        );
+        assert_eq!((d.sleeps, d.quiet_sleeps), (1, 1));
+        assert!(!d.pay_if_quiet(t0, None, now), "the debt is paid");
+        // Owed again, and no quiet moment within a window: paid at once.
+        assert!(!d.window_ended(0.95, t0, now));
+        let t1 = t0.saturating_add(Duration::from_micros(100));
+        assert!(!d.check(t1, now), "still within the window");
+        let t2 = t0.saturating_add(DutyCycle::WINDOW);
+        assert!(d.check(t2, now), "a window later: forced");
+        assert_eq!((d.sleeps, d.quiet_sleeps), (2, 1));
+        // The old cycle sleeps at the end of the window.
+        let mut old = DutyCycle::start(t0);
+        assert!(old.window_ended(0.95, t0, now));
+        assert!(!old.pay_if_quiet(t0, None, now), "owes nothing");
+        assert_eq!((old.sleeps, old.quiet_sleeps), (1, 0));
+    }
 
     #[test]
     fn env_values() {

@@ -171,6 +171,8 @@ fn receive(listener: TcpListener, seed: u64, timeout: Duration) -> Result<Receiv
             Err(e) => return Err(EmuError::io("accept", e)),
         }
     };
+    let _pin = crate::os::sched::cpus_from_env(crate::os::sched::BULK_CPU_ENV)
+        .and_then(|(_, r)| crate::os::sched::AffinityGuard::restrict(|c| c == r));
     let t0 = std::time::Instant::now();
     s.set_nonblocking(false)
         .and_then(|()| s.set_read_timeout(Some(timeout)))
@@ -210,6 +212,8 @@ fn send(mut s: TcpStream, cfg: &BulkConfig) -> Result<Sent> {
     s.set_write_timeout(Some(cfg.timeout))
         .and_then(|()| s.set_read_timeout(Some(cfg.timeout)))
         .map_err(|e| EmuError::io("sender socket options", e))?;
+    let _pin = crate::os::sched::cpus_from_env(crate::os::sched::BULK_CPU_ENV)
+        .and_then(|(t, _)| crate::os::sched::AffinityGuard::restrict(|c| c == t));
     let mut buf = vec![0u8; CHUNK];
     let mut sent = 0u64;
     let pattern = Pattern::new(cfg.seed);

@@ -116,13 +116,14 @@ pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineR
     let e = &r.emulator.forward.delivery_error;
     let h = &r.emulator.health;
     println!(
-        "capacity: {:.2} Gbit/s goodput over {:.1} s ({} MB, intact: {}); loop {} ({} duty-cycle sleeps); emulator delivery error p50 {:.1} us, p99 {:.1} us, max {:.1} us over {} packets; {} iterations; emulator busy {:.0} % (headroom {:.0} %), serviceable {:.2} Gbit/s, thread CPU {:.2} s, kernel drops {}; coalesced {} of {} forward packets into {} super-packet writes",
+        "capacity: {:.2} Gbit/s goodput over {:.1} s ({} MB, intact: {}); loop {} ({} duty-cycle sleeps, {} at quiet moments); emulator delivery error p50 {:.1} us, p99 {:.1} us, max {:.1} us over {} packets; {} iterations; emulator busy {:.0} % (headroom {:.0} %), serviceable {:.2} Gbit/s, thread CPU {:.2} s, kernel drops {}; coalesced {} of {} forward packets into {} super-packet writes",
         r.transfer.goodput_bps / 1e9,
         r.transfer.seconds,
         r.transfer.bytes_received / 1_000_000,
         r.transfer.intact,
         r.emulator.scheduling,
         r.emulator.duty_sleeps,
+        r.emulator.duty_quiet_sleeps,
         e.p50_ns as f64 / 1e3,
         e.p99_ns as f64 / 1e3,
         e.max_ns as f64 / 1e3,
@@ -136,6 +137,20 @@ pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineR
         r.emulator.forward.gso_packets,
         r.emulator.forward.delivered_packets,
         r.emulator.forward.gso_writes,
+    );
+    let (w, rv) = (
+        &r.emulator.forward.write_cost,
+        &r.emulator.reverse.delivery_error,
+    );
+    println!(
+        "detail: forward write cost p50 {:.1} us, p99 {:.1} us; reverse delivery error p50 {:.1} us, p99 {:.1} us; {} timer wake-ups; loop CPU {}, bulk CPUs {}",
+        w.p50_ns as f64 / 1e3,
+        w.p99_ns as f64 / 1e3,
+        rv.p50_ns as f64 / 1e3,
+        rv.p99_ns as f64 / 1e3,
+        r.emulator.timer_wakeups,
+        std::env::var(crate::os::sched::EMU_CPU_ENV).unwrap_or_else(|_| "any".into()),
+        std::env::var(crate::os::sched::BULK_CPU_ENV).unwrap_or_else(|_| "any".into()),
     );
     print!("{}", r.emulator.warning_lines());
     if r.emulator.health.is_clean() {
