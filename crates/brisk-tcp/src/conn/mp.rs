@@ -289,10 +289,12 @@ impl Connection {
             return 0;
         };
         let n = r.read(buf);
-        m.read_total += n as u64;
-        if n > 0 {
-            mp_drain(m);
+        if n == 0 {
+            // As `mp_read_in_place`: nothing changed.
+            return 0;
         }
+        m.read_total += n as u64;
+        mp_drain(m);
         self.mp_sync();
         n
     }
@@ -330,10 +332,14 @@ impl Connection {
             return 0;
         };
         let n = r.read_in_place(buf, f);
-        m.read_total += n as u64;
-        if n > 0 {
-            mp_drain(m);
+        if n == 0 {
+            // Nothing read, nothing changed since the last entry point's `mp_sync`
+            // (the application's loop ends on such a read: about two reads in three
+            // of a bulk receiver's).
+            return 0;
         }
+        m.read_total += n as u64;
+        mp_drain(m);
         self.mp_sync();
         n
     }
@@ -1478,13 +1484,24 @@ fn mp_fill_sched(m: &mut Meta) {
     // (`MPTcpExtNoDSSInWindow`) after the subflow has acknowledged it, so only the
     // data-level retransmission timer sends it again.
     let wnd_end = mp_wnd_end(m);
+    // Only LowRTT+RP acts when no subflow has room (its penalty needs none).
+    let acts_without_room = matches!(&m.sched, Scheduler::MinRtt(mr) if mr.rp);
+    if !acts_without_room && m.reinject.pending() == 0 {
+        // Nothing new may go (every data-level byte handed to a subflow, or the peer's
+        // window closed; most polls and inputs of a bulk transfer between the
+        // application's writes): the round below would settle STTF's book, then stop
+        // at the same test, after building every subflow's room and view for nothing.
+        // Settling is idempotent, so the round's own settle is a no-op after this one.
+        mp_sttf_settle(m);
+        if m.snd.nxt >= m.snd.end().min(wnd_end) {
+            return;
+        }
+    }
     // Bounded: each round places at least one byte or stops.
     // RFC 8684 §3.3.8: backup subflows carry data only when no non-backup subflow
     // is alive (Linux `mptcp_subflow_get_send` picks a backup only when no active
     // subflow exists; a non-backup subflow with a full window still counts).
     let active = m.subs.iter().any(|s| sub_alive(s) && !s.backup);
-    // Only LowRTT+RP acts when no subflow has room (its penalty needs none).
-    let acts_without_room = matches!(&m.sched, Scheduler::MinRtt(mr) if mr.rp);
     for _ in 0..4096 {
         for (room, s) in rooms.iter_mut().zip(&m.subs).take(n) {
             *room = if active && s.backup { 0 } else { sub_room(s) };
