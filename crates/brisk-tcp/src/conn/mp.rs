@@ -451,9 +451,18 @@ impl Connection {
         let mut exhausted = true;
         let n = m.subs.len();
         for i in 0..n {
-            mp_swap_room(m, i);
-            let polled = m.subs[i].conn.poll_transmit(now);
-            mp_swap_room(m, i);
+            // A subflow whose poll would return nothing and change nothing
+            // (`poll_finds_nothing`, the test by which the endpoint skips a plain
+            // connection's poll) is not polled: most MPTCP polls find one subflow's
+            // window full or its data all sent, and its poll cost more than the test.
+            let polled = if m.subs[i].conn.poll_finds_nothing() {
+                None
+            } else {
+                mp_swap_room(m, i);
+                let polled = m.subs[i].conn.poll_transmit(now);
+                mp_swap_room(m, i);
+                polled
+            };
             if let Some(seg) = polled {
                 let mut seg = seg;
                 seg.meta.subflow = i as u8;
