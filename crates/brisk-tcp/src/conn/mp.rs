@@ -449,6 +449,7 @@ impl Connection {
         mp_rtx_update(m, now);
         let mut out = None;
         let mut exhausted = true;
+        let mut polled_any = false;
         let n = m.subs.len();
         for i in 0..n {
             // A subflow whose poll would return nothing and change nothing
@@ -458,6 +459,7 @@ impl Connection {
             let polled = if m.subs[i].conn.poll_finds_nothing() {
                 None
             } else {
+                polled_any = true;
                 mp_swap_room(m, i);
                 let polled = m.subs[i].conn.poll_transmit(now);
                 mp_swap_room(m, i);
@@ -489,13 +491,18 @@ impl Connection {
                 m.subs[i].closed_seen = true;
             }
         }
+        // No subflow polled and nothing out: nothing `mp_sync` reads changed since
+        // the last entry point's (about two MPTCP polls in three of a bulk transfer).
+        let quiet = out.is_none() && !polled_any && m.held_closed.is_none() && mp_sync_idle(m);
         if out.is_none() {
             if let Some(r) = m.held_closed.take() {
                 // Every subflow's last segment is out: the application may see it.
                 self.push_event(Event::Closed(r));
             }
         }
-        self.mp_sync();
+        if !quiet {
+            self.mp_sync();
+        }
         if out.is_some() && exhausted {
             self.poll_end = super::transmit::PollEnd::Ack;
         }
@@ -945,6 +952,19 @@ impl Connection {
             self.state = state;
         }
     }
+}
+
+/// Whether `mp_sync` would change nothing, given that no subflow was called since
+/// the last one (the subflows' events, states and counters are as it left them):
+/// no first-subflow close to act on, no `Writable` owed, nothing readable (each
+/// sync pushes `Readable` while data waits, so a reader that left some behind is
+/// told again) and no `PeerClosed` to report. Conservative: any of them syncs.
+fn mp_sync_idle(m: &Meta) -> bool {
+    m.closed0.is_none()
+        && !m.snd.writable_wanted
+        && m.recv
+            .as_ref()
+            .is_none_or(|r| r.readable() == 0 && (m.peer_closed_reported || !fin_reached(r)))
 }
 
 /// Whether the DATA_FIN is in (every byte before it arrived).
@@ -1485,7 +1505,6 @@ fn mp_fill_sched(m: &mut Meta) {
         mp_fill_redundant(m);
         return;
     }
-    let mut views = [SubflowView::default(); crate::mptcp::MAX_SUBFLOWS];
     let n = m.subs.len().min(crate::mptcp::MAX_SUBFLOWS);
     let mut rooms = [0u64; crate::mptcp::MAX_SUBFLOWS];
     // The peer's connection-level window (RFC 8684 §3.3.4: no data beyond the Data
@@ -1524,6 +1543,8 @@ fn mp_fill_sched(m: &mut Meta) {
             mp_sttf_settle(m);
             break;
         }
+        // Built here, after the test above, rather than zeroed on every call.
+        let mut views = [SubflowView::default(); crate::mptcp::MAX_SUBFLOWS];
         for i in 0..n {
             views[i] = sub_view(&m.subs[i], rooms[i]);
         }
