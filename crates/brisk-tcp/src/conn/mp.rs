@@ -289,10 +289,12 @@ impl Connection {
             return 0;
         };
         let n = r.read(buf);
-        m.read_total += n as u64;
-        if n > 0 {
-            mp_drain(m);
+        if n == 0 {
+            // As `mp_read_in_place`: nothing changed.
+            return 0;
         }
+        m.read_total += n as u64;
+        mp_drain(m);
         self.mp_sync();
         n
     }
@@ -330,10 +332,14 @@ impl Connection {
             return 0;
         };
         let n = r.read_in_place(buf, f);
-        m.read_total += n as u64;
-        if n > 0 {
-            mp_drain(m);
+        if n == 0 {
+            // Nothing read, nothing changed since the last entry point's `mp_sync`
+            // (the application's loop ends on such a read: about two reads in three
+            // of a bulk receiver's).
+            return 0;
         }
+        m.read_total += n as u64;
+        mp_drain(m);
         self.mp_sync();
         n
     }
@@ -443,11 +449,22 @@ impl Connection {
         mp_rtx_update(m, now);
         let mut out = None;
         let mut exhausted = true;
+        let mut polled_any = false;
         let n = m.subs.len();
         for i in 0..n {
-            mp_swap_room(m, i);
-            let polled = m.subs[i].conn.poll_transmit(now);
-            mp_swap_room(m, i);
+            // A subflow whose poll would return nothing and change nothing
+            // (`poll_finds_nothing`, the test by which the endpoint skips a plain
+            // connection's poll) is not polled: most MPTCP polls find one subflow's
+            // window full or its data all sent, and its poll cost more than the test.
+            let polled = if m.subs[i].conn.poll_finds_nothing() {
+                None
+            } else {
+                polled_any = true;
+                mp_swap_room(m, i);
+                let polled = m.subs[i].conn.poll_transmit(now);
+                mp_swap_room(m, i);
+                polled
+            };
             if let Some(seg) = polled {
                 let mut seg = seg;
                 seg.meta.subflow = i as u8;
@@ -474,13 +491,18 @@ impl Connection {
                 m.subs[i].closed_seen = true;
             }
         }
+        // No subflow polled and nothing out: nothing `mp_sync` reads changed since
+        // the last entry point's (about two MPTCP polls in three of a bulk transfer).
+        let quiet = out.is_none() && !polled_any && m.held_closed.is_none() && mp_sync_idle(m);
         if out.is_none() {
             if let Some(r) = m.held_closed.take() {
                 // Every subflow's last segment is out: the application may see it.
                 self.push_event(Event::Closed(r));
             }
         }
-        self.mp_sync();
+        if !quiet {
+            self.mp_sync();
+        }
         if out.is_some() && exhausted {
             self.poll_end = super::transmit::PollEnd::Ack;
         }
@@ -930,6 +952,19 @@ impl Connection {
             self.state = state;
         }
     }
+}
+
+/// Whether `mp_sync` would change nothing, given that no subflow was called since
+/// the last one (the subflows' events, states and counters are as it left them):
+/// no first-subflow close to act on, no `Writable` owed, nothing readable (each
+/// sync pushes `Readable` while data waits, so a reader that left some behind is
+/// told again) and no `PeerClosed` to report. Conservative: any of them syncs.
+fn mp_sync_idle(m: &Meta) -> bool {
+    m.closed0.is_none()
+        && !m.snd.writable_wanted
+        && m.recv
+            .as_ref()
+            .is_none_or(|r| r.readable() == 0 && (m.peer_closed_reported || !fin_reached(r)))
 }
 
 /// Whether the DATA_FIN is in (every byte before it arrived).
@@ -1470,7 +1505,6 @@ fn mp_fill_sched(m: &mut Meta) {
         mp_fill_redundant(m);
         return;
     }
-    let mut views = [SubflowView::default(); crate::mptcp::MAX_SUBFLOWS];
     let n = m.subs.len().min(crate::mptcp::MAX_SUBFLOWS);
     let mut rooms = [0u64; crate::mptcp::MAX_SUBFLOWS];
     // The peer's connection-level window (RFC 8684 §3.3.4: no data beyond the Data
@@ -1478,13 +1512,24 @@ fn mp_fill_sched(m: &mut Meta) {
     // (`MPTcpExtNoDSSInWindow`) after the subflow has acknowledged it, so only the
     // data-level retransmission timer sends it again.
     let wnd_end = mp_wnd_end(m);
+    // Only LowRTT+RP acts when no subflow has room (its penalty needs none).
+    let acts_without_room = matches!(&m.sched, Scheduler::MinRtt(mr) if mr.rp);
+    if !acts_without_room && m.reinject.pending() == 0 {
+        // Nothing new may go (every data-level byte handed to a subflow, or the peer's
+        // window closed; most polls and inputs of a bulk transfer between the
+        // application's writes): the round below would settle STTF's book, then stop
+        // at the same test, after building every subflow's room and view for nothing.
+        // Settling is idempotent, so the round's own settle is a no-op after this one.
+        mp_sttf_settle(m);
+        if m.snd.nxt >= m.snd.end().min(wnd_end) {
+            return;
+        }
+    }
     // Bounded: each round places at least one byte or stops.
     // RFC 8684 §3.3.8: backup subflows carry data only when no non-backup subflow
     // is alive (Linux `mptcp_subflow_get_send` picks a backup only when no active
     // subflow exists; a non-backup subflow with a full window still counts).
     let active = m.subs.iter().any(|s| sub_alive(s) && !s.backup);
-    // Only LowRTT+RP acts when no subflow has room (its penalty needs none).
-    let acts_without_room = matches!(&m.sched, Scheduler::MinRtt(mr) if mr.rp);
     for _ in 0..4096 {
         for (room, s) in rooms.iter_mut().zip(&m.subs).take(n) {
             *room = if active && s.backup { 0 } else { sub_room(s) };
@@ -1498,6 +1543,8 @@ fn mp_fill_sched(m: &mut Meta) {
             mp_sttf_settle(m);
             break;
         }
+        // Built here, after the test above, rather than zeroed on every call.
+        let mut views = [SubflowView::default(); crate::mptcp::MAX_SUBFLOWS];
         for i in 0..n {
             views[i] = sub_view(&m.subs[i], rooms[i]);
         }
