@@ -235,6 +235,16 @@ fn build_kind() -> &'static str {
     }
 }
 
+/// The global allocator (the opt-in `mimalloc` feature; main.rs), so an A/B of the
+/// two says which side each run was.
+fn allocator() -> &'static str {
+    if cfg!(feature = "mimalloc") {
+        "mimalloc allocator"
+    } else {
+        "system allocator"
+    }
+}
+
 pub fn cmd_bench_sim(
     d: Duration,
     repeat: u32,
@@ -254,7 +264,7 @@ pub fn cmd_bench_sim(
     println!(
         "brisk sim benchmark: 1 CUBIC bulk flow, 1 Gbit/s, 10 ms RTT, 1000-pkt drop-tail, {sim_s}s"
     );
-    println!("  binary           {}", build_kind());
+    println!("  binary           {}; {}", build_kind(), allocator());
     // The runs are deterministic, so only the time differs between them; the median
     // is what the shared machine's drift disturbs least. With ns-3 to run, half of
     // brisk's runs go before it and half after: ns-3 takes minutes, over which this

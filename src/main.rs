@@ -26,6 +26,15 @@ mod seeds;
 mod sweep_cmd;
 mod trace_cmd;
 
+/// mimalloc as the binary's allocator, opt-in (`cargo build --release --features
+/// mimalloc`): `bench sim` takes 3 % less CPU with it, but `bench scale` peaks at
+/// 14-31 % more RSS per flow, so the default stays the system allocator
+/// (docs/performance.md, "A global allocator from the field (helper perfbuild5)").
+/// Results do not depend on it: nothing reads addresses.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use brisk_sim::{RunOptions, Scenario};
 use brisk_time::Duration;
 use clap::{Parser, Subcommand};
