@@ -29,7 +29,8 @@ mod trace_cmd;
 /// mimalloc as the binary's allocator, opt-in (`cargo build --release --features
 /// mimalloc`): `bench sim` takes 3 % less CPU with it, but `bench scale` peaks at
 /// 14-31 % more RSS per flow, so the default stays the system allocator
-/// (docs/performance.md, "A global allocator from the field (helper perfbuild5)").
+/// (docs/performance.md, "Allocator, PGO, thin LTO, shipped profiles (§1, helper
+/// perfbuild5)").
 /// Results do not depend on it: nothing reads addresses.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]

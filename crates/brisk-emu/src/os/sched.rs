@@ -50,7 +50,6 @@ pub(crate) fn priority_from(env: Option<&str>, cpus: usize, default: i32) -> Opt
     }
 }
 
-/// The calling thread's CPU affinity, restored on drop.
 /// How the emulator loop takes its duty-cycle sleeps: `defer` (at quiet moments) or
 /// `now` (at the end of the window).
 pub const DUTY_ENV: &str = "BRISK_EMU_DUTY";
@@ -81,6 +80,7 @@ pub fn cpus_from_env(var: &str) -> Option<(usize, usize)> {
     }
 }
 
+/// The calling thread's CPU affinity, restored on drop.
 pub struct AffinityGuard(libc::cpu_set_t);
 
 impl AffinityGuard {
