@@ -162,6 +162,9 @@ pub struct Ctx {
     /// Scratch space any node may use within one call (apps read into it). One per run
     /// rather than per host, since a run with 10^5 hosts cannot afford 64 KB each.
     scratch: Vec<u8>,
+    /// The run's samples so far and the hosts changed since they were last sampled
+    /// (`crate::host::Sampling`).
+    pub(crate) sampling: crate::host::Sampling,
 }
 
 impl Ctx {
@@ -577,6 +580,10 @@ impl<N: Node> Engine<N> {
     }
     pub fn stats(&self) -> &EngineStats {
         &self.stats
+    }
+    /// The run's sampling book (`crate::host::Sampling`), shared with the hosts.
+    pub(crate) fn sampling_mut(&mut self) -> &mut crate::host::Sampling {
+        &mut self.ctx.sampling
     }
     /// Current heap size (valid plus stale entries), for boundedness tests; 0 while
     /// the engine scans (`SCAN_MAX_NODES`).

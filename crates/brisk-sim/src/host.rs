@@ -199,6 +199,25 @@ pub struct HostFlow {
     pub role: Role,
 }
 
+/// The run's sampling book, in the engine's `Ctx` so that hosts reach it: the sample
+/// instants so far and the hosts changed since their last sample.
+///
+/// A host that handled no packet, timeout or poll since its last sample would repeat
+/// that sample's rows (`Host::sample`'s idle path); at 10^5 flows most hosts are idle
+/// at most samples, and visiting each of them at every sample cost ~4 cache misses per
+/// host (issue 36 §2). So the run samples only the hosts in `changed`, and a host
+/// writes the idle rows of the samples it missed when it next changes (before the
+/// change: its state is then still what an idle sample would have read) or at the end
+/// of the run (`Host::catch_up`): the same rows at the same instants, written later.
+#[derive(Debug, Default)]
+pub struct Sampling {
+    /// Every sample so far: its instant and the samples left in the run, that one
+    /// included (`Series::push_every`'s sizing).
+    pub(crate) times: Vec<(Instant, usize)>,
+    /// Node ids of the registered hosts changed since their last sample (each once).
+    pub(crate) changed: Vec<u32>,
+}
+
 pub struct Host {
     pub ip: IpAddr,
     pub ep: Endpoint,
@@ -220,6 +239,11 @@ pub struct Host {
     /// Every sample asks every connection (`full_samples`: for the test that checks
     /// the shortcut above against the full path).
     full_samples: bool,
+    /// This host's node id once the run registered it for sampling (`Sampling`),
+    /// `u32::MAX` before.
+    node: u32,
+    /// Samples of the run (`Sampling::times`) this host has written rows for.
+    sampled: u32,
 }
 
 impl ClientSide {
@@ -272,6 +296,52 @@ impl Host {
             udp_sources: false,
             changed: true,
             full_samples: false,
+            node: u32::MAX,
+            sampled: 0,
+        }
+    }
+
+    /// Registers the host as node `node` for the run's sampling: from now on the run
+    /// samples it only when it changed (`Sampling`). A host starts changed, so the
+    /// caller also puts it in `Sampling::changed`.
+    pub(crate) fn register(&mut self, node: usize) {
+        self.node = u32::try_from(node).expect("node ids fit in u32");
+    }
+
+    /// Whether the next sample must visit this host (`Sampling::changed`).
+    pub(crate) fn is_changed(&self) -> bool {
+        self.changed
+    }
+
+    /// Called at every packet, timeout and poll: the first since the last sample
+    /// writes the samples this host missed while idle and puts it on the run's list.
+    #[inline]
+    fn touch(&mut self, ctx: &mut crate::engine::Ctx) {
+        if !self.changed {
+            self.first_change(&mut ctx.sampling);
+        }
+    }
+
+    #[inline(never)]
+    fn first_change(&mut self, sampling: &mut Sampling) {
+        if self.node != u32::MAX {
+            self.catch_up(&sampling.times);
+            sampling.changed.push(self.node);
+        }
+        self.changed = true;
+    }
+
+    /// Writes the rows of the samples in `times` this host has not written: it was
+    /// idle at each (not changed since its last sample), so they are idle samples of
+    /// its present state.
+    pub(crate) fn catch_up(&mut self, times: &[(Instant, usize)]) {
+        let from = self.sampled as usize;
+        if from >= times.len() {
+            return;
+        }
+        debug_assert!(!self.changed || self.node == u32::MAX);
+        for &(t, left) in &times[from..] {
+            self.sample(t, left);
         }
     }
 
@@ -457,6 +527,7 @@ impl Host {
     /// every event at `now` (never as a host timer, so sampling cannot reorder the
     /// events it watches).
     pub fn sample(&mut self, now: Instant, left: usize) {
+        self.sampled += 1;
         let idle = !std::mem::replace(&mut self.changed, self.full_samples);
         // Drained (and each connection lent) whenever anything changed: lending marks
         // the connection ready, and the endpoint's poll order follows the marks. An
@@ -587,7 +658,7 @@ impl Host {
     }
 
     pub fn handle_packet(&mut self, now: Instant, pkt: Packet, ctx: &mut Ctx) {
-        self.changed = true;
+        self.touch(ctx);
         if brisk_wire::udp::peek_protocol(&pkt.data) == Some(brisk_wire::IPPROTO_UDP)
             && self.udp_in(now, &pkt)
         {
@@ -634,7 +705,7 @@ impl Host {
     }
 
     pub fn poll_packet(&mut self, now: Instant, ctx: &mut Ctx) -> Option<Packet> {
-        self.changed = true;
+        self.touch(ctx);
         let mut buf = ctx.pool.take();
         if self.udp_sources {
             if let Some(p) = self.poll_udp(now, ctx, &mut buf) {
@@ -730,8 +801,8 @@ impl Host {
         }
     }
 
-    pub fn handle_timeout(&mut self, now: Instant, _ctx: &mut Ctx) {
-        self.changed = true;
+    pub fn handle_timeout(&mut self, now: Instant, ctx: &mut Ctx) {
+        self.touch(ctx);
         if self.ep.poll_timeout().is_some_and(|t| t <= now) {
             self.ep.handle_timeout(now);
         }

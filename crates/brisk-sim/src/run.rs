@@ -437,12 +437,21 @@ pub fn run_network(
     let mut next_control = Instant::ZERO + CONTROL_STEP;
     let mut stopped_early = false;
     let mut t = Instant::ZERO;
-    // The hosts, found once: the sampling below visits them every interval, and
-    // walking every node for them touched each link's node too (a cache miss per
-    // node at 10^5 flows; issue 36 §2). Nodes are only added while building.
+    // The hosts, found once (walking every node for them touched each link's node
+    // too: a cache miss per node at 10^5 flows; issue 36 §2). Nodes are only added
+    // while building.
     let hosts: Vec<usize> = (0..net.engine.nodes().len())
         .filter(|&i| net.engine.nodes()[i].as_host().is_some())
         .collect();
+    // Each sample visits only the hosts changed since their last one; the others
+    // write the rows they missed when they next change or at the end (`Sampling`).
+    // Every host starts changed.
+    for &i in &hosts {
+        if let Some(h) = net.engine.node_mut(i).as_host_mut() {
+            h.register(i);
+        }
+    }
+    net.engine.sampling_mut().changed = hosts.iter().map(|&i| i as u32).collect();
     while t < end {
         // Engine steps end at sample and control instants; stepping is observational
         // (the engine processes the same events in the same order however its run is
@@ -456,9 +465,17 @@ pub fn run_network(
             // Samples left, this one included (sizes the series that get a row at
             // every sample; see `Series::push_every`).
             let left = (dur_nanos(end - next_sample) / dur_nanos(interval)) as usize + 1;
-            for &i in &hosts {
-                if let Some(h) = net.engine.node_mut(i).as_host_mut() {
+            let sampling = net.engine.sampling_mut();
+            sampling.times.push((next_sample, left));
+            let changed = std::mem::take(&mut sampling.changed);
+            for &i in &changed {
+                if let Some(h) = net.engine.node_mut(i as usize).as_host_mut() {
                     h.sample(next_sample, left);
+                    // Still changed: it takes every sample in full (`full_samples`).
+                    let again = h.is_changed();
+                    if again {
+                        net.engine.sampling_mut().changed.push(i);
+                    }
                 }
             }
             next_sample += interval;
@@ -513,8 +530,10 @@ pub fn run_network(
 
     // Collect. The run is over: its spare packet buffers go before the results come.
     net.engine.release_buffers();
+    let times = std::mem::take(&mut net.engine.sampling_mut().times);
     for i in 0..net.engine.nodes().len() {
         if let Some(h) = net.engine.node_mut(i).as_host_mut() {
+            h.catch_up(&times);
             h.finish();
         }
     }
