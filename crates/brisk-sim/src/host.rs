@@ -313,8 +313,9 @@ impl Host {
         self.changed
     }
 
-    /// Called at every packet, timeout and poll: the first since the last sample
-    /// writes the samples this host missed while idle and puts it on the run's list.
+    /// Called at every packet and timeout (a poll always follows one): the first
+    /// since the last sample writes the samples this host missed while idle and puts
+    /// it on the run's list.
     #[inline]
     fn touch(&mut self, ctx: &mut crate::engine::Ctx) {
         if !self.changed {
@@ -705,7 +706,9 @@ impl Host {
     }
 
     pub fn poll_packet(&mut self, now: Instant, ctx: &mut Ctx) -> Option<Packet> {
-        self.touch(ctx);
+        // The engine polls a node only right after handing it a packet or a timeout
+        // (`Node`'s contract), which marked it changed.
+        debug_assert!(self.changed, "polled without a packet or a timeout first");
         let mut buf = ctx.pool.take();
         if self.udp_sources {
             if let Some(p) = self.poll_udp(now, ctx, &mut buf) {
