@@ -562,7 +562,9 @@ impl Connection {
         let mut t = min(m.snd.fin_rtx_at, m.pm.poll_timeout());
         t = min(t, m.rtx.at);
         for s in &m.subs {
-            t = min(t, s.conn.poll_timeout());
+            // A subflow is a plain connection (no `mp`): its timer table directly.
+            debug_assert!(s.conn.mp.is_none());
+            t = min(t, s.conn.sub.timers.next());
             t = min(t, s.join_rtx_at);
         }
         t
@@ -1390,9 +1392,9 @@ fn mp_fill(m: &mut Meta) {
     // one subflow remains.
     // (Also while STTF holds runs sent ahead of the cursor: the in-order fill must
     // skip them, `mp_sttf_settle`.)
-    if m.subs.len() == 1 && m.reinject.pending() == 0 && m.sched.ahead_empty() {
+    if m.subs.len() == 1 && m.reinject.is_idle() && m.sched.ahead_empty() {
         mp_fill_one(m);
-    } else {
+    } else if !mp_nothing_new(m) {
         mp_fill_sched(m);
     }
     if m.snd.fin_queued
@@ -1500,6 +1502,25 @@ fn sttf_rate_samples(sched: &Scheduler, s: &mut SubflowCtx) {
     }
 }
 
+/// `mp_fill_sched`'s early stop, tested before the call: nothing re-injected waits,
+/// nothing new may go (every data-level byte handed to a subflow, or the peer's
+/// window closed) and the scheduler neither acts without room (LowRTT+RP) nor
+/// serves every subflow itself (redundant), nor holds STTF runs to settle. Then the
+/// call would only settle an empty book and return; its frame (nine views, the
+/// rooms) cost more than this test on most polls and inputs of a bulk transfer.
+fn mp_nothing_new(m: &Meta) -> bool {
+    let acts_alone = match &m.sched {
+        Scheduler::Redundant => true,
+        Scheduler::MinRtt(mr) => mr.rp,
+        _ => false,
+    };
+    !acts_alone
+        && m.reinject.is_idle()
+        && m.sched.ahead_empty()
+        && m.snd.nxt >= m.snd.end().min(mp_wnd_end(m))
+}
+
+#[inline(never)]
 fn mp_fill_sched(m: &mut Meta) {
     if matches!(m.sched, Scheduler::Redundant) {
         mp_fill_redundant(m);
@@ -1514,7 +1535,7 @@ fn mp_fill_sched(m: &mut Meta) {
     let wnd_end = mp_wnd_end(m);
     // Only LowRTT+RP acts when no subflow has room (its penalty needs none).
     let acts_without_room = matches!(&m.sched, Scheduler::MinRtt(mr) if mr.rp);
-    if !acts_without_room && m.reinject.pending() == 0 {
+    if !acts_without_room && m.reinject.is_idle() {
         // Nothing new may go (every data-level byte handed to a subflow, or the peer's
         // window closed; most polls and inputs of a bulk transfer between the
         // application's writes): the round below would settle STTF's book, then stop
@@ -1550,7 +1571,7 @@ fn mp_fill_sched(m: &mut Meta) {
         }
         // Re-injection first (seed Table I), on a subflow other than the one that
         // timed out.
-        if m.reinject.pending() > 0 {
+        if !m.reinject.is_idle() {
             let max = rooms
                 .iter()
                 .copied()

@@ -194,6 +194,12 @@ impl Reinjector {
         self.queue.covered()
     }
 
+    /// Whether nothing waits: `pending() == 0` in O(1) (the queue holds no empty
+    /// range), for the fill's test on every poll and input.
+    pub fn is_idle(&self) -> bool {
+        self.queue.is_empty()
+    }
+
     /// Ranges waiting.
     pub fn ranges(&self) -> usize {
         self.queue.len()

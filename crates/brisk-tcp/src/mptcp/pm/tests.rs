@@ -279,7 +279,7 @@ proptest! {
     #[test]
     fn limits_hold_under_any_events(
         subflows in 0u8..=8, accepted in 0u8..=8, fullmesh in any::<bool>(),
-        ops in proptest::collection::vec((0u8..5, 0u8..12, 0u8..12), 1..80),
+        ops in proptest::collection::vec((0u8..6, 0u8..12, 0u8..12), 1..80),
     ) {
         let cfg = PmConfig {
             mode: if fullmesh { PmMode::Fullmesh } else { PmMode::NDiffPorts { n: 3 } },
@@ -296,11 +296,15 @@ proptest! {
                 1 => pm.on_rm_addr(x),
                 2 => pm.on_subflow_closed(usize::from(x)),
                 3 => { let _ = pm.allow_join(a(0, 1), a(x, y)); }
-                _ => { t += Duration::from_secs(200); pm.on_timeout(t, None); }
+                4 => { t += Duration::from_secs(200); pm.on_timeout(t, None); }
+                _ if y % 2 == 0 => pm.on_add_addr_echo(a(x % 3, 1 + x % 3)),
+                _ => pm.remove_local(x % 3),
             }
             while pm.poll_action().is_some() {}
             prop_assert!(pm.subflows().len() <= usize::from(subflows) + 1);
             prop_assert!(pm.add_addr_accepted() <= accepted);
+            // The kept earliest deadline is the scan's (`anno_next`).
+            prop_assert_eq!(pm.poll_timeout(), pm.scan_anno());
         }
     }
 }
