@@ -58,8 +58,8 @@ use crate::syncookie::{self, SynCookies};
 use crate::timer_heap::TimerHeap;
 use brisk_time::Instant;
 use brisk_wire::{
-    emit_tcp_packet, parse_tcp_packet, parse_tcp_packet_trusted, Ecn, Flags, IpRepr, Ipv4Repr,
-    Ipv6Repr, ParseError, SeqNum, TcpRepr, IPPROTO_TCP,
+    emit_tcp_packet, parse_tcp_packet_into, parse_tcp_packet_trusted_into, Ecn, Flags, IpRepr,
+    Ipv4Repr, Ipv6Repr, ParseError, SeqNum, TcpRepr, IPPROTO_TCP,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -474,7 +474,9 @@ impl Endpoint {
     /// One IP packet from the network. Both the IPv4 header and the TCP checksum
     /// are verified.
     pub fn handle_packet(&mut self, now: Instant, packet: &[u8]) {
-        self.handle_parsed(now, parse_tcp_packet(packet));
+        let mut tcp = TcpRepr::default();
+        let ip = parse_tcp_packet_into(packet, &mut tcp);
+        self.handle_parsed(now, ip, &tcp);
     }
 
     /// One IP packet whose TCP checksum is known to be correct: its sender computed
@@ -484,15 +486,24 @@ impl Endpoint {
     /// or virtio-net; the IPv4 header checksum is still verified. A packet whose
     /// bytes may have changed must go through [`handle_packet`](Self::handle_packet).
     pub fn handle_packet_trusted(&mut self, now: Instant, packet: &[u8]) {
-        self.handle_parsed(now, parse_tcp_packet_trusted(packet));
+        let mut tcp = TcpRepr::default();
+        let ip = parse_tcp_packet_trusted_into(packet, &mut tcp);
+        self.handle_parsed(now, ip, &tcp);
     }
 
-    fn handle_parsed(&mut self, now: Instant, parsed: Result<(IpRepr, TcpRepr<'_>), ParseError>) {
+    /// `tcp` is the segment parsed in place (`parse_tcp_packet_into`: returned by
+    /// value, it was copied twice per packet), meaningful only when `parsed` is `Ok`.
+    fn handle_parsed(
+        &mut self,
+        now: Instant,
+        parsed: Result<IpRepr, ParseError>,
+        tcp: &TcpRepr<'_>,
+    ) {
         self.stats.packets_in += 1;
-        // By reference: moving the parsed headers out of the `Result` copied them
-        // (a few hundred bytes) for every packet.
-        let (ip, tcp) = match &parsed {
-            Ok((ip, tcp)) => (ip, tcp),
+        // By reference: moving the parsed header out of the `Result` copied it for
+        // every packet.
+        let ip = match &parsed {
+            Ok(ip) => ip,
             Err(ParseError::BadChecksum | ParseError::BadIpChecksum) => {
                 self.stats.drop_checksum += 1;
                 return;

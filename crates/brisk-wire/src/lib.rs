@@ -34,7 +34,8 @@ pub mod udp;
 pub use error::ParseError;
 pub use ip::{Ecn, IpRepr, Ipv4Repr, Ipv6Repr, IPPROTO_TCP};
 pub use packet::{
-    emit_tcp_packet, mark_ce, parse_tcp_packet, parse_tcp_packet_trusted, peek_dscp, peek_ecn,
+    emit_tcp_packet, mark_ce, parse_tcp_packet, parse_tcp_packet_into, parse_tcp_packet_trusted,
+    parse_tcp_packet_trusted_into, peek_dscp, peek_ecn,
 };
 pub use pcap::PcapWriter;
 pub use peek::FlowKey;

@@ -320,6 +320,18 @@ impl<'a> TcpRepr<'a> {
     /// unless `pseudo` is None. `buf` must be exactly the segment (the IP layer has
     /// removed any link padding). Never allocates.
     pub fn parse(buf: &'a [u8], pseudo: Option<&IpRepr>) -> Result<TcpRepr<'a>, ParseError> {
+        let mut repr = TcpRepr::default();
+        repr.parse_into(buf, pseudo)?;
+        Ok(repr)
+    }
+
+    /// [`parse`](Self::parse) into `self`, every field overwritten: the segment is
+    /// built where the caller keeps it. Returned by value, the ~150-byte repr was
+    /// copied out of the `Result` and again into the packet parser's tuple for every
+    /// segment (a `memcpy` and moves, ~70 instructions per packet in `bench sim`,
+    /// docs/performance.md "The receive path (§1, helper perfrecv)"). On an error
+    /// `self` holds an unspecified mix of the old and the new segment's fields.
+    pub fn parse_into(&mut self, buf: &'a [u8], pseudo: Option<&IpRepr>) -> Result<(), ParseError> {
         if buf.len() < Self::MIN_HEADER_LEN {
             return Err(ParseError::Truncated);
         }
@@ -337,7 +349,7 @@ impl<'a> TcpRepr<'a> {
         if header_len < Self::MIN_HEADER_LEN || header_len > buf.len() {
             return Err(ParseError::BadDataOffset);
         }
-        let mut repr = TcpRepr {
+        *self = TcpRepr {
             src_port: be16(buf, field::SRC_PORT),
             dst_port: be16(buf, field::DST_PORT),
             seq: SeqNum(be32(buf, field::SEQ)),
@@ -348,8 +360,7 @@ impl<'a> TcpRepr<'a> {
             payload: &buf[header_len..],
             ..TcpRepr::default()
         };
-        options::parse(&buf[Self::MIN_HEADER_LEN..header_len], &mut repr)?;
-        Ok(repr)
+        options::parse(&buf[Self::MIN_HEADER_LEN..header_len], self)
     }
 
     /// Appends header, options (Linux order and padding) and payload to `out`,

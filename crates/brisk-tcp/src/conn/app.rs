@@ -158,6 +158,23 @@ impl Connection {
         n
     }
 
+    /// [`read_in_place`](Self::read_in_place) until nothing is readable: the bytes
+    /// handed to `f` in stream order, their count returned. A plain connection stops
+    /// when its receive buffer is empty, where a caller's loop made one more call
+    /// that found nothing; MPTCP and Inner Space read until a read returns 0, as
+    /// such a loop does (their readable count is not what a read returns).
+    pub fn read_all_in_place(&mut self, buf: &mut [u8], f: &mut dyn FnMut(&[u8])) -> u64 {
+        let plain = self.mp.is_none() && self.inspace.is_none();
+        let mut total = 0;
+        loop {
+            let n = self.read_in_place(buf, f);
+            total += n as u64;
+            if n == 0 || (plain && self.stream.recvbuf.readable() == 0) {
+                return total;
+            }
+        }
+    }
+
     /// Unordered receive on or off (uTCP `SO_UNORDERED`; `docs/mechanisms/utcp.md`).
     /// May be switched at any time; already-handed-out bytes stay handed out.
     pub fn set_unordered(&mut self, on: bool) {

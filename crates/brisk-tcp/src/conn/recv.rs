@@ -143,7 +143,14 @@ impl RecvBuffer {
 
     /// Removes the first `n` readable bytes (`n` at most `readable()`); returns `n`.
     fn consume(&mut self, n: usize) -> usize {
-        self.ready.drain(..n);
+        if n == self.ready.len() {
+            // All of it (a reader keeping up, nearly every read): no `Drain` to build
+            // and drop, and the ring restarts at its front, so the next appends are
+            // less likely to wrap.
+            self.ready.clear();
+        } else {
+            self.ready.drain(..n);
+        }
         self.read_off += n as u64;
         if self.ready.is_empty() && self.ready.capacity() > prune::READY_KEEP {
             // A burst is drained: give back what it grew (accounted by capacity).
