@@ -91,6 +91,24 @@ pub fn veth_baseline(bulk: &BulkConfig) -> Result<BulkReport> {
     transfer
 }
 
+/// CPU time of the whole process (CLOCK_PROCESS_CPUTIME_ID: every thread, the ended
+/// ones included, with the kernel work done in their context, such as the TCP that
+/// runs inside a TUN write), in seconds.
+fn process_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec; the clock exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
+/// CPU seconds per GB delivered.
+fn per_gb(cpu_s: f64, bytes: u64) -> f64 {
+    cpu_s / (bytes as f64 / 1e9).max(1e-9)
+}
+
 /// The same bulk transfer through the two TUN devices joined by the bare relay
 /// (emu/relay.rs: every frame written as read, no model): the TUN design's ceiling.
 pub fn relay_baseline(bulk: &BulkConfig) -> Result<(BulkReport, RelayReport)> {
@@ -141,7 +159,9 @@ pub fn bench_capacity_opts(
         },
         opts.realtime.map_or("normal".into(), |p| format!("SCHED_FIFO {p}")),
     );
+    let c0 = process_cpu_s();
     let r = baseline(&path, &bulk, opts)?;
+    let emu_cpu = per_gb(process_cpu_s() - c0, r.transfer.bytes_received);
     let e = &r.emulator.forward.delivery_error;
     let h = &r.emulator.health;
     println!(
@@ -189,7 +209,9 @@ pub fn bench_capacity_opts(
         println!("emulator: clean (no late-delivery, headroom or rate warning)");
     }
     let relayed = if relay {
+        let c0 = process_cpu_s();
         let (t, rr) = relay_baseline(&bulk)?;
+        let relay_cpu = per_gb(process_cpu_s() - c0, t.bytes_received);
         let (f, rv) = (&rr.forward, &rr.reverse);
         println!(
             "relay (TUN to TUN, every frame written as read, no model): {:.2} Gbit/s goodput over {:.1} s (intact: {}); {} thread(s), {} ({} duty-cycle sleeps), thread CPU {:.2} s = {:.3} s per GB delivered; forward {} frames, {:.1} KB each, reverse {} frames; write errors {}, read errors {}",
@@ -207,11 +229,13 @@ pub fn bench_capacity_opts(
             f.write_errors + rv.write_errors,
             f.read_errors + rv.read_errors,
         );
-        Some(t.goodput_bps)
+        Some((t.goodput_bps, relay_cpu))
     } else {
         None
     };
+    let c0 = process_cpu_s();
     let peer = veth_baseline(&bulk)?;
+    let veth_cpu = per_gb(process_cpu_s() - c0, peer.bytes_received);
     println!(
         "peer (veth, no emulator): {:.2} Gbit/s goodput over {:.1} s (intact: {}); emulator / veth = {:.2}",
         peer.goodput_bps / 1e9,
@@ -219,7 +243,23 @@ pub fn bench_capacity_opts(
         peer.intact,
         r.transfer.goodput_bps / peer.goodput_bps.max(1.0),
     );
-    if let Some(g) = relayed {
+    // Load-robust where goodput is not: what each design costs the machine per GB
+    // (the senders, the receivers, both kernels' TCP and, but for the veth, the
+    // loop or relay), and the goodput that cost allows when every CPU is busy.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let cap = |s_per_gb: f64| cpus / s_per_gb.max(1e-9) * 8.0;
+    let relay_cpu = relayed.map(|(_, c)| c);
+    println!(
+        "cpu: process CPU per GB delivered: emulator {:.3} s, relay {}, veth {:.3} s; with {} CPUs all busy that allows emulator {:.1}, relay {}, veth {:.1} Gbit/s",
+        emu_cpu,
+        relay_cpu.map_or("-".into(), |c| format!("{c:.3} s")),
+        veth_cpu,
+        cpus,
+        cap(emu_cpu),
+        relay_cpu.map_or("-".into(), |c| format!("{:.1}", cap(c))),
+        cap(veth_cpu),
+    );
+    if let Some((g, _)) = relayed {
         println!(
             "ceiling: relay / veth = {:.2}, emulator / relay = {:.2} (emulator {:.2}, relay {:.2}, veth {:.2} Gbit/s)",
             g / peer.goodput_bps.max(1.0),
