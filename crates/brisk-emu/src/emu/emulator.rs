@@ -93,6 +93,9 @@ pub struct EmulatorOptions {
     /// is part of the recorded delivery-time error. Default 10 µs, or
     /// `BRISK_EMU_COALESCE_US`.
     pub coalesce_slack: Duration,
+    /// Whether the coalescing wait applies to every release, not only while a burst
+    /// is being read ([`HOLD_ENV`], which gives the default; off unless set to 1).
+    pub coalesce_hold: bool,
     /// `SCHED_FIFO` priority of the loop thread while it runs (os/sched.rs); `None`:
     /// the normal policy. Default 10, `BRISK_EMU_RT=0` turns it off; never on one CPU.
     pub realtime: Option<i32>,
@@ -143,6 +146,7 @@ impl Default for EmulatorOptions {
             clock: None,
             health: HealthLimits::default(),
             coalesce_slack: coalesce_slack_from_env(),
+            coalesce_hold: std::env::var(HOLD_ENV).as_deref() == Ok("1"),
             realtime: sched::default_priority(),
             avoid_cpu: None,
         }
@@ -370,7 +374,7 @@ struct Io {
     batch: usize,
     next_id: u64,
     coalesce_slack: Duration,
-    /// [`HOLD_ENV`]: the coalescing wait applies outside [`ingest`] too.
+    /// `EmulatorOptions::coalesce_hold`: the wait applies outside [`ingest`] too.
     hold: bool,
 }
 
@@ -812,7 +816,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
             batch: self.opts.batch,
             next_id: 0,
             coalesce_slack: self.opts.coalesce_slack,
-            hold: std::env::var(HOLD_ENV).as_deref() == Ok("1"),
+            hold: self.opts.coalesce_hold,
         };
         let end = limit.map_or(Instant::MAX, |d| clock.now().saturating_add(d));
         let (spin_floor, spin_max) = (self.opts.spin, self.opts.max_spin.max(self.opts.spin));
