@@ -257,6 +257,10 @@ enum BenchCmd {
         rate: u64,
         #[arg(long, default_value = "5s", value_parser = args::positive_duration)]
         duration: Duration,
+        /// Also run the transfer through the two TUN devices joined by a bare relay
+        /// (every frame written as read, no model): the ceiling of the TUN design.
+        #[arg(long)]
+        relay: bool,
     },
     /// brisk vs Linux: goodput and CPU on an emulated 1 Gbit/s, 10 ms path.
     Real {
@@ -350,8 +354,13 @@ fn main() -> ExitCode {
                 .map_err(anyhow::Error::from)
         }
         Cmd::Bench {
-            what: BenchCmd::Emu { rate, duration },
-        } => real_cmd::cmd_bench_emu(rate, duration),
+            what:
+                BenchCmd::Emu {
+                    rate,
+                    duration,
+                    relay,
+                },
+        } => real_cmd::cmd_bench_emu(rate, duration, relay),
         Cmd::Bench {
             what:
                 BenchCmd::Real {

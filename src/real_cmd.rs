@@ -96,9 +96,10 @@ pub fn cmd_run_two_path(
     crate::print_run(json, out.as_deref(), || res.to_json(), || res.table())
 }
 
-/// `brisk bench emu`: the emulator's capacity benchmark.
-pub fn cmd_bench_emu(rate: u64, d: Duration) -> anyhow::Result<()> {
-    brisk_emu::bench_capacity_with(rate, d)?;
+/// `brisk bench emu`: the emulator's capacity benchmark (`relay`: also the bare
+/// TUN relay, the ceiling of the emulator's I/O).
+pub fn cmd_bench_emu(rate: u64, d: Duration, relay: bool) -> anyhow::Result<()> {
+    brisk_emu::bench_capacity_opts(rate, d, relay)?;
     Ok(())
 }
 

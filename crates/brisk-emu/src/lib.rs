@@ -29,7 +29,9 @@ pub use os::{cleanup, clock, netns, poll, tun, wake};
 pub use stack::{bulk, kernel_stream, serve, socket};
 pub use tools::{bench, brisklab, ecn_audit, hist, http, lab, pcapread};
 
-pub use bench::{baseline, bench_capacity, bench_capacity_with, BaselineReport};
+pub use bench::{
+    baseline, bench_capacity, bench_capacity_opts, bench_capacity_with, BaselineReport,
+};
 pub use brisklab::{BriskLab, BRISK_ADDR, BRISK_ADDR6, KERNEL_ADDR, KERNEL_ADDR6};
 pub use bulk::{run_bulk, Amount, BulkConfig, BulkReport};
 pub use clock::{Clock, TimerFd};

@@ -93,6 +93,9 @@ pub struct EmulatorOptions {
     /// is part of the recorded delivery-time error. Default 10 µs, or
     /// `BRISK_EMU_COALESCE_US`.
     pub coalesce_slack: Duration,
+    /// Whether the coalescing wait applies to every release, not only while a burst
+    /// is being read ([`HOLD_ENV`], which gives the default; off unless set to 1).
+    pub coalesce_hold: bool,
     /// `SCHED_FIFO` priority of the loop thread while it runs (os/sched.rs); `None`:
     /// the normal policy. Default 10, `BRISK_EMU_RT=0` turns it off; never on one CPU.
     pub realtime: Option<i32>,
@@ -104,6 +107,18 @@ pub struct EmulatorOptions {
 
 /// The environment override of [`EmulatorOptions::coalesce_slack`], in µs.
 pub const COALESCE_ENV: &str = "BRISK_EMU_COALESCE_US";
+/// `BRISK_EMU_HOLD=1`: the coalescing wait applies to every release, not only while
+/// a burst is being read (issue 36 §5 experiment; off by default). Without it a
+/// loop that writes as packets fall due sends what fell due during its last write
+/// (~7 packets at 10 Gbit/s whatever the slack), so the slack only acts inside
+/// [`ingest`]. With it a due packet that may head a super-packet waits up to the
+/// slack in the loop too (its deadline joins the loop's wait), so writes grow toward
+/// a slack's worth of the link's packets; each member's delivery error still counts
+/// from its own departure time.
+pub const HOLD_ENV: &str = "BRISK_EMU_HOLD";
+/// Staged packets at which a held run is written at once: 64 KB of 1448-byte
+/// segments, the most one super-packet carries.
+const HOLD_FULL: usize = 44;
 const COALESCE_DEFAULT_US: u64 = 10;
 
 fn coalesce_slack_from_env() -> Duration {
@@ -131,6 +146,7 @@ impl Default for EmulatorOptions {
             clock: None,
             health: HealthLimits::default(),
             coalesce_slack: coalesce_slack_from_env(),
+            coalesce_hold: std::env::var(HOLD_ENV).as_deref() == Ok("1"),
             realtime: sched::default_priority(),
             avoid_cpu: None,
         }
@@ -358,6 +374,8 @@ struct Io {
     batch: usize,
     next_id: u64,
     coalesce_slack: Duration,
+    /// `EmulatorOptions::coalesce_hold`: the wait applies outside [`ingest`] too.
+    hold: bool,
 }
 
 impl Io {
@@ -374,7 +392,8 @@ impl Io {
     }
 }
 
-/// Sends every packet of `dir` due by `now` to `dst`. Returns how many were written.
+/// Sends every packet of `dir` due by `now` to `dst` (with [`HOLD_ENV`], unless
+/// they may still wait for more of their run). Returns how many were written.
 fn release<D: Side>(
     dir: &mut Dir,
     dst: &mut D,
@@ -383,7 +402,19 @@ fn release<D: Side>(
     pcap: Option<&mut Capture>,
 ) -> u64 {
     stage(dir, now);
-    flush(dir, dst, io, pcap)
+    if io.hold {
+        flush_unless_coalescing(dir, dst, now, io, pcap)
+    } else {
+        flush(dir, dst, io, pcap)
+    }
+}
+
+/// When `dir`'s held packets must be written ([`HOLD_ENV`]): its oldest staged
+/// packet's departure plus the slack; `None` when nothing is staged.
+fn hold_deadline(dir: &Dir, io: &Io) -> Option<Instant> {
+    dir.staged
+        .first()
+        .map(|(t, _)| t.saturating_add(io.coalesce_slack))
 }
 
 /// Moves every packet of `dir` due by `now` out of the model into `dir.staged`.
@@ -615,9 +646,15 @@ fn ingest<S: Side, D: Side>(
             }
         }
     }
-    // Nothing stays staged past an ingest: the loop's wait only looks at the models.
-    sent += flush(dir, dst, io, pcap_dst);
-    sent_back += flush(back, src, io, pcap_src);
+    // Without HOLD_ENV nothing stays staged past an ingest: the loop's wait only
+    // looks at the models. With it, a held run's deadline joins that wait.
+    if io.hold {
+        sent += flush_unless_coalescing(dir, dst, now, io, pcap_dst);
+        sent_back += flush_unless_coalescing(back, src, now, io, pcap_src);
+    } else {
+        sent += flush(dir, dst, io, pcap_dst);
+        sent_back += flush(back, src, io, pcap_src);
+    }
     (full, sent, sent_back)
 }
 
@@ -635,6 +672,7 @@ fn flush_unless_coalescing<D: Side>(
         None => 0,
         Some((t, p))
             if now - *t < io.coalesce_slack
+                && (!io.hold || dir.staged.len() < HOLD_FULL)
                 && gro::may_merge(&p.data)
                 && dst.takes_gso(&p.data) =>
         {
@@ -778,6 +816,7 @@ impl<A: Side, B: Side> Emulator<A, B> {
             batch: self.opts.batch,
             next_id: 0,
             coalesce_slack: self.opts.coalesce_slack,
+            hold: self.opts.coalesce_hold,
         };
         let end = limit.map_or(Instant::MAX, |d| clock.now().saturating_add(d));
         let (spin_floor, spin_max) = (self.opts.spin, self.opts.max_spin.max(self.opts.spin));
@@ -871,6 +910,8 @@ impl<A: Side, B: Side> Emulator<A, B> {
                 self.rev.path.poll_timeout(),
                 a.poll_timeout(),
                 b.poll_timeout(),
+                hold_deadline(&self.fwd, &io),
+                hold_deadline(&self.rev, &io),
             ]
             .into_iter()
             .fold(Some(end), min_opt);
@@ -900,6 +941,9 @@ impl<A: Side, B: Side> Emulator<A, B> {
                 }
             }
         }
+        // Held packets (HOLD_ENV) still go out; without it nothing is staged here.
+        flush(&mut self.fwd, &mut self.b, &mut io, pcap_b.as_mut());
+        flush(&mut self.rev, &mut self.a, &mut io, pcap_a.as_mut());
         let elapsed = clock.now();
         let ack_tap_a = pcap_a
             .as_mut()

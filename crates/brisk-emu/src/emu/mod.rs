@@ -10,6 +10,7 @@ pub mod inject;
 pub mod mptcp_strip;
 pub mod mux;
 pub mod path;
+pub mod relay;
 pub mod route;
 pub mod side;
 pub mod split;

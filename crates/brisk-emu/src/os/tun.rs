@@ -38,6 +38,20 @@ pub const OFFLOAD_ENV: &str = "BRISK_TUN_OFFLOAD";
 /// verdicts with and without (docs/performance.md, "Emulator throughput").
 pub const OFFLOAD_DEFAULT: bool = true;
 
+/// The environment switch for `IFF_NAPI` on the lab's TUN devices (`1`: on; off by
+/// default). With it a written skb is queued to the device's NAPI context and goes
+/// up through GRO (`napi_gro_receive`) instead of straight to `netif_receive_skb`.
+/// A plain `write(2)` passes `more = false` to `tun_get_user`, so the poll runs at
+/// once on the writer's CPU; measured in docs/performance.md ("The TUN relay's
+/// ceiling (§5, helper perfemu4)"). `IFF_NAPI_FRAGS` is for TAP devices only.
+pub const NAPI_ENV: &str = "BRISK_TUN_NAPI";
+/// `IFF_NAPI` from `include/uapi/linux/if_tun.h`.
+const IFF_NAPI: libc::c_int = 0x0010;
+
+fn napi_from_env() -> bool {
+    matches!(std::env::var(NAPI_ENV).as_deref(), Ok("1" | "on" | "true"))
+}
+
 /// Whether [`Tun::open`] turns offloads on: [`OFFLOAD_ENV`], else [`OFFLOAD_DEFAULT`].
 pub fn offload_from_env() -> Result<bool> {
     match std::env::var(OFFLOAD_ENV) {
@@ -387,8 +401,10 @@ fn open_tun(name: &str, offload: bool) -> Result<OwnedFd> {
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     let mut req = IfReq {
         name: [0; 16],
-        flags: (libc::IFF_TUN | libc::IFF_NO_PI | if offload { libc::IFF_VNET_HDR } else { 0 })
-            as libc::c_short,
+        flags: (libc::IFF_TUN
+            | libc::IFF_NO_PI
+            | if offload { libc::IFF_VNET_HDR } else { 0 }
+            | if napi_from_env() { IFF_NAPI } else { 0 }) as libc::c_short,
         _pad: [0; 22],
     };
     req.name[..name.len()].copy_from_slice(name.as_bytes());

@@ -1,7 +1,8 @@
 //! Kernel↔emulator↔kernel runs: [`baseline`] sets up the two-host lab, runs the
 //! emulator on its own thread and a kernel TCP bulk transfer through it, and tears
 //! everything down; [`bench_capacity`] is the emulator's throughput benchmark (a
-//! 10 Gbit/s zero-delay path for ~5 s) that `brisk` will expose on the CLI.
+//! 10 Gbit/s zero-delay path for ~5 s) that `brisk bench emu` runs, with the bare
+//! TUN relay ([`relay_baseline`], `--relay`) and a veth pair as its yardsticks.
 
 use brisk_time::Duration;
 use serde::Serialize;
@@ -9,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::emu::emulator::{EmuReport, Emulator, EmulatorOptions};
 use crate::emu::path::EmuConfig;
+use crate::emu::relay::{self, RelayReport};
 use crate::error::Result;
 use crate::os::tun::DEFAULT_MTU;
 use crate::stack::bulk::{run_bulk, Amount, BulkConfig, BulkReport};
@@ -89,10 +91,55 @@ pub fn veth_baseline(bulk: &BulkConfig) -> Result<BulkReport> {
     transfer
 }
 
+/// CPU time of the whole process (CLOCK_PROCESS_CPUTIME_ID: every thread, the ended
+/// ones included, with the kernel work done in their context, such as the TCP that
+/// runs inside a TUN write), in seconds.
+fn process_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec; the clock exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
+/// CPU seconds per GB delivered.
+fn per_gb(cpu_s: f64, bytes: u64) -> f64 {
+    cpu_s / (bytes as f64 / 1e9).max(1e-9)
+}
+
+/// The same bulk transfer through the two TUN devices joined by the bare relay
+/// (emu/relay.rs: every frame written as read, no model): the TUN design's ceiling.
+pub fn relay_baseline(bulk: &BulkConfig) -> Result<(BulkReport, RelayReport)> {
+    let (hosts, tun_a, tun_b) = TwoHosts::with_default_mtu()?;
+    let handle = relay::spawn(
+        tun_a,
+        tun_b,
+        relay::threads_from_env(),
+        crate::os::sched::default_priority(),
+    )?;
+    let transfer = run_bulk(hosts.ns_a(), hosts.ns_b(), ADDR_B, bulk);
+    let report = handle.stop()?;
+    hosts.teardown()?;
+    Ok((transfer?, report))
+}
+
 /// Capacity benchmark: kernel cubic through an emulated `rate_bps`, zero-delay path
 /// for `seconds`, printing goodput and delivery-time error percentiles, then the
 /// same transfer over a veth pair (the peer) and the ratio.
 pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineReport> {
+    bench_capacity_opts(rate_bps, seconds, false)
+}
+
+/// [`bench_capacity_with`]; with `relay`, between the emulator's run and the peer's,
+/// the same transfer through the bare TUN relay ([`relay_baseline`]), and the three
+/// goodputs side by side.
+pub fn bench_capacity_opts(
+    rate_bps: u64,
+    seconds: Duration,
+    relay: bool,
+) -> Result<BaselineReport> {
     let path = EmuConfig::bottleneck(rate_bps, Duration::ZERO);
     let bulk = BulkConfig {
         amount: Amount::Time(seconds.into()),
@@ -112,7 +159,9 @@ pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineR
         },
         opts.realtime.map_or("normal".into(), |p| format!("SCHED_FIFO {p}")),
     );
+    let c0 = process_cpu_s();
     let r = baseline(&path, &bulk, opts)?;
+    let emu_cpu = per_gb(process_cpu_s() - c0, r.transfer.bytes_received);
     let e = &r.emulator.forward.delivery_error;
     let h = &r.emulator.health;
     println!(
@@ -143,11 +192,14 @@ pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineR
         &r.emulator.reverse.delivery_error,
     );
     println!(
-        "detail: forward write cost p50 {:.1} us, p99 {:.1} us; reverse delivery error p50 {:.1} us, p99 {:.1} us; {} timer wake-ups; loop CPU {}, bulk CPUs {}",
+        "detail: forward write cost p50 {:.1} us, p99 {:.1} us; reverse delivery error p50 {:.1} us, p99 {:.1} us; reverse {} packets in {} writes; loop CPU {:.3} s per GB delivered; {} timer wake-ups; loop CPU {}, bulk CPUs {}",
         w.p50_ns as f64 / 1e3,
         w.p99_ns as f64 / 1e3,
         rv.p50_ns as f64 / 1e3,
         rv.p99_ns as f64 / 1e3,
+        r.emulator.reverse.delivered_packets,
+        r.emulator.reverse.write_cost.count,
+        h.thread_cpu_s / (r.transfer.bytes_received as f64 / 1e9).max(1e-9),
         r.emulator.timer_wakeups,
         std::env::var(crate::os::sched::EMU_CPU_ENV).unwrap_or_else(|_| "any".into()),
         std::env::var(crate::os::sched::BULK_CPU_ENV).unwrap_or_else(|_| "any".into()),
@@ -156,7 +208,34 @@ pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineR
     if r.emulator.health.is_clean() {
         println!("emulator: clean (no late-delivery, headroom or rate warning)");
     }
+    let relayed = if relay {
+        let c0 = process_cpu_s();
+        let (t, rr) = relay_baseline(&bulk)?;
+        let relay_cpu = per_gb(process_cpu_s() - c0, t.bytes_received);
+        let (f, rv) = (&rr.forward, &rr.reverse);
+        println!(
+            "relay (TUN to TUN, every frame written as read, no model): {:.2} Gbit/s goodput over {:.1} s (intact: {}); {} thread(s), {} ({} duty-cycle sleeps), thread CPU {:.2} s = {:.3} s per GB delivered; forward {} frames, {:.1} KB each, reverse {} frames; write errors {}, read errors {}",
+            t.goodput_bps / 1e9,
+            t.seconds,
+            t.intact,
+            rr.threads,
+            rr.scheduling,
+            rr.duty_sleeps,
+            rr.thread_cpu_s,
+            rr.thread_cpu_s / (t.bytes_received as f64 / 1e9).max(1e-9),
+            f.frames,
+            f.bytes as f64 / f.frames.max(1) as f64 / 1e3,
+            rv.frames,
+            f.write_errors + rv.write_errors,
+            f.read_errors + rv.read_errors,
+        );
+        Some((t.goodput_bps, relay_cpu))
+    } else {
+        None
+    };
+    let c0 = process_cpu_s();
     let peer = veth_baseline(&bulk)?;
+    let veth_cpu = per_gb(process_cpu_s() - c0, peer.bytes_received);
     println!(
         "peer (veth, no emulator): {:.2} Gbit/s goodput over {:.1} s (intact: {}); emulator / veth = {:.2}",
         peer.goodput_bps / 1e9,
@@ -164,6 +243,32 @@ pub fn bench_capacity_with(rate_bps: u64, seconds: Duration) -> Result<BaselineR
         peer.intact,
         r.transfer.goodput_bps / peer.goodput_bps.max(1.0),
     );
+    // Load-robust where goodput is not: what each design costs the machine per GB
+    // (the senders, the receivers, both kernels' TCP and, but for the veth, the
+    // loop or relay), and the goodput that cost allows when every CPU is busy.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let cap = |s_per_gb: f64| cpus / s_per_gb.max(1e-9) * 8.0;
+    let relay_cpu = relayed.map(|(_, c)| c);
+    println!(
+        "cpu: process CPU per GB delivered: emulator {:.3} s, relay {}, veth {:.3} s; with {} CPUs all busy that allows emulator {:.1}, relay {}, veth {:.1} Gbit/s",
+        emu_cpu,
+        relay_cpu.map_or("-".into(), |c| format!("{c:.3} s")),
+        veth_cpu,
+        cpus,
+        cap(emu_cpu),
+        relay_cpu.map_or("-".into(), |c| format!("{:.1}", cap(c))),
+        cap(veth_cpu),
+    );
+    if let Some((g, _)) = relayed {
+        println!(
+            "ceiling: relay / veth = {:.2}, emulator / relay = {:.2} (emulator {:.2}, relay {:.2}, veth {:.2} Gbit/s)",
+            g / peer.goodput_bps.max(1.0),
+            r.transfer.goodput_bps / g.max(1.0),
+            r.transfer.goodput_bps / 1e9,
+            g / 1e9,
+            peer.goodput_bps / 1e9,
+        );
+    }
     Ok(r)
 }
 
