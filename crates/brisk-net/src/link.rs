@@ -200,6 +200,54 @@ impl<Q: Queue> Link<Q> {
         self.line.len()
     }
 
+    /// Most packets in propagation at once (`LinkParams::delay_line_limit`).
+    pub fn delay_line_limit(&self) -> usize {
+        self.line_limit
+    }
+
+    /// The delay of a pure delay line: a link with no rate limit, no loss model, no
+    /// outage to come and a queue every packet passes straight through, which
+    /// therefore hands every packet on exactly `delay` after it took it (up to its
+    /// `delay_line_limit`). `None` for any other link. The simulator folds such a
+    /// line into the link after it (brisk-sim's `Engine::fold_delay_line`).
+    pub fn pure_delay(&self) -> Option<Duration> {
+        let Service::Rate(s) = &self.service else {
+            return None;
+        };
+        let pure = s.rate_bps() == 0
+            && self.loss.is_none()
+            && self.outages.none_left()
+            && self.queue.is_empty()
+            && self.queue.passes_straight(0);
+        pure.then(|| self.delay())
+    }
+
+    /// When a packet of `bytes` that arrives at `at` (not before the link's last call)
+    /// would leave the link, if nothing arrives before it: known when the link holds
+    /// nothing (empty queue and delay line, serialiser free by `at`), serves at a fixed
+    /// rate, and cannot drop the packet on arrival (no loss model, no outage to come,
+    /// a queue it passes straight through). `None` otherwise: the caller then has to
+    /// offer the packet at `at` to learn its fate. The serialiser's carry is read, not
+    /// moved, so the answer is the departure `handle_packet(at, ..)` then sets.
+    pub fn lone_departure(&self, at: Instant, bytes: usize) -> Option<Instant> {
+        let Service::Rate(s) = &self.service else {
+            return None;
+        };
+        let at = at.max(self.last_now);
+        let alone = self.line.is_empty()
+            && self.busy_until <= at
+            && self.loss.is_none()
+            && self.outages.none_left()
+            && self.queue.passes_straight(bytes);
+        if !alone {
+            return None;
+        }
+        let back_to_back = self.busy_until == at;
+        let wire_bytes = bytes.saturating_add(self.overhead_bytes);
+        let finish = at.saturating_add_nanos(s.peek_tx_time_ns(wire_bytes, back_to_back));
+        Some(finish.saturating_add_nanos(self.delay_ns))
+    }
+
     /// Starts the per-packet event log, keeping at most `capacity` undrained events.
     pub fn enable_event_log(&mut self, capacity: usize) {
         self.log.enable(capacity);

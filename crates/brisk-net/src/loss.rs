@@ -124,6 +124,11 @@ impl Loss {
         }
     }
 
+    /// Whether this is no loss model at all (no packet is ever dropped).
+    pub fn is_none(&self) -> bool {
+        matches!(self.state, State::None)
+    }
+
     /// Decides the fate of the packet `data` (a whole IP packet): `true` means drop it.
     /// Inline for the common case, a link with no loss model (every packet of every
     /// simulated link asks, from another crate): the offer is counted as

@@ -50,6 +50,12 @@ impl OutageSchedule {
         Ok(OutageSchedule { outages, next: 0 })
     }
 
+    /// Whether no outage is left at or after the cursor (the link can no longer go
+    /// down).
+    pub(crate) fn none_left(&self) -> bool {
+        self.next >= self.outages.len()
+    }
+
     /// Whether the link is down at `now`; `now` must not decrease between calls.
     pub(crate) fn is_down(&mut self, now: Instant) -> bool {
         while let Some(o) = self.outages.get(self.next) {

@@ -23,6 +23,11 @@ impl Serializer {
         self.rate_bps
     }
 
+    /// What [`tx_time_ns`](Self::tx_time_ns) would answer, without moving the carry.
+    pub(crate) fn peek_tx_time_ns(&self, bytes: usize, back_to_back: bool) -> u64 {
+        self.clone().tx_time_ns(bytes, back_to_back)
+    }
+
     /// Serialisation time in ns of `bytes`. `back_to_back` says the packet starts the
     /// instant the previous one ended, so the remainder carries; otherwise it starts at
     /// a fresh integer nanosecond and the old remainder is void.

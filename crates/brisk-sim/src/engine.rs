@@ -194,6 +194,26 @@ pub trait Node {
     /// Called when `poll_timeout()` has come (never early).
     fn handle_timeout(&mut self, now: Instant, ctx: &mut Ctx);
     fn poll_timeout(&self) -> Option<Instant>;
+
+    /// Takes in the pure delay lines of `delay_ns` (each holding at most `limit`
+    /// packets) that [`Engine::fold_delay_line`] folds into this node; false (the
+    /// default) if the node cannot, and the line stays a node of its own.
+    fn fold_line(&mut self, _delay_ns: u64, _limit: usize) -> bool {
+        false
+    }
+
+    /// A packet handed at `now` to a delay line of `delay_ns` folded into this node:
+    /// it arrives `delay_ns` later, and the node takes it then, lazily. The engine
+    /// polls no packet after this call (nothing can leave before the arrival), only
+    /// `poll_timeout`. Only called on nodes whose `fold_line` accepted that delay.
+    fn handle_delayed(&mut self, _now: Instant, _delay_ns: u64, _pkt: Packet) {
+        debug_assert!(false, "handle_delayed on a node that folds no line");
+    }
+
+    /// Takes every folded arrival up to `now`, so that the node's state is what it
+    /// would be had the lines delivered them (`Engine::run_until`'s end, before a
+    /// caller reads or changes nodes). Never makes a packet due by `now`.
+    fn settle(&mut self, _now: Instant) {}
 }
 
 /// Watches every packet hand-over (for trace hashes and pcaps).
@@ -467,6 +487,12 @@ pub struct Engine<N: Node> {
     /// two together are one FIFO (`push_ready`, `pop_ready`).
     ready_first: Option<(NodeId, NodeId, Packet)>,
     ready: VecDeque<(NodeId, NodeId, Packet)>,
+    /// Per node: `(into, delay)` when it is a pure delay line folded into node
+    /// `into` (`fold_delay_line`): packets handed to it go to `into`, arriving
+    /// `delay` ns later.
+    folded: Vec<Option<(NodeId, u64)>>,
+    /// The nodes lines are folded into, each once (settled at `run_until`'s end).
+    fold_targets: Vec<NodeId>,
     ctx: Ctx,
     stats: EngineStats,
     /// Every node's wake-up is read again at the next `run_until` (nodes were added
@@ -497,6 +523,8 @@ impl<N: Node> Engine<N> {
             seq: 0,
             ready_first: None,
             ready: VecDeque::new(),
+            folded: Vec::new(),
+            fold_targets: Vec::new(),
             ctx: Ctx::default(),
             stats: EngineStats::default(),
             rescan: true,
@@ -510,6 +538,7 @@ impl<N: Node> Engine<N> {
         self.routes.push(RouteTable::default());
         self.wake.push(NO_WAKE);
         self.rescan = true;
+        self.folded.push(None);
         if self.nodes.len() == SCAN_MAX_NODES + 1 {
             // From scanning to the heap: it gets every pending wake-up.
             for (node, &key) in self.wake.iter().enumerate() {
@@ -539,6 +568,34 @@ impl<N: Node> Engine<N> {
             }
         }
         (best != NO_WAKE).then(|| Wake::from_key(best, node))
+    }
+
+    /// Folds `line`, a pure delay line of `delay` holding at most `limit` packets
+    /// whose every packet goes on to `into`, into `into`: from now on a packet handed
+    /// to `line` at `t` is handed to `into` at once, to arrive at `t + delay`
+    /// (`Node::handle_delayed`), and `line` never wakes. Saves a wake-up and a
+    /// hand-over per packet; `into` must take each arrival at its time (brisk-sim's
+    /// links do, lazily). Build time only, before `line` holds a packet. False, and
+    /// nothing changes, if `into` cannot fold lines.
+    ///
+    /// The observer sees the packet's hand-over as one from its sender to `into`, at
+    /// the time it was handed to the line.
+    pub fn fold_delay_line(
+        &mut self,
+        line: NodeId,
+        into: NodeId,
+        delay: brisk_time::Duration,
+        limit: usize,
+    ) -> bool {
+        let delay_ns = brisk_time::dur_nanos(delay);
+        if line == into || !self.nodes[into].fold_line(delay_ns, limit) {
+            return false;
+        }
+        self.folded[line] = Some((into, delay_ns));
+        if !self.fold_targets.contains(&into) {
+            self.fold_targets.push(into);
+        }
+        true
     }
 
     /// The routing table of `node` (panics on a bad id: topology construction is internal).
@@ -644,6 +701,15 @@ impl<N: Node> Engine<N> {
             }
         }
         self.now = self.now.max(end);
+        // Folded arrivals up to `end` that nothing has woken for yet (they leave
+        // after it): taken now, so that results read after the run, and changes
+        // made between runs, meet the state the lines' own wake-ups left.
+        // Settling moves packets into the links' queues, so their wake-ups are read
+        // again at the next `run_until`, as a lent node's are.
+        for i in 0..self.fold_targets.len() {
+            let n = self.fold_targets[i];
+            self.node_mut(n).settle(self.now);
+        }
     }
 
     /// Injects a packet into `node` at the current time (for tests and traffic sources).
@@ -690,6 +756,12 @@ impl<N: Node> Engine<N> {
     fn deliver_ready(&mut self, obs: &mut impl Observer) {
         while let Some((from, to, pkt)) = self.pop_ready() {
             self.stats.packets += 1;
+            if let Some((into, delay_ns)) = self.folded[to] {
+                obs.on_packet(self.now, from, into, &pkt);
+                self.nodes[into].handle_delayed(self.now, delay_ns, pkt);
+                self.reschedule(into);
+                continue;
+            }
             obs.on_packet(self.now, from, to, &pkt);
             self.nodes[to].handle_packet(self.now, pkt, &mut self.ctx);
             self.flush(to);

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod fct;
 pub mod graph;
 pub mod host;
+pub mod ingress;
 pub mod node;
 pub mod outcome;
 pub mod output;
