@@ -706,9 +706,10 @@ impl<N: Node> Engine<N> {
         // made between runs, meet the state the lines' own wake-ups left.
         // Settling moves packets into the links' queues, so their wake-ups are read
         // again at the next `run_until`, as a lent node's are.
+        let now = self.now;
         for i in 0..self.fold_targets.len() {
             let n = self.fold_targets[i];
-            self.node_mut(n).settle(self.now);
+            self.node_mut(n).settle(now);
         }
     }
 
