@@ -39,17 +39,28 @@ pub struct Ingress {
     pub overflow: u64,
 }
 
+/// The most distinct delays folded into one link. Finding the next arrival scans one
+/// FIFO head per delay on every call, so the scan must stay short: a dumbbell's flows
+/// have a few RTTs, but a scenario may give each of thousands of flows its own. Lines
+/// of further delays stay nodes of their own (the unfolded path, the same packets at
+/// the same times).
+pub const MAX_DELAYS: usize = 8;
+
 impl Ingress {
-    /// Takes a line of `delay_ns` holding at most `limit` packets.
-    pub fn add_line(&mut self, delay_ns: u64, limit: usize) {
+    /// Takes a line of `delay_ns` holding at most `limit` packets; false (not taken)
+    /// when it would be the `MAX_DELAYS + 1`-th distinct delay.
+    pub fn add_line(&mut self, delay_ns: u64, limit: usize) -> bool {
+        let full = self.lines.len() >= MAX_DELAYS;
         match self.lines.iter_mut().find(|l| l.delay_ns == delay_ns) {
             Some(l) => l.limit = l.limit.saturating_add(limit),
+            None if full => return false,
             None => self.lines.push(Line {
                 delay_ns,
                 limit,
                 q: VecDeque::new(),
             }),
         }
+        true
     }
 
     /// Whether any line is folded here (a link without any pays one test per call).
@@ -132,6 +143,17 @@ mod tests {
             sent_at: Instant::ZERO,
             l4_csum_valid: false,
         }
+    }
+
+    #[test]
+    fn at_most_max_delays_distinct_delays_are_folded() {
+        let mut g = Ingress::default();
+        for d in 0..MAX_DELAYS as u64 {
+            assert!(g.add_line(d + 1, 4));
+        }
+        assert!(!g.add_line(1_000, 4), "one delay too many");
+        assert!(g.add_line(1, 4), "a known delay shares its FIFO");
+        assert!(!g.push(Instant::ZERO, 1_000, pkt(0, 1)));
     }
 
     #[test]

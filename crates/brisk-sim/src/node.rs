@@ -345,10 +345,7 @@ impl Node for SimNode {
 
     fn fold_line(&mut self, delay_ns: u64, limit: usize) -> bool {
         match self {
-            SimNode::Link(l) => {
-                l.ingress.add_line(delay_ns, limit);
-                true
-            }
+            SimNode::Link(l) => l.ingress.add_line(delay_ns, limit),
             _ => false,
         }
     }
